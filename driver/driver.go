@@ -1,0 +1,153 @@
+package driver
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is what a backend implements. Every method is safe for concurrent
+// use, honours ctx (returning an error for which Code is Canceled, or that
+// wraps ctx.Err(), once ctx is done), and never returns a partial write: a
+// method that returns an error other than Canceled or Unavailable changed
+// nothing. IDs and values passed in have been validated by the caller.
+type Driver interface {
+	// Create stores rec, every concern at once: a reader sees all of it or
+	// none of it. It returns an error wrapping ErrAlreadyExists when a record
+	// with rec.ID exists, retracted or not, and then writes nothing.
+	Create(ctx context.Context, rec *Record) error
+
+	// Get returns the record with the given ID, read strongly consistently,
+	// retracted or not. It returns an error wrapping ErrNotFound when there is
+	// none, and one wrapping ErrInternal, naming the object (file, key, item)
+	// when what the backend holds cannot be decoded.
+	Get(ctx context.Context, id ID) (*Record, error)
+
+	// Update sets concern c of record id to next if cond holds for the
+	// concern's current value (see Condition.Holds), atomically with respect
+	// to every other writer of that concern. It returns Outcome{Applied: true,
+	// Current: next} when it wrote, and Outcome{Applied: false, Current: the
+	// value that failed the condition} when it did not; a failed condition is
+	// not an error. It returns an error wrapping ErrNotFound when the record
+	// does not exist or has no such concern (a head on a graph source).
+	//
+	// When the backend's answer is ambiguous (a timeout or retry after the
+	// request may have been applied), Update resolves it by reading before it
+	// answers: it never reports Applied false for a write that landed.
+	Update(ctx context.Context, id ID, c Concern, cond Condition, next Value) (Outcome, error)
+
+	// Retract marks record id retracted and, in the same atomic step, sets
+	// its status to {state: retracted, retracted_at: at (Unix seconds)} at
+	// status_v + 1. Retracting a retracted record changes nothing and
+	// succeeds. It returns an error wrapping ErrNotFound when there is no
+	// record, and then writes nothing.
+	Retract(ctx context.Context, id ID, at time.Time) error
+
+	// Delete removes every trace of record id, so that Create may reuse the
+	// ID. It returns an error wrapping ErrNotFound when there is no record.
+	Delete(ctx context.Context, id ID) error
+
+	// List returns one page of records matching opts, in ascending order of
+	// ID string. A page may hold fewer than opts.PageSize records while
+	// more remain; NextPageToken is empty only on the last page. A record
+	// that cannot be read fails the call with an error naming it: no record is
+	// skipped silently. After writes have settled, the pages list exactly the
+	// matching records.
+	List(ctx context.Context, opts ListOptions) (*Page, error)
+
+	// Close releases the driver's resources. Using the driver afterwards is
+	// an error.
+	Close() error
+}
+
+// CondKind says how Update compares the current value.
+type CondKind int
+
+// The conditions of Update.
+const (
+	// Above holds when next.V > current.V: a monotonic publish.
+	Above CondKind = iota
+	// AtLeast holds when next.V >= current.V: an admin index publish.
+	AtLeast
+	// Equals holds when the current value equals Condition.Expected,
+	// watermark and whole payload: a compare-and-set.
+	Equals
+)
+
+// Condition is the condition under which Update writes.
+type Condition struct {
+	Kind     CondKind
+	Expected Value // for Equals
+}
+
+// IfAbove returns the condition next.V > current.V.
+func IfAbove() Condition { return Condition{Kind: Above} }
+
+// IfAtLeast returns the condition next.V >= current.V.
+func IfAtLeast() Condition { return Condition{Kind: AtLeast} }
+
+// IfEquals returns the condition current == expected.
+func IfEquals(expected Value) Condition { return Condition{Kind: Equals, Expected: expected} }
+
+// Holds reports whether the condition lets next replace current. It is the
+// one definition of the conditions, for drivers that read, compare and write
+// under a lock of their own.
+func (c Condition) Holds(current, next Value) bool {
+	switch c.Kind {
+	case Above:
+		return next.V > current.V
+	case AtLeast:
+		return next.V >= current.V
+	case Equals:
+		return current.Equal(c.Expected)
+	}
+	return false
+}
+
+// Outcome is the result of Update.
+type Outcome struct {
+	// Applied reports whether Update wrote next.
+	Applied bool
+	// Current is the concern's value after the call: next when applied,
+	// otherwise the value that failed the condition.
+	Current Value
+}
+
+// ListOptions selects the records List returns.
+type ListOptions struct {
+	Kind             Kind   // "" for every kind
+	Prefix           string // only IDs (name:branch) that start with Prefix
+	IncludeRetracted bool   // retracted records are left out unless set
+	PageSize         int    // at most this many records per page; 0: the driver's default
+	PageToken        string // "" for the first page, else a previous Page's NextPageToken
+}
+
+// Page is one page of List.
+type Page struct {
+	Records       []*Record
+	NextPageToken string
+}
+
+// Watcher is an optional capability: a driver with a native change feed.
+type Watcher interface {
+	// Watch sends an Event for every change to a record matching opts, from
+	// the moment Watch returns, until ctx is done; then it closes the
+	// channel. Events for one ID and concern arrive in watermark order. A
+	// write that changed nothing produces no event.
+	Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error)
+}
+
+// WatchOptions selects the records Watch reports on.
+type WatchOptions struct {
+	ID     ID     // one record; zero for all matching Prefix
+	Prefix string // IDs starting with Prefix
+}
+
+// Event is one change seen by Watch.
+type Event struct {
+	ID      ID
+	Concern Concern
+	Old     int64 // the watermark before the change
+	New     Value // the value after it
+	Deleted bool  // the record was purged (Concern and New are then zero)
+	Err     error // a non-nil Err reports a failure of the feed; the channel closes after it
+}

@@ -1,0 +1,105 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultBranch is the branch of an ID given without one.
+const DefaultBranch = "main"
+
+// MaxIDLength is the longest normalised ID, in bytes.
+const MaxIDLength = 512
+
+// ReservedSuffixes are the segment endings the file layouts use for their own
+// files; a name or branch segment may not end in one, so that no ID's files can
+// be mistaken for another's.
+var ReservedSuffixes = []string{".index", ".head", ".status", ".config", ".lock", ".tmp"}
+
+// ID names a record: a name and a branch. Its normalised form is
+// "name:branch". Names and branches may contain '/'.
+type ID struct {
+	Name   string
+	Branch string
+}
+
+// String returns the normalised form "name:branch".
+func (id ID) String() string { return id.Name + ":" + id.Branch }
+
+// IsZero reports whether id is the zero ID.
+func (id ID) IsZero() bool { return id.Name == "" && id.Branch == "" }
+
+// ParseID parses "name" or "name:branch" (the branch defaults to main).
+// It returns an error wrapping ErrInvalidID, naming the rule broken, when the
+// name or branch is empty, the string holds a second ':', a NUL or other
+// control character or invalid UTF-8, a part starts with '/' or has an empty,
+// "." or ".." segment, a segment ends in one of ReservedSuffixes, or the
+// normalised ID is longer than MaxIDLength bytes.
+func ParseID(s string) (ID, error) {
+	name, branch, hasBranch := strings.Cut(s, ":")
+	if !hasBranch {
+		branch = DefaultBranch
+	}
+	id := ID{Name: name, Branch: branch}
+	if err := id.Validate(); err != nil {
+		return ID{}, fmt.Errorf("%w %q: %s", ErrInvalidID, s, idProblem(s, id))
+	}
+	return id, nil
+}
+
+// Validate returns an error wrapping ErrInvalidID when id breaks a rule of
+// ParseID.
+func (id ID) Validate() error {
+	if p := idProblem(id.String(), id); p != "" {
+		return fmt.Errorf("%w %q: %s", ErrInvalidID, id.String(), p)
+	}
+	return nil
+}
+
+// idProblem returns what is wrong with id, or "" when nothing is.
+func idProblem(raw string, id ID) string {
+	if !utf8.ValidString(raw) {
+		return "not valid UTF-8"
+	}
+	if len(id.String()) > MaxIDLength {
+		return fmt.Sprintf("longer than %d bytes", MaxIDLength)
+	}
+	if strings.Contains(id.Branch, ":") {
+		return "more than one ':'"
+	}
+	for _, part := range []struct{ what, s string }{{"name", id.Name}, {"branch", id.Branch}} {
+		if p := partProblem(part.s); p != "" {
+			return part.what + " " + p
+		}
+	}
+	return ""
+}
+
+func partProblem(s string) string {
+	if s == "" {
+		return "is empty"
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Sprintf("contains control character %U", r)
+		}
+	}
+	if strings.HasPrefix(s, "/") {
+		return "starts with '/'"
+	}
+	for _, seg := range strings.Split(s, "/") {
+		switch seg {
+		case "":
+			return "has an empty path segment"
+		case ".", "..":
+			return fmt.Sprintf("has a %q path segment", seg)
+		}
+		for _, suf := range ReservedSuffixes {
+			if strings.HasSuffix(seg, suf) {
+				return fmt.Sprintf("has a segment ending in the reserved suffix %q", suf)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,227 @@
+package driver
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Kind is what a record describes.
+type Kind string
+
+// The kinds of record.
+const (
+	Ledger      Kind = "ledger"
+	GraphSource Kind = "graph_source"
+)
+
+// Valid reports whether k is Ledger or GraphSource.
+func (k Kind) Valid() bool { return k == Ledger || k == GraphSource }
+
+// Concern is one of the four independently updated parts of a record.
+type Concern int
+
+// The four concerns.
+const (
+	Head   Concern = iota // commit_t + {address, t}; ledgers only
+	Index                 // index_t + {address, t}
+	Status                // status_v + {state, ...}
+	Config                // config_v + JSON object
+)
+
+// Concerns lists every concern, in record order.
+var Concerns = []Concern{Head, Index, Status, Config}
+
+var concernNames = [...]string{"head", "index", "status", "config"}
+var watermarkNames = [...]string{"commit_t", "index_t", "status_v", "config_v"}
+
+// String returns the concern's name: head, index, status or config.
+func (c Concern) String() string {
+	if c.Valid() {
+		return concernNames[c]
+	}
+	return "concern(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Watermark returns the name of the concern's watermark (commit_t, ...).
+func (c Concern) Watermark() string {
+	if c.Valid() {
+		return watermarkNames[c]
+	}
+	return c.String()
+}
+
+// Valid reports whether c is one of the four concerns.
+func (c Concern) Valid() bool { return c >= Head && c <= Config }
+
+// ParseConcern returns the concern named s.
+func ParseConcern(s string) (Concern, error) {
+	for i, n := range concernNames {
+		if n == s {
+			return Concern(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown concern %q (want head, index, status or config)", ErrInvalidArgument, s)
+}
+
+// AppliesTo reports whether a record of kind k has this concern.
+func (c Concern) AppliesTo(k Kind) bool { return c != Head || k == Ledger }
+
+// Value is one concern's state: a watermark and a payload. A nil payload
+// means unborn (only head, index and config can be unborn, at V 0).
+type Value struct {
+	V       int64
+	Payload Object
+}
+
+// Unborn reports whether v has no payload.
+func (v Value) Unborn() bool { return v.Payload == nil }
+
+// Equal reports whether v and w have the same watermark and payload.
+func (v Value) Equal(w Value) bool { return v.V == w.V && v.Payload.Equal(w.Payload) }
+
+// Clone returns a deep copy of v.
+func (v Value) Clone() Value { return Value{V: v.V, Payload: v.Payload.Clone()} }
+
+// String formats v for messages.
+func (v Value) String() string {
+	if v.Payload == nil {
+		return fmt.Sprintf("v%d (unborn)", v.V)
+	}
+	b, _ := v.Payload.MarshalJSON()
+	return fmt.Sprintf("v%d %s", v.V, b)
+}
+
+// Ref is the payload of a head or an index: an address and the t it covers.
+type Ref struct {
+	Address string
+	T       int64
+}
+
+// RefValue returns the Value of a head or index pointing at address at t.
+func RefValue(address string, t int64) Value {
+	return Value{V: t, Payload: Object{"address": address, "t": json.Number(strconv.FormatInt(t, 10))}}
+}
+
+// Ref returns v's payload as a Ref; ok is false when v is unborn or its
+// payload is not {address: string, t: integer}.
+func (v Value) Ref() (r Ref, ok bool) {
+	if v.Payload == nil {
+		return Ref{}, false
+	}
+	addr, okA := v.Payload["address"].(string)
+	t, okT := v.Payload.Int("t")
+	return Ref{Address: addr, T: t}, okA && okT && len(v.Payload) == 2
+}
+
+// UnbornValue is the value of an unborn head, index or config.
+func UnbornValue() Value { return Value{} }
+
+// ReadyStatus is the status of a new record: v1 {state: ready}.
+func ReadyStatus() Value { return Value{V: 1, Payload: Object{"state": "ready"}} }
+
+// State returns the status payload's state, or "".
+func (v Value) State() string { return v.Payload.String("state") }
+
+// StateRetracted is the status state of a retracted record.
+const StateRetracted = "retracted"
+
+// Meta is a record's identity and bookkeeping, apart from its concerns.
+type Meta struct {
+	Kind         Kind
+	Retracted    bool
+	SourceType   string   // graph sources: e.g. "db:Bm25Index"
+	Dependencies []string // graph sources: ledger IDs
+	CreatedAt    int64    // Unix seconds; 0 when unknown
+	SourceBranch string   // the branch this one was created from, if any
+	Branches     int64    // how many branches were created from this one
+}
+
+// Record is everything the nameservice holds for one ID. A concern the
+// record's kind does not have (head on a graph source) is nil.
+type Record struct {
+	ID ID
+	Meta
+	Head, Index, Status, Config *Value
+}
+
+// NewLedger returns an initialised ledger record: head, index and config
+// unborn, status v1 ready.
+func NewLedger(id ID, createdAt int64) *Record {
+	h, i, s, c := UnbornValue(), UnbornValue(), ReadyStatus(), UnbornValue()
+	return &Record{ID: id, Meta: Meta{Kind: Ledger, CreatedAt: createdAt}, Head: &h, Index: &i, Status: &s, Config: &c}
+}
+
+// NewGraphSource returns a graph-source record: index unborn, status v1
+// ready, and config v1 holding config (or unborn when config is nil).
+func NewGraphSource(id ID, sourceType string, deps []string, config Object, createdAt int64) *Record {
+	i, s, c := UnbornValue(), ReadyStatus(), UnbornValue()
+	if config != nil {
+		c = Value{V: 1, Payload: config.Clone()}
+	}
+	return &Record{
+		ID:    id,
+		Meta:  Meta{Kind: GraphSource, SourceType: sourceType, Dependencies: slices.Clone(deps), CreatedAt: createdAt},
+		Index: &i, Status: &s, Config: &c,
+	}
+}
+
+// Value returns the record's value for c, or nil when the record has no such
+// concern.
+func (r *Record) Value(c Concern) *Value {
+	switch c {
+	case Head:
+		return r.Head
+	case Index:
+		return r.Index
+	case Status:
+		return r.Status
+	case Config:
+		return r.Config
+	}
+	return nil
+}
+
+// SetValue sets the record's value for c.
+func (r *Record) SetValue(c Concern, v Value) {
+	p := &v
+	switch c {
+	case Head:
+		r.Head = p
+	case Index:
+		r.Index = p
+	case Status:
+		r.Status = p
+	case Config:
+		r.Config = p
+	}
+}
+
+// Clone returns a deep copy of r.
+func (r *Record) Clone() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Dependencies = slices.Clone(r.Dependencies)
+	for _, k := range Concerns {
+		if v := r.Value(k); v != nil {
+			c.SetValue(k, v.Clone())
+		}
+	}
+	return &c
+}
+
+// RetractedStatus returns the status payload of a record retracted at at:
+// {state: retracted, retracted_at: Unix seconds}.
+func RetractedStatus(at time.Time) Object {
+	return Object{"state": StateRetracted, "retracted_at": json.Number(strconv.FormatInt(at.Unix(), 10))}
+}
+
+// Matches reports whether r passes the kind and retracted filters of opts
+// (not the prefix or the page token).
+func Matches(r *Record, opts ListOptions) bool {
+	return (opts.Kind == "" || r.Kind == opts.Kind) && (opts.IncludeRetracted || !r.Retracted)
+}

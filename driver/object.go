@@ -1,0 +1,264 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+)
+
+// Object is a JSON object held as JSON-normal Go values: nil, bool, string,
+// json.Number, []any and map[string]any. Payloads are Objects so that every
+// backend stores and compares them the same way: numbers keep their exact
+// text, and Equal compares numbers by value (2 equals 2.0).
+type Object map[string]any
+
+// NormalizeObject converts v (a map, a struct, raw JSON bytes or an Object
+// built by hand) to a JSON-normal Object. It returns an error wrapping
+// ErrInvalidArgument when v is not a JSON object.
+func NormalizeObject(v any) (Object, error) {
+	var raw []byte
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		raw = x
+	case []byte:
+		raw = x
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
+		}
+		raw = b
+	}
+	return ParseObject(raw)
+}
+
+// ParseObject decodes raw JSON into an Object. It returns an error wrapping
+// ErrInvalidArgument when raw is not a single JSON object; "null" yields nil.
+func ParseObject(raw []byte) (Object, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: payload has data after the JSON object", ErrInvalidArgument)
+	}
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, jsonKind(v))
+	}
+	return Object(m), nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "value"
+}
+
+// Clone returns a deep copy of o.
+func (o Object) Clone() Object {
+	if o == nil {
+		return nil
+	}
+	return Object(cloneValue(map[string]any(o)).(map[string]any))
+}
+
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneValue(e)
+		}
+		return m
+	case Object:
+		return map[string]any(x.Clone())
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = cloneValue(e)
+		}
+		return s
+	}
+	return v
+}
+
+// String returns o's value at key, or "" when it is absent or not a string.
+func (o Object) String(key string) string {
+	s, _ := o[key].(string)
+	return s
+}
+
+// Int returns o's value at key as an int64, and whether it is an integer.
+func (o Object) Int(key string) (int64, bool) {
+	return AsInt(o[key])
+}
+
+// AsInt returns v as an int64 when v is an integral JSON number.
+func AsInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i, true
+		}
+		r, ok := numberRat(x)
+		if ok && r.IsInt() && r.Num().IsInt64() {
+			return r.Num().Int64(), true
+		}
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+// Equal reports whether a and b hold the same JSON: the same keys, and equal
+// values, numbers compared by value.
+func (o Object) Equal(p Object) bool {
+	if (o == nil) != (p == nil) {
+		return false
+	}
+	return JSONEqual(map[string]any(o), map[string]any(p))
+}
+
+// JSONEqual reports whether two JSON-normal values are equal, comparing
+// numbers by value whatever their Go type.
+func JSONEqual(a, b any) bool {
+	if ra, ok := numberRat(a); ok {
+		rb, ok := numberRat(b)
+		return ok && ra.Cmp(rb) == 0
+	}
+	switch x := a.(type) {
+	case Object:
+		return JSONEqual(map[string]any(x), b)
+	case map[string]any:
+		if o, ok := b.(Object); ok {
+			b = map[string]any(o)
+		}
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !JSONEqual(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !JSONEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case nil, bool, string:
+		return a == b
+	}
+	return false
+}
+
+func numberRat(v any) (*big.Rat, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return new(big.Rat).SetString(string(x))
+	case float64:
+		r := new(big.Rat)
+		if r.SetFloat64(x) == nil {
+			return nil, false
+		}
+		return r, true
+	case int:
+		return new(big.Rat).SetInt64(int64(x)), true
+	case int64:
+		return new(big.Rat).SetInt64(x), true
+	}
+	return nil, false
+}
+
+// leadingKeys are written first, in this order, when an Object is encoded;
+// the remaining keys follow sorted. This keeps files and record JSON stable
+// and puts the fields a reader looks for first.
+var leadingKeys = []string{"address", "t", "state", "default_context", "config_id"}
+
+// MarshalJSON encodes o deterministically: the keys of leadingKeys first,
+// then the others in sorted order (nested objects sorted too).
+func (o Object) MarshalJSON() ([]byte, error) {
+	if o == nil {
+		return []byte("null"), nil
+	}
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	rank := func(k string) int {
+		for i, l := range leadingKeys {
+			if k == l {
+				return i
+			}
+		}
+		return len(leadingKeys)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := rank(keys[i]), rank(keys[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		vb, err := json.Marshal(o[k])
+		if err != nil {
+			return nil, fmt.Errorf("encode payload key %q: %w", k, err)
+		}
+		buf.Write(vb)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON decodes a JSON object keeping numbers exact.
+func (o *Object) UnmarshalJSON(b []byte) error {
+	obj, err := ParseObject(b)
+	if err != nil {
+		return err
+	}
+	*o = obj
+	return nil
+}

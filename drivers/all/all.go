@@ -1,0 +1,9 @@
+// Package all registers every built-in driver. Import it for its side
+// effect when a program should accept any nameservice URL:
+//
+//	import _ "nameservice.dev/nameservice/drivers/all"
+package all
+
+import (
+	_ "nameservice.dev/nameservice/drivers/mem" // mem://
+)

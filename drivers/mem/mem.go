@@ -1,0 +1,218 @@
+// Package mem is the in-memory reference driver: the simplest correct
+// implementation of the driver contract, for tests and examples.
+//
+// # URLs
+//
+// "mem://NAME" opens the process-wide store called NAME: every driver opened
+// with the same NAME in one process sees the same records, so two opens act
+// as two independent clients of one store. "mem://" (no name) opens a new
+// private store each time. Nothing is persisted.
+package mem
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+)
+
+// Scheme is the URL scheme of this driver.
+const Scheme = "mem"
+
+func init() { drivers.Register(Scheme, openURL) }
+
+var (
+	storesMu sync.Mutex
+	stores   = map[string]*Store{}
+)
+
+func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+	if u.Path != "" && u.Path != "/" {
+		return nil, fmt.Errorf("%w: mem URL takes a store name as host, not a path (mem://NAME)", driver.ErrInvalidArgument)
+	}
+	if u.Host == "" {
+		return NewStore().Open(), nil
+	}
+	storesMu.Lock()
+	defer storesMu.Unlock()
+	s := stores[u.Host]
+	if s == nil {
+		s = NewStore()
+		stores[u.Host] = s
+	}
+	return s.Open(), nil
+}
+
+// Store holds records in memory. Open it any number of times for
+// independent clients.
+type Store struct {
+	mu   sync.Mutex
+	recs map[driver.ID]*driver.Record
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store { return &Store{recs: map[driver.ID]*driver.Record{}} }
+
+// Open returns a new client of s.
+func (s *Store) Open() *Driver { return &Driver{s: s} }
+
+// Driver is one client of a Store.
+type Driver struct {
+	s      *Store
+	closed atomic.Bool
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d.closed.Load() {
+		return nil, fmt.Errorf("mem: %w: driver is closed", driver.ErrInvalidArgument)
+	}
+	d.s.mu.Lock()
+	return d.s.mu.Unlock, nil
+}
+
+// Create implements driver.Driver.
+func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, ok := d.s.recs[rec.ID]; ok {
+		return fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
+	}
+	d.s.recs[rec.ID] = rec.Clone()
+	return nil
+}
+
+// Get implements driver.Driver.
+func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, ok := d.s.recs[id]
+	if !ok {
+		return nil, fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	}
+	return r.Clone(), nil
+}
+
+// Update implements driver.Driver.
+func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
+	defer unlock()
+	r, ok := d.s.recs[id]
+	if !ok || r.Value(c) == nil {
+		return driver.Outcome{}, fmt.Errorf("mem: %w: %s has no %s", driver.ErrNotFound, id, c)
+	}
+	cur := *r.Value(c)
+	if !cond.Holds(cur, next) {
+		return driver.Outcome{Current: cur.Clone()}, nil
+	}
+	r.SetValue(c, next.Clone())
+	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
+}
+
+// Retract implements driver.Driver.
+func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	r, ok := d.s.recs[id]
+	if !ok {
+		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	}
+	if r.Retracted {
+		return nil
+	}
+	r.Retracted = true
+	r.Status = &driver.Value{V: r.Status.V + 1, Payload: driver.RetractedStatus(at)}
+	return nil
+}
+
+// Delete implements driver.Driver.
+func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, ok := d.s.recs[id]; !ok {
+		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	}
+	delete(d.s.recs, id)
+	return nil
+}
+
+// DefaultPageSize is the page size of List when none is asked for.
+const DefaultPageSize = 100
+
+// List implements driver.Driver. The page token is the last ID of the
+// previous page, so pages stay correct while records are added or removed.
+func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	after, err := decodeToken(opts.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var match []*driver.Record
+	for id, r := range d.s.recs {
+		s := id.String()
+		if s > after && strings.HasPrefix(s, opts.Prefix) && driver.Matches(r, opts) {
+			match = append(match, r)
+		}
+	}
+	sort.Slice(match, func(i, j int) bool { return match[i].ID.String() < match[j].ID.String() })
+	size := opts.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	page := &driver.Page{}
+	for i, r := range match {
+		if i == size {
+			page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+			break
+		}
+		page.Records = append(page.Records, r.Clone())
+	}
+	return page, nil
+}
+
+func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func decodeToken(tok string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", fmt.Errorf("mem: %w: malformed page token", driver.ErrInvalidArgument)
+	}
+	return string(b), nil
+}
+
+// Close implements driver.Driver.
+func (d *Driver) Close() error {
+	d.closed.Store(true)
+	return nil
+}

@@ -1,0 +1,3 @@
+module nameservice.dev/nameservice
+
+go 1.24

@@ -1,0 +1,387 @@
+package nameservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+)
+
+// NameService is the portable API over one driver. It is safe for concurrent
+// use; open one per process and share it.
+type NameService struct {
+	d          driver.Driver
+	now        func() time.Time
+	maxRetries int
+}
+
+// Option configures a NameService.
+type Option func(*NameService)
+
+// WithClock sets the clock used for created_at and retracted_at.
+func WithClock(now func() time.Time) Option { return func(ns *NameService) { ns.now = now } }
+
+// WithRetryLimit bounds the read-and-retry loops of FastForwardCommit and
+// PublishGraphSource (default 8).
+func WithRetryLimit(n int) Option { return func(ns *NameService) { ns.maxRetries = max(1, n) } }
+
+// New returns a NameService over d.
+func New(d driver.Driver, opts ...Option) *NameService {
+	ns := &NameService{d: d, now: time.Now, maxRetries: 8}
+	for _, o := range opts {
+		o(ns)
+	}
+	return ns
+}
+
+// Open opens the driver registered for rawURL's scheme (see package drivers)
+// and returns a NameService over it.
+func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, error) {
+	d, err := drivers.Open(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(d, opts...), nil
+}
+
+// Driver returns the driver underneath, for type assertions to optional
+// capabilities.
+func (ns *NameService) Driver() driver.Driver { return ns.d }
+
+// Close closes the driver.
+func (ns *NameService) Close() error { return ns.d.Close() }
+
+func parse(op, id string) (driver.ID, error) {
+	pid, err := driver.ParseID(id)
+	if err != nil {
+		return pid, fmt.Errorf("%s: %w", op, err)
+	}
+	return pid, nil
+}
+
+func wrap(op string, id driver.ID, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", op, id, err)
+}
+
+func invalid(op string, id driver.ID, format string, args ...any) error {
+	return fmt.Errorf("%s %s: %w: %s", op, id, driver.ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// Init creates ledger id with every concern at once: head, index and config
+// unborn, status v1 {state: ready}. It returns an error wrapping
+// ErrAlreadyExists when the ID is taken, even by a retracted record (Purge
+// frees it), and ErrInvalidID for a malformed ID.
+func (ns *NameService) Init(ctx context.Context, id string) error {
+	pid, err := parse("init", id)
+	if err != nil {
+		return err
+	}
+	return wrap("init", pid, ns.d.Create(ctx, driver.NewLedger(pid, ns.now().Unix())))
+}
+
+// PublishGraphSource creates graph source id of sourceType (e.g.
+// "db:Bm25Index") depending on the ledgers deps, with config (any JSON
+// object, or nil for none) at config_v 1. When the graph source exists it
+// pushes config as config_v+1 (leaving its index alone), unless config is nil
+// or equal to the current one. It returns an error wrapping ErrWrongKind when
+// id is a ledger, and ErrInvalidArgument for an empty sourceType, a malformed
+// dependency or a config that is not a JSON object.
+func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType string, deps []string, config any) error {
+	const op = "publish graph source"
+	pid, err := parse(op, id)
+	if err != nil {
+		return err
+	}
+	if sourceType == "" {
+		return invalid(op, pid, "empty source type")
+	}
+	normDeps := make([]string, 0, len(deps))
+	for _, d := range deps {
+		did, err := driver.ParseID(d)
+		if err != nil {
+			return fmt.Errorf("%s %s: dependency: %w", op, pid, err)
+		}
+		normDeps = append(normDeps, did.String())
+	}
+	cfg, err := driver.NormalizeObject(config)
+	if err != nil {
+		return fmt.Errorf("%s %s: config: %w", op, pid, err)
+	}
+	rec := driver.NewGraphSource(pid, sourceType, normDeps, cfg, ns.now().Unix())
+	err = ns.d.Create(ctx, rec)
+	if !errors.Is(err, driver.ErrAlreadyExists) {
+		return wrap(op, pid, err)
+	}
+	return wrap(op, pid, ns.updateGraphSourceConfig(ctx, pid, cfg))
+}
+
+func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, cfg driver.Object) error {
+	cur, err := ns.d.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if cur.Kind != driver.GraphSource {
+		return fmt.Errorf("%w: %s is a %s, not a graph source", driver.ErrWrongKind, id, cur.Kind)
+	}
+	if cfg == nil {
+		return nil
+	}
+	c := *cur.Config
+	for range ns.maxRetries {
+		if c.Payload.Equal(cfg) {
+			return nil
+		}
+		out, err := ns.d.Update(ctx, id, driver.Config, driver.IfEquals(c), driver.Value{V: c.V + 1, Payload: cfg})
+		if err != nil || out.Applied {
+			return err
+		}
+		c = out.Current
+	}
+	return fmt.Errorf("%w: config of %s kept changing under %d attempts", driver.ErrUnavailable, id, ns.maxRetries)
+}
+
+// PublishCommit moves the head of ledger id to address at t when t is above
+// the current commit_t. A stale publish is not applied and is not an error:
+// the Outcome carries the current head. It returns an error wrapping
+// ErrNotFound for an unknown ID (nothing is created), ErrWrongKind for a graph
+// source, and ErrInvalidArgument when t < 1 or address is empty.
+func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
+	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), t, address)
+}
+
+// PublishIndex moves the index of id to address at t when t is above the
+// current index_t; otherwise as PublishCommit.
+func (ns *NameService) PublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), t, address)
+}
+
+// AdminPublishIndex is PublishIndex that also applies at t equal to the
+// current index_t, to replace an index rebuilt at the same t.
+func (ns *NameService) AdminPublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), t, address)
+}
+
+func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, t int64, address string) (Outcome, error) {
+	pid, err := parse(op, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	next := driver.RefValue(address, t)
+	if err := checkRef(next); err != nil {
+		return Outcome{}, wrap(op, pid, err)
+	}
+	out, err := ns.d.Update(ctx, pid, c, cond, next)
+	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
+}
+
+func checkRef(v driver.Value) error {
+	if v.V < 1 {
+		return fmt.Errorf("%w: t %d: t starts at 1", driver.ErrInvalidArgument, v.V)
+	}
+	if v.Payload.String("address") == "" {
+		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
+// the record exists and is a graph source. Drivers may not be able to tell
+// the two apart in one request; this costs a read only on that error path.
+func (ns *NameService) classifyMissing(ctx context.Context, id driver.ID, c driver.Concern, err error) error {
+	if c != driver.Head || !errors.Is(err, driver.ErrNotFound) {
+		return err
+	}
+	rec, gerr := ns.d.Get(ctx, id)
+	if gerr == nil && rec.Kind != driver.Ledger {
+		return fmt.Errorf("%w: %s is a %s and has no head", driver.ErrWrongKind, id, rec.Kind)
+	}
+	return err
+}
+
+// CompareAndSetRef sets the head or index (c) of id to next when the current
+// value equals *expected, watermark and payload. A head needs next.T above
+// expected's t, an index next.T at least expected's t; a push that breaks
+// that rule, or whose expected value is not the current one, is not applied
+// and its Outcome carries the current value. A nil expected means "no record":
+// on an unknown ID it creates a ledger (as Init) with c already set to next,
+// and on an existing one it is not applied. It returns an error wrapping
+// ErrWrongKind for a head on a graph source, and ErrInvalidArgument when c is
+// status or config or next is malformed.
+func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concern, expected *Value, next Ref) (Outcome, error) {
+	const op = "compare and set ref"
+	pid, err := parse(op, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if c != driver.Head && c != driver.Index {
+		return Outcome{}, invalid(op, pid, "%s is not a ref (want head or index)", c)
+	}
+	nv := driver.RefValue(next.Address, next.T)
+	if err := checkRef(nv); err != nil {
+		return Outcome{}, wrap(op, pid, err)
+	}
+	if expected == nil {
+		return ns.bootstrapRef(ctx, pid, c, nv)
+	}
+	if nv.V < expected.V || (c == driver.Head && nv.V == expected.V) {
+		cur, err := ns.value(ctx, pid, c)
+		return Outcome{Current: cur}, wrap(op, pid, err)
+	}
+	out, err := ns.d.Update(ctx, pid, c, driver.IfEquals(*expected), nv)
+	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
+}
+
+func (ns *NameService) bootstrapRef(ctx context.Context, id driver.ID, c driver.Concern, next driver.Value) (Outcome, error) {
+	rec := driver.NewLedger(id, ns.now().Unix())
+	rec.SetValue(c, next)
+	err := ns.d.Create(ctx, rec)
+	if err == nil {
+		return Outcome{Applied: true, Current: next}, nil
+	}
+	if !errors.Is(err, driver.ErrAlreadyExists) {
+		return Outcome{}, wrap("compare and set ref", id, err)
+	}
+	cur, err := ns.value(ctx, id, c)
+	return Outcome{Current: cur}, wrap("compare and set ref", id, err)
+}
+
+// FastForwardCommit moves the head of id to address at t by compare-and-set,
+// re-reading and retrying (up to the retry limit) while other writers move
+// the head to values still below t. It is not applied when the head reaches
+// t or beyond (the history diverged or was already there); the Outcome
+// carries the head it saw last.
+func (ns *NameService) FastForwardCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
+	cur, err := ns.Head(ctx, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	next := driver.Ref{Address: address, T: t}
+	for range ns.maxRetries {
+		if t <= cur.V {
+			return Outcome{Current: cur}, nil
+		}
+		out, err := ns.CompareAndSetRef(ctx, id, driver.Head, &cur, next)
+		if err != nil || out.Applied {
+			return out, err
+		}
+		cur = out.Current
+	}
+	return Outcome{Current: cur}, nil
+}
+
+// PushStatus sets the status of id to next when the current status equals
+// expected, watermark and whole payload. It returns an error wrapping
+// ErrInvalidArgument when next.V is not above expected.V or next has no
+// state, and ErrNotFound for an unknown ID.
+func (ns *NameService) PushStatus(ctx context.Context, id string, expected, next Value) (Outcome, error) {
+	return ns.push(ctx, "push status", id, driver.Status, expected, next)
+}
+
+// PushConfig sets the config of id to next (a JSON object) when the current
+// config equals expected; otherwise as PushStatus.
+func (ns *NameService) PushConfig(ctx context.Context, id string, expected, next Value) (Outcome, error) {
+	return ns.push(ctx, "push config", id, driver.Config, expected, next)
+}
+
+func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern, expected, next Value) (Outcome, error) {
+	pid, err := parse(op, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if next.V <= expected.V {
+		return Outcome{}, invalid(op, pid, "new %s %d is not above the expected %d", c.Watermark(), next.V, expected.V)
+	}
+	if next.Payload == nil {
+		return Outcome{}, invalid(op, pid, "a %s push needs a payload", c)
+	}
+	p, err := driver.NormalizeObject(map[string]any(next.Payload))
+	if err != nil {
+		return Outcome{}, wrap(op, pid, err)
+	}
+	next.Payload = p
+	if err := driver.ValidateValue(c, next); err != nil {
+		return Outcome{}, wrap(op, pid, err)
+	}
+	out, err := ns.d.Update(ctx, pid, c, driver.IfEquals(expected), next)
+	return out, wrap(op, pid, err)
+}
+
+// Retract marks id retracted and pushes its status to {state: retracted,
+// retracted_at} at status_v+1, in one atomic step. Retracting twice is a
+// no-op. It returns an error wrapping ErrNotFound for an unknown ID.
+func (ns *NameService) Retract(ctx context.Context, id string) error {
+	pid, err := parse("retract", id)
+	if err != nil {
+		return err
+	}
+	return wrap("retract", pid, ns.d.Retract(ctx, pid, ns.now()))
+}
+
+// Purge removes id entirely, so the name can be initialised again. It
+// returns an error wrapping ErrNotFound for an unknown ID.
+func (ns *NameService) Purge(ctx context.Context, id string) error {
+	pid, err := parse("purge", id)
+	if err != nil {
+		return err
+	}
+	return wrap("purge", pid, ns.d.Delete(ctx, pid))
+}
+
+// Lookup returns the whole record of id, read strongly consistently,
+// retracted or not. It returns an error wrapping ErrNotFound for an unknown
+// ID.
+func (ns *NameService) Lookup(ctx context.Context, id string) (*Record, error) {
+	pid, err := parse("lookup", id)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := ns.d.Get(ctx, pid)
+	return rec, wrap("lookup", pid, err)
+}
+
+// Head returns the head of ledger id; ErrWrongKind for a graph source.
+func (ns *NameService) Head(ctx context.Context, id string) (Value, error) {
+	return ns.get(ctx, id, driver.Head)
+}
+
+// IndexOf returns the index of id.
+func (ns *NameService) IndexOf(ctx context.Context, id string) (Value, error) {
+	return ns.get(ctx, id, driver.Index)
+}
+
+// StatusOf returns the status of id.
+func (ns *NameService) StatusOf(ctx context.Context, id string) (Value, error) {
+	return ns.get(ctx, id, driver.Status)
+}
+
+// ConfigOf returns the config of id.
+func (ns *NameService) ConfigOf(ctx context.Context, id string) (Value, error) {
+	return ns.get(ctx, id, driver.Config)
+}
+
+func (ns *NameService) get(ctx context.Context, id string, c driver.Concern) (Value, error) {
+	pid, err := parse("get "+c.String(), id)
+	if err != nil {
+		return Value{}, err
+	}
+	v, err := ns.value(ctx, pid, c)
+	return v, wrap("get "+c.String(), pid, err)
+}
+
+func (ns *NameService) value(ctx context.Context, id driver.ID, c driver.Concern) (Value, error) {
+	rec, err := ns.d.Get(ctx, id)
+	if err != nil {
+		return Value{}, err
+	}
+	v := rec.Value(c)
+	if v == nil {
+		return Value{}, fmt.Errorf("%w: %s is a %s and has no %s", driver.ErrWrongKind, id, rec.Kind, c)
+	}
+	return *v, nil
+}

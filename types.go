@@ -1,0 +1,62 @@
+package nameservice
+
+import "nameservice.dev/nameservice/driver"
+
+// The model types, defined in package driver and re-exported here so users
+// need import only this package.
+type (
+	ID          = driver.ID
+	Kind        = driver.Kind
+	Concern     = driver.Concern
+	Value       = driver.Value
+	Object      = driver.Object
+	Ref         = driver.Ref
+	Meta        = driver.Meta
+	Record      = driver.Record
+	Outcome     = driver.Outcome
+	ListOptions = driver.ListOptions
+	ErrorCode   = driver.ErrorCode
+)
+
+// Kinds and concerns.
+const (
+	Ledger      = driver.Ledger
+	GraphSource = driver.GraphSource
+	Head        = driver.Head
+	Index       = driver.Index
+	Status      = driver.Status
+	Config      = driver.Config
+)
+
+// Sentinel errors; match with errors.Is.
+var (
+	ErrNotFound        = driver.ErrNotFound
+	ErrAlreadyExists   = driver.ErrAlreadyExists
+	ErrWrongKind       = driver.ErrWrongKind
+	ErrInvalidID       = driver.ErrInvalidID
+	ErrInvalidArgument = driver.ErrInvalidArgument
+	ErrThrottled       = driver.ErrThrottled
+	ErrUnavailable     = driver.ErrUnavailable
+	ErrUnsupported     = driver.ErrUnsupported
+	ErrInternal        = driver.ErrInternal
+)
+
+// ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.
+func ParseID(s string) (ID, error) { return driver.ParseID(s) }
+
+// ErrorCodeOf classifies err (driver.NotFound, driver.Throttled, ...).
+func ErrorCodeOf(err error) ErrorCode { return driver.Code(err) }
+
+// RefValue returns the head or index Value pointing at address at t.
+func RefValue(address string, t int64) Value { return driver.RefValue(address, t) }
+
+// StatusValue returns a status Value at v with the given state and extra
+// payload keys.
+func StatusValue(v int64, state string, extra Object) Value {
+	p := extra.Clone()
+	if p == nil {
+		p = Object{}
+	}
+	p["state"] = state
+	return Value{V: v, Payload: p}
+}

@@ -1,0 +1,44 @@
+// Package conformance is the one executable definition of nameservice
+// behaviour: every driver passes Run, unchanged, with a one-function test.
+//
+// # Writing a driver test
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
+//			dir := t.TempDir()
+//			return func(ctx context.Context) (driver.Driver, error) { return mydriver.Open(dir) }, nil
+//		}))
+//	}
+//
+// # Sharing a server
+//
+// NewStore may hand every test the same real server, table or bucket: the
+// suite puts each test's records under an ID prefix of its own and lists only
+// under that prefix, so tests never see one another's records.
+package conformance
+
+import (
+	"context"
+	"testing"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Opener opens a new, independent client of one store, as a separate process
+// would: its own connections, caches and locks. Every client opened by one
+// Opener sees the same records.
+type Opener func(ctx context.Context) (driver.Driver, error)
+
+// Harness prepares stores for the suite.
+type Harness interface {
+	// NewStore prepares a store for one test and returns the opener of its
+	// clients. It registers any cleanup with t.Cleanup. The suite closes
+	// every client it opens.
+	NewStore(ctx context.Context, t *testing.T) (Opener, error)
+}
+
+// HarnessFunc adapts a function to Harness.
+type HarnessFunc func(ctx context.Context, t *testing.T) (Opener, error)
+
+// NewStore calls f.
+func (f HarnessFunc) NewStore(ctx context.Context, t *testing.T) (Opener, error) { return f(ctx, t) }

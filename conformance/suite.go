@@ -1,9 +1,232 @@
 package conformance
 
-import "testing"
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"testing"
+	"time"
 
-// Run runs the whole suite against the stores h makes.
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+// Run runs the whole suite against the stores h makes. Every test gets a
+// store of its own (or its own ID prefix on a shared one).
 func Run(t *testing.T, h Harness) {
 	t.Helper()
-	runAll(t, h)
+	for _, group := range groups {
+		t.Run(group.name, func(t *testing.T) {
+			for _, c := range group.cases {
+				t.Run(c.name, func(t *testing.T) { c.run(newEnv(t, h)) })
+			}
+		})
+	}
 }
+
+type testCase struct {
+	name string
+	run  func(e *env)
+}
+
+type group struct {
+	name  string
+	cases []testCase
+}
+
+// groups lists every case of the suite; each cases_*.go file adds one.
+var groups []group
+
+func addGroup(name string, cases ...testCase) bool {
+	groups = append(groups, group{name, cases})
+	return true
+}
+
+// clock is the fixed time the suite's clients use, so created_at and
+// retracted_at can be checked exactly.
+var clock = time.Unix(1_700_000_000, 0)
+
+// testTimeout bounds each test, so a driver that hangs fails instead of
+// stalling the run.
+const testTimeout = 2 * time.Minute
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	open   Opener
+	ns     *nameservice.NameService
+	prefix string
+}
+
+func newEnv(t *testing.T, h Harness) *env {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	open, err := h.NewStore(ctx, t)
+	if err != nil {
+		t.Fatalf("harness: new store: %v", err)
+	}
+	e := &env{t: t, ctx: ctx, open: open, prefix: "ct" + randomHex(6) + "/"}
+	e.ns = e.client()
+	return e
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// client opens a new independent client of the test's store.
+func (e *env) client() *nameservice.NameService {
+	e.t.Helper()
+	d, err := e.open(e.ctx)
+	if err != nil {
+		e.t.Fatalf("harness: open client: %v", err)
+	}
+	e.t.Cleanup(func() { _ = d.Close() })
+	return nameservice.New(d, nameservice.WithClock(func() time.Time { return clock }))
+}
+
+// id returns an ID under the test's prefix: id("db") is "ctXXXX/db".
+func (e *env) id(name string) string { return e.prefix + name }
+
+func (e *env) must(err error) {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+func (e *env) init(names ...string) {
+	e.t.Helper()
+	for _, n := range names {
+		e.must(e.ns.Init(e.ctx, e.id(n)))
+	}
+}
+
+func (e *env) lookup(name string) *nameservice.Record {
+	e.t.Helper()
+	r, err := e.ns.Lookup(e.ctx, e.id(name))
+	e.must(err)
+	return r
+}
+
+func (e *env) graphSource(name string, config any) {
+	e.t.Helper()
+	e.must(e.ns.PublishGraphSource(e.ctx, e.id(name), "db:Bm25Index", nil, config))
+}
+
+// wantErr fails unless err wraps target.
+func (e *env) wantErr(err, target error) {
+	e.t.Helper()
+	if !errors.Is(err, target) {
+		e.t.Fatalf("error = %v, want one wrapping %q", err, target)
+	}
+}
+
+// applied returns a check that fails unless the push was applied and
+// reports want as current: e.applied(want)(ns.PublishCommit(...)).
+func (e *env) applied(want nameservice.Value) func(nameservice.Outcome, error) {
+	return func(out nameservice.Outcome, err error) { e.t.Helper(); e.checkApplied(out, err, want) }
+}
+
+func (e *env) checkApplied(out nameservice.Outcome, err error, want nameservice.Value) {
+	e.t.Helper()
+	e.must(err)
+	if !out.Applied {
+		e.t.Fatalf("not applied; current %v, want applied %v", out.Current, want)
+	}
+	if !out.Current.Equal(want) {
+		e.t.Fatalf("applied, but outcome current = %v, want %v", out.Current, want)
+	}
+}
+
+// rejected returns a check that fails unless the push was not applied and
+// carries current.
+func (e *env) rejected(current nameservice.Value) func(nameservice.Outcome, error) {
+	return func(out nameservice.Outcome, err error) { e.t.Helper(); e.checkRejected(out, err, current) }
+}
+
+func (e *env) checkRejected(out nameservice.Outcome, err error, current nameservice.Value) {
+	e.t.Helper()
+	e.must(err)
+	if out.Applied {
+		e.t.Fatalf("applied, want not applied with current %v", current)
+	}
+	if !out.Current.Equal(current) {
+		e.t.Fatalf("not applied with current %v, want current %v", out.Current, current)
+	}
+}
+
+// wantValue fails unless concern c of name is want.
+func (e *env) wantValue(name string, c nameservice.Concern, want nameservice.Value) {
+	e.t.Helper()
+	got := e.lookup(name).Value(c)
+	if got == nil {
+		e.t.Fatalf("%s of %s is absent, want %v", c, name, want)
+	}
+	if !got.Equal(want) {
+		e.t.Fatalf("%s of %s = %v, want %v", c, name, *got, want)
+	}
+}
+
+func (e *env) wantAbsent(name string) {
+	e.t.Helper()
+	_, err := e.ns.Lookup(e.ctx, e.id(name))
+	e.wantErr(err, nameservice.ErrNotFound)
+}
+
+// listIDs lists under the test's prefix, waiting up to a few seconds for
+// the listing to equal want: drivers whose listing index is eventually
+// consistent (DynamoDB's GSI) must converge to exactly the right records.
+func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
+	e.t.Helper()
+	opts.Prefix = e.prefix + opts.Prefix
+	var got []string
+	var recs []*nameservice.Record
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got, recs = nil, nil
+		for r, err := range e.ns.List(e.ctx, opts) {
+			e.must(err)
+			got = append(got, r.ID.String())
+			recs = append(recs, r)
+		}
+		if slices.Equal(got, e.ids(want...)) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !slices.Equal(got, e.ids(want...)) {
+		e.t.Fatalf("list %+v = %q, want %q", opts, got, e.ids(want...))
+	}
+	return recs
+}
+
+// ids returns the normalised IDs of names under the test's prefix.
+func (e *env) ids(names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		id, err := driver.ParseID(e.id(n))
+		if err != nil {
+			e.t.Fatalf("bad test id %q: %v", n, err)
+		}
+		out[i] = id.String()
+	}
+	return out
+}
+
+func ref(addr string, t int64) nameservice.Value { return nameservice.RefValue(addr, t) }
+
+func status(v int64, state string, extra nameservice.Object) nameservice.Value {
+	return nameservice.StatusValue(v, state, extra)
+}
+
+func config(v int64, p nameservice.Object) nameservice.Value {
+	return nameservice.Value{V: v, Payload: p}
+}
+
+var (
+	unborn = nameservice.Value{}
+	ready  = status(1, "ready", nil)
+)

@@ -191,11 +191,9 @@ func numberRat(v any) (*big.Rat, bool) {
 	case json.Number:
 		return new(big.Rat).SetString(string(x))
 	case float64:
-		r := new(big.Rat)
-		if r.SetFloat64(x) == nil {
-			return nil, false
-		}
-		return r, true
+		// The shortest decimal that round-trips, as encoding/json writes it:
+		// 1.2 means the JSON number 1.2, not the binary fraction near it.
+		return new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
 	case int:
 		return new(big.Rat).SetInt64(int64(x)), true
 	case int64:

@@ -1,5 +1,0 @@
-package conformance
-
-import "testing"
-
-func runAll(t *testing.T, h Harness) {}

@@ -1,0 +1,261 @@
+package conformance
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+
+	"nameservice.dev/nameservice"
+)
+
+var _ = addGroup("Lifecycle",
+	testCase{"InitCreatesUnbornLedger", func(e *env) {
+		e.init("db")
+		r := e.lookup("db")
+		if r.Kind != nameservice.Ledger || r.Retracted || r.ID.Name != e.id("db") || r.ID.Branch != "main" {
+			e.t.Fatalf("record meta = %+v %+v, want an unretracted ledger %s:main", r.ID, r.Meta, e.id("db"))
+		}
+		for c, want := range map[nameservice.Concern]nameservice.Value{
+			nameservice.Head: unborn, nameservice.Index: unborn, nameservice.Status: ready, nameservice.Config: unborn,
+		} {
+			e.wantValue("db", c, want)
+		}
+	}},
+	testCase{"InitRecordsCreatedAt", func(e *env) {
+		e.init("db")
+		if got := e.lookup("db").CreatedAt; got != clock.Unix() {
+			e.t.Fatalf("created_at = %d, want %d", got, clock.Unix())
+		}
+	}},
+	testCase{"InitDefaultsBranchToMain", func(e *env) {
+		e.init("db")
+		if _, err := e.ns.Lookup(e.ctx, e.id("db")+":main"); err != nil {
+			e.t.Fatalf("lookup with explicit main branch: %v", err)
+		}
+		e.wantErr(e.ns.Init(e.ctx, e.id("db")+":main"), nameservice.ErrAlreadyExists)
+	}},
+	testCase{"InitBranchesAreSeparateRecords", func(e *env) {
+		e.init("db", "db:dev")
+		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db:dev"), 3, "c3"))
+		e.wantValue("db", nameservice.Head, unborn)
+		e.wantValue("db:dev", nameservice.Head, ref("c3", 3))
+	}},
+	testCase{"InitNestedNamesAndBranches", func(e *env) {
+		id := "tenant/customers:release/v1.0"
+		e.init(id)
+		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id(id), 1, "c1"))
+		r := e.lookup(id)
+		if r.ID.Name != e.id("tenant/customers") || r.ID.Branch != "release/v1.0" {
+			e.t.Fatalf("id = %+v", r.ID)
+		}
+		e.listIDs(nameservice.ListOptions{}, id)
+	}},
+	testCase{"InitTwiceIsAlreadyExists", func(e *env) {
+		e.init("db")
+		e.applied(ref("c4", 4))(e.ns.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
+		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
+		e.wantValue("db", nameservice.Head, ref("c4", 4))
+	}},
+	testCase{"InitOverRetractedIsAlreadyExists", func(e *env) {
+		e.init("db")
+		e.must(e.ns.Retract(e.ctx, e.id("db")))
+		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
+		if !e.lookup("db").Retracted {
+			e.t.Fatal("init over a retracted record un-retracted it")
+		}
+	}},
+	testCase{"InitRaceHasOneWinner", func(e *env) {
+		const k = 4
+		var wg sync.WaitGroup
+		errs := make([]error, k)
+		for i := range k {
+			c := e.client()
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = c.Init(e.ctx, e.id("db")) }()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case !isErr(err, nameservice.ErrAlreadyExists):
+				e.t.Fatalf("init race: %v", err)
+			}
+		}
+		if wins != 1 {
+			e.t.Fatalf("%d inits succeeded, want exactly 1", wins)
+		}
+		e.wantValue("db", nameservice.Status, ready)
+	}},
+	testCase{"LookupUnknownIsNotFound", func(e *env) { e.wantAbsent("nothing") }},
+	testCase{"TwoClientsSeeEachOthersWrites", func(e *env) {
+		a, b := e.ns, e.client()
+		e.must(a.Init(e.ctx, e.id("db")))
+		e.applied(ref("c1", 1))(b.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		got, err := a.Head(e.ctx, e.id("db"))
+		e.must(err)
+		if !got.Equal(ref("c1", 1)) {
+			e.t.Fatalf("client A reads head %v right after client B wrote c1", got)
+		}
+	}},
+	testCase{"RetractSetsFlagAndBumpsStatus", func(e *env) {
+		e.init("db")
+		e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "c2"))
+		e.must(e.ns.Retract(e.ctx, e.id("db")))
+		r := e.lookup("db")
+		if !r.Retracted {
+			e.t.Fatal("retracted flag not set")
+		}
+		e.wantValue("db", nameservice.Status, status(2, "retracted", nameservice.Object{"retracted_at": json.Number(strconv.FormatInt(clock.Unix(), 10))}))
+		e.wantValue("db", nameservice.Head, ref("c2", 2))
+	}},
+	testCase{"RetractAfterStatusPushesBumpsFromCurrent", func(e *env) {
+		e.init("db")
+		cur := ready
+		for v := int64(2); v <= 4; v++ {
+			next := status(v, "indexing", nameservice.Object{"n": v})
+			e.applied(next)(e.ns.PushStatus(e.ctx, e.id("db"), cur, next))
+			cur = next
+		}
+		e.must(e.ns.Retract(e.ctx, e.id("db")))
+		if got := e.lookup("db").Status; got.V != 5 || got.State() != "retracted" {
+			e.t.Fatalf("status after retract = %v, want v5 retracted", *got)
+		}
+	}},
+	testCase{"RetractTwiceIsNoOp", func(e *env) {
+		e.init("db")
+		e.must(e.ns.Retract(e.ctx, e.id("db")))
+		e.must(e.ns.Retract(e.ctx, e.id("db")))
+		if v := e.lookup("db").Status.V; v != 2 {
+			e.t.Fatalf("status_v after two retracts = %d, want 2", v)
+		}
+	}},
+	testCase{"RetractRaceBumpsOnce", func(e *env) {
+		e.init("db")
+		var wg sync.WaitGroup
+		for range 4 {
+			c := e.client()
+			wg.Add(1)
+			go func() { defer wg.Done(); e.must(c.Retract(e.ctx, e.id("db"))) }()
+		}
+		wg.Wait()
+		if v := e.lookup("db").Status.V; v != 2 {
+			e.t.Fatalf("status_v after concurrent retracts = %d, want 2", v)
+		}
+	}},
+	testCase{"RetractUnknownIsNotFoundAndLeavesNothing", func(e *env) {
+		e.wantErr(e.ns.Retract(e.ctx, e.id("db")), nameservice.ErrNotFound)
+		e.wantAbsent("db")
+		e.init("db")
+		if e.lookup("db").Retracted {
+			e.t.Fatal("init after a failed retract came back retracted")
+		}
+	}},
+	testCase{"RetractGraphSource", func(e *env) {
+		e.graphSource("gs", nil)
+		e.must(e.ns.Retract(e.ctx, e.id("gs")))
+		if r := e.lookup("gs"); !r.Retracted || r.Status.V != 2 {
+			e.t.Fatalf("graph source after retract: retracted=%v status=%v", r.Retracted, *r.Status)
+		}
+	}},
+	testCase{"PurgeFreesTheName", func(e *env) {
+		e.init("db")
+		e.applied(ref("c9", 9))(e.ns.PublishCommit(e.ctx, e.id("db"), 9, "c9"))
+		e.must(e.ns.Retract(e.ctx, e.id("db")))
+		e.must(e.ns.Purge(e.ctx, e.id("db")))
+		e.wantAbsent("db")
+		e.init("db")
+		e.wantValue("db", nameservice.Head, unborn)
+		e.wantValue("db", nameservice.Status, ready)
+		if e.lookup("db").Retracted {
+			e.t.Fatal("re-initialised record is retracted")
+		}
+	}},
+	testCase{"PurgeGraphSourceThenInitLedger", func(e *env) {
+		e.graphSource("x", map[string]any{"k": 1})
+		e.must(e.ns.Purge(e.ctx, e.id("x")))
+		e.init("x")
+		if r := e.lookup("x"); r.Kind != nameservice.Ledger || r.Head == nil {
+			e.t.Fatalf("after purge and init: kind %s head %v", r.Kind, r.Head)
+		}
+	}},
+	testCase{"PurgeUnknownIsNotFound", func(e *env) {
+		e.wantErr(e.ns.Purge(e.ctx, e.id("db")), nameservice.ErrNotFound)
+	}},
+)
+
+var _ = addGroup("IDs",
+	append(invalidIDCases(), validIDCases()...)...,
+)
+
+// invalidIDCases checks each rejected form of an ID on every operation that
+// takes one, and that nothing was created.
+func invalidIDCases() []testCase {
+	forms := map[string]string{
+		"EmptyName":          ":main",
+		"EmptyBranch":        "x:",
+		"SecondColon":        "x:a:b",
+		"NUL":                "x\x00y",
+		"Newline":            "x\ny",
+		"Tab":                "x:a\tb",
+		"Delete":             "x\x7f",
+		"LeadingSlash":       "/x",
+		"TrailingSlash":      "x/",
+		"EmptySegment":       "x//y",
+		"DotSegment":         "x/./y",
+		"DotDotSegment":      "x/../y",
+		"DotDotBranch":       "x:..",
+		"ReservedIndex":      "x.index",
+		"ReservedHead":       "x:b.head",
+		"ReservedStatus":     "x/y.status:main",
+		"ReservedConfig":     "x.config",
+		"ReservedLock":       "x:main.lock",
+		"ReservedTmp":        "x.tmp",
+		"TooLong":            strings.Repeat("n", 508) + ":main",
+		"InvalidUTF8":        "x\xff",
+		"C1ControlCharacter": "x\u0085",
+	}
+	var cases []testCase
+	for name, form := range forms {
+		cases = append(cases, testCase{"Reject" + name, func(e *env) { e.rejectID(form) }})
+	}
+	return cases
+}
+
+func (e *env) rejectID(suffix string) {
+	e.t.Helper()
+	id := e.prefix + suffix
+	if strings.HasPrefix(suffix, "/") || strings.HasPrefix(suffix, ":") {
+		id = suffix // the prefix would make these valid
+	}
+	ctx := e.ctx
+	errs := map[string]error{"init": e.ns.Init(ctx, id), "retract": e.ns.Retract(ctx, id), "purge": e.ns.Purge(ctx, id),
+		"graph source": e.ns.PublishGraphSource(ctx, id, "db:Bm25Index", nil, nil)}
+	_, errs["lookup"] = e.ns.Lookup(ctx, id)
+	_, errs["publish commit"] = e.ns.PublishCommit(ctx, id, 1, "c1")
+	_, errs["publish index"] = e.ns.PublishIndex(ctx, id, 1, "i1")
+	_, errs["cas ref"] = e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
+	_, errs["push status"] = e.ns.PushStatus(ctx, id, ready, status(2, "x", nil))
+	for op, err := range errs {
+		if !isErr(err, nameservice.ErrInvalidID) {
+			e.t.Errorf("%s %q: error = %v, want ErrInvalidID", op, id, err)
+		}
+	}
+	e.listIDs(nameservice.ListOptions{IncludeRetracted: true})
+}
+
+func validIDCases() []testCase {
+	forms := []string{"plain", "a.b:c.d", "x.indexer", "données:branche", "t/c:release/v1.0", "a-b_c~d:feat@1", strings.Repeat("n", 400)}
+	var cases []testCase
+	for i, form := range forms {
+		cases = append(cases, testCase{"Accept" + strconv.Itoa(i), func(e *env) {
+			e.init(form)
+			e.applied(ref("i1", 1))(e.ns.PublishIndex(e.ctx, e.id(form), 1, "i1"))
+			e.wantValue(form, nameservice.Index, ref("i1", 1))
+			e.listIDs(nameservice.ListOptions{}, form)
+		}})
+	}
+	return cases
+}

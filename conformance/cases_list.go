@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+var _ = addGroup("List",
+	testCase{"EmptyPrefixListsNothing", func(e *env) { e.listIDs(nameservice.ListOptions{IncludeRetracted: true}) }},
+	testCase{"OrderedByID", func(e *env) {
+		e.init("m", "b", "z", "a:dev", "a", "a/x")
+		e.listIDs(nameservice.ListOptions{}, "a/x", "a:dev", "a", "b", "m", "z")
+	}},
+	testCase{"Prefix", func(e *env) {
+		e.init("app/one", "app/two", "apple", "other")
+		e.listIDs(nameservice.ListOptions{Prefix: "app/"}, "app/one", "app/two")
+		e.listIDs(nameservice.ListOptions{Prefix: "app"}, "app/one", "app/two", "apple")
+		e.listIDs(nameservice.ListOptions{Prefix: "nothing"})
+	}},
+	testCase{"Kind", func(e *env) {
+		e.init("l1", "l2")
+		e.graphSource("g1", nil)
+		e.listIDs(nameservice.ListOptions{Kind: nameservice.Ledger}, "l1", "l2")
+		e.listIDs(nameservice.ListOptions{Kind: nameservice.GraphSource}, "g1")
+		e.listIDs(nameservice.ListOptions{}, "g1", "l1", "l2")
+	}},
+	testCase{"InvalidKind", func(e *env) {
+		for _, err := range e.ns.List(e.ctx, nameservice.ListOptions{Kind: "table"}) {
+			e.wantErr(err, nameservice.ErrInvalidArgument)
+			return
+		}
+		e.t.Fatal("list with an invalid kind yielded nothing")
+	}},
+	testCase{"RetractedFilter", func(e *env) {
+		e.init("a", "b", "c")
+		e.must(e.ns.Retract(e.ctx, e.id("b")))
+		e.listIDs(nameservice.ListOptions{}, "a", "c")
+		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "a", "b", "c")
+	}},
+	testCase{"PurgedRecordsLeave", func(e *env) {
+		e.init("a", "b")
+		e.must(e.ns.Purge(e.ctx, e.id("a")))
+		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "b")
+	}},
+	testCase{"ListedRecordsAreWhole", func(e *env) {
+		e.init("db")
+		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
+		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
+		cfg := config(1, nameservice.Object{"default_context": "x", "n": 1})
+		e.applied(cfg)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, cfg))
+		st := status(2, "indexing", nameservice.Object{"q": 1})
+		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("db"), ready, st))
+		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:HnswIndex", []string{e.id("db")}, map[string]any{"dim": 3}))
+		recs := e.listIDs(nameservice.ListOptions{}, "db", "gs")
+		for _, r := range recs {
+			want := e.lookup(r.ID.String()[len(e.prefix):])
+			if !sameRecord(r, want) {
+				e.t.Fatalf("listed record differs from lookup:\nlist   %s\nlookup %s", js(r), js(want))
+			}
+		}
+	}},
+	testCase{"PaginatesAcrossPages", func(e *env) {
+		var names []string
+		for i := range 7 {
+			names = append(names, fmt.Sprintf("r%02d", i))
+		}
+		e.init(names...)
+		e.listIDs(nameservice.ListOptions{}, names...) // wait for the listing to settle
+		var got []string
+		pages := 0
+		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 2}
+		for {
+			page, err := e.ns.Driver().List(e.ctx, opts)
+			e.must(err)
+			pages++
+			if len(page.Records) > opts.PageSize {
+				e.t.Fatalf("page %d has %d records, page size %d", pages, len(page.Records), opts.PageSize)
+			}
+			for _, r := range page.Records {
+				got = append(got, r.ID.String())
+			}
+			if page.NextPageToken == "" || pages > 20 {
+				break
+			}
+			opts.PageToken = page.NextPageToken
+		}
+		if want := e.ids(names...); !slices.Equal(got, want) {
+			e.t.Fatalf("paged listing = %q, want %q", got, want)
+		}
+		if pages < 3 {
+			e.t.Fatalf("7 records in pages of 2 took %d pages, want at least 3", pages)
+		}
+	}},
+	testCase{"IteratorPagesUnderneath", func(e *env) {
+		var names []string
+		for i := range 5 {
+			names = append(names, fmt.Sprintf("r%d", i))
+		}
+		e.init(names...)
+		e.listIDs(nameservice.ListOptions{PageSize: 2}, names...)
+	}},
+	testCase{"BadPageTokenIsInvalid", func(e *env) {
+		e.init("a")
+		_, err := e.ns.Driver().List(e.ctx, driver.ListOptions{Prefix: e.prefix, PageToken: "%%not a token%%"})
+		e.wantErr(err, nameservice.ErrInvalidArgument)
+	}},
+)
+
+func sameRecord(a, b *nameservice.Record) bool { return js(a) == js(b) }
+
+func js(r *nameservice.Record) string {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return "!" + err.Error()
+	}
+	return string(b)
+}

@@ -1,0 +1,72 @@
+// Package testenv gives tests the endpoints of the real servers they run
+// against, as started by scripts/test.sh (via scripts/testservers.sh).
+//
+// Environment variables:
+//
+//	NAMESERVICE_TEST_DYNAMODB_ENDPOINT  DynamoDB Local, e.g. http://127.0.0.1:8000
+//	NAMESERVICE_TEST_S3_ENDPOINT        versitygw (S3 API, path style), e.g. http://127.0.0.1:7070
+//	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
+//	                                    credentials both servers accept
+//	CI                                  when non-empty, a missing endpoint fails the
+//	                                    test instead of skipping it
+//
+// Run everything with scripts/test.sh, or start the servers once and reuse them:
+//
+//	scripts/testservers.sh start && eval "$(scripts/testservers.sh env)"
+//	go test ./...
+//	scripts/testservers.sh stop
+//
+// One server serves the whole run, so each test must use its own table,
+// bucket or key prefix.
+package testenv
+
+import (
+	"net/url"
+	"os"
+	"testing"
+)
+
+// Names of the environment variables holding the server endpoints.
+const (
+	DynamoDBEndpointEnv = "NAMESERVICE_TEST_DYNAMODB_ENDPOINT"
+	S3EndpointEnv       = "NAMESERVICE_TEST_S3_ENDPOINT"
+)
+
+// Required reports whether the test servers are mandatory, that is whether the
+// CI environment variable is set. Then a missing endpoint fails the test.
+func Required() bool { return os.Getenv("CI") != "" }
+
+// DynamoDBEndpoint returns the DynamoDB Local endpoint from
+// NAMESERVICE_TEST_DYNAMODB_ENDPOINT. When it is unset the test is skipped,
+// or fails when [Required].
+func DynamoDBEndpoint(t testing.TB) string {
+	t.Helper()
+	return endpoint(t, DynamoDBEndpointEnv, "DynamoDB Local")
+}
+
+// S3Endpoint returns the S3 (versitygw) endpoint from
+// NAMESERVICE_TEST_S3_ENDPOINT. When it is unset the test is skipped, or fails
+// when [Required].
+func S3Endpoint(t testing.TB) string {
+	t.Helper()
+	return endpoint(t, S3EndpointEnv, "S3 (versitygw)")
+}
+
+func endpoint(t testing.TB, env, server string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		const hint = "%s is not set: the %s test server is required in CI; run the tests with scripts/test.sh (or eval \"$(scripts/testservers.sh env)\" after scripts/testservers.sh start)"
+		if Required() {
+			t.Fatalf(hint, env, server)
+		} else {
+			t.Skipf(hint, env, server)
+		}
+		return ""
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		t.Fatalf("%s=%q is not an http(s)://host:port URL", env, v)
+		return ""
+	}
+	return v
+}

@@ -1,0 +1,112 @@
+package testenv
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recorder is a testing.TB that records Skipf/Fatalf instead of stopping the
+// goroutine, so the unset-variable paths can be checked.
+type recorder struct {
+	testing.TB
+	skipped, fatal string
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recorder) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
+
+// unsetenv unsets key for the duration of the test.
+func unsetenv(t *testing.T, key string) {
+	t.Setenv(key, "") // restores the old value at cleanup
+	os.Unsetenv(key)
+}
+
+var endpoints = []struct {
+	env string
+	get func(testing.TB) string
+}{
+	{DynamoDBEndpointEnv, DynamoDBEndpoint},
+	{S3EndpointEnv, S3Endpoint},
+}
+
+func TestEndpointSet(t *testing.T) {
+	for _, e := range endpoints {
+		t.Run(e.env, func(t *testing.T) {
+			t.Setenv("CI", "true")
+			t.Setenv(e.env, "http://127.0.0.1:12345")
+			r := &recorder{TB: t}
+			if got := e.get(r); got != "http://127.0.0.1:12345" {
+				t.Errorf("got %q, want http://127.0.0.1:12345", got)
+			}
+			if r.skipped != "" || r.fatal != "" {
+				t.Errorf("unexpected skip %q / fatal %q", r.skipped, r.fatal)
+			}
+		})
+	}
+}
+
+func TestEndpointUnset(t *testing.T) {
+	for _, e := range endpoints {
+		for _, ci := range []string{"", "true"} {
+			t.Run(e.env+"/CI="+ci, func(t *testing.T) {
+				unsetenv(t, e.env)
+				if ci == "" {
+					unsetenv(t, "CI")
+				} else {
+					t.Setenv("CI", ci)
+				}
+				if Required() != (ci != "") {
+					t.Fatalf("Required() = %v with CI=%q", Required(), ci)
+				}
+				r := &recorder{TB: t}
+				if got := e.get(r); got != "" {
+					t.Errorf("got %q, want empty", got)
+				}
+				msg, other := r.skipped, r.fatal
+				if ci != "" {
+					msg, other = r.fatal, r.skipped // CI must fail, never skip
+				}
+				if msg == "" || other != "" {
+					t.Fatalf("CI=%q: skip %q, fatal %q", ci, r.skipped, r.fatal)
+				}
+				for _, want := range []string{e.env, "required in CI", "scripts/test.sh"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("message %q does not mention %q", msg, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestEndpointMalformed(t *testing.T) {
+	unsetenv(t, "CI")
+	for _, v := range []string{"127.0.0.1:8000", "ftp://127.0.0.1:8000", "http://"} {
+		t.Setenv(S3EndpointEnv, v)
+		r := &recorder{TB: t}
+		if got := S3Endpoint(r); got != "" || r.fatal == "" {
+			t.Errorf("%q: got %q, fatal %q; want empty and a failure", v, got, r.fatal)
+		}
+	}
+}
+
+var httpClient = &http.Client{Timeout: 5 * time.Second}
+
+// TestRealServers checks the endpoints answer when scripts/test.sh started them.
+func TestRealServers(t *testing.T) {
+	for _, e := range endpoints {
+		t.Run(e.env, func(t *testing.T) {
+			ep := e.get(t)
+			resp, err := httpClient.Get(ep + "/")
+			if err != nil {
+				t.Fatalf("%s=%s does not answer: %v", e.env, ep, err)
+			}
+			resp.Body.Close()
+		})
+	}
+}

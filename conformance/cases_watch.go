@@ -32,8 +32,7 @@ var _ = addGroup("Watch",
 			e.must(w.Retract(e.ctx, e.id("db")))
 			e.must(w.Retract(e.ctx, e.id("db"))) // the second changes nothing
 		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Status && ev.New.V == 2 })
-		time.Sleep(10 * watchInterval)
-		for _, ev := range append(evs, drain(evs2(e))...) {
+		for _, ev := range evs {
 			if ev.Concern != nameservice.Status || ev.New.V != 2 {
 				e.t.Fatalf("unexpected event after no-op writes: %+v", ev)
 			}
@@ -69,7 +68,9 @@ var _ = addGroup("Watch",
 )
 
 // watch starts a watch, runs write with a second client, and collects events
-// until done reports the last one expected (or the test times out).
+// until done reports the last one expected (or the test times out), and then
+// for a grace period of ten polling intervals, so that events sent in the
+// same batch, and any event that should not have been sent, are seen.
 func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameService), done func(nameservice.Event) bool) []nameservice.Event {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -79,6 +80,7 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 	e.must(err)
 	go write(e.client())
 	var evs []nameservice.Event
+	var grace <-chan time.Time
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
@@ -90,31 +92,13 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 				e.t.Fatalf("watch failed: %v", ev.Err)
 			}
 			evs = append(evs, ev)
-			if done(ev) {
-				e.watchCh = ch
-				return evs
+			if done(ev) && grace == nil {
+				grace = time.After(10 * watchInterval)
 			}
+		case <-grace:
+			return evs
 		case <-timeout:
 			e.t.Fatalf("watch: the expected event never came; got %+v", evs)
-		}
-	}
-}
-
-// evs2 returns the channel of the last watch, to drain what came after.
-func evs2(e *env) <-chan nameservice.Event { return e.watchCh }
-
-// drain returns the events waiting on ch without blocking.
-func drain(ch <-chan nameservice.Event) []nameservice.Event {
-	var evs []nameservice.Event
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				return evs
-			}
-			evs = append(evs, ev)
-		default:
-			return evs
 		}
 	}
 }

@@ -58,8 +58,6 @@ type env struct {
 	open   Opener
 	ns     *nameservice.NameService
 	prefix string
-
-	watchCh <-chan nameservice.Event // the last watch's channel
 }
 
 func newEnv(t *testing.T, h Harness) *env {

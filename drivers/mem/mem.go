@@ -56,6 +56,7 @@ func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
 type Store struct {
 	mu   sync.Mutex
 	recs map[driver.ID]*driver.Record
+	subs map[*subscriber]bool
 }
 
 // NewStore returns an empty store.
@@ -70,7 +71,10 @@ type Driver struct {
 	closed atomic.Bool
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver  = (*Driver)(nil)
+	_ driver.Watcher = (*Driver)(nil)
+)
 
 func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
 	if err := ctx.Err(); err != nil {
@@ -94,6 +98,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 		return fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
 	}
 	d.s.recs[rec.ID] = rec.Clone()
+	d.s.notifyCreated(rec)
 	return nil
 }
 
@@ -127,6 +132,9 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		return driver.Outcome{Current: cur.Clone()}, nil
 	}
 	r.SetValue(c, next.Clone())
+	if !cur.Equal(next) {
+		d.s.notify(driver.Event{ID: id, Concern: c, Old: cur.V, New: next.Clone()})
+	}
 	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
 }
 
@@ -145,7 +153,9 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 		return nil
 	}
 	r.Retracted = true
-	r.Status = &driver.Value{V: r.Status.V + 1, Payload: driver.RetractedStatus(at)}
+	old := r.Status.V
+	r.Status = &driver.Value{V: old + 1, Payload: driver.RetractedStatus(at)}
+	d.s.notify(driver.Event{ID: id, Concern: driver.Status, Old: old, New: r.Status.Clone()})
 	return nil
 }
 
@@ -160,6 +170,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
 	}
 	delete(d.s.recs, id)
+	d.s.notify(driver.Event{ID: id, Deleted: true})
 	return nil
 }
 

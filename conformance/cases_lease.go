@@ -1,0 +1,182 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"nameservice.dev/nameservice"
+)
+
+const leaseTTL = 400 * time.Millisecond
+
+func leaseOpts(holder string, wait bool) nameservice.LeaseOptions {
+	return nameservice.LeaseOptions{Name: "index", Holder: holder, TTL: leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
+}
+
+var _ = addGroup("Lease",
+	testCase{"AcquireHoldRelease", func(e *env) {
+		e.init("db")
+		l, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		e.must(err)
+		st := e.lookup("db").Status
+		if l.Token() != st.V || st.State() != "indexing" || st.Payload["index_lock"] == nil {
+			e.t.Fatalf("after acquire: token %d, status %v", l.Token(), *st)
+		}
+		_, err = e.client().AcquireLease(e.ctx, e.id("db"), leaseOpts("b", false))
+		e.wantErr(err, nameservice.ErrLeaseHeld)
+		e.must(l.Release(e.ctx))
+		st = e.lookup("db").Status
+		if st.Payload["index_lock"] != nil || st.State() != "ready" {
+			e.t.Fatalf("after release: status %v, want the lock gone and state ready", *st)
+		}
+		select {
+		case <-l.Lost():
+		default:
+			e.t.Fatal("Lost() not closed after Release")
+		}
+		l2, err := e.client().AcquireLease(e.ctx, e.id("db"), leaseOpts("b", false))
+		e.must(err)
+		if l2.Token() <= l.Token() {
+			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
+		}
+	}},
+	testCase{"MutualExclusion", func(e *env) {
+		e.init("db")
+		type span struct {
+			from, to time.Time
+			token    int64
+		}
+		var mu sync.Mutex
+		var spans []span
+		runParallel(e, 3, func(i int, c *nameservice.NameService) {
+			for range 4 {
+				l, err := c.AcquireLease(e.ctx, e.id("db"), leaseOpts(string(rune('a'+i)), true))
+				if err != nil {
+					e.t.Errorf("acquire: %v", err)
+					return
+				}
+				s := span{from: time.Now(), token: l.Token()}
+				time.Sleep(5 * time.Millisecond)
+				s.to = time.Now()
+				mu.Lock()
+				spans = append(spans, s)
+				mu.Unlock()
+				if err := l.Release(e.ctx); err != nil {
+					e.t.Errorf("release: %v", err)
+					return
+				}
+			}
+		})
+		sort.Slice(spans, func(i, j int) bool { return spans[i].from.Before(spans[j].from) })
+		for i := 1; i < len(spans); i++ {
+			if spans[i].from.Before(spans[i-1].to) {
+				e.t.Fatalf("two holders at once: %v and %v", spans[i-1], spans[i])
+			}
+			if spans[i].token <= spans[i-1].token {
+				e.t.Fatalf("fencing tokens not increasing: %d then %d", spans[i-1].token, spans[i].token)
+			}
+		}
+		if len(spans) != 12 {
+			e.t.Fatalf("%d leases held, want 12", len(spans))
+		}
+	}},
+	testCase{"ExpiredLeaseIsTakenOver", func(e *env) {
+		e.init("db")
+		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		e.must(err)
+		start := time.Now()
+		b, err := e.client().AcquireLease(e.ctx, e.id("db"), leaseOpts("b", true))
+		e.must(err)
+		if waited := time.Since(start); waited < leaseTTL {
+			e.t.Fatalf("took over after %v, before the TTL %v", waited, leaseTTL)
+		}
+		select {
+		case <-a.Lost():
+		case <-time.After(leaseTTL):
+			e.t.Fatal("the old holder's Lost() did not fire")
+		}
+		if b.Token() <= a.Token() {
+			e.t.Fatalf("fencing token went from %d to %d", a.Token(), b.Token())
+		}
+		e.wantErr(a.Refresh(e.ctx), nameservice.ErrLeaseLost)
+		e.wantErr(a.Release(e.ctx), nameservice.ErrLeaseLost)
+		if st := e.lookup("db").Status; st.State() != "indexing" {
+			e.t.Fatalf("the old holder's release changed the status: %v", *st)
+		}
+		e.must(b.Release(e.ctx))
+		if st := e.lookup("db").Status; st.State() != "ready" {
+			e.t.Fatalf("after the takeover's release: %v, want state ready", *st)
+		}
+	}},
+	testCase{"RefreshKeepsTheLease", func(e *env) {
+		e.init("db")
+		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		e.must(err)
+		other := e.client()
+		for range 6 {
+			time.Sleep(leaseTTL / 4)
+			e.must(a.Refresh(e.ctx))
+			_, err := other.AcquireLease(e.ctx, e.id("db"), leaseOpts("b", false))
+			e.wantErr(err, nameservice.ErrLeaseHeld)
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, leaseTTL/2)
+		defer cancel()
+		_, err = other.AcquireLease(ctx, e.id("db"), leaseOpts("b", true))
+		e.wantErr(err, context.DeadlineExceeded)
+		e.must(a.Release(e.ctx))
+	}},
+	testCase{"OtherStatusWritesKeepTheLease", func(e *env) {
+		e.init("db")
+		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		e.must(err)
+		cur := *e.lookup("db").Status
+		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
+		next.Payload["queue_depth"] = 9
+		e.applied(next)(e.client().PushStatus(e.ctx, e.id("db"), cur, next))
+		e.must(a.Refresh(e.ctx))
+		if st := e.lookup("db").Status; st.Payload["queue_depth"] == nil {
+			e.t.Fatalf("refresh dropped another writer's field: %v", *st)
+		}
+		e.must(a.Release(e.ctx))
+	}},
+	testCase{"RunWhileLeasedCancelsWhenBroken", func(e *env) {
+		e.init("db")
+		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
+			info, err := e.client().BreakLease(e.ctx, e.id("db"), "index")
+			if err != nil || info == nil || info.Holder != "a" || info.Token != l.Token() {
+				e.t.Errorf("break lease = %+v, %v", info, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(4 * leaseTTL):
+				e.t.Error("the work's context was not canceled after the lease was broken")
+				return nil
+			}
+		})
+		if !errors.Is(err, nameservice.ErrLeaseLost) {
+			e.t.Fatalf("RunWhileLeased = %v, want ErrLeaseLost", err)
+		}
+	}},
+	testCase{"RunWhileLeasedRefreshesAndReleases", func(e *env) {
+		e.init("db")
+		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
+			time.Sleep(2 * leaseTTL) // outlives the TTL: only refreshes keep it
+			if ctx.Err() != nil {
+				e.t.Errorf("lease lost while refreshed: %v", ctx.Err())
+			}
+			leases := nameservice.Leases(e.lookup("db"))
+			if len(leases) != 1 || leases[0].Holder != "a" {
+				e.t.Errorf("leases during the work = %+v", leases)
+			}
+			return nil
+		})
+		e.must(err)
+		if leases := nameservice.Leases(e.lookup("db")); len(leases) != 0 {
+			e.t.Fatalf("leases after RunWhileLeased = %+v", leases)
+		}
+	}},
+)

@@ -5,5 +5,6 @@
 package all
 
 import (
+	_ "nameservice.dev/nameservice/drivers/fs"  // file://
 	_ "nameservice.dev/nameservice/drivers/mem" // mem://
 )

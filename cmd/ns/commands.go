@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"nameservice.dev/nameservice"
+	_ "nameservice.dev/nameservice/drivers/all"
+)
+
+// command is one subcommand: its usage, its flags and what it does.
+type command struct {
+	usage string
+	flags func(fs *flag.FlagSet) // registers the command's own flags
+	nargs int                    // exact number of positional arguments; -1: any
+	// ownsConfig: after the command name --config is the command's own flag
+	// (create-graph-source's JSON config); the connection config file must
+	// then come before the command.
+	ownsConfig bool
+	run        func(c *call) error
+}
+
+// call is one invocation of a command.
+type call struct {
+	ctx    context.Context
+	ns     *nameservice.NameService
+	args   []string
+	flags  *flag.FlagSet
+	json   bool
+	stdout io.Writer
+}
+
+var commands = map[string]*command{}
+
+func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+	// Global flags may come before the command.
+	g := flag.NewFlagSet("ns", flag.ContinueOnError)
+	g.SetOutput(io.Discard)
+	url, cfg, asJSON := globalFlags(g)
+	if err := g.Parse(args); err == flag.ErrHelp || g.Arg(0) == "help" || len(args) == 0 {
+		fmt.Fprint(stdout, helpText())
+		return nil
+	} else if err != nil {
+		return usagef("%v", err)
+	}
+	if g.NArg() == 0 {
+		return usagef("no command given; run ns help")
+	}
+	name, rest := g.Arg(0), g.Args()[1:]
+	cmd := commands[name]
+	if cmd == nil {
+		return usagef("unknown command %q; run ns help", name)
+	}
+	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(url, "url", *url, "")
+	if !cmd.ownsConfig {
+		fs.StringVar(cfg, "config", *cfg, "")
+	}
+	fs.BoolVar(asJSON, "json", *asJSON, "")
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	pos, err := parseInterleaved(fs, rest)
+	if err != nil {
+		return usagef("%s: %v (usage: ns %s %s)", name, err, name, cmd.usage)
+	}
+	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
+		return usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
+	}
+	ns, err := openNS(ctx, *url, *cfg)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	return cmd.run(&call{ctx: ctx, ns: ns, args: pos, flags: fs, json: *asJSON, stdout: stdout})
+}
+
+func globalFlags(fs *flag.FlagSet) (url, cfg *string, asJSON *bool) {
+	return fs.String("url", "", "nameservice URL"), fs.String("config", "", "Fluree connection config"), fs.Bool("json", false, "JSON output")
+}
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func openNS(ctx context.Context, url, cfg string) (*nameservice.NameService, error) {
+	switch {
+	case url != "" && cfg != "":
+		return nil, usagef("give --url or --config, not both")
+	case cfg != "":
+		return nameservice.OpenConfig(ctx, cfg)
+	case url == "":
+		url = os.Getenv("NAMESERVICE_URL")
+	}
+	if url == "" {
+		url = DefaultURL
+	}
+	return nameservice.Open(ctx, url)
+}
+
+func helpText() string {
+	var b strings.Builder
+	b.WriteString("usage: ns [--url URL | --config FILE] [--json] COMMAND [ARGS]\n\n")
+	b.WriteString("The URL defaults to $NAMESERVICE_URL, else " + DefaultURL + ".\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %s %s\n", n, commands[n].usage)
+	}
+	b.WriteString("\nexit codes: 0 done, 3 not applied, 4 not found, 5 already exists, 2 usage or invalid ID, 1 other\n")
+	return b.String()
+}
+
+// printOutcome prints a push's outcome and returns errNotApplied when it was
+// not applied.
+func (c *call) printOutcome(out nameservice.Outcome) error {
+	if c.json {
+		c.printJSON(map[string]any{"applied": out.Applied, "current": out.Current})
+	} else if out.Applied {
+		fmt.Fprintf(c.stdout, "applied: %v\n", out.Current)
+	} else {
+		fmt.Fprintf(c.stdout, "not applied; current: %v\n", out.Current)
+	}
+	if !out.Applied {
+		return errNotApplied
+	}
+	return nil
+}
+
+func (c *call) printJSON(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(c.stdout, "{\"error\":%q}\n", err.Error())
+		return
+	}
+	fmt.Fprintf(c.stdout, "%s\n", b)
+}
+
+func (c *call) done(msg string) error {
+	if c.json {
+		c.printJSON(map[string]any{"ok": true})
+	} else {
+		fmt.Fprintln(c.stdout, msg)
+	}
+	return nil
+}
+
+func parseInt(what, s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, usagef("%s %q is not an integer", what, s)
+	}
+	return n, nil
+}
+
+func parseObject(what, s string) (nameservice.Object, error) {
+	o, err := nameservice.ParseObject([]byte(s))
+	if err != nil || o == nil {
+		return nil, usagef("%s is not a JSON object: %s", what, s)
+	}
+	return o, nil
+}

@@ -1,0 +1,83 @@
+// Command ns is the operator CLI of the nameservice.
+//
+//	ns [--url URL | --config FILE] [--json] COMMAND [ARGS]
+//
+// The URL comes from --url, else $NAMESERVICE_URL, else the embedded default
+// file://./.nameservice; --config takes a Fluree JSON-LD connection config
+// instead. Run "ns help" for the commands.
+//
+// Exit codes: 0 done; 3 not applied (stale or conflict); 4 not found; 5
+// already exists; 2 usage or invalid ID; 1 anything else. Errors go to
+// stderr as one line.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"nameservice.dev/nameservice"
+)
+
+// Exit codes.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitNotApplied = 3
+	exitNotFound   = 4
+	exitExists     = 5
+)
+
+// DefaultURL is used when neither --url, --config nor $NAMESERVICE_URL is given.
+const DefaultURL = "file://./.nameservice"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// errUsage marks a usage error; its message is printed with the command's
+// usage line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// errNotApplied is returned by a push that was not applied, after its
+// outcome is printed.
+var errNotApplied = errors.New("not applied")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	if code != exitNotApplied {
+		fmt.Fprintln(stderr, "ns:", err)
+	}
+	return code
+}
+
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case errors.As(err, &ue), errors.Is(err, nameservice.ErrInvalidID):
+		return exitUsage
+	case errors.Is(err, errNotApplied):
+		return exitNotApplied
+	case errors.Is(err, nameservice.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, nameservice.ErrAlreadyExists):
+		return exitExists
+	}
+	return exitError
+}

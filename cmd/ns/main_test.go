@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// ns runs the CLI in-process against a named in-memory store and returns
+// its exit code and output.
+type cli struct {
+	t   *testing.T
+	url string
+}
+
+func newCLI(t *testing.T) *cli {
+	return &cli{t: t, url: "mem://cli-" + strings.ReplaceAll(t.Name(), "/", "-")}
+}
+
+func (c *cli) run(args ...string) (int, string, string) {
+	c.t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"--url", c.url}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func (c *cli) want(code int, args ...string) string {
+	c.t.Helper()
+	got, out, errs := c.run(args...)
+	if got != code {
+		c.t.Fatalf("ns %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), got, code, out, errs)
+	}
+	if code != exitOK && code != exitNotApplied && strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		c.t.Fatalf("ns %s: stderr is not one line: %q", strings.Join(args, " "), errs)
+	}
+	return out
+}
+
+func TestExitCodes(t *testing.T) {
+	c := newCLI(t)
+	c.want(exitOK, "init", "mydb")
+	c.want(exitExists, "init", "mydb")
+	c.want(exitNotFound, "lookup", "nothing")
+	c.want(exitUsage, "init", "bad:id:x")
+	c.want(exitUsage, "init", "a/../b")
+	c.want(exitUsage, "frobnicate")
+	c.want(exitUsage, "init")
+	c.want(exitUsage, "publish-commit", "mydb", "notanumber", "addr")
+	c.want(exitOK, "publish-commit", "mydb", "5", "c5")
+	c.want(exitNotApplied, "publish-commit", "mydb", "4", "c4")
+	c.want(exitNotFound, "publish-commit", "ghost", "1", "c1")
+	c.want(exitError, "publish-commit", "mydb", "0", "c0")
+}
+
+func TestPushOutcomeJSON(t *testing.T) {
+	c := newCLI(t)
+	c.want(exitOK, "init", "mydb")
+	out := c.want(exitOK, "--json", "publish-commit", "mydb", "7", "c7")
+	var got struct {
+		Applied bool `json:"applied"`
+		Current struct {
+			V       int64          `json:"v"`
+			Payload map[string]any `json:"payload"`
+		} `json:"current"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || !got.Applied || got.Current.V != 7 || got.Current.Payload["address"] != "c7" {
+		t.Fatalf("outcome JSON = %s (%v)", out, err)
+	}
+	out = c.want(exitNotApplied, "publish-commit", "mydb", "6", "c6", "--json")
+	if !strings.Contains(out, `"applied":false`) || !strings.Contains(out, `"address":"c7"`) {
+		t.Fatalf("stale outcome JSON = %s", out)
+	}
+}
+
+func TestIndexAndCAS(t *testing.T) {
+	c := newCLI(t)
+	c.want(exitOK, "cas-ref", "db", "head", "--expect-none", "3", "c3")
+	c.want(exitNotApplied, "cas-ref", "db", "head", "--expect-none", "4", "c4")
+	c.want(exitNotApplied, "cas-ref", "db", "head", "--expect-t", "3", "--expect-address", "other", "4", "c4")
+	c.want(exitOK, "cas-ref", "db", "head", "--expect-t", "3", "--expect-address", "c3", "4", "c4")
+	c.want(exitOK, "cas-ref", "db", "index", "--expect-t", "0", "2", "i2")
+	c.want(exitNotApplied, "publish-index", "db", "2", "i2b")
+	c.want(exitOK, "publish-index", "db", "2", "i2b", "--admin")
+	c.want(exitUsage, "cas-ref", "db", "status", "--expect-none", "1", "x")
+	c.want(exitUsage, "cas-ref", "db", "head", "5", "c5")
+	rec := c.want(exitOK, "lookup", "db", "--json")
+	for _, s := range []string{`"head":{"v":4,"payload":{"address":"c4","t":4}}`, `"index":{"v":2,"payload":{"address":"i2b","t":2}}`} {
+		if !strings.Contains(rec, s) {
+			t.Fatalf("lookup = %s, want it to contain %s", rec, s)
+		}
+	}
+}
+
+func TestStatusConfigAndGraphSources(t *testing.T) {
+	c := newCLI(t)
+	c.want(exitOK, "init", "db")
+	c.want(exitOK, "push-status", "db", "--expect-v", "1", "indexing", "--meta", `{"queue_depth":3}`)
+	c.want(exitNotApplied, "push-status", "db", "--expect-v", "1", "maintenance")
+	c.want(exitUsage, "push-status", "db", "indexing")
+	c.want(exitUsage, "push-status", "db", "--expect-v", "2", "x", "--meta", "[1]")
+	c.want(exitOK, "push-config", "db", "--expect-v", "0", `{"default_context":"ctx"}`)
+	c.want(exitNotApplied, "push-config", "db", "--expect-v", "0", `{"default_context":"other"}`)
+	c.want(exitOK, "create-graph-source", "search", "--type", "db:Bm25Index", "--dep", "db", "--config", `{"k1":1.2}`)
+	c.want(exitError, "create-graph-source", "db", "--type", "db:Bm25Index")
+	out := c.want(exitOK, "list", "--kind", "graph_source")
+	if !strings.Contains(out, `"id":"search:main"`) || !strings.Contains(out, `"dependencies":["db:main"]`) || strings.Contains(out, `"id":"db:main"`) {
+		t.Fatalf("list = %s", out)
+	}
+	c.want(exitOK, "retract", "db")
+	if out := c.want(exitOK, "list"); strings.Contains(out, `"id":"db:main"`) {
+		t.Fatalf("list without --retracted shows a retracted record: %s", out)
+	}
+	if out := c.want(exitOK, "list", "--retracted"); strings.Count(out, "\n") != 2 {
+		t.Fatalf("list --retracted = %s, want 2 lines", out)
+	}
+	c.want(exitOK, "purge", "db")
+	c.want(exitNotFound, "lookup", "db")
+	c.want(exitUsage, "list", "--kind", "table")
+}
+
+func TestHelp(t *testing.T) {
+	c := newCLI(t)
+	out := c.want(exitOK, "help")
+	for _, cmd := range []string{"init", "lookup", "list", "publish-commit", "publish-index", "cas-ref", "push-status", "push-config", "create-graph-source", "retract", "purge"} {
+		if !strings.Contains(out, "  "+cmd+" ") {
+			t.Errorf("help does not list %s", cmd)
+		}
+	}
+}
+
+func TestLeaseCommands(t *testing.T) {
+	c := newCLI(t)
+	c.want(exitOK, "init", "db")
+	c.want(exitOK, "push-status", "db", "--expect-v", "1", "indexing", "--meta", `{"index_lock":{"holder":"ix-1","token":2,"ttl_ms":1000}}`)
+	out := c.want(exitOK, "lease", "list")
+	if !strings.Contains(out, `"holder":"ix-1"`) || !strings.Contains(out, `"name":"index"`) {
+		t.Fatalf("lease list = %s", out)
+	}
+	out = c.want(exitOK, "lease", "break", "db", "index")
+	if !strings.Contains(out, "ix-1") {
+		t.Fatalf("lease break = %s", out)
+	}
+	c.want(exitNotFound, "lease", "break", "db", "index")
+	if out := c.want(exitOK, "lease", "list"); out != "" {
+		t.Fatalf("lease list after break = %s", out)
+	}
+	c.want(exitUsage, "lease", "frob")
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"flag"
+
+	"nameservice.dev/nameservice"
+)
+
+func init() {
+	commands["init"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
+		if err := c.ns.Init(c.ctx, c.args[0]); err != nil {
+			return err
+		}
+		return c.done("initialised " + c.args[0])
+	}}
+	commands["publish-commit"] = &command{usage: "ID T ADDRESS", nargs: 3, run: func(c *call) error {
+		t, err := parseInt("T", c.args[1])
+		if err != nil {
+			return err
+		}
+		out, err := c.ns.PublishCommit(c.ctx, c.args[0], t, c.args[2])
+		if err != nil {
+			return err
+		}
+		return c.printOutcome(out)
+	}}
+	var admin bool
+	commands["publish-index"] = &command{usage: "ID T ADDRESS [--admin]", nargs: 3,
+		flags: func(fs *flag.FlagSet) { fs.BoolVar(&admin, "admin", false, "") },
+		run: func(c *call) error {
+			t, err := parseInt("T", c.args[1])
+			if err != nil {
+				return err
+			}
+			publish := c.ns.PublishIndex
+			if admin {
+				publish = c.ns.AdminPublishIndex
+			}
+			out, err := publish(c.ctx, c.args[0], t, c.args[2])
+			if err != nil {
+				return err
+			}
+			return c.printOutcome(out)
+		}}
+	commands["cas-ref"] = casRefCommand()
+	commands["push-status"] = pushCommand("ID --expect-v V STATE [--meta JSON]", nameservice.Status)
+	commands["push-config"] = pushCommand("ID --expect-v V JSON", nameservice.Config)
+	commands["retract"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
+		if err := c.ns.Retract(c.ctx, c.args[0]); err != nil {
+			return err
+		}
+		return c.done("retracted " + c.args[0])
+	}}
+	commands["purge"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
+		if err := c.ns.Purge(c.ctx, c.args[0]); err != nil {
+			return err
+		}
+		return c.done("purged " + c.args[0])
+	}}
+	commands["create-graph-source"] = graphSourceCommand()
+}
+
+func casRefCommand() *command {
+	var none bool
+	var expT int64
+	var expAddr string
+	return &command{usage: "ID head|index (--expect-none | --expect-t T --expect-address A) T ADDRESS", nargs: 4,
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&none, "expect-none", false, "")
+			fs.Int64Var(&expT, "expect-t", -1, "")
+			fs.StringVar(&expAddr, "expect-address", "", "")
+		},
+		run: func(c *call) error {
+			concern, err := parseRefConcern(c.args[1])
+			if err != nil {
+				return err
+			}
+			t, err := parseInt("T", c.args[2])
+			if err != nil {
+				return err
+			}
+			var expected *nameservice.Value
+			switch {
+			case none && (expT >= 0 || expAddr != ""):
+				return usagef("--expect-none excludes --expect-t and --expect-address")
+			case none:
+			case expT == 0 && expAddr == "":
+				expected = &nameservice.Value{} // unborn
+			case expT > 0 && expAddr != "":
+				v := nameservice.RefValue(expAddr, expT)
+				expected = &v
+			default:
+				return usagef("cas-ref needs --expect-none, --expect-t 0 (unborn), or --expect-t T with --expect-address A")
+			}
+			out, err := c.ns.CompareAndSetRef(c.ctx, c.args[0], concern, expected, nameservice.Ref{Address: c.args[3], T: t})
+			if err != nil {
+				return err
+			}
+			return c.printOutcome(out)
+		}}
+}
+
+func parseRefConcern(s string) (nameservice.Concern, error) {
+	switch s {
+	case "head":
+		return nameservice.Head, nil
+	case "index":
+		return nameservice.Index, nil
+	}
+	return 0, usagef("ref %q is neither head nor index", s)
+}
+
+// pushCommand builds push-status and push-config. The CLI takes only the
+// expected watermark: it reads the current value and compare-and-sets from
+// it when the watermark matches, so a concurrent change is still detected.
+func pushCommand(usage string, concern nameservice.Concern) *command {
+	var expV int64
+	var meta string
+	return &command{usage: usage, nargs: 2,
+		flags: func(fs *flag.FlagSet) {
+			fs.Int64Var(&expV, "expect-v", -1, "")
+			if concern == nameservice.Status {
+				fs.StringVar(&meta, "meta", "", "")
+			}
+		},
+		run: func(c *call) error {
+			if expV < 0 {
+				return usagef("push-%s needs --expect-v V", concern)
+			}
+			payload, err := pushPayload(concern, c.args[1], meta)
+			if err != nil {
+				return err
+			}
+			cur, err := currentValue(c, concern)
+			if err != nil {
+				return err
+			}
+			if cur.V != expV {
+				return c.printOutcome(nameservice.Outcome{Current: cur})
+			}
+			push := c.ns.PushStatus
+			if concern == nameservice.Config {
+				push = c.ns.PushConfig
+			}
+			out, err := push(c.ctx, c.args[0], cur, nameservice.Value{V: expV + 1, Payload: payload})
+			if err != nil {
+				return err
+			}
+			return c.printOutcome(out)
+		}}
+}
+
+func pushPayload(concern nameservice.Concern, arg, meta string) (nameservice.Object, error) {
+	if concern == nameservice.Config {
+		return parseObject("config", arg)
+	}
+	p := nameservice.Object{}
+	if meta != "" {
+		m, err := parseObject("--meta", meta)
+		if err != nil {
+			return nil, err
+		}
+		p = m
+	}
+	p["state"] = arg
+	return p, nil
+}
+
+func currentValue(c *call, concern nameservice.Concern) (nameservice.Value, error) {
+	if concern == nameservice.Config {
+		return c.ns.ConfigOf(c.ctx, c.args[0])
+	}
+	return c.ns.StatusOf(c.ctx, c.args[0])
+}
+
+func graphSourceCommand() *command {
+	var typ, cfg string
+	var deps multiFlag
+	return &command{usage: "ID --type TYPE [--dep ID]... [--config JSON]", nargs: 1,
+		ownsConfig: true,
+		flags: func(fs *flag.FlagSet) {
+			deps = nil
+			fs.StringVar(&typ, "type", "", "")
+			fs.Var(&deps, "dep", "")
+			fs.StringVar(&cfg, "config", "", "")
+		},
+		run: func(c *call) error {
+			if typ == "" {
+				return usagef("create-graph-source needs --type TYPE")
+			}
+			var config any
+			if cfg != "" {
+				o, err := parseObject("--config", cfg)
+				if err != nil {
+					return err
+				}
+				config = o
+			}
+			if err := c.ns.PublishGraphSource(c.ctx, c.args[0], typ, deps, config); err != nil {
+				return err
+			}
+			return c.done("published graph source " + c.args[0])
+		}}
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return "" }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }

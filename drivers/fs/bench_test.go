@@ -1,0 +1,158 @@
+package fs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	nsfs "nameservice.dev/nameservice/drivers/fs"
+)
+
+// BenchmarkPushVsRaw times a status push (lock, read, compare, encode,
+// temp file, fsync, rename, directory fsync, unlock) next to the bare
+// write+fsync+rename+directory-fsync of the same bytes, interleaved in one
+// run, and reports their ratio as push/raw.
+//
+//	go test -run '^$' -bench PushVsRaw ./drivers/fs/
+func BenchmarkPushVsRaw(b *testing.B) {
+	for _, l := range []nsfs.Options{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
+		b.Run("layout="+l.Layout.String(), func(b *testing.B) { benchPushVsRaw(b, l) })
+	}
+}
+
+func benchPushVsRaw(b *testing.B, opts nsfs.Options) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	d, err := nsfs.Open(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := driver.ID{Name: "bench", Branch: "main"}
+	if err := d.Create(ctx, driver.NewLedger(id, 0)); err != nil {
+		b.Fatal(err)
+	}
+	file := "main.json"
+	if opts.Layout == nsfs.LayoutC {
+		file = "main.status.json"
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "ns@v2", "bench", file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rawPath := filepath.Join(dir, "raw.json")
+	var push, raw time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		next := driver.Value{V: int64(i + 2), Payload: driver.Object{"state": "ready"}}
+		start := time.Now()
+		if _, err := d.Update(ctx, id, driver.Status, driver.IfAbove(), next); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := rawWrite(rawPath, data); err != nil {
+			b.Fatal(err)
+		}
+		push += mid.Sub(start)
+		raw += time.Since(mid)
+	}
+	b.ReportMetric(float64(push.Nanoseconds())/float64(b.N), "push-ns/op")
+	b.ReportMetric(float64(raw.Nanoseconds())/float64(b.N), "raw-ns/op")
+	b.ReportMetric(float64(push)/float64(raw), "push/raw")
+}
+
+// rawWrite is the floor of a crash-safe replace: write a temp file, fsync
+// it, rename it over path, fsync the directory.
+func rawWrite(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// BenchmarkConcurrentWriters measures pushes per second of one record with
+// one writer, and with two writers of different concerns at once (each its
+// own client, as separate processes would be). In layout C head, index and
+// status have files and locks of their own; in layout B head and status
+// share the main file and its lock.
+//
+//	go test -run '^$' -bench ConcurrentWriters ./drivers/fs/
+func BenchmarkConcurrentWriters(b *testing.B) {
+	cases := []struct {
+		name     string
+		layout   nsfs.Options
+		concerns []driver.Concern
+	}{
+		{"C/one-writer-head", nsfs.Options{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head}},
+		{"C/head+index", nsfs.Options{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Index}},
+		{"C/head+status", nsfs.Options{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Status}},
+		{"B/one-writer-head", nsfs.Options{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head}},
+		{"B/head+index", nsfs.Options{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Index}},
+		{"B/head+status", nsfs.Options{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Status}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) { benchWriters(b, c.layout, c.concerns) })
+	}
+}
+
+func benchWriters(b *testing.B, opts nsfs.Options, concerns []driver.Concern) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	id := driver.ID{Name: "bench", Branch: "main"}
+	setup, err := nsfs.Open(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := setup.Create(ctx, driver.NewLedger(id, 0)); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range concerns {
+		d, err := nsfs.Open(dir, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range b.N {
+				next := driver.RefValue("a"+strconv.Itoa(i), int64(i+1))
+				if c == driver.Status {
+					next = driver.Value{V: int64(i + 2), Payload: driver.Object{"state": "ready"}}
+				}
+				if _, err := d.Update(ctx, id, c, driver.IfAbove(), next); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(b.N*len(concerns))/elapsed.Seconds(), "pushes/s")
+}

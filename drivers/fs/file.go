@@ -1,0 +1,216 @@
+package fs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// tmpSuffix ends the name of every temp file, "main.json.<16 hex>.tmp". No
+// record file ends in it, so listing ignores temp files.
+const tmpSuffix = ".tmp"
+
+// errCollision marks a create whose path is taken by something that is not
+// a record file (a directory of nested names).
+var errCollision = errors.New("path taken")
+
+// readFile returns the contents of a record file, or nil when it is absent:
+// missing, zero-length (a create that never finished), or not a file.
+func readFile(path string) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if absentErr(err) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return nil, nil, nil
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b) == 0 {
+		return nil, nil, nil
+	}
+	return b, fi, nil
+}
+
+func absentErr(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
+}
+
+// writeTemp writes data to a new temp file beside path and fsyncs it.
+func writeTemp(path string, data []byte) (string, error) {
+	var suffix [8]byte
+	for range 8 {
+		_, _ = rand.Read(suffix[:])
+		name := path + "." + hex.EncodeToString(suffix[:]) + tmpSuffix
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(name)
+			return "", err
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("no free temp file name beside %s", path)
+}
+
+// replaceFile atomically replaces path with data: temp file, fsync,
+// rename, fsync of the directory.
+func replaceFile(path string, data []byte) error {
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// createFile atomically creates path holding data, never replacing a
+// record file: a hard link of a synced temp file, so the name appears
+// complete or not at all. A zero-length file at path (an absent record) is
+// replaced. Where hard links are not supported it claims the name with
+// O_EXCL (an empty file reads as absent) and renames the temp file onto
+// it. It returns fs.ErrExist when path holds a record file, errCollision
+// when it holds something else.
+func createFile(path string, data []byte) error {
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	err = os.Link(tmp, path)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrExist):
+		err = replaceEmpty(tmp, path)
+	case linkUnsupported(err):
+		err = claimAndRename(tmp, path)
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func replaceEmpty(tmp, path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w by a %s", errCollision, fi.Mode().Type())
+	}
+	if fi.Size() != 0 {
+		return fs.ErrExist
+	}
+	return os.Rename(tmp, path)
+}
+
+func linkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) ||
+		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EMLINK) || errors.Is(err, syscall.EXDEV)
+}
+
+func claimAndRename(tmp, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return replaceEmpty(tmp, path)
+	}
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	return os.Rename(tmp, path)
+}
+
+// removeFile removes path; a missing file is not an error.
+func removeFile(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so the renames and links in it are durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	_ = f.Close()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		return nil // file systems that cannot sync directories
+	}
+	return err
+}
+
+// mkdirs creates dir and any missing parents, fsyncing each parent after
+// adding an entry to it. A path element that exists but is a file is a
+// collision with a record file.
+func mkdirs(dir string) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%w: %s is a file", errCollision, dir)
+		}
+		return nil
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: a parent of %s is a file", errCollision, dir)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirs(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(parent)
+}
+
+// ioError classifies an operating-system error: the store could not be
+// used. Such an error may follow a write that landed (a failed directory
+// fsync), which ErrUnavailable allows.
+func ioError(op, path string, err error) error {
+	return fmt.Errorf("fs: %s %s: %w: %v", op, path, driver.ErrUnavailable, err)
+}

@@ -1,0 +1,225 @@
+package fs_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"nameservice.dev/nameservice/driver"
+	nsfs "nameservice.dev/nameservice/drivers/fs"
+)
+
+// fixtures is the copy of shared/testdata/ns-v2 this package tests with.
+const fixtures = "testdata/ns-v2"
+
+// sharedFixtures is the original, present in the project's work tree.
+const sharedFixtures = "../../../shared/testdata/ns-v2"
+
+// TestFixturesMatchShared checks the copy is byte-identical to the shared
+// original, when the original is there.
+func TestFixturesMatchShared(t *testing.T) {
+	if _, err := os.Stat(sharedFixtures); err != nil {
+		t.Logf("no %s here: nothing to compare", sharedFixtures)
+		return
+	}
+	want, got := treeFiles(t, sharedFixtures), treeFiles(t, fixtures)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s differs from %s (-shared +copy):\n%s", fixtures, sharedFixtures, diff)
+	}
+}
+
+func treeFiles(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		out[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestFixtures lists every fixture root with the driver (both writer
+// dialects read alike) and compares the records with expected.json.
+func TestFixtures(t *testing.T) {
+	cases, err := os.ReadDir(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		n++
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := copyTree(t, filepath.Join(fixtures, c.Name()))
+			d, err := nsfs.Open(dir, nsfs.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := listAll(t, d, driver.ListOptions{IncludeRetracted: true})
+			want := readExpected(t, filepath.Join(dir, "expected.json"))
+			if diff := cmp.Diff(want, got, recordCmp...); diff != "" {
+				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
+			}
+			for _, w := range want {
+				r, err := d.Get(context.Background(), w.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(w, r, recordCmp...); diff != "" {
+					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
+				}
+			}
+		})
+	}
+	if n < 7 {
+		t.Fatalf("%d fixture cases, want at least 7", n)
+	}
+}
+
+// recordCmp compares records as the fixtures README says: created_at
+// excepted, and a key absent from the expected record must be absent, null,
+// empty or zero in the actual one (absent and zero are one in Go).
+var recordCmp = []cmp.Option{
+	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
+	cmpopts.EquateEmpty(),
+	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
+}
+
+func readExpected(t *testing.T, path string) []*driver.Record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*driver.Record
+	if err := json.Unmarshal(b, &recs); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+func listAll(t *testing.T, d driver.Driver, opts driver.ListOptions) []*driver.Record {
+	t.Helper()
+	var out []*driver.Record
+	for {
+		page, err := d.List(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		out = append(out, page.Records...)
+		if page.NextPageToken == "" {
+			return out
+		}
+		opts.PageToken = page.NextPageToken
+	}
+}
+
+// copyTree copies a directory into a temp dir, so tests may write.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if e.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestFixturesUpdatePreservesFlureeFiles: in the fluree-v4 dialect, a
+// rewrite that changes nothing else keeps Fluree's bytes, and an update
+// changes only the members it must.
+func TestFixturesUpdatePreservesFlureeFiles(t *testing.T) {
+	dir := copyTree(t, filepath.Join(fixtures, "fluree-v4-status-config"))
+	d, err := nsfs.Open(dir, nsfs.Options{Dialect: "fluree-v4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id := driver.ID{Name: "mydb", Branch: "main"}
+	path := filepath.Join(dir, "ns@v2", "mydb", "main.json")
+	orig, _ := os.ReadFile(path)
+	cur, _ := d.Get(ctx, id)
+	// An update that is not applied writes nothing.
+	if out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 5)); err != nil || out.Applied {
+		t.Fatalf("stale publish: %v %v", out, err)
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, orig) {
+		t.Fatal("a stale publish rewrote the file")
+	}
+	out, err := d.Update(ctx, id, driver.Head, driver.IfEquals(*cur.Head), driver.RefValue("bagnext", 6))
+	if err != nil || !out.Applied {
+		t.Fatalf("publish: %v %v", out, err)
+	}
+	now, _ := os.ReadFile(path)
+	want := bytes.Replace(orig, []byte(`"f:commitCid": "bagaybqabciqg7u3nfra7tdl3yepwx3tfpm3rsjthlprt75gdokpr3uzrvulwk4i",
+  "f:t": 5,`), []byte(`"f:commitCid": "bagnext",
+  "f:t": 6,`), 1)
+	if !bytes.Equal(now, want) {
+		t.Errorf("after publish:\n%s\nwant\n%s", now, want)
+	}
+}
+
+// TestInlineIndexFold: the spec fixture has an inline index at t41 and a
+// sidecar at t42. An index update lands in the sidecar and folds the
+// inline index away; even a compare-and-set to a lower t is then what
+// readers see.
+func TestInlineIndexFold(t *testing.T) {
+	dir := copyTree(t, filepath.Join(fixtures, "seed-dialect"))
+	d, err := nsfs.Open(dir, nsfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id := driver.ID{Name: "mydb", Branch: "main"}
+	rec, err := d.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower := driver.RefValue("lower", 40)
+	out, err := d.Update(ctx, id, driver.Index, driver.IfEquals(*rec.Index), lower)
+	if err != nil || !out.Applied {
+		t.Fatalf("cas: %v %v", out, err)
+	}
+	got, err := d.Get(ctx, id)
+	if err != nil || !got.Index.Equal(lower) {
+		t.Fatalf("index after cas = %v (%v), want %v", got.Index, err, lower)
+	}
+	main, _ := os.ReadFile(filepath.Join(dir, "ns@v2", "mydb", "main.json"))
+	if bytes.Contains(main, []byte("ledgerIndex")) {
+		t.Errorf("inline index still in main file:\n%s", main)
+	}
+	if !got.Head.Equal(*rec.Head) {
+		t.Errorf("head changed: %v", got.Head)
+	}
+}

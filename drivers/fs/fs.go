@@ -1,0 +1,195 @@
+// Package fs is the filesystem driver: records kept as ns@v2 JSON-LD files
+// under a directory, in the layout of Fluree's file nameservice (Option B,
+// the default) or one file per concern (Option C).
+//
+// # URLs
+//
+//	file:///abs/dir?layout=b|c&dialect=spec|fluree-v4&lock_timeout=10s
+//	file://./relative/dir
+//
+// # Guarantees
+//
+// On a local POSIX filesystem every write is crash-safe and atomic for
+// readers: a new file is written to a unique temp file, fsynced, then
+// renamed over the old one (or hard-linked into place by a create, which
+// never replaces a record), and the directory is fsynced. Writers of one
+// file serialise on an flock of a sidecar lock file, with a bounded wait.
+// Processes and driver instances sharing a directory see one consistent
+// store. NFS and other network filesystems are not safe: their flock and
+// rename guarantees are weaker. docs/fs.md has the details and
+// docs/format.md the file format.
+package fs
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Scheme is the URL scheme of this driver.
+const Scheme = "file"
+
+func init() { drivers.Register(Scheme, openURL) }
+
+// The layouts a directory can use.
+const (
+	LayoutB = layout.B // {branch}.json + {branch}.index.json (Fluree's)
+	LayoutC = layout.C // {branch}.head/.index/.status/.config.json
+)
+
+// DefaultLockTimeout bounds the wait for another writer's lock.
+const DefaultLockTimeout = 10 * time.Second
+
+// Options configure a Driver. The zero value is layout B, spec dialect,
+// DefaultLockTimeout.
+type Options struct {
+	// Layout is LayoutB or LayoutC. Every process sharing a directory must
+	// use the same layout; a file of the other layout fails List.
+	Layout layout.Layout
+	// Dialect is the form of the files written (jsonld.Spec or
+	// jsonld.FlureeV4); every dialect is read.
+	Dialect jsonld.Dialect
+	// LockTimeout bounds the wait for a lock held by another writer
+	// (0: DefaultLockTimeout). A context deadline that comes sooner wins.
+	LockTimeout time.Duration
+}
+
+// Driver is a filesystem nameservice. It is safe for concurrent use, and
+// any number of Drivers, in any number of processes, may share a directory.
+type Driver struct {
+	root   string // absolute
+	opts   Options
+	closed atomic.Bool
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// Open returns a driver keeping records under dir (in dir/ns@v2). dir need
+// not exist yet: it is created by the first write. It returns an error
+// wrapping driver.ErrInvalidArgument when dir exists and is not a
+// directory, or an option is invalid.
+func Open(dir string, opts Options) (*Driver, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("fs: %w: empty directory", driver.ErrInvalidArgument)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %w: directory %q: %v", driver.ErrInvalidArgument, dir, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
+	}
+	if opts.Dialect, err = jsonld.ParseDialect(string(opts.Dialect)); err != nil {
+		return nil, fmt.Errorf("fs: %w", err)
+	}
+	if opts.Layout != layout.B && opts.Layout != layout.C {
+		return nil, fmt.Errorf("fs: %w: unknown layout %d", driver.ErrInvalidArgument, opts.Layout)
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	return &Driver{root: abs, opts: opts}, nil
+}
+
+// Dir returns the directory holding ns@v2.
+func (d *Driver) Dir() string { return d.root }
+
+func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+	dir, err := urlDir(u)
+	if err != nil {
+		return nil, err
+	}
+	var opts Options
+	for k, v := range u.Query() {
+		val := v[len(v)-1]
+		switch k {
+		case "layout":
+			if opts.Layout, err = layout.Parse(val); err != nil {
+				return nil, fmt.Errorf("fs: %w", err)
+			}
+		case "dialect":
+			opts.Dialect = jsonld.Dialect(val)
+		case "lock_timeout":
+			if opts.LockTimeout, err = time.ParseDuration(val); err != nil || opts.LockTimeout <= 0 {
+				return nil, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, val)
+			}
+		default:
+			return nil, fmt.Errorf("fs: %w: unknown URL parameter %q (want layout, dialect or lock_timeout)", driver.ErrInvalidArgument, k)
+		}
+	}
+	return Open(dir, opts)
+}
+
+// urlDir returns the directory of a file URL: file:///abs, file://localhost/abs,
+// file://./rel (or file://../rel), file:rel.
+func urlDir(u *url.URL) (string, error) {
+	switch {
+	case u.Opaque != "":
+		return u.Opaque, nil
+	case u.Host == "" || u.Host == "localhost":
+		if u.Path == "" {
+			return "", fmt.Errorf("fs: %w: file URL has no path", driver.ErrInvalidArgument)
+		}
+		return u.Path, nil
+	case u.Host == "." || u.Host == "..":
+		return u.Host + u.Path, nil
+	}
+	return "", fmt.Errorf("fs: %w: file URL host %q: want file:///absolute/path or file://./relative/path", driver.ErrInvalidArgument, u.Host)
+}
+
+// path returns the filesystem path of a layout key.
+func (d *Driver) path(key string) string {
+	return filepath.Join(d.root, filepath.FromSlash(key))
+}
+
+// begin checks ctx and that the driver is open.
+func (d *Driver) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d.closed.Load() {
+		return fmt.Errorf("fs: %w: driver is closed", driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// files returns id's files with their paths, the defining file first.
+func (d *Driver) files(id driver.ID) ([]recordFile, error) {
+	lf, err := d.opts.Layout.Files(id)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %w", err)
+	}
+	out := make([]recordFile, len(lf))
+	for i, f := range lf {
+		out[i] = recordFile{File: f, path: d.path(f.Key)}
+	}
+	return out, nil
+}
+
+type recordFile struct {
+	layout.File
+	path string
+}
+
+func paths(files []recordFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.path
+	}
+	return out
+}
+
+// Close implements driver.Driver.
+func (d *Driver) Close() error {
+	d.closed.Store(true)
+	return nil
+}

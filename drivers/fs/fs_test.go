@@ -1,0 +1,462 @@
+package fs_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	nsfs "nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+var layouts = map[string]nsfs.Options{"B": {Layout: nsfs.LayoutB}, "C": {Layout: nsfs.LayoutC}}
+
+func open(t *testing.T, dir string, opts nsfs.Options) *nsfs.Driver {
+	t.Helper()
+	d, err := nsfs.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+func pid(s string) driver.ID {
+	id, err := driver.ParseID(s)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+func mustCreate(t *testing.T, d driver.Driver, id string) {
+	t.Helper()
+	if err := d.Create(context.Background(), driver.NewLedger(pid(id), 1)); err != nil {
+		t.Fatalf("create %s: %v", id, err)
+	}
+}
+
+// files lists the files under dir, relative, sorted.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// TestPathCollision: a/b:main and a:b/main share ns@v2/a/b/main.json. The
+// second create is refused, reads of the other ID are errors naming the
+// file, delete leaves the owner alone, and List reports the owner by @id.
+func TestPathCollision(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			d := open(t, t.TempDir(), opts)
+			mustCreate(t, d, "a/b:main")
+			err := d.Create(ctx, driver.NewLedger(pid("a:b/main"), 1))
+			if !errors.Is(err, driver.ErrAlreadyExists) || !strings.Contains(err.Error(), `"a/b:main"`) {
+				t.Fatalf("colliding create: %v", err)
+			}
+			_, err = d.Get(ctx, pid("a:b/main"))
+			if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), filepath.Join("ns@v2", "a", "b", "main")) {
+				t.Fatalf("get of the other ID: %v", err)
+			}
+			_, err = d.Update(ctx, pid("a:b/main"), driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
+			if !errors.Is(err, driver.ErrInternal) {
+				t.Fatalf("update of the other ID: %v", err)
+			}
+			if err := d.Delete(ctx, pid("a:b/main")); !errors.Is(err, driver.ErrInternal) {
+				t.Fatalf("delete of the other ID: %v", err)
+			}
+			if err := d.Retract(ctx, pid("a:b/main"), time.Now()); !errors.Is(err, driver.ErrInternal) {
+				t.Fatalf("retract of the other ID: %v", err)
+			}
+			recs := listAll(t, d, driver.ListOptions{})
+			if len(recs) != 1 || recs[0].ID.String() != "a/b:main" {
+				t.Fatalf("list = %v", recs)
+			}
+			if _, err := d.Get(ctx, pid("a/b:main")); err != nil {
+				t.Fatalf("owner: %v", err)
+			}
+		})
+	}
+}
+
+// TestNestedListing: the @id decides which ID a nested path belongs to.
+func TestNestedListing(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			d := open(t, t.TempDir(), opts)
+			for _, id := range []string{"a:b/main", "a/b:dev", "a:b", "a/b/c:d/e", strings.Repeat("long", 100) + ":x"} {
+				mustCreate(t, d, id)
+			}
+			var got []string
+			for _, r := range listAll(t, d, driver.ListOptions{PageSize: 2}) {
+				got = append(got, r.ID.String())
+			}
+			want := []string{"a/b/c:d/e", "a/b:dev", "a:b", "a:b/main", strings.Repeat("long", 100) + ":x"}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("list = %q, want %q", got, want)
+			}
+			for _, p := range []string{"a/", "a:", "a/b:", "a:b/", "long"} {
+				recs := listAll(t, d, driver.ListOptions{Prefix: p})
+				for _, r := range recs {
+					if !strings.HasPrefix(r.ID.String(), p) {
+						t.Errorf("prefix %q listed %s", p, r.ID)
+					}
+				}
+				if len(recs) == 0 {
+					t.Errorf("prefix %q listed nothing", p)
+				}
+			}
+		})
+	}
+}
+
+// TestCorruptFile: an unreadable file is an error naming it, on Get and on
+// List; other records stay readable, and Delete purges it.
+func TestCorruptFile(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			d := open(t, dir, opts)
+			mustCreate(t, d, "good")
+			mustCreate(t, d, "bad")
+			mustCreate(t, d, "zz")
+			path := filepath.Join(dir, "ns@v2", "bad", "main.json")
+			if name == "C" {
+				path = filepath.Join(dir, "ns@v2", "bad", "main.config.json")
+			}
+			if err := os.WriteFile(path, []byte(`{"@context": {"f": "https://ns.flur.ee/db#"}, "f:configV": "x"`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Get(ctx, pid("bad"))
+			if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("get: %v", err)
+			}
+			for _, id := range []string{"good", "zz"} {
+				if _, err := d.Get(ctx, pid(id)); err != nil {
+					t.Fatalf("get %s: %v", id, err)
+				}
+			}
+			_, err = d.List(ctx, driver.ListOptions{})
+			if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("list: %v", err)
+			}
+			// Pages before the bad record still work.
+			page, err := d.List(ctx, driver.ListOptions{PageSize: 1})
+			if err != nil && !errors.Is(err, driver.ErrInternal) {
+				t.Fatal(err)
+			}
+			_ = page
+			if err := d.Delete(ctx, pid("bad")); err != nil {
+				t.Fatalf("purge the corrupt record: %v", err)
+			}
+			if n := len(listAll(t, d, driver.ListOptions{})); n != 2 {
+				t.Fatalf("after purge: %d records", n)
+			}
+		})
+	}
+}
+
+// TestEmptyFileIsAbsent: a zero-length defining file (a create that never
+// finished) reads as no record, and a create replaces it.
+func TestEmptyFileIsAbsent(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			d := open(t, dir, opts)
+			def := "main.json"
+			if name == "C" {
+				def = "main.status.json"
+			}
+			_ = os.MkdirAll(filepath.Join(dir, "ns@v2", "db"), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, "ns@v2", "db", def), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Get(ctx, pid("db")); !errors.Is(err, driver.ErrNotFound) {
+				t.Fatalf("get: %v", err)
+			}
+			if recs := listAll(t, d, driver.ListOptions{IncludeRetracted: true}); len(recs) != 0 {
+				t.Fatalf("list: %v", recs)
+			}
+			if _, err := d.Update(ctx, pid("db"), driver.Status, driver.IfAbove(), driver.ReadyStatus()); !errors.Is(err, driver.ErrNotFound) {
+				t.Fatalf("update: %v", err)
+			}
+			mustCreate(t, d, "db")
+			if _, err := d.Get(ctx, pid("db")); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestDebrisIgnored: temp and lock files, and foreign files, are not
+// records; a delete clears the record's own debris and empty directories.
+func TestDebrisIgnored(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			d := open(t, dir, opts)
+			mustCreate(t, d, "x/db")
+			if _, err := d.Update(ctx, pid("x/db"), driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+				t.Fatal(err)
+			}
+			sub := filepath.Join(dir, "ns@v2", "x", "db")
+			debris := []string{"main.json.0123456789abcdef.tmp", "main.json.lock", "main.index.json.00000000000000ff.tmp", "notes.txt"}
+			if name == "C" {
+				debris = []string{"main.status.json.0123456789abcdef.tmp", "main.config.json.lock", "main.head.json.fedcba9876543210.tmp", "notes.txt"}
+			}
+			for _, f := range debris {
+				_ = os.WriteFile(filepath.Join(sub, f), []byte("{garbage"), 0o644)
+			}
+			if recs := listAll(t, d, driver.ListOptions{}); len(recs) != 1 {
+				t.Fatalf("list: %v", recs)
+			}
+			if err := d.Delete(ctx, pid("x/db")); err != nil {
+				t.Fatal(err)
+			}
+			if got := files(t, dir); strings.Join(got, " ") != "ns@v2/x/db/notes.txt" {
+				t.Fatalf("after delete: %q", got)
+			}
+			_ = os.Remove(filepath.Join(sub, "notes.txt"))
+			mustCreate(t, d, "y")
+			if err := d.Delete(ctx, pid("y")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "ns@v2", "y")); !os.IsNotExist(err) {
+				t.Errorf("empty directory left: %v", err)
+			}
+		})
+	}
+}
+
+// TestNoFilesForUnknownIDs: operations on an unknown ID leave no file.
+func TestNoFilesForUnknownIDs(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			d := open(t, dir, opts)
+			mustCreate(t, d, "db:main")
+			before := files(t, dir)
+			id := pid("db:other")
+			for _, c := range driver.Concerns {
+				if _, err := d.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("x", 1)); !errors.Is(err, driver.ErrNotFound) {
+					t.Errorf("update %s: %v", c, err)
+				}
+			}
+			if err := d.Retract(ctx, id, time.Now()); !errors.Is(err, driver.ErrNotFound) {
+				t.Error(err)
+			}
+			if err := d.Delete(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+				t.Error(err)
+			}
+			if after := files(t, dir); strings.Join(after, " ") != strings.Join(before, " ") {
+				t.Errorf("files changed: %q -> %q", before, after)
+			}
+		})
+	}
+}
+
+// TestLayoutMismatch: a store of one layout opened as the other is an
+// error, not an empty store.
+func TestLayoutMismatch(t *testing.T) {
+	dir := t.TempDir()
+	mustCreate(t, open(t, dir, nsfs.Options{Layout: nsfs.LayoutC}), "db")
+	_, err := open(t, dir, nsfs.Options{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
+	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), "layout=c") {
+		t.Fatalf("list: %v", err)
+	}
+}
+
+// TestLockWait: a lock held elsewhere makes writers wait; the wait ends at
+// the context deadline (Canceled) or the lock timeout (Unavailable), and
+// readers are never blocked.
+func TestLockWait(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, dir, nsfs.Options{LockTimeout: 150 * time.Millisecond})
+	mustCreate(t, d, "db")
+	lockPath := filepath.Join(dir, "ns@v2", "db", "main.json.lock")
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	push := func(ctx context.Context) error {
+		_, err := d.Update(ctx, pid("db"), driver.Head, driver.IfAbove(), driver.RefValue("c", 1))
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := push(ctx); driver.Code(err) != driver.Canceled {
+		t.Errorf("deadline: %v (code %v)", err, driver.Code(err))
+	}
+	if el := time.Since(start); el > 120*time.Millisecond {
+		t.Errorf("waited %v past a 30ms deadline", el)
+	}
+	if err := push(context.Background()); !errors.Is(err, driver.ErrUnavailable) {
+		t.Errorf("lock timeout: %v", err)
+	}
+	if _, err := d.Get(context.Background(), pid("db")); err != nil {
+		t.Errorf("get while locked: %v", err)
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if err := push(context.Background()); err != nil {
+		t.Errorf("after unlock: %v", err)
+	}
+}
+
+// TestCreateRace: many clients create one ID at once; exactly one wins and
+// its record is intact (the losers clobbered nothing).
+func TestCreateRace(t *testing.T) {
+	for name, opts := range layouts {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			const n = 8
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					d := open(t, dir, opts)
+					rec := driver.NewLedger(pid("db"), int64(i))
+					h := driver.RefValue("winner-check", int64(i+1))
+					rec.Head = &h
+					ix := driver.RefValue("ix", int64(i+1))
+					rec.Index = &ix
+					errs[i] = d.Create(context.Background(), rec)
+				}()
+			}
+			wg.Wait()
+			winner := -1
+			for i, err := range errs {
+				switch {
+				case err == nil && winner >= 0:
+					t.Fatalf("two winners: %d and %d", winner, i)
+				case err == nil:
+					winner = i
+				case !errors.Is(err, driver.ErrAlreadyExists):
+					t.Fatalf("loser %d: %v", i, err)
+				}
+			}
+			rec, err := open(t, dir, opts).Get(context.Background(), pid("db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := int64(winner + 1)
+			if rec.Head.V != w || rec.Index.V != w || rec.CreatedAt != int64(winner) {
+				t.Fatalf("winner %d, record %v %v created %d", winner, rec.Head, rec.Index, rec.CreatedAt)
+			}
+		})
+	}
+}
+
+// TestUnknownMembersSurviveUpdates: members written by someone else are
+// kept by every kind of write.
+func TestUnknownMembersSurviveUpdates(t *testing.T) {
+	dir := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(dir, "ns@v2", "db"), 0o755)
+	main := `{"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "db:main", "@type": ["f:LedgerSource"],
+		"f:ledger": {"@id": "db"}, "f:branch": "main", "f:t": 0, "f:status": "ready", "f:owner": {"team": "x"}}`
+	if err := os.WriteFile(filepath.Join(dir, "ns@v2", "db", "main.json"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, dir, nsfs.Options{})
+	ctx := context.Background()
+	id := pid("db")
+	if _, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), driver.Value{V: 2, Payload: driver.Object{"state": "busy"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Retract(ctx, id, time.Unix(5, 0)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "ns@v2", "db", "main.json"))
+	f, err := jsonld.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"db:owner": {`) || f.Status.V != 3 {
+		t.Fatalf("file now:\n%s", b)
+	}
+}
+
+func TestOpenURL(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	good := []string{"file://" + dir, "file://" + dir + "?layout=c", "file://localhost" + dir + "?layout=B&dialect=fluree-v4&lock_timeout=2s", "FILE://" + dir}
+	for _, u := range good {
+		d, err := drivers.Open(ctx, u)
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			continue
+		}
+		_ = d.Close()
+	}
+	bad := []string{"file://host/x", "file://" + dir + "?layout=d", "file://" + dir + "?dialect=x", "file://" + dir + "?lock_timeout=-1s", "file://" + dir + "?bogus=1", "file://"}
+	for _, u := range bad {
+		if _, err := drivers.Open(ctx, u); !errors.Is(err, driver.ErrInvalidArgument) {
+			t.Errorf("%s: err = %v, want ErrInvalidArgument", u, err)
+		}
+	}
+	// file://./rel is relative to the working directory.
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { _ = os.Chdir(wd) })
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	d, err := drivers.Open(ctx, "file://./rel/ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Create(ctx, driver.NewLedger(pid("x"), 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rel", "ns", "ns@v2", "x", "main.json")); err != nil {
+		t.Error(err)
+	}
+	if fd, ok := d.(*nsfs.Driver); !ok || fd.Dir() != filepath.Join(dir, "rel", "ns") {
+		t.Errorf("dir = %v", d)
+	}
+	f := filepath.Join(dir, "afile")
+	_ = os.WriteFile(f, nil, 0o644)
+	if _, err := nsfs.Open(f, nsfs.Options{}); !errors.Is(err, driver.ErrInvalidArgument) {
+		t.Errorf("open a file: %v", err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	d := open(t, t.TempDir(), nsfs.Options{})
+	_ = d.Close()
+	if _, err := d.Get(context.Background(), pid("x")); err == nil {
+		t.Fatal("get after close succeeded")
+	}
+}

@@ -1,0 +1,193 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// lockSuffix names the sidecar lock file of a record file: main.json has
+// main.json.lock. No record file ends in it (IDs may not end a segment in
+// ".lock"), so listing ignores lock files.
+const lockSuffix = ".lock"
+
+// heldLock is one acquired lock: an flock on the sidecar lock file, and the
+// in-process slot for the same path.
+type heldLock struct {
+	path    string
+	file    *os.File
+	release func()
+}
+
+// unlock releases the lock. With remove set it first deletes the lock file,
+// which is safe under the lock: a waiter that then acquires the deleted
+// inode sees that the path no longer names it and starts over.
+func (l *heldLock) unlock(remove bool) {
+	if remove {
+		_ = os.Remove(l.path)
+	}
+	_ = unix.Flock(int(l.file.Fd()), unix.LOCK_UN)
+	_ = l.file.Close()
+	l.release()
+}
+
+// procLocks serialises the goroutines of this process per lock path, so
+// they queue on a channel instead of polling flock.
+var procLocks = keyedMutex{m: map[string]*keyedEntry{}}
+
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	ch   chan struct{}
+	refs int
+}
+
+func (k *keyedMutex) acquire(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	e := k.m[key]
+	if e == nil {
+		e = &keyedEntry{ch: make(chan struct{}, 1)}
+		k.m[key] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	select {
+	case e.ch <- struct{}{}:
+		return func() { <-e.ch; k.drop(key, e) }, nil
+	case <-ctx.Done():
+		k.drop(key, e)
+		return nil, ctx.Err()
+	}
+}
+
+func (k *keyedMutex) drop(key string, e *keyedEntry) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e.refs--; e.refs == 0 {
+		delete(k.m, key)
+	}
+}
+
+// Poll interval bounds while another process holds a lock.
+const (
+	minPoll = 500 * time.Microsecond
+	maxPoll = 20 * time.Millisecond
+)
+
+// lock takes the lock of record file path, waiting at most d.opts.LockTimeout
+// and never past ctx's deadline. It returns an error wrapping ErrUnavailable
+// when the wait times out, ctx's error (wrapped) when ctx ends, and one
+// satisfying errors.Is(err, fs.ErrNotExist) when the file's directory does
+// not exist.
+func (d *Driver) lock(ctx context.Context, path string) (*heldLock, error) {
+	lp := path + lockSuffix
+	wctx, cancel := context.WithTimeout(ctx, d.opts.LockTimeout)
+	defer cancel()
+	release, err := procLocks.acquire(wctx, lp)
+	if err != nil {
+		return nil, d.lockWaitError(ctx, lp, err)
+	}
+	f, err := flockWait(wctx, lp)
+	if err != nil {
+		release()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, d.lockWaitError(ctx, lp, err)
+	}
+	return &heldLock{path: lp, file: f, release: release}, nil
+}
+
+func (d *Driver) lockWaitError(ctx context.Context, lp string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("fs: waiting for lock %s: %w", lp, ctx.Err())
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("fs: %w: lock %s still held by another writer after %s", driver.ErrUnavailable, lp, d.opts.LockTimeout)
+	}
+	return fmt.Errorf("fs: %w: lock %s: %v", driver.ErrUnavailable, lp, err)
+}
+
+// flockWait opens (creating) the lock file and takes an exclusive flock,
+// polling with LOCK_NB until ctx ends. It starts over when, once locked,
+// the path no longer names the locked file (a delete removed it).
+func flockWait(ctx context.Context, lp string) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := pollFlock(ctx, f); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+		if sameFile(f, lp) {
+			return f, nil
+		}
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		_ = f.Close()
+	}
+}
+
+func pollFlock(ctx context.Context, f *os.File) error {
+	delay := minPoll
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, maxPoll)
+	}
+}
+
+// sameFile reports whether path still names the open file f.
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// lockAll takes the locks of paths in order (the defining file first,
+// always, so two operations never wait on each other crosswise).
+func (d *Driver) lockAll(ctx context.Context, paths []string) ([]*heldLock, error) {
+	var held []*heldLock
+	for _, p := range paths {
+		l, err := d.lock(ctx, p)
+		if err != nil {
+			unlockAll(held, false)
+			return nil, err
+		}
+		held = append(held, l)
+	}
+	return held, nil
+}
+
+func unlockAll(held []*heldLock, remove bool) {
+	for i := len(held) - 1; i >= 0; i-- {
+		held[i].unlock(remove)
+	}
+}

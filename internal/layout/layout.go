@@ -1,0 +1,264 @@
+// Package layout is the ns@v2 key scheme shared by the file and object-store
+// drivers: which files (keys) hold a record, which parts of the record each
+// holds, and the way back from a key to the IDs it can belong to.
+//
+// Keys are slash-separated and relative to the store's root, e.g.
+// "ns@v2/mydb/main.json". Names and branches may contain '/', so a key with
+// more than two segments below ns@v2 could belong to several IDs
+// ("ns@v2/a/b/main.json" is a/b:main or a:b/main): the @id inside the file
+// decides, and drivers check it on every read (see docs/format.md).
+package layout
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Root is the first segment of every key.
+const Root = "ns@v2"
+
+// Layout is a way of splitting a record into files.
+type Layout int
+
+// The layouts of nameservice-schema-v2.md.
+const (
+	// B: {branch}.json holds identity, head, status and config;
+	// {branch}.index.json holds the index. Fluree's own layout.
+	B Layout = iota
+	// C: one file per concern, {branch}.head.json, .index.json,
+	// .status.json and .config.json; the status file also holds the
+	// identity, so a retract (retracted flag and status) is one write.
+	C
+)
+
+// Parse returns the layout named s: "b" (or "") or "c", in either case. It
+// returns an error wrapping driver.ErrInvalidArgument otherwise.
+func Parse(s string) (Layout, error) {
+	switch strings.ToLower(s) {
+	case "", "b":
+		return B, nil
+	case "c":
+		return C, nil
+	}
+	return 0, fmt.Errorf("%w: unknown layout %q (want b or c)", driver.ErrInvalidArgument, s)
+}
+
+// String returns "b" or "c".
+func (l Layout) String() string {
+	if l == C {
+		return "c"
+	}
+	return "b"
+}
+
+// File is one file of a record.
+type File struct {
+	Key string
+	// Parts are the parts of the record this file holds (jsonld.Identity,
+	// jsonld.HeadPart, ...).
+	Parts jsonld.Part
+	// Defining is set on the one file whose existence is the record's: it
+	// is written last by a create and removed first by a delete.
+	Defining bool
+}
+
+// suffixes of the files of each layout, defining file first.
+var suffixes = map[Layout][]struct {
+	suffix   string
+	parts    jsonld.Part
+	defining bool
+}{
+	B: {
+		{".json", jsonld.Identity | jsonld.HeadPart | jsonld.StatusPart | jsonld.ConfigPart, true},
+		{".index.json", jsonld.IndexPart, false},
+	},
+	C: {
+		{".status.json", jsonld.Identity | jsonld.StatusPart, true},
+		{".head.json", jsonld.HeadPart, false},
+		{".index.json", jsonld.IndexPart, false},
+		{".config.json", jsonld.ConfigPart, false},
+	},
+}
+
+// MaxSegment is the longest name or branch segment stored as it is, in
+// bytes. A file name is a segment plus at most 33 bytes of suffixes
+// (".config.json", a temp or lock suffix) and file systems allow 255; IDs
+// allow longer segments, so a longer one is stored shortened: its first
+// bytes (at most hashedKeep, cut at a character boundary), "~", and 32 hex
+// digits of its SHA-256. The file's @id holds the whole ID.
+const MaxSegment = 200
+
+const hashedKeep = 150
+
+// Check returns an error wrapping driver.ErrInvalidID when id is not valid.
+func Check(id driver.ID) error { return id.Validate() }
+
+// segment returns the path form of one ID segment.
+func segment(s string) string {
+	if len(s) <= MaxSegment {
+		return s
+	}
+	cut := hashedKeep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	sum := sha256.Sum256([]byte(s))
+	return s[:cut] + "~" + hex.EncodeToString(sum[:16])
+}
+
+// Stem returns the stem of id's files (see Classify): its name and branch
+// joined by '/', each segment in its path form.
+func Stem(id driver.ID) string {
+	segs := strings.Split(id.Name+"/"+id.Branch, "/")
+	for i, s := range segs {
+		segs[i] = segment(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// Shortened reports whether a segment of stem st may be a shortened one,
+// so that only the file's @id tells the ID.
+func Shortened(st string) bool {
+	for _, seg := range strings.Split(st, "/") {
+		i := len(seg) - 33
+		if i >= 0 && seg[i] == '~' && strings.Trim(seg[i+1:], "0123456789abcdef") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// stem is the key of id without its suffix: "ns@v2/{name}/{branch}".
+func stem(id driver.ID) string { return Root + "/" + Stem(id) }
+
+// Files returns the files of id in layout l, the defining file first. It
+// returns an error wrapping driver.ErrInvalidID when Check fails.
+func (l Layout) Files(id driver.ID) ([]File, error) {
+	if err := Check(id); err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, s := range suffixes[l] {
+		out = append(out, File{Key: stem(id) + s.suffix, Parts: s.parts, Defining: s.defining})
+	}
+	return out, nil
+}
+
+// FileOf returns the file of id holding concern c (status: the defining
+// file of layout C; head, status and config: the defining file of B).
+func (l Layout) FileOf(id driver.ID, c driver.Concern) (File, error) {
+	files, err := l.Files(id)
+	if err != nil {
+		return File{}, err
+	}
+	want := jsonld.PartOf(c)
+	for _, f := range files {
+		if f.Parts&want != 0 {
+			return f, nil
+		}
+	}
+	return File{}, fmt.Errorf("%w: concern %v", driver.ErrInvalidArgument, c)
+}
+
+// Role is what a key is to a layout.
+type Role int
+
+// The roles of a key.
+const (
+	// NotRecord: not an ns@v2 record file (temp or lock debris, other files).
+	NotRecord Role = iota
+	// Defining: the defining file of a record.
+	Defining
+	// Secondary: another file of a record.
+	Secondary
+	// OtherLayout: a record file of the other layout; a store mixing
+	// layouts is an error.
+	OtherLayout
+)
+
+// Classify says what key is to layout l, and returns its stem (the key less
+// Root and the file suffix, e.g. "mydb/main").
+func (l Layout) Classify(key string) (Role, string) {
+	rest, ok := strings.CutPrefix(key, Root+"/")
+	if !ok || !strings.HasSuffix(rest, ".json") {
+		return NotRecord, ""
+	}
+	if role, st := l.match(rest); role != NotRecord {
+		return role, st
+	}
+	other := B
+	if l == B {
+		other = C
+	}
+	if role, st := other.match(rest); role != NotRecord {
+		return OtherLayout, st
+	}
+	return NotRecord, ""
+}
+
+// plain reports whether st could be the stem of l's defining file, i.e.
+// whether its last segment ends in no reserved suffix.
+func (l Layout) plain(st string) bool {
+	base := st[strings.LastIndex(st, "/")+1:]
+	for _, s := range driver.ReservedSuffixes {
+		if strings.HasSuffix(base, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// match finds the longest suffix of l that rest ends with, and the stem
+// before it, provided the stem's last segment ends in no reserved suffix.
+func (l Layout) match(rest string) (Role, string) {
+	best, role := -1, NotRecord
+	for _, s := range suffixes[l] {
+		st, ok := strings.CutSuffix(rest, s.suffix)
+		if !ok || len(s.suffix) <= best || st == "" || !l.plain(st) {
+			continue
+		}
+		best = len(s.suffix)
+		role = Secondary
+		if s.defining {
+			role = Defining
+		}
+	}
+	if best < 0 {
+		return NotRecord, ""
+	}
+	return role, rest[:len(rest)-best]
+}
+
+// Candidates returns every valid ID whose files have stem st ("a/b/main":
+// a/b:main and a:b/main), shortest name first, reading each segment as
+// written. A stem of two segments has exactly one; a Shortened stem's ID
+// may be none of them.
+func Candidates(st string) []driver.ID {
+	segs := strings.Split(st, "/")
+	var out []driver.ID
+	for i := 1; i < len(segs); i++ {
+		id := driver.ID{Name: strings.Join(segs[:i], "/"), Branch: strings.Join(segs[i:], "/")}
+		if Check(id) == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// PathDefault is the ID a stem stands for when its file names none: the
+// last segment is the branch, the rest the name (as Fluree lays out nested
+// ledger names).
+func PathDefault(st string) (driver.ID, bool) {
+	i := strings.LastIndex(st, "/")
+	if i < 0 {
+		return driver.ID{}, false
+	}
+	id := driver.ID{Name: st[:i], Branch: st[i+1:]}
+	return id, Check(id) == nil
+}

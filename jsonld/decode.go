@@ -1,0 +1,782 @@
+package jsonld
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// ErrMalformed marks a file this codec cannot read. It wraps
+// driver.ErrInternal: to a driver, a stored file it cannot decode is an
+// internal error.
+var ErrMalformed = fmt.Errorf("malformed ns@v2 file: %w", driver.ErrInternal)
+
+// Part is a set of the parts of a record a file carries.
+type Part uint8
+
+// The parts of a record.
+const (
+	Identity   Part = 1 << iota // kind, name, branch, source type, dependencies, retracted, created_at, branch bookkeeping
+	HeadPart                    // the commit head
+	IndexPart                   // the index head
+	StatusPart                  // the status
+	ConfigPart                  // the config
+)
+
+// PartOf returns the part holding concern c.
+func PartOf(c driver.Concern) Part {
+	switch c {
+	case driver.Head:
+		return HeadPart
+	case driver.Index:
+		return IndexPart
+	case driver.Status:
+		return StatusPart
+	case driver.Config:
+		return ConfigPart
+	}
+	return 0
+}
+
+// knownParts maps each member name of the vocabulary the codec reads to the
+// part it belongs to.
+var knownParts = map[string]Part{
+	"ledger": Identity, "name": Identity, "branch": Identity, "graphSourceDependencies": Identity,
+	"retracted": Identity, "createdAt": Identity, "sourceBranch": Identity, "branchPoint": Identity,
+	"branches":     Identity,
+	"ledgerCommit": HeadPart, "commitCid": HeadPart, "t": HeadPart,
+	"ledgerIndex": IndexPart, "indexAddress": IndexPart, "indexT": IndexPart,
+	"graphSourceIndex": IndexPart, "graphSourceIndexT": IndexPart,
+	"status": StatusPart, "statusV": StatusPart, "statusMeta": StatusPart,
+	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
+	"configV": ConfigPart, "configMeta": ConfigPart, "graphSourceConfig": ConfigPart,
+}
+
+// File is one decoded ns@v2 file: what it says about a record, and the
+// members and context it was read from, so Encode can write back what this
+// codec does not know.
+type File struct {
+	// ID is the file's @id, "" when it has none.
+	ID string
+	// Parts are the parts the file holds members of (@type counts as
+	// Identity).
+	Parts Part
+
+	// Identity, when Parts has it. Kind is "" when the file does not say.
+	Kind         driver.Kind
+	Name, Branch string   // from f:ledger / f:name and f:branch, "" when absent
+	Classes      []string // the @type entries, vocabulary IRIs in "db:" form
+	SourceType   string
+	Dependencies []string
+	Retracted    *bool // an explicit retracted flag; nil when absent
+	CreatedAt    int64
+	SourceBranch string
+	Branches     int64
+
+	// The concerns the file holds, with the defaults of docs/format.md; nil
+	// when the file holds no member of that concern.
+	Head, Index, Status, Config *driver.Value
+
+	ctxRaw  json.RawMessage
+	ctx     *jsonContext
+	members []member
+	locals  map[string]int // vocabulary name -> index in members
+}
+
+// Decode reads one ns@v2 file. It returns an error wrapping ErrMalformed
+// (and so driver.ErrInternal), saying what is wrong, when data is not a JSON
+// object, a known member has the wrong shape, or two members mean the same
+// thing. A zero-length file is the caller's business (it means "absent").
+func Decode(data []byte) (*File, error) {
+	f, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return f, nil
+}
+
+func decode(data []byte) (*File, error) {
+	members, err := parseObject(data)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{members: members, locals: map[string]int{}}
+	for _, m := range members {
+		if m.key == "@context" {
+			f.ctxRaw = m.raw
+		}
+	}
+	if f.ctx, err = parseContext(f.ctxRaw); err != nil {
+		return nil, err
+	}
+	r := &reader{f: f, vals: map[string]any{}}
+	for i, m := range members {
+		if err := r.member(i, m); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.finish(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// reader collects the known members of one file before turning them into
+// values.
+type reader struct {
+	f     *File
+	vals  map[string]any // vocabulary name -> decoded value
+	types []string
+}
+
+func (r *reader) member(i int, m member) error {
+	switch m.key {
+	case "@context":
+		return nil
+	case "@id":
+		s, ok := asString(mustValue(m.raw))
+		if !ok {
+			return fmt.Errorf("@id is not a string")
+		}
+		r.f.ID = s
+		return nil
+	case "@type":
+		r.f.locals["@type"] = i
+		return r.typeMember(m.raw)
+	}
+	name, ok := local(r.f.ctx.expandKey(m.key))
+	if !ok {
+		return nil
+	}
+	if j, dup := r.f.locals[name]; dup {
+		return fmt.Errorf("members %q and %q both mean %s", r.f.members[j].key, m.key, name)
+	}
+	r.f.locals[name] = i
+	part, known := knownParts[name]
+	if !known {
+		return nil
+	}
+	v, err := value(m.raw)
+	if err != nil {
+		return fmt.Errorf("%s: %v", m.key, err)
+	}
+	r.vals[name] = v
+	r.f.Parts |= part
+	return nil
+}
+
+func (r *reader) typeMember(raw json.RawMessage) error {
+	v, err := value(raw)
+	if err != nil {
+		return fmt.Errorf("@type: %v", err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		list = []any{v}
+	}
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return fmt.Errorf("@type holds a %s, not a string", jsonKind(e))
+		}
+		r.types = append(r.types, r.f.ctx.compactIRI(s))
+	}
+	r.f.Classes = r.types
+	r.f.Parts |= Identity
+	return nil
+}
+
+func (r *reader) finish() error {
+	steps := []func() error{r.identity, r.head, r.index, r.status, r.config}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// value decodes raw JSON into JSON-normal values (exact json.Numbers).
+func value(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func mustValue(raw json.RawMessage) any {
+	v, _ := value(raw)
+	return v
+}
+
+// unwrap returns the @value of a JSON-LD value object, or v itself.
+func unwrap(v any) any {
+	if m, ok := v.(map[string]any); ok {
+		if inner, ok := m["@value"]; ok {
+			return inner
+		}
+	}
+	return v
+}
+
+func asString(v any) (string, bool) {
+	s, ok := unwrap(v).(string)
+	return s, ok
+}
+
+// asInt reads an integer written as a number, a numeric string, or either
+// inside {"@value"}.
+func asInt(v any) (int64, bool) {
+	v = unwrap(v)
+	if s, ok := v.(string); ok {
+		v = json.Number(s)
+	}
+	return driver.AsInt(v)
+}
+
+// asRef reads a pointer written as "address", {"@id": "address"} or
+// {"@value": "address"}.
+func asRef(v any) (string, bool) {
+	if m, ok := v.(map[string]any); ok {
+		if id, ok := m["@id"].(string); ok {
+			return id, true
+		}
+	}
+	return asString(v)
+}
+
+// asStrings reads a list of strings: an array, an {"@list": [...]}, or one
+// string.
+func asStrings(v any) ([]string, bool) {
+	if m, ok := v.(map[string]any); ok {
+		if l, ok := m["@list"]; ok {
+			v = l
+		}
+	}
+	if s, ok := asRef(v); ok {
+		return []string{s}, true
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := asRef(e)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func asObject(v any) (driver.Object, bool) {
+	m, ok := v.(map[string]any)
+	return driver.Object(m), ok
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "value"
+}
+
+// str, integer... read one known member, recording the first error.
+func (r *reader) str(name string) (string, bool, error) {
+	v, ok := r.vals[name]
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	s, ok := asString(v)
+	if !ok {
+		return "", false, fmt.Errorf("%s is a %s, not a string", name, jsonKind(v))
+	}
+	return s, true, nil
+}
+
+func (r *reader) integer(name string) (int64, bool, error) {
+	v, ok := r.vals[name]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	n, ok := asInt(v)
+	if !ok {
+		return 0, false, fmt.Errorf("%s is not an integer", name)
+	}
+	return n, true, nil
+}
+
+func (r *reader) ref(name string) (string, bool, error) {
+	v, ok := r.vals[name]
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	s, ok := asRef(v)
+	if !ok {
+		return "", false, fmt.Errorf("%s is neither a string nor {\"@id\": string}", name)
+	}
+	return s, true, nil
+}
+
+func (r *reader) object(name string) (driver.Object, bool, error) {
+	v, ok := r.vals[name]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	o, ok := asObject(v)
+	if !ok {
+		return nil, false, fmt.Errorf("%s is a %s, not an object", name, jsonKind(v))
+	}
+	return o, true, nil
+}
+
+// nested returns the members of a known object member keyed by vocabulary
+// name (keywords keep their "@" form).
+func (r *reader) nested(name string) (map[string]any, error) {
+	v, ok := r.vals[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is a %s, not an object", name, jsonKind(v))
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		iri := r.f.ctx.expandKey(k)
+		if n, ok := local(iri); ok {
+			iri = n
+		}
+		if _, dup := out[iri]; dup {
+			return nil, fmt.Errorf("%s has two members meaning %s", name, iri)
+		}
+		out[iri] = e
+	}
+	return out, nil
+}
+
+// graphClasses are the @type entries that say "graph source" without
+// naming its type; ledgerClasses say "ledger".
+var (
+	graphClasses  = []string{"db:IndexSource", "db:MappedSource", "db:GraphSource", "db:VirtualGraph"}
+	ledgerClasses = []string{"db:LedgerSource", "db:Database", "db:Ledger"}
+)
+
+func (r *reader) identity() error {
+	f := r.f
+	var err error
+	errs := []error{}
+	keep := func(e error) {
+		if e != nil {
+			errs = append(errs, e)
+		}
+	}
+	var ok bool
+	var ledgerName, gsName string
+	ledgerName, _, err = r.ref("ledger")
+	keep(err)
+	gsName, _, err = r.str("name")
+	keep(err)
+	f.Name = ledgerName
+	if f.Name == "" {
+		f.Name = gsName
+	}
+	f.Branch, _, err = r.str("branch")
+	keep(err)
+	if v, has := r.vals["graphSourceDependencies"]; has && v != nil {
+		if f.Dependencies, ok = asStrings(v); !ok {
+			keep(fmt.Errorf("graphSourceDependencies is not a list of strings"))
+		}
+	}
+	if v, has := r.vals["retracted"]; has && v != nil {
+		b, ok := unwrap(v).(bool)
+		if !ok {
+			keep(fmt.Errorf("retracted is not a boolean"))
+		}
+		f.Retracted = &b
+	}
+	f.CreatedAt, _, err = r.integer("createdAt")
+	keep(err)
+	f.Branches, _, err = r.integer("branches")
+	keep(err)
+	keep(r.sourceBranch())
+	f.Kind, f.SourceType = r.kind(ledgerName != "", gsName != "")
+	return errors.Join(errs...)
+}
+
+func (r *reader) sourceBranch() error {
+	s, ok, err := r.str("sourceBranch")
+	if err != nil || ok {
+		r.f.SourceBranch = s
+		return err
+	}
+	bp, err := r.nested("branchPoint")
+	if err != nil || bp == nil {
+		return err
+	}
+	if src, ok := asString(bp["source"]); ok {
+		r.f.SourceBranch = src
+	}
+	return nil
+}
+
+// kind reads the kind and source type from @type, falling back on the
+// members present when @type says neither.
+func (r *reader) kind(hasLedger, hasName bool) (driver.Kind, string) {
+	isGraph, isLedger := false, false
+	var source string
+	for _, t := range r.types {
+		switch {
+		case slices.Contains(graphClasses, t):
+			isGraph = true
+		case slices.Contains(ledgerClasses, t):
+			isLedger = true
+		case source == "":
+			source = t
+		}
+	}
+	switch {
+	case isGraph || (!isLedger && source != ""):
+		return driver.GraphSource, source
+	case isLedger:
+		return driver.Ledger, ""
+	case r.f.Parts&Identity == 0:
+		return "", ""
+	case hasName && !hasLedger, r.vals["graphSourceConfig"] != nil, r.vals["graphSourceDependencies"] != nil:
+		return driver.GraphSource, ""
+	}
+	return driver.Ledger, ""
+}
+
+func (r *reader) head() error {
+	if r.f.Parts&HeadPart == 0 {
+		return nil
+	}
+	cid, hasCid, err := r.str("commitCid")
+	if err != nil {
+		return err
+	}
+	commit, hasCommit, err := r.ref("ledgerCommit")
+	if err != nil {
+		return err
+	}
+	if hasCid && hasCommit && cid != commit {
+		return fmt.Errorf("commitCid %q and ledgerCommit %q disagree", cid, commit)
+	}
+	if hasCid {
+		commit = cid
+	}
+	t, _, err := r.integer("t")
+	if err != nil {
+		return err
+	}
+	v, err := refValue("head", commit, t)
+	r.f.Head = v
+	return err
+}
+
+// refValue returns the value of a head or index at address and t; an
+// absent address with t 0 is unborn.
+func refValue(what, address string, t int64) (*driver.Value, error) {
+	if address == "" {
+		if t != 0 {
+			return nil, fmt.Errorf("%s at t %d has no address", what, t)
+		}
+		return &driver.Value{}, nil
+	}
+	v := driver.RefValue(address, t)
+	return &v, nil
+}
+
+// indexForm is one way a file can state the index: an address and a t.
+type indexForm struct {
+	name    string
+	address string
+	t       int64
+}
+
+func (r *reader) index() error {
+	if r.f.Parts&IndexPart == 0 {
+		return nil
+	}
+	var forms []indexForm
+	for _, read := range []func() (*indexForm, error){r.ledgerIndex, r.specGraphIndex, r.flureeGraphIndex} {
+		form, err := read()
+		if err != nil {
+			return err
+		}
+		if form != nil {
+			forms = append(forms, *form)
+		}
+	}
+	if len(forms) == 0 {
+		r.f.Index = &driver.Value{} // index members present but null
+		return nil
+	}
+	for _, f := range forms[1:] {
+		if f.address != forms[0].address || f.t != forms[0].t {
+			return fmt.Errorf("%s and %s disagree", forms[0].name, f.name)
+		}
+	}
+	v, err := refValue("index", forms[0].address, forms[0].t)
+	r.f.Index = v
+	return err
+}
+
+func (r *reader) ledgerIndex() (*indexForm, error) {
+	m, err := r.nested("ledgerIndex")
+	if err != nil || m == nil {
+		return nil, err
+	}
+	addr, err := oneAddress("ledgerIndex", m, "@id", "cid", "address")
+	if err != nil {
+		return nil, err
+	}
+	t, ok := asInt(m["t"])
+	if m["t"] != nil && !ok {
+		return nil, fmt.Errorf("ledgerIndex t is not an integer")
+	}
+	return &indexForm{name: "ledgerIndex", address: addr, t: t}, nil
+}
+
+// oneAddress returns the address stated under any of keys, or an error
+// when two of them disagree or one is not a string.
+func oneAddress(what string, m map[string]any, keys ...string) (string, error) {
+	addr := ""
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := asString(v)
+		if !ok {
+			return "", fmt.Errorf("%s %s is not a string", what, k)
+		}
+		if addr != "" && s != addr {
+			return "", fmt.Errorf("%s states two addresses", what)
+		}
+		addr = s
+	}
+	return addr, nil
+}
+
+func (r *reader) specGraphIndex() (*indexForm, error) {
+	addr, hasAddr, err := r.ref("indexAddress")
+	if err != nil {
+		return nil, err
+	}
+	t, hasT, err := r.integer("indexT")
+	if err != nil || (!hasAddr && !hasT) {
+		return nil, err
+	}
+	return &indexForm{name: "indexAddress", address: addr, t: t}, nil
+}
+
+func (r *reader) flureeGraphIndex() (*indexForm, error) {
+	m, err := r.nested("graphSourceIndex")
+	if err != nil {
+		return nil, err
+	}
+	t, hasT, err := r.integer("graphSourceIndexT")
+	if err != nil || (m == nil && !hasT) {
+		return nil, err
+	}
+	addr := ""
+	if m != nil {
+		if addr, err = oneAddress("graphSourceIndex", m, "graphSourceIndexCid", "@id", "cid"); err != nil {
+			return nil, err
+		}
+	} else if s, ok := asString(r.vals["graphSourceIndex"]); ok {
+		addr = s
+	}
+	return &indexForm{name: "graphSourceIndex", address: addr, t: t}, nil
+}
+
+func (r *reader) status() error {
+	if r.f.Parts&StatusPart == 0 {
+		return nil
+	}
+	state, hasState, err := r.str("status")
+	if err != nil {
+		return err
+	}
+	if !hasState {
+		return fmt.Errorf("statusV or statusMeta without status")
+	}
+	v, hasV, err := r.integer("statusV")
+	if err != nil {
+		return err
+	}
+	if !hasV {
+		v = 1
+	}
+	meta, _, err := r.object("statusMeta")
+	if err != nil {
+		return err
+	}
+	p := meta.Clone()
+	if p == nil {
+		p = driver.Object{}
+	}
+	p["state"] = state
+	r.f.Status = &driver.Value{V: v, Payload: p}
+	return nil
+}
+
+func (r *reader) config() error {
+	if r.f.Parts&ConfigPart == 0 {
+		return nil
+	}
+	v, hasV, err := r.integer("configV")
+	if err != nil {
+		return err
+	}
+	p, fields, err := r.configPayload()
+	if err != nil {
+		return err
+	}
+	if !hasV && fields {
+		v = 1
+	}
+	if v == 0 {
+		// Unborn: Fluree v4 graph-source files must carry a config, so an
+		// unborn one is written as configV 0 beside a placeholder.
+		r.f.Config = &driver.Value{}
+		return nil
+	}
+	r.f.Config = &driver.Value{V: v, Payload: p}
+	return nil
+}
+
+// configPayload builds the config payload: configMeta's keys, then
+// default_context and config_id, then a graph source's graphSourceConfig.
+// fields reports whether any member other than configV was present.
+func (r *reader) configPayload() (p driver.Object, fields bool, err error) {
+	meta, hasMeta, err := r.object("configMeta")
+	if err != nil {
+		return nil, false, err
+	}
+	p = meta.Clone()
+	if p == nil {
+		p = driver.Object{}
+	}
+	fields = hasMeta
+	for _, c := range []struct{ names []string }{
+		{[]string{"defaultContextCid", "defaultContext"}}, {[]string{"configCid"}},
+	} {
+		for _, name := range c.names {
+			s, ok, err := r.ref(name)
+			if err != nil {
+				return nil, false, err
+			}
+			if ok {
+				p[configKeys[c.names[0]]] = s
+				fields = true
+				break
+			}
+		}
+	}
+	gs, ok, err := r.graphSourceConfig()
+	if err != nil || !ok {
+		return p, fields, err
+	}
+	for k, v := range gs {
+		p[k] = v
+	}
+	return p, true, nil
+}
+
+// configKeys are the ledger config payload keys of dedicated members.
+var configKeys = map[string]string{"defaultContextCid": "default_context", "configCid": "config_id"}
+
+// graphSourceConfig reads {"@value": "JSON text"}, {"@value": {...}}, or the
+// JSON text alone.
+func (r *reader) graphSourceConfig() (driver.Object, bool, error) {
+	v, ok := r.vals["graphSourceConfig"]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	v = unwrap(v)
+	if o, ok := asObject(v); ok {
+		return o, true, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, false, fmt.Errorf("graphSourceConfig is a %s, not JSON text", jsonKind(v))
+	}
+	o, err := driver.ParseObject([]byte(s))
+	if err != nil {
+		return nil, false, fmt.Errorf("graphSourceConfig: %v", strings.TrimPrefix(err.Error(), driver.ErrInvalidArgument.Error()+": "))
+	}
+	if o == nil {
+		return nil, false, nil
+	}
+	return o, true, nil
+}
+
+// RecordID returns the ID the file states: its @id, or else its name and
+// branch members. ok is false when it states neither.
+func (f *File) RecordID() (driver.ID, bool, error) {
+	if f.ID != "" {
+		id, err := driver.ParseID(f.ID)
+		if err != nil {
+			return driver.ID{}, false, fmt.Errorf("%w: @id: %v", ErrMalformed, err)
+		}
+		if f.ID != id.String() {
+			return driver.ID{}, false, fmt.Errorf("%w: @id %q is not in name:branch form", ErrMalformed, f.ID)
+		}
+		return id, true, nil
+	}
+	if f.Name != "" && f.Branch != "" {
+		id := driver.ID{Name: f.Name, Branch: f.Branch}
+		if err := id.Validate(); err != nil {
+			return driver.ID{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		return id, true, nil
+	}
+	return driver.ID{}, false, nil
+}
+
+// WithoutIndex returns a copy of f whose index members are dropped, so a
+// file re-encoded from it no longer carries an inline index.
+func (f *File) WithoutIndex() *File {
+	c := *f
+	c.Index = nil
+	c.Parts &^= IndexPart
+	c.members = nil
+	c.locals = map[string]int{}
+	for _, m := range f.members {
+		name, inVocab := local(f.ctx.expandKey(m.key))
+		switch {
+		case inVocab && knownParts[name] == IndexPart:
+			continue
+		case inVocab:
+			c.locals[name] = len(c.members)
+		case m.key == "@type":
+			c.locals[m.key] = len(c.members)
+		}
+		c.members = append(c.members, m)
+	}
+	return &c
+}

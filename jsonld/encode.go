@@ -1,0 +1,446 @@
+package jsonld
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Dialect is a form Encode writes.
+type Dialect string
+
+// The writer dialects.
+const (
+	// Spec is the form of nameservice-schema-v2.md ("db:" prefix,
+	// db:ledgerCommit {@id}, db:ledgerIndex {@id, db:t}, db:indexAddress,
+	// db:indexT); members the schema leaves unnamed take the names of
+	// Fluree's current files (statusV, statusMeta, configV, ...).
+	Spec Dialect = "spec"
+	// FlureeV4 is the form Fluree v4 writes and reads ("f:" prefix,
+	// f:commitCid, f:ledgerIndex {f:cid, f:t}, f:graphSourceIndex).
+	FlureeV4 Dialect = "fluree-v4"
+)
+
+// ParseDialect returns the dialect named s ("spec" or "fluree-v4"; "" is
+// Spec). It returns an error wrapping driver.ErrInvalidArgument otherwise.
+func ParseDialect(s string) (Dialect, error) {
+	switch Dialect(s) {
+	case "", Spec:
+		return Spec, nil
+	case FlureeV4:
+		return FlureeV4, nil
+	}
+	return "", fmt.Errorf("%w: unknown ns@v2 dialect %q (want spec or fluree-v4)", driver.ErrInvalidArgument, s)
+}
+
+func (d Dialect) prefix() string {
+	if d == FlureeV4 {
+		return "f"
+	}
+	return ModelPrefix
+}
+
+// EncodeOptions says what Encode writes.
+type EncodeOptions struct {
+	Dialect Dialect
+	// Parts are the parts of the record this file carries.
+	Parts Part
+	// Prev is the file being replaced, or nil. Its members that Encode does
+	// not write itself (unknown members, and known members of parts not in
+	// Parts) are written back unchanged, and a member whose value did not
+	// change keeps its original bytes.
+	Prev *File
+}
+
+// Encode writes the parts opts.Parts of rec as one ns@v2 file of
+// opts.Dialect: members in a fixed order, indented by two spaces. It
+// returns an error wrapping driver.ErrInvalidArgument when rec cannot be
+// written (an unknown dialect, a payload that is not JSON).
+func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
+	d, err := ParseDialect(string(opts.Dialect))
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{}}
+	if w.prev == nil {
+		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
+	}
+	if err := w.build(); err != nil {
+		return nil, fmt.Errorf("%w: encode %s: %v", driver.ErrInvalidArgument, rec.ID, err)
+	}
+	return w.bytes()
+}
+
+type writer struct {
+	rec       *driver.Record
+	parts     Part
+	dialect   Dialect
+	prefix    string
+	prev      *File
+	used      map[int]bool // prev members written
+	out       []member
+	preserved bool // some output depends on prev's @context
+}
+
+func (w *writer) graph() bool { return w.rec.Kind == driver.GraphSource }
+
+// owns reports whether this file writes the members of part, replacing any
+// prev had.
+func (w *writer) owns(part Part) bool {
+	if part == HeadPart && w.graph() {
+		return false
+	}
+	return part != 0 && w.parts&part != 0
+}
+
+func (w *writer) build() error {
+	if w.writesID() {
+		w.out = append(w.out, member{key: "@id", raw: mustJSON(w.rec.ID.String())})
+	}
+	if err := w.types(); err != nil {
+		return err
+	}
+	for _, name := range w.order() {
+		if err := w.slot(name); err != nil {
+			return err
+		}
+	}
+	if err := w.rest(); err != nil {
+		return err
+	}
+	return w.unique()
+}
+
+// unique returns an error when two members would get one key (kept
+// members whose keys only differed through prev's @context).
+func (w *writer) unique() error {
+	seen := map[string]bool{"@context": true}
+	for _, m := range w.out {
+		if seen[m.key] {
+			return fmt.Errorf("two members would be written as %q", m.key)
+		}
+		seen[m.key] = true
+	}
+	return nil
+}
+
+// writesID: every file carries its @id, except the Fluree v4 ledger index
+// file, which has none in Fluree's own files.
+func (w *writer) writesID() bool {
+	return !(w.dialect == FlureeV4 && !w.graph() && w.parts == IndexPart)
+}
+
+var (
+	v4Ledger = []string{"ledger", "branch", "commitCid", "ledgerCommit", "t", "ledgerIndex", "status",
+		"defaultContextCid", "defaultContext", "statusV", "statusMeta", "configV", "configMeta", "configCid",
+		"sourceBranch", "branchPoint", "branches", "createdAt", "retracted"}
+	v4Graph = []string{"name", "branch", "graphSourceConfig", "graphSourceDependencies", "status", "statusV",
+		"statusMeta", "configV", "graphSourceIndex", "graphSourceIndexT", "indexAddress", "indexT", "ledgerIndex",
+		"sourceBranch", "branchPoint", "branches", "createdAt", "retracted"}
+	specLedger = []string{"ledger", "branch", "ledgerCommit", "commitCid", "t", "ledgerIndex", "status",
+		"statusV", "statusMeta", "configV", "defaultContextCid", "defaultContext", "configCid", "configMeta",
+		"createdAt", "retracted", "sourceBranch", "branchPoint", "branches"}
+	specGraph = []string{"name", "branch", "graphSourceDependencies", "indexAddress", "indexT",
+		"graphSourceIndex", "graphSourceIndexT", "ledgerIndex", "status", "statusV", "statusMeta", "configV",
+		"graphSourceConfig", "createdAt", "retracted", "sourceBranch", "branchPoint", "branches"}
+)
+
+func (w *writer) order() []string {
+	switch {
+	case w.dialect == FlureeV4 && w.graph():
+		return v4Graph
+	case w.dialect == FlureeV4:
+		return v4Ledger
+	case w.graph():
+		return specGraph
+	}
+	return specLedger
+}
+
+// slot writes member name: generated when this file owns its part, else
+// (and always for branchPoint, which the model does not hold) copied from
+// prev.
+func (w *writer) slot(name string) error {
+	part := knownParts[name]
+	if w.owns(part) && name != "branchPoint" {
+		v, ok, err := w.generate(name)
+		if err != nil || !ok {
+			return err
+		}
+		w.emit(name, v)
+		return nil
+	}
+	if i, ok := w.prev.locals[name]; ok {
+		return w.keep(i)
+	}
+	return nil
+}
+
+// rest copies prev's remaining members that this file does not own, in
+// their original order.
+func (w *writer) rest() error {
+	for i, m := range w.prev.members {
+		if w.used[i] || m.key == "@context" || m.key == "@id" || m.key == "@type" {
+			continue // @context and @id are written anew, @type by types
+		}
+		name, inVocab := local(w.prev.ctx.expandKey(m.key))
+		if inVocab && w.owns(knownParts[name]) && name != "branchPoint" {
+			continue // replaced, or cleared, by this file
+		}
+		if err := w.keep(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keep copies prev's member i, re-keyed into this file's prefix when it is
+// in the vocabulary.
+func (w *writer) keep(i int) error {
+	m := w.prev.members[i]
+	key, err := w.rekey(m.key)
+	if err != nil {
+		return err
+	}
+	w.used[i] = true
+	w.preserved = true
+	w.out = append(w.out, member{key: key, raw: m.raw})
+	return nil
+}
+
+// rekey returns the key a kept member gets: "prefix:name" in the
+// vocabulary, else the key as it was, or its IRI when its prefix is this
+// file's (which now means the vocabulary).
+func (w *writer) rekey(key string) (string, error) {
+	iri := w.prev.ctx.expandKey(key)
+	if name, ok := local(iri); ok {
+		return w.prefix + ":" + name, nil
+	}
+	p, _, ok := strings.Cut(key, ":")
+	if !ok || p != w.prefix {
+		return key, nil
+	}
+	if iri == key {
+		return "", fmt.Errorf("member %q cannot be kept: its prefix %q is unbound there and means the vocabulary here", key, p)
+	}
+	return iri, nil
+}
+
+// emit writes a generated member, keeping prev's bytes when its value is
+// the same.
+func (w *writer) emit(name string, v any) {
+	raw := mustJSON(v)
+	if i, ok := w.prev.locals[name]; ok && w.prev.ctx.terms[w.prefix] == Vocab {
+		if old := w.prev.members[i].raw; sameValue(name, old, raw) {
+			raw = old
+		}
+		w.used[i] = true
+	} else if ok {
+		w.used[i] = true
+	}
+	w.out = append(w.out, member{key: w.prefix + ":" + name, raw: raw})
+}
+
+// sameValue compares two encodings of member name: JSON values compared by
+// value, a graph-source config by the JSON it holds, a graph-source index
+// by its address (so an index written without "@type": "f:ContentId" is
+// kept as it was until it changes).
+func sameValue(name string, a, b json.RawMessage) bool {
+	va, errA := value(a)
+	vb, errB := value(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	switch name {
+	case "graphSourceConfig":
+		va, vb = configJSON(va), configJSON(vb)
+	case "graphSourceIndex":
+		va, vb = withoutType(va), withoutType(vb)
+	}
+	return driver.JSONEqual(va, vb)
+}
+
+func configJSON(v any) any {
+	if s, ok := unwrap(v).(string); ok {
+		if o, err := driver.ParseObject([]byte(s)); err == nil {
+			return map[string]any(o)
+		}
+	}
+	return v
+}
+
+func withoutType(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	c := make(map[string]any, len(m))
+	for k, e := range m {
+		if k != "@type" {
+			c[k] = e
+		}
+	}
+	return c
+}
+
+func mustJSON(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only values built by this package reach here; they always encode.
+		return json.RawMessage("null")
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// bytes assembles the file: @context first, then the members, indented.
+func (w *writer) bytes() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"@context":`)
+	buf.Write(w.context())
+	for _, m := range w.out {
+		buf.WriteByte(',')
+		buf.Write(mustJSON(m.key))
+		buf.WriteByte(':')
+		buf.Write(m.raw)
+	}
+	buf.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
+		return nil, fmt.Errorf("%w: encode %s: %v", driver.ErrInternal, w.rec.ID, err)
+	}
+	if w.dialect == Spec {
+		out.WriteByte('\n')
+	}
+	return out.Bytes(), nil
+}
+
+// context is {prefix: Vocab}, plus prev's own @context when a member copied
+// from prev may depend on it.
+func (w *writer) context() json.RawMessage {
+	own := member{key: w.prefix, raw: mustJSON(Vocab)}
+	raw := w.prev.ctxRaw
+	if !w.preserved || len(raw) == 0 {
+		return objectJSON([]member{own})
+	}
+	if raw[0] != '{' {
+		return mustJSON([]json.RawMessage{raw, objectJSON([]member{own})})
+	}
+	members, err := parseObject(raw)
+	if err != nil {
+		return objectJSON([]member{own})
+	}
+	out := []member{own}
+	for _, m := range members {
+		if m.key != w.prefix {
+			out = append(out, m)
+		}
+	}
+	return objectJSON(out)
+}
+
+func objectJSON(members []member) json.RawMessage {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(mustJSON(m.key))
+		buf.WriteByte(':')
+		buf.Write(m.raw)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// types writes @type when the file carries the identity: the kind's class,
+// the source type, then any further types prev had.
+func (w *writer) types() error {
+	if !w.owns(Identity) {
+		if i, ok := w.prev.locals["@type"]; ok {
+			return w.keep(i)
+		}
+		return nil
+	}
+	var list []string
+	switch {
+	case w.graph():
+		list = []string{w.iri(w.graphClass())}
+		if w.rec.SourceType != "" {
+			st := w.iri(w.rec.SourceType)
+			if p, _, _ := strings.Cut(st, ":"); p == w.prefix && !strings.HasPrefix(w.rec.SourceType, ModelPrefix+":") && st == w.rec.SourceType {
+				return fmt.Errorf("source type %q cannot be written: its prefix means the vocabulary in this dialect", st)
+			}
+			list = append(list, st)
+		}
+	case w.dialect == Spec:
+		list = []string{w.iri("db:Database"), w.iri("db:LedgerSource")}
+	default:
+		list = []string{w.iri("db:LedgerSource")}
+	}
+	list = append(list, w.extraTypes(list)...)
+	w.emitType(list)
+	return nil
+}
+
+func (w *writer) emitType(list []string) {
+	raw := mustJSON(list)
+	if i, ok := w.prev.locals["@type"]; ok && w.prev.ctx.terms[w.prefix] == Vocab && sameValue("@type", w.prev.members[i].raw, raw) {
+		raw = w.prev.members[i].raw
+	}
+	w.out = append(w.out, member{key: "@type", raw: raw})
+}
+
+// extraTypes returns prev's @type entries that are neither a kind class nor
+// the source type, as written (they may rely on prev's @context).
+func (w *writer) extraTypes(have []string) []string {
+	i, ok := w.prev.locals["@type"]
+	if !ok {
+		return nil
+	}
+	list, _ := asStrings(mustValue(w.prev.members[i].raw))
+	var extra []string
+	for _, t := range list {
+		c := w.prev.ctx.compactIRI(t)
+		if slices.Contains(graphClasses, c) || slices.Contains(ledgerClasses, c) || c == w.rec.SourceType || slices.Contains(have, t) {
+			continue
+		}
+		extra = append(extra, t)
+		w.preserved = true
+	}
+	return extra
+}
+
+// graphClass is the class prev gave the graph source, else IndexSource, or
+// MappedSource for a mapping (R2rmlMapping, IcebergMapping).
+func (w *writer) graphClass() string {
+	for _, c := range w.prev.Classes {
+		if slices.Contains(graphClasses, c) {
+			return c
+		}
+	}
+	if strings.HasSuffix(w.rec.SourceType, "Mapping") {
+		return "db:MappedSource"
+	}
+	return "db:IndexSource"
+}
+
+// iri writes a model IRI ("db:Name", or a full vocabulary IRI) with this
+// file's prefix; other IRIs stay as they are.
+func (w *writer) iri(s string) string {
+	if name, ok := strings.CutPrefix(s, ModelPrefix+":"); ok {
+		return w.prefix + ":" + name
+	}
+	if name, ok := local(s); ok {
+		return w.prefix + ":" + name
+	}
+	return s
+}
+
+func (w *writer) key(name string) string { return w.prefix + ":" + name }

@@ -1,0 +1,189 @@
+package jsonld
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// generate returns the value of member name for this file, and false when
+// the member is not written (not applicable, or at its default).
+func (w *writer) generate(name string) (any, bool, error) {
+	switch knownParts[name] {
+	case Identity:
+		v, ok := w.identity(name)
+		return v, ok, nil
+	case HeadPart:
+		v, ok := w.head(name)
+		return v, ok, nil
+	case IndexPart:
+		v, ok := w.index(name)
+		return v, ok, nil
+	case StatusPart:
+		return w.status(name)
+	case ConfigPart:
+		return w.config(name)
+	}
+	return nil, false, nil
+}
+
+func number(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+
+func (w *writer) identity(name string) (any, bool) {
+	r := w.rec
+	switch name {
+	case "ledger":
+		return map[string]any{"@id": r.ID.Name}, !w.graph()
+	case "name":
+		return r.ID.Name, w.graph()
+	case "branch":
+		return r.ID.Branch, true
+	case "graphSourceDependencies":
+		deps := r.Dependencies
+		if deps == nil {
+			deps = []string{}
+		}
+		return deps, w.graph()
+	case "createdAt":
+		return number(r.CreatedAt), r.CreatedAt != 0
+	case "retracted":
+		// Only when the status alone would say otherwise.
+		return r.Retracted, r.Retracted != (r.Status != nil && r.Status.State() == driver.StateRetracted)
+	case "sourceBranch":
+		return r.SourceBranch, r.SourceBranch != ""
+	case "branches":
+		return number(r.Branches), r.Branches != 0
+	}
+	return nil, false
+}
+
+func (w *writer) head(name string) (any, bool) {
+	h := w.rec.Head
+	if h == nil {
+		return nil, false
+	}
+	ref, born := h.Ref()
+	switch name {
+	case "t":
+		return number(h.V), true
+	case "ledgerCommit":
+		return map[string]any{"@id": ref.Address}, born && w.dialect == Spec
+	case "commitCid":
+		return ref.Address, born && w.dialect == FlureeV4
+	}
+	return nil, false
+}
+
+func (w *writer) index(name string) (any, bool) {
+	ix := w.rec.Index
+	if ix == nil {
+		return nil, false
+	}
+	ref, born := ix.Ref()
+	if !born {
+		return nil, false
+	}
+	spec, v4 := w.dialect == Spec, w.dialect == FlureeV4
+	switch name {
+	case "ledgerIndex":
+		if spec {
+			return map[string]any{"@id": ref.Address, w.key("t"): number(ix.V)}, !w.graph()
+		}
+		return map[string]any{w.key("cid"): ref.Address, w.key("t"): number(ix.V)}, !w.graph()
+	case "indexAddress":
+		return ref.Address, w.graph() && spec
+	case "indexT":
+		return number(ix.V), w.graph() && spec
+	case "graphSourceIndex":
+		return map[string]any{"@type": w.key("ContentId"), w.key("graphSourceIndexCid"): ref.Address}, w.graph() && v4
+	case "graphSourceIndexT":
+		return number(ix.V), w.graph() && v4
+	}
+	return nil, false
+}
+
+func (w *writer) status(name string) (any, bool, error) {
+	s := w.rec.Status
+	if s == nil {
+		return nil, false, nil
+	}
+	switch name {
+	case "status":
+		state, ok := s.Payload["state"].(string)
+		if !ok {
+			return nil, false, fmt.Errorf("status has no string state")
+		}
+		return state, true, nil
+	case "statusV":
+		return number(s.V), w.dialect == Spec || !w.graph() || s.V != 1, nil
+	case "statusMeta":
+		meta := without(s.Payload, "state")
+		return meta, len(meta) > 0, nil
+	}
+	return nil, false, nil
+}
+
+// without returns o less keys.
+func without(o driver.Object, keys ...string) driver.Object {
+	c := o.Clone()
+	for _, k := range keys {
+		delete(c, k)
+	}
+	return c
+}
+
+func (w *writer) config(name string) (any, bool, error) {
+	c := w.rec.Config
+	if c == nil {
+		return nil, false, nil
+	}
+	if name == "configV" {
+		return number(c.V), w.dialect == Spec || !w.graph() || c.V != 1, nil
+	}
+	if w.graph() {
+		return w.graphConfig(name)
+	}
+	if c.Payload == nil {
+		return nil, false, nil
+	}
+	switch name {
+	case "defaultContextCid", "configCid":
+		s, ok := c.Payload[configKeys[name]].(string)
+		return s, ok, nil
+	case "configMeta":
+		meta := w.configMeta()
+		return meta, len(meta) > 0, nil
+	}
+	return nil, false, nil
+}
+
+// configMeta is the ledger config less the keys with members of their own:
+// default_context and config_id when they are strings.
+func (w *writer) configMeta() driver.Object {
+	p := w.rec.Config.Payload
+	meta := p.Clone()
+	for _, k := range configKeys {
+		if _, ok := p[k].(string); ok {
+			delete(meta, k)
+		}
+	}
+	return meta
+}
+
+func (w *writer) graphConfig(name string) (any, bool, error) {
+	if name != "graphSourceConfig" {
+		return nil, false, nil
+	}
+	p := w.rec.Config.Payload
+	if p == nil {
+		// Fluree v4 requires the member: an unborn config is "{}" at configV 0.
+		return map[string]any{"@value": "{}"}, w.dialect == FlureeV4, nil
+	}
+	text, err := p.MarshalJSON()
+	if err != nil {
+		return nil, false, err
+	}
+	return map[string]any{"@value": string(text)}, true, nil
+}

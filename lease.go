@@ -182,12 +182,13 @@ func (ns *NameService) tryAcquire(ctx context.Context, id string, opts LeaseOpti
 		return nil, err
 	}
 	l := &Lease{ns: ns, id: id, opts: opts, token: next.V, cur: out.Current, lost: make(chan struct{})}
+	l.mu.Lock() // the expiry timer may fire at once and read l concurrently
 	l.extend(sent)
+	l.mu.Unlock()
 	return l, nil
 }
 
-// extend makes the lease valid until TTL after sent. The caller holds l.mu
-// or owns l exclusively.
+// extend makes the lease valid until TTL after sent. The caller holds l.mu.
 func (l *Lease) extend(sent time.Time) {
 	l.validUntil = sent.Add(l.opts.TTL)
 	if l.timer != nil {

@@ -124,30 +124,16 @@ func send(ctx context.Context, ch chan<- Event, ev Event) bool {
 	}
 }
 
-// diff returns the events that take prev to next: each concern whose value
-// changed, in concern order, and each record that went away. A record that
-// was purged and re-created between polls shows as its concerns' changes.
+// diff returns the events that take prev to next. A record that was purged
+// and re-created between polls shows as its concerns' changes.
 func diff(prev, next snapshot) []Event {
 	var evs []Event
 	for id, r := range next {
-		old := prev[id]
-		for _, c := range driver.Concerns {
-			nv := r.Value(c)
-			if nv == nil {
-				continue
-			}
-			var ov driver.Value
-			if old != nil && old.Value(c) != nil {
-				ov = *old.Value(c)
-			}
-			if old == nil || !ov.Equal(*nv) {
-				evs = append(evs, Event{ID: id, Concern: c, Old: ov.V, New: nv.Clone()})
-			}
-		}
+		evs = append(evs, driver.Diff(prev[id], r)...)
 	}
-	for id := range prev {
+	for id, r := range prev {
 		if _, ok := next[id]; !ok {
-			evs = append(evs, Event{ID: id, Deleted: true})
+			evs = append(evs, driver.Diff(r, nil)...)
 		}
 	}
 	return evs

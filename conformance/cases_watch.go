@@ -104,11 +104,12 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 }
 
 // checkChain checks the events for concern c: each starts where the last
-// ended, watermarks only rise, and the last reaches to. A driver with a
-// native feed must also report every step: from, from+1, ..., to.
+// ended, watermarks only rise, and the last reaches to. A driver whose feed
+// is exact (driver.ExactWatcher) must also report every step: from, from+1,
+// ..., to.
 func (e *env) checkChain(evs []nameservice.Event, c nameservice.Concern, from, to int64) {
 	e.t.Helper()
-	_, native := e.ns.Driver().(driver.Watcher)
+	_, exact := e.ns.Driver().(driver.ExactWatcher)
 	prev := from
 	for _, ev := range evs {
 		if ev.Concern != c {
@@ -117,8 +118,8 @@ func (e *env) checkChain(evs []nameservice.Event, c nameservice.Concern, from, t
 		if ev.Old != prev || ev.New.V <= prev {
 			e.t.Fatalf("event %d -> %d does not follow %d (events %+v)", ev.Old, ev.New.V, prev, evs)
 		}
-		if native && ev.New.V != prev+1 {
-			e.t.Fatalf("native watch skipped from %d to %d", prev, ev.New.V)
+		if exact && ev.New.V != prev+1 {
+			e.t.Fatalf("exact watch skipped from %d to %d", prev, ev.New.V)
 		}
 		prev = ev.New.V
 	}

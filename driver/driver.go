@@ -151,3 +151,40 @@ type Event struct {
 	Deleted bool  // the record was purged (Concern and New are then zero)
 	Err     error // a non-nil Err reports a failure of the feed; the channel closes after it
 }
+
+// ExactWatcher marks a Watcher that reports every change as its own event:
+// consecutive events for one ID and concern step from one applied write to
+// the next. A Watcher without it may coalesce changes that follow each other
+// quickly into one event whose Old and New span them.
+type ExactWatcher interface {
+	Watcher
+	ExactWatch()
+}
+
+// Diff returns the events that take record old to record new (either may be
+// nil: created, deleted): one per concern whose value changed, in concern
+// order, or a Deleted event. Drivers that watch by re-reading records, and
+// the portable polling watch, use it so that all report changes alike.
+func Diff(old, new *Record) []Event {
+	if new == nil {
+		if old == nil {
+			return nil
+		}
+		return []Event{{ID: old.ID, Deleted: true}}
+	}
+	var evs []Event
+	for _, c := range Concerns {
+		nv := new.Value(c)
+		if nv == nil {
+			continue
+		}
+		var ov Value
+		if old != nil && old.Value(c) != nil {
+			ov = *old.Value(c)
+		}
+		if old == nil || !ov.Equal(*nv) {
+			evs = append(evs, Event{ID: new.ID, Concern: c, Old: ov.V, New: nv.Clone()})
+		}
+	}
+	return evs
+}

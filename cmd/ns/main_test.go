@@ -148,3 +148,12 @@ func TestLeaseCommands(t *testing.T) {
 	}
 	c.want(exitUsage, "lease", "frob")
 }
+
+func TestTableCreateNeedsATableBackend(t *testing.T) {
+	c := newCLI(t)
+	_, _, errs := c.run("table", "create")
+	if !strings.Contains(errs, "no table to create") {
+		t.Fatalf("ns table create on mem: stderr %q", errs)
+	}
+	c.want(exitUsage, "table", "drop")
+}

@@ -72,8 +72,8 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver  = (*Driver)(nil)
-	_ driver.Watcher = (*Driver)(nil)
+	_ driver.Driver       = (*Driver)(nil)
+	_ driver.ExactWatcher = (*Driver)(nil)
 )
 
 func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {

@@ -43,6 +43,10 @@ func (s *subscriber) take() []driver.Event {
 	return q
 }
 
+// ExactWatch marks the mem driver's feed as exact: every change is its own
+// event.
+func (d *Driver) ExactWatch() {}
+
 // Watch implements driver.Watcher: every change is reported once, in the
 // order the store applied it.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {

@@ -1,0 +1,125 @@
+package dynamodb_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+)
+
+// The benchmarks time each driver operation next to the plain SDK request it
+// wraps, alternating the two in one loop over one client, and report
+// p50/p99 of each (in ms) and the ratios driver/raw. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./drivers/dynamodb/
+
+// BenchmarkPush compares a monotonic head publish (driver.Update) with a raw
+// conditional UpdateItem doing the same write on another ledger's head.
+func BenchmarkPush(b *testing.B) {
+	d, ctx := benchDriver(b)
+	id, rawID := benchLedger(b, d), benchLedger(b, d)
+	key := map[string]types.AttributeValue{"pk": s(rawID.String()), "sk": s("head")}
+	var push, raw []time.Duration
+	t := int64(0)
+	for b.Loop() {
+		t++
+		start := time.Now()
+		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c"+strconv.FormatInt(t, 10), t))
+		push = append(push, time.Since(start))
+		if err != nil || !out.Applied {
+			b.Fatalf("push: %v %v", out, err)
+		}
+		start = time.Now()
+		_, err = d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
+			TableName:           aws.String(d.Table()),
+			Key:                 key,
+			ConditionExpression: aws.String("attribute_exists(pk) AND commit_t < :t"),
+			UpdateExpression:    aws.String("SET commit_address = :a, commit_t = :t, updated_at_ms = :now"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":t": n(t), ":a": s("c" + strconv.FormatInt(t, 10)), ":now": n(time.Now().UnixMilli()),
+			},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		raw = append(raw, time.Since(start))
+		if err != nil {
+			b.Fatalf("raw UpdateItem: %v", err)
+		}
+	}
+	report(b, "push", push, "raw-update", raw)
+}
+
+// BenchmarkLookup compares Get (a consistent Query of the partition, decoded
+// into a record) with the raw consistent Query.
+func BenchmarkLookup(b *testing.B) {
+	d, ctx := benchDriver(b)
+	id := benchLedger(b, d)
+	var get, raw []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := d.Get(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		get = append(get, time.Since(start))
+		start = time.Now()
+		out, err := d.Client().Query(ctx, &awsdynamodb.QueryInput{
+			TableName:                 aws.String(d.Table()),
+			KeyConditionExpression:    aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(id.String())},
+			ConsistentRead:            aws.Bool(true),
+		})
+		raw = append(raw, time.Since(start))
+		if err != nil || len(out.Items) != 5 {
+			b.Fatalf("raw Query: %d items, %v", len(out.Items), err)
+		}
+	}
+	report(b, "lookup", get, "raw-query", raw)
+}
+
+func benchDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
+	d, err := dynamodb.Open(context.Background(), testConfig(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = d.Close() })
+	return d, context.Background()
+}
+
+func benchLedger(b *testing.B, d *dynamodb.Driver) driver.ID {
+	id, _ := driver.ParseID("bench" + randomHex(4) + "/db")
+	if err := d.Create(context.Background(), driver.NewLedger(id, 1)); err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
+
+func report(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
+	p := func(l []time.Duration, q float64) float64 {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return float64(l[min(len(l)-1, int(q*float64(len(l))))].Microseconds()) / 1000
+	}
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		mine, theirs := p(lat, q.q), p(raw, q.q)
+		b.ReportMetric(mine, name+"-"+q.name+"-ms")
+		b.ReportMetric(theirs, rawName+"-"+q.name+"-ms")
+		b.ReportMetric(mine/theirs, q.name+"-ratio")
+	}
+	b.ReportMetric(0, "ns/op") // the loop times two operations; the metrics above are per operation
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}

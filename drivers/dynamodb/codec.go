@@ -1,0 +1,184 @@
+package dynamodb
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// This file converts JSON-normal payload values (see driver.Object) to
+// DynamoDB attribute values and back, by hand rather than through
+// attributevalue, so that numbers never pass through float64: an N attribute
+// becomes a json.Number holding DynamoDB's text of it.
+
+// toAV converts a JSON-normal value to an attribute value. It returns an
+// error wrapping driver.ErrInvalidArgument for a value JSON cannot hold.
+func toAV(v any) (types.AttributeValue, error) {
+	switch x := v.(type) {
+	case nil:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case bool:
+		return &types.AttributeValueMemberBOOL{Value: x}, nil
+	case string:
+		return &types.AttributeValueMemberS{Value: x}, nil
+	case json.Number:
+		if _, ok := new(big.Rat).SetString(string(x)); !ok {
+			return nil, fmt.Errorf("%w: %q is not a number", driver.ErrInvalidArgument, string(x))
+		}
+		return &types.AttributeValueMemberN{Value: string(x)}, nil
+	case int:
+		return numberAV(int64(x)), nil
+	case int64:
+		return numberAV(x), nil
+	case float64:
+		return &types.AttributeValueMemberN{Value: strconv.FormatFloat(x, 'g', -1, 64)}, nil
+	case []any:
+		return listAV(x)
+	case map[string]any:
+		return mapAV(x)
+	case driver.Object:
+		return mapAV(x)
+	}
+	return nil, fmt.Errorf("%w: a payload value of Go type %T is not JSON", driver.ErrInvalidArgument, v)
+}
+
+func numberAV(i int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(i, 10)}
+}
+
+func stringAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func listAV(x []any) (types.AttributeValue, error) {
+	l := make([]types.AttributeValue, len(x))
+	for i, e := range x {
+		av, err := toAV(e)
+		if err != nil {
+			return nil, err
+		}
+		l[i] = av
+	}
+	return &types.AttributeValueMemberL{Value: l}, nil
+}
+
+func mapAV(x map[string]any) (types.AttributeValue, error) {
+	m := make(map[string]types.AttributeValue, len(x))
+	for k, e := range x {
+		av, err := toAV(e)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		m[k] = av
+	}
+	return &types.AttributeValueMemberM{Value: m}, nil
+}
+
+// fromAV converts an attribute value to a JSON-normal value. String and
+// number sets become lists; binary values are not JSON and are an error.
+func fromAV(av types.AttributeValue) (any, error) {
+	switch x := av.(type) {
+	case *types.AttributeValueMemberNULL:
+		return nil, nil
+	case *types.AttributeValueMemberBOOL:
+		return x.Value, nil
+	case *types.AttributeValueMemberS:
+		return x.Value, nil
+	case *types.AttributeValueMemberN:
+		return json.Number(x.Value), nil
+	case *types.AttributeValueMemberL:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			v, err := fromAV(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = v
+		}
+		return l, nil
+	case *types.AttributeValueMemberM:
+		return fromMapAV(x.Value)
+	case *types.AttributeValueMemberSS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = e
+		}
+		return l, nil
+	case *types.AttributeValueMemberNS:
+		l := make([]any, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = json.Number(e)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("attribute of type %T is not JSON", av)
+}
+
+func fromMapAV(m map[string]types.AttributeValue) (map[string]any, error) {
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		v, err := fromAV(e)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// MaxItemSize is DynamoDB's limit on the size of one item, in bytes.
+const MaxItemSize = 400 * 1024
+
+// itemSize estimates an item's size the way DynamoDB counts it: attribute
+// names plus values, strings in UTF-8 bytes, numbers about one byte per two
+// digits, three bytes of overhead per list or map and one per element.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + avSize(v)
+	}
+	return n
+}
+
+func avSize(av types.AttributeValue) int {
+	switch x := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(x.Value)
+	case *types.AttributeValueMemberN:
+		return (utf8.RuneCountInString(x.Value)+1)/2 + 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range x.Value {
+			n += 1 + avSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range x.Value {
+			n += 1 + len(k) + avSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, e := range x.Value {
+			n += len(e)
+		}
+		return n
+	}
+	return 1
+}
+
+// checkSize returns an error wrapping driver.ErrInvalidArgument when item
+// would exceed MaxItemSize, so that the caller learns it before a request is
+// sent.
+func checkSize(pk, sk string, item map[string]types.AttributeValue) error {
+	if n := itemSize(item); n > MaxItemSize {
+		return fmt.Errorf("%w: item %s/%s would be about %d bytes, over DynamoDB's 400 KB (%d-byte) item limit",
+			driver.ErrInvalidArgument, pk, sk, n, MaxItemSize)
+	}
+	return nil
+}

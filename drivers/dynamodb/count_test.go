@@ -1,0 +1,173 @@
+package dynamodb_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+)
+
+// countingTransport counts requests by DynamoDB operation (the X-Amz-Target
+// header, e.g. "DynamoDB_20120810.UpdateItem" counts as UpdateItem).
+type countingTransport struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	op := r.Header.Get("X-Amz-Target")
+	if i := strings.LastIndexByte(op, '.'); i >= 0 {
+		op = op[i+1:]
+	}
+	c.mu.Lock()
+	c.n[op]++
+	c.mu.Unlock()
+	return c.base.RoundTrip(r)
+}
+
+// take returns the counts since the last call and resets them.
+func (c *countingTransport) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// countingNS returns a NameService over a driver whose requests ct counts.
+func countingNS(t *testing.T) (*nameservice.NameService, *countingTransport) {
+	t.Helper()
+	cfg := testConfig(t)
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}}
+	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
+	d, err := dynamodb.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return nameservice.New(d), ct
+}
+
+// wantRequests fails unless exactly want were sent since the last check.
+func wantRequests(t *testing.T, ct *countingTransport, what string, want map[string]int) {
+	t.Helper()
+	got := ct.take()
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: requests %v, want %v", what, got, want)
+	}
+}
+
+func TestRequestCounts(t *testing.T) {
+	ns, ct := countingNS(t)
+	ctx := context.Background()
+	id := "count" + randomHex(4) + "/db"
+	one := func(op string) map[string]int { return map[string]int{op: 1} }
+
+	must(t, ns.Init(ctx, id))
+	wantRequests(t, ct, "init", one("TransactWriteItems"))
+
+	_, err := ns.Lookup(ctx, id)
+	must(t, err)
+	wantRequests(t, ct, "lookup", one("Query"))
+
+	pushes := []struct {
+		name    string
+		push    func() (nameservice.Outcome, error)
+		applied bool
+	}{
+		{"publish commit, applied", func() (nameservice.Outcome, error) { return ns.PublishCommit(ctx, id, 5, "c5") }, true},
+		{"publish commit, stale", func() (nameservice.Outcome, error) { return ns.PublishCommit(ctx, id, 3, "c3") }, false},
+		{"publish index, applied", func() (nameservice.Outcome, error) { return ns.PublishIndex(ctx, id, 5, "i5") }, true},
+		{"admin publish index, same t", func() (nameservice.Outcome, error) { return ns.AdminPublishIndex(ctx, id, 5, "i5b") }, true},
+		{"cas head, applied", func() (nameservice.Outcome, error) {
+			cur := nameservice.RefValue("c5", 5)
+			return ns.CompareAndSetRef(ctx, id, nameservice.Head, &cur, nameservice.Ref{Address: "c6", T: 6})
+		}, true},
+		{"cas head, conflict", func() (nameservice.Outcome, error) {
+			old := nameservice.RefValue("c5", 5)
+			return ns.CompareAndSetRef(ctx, id, nameservice.Head, &old, nameservice.Ref{Address: "c7", T: 7})
+		}, false},
+		{"push status, applied", func() (nameservice.Outcome, error) {
+			return ns.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "busy", nil))
+		}, true},
+		{"push status, conflict", func() (nameservice.Outcome, error) {
+			return ns.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "other", nil))
+		}, false},
+		{"push config, applied", func() (nameservice.Outcome, error) {
+			return ns.PushConfig(ctx, id, nameservice.Value{}, nameservice.Value{V: 1, Payload: nameservice.Object{"default_context": "ctx"}})
+		}, true},
+		{"push config, conflict", func() (nameservice.Outcome, error) {
+			return ns.PushConfig(ctx, id, nameservice.Value{}, nameservice.Value{V: 1, Payload: nameservice.Object{"k": 1}})
+		}, false},
+	}
+	for _, p := range pushes {
+		out, err := p.push()
+		must(t, err)
+		if out.Applied != p.applied {
+			t.Errorf("%s: applied %v, want %v", p.name, out.Applied, p.applied)
+		}
+		wantRequests(t, ct, p.name, one("UpdateItem"))
+	}
+
+	must(t, ns.Retract(ctx, id))
+	wantRequests(t, ct, "retract", one("TransactWriteItems"))
+	must(t, ns.Retract(ctx, id))
+	wantRequests(t, ct, "retract again (no-op)", one("TransactWriteItems"))
+	must(t, ns.Purge(ctx, id))
+	wantRequests(t, ct, "purge", map[string]int{"Query": 1, "TransactWriteItems": 1})
+}
+
+// TestListRequestCount lists 250 ledgers in pages of 100. The cost is
+// kinds × pages GSI queries (each page asks the GSI for PageSize+1 entries
+// per kind, so no empty last page is needed) plus, per page, ⌈keys/100⌉
+// BatchGetItem calls with 5 keys per ledger: ⌈500/100⌉ + ⌈500/100⌉ +
+// ⌈250/100⌉ = 13.
+func TestListRequestCount(t *testing.T) {
+	ns, ct := countingNS(t)
+	ctx := context.Background()
+	prefix := "list" + randomHex(4) + "/"
+	const n, pageSize = 250, 100
+	for i := range n {
+		must(t, ns.Init(ctx, fmt.Sprintf("%sdb%03d", prefix, i)))
+	}
+	ct.take()
+	for _, tc := range []struct {
+		kind  nameservice.Kind
+		kinds int
+	}{{nameservice.Ledger, 1}, {"", 2}} {
+		got := 0
+		for r, err := range ns.List(ctx, nameservice.ListOptions{Kind: tc.kind, Prefix: prefix, PageSize: pageSize}) {
+			must(t, err)
+			if want := fmt.Sprintf("%sdb%03d:main", prefix, got); r.ID.String() != want {
+				t.Fatalf("record %d is %s, want %s", got, r.ID, want)
+			}
+			got++
+		}
+		if got != n {
+			t.Fatalf("listed %d records, want %d", got, n)
+		}
+		pages := (n + pageSize - 1) / pageSize
+		batches := 0
+		for left := n; left > 0; left -= pageSize {
+			batches += (min(left, pageSize)*5 + 99) / 100
+		}
+		want := map[string]int{"Query": tc.kinds * pages, "BatchGetItem": batches}
+		wantRequests(t, ct, fmt.Sprintf("list %d records of kind %q", n, tc.kind), want)
+		t.Logf("list %d ledgers, kind %q, pages of %d: %v", n, tc.kind, pageSize, want)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,93 @@
+package dynamodb_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+// One table serves the whole test run; the conformance suite isolates its
+// tests by ID prefix, and the other tests use IDs of their own.
+var (
+	tableOnce sync.Once
+	tableName string
+	tableErr  error
+	tableCfg  dynamodb.Config
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tableName != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if c, err := dynamodb.NewClient(ctx, tableCfg); err == nil {
+			_, _ = c.DeleteTable(ctx, deleteTableInput(tableName))
+		}
+		cancel()
+	}
+	os.Exit(code)
+}
+
+// testConfig returns a Config for the test server (skipping the test when
+// there is none, outside CI), on the shared table, created once.
+func testConfig(t testing.TB) dynamodb.Config {
+	t.Helper()
+	endpoint := testenv.DynamoDBEndpoint(t)
+	tableOnce.Do(func() {
+		tableCfg = dynamodb.Config{
+			Table:       "ns-test-" + randomHex(4),
+			Region:      "us-east-1",
+			Endpoint:    endpoint,
+			Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// Load the shared AWS configuration once: every Opener call then
+		// builds only a new client.
+		awsCfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(tableCfg.Region), config.WithCredentialsProvider(tableCfg.Credentials))
+		if err != nil {
+			tableErr = err
+			return
+		}
+		tableCfg.AWSConfig = &awsCfg
+		d, err := dynamodb.Open(ctx, tableCfg)
+		if err == nil {
+			err = d.EnsureTable(ctx)
+			_ = d.Close()
+		}
+		tableName, tableErr = tableCfg.Table, err
+	})
+	if tableErr != nil {
+		t.Fatalf("create test table: %v", tableErr)
+	}
+	return tableCfg
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
+		cfg := testConfig(t)
+		return func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }, nil
+	}))
+}
+
+func deleteTableInput(name string) *awsdynamodb.DeleteTableInput {
+	return &awsdynamodb.DeleteTableInput{TableName: &name}
+}

@@ -1,0 +1,446 @@
+package dynamodb
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// A layout maps one concern's Value to the attributes of its item and back,
+// and builds the condition "the item holds exactly this value". Decoding and
+// the condition mirror each other: the condition for Equals(e) holds exactly
+// when decode would return a value equal to e.
+type layout struct {
+	shape  shape
+	sk     string
+	wm     string   // the watermark attribute
+	fields []string // the attributes that hold the payload
+	legacy string   // ref shapes: Fluree v4's attribute, read when fields[0] is absent
+}
+
+type shape int
+
+const (
+	refShape          shape = iota // head, index: {address, t}
+	statusShape                    // status: {state, ...status_meta}
+	ledgerConfigShape              // ledger config: {default_context, ...config_meta}
+	sourceConfigShape              // graph-source config: the whole object in config_json
+)
+
+var (
+	headLayout         = layout{refShape, skHead, attrCommitT, []string{attrCommitAddress}, attrCommitID}
+	indexLayout        = layout{refShape, skIndex, attrIndexT, []string{attrIndexAddress}, attrIndexID}
+	statusLayout       = layout{statusShape, skStatus, attrStatusV, []string{attrStatus, attrStatusMeta}, ""}
+	ledgerConfigLayout = layout{ledgerConfigShape, skConfig, attrConfigV, []string{attrDefaultContext, attrConfigMeta}, ""}
+	sourceConfigLayout = layout{sourceConfigShape, skConfig, attrConfigV, []string{attrConfigJSON}, ""}
+)
+
+// layoutFor returns the layout of concern c of a record of kind k.
+func layoutFor(c driver.Concern, k driver.Kind) layout {
+	switch c {
+	case driver.Head:
+		return headLayout
+	case driver.Index:
+		return indexLayout
+	case driver.Status:
+		return statusLayout
+	}
+	if k == driver.GraphSource {
+		return sourceConfigLayout
+	}
+	return ledgerConfigLayout
+}
+
+// configLayoutOf tells a config item's layout from the item itself: a
+// graph source's config item always has config_json (NULL while unborn), a
+// ledger's never does.
+func configLayoutOf(it item) layout {
+	if _, ok := it[attrConfigJSON]; ok {
+		return sourceConfigLayout
+	}
+	return ledgerConfigLayout
+}
+
+// layoutOfItem returns the layout that decodes it, a concern item with sort
+// key sk.
+func layoutOfItem(sk string, it item) layout {
+	switch sk {
+	case skHead:
+		return headLayout
+	case skIndex:
+		return indexLayout
+	case skStatus:
+		return statusLayout
+	}
+	return configLayoutOf(it)
+}
+
+// encode returns the attributes that hold v (a nil attribute value means
+// "absent": omitted from a put, removed by an update). It returns an error
+// wrapping driver.ErrInvalidArgument when the item cannot hold v.
+func (l layout) encode(v driver.Value) (map[string]types.AttributeValue, error) {
+	attrs := map[string]types.AttributeValue{l.wm: numberAV(v.V)}
+	if err := l.encodePayload(v, attrs); err != nil {
+		return nil, fmt.Errorf("%w: %s item cannot hold %s: %v", driver.ErrInvalidArgument, l.sk, v, err)
+	}
+	return attrs, nil
+}
+
+func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeValue) error {
+	null := &types.AttributeValueMemberNULL{Value: true}
+	switch l.shape {
+	case refShape:
+		attrs[l.fields[0]], attrs[l.legacy] = null, nil
+		if v.Payload == nil {
+			return nil
+		}
+		ref, ok := v.Ref()
+		if !ok || ref.T != v.V {
+			return fmt.Errorf("a ref payload is exactly {address: string, t: %s}", l.wm)
+		}
+		attrs[l.fields[0]] = stringAV(ref.Address)
+	case statusShape:
+		attrs[attrStatus], attrs[attrStatusMeta] = nil, nil
+		if v.Payload == nil {
+			return nil
+		}
+		state, ok := v.Payload[keyState].(string)
+		if !ok {
+			return fmt.Errorf("a status payload needs a string state")
+		}
+		attrs[attrStatus] = stringAV(state)
+		return setExtras(attrs, attrStatusMeta, v.Payload, keyState)
+	case ledgerConfigShape:
+		attrs[attrDefaultContext], attrs[attrConfigMeta] = null, nil
+		if v.Payload == nil {
+			return nil
+		}
+		attrs[attrDefaultContext] = nil
+		if dc, ok := v.Payload[keyDefaultContext]; ok {
+			av, err := toAV(dc)
+			if err != nil {
+				return err
+			}
+			attrs[attrDefaultContext] = av
+		}
+		return setExtras(attrs, attrConfigMeta, v.Payload, keyDefaultContext)
+	case sourceConfigShape:
+		attrs[attrConfigJSON] = null
+		if v.Payload == nil {
+			return nil
+		}
+		b, err := v.Payload.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		attrs[attrConfigJSON] = stringAV(string(b))
+	}
+	return nil
+}
+
+// setExtras stores the payload's keys other than own as a map in attribute
+// name, or marks name absent when there are none.
+func setExtras(attrs map[string]types.AttributeValue, name string, p driver.Object, own string) error {
+	extras := extrasOf(p, own)
+	if len(extras) == 0 {
+		attrs[name] = nil
+		return nil
+	}
+	av, err := mapAV(extras)
+	if err != nil {
+		return err
+	}
+	attrs[name] = av
+	return nil
+}
+
+func extrasOf(p driver.Object, own string) map[string]any {
+	extras := make(map[string]any, len(p))
+	for k, v := range p {
+		if k != own {
+			extras[k] = v
+		}
+	}
+	return extras
+}
+
+// decode reads the value an item holds. pk names the item in errors, which
+// wrap driver.ErrInternal.
+func (l layout) decode(pk string, it item) (driver.Value, error) {
+	v, ok, err := getInt(it, l.wm)
+	if err != nil {
+		return driver.Value{}, malformed(pk, l.sk, "%v", err)
+	}
+	if !ok {
+		return driver.Value{}, malformed(pk, l.sk, "no %s", l.wm)
+	}
+	p, err := l.decodePayload(v, it)
+	if err != nil {
+		return driver.Value{}, malformed(pk, l.sk, "%v", err)
+	}
+	return driver.Value{V: v, Payload: p}, nil
+}
+
+func (l layout) decodePayload(v int64, it item) (driver.Object, error) {
+	switch l.shape {
+	case refShape:
+		return decodeRef(l, v, it)
+	case statusShape:
+		return decodeStatus(v, it)
+	case ledgerConfigShape:
+		return decodeLedgerConfig(v, it)
+	}
+	return decodeSourceConfig(v, it)
+}
+
+func decodeRef(l layout, v int64, it item) (driver.Object, error) {
+	name := l.fields[0]
+	if nullish(it, name) {
+		name = l.legacy
+	}
+	if nullish(it, name) {
+		if v == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s %d without %s", l.wm, v, l.fields[0])
+	}
+	addr, ok := getString(it, name)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a string", name)
+	}
+	return driver.Object{keyAddress: addr, keyT: json.Number(formatInt(v))}, nil
+}
+
+func decodeStatus(v int64, it item) (driver.Object, error) {
+	extras, err := decodeExtras(it, attrStatusMeta)
+	if err != nil {
+		return nil, err
+	}
+	if nullish(it, attrStatus) {
+		if v == 0 && len(extras) == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("status_v %d without status", v)
+	}
+	state, ok := getString(it, attrStatus)
+	if !ok {
+		return nil, fmt.Errorf("status is not a string")
+	}
+	extras[keyState] = state
+	return extras, nil
+}
+
+func decodeLedgerConfig(v int64, it item) (driver.Object, error) {
+	extras, err := decodeExtras(it, attrConfigMeta)
+	if err != nil {
+		return nil, err
+	}
+	if v == 0 && nullish(it, attrDefaultContext) && len(extras) == 0 {
+		return nil, nil
+	}
+	if av, ok := it[attrDefaultContext]; ok {
+		dc, err := fromAV(av)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", attrDefaultContext, err)
+		}
+		extras[keyDefaultContext] = dc
+	}
+	return extras, nil
+}
+
+func decodeSourceConfig(v int64, it item) (driver.Object, error) {
+	if nullish(it, attrConfigJSON) {
+		if v == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("config_v %d without config_json", v)
+	}
+	s, ok := getString(it, attrConfigJSON)
+	if !ok {
+		return nil, fmt.Errorf("config_json is not a string")
+	}
+	p, err := driver.ParseObject([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("config_json: %v", err)
+	}
+	if p == nil && v != 0 {
+		return nil, fmt.Errorf("config_v %d with a null config_json", v)
+	}
+	return p, nil
+}
+
+// decodeExtras reads a map attribute of extra payload keys; absent, NULL and
+// empty all mean none.
+func decodeExtras(it item, name string) (driver.Object, error) {
+	extras := driver.Object{}
+	if nullish(it, name) {
+		return extras, nil
+	}
+	m, ok := it[name].(*types.AttributeValueMemberM)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a map", name)
+	}
+	x, err := fromMapAV(m.Value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	for k, v := range x {
+		extras[k] = v
+	}
+	return extras, nil
+}
+
+// Condition builders.
+
+func nameB(n string) expression.NameBuilder { return expression.Name(n) }
+
+func valueB(av types.AttributeValue) expression.ValueBuilder { return expression.Value(av) }
+
+// isNullish is the condition "attribute n is absent or NULL".
+func isNullish(n string) expression.ConditionBuilder {
+	return expression.Or(nameB(n).AttributeNotExists(), nameB(n).AttributeType(expression.Null))
+}
+
+// isEmptyMap is the condition "map attribute n holds no keys": absent, NULL
+// or {}.
+func isEmptyMap(n string) expression.ConditionBuilder {
+	empty := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
+	return expression.Or(nameB(n).AttributeNotExists(), nameB(n).AttributeType(expression.Null), nameB(n).Equal(valueB(empty)))
+}
+
+// itemExists is the condition that the item exists; every update carries it
+// so that UpdateItem never creates an item.
+func itemExists() expression.ConditionBuilder { return nameB(attrPK).AttributeExists() }
+
+// never is a condition no item meets. Update sends it when the expected
+// value is one the item cannot hold, so that the one request still returns
+// the current item.
+func never() expression.ConditionBuilder {
+	return expression.And(nameB(attrPK).AttributeExists(), nameB(attrPK).AttributeNotExists())
+}
+
+// witness is the condition that the item has this layout (config only: the
+// driver may guess a record's kind, and must not write a ledger's config
+// attributes into a graph source's item or the reverse).
+func (l layout) witness() (expression.ConditionBuilder, bool) {
+	switch l.shape {
+	case ledgerConfigShape:
+		return nameB(attrConfigJSON).AttributeNotExists(), true
+	case sourceConfigShape:
+		return nameB(attrConfigJSON).AttributeExists(), true
+	}
+	return expression.ConditionBuilder{}, false
+}
+
+// equals returns the condition "the item holds e"; ok is false when no item
+// of this layout can hold e, so that nothing can match it.
+func (l layout) equals(e driver.Value) (cond expression.ConditionBuilder, ok bool) {
+	if (e.V == 0) != (e.Payload == nil) {
+		return cond, false // decode yields payloads exactly for born values, which start above 0
+	}
+	attrs, err := l.encode(e)
+	if err != nil {
+		return cond, false
+	}
+	parts := []expression.ConditionBuilder{nameB(l.wm).Equal(valueB(attrs[l.wm]))}
+	switch l.shape {
+	case refShape:
+		parts = append(parts, l.refEquals(attrs[l.fields[0]]))
+	case statusShape:
+		parts = append(parts, equalOrNullish(attrStatus, attrs[attrStatus]), extrasEqual(attrStatusMeta, attrs[attrStatusMeta]))
+	case ledgerConfigShape:
+		parts = append(parts, defaultContextEquals(e, attrs[attrDefaultContext]), extrasEqual(attrConfigMeta, attrs[attrConfigMeta]))
+	case sourceConfigShape:
+		parts = append(parts, equalOrNullish(attrConfigJSON, attrs[attrConfigJSON]))
+	}
+	return expression.And(parts[0], parts[1], parts[2:]...), true
+}
+
+func isNull(av types.AttributeValue) bool {
+	_, ok := av.(*types.AttributeValueMemberNULL)
+	return av == nil || ok
+}
+
+// refEquals mirrors decodeRef: the address is the primary attribute, or the
+// legacy one when the primary is absent or NULL.
+func (l layout) refEquals(addr types.AttributeValue) expression.ConditionBuilder {
+	primary, legacy := l.fields[0], l.legacy
+	if isNull(addr) {
+		return expression.And(isNullish(primary), isNullish(legacy))
+	}
+	return expression.Or(nameB(primary).Equal(valueB(addr)),
+		expression.And(isNullish(primary), nameB(legacy).Equal(valueB(addr))))
+}
+
+func equalOrNullish(name string, av types.AttributeValue) expression.ConditionBuilder {
+	if isNull(av) {
+		return isNullish(name)
+	}
+	return nameB(name).Equal(valueB(av))
+}
+
+func extrasEqual(name string, av types.AttributeValue) expression.ConditionBuilder {
+	if av == nil {
+		return isEmptyMap(name)
+	}
+	return nameB(name).Equal(valueB(av))
+}
+
+// defaultContextEquals mirrors decodeLedgerConfig: unborn means absent or
+// NULL; a born payload without the key means absent; a null value means NULL.
+func defaultContextEquals(e driver.Value, av types.AttributeValue) expression.ConditionBuilder {
+	switch {
+	case e.Payload == nil:
+		return isNullish(attrDefaultContext)
+	case av == nil:
+		return nameB(attrDefaultContext).AttributeNotExists()
+	case isNull(av):
+		return nameB(attrDefaultContext).AttributeType(expression.Null)
+	}
+	return nameB(attrDefaultContext).Equal(valueB(av))
+}
+
+// exactly returns the condition "the item's watermark and payload attributes
+// are exactly those of it", used to retry a compare-and-set whose expected
+// value equals the current one by value but not by representation (JSON text
+// in config_json written by another client, a set where this driver writes a
+// list, ...).
+func (l layout) exactly(it item) expression.ConditionBuilder {
+	names := append([]string{l.wm}, l.fields...)
+	if l.legacy != "" {
+		names = append(names, l.legacy)
+	}
+	parts := make([]expression.ConditionBuilder, 0, len(names))
+	for _, n := range names {
+		av, ok := it[n]
+		switch {
+		case !ok:
+			parts = append(parts, nameB(n).AttributeNotExists())
+		case isNull(av):
+			parts = append(parts, nameB(n).AttributeType(expression.Null))
+		default:
+			parts = append(parts, nameB(n).Equal(valueB(av)))
+		}
+	}
+	parts = append(parts, itemExists())
+	return expression.And(parts[0], parts[1], parts[2:]...)
+}
+
+// sortedNames returns the keys of attrs in order, so that expressions are
+// deterministic.
+func sortedNames(attrs map[string]types.AttributeValue) []string {
+	names := make([]string, 0, len(attrs))
+	for n := range attrs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// describe names a layout's item for messages.
+func (l layout) describe(pk string) string { return pk + "/" + l.sk }

@@ -1,0 +1,242 @@
+package dynamodb
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// DefaultPageSize is the page size of List when none is asked for.
+const DefaultPageSize = 100
+
+// maxBatchKeys is DynamoDB's limit of keys per BatchGetItem.
+const maxBatchKeys = 100
+
+// maxStalledBatches bounds the BatchGetItem retries that make no progress
+// (every key came back unprocessed) before List gives up.
+const maxStalledBatches = 5
+
+// candidate is a record the GSI lists for a page.
+type candidate struct {
+	pk   string
+	kind driver.Kind // "" when the GSI lists it under both kinds (a stale entry)
+}
+
+// List implements driver.Driver. It queries the GSI gsi1-kind (one partition
+// per kind, pk ascending; both partitions merged by pk when opts.Kind is
+// empty) for up to PageSize+1 meta entries after the page token, leaving out
+// entries the GSI shows retracted, then reads the page's records with
+// consistent BatchGetItem calls of up to 100 keys (5 per ledger, 4 per graph
+// source) and filters again on what they hold.
+//
+// The GSI is eventually consistent: a record created or purged a moment ago
+// may be missing from, or still present in, the GSI. A record listed by the
+// GSI whose items are all gone has been purged and is left out; a record
+// with some items missing or unreadable fails the call with an error naming
+// its pk. The page token is the last pk of the page, base64url-encoded.
+func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	after, err := decodeToken(opts.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	size := opts.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	kinds := []driver.Kind{driver.Ledger, driver.GraphSource}
+	if opts.Kind != "" {
+		kinds = []driver.Kind{opts.Kind}
+	}
+	var cands []candidate
+	for _, k := range kinds {
+		c, err := d.gsiPage(ctx, k, opts, after, size+1)
+		if err != nil {
+			return nil, err
+		}
+		cands = append(cands, c...)
+	}
+	cands = mergeCandidates(cands)
+	page := &driver.Page{}
+	if len(cands) > size {
+		cands = cands[:size]
+		page.NextPageToken = encodeToken(cands[size-1].pk)
+	}
+	recs, err := d.fetch(ctx, cands)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cands {
+		if r := recs[c.pk]; r != nil && driver.Matches(r, opts) {
+			page.Records = append(page.Records, r)
+			d.kinds.put(r.ID, r.Kind)
+		}
+	}
+	return page, nil
+}
+
+// mergeCandidates sorts by pk and merges a pk listed under both kinds.
+func mergeCandidates(cands []candidate) []candidate {
+	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.pk, b.pk) })
+	out := cands[:0]
+	for _, c := range cands {
+		if n := len(out); n > 0 && out[n-1].pk == c.pk {
+			out[n-1].kind = ""
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// gsiPage returns up to want entries of kind k after pk `after` whose pk
+// starts with opts.Prefix, leaving out those the GSI shows retracted unless
+// opts.IncludeRetracted.
+func (d *Driver) gsiPage(ctx context.Context, k driver.Kind, opts driver.ListOptions, after string, want int) ([]candidate, error) {
+	key := expression.Key(attrKind).Equal(expression.Value(stringAV(string(k))))
+	if opts.Prefix != "" {
+		key = key.And(expression.Key(attrPK).BeginsWith(opts.Prefix))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: list: %w: build expression: %v", driver.ErrInternal, err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(d.table),
+		IndexName:                 aws.String(IndexName),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
+	if after != "" {
+		if !strings.HasPrefix(after, opts.Prefix) {
+			if after > opts.Prefix {
+				return nil, nil // the token is past every ID with the prefix
+			}
+		} else {
+			in.ExclusiveStartKey = item{attrKind: stringAV(string(k)), attrPK: stringAV(after), attrSK: stringAV(skMeta)}
+		}
+	}
+	var cands []candidate
+	for len(cands) < want {
+		in.Limit = aws.Int32(int32(min(want-len(cands), 1000)))
+		out, err := d.client.Query(ctx, in)
+		if err != nil {
+			return nil, d.fail(ctx, "list "+string(k)+" (query "+IndexName+")", err)
+		}
+		for _, it := range out.Items {
+			pk, _ := getString(it, attrPK)
+			if r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL); ok && r.Value && !opts.IncludeRetracted {
+				continue
+			}
+			cands = append(cands, candidate{pk: pk, kind: k})
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	return cands, nil
+}
+
+// fetch reads the records of cands with consistent BatchGetItem calls and
+// returns them by pk; a purged record (no items at all) is absent from the
+// map.
+func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driver.Record, error) {
+	var keys []item
+	for _, c := range cands {
+		sks := sortKeys(c.kind)
+		if c.kind == "" {
+			sks = sortKeys(driver.Ledger) // every sort key either kind uses
+		}
+		for _, sk := range sks {
+			keys = append(keys, keyOf(c.pk, sk))
+		}
+	}
+	byPK := map[string]map[string]item{}
+	for len(keys) > 0 {
+		n := min(len(keys), maxBatchKeys)
+		if err := d.batchGet(ctx, keys[:n], byPK); err != nil {
+			return nil, err
+		}
+		keys = keys[n:]
+	}
+	recs := make(map[string]*driver.Record, len(cands))
+	for _, c := range cands {
+		items := byPK[c.pk]
+		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
+			continue // recreated as the other kind since the GSI entry was written
+		}
+		rec, err := decodeRecord(c.pk, items)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: list: record %s cannot be read: %w", c.pk, err)
+		}
+		if rec != nil {
+			recs[c.pk] = rec
+		}
+	}
+	return recs, nil
+}
+
+func hasKind(meta item, k driver.Kind) bool {
+	s, ok := getString(meta, attrKind)
+	return !ok || driver.Kind(s) == k // no meta kind: let decodeRecord report it
+}
+
+// batchGet reads keys (at most 100) consistently into byPK, retrying
+// UnprocessedKeys at once while some keys get through, and with exponential
+// backoff and jitter when none do, up to maxStalledBatches times; then it
+// returns an error wrapping driver.ErrThrottled.
+func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[string]item) error {
+	req := map[string]types.KeysAndAttributes{d.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	stalled := 0
+	for {
+		out, err := d.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return d.fail(ctx, "list (BatchGetItem)", err)
+		}
+		for _, it := range out.Responses[d.table] {
+			pk, _ := getString(it, attrPK)
+			sk, _ := getString(it, attrSK)
+			if byPK[pk] == nil {
+				byPK[pk] = map[string]item{}
+			}
+			byPK[pk][sk] = it
+		}
+		left := out.UnprocessedKeys[d.table]
+		if len(left.Keys) == 0 {
+			return nil
+		}
+		if len(left.Keys) < len(req[d.table].Keys) {
+			stalled = 0
+		} else if stalled++; stalled > maxStalledBatches {
+			return fmt.Errorf("dynamodb: list: %w: BatchGetItem left %d keys unprocessed after %d retries", driver.ErrThrottled, len(left.Keys), maxStalledBatches)
+		} else if err := sleep(ctx, jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
+			return err
+		}
+		left.ConsistentRead = aws.Bool(true)
+		req = map[string]types.KeysAndAttributes{d.table: left}
+	}
+}
+
+func encodeToken(pk string) string { return base64.RawURLEncoding.EncodeToString([]byte(pk)) }
+
+func decodeToken(tok string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", fmt.Errorf("dynamodb: list: %w: malformed page token", driver.ErrInvalidArgument)
+	}
+	return string(b), nil
+}

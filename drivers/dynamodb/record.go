@@ -1,0 +1,187 @@
+package dynamodb
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// recordItems returns the items of a new record, meta first, as Create puts
+// them.
+func recordItems(rec *driver.Record, nowMS int64) ([]item, error) {
+	pk := rec.ID.String()
+	items := []item{metaItem(rec, nowMS)}
+	for _, sk := range sortKeys(rec.Kind)[1:] {
+		c := concernOfSK(sk)
+		v := rec.Value(c)
+		if v == nil {
+			return nil, fmt.Errorf("%w: record %s: a %s without a %s", driver.ErrInvalidArgument, pk, rec.Kind, c)
+		}
+		attrs, err := layoutFor(c, rec.Kind).encode(*v)
+		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", pk, err)
+		}
+		it := baseItem(pk, sk, nowMS)
+		for n, av := range attrs {
+			if av != nil {
+				it[n] = av
+			}
+		}
+		items = append(items, it)
+	}
+	for _, it := range items {
+		if err := checkSize(pk, it[attrSK].(*types.AttributeValueMemberS).Value, it); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+func concernOfSK(sk string) driver.Concern {
+	switch sk {
+	case skHead:
+		return driver.Head
+	case skIndex:
+		return driver.Index
+	case skStatus:
+		return driver.Status
+	}
+	return driver.Config
+}
+
+func baseItem(pk, sk string, nowMS int64) item {
+	it := keyOf(pk, sk)
+	it[attrSchema] = numberAV(schemaVersion)
+	it[attrUpdatedAt] = numberAV(nowMS)
+	return it
+}
+
+// metaItem encodes a record's identity. Optional attributes are written only
+// when set; dependencies are written as a list whenever the record has a
+// non-nil slice (a graph source's, possibly empty), so that nil and empty
+// survive a round trip.
+func metaItem(rec *driver.Record, nowMS int64) item {
+	it := baseItem(rec.ID.String(), skMeta, nowMS)
+	it[attrKind] = stringAV(string(rec.Kind))
+	it[attrName] = stringAV(rec.ID.Name)
+	it[attrBranch] = stringAV(rec.ID.Branch)
+	it[attrRetracted] = &types.AttributeValueMemberBOOL{Value: rec.Retracted}
+	if rec.SourceType != "" {
+		it[attrSourceType] = stringAV(rec.SourceType)
+	}
+	if rec.Dependencies != nil {
+		deps := make([]types.AttributeValue, len(rec.Dependencies))
+		for i, d := range rec.Dependencies {
+			deps[i] = stringAV(d)
+		}
+		it[attrDependencies] = &types.AttributeValueMemberL{Value: deps}
+	}
+	if rec.CreatedAt != 0 {
+		it[attrCreatedAt] = numberAV(rec.CreatedAt)
+	}
+	if rec.SourceBranch != "" {
+		it[attrSourceBranch] = stringAV(rec.SourceBranch)
+	}
+	if rec.Branches != 0 {
+		it[attrBranches] = numberAV(rec.Branches)
+	}
+	return it
+}
+
+// decodeRecord builds the record of pk from its items, keyed by sort key.
+// It returns nil and no error when there is no item at all, and an error
+// wrapping driver.ErrInternal, naming the item, when an item is missing or
+// cannot be read.
+func decodeRecord(pk string, items map[string]item) (*driver.Record, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	id, err := driver.ParseID(pk)
+	if err != nil {
+		return nil, malformed(pk, skMeta, "pk is not an ID: %v", err)
+	}
+	meta, ok := items[skMeta]
+	if !ok {
+		return nil, malformed(pk, skMeta, "missing (the record has %d other items)", len(items))
+	}
+	rec := &driver.Record{ID: id}
+	if rec.Meta, err = decodeMeta(id, meta); err != nil {
+		return nil, err
+	}
+	for _, sk := range sortKeys(rec.Kind)[1:] {
+		it, ok := items[sk]
+		if !ok {
+			return nil, malformed(pk, sk, "missing from a %s", rec.Kind)
+		}
+		v, err := layoutOfItem(sk, it).decode(pk, it)
+		if err != nil {
+			return nil, err
+		}
+		rec.SetValue(concernOfSK(sk), v)
+	}
+	return rec, nil
+}
+
+func decodeMeta(id driver.ID, it item) (driver.Meta, error) {
+	pk := id.String()
+	bad := func(format string, args ...any) (driver.Meta, error) {
+		return driver.Meta{}, malformed(pk, skMeta, format, args...)
+	}
+	kind, _ := getString(it, attrKind)
+	m := driver.Meta{Kind: driver.Kind(kind)}
+	if !m.Kind.Valid() {
+		return bad("kind %q is neither ledger nor graph_source", kind)
+	}
+	if n, ok := getString(it, attrName); ok && n != id.Name {
+		return bad("name %q disagrees with the pk", n)
+	}
+	if b, ok := getString(it, attrBranch); ok && b != id.Branch {
+		return bad("branch %q disagrees with the pk", b)
+	}
+	if r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL); ok {
+		m.Retracted = r.Value
+	} else if !nullish(it, attrRetracted) {
+		return bad("retracted is not a boolean")
+	}
+	m.SourceType, _ = getString(it, attrSourceType)
+	m.SourceBranch, _ = getString(it, attrSourceBranch)
+	deps, err := decodeDependencies(it)
+	if err != nil {
+		return bad("%v", err)
+	}
+	m.Dependencies = deps
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{attrCreatedAt, &m.CreatedAt}, {attrBranches, &m.Branches}} {
+		if *f.dst, _, err = getInt(it, f.name); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return m, nil
+}
+
+func decodeDependencies(it item) ([]string, error) {
+	if nullish(it, attrDependencies) {
+		return nil, nil
+	}
+	v, err := fromAV(it[attrDependencies])
+	if err != nil {
+		return nil, fmt.Errorf("dependencies: %v", err)
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("dependencies is not a list")
+	}
+	deps := make([]string, len(l))
+	for i, e := range l {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("dependencies[%d] is not a string", i)
+		}
+		deps[i] = s
+	}
+	return deps, nil
+}

@@ -1,0 +1,135 @@
+package dynamodb
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// The wire schema of dynamodb-nameservice-guide.md. These names are the
+// contract with every other reader and writer of the table (Fluree's own
+// nameservice included): never rename one.
+const (
+	attrPK        = "pk"
+	attrSK        = "sk"
+	attrSchema    = "schema"
+	attrUpdatedAt = "updated_at_ms"
+
+	// meta item
+	attrKind         = "kind"
+	attrName         = "name"
+	attrBranch       = "branch"
+	attrRetracted    = "retracted"
+	attrSourceType   = "source_type"
+	attrDependencies = "dependencies"
+	attrCreatedAt    = "created_at"    // Unix seconds, as in the schema's examples
+	attrSourceBranch = "source_branch" // this driver's addition: branch bookkeeping
+	attrBranches     = "branches"      // this driver's addition: child branch count
+
+	// concern items
+	attrCommitAddress  = "commit_address"
+	attrCommitID       = "commit_id" // Fluree v4's name, read but never written
+	attrCommitT        = "commit_t"
+	attrIndexAddress   = "index_address"
+	attrIndexID        = "index_id" // Fluree v4's name, read but never written
+	attrIndexT         = "index_t"
+	attrDefaultContext = "default_context_address"
+	attrConfigMeta     = "config_meta"
+	attrConfigJSON     = "config_json"
+	attrConfigV        = "config_v"
+	attrStatus         = "status"
+	attrStatusMeta     = "status_meta"
+	attrStatusV        = "status_v"
+
+	// Write IDs: the random IDs of the last three conditional writes to an
+	// item, newest first. They let Update tell its own write from another
+	// client's when a response was lost (see resolve in update.go).
+	attrWriteID  = "write_id"
+	attrWriteID1 = "write_id_1"
+	attrWriteID2 = "write_id_2"
+
+	// schemaVersion is the value of the schema attribute.
+	schemaVersion = 2
+
+	// IndexName is the global secondary index listing meta items by kind.
+	IndexName = "gsi1-kind"
+)
+
+// The sort keys of the items of one record.
+const (
+	skMeta   = "meta"
+	skHead   = "head"
+	skIndex  = "index"
+	skConfig = "config"
+	skStatus = "status"
+)
+
+// Payload keys of the model that have attributes of their own.
+const (
+	keyAddress        = "address"
+	keyT              = "t"
+	keyState          = "state"
+	keyDefaultContext = "default_context"
+)
+
+// item is one DynamoDB item.
+type item = map[string]types.AttributeValue
+
+// sortKeys lists the sort keys of a record of kind k, meta first.
+func sortKeys(k driver.Kind) []string {
+	if k == driver.GraphSource {
+		return []string{skMeta, skIndex, skConfig, skStatus}
+	}
+	return []string{skMeta, skHead, skIndex, skConfig, skStatus}
+}
+
+func keyOf(pk, sk string) item {
+	return item{attrPK: stringAV(pk), attrSK: stringAV(sk)}
+}
+
+// malformed returns the error for an item this driver cannot interpret.
+func malformed(pk, sk, format string, args ...any) error {
+	return fmt.Errorf("dynamodb: item %s/%s: %w: %s", pk, sk, driver.ErrInternal, fmt.Sprintf(format, args...))
+}
+
+// nullish reports whether an attribute is absent or NULL.
+func nullish(it item, name string) bool {
+	av, ok := it[name]
+	if !ok {
+		return true
+	}
+	_, isNull := av.(*types.AttributeValueMemberNULL)
+	return isNull
+}
+
+func getString(it item, name string) (string, bool) {
+	s, ok := it[name].(*types.AttributeValueMemberS)
+	if !ok {
+		return "", false
+	}
+	return s.Value, true
+}
+
+// getInt reads an N attribute as an int64; ok is false when the attribute is
+// absent, err non-nil when it is not an integer.
+func getInt(it item, name string) (v int64, ok bool, err error) {
+	av, present := it[name]
+	if !present || nullish(it, name) {
+		return 0, false, nil
+	}
+	n, isN := av.(*types.AttributeValueMemberN)
+	if !isN {
+		return 0, false, fmt.Errorf("%s is a %T, not a number", name, av)
+	}
+	i, ok := driver.AsInt(json.Number(n.Value))
+	if !ok {
+		return 0, false, fmt.Errorf("%s %q is not a 64-bit integer", name, n.Value)
+	}
+	return i, true, nil
+}
+
+func formatInt(i int64) string { return strconv.FormatInt(i, 10) }

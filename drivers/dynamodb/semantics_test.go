@@ -1,0 +1,327 @@
+package dynamodb_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+)
+
+func openDriver(t *testing.T) *dynamodb.Driver {
+	t.Helper()
+	d, err := dynamodb.Open(context.Background(), testConfig(t))
+	must(t, err)
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+func obj(s string) driver.Object {
+	o, err := driver.ParseObject([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
+// TestEqualsMatchesHolds checks the core promise of the layouts: for every
+// stored value and every expected value, the conditional UpdateItem applies
+// exactly when driver.Condition.Holds says (the in-memory driver's rule),
+// and a rejected push reports the stored value.
+func TestEqualsMatchesHolds(t *testing.T) {
+	d := openDriver(t)
+	ctx := context.Background()
+	ref := driver.RefValue
+	cases := []struct {
+		kind   driver.Kind
+		c      driver.Concern
+		values []driver.Value
+		extra  []driver.Value // expected values no item can hold
+	}{
+		{driver.Ledger, driver.Head,
+			[]driver.Value{{}, ref("a", 1), ref("b", 1), ref("a", 2)},
+			[]driver.Value{{V: 1, Payload: obj(`{"address":"a","t":1,"x":1}`)}, {V: 1}, {V: 0, Payload: obj(`{}`)}}},
+		{driver.Ledger, driver.Status,
+			[]driver.Value{driver.ReadyStatus(), {V: 1, Payload: obj(`{"state":"ready","x":1}`)}, {V: 1, Payload: obj(`{"state":"ready","x":2}`)},
+				{V: 2, Payload: obj(`{"state":"busy","n":{"a":[1,"b",null,true]}}`)}},
+			[]driver.Value{{}, {V: 1, Payload: obj(`{"x":1}`)}, {V: 1, Payload: obj(`{"state":1}`)}}},
+		{driver.Ledger, driver.Config,
+			[]driver.Value{{}, {V: 1, Payload: obj(`{}`)}, {V: 1, Payload: obj(`{"default_context":"c"}`)},
+				{V: 1, Payload: obj(`{"default_context":null}`)}, {V: 1, Payload: obj(`{"default_context":"c","k":1}`)},
+				{V: 1, Payload: obj(`{"k":1}`)}, {V: 2, Payload: obj(`{"k":{"n":[1,2.5,"x"]}}`)}},
+			[]driver.Value{{V: 1, Payload: obj(`{"k":1.0}`)}, {V: 0, Payload: obj(`{}`)}}},
+		{driver.GraphSource, driver.Config,
+			[]driver.Value{{}, {V: 1, Payload: obj(`{"k":1}`)}, {V: 1, Payload: obj(`{"k":2}`)}, {V: 2, Payload: obj(`{"b":[1,2],"a":{"x":null}}`)}},
+			[]driver.Value{{V: 1, Payload: obj(`{"k":1.0}`)}, {V: 1, Payload: obj(`{"k":1,"z":0}`)}}},
+	}
+	n := 0
+	for _, tc := range cases {
+		for _, stored := range tc.values {
+			for _, expected := range append(append([]driver.Value{}, tc.values...), tc.extra...) {
+				n++
+				id, _ := driver.ParseID(fmt.Sprintf("eq%s/%d", randomHex(3), n))
+				rec := driver.NewLedger(id, 1)
+				if tc.kind == driver.GraphSource {
+					rec = driver.NewGraphSource(id, "db:Bm25Index", nil, nil, 1)
+				}
+				rec.SetValue(tc.c, stored)
+				must(t, d.Create(ctx, rec))
+				next := driver.Value{V: max(stored.V, expected.V) + 1, Payload: obj(`{"state":"next","address":"n"}`)}
+				if tc.c == driver.Head {
+					next = ref("n", next.V)
+				}
+				cond := driver.IfEquals(expected)
+				out, err := d.Update(ctx, id, tc.c, cond, next)
+				must(t, err)
+				what := fmt.Sprintf("%s %s stored %v, expected %v", tc.kind, tc.c, stored, expected)
+				if want := cond.Holds(stored, next); out.Applied != want {
+					t.Errorf("%s: applied %v, want %v", what, out.Applied, want)
+				}
+				if !out.Applied && !out.Current.Equal(stored) {
+					t.Errorf("%s: rejected with current %v, want the stored value", what, out.Current)
+				}
+				got, err := d.Get(ctx, id)
+				must(t, err)
+				if want := map[bool]driver.Value{true: next, false: stored}[out.Applied]; !got.Value(tc.c).Equal(want) {
+					t.Errorf("%s: then %s = %v, want %v", what, tc.c, *got.Value(tc.c), want)
+				}
+			}
+		}
+	}
+	t.Logf("%d stored/expected pairs", n)
+}
+
+// TestRoundTrip creates records with every optional field and reads them
+// back unchanged; numbers come back as the same values (DynamoDB keeps up to
+// 38 significant digits and normalises their text, so 2.50 reads as 2.5).
+func TestRoundTrip(t *testing.T) {
+	d := openDriver(t)
+	ctx := context.Background()
+	p := "rt" + randomHex(3) + "/"
+	id := func(s string) driver.ID { i, _ := driver.ParseID(p + s); return i }
+	ledger := driver.NewLedger(id("l:release/v1"), 1_700_000_000)
+	ledger.SourceBranch, ledger.Branches = "main", 2
+	ledger.Head = &driver.Value{V: 7, Payload: obj(`{"address":"fluree:s3://b/c7.json","t":7}`)}
+	ledger.Status = &driver.Value{V: 3, Payload: obj(`{"state":"ready","queue":12345678901234567890123,"r":2.50,"l":[1,{"a":null}]}`)}
+	ledger.Config = &driver.Value{V: 2, Payload: obj(`{"default_context":"ctx","config_id":"bag1","x":{"y":true}}`)}
+	gs := driver.NewGraphSource(id("gs"), "db:Bm25Index", []string{"a:main", "b:main"}, obj(`{"k1":1.2,"f":["t"]}`), 1_700_000_001)
+	gsNoDeps := driver.NewGraphSource(id("gs0"), "db:HnswIndex", []string{}, nil, 0)
+	for _, rec := range []*driver.Record{ledger, gs, gsNoDeps} {
+		must(t, d.Create(ctx, rec))
+		got, err := d.Get(ctx, rec.ID)
+		must(t, err)
+		want, _ := json.Marshal(rec)
+		have, _ := json.Marshal(got)
+		if !recordsEqual(rec, got) {
+			t.Errorf("round trip of %s:\n got %s\nwant %s", rec.ID, have, want)
+		}
+		if (rec.Dependencies == nil) != (got.Dependencies == nil) {
+			t.Errorf("%s: dependencies %#v read back as %#v", rec.ID, rec.Dependencies, got.Dependencies)
+		}
+	}
+	err := d.Create(ctx, driver.NewLedger(id("gs"), 0))
+	if !errors.Is(err, driver.ErrAlreadyExists) {
+		t.Fatalf("create over a graph source: %v, want ErrAlreadyExists", err)
+	}
+}
+
+func recordsEqual(a, b *driver.Record) bool {
+	if a.ID != b.ID || a.Kind != b.Kind || a.Retracted != b.Retracted || a.SourceType != b.SourceType ||
+		a.CreatedAt != b.CreatedAt || a.SourceBranch != b.SourceBranch || a.Branches != b.Branches ||
+		strings.Join(a.Dependencies, ",") != strings.Join(b.Dependencies, ",") {
+		return false
+	}
+	for _, c := range driver.Concerns {
+		va, vb := a.Value(c), b.Value(c)
+		if (va == nil) != (vb == nil) || (va != nil && !va.Equal(*vb)) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWireSchema reads the raw items of a ledger and a graph source and
+// checks the guide's attribute names and types.
+func TestWireSchema(t *testing.T) {
+	d := openDriver(t)
+	ctx := context.Background()
+	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
+	p := "wire" + randomHex(3) + "/"
+	must(t, ns.Init(ctx, p+"db"))
+	_, err := ns.PublishCommit(ctx, p+"db", 3, "c3")
+	must(t, err)
+	_, err = ns.PushConfig(ctx, p+"db", nameservice.Value{}, nameservice.Value{V: 1, Payload: nameservice.Object{"default_context": "ctx", "k": 1}})
+	must(t, err)
+	must(t, ns.PublishGraphSource(ctx, p+"gs", "db:Bm25Index", []string{p + "db"}, map[string]any{"k": 1}))
+	must(t, ns.Retract(ctx, p+"gs"))
+
+	want := map[string]string{
+		"db:main/meta":   "branch:S created_at:N kind:S name:S pk:S retracted:BOOL schema:N sk:S updated_at_ms:N",
+		"db:main/head":   "commit_address:S commit_t:N pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
+		"db:main/index":  "index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
+		"db:main/config": "config_meta:M config_v:N default_context_address:S pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
+		"db:main/status": "pk:S schema:N sk:S status:S status_v:N updated_at_ms:N",
+		"gs:main/meta":   "branch:S created_at:N dependencies:L kind:S name:S pk:S retracted:BOOL schema:N sk:S source_type:S updated_at_ms:N",
+		"gs:main/index":  "index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
+		"gs:main/config": "config_json:S config_v:N pk:S schema:N sk:S updated_at_ms:N",
+		"gs:main/status": "pk:S schema:N sk:S status:S status_meta:M status_v:N updated_at_ms:N",
+	}
+	for key, attrs := range want {
+		pk, sk, _ := strings.Cut(key, "/")
+		out, err := d.Client().GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(d.Table()), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p + pk}, "sk": &types.AttributeValueMemberS{Value: sk}}})
+		must(t, err)
+		if got := describeItem(out.Item); got != attrs {
+			t.Errorf("%s:\n got %s\nwant %s", key, got, attrs)
+		}
+	}
+}
+
+func describeItem(it map[string]types.AttributeValue) string {
+	var parts []string
+	for k, v := range it {
+		typ := strings.TrimPrefix(fmt.Sprintf("%T", v), "*types.AttributeValueMember")
+		parts = append(parts, k+":"+typ)
+	}
+	slicesSort(parts)
+	return strings.Join(parts, " ")
+}
+
+// TestFlureeV4Attributes reads items written with Fluree v4's commit_id and
+// index_id, compares and sets against them, and checks that a write moves the
+// pointer to commit_address.
+func TestFlureeV4Attributes(t *testing.T) {
+	d := openDriver(t)
+	ctx := context.Background()
+	id, _ := driver.ParseID("v4" + randomHex(3) + "/db")
+	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
+	_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(d.Table()),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}},
+		UpdateExpression:          aws.String("SET commit_t = :t, commit_id = :c REMOVE commit_address"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: "4"}, ":c": &types.AttributeValueMemberS{Value: "bagcid4"}}})
+	must(t, err)
+	rec, err := d.Get(ctx, id)
+	must(t, err)
+	if want := driver.RefValue("bagcid4", 4); !rec.Head.Equal(want) {
+		t.Fatalf("head %v, want %v", *rec.Head, want)
+	}
+	out, err := d.Update(ctx, id, driver.Head, driver.IfEquals(driver.RefValue("bagcid4", 4)), driver.RefValue("bagcid5", 5))
+	must(t, err)
+	if !out.Applied {
+		t.Fatalf("compare-and-set against commit_id not applied: current %v", out.Current)
+	}
+	raw, err := d.Client().GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(d.Table()), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}}})
+	must(t, err)
+	if _, ok := raw.Item["commit_id"]; ok {
+		t.Errorf("commit_id kept after a write: %v", describeItem(raw.Item))
+	}
+}
+
+// TestErrors checks the driver's error classes: a missing table, an item
+// over 400 KB, a malformed record, and that no error shows credentials.
+func TestErrors(t *testing.T) {
+	const secret = "SECRETsecretSECRET0123456789"
+	cfg := testConfig(t)
+	cfg.Credentials = credentials.NewStaticCredentialsProvider("AKIDTEST", secret, "TOKEN"+secret)
+	ctx := context.Background()
+	var errs []error
+
+	missing := cfg
+	missing.Table = "no-such-table-" + randomHex(3)
+	dm, err := dynamodb.Open(ctx, missing)
+	must(t, err)
+	id, _ := driver.ParseID("err" + randomHex(3) + "/db")
+	_, err = dm.Get(ctx, id)
+	if driver.Code(err) != driver.Unavailable || !strings.Contains(err.Error(), "EnsureTable") {
+		t.Errorf("missing table: %v (code %v), want Unavailable naming EnsureTable", err, driver.Code(err))
+	}
+	errs = append(errs, err)
+
+	d := openDriver(t)
+	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
+	big := driver.Value{V: 2, Payload: driver.Object{"state": "ready", "blob": strings.Repeat("x", 410*1024)}}
+	_, err = d.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), big)
+	if !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "400") {
+		t.Errorf("oversized item: %v, want ErrInvalidArgument naming the limit", err)
+	}
+	errs = append(errs, err)
+
+	_, err = d.Client().DeleteItem(ctx, &awsdynamodb.DeleteItemInput{TableName: aws.String(d.Table()),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "index"}}})
+	must(t, err)
+	_, err = d.Get(ctx, id)
+	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), id.String()+"/index") {
+		t.Errorf("record without its index item: %v, want ErrInternal naming the item", err)
+	}
+	errs = append(errs, err)
+	_, err = d.List(ctx, driver.ListOptions{Prefix: id.Name})
+	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), id.String()) {
+		t.Errorf("list over a broken record: %v, want ErrInternal naming it", err)
+	}
+	errs = append(errs, err)
+
+	_, err = d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
+	if err != nil {
+		t.Errorf("update of an intact concern of a broken record: %v", err)
+	}
+	other, _ := driver.ParseID("err" + randomHex(3) + "/none")
+	_, err = d.Update(ctx, other, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
+	if !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("update of an unknown ID: %v, want ErrNotFound", err)
+	}
+	errs = append(errs, err, d.Retract(ctx, other, time.Now()), d.Delete(ctx, other))
+	for _, err := range errs {
+		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "AKIDTEST")) {
+			t.Errorf("error shows credentials: %v", err)
+		}
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	good := map[string]dynamodb.Config{
+		"dynamodb://fluree-nameservice":                               {Table: "fluree-nameservice"},
+		"dynamodb://ns_Table.1?region=eu-west-1&profile=dev":          {Table: "ns_Table.1", Region: "eu-west-1", Profile: "dev"},
+		"dynamodb://t01?endpoint=http://127.0.0.1:8000&timeout=250ms": {Table: "t01", Endpoint: "http://127.0.0.1:8000", Timeout: 250 * time.Millisecond},
+		"DynamoDB://t01?max_attempts=9&retry_limiter=none":            {Table: "t01", MaxAttempts: 9},
+	}
+	for raw, want := range good {
+		u, err := url.Parse(raw)
+		must(t, err)
+		got, err := dynamodb.ParseURL(u)
+		must(t, err)
+		if got != want {
+			t.Errorf("%s: %+v, want %+v", raw, got, want)
+		}
+	}
+	for _, raw := range []string{"dynamodb://", "dynamodb://ab", "dynamodb://t01/path", "dynamodb://t01?regoin=x",
+		"dynamodb://t01?timeout=5", "dynamodb://t01?max_attempts=0", "dynamodb://user:pw@t01", "dynamodb://t01?retry_limiter=x"} {
+		u, err := url.Parse(raw)
+		must(t, err)
+		if _, err := dynamodb.ParseURL(u); !errors.Is(err, driver.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", raw, err)
+		} else if strings.Contains(err.Error(), "pw") {
+			t.Errorf("%s: error shows the password: %v", raw, err)
+		}
+	}
+}
+
+// TestEnsureTableIsIdempotent runs EnsureTable on the existing table.
+func TestEnsureTableIsIdempotent(t *testing.T) {
+	must(t, openDriver(t).EnsureTable(context.Background()))
+}
+
+func slicesSort(s []string) { sort.Strings(s) }

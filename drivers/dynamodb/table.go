@@ -1,0 +1,143 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// How EnsureTable waits for a new table: DescribeTable every
+// tablePollInterval, for at most tableWaitLimit (unless ctx ends sooner).
+const (
+	tablePollInterval = 500 * time.Millisecond
+	tableWaitLimit    = 2 * time.Minute
+)
+
+// CreateTableInput returns the CreateTable request for the nameservice table
+// of the guide: key pk (HASH) + sk (RANGE), the GSI gsi1-kind on kind (HASH)
+// + pk (RANGE) projecting name, branch, source_type, dependencies and
+// retracted, billed PAY_PER_REQUEST.
+func CreateTableInput(table string) *dynamodb.CreateTableInput {
+	s := types.ScalarAttributeTypeS
+	return &dynamodb.CreateTableInput{
+		TableName: aws.String(table),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrPK), AttributeType: s},
+			{AttributeName: aws.String(attrSK), AttributeType: s},
+			{AttributeName: aws.String(attrKind), AttributeType: s},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(IndexName),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(attrKind), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{
+				ProjectionType:   types.ProjectionTypeInclude,
+				NonKeyAttributes: []string{attrName, attrBranch, attrSourceType, attrDependencies, attrRetracted},
+			},
+		}},
+		BillingMode: types.BillingModePayPerRequest,
+	}
+}
+
+// EnsureTable creates the driver's table when it does not exist and waits,
+// polling DescribeTable every half second for at most two minutes (or until
+// ctx ends), until the table and its GSI are ACTIVE. An existing table is
+// fine if it has the nameservice key schema and GSI; otherwise EnsureTable
+// returns an error wrapping driver.ErrInvalidArgument that says what differs.
+// It needs dynamodb:CreateTable and dynamodb:DescribeTable.
+func (d *Driver) EnsureTable(ctx context.Context) error {
+	if err := d.begin(ctx); err != nil {
+		return err
+	}
+	op := "ensure table " + d.table
+	_, err := d.client.CreateTable(ctx, CreateTableInput(d.table))
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return d.fail(ctx, op, err)
+	}
+	deadline := time.Now().Add(tableWaitLimit)
+	for {
+		out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+		if err != nil {
+			return d.fail(ctx, op, err)
+		}
+		if err := checkTable(out.Table); err != nil {
+			return fmt.Errorf("dynamodb: %s: %w", op, err)
+		}
+		if tableActive(out.Table) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("dynamodb: %s: %w: not ACTIVE after %s (status %s)", op, driver.ErrUnavailable, tableWaitLimit, out.Table.TableStatus)
+		}
+		if err := sleep(ctx, tablePollInterval); err != nil {
+			return fmt.Errorf("dynamodb: %s: %w", op, err)
+		}
+	}
+}
+
+func tableActive(t *types.TableDescription) bool {
+	if t.TableStatus != types.TableStatusActive {
+		return false
+	}
+	for _, g := range t.GlobalSecondaryIndexes {
+		if g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTable verifies an existing table's keys and GSI.
+func checkTable(t *types.TableDescription) error {
+	if !sameKeys(t.KeySchema, attrPK, attrSK) {
+		return fmt.Errorf("%w: table %s is keyed %s, want pk (HASH) + sk (RANGE)", driver.ErrInvalidArgument, aws.ToString(t.TableName), keysString(t.KeySchema))
+	}
+	for _, g := range t.GlobalSecondaryIndexes {
+		if aws.ToString(g.IndexName) != IndexName {
+			continue
+		}
+		if !sameKeys(g.KeySchema, attrKind, attrPK) {
+			return fmt.Errorf("%w: index %s is keyed %s, want kind (HASH) + pk (RANGE)", driver.ErrInvalidArgument, IndexName, keysString(g.KeySchema))
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: table %s has no global secondary index %s (List needs it)", driver.ErrInvalidArgument, aws.ToString(t.TableName), IndexName)
+}
+
+func sameKeys(ks []types.KeySchemaElement, hash, rng string) bool {
+	if len(ks) != 2 {
+		return false
+	}
+	want := map[string]types.KeyType{hash: types.KeyTypeHash, rng: types.KeyTypeRange}
+	for _, k := range ks {
+		if want[aws.ToString(k.AttributeName)] != k.KeyType {
+			return false
+		}
+	}
+	return true
+}
+
+func keysString(ks []types.KeySchemaElement) string {
+	s := ""
+	for i, k := range ks {
+		if i > 0 {
+			s += " + "
+		}
+		s += fmt.Sprintf("%s (%s)", aws.ToString(k.AttributeName), k.KeyType)
+	}
+	return s
+}

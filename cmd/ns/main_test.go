@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // ns runs the CLI in-process against a named in-memory store and returns
@@ -15,8 +18,12 @@ type cli struct {
 	url string
 }
 
+var stores atomic.Int64
+
+// newCLI returns a CLI on a fresh named store (named stores live as long as
+// the process, and tests may run more than once in one).
 func newCLI(t *testing.T) *cli {
-	return &cli{t: t, url: "mem://cli-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	return &cli{t: t, url: fmt.Sprintf("mem://cli-%d", stores.Add(1))}
 }
 
 func (c *cli) run(args ...string) (int, string, string) {
@@ -156,4 +163,39 @@ func TestTableCreateNeedsATableBackend(t *testing.T) {
 		t.Fatalf("ns table create on mem: stderr %q", errs)
 	}
 	c.want(exitUsage, "table", "drop")
+}
+
+func TestWatchResumesFromState(t *testing.T) {
+	c := newCLI(t)
+	c.want(exitOK, "init", "db")
+	c.want(exitOK, "publish-commit", "db", "1", "c1")
+	state := t.TempDir() + "/state.json"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan string)
+	go func() {
+		var out, errb bytes.Buffer
+		run(ctx, []string{"--url", c.url, "--json", "watch", "--prefix", "db", "--state", state, "--interval", "10ms"}, &out, &errb)
+		done <- out.String() + errb.String()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	c.want(exitOK, "publish-commit", "db", "2", "c2")
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	if out := <-done; !strings.Contains(out, `"concern":"head","old":1,"new":{"v":2`) {
+		t.Fatalf("watch printed %q", out)
+	}
+	// Changes while no watch runs are reported on resume, from the state.
+	c.want(exitOK, "publish-commit", "db", "3", "c3")
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		var out bytes.Buffer
+		run(ctx, []string{"--url", c.url, "--json", "watch", "db", "--state", state}, &out, &out)
+		done <- out.String()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	out := <-done
+	if !strings.Contains(out, `"old":2,"new":{"v":3`) || strings.Contains(out, `"v":2,`) {
+		t.Fatalf("resumed watch printed %q", out)
+	}
 }

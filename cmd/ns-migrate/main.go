@@ -1,0 +1,166 @@
+// Command ns-migrate copies a nameservice from one backend to another,
+// typically a file nameservice into DynamoDB, through the portable API only.
+//
+//	ns-migrate --from URL|--from-config FILE --to URL|--to-config FILE [flags]
+//
+// Every selected record is created at the target when absent, skipped when
+// identical, advanced when the target is behind (by the compare-and-set
+// rules a live writer follows, so a writer at the target is never
+// overwritten), and reported as a conflict when the target is ahead or has
+// diverged. docs/migrate.md is the runbook.
+//
+// Exit codes: 0 everything done (and verified, with --verify); 1 a record
+// failed, conflicted or differs, or the run was interrupted; 2 usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"nameservice.dev/nameservice"
+	_ "nameservice.dev/nameservice/drivers/all"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError is a mistake in the command line (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// options are the parsed command line.
+type options struct {
+	from, fromConfig string
+	to, toConfig     string
+	sel              selector
+	dryRun           bool
+	verify           bool
+	verifyOnly       bool
+	createTable      bool
+	parallel         int
+	report, resume   string
+	progressEvery    time.Duration
+}
+
+const usageText = `usage: ns-migrate --from URL|--from-config FILE --to URL|--to-config FILE [flags]
+
+Copies every record (ledgers and graph sources, retracted ones included)
+from one nameservice to another: create when absent, skip when identical,
+advance when the target is behind, conflict when it is ahead or diverged.
+
+`
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("ns-migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.from, "from", "", "source nameservice URL (file:///dir, dynamodb://table, mem://name, ...)")
+	fs.StringVar(&o.fromConfig, "from-config", "", "source as a Fluree JSON-LD connection config `file`")
+	fs.StringVar(&o.to, "to", "", "target nameservice URL")
+	fs.StringVar(&o.toConfig, "to-config", "", "target as a Fluree JSON-LD connection config `file`")
+	fs.Func("id", "migrate this record `ID` (repeatable)", func(s string) error {
+		o.sel.ids = append(o.sel.ids, s)
+		return nil
+	})
+	fs.StringVar(&o.sel.idsFrom, "ids-from", "", "migrate the IDs listed in `file`, one a line")
+	fs.StringVar(&o.sel.prefix, "prefix", "", "only IDs (name:branch) starting with `P`")
+	kind := fs.String("kind", "", "only records of this `kind`: ledger or graph_source")
+	fs.BoolVar(&o.sel.skipRetracted, "skip-retracted", false, "leave retracted records out")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan (action per record and counts); write nothing")
+	fs.BoolVar(&o.verify, "verify", false, "after copying, compare every record at both sides; a difference exits 1")
+	fs.BoolVar(&o.verifyOnly, "verify-only", false, "only compare the two sides; write nothing")
+	fs.BoolVar(&o.createTable, "create-table", false, "create the target's table when it does not exist (DynamoDB)")
+	fs.IntVar(&o.parallel, "parallel", 4, "records migrated at once")
+	fs.IntVar(&o.sel.pageSize, "page-size", 1000, "records per source listing page (a file source re-reads its directory tree per page)")
+	fs.StringVar(&o.report, "report", "", "write one JSON line per record to `file` (id, action, result, error)")
+	fs.StringVar(&o.resume, "resume", "", "skip the records a previous report `file` shows done")
+	fs.DurationVar(&o.progressEvery, "progress-every", 10*time.Second, "interval of the progress lines when not on a terminal")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	o.sel.kind = nameservice.Kind(*kind)
+	return o, o.check()
+}
+
+func (o *options) check() error {
+	switch {
+	case (o.from == "") == (o.fromConfig == ""):
+		return usagef("give exactly one of --from and --from-config")
+	case (o.to == "") == (o.toConfig == ""):
+		return usagef("give exactly one of --to and --to-config")
+	case o.from != "" && o.from == o.to, o.fromConfig != "" && o.fromConfig == o.toConfig:
+		return usagef("--from and --to name the same nameservice")
+	case o.sel.kind != "" && !o.sel.kind.Valid():
+		return usagef("--kind %q: want ledger or graph_source", o.sel.kind)
+	case o.parallel < 1:
+		return usagef("--parallel %d: want at least 1", o.parallel)
+	case o.sel.pageSize < 1:
+		return usagef("--page-size %d: want at least 1", o.sel.pageSize)
+	case o.verifyOnly && (o.dryRun || o.verify || o.createTable):
+		return usagef("--verify-only writes nothing: it does not combine with --dry-run, --verify or --create-table")
+	case o.dryRun && o.verify:
+		return usagef("--dry-run writes nothing, so there is nothing to --verify (use --verify-only)")
+	case o.progressEvery <= 0:
+		return usagef("--progress-every %s: want a positive duration", o.progressEvery)
+	}
+	return nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ns-migrate:", err)
+		return exitUsage
+	}
+	ok, err := migrate(ctx, o, stdout, stderr)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "ns-migrate:", err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintln(stderr, "ns-migrate:", err)
+		return exitFail
+	case !ok:
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+	"time"
+
+	"nameservice.dev/nameservice"
+)
+
+// tableMaker is the optional capability of a driver whose backend needs a
+// table created first (DynamoDB's EnsureTable). Reaching it by type
+// assertion keeps this command free of backend-specific code.
+type tableMaker interface {
+	EnsureTable(ctx context.Context) error
+}
+
+// migrate runs the copy (or plan) pass and then, if asked, the verify pass.
+// ok is false when a record failed, conflicted or differs, or when the run
+// was interrupted.
+func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool, err error) {
+	src, err := openSide(ctx, "--from", o.from, o.fromConfig)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	dst, err := openSide(ctx, "--to", o.to, o.toConfig)
+	if err != nil {
+		return false, err
+	}
+	defer dst.Close()
+	if err := prepareTarget(ctx, dst, o); err != nil {
+		return false, err
+	}
+	if o.resume != "" {
+		if o.sel.done, err = readDone(o.resume); err != nil {
+			return false, usageError{err.Error()}
+		}
+	}
+	rep, err := o.openReport()
+	if err != nil {
+		return false, err
+	}
+	ok = true
+	if !o.verifyOnly {
+		ok = copyPass(ctx, o, src, dst, rep, stdout, stderr)
+	}
+	if (o.verify || o.verifyOnly) && ctx.Err() == nil {
+		o.sel.done = nil // verify everything, resumed or not
+		ok = verifyPass(ctx, o, src, dst, rep, stdout, stderr) && ok
+	}
+	if err := rep.close(); err != nil {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "ns-migrate: interrupted: records in flight were finished, none was started after the signal; run again (with --resume REPORT to skip the finished ones)")
+		return false, nil
+	}
+	return ok, nil
+}
+
+func (o *options) openReport() (*reporter, error) {
+	if o.report == "" {
+		return nil, nil
+	}
+	return openReport(o.report, o.report == o.resume)
+}
+
+// openSide opens one side from its URL or its connection config.
+func openSide(ctx context.Context, flagName, rawURL, configFile string) (*nameservice.NameService, error) {
+	var ns *nameservice.NameService
+	var err error
+	if configFile != "" {
+		ns, err = nameservice.OpenConfig(ctx, configFile)
+		flagName += "-config"
+	} else {
+		ns, err = nameservice.Open(ctx, rawURL)
+	}
+	if errors.Is(err, nameservice.ErrInvalidArgument) || errors.Is(err, nameservice.ErrUnsupported) || errors.Is(err, fs.ErrNotExist) {
+		return nil, usagef("%s: %v", flagName, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	return ns, nil
+}
+
+// prepareTarget creates the target's table with --create-table, then reads
+// one page of the target so that a missing table or a wrong endpoint is one
+// clear error before any record is touched.
+func prepareTarget(ctx context.Context, dst *nameservice.NameService, o *options) error {
+	tm, canCreate := dst.Driver().(tableMaker)
+	if o.createTable && !o.dryRun {
+		if !canCreate {
+			return usagef("--create-table: the target's driver has no table to create")
+		}
+		if err := tm.EnsureTable(ctx); err != nil {
+			return fmt.Errorf("--create-table: %w", err)
+		}
+	}
+	_, err := dst.Driver().List(ctx, nameservice.ListOptions{PageSize: 1, IncludeRetracted: true})
+	if err == nil || errors.Is(err, nameservice.ErrInternal) {
+		return nil // a record the target cannot decode is that record's problem
+	}
+	if canCreate && !o.createTable {
+		return fmt.Errorf("the target cannot be read: %w (pass --create-table to create its table)", err)
+	}
+	return fmt.Errorf("the target cannot be read: %w", err)
+}
+
+// outcome is what happened to one record in a pass.
+type outcome struct {
+	id     string
+	action string // an action, or "verify"
+	result string
+	err    error
+	diff   string // verify: how the records differ
+}
+
+// runPass streams the selected source records through o.parallel workers
+// and hands each outcome to t. The channels are bounded, so memory does not
+// grow with the number of records. Once ctx is done no record is started;
+// those in flight finish (their writes use a context that is not canceled).
+func runPass(ctx context.Context, o *options, src *nameservice.NameService, work func(context.Context, item) outcome, t *tally) {
+	items := make(chan item, 2*o.parallel)
+	results := make(chan outcome, 2*o.parallel)
+	go o.sel.scan(ctx, src, items)
+	workCtx := context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
+	for range o.parallel {
+		wg.Go(func() {
+			for it := range items {
+				if ctx.Err() == nil {
+					results <- work(workCtx, it)
+				}
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	t.collect(results)
+}
+
+func copyPass(ctx context.Context, o *options, src, dst *nameservice.NameService, rep *reporter, stdout, stderr io.Writer) bool {
+	c := &copier{dst: dst}
+	name := "copy"
+	if o.dryRun {
+		name = "plan"
+	}
+	t := newTally(name, o, rep, stdout, stderr)
+	runPass(ctx, o, src, func(ctx context.Context, it item) outcome {
+		if it.err != nil {
+			return outcome{id: it.id, action: string(actFailed), result: resultFailed, err: it.err}
+		}
+		act, err := c.copyRecord(ctx, it.rec, o.dryRun)
+		return outcome{id: it.id, action: string(act), result: resultOf(act, o.dryRun), err: err}
+	}, t)
+	return t.finish()
+}
+
+func resultOf(a action, dryRun bool) string {
+	switch {
+	case a == actConflict:
+		return resultConflict
+	case a == actFailed:
+		return resultFailed
+	case dryRun:
+		return resultPlanned
+	}
+	return resultDone
+}
+
+// tally counts outcomes, writes the report and the progress, and prints
+// the records that need attention (every record's plan with --dry-run).
+type tally struct {
+	name           string
+	o              *options
+	rep            *reporter
+	stdout, stderr io.Writer
+	counts         map[string]int
+	order          []string
+	n              int
+	start          time.Time
+	prog           progress
+	reportErr      error
+}
+
+func newTally(name string, o *options, rep *reporter, stdout, stderr io.Writer) *tally {
+	t := &tally{name: name, o: o, rep: rep, stdout: stdout, stderr: stderr, counts: map[string]int{}, start: time.Now()}
+	t.prog = newProgress(name, stderr, o.progressEvery, t.line)
+	return t
+}
+
+func (t *tally) collect(results <-chan outcome) {
+	tick := time.NewTicker(t.o.progressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				return
+			}
+			t.add(r)
+		case <-tick.C:
+			t.prog.tick()
+		}
+	}
+}
+
+func (t *tally) add(r outcome) {
+	t.n++
+	key := r.result
+	if t.name != "verify" {
+		key = r.action
+	}
+	if t.counts[key] == 0 {
+		t.order = append(t.order, key)
+	}
+	t.counts[key]++
+	t.print(r)
+	l := reportLine{ID: r.id, Action: r.action, Result: r.result}
+	if r.err != nil {
+		l.Error = r.err.Error()
+	}
+	if err := t.rep.write(l); err != nil && t.reportErr == nil {
+		t.reportErr = err
+	}
+	t.prog.add()
+}
+
+func (t *tally) print(r outcome) {
+	id := r.id
+	if id == "" {
+		id = "(no record)"
+	}
+	switch {
+	case r.diff != "":
+		t.prog.println(t.stdout, fmt.Sprintf("%s %s: the target differs (-source +target):\n%s", r.result, id, r.diff))
+	case r.err != nil:
+		t.prog.println(t.stdout, fmt.Sprintf("%s %s: %v", r.result, id, r.err))
+	case t.o.dryRun:
+		t.prog.println(t.stdout, fmt.Sprintf("%s %s", r.action, id))
+	}
+}
+
+// line is the progress line: records so far, rate and counts.
+func (t *tally) line() string {
+	el := time.Since(t.start)
+	return fmt.Sprintf("%s: %d records in %s (%.1f records/s): %s", t.name, t.n, el.Round(time.Millisecond), rate(t.n, el), t.countsText())
+}
+
+func (t *tally) countsText() string {
+	keys := t.order
+	if t.name != "verify" {
+		keys = nil
+		for _, a := range actions {
+			keys = append(keys, string(a))
+		}
+	}
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %d", k, t.counts[k])
+	}
+	if s == "" {
+		s = "nothing selected"
+	}
+	return s
+}
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// finish prints the summary and reports whether every record went well.
+func (t *tally) finish() bool {
+	t.prog.finish()
+	fmt.Fprintln(t.stdout, t.line())
+	if t.reportErr != nil {
+		fmt.Fprintf(t.stderr, "ns-migrate: --report: %v\n", t.reportErr)
+		return false
+	}
+	return t.counts[string(actFailed)]+t.counts[string(actConflict)]+t.counts[resultDiffers] == 0
+}

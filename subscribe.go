@@ -1,0 +1,221 @@
+package nameservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Watermarks is one record's entry in a subscription map: its kind and the
+// watermark of each concern the subscriber has seen.
+type Watermarks struct {
+	Kind       Kind   `json:"kind"`
+	SourceType string `json:"source_type,omitempty"`
+	CommitT    int64  `json:"commit_t,omitempty"`
+	IndexT     int64  `json:"index_t"`
+	StatusV    int64  `json:"status_v"`
+	ConfigV    int64  `json:"config_v"`
+}
+
+func (w *Watermarks) get(c Concern) int64 {
+	switch c {
+	case Head:
+		return w.CommitT
+	case Index:
+		return w.IndexT
+	case Status:
+		return w.StatusV
+	}
+	return w.ConfigV
+}
+
+func (w *Watermarks) set(c Concern, v int64) {
+	switch c {
+	case Head:
+		w.CommitT = v
+	case Index:
+		w.IndexT = v
+	case Status:
+		w.StatusV = v
+	case Config:
+		w.ConfigV = v
+	}
+}
+
+// SubscriptionMap is the state of a subscriber, in the spec's form
+// {"subscriptions": {"mydb:main": {"kind": "ledger", "commit_t": 42, ...}}}.
+// Save it and pass it back in SubscribeOptions.From to resume.
+type SubscriptionMap struct {
+	Subscriptions map[string]Watermarks `json:"subscriptions"`
+}
+
+// SubscribeOptions select what a subscription follows.
+type SubscribeOptions struct {
+	Prefix   string           // IDs starting with Prefix ("" for all)
+	Interval time.Duration    // polling interval for drivers without a change feed
+	From     *SubscriptionMap // resume from this map; nil starts from the current state
+}
+
+// Subscriber follows changes by comparing watermarks with its map. Read it
+// with Next from one goroutine.
+type Subscriber struct {
+	mu    sync.Mutex
+	m     map[string]Watermarks
+	kinds map[string]*Record // kinds of records first seen while catching up
+	raw   chan Event         // catch-up events, then the watch feed, unfiltered
+}
+
+// ErrSubscriptionEnded is returned by Next once the subscription's context
+// is done.
+var ErrSubscriptionEnded = errors.New("subscription ended")
+
+// Next returns the next change, in watermark order per ID and concern, each
+// watermark at most once, and records it in the map before returning. It
+// returns ctx's error when ctx is done, ErrSubscriptionEnded after the
+// subscription's own context is done, and the feed's error if it fails.
+func (s *Subscriber) Next(ctx context.Context) (Event, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		case ev, ok := <-s.raw:
+			if !ok {
+				return Event{}, ErrSubscriptionEnded
+			}
+			if ev.Err != nil {
+				return Event{}, fmt.Errorf("subscription: %w", ev.Err)
+			}
+			if ev, news := s.take(ev); news {
+				return ev, nil
+			}
+		}
+	}
+}
+
+// Map returns a copy of the subscription map holding exactly the events Next
+// has returned, for saving: a subscriber resumed from it misses nothing it
+// had not yet returned.
+func (s *Subscriber) Map() SubscriptionMap {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SubscriptionMap{Subscriptions: maps.Clone(s.m)}
+}
+
+// Subscribe follows the records under opts.Prefix. Without opts.From it
+// starts from the current state and reports only later changes. With a
+// saved map it first reports, per concern, the current value of every
+// watermark above the saved one (and a Deleted event for records gone), so a
+// resumed subscriber misses no change, then follows Watch. An event whose
+// watermark the map already holds is dropped, so no change is reported
+// twice; so, after a new record's first event, are its unborn concerns
+// (watermark 0: nothing to fetch).
+func (ns *NameService) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscriber, error) {
+	// Watch first, then read the state: a change between the two is seen by
+	// the watch and dropped as a duplicate if the read already caught it.
+	feed, err := ns.Watch(ctx, WatchOptions{Prefix: opts.Prefix, Interval: opts.Interval})
+	if err != nil {
+		return nil, err
+	}
+	s := &Subscriber{m: map[string]Watermarks{}, kinds: map[string]*Record{}, raw: make(chan Event, 64)}
+	if opts.From != nil {
+		for id, w := range opts.From.Subscriptions {
+			if strings.HasPrefix(id, opts.Prefix) {
+				s.m[id] = w
+			}
+		}
+	}
+	var catchUp []Event
+	seen := map[string]bool{}
+	for rec, err := range ns.List(ctx, ListOptions{Prefix: opts.Prefix, IncludeRetracted: true}) {
+		if err != nil {
+			return nil, fmt.Errorf("subscribe: %w", err)
+		}
+		seen[rec.ID.String()] = true
+		if opts.From == nil {
+			s.m[rec.ID.String()] = watermarksOf(rec)
+			continue
+		}
+		s.kinds[rec.ID.String()] = rec
+		catchUp = append(catchUp, driver.Diff(nil, rec)...)
+	}
+	for id := range s.m {
+		if !seen[id] {
+			pid, _ := driver.ParseID(id)
+			catchUp = append(catchUp, Event{ID: pid, Deleted: true})
+		}
+	}
+	go s.forward(ctx, feed, catchUp)
+	return s, nil
+}
+
+func watermarksOf(rec *Record) Watermarks {
+	w := Watermarks{Kind: rec.Kind, SourceType: rec.SourceType}
+	for _, c := range driver.Concerns {
+		if v := rec.Value(c); v != nil {
+			w.set(c, v.V)
+		}
+	}
+	return w
+}
+
+func (s *Subscriber) forward(ctx context.Context, feed <-chan Event, catchUp []Event) {
+	defer close(s.raw)
+	for _, ev := range catchUp {
+		if !send(ctx, s.raw, ev) {
+			return
+		}
+	}
+	for ev := range feed {
+		if !send(ctx, s.raw, ev) || ev.Err != nil {
+			return
+		}
+	}
+}
+
+// take records ev in the map when it is news, and reports whether it was.
+func (s *Subscriber) take(ev Event) (Event, bool) {
+	ev, w, news := s.check(ev)
+	if !news {
+		return ev, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Deleted {
+		delete(s.m, ev.ID.String())
+	} else {
+		s.m[ev.ID.String()] = w
+	}
+	return ev, true
+}
+
+// check reports whether ev is news to the map, returning ev with Old set to
+// the map's watermark and the map entry as it will be once ev is received.
+func (s *Subscriber) check(ev Event) (Event, Watermarks, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := ev.ID.String()
+	w, had := s.m[id]
+	if ev.Deleted {
+		return ev, w, had
+	}
+	if had && ev.New.V <= w.get(ev.Concern) {
+		return ev, w, false
+	}
+	switch rec := s.kinds[id]; {
+	case rec != nil:
+		w.Kind, w.SourceType = rec.Kind, rec.SourceType
+	case ev.Concern == Head:
+		w.Kind = Ledger // only ledgers have a head; a new record's head event comes first
+	case !had:
+		w.Kind = GraphSource
+	}
+	ev.Old = w.get(ev.Concern)
+	w.set(ev.Concern, ev.New.V)
+	return ev, w, true
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -32,16 +33,39 @@ func isConflict(err error) bool {
 // copier writes source records into the target.
 type copier struct {
 	dst *nameservice.NameService
+	// created and existed count the records found absent and present at
+	// the target, to choose which request to try first (see copyRecord).
+	created, existed atomic.Int64
 }
 
 // copyRecord plans src against the target's current record and carries the
 // plan out. It returns the action taken and, for actConflict and actFailed,
 // why.
+//
+// While most records are new at the target (a first copy), it tries the
+// create first, which is one request for a new record and costs a read only
+// when the record exists; once most records exist (a re-run), it reads
+// first, so a record to skip costs one read.
 func (c *copier) copyRecord(ctx context.Context, src *nameservice.Record, dryRun bool) (action, error) {
+	if !dryRun && c.created.Load() >= c.existed.Load() {
+		err := c.dst.Import(ctx, src)
+		switch {
+		case err == nil:
+			c.created.Add(1)
+			return actCreate, nil
+		case !errors.Is(err, nameservice.ErrAlreadyExists):
+			return actFailed, err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		dst, err := c.lookup(ctx, src.ID.String())
 		if err != nil {
 			return actFailed, fmt.Errorf("reading the target: %w", err)
+		}
+		if dst == nil {
+			c.created.Add(1)
+		} else {
+			c.existed.Add(1)
 		}
 		p := planRecord(src, dst)
 		if dryRun || p.action == actSkip || p.action == actConflict {

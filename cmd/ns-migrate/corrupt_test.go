@@ -89,9 +89,9 @@ func TestNamedIDs(t *testing.T) {
 
 // TestCorruptNestedFile breaks a file whose path alone does not give its ID
 // (ns@v2/tenant/a/main.json: tenant/a:main or tenant:a/main). The fs driver
-// reads such files to order the listing, so every listing fails on it: the
-// record is reported with its path, the listing error follows, and the run
-// exits 1 without copying anything wrong.
+// places it where its path suggests and fails only the page that reaches it:
+// the record is reported with its path, the others are copied, and the run
+// exits 1.
 func TestCorruptNestedFile(t *testing.T) {
 	dir := t.TempDir()
 	from, to := fileURL(dir), memURL(t, "dst")
@@ -103,7 +103,9 @@ func TestCorruptNestedFile(t *testing.T) {
 	if !strings.Contains(r.stdout, "failed tenant/a:main: source: fs: "+path) || strings.Count(r.stdout, "failed tenant") != 1 {
 		t.Fatalf("want tenant/a:main reported once with its path:\n%s", r.stdout)
 	}
-	if !strings.Contains(r.stdout, "listing the source stopped") {
-		t.Fatalf("want the listing error reported:\n%s", r.stdout)
+	// The file driver reports a nested file it cannot read at the position
+	// its path suggests, so the listing goes on past it.
+	if strings.Contains(r.stdout, "listing the source stopped") || !strings.Contains(r.stdout, "create 3") {
+		t.Fatalf("want the other three records copied:\n%s", r.stdout)
 	}
 }

@@ -2,6 +2,7 @@ package fs_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -458,5 +459,38 @@ func TestClosed(t *testing.T) {
 	_ = d.Close()
 	if _, err := d.Get(context.Background(), pid("x")); err == nil {
 		t.Fatal("get after close succeeded")
+	}
+}
+
+// A nested file that cannot be read fails only the page that reaches it; a
+// page token past it lists on.
+func TestListGoesPastUnreadableNestedFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := nsfs.Open(dir, nsfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a:main", "t/b:main", "z:main"} {
+		pid, _ := driver.ParseID(id)
+		if err := d.Create(ctx, driver.NewLedger(pid, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := filepath.Join(dir, "ns@v2", "t", "b", "main.json")
+	if err := os.WriteFile(bad, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.List(ctx, driver.ListOptions{PageSize: 1})
+	if err != nil || len(p.Records) != 1 || p.Records[0].ID.String() != "a:main" {
+		t.Fatalf("first page = %+v, %v; want a:main", p, err)
+	}
+	if _, err := d.List(ctx, driver.ListOptions{PageSize: 1, PageToken: p.NextPageToken}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("second page error = %v, want one naming %s", err, bad)
+	}
+	after := base64.RawURLEncoding.EncodeToString([]byte("t/b:main"))
+	p, err = d.List(ctx, driver.ListOptions{PageSize: 1, PageToken: after})
+	if err != nil || len(p.Records) != 1 || p.Records[0].ID.String() != "z:main" {
+		t.Fatalf("page after the bad file = %+v, %v; want z:main", p, err)
 	}
 }

@@ -20,9 +20,13 @@ import (
 const DefaultPageSize = 100
 
 // candidate is a defining file found by List and the ID it belongs to.
+// When the file cannot be read or placed, err says why and id is the ID its
+// path suggests: the error is reported only by the page that reaches that
+// position, so a listing can go on past it with a later page token.
 type candidate struct {
 	id   driver.ID
 	path string
+	err  error
 }
 
 // List implements driver.Driver. It walks ns@v2 for defining files (temp
@@ -60,6 +64,13 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if c.err != nil {
+			if len(page.Records) == size { // the error belongs to the next page
+				page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+				break
+			}
+			return nil, c.err
 		}
 		rec, err := d.listRecord(c)
 		if err != nil {
@@ -139,12 +150,33 @@ func (d *Driver) walk(ctx context.Context, dir string, out *[]candidate) error {
 			return ctx.Err()
 		}
 		c, err := d.classify(path)
+		if err != nil {
+			c, err = d.misplaced(path, err)
+		}
 		if err != nil || c == nil {
 			return err
 		}
 		*out = append(*out, *c)
 		return nil
 	})
+}
+
+// misplaced returns a candidate carrying classifyErr for a record file that
+// cannot be read or placed, at the ID its path suggests; it returns
+// classifyErr itself when the path suggests none.
+func (d *Driver) misplaced(path string, classifyErr error) (*candidate, error) {
+	rel, err := filepath.Rel(d.root, path)
+	if err != nil {
+		return nil, classifyErr
+	}
+	for _, l := range []layout.Layout{d.opts.Layout, otherLayout(d.opts.Layout)} {
+		if role, st := l.Classify(filepath.ToSlash(rel)); role == layout.Defining {
+			if id, ok := layout.PathDefault(st); ok {
+				return &candidate{id: id, path: path, err: classifyErr}, nil
+			}
+		}
+	}
+	return nil, classifyErr
 }
 
 // classify returns the candidate for a defining file, nil for any other

@@ -1,0 +1,64 @@
+package s3etag_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+// harness serves the whole suite from one bucket (the suite isolates its
+// tests by ID prefix); every client is an independent Open, with its own
+// cache, as another process would be.
+func harness(t *testing.T, l layout.Layout, lock *s3etag.LockConfig) conformance.Harness {
+	endpoint, bucket := newBucket(t)
+	cfg := baseConfig(endpoint, bucket, l)
+	cfg.Prefix = "suite"
+	cfg.Lock = lock
+	return conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+		return func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, nil
+	})
+}
+
+func TestConformanceLayoutB(t *testing.T) {
+	conformance.Run(t, harness(t, layout.B, nil))
+}
+
+func TestConformanceLayoutC(t *testing.T) {
+	conformance.Run(t, harness(t, layout.C, nil))
+}
+
+func TestConformanceLockMode(t *testing.T) {
+	conformance.Run(t, harness(t, layout.B, newLockTable(t, 2*time.Second)))
+}
+
+// newLockTable creates a lock table of its own on DynamoDB Local.
+func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
+	t.Helper()
+	lc := &s3etag.LockConfig{
+		Table: "nslock-" + randomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
+		Timeout: timeout, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
+	}
+	if err := s3etag.EnsureLockTable(context.Background(), *lc); err != nil {
+		t.Fatal(err)
+	}
+	return lc
+}
+
+// TestConformanceLockModeIgnoringStore runs the suite in lock mode against
+// a store that ignores every precondition (versitygw behind ignoringProxy):
+// the DynamoDB lock alone keeps the writers apart.
+func TestConformanceLockModeIgnoringStore(t *testing.T) {
+	endpoint, bucket := newBucket(t)
+	cfg := baseConfig(ignoringProxy(t, endpoint), bucket, layout.C)
+	cfg.Prefix = "suite"
+	cfg.Lock = newLockTable(t, 2*time.Second)
+	conformance.Run(t, conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+		return func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, nil
+	}))
+}

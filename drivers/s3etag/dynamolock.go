@@ -1,0 +1,354 @@
+package s3etag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+)
+
+// Defaults of LockConfig, those of object_store's DynamoCommit.
+const (
+	DefaultLockTimeout  = 20 * time.Second
+	DefaultLockSkewRate = 3
+	DefaultLockTTL      = time.Hour
+	DefaultLockPoll     = 100 * time.Millisecond
+)
+
+// LockConfig configures the DynamoDB lock protocol of
+// object-store-dynamo-commit.md: a table with partition key "path" (S),
+// sort key "etag" (S), and numbers "ttl" (the TTL attribute), "generation"
+// and "timeout" (ms).
+type LockConfig struct {
+	Table    string
+	Region   string
+	Endpoint string
+	Profile  string
+	// Timeout is the lease: a holder's write must finish within it, and a
+	// lock is taken over Timeout × SkewRate after it was first seen held.
+	Timeout  time.Duration
+	SkewRate int
+	TTL      time.Duration // how long lock records stay before DynamoDB's TTL removes them
+	Poll     time.Duration // how often a waiter re-checks the object
+
+	HTTPClient  dynamodb.HTTPClient
+	Credentials aws.CredentialsProvider
+}
+
+var lockParams = []string{"region", "endpoint", "profile", "timeout", "skew", "ttl", "poll"}
+
+// ParseLockURL parses dynamodb://TABLE?region=&endpoint=&profile=&timeout=20s&skew=3&ttl=1h&poll=100ms.
+func ParseLockURL(raw string) (LockConfig, error) {
+	u, err := url.Parse(raw)
+	bad := func(format string, args ...any) (LockConfig, error) {
+		shown := "(unparsable)"
+		if u != nil {
+			shown = drivers.Redact(u)
+		}
+		return LockConfig{}, fmt.Errorf("s3: %w: lock URL %q: %s", driver.ErrInvalidArgument, shown, fmt.Sprintf(format, args...))
+	}
+	if err != nil {
+		return bad("does not parse")
+	}
+	if u.Scheme != "dynamodb" || u.Host == "" || u.User != nil {
+		return bad("want dynamodb://TABLE?region=&endpoint=")
+	}
+	q := u.Query()
+	for k := range q {
+		if !contains(lockParams, k) {
+			return bad("unknown parameter %q", k)
+		}
+	}
+	lc := LockConfig{Table: u.Host, Region: q.Get("region"), Endpoint: q.Get("endpoint"), Profile: q.Get("profile")}
+	for name, dst := range map[string]*time.Duration{"timeout": &lc.Timeout, "ttl": &lc.TTL, "poll": &lc.Poll} {
+		if s := q.Get(name); s != "" {
+			if *dst, err = time.ParseDuration(s); err != nil || *dst <= 0 {
+				return bad("%s %q is not a positive duration", name, s)
+			}
+		}
+	}
+	if s := q.Get("skew"); s != "" {
+		if lc.SkewRate, err = strconv.Atoi(s); err != nil || lc.SkewRate < 1 {
+			return bad("skew %q is not a positive integer", s)
+		}
+	}
+	return lc, nil
+}
+
+func (lc *LockConfig) defaults() {
+	if lc.Timeout <= 0 {
+		lc.Timeout = DefaultLockTimeout
+	}
+	if lc.SkewRate <= 0 {
+		lc.SkewRate = DefaultLockSkewRate
+	}
+	if lc.TTL <= 0 {
+		lc.TTL = DefaultLockTTL
+	}
+	if lc.Poll <= 0 {
+		lc.Poll = DefaultLockPoll
+	}
+}
+
+type dynamoLock struct {
+	client *dynamodb.Client
+	cfg    LockConfig
+	bucket string
+}
+
+func newDynamoLock(ctx context.Context, lc LockConfig, bucket string) (*dynamoLock, error) {
+	lc.defaults()
+	client, err := NewLockClient(ctx, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &dynamoLock{client: client, cfg: lc, bucket: bucket}, nil
+}
+
+// NewLockClient returns the DynamoDB client of the lock protocol.
+func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error) {
+	if lc.Table == "" {
+		return nil, fmt.Errorf("s3: %w: lock table not named", driver.ErrInvalidArgument)
+	}
+	var opts []func(*config.LoadOptions) error
+	if lc.Region != "" {
+		opts = append(opts, config.WithRegion(lc.Region))
+	}
+	if lc.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(lc.Profile))
+	}
+	if lc.Credentials != nil {
+		opts = append(opts, config.WithCredentialsProvider(lc.Credentials))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3: lock: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = DefaultRegion
+	}
+	httpClient := lc.HTTPClient
+	if httpClient == nil {
+		httpClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second)
+	}
+	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.HTTPClient = httpClient
+		o.Retryer = retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
+		if lc.Endpoint != "" {
+			o.BaseEndpoint = aws.String(lc.Endpoint)
+		}
+		if lc.Endpoint != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != "" {
+			o.DisableValidateResponseChecksum = true
+		}
+	}), nil
+}
+
+// EnsureLockTable creates the lock table (on-demand billing, TTL on "ttl")
+// unless it exists, and waits until it is active.
+func EnsureLockTable(ctx context.Context, lc LockConfig) error {
+	client, err := NewLockClient(ctx, lc)
+	if err != nil {
+		return err
+	}
+	_, err = client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   &lc.Table,
+		BillingMode: types.BillingModePayPerRequest,
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("path"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("etag"), KeyType: types.KeyTypeRange},
+		},
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("path"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("etag"), AttributeType: types.ScalarAttributeTypeS},
+		},
+	})
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return fmt.Errorf("s3: lock: %w: create table %s: %w", driver.ErrUnavailable, lc.Table, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(client)
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &lc.Table}, time.Minute); err != nil {
+		return fmt.Errorf("s3: lock: %w: table %s: %w", driver.ErrUnavailable, lc.Table, err)
+	}
+	if err == nil && inUse == nil {
+		_, _ = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &lc.Table,
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}})
+	}
+	return nil
+}
+
+// LockKey returns the lock record's key for a conditional write of object
+// key (the full object key) expecting etag ("" for a create): path is
+// "BUCKET/KEY", etag the quoted ETag or "*".
+func LockKey(bucket, key, etag string) (path, sortKey string) {
+	if etag == "" {
+		return bucket + "/" + key, "*"
+	}
+	return bucket + "/" + key, quote(etag)
+}
+
+// lease is a lock record as seen: its generation and timeout, and when this
+// process first saw that generation.
+type lease struct {
+	generation int64
+	timeout    time.Duration
+	seen       time.Time
+}
+
+// conditional runs op, an unconditional write of key, when pc holds, as
+// the protocol says: take the lock record (path, etag), check pc with a
+// HEAD under it, write within the lease, release. It returns errPrecondition
+// or errMissing when pc fails.
+func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc precond, op func(context.Context) error) error {
+	path, sk := LockKey(l.bucket, d.key(key), pc.etag)
+	gen, acquired, err := l.acquire(ctx, d, key, path, sk, pc)
+	if err != nil {
+		return err
+	}
+	defer l.release(path, sk, gen)
+	if err := checkPrecond(ctx, d, key, pc); err != nil {
+		return err
+	}
+	opCtx, cancel := context.WithDeadline(ctx, acquired.Add(l.cfg.Timeout))
+	defer cancel()
+	return op(opCtx)
+}
+
+// checkPrecond checks pc against key's current ETag.
+func checkPrecond(ctx context.Context, d *Driver, key string, pc precond) error {
+	etag, err := d.head(ctx, key)
+	switch {
+	case err != nil:
+		return err
+	case pc.absent && etag != "":
+		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
+	case pc.etag != "" && etag == "":
+		return fmt.Errorf("s3: write %s: %w", key, errMissing)
+	case pc.etag != "" && etag != pc.etag:
+		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
+	}
+	return nil
+}
+
+// acquire takes the lock record, waiting while another holder has it and
+// taking it over (generation + 1) once its timeout × skew rate has passed
+// since it was first seen. While waiting it re-checks pc, so a holder's
+// successful write ends the wait with a failed precondition.
+func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc precond) (int64, time.Time, error) {
+	var held *lease
+	for {
+		takeover := held != nil && time.Since(held.seen) > held.timeout*time.Duration(l.cfg.SkewRate)
+		start := time.Now()
+		gen, cur, err := l.try(ctx, path, sk, held, takeover)
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		if cur == nil {
+			return gen, start, nil
+		}
+		if held == nil || cur.generation != held.generation {
+			cur.seen = time.Now()
+			held = cur
+		}
+		if err := sleep(ctx, l.cfg.Poll/2+jitter(l.cfg.Poll/2, l.cfg.Poll/2, 0)); err != nil {
+			return 0, time.Time{}, err
+		}
+		if err := checkPrecond(ctx, d, key, pc); err != nil {
+			return 0, time.Time{}, err
+		}
+	}
+}
+
+// try writes the lock record: when it is absent or released, or (takeover)
+// when it still has held's generation. It returns the new generation, or
+// the current holder's lease when the record is taken.
+func (l *dynamoLock) try(ctx context.Context, path, sk string, held *lease, takeover bool) (int64, *lease, error) {
+	now := time.Now()
+	cond := "attribute_not_exists(#p) OR #r = :true"
+	values := map[string]types.AttributeValue{
+		":true": &types.AttributeValueMemberBOOL{Value: true},
+		":f":    &types.AttributeValueMemberBOOL{Value: false},
+		":one":  num(1),
+		":zero": num(0),
+		":to":   num(l.cfg.Timeout.Milliseconds()),
+		":ttl":  num(now.Add(l.cfg.TTL).Unix()),
+	}
+	names := map[string]string{"#p": "path", "#g": "generation", "#to": "timeout", "#ttl": "ttl", "#r": "released"}
+	update := "SET #g = if_not_exists(#g, :zero) + :one, #to = :to, #ttl = :ttl, #r = :f"
+	if takeover {
+		cond = "#g = :g"
+		values[":g"] = num(held.generation)
+		delete(values, ":true")
+		delete(names, "#p")
+	}
+	out, err := l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &l.cfg.Table,
+		Key: map[string]types.AttributeValue{
+			"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
+		},
+		UpdateExpression:                    &update,
+		ConditionExpression:                 &cond,
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return 0, leaseOf(ccf.Item), nil
+	case err != nil:
+		return 0, nil, fmt.Errorf("s3: lock %s %s: %w: %w", path, sk, driver.ErrUnavailable, err)
+	}
+	return leaseOf(out.Attributes).generation, nil, nil
+}
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func leaseOf(item map[string]types.AttributeValue) *lease {
+	l := &lease{timeout: DefaultLockTimeout}
+	if v, ok := item["generation"].(*types.AttributeValueMemberN); ok {
+		l.generation, _ = strconv.ParseInt(v.Value, 10, 64)
+	}
+	if v, ok := item["timeout"].(*types.AttributeValueMemberN); ok {
+		if ms, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
+			l.timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return l
+}
+
+// release marks the record released if it is still ours, so the next
+// writer of this (path, etag) need not wait out the timeout. Writers that
+// do not release (object_store's) leave it to the timeout and TTL.
+func (l *dynamoLock) release(path, sk string, gen int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cond, update := "#g = :g", "SET #r = :true"
+	_, _ = l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &l.cfg.Table,
+		Key: map[string]types.AttributeValue{
+			"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
+		},
+		UpdateExpression:          &update,
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  map[string]string{"#g": "generation", "#r": "released"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":g": num(gen), ":true": &types.AttributeValueMemberBOOL{Value: true}},
+	})
+}

@@ -1,0 +1,135 @@
+package s3etag_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"nameservice.dev/nameservice/driver"
+	nsfs "nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/layout"
+)
+
+// fixtures are the filesystem driver's copy of shared/testdata/ns-v2.
+const fixtures = "../fs/testdata/ns-v2"
+
+var recordCmp = []cmp.Option{
+	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
+	cmpopts.EquateEmpty(),
+	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
+}
+
+// TestFixtures uploads every fixture case to a prefix of one bucket and
+// checks the driver lists and gets exactly what expected.json says, and
+// exactly what the filesystem driver reads from the same files.
+func TestFixtures(t *testing.T) {
+	endpoint, bucket := newBucket(t)
+	cases, err := os.ReadDir(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		n++
+		t.Run(c.Name(), func(t *testing.T) {
+			ctx := context.Background()
+			dir := filepath.Join(fixtures, c.Name())
+			cfg := baseConfig(endpoint, bucket, layout.B)
+			cfg.Prefix = c.Name()
+			d, err := s3etag.Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			upload(t, d.Client(), bucket, c.Name(), dir)
+			got := listAll(t, d, driver.ListOptions{IncludeRetracted: true})
+			want := readExpected(t, filepath.Join(dir, "expected.json"))
+			if diff := cmp.Diff(want, got, recordCmp...); diff != "" {
+				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
+			}
+			fsd, err := nsfs.Open(dir, nsfs.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromFS := listAll(t, fsd, driver.ListOptions{IncludeRetracted: true})
+			if diff := cmp.Diff(fromFS, got, cmpopts.EquateEmpty(), cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) })); diff != "" {
+				t.Errorf("records differ from the filesystem driver's (-fs +s3):\n%s", diff)
+			}
+			for _, w := range want {
+				r, err := d.Get(ctx, w.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(w, r, recordCmp...); diff != "" {
+					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
+				}
+			}
+		})
+	}
+	if n < 7 {
+		t.Fatalf("%d fixture cases, want at least 7", n)
+	}
+}
+
+// upload copies dir's ns@v2 tree to bucket under prefix.
+func upload(t *testing.T, client *s3.Client, bucket, prefix, dir string) {
+	t.Helper()
+	root := filepath.Join(dir, "ns@v2")
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		key := path.Join(prefix, filepath.ToSlash(rel))
+		_, err = client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(b)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readExpected(t *testing.T, p string) []*driver.Record {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*driver.Record
+	if err := json.Unmarshal(b, &recs); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	return recs
+}
+
+func listAll(t *testing.T, d driver.Driver, opts driver.ListOptions) []*driver.Record {
+	t.Helper()
+	var out []*driver.Record
+	for {
+		page, err := d.List(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		out = append(out, page.Records...)
+		if page.NextPageToken == "" {
+			return out
+		}
+		opts.PageToken = page.NextPageToken
+	}
+}

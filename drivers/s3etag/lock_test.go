@@ -1,0 +1,130 @@
+package s3etag_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/layout"
+)
+
+// TestLockTakeover: a holder took the lock for the head's current ETag and
+// died before writing. Two writers then race a compare-and-set from that
+// value: both wait out timeout × skew, exactly one takes the lock over
+// with generation 2 and writes, the other sees the new value and reports a
+// conflict. No update is lost or applied twice.
+func TestLockTakeover(t *testing.T) {
+	endpoint, bucket := newBucket(t)
+	lc := newLockTable(t, time.Second) // skew 2: takeover after 2 s
+	cfg := baseConfig(endpoint, bucket, layout.B)
+	cfg.Prefix = "tk"
+	cfg.Lock = lc
+	ctx := context.Background()
+	d1, err := s3etag.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := s3etag.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := driver.ID{Name: "db", Branch: "main"}
+	if err := d1.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		t.Fatal(err)
+	}
+	start := driver.RefValue("c1", 1)
+	if out, err := d1.Update(ctx, id, driver.Head, driver.IfAbove(), start); err != nil || !out.Applied {
+		t.Fatalf("publish: %v %v", out, err)
+	}
+	objKey := "tk/ns@v2/db/main.json"
+	etag := headETag(t, d1, objKey)
+	lockClient, err := s3etag.NewLockClient(ctx, *lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, sk := s3etag.LockKey(bucket, objKey, etag)
+	deadHolder(t, lockClient, lc.Table, path, sk)
+
+	began := time.Now()
+	outs := make([]driver.Outcome, 2)
+	var wg sync.WaitGroup
+	for i, d := range []*s3etag.Driver{d1, d2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			outs[i], err = d.Update(ctx, id, driver.Head, driver.IfEquals(start), driver.RefValue("w"+strconv.Itoa(i), 2))
+			if err != nil {
+				t.Errorf("writer %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if took := time.Since(began); took < 2*time.Second {
+		t.Errorf("writers finished after %v, before the dead holder's timeout × skew (2s)", took)
+	}
+	if outs[0].Applied == outs[1].Applied {
+		t.Fatalf("outcomes %+v: want exactly one applied", outs)
+	}
+	winner := outs[0]
+	if outs[1].Applied {
+		winner = outs[1]
+	}
+	for _, o := range outs {
+		if !o.Current.Equal(winner.Current) {
+			t.Errorf("outcome current %v, want the winner's %v", o.Current, winner.Current)
+		}
+	}
+	rec, err := d1.Get(ctx, id)
+	if err != nil || !rec.Head.Equal(winner.Current) {
+		t.Fatalf("head = %v (%v), want %v", rec.Head, err, winner.Current)
+	}
+	if g := generation(t, lockClient, lc.Table, path, sk); g != 2 {
+		t.Errorf("lock generation after takeover = %d, want 2", g)
+	}
+}
+
+func headETag(t *testing.T, d *s3etag.Driver, key string) string {
+	t.Helper()
+	bucket := d.Bucket()
+	out, err := d.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Trim(*out.ETag, `"`)
+}
+
+// deadHolder writes the lock record of a holder that never finishes.
+func deadHolder(t *testing.T, client *dynamodb.Client, table, path, sk string) {
+	t.Helper()
+	_, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+		"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
+		"generation": &types.AttributeValueMemberN{Value: "1"}, "timeout": &types.AttributeValueMemberN{Value: "1000"},
+		"ttl":      &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)},
+		"released": &types.AttributeValueMemberBOOL{Value: false},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func generation(t *testing.T, client *dynamodb.Client, table, path, sk string) int64 {
+	t.Helper()
+	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &table, ConsistentRead: new(true), Key: map[string]types.AttributeValue{
+		"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
+	}})
+	if err != nil || out.Item == nil {
+		t.Fatalf("lock record: %v %v", out, err)
+	}
+	g, _ := strconv.ParseInt(out.Item["generation"].(*types.AttributeValueMemberN).Value, 10, 64)
+	return g
+}

@@ -1,0 +1,282 @@
+package s3etag
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// object is one stored file: its bytes and normalised ETag.
+type object struct {
+	data []byte
+	etag string
+}
+
+// precond is the precondition of a write: absent (If-None-Match: *),
+// etag (If-Match), or neither (unconditional).
+type precond struct {
+	absent bool
+	etag   string
+}
+
+func ifAbsent() precond           { return precond{absent: true} }
+func ifMatch(etag string) precond { return precond{etag: etag} }
+
+func (p precond) conditional() bool { return p.absent || p.etag != "" }
+
+// Outcomes of a conditional request, beside success and other errors.
+var (
+	// errPrecondition: the precondition failed (412), nothing was written.
+	errPrecondition = errors.New("precondition failed")
+	// errMissing: If-Match on a key that does not exist (404).
+	errMissing = errors.New("no such key")
+)
+
+// normETag returns an ETag without quotes or weak prefix, so that "abc",
+// abc and W/"abc" compare equal.
+func normETag(e string) string {
+	e = strings.TrimPrefix(strings.TrimSpace(e), "W/")
+	return strings.Trim(e, `"`)
+}
+
+func quote(etag string) string { return `"` + etag + `"` }
+
+// get reads key; nil when it is absent (missing or zero-length, a create
+// that never finished, as in the filesystem driver).
+func (d *Driver) get(ctx context.Context, key string) (*object, error) {
+	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))})
+	if err != nil {
+		if notFound(err) {
+			return nil, nil
+		}
+		return nil, d.fail(ctx, "read", key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, d.fail(ctx, "read", key, err)
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	return &object{data: data, etag: normETag(aws.ToString(out.ETag))}, nil
+}
+
+// head returns key's ETag, "" when it is absent.
+func (d *Driver) head(ctx context.Context, key string) (string, error) {
+	out, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))})
+	if err != nil {
+		if notFound(err) {
+			return "", nil
+		}
+		return "", d.fail(ctx, "head", key, err)
+	}
+	if aws.ToInt64(out.ContentLength) == 0 {
+		return "", nil
+	}
+	return normETag(aws.ToString(out.ETag)), nil
+}
+
+// put writes data to key under pc and returns the new ETag. A failed
+// precondition is errPrecondition, If-Match on a missing key errMissing.
+// In lock mode the precondition is checked under the DynamoDB lock and the
+// write is unconditional.
+func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (string, error) {
+	if d.lock != nil && pc.conditional() {
+		var etag string
+		err := d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
+			var err error
+			etag, err = d.rawPut(ctx, key, data, precond{})
+			return err
+		})
+		return etag, err
+	}
+	return d.rawPut(ctx, key, data, pc)
+}
+
+func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc precond) (string, error) {
+	in := &s3.PutObjectInput{
+		Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key)), Body: bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))), ContentType: aws.String("application/json"),
+	}
+	if pc.absent {
+		in.IfNoneMatch = aws.String("*")
+	} else if pc.etag != "" {
+		in.IfMatch = aws.String(quote(pc.etag))
+	}
+	out, err := d.client.PutObject(ctx, in, noRetryIfMaybeApplied)
+	if err != nil {
+		return "", d.condFail(ctx, "write", key, pc, err)
+	}
+	return normETag(aws.ToString(out.ETag)), nil
+}
+
+// del removes key under pc. Removing a missing key unconditionally is not
+// an error.
+func (d *Driver) del(ctx context.Context, key string, pc precond) error {
+	if d.lock != nil && pc.conditional() {
+		return d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
+			return d.rawDel(ctx, key, precond{})
+		})
+	}
+	return d.rawDel(ctx, key, pc)
+}
+
+func (d *Driver) rawDel(ctx context.Context, key string, pc precond) error {
+	in := &s3.DeleteObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))}
+	if pc.etag != "" {
+		in.IfMatch = aws.String(quote(pc.etag))
+	}
+	if _, err := d.client.DeleteObject(ctx, in); err != nil {
+		if !pc.conditional() && notFound(err) {
+			return nil
+		}
+		return d.condFail(ctx, "remove", key, pc, err)
+	}
+	return nil
+}
+
+// condFail classifies the error of a conditional request.
+func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err error) error {
+	switch status := httpStatus(err); {
+	case status == 412 || status == 409 && pc.conditional():
+		return fmt.Errorf("s3: %s %s: %w", op, key, errPrecondition)
+	case status == 404 && pc.etag != "":
+		return fmt.Errorf("s3: %s %s: %w", op, key, errMissing)
+	}
+	return d.fail(ctx, op, key, err)
+}
+
+func httpStatus(err error) int {
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+func notFound(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
+		return true
+	}
+	return httpStatus(err) == 404
+}
+
+var throttleCodes = map[string]bool{"SlowDown": true, "Throttling": true, "ThrottlingException": true, "RequestLimitExceeded": true, "TooManyRequests": true}
+
+// fail wraps an SDK error of op on key with the driver sentinel that
+// classifies it. The SDK's messages carry the operation, status, request ID
+// and S3's message, never credentials.
+func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("s3: %s %s: %w (%v)", op, key, ctx.Err(), err)
+	}
+	var q ratelimit.QuotaExceededError
+	var ae smithy.APIError
+	switch {
+	case errors.As(err, &q):
+		return fmt.Errorf("s3: %s %s: %w: %w", op, key, driver.ErrThrottled, err)
+	case errors.As(err, &ae) && throttleCodes[ae.ErrorCode()]:
+		return fmt.Errorf("s3: %s %s: %w: still throttled after the SDK's retries: %w", op, key, driver.ErrThrottled, err)
+	case errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket":
+		return fmt.Errorf("s3: %s %s: %w: bucket %q does not exist: %w", op, key, driver.ErrUnavailable, d.cfg.Bucket, err)
+	}
+	return fmt.Errorf("s3: %s %s: %w: %w", op, key, driver.ErrUnavailable, err)
+}
+
+// maybeApplied reports whether a failed write may nevertheless have been
+// applied: no answer came back (the connection broke after the request was
+// sent, or the attempt timed out), or S3 answered with a 5xx.
+func maybeApplied(err error) bool {
+	if s := httpStatus(err); s != 0 {
+		return s >= 500
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var q ratelimit.QuotaExceededError
+	if errors.As(err, &q) {
+		return false
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
+}
+
+// noRetryIfMaybeApplied stops the SDK from retrying a conditional write
+// after an attempt that may have been applied: the retry would meet the
+// write's own new ETag with a 412, and only a re-read can tell (see
+// resolve).
+func noRetryIfMaybeApplied(o *s3.Options) {
+	o.Retryer = noRetry{o.Retryer}
+}
+
+type noRetry struct{ aws.Retryer }
+
+func (r noRetry) IsErrorRetryable(err error) bool {
+	return !maybeApplied(err) && r.Retryer.IsErrorRetryable(err)
+}
+
+func (r noRetry) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.GetInitialToken(), nil
+}
+
+// jitterBackoff is "full jitter" exponential backoff: a uniform delay in
+// [0, min(max, base·2^attempt)).
+type jitterBackoff struct{ base, max time.Duration }
+
+func (b jitterBackoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
+	return jitter(b.base, b.max, attempt), nil
+}
+
+func jitter(base, maxDelay time.Duration, attempt int) time.Duration {
+	ceiling := maxDelay
+	if attempt < 30 && base<<attempt < maxDelay {
+		ceiling = base << attempt
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(ceiling)+1))
+	if err != nil {
+		return ceiling / 2
+	}
+	return time.Duration(n.Int64())
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// token returns a random hex token.
+func token() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}

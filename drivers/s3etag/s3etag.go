@@ -1,0 +1,325 @@
+// Package s3etag is the nameservice driver for Amazon S3 and S3-compatible
+// object stores: records kept as the ns@v2 JSON-LD files of the filesystem
+// driver (layout B, the default, or C), made safe for concurrent writers by
+// S3's conditional requests.
+//
+// # URLs
+//
+//	s3://BUCKET/PREFIX?region=us-east-1&endpoint=http://127.0.0.1:7070&layout=b|c
+//	    &path_style=true&dialect=spec|fluree-v4&timeout=10s&unsafe=false
+//	    &lock=dynamodb%3A%2F%2FTABLE%3Fendpoint%3D...%26region%3D...
+//
+// Credentials come from the AWS default chain; AWS_ENDPOINT_URL_S3 and
+// AWS_REGION are honoured. docs/s3.md describes every parameter.
+//
+// # Protocol
+//
+// A file is created with If-None-Match: *, replaced with If-Match: <etag> and
+// removed with If-Match. A 412 makes the driver re-read and either report the
+// conflict (the condition fails on the new value) or try again (bounded, with
+// jitter). The driver caches the ETag and contents of every file it read or
+// wrote, so an uncontended push is one PUT; a stale entry costs a 412 and a
+// re-read, never a wrong answer. Create and Delete of one ID serialise on a
+// lock object beside the record's defining file, as the filesystem driver
+// serialises them on a lock file.
+//
+// Open probes that the endpoint enforces If-None-Match and If-Match on
+// PutObject, and refuses a store that does not, unless the URL names the
+// DynamoDB lock protocol (lock=dynamodb://...) or says unsafe=true.
+package s3etag
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Scheme is the URL scheme of this driver.
+const Scheme = "s3"
+
+func init() { drivers.Register(Scheme, openURL) }
+
+// The layouts a bucket can use (those of the filesystem driver).
+const (
+	LayoutB = layout.B
+	LayoutC = layout.C
+)
+
+// Defaults of Config.
+const (
+	DefaultRegion      = "us-east-1"
+	DefaultTimeout     = 10 * time.Second
+	DefaultMaxAttempts = 5
+)
+
+// Config says how Open reaches the bucket. Only Bucket is required.
+type Config struct {
+	Bucket string
+	// Prefix is the key prefix under which ns@v2/ lives ("" or "a/b").
+	Prefix   string
+	Region   string // "" for the SDK's configured region, else DefaultRegion
+	Endpoint string // "" for AWS (or AWS_ENDPOINT_URL_S3)
+	Profile  string // shared config profile
+	// PathStyle addresses the bucket in the path (http://host/bucket/key);
+	// most S3-compatible servers need it.
+	PathStyle bool
+	Layout    layout.Layout
+	Dialect   jsonld.Dialect
+	// Unsafe opens a store whose probe shows it ignores preconditions.
+	// Concurrent writers can then lose updates.
+	Unsafe bool
+	// Lock, when set, serialises conditional writes with the DynamoDB lock
+	// protocol instead of S3's own preconditions.
+	Lock *LockConfig
+	// Timeout bounds each HTTP attempt (0: DefaultTimeout); not used when
+	// HTTPClient is set.
+	Timeout     time.Duration
+	MaxAttempts int // the SDK's attempts per request (0: DefaultMaxAttempts)
+	// HTTPClient sends the S3 requests; nil means a new client.
+	HTTPClient  s3.HTTPClient
+	Credentials aws.CredentialsProvider
+}
+
+// Driver is an S3 nameservice. It is safe for concurrent use; any number
+// of Drivers, in any number of processes, may share a bucket and prefix.
+type Driver struct {
+	client *s3.Client
+	cfg    Config
+	prefix string // "" or ending in "/"
+	cache  etagCache
+	lock   *dynamoLock // nil: S3 preconditions
+	// probed is what the probe on open found; Delete relies on the ID lock
+	// whether or not DeleteObject honours If-Match.
+	probed ProbeResult
+	closed atomic.Bool
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// Open builds an S3 client from cfg, probes the endpoint's conditional
+// writes (see the package doc) and returns the driver. It returns an error
+// wrapping driver.ErrInvalidArgument for a bad cfg, driver.ErrUnsupported
+// when the endpoint ignores preconditions, and driver.ErrUnavailable when
+// the bucket cannot be reached.
+func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	client, err := NewClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{client: client, cfg: cfg, prefix: cfg.Prefix}
+	if cfg.Lock != nil {
+		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.probe(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkConfig(cfg *Config) error {
+	if cfg.Bucket == "" {
+		return fmt.Errorf("s3: %w: no bucket", driver.ErrInvalidArgument)
+	}
+	if cfg.Layout != layout.B && cfg.Layout != layout.C {
+		return fmt.Errorf("s3: %w: unknown layout %d", driver.ErrInvalidArgument, cfg.Layout)
+	}
+	var err error
+	if cfg.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
+		return fmt.Errorf("s3: %w", err)
+	}
+	cfg.Prefix = strings.Trim(cfg.Prefix, "/")
+	if cfg.Prefix != "" {
+		cfg.Prefix += "/"
+	}
+	return nil
+}
+
+// NewClient returns the S3 client Open builds for cfg: the SDK's retryer
+// without its client-side rate limiter (which fails healthy requests under
+// load), with short jittered backoff, and with 409 ConditionalRequestConflict
+// retried (S3 refused the request; nothing was written).
+func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
+	var loadOpts []func(*config.LoadOptions) error
+	if cfg.Region != "" {
+		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
+	}
+	if cfg.Profile != "" {
+		loadOpts = append(loadOpts, config.WithSharedConfigProfile(cfg.Profile))
+	}
+	if cfg.Credentials != nil {
+		loadOpts = append(loadOpts, config.WithCredentialsProvider(cfg.Credentials))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = DefaultRegion
+	}
+	httpClient := cfg.HTTPClient
+	if httpClient == nil {
+		timeout := cfg.Timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout
+		}
+		httpClient = awshttp.NewBuildableClient().WithTimeout(timeout)
+	}
+	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		o.HTTPClient = httpClient
+		o.Retryer = newRetryer(cfg.MaxAttempts)
+		o.UsePathStyle = cfg.PathStyle
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		// Checksums only where S3 requires them: the files are small, and
+		// trailing checksums (aws-chunked bodies) are not understood by every
+		// S3-compatible server.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	}), nil
+}
+
+func newRetryer(maxAttempts int) aws.Retryer {
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = maxAttempts
+		o.RateLimiter = ratelimit.None
+		o.Backoff = jitterBackoff{base: 20 * time.Millisecond, max: time.Second}
+		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{
+			Codes: map[string]struct{}{"ConditionalRequestConflict": {}},
+		})
+	})
+}
+
+// urlParams are the query parameters an s3 URL may carry.
+var urlParams = []string{"region", "endpoint", "profile", "layout", "dialect", "path_style", "unsafe", "lock", "timeout", "max_attempts"}
+
+func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
+	cfg, err := ParseURL(u)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, cfg)
+}
+
+// ParseURL returns the Config an s3:// URL describes. It returns an error
+// wrapping driver.ErrInvalidArgument for credentials in the URL, an unknown
+// parameter or a malformed value. path_style defaults to true when an
+// endpoint is given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
+func ParseURL(u *url.URL) (Config, error) {
+	bad := func(format string, args ...any) (Config, error) {
+		return Config{}, fmt.Errorf("s3: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+	}
+	if u.User != nil {
+		return bad("credentials do not belong in the URL; use the AWS credential chain")
+	}
+	q := u.Query()
+	for k := range q {
+		if !contains(urlParams, k) {
+			return bad("unknown parameter %q (known: %s)", k, strings.Join(urlParams, ", "))
+		}
+	}
+	cfg := Config{Bucket: u.Host, Prefix: u.Path, Region: q.Get("region"), Endpoint: q.Get("endpoint"),
+		Profile: q.Get("profile"), Dialect: jsonld.Dialect(q.Get("dialect"))}
+	var err error
+	if cfg.Layout, err = layout.Parse(q.Get("layout")); err != nil {
+		return Config{}, fmt.Errorf("s3: %w", err)
+	}
+	cfg.PathStyle = cfg.Endpoint != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != ""
+	for name, dst := range map[string]*bool{"path_style": &cfg.PathStyle, "unsafe": &cfg.Unsafe} {
+		if s := q.Get(name); s != "" {
+			if *dst, err = strconv.ParseBool(s); err != nil {
+				return bad("%s %q is not true or false", name, s)
+			}
+		}
+	}
+	if s := q.Get("timeout"); s != "" {
+		if cfg.Timeout, err = time.ParseDuration(s); err != nil || cfg.Timeout <= 0 {
+			return bad("timeout %q is not a positive duration such as 10s", s)
+		}
+	}
+	if s := q.Get("max_attempts"); s != "" {
+		if cfg.MaxAttempts, err = strconv.Atoi(s); err != nil || cfg.MaxAttempts < 1 {
+			return bad("max_attempts %q is not a positive integer", s)
+		}
+	}
+	if s := q.Get("lock"); s != "" {
+		lc, err := ParseLockURL(s)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Lock = &lc
+	}
+	if cfg.Bucket == "" {
+		return bad("no bucket (s3://BUCKET/PREFIX)")
+	}
+	return cfg, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Client returns the S3 client the driver uses.
+func (d *Driver) Client() *s3.Client { return d.client }
+
+// Bucket returns the bucket the driver uses.
+func (d *Driver) Bucket() string { return d.cfg.Bucket }
+
+// key returns the object key of a layout key.
+func (d *Driver) key(k string) string { return d.prefix + k }
+
+// begin checks ctx and that the driver is open.
+func (d *Driver) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d.closed.Load() {
+		return fmt.Errorf("s3: %w: driver is closed", driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// files returns id's files, the defining file first.
+func (d *Driver) files(id driver.ID) ([]layout.File, error) {
+	f, err := d.cfg.Layout.Files(id)
+	if err != nil {
+		return nil, fmt.Errorf("s3: %w", err)
+	}
+	return f, nil
+}
+
+// Close implements driver.Driver.
+func (d *Driver) Close() error {
+	d.closed.Store(true)
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 )
 
 // Lease errors.
@@ -133,7 +134,7 @@ func (ns *NameService) AcquireLease(ctx context.Context, id string, opts LeaseOp
 				if !opts.Wait {
 					return nil, fmt.Errorf("acquire lease %s on %s: %w: %s since status_v %d", opts.Name, id, ErrLeaseHeld, held.Holder, cur.V)
 				}
-				if err := sleep(ctx, min(ttl/4, 250*time.Millisecond)); err != nil {
+				if err := backoff.Sleep(ctx, min(ttl/4, 250*time.Millisecond)); err != nil {
 					return nil, fmt.Errorf("acquire lease %s on %s: %w", opts.Name, id, err)
 				}
 				continue
@@ -143,17 +144,6 @@ func (ns *NameService) AcquireLease(ctx context.Context, id string, opts LeaseOp
 		if l != nil || err != nil {
 			return l, err
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -53,6 +53,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/awsretry"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -223,7 +224,7 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = maxAttempts
 		o.RateLimiter = limiter
-		o.Backoff = jitterBackoff{base: 25 * time.Millisecond, max: time.Second}
+		o.Backoff = awsretry.Backoff{Base: 25 * time.Millisecond, Max: time.Second}
 		// Refused because another transaction holds the item: nothing was
 		// written, so a retry is safe.
 		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{

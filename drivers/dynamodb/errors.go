@@ -6,16 +6,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsretry"
 )
 
 var throttleCodes = map[string]bool{
@@ -98,13 +97,13 @@ func maybeApplied(err error) bool {
 // retry after a backoff would find the item changed and could not tell its
 // own write from a later one.
 func conditionalWriteOptions(o *dynamodb.Options) {
-	o.Retryer = noRetryIfMaybeApplied{o.Retryer}
+	o.Retryer = awsretry.SkipIf(o.Retryer, maybeApplied)
 }
 
 // resolvingWriteOptions is used while resolving an ambiguous write: the SDK
 // makes one attempt and the driver decides what to do next.
 func resolvingWriteOptions(o *dynamodb.Options) {
-	o.Retryer = noRetryIfMaybeApplied{o.Retryer}
+	o.Retryer = awsretry.SkipIf(o.Retryer, maybeApplied)
 	o.RetryMaxAttempts = 1
 }
 
@@ -113,54 +112,6 @@ func resolvingWriteOptions(o *dynamodb.Options) {
 func refused(err error) bool {
 	var ae smithy.APIError
 	return errors.As(err, &ae) && (throttleCodes[ae.ErrorCode()] || ae.ErrorCode() == "TransactionConflictException")
-}
-
-// noRetryIfMaybeApplied wraps a retryer so that it does not retry attempts
-// that may have been applied.
-type noRetryIfMaybeApplied struct{ aws.Retryer }
-
-func (r noRetryIfMaybeApplied) IsErrorRetryable(err error) bool {
-	return !maybeApplied(err) && r.Retryer.IsErrorRetryable(err)
-}
-
-func (r noRetryIfMaybeApplied) GetAttemptToken(ctx context.Context) (func(error) error, error) {
-	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
-		return v2.GetAttemptToken(ctx)
-	}
-	return r.GetInitialToken(), nil
-}
-
-// jitterBackoff is "full jitter" exponential backoff: a uniform delay in
-// [0, min(max, base·2^attempt)). The SDK's default starts at a second, far
-// too long for DynamoDB's millisecond requests.
-type jitterBackoff struct{ base, max time.Duration }
-
-func (b jitterBackoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
-	return jitter(b.base, b.max, attempt), nil
-}
-
-func jitter(base, maxDelay time.Duration, attempt int) time.Duration {
-	ceiling := maxDelay
-	if attempt < 30 && base<<attempt < maxDelay {
-		ceiling = base << attempt
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(ceiling)+1))
-	if err != nil {
-		return ceiling / 2
-	}
-	return time.Duration(n.Int64())
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // newToken returns a random token for write IDs and transaction idempotency.

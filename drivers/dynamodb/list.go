@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -223,7 +224,7 @@ func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[
 			stalled = 0
 		} else if stalled++; stalled > maxStalledBatches {
 			return fmt.Errorf("dynamodb: list: %w: BatchGetItem left %d keys unprocessed after %d retries", driver.ErrThrottled, len(left.Keys), maxStalledBatches)
-		} else if err := sleep(ctx, jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
+		} else if err := backoff.Sleep(ctx, backoff.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
 			return err
 		}
 		left.ConsistentRead = aws.Bool(true)

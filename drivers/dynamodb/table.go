@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 )
 
 // How EnsureTable waits for a new table: DescribeTable every
@@ -83,7 +84,7 @@ func (d *Driver) EnsureTable(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("dynamodb: %s: %w: not ACTIVE after %s (status %s)", op, driver.ErrUnavailable, tableWaitLimit, out.Table.TableStatus)
 		}
-		if err := sleep(ctx, tablePollInterval); err != nil {
+		if err := backoff.Sleep(ctx, tablePollInterval); err != nil {
 			return fmt.Errorf("dynamodb: %s: %w", op, err)
 		}
 	}

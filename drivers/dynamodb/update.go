@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 )
 
 // maxResends bounds how often Update resends a write whose answer was lost.
@@ -107,7 +108,7 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 				// later write to the item makes the earlier attempt harder to
 				// recognise (see writtenSince).
 				u.resends++
-				if err := sleep(ctx, jitter(time.Millisecond, 20*time.Millisecond, u.resends)); err != nil {
+				if err := backoff.Sleep(ctx, backoff.Jitter(time.Millisecond, 20*time.Millisecond, u.resends)); err != nil {
 					return driver.Outcome{}, u.d.fail(ctx, u.op(), err)
 				}
 				continue

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 )
 
 // maxTxAttempts bounds the driver's own retries of a transaction cancelled
@@ -174,7 +175,7 @@ func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWri
 			return tce.CancellationReasons, nil
 		case errors.As(err, &tce) && attempt+1 < maxTxAttempts && retryableCancel(tce.CancellationReasons):
 			in.ClientRequestToken = aws.String(newToken()) // the cancelled attempt wrote nothing
-			if err := sleep(ctx, jitter(20*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
+			if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
 				return nil, err
 			}
 		case errors.As(err, &tce):

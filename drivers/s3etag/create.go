@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -234,7 +235,7 @@ func (d *Driver) lockID(ctx context.Context, id driver.ID, defKey string) (*idLo
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("s3: %w: %s: lock %s held by another writer for over %v", driver.ErrUnavailable, id, key, idLockWait)
 		}
-		if err := sleep(ctx, jitter(10*time.Millisecond, 200*time.Millisecond, attempt)); err != nil {
+		if err := backoff.Sleep(ctx, backoff.Jitter(10*time.Millisecond, 200*time.Millisecond, attempt)); err != nil {
 			return nil, err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/backoff"
 )
 
 // Defaults of LockConfig, those of object_store's DynamoCommit.
@@ -264,7 +265,7 @@ func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk strin
 			cur.seen = time.Now()
 			held = cur
 		}
-		if err := sleep(ctx, l.cfg.Poll/2+jitter(l.cfg.Poll/2, l.cfg.Poll/2, 0)); err != nil {
+		if err := backoff.Sleep(ctx, l.cfg.Poll/2+backoff.Jitter(l.cfg.Poll/2, l.cfg.Poll/2, 0)); err != nil {
 			return 0, time.Time{}, err
 		}
 		if err := checkPrecond(ctx, d, key, pc); err != nil {

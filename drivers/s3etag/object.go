@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -18,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsretry"
 )
 
 // object is one stored file: its bytes and normalised ETag.
@@ -221,62 +220,17 @@ func maybeApplied(err error) bool {
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
 }
 
-// noRetryIfMaybeApplied stops the SDK from retrying a conditional write
-// after an attempt that may have been applied: the retry would meet the
-// write's own new ETag with a 412, and only a re-read can tell (see
-// resolve).
-func noRetryIfMaybeApplied(o *s3.Options) {
-	o.Retryer = noRetry{o.Retryer}
-}
-
-type noRetry struct{ aws.Retryer }
-
-func (r noRetry) IsErrorRetryable(err error) bool {
-	return !maybeApplied(err) && r.Retryer.IsErrorRetryable(err)
-}
-
-func (r noRetry) GetAttemptToken(ctx context.Context) (func(error) error, error) {
-	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
-		return v2.GetAttemptToken(ctx)
-	}
-	return r.GetInitialToken(), nil
-}
-
-// jitterBackoff is "full jitter" exponential backoff: a uniform delay in
-// [0, min(max, base·2^attempt)).
-type jitterBackoff struct{ base, max time.Duration }
-
-func (b jitterBackoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
-	return jitter(b.base, b.max, attempt), nil
-}
-
-func jitter(base, maxDelay time.Duration, attempt int) time.Duration {
-	ceiling := maxDelay
-	if attempt < 30 && base<<attempt < maxDelay {
-		ceiling = base << attempt
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(ceiling)+1))
-	if err != nil {
-		return ceiling / 2
-	}
-	return time.Duration(n.Int64())
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // token returns a random hex token.
 func token() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%x", b)
+}
+
+// noRetryIfMaybeApplied stops the SDK from retrying a conditional write
+// after an attempt that may have been applied: the retry would meet the
+// write's own new ETag with a 412, and only a re-read can tell (see
+// resolve).
+func noRetryIfMaybeApplied(o *s3.Options) {
+	o.Retryer = awsretry.SkipIf(o.Retryer, maybeApplied)
 }

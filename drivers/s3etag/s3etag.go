@@ -47,6 +47,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/awsretry"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -208,7 +209,7 @@ func newRetryer(maxAttempts int) aws.Retryer {
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = maxAttempts
 		o.RateLimiter = ratelimit.None
-		o.Backoff = jitterBackoff{base: 20 * time.Millisecond, max: time.Second}
+		o.Backoff = awsretry.Backoff{Base: 20 * time.Millisecond, Max: time.Second}
 		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{
 			Codes: map[string]struct{}{"ConditionalRequestConflict": {}},
 		})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -137,7 +138,7 @@ func (d *Driver) backoff(ctx context.Context, attempt int) error {
 	if attempt < 2 {
 		return ctx.Err()
 	}
-	return sleep(ctx, jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2))
+	return backoff.Sleep(ctx, backoff.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2))
 }
 
 // fileOf returns the index of the file holding concern c.

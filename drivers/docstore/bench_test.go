@@ -1,0 +1,146 @@
+package docstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// The benchmarks run on DynamoDB Local and time each driver operation next
+// to the raw docstore call it builds on, alternating the two in one loop
+// over one collection, and report p50/p99 of each (in ms) and the ratios
+// driver/raw. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./drivers/docstore/
+
+// BenchmarkPush compares a monotonic head publish (Update: a read of the
+// meta and head documents, then a Replace with the head's revision) with a
+// raw Replace with revision of another record's head document.
+func BenchmarkPush(b *testing.B) {
+	d, ctx := benchDriver(b)
+	id, rawID := benchLedger(b, d), benchLedger(b, d)
+	raw, err := d.getOne(ctx, keyDoc(rawID, "head"))
+	if err != nil || raw == nil {
+		b.Fatalf("raw head: %v", err)
+	}
+	var push, replace []time.Duration
+	t := int64(0)
+	for b.Loop() {
+		t++
+		next := driver.RefValue("c"+strconv.FormatInt(t, 10), t)
+		start := time.Now()
+		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), next)
+		push = append(push, time.Since(start))
+		if err != nil || !out.Applied {
+			b.Fatalf("push: %v %v", out, err)
+		}
+		if err := raw.setValue(next); err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		err = d.coll.Replace(ctx, raw) // sets raw's new revision
+		replace = append(replace, time.Since(start))
+		if err != nil {
+			b.Fatalf("raw Replace: %v", err)
+		}
+	}
+	report(b, "push", push, "raw-replace", replace)
+}
+
+// BenchmarkLookup compares Get (one action list of five Gets, a
+// BatchGetItem on DynamoDB) with a raw Get of one document.
+func BenchmarkLookup(b *testing.B) {
+	d, ctx := benchDriver(b)
+	id := benchLedger(b, d)
+	var get, raw []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := d.Get(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		get = append(get, time.Since(start))
+		start = time.Now()
+		err := d.coll.Get(ctx, keyDoc(id, "head"))
+		raw = append(raw, time.Since(start))
+		if err != nil {
+			b.Fatalf("raw Get: %v", err)
+		}
+	}
+	report(b, "lookup", get, "raw-get", raw)
+}
+
+func benchDriver(b *testing.B) (*Driver, context.Context) {
+	d, err := Open(context.Background(), dynamoURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = d.Close() })
+	return d, context.Background()
+}
+
+func benchLedger(b *testing.B, d *Driver) driver.ID {
+	id, _ := driver.ParseID("bench" + randomHex(4) + "/db")
+	if err := d.Create(context.Background(), driver.NewLedger(id, 1)); err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
+
+func report(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
+	p := func(l []time.Duration, q float64) float64 {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return float64(l[min(len(l)-1, int(q*float64(len(l))))].Microseconds()) / 1000
+	}
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		mine, theirs := p(lat, q.q), p(raw, q.q)
+		b.ReportMetric(mine, name+"-"+q.name+"-ms")
+		b.ReportMetric(theirs, rawName+"-"+q.name+"-ms")
+		b.ReportMetric(mine/theirs, q.name+"-ratio")
+	}
+	b.ReportMetric(0, "ns/op") // the loop times two operations; the metrics above are per operation
+}
+
+// BenchmarkPushContended has four independent clients publish increasing
+// heads to one record at once (each t from a shared counter, so most
+// publishes stay applicable and must retry on revision conflicts), and
+// reports the applied publishes per second of the record.
+func BenchmarkPushContended(b *testing.B) {
+	const clients = 4
+	d, ctx := benchDriver(b)
+	id := benchLedger(b, d)
+	var next, applied atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		c, _ := benchDriver(b)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Load() < int64(b.N) {
+				t := next.Add(1)
+				out, err := c.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", t))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if out.Applied {
+					applied.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(applied.Load())/time.Since(start).Seconds(), "applied/s")
+	b.ReportMetric(float64(applied.Load())/float64(next.Load()), "applied-fraction")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,96 @@
+package docstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// urlHarness opens every client of a store with Open(rawURL()), as a
+// separate process would.
+func urlHarness(rawURL func(t *testing.T) string) conformance.Harness {
+	return conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
+		u := rawURL(t)
+		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, u) }, nil
+	})
+}
+
+// memURL returns the URL of a memdocstore collection of the test's own.
+// Every Open of it shares the one collection memdocstore's URL opener keeps
+// per name.
+func memURL(t *testing.T) string { return "docstore+mem://ns" + randomHex(6) }
+
+func TestConformanceMem(t *testing.T) {
+	conformance.Run(t, urlHarness(memURL))
+}
+
+// One DynamoDB table serves the whole run; the suite isolates its tests by
+// ID prefix.
+var (
+	tableOnce sync.Once
+	tableName string
+	tableErr  error
+	tableCli  *dynamodb.Client
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tableName != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = tableCli.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(tableName)})
+		cancel()
+	}
+	os.Exit(code)
+}
+
+// dynamoURL returns the docstore+dynamodb URL of the run's table on
+// DynamoDB Local, creating the table once (skipping the test when there is
+// no server, outside CI).
+func dynamoURL(t testing.TB) string {
+	t.Helper()
+	endpoint := testenv.DynamoDBEndpoint(t)
+	tableOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"))
+		if err != nil {
+			tableErr = err
+			return
+		}
+		tableCli = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.DisableValidateResponseChecksum = true
+		})
+		name := "nsdoc-test-" + randomHex(4)
+		if tableErr = EnsureDynamoDBTable(ctx, tableCli, name); tableErr == nil {
+			tableName = name
+		}
+	})
+	if tableErr != nil {
+		t.Fatalf("create test table: %v", tableErr)
+	}
+	return "docstore+dynamodb://" + tableName + "?region=us-east-1&disable_response_crc32=true&endpoint=" + url.QueryEscape(endpoint)
+}
+
+func TestConformanceDynamoDB(t *testing.T) {
+	conformance.Run(t, urlHarness(func(t *testing.T) string { return dynamoURL(t) }))
+}

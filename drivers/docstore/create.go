@@ -1,0 +1,199 @@
+package docstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gocloud.dev/gcerrors"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// StaleAfter is how long a meta document may stay in state creating before
+// another creator may remove it: a creator that died half-way holds its ID
+// no longer than this. Creators' clocks must agree to well within it.
+const StaleAfter = 30 * time.Second
+
+// cleanupTimeout bounds the removal of a failed creation's documents.
+const cleanupTimeout = 10 * time.Second
+
+// Create implements driver.Driver. It claims the ID by creating the meta
+// document in state creating, creates the concern documents, and commits the
+// meta document to live with its revision. Readers see the record only once
+// it is live; a creation that fails removes, by revision, what it wrote.
+func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+	if err := d.begin(ctx); err != nil {
+		return err
+	}
+	gen := token()
+	meta := metaDoc(rec, gen, d.now().UnixMilli())
+	if err := d.claim(ctx, meta); err != nil {
+		return err
+	}
+	docs, err := d.createConcerns(ctx, rec, gen)
+	if err == nil {
+		err = d.commit(ctx, meta)
+	}
+	if err != nil {
+		d.rollback(ctx, meta, docs)
+		return err
+	}
+	return nil
+}
+
+// claim creates meta, in state creating, and sets its revision. When another
+// meta document holds the ID it returns ErrAlreadyExists if that one is live,
+// waits while it is being created, and removes it once it is stale.
+func (d *Driver) claim(ctx context.Context, meta *document) error {
+	id := meta.PK
+	for attempt := 0; ; attempt++ {
+		err := d.coll.Create(ctx, meta)
+		if err == nil {
+			return nil
+		}
+		if code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
+			return fmt.Errorf("docstore: create %s: %w", id, classify(ctx, err))
+		}
+		cur, err := d.getOne(ctx, meta)
+		switch {
+		case err != nil:
+			return err
+		case cur == nil: // deleted meanwhile: try again
+		case cur.Gen == meta.Gen: // our own create, whose answer was lost
+			meta.Rev = cur.Rev
+			return nil
+		case cur.State == stateLive:
+			return fmt.Errorf("docstore: %w: %s", driver.ErrAlreadyExists, id)
+		case d.now().UnixMilli()-cur.CreatingMS > StaleAfter.Milliseconds():
+			_ = d.coll.Delete(ctx, cur) // by revision: only if still that stale claim
+		default:
+			pause(ctx, attempt) // another creator is at work: wait for its outcome
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("docstore: create %s: %w", id, err)
+		}
+	}
+}
+
+// getOne reads the document with the keys of like. It returns nil when
+// there is none.
+func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) {
+	doc := &document{Key: like.Key, PK: like.PK, SK: like.SK}
+	err := d.coll.Get(ctx, doc)
+	switch code(err) {
+	case gcerrors.OK:
+		return doc, nil
+	case gcerrors.NotFound:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("docstore: read %s %s: %w", like.PK, like.SK, classify(ctx, err))
+}
+
+// createConcerns creates the concern documents of rec under gen. A document
+// already there is a leftover of an earlier record or of a failed creation:
+// it is removed by revision and the create tried again. It returns the
+// documents, with the revisions of those it created.
+func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen string) ([]*document, error) {
+	var docs []*document
+	for _, c := range driver.Concerns {
+		if rec.Value(c) == nil {
+			continue
+		}
+		doc, err := concernDoc(rec, c, gen)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+	pending := docs
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt == writeAttempts {
+			return docs, gaveUp(ctx, "create "+rec.ID.String(), nil)
+		}
+		var err error
+		if pending, err = d.createDocs(ctx, pending, gen); err != nil {
+			return docs, err
+		}
+	}
+	return docs, nil
+}
+
+// createDocs creates docs at once and returns those to create again.
+func (d *Driver) createDocs(ctx context.Context, docs []*document, gen string) ([]*document, error) {
+	al := d.coll.Actions()
+	for _, doc := range docs {
+		al.Create(doc)
+	}
+	var again []*document
+	for i, err := range actionErrors(al.Do(ctx), len(docs)) {
+		if err == nil {
+			continue
+		}
+		if code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
+			return nil, fmt.Errorf("docstore: create %s %s: %w", docs[i].PK, docs[i].SK, classify(ctx, err))
+		}
+		cur, err := d.getOne(ctx, docs[i])
+		if err != nil {
+			return nil, err
+		}
+		if cur != nil && cur.Gen == gen {
+			docs[i].Rev = cur.Rev // ours: the answer was lost
+			continue
+		}
+		if cur != nil {
+			_ = d.coll.Delete(ctx, cur) // a leftover; by revision
+		}
+		again = append(again, docs[i])
+	}
+	return again, nil
+}
+
+// commit turns the claimed meta document live, by revision.
+func (d *Driver) commit(ctx context.Context, meta *document) error {
+	next := *meta
+	next.State, next.CreatingMS = stateLive, 0
+	for attempt := range writeAttempts {
+		err := d.coll.Replace(ctx, &next)
+		if err == nil {
+			return nil
+		}
+		if !retryable(ctx, err) {
+			return fmt.Errorf("docstore: create %s: %w", meta.PK, classify(ctx, err))
+		}
+		cur, err := d.getOne(ctx, meta)
+		switch {
+		case err != nil:
+			return err
+		case cur == nil || cur.Gen != meta.Gen:
+			return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", meta.PK, driver.ErrUnavailable, StaleAfter)
+		case cur.State == stateLive:
+			return nil // our commit landed; its answer was lost
+		}
+		next.Rev = cur.Rev
+		pause(ctx, attempt)
+	}
+	return gaveUp(ctx, "create "+meta.PK, nil)
+}
+
+// rollback removes, by revision, the documents a failed creation wrote:
+// the concern documents first, then the claim. What it cannot remove stays
+// invisible and is cleaned up by the next creator of the ID.
+func (d *Driver) rollback(ctx context.Context, meta *document, docs []*document) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	al := d.coll.Actions()
+	n := 0
+	for _, doc := range docs {
+		if doc.Rev != nil {
+			al.Delete(doc)
+			n++
+		}
+	}
+	if n > 0 {
+		_ = al.Do(ctx)
+	}
+	if meta.Rev != nil {
+		_ = d.coll.Delete(ctx, meta)
+	}
+}

@@ -1,0 +1,236 @@
+// Package docstore keeps the nameservice in any gocloud.dev/docstore
+// collection: memdocstore, DynamoDB (awsdynamodb), Firestore, MongoDB.
+//
+// # URLs
+//
+// A URL is a gocloud docstore URL with "docstore+" in front of its scheme:
+//
+//	docstore+mem://COLLECTION                      memdocstore, key field "key"
+//	docstore+dynamodb://TABLE?region=&endpoint=    partition key "pk", sort key "sk"
+//	docstore+firestore://projects/P/databases/D/documents/C   name field "key"
+//	docstore+mongo://DATABASE/COLLECTION           id field "key"
+//
+// The prefix is stripped and the rest opened with docstore.OpenCollection,
+// after filling in the key fields this driver writes (and, for DynamoDB,
+// consistent_read=true and allow_scans=true) unless the URL names them.
+// This package links memdocstore and awsdynamodb; to open the other two,
+// import gocloud.dev/docstore/gcpfirestore or
+// gocloud.dev/docstore/mongodocstore in the program. A docstore+dynamodb URL
+// may add disable_response_crc32=true (see ParamNoCRC32) for DynamoDB Local.
+//
+// # Layout and protocols
+//
+// Every record is five documents: a meta document and one per concern, keyed
+// by the record's ID (field "pk") and a sort name (field "sk": meta, head,
+// index, status, config), plus a single-field key "key" for collections with
+// one key field. Updates are optimistic: read the document and its revision,
+// check driver.Condition.Holds, Replace with that revision, and on a
+// revision conflict read again. Creation claims the meta document first, in
+// state "creating", writes the concern documents, then commits the meta
+// document to "live"; readers see a record only once its meta is live. The
+// status document is authoritative for the retracted flag, so Retract is one
+// conditional write. docs/docstore.md has the details.
+package docstore
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gocloud.dev/docstore"
+	_ "gocloud.dev/docstore/memdocstore" // mem:// (dynamodb.go links dynamodb://)
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+)
+
+// SchemePrefix is put in front of a gocloud docstore scheme to name this
+// driver: "docstore+mem", "docstore+dynamodb", ...
+const SchemePrefix = "docstore+"
+
+// providers are the gocloud schemes registered with the prefix, and the
+// package that links each into a program.
+var providers = map[string]string{
+	"mem":       "gocloud.dev/docstore/memdocstore",
+	"dynamodb":  "gocloud.dev/docstore/awsdynamodb/v2",
+	"firestore": "gocloud.dev/docstore/gcpfirestore",
+	"mongo":     "gocloud.dev/docstore/mongodocstore",
+}
+
+func init() {
+	for p := range providers {
+		drivers.Register(SchemePrefix+p, openURL)
+	}
+}
+
+// Driver is one client of a docstore collection.
+type Driver struct {
+	coll    *docstore.Collection
+	release func() error
+	closed  atomic.Bool
+	// listMode remembers whether the provider runs ordered queries:
+	// 0 not yet known, modeOrdered, or modeScan.
+	listMode atomic.Int32
+	now      func() time.Time
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// New returns a driver keeping records in coll. The caller owns coll: Close
+// does not close it. Two drivers on one collection act as two clients.
+func New(coll *docstore.Collection) *Driver {
+	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now}
+}
+
+// Collection returns the driver's collection.
+func (d *Driver) Collection() *docstore.Collection { return d.coll }
+
+// Close implements driver.Driver. A driver opened from a URL closes its
+// collection (a memdocstore collection when its last driver closes).
+func (d *Driver) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	return d.release()
+}
+
+// begin checks that the driver may run an operation with ctx.
+func (d *Driver) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("docstore: %w", err)
+	}
+	if d.closed.Load() {
+		return fmt.Errorf("docstore: %w: driver is closed", driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Open opens the driver for a URL such as "docstore+mem://names".
+func Open(ctx context.Context, rawURL string) (*Driver, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("docstore: %w: URL does not parse", driver.ErrInvalidArgument)
+	}
+	return open(ctx, u)
+}
+
+func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
+	d, err := open(ctx, u)
+	if err != nil {
+		return nil, err // not a nil *Driver in a non-nil interface
+	}
+	return d, nil
+}
+
+func open(ctx context.Context, u *url.URL) (*Driver, error) {
+	inner, err := collectionURL(u)
+	if err != nil {
+		return nil, err
+	}
+	if inner.Scheme == "mem" {
+		return openShared(ctx, inner)
+	}
+	var coll *docstore.Collection
+	if needsOwnDynamoDB(inner) {
+		coll, err = openDynamoDB(ctx, inner)
+	} else {
+		coll, err = docstore.OpenCollection(ctx, inner.String())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classify(ctx, err))
+	}
+	d := New(coll)
+	d.release = coll.Close
+	return d, nil
+}
+
+// collectionURL strips the scheme prefix from u and fills in the key fields
+// and read options this driver needs.
+func collectionURL(u *url.URL) (*url.URL, error) {
+	scheme, ok := strings.CutPrefix(strings.ToLower(u.Scheme), SchemePrefix)
+	if !ok || providers[scheme] == "" {
+		return nil, fmt.Errorf("docstore: %w: scheme %q is not docstore+mem, +dynamodb, +firestore or +mongo", driver.ErrInvalidArgument, u.Scheme)
+	}
+	if !docstore.DefaultURLMux().ValidCollectionScheme(scheme) {
+		return nil, fmt.Errorf("docstore: %w: the %s provider is not linked into this program: import _ %q", driver.ErrUnsupported, scheme, providers[scheme])
+	}
+	c := *u
+	c.Scheme = scheme
+	q := c.Query()
+	switch scheme {
+	case "mem":
+		if c.Path == "" || c.Path == "/" {
+			c.Path = "/" + fieldKey
+		}
+	case "dynamodb":
+		if q.Get("consistent_read") == "false" {
+			return nil, fmt.Errorf("docstore: %w: consistent_read=false: the nameservice needs strongly consistent reads", driver.ErrInvalidArgument)
+		}
+		setDefault(q, "partition_key", fieldPK)
+		setDefault(q, "sort_key", fieldSK)
+		setDefault(q, "consistent_read", "true")
+		setDefault(q, "allow_scans", "true")
+	case "firestore":
+		setDefault(q, "name_field", fieldKey)
+	case "mongo":
+		setDefault(q, "id_field", fieldKey)
+	}
+	c.RawQuery = q.Encode()
+	return &c, nil
+}
+
+func setDefault(q url.Values, k, v string) {
+	if q.Get(k) == "" {
+		q.Set(k, v)
+	}
+}
+
+// memdocstore keeps one collection per name in its URL opener and forgets it
+// when it is closed; shared counts the drivers using each, so that one
+// driver's Close does not close the collection under the others.
+var (
+	sharedMu sync.Mutex
+	shared   = map[string]*sharedColl{}
+)
+
+type sharedColl struct {
+	coll *docstore.Collection
+	refs int
+}
+
+func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
+	key := u.String()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	s := shared[key]
+	if s == nil {
+		coll, err := docstore.OpenCollection(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("docstore: open %s: %w: %v", drivers.Redact(u), driver.ErrInvalidArgument, err)
+		}
+		s = &sharedColl{coll: coll}
+		shared[key] = s
+	}
+	s.refs++
+	d := New(s.coll)
+	d.release = func() error { return releaseShared(key) }
+	return d, nil
+}
+
+func releaseShared(key string) error {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	s := shared[key]
+	if s == nil {
+		return nil
+	}
+	if s.refs--; s.refs > 0 {
+		return nil
+	}
+	delete(shared, key)
+	return s.coll.Close()
+}

@@ -1,0 +1,151 @@
+package docstore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Field names of the documents. They are the storage format: never rename one.
+const (
+	fieldKey = "key" // single-field key: escaped ID + "|" + sort name
+	fieldPK  = "pk"  // the record's ID, name:branch
+	fieldSK  = "sk"  // meta, head, index, status or config
+	fieldGen = "gen" // the creation token shared by a record's documents
+
+	fieldKind = "kind"
+)
+
+// Sort names of the documents of one record.
+const (
+	skMeta = "meta"
+)
+
+// States of a meta document.
+const (
+	stateCreating = "creating" // claimed by a creator; the record is not visible
+	stateLive     = "live"     // committed; the record exists
+)
+
+// document is every kind of document this driver writes: a meta document
+// uses the identity fields, a concern document V, Payload and (status only)
+// Retracted.
+type document struct {
+	Key string `docstore:"key"`
+	PK  string `docstore:"pk"`
+	SK  string `docstore:"sk"`
+	Gen string `docstore:"gen"`
+	// W is the random token of the write that produced this version, so a
+	// writer whose answer was lost can tell its own write from another's.
+	W string `docstore:"w,omitempty"`
+
+	// meta
+	State        string   `docstore:"state,omitempty"`
+	CreatingMS   int64    `docstore:"creating_ms,omitempty"` // when the creator claimed the ID
+	Kind         string   `docstore:"kind,omitempty"`
+	Name         string   `docstore:"name,omitempty"`
+	Branch       string   `docstore:"branch,omitempty"`
+	SourceType   string   `docstore:"source_type,omitempty"`
+	Dependencies []string `docstore:"dependencies,omitempty"`
+	CreatedAt    int64    `docstore:"created_at,omitempty"`
+	SourceBranch string   `docstore:"source_branch,omitempty"`
+	Branches     int64    `docstore:"branches,omitempty"`
+
+	// concerns
+	V         int64  `docstore:"v"`
+	Payload   string `docstore:"payload,omitempty"` // JSON object; absent when unborn
+	Retracted bool   `docstore:"retracted,omitempty"`
+
+	Rev any `docstore:"DocstoreRevision"`
+}
+
+// docKey returns the single-field key of the document sk of id. url.PathEscape
+// escapes "|" and "/", so keys are unambiguous and valid Firestore names.
+func docKey(id driver.ID, sk string) string {
+	return url.PathEscape(id.String()) + "|" + sk
+}
+
+// keyDoc returns a document holding only the key fields of sk of id, for a
+// Get or a Delete.
+func keyDoc(id driver.ID, sk string) *document {
+	return &document{Key: docKey(id, sk), PK: id.String(), SK: sk}
+}
+
+// metaDoc returns the meta document of rec, in state creating.
+func metaDoc(rec *driver.Record, gen string, nowMS int64) *document {
+	d := keyDoc(rec.ID, skMeta)
+	d.Gen, d.State, d.CreatingMS = gen, stateCreating, nowMS
+	d.Kind, d.Name, d.Branch = string(rec.Kind), rec.ID.Name, rec.ID.Branch
+	d.SourceType, d.Dependencies, d.CreatedAt = rec.SourceType, rec.Dependencies, rec.CreatedAt
+	d.SourceBranch, d.Branches = rec.SourceBranch, rec.Branches
+	return d
+}
+
+// concernDoc returns the document of concern c of rec.
+func concernDoc(rec *driver.Record, c driver.Concern, gen string) (*document, error) {
+	d := keyDoc(rec.ID, c.String())
+	d.Gen = gen
+	if err := d.setValue(*rec.Value(c)); err != nil {
+		return nil, err
+	}
+	d.Retracted = c == driver.Status && rec.Retracted
+	return d, nil
+}
+
+// setValue stores v in d.
+func (d *document) setValue(v driver.Value) error {
+	d.V, d.Payload = v.V, ""
+	if v.Payload == nil {
+		return nil
+	}
+	b, err := v.Payload.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("docstore: %w: %s %s payload: %v", driver.ErrInvalidArgument, d.PK, d.SK, err)
+	}
+	d.Payload = string(b)
+	return nil
+}
+
+// value returns the concern value d holds.
+func (d *document) value() (driver.Value, error) {
+	if d.Payload == "" {
+		return driver.Value{V: d.V}, nil
+	}
+	p, err := driver.ParseObject([]byte(d.Payload))
+	if err != nil {
+		return driver.Value{}, fmt.Errorf("docstore: %w: document %s %s: payload: %v", driver.ErrInternal, d.PK, d.SK, err)
+	}
+	return driver.Value{V: d.V, Payload: p}, nil
+}
+
+// next returns the version of concern document d that holds v, written
+// under token w, with d's revision so that the write is conditional.
+func (d *document) next(v driver.Value, w string) (*document, error) {
+	n := *d
+	n.W = w
+	if err := n.setValue(v); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// meta returns the record identity held by meta document d.
+func (d *document) meta() (driver.ID, driver.Meta, error) {
+	id := driver.ID{Name: d.Name, Branch: d.Branch}
+	k := driver.Kind(d.Kind)
+	if id.String() != d.PK || !k.Valid() {
+		return id, driver.Meta{}, fmt.Errorf("docstore: %w: meta document %s: kind %q, name %q, branch %q do not fit", driver.ErrInternal, d.PK, d.Kind, d.Name, d.Branch)
+	}
+	return id, driver.Meta{Kind: k, SourceType: d.SourceType, Dependencies: d.Dependencies,
+		CreatedAt: d.CreatedAt, SourceBranch: d.SourceBranch, Branches: d.Branches}, nil
+}
+
+// token returns a new random token for a creation or a write.
+func token() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,223 @@
+package docstore
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"gocloud.dev/docstore"
+	"gocloud.dev/gcerrors"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// DefaultPageSize is the page size of List when none is asked for.
+const DefaultPageSize = 100
+
+// List modes, learnt from the first List of a driver.
+const (
+	modeOrdered = 1 // the provider runs queries ordered by pk
+	modeScan    = 2 // it cannot: filter everything, sort in memory
+)
+
+// List implements driver.Driver. It queries the live meta documents in
+// order of ID from after the page token (ordered by the provider where it
+// can, else by a filtered scan of the whole collection sorted in memory),
+// then reads the concern documents of the page's records.
+func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Kind != "" && !opts.Kind.Valid() {
+		return nil, fmt.Errorf("docstore: %w: kind %q", driver.ErrInvalidArgument, opts.Kind)
+	}
+	after, err := decodeToken(opts.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	size := opts.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	metas, more, err := d.listMetas(ctx, opts, after, size)
+	if err != nil {
+		return nil, err
+	}
+	page := &driver.Page{}
+	if more {
+		page.NextPageToken = encodeToken(metas[len(metas)-1].PK)
+	}
+	recs, err := d.records(ctx, metas)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r != nil && driver.Matches(r, opts) {
+			page.Records = append(page.Records, r)
+		}
+	}
+	return page, nil
+}
+
+// listMetas returns up to size live meta documents matching opts with IDs
+// above after, in order, and whether more may follow.
+func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after string, size int) ([]*document, bool, error) {
+	if d.listMode.Load() != modeScan {
+		metas, more, err := d.listOrdered(ctx, opts, after, size)
+		if err == nil {
+			d.listMode.Store(modeOrdered)
+			return metas, more, nil
+		}
+		if d.listMode.Load() == modeOrdered || !unordered(err) {
+			return nil, false, fmt.Errorf("docstore: list: %w", classify(ctx, err))
+		}
+		d.listMode.Store(modeScan)
+	}
+	metas, err := d.listScan(ctx, opts, after)
+	if err != nil {
+		return nil, false, fmt.Errorf("docstore: list: %w", classify(ctx, err))
+	}
+	if len(metas) > size {
+		return metas[:size], true, nil
+	}
+	return metas, false, nil
+}
+
+// unordered reports whether err says the provider cannot run the ordered
+// query (awsdynamodb without a fitting index: Unimplemented).
+func unordered(err error) bool {
+	c := code(err)
+	return c == gcerrors.Unimplemented || c == gcerrors.InvalidArgument
+}
+
+// metaQuery returns the query for meta documents matching opts with IDs
+// above after.
+func (d *Driver) metaQuery(opts driver.ListOptions, after string) *docstore.Query {
+	q := d.coll.Query().Where(fieldSK, "=", skMeta)
+	if opts.Kind != "" {
+		q = q.Where(fieldKind, "=", string(opts.Kind))
+	}
+	if after >= opts.Prefix && after != "" {
+		return q.Where(fieldPK, ">", after)
+	}
+	if opts.Prefix != "" {
+		return q.Where(fieldPK, ">=", opts.Prefix)
+	}
+	return q
+}
+
+func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after string, size int) ([]*document, bool, error) {
+	it := d.metaQuery(opts, after).OrderBy(fieldPK, docstore.Ascending).Get(ctx)
+	defer it.Stop()
+	var metas []*document
+	for {
+		m := &document{}
+		err := it.Next(ctx, m)
+		if err == io.EOF {
+			return metas, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if !strings.HasPrefix(m.PK, opts.Prefix) {
+			return metas, false, nil // ordered: no later ID has the prefix
+		}
+		if m.State != stateLive {
+			continue
+		}
+		if len(metas) == size {
+			return metas, true, nil
+		}
+		metas = append(metas, m)
+	}
+}
+
+func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after string) ([]*document, error) {
+	it := d.metaQuery(opts, after).Get(ctx)
+	defer it.Stop()
+	var metas []*document
+	for {
+		m := &document{}
+		err := it.Next(ctx, m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.State == stateLive && strings.HasPrefix(m.PK, opts.Prefix) && m.PK > after {
+			metas = append(metas, m)
+		}
+	}
+	slices.SortFunc(metas, func(a, b *document) int { return strings.Compare(a.PK, b.PK) })
+	return metas, nil
+}
+
+// records reads the concern documents of the records metas list, in one
+// action list. A record whose documents do not fit its meta (deleted or
+// created again since the query) is read again on its own; one deleted
+// meanwhile is nil.
+func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Record, error) {
+	if len(metas) == 0 {
+		return nil, nil
+	}
+	al := d.coll.Actions()
+	docs := make([][]*document, len(metas))
+	for i, m := range metas {
+		docs[i] = []*document{m}
+		for _, sk := range allSorts[1:] {
+			doc := &document{Key: docKey(idOf(m), sk), PK: m.PK, SK: sk}
+			docs[i] = append(docs[i], doc)
+			al.Get(doc)
+		}
+	}
+	errs := actionErrors(al.Do(ctx), 4*len(metas))
+	recs := make([]*driver.Record, len(metas))
+	for i, m := range metas {
+		var err error
+		if recs[i], err = d.listed(ctx, m, docs[i], errs[4*i:4*i+4]); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}
+
+// listed assembles one listed record from its documents and their read
+// errors, falling back to Get when they do not fit together.
+func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs []error) (*driver.Record, error) {
+	for j, err := range errs {
+		switch code(err) {
+		case gcerrors.OK:
+		case gcerrors.NotFound:
+			docs[j+1] = nil
+		default:
+			return nil, fmt.Errorf("docstore: list: read %s %s: %w", m.PK, allSorts[j+1], classify(ctx, err))
+		}
+	}
+	rec, err := assemble(idOf(m), docs)
+	if !errors.Is(err, errTorn) {
+		return rec, err
+	}
+	rec, err = d.Get(ctx, idOf(m))
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, nil
+	}
+	return rec, err
+}
+
+// idOf returns the ID of meta document m.
+func idOf(m *document) driver.ID { return driver.ID{Name: m.Name, Branch: m.Branch} }
+
+func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func decodeToken(tok string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", fmt.Errorf("docstore: %w: malformed page token", driver.ErrInvalidArgument)
+	}
+	return string(b), nil
+}

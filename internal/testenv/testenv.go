@@ -5,6 +5,9 @@
 //
 //	NAMESERVICE_TEST_DYNAMODB_ENDPOINT  DynamoDB Local, e.g. http://127.0.0.1:8000
 //	NAMESERVICE_TEST_S3_ENDPOINT        versitygw (S3 API, path style), e.g. http://127.0.0.1:7070
+//	NAMESERVICE_TEST_GCS_ENDPOINT       fake-gcs-server (GCS JSON API), e.g. http://127.0.0.1:4443
+//	NAMESERVICE_TEST_AZURE_ENDPOINT     Azurite's blob service, e.g. http://127.0.0.1:10000
+//	                                    (account devstoreaccount1 with Azurite's well-known key)
 //	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 //	                                    credentials both servers accept
 //	CI                                  when non-empty, a missing endpoint fails the
@@ -30,6 +33,8 @@ import (
 const (
 	DynamoDBEndpointEnv = "NAMESERVICE_TEST_DYNAMODB_ENDPOINT"
 	S3EndpointEnv       = "NAMESERVICE_TEST_S3_ENDPOINT"
+	GCSEndpointEnv      = "NAMESERVICE_TEST_GCS_ENDPOINT"
+	AzureEndpointEnv    = "NAMESERVICE_TEST_AZURE_ENDPOINT"
 )
 
 // Required reports whether the test servers are mandatory, that is whether the
@@ -50,6 +55,22 @@ func DynamoDBEndpoint(t testing.TB) string {
 func S3Endpoint(t testing.TB) string {
 	t.Helper()
 	return endpoint(t, S3EndpointEnv, "S3 (versitygw)")
+}
+
+// GCSEndpoint returns the fake-gcs-server endpoint from
+// NAMESERVICE_TEST_GCS_ENDPOINT. When it is unset the test is skipped, or
+// fails when [Required].
+func GCSEndpoint(t testing.TB) string {
+	t.Helper()
+	return endpoint(t, GCSEndpointEnv, "GCS (fake-gcs-server)")
+}
+
+// AzureEndpoint returns the Azurite blob endpoint from
+// NAMESERVICE_TEST_AZURE_ENDPOINT. When it is unset the test is skipped, or
+// fails when [Required].
+func AzureEndpoint(t testing.TB) string {
+	t.Helper()
+	return endpoint(t, AzureEndpointEnv, "Azure Blob (Azurite)")
 }
 
 func endpoint(t testing.TB, env, server string) string {

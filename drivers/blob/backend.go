@@ -1,0 +1,121 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	gblob "gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob:// bucket URLs
+	_ "gocloud.dev/blob/gcsblob"   // gs:// bucket URLs
+	"google.golang.org/api/googleapi"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// precond is the precondition of a write: absent (IfNotExist), tag (the
+// generation or ETag the object must still have), or neither
+// (unconditional).
+type precond struct {
+	absent bool
+	tag    string
+}
+
+func ifAbsent() precond          { return precond{absent: true} }
+func ifMatch(tag string) precond { return precond{tag: tag} }
+
+func (p precond) conditional() bool { return p.absent || p.tag != "" }
+
+// backend is what differs between the services: how a tag is read from
+// gocloud's As views, how a write carries its precondition, and how a
+// conditional delete is sent through the service's own client.
+type backend interface {
+	// name is the URL scheme, used in messages.
+	name() string
+	// readTag returns the tag of the object r reads.
+	readTag(r *gblob.Reader) string
+	// attrTag returns the tag of the object a describes.
+	attrTag(a *gblob.Attributes) string
+	// writeOptions returns the context and options of an upload of n bytes
+	// under pc, and a function returning the new object's tag once the
+	// upload has succeeded. The SDK does not retry a conditional upload.
+	writeOptions(ctx context.Context, pc precond, n int) (context.Context, *gblob.WriterOptions, func() string, error)
+	// deleteIf removes key if its tag is still tag, without SDK retries.
+	deleteIf(ctx context.Context, key, tag string) error
+}
+
+const jsonType = "application/json"
+
+// newBackend returns the backend of bucket's type, or an error wrapping
+// ErrUnsupported when gocloud cannot carry its preconditions.
+func newBackend(bucket *gblob.Bucket) (backend, error) {
+	var gc *storage.Client
+	if bucket.As(&gc) {
+		return &gcs{bucket: bucket}, nil
+	}
+	var cc *container.Client
+	if bucket.As(&cc) {
+		return &azure{client: cc}, nil
+	}
+	return nil, fmt.Errorf("blob: %w: the bucket is neither a gcsblob nor an azureblob bucket; "+
+		"other gocloud bucket types cannot carry the preconditions that keep concurrent writers apart "+
+		"(use s3:// for S3, file:// for a directory, mem:// for memory)", driver.ErrUnsupported)
+}
+
+// Outcomes of a conditional request, beside success and other errors.
+var (
+	// errPrecondition: the precondition failed, nothing was written.
+	errPrecondition = errors.New("precondition failed")
+	// errMissing: a precondition on a tag met no object at all.
+	errMissing = errors.New("no such object")
+)
+
+// httpStatus returns the HTTP status of a service error, 0 when there is
+// none (the request got no answer).
+func httpStatus(err error) int {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
+
+// azureCode returns the x-ms-error-code of an Azure error, "" otherwise.
+func azureCode(err error) string {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.ErrorCode
+	}
+	return ""
+}
+
+func notFound(err error) bool {
+	return errors.Is(err, storage.ErrObjectNotExist) || httpStatus(err) == 404
+}
+
+// preconditionFailed reports whether err is a failed precondition: 412,
+// or Azure's 409 BlobAlreadyExists for If-None-Match: *.
+func preconditionFailed(err error) bool {
+	s := httpStatus(err)
+	return s == 412 || s == 409 && azureCode(err) == "BlobAlreadyExists"
+}
+
+// throttled reports whether the service refused for load.
+func throttled(err error) bool {
+	s := httpStatus(err)
+	return s == 429 || s == 503 && azureCode(err) == "ServerBusy"
+}
+
+// normTag returns a tag without quotes or weak prefix.
+func normTag(t string) string {
+	t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+	return strings.Trim(t, `"`)
+}

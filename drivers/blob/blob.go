@@ -1,0 +1,239 @@
+// Package blob is the nameservice driver for Google Cloud Storage and Azure
+// Blob Storage, through gocloud.dev/blob: records kept as the ns@v2 JSON-LD
+// files of the filesystem driver (layout B, the default, or C), made safe
+// for concurrent writers by each service's own preconditions.
+//
+// # URLs
+//
+//	gs://BUCKET/PREFIX?layout=b|c&dialect=spec|fluree-v4&access_id=...
+//	azblob://CONTAINER/PREFIX?layout=b|c&dialect=spec|fluree-v4&domain=...&protocol=...
+//
+// Every other parameter is gocloud's own (gcsblob: anonymous, access_id,
+// private_key_path, universe_domain; azureblob: domain, protocol, cdn,
+// localemu, storage_account), and so are the credentials: Application
+// Default Credentials and STORAGE_EMULATOR_HOST for gs, the AZURE_STORAGE_*
+// variables for azblob. docs/gcs.md and docs/azure.md describe them.
+//
+// # Protocol
+//
+// The protocol of the S3 driver, with generations (GCS) or ETags (Azure) as
+// the version tag of a file. A file is created with IfNotExist, replaced
+// with a precondition on the tag it was read at (GCS: ifGenerationMatch,
+// set on the object handle in BeforeWrite; Azure: If-Match, set on the
+// upload options in BeforeWrite), and removed through the service's own
+// client, reached with As (GCS: delete of that generation; Azure: Delete
+// with If-Match). A failed precondition makes the driver re-read and either
+// report the conflict or try again. The driver caches the tag and contents
+// of every file it read or wrote, so an uncontended push is one write.
+// Create and Delete of one ID serialise on a lock object beside the
+// record's defining file.
+//
+// A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
+// these preconditions through gocloud and is refused by Open with an error
+// wrapping driver.ErrUnsupported; so is a service that the probe on open
+// shows ignores them.
+package blob
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	gblob "gocloud.dev/blob"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// The URL schemes of this driver (those of gocloud's gcsblob and azureblob).
+const (
+	SchemeGCS   = "gs"
+	SchemeAzure = "azblob"
+)
+
+func init() {
+	drivers.Register(SchemeGCS, openURL)
+	drivers.Register(SchemeAzure, openURL)
+}
+
+// The layouts a bucket can use (those of the filesystem driver).
+const (
+	LayoutB = layout.B
+	LayoutC = layout.C
+)
+
+// Options configure a Driver. The zero value is layout B, spec dialect, no
+// prefix.
+type Options struct {
+	// Prefix is the key prefix under which ns@v2/ lives ("" or "a/b").
+	Prefix  string
+	Layout  layout.Layout
+	Dialect jsonld.Dialect
+}
+
+// Driver is a GCS or Azure Blob nameservice. It is safe for concurrent use;
+// any number of Drivers, in any number of processes, may share a bucket and
+// prefix.
+type Driver struct {
+	bucket *gblob.Bucket
+	be     backend
+	opts   Options
+	prefix string // "" or ending in "/"
+	cache  tagCache
+	probed ProbeResult
+	closed atomic.Bool
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// Open returns a driver keeping records in bucket, which must be a gcsblob
+// or azureblob bucket opened without a gocloud prefix (use Options.Prefix).
+// The driver owns the bucket from then on: Close closes it. Open probes that
+// the service enforces the preconditions the driver relies on (see Probe).
+// It returns an error wrapping driver.ErrInvalidArgument for bad options,
+// driver.ErrUnsupported for a bucket type or service that cannot carry the
+// preconditions, and driver.ErrUnavailable when the bucket cannot be
+// reached.
+func Open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, error) {
+	d, err := open(ctx, bucket, opts)
+	if err != nil {
+		_ = bucket.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, error) {
+	if err := checkOptions(&opts); err != nil {
+		return nil, err
+	}
+	be, err := newBackend(bucket)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{bucket: bucket, be: be, opts: opts, prefix: opts.Prefix}
+	if err := d.probe(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkOptions(opts *Options) error {
+	if opts.Layout != layout.B && opts.Layout != layout.C {
+		return fmt.Errorf("blob: %w: unknown layout %d", driver.ErrInvalidArgument, opts.Layout)
+	}
+	var err error
+	if opts.Dialect, err = jsonld.ParseDialect(string(opts.Dialect)); err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	opts.Prefix = strings.Trim(opts.Prefix, "/")
+	if opts.Prefix != "" {
+		opts.Prefix += "/"
+	}
+	return nil
+}
+
+// gocloudParams are the URL parameters gocloud's openers accept, by scheme.
+var gocloudParams = map[string][]string{
+	SchemeGCS:   {"anonymous", "access_id", "private_key_path", "universe_domain"},
+	SchemeAzure: {"domain", "protocol", "cdn", "localemu", "storage_account"},
+}
+
+// ownParams are the URL parameters of this driver.
+var ownParams = []string{"layout", "dialect"}
+
+func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
+	bucketURL, opts, err := ParseURL(u)
+	if err != nil {
+		return nil, err
+	}
+	b, err := gblob.OpenBucket(ctx, bucketURL)
+	if err != nil {
+		return nil, fmt.Errorf("blob: %w: open %s: %v", driver.ErrUnavailable, drivers.Redact(u), err)
+	}
+	return Open(ctx, b, opts)
+}
+
+// ParseURL splits a gs:// or azblob:// nameservice URL into the gocloud
+// bucket URL (scheme, bucket and gocloud's parameters) and the driver's
+// options (the path as prefix, layout, dialect). It returns an error
+// wrapping driver.ErrInvalidArgument for credentials in the URL, an unknown
+// parameter or a malformed value.
+func ParseURL(u *url.URL) (string, Options, error) {
+	scheme := strings.ToLower(u.Scheme)
+	bad := func(format string, args ...any) (string, Options, error) {
+		return "", Options{}, fmt.Errorf("blob: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+	}
+	known, ok := gocloudParams[scheme]
+	switch {
+	case !ok:
+		return bad("scheme %q is not %s or %s", u.Scheme, SchemeGCS, SchemeAzure)
+	case u.User != nil:
+		return bad("credentials do not belong in the URL; use the provider's credential chain")
+	case u.Host == "":
+		return bad("no bucket (%s://BUCKET/PREFIX)", scheme)
+	}
+	q := u.Query()
+	rest := url.Values{}
+	for k, v := range q {
+		switch {
+		case slices.Contains(ownParams, k):
+		case slices.Contains(known, k):
+			rest[k] = v
+		default:
+			return bad("unknown parameter %q (known: %s)", k, strings.Join(append(slices.Clone(ownParams), known...), ", "))
+		}
+	}
+	opts := Options{Prefix: u.Path, Dialect: jsonld.Dialect(q.Get("dialect"))}
+	var err error
+	if opts.Layout, err = layout.Parse(q.Get("layout")); err != nil {
+		return "", Options{}, fmt.Errorf("blob: %w", err)
+	}
+	if _, err := jsonld.ParseDialect(string(opts.Dialect)); err != nil {
+		return "", Options{}, fmt.Errorf("blob: %w", err)
+	}
+	b := url.URL{Scheme: scheme, Host: u.Host, RawQuery: rest.Encode()}
+	return b.String(), opts, nil
+}
+
+// Bucket returns the gocloud bucket the driver uses.
+func (d *Driver) Bucket() *gblob.Bucket { return d.bucket }
+
+// Provider returns "gs" or "azblob".
+func (d *Driver) Provider() string { return d.be.name() }
+
+// key returns the object key of a layout key.
+func (d *Driver) key(k string) string { return d.prefix + k }
+
+// begin checks ctx and that the driver is open.
+func (d *Driver) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d.closed.Load() {
+		return fmt.Errorf("%s: %w: driver is closed", d.be.name(), driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// files returns id's files, the defining file first.
+func (d *Driver) files(id driver.ID) ([]layout.File, error) {
+	f, err := d.opts.Layout.Files(id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.be.name(), err)
+	}
+	return f, nil
+}
+
+// Close implements driver.Driver: it closes the bucket.
+func (d *Driver) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	return d.bucket.Close()
+}

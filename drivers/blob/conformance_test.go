@@ -1,0 +1,45 @@
+package blob_test
+
+import (
+	"context"
+	"testing"
+
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/internal/layout"
+)
+
+// harness serves the whole suite from one bucket of s (the suite isolates
+// its tests by ID prefix); every client is an independent driver on a
+// bucket handle and SDK client of its own, with its own cache, as another
+// process would be.
+func harness(t *testing.T, s *server, l layout.Layout) conformance.Harness {
+	bucket := s.newBucket(t)
+	opts := blob.Options{Prefix: "suite", Layout: l}
+	return conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+		return func(ctx context.Context) (driver.Driver, error) {
+			b, err := s.open(ctx, bucket, nil)
+			if err != nil {
+				return nil, err
+			}
+			return blob.Open(ctx, b, opts)
+		}, nil
+	})
+}
+
+func TestConformanceGCSLayoutB(t *testing.T) {
+	conformance.Run(t, harness(t, gcsServer(t), layout.B))
+}
+
+func TestConformanceGCSLayoutC(t *testing.T) {
+	conformance.Run(t, harness(t, gcsServer(t), layout.C))
+}
+
+func TestConformanceAzureLayoutB(t *testing.T) {
+	conformance.Run(t, harness(t, azureServer(t), layout.B))
+}
+
+func TestConformanceAzureLayoutC(t *testing.T) {
+	conformance.Run(t, harness(t, azureServer(t), layout.C))
+}

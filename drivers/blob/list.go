@@ -1,0 +1,251 @@
+package blob
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	gblob "gocloud.dev/blob"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// DefaultPageSize is the page size of List when none is asked for.
+const DefaultPageSize = 100
+
+// listParallel bounds the records List reads at once.
+const listParallel = 16
+
+// candidate is a defining file found by List and the ID it belongs to.
+type candidate struct {
+	id  driver.ID
+	key string
+}
+
+// List implements driver.Driver. It lists the keys under the prefix's
+// directory with the bucket's List (every page), keeps the defining files,
+// orders their IDs (key order is not ID order: ':' and '/' sort
+// differently), and reads the records after the page token, listParallel
+// at a time, until the page is full and one more match shows whether
+// another follows. The page token is the last ID returned. A file of the
+// other layout, a defining file no ID maps to, and a record that cannot be
+// read fail the call with an error naming the key.
+func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	after, err := d.decodeToken(opts.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	cands, err := d.candidates(ctx, opts.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	var todo []candidate
+	for _, c := range cands {
+		if s := c.id.String(); s > after && strings.HasPrefix(s, opts.Prefix) {
+			todo = append(todo, c)
+		}
+	}
+	size := opts.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	return d.fillPage(ctx, todo, size, opts)
+}
+
+// fillPage reads candidates in batches until size+1 match.
+func (d *Driver) fillPage(ctx context.Context, todo []candidate, size int, opts driver.ListOptions) (*driver.Page, error) {
+	page := &driver.Page{}
+	for len(todo) > 0 {
+		n := min(len(todo), max(size+1-len(page.Records), listParallel))
+		recs, err := d.readBatch(ctx, todo[:n])
+		if err != nil {
+			return nil, err
+		}
+		todo = todo[n:]
+		for _, r := range recs {
+			if r == nil || !driver.Matches(r, opts) {
+				continue
+			}
+			if len(page.Records) == size {
+				page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+				return page, nil
+			}
+			page.Records = append(page.Records, r)
+		}
+	}
+	return page, nil
+}
+
+// readBatch reads the records of cands in parallel, listParallel at a time;
+// an entry is nil when the record vanished meanwhile.
+func (d *Driver) readBatch(ctx context.Context, cands []candidate) ([]*driver.Record, error) {
+	out := make([]*driver.Record, len(cands))
+	errs := make([]error, len(cands))
+	sem := make(chan struct{}, listParallel)
+	var wg sync.WaitGroup
+	for i, c := range cands {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			files, err := d.files(c.id)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %s: %w", d.be.name(), c.key, err)
+				return
+			}
+			out[i], errs[i] = d.load(ctx, c.id, files)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// keyPrefix returns the longest key prefix every file of an ID starting
+// with prefix has: the name part as it is, its ':' as '/', cut before a
+// segment long enough to be stored shortened.
+func keyPrefix(prefix string) string {
+	p := strings.Replace(prefix, ":", "/", 1)
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if len(s) > 140 {
+			return layout.Root + "/" + strings.Join(segs[:i], "/")
+		}
+	}
+	return layout.Root + "/" + p
+}
+
+// candidates returns the defining files whose IDs could start with prefix,
+// ordered by ID.
+func (d *Driver) candidates(ctx context.Context, prefix string) ([]candidate, error) {
+	var out []candidate
+	var ambiguous []string
+	it := d.bucket.List(&gblob.ListOptions{Prefix: d.key(keyPrefix(prefix))})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, d.fail(ctx, "list", keyPrefix(prefix), err)
+		}
+		key := strings.TrimPrefix(o.Key, d.prefix)
+		c, amb, err := d.classify(key)
+		if err != nil {
+			return nil, err
+		}
+		if amb {
+			ambiguous = append(ambiguous, key)
+		} else if c != nil && o.Size > 0 {
+			out = append(out, *c)
+		}
+	}
+	more, err := d.nestedIDs(ctx, ambiguous)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
+	sort.Slice(out, func(i, j int) bool { return out[i].id.String() < out[j].id.String() })
+	return out, nil
+}
+
+// classify returns the candidate for a defining file whose key gives its
+// ID, ambiguous for one whose key fits several IDs (or has a shortened
+// segment), nothing for other files, and an error for a file of the other
+// layout.
+func (d *Driver) classify(key string) (*candidate, bool, error) {
+	role, st := d.opts.Layout.Classify(key)
+	switch role {
+	case layout.NotRecord, layout.Secondary:
+		return nil, false, nil
+	case layout.OtherLayout:
+		other := layout.B
+		if d.opts.Layout == layout.B {
+			other = layout.C
+		}
+		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", d.be.name(),
+			key, driver.ErrInternal, d.opts.Layout, other)
+	}
+	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
+		return &candidate{id: ids[0], key: key}, false, nil
+	}
+	return nil, true, nil
+}
+
+// nestedIDs reads the IDs of defining files whose keys fit several IDs.
+func (d *Driver) nestedIDs(ctx context.Context, keys []string) ([]candidate, error) {
+	out := make([]*candidate, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, listParallel)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = d.nestedID(ctx, k)
+		}()
+	}
+	wg.Wait()
+	var cands []candidate
+	for i, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+		if out[i] != nil {
+			cands = append(cands, *out[i])
+		}
+	}
+	return cands, nil
+}
+
+// nestedID reads the ID a defining file states, and checks the ID's key is
+// this one.
+func (d *Driver) nestedID(ctx context.Context, key string) (*candidate, error) {
+	obj, err := d.get(ctx, key)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	doc, err := jsonld.Decode(obj.data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", d.be.name(), key, err)
+	}
+	id, ok, err := doc.RecordID()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", d.be.name(), key, err)
+	}
+	_, st := d.opts.Layout.Classify(key)
+	if !ok {
+		if id, ok = layout.PathDefault(st); !ok {
+			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", d.be.name(), key, driver.ErrInternal)
+		}
+	}
+	if layout.Stem(id) != st {
+		return nil, fmt.Errorf("%s: %s: %w: the object holds record %s, whose key is another", d.be.name(), key, driver.ErrInternal, id)
+	}
+	return &candidate{id: id, key: key}, nil
+}
+
+func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func (d *Driver) decodeToken(tok string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w: malformed page token", d.be.name(), driver.ErrInvalidArgument)
+	}
+	return string(b), nil
+}

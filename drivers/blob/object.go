@@ -1,0 +1,170 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"time"
+
+	"gocloud.dev/gcerrors"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// object is one stored file: its bytes and tag.
+type object struct {
+	data []byte
+	tag  string
+}
+
+// get reads key; nil when it is absent (missing or zero-length, a create
+// that never finished, as in the filesystem driver).
+func (d *Driver) get(ctx context.Context, key string) (*object, error) {
+	r, err := d.bucket.NewReader(ctx, d.key(key), nil)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
+			return nil, nil
+		}
+		return nil, d.fail(ctx, "read", key, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, d.fail(ctx, "read", key, err)
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	tag := d.be.readTag(r)
+	if tag == "" {
+		return nil, fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", d.be.name(), key, driver.ErrUnsupported)
+	}
+	return &object{data: data, tag: tag}, nil
+}
+
+// head returns key's tag, "" when it is absent.
+func (d *Driver) head(ctx context.Context, key string) (string, error) {
+	a, err := d.bucket.Attributes(ctx, d.key(key))
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
+			return "", nil
+		}
+		return "", d.fail(ctx, "stat", key, err)
+	}
+	if a.Size == 0 {
+		return "", nil
+	}
+	return d.be.attrTag(a), nil
+}
+
+// put writes data to key under pc with one upload and returns the new tag.
+// A failed precondition is errPrecondition.
+func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (string, error) {
+	wctx, opts, tag, err := d.be.writeOptions(ctx, pc, len(data))
+	if err != nil {
+		return "", fmt.Errorf("%s: write %s: %w: %w", d.be.name(), key, driver.ErrInternal, err)
+	}
+	if err := d.bucket.Upload(wctx, d.key(key), bytes.NewReader(data), opts); err != nil {
+		return "", d.condFail(ctx, "write", key, pc, err)
+	}
+	t := tag()
+	if t == "" {
+		return "", fmt.Errorf("%s: write %s: %w: the service returned no generation or ETag", d.be.name(), key, driver.ErrUnsupported)
+	}
+	return t, nil
+}
+
+// del removes key under pc (a tag, or none). Removing a missing key
+// unconditionally is not an error.
+func (d *Driver) del(ctx context.Context, key string, pc precond) error {
+	if pc.tag == "" {
+		err := d.bucket.Delete(ctx, d.key(key))
+		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
+			return nil
+		}
+		return d.fail(ctx, "remove", key, err)
+	}
+	if err := d.be.deleteIf(ctx, d.key(key), pc.tag); err != nil {
+		return d.condFail(ctx, "remove", key, pc, err)
+	}
+	return nil
+}
+
+// condFail classifies the error of a conditional request.
+func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err error) error {
+	switch {
+	case errors.Is(err, errPrecondition) || pc.conditional() && preconditionFailed(err):
+		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errPrecondition)
+	case pc.tag != "" && notFound(err):
+		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errMissing)
+	}
+	return d.fail(ctx, op, key, err)
+}
+
+// fail wraps a service error of op on key with the driver sentinel that
+// classifies it. The SDKs' messages carry the operation, status and the
+// service's message, never credentials.
+func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
+	name := d.be.name()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %s %s: %w (%v)", name, op, key, ctx.Err(), err)
+	}
+	switch {
+	case throttled(err) || gcerrors.Code(err) == gcerrors.ResourceExhausted:
+		return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrThrottled, err)
+	case gcerrors.Code(err) == gcerrors.NotFound || notFound(err):
+		return fmt.Errorf("%s: %s %s: %w: the bucket or container does not exist: %w", name, op, key, driver.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrUnavailable, err)
+}
+
+// maybeApplied reports whether a failed write may nevertheless have been
+// applied: no answer came back (the connection broke after the request was
+// sent, or the attempt timed out), or the service answered with a 5xx.
+func maybeApplied(err error) bool {
+	if s := httpStatus(err); s != 0 {
+		return s >= 500 && !throttled(err)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&
+		!errors.Is(err, driver.ErrInternal) && !errors.Is(err, driver.ErrUnsupported)
+}
+
+func jitter(base, maxDelay time.Duration, attempt int) time.Duration {
+	ceiling := maxDelay
+	if attempt < 30 && base<<attempt < maxDelay {
+		ceiling = base << attempt
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(ceiling)+1))
+	if err != nil {
+		return ceiling / 2
+	}
+	return time.Duration(n.Int64())
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// token returns a random hex token.
+func token() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}

@@ -1,0 +1,180 @@
+package blob
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// readDoc reads and decodes one record file of id and caches it; nil when
+// it is absent. A file that does not decode, or that carries another
+// record's @id, is an error wrapping driver.ErrInternal that names the key.
+func (d *Driver) readDoc(ctx context.Context, id driver.ID, key string) (*cached, error) {
+	obj, err := d.get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		d.cache.drop(key)
+		return nil, nil
+	}
+	c, err := d.decodeDoc(id, key, obj)
+	if err != nil {
+		return nil, err
+	}
+	d.cache.put(key, *c)
+	return c, nil
+}
+
+func (d *Driver) decodeDoc(id driver.ID, key string, obj *object) (*cached, error) {
+	doc, err := jsonld.Decode(obj.data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", d.be.name(), key, err)
+	}
+	if doc.ID != "" && doc.ID != id.String() {
+		return nil, fmt.Errorf("%s: %s: %w: the object holds record %q, not %s (their IDs map to one key)", d.be.name(),
+			key, driver.ErrInternal, doc.ID, id)
+	}
+	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
+}
+
+// docFor returns key's file from the cache, or reads it when fresh is set
+// or the cache has none. ok is false when it is absent.
+func (d *Driver) docFor(ctx context.Context, id driver.ID, key string, fresh bool) (*cached, error) {
+	if !fresh {
+		if c, ok := d.cache.get(key); ok {
+			return &c, nil
+		}
+	}
+	return d.readDoc(ctx, id, key)
+}
+
+// readAll reads the given keys of id in parallel; entries are nil for
+// absent files.
+func (d *Driver) readAll(ctx context.Context, id driver.ID, keys []string) ([]*cached, error) {
+	out := make([]*cached, len(keys))
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = d.readDoc(ctx, id, k)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func keys(files []layout.File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Key
+	}
+	return out
+}
+
+// load reads record id from all its files at once; nil when it does not
+// exist. A missing non-defining file may be one the reader looked for just
+// before a create wrote it (a create writes the defining file last) or just
+// after a delete removed it (a delete removes the defining file first), so
+// load looks for it again now that it has seen the defining file, and then
+// checks the defining file is still the one it read; otherwise it starts
+// over.
+func (d *Driver) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
+	for range 3 {
+		rec, stable, err := d.loadOnce(ctx, id, files)
+		if err != nil || stable {
+			return rec, err
+		}
+	}
+	return nil, fmt.Errorf("%s: %w: record %s kept changing while being read", d.be.name(), driver.ErrUnavailable, id)
+}
+
+func (d *Driver) loadOnce(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, bool, error) {
+	docs, err := d.readAll(ctx, id, keys(files))
+	if err != nil || docs[0] == nil {
+		return nil, true, err
+	}
+	if stable, err := d.recheckMissing(ctx, id, files, docs); err != nil || !stable {
+		return nil, stable, err
+	}
+	others := make([]*jsonld.File, len(docs)-1)
+	for i, c := range docs[1:] {
+		if c != nil {
+			others[i] = c.doc
+		}
+	}
+	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %s: %w", d.be.name(), files[0].Key, err)
+	}
+	return rec, true, nil
+}
+
+// recheckMissing reads the missing non-defining files again (filling docs)
+// and then reports whether the defining file still exists. Its tag may
+// have changed (a concurrent push): that does not matter, only a delete in
+// between would. A delete and a re-create of the same ID within these two
+// requests would go unseen; they take at least five requests under the ID
+// lock.
+func (d *Driver) recheckMissing(ctx context.Context, id driver.ID, files []layout.File, docs []*cached) (bool, error) {
+	var missing []int
+	for i, c := range docs {
+		if c == nil {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return true, nil
+	}
+	again := make([]string, len(missing))
+	for j, i := range missing {
+		again[j] = files[i].Key
+	}
+	found, err := d.readAll(ctx, id, again)
+	if err != nil {
+		return true, err
+	}
+	for j, i := range missing {
+		docs[i] = found[j]
+	}
+	tag, err := d.head(ctx, files[0].Key)
+	return err != nil || tag != "", err
+}
+
+// Get implements driver.Driver: every file of the record read in parallel
+// (two reads in layout B, four in C). It returns an error wrapping
+// ErrNotFound when the defining file is absent, and one wrapping
+// ErrInternal, naming the key, when a file does not decode or holds another
+// record's @id.
+func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	files, err := d.files(id)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := d.load(ctx, id, files)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, d.errNotFound(id)
+	}
+	return rec, nil
+}
+
+func (d *Driver) errNotFound(id driver.ID) error {
+	return fmt.Errorf("%s: %w: %s", d.be.name(), driver.ErrNotFound, id)
+}

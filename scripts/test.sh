@@ -3,8 +3,8 @@
 #
 #   scripts/test.sh [go test flags] [packages]
 #
-# Starts the real test servers (scripts/testservers.sh: DynamoDB Local and
-# versitygw), exports their endpoints, runs
+# Starts the real test servers (scripts/testservers.sh: DynamoDB Local,
+# versitygw for S3, fake-gcs-server, Azurite), exports their endpoints, runs
 #   go test -race -count=1 ./... "$@"
 # and stops the servers on any exit. Exits with go test's status.
 #
@@ -12,9 +12,10 @@
 # replace ./..., e.g. scripts/test.sh -run TestPut ./drivers/...
 #
 # Each run uses its own run directory (NS_TEST_RUN, default a fresh temp dir), so
-# runs can overlap; the install cache (NS_TEST_CACHE) is shared. NS_TEST_SERVERS
-# selects the servers ("dynamodb s3 gcs azure" by default). With CI set, tests whose server
-# is missing fail instead of skipping (see internal/testenv).
+# runs can overlap; the install cache (NS_TEST_CACHE) is shared.
+# NS_TEST_SERVERS selects the servers ("dynamodb s3 gcs azure" by default).
+# With CI set, tests whose server is missing fail instead of skipping (see
+# internal/testenv).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

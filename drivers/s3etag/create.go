@@ -211,24 +211,32 @@ type lockBody struct {
 	ExpiresMS int64  `json:"expires_ms"`
 }
 
-// lockID acquires the lock of the record whose defining file is defKey.
+// lockID acquires the lock of the record whose defining file is defKey. Its
+// owner token stays the same across attempts, so when the answer to a lock
+// write is lost, the next look finds the lock and knows it is its own
+// instead of waiting out its own lease.
 func (d *Driver) lockID(ctx context.Context, id driver.ID, defKey string) (*idLock, error) {
 	key := defKey + lockSuffix
+	owner := token()
 	deadline := time.Now().Add(idLockWait)
 	for attempt := 0; ; attempt++ {
-		expires := time.Now().Add(idLockLease)
-		data, _ := json.Marshal(lockBody{Owner: token(), ExpiresMS: expires.UnixMilli()})
-		pc, err := d.lockPrecond(ctx, key)
+		st, err := d.lockState(ctx, key, owner)
 		if err != nil {
 			return nil, err
 		}
-		if pc.conditional() {
-			etag, err := d.put(ctx, key, data, pc)
-			if err == nil {
-				lctx, cancel := context.WithDeadline(ctx, expires.Add(-time.Second))
-				return &idLock{ctx: lctx, cancel: cancel, d: d, key: key, etag: etag}, nil
-			}
-			if !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) {
+		if st.mine != "" {
+			return d.heldLock(ctx, key, st.mine, st.expires), nil
+		}
+		if st.pc.conditional() {
+			expires := time.Now().Add(idLockLease)
+			data, _ := json.Marshal(lockBody{Owner: owner, ExpiresMS: expires.UnixMilli()})
+			etag, err := d.put(ctx, key, data, st.pc)
+			switch {
+			case err == nil:
+				return d.heldLock(ctx, key, etag, expires), nil
+			case maybeApplied(err) && ctx.Err() == nil:
+				continue // the next look tells whether it landed
+			case !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing):
 				return nil, err
 			}
 		}
@@ -241,19 +249,35 @@ func (d *Driver) lockID(ctx context.Context, id driver.ID, defKey string) (*idLo
 	}
 }
 
-// lockPrecond returns how to take the lock at key: If-None-Match when it is
-// free, If-Match on an expired holder's ETag, or no precondition (wait)
-// while a live holder has it.
-func (d *Driver) lockPrecond(ctx context.Context, key string) (precond, error) {
+func (d *Driver) heldLock(ctx context.Context, key, etag string, expires time.Time) *idLock {
+	lctx, cancel := context.WithDeadline(ctx, expires.Add(-time.Second))
+	return &idLock{ctx: lctx, cancel: cancel, d: d, key: key, etag: etag}
+}
+
+// lockView is what lockState saw of the lock at a key.
+type lockView struct {
+	pc      precond   // how to take it: If-None-Match when free, If-Match on an expired holder's ETag, none while held
+	mine    string    // the ETag, when the lock is already this owner's
+	expires time.Time // its expiry, when mine
+}
+
+// lockState reads the lock at key and says how owner may take it.
+func (d *Driver) lockState(ctx context.Context, key, owner string) (lockView, error) {
 	obj, err := d.get(ctx, key)
 	if err != nil || obj == nil {
-		return ifAbsent(), err
+		return lockView{pc: ifAbsent()}, err
 	}
 	var b lockBody
-	if json.Unmarshal(obj.data, &b) != nil || time.Now().UnixMilli() > b.ExpiresMS {
-		return ifMatch(obj.etag), nil
+	if json.Unmarshal(obj.data, &b) != nil {
+		return lockView{pc: ifMatch(obj.etag)}, nil
 	}
-	return precond{}, nil
+	switch {
+	case b.Owner == owner:
+		return lockView{mine: obj.etag, expires: time.UnixMilli(b.ExpiresMS)}, nil
+	case time.Now().UnixMilli() > b.ExpiresMS:
+		return lockView{pc: ifMatch(obj.etag)}, nil
+	}
+	return lockView{}, nil
 }
 
 // release removes the lock if it is still this holder's.

@@ -169,8 +169,8 @@ func (d *Driver) apply(ctx context.Context, id driver.ID, f layout.File, st *sta
 
 // writeCAS writes data to f under pc and caches it. done is false when the
 // precondition failed (the caller re-reads and decides again). A write
-// whose outcome is unknown (timeout, 5xx) is resolved by reading: it landed
-// when the object now holds exactly data.
+// whose outcome is unknown (timeout, 5xx) is resolved by reading (see
+// resolve).
 func (d *Driver) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc precond, data []byte) (bool, error) {
 	etag, err := d.put(ctx, f.Key, data, pc)
 	switch {
@@ -185,22 +185,32 @@ func (d *Driver) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc p
 	case errors.Is(err, errMissing):
 		return false, nil
 	case maybeApplied(err) && ctx.Err() == nil:
-		return d.resolve(ctx, id, f.Key, data, err)
+		return d.resolve(ctx, id, f.Key, pc, data, err)
 	}
 	return false, err
 }
 
-// resolve reads key after a write of data whose outcome is unknown.
-func (d *Driver) resolve(ctx context.Context, id driver.ID, key string, data []byte, cause error) (bool, error) {
+// resolve reads key after a write of data under pc whose outcome is
+// unknown. The write landed when the object holds exactly data, and did not
+// when the object is still what pc required (absent, or at pc's ETag), so
+// the caller may decide again. Anything else means another writer changed
+// the object meanwhile, maybe after our write landed: S3 keeps no history
+// to tell, so resolve returns an error wrapping driver.ErrUnavailable
+// rather than report a conflict for a write that may have landed.
+func (d *Driver) resolve(ctx context.Context, id driver.ID, key string, pc precond, data []byte, cause error) (bool, error) {
 	obj, err := d.get(ctx, key)
 	if err != nil {
-		return false, fmt.Errorf("%w (and reading it back to see whether it landed failed: %v)", cause, err)
+		return false, fmt.Errorf("s3: %s: %w: outcome unknown: %w (and reading it back failed: %v)", key, driver.ErrUnavailable, cause, err)
 	}
-	if obj != nil && bytes.Equal(obj.data, data) {
+	switch {
+	case obj != nil && bytes.Equal(obj.data, data):
 		d.remember(id, key, obj.etag, data)
 		return true, nil
+	case obj == nil && pc.absent, obj != nil && pc.etag != "" && normETag(obj.etag) == normETag(pc.etag):
+		return false, nil // untouched: the write never landed
 	}
-	return false, nil
+	d.cache.drop(key)
+	return false, fmt.Errorf("s3: %s: %w: outcome unknown: the write's answer was lost (%v) and another writer changed the object before it could be read back", key, driver.ErrUnavailable, cause)
 }
 
 // remember caches what the driver just wrote to key.

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/drivers/s3etag"
+)
+
+// target is one backend to measure.
+type target struct {
+	name string
+	// open opens a new independent client.
+	open func(ctx context.Context) (driver.Driver, error)
+	// requests counts the HTTP requests of every client; nil when the
+	// backend speaks no HTTP.
+	requests *counter
+	// baseline names the raw operation and returns one call of it, writing
+	// data (the bytes of the driver's own file or item) once per call.
+	baseline     string
+	prepareBatch func(ctx context.Context, data []byte) (func(ctx context.Context, i int) error, error)
+	// sample returns what one push of the driver wrote (the file's bytes),
+	// for the raw baseline to write the same.
+	sample func(ctx context.Context) ([]byte, error)
+	close  func()
+}
+
+// counter is an http.RoundTripper that counts the requests it sends.
+type counter struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func newCounter() *counter {
+	return &counter{next: http.DefaultTransport.(*http.Transport).Clone()}
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+func (c *counter) client() *http.Client { return &http.Client{Transport: c, Timeout: 10 * time.Second} }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+var creds = credentials.NewStaticCredentialsProvider("test", "test", "")
+
+// fsTarget measures the filesystem driver in a new temporary directory.
+func fsTarget(l fs.Options, name string) (*target, error) {
+	dir, err := os.MkdirTemp("", "ns-bench-")
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, "ns@v2", "bench", "push", "main.json")
+	if l.Layout == fs.LayoutC {
+		file = filepath.Join(dir, "ns@v2", "bench", "push", "main.head.json")
+	}
+	return &target{
+		name:     name,
+		open:     func(context.Context) (driver.Driver, error) { return fs.Open(dir, l) },
+		baseline: "write + fsync + rename + dir fsync",
+		prepareBatch: func(_ context.Context, data []byte) (func(context.Context, int) error, error) {
+			return rawFile(dir, data)
+		},
+		sample: func(context.Context) ([]byte, error) { return os.ReadFile(file) },
+		close:  func() { _ = os.RemoveAll(dir) },
+	}, nil
+}
+
+// rawFile returns the raw baseline of the filesystem: write a temporary
+// file, fsync it, rename it over the target and fsync the directory.
+func rawFile(dir string, data []byte) (func(context.Context, int) error, error) {
+	raw := filepath.Join(dir, "raw")
+	if err := os.MkdirAll(raw, 0o755); err != nil {
+		return nil, err
+	}
+	return func(_ context.Context, i int) error {
+		tmp := filepath.Join(raw, "main.json.tmp"+strconv.Itoa(i))
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(raw, "main.json")); err != nil {
+			return err
+		}
+		d, err := os.Open(raw)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return d.Sync()
+	}, nil
+}
+
+// dynamoTarget measures the DynamoDB driver on a new table of endpoint,
+// deleted at the end.
+func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
+	cnt := newCounter()
+	cfg := dynamodb.Config{Table: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
+		Credentials: creds, HTTPClient: cnt.client()}
+	d, err := dynamodb.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.EnsureTable(ctx); err != nil {
+		return nil, err
+	}
+	raw := d.Client()
+	return &target{
+		name:     "dynamodb",
+		open:     func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) },
+		requests: cnt,
+		baseline: "conditional UpdateItem",
+		prepareBatch: func(context.Context, []byte) (func(context.Context, int) error, error) {
+			return func(ctx context.Context, i int) error { return rawUpdateItem(ctx, raw, cfg.Table, i) }, nil
+		},
+		sample: func(context.Context) ([]byte, error) { return nil, nil },
+		close: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, _ = raw.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(cfg.Table)})
+		},
+	}, nil
+}
+
+// rawUpdateItem is what a push does with the plain SDK: one conditional
+// UpdateItem of a head item, commit_t rising.
+func rawUpdateItem(ctx context.Context, c *awsdynamodb.Client, table string, i int) error {
+	t := strconv.Itoa(i + 1)
+	_, err := c.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
+		TableName: aws.String(table),
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "raw/baseline:main"},
+			"sk": &types.AttributeValueMemberS{Value: "head"},
+		},
+		UpdateExpression:    aws.String("SET commit_t = :t, commit_address = :a, updated_at_ms = :u"),
+		ConditionExpression: aws.String("attribute_not_exists(commit_t) OR commit_t < :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t": &types.AttributeValueMemberN{Value: t},
+			":a": &types.AttributeValueMemberS{Value: "fluree:bench/commit/" + t},
+			":u": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().UnixMilli(), 10)},
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	return err
+}
+
+// s3Target measures the S3 driver (layout B) on a new bucket of endpoint,
+// removed at the end.
+func s3Target(ctx context.Context, endpoint string) (*target, error) {
+	cnt := newCounter()
+	cfg := s3etag.Config{Bucket: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
+		PathStyle: true, Layout: s3etag.LayoutB, Credentials: creds, HTTPClient: cnt.client()}
+	client, err := s3etag.NewClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
+		return nil, fmt.Errorf("create bucket: %w", err)
+	}
+	return &target{
+		name:     "s3etag (layout B)",
+		open:     func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) },
+		requests: cnt,
+		baseline: "PutObject with If-Match",
+		prepareBatch: func(ctx context.Context, data []byte) (func(context.Context, int) error, error) {
+			return rawPut(ctx, client, cfg.Bucket, data)
+		},
+		sample: func(ctx context.Context) ([]byte, error) {
+			return getObject(ctx, client, cfg.Bucket, "ns@v2/bench/push/main.json")
+		},
+		close: func() { removeBucket(client, cfg.Bucket) },
+	}, nil
+}
+
+// rawPut returns the raw baseline of S3: a PutObject of data with If-Match
+// on the ETag of the previous one, as the driver's uncontended push.
+func rawPut(ctx context.Context, c *s3.Client, bucket string, data []byte) (func(context.Context, int) error, error) {
+	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("raw/main.json"),
+		Body: bytes.NewReader(data), IfNoneMatch: aws.String("*")})
+	if err != nil {
+		return nil, err
+	}
+	etag := aws.ToString(out.ETag)
+	return func(ctx context.Context, _ int) error {
+		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("raw/main.json"),
+			Body: bytes.NewReader(data), IfMatch: aws.String(etag), ContentType: aws.String("application/json")})
+		if err == nil {
+			etag = aws.ToString(out.ETag)
+		}
+		return err
+	}, nil
+}
+
+func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, error) {
+	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, err
+	}
+	defer out.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(out.Body)
+	return b.Bytes(), err
+}
+
+func removeBucket(c *s3.Client, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		for _, o := range page.Contents {
+			_, _ = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
+		}
+	}
+	_, _ = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+}

@@ -1,0 +1,158 @@
+package faultproxy
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// plan is what the proxy does to one request.
+type plan struct {
+	delay time.Duration
+	fault Fault
+}
+
+// ServeHTTP forwards r to the target, injecting the fault drawn for it.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	pl := p.draw(r)
+	if pl.delay > 0 {
+		p.counts[Latency].Add(1)
+		select {
+		case <-time.After(pl.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	p.counts[pl.fault].Add(1)
+	switch pl.fault {
+	case ResetBefore:
+		reset(w)
+		return
+	case Error500, Throttle, SlowDown, Conflict409:
+		answer(w, r, pl.fault)
+		return
+	}
+	resp, respBody, err := p.forward(r, body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	switch pl.fault {
+	case ResetAfter:
+		reset(w)
+	case Error500After:
+		answer(w, r, Error500)
+	default:
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(respBody)
+	}
+}
+
+// draw picks the plan for r: a delay, and one fault that applies to r.
+func (p *Proxy) draw(r *http.Request) plan {
+	if !p.enabled.Load() {
+		return plan{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pl plan
+	if p.left > 0 && p.rnd.Float64() < p.cfg.Rates[Latency] {
+		p.left--
+		pl.delay = time.Duration(1 + p.rnd.Int64N(int64(p.cfg.MaxLatency)))
+	}
+	x := p.rnd.Float64()
+	for _, f := range Faults[1:] {
+		if x < p.cfg.Rates[f] {
+			if p.left > 0 && applies(f, r) {
+				p.left--
+				pl.fault = f
+			}
+			break
+		}
+		x -= p.cfg.Rates[f]
+	}
+	return pl
+}
+
+// applies reports whether f makes sense for r.
+func applies(f Fault, r *http.Request) bool {
+	dynamo := r.Header.Get("X-Amz-Target") != ""
+	switch f {
+	case Throttle:
+		return dynamo
+	case SlowDown:
+		return !dynamo
+	case Conflict409:
+		return !dynamo && r.Method == http.MethodPut && conditional(r)
+	}
+	return true
+}
+
+func conditional(r *http.Request) bool {
+	return r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != ""
+}
+
+func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header = r.Header.Clone()
+	req.Host = r.Host // the client signed the request for the proxy's host
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+// answer writes the error response of fault f in the protocol of r:
+// DynamoDB's JSON errors or S3's XML ones.
+func answer(w http.ResponseWriter, r *http.Request, f Fault) {
+	if r.Header.Get("X-Amz-Target") != "" {
+		code, typ := 500, "InternalServerError"
+		if f == Throttle {
+			code, typ = 400, "ProvisionedThroughputExceededException"
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("X-Amzn-Requestid", "faultproxy")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#`+typ+`","message":"injected by faultproxy"}`)
+		return
+	}
+	code, s3code := 500, "InternalError"
+	switch f {
+	case SlowDown:
+		code, s3code = 503, "SlowDown"
+	case Conflict409:
+		code, s3code = 409, "ConditionalRequestConflict"
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("X-Amz-Request-Id", "faultproxy")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+
+		`<Error><Code>`+s3code+`</Code><Message>injected by faultproxy</Message><RequestId>faultproxy</RequestId></Error>`)
+}
+
+// reset closes the client's connection with a TCP reset, without answering.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}

@@ -1,0 +1,223 @@
+package robustness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Event is one operation as it happened: its client, input and output, and
+// its call and return times in nanoseconds since the history began.
+type Event struct {
+	Client       int
+	In           Input
+	Out          Output
+	Call, Return int64
+}
+
+// History records the events of concurrent clients. It is safe for
+// concurrent use.
+type History struct {
+	start  time.Time
+	mu     sync.Mutex
+	events []Event
+}
+
+// NewHistory starts an empty history.
+func NewHistory() *History { return &History{start: time.Now()} }
+
+func (h *History) now() int64 { return int64(time.Since(h.start)) }
+
+// Do calls f as client's operation in, recording its call and return
+// times and its output.
+func (h *History) Do(client int, in Input, f func() Output) Output {
+	call := h.now()
+	out := f()
+	ret := h.now()
+	h.mu.Lock()
+	h.events = append(h.events, Event{Client: client, In: in, Out: out, Call: call, Return: ret})
+	h.mu.Unlock()
+	return out
+}
+
+// Events returns a copy of the recorded events.
+func (h *History) Events() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Event(nil), h.events...)
+}
+
+// Operations returns the history as porcupine operations, each projected
+// onto the concerns it touches. An operation with an unknown outcome
+// returns after every other one, at the end of the history; a Lookup that
+// failed is left out (it constrains nothing).
+func (h *History) Operations() []porcupine.Operation {
+	events := h.Events()
+	var end int64
+	for _, e := range events {
+		end = max(end, e.Return)
+	}
+	var ops []porcupine.Operation
+	for _, e := range events {
+		if e.Out.Unknown && e.In.Kind == Lookup {
+			continue
+		}
+		ret := e.Return
+		if e.Out.Unknown {
+			ret = end + 1
+		}
+		for _, c := range touches(e.In) {
+			ops = append(ops, porcupine.Operation{ClientId: e.Client, Input: op{e.In, c}, Call: e.Call, Output: e.Out, Return: ret})
+		}
+	}
+	return ops
+}
+
+// Stats counts a history's events.
+type Stats struct {
+	Ops      int            // events recorded
+	Kinds    map[Kind]int   // events per kind
+	Applied  int            // writes reported applied
+	Rejected int            // writes reported not applied (stale or conflicting)
+	NotFound int            // events answered ErrNotFound
+	Unknown  int            // events that failed with another error
+	Codes    map[string]int // those errors by code
+	Slowest  time.Duration  // the longest operation
+	SlowOp   string         // and what it was
+}
+
+// Stats returns the history's counts.
+func (h *History) Stats() Stats {
+	s := Stats{Kinds: map[Kind]int{}, Codes: map[string]int{}}
+	for _, e := range h.Events() {
+		s.Ops++
+		s.Kinds[e.In.Kind]++
+		if d := time.Duration(e.Return - e.Call); d > s.Slowest {
+			s.Slowest, s.SlowOp = d, describeOp(op{e.In, e.In.Concern}, e.Out)
+		}
+		switch {
+		case e.Out.Unknown:
+			s.Unknown++
+			s.Codes[e.Out.Code.String()]++
+		case e.Out.NotFound:
+			s.NotFound++
+		case e.In.Kind == Lookup:
+		case e.Out.Applied:
+			s.Applied++
+		default:
+			s.Rejected++
+		}
+	}
+	return s
+}
+
+// String summarises s on one line.
+func (s Stats) String() string {
+	var kinds []string
+	for k := Create; k <= Lookup; k++ {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, s.Kinds[k]))
+	}
+	var codes []string
+	for c, n := range s.Codes {
+		codes = append(codes, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(codes)
+	return fmt.Sprintf("%d ops (%s): %d applied, %d not applied, %d not found, %d unknown outcome %v; slowest %v: %s",
+		s.Ops, strings.Join(kinds, ", "), s.Applied, s.Rejected, s.NotFound, s.Unknown, codes, s.Slowest.Round(time.Millisecond), s.SlowOp)
+}
+
+// checkTimeout bounds porcupine's search; a check that runs out of time
+// fails rather than passes.
+const checkTimeout = time.Minute
+
+// Check runs porcupine on h and fails t when the history is not
+// linearizable, writing the visualisation to a file and naming it. The
+// file goes to $NS_ROBUSTNESS_DIR, or the system's temporary directory.
+func Check(t testing.TB, h *History) {
+	t.Helper()
+	ops := h.Operations()
+	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
+	switch res {
+	case porcupine.Ok:
+		return
+	case porcupine.Unknown:
+		t.Errorf("porcupine could not decide within %v (%d projected operations)", checkTimeout, len(ops))
+		return
+	}
+	path, err := visualize(t.Name(), info)
+	if err != nil {
+		t.Errorf("history is NOT linearizable; writing the visualisation failed: %v", err)
+		return
+	}
+	t.Errorf("history is NOT linearizable (%d projected operations); visualisation: %s\n%s", len(ops), path, illegalParts(ops, 80))
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+func visualize(name string, info porcupine.LinearizationInfo) (string, error) {
+	dir := os.Getenv("NS_ROBUSTNESS_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, "porcupine-"+unsafeName.ReplaceAllString(name, "_")+"-*.html")
+	if err != nil {
+		return "", err
+	}
+	if err := porcupine.Visualize(model, info, f); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return filepath.Abs(f.Name())
+}
+
+// outcome converts a push's result to an Output.
+func outcome(out driver.Outcome, err error) Output {
+	if err != nil {
+		return failed(err)
+	}
+	return Output{Applied: out.Applied, Current: out.Current.Clone()}
+}
+
+// failed converts an error to an Output: ErrNotFound is a definite answer,
+// anything else leaves the outcome unknown.
+func failed(err error) Output {
+	if driver.Code(err) == driver.NotFound {
+		return Output{NotFound: true, Code: driver.NotFound, Err: err.Error()}
+	}
+	return Output{Unknown: true, Code: driver.Code(err), Err: err.Error()}
+}
+
+// illegalParts describes the sub-histories (one ID and concern) that are
+// not linearizable, one operation a line in call order, at most max lines.
+func illegalParts(ops []porcupine.Operation, limit int) string {
+	var b strings.Builder
+	for _, part := range partition(ops) {
+		if porcupine.CheckOperationsTimeout(model, part, checkTimeout) != porcupine.Illegal {
+			continue
+		}
+		o := part[0].Input.(op)
+		fmt.Fprintf(&b, "sub-history %s %s (%d operations):\n", o.in.ID, o.concern, len(part))
+		sort.Slice(part, func(i, j int) bool { return part[i].Call < part[j].Call })
+		for i, p := range part {
+			if i == limit {
+				fmt.Fprintf(&b, "  ...\n")
+				break
+			}
+			fmt.Fprintf(&b, "  [%9.3f ms, %9.3f ms] client %d: %s\n", float64(p.Call)/1e6, float64(p.Return)/1e6, p.ClientId, describeOp(p.Input, p.Output))
+		}
+	}
+	return b.String()
+}

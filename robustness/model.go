@@ -1,0 +1,244 @@
+// Package robustness checks that every driver is linearizable: K
+// independent clients (separate driver instances, as separate processes
+// would be) run random operations on a few IDs, the calls and returns are
+// recorded, and porcupine searches for a sequential order of the history
+// that the model of this file, written from design.md §3, accepts.
+//
+// # What is checked
+//
+// The model keeps one state per ID and concern: whether the record exists,
+// and the concern's value. Concerns are independent registers (writers of
+// different concerns never conflict, and no operation promises a snapshot
+// across them), so the history is split into one sub-history per ID and
+// concern and each is checked on its own; by locality that is
+// linearizability of every concern. An operation is projected onto the
+// concerns it touches: an update onto its own, a Lookup and a create
+// (Init, or CompareAndSetRef with a nil expected value) onto all four.
+//
+// Every operation's output is constrained: an Outcome's Applied and Current,
+// a Lookup's value, or ErrNotFound. An operation that returned any other
+// error may or may not have happened: it gets a return time after the end
+// of the history and no constraint on its output, as porcupine requires.
+package robustness
+
+import (
+	"fmt"
+
+	"github.com/anishathalye/porcupine"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Kind is the kind of a recorded operation.
+type Kind int
+
+// The operations of the workload.
+const (
+	Create        Kind = iota // Init, or CompareAndSetRef with a nil expected value
+	PublishCommit             // head, applied when next.V > current.V
+	PublishIndex              // index, next.V > current.V
+	AdminIndex                // index, next.V >= current.V
+	CASRef                    // head or index, current == expected and next.V > (head) or >= (index) current.V
+	PushStatus                // status, current == expected
+	PushConfig                // config, current == expected
+	Lookup                    // the whole record
+)
+
+var kindNames = [...]string{"create", "publish commit", "publish index", "admin publish index", "cas ref",
+	"push status", "push config", "lookup"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Input is one operation as called.
+type Input struct {
+	Kind     Kind
+	ID       string
+	Concern  driver.Concern // the concern written (for Lookup: unused)
+	Expected *driver.Value  // CASRef, PushStatus, PushConfig; nil for a create
+	Next     driver.Value   // the value written; for a plain Init, unused
+}
+
+// Output is what an operation returned.
+type Output struct {
+	Unknown  bool             // an error other than ErrNotFound: the outcome is unknown
+	NotFound bool             // ErrNotFound
+	Applied  bool             // Outcome.Applied; for a create, that it created
+	Current  driver.Value     // Outcome.Current; for a Lookup, the record's value
+	Record   *driver.Record   // what a Lookup returned
+	Code     driver.ErrorCode // the error's code
+	Err      string           // the error's message
+}
+
+// op is one projected operation: an input seen from one concern.
+type op struct {
+	in      Input
+	concern driver.Concern // the partition
+}
+
+// state is the model's state of one ID and concern.
+type state struct {
+	exists bool
+	value  driver.Value
+}
+
+// initial returns the value concern c has on a new ledger: unborn, and
+// status v1 ready.
+func initial(c driver.Concern) driver.Value {
+	if c == driver.Status {
+		return driver.ReadyStatus()
+	}
+	return driver.UnbornValue()
+}
+
+// step is the sequential specification of one operation on one concern.
+func step(s state, o op, out Output) (bool, state) {
+	switch o.in.Kind {
+	case Lookup:
+		return stepLookup(s, o, out), s
+	case Create:
+		return stepCreate(s, o, out)
+	}
+	if !s.exists {
+		return out.Unknown || out.NotFound, s
+	}
+	if out.NotFound {
+		return false, s
+	}
+	if holds(o.in, s.value) {
+		return out.Unknown || out.Applied && out.Current.Equal(o.in.Next), state{true, o.in.Next}
+	}
+	return out.Unknown || !out.Applied && out.Current.Equal(s.value), s
+}
+
+func stepLookup(s state, o op, out Output) bool {
+	if out.NotFound {
+		return !s.exists
+	}
+	return s.exists && out.Record != nil && out.Record.Value(o.concern) != nil && out.Record.Value(o.concern).Equal(s.value)
+}
+
+// stepCreate creates the record when it does not exist; the Outcome's
+// Current is checked only on the concern the create sets.
+func stepCreate(s state, o op, out Output) (bool, state) {
+	own := o.in.Next.Payload != nil && o.in.Concern == o.concern // a bootstrapping CompareAndSetRef
+	if !s.exists {
+		next := initial(o.concern)
+		if own {
+			next = o.in.Next
+		}
+		return out.Unknown || out.Applied, state{true, next}
+	}
+	if out.Unknown {
+		return true, s
+	}
+	return !out.Applied && (!own || out.Current.Equal(s.value)), s
+}
+
+// holds is the condition of an update against the current value.
+func holds(in Input, cur driver.Value) bool {
+	switch in.Kind {
+	case PublishCommit, PublishIndex:
+		return in.Next.V > cur.V
+	case AdminIndex:
+		return in.Next.V >= cur.V
+	case CASRef:
+		if !cur.Equal(*in.Expected) {
+			return false
+		}
+		if in.Concern == driver.Head {
+			return in.Next.V > cur.V
+		}
+		return in.Next.V >= cur.V
+	case PushStatus, PushConfig:
+		return cur.Equal(*in.Expected)
+	}
+	panic(fmt.Sprintf("robustness: no condition for %s", in.Kind))
+}
+
+// touches lists the concerns an input is projected onto.
+func touches(in Input) []driver.Concern {
+	if in.Kind == Lookup || in.Kind == Create {
+		return driver.Concerns
+	}
+	return []driver.Concern{in.Concern}
+}
+
+// partKey names the sub-history of one ID and concern.
+type partKey struct {
+	id      string
+	concern driver.Concern
+}
+
+// model is the porcupine model of the nameservice.
+var model = porcupine.Model{
+	Partition: partition,
+	Init:      func() any { return state{} },
+	Step: func(s, in, out any) (bool, any) {
+		return step(s.(state), in.(op), out.(Output))
+	},
+	Equal: func(a, b any) bool {
+		x, y := a.(state), b.(state)
+		return x.exists == y.exists && x.value.Equal(y.value)
+	},
+	DescribeOperation: describeOp,
+	DescribeState:     describeState,
+}
+
+// partition splits a projected history by ID and concern, keeping the
+// order of first appearance.
+func partition(history []porcupine.Operation) [][]porcupine.Operation {
+	index := map[partKey]int{}
+	var parts [][]porcupine.Operation
+	for _, h := range history {
+		o := h.Input.(op)
+		k := partKey{o.in.ID, o.concern}
+		i, ok := index[k]
+		if !ok {
+			i = len(parts)
+			index[k] = i
+			parts = append(parts, nil)
+		}
+		parts[i] = append(parts[i], h)
+	}
+	return parts
+}
+
+func describeOp(in, out any) string {
+	o, r := in.(op), out.(Output)
+	s := fmt.Sprintf("%s %s", o.in.ID, o.in.Kind)
+	if o.in.Kind != Lookup && o.in.Kind != Create {
+		s += " " + o.in.Concern.String()
+	}
+	if o.in.Expected != nil {
+		s += fmt.Sprintf(" expect %s", o.in.Expected)
+	}
+	if o.in.Kind != Lookup && o.in.Next.Payload != nil {
+		s += fmt.Sprintf(" -> %s", o.in.Next)
+	}
+	return s + " = " + describeOutput(o, r)
+}
+
+func describeOutput(o op, r Output) string {
+	switch {
+	case r.Unknown:
+		return "unknown (" + r.Err + ")"
+	case r.NotFound:
+		return "not found"
+	case o.in.Kind == Lookup:
+		if v := r.Record.Value(o.concern); v != nil {
+			return fmt.Sprintf("%s %s", o.concern, v)
+		}
+		return "no " + o.concern.String()
+	case r.Applied:
+		return fmt.Sprintf("applied, %s", r.Current)
+	}
+	return fmt.Sprintf("not applied, current %s", r.Current)
+}
+
+func describeState(s any) string {
+	st := s.(state)
+	if !st.exists {
+		return "absent"
+	}
+	return st.value.String()
+}

@@ -1,0 +1,170 @@
+package robustness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+// The size of a run: clients × ops operations on two ledgers created first
+// and one ID the clients bootstrap. Bounded so that every run together
+// stays well under two minutes under -race.
+const (
+	clients = 4
+	ops     = 100
+)
+
+func workload(seed uint64) Workload {
+	return Workload{
+		Clients: clients, Ops: ops, Seed: seed, Timeout: time.Minute,
+		IDs:   []string{"rb/a", "rb/b:dev"},
+		Fresh: []string{"rb/fresh"},
+	}
+}
+
+// runChecked runs w on the store open reaches, requires every operation to
+// have a definite outcome unless faulty, and checks the history.
+func runChecked(t *testing.T, open Opener, w Workload, faulty bool) Stats {
+	t.Helper()
+	h, err := Run(context.Background(), open, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := h.Stats()
+	t.Logf("%s", st)
+	for code, n := range st.Codes {
+		switch {
+		case !faulty:
+			t.Errorf("%d operations failed with %s without any fault injected", n, code)
+		case code == "InvalidArgument" || code == "WrongKind" || code == "AlreadyExists" || code == "Internal":
+			t.Errorf("%d operations failed with %s: a bug, not a fault", n, code)
+		}
+	}
+	if st.Ops < w.Clients*w.Ops/2 {
+		t.Errorf("only %d of %d operations ran before the time limit", st.Ops, w.Clients*w.Ops)
+	}
+	if st.Applied == 0 || st.Rejected == 0 {
+		t.Errorf("%d writes applied, %d rejected: the workload should produce both", st.Applied, st.Rejected)
+	}
+	Check(t, h)
+	return st
+}
+
+func TestLinearizableMem(t *testing.T) {
+	t.Parallel()
+	store := mem.NewStore()
+	runChecked(t, func(context.Context) (driver.Driver, error) { return store.Open(), nil }, workload(1), false)
+}
+
+func TestLinearizableFS(t *testing.T) {
+	t.Parallel()
+	for _, l := range []layout.Layout{fs.LayoutB, fs.LayoutC} {
+		t.Run(l.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			open := func(context.Context) (driver.Driver, error) { return fs.Open(dir, fs.Options{Layout: l}) }
+			runChecked(t, open, workload(2), false)
+		})
+	}
+}
+
+func TestLinearizableDynamoDB(t *testing.T) {
+	t.Parallel()
+	cfg := dynamoConfig(t)
+	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }, workload(3), false)
+}
+
+func TestLinearizableS3(t *testing.T) {
+	t.Parallel()
+	for _, l := range []layout.Layout{s3etag.LayoutB, s3etag.LayoutC} {
+		t.Run(l.String(), func(t *testing.T) {
+			cfg := s3Config(t, l)
+			runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(4), false)
+		})
+	}
+}
+
+var testCreds = credentials.NewStaticCredentialsProvider("test", "test", "")
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// dynamoConfig creates a table of the test's own on DynamoDB Local and
+// deletes it when the test ends.
+func dynamoConfig(t *testing.T) dynamodb.Config {
+	t.Helper()
+	cfg := dynamodb.Config{
+		Table: "ns-robust-" + randomHex(4), Region: "us-east-1",
+		Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testCreds,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := dynamodb.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.EnsureTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = d.Client().DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(cfg.Table)})
+	})
+	return cfg
+}
+
+// s3Config creates a bucket of the test's own on versitygw and removes it,
+// with its objects, when the test ends.
+func s3Config(t *testing.T, l layout.Layout) s3etag.Config {
+	t.Helper()
+	cfg := s3etag.Config{
+		Bucket: "ns-robust-" + randomHex(4), Region: "us-east-1", Endpoint: testenv.S3Endpoint(t),
+		PathStyle: true, Layout: l, Credentials: testCreds,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := s3etag.NewClient(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
+		t.Fatalf("create bucket: %v", err)
+	}
+	t.Cleanup(func() { removeBucket(client, cfg.Bucket) })
+	return cfg
+}
+
+func removeBucket(client *s3.Client, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		for _, o := range page.Contents {
+			_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
+		}
+	}
+	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+}

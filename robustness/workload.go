@@ -1,0 +1,273 @@
+package robustness
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+// Opener opens a new, independent client of one store, as a separate
+// process would.
+type Opener func(ctx context.Context) (driver.Driver, error)
+
+// Workload says what the clients do.
+type Workload struct {
+	Clients int           // independent clients, each its own driver instance
+	Ops     int           // operations per client
+	IDs     []string      // ledgers created (and recorded) before the clients start
+	Fresh   []string      // IDs the clients create by a bootstrapping CompareAndSetRef
+	Seed    uint64        // seeds every client's choices
+	Timeout time.Duration // bounds the whole run; operations still running then fail
+	// Started, when set, is called once the IDs exist and just before the
+	// clients start (to turn faults on).
+	Started func()
+}
+
+// Run opens w.Clients clients with open, creates w.IDs, runs the clients
+// and returns their history. The clients are closed when it returns.
+func Run(ctx context.Context, open Opener, w Workload) (*History, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
+	defer cancel()
+	clients, err := openClients(ctx, open, w)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, c := range clients {
+			_ = c.ns.Close()
+		}
+	}()
+	h := NewHistory()
+	for _, id := range w.IDs {
+		clients[0].init(ctx, h, id)
+	}
+	if w.Started != nil {
+		w.Started()
+	}
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Go(func() {
+			for i := 0; i < w.Ops && ctx.Err() == nil; i++ {
+				c.one(ctx, h)
+			}
+		})
+	}
+	wg.Wait()
+	return h, nil
+}
+
+func openClients(ctx context.Context, open Opener, w Workload) ([]*client, error) {
+	var clients []*client
+	for i := range w.Clients {
+		d, err := open(ctx)
+		if err != nil {
+			for _, c := range clients {
+				_ = c.ns.Close()
+			}
+			return nil, fmt.Errorf("open client %d: %w", i, err)
+		}
+		clients = append(clients, &client{
+			n:    i,
+			ns:   nameservice.New(d),
+			rnd:  rand.New(rand.NewPCG(w.Seed, uint64(i))),
+			ids:  append(append([]string(nil), w.IDs...), w.Fresh...),
+			seen: map[string]*driver.Record{},
+		})
+	}
+	return clients, nil
+}
+
+// client is one independent client and what it has seen.
+type client struct {
+	n    int
+	ns   *nameservice.NameService
+	rnd  *rand.Rand
+	ids  []string
+	seen map[string]*driver.Record // the last record seen per ID; absent: none seen
+	seq  int
+}
+
+// weights of the operations a client picks; a bootstrap is picked only for
+// an ID the client has not seen.
+var weights = []struct {
+	kind Kind
+	w    int
+}{
+	{Lookup, 20}, {PublishCommit, 12}, {PublishIndex, 10}, {AdminIndex, 5}, {CASRef, 18},
+	{PushStatus, 15}, {PushConfig, 15}, {Create, 5},
+}
+
+func (c *client) pick() Kind {
+	total := 0
+	for _, w := range weights {
+		total += w.w
+	}
+	x := c.rnd.IntN(total)
+	for _, w := range weights {
+		if x < w.w {
+			return w.kind
+		}
+		x -= w.w
+	}
+	return Lookup
+}
+
+// one runs one random operation.
+func (c *client) one(ctx context.Context, h *History) {
+	c.seq++
+	id := c.ids[c.rnd.IntN(len(c.ids))]
+	switch c.pick() {
+	case Lookup:
+		c.lookup(ctx, h, id)
+	case PublishCommit:
+		c.publish(ctx, h, id, PublishCommit, driver.Head, c.rnd.Int64N(4)-1)
+	case PublishIndex:
+		c.publish(ctx, h, id, PublishIndex, driver.Index, c.rnd.Int64N(4)-1)
+	case AdminIndex:
+		c.publish(ctx, h, id, AdminIndex, driver.Index, c.rnd.Int64N(2))
+	case CASRef:
+		c.casRef(ctx, h, id)
+	case PushStatus:
+		c.push(ctx, h, id, PushStatus, driver.Status)
+	case PushConfig:
+		c.push(ctx, h, id, PushConfig, driver.Config)
+	case Create:
+		c.bootstrap(ctx, h, id)
+	}
+}
+
+// last returns the value of concern k the client saw last on id (the value
+// of a new ledger when it saw none).
+func (c *client) last(id string, k driver.Concern) driver.Value {
+	if rec := c.seen[id]; rec != nil && rec.Value(k) != nil {
+		return rec.Value(k).Clone()
+	}
+	return initial(k)
+}
+
+// expected returns the value a compare-and-set expects: mostly the last
+// one seen, sometimes a stale or made-up one.
+func (c *client) expected(id string, k driver.Concern) driver.Value {
+	v := c.last(id, k)
+	switch c.rnd.IntN(10) {
+	case 0:
+		return initial(k)
+	case 1:
+		if v.Payload != nil {
+			v.Payload["made_up"] = true
+		}
+	}
+	return v
+}
+
+// note records what an output shows of concern k of id.
+func (c *client) note(id string, k driver.Concern, out Output) {
+	if out.NotFound {
+		delete(c.seen, id)
+		return
+	}
+	if out.Unknown {
+		return
+	}
+	rec := c.seen[id]
+	if rec == nil {
+		rec = driver.NewLedger(driver.ID{}, 0)
+		c.seen[id] = rec
+	}
+	rec.SetValue(k, out.Current.Clone())
+}
+
+// address returns an address no other operation uses.
+func (c *client) address() string { return fmt.Sprintf("c%d-%d", c.n, c.seq) }
+
+func (c *client) init(ctx context.Context, h *History, id string) {
+	in := Input{Kind: Create, ID: id}
+	h.Do(c.n, in, func() Output {
+		err := c.ns.Init(ctx, id)
+		switch driver.Code(err) {
+		case driver.Unknown:
+			if err == nil {
+				return Output{Applied: true}
+			}
+		case driver.AlreadyExists:
+			return Output{}
+		}
+		return failed(err)
+	})
+}
+
+func (c *client) lookup(ctx context.Context, h *History, id string) {
+	out := h.Do(c.n, Input{Kind: Lookup, ID: id}, func() Output {
+		rec, err := c.ns.Lookup(ctx, id)
+		if err != nil {
+			return failed(err)
+		}
+		return Output{Record: rec}
+	})
+	switch {
+	case out.NotFound:
+		delete(c.seen, id)
+	case out.Record != nil:
+		c.seen[id] = out.Record.Clone()
+	}
+}
+
+func (c *client) publish(ctx context.Context, h *History, id string, kind Kind, k driver.Concern, delta int64) {
+	t := max(1, c.last(id, k).V+delta)
+	in := Input{Kind: kind, ID: id, Concern: k, Next: driver.RefValue(c.address(), t)}
+	f := map[Kind]func(context.Context, string, int64, string) (driver.Outcome, error){
+		PublishCommit: c.ns.PublishCommit, PublishIndex: c.ns.PublishIndex, AdminIndex: c.ns.AdminPublishIndex,
+	}[kind]
+	out := h.Do(c.n, in, func() Output { return outcome(f(ctx, id, t, in.Next.Payload.String("address"))) })
+	c.note(id, k, out)
+}
+
+func (c *client) casRef(ctx context.Context, h *History, id string) {
+	k := driver.Head
+	if c.rnd.IntN(2) == 0 {
+		k = driver.Index
+	}
+	exp := c.expected(id, k)
+	t := exp.V + c.rnd.Int64N(2)
+	if k == driver.Head {
+		t++
+	}
+	in := Input{Kind: CASRef, ID: id, Concern: k, Expected: &exp, Next: driver.RefValue(c.address(), max(1, t))}
+	out := h.Do(c.n, in, func() Output {
+		return outcome(c.ns.CompareAndSetRef(ctx, id, k, &exp, driver.Ref{Address: c.address(), T: in.Next.V}))
+	})
+	c.note(id, k, out)
+}
+
+func (c *client) push(ctx context.Context, h *History, id string, kind Kind, k driver.Concern) {
+	exp := c.expected(id, k)
+	next := driver.Value{V: exp.V + 1, Payload: driver.Object{"op": c.address()}}
+	if k == driver.Status {
+		next.Payload["state"] = []string{"ready", "busy"}[c.rnd.IntN(2)]
+	}
+	in := Input{Kind: kind, ID: id, Concern: k, Expected: &exp, Next: next}
+	f := c.ns.PushConfig
+	if kind == PushStatus {
+		f = c.ns.PushStatus
+	}
+	out := h.Do(c.n, in, func() Output { return outcome(f(ctx, id, exp, next.Clone())) })
+	c.note(id, k, out)
+}
+
+// bootstrap creates id with a head or index already set, by
+// CompareAndSetRef with a nil expected value.
+func (c *client) bootstrap(ctx context.Context, h *History, id string) {
+	k := driver.Head
+	if c.rnd.IntN(2) == 0 {
+		k = driver.Index
+	}
+	ref := driver.Ref{Address: c.address(), T: 1 + c.rnd.Int64N(3)}
+	in := Input{Kind: Create, ID: id, Concern: k, Next: driver.RefValue(ref.Address, ref.T)}
+	out := h.Do(c.n, in, func() Output { return outcome(c.ns.CompareAndSetRef(ctx, id, k, nil, ref)) })
+	c.note(id, k, out)
+}

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	_ "nameservice.dev/nameservice/drivers/docstore"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
@@ -167,4 +169,10 @@ func removeBucket(client *s3.Client, bucket string) {
 		}
 	}
 	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+}
+
+func TestLinearizableDocstoreMem(t *testing.T) {
+	t.Parallel()
+	url := "docstore+mem://robust-" + randomHex(4)
+	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(5), false)
 }

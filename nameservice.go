@@ -238,17 +238,25 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 }
 
 func (ns *NameService) bootstrapRef(ctx context.Context, id driver.ID, c driver.Concern, next driver.Value) (Outcome, error) {
+	const op = "compare and set ref"
 	rec := driver.NewLedger(id, ns.now().Unix())
 	rec.SetValue(c, next)
-	err := ns.d.Create(ctx, rec)
-	if err == nil {
-		return Outcome{Applied: true, Current: next}, nil
+	// A record found taken may be purged before it is read: then the ID is
+	// free again and the create is tried again, a bounded number of times.
+	for range ns.maxRetries {
+		err := ns.d.Create(ctx, rec)
+		if err == nil {
+			return Outcome{Applied: true, Current: next}, nil
+		}
+		if !errors.Is(err, driver.ErrAlreadyExists) {
+			return Outcome{}, wrap(op, id, err)
+		}
+		cur, err := ns.value(ctx, id, c)
+		if !errors.Is(err, driver.ErrNotFound) {
+			return Outcome{Current: cur}, wrap(op, id, err)
+		}
 	}
-	if !errors.Is(err, driver.ErrAlreadyExists) {
-		return Outcome{}, wrap("compare and set ref", id, err)
-	}
-	cur, err := ns.value(ctx, id, c)
-	return Outcome{Current: cur}, wrap("compare and set ref", id, err)
+	return Outcome{}, fmt.Errorf("%s %s: %w: the ID was created and purged again under %d attempts", op, id, driver.ErrUnavailable, ns.maxRetries)
 }
 
 // FastForwardCommit moves the head of id to address at t by compare-and-set,

@@ -95,19 +95,28 @@ func (d *Driver) writeOthers(ctx context.Context, rec *driver.Record, files []la
 	return nil
 }
 
+// writeDefining creates the defining file with If-None-Match. A write
+// that did not land (a 412, or a lost answer that reading back shows never
+// landed) is tried again while the key is still free: only a defining file
+// that is really there makes the create fail with ErrAlreadyExists.
 func (d *Driver) writeDefining(ctx context.Context, rec *driver.Record, f layout.File) error {
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: d.cfg.Dialect, Parts: f.Parts})
 	if err != nil {
 		return fmt.Errorf("s3: %s: %w", f.Key, err)
 	}
-	done, err := d.writeCAS(ctx, rec.ID, f, ifAbsent(), data)
-	switch {
-	case err != nil:
-		return err
-	case !done:
-		return fmt.Errorf("s3: create: %w: %s (written meanwhile by a writer that ignores the lock)", driver.ErrAlreadyExists, rec.ID)
+	for attempt := range maxAttempts {
+		if err := d.backoff(ctx, attempt); err != nil {
+			return err
+		}
+		done, err := d.writeCAS(ctx, rec.ID, f, ifAbsent(), data)
+		if err != nil || done {
+			return err
+		}
+		if err := d.checkFree(ctx, rec.ID, f.Key); err != nil {
+			return err // written meanwhile, by a writer that ignores the lock
+		}
 	}
-	return nil
+	return fmt.Errorf("s3: create %s: %w: %s could not be written in %d attempts", rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
 }
 
 // Delete implements driver.Driver. Under the ID's lock object it removes

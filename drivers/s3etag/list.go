@@ -148,7 +148,11 @@ func (d *Driver) candidates(ctx context.Context, prefix string) ([]candidate, er
 				return nil, err
 			}
 			if amb {
-				ambiguous = append(ambiguous, key)
+				if c, ok := d.knownNestedID(key, aws.ToString(o.ETag)); ok {
+					out = append(out, c)
+				} else {
+					ambiguous = append(ambiguous, key)
+				}
 			} else if c != nil && aws.ToInt64(o.Size) > 0 {
 				out = append(out, *c)
 			}
@@ -237,6 +241,7 @@ func (d *Driver) nestedID(ctx context.Context, key string) (*candidate, error) {
 	if layout.Stem(id) != st {
 		return nil, fmt.Errorf("s3: %s: %w: the object holds record %s, whose key is another", key, driver.ErrInternal, id)
 	}
+	d.idOfKey.Store(key, nestedIDEntry{etag: normETag(obj.etag), id: id})
 	return &candidate{id: id, key: key}, nil
 }
 
@@ -248,4 +253,25 @@ func decodeToken(tok string) (string, error) {
 		return "", fmt.Errorf("s3: %w: malformed page token", driver.ErrInvalidArgument)
 	}
 	return string(b), nil
+}
+
+// nestedIDEntry is the ID a nested defining file held at an ETag.
+type nestedIDEntry struct {
+	etag string
+	id   driver.ID
+}
+
+// knownNestedID returns the candidate for a nested defining file whose ID
+// was read at this ETag before: the same ETag means the same bytes, so the
+// same @id. Without it every page of a listing would read every nested file.
+func (d *Driver) knownNestedID(key, etag string) (candidate, bool) {
+	v, ok := d.idOfKey.Load(key)
+	if !ok || etag == "" {
+		return candidate{}, false
+	}
+	e := v.(nestedIDEntry)
+	if e.etag != normETag(etag) {
+		return candidate{}, false
+	}
+	return candidate{id: e.id, key: key}, true
 }

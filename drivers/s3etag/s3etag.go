@@ -35,6 +35,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,7 +106,10 @@ type Driver struct {
 	cfg    Config
 	prefix string // "" or ending in "/"
 	cache  etagCache
-	lock   *dynamoLock // nil: S3 preconditions
+	// idOfKey maps the key of a defining file whose key fits several IDs
+	// to the ID it held at an ETag, so listing does not read it again.
+	idOfKey sync.Map    // key -> nestedIDEntry
+	lock    *dynamoLock // nil: S3 preconditions
 	// probed is what the probe on open found; Delete relies on the ID lock
 	// whether or not DeleteObject honours If-Match.
 	probed ProbeResult

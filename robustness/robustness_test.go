@@ -100,6 +100,22 @@ func TestLinearizableS3(t *testing.T) {
 	}
 }
 
+// TestLinearizableS3LockMode checks the DynamoDB lock protocol of
+// object-store-dynamo-commit.md: the driver writes unconditionally under
+// locks held in a DynamoDB table, ignoring the store's own preconditions.
+func TestLinearizableS3LockMode(t *testing.T) {
+	t.Parallel()
+	cfg := s3Config(t, s3etag.LayoutB)
+	cfg.Lock = &s3etag.LockConfig{
+		Table: "nslock-" + randomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
+		Timeout: 2 * time.Second, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
+	}
+	if err := s3etag.EnsureLockTable(context.Background(), *cfg.Lock); err != nil {
+		t.Fatal(err)
+	}
+	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(6), false)
+}
+
 var testCreds = credentials.NewStaticCredentialsProvider("test", "test", "")
 
 func randomHex(n int) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	neturl "net/url"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	_ "nameservice.dev/nameservice/drivers/docstore"
+	nsdocstore "nameservice.dev/nameservice/drivers/docstore"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
@@ -114,6 +115,28 @@ func TestLinearizableS3LockMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(6), false)
+}
+
+func TestLinearizableDocstoreDynamoDB(t *testing.T) {
+	t.Parallel()
+	endpoint := testenv.DynamoDBEndpoint(t)
+	table := "ns-robust-doc-" + randomHex(4)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := awsdynamodb.New(awsdynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: testCreds,
+		DisableValidateResponseChecksum: true,
+	})
+	if err := nsdocstore.EnsureDynamoDBTable(ctx, client, table); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = client.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+	url := "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
+	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(7), false)
 }
 
 var testCreds = credentials.NewStaticCredentialsProvider("test", "test", "")

@@ -269,8 +269,8 @@ func dynamoURL(n *node) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if table == "" {
-		return "", fmt.Errorf("publisher %q: empty dynamodbTable", n.id)
+	if !validName(table, 3) {
+		return "", fmt.Errorf("publisher %q: dynamodbTable %q is not a DynamoDB table name (3 to 255 letters, digits, '_', '.', '-')", n.id, table)
 	}
 	var q []string
 	for _, p := range []struct{ field, param, unit string }{
@@ -284,7 +284,7 @@ func dynamoURL(n *node) (string, error) {
 			q = append(q, p.param+"="+url.QueryEscape(v+p.unit))
 		}
 	}
-	u := "dynamodb://" + url.PathEscape(table)
+	u := "dynamodb://" + table
 	if len(q) > 0 {
 		u += "?" + strings.Join(q, "&")
 	}
@@ -328,6 +328,9 @@ func fileURL(path string) (string, error) {
 }
 
 func s3URL(n *node, bucket string) (string, error) {
+	if !validName(bucket, 1) {
+		return "", fmt.Errorf("storage %q: s3Bucket %q is not a bucket name (letters, digits, '_', '.', '-')", n.id, bucket)
+	}
 	prefix, _, err := field(n, "s3Prefix")
 	if err != nil {
 		return "", err
@@ -344,4 +347,21 @@ func s3URL(n *node, bucket string) (string, error) {
 		u.RawQuery = "endpoint=" + url.QueryEscape(endpoint)
 	}
 	return u.String(), nil
+}
+
+// validName reports whether s is a table or bucket name that can stand as
+// a URL host unescaped: at least min and at most 255 ASCII letters, digits,
+// '_', '.' and '-' (DynamoDB's rule for table names; S3 bucket names are a
+// subset).
+func validName(s string, min int) bool {
+	if len(s) < min || len(s) > 255 {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

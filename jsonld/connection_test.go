@@ -17,9 +17,9 @@ func TestConnectionURL(t *testing.T) {
 			{"@id": "dynamodbNs", "@type": "Publisher", "dynamodbTable": "fluree-nameservice", "dynamodbRegion": "us-east-1"},
 			{"@id": "connection", "@type": "Connection", "commitStorage": {"@id": "s3Storage"}, "indexStorage": {"@id": "s3Storage"}, "primaryPublisher": {"@id": "dynamodbNs"}}]}`,
 			"dynamodb://fluree-nameservice?region=us-east-1"},
-		"all dynamodb options": {`{` + ctx + `, "@graph": [{"@id": "p", "@type": "Publisher", "dynamodbTable": "t",
+		"all dynamodb options": {`{` + ctx + `, "@graph": [{"@id": "p", "@type": "Publisher", "dynamodbTable": "tbl",
 			"dynamodbRegion": "eu-west-1", "dynamodbEndpoint": "http://localhost:4566", "dynamodbTimeoutMs": 5000}]}`,
-			"dynamodb://t?region=eu-west-1&endpoint=http%3A%2F%2Flocalhost%3A4566&timeout=5000ms"},
+			"dynamodb://tbl?region=eu-west-1&endpoint=http%3A%2F%2Flocalhost%3A4566&timeout=5000ms"},
 		"single publisher node": {`{"@type": "Publisher", "dynamodbTable": "solo"}`, "dynamodb://solo"},
 		"env var": {`{` + ctx + `, "@graph": [{"@type": "Publisher", "dynamodbTable": {"envVar": "NS_TEST_TABLE", "defaultVal": "x"}}]}`,
 			"dynamodb://from-env"},
@@ -36,8 +36,8 @@ func TestConnectionURL(t *testing.T) {
 		"commit storage wins": {`{` + ctx + `, "@graph": [
 			{"@id": "c", "@type": "Storage", "filePath": "/c"}, {"@id": "i", "@type": "Storage", "filePath": "/i"},
 			{"@id": "connection", "@type": "Connection", "indexStorage": {"@id": "i"}, "commitStorage": {"@id": "c"}}]}`, "file:///c"},
-		"prefixed keys": {`{"@context": {"sys": "https://ns.flur.ee/system#"}, "@graph": [{"@type": "sys:Publisher", "sys:dynamodbTable": "p"}]}`,
-			"dynamodb://p"},
+		"prefixed keys": {`{"@context": {"sys": "https://ns.flur.ee/system#"}, "@graph": [{"@type": "sys:Publisher", "sys:dynamodbTable": "pub"}]}`,
+			"dynamodb://pub"},
 		"memory": {`{` + ctx + `, "@graph": [{"@id": "mem", "@type": "Storage"}]}`, "mem://"},
 	}
 	for name, c := range cases {
@@ -70,6 +70,19 @@ func TestConnectionURLErrors(t *testing.T) {
 	for name, s := range bad {
 		if _, err := ConnectionURL([]byte(s)); !errors.Is(err, driver.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v, want ErrInvalidArgument", name, err)
+		}
+	}
+}
+
+func TestConnectionURLRejectsNamesThatAreNotHosts(t *testing.T) {
+	for _, cfg := range []string{
+		`{"@type": "Publisher", "dynamodbTable": " 00"}`,
+		`{"@type": "Publisher", "dynamodbTable": "ab"}`,
+		`{"@type": "Publisher", "dynamodbTable": "a/b/c"}`,
+		`{"@type": "Storage", "s3Bucket": "my bucket"}`,
+	} {
+		if u, err := ConnectionURL([]byte(cfg)); !errors.Is(err, driver.ErrInvalidArgument) {
+			t.Errorf("ConnectionURL(%s) = %q, %v; want ErrInvalidArgument", cfg, u, err)
 		}
 	}
 }

@@ -45,12 +45,12 @@ func noRetry(ctx context.Context) context.Context {
 func (*azure) writeOptions(ctx context.Context, pc precond, n int) (context.Context, *gblob.WriterOptions, func() string, error) {
 	var resp *http.Response
 	ctx = policy.WithCaptureResponse(ctx, &resp)
-	if pc.conditional() {
+	if pc.Conditional() {
 		ctx = noRetry(ctx)
 	}
-	opts := &gblob.WriterOptions{ContentType: jsonType, IfNotExist: pc.absent, BufferSize: max(n+1, 4096), MaxConcurrency: 1}
-	if pc.tag != "" {
-		etag := azcore.ETag(`"` + pc.tag + `"`)
+	opts := &gblob.WriterOptions{ContentType: jsonType, IfNotExist: pc.Absent, BufferSize: max(n+1, 4096), MaxConcurrency: 1}
+	if pc.Tag != "" {
+		etag := azcore.ETag(`"` + pc.Tag + `"`)
 		opts.BeforeWrite = func(as func(any) bool) error {
 			var o *azblob.UploadStreamOptions
 			if !as(&o) {

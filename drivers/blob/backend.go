@@ -15,20 +15,16 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// precond is the precondition of a write: absent (IfNotExist), tag (the
+// precond is the precondition of a write: absent (IfNotExist), a tag (the
 // generation or ETag the object must still have), or neither
 // (unconditional).
-type precond struct {
-	absent bool
-	tag    string
-}
+type precond = objstore.Precondition
 
-func ifAbsent() precond          { return precond{absent: true} }
-func ifMatch(tag string) precond { return precond{tag: tag} }
-
-func (p precond) conditional() bool { return p.absent || p.tag != "" }
+func ifAbsent() precond          { return objstore.IfAbsent() }
+func ifMatch(tag string) precond { return objstore.IfMatch(tag) }
 
 // backend is what differs between the services: how a tag is read from
 // gocloud's As views, how a write carries its precondition, and how a
@@ -69,9 +65,9 @@ func newBackend(bucket *gblob.Bucket) (backend, error) {
 // Outcomes of a conditional request, beside success and other errors.
 var (
 	// errPrecondition: the precondition failed, nothing was written.
-	errPrecondition = errors.New("precondition failed")
+	errPrecondition = objstore.Sentinel("precondition failed", objstore.ErrPrecondition)
 	// errMissing: a precondition on a tag met no object at all.
-	errMissing = errors.New("no such object")
+	errMissing = objstore.Sentinel("no such object", objstore.ErrMissing)
 )
 
 // httpStatus returns the HTTP status of a service error, 0 when there is

@@ -47,6 +47,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -84,7 +85,7 @@ type Driver struct {
 	be     backend
 	opts   Options
 	prefix string // "" or ending in "/"
-	cache  tagCache
+	*records
 	probed ProbeResult
 	closed atomic.Bool
 }
@@ -117,6 +118,7 @@ func open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, err
 		return nil, err
 	}
 	d := &Driver{bucket: bucket, be: be, opts: opts, prefix: opts.Prefix}
+	d.records = objstore.New(d.store(), objstore.Config{Name: be.name(), Layout: opts.Layout, Dialect: opts.Dialect, RetryThrottled: true})
 	if err := d.probe(ctx); err != nil {
 		return nil, err
 	}
@@ -210,30 +212,11 @@ func (d *Driver) Provider() string { return d.be.name() }
 // key returns the object key of a layout key.
 func (d *Driver) key(k string) string { return d.prefix + k }
 
-// begin checks ctx and that the driver is open.
-func (d *Driver) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d.closed.Load() {
-		return fmt.Errorf("%s: %w: driver is closed", d.be.name(), driver.ErrInvalidArgument)
-	}
-	return nil
-}
-
-// files returns id's files, the defining file first.
-func (d *Driver) files(id driver.ID) ([]layout.File, error) {
-	f, err := d.opts.Layout.Files(id)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.be.name(), err)
-	}
-	return f, nil
-}
-
 // Close implements driver.Driver: it closes the bucket.
 func (d *Driver) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
+	_ = d.records.Close()
 	return d.bucket.Close()
 }

@@ -49,9 +49,9 @@ func generation(tag string) (int64, error) {
 // to read the new generation from. ChunkSize 0 makes the upload one request.
 func (g *gcs) writeOptions(ctx context.Context, pc precond, _ int) (context.Context, *gblob.WriterOptions, func() string, error) {
 	var gen int64
-	if pc.tag != "" {
+	if pc.Tag != "" {
 		var err error
-		if gen, err = generation(pc.tag); err != nil {
+		if gen, err = generation(pc.Tag); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -64,7 +64,7 @@ func (g *gcs) writeOptions(ctx context.Context, pc precond, _ int) (context.Cont
 		if gen != 0 {
 			*h = (*h).If(storage.Conditions{GenerationMatch: gen})
 		}
-		if pc.conditional() {
+		if pc.Conditional() {
 			*h = (*h).Retryer(storage.WithPolicy(storage.RetryNever))
 		}
 		if !as(&w) {
@@ -73,7 +73,7 @@ func (g *gcs) writeOptions(ctx context.Context, pc precond, _ int) (context.Cont
 		w.ChunkSize = 0
 		return nil
 	}
-	opts := &gblob.WriterOptions{ContentType: jsonType, IfNotExist: pc.absent, BeforeWrite: before}
+	opts := &gblob.WriterOptions{ContentType: jsonType, IfNotExist: pc.Absent, BeforeWrite: before}
 	tag := func() string {
 		if w == nil || w.Attrs() == nil {
 			return ""

@@ -7,44 +7,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
-	"time"
 
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/driver"
 )
 
-// object is one stored file: its bytes and tag.
-type object struct {
-	data []byte
-	tag  string
-}
-
-// get reads key; nil when it is absent (missing or zero-length, a create
-// that never finished, as in the filesystem driver).
-func (d *Driver) get(ctx context.Context, key string) (*object, error) {
+// get reads key and returns its bytes and tag; nil when it is absent
+// (missing or zero-length, a create that never finished, as in the
+// filesystem driver).
+func (d *Driver) get(ctx context.Context, key string) ([]byte, string, error) {
 	r, err := d.bucket.NewReader(ctx, d.key(key), nil)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
-			return nil, nil
+			return nil, "", nil
 		}
-		return nil, d.fail(ctx, "read", key, err)
+		return nil, "", d.fail(ctx, "read", key, err)
 	}
 	defer r.Close()
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, d.fail(ctx, "read", key, err)
+		return nil, "", d.fail(ctx, "read", key, err)
 	}
 	if len(data) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	tag := d.be.readTag(r)
 	if tag == "" {
-		return nil, fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", d.be.name(), key, driver.ErrUnsupported)
+		return nil, "", fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", d.be.name(), key, driver.ErrUnsupported)
 	}
-	return &object{data: data, tag: tag}, nil
+	return data, tag, nil
 }
 
 // head returns key's tag, "" when it is absent.
@@ -82,14 +75,14 @@ func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (
 // del removes key under pc (a tag, or none). Removing a missing key
 // unconditionally is not an error.
 func (d *Driver) del(ctx context.Context, key string, pc precond) error {
-	if pc.tag == "" {
+	if pc.Tag == "" {
 		err := d.bucket.Delete(ctx, d.key(key))
 		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
 			return nil
 		}
 		return d.fail(ctx, "remove", key, err)
 	}
-	if err := d.be.deleteIf(ctx, d.key(key), pc.tag); err != nil {
+	if err := d.be.deleteIf(ctx, d.key(key), pc.Tag); err != nil {
 		return d.condFail(ctx, "remove", key, pc, err)
 	}
 	return nil
@@ -98,9 +91,9 @@ func (d *Driver) del(ctx context.Context, key string, pc precond) error {
 // condFail classifies the error of a conditional request.
 func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err error) error {
 	switch {
-	case errors.Is(err, errPrecondition) || pc.conditional() && preconditionFailed(err):
+	case errors.Is(err, errPrecondition) || pc.Conditional() && preconditionFailed(err):
 		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errPrecondition)
-	case pc.tag != "" && notFound(err):
+	case pc.Tag != "" && notFound(err):
 		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errMissing)
 	}
 	return d.fail(ctx, op, key, err)
@@ -136,30 +129,6 @@ func maybeApplied(err error) bool {
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&
 		!errors.Is(err, driver.ErrInternal) && !errors.Is(err, driver.ErrUnsupported)
-}
-
-func jitter(base, maxDelay time.Duration, attempt int) time.Duration {
-	ceiling := maxDelay
-	if attempt < 30 && base<<attempt < maxDelay {
-		ceiling = base << attempt
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(ceiling)+1))
-	if err != nil {
-		return ceiling / 2
-	}
-	return time.Duration(n.Int64())
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // token returns a random hex token.

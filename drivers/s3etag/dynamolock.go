@@ -215,7 +215,7 @@ type lease struct {
 // HEAD under it, write within the lease, release. It returns errPrecondition
 // or errMissing when pc fails.
 func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc precond, op func(context.Context) error) error {
-	path, sk := LockKey(l.bucket, d.key(key), pc.etag)
+	path, sk := LockKey(l.bucket, d.key(key), pc.Tag)
 	gen, acquired, err := l.acquire(ctx, d, key, path, sk, pc)
 	if err != nil {
 		return err
@@ -235,11 +235,11 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc precond) error 
 	switch {
 	case err != nil:
 		return err
-	case pc.absent && etag != "":
+	case pc.Absent && etag != "":
 		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
-	case pc.etag != "" && etag == "":
+	case pc.Tag != "" && etag == "":
 		return fmt.Errorf("s3: write %s: %w", key, errMissing)
-	case pc.etag != "" && etag != pc.etag:
+	case pc.Tag != "" && etag != pc.Tag:
 		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
 	}
 	return nil

@@ -17,32 +17,22 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsretry"
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// object is one stored file: its bytes and normalised ETag.
-type object struct {
-	data []byte
-	etag string
-}
-
 // precond is the precondition of a write: absent (If-None-Match: *),
-// etag (If-Match), or neither (unconditional).
-type precond struct {
-	absent bool
-	etag   string
-}
+// an ETag (If-Match), or neither (unconditional).
+type precond = objstore.Precondition
 
-func ifAbsent() precond           { return precond{absent: true} }
-func ifMatch(etag string) precond { return precond{etag: etag} }
-
-func (p precond) conditional() bool { return p.absent || p.etag != "" }
+func ifAbsent() precond           { return objstore.IfAbsent() }
+func ifMatch(etag string) precond { return objstore.IfMatch(etag) }
 
 // Outcomes of a conditional request, beside success and other errors.
 var (
 	// errPrecondition: the precondition failed (412), nothing was written.
-	errPrecondition = errors.New("precondition failed")
+	errPrecondition = objstore.Sentinel("precondition failed", objstore.ErrPrecondition)
 	// errMissing: If-Match on a key that does not exist (404).
-	errMissing = errors.New("no such key")
+	errMissing = objstore.Sentinel("no such key", objstore.ErrMissing)
 )
 
 // normETag returns an ETag without quotes or weak prefix, so that "abc",
@@ -54,25 +44,26 @@ func normETag(e string) string {
 
 func quote(etag string) string { return `"` + etag + `"` }
 
-// get reads key; nil when it is absent (missing or zero-length, a create
-// that never finished, as in the filesystem driver).
-func (d *Driver) get(ctx context.Context, key string) (*object, error) {
+// get reads key and returns its bytes and normalised ETag; nil when it is
+// absent (missing or zero-length, a create that never finished, as in the
+// filesystem driver).
+func (d *Driver) get(ctx context.Context, key string) ([]byte, string, error) {
 	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))})
 	if err != nil {
 		if notFound(err) {
-			return nil, nil
+			return nil, "", nil
 		}
-		return nil, d.fail(ctx, "read", key, err)
+		return nil, "", d.fail(ctx, "read", key, err)
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, d.fail(ctx, "read", key, err)
+		return nil, "", d.fail(ctx, "read", key, err)
 	}
 	if len(data) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
-	return &object{data: data, etag: normETag(aws.ToString(out.ETag))}, nil
+	return data, normETag(aws.ToString(out.ETag)), nil
 }
 
 // head returns key's ETag, "" when it is absent.
@@ -95,7 +86,7 @@ func (d *Driver) head(ctx context.Context, key string) (string, error) {
 // In lock mode the precondition is checked under the DynamoDB lock and the
 // write is unconditional.
 func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (string, error) {
-	if d.lock != nil && pc.conditional() {
+	if d.lock != nil && pc.Conditional() {
 		var etag string
 		err := d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
 			var err error
@@ -112,10 +103,10 @@ func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc precond
 		Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key)), Body: bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))), ContentType: aws.String("application/json"),
 	}
-	if pc.absent {
+	if pc.Absent {
 		in.IfNoneMatch = aws.String("*")
-	} else if pc.etag != "" {
-		in.IfMatch = aws.String(quote(pc.etag))
+	} else if pc.Tag != "" {
+		in.IfMatch = aws.String(quote(pc.Tag))
 	}
 	out, err := d.client.PutObject(ctx, in, noRetryIfMaybeApplied)
 	if err != nil {
@@ -127,7 +118,7 @@ func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc precond
 // del removes key under pc. Removing a missing key unconditionally is not
 // an error.
 func (d *Driver) del(ctx context.Context, key string, pc precond) error {
-	if d.lock != nil && pc.conditional() {
+	if d.lock != nil && pc.Conditional() {
 		return d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
 			return d.rawDel(ctx, key, precond{})
 		})
@@ -137,11 +128,11 @@ func (d *Driver) del(ctx context.Context, key string, pc precond) error {
 
 func (d *Driver) rawDel(ctx context.Context, key string, pc precond) error {
 	in := &s3.DeleteObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))}
-	if pc.etag != "" {
-		in.IfMatch = aws.String(quote(pc.etag))
+	if pc.Tag != "" {
+		in.IfMatch = aws.String(quote(pc.Tag))
 	}
 	if _, err := d.client.DeleteObject(ctx, in); err != nil {
-		if !pc.conditional() && notFound(err) {
+		if !pc.Conditional() && notFound(err) {
 			return nil
 		}
 		return d.condFail(ctx, "remove", key, pc, err)
@@ -152,9 +143,9 @@ func (d *Driver) rawDel(ctx context.Context, key string, pc precond) error {
 // condFail classifies the error of a conditional request.
 func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err error) error {
 	switch status := httpStatus(err); {
-	case status == 412 || status == 409 && pc.conditional():
+	case status == 412 || status == 409 && pc.Conditional():
 		return fmt.Errorf("s3: %s %s: %w", op, key, errPrecondition)
-	case status == 404 && pc.etag != "":
+	case status == 404 && pc.Tag != "":
 		return fmt.Errorf("s3: %s %s: %w", op, key, errMissing)
 	}
 	return d.fail(ctx, op, key, err)

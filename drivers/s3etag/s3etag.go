@@ -35,8 +35,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,6 +48,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsretry"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -105,15 +104,11 @@ type Driver struct {
 	client *s3.Client
 	cfg    Config
 	prefix string // "" or ending in "/"
-	cache  etagCache
-	// idOfKey maps the key of a defining file whose key fits several IDs
-	// to the ID it held at an ETag, so listing does not read it again.
-	idOfKey sync.Map    // key -> nestedIDEntry
-	lock    *dynamoLock // nil: S3 preconditions
+	*records
+	lock *dynamoLock // nil: S3 preconditions
 	// probed is what the probe on open found; Delete relies on the ID lock
 	// whether or not DeleteObject honours If-Match.
 	probed ProbeResult
-	closed atomic.Bool
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -132,6 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{client: client, cfg: cfg, prefix: cfg.Prefix}
+	d.records = objstore.New(d.store(), objstore.Config{Name: "s3", Layout: cfg.Layout, Dialect: cfg.Dialect})
 	if cfg.Lock != nil {
 		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
 			return nil, err
@@ -302,29 +298,3 @@ func (d *Driver) Bucket() string { return d.cfg.Bucket }
 
 // key returns the object key of a layout key.
 func (d *Driver) key(k string) string { return d.prefix + k }
-
-// begin checks ctx and that the driver is open.
-func (d *Driver) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d.closed.Load() {
-		return fmt.Errorf("s3: %w: driver is closed", driver.ErrInvalidArgument)
-	}
-	return nil
-}
-
-// files returns id's files, the defining file first.
-func (d *Driver) files(id driver.ID) ([]layout.File, error) {
-	f, err := d.cfg.Layout.Files(id)
-	if err != nil {
-		return nil, fmt.Errorf("s3: %w", err)
-	}
-	return f, nil
-}
-
-// Close implements driver.Driver.
-func (d *Driver) Close() error {
-	d.closed.Store(true)
-	return nil
-}

@@ -1,4 +1,4 @@
-package s3etag
+package objstore
 
 import (
 	"context"
@@ -13,49 +13,49 @@ import (
 // readDoc reads and decodes one record file of id and caches it; nil when
 // it is absent. A file that does not decode, or that carries another
 // record's @id, is an error wrapping driver.ErrInternal that names the key.
-func (d *Driver) readDoc(ctx context.Context, id driver.ID, key string) (*cached, error) {
-	obj, err := d.get(ctx, key)
+func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cached, error) {
+	obj, err := r.get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	if obj == nil {
-		d.cache.drop(key)
+		r.cache.drop(key)
 		return nil, nil
 	}
-	c, err := decodeDoc(id, key, obj)
+	c, err := r.decodeDoc(id, key, obj)
 	if err != nil {
 		return nil, err
 	}
-	d.cache.put(key, *c)
+	r.cache.put(key, *c)
 	return c, nil
 }
 
-func decodeDoc(id driver.ID, key string, obj *object) (*cached, error) {
+func (r *Records) decodeDoc(id driver.ID, key string, obj *object) (*cached, error) {
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
-		return nil, fmt.Errorf("s3: %s: %w", key, err)
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
 	}
 	if doc.ID != "" && doc.ID != id.String() {
-		return nil, fmt.Errorf("s3: %s: %w: the object holds record %q, not %s (their IDs map to one key)",
+		return nil, fmt.Errorf("%s: %s: %w: the object holds record %q, not %s (their IDs map to one key)", r.cfg.Name,
 			key, driver.ErrInternal, doc.ID, id)
 	}
-	return &cached{etag: obj.etag, data: obj.data, doc: doc}, nil
+	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
 }
 
 // docFor returns key's file from the cache, or reads it when fresh is set
 // or the cache has none. ok is false when it is absent.
-func (d *Driver) docFor(ctx context.Context, id driver.ID, key string, fresh bool) (*cached, error) {
+func (r *Records) docFor(ctx context.Context, id driver.ID, key string, fresh bool) (*cached, error) {
 	if !fresh {
-		if c, ok := d.cache.get(key); ok {
+		if c, ok := r.cache.get(key); ok {
 			return &c, nil
 		}
 	}
-	return d.readDoc(ctx, id, key)
+	return r.readDoc(ctx, id, key)
 }
 
 // readAll reads the given keys of id in parallel; entries are nil for
 // absent files.
-func (d *Driver) readAll(ctx context.Context, id driver.ID, keys []string) ([]*cached, error) {
+func (r *Records) readAll(ctx context.Context, id driver.ID, keys []string) ([]*cached, error) {
 	out := make([]*cached, len(keys))
 	errs := make([]error, len(keys))
 	var wg sync.WaitGroup
@@ -63,7 +63,7 @@ func (d *Driver) readAll(ctx context.Context, id driver.ID, keys []string) ([]*c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = d.readDoc(ctx, id, k)
+			out[i], errs[i] = r.readDoc(ctx, id, k)
 		}()
 	}
 	wg.Wait()
@@ -90,22 +90,22 @@ func keys(files []layout.File) []string {
 // load looks for it again now that it has seen the defining file, and then
 // checks the defining file is still the one it read; otherwise it starts
 // over.
-func (d *Driver) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
+func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
 	for range 3 {
-		rec, stable, err := d.loadOnce(ctx, id, files)
+		rec, stable, err := r.loadOnce(ctx, id, files)
 		if err != nil || stable {
 			return rec, err
 		}
 	}
-	return nil, fmt.Errorf("s3: %w: record %s kept changing while being read", driver.ErrUnavailable, id)
+	return nil, fmt.Errorf("%s: %w: record %s kept changing while being read", r.cfg.Name, driver.ErrUnavailable, id)
 }
 
-func (d *Driver) loadOnce(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, bool, error) {
-	docs, err := d.readAll(ctx, id, keys(files))
+func (r *Records) loadOnce(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, bool, error) {
+	docs, err := r.readAll(ctx, id, keys(files))
 	if err != nil || docs[0] == nil {
 		return nil, true, err
 	}
-	if stable, err := d.recheckMissing(ctx, id, files, docs); err != nil || !stable {
+	if stable, err := r.recheckMissing(ctx, id, files, docs); err != nil || !stable {
 		return nil, stable, err
 	}
 	others := make([]*jsonld.File, len(docs)-1)
@@ -116,18 +116,18 @@ func (d *Driver) loadOnce(ctx context.Context, id driver.ID, files []layout.File
 	}
 	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
 	if err != nil {
-		return nil, true, fmt.Errorf("s3: %s: %w", files[0].Key, err)
+		return nil, true, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
 	}
 	return rec, true, nil
 }
 
 // recheckMissing reads the missing non-defining files again (filling docs)
-// and then reports whether the defining file still exists. Its ETag may
+// and then reports whether the defining file still exists. Its tag may
 // have changed (a concurrent push): that does not matter, only a delete in
 // between would. A delete and a re-create of the same ID within these two
 // requests would go unseen; they take at least five requests under the ID
 // lock.
-func (d *Driver) recheckMissing(ctx context.Context, id driver.ID, files []layout.File, docs []*cached) (bool, error) {
+func (r *Records) recheckMissing(ctx context.Context, id driver.ID, files []layout.File, docs []*cached) (bool, error) {
 	var missing []int
 	for i, c := range docs {
 		if c == nil {
@@ -141,40 +141,40 @@ func (d *Driver) recheckMissing(ctx context.Context, id driver.ID, files []layou
 	for j, i := range missing {
 		again[j] = files[i].Key
 	}
-	found, err := d.readAll(ctx, id, again)
+	found, err := r.readAll(ctx, id, again)
 	if err != nil {
 		return true, err
 	}
 	for j, i := range missing {
 		docs[i] = found[j]
 	}
-	etag, err := d.head(ctx, files[0].Key)
-	return err != nil || etag != "", err
+	tag, err := r.head(ctx, files[0].Key)
+	return err != nil || tag != "", err
 }
 
 // Get implements driver.Driver: every file of the record read in parallel
-// (two GETs in layout B, four in C). It returns an error wrapping
+// (two reads in layout B, four in C). It returns an error wrapping
 // ErrNotFound when the defining file is absent, and one wrapping
 // ErrInternal, naming the key, when a file does not decode or holds another
 // record's @id.
-func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
-	if err := d.begin(ctx); err != nil {
+func (r *Records) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	files, err := d.files(id)
+	files, err := r.files(id)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := d.load(ctx, id, files)
+	rec, err := r.load(ctx, id, files)
 	if err != nil {
 		return nil, err
 	}
 	if rec == nil {
-		return nil, errNotFound(id)
+		return nil, r.errNotFound(id)
 	}
 	return rec, nil
 }
 
-func errNotFound(id driver.ID) error {
-	return fmt.Errorf("s3: %w: %s", driver.ErrNotFound, id)
+func (r *Records) errNotFound(id driver.ID) error {
+	return fmt.Errorf("%s: %w: %s", r.cfg.Name, driver.ErrNotFound, id)
 }

@@ -1,4 +1,4 @@
-package s3etag
+package objstore
 
 import (
 	"context"
@@ -7,9 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
@@ -29,22 +26,22 @@ type candidate struct {
 }
 
 // List implements driver.Driver. It lists the keys under the prefix's
-// directory with ListObjectsV2 (every page), keeps the defining files,
+// directory with the store's List (every page), keeps the defining files,
 // orders their IDs (key order is not ID order: ':' and '/' sort
 // differently), and reads the records after the page token, listParallel
 // at a time, until the page is full and one more match shows whether
 // another follows. The page token is the last ID returned. A file of the
 // other layout, a defining file no ID maps to, and a record that cannot be
 // read fail the call with an error naming the key.
-func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := decodeToken(opts.PageToken)
+func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	after, err := r.decodeToken(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.begin(ctx); err != nil {
+	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	cands, err := d.candidates(ctx, opts.Prefix)
+	cands, err := r.candidates(ctx, opts.Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -58,15 +55,15 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if size <= 0 {
 		size = DefaultPageSize
 	}
-	return d.fillPage(ctx, todo, size, opts)
+	return r.fillPage(ctx, todo, size, opts)
 }
 
 // fillPage reads candidates in batches until size+1 match.
-func (d *Driver) fillPage(ctx context.Context, todo []candidate, size int, opts driver.ListOptions) (*driver.Page, error) {
+func (r *Records) fillPage(ctx context.Context, todo []candidate, size int, opts driver.ListOptions) (*driver.Page, error) {
 	page := &driver.Page{}
 	for len(todo) > 0 {
 		n := min(len(todo), max(size+1-len(page.Records), listParallel))
-		recs, err := d.readBatch(ctx, todo[:n])
+		recs, err := r.readBatch(ctx, todo[:n])
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +84,7 @@ func (d *Driver) fillPage(ctx context.Context, todo []candidate, size int, opts 
 
 // readBatch reads the records of cands in parallel, listParallel at a time;
 // an entry is nil when the record vanished meanwhile.
-func (d *Driver) readBatch(ctx context.Context, cands []candidate) ([]*driver.Record, error) {
+func (r *Records) readBatch(ctx context.Context, cands []candidate) ([]*driver.Record, error) {
 	out := make([]*driver.Record, len(cands))
 	errs := make([]error, len(cands))
 	sem := make(chan struct{}, listParallel)
@@ -97,12 +94,12 @@ func (d *Driver) readBatch(ctx context.Context, cands []candidate) ([]*driver.Re
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			files, err := d.files(c.id)
+			files, err := r.files(c.id)
 			if err != nil {
-				errs[i] = fmt.Errorf("s3: %s: %w", c.key, err)
+				errs[i] = fmt.Errorf("%s: %s: %w", r.cfg.Name, c.key, err)
 				return
 			}
-			out[i], errs[i] = d.load(ctx, c.id, files)
+			out[i], errs[i] = r.load(ctx, c.id, files)
 		}()
 	}
 	wg.Wait()
@@ -130,35 +127,29 @@ func keyPrefix(prefix string) string {
 
 // candidates returns the defining files whose IDs could start with prefix,
 // ordered by ID.
-func (d *Driver) candidates(ctx context.Context, prefix string) ([]candidate, error) {
+func (r *Records) candidates(ctx context.Context, prefix string) ([]candidate, error) {
 	var out []candidate
 	var ambiguous []string
-	p := s3.NewListObjectsV2Paginator(d.client, &s3.ListObjectsV2Input{
-		Bucket: &d.cfg.Bucket, Prefix: aws.String(d.key(keyPrefix(prefix))),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	err := r.store.List(ctx, keyPrefix(prefix), func(key, tag string, size int64) error {
+		c, amb, err := r.classify(key)
 		if err != nil {
-			return nil, d.fail(ctx, "list", keyPrefix(prefix), err)
+			return err
 		}
-		for _, o := range page.Contents {
-			key := strings.TrimPrefix(aws.ToString(o.Key), d.prefix)
-			c, amb, err := d.classify(key)
-			if err != nil {
-				return nil, err
+		if amb {
+			if c, ok := r.knownNestedID(key, tag); ok {
+				out = append(out, c)
+			} else {
+				ambiguous = append(ambiguous, key)
 			}
-			if amb {
-				if c, ok := d.knownNestedID(key, aws.ToString(o.ETag)); ok {
-					out = append(out, c)
-				} else {
-					ambiguous = append(ambiguous, key)
-				}
-			} else if c != nil && aws.ToInt64(o.Size) > 0 {
-				out = append(out, *c)
-			}
+		} else if c != nil && size > 0 {
+			out = append(out, *c)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	more, err := d.nestedIDs(ctx, ambiguous)
+	more, err := r.nestedIDs(ctx, ambiguous)
 	if err != nil {
 		return nil, err
 	}
@@ -171,18 +162,18 @@ func (d *Driver) candidates(ctx context.Context, prefix string) ([]candidate, er
 // ID, ambiguous for one whose key fits several IDs (or has a shortened
 // segment), nothing for other files, and an error for a file of the other
 // layout.
-func (d *Driver) classify(key string) (*candidate, bool, error) {
-	role, st := d.cfg.Layout.Classify(key)
+func (r *Records) classify(key string) (*candidate, bool, error) {
+	role, st := r.cfg.Layout.Classify(key)
 	switch role {
 	case layout.NotRecord, layout.Secondary:
 		return nil, false, nil
 	case layout.OtherLayout:
 		other := layout.B
-		if d.cfg.Layout == layout.B {
+		if r.cfg.Layout == layout.B {
 			other = layout.C
 		}
-		return nil, false, fmt.Errorf("s3: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)",
-			key, driver.ErrInternal, d.cfg.Layout, other)
+		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", r.cfg.Name,
+			key, driver.ErrInternal, r.cfg.Layout, other)
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], key: key}, false, nil
@@ -191,7 +182,7 @@ func (d *Driver) classify(key string) (*candidate, bool, error) {
 }
 
 // nestedIDs reads the IDs of defining files whose keys fit several IDs.
-func (d *Driver) nestedIDs(ctx context.Context, keys []string) ([]candidate, error) {
+func (r *Records) nestedIDs(ctx context.Context, keys []string) ([]candidate, error) {
 	out := make([]*candidate, len(keys))
 	errs := make([]error, len(keys))
 	sem := make(chan struct{}, listParallel)
@@ -201,7 +192,7 @@ func (d *Driver) nestedIDs(ctx context.Context, keys []string) ([]candidate, err
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = d.nestedID(ctx, k)
+			out[i], errs[i] = r.nestedID(ctx, k)
 		}()
 	}
 	wg.Wait()
@@ -219,58 +210,58 @@ func (d *Driver) nestedIDs(ctx context.Context, keys []string) ([]candidate, err
 
 // nestedID reads the ID a defining file states, and checks the ID's key is
 // this one.
-func (d *Driver) nestedID(ctx context.Context, key string) (*candidate, error) {
-	obj, err := d.get(ctx, key)
+func (r *Records) nestedID(ctx context.Context, key string) (*candidate, error) {
+	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
 		return nil, err
 	}
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
-		return nil, fmt.Errorf("s3: %s: %w", key, err)
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
 	}
 	id, ok, err := doc.RecordID()
 	if err != nil {
-		return nil, fmt.Errorf("s3: %s: %w", key, err)
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
 	}
-	_, st := d.cfg.Layout.Classify(key)
+	_, st := r.cfg.Layout.Classify(key)
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("s3: %s: %w: no valid record ID maps to this key", key, driver.ErrInternal)
+			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", r.cfg.Name, key, driver.ErrInternal)
 		}
 	}
 	if layout.Stem(id) != st {
-		return nil, fmt.Errorf("s3: %s: %w: the object holds record %s, whose key is another", key, driver.ErrInternal, id)
+		return nil, fmt.Errorf("%s: %s: %w: the object holds record %s, whose key is another", r.cfg.Name, key, driver.ErrInternal, id)
 	}
-	d.idOfKey.Store(key, nestedIDEntry{etag: normETag(obj.etag), id: id})
+	r.idOfKey.Store(key, nestedIDEntry{tag: normTag(obj.tag), id: id})
 	return &candidate{id: id, key: key}, nil
 }
 
 func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
-func decodeToken(tok string) (string, error) {
+func (r *Records) decodeToken(tok string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
-		return "", fmt.Errorf("s3: %w: malformed page token", driver.ErrInvalidArgument)
+		return "", fmt.Errorf("%s: %w: malformed page token", r.cfg.Name, driver.ErrInvalidArgument)
 	}
 	return string(b), nil
 }
 
-// nestedIDEntry is the ID a nested defining file held at an ETag.
+// nestedIDEntry is the ID a nested defining file held at a tag.
 type nestedIDEntry struct {
-	etag string
-	id   driver.ID
+	tag string
+	id  driver.ID
 }
 
 // knownNestedID returns the candidate for a nested defining file whose ID
-// was read at this ETag before: the same ETag means the same bytes, so the
+// was read at this tag before: the same tag means the same bytes, so the
 // same @id. Without it every page of a listing would read every nested file.
-func (d *Driver) knownNestedID(key, etag string) (candidate, bool) {
-	v, ok := d.idOfKey.Load(key)
-	if !ok || etag == "" {
+func (r *Records) knownNestedID(key, tag string) (candidate, bool) {
+	v, ok := r.idOfKey.Load(key)
+	if !ok || tag == "" {
 		return candidate{}, false
 	}
 	e := v.(nestedIDEntry)
-	if e.etag != normETag(etag) {
+	if e.tag != normTag(tag) {
 		return candidate{}, false
 	}
 	return candidate{id: e.id, key: key}, true

@@ -1,0 +1,243 @@
+// Package objstore is the record protocol the object-store drivers share
+// (drivers/s3etag for S3, drivers/blob for GCS and Azure): the ns@v2 files
+// of the filesystem driver kept as objects, made safe for concurrent
+// writers by the store's conditional writes on a per-object version tag (an
+// ETag or a generation).
+//
+// A Records implements the record operations of driver.Driver over a
+// Store, which only reads, writes, removes and lists objects:
+//
+//   - a file is created with an absent precondition, replaced and removed
+//     with one on the tag it was read at; a failed precondition makes the
+//     operation re-read and either report the conflict or try again
+//     (bounded, with jitter);
+//   - the tag and contents of every file read or written are cached, so an
+//     uncontended push is one write;
+//   - a write whose answer was lost is resolved by reading the object back;
+//   - Create and Delete of one ID serialise on a lock object beside the
+//     record's defining file, and the defining file is written last and
+//     removed first;
+//   - List lists the keys, keeps the defining files and reads the records in
+//     parallel.
+package objstore
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Precondition is the precondition of a write: Absent (the key must not
+// exist), Tag (the object must still be at that version), or neither
+// (unconditional).
+type Precondition struct {
+	Absent bool
+	Tag    string
+}
+
+// IfAbsent is the precondition of a create.
+func IfAbsent() Precondition { return Precondition{Absent: true} }
+
+// IfMatch is the precondition of a write on an object at version tag.
+func IfMatch(tag string) Precondition { return Precondition{Tag: tag} }
+
+// Conditional reports whether p is a precondition at all.
+func (p Precondition) Conditional() bool { return p.Absent || p.Tag != "" }
+
+// Store is an object store with conditional writes. Keys are layout keys
+// (the Store adds its own prefix). Tags are normalised (no quotes, no weak
+// prefix). Errors other than the sentinels below are wrapped with the
+// driver sentinel that classifies them, and name the operation and key.
+type Store interface {
+	// Get reads key; data is nil when it is absent (missing or
+	// zero-length, a create that never finished).
+	Get(ctx context.Context, key string) (data []byte, tag string, err error)
+	// Head returns key's tag, "" when it is absent.
+	Head(ctx context.Context, key string) (string, error)
+	// Put writes data to key under pc and returns the new tag. A failed
+	// precondition is an error wrapping ErrPrecondition, a tag
+	// precondition on a missing key one wrapping ErrMissing.
+	Put(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
+	// Delete removes key under pc, with Put's errors. Removing a missing
+	// key unconditionally is not an error.
+	Delete(ctx context.Context, key string, pc Precondition) error
+	// List calls fn for every object whose key starts with prefix, with
+	// its tag ("" when the listing does not give it) and size. An error
+	// of fn ends the listing and is returned as it is.
+	List(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error
+	// MaybeApplied reports whether a failed write may nevertheless have
+	// been applied (no answer came back, or a 5xx).
+	MaybeApplied(err error) bool
+}
+
+// Funcs is a Store made of functions, one per method.
+type Funcs struct {
+	GetFunc          func(ctx context.Context, key string) ([]byte, string, error)
+	HeadFunc         func(ctx context.Context, key string) (string, error)
+	PutFunc          func(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
+	DeleteFunc       func(ctx context.Context, key string, pc Precondition) error
+	ListFunc         func(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error
+	MaybeAppliedFunc func(err error) bool
+}
+
+var _ Store = Funcs{}
+
+// Get implements Store.
+func (f Funcs) Get(ctx context.Context, key string) ([]byte, string, error) {
+	return f.GetFunc(ctx, key)
+}
+
+// Head implements Store.
+func (f Funcs) Head(ctx context.Context, key string) (string, error) { return f.HeadFunc(ctx, key) }
+
+// Put implements Store.
+func (f Funcs) Put(ctx context.Context, key string, data []byte, pc Precondition) (string, error) {
+	return f.PutFunc(ctx, key, data, pc)
+}
+
+// Delete implements Store.
+func (f Funcs) Delete(ctx context.Context, key string, pc Precondition) error {
+	return f.DeleteFunc(ctx, key, pc)
+}
+
+// List implements Store.
+func (f Funcs) List(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error {
+	return f.ListFunc(ctx, prefix, fn)
+}
+
+// MaybeApplied implements Store.
+func (f Funcs) MaybeApplied(err error) bool { return f.MaybeAppliedFunc(err) }
+
+// ErrPrecondition and ErrMissing are the outcomes of a conditional request
+// beside success and other errors: the precondition failed (nothing was
+// written), and a tag precondition met no object. A Store may return its
+// own sentinels made by Sentinel, which match these with errors.Is.
+var (
+	ErrPrecondition = errors.New("precondition failed")
+	ErrMissing      = errors.New("no such key")
+)
+
+// Sentinel returns an error with the given text that errors.Is matches
+// with base (ErrPrecondition or ErrMissing).
+func Sentinel(text string, base error) error { return &sentinel{text: text, base: base} }
+
+type sentinel struct {
+	text string
+	base error
+}
+
+func (s *sentinel) Error() string        { return s.text }
+func (s *sentinel) Is(target error) bool { return target == s.base }
+
+// Config says how Records lays out and encodes records.
+type Config struct {
+	// Name prefixes every message ("s3", "gs", "azblob").
+	Name    string
+	Layout  layout.Layout
+	Dialect jsonld.Dialect
+	// RetryThrottled makes a conditional write the store refused for load
+	// (an error wrapping driver.ErrThrottled) count as not done: the
+	// operation backs off, re-reads and tries again.
+	RetryThrottled bool
+}
+
+// Records implements driver.Driver (Create, Get, Update, Retract, Delete,
+// List, Close) over a Store; a driver embeds it. It is safe for concurrent
+// use.
+type Records struct {
+	store Store
+	cfg   Config
+	cache tagCache
+	// idOfKey maps the key of a defining file whose key fits several IDs
+	// to the ID it held at a tag, so listing does not read it again.
+	idOfKey sync.Map // key -> nestedIDEntry
+	closed  atomic.Bool
+}
+
+// New returns the Records of store. cfg.Layout and cfg.Dialect must be
+// valid.
+func New(store Store, cfg Config) *Records {
+	return &Records{store: store, cfg: cfg}
+}
+
+// Close makes every later operation fail with an error wrapping
+// driver.ErrInvalidArgument. It implements Close of driver.Driver for a
+// store that holds nothing to release.
+func (r *Records) Close() error {
+	r.closed.Store(true)
+	return nil
+}
+
+// object is one stored file: its bytes and tag.
+type object struct {
+	data []byte
+	tag  string
+}
+
+func ifAbsent() Precondition          { return IfAbsent() }
+func ifMatch(tag string) Precondition { return IfMatch(tag) }
+
+// get reads key; nil when it is absent.
+func (r *Records) get(ctx context.Context, key string) (*object, error) {
+	data, tag, err := r.store.Get(ctx, key)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return &object{data: data, tag: tag}, nil
+}
+
+func (r *Records) head(ctx context.Context, key string) (string, error) {
+	return r.store.Head(ctx, key)
+}
+
+func (r *Records) put(ctx context.Context, key string, data []byte, pc Precondition) (string, error) {
+	return r.store.Put(ctx, key, data, pc)
+}
+
+func (r *Records) del(ctx context.Context, key string, pc Precondition) error {
+	return r.store.Delete(ctx, key, pc)
+}
+
+func (r *Records) maybeApplied(err error) bool { return r.store.MaybeApplied(err) }
+
+// begin checks ctx and that the driver is open.
+func (r *Records) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.closed.Load() {
+		return fmt.Errorf("%s: %w: driver is closed", r.cfg.Name, driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// files returns id's files, the defining file first.
+func (r *Records) files(id driver.ID) ([]layout.File, error) {
+	f, err := r.cfg.Layout.Files(id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
+	}
+	return f, nil
+}
+
+// normTag returns a tag without quotes or weak prefix, so that "abc", abc
+// and W/"abc" compare equal.
+func normTag(t string) string {
+	t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+	return strings.Trim(t, `"`)
+}
+
+// token returns a random hex token.
+func token() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}

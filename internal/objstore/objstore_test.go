@@ -1,0 +1,154 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
+)
+
+// memStore is an objstore.Store in memory that enforces preconditions, as
+// the real stores do; its tags are generations.
+type memStore struct {
+	mu   sync.Mutex
+	gen  int
+	objs map[string]memObject
+}
+
+type memObject struct {
+	data []byte
+	tag  string
+}
+
+func newMemStore() *memStore { return &memStore{objs: map[string]memObject{}} }
+
+func (m *memStore) Get(_ context.Context, key string) ([]byte, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok || len(o.data) == 0 {
+		return nil, "", nil
+	}
+	return slices.Clone(o.data), o.tag, nil
+}
+
+func (m *memStore) Head(_ context.Context, key string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok || len(o.data) == 0 {
+		return "", nil
+	}
+	return o.tag, nil
+}
+
+// check tests pc against key; the caller holds m.mu.
+func (m *memStore) check(key string, pc objstore.Precondition) error {
+	o, ok := m.objs[key]
+	switch {
+	case pc.Absent && ok:
+		return fmt.Errorf("mem: %s: %w", key, objstore.ErrPrecondition)
+	case pc.Tag != "" && !ok:
+		return fmt.Errorf("mem: %s: %w", key, objstore.ErrMissing)
+	case pc.Tag != "" && o.tag != pc.Tag:
+		return fmt.Errorf("mem: %s: %w", key, objstore.ErrPrecondition)
+	}
+	return nil
+}
+
+func (m *memStore) Put(_ context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check(key, pc); err != nil {
+		return "", err
+	}
+	m.gen++
+	tag := strconv.Itoa(m.gen)
+	m.objs[key] = memObject{data: slices.Clone(data), tag: tag}
+	return tag, nil
+}
+
+func (m *memStore) Delete(_ context.Context, key string, pc objstore.Precondition) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check(key, pc); err != nil {
+		return err
+	}
+	delete(m.objs, key)
+	return nil
+}
+
+func (m *memStore) List(_ context.Context, prefix string, fn func(key, tag string, size int64) error) error {
+	m.mu.Lock()
+	var keys []string
+	for k := range m.objs {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	objs := make([]memObject, len(keys))
+	for i, k := range keys {
+		objs[i] = m.objs[k]
+	}
+	m.mu.Unlock()
+	for i, k := range keys {
+		if err := fn(k, objs[i].tag, int64(len(objs[i].data))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (*memStore) MaybeApplied(error) bool { return false }
+
+// memDriver is a driver.Driver made of Records over a memStore.
+type memDriver struct{ *objstore.Records }
+
+var _ driver.Driver = memDriver{}
+
+func harness(l layout.Layout) conformance.Harness {
+	return conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+		st := newMemStore()
+		return func(context.Context) (driver.Driver, error) {
+			return memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})}, nil
+		}, nil
+	})
+}
+
+// TestConformance runs the driver suite over a store in memory: every
+// client is its own Records (its own cache) over one shared store.
+func TestConformance(t *testing.T) {
+	for _, l := range []layout.Layout{layout.B, layout.C} {
+		t.Run(l.String(), func(t *testing.T) { conformance.Run(t, harness(l)) })
+	}
+}
+
+// TestClosed checks a closed Records refuses operations.
+func TestClosed(t *testing.T) {
+	r := objstore.New(newMemStore(), objstore.Config{Name: "mem", Layout: layout.B})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Get(context.Background(), driver.ID{Name: "a", Branch: "main"})
+	if !errors.Is(err, driver.ErrInvalidArgument) {
+		t.Fatalf("Get after Close: %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestSentinel checks a store's own sentinels match objstore's.
+func TestSentinel(t *testing.T) {
+	e := objstore.Sentinel("no such object", objstore.ErrMissing)
+	if w := fmt.Errorf("x: %w", e); !errors.Is(w, objstore.ErrMissing) || errors.Is(w, objstore.ErrPrecondition) || w.Error() != "x: no such object" {
+		t.Fatalf("%v", w)
+	}
+}

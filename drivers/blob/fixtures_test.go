@@ -3,7 +3,6 @@ package blob_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path"
@@ -11,22 +10,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	gblob "gocloud.dev/blob"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/internal/fixturetest"
 	"nameservice.dev/nameservice/internal/layout"
 )
 
 // fixtures are the filesystem driver's copy of shared/testdata/ns-v2.
 const fixtures = "../fs/testdata/ns-v2"
-
-var recordCmp = []cmp.Option{
-	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
-	cmpopts.EquateEmpty(),
-	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
-}
 
 func TestFixturesGCS(t *testing.T)   { testFixtures(t, gcsServer(t)) }
 func TestFixturesAzure(t *testing.T) { testFixtures(t, azureServer(t)) }
@@ -50,9 +43,9 @@ func testFixtures(t *testing.T, s *server) {
 			dir := filepath.Join(fixtures, c.Name())
 			d := openDriver(t, s, bucket, blob.Options{Prefix: c.Name(), Layout: layout.B}, nil)
 			upload(t, d.Bucket(), c.Name(), dir)
-			got := listAll(t, d, driver.ListOptions{IncludeRetracted: true})
-			want := readExpected(t, filepath.Join(dir, "expected.json"))
-			if diff := cmp.Diff(want, got, recordCmp...); diff != "" {
+			got := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true})
+			want := fixturetest.ReadExpected(t, filepath.Join(dir, "expected.json"))
+			if diff := cmp.Diff(want, got, fixturetest.RecordCmp...); diff != "" {
 				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
 			}
 			for _, w := range want {
@@ -60,7 +53,7 @@ func testFixtures(t *testing.T, s *server) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(w, r, recordCmp...); diff != "" {
+				if diff := cmp.Diff(w, r, fixturetest.RecordCmp...); diff != "" {
 					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
 				}
 			}
@@ -89,34 +82,5 @@ func upload(t *testing.T, b *gblob.Bucket, prefix, dir string) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func readExpected(t *testing.T, p string) []*driver.Record {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []*driver.Record
-	if err := json.Unmarshal(b, &recs); err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	return recs
-}
-
-func listAll(t *testing.T, d driver.Driver, opts driver.ListOptions) []*driver.Record {
-	t.Helper()
-	var out []*driver.Record
-	for {
-		page, err := d.List(context.Background(), opts)
-		if err != nil {
-			t.Fatalf("list: %v", err)
-		}
-		out = append(out, page.Records...)
-		if page.NextPageToken == "" {
-			return out
-		}
-		opts.PageToken = page.NextPageToken
 	}
 }

@@ -3,17 +3,16 @@ package fs_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/internal/fixturetest"
 )
 
 // fixtures is the copy of shared/testdata/ns-v2 this package tests with.
@@ -72,9 +71,9 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := listAll(t, d, driver.ListOptions{IncludeRetracted: true})
-			want := readExpected(t, filepath.Join(dir, "expected.json"))
-			if diff := cmp.Diff(want, got, recordCmp...); diff != "" {
+			got := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true})
+			want := fixturetest.ReadExpected(t, filepath.Join(dir, "expected.json"))
+			if diff := cmp.Diff(want, got, fixturetest.RecordCmp...); diff != "" {
 				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
 			}
 			for _, w := range want {
@@ -82,7 +81,7 @@ func TestFixtures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(w, r, recordCmp...); diff != "" {
+				if diff := cmp.Diff(w, r, fixturetest.RecordCmp...); diff != "" {
 					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
 				}
 			}
@@ -90,44 +89,6 @@ func TestFixtures(t *testing.T) {
 	}
 	if n < 7 {
 		t.Fatalf("%d fixture cases, want at least 7", n)
-	}
-}
-
-// recordCmp compares records as the fixtures README says: created_at
-// excepted, and a key absent from the expected record must be absent, null,
-// empty or zero in the actual one (absent and zero are one in Go).
-var recordCmp = []cmp.Option{
-	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
-	cmpopts.EquateEmpty(),
-	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
-}
-
-func readExpected(t *testing.T, path string) []*driver.Record {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []*driver.Record
-	if err := json.Unmarshal(b, &recs); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return recs
-}
-
-func listAll(t *testing.T, d driver.Driver, opts driver.ListOptions) []*driver.Record {
-	t.Helper()
-	var out []*driver.Record
-	for {
-		page, err := d.List(context.Background(), opts)
-		if err != nil {
-			t.Fatalf("list: %v", err)
-		}
-		out = append(out, page.Records...)
-		if page.NextPageToken == "" {
-			return out
-		}
-		opts.PageToken = page.NextPageToken
 	}
 }
 

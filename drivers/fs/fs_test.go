@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/internal/fixturetest"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -89,7 +90,7 @@ func TestPathCollision(t *testing.T) {
 			if err := d.Retract(ctx, pid("a:b/main"), time.Now()); !errors.Is(err, driver.ErrInternal) {
 				t.Fatalf("retract of the other ID: %v", err)
 			}
-			recs := listAll(t, d, driver.ListOptions{})
+			recs := fixturetest.ListAll(t, d, driver.ListOptions{})
 			if len(recs) != 1 || recs[0].ID.String() != "a/b:main" {
 				t.Fatalf("list = %v", recs)
 			}
@@ -109,7 +110,7 @@ func TestNestedListing(t *testing.T) {
 				mustCreate(t, d, id)
 			}
 			var got []string
-			for _, r := range listAll(t, d, driver.ListOptions{PageSize: 2}) {
+			for _, r := range fixturetest.ListAll(t, d, driver.ListOptions{PageSize: 2}) {
 				got = append(got, r.ID.String())
 			}
 			want := []string{"a/b/c:d/e", "a/b:dev", "a:b", "a:b/main", strings.Repeat("long", 100) + ":x"}
@@ -117,7 +118,7 @@ func TestNestedListing(t *testing.T) {
 				t.Fatalf("list = %q, want %q", got, want)
 			}
 			for _, p := range []string{"a/", "a:", "a/b:", "a:b/", "long"} {
-				recs := listAll(t, d, driver.ListOptions{Prefix: p})
+				recs := fixturetest.ListAll(t, d, driver.ListOptions{Prefix: p})
 				for _, r := range recs {
 					if !strings.HasPrefix(r.ID.String(), p) {
 						t.Errorf("prefix %q listed %s", p, r.ID)
@@ -171,7 +172,7 @@ func TestCorruptFile(t *testing.T) {
 			if err := d.Delete(ctx, pid("bad")); err != nil {
 				t.Fatalf("purge the corrupt record: %v", err)
 			}
-			if n := len(listAll(t, d, driver.ListOptions{})); n != 2 {
+			if n := len(fixturetest.ListAll(t, d, driver.ListOptions{})); n != 2 {
 				t.Fatalf("after purge: %d records", n)
 			}
 		})
@@ -197,7 +198,7 @@ func TestEmptyFileIsAbsent(t *testing.T) {
 			if _, err := d.Get(ctx, pid("db")); !errors.Is(err, driver.ErrNotFound) {
 				t.Fatalf("get: %v", err)
 			}
-			if recs := listAll(t, d, driver.ListOptions{IncludeRetracted: true}); len(recs) != 0 {
+			if recs := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true}); len(recs) != 0 {
 				t.Fatalf("list: %v", recs)
 			}
 			if _, err := d.Update(ctx, pid("db"), driver.Status, driver.IfAbove(), driver.ReadyStatus()); !errors.Is(err, driver.ErrNotFound) {
@@ -231,7 +232,7 @@ func TestDebrisIgnored(t *testing.T) {
 			for _, f := range debris {
 				_ = os.WriteFile(filepath.Join(sub, f), []byte("{garbage"), 0o644)
 			}
-			if recs := listAll(t, d, driver.ListOptions{}); len(recs) != 1 {
+			if recs := fixturetest.ListAll(t, d, driver.ListOptions{}); len(recs) != 1 {
 				t.Fatalf("list: %v", recs)
 			}
 			if err := d.Delete(ctx, pid("x/db")); err != nil {

@@ -72,7 +72,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 			}
 			return nil, c.err
 		}
-		rec, err := d.listRecord(c)
+		rec, err := d.listRecord(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -89,12 +89,12 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 }
 
 // listRecord reads one listed record; nil when it vanished meanwhile.
-func (d *Driver) listRecord(c candidate) (*driver.Record, error) {
+func (d *Driver) listRecord(ctx context.Context, c candidate) (*driver.Record, error) {
 	files, err := d.files(c.id)
 	if err != nil {
 		return nil, fmt.Errorf("fs: %s: %w", c.path, err)
 	}
-	l, err := d.load(c.id, files)
+	l, err := d.load(ctx, c.id, files)
 	if err != nil || l == nil {
 		return nil, err
 	}

@@ -41,15 +41,24 @@ func (d *Driver) readDoc(id driver.ID, path string) (*jsonld.File, os.FileInfo, 
 // load reads record id, or returns nil when it does not exist. It reads the
 // defining file first and the others after it; when one of those is
 // missing it checks the defining file is still the one it read (a delete
-// removes it first) and otherwise starts over.
-func (d *Driver) load(id driver.ID, files []recordFile) (*loaded, error) {
+// removes it first) and otherwise starts over. Every push replaces the
+// defining file, so a record under a stream of pushes can keep changing:
+// after a few tries load reads it under the defining file's lock, which
+// every writer of that file (create and delete included) holds.
+func (d *Driver) load(ctx context.Context, id driver.ID, files []recordFile) (*loaded, error) {
 	for range 3 {
 		l, stable, err := d.loadOnce(id, files)
 		if err != nil || stable {
 			return l, err
 		}
 	}
-	return nil, fmt.Errorf("fs: %w: record %s kept changing while being read", driver.ErrUnavailable, id)
+	lk, err := d.lock(ctx, files[0].path)
+	if err != nil {
+		return nil, lockErr(id, err)
+	}
+	l, _, err := d.loadOnce(id, files)
+	lk.unlock(l == nil && err == nil)
+	return l, err
 }
 
 func (d *Driver) loadOnce(id driver.ID, files []recordFile) (*loaded, bool, error) {
@@ -92,7 +101,7 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	if err != nil {
 		return nil, err
 	}
-	l, err := d.load(id, files)
+	l, err := d.load(ctx, id, files)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package s3etag_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path"
@@ -17,17 +16,12 @@ import (
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/fixturetest"
 	"nameservice.dev/nameservice/internal/layout"
 )
 
 // fixtures are the filesystem driver's copy of shared/testdata/ns-v2.
 const fixtures = "../fs/testdata/ns-v2"
-
-var recordCmp = []cmp.Option{
-	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
-	cmpopts.EquateEmpty(),
-	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
-}
 
 // TestFixtures uploads every fixture case to a prefix of one bucket and
 // checks the driver lists and gets exactly what expected.json says, and
@@ -54,16 +48,16 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			upload(t, d.Client(), bucket, c.Name(), dir)
-			got := listAll(t, d, driver.ListOptions{IncludeRetracted: true})
-			want := readExpected(t, filepath.Join(dir, "expected.json"))
-			if diff := cmp.Diff(want, got, recordCmp...); diff != "" {
+			got := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true})
+			want := fixturetest.ReadExpected(t, filepath.Join(dir, "expected.json"))
+			if diff := cmp.Diff(want, got, fixturetest.RecordCmp...); diff != "" {
 				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
 			}
 			fsd, err := nsfs.Open(dir, nsfs.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromFS := listAll(t, fsd, driver.ListOptions{IncludeRetracted: true})
+			fromFS := fixturetest.ListAll(t, fsd, driver.ListOptions{IncludeRetracted: true})
 			if diff := cmp.Diff(fromFS, got, cmpopts.EquateEmpty(), cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) })); diff != "" {
 				t.Errorf("records differ from the filesystem driver's (-fs +s3):\n%s", diff)
 			}
@@ -72,7 +66,7 @@ func TestFixtures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(w, r, recordCmp...); diff != "" {
+				if diff := cmp.Diff(w, r, fixturetest.RecordCmp...); diff != "" {
 					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
 				}
 			}
@@ -102,34 +96,5 @@ func upload(t *testing.T, client *s3.Client, bucket, prefix, dir string) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func readExpected(t *testing.T, p string) []*driver.Record {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []*driver.Record
-	if err := json.Unmarshal(b, &recs); err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	return recs
-}
-
-func listAll(t *testing.T, d driver.Driver, opts driver.ListOptions) []*driver.Record {
-	t.Helper()
-	var out []*driver.Record
-	for {
-		page, err := d.List(context.Background(), opts)
-		if err != nil {
-			t.Fatalf("list: %v", err)
-		}
-		out = append(out, page.Records...)
-		if page.NextPageToken == "" {
-			return out
-		}
-		opts.PageToken = page.NextPageToken
 	}
 }

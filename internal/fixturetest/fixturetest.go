@@ -1,0 +1,56 @@
+// Package fixturetest holds what the drivers' fixture tests share: reading
+// a case's expected.json, listing every record of a driver, and comparing
+// records the way testdata/ns-v2/README.md says.
+package fixturetest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// RecordCmp compares records as the fixtures README says: created_at
+// excepted, and a key absent from the expected record must be absent, null,
+// empty or zero in the actual one (absent and zero are one in Go).
+var RecordCmp = []cmp.Option{
+	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
+	cmpopts.EquateEmpty(),
+	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
+}
+
+// ReadExpected decodes the records of a case's expected.json.
+func ReadExpected(t testing.TB, path string) []*driver.Record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*driver.Record
+	if err := json.Unmarshal(b, &recs); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+// ListAll returns every record d lists with opts, page by page.
+func ListAll(t testing.TB, d driver.Driver, opts driver.ListOptions) []*driver.Record {
+	t.Helper()
+	var out []*driver.Record
+	for {
+		page, err := d.List(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		out = append(out, page.Records...)
+		if page.NextPageToken == "" {
+			return out
+		}
+		opts.PageToken = page.NextPageToken
+	}
+}

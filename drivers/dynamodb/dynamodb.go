@@ -48,11 +48,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/awsretry"
 )
 
@@ -184,17 +184,7 @@ func loadAWSConfig(ctx context.Context, cfg Config) (aws.Config, error) {
 		}
 		return c, nil
 	}
-	var loadOpts []func(*config.LoadOptions) error
-	if cfg.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
-	}
-	if cfg.Profile != "" {
-		loadOpts = append(loadOpts, config.WithSharedConfigProfile(cfg.Profile))
-	}
-	if cfg.Credentials != nil {
-		loadOpts = append(loadOpts, config.WithCredentialsProvider(cfg.Credentials))
-	}
-	c, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	c, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, "")
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("dynamodb: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
 	}

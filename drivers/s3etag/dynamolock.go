@@ -13,12 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/backoff"
 )
 
@@ -125,22 +125,9 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	if lc.Table == "" {
 		return nil, fmt.Errorf("s3: %w: lock table not named", driver.ErrInvalidArgument)
 	}
-	var opts []func(*config.LoadOptions) error
-	if lc.Region != "" {
-		opts = append(opts, config.WithRegion(lc.Region))
-	}
-	if lc.Profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(lc.Profile))
-	}
-	if lc.Credentials != nil {
-		opts = append(opts, config.WithCredentialsProvider(lc.Credentials))
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsconf.Load(ctx, lc.Region, lc.Profile, lc.Credentials, DefaultRegion)
 	if err != nil {
 		return nil, fmt.Errorf("s3: lock: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
 	}
 	httpClient := lc.HTTPClient
 	if httpClient == nil {

@@ -41,11 +41,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/awsretry"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
@@ -162,22 +162,9 @@ func checkConfig(cfg *Config) error {
 // load), with short jittered backoff, and with 409 ConditionalRequestConflict
 // retried (S3 refused the request; nothing was written).
 func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
-	var loadOpts []func(*config.LoadOptions) error
-	if cfg.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
-	}
-	if cfg.Profile != "" {
-		loadOpts = append(loadOpts, config.WithSharedConfigProfile(cfg.Profile))
-	}
-	if cfg.Credentials != nil {
-		loadOpts = append(loadOpts, config.WithCredentialsProvider(cfg.Credentials))
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	awsCfg, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, DefaultRegion)
 	if err != nil {
 		return nil, fmt.Errorf("s3: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {

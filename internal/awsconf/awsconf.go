@@ -1,0 +1,32 @@
+// Package awsconf loads the AWS configuration the AWS-backed drivers
+// (DynamoDB, S3, S3's DynamoDB lock table) share.
+package awsconf
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+)
+
+// Load returns the configuration of the SDK's default chain (environment,
+// shared files, instance metadata) with region, profile and creds applied
+// when they are set, and defaultRegion when no region resolves ("" leaves it
+// unset). Its error is the SDK's; callers wrap it with their own context.
+func Load(ctx context.Context, region, profile string, creds aws.CredentialsProvider, defaultRegion string) (aws.Config, error) {
+	var opts []func(*config.LoadOptions) error
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	if profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(profile))
+	}
+	if creds != nil {
+		opts = append(opts, config.WithCredentialsProvider(creds))
+	}
+	c, err := config.LoadDefaultConfig(ctx, opts...)
+	if err == nil && c.Region == "" {
+		c.Region = defaultRegion
+	}
+	return c, err
+}

@@ -9,10 +9,12 @@ import (
 )
 
 // List returns the records matching opts in ascending ID order, fetching
-// pages of opts.PageSize underneath. Iteration stops at the first error,
-// which is yielded with a nil record; a record that cannot be read is such an
-// error, never skipped. Retracted records are left out unless
-// opts.IncludeRetracted is set.
+// pages of opts.PageSize underneath. A record that cannot be read is yielded,
+// in its place in the order, as a nil record and an error wrapping a
+// *RecordError that names it, and iteration goes on past it. Any other error
+// (the backend is unreachable, the kind is invalid) is yielded last and ends
+// the iteration. Retracted records are left out unless opts.IncludeRetracted
+// is set.
 func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
 		if opts.Kind != "" && !opts.Kind.Valid() {
@@ -25,10 +27,8 @@ func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Re
 				yield(nil, fmt.Errorf("list: %w", err))
 				return
 			}
-			for _, r := range page.Records {
-				if !yield(r, nil) {
-					return
-				}
+			if !yieldPage(page, yield) {
+				return
 			}
 			if page.NextPageToken == "" {
 				return
@@ -40,4 +40,24 @@ func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Re
 			opts.PageToken = page.NextPageToken
 		}
 	}
+}
+
+// yieldPage yields the records and failures of page merged in ID order
+// (a failure without an ID comes before the records after it in the page).
+func yieldPage(page *driver.Page, yield func(*Record, error) bool) bool {
+	recs, fails := page.Records, page.Failed
+	for len(recs) > 0 || len(fails) > 0 {
+		if len(fails) > 0 && (len(recs) == 0 || fails[0].ID.String() <= recs[0].ID.String()) {
+			if !yield(nil, fmt.Errorf("list: %w", fails[0])) {
+				return false
+			}
+			fails = fails[1:]
+			continue
+		}
+		if !yield(recs[0], nil) {
+			return false
+		}
+		recs = recs[1:]
+	}
+	return true
 }

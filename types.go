@@ -16,6 +16,7 @@ type (
 	Outcome     = driver.Outcome
 	ListOptions = driver.ListOptions
 	ErrorCode   = driver.ErrorCode
+	RecordError = driver.RecordError
 )
 
 // Kinds and concerns.

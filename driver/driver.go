@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -47,10 +48,14 @@ type Driver interface {
 	Delete(ctx context.Context, id ID) error
 
 	// List returns one page of records matching opts, in ascending order of
-	// ID string. A page may hold fewer than opts.PageSize records while
-	// more remain; NextPageToken is empty only on the last page. A record
-	// that cannot be read fails the call with an error naming it: no record is
-	// skipped silently. After writes have settled, the pages list exactly the
+	// ID string. A page holds at most opts.PageSize entries, records and
+	// failures together, and may hold fewer while more remain; NextPageToken
+	// is empty only on the last page. A record that cannot be read is put in
+	// Page.Failed as a *RecordError naming the object (file, key, item), and
+	// the listing goes on past it: no record is skipped silently, and one bad
+	// record never hides the others. List itself fails only when the page as
+	// a whole cannot be produced (the backend is unreachable, the token is
+	// malformed). After writes have settled, the pages list exactly the
 	// matching records.
 	List(ctx context.Context, opts ListOptions) (*Page, error)
 
@@ -123,9 +128,30 @@ type ListOptions struct {
 
 // Page is one page of List.
 type Page struct {
-	Records       []*Record
+	Records []*Record
+	// Failed lists the records in the page's range that could not be read,
+	// in ascending order. A failed record whose kind or retracted flag
+	// cannot be known is reported whatever the filter of ListOptions.
+	Failed        []*RecordError
 	NextPageToken string
 }
+
+// RecordError reports one record that List could not read. It wraps the
+// reason, typically ErrInternal for stored data that does not decode.
+type RecordError struct {
+	ID     ID     // the record, when its key gives the ID; zero otherwise
+	Object string // the file, key or item that could not be read
+	Err    error
+}
+
+func (e *RecordError) Error() string {
+	if e.ID.IsZero() {
+		return fmt.Sprintf("%s: %v", e.Object, e.Err)
+	}
+	return fmt.Sprintf("record %s (%s): %v", e.ID, e.Object, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // Watcher is an optional capability: a driver with a native change feed.
 type Watcher interface {

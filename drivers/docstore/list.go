@@ -2,7 +2,6 @@ package docstore
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -35,7 +35,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if opts.Kind != "" && !opts.Kind.Valid() {
 		return nil, fmt.Errorf("docstore: %w: kind %q", driver.ErrInvalidArgument, opts.Kind)
 	}
-	after, err := decodeToken(opts.PageToken)
+	after, err := pagetoken.Decode(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	page := &driver.Page{}
 	if more {
-		page.NextPageToken = encodeToken(metas[len(metas)-1].PK)
+		page.NextPageToken = pagetoken.Encode(metas[len(metas)-1].PK)
 	}
 	recs, err := d.records(ctx, metas)
 	if err != nil {
@@ -211,13 +211,3 @@ func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs
 
 // idOf returns the ID of meta document m.
 func idOf(m *document) driver.ID { return driver.ID{Name: m.Name, Branch: m.Branch} }
-
-func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
-
-func decodeToken(tok string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return "", fmt.Errorf("docstore: %w: malformed page token", driver.ErrInvalidArgument)
-	}
-	return string(b), nil
-}

@@ -2,7 +2,6 @@ package dynamodb
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -49,7 +49,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
-	after, err := decodeToken(opts.PageToken)
+	after, err := pagetoken.Decode(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	page := &driver.Page{}
 	if len(cands) > size {
 		cands = cands[:size]
-		page.NextPageToken = encodeToken(cands[size-1].pk)
+		page.NextPageToken = pagetoken.Encode(cands[size-1].pk)
 	}
 	recs, err := d.fetch(ctx, cands)
 	if err != nil {
@@ -230,14 +230,4 @@ func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[
 		left.ConsistentRead = aws.Bool(true)
 		req = map[string]types.KeysAndAttributes{d.table: left}
 	}
-}
-
-func encodeToken(pk string) string { return base64.RawURLEncoding.EncodeToString([]byte(pk)) }
-
-func decodeToken(tok string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return "", fmt.Errorf("dynamodb: list: %w: malformed page token", driver.ErrInvalidArgument)
-	}
-	return string(b), nil
 }

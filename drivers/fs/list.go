@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/pagetoken"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -42,7 +42,7 @@ type candidate struct {
 // decides, else its name and branch members, else the last segment is the
 // branch.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := decodeToken(opts.PageToken)
+	after, err := pagetoken.Decode(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 		if c.err != nil {
 			if len(page.Records) == size { // the error belongs to the next page
-				page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+				page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
 				break
 			}
 			return nil, c.err
@@ -80,7 +80,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 			continue
 		}
 		if len(page.Records) == size {
-			page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+			page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
 			break
 		}
 		page.Records = append(page.Records, rec)
@@ -235,14 +235,4 @@ func (d *Driver) nestedID(path, st string) (*candidate, error) {
 		return nil, fmt.Errorf("fs: %s: %w: the file holds record %s, whose path is another", path, driver.ErrInternal, id)
 	}
 	return &candidate{id: id, path: path}, nil
-}
-
-func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
-
-func decodeToken(tok string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return "", fmt.Errorf("fs: %w: malformed page token", driver.ErrInvalidArgument)
-	}
-	return string(b), nil
 }

@@ -11,7 +11,6 @@ package mem
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"sort"
@@ -22,6 +21,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -180,7 +180,7 @@ const DefaultPageSize = 100
 // List implements driver.Driver. The page token is the last ID of the
 // previous page, so pages stay correct while records are added or removed.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := decodeToken(opts.PageToken)
+	after, err := pagetoken.Decode(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
@@ -204,22 +204,12 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	page := &driver.Page{}
 	for i, r := range match {
 		if i == size {
-			page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+			page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
 			break
 		}
 		page.Records = append(page.Records, r.Clone())
 	}
 	return page, nil
-}
-
-func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
-
-func decodeToken(tok string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return "", fmt.Errorf("mem: %w: malformed page token", driver.ErrInvalidArgument)
-	}
-	return string(b), nil
 }
 
 // Close implements driver.Driver.

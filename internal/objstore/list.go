@@ -2,7 +2,6 @@ package objstore
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/pagetoken"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -34,7 +34,7 @@ type candidate struct {
 // other layout, a defining file no ID maps to, and a record that cannot be
 // read fail the call with an error naming the key.
 func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := r.decodeToken(opts.PageToken)
+	after, err := pagetoken.Decode(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (r *Records) fillPage(ctx context.Context, todo []candidate, size int, opts
 				continue
 			}
 			if len(page.Records) == size {
-				page.NextPageToken = encodeToken(page.Records[size-1].ID.String())
+				page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
 				return page, nil
 			}
 			page.Records = append(page.Records, r)
@@ -234,16 +234,6 @@ func (r *Records) nestedID(ctx context.Context, key string) (*candidate, error) 
 	}
 	r.idOfKey.Store(key, nestedIDEntry{tag: normTag(obj.tag), id: id})
 	return &candidate{id: id, key: key}, nil
-}
-
-func encodeToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
-
-func (r *Records) decodeToken(tok string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w: malformed page token", r.cfg.Name, driver.ErrInvalidArgument)
-	}
-	return string(b), nil
 }
 
 // nestedIDEntry is the ID a nested defining file held at a tag.

@@ -28,10 +28,26 @@ func randomHex(n int) string {
 // urlHarness opens every client of a store with Open(rawURL()), as a
 // separate process would.
 func urlHarness(rawURL func(t *testing.T) string) conformance.Harness {
-	return conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
+	return conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		u := rawURL(t)
-		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, u) }, nil
+		open := func(ctx context.Context) (driver.Driver, error) { return Open(ctx, u) }
+		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, u, id) }, nil
 	})
+}
+
+// corrupt replaces the status payload of id with text that is no JSON.
+func corrupt(ctx context.Context, rawURL string, id driver.ID) error {
+	d, err := Open(ctx, rawURL)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	doc := keyDoc(id, "status")
+	if err := d.coll.Get(ctx, doc); err != nil {
+		return err
+	}
+	doc.Payload = "{not json"
+	return d.coll.Replace(ctx, doc)
 }
 
 // memURL returns the URL of a memdocstore collection of the test's own.

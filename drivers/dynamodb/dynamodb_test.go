@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
@@ -82,10 +84,30 @@ func randomHex(n int) string {
 }
 
 func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
+	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		cfg := testConfig(t)
-		return func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }, nil
+		open := func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }
+		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, cfg, id) }, nil
 	}))
+}
+
+// corrupt makes the meta item of id undecodable: its retracted attribute
+// becomes a string.
+func corrupt(ctx context.Context, cfg dynamodb.Config, id driver.ID) error {
+	c, err := dynamodb.NewClient(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	_, err = c.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
+		TableName: &cfg.Table,
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: id.String()},
+			"sk": &types.AttributeValueMemberS{Value: "meta"},
+		},
+		UpdateExpression:          aws.String("SET retracted = :x"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":x": &types.AttributeValueMemberS{Value: "junk"}},
+	})
+	return err
 }
 
 func deleteTableInput(name string) *awsdynamodb.DeleteTableInput {

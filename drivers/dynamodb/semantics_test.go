@@ -268,11 +268,15 @@ func TestErrors(t *testing.T) {
 		t.Errorf("record without its index item: %v, want ErrInternal naming the item", err)
 	}
 	errs = append(errs, err)
-	_, err = d.List(ctx, driver.ListOptions{Prefix: id.Name})
-	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), id.String()) {
-		t.Errorf("list over a broken record: %v, want ErrInternal naming it", err)
+	page, err := d.List(ctx, driver.ListOptions{Prefix: id.Name})
+	switch {
+	case err != nil:
+		t.Errorf("list over a broken record: %v, want it in Page.Failed", err)
+	case len(page.Failed) != 1 || page.Failed[0].ID != id || !errors.Is(page.Failed[0], driver.ErrInternal):
+		t.Errorf("list over a broken record: failed %v, want one ErrInternal naming %s", page.Failed, id)
+	default:
+		errs = append(errs, page.Failed[0])
 	}
-	errs = append(errs, err)
 
 	_, err = d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
 	if err != nil {

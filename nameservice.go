@@ -101,7 +101,10 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if sourceType == "" {
 		return invalid(op, pid, "empty source type")
 	}
-	normDeps := make([]string, 0, len(deps))
+	var normDeps []string // nil (absent) stays apart from empty
+	if deps != nil {
+		normDeps = make([]string, 0, len(deps))
+	}
 	for _, d := range deps {
 		did, err := driver.ParseID(d)
 		if err != nil {

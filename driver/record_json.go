@@ -14,7 +14,7 @@ type recordJSON struct {
 	Branch       string     `json:"branch"`
 	Retracted    bool       `json:"retracted"`
 	SourceType   string     `json:"source_type,omitempty"`
-	Dependencies []string   `json:"dependencies,omitempty"`
+	Dependencies []string   `json:"dependencies,omitzero"` // [] and absent stay apart
 	CreatedAt    int64      `json:"created_at,omitempty"`
 	Head         *valueJSON `json:"head,omitempty"`
 	Index        *valueJSON `json:"index,omitempty"`

@@ -47,7 +47,8 @@ func PartOf(c driver.Concern) Part {
 // part it belongs to.
 var knownParts = map[string]Part{
 	"ledger": Identity, "name": Identity, "branch": Identity, "graphSourceDependencies": Identity,
-	"retracted": Identity, "createdAt": Identity, "sourceBranch": Identity, "branchPoint": Identity,
+	"dependenciesAbsent": Identity,
+	"retracted":          Identity, "createdAt": Identity, "sourceBranch": Identity, "branchPoint": Identity,
 	"branches":     Identity,
 	"ledgerCommit": HeadPart, "commitCid": HeadPart, "t": HeadPart,
 	"ledgerIndex": IndexPart, "indexAddress": IndexPart, "indexT": IndexPart,
@@ -407,6 +408,14 @@ func (r *reader) identity() error {
 	if v, has := r.vals["graphSourceDependencies"]; has && v != nil {
 		if f.Dependencies, ok = asStrings(v); !ok {
 			keep(fmt.Errorf("graphSourceDependencies is not a list of strings"))
+		}
+	}
+	if v, has := r.vals["dependenciesAbsent"]; has && v != nil {
+		absent, ok := unwrap(v).(bool)
+		if !ok {
+			keep(fmt.Errorf("dependenciesAbsent is not a boolean"))
+		} else if absent {
+			f.Dependencies = nil
 		}
 	}
 	if v, has := r.vals["retracted"]; has && v != nil {

@@ -138,7 +138,7 @@ var (
 	v4Ledger = []string{"ledger", "branch", "commitCid", "ledgerCommit", "t", "ledgerIndex", "status",
 		"defaultContextCid", "defaultContext", "statusV", "statusMeta", "configV", "configMeta", "configCid",
 		"sourceBranch", "branchPoint", "branches", "createdAt", "retracted"}
-	v4Graph = []string{"name", "branch", "graphSourceConfig", "graphSourceDependencies", "status", "statusV",
+	v4Graph = []string{"name", "branch", "graphSourceConfig", "graphSourceDependencies", "dependenciesAbsent", "status", "statusV",
 		"statusMeta", "configV", "graphSourceIndex", "graphSourceIndexT", "indexAddress", "indexT", "ledgerIndex",
 		"sourceBranch", "branchPoint", "branches", "createdAt", "retracted"}
 	specLedger = []string{"ledger", "branch", "ledgerCommit", "commitCid", "t", "ledgerIndex", "status",

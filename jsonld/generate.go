@@ -41,11 +41,14 @@ func (w *writer) identity(name string) (any, bool) {
 	case "branch":
 		return r.ID.Branch, true
 	case "graphSourceDependencies":
-		deps := r.Dependencies
-		if deps == nil {
-			deps = []string{}
+		// Fluree's reader requires the list: in its dialect an absent one
+		// is written empty and marked by dependenciesAbsent.
+		if r.Dependencies == nil {
+			return []string{}, w.graph() && w.dialect == FlureeV4
 		}
-		return deps, w.graph()
+		return r.Dependencies, w.graph()
+	case "dependenciesAbsent":
+		return true, w.graph() && w.dialect == FlureeV4 && r.Dependencies == nil
 	case "createdAt":
 		return number(r.CreatedAt), r.CreatedAt != 0
 	case "retracted":

@@ -155,42 +155,56 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 // ErrNotFound for an unknown ID (nothing is created), ErrWrongKind for a graph
 // source, and ErrInvalidArgument when t < 1 or address is empty.
 func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), t, address)
+	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), driver.RefValue(address, t))
 }
 
 // PublishIndex moves the index of id to address at t when t is above the
 // current index_t; otherwise as PublishCommit.
 func (ns *NameService) PublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), t, address)
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.RefValue(address, t))
 }
 
 // AdminPublishIndex is PublishIndex that also applies at t equal to the
 // current index_t, to replace an index rebuilt at the same t.
 func (ns *NameService) AdminPublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), t, address)
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.RefValue(address, t))
 }
 
-func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, t int64, address string) (Outcome, error) {
+// PublishIndexGraphs publishes the index of a ledger with named graphs: every
+// graph's {address, t, rev}, or nil for a graph not indexed yet. The index's
+// own address and t (index_t, what readers that know one pointer see) are
+// those of graphs[DefaultGraph], which must be indexed. Like PublishIndex it
+// applies only when that t is above the current index_t.
+func (ns *NameService) PublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.GraphsValue(graphs))
+}
+
+// AdminPublishIndexGraphs is PublishIndexGraphs that also applies at t equal
+// to the current index_t.
+func (ns *NameService) AdminPublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.GraphsValue(graphs))
+}
+
+func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, next Value) (Outcome, error) {
 	pid, err := parse(op, id)
 	if err != nil {
 		return Outcome{}, err
 	}
-	next := driver.RefValue(address, t)
-	if err := checkRef(next); err != nil {
+	if err := checkRef(c, next); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	out, err := ns.d.Update(ctx, pid, c, cond, next)
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
-func checkRef(v driver.Value) error {
+func checkRef(c driver.Concern, v driver.Value) error {
 	if v.V < 1 {
 		return fmt.Errorf("%w: t %d: t starts at 1", driver.ErrInvalidArgument, v.V)
 	}
 	if v.Payload.String("address") == "" {
 		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
 	}
-	return nil
+	return driver.ValidateValue(c, v)
 }
 
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
@@ -225,8 +239,8 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 	if c != driver.Head && c != driver.Index {
 		return Outcome{}, invalid(op, pid, "%s is not a ref (want head or index)", c)
 	}
-	nv := driver.RefValue(next.Address, next.T)
-	if err := checkRef(nv); err != nil {
+	nv := next.Value()
+	if err := checkRef(c, nv); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	if expected == nil {

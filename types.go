@@ -17,6 +17,7 @@ type (
 	ListOptions = driver.ListOptions
 	ErrorCode   = driver.ErrorCode
 	RecordError = driver.RecordError
+	GraphIndex  = driver.GraphIndex
 )
 
 // Kinds and concerns.
@@ -27,6 +28,9 @@ const (
 	Index       = driver.Index
 	Status      = driver.Status
 	Config      = driver.Config
+
+	// DefaultGraph names the graph whose index is the index's own pointer.
+	DefaultGraph = driver.DefaultGraph
 )
 
 // Sentinel errors; match with errors.Is.

@@ -51,7 +51,7 @@ var knownParts = map[string]Part{
 	"retracted":          Identity, "createdAt": Identity, "sourceBranch": Identity, "branchPoint": Identity,
 	"branches":     Identity,
 	"ledgerCommit": HeadPart, "commitCid": HeadPart, "t": HeadPart,
-	"ledgerIndex": IndexPart, "indexAddress": IndexPart, "indexT": IndexPart,
+	"ledgerIndex": IndexPart, "indexAddress": IndexPart, "indexT": IndexPart, "indexGraphs": IndexPart,
 	"graphSourceIndex": IndexPart, "graphSourceIndexT": IndexPart,
 	"status": StatusPart, "statusV": StatusPart, "statusMeta": StatusPart,
 	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
@@ -549,8 +549,25 @@ func (r *reader) index() error {
 		}
 	}
 	v, err := refValue("index", forms[0].address, forms[0].t)
+	if err == nil {
+		err = r.indexGraphs(v)
+	}
 	r.f.Index = v
 	return err
+}
+
+// indexGraphs adds the named graphs of indexGraphs ({"@value": "JSON
+// text"}) to index v, and checks them.
+func (r *reader) indexGraphs(v *driver.Value) error {
+	g, ok, err := r.jsonText("indexGraphs")
+	if err != nil || !ok {
+		return err
+	}
+	v.Payload["graphs"] = map[string]any(g)
+	if err := driver.ValidateValue(driver.Index, *v); err != nil {
+		return fmt.Errorf("indexGraphs: %v", err)
+	}
+	return nil
 }
 
 func (r *reader) ledgerIndex() (*indexForm, error) {
@@ -719,10 +736,15 @@ func (r *reader) configPayload() (p driver.Object, fields bool, err error) {
 // configKeys are the ledger config payload keys of dedicated members.
 var configKeys = map[string]string{"defaultContextCid": "default_context", "configCid": "config_id"}
 
-// graphSourceConfig reads {"@value": "JSON text"}, {"@value": {...}}, or the
-// JSON text alone.
+// graphSourceConfig reads the graph-source config (see jsonText).
 func (r *reader) graphSourceConfig() (driver.Object, bool, error) {
-	v, ok := r.vals["graphSourceConfig"]
+	return r.jsonText("graphSourceConfig")
+}
+
+// jsonText reads an object member held as {"@value": "JSON text"},
+// {"@value": {...}}, or the JSON text alone.
+func (r *reader) jsonText(name string) (driver.Object, bool, error) {
+	v, ok := r.vals[name]
 	if !ok || v == nil {
 		return nil, false, nil
 	}
@@ -732,11 +754,11 @@ func (r *reader) graphSourceConfig() (driver.Object, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, false, fmt.Errorf("graphSourceConfig is a %s, not JSON text", jsonKind(v))
+		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, jsonKind(v))
 	}
 	o, err := driver.ParseObject([]byte(s))
 	if err != nil {
-		return nil, false, fmt.Errorf("graphSourceConfig: %v", strings.TrimPrefix(err.Error(), driver.ErrInvalidArgument.Error()+": "))
+		return nil, false, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), driver.ErrInvalidArgument.Error()+": "))
 	}
 	if o == nil {
 		return nil, false, nil

@@ -95,6 +95,12 @@ func (w *writer) index(name string) (any, bool) {
 			return map[string]any{"@id": ref.Address, w.key("t"): number(ix.V)}, !w.graph()
 		}
 		return map[string]any{w.key("cid"): ref.Address, w.key("t"): number(ix.V)}, !w.graph()
+	case "indexGraphs":
+		if ref.Graphs == nil || w.graph() {
+			return nil, false
+		}
+		b, err := json.Marshal(ix.Payload["graphs"])
+		return map[string]any{"@value": string(b)}, err == nil
 	case "indexAddress":
 		return ref.Address, w.graph() && spec
 	case "indexT":

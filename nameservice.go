@@ -47,6 +47,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 	return New(d, opts...), nil
 }
 
+// Now returns the time on the clock set by WithClock, for recipes built on
+// this package (leases stamp their lock with it).
+func (ns *NameService) Now() time.Time { return ns.now() }
+
 // Driver returns the driver underneath, for type assertions to optional
 // capabilities.
 func (ns *NameService) Driver() driver.Driver { return ns.d }

@@ -61,3 +61,7 @@ func StatusValue(v int64, state string, extra Object) Value {
 	p["state"] = state
 	return Value{V: v, Payload: p}
 }
+
+// ParseObject decodes a JSON object for use as a payload; "null" yields
+// nil. It returns an error wrapping ErrInvalidArgument for anything else.
+func ParseObject(raw []byte) (Object, error) { return driver.ParseObject(raw) }

@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 func openDriver(t *testing.T) *dynamodb.Driver {
@@ -72,7 +73,7 @@ func TestEqualsMatchesHolds(t *testing.T) {
 		for _, stored := range tc.values {
 			for _, expected := range append(append([]driver.Value{}, tc.values...), tc.extra...) {
 				n++
-				id, _ := driver.ParseID(fmt.Sprintf("eq%s/%d", randomHex(3), n))
+				id, _ := driver.ParseID(fmt.Sprintf("eq%s/%d", testenv.RandomHex(3), n))
 				rec := driver.NewLedger(id, 1)
 				if tc.kind == driver.GraphSource {
 					rec = driver.NewGraphSource(id, "db:Bm25Index", nil, nil, 1)
@@ -110,7 +111,7 @@ func TestEqualsMatchesHolds(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
-	p := "rt" + randomHex(3) + "/"
+	p := "rt" + testenv.RandomHex(3) + "/"
 	id := func(s string) driver.ID { i, _ := driver.ParseID(p + s); return i }
 	ledger := driver.NewLedger(id("l:release/v1"), 1_700_000_000)
 	ledger.SourceBranch, ledger.Branches = "main", 2
@@ -159,7 +160,7 @@ func TestWireSchema(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
 	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
-	p := "wire" + randomHex(3) + "/"
+	p := "wire" + testenv.RandomHex(3) + "/"
 	must(t, ns.Init(ctx, p+"db"))
 	_, err := ns.PublishCommit(ctx, p+"db", 3, "c3")
 	must(t, err)
@@ -206,7 +207,7 @@ func describeItem(it map[string]types.AttributeValue) string {
 func TestFlureeV4Attributes(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
-	id, _ := driver.ParseID("v4" + randomHex(3) + "/db")
+	id, _ := driver.ParseID("v4" + testenv.RandomHex(3) + "/db")
 	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
 	_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(d.Table()),
 		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}},
@@ -241,10 +242,10 @@ func TestErrors(t *testing.T) {
 	var errs []error
 
 	missing := cfg
-	missing.Table = "no-such-table-" + randomHex(3)
+	missing.Table = "no-such-table-" + testenv.RandomHex(3)
 	dm, err := dynamodb.Open(ctx, missing)
 	must(t, err)
-	id, _ := driver.ParseID("err" + randomHex(3) + "/db")
+	id, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/db")
 	_, err = dm.Get(ctx, id)
 	if driver.Code(err) != driver.Unavailable || !strings.Contains(err.Error(), "EnsureTable") {
 		t.Errorf("missing table: %v (code %v), want Unavailable naming EnsureTable", err, driver.Code(err))
@@ -278,7 +279,7 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Errorf("update of an intact concern of a broken record: %v", err)
 	}
-	other, _ := driver.ParseID("err" + randomHex(3) + "/none")
+	other, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/none")
 	_, err = d.Update(ctx, other, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
 	if !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("update of an unknown ID: %v, want ErrNotFound", err)

@@ -40,6 +40,12 @@ var (
 	ErrUnavailable     = driver.ErrUnavailable
 	ErrUnsupported     = driver.ErrUnsupported
 	ErrInternal        = driver.ErrInternal
+	// ErrNotProvisioned: the table, bucket or container does not exist;
+	// create it (`ns table create`, a bucket) before retrying.
+	ErrNotProvisioned = driver.ErrNotProvisioned
+	// ErrPermissionDenied: the backend refused the credentials or the
+	// permission; the error names the action to grant.
+	ErrPermissionDenied = driver.ErrPermissionDenied
 )
 
 // ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.

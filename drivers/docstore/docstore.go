@@ -141,7 +141,7 @@ func open(ctx context.Context, u *url.URL) (*Driver, error) {
 		coll, err = docstore.OpenCollection(ctx, inner.String())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classify(ctx, err))
+		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
 	}
 	d := New(coll)
 	d.release = coll.Close

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -241,14 +242,25 @@ func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	var errs []error
 
+	// A missing table is a lasting failure: NotProvisioned, saying what to
+	// do, after one request (the SDK must not retry it).
 	missing := cfg
 	missing.Table = "no-such-table-" + testenv.RandomHex(3)
+	counter := &countingTransport{base: http.DefaultTransport, n: map[string]int{}, failed: map[string]int{}}
+	missing.HTTPClient = &http.Client{Transport: counter}
 	dm, err := dynamodb.Open(ctx, missing)
 	must(t, err)
 	id, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/db")
 	_, err = dm.Get(ctx, id)
-	if driver.Code(err) != driver.Unavailable || !strings.Contains(err.Error(), "EnsureTable") {
-		t.Errorf("missing table: %v (code %v), want Unavailable naming EnsureTable", err, driver.Code(err))
+	if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") || !strings.Contains(err.Error(), missing.Table) {
+		t.Errorf("missing table: %v (code %v), want NotProvisioned naming the table and `ns table create`", err, driver.Code(err))
+	}
+	if n := counter.n["Query"]; n != 1 {
+		t.Errorf("missing table: %d Query requests, want 1 (a lasting failure is not retried)", n)
+	}
+	_, err = dm.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), driver.Value{V: 2, Payload: driver.Object{"state": "x"}})
+	if !errors.Is(err, driver.ErrNotProvisioned) || counter.n["UpdateItem"] != 1 {
+		t.Errorf("missing table, update: %v after %d UpdateItem requests, want NotProvisioned after 1", err, counter.n["UpdateItem"])
 	}
 	errs = append(errs, err)
 

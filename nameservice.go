@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -66,9 +67,14 @@ func parse(op, id string) (driver.ID, error) {
 	return pid, nil
 }
 
+// wrap adds the operation, and the ID unless the driver's message already
+// names it, so that an error names the ID once.
 func wrap(op string, id driver.ID, err error) error {
 	if err == nil {
 		return nil
+	}
+	if strings.Contains(err.Error(), id.String()) {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, id, err)
 }

@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,6 +50,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/internal/closed"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -98,7 +98,7 @@ type Driver struct {
 	table  string
 	now    func() time.Time
 	kinds  kindCache
-	closed atomic.Bool
+	closed closed.Flag
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
 }
 
@@ -247,7 +247,7 @@ func (d *Driver) Table() string { return d.table }
 // Close implements driver.Driver. Later calls return an error wrapping
 // driver.ErrInvalidArgument.
 func (d *Driver) Close() error {
-	if d.closed.Swap(true) {
+	if !d.closed.Close() {
 		return nil
 	}
 	if d.idle != nil {
@@ -257,13 +257,7 @@ func (d *Driver) Close() error {
 }
 
 func (d *Driver) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d.closed.Load() {
-		return fmt.Errorf("dynamodb: %w: driver is closed", driver.ErrInvalidArgument)
-	}
-	return nil
+	return d.closed.Check(ctx, "dynamodb")
 }
 
 func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -47,6 +48,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 	return New(d, opts...), nil
 }
 
+// Now returns the time on the clock set by WithClock, for recipes built on
+// this package (leases stamp their lock with it).
+func (ns *NameService) Now() time.Time { return ns.now() }
+
 // Driver returns the driver underneath, for type assertions to optional
 // capabilities.
 func (ns *NameService) Driver() driver.Driver { return ns.d }
@@ -62,9 +67,14 @@ func parse(op, id string) (driver.ID, error) {
 	return pid, nil
 }
 
+// wrap adds the operation, and the ID unless the driver's message already
+// names it, so that an error names the ID once.
 func wrap(op string, id driver.ID, err error) error {
 	if err == nil {
 		return nil
+	}
+	if strings.Contains(err.Error(), id.String()) {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, id, err)
 }

@@ -44,6 +44,12 @@ var (
 	ErrUnavailable     = driver.ErrUnavailable
 	ErrUnsupported     = driver.ErrUnsupported
 	ErrInternal        = driver.ErrInternal
+	// ErrNotProvisioned: the table, bucket or container does not exist;
+	// create it (`ns table create`, a bucket) before retrying.
+	ErrNotProvisioned = driver.ErrNotProvisioned
+	// ErrPermissionDenied: the backend refused the credentials or the
+	// permission; the error names the action to grant.
+	ErrPermissionDenied = driver.ErrPermissionDenied
 )
 
 // ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.
@@ -65,3 +71,7 @@ func StatusValue(v int64, state string, extra Object) Value {
 	p["state"] = state
 	return Value{V: v, Payload: p}
 }
+
+// ParseObject decodes a JSON object for use as a payload; "null" yields
+// nil. It returns an error wrapping ErrInvalidArgument for anything else.
+func ParseObject(raw []byte) (Object, error) { return driver.ParseObject(raw) }

@@ -183,7 +183,7 @@ func (r *reader) typeMember(raw json.RawMessage) error {
 	for _, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return fmt.Errorf("@type holds a %s, not a string", jsonKind(e))
+			return fmt.Errorf("@type holds a %s, not a string", driver.JSONKind(e))
 		}
 		r.types = append(r.types, r.f.ctx.compactIRI(s))
 	}
@@ -285,24 +285,6 @@ func asObject(v any) (driver.Object, bool) {
 	return driver.Object(m), ok
 }
 
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	case string:
-		return "string"
-	case json.Number:
-		return "number"
-	case bool:
-		return "boolean"
-	}
-	return "value"
-}
-
 // str, integer... read one known member, recording the first error.
 func (r *reader) str(name string) (string, bool, error) {
 	v, ok := r.vals[name]
@@ -311,7 +293,7 @@ func (r *reader) str(name string) (string, bool, error) {
 	}
 	s, ok := asString(v)
 	if !ok {
-		return "", false, fmt.Errorf("%s is a %s, not a string", name, jsonKind(v))
+		return "", false, fmt.Errorf("%s is a %s, not a string", name, driver.JSONKind(v))
 	}
 	return s, true, nil
 }
@@ -347,7 +329,7 @@ func (r *reader) object(name string) (driver.Object, bool, error) {
 	}
 	o, ok := asObject(v)
 	if !ok {
-		return nil, false, fmt.Errorf("%s is a %s, not an object", name, jsonKind(v))
+		return nil, false, fmt.Errorf("%s is a %s, not an object", name, driver.JSONKind(v))
 	}
 	return o, true, nil
 }
@@ -361,7 +343,7 @@ func (r *reader) nested(name string) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s is a %s, not an object", name, jsonKind(v))
+		return nil, fmt.Errorf("%s is a %s, not an object", name, driver.JSONKind(v))
 	}
 	out := make(map[string]any, len(m))
 	for k, e := range m {
@@ -754,7 +736,7 @@ func (r *reader) jsonText(name string) (driver.Object, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, jsonKind(v))
+		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, driver.JSONKind(v))
 	}
 	o, err := driver.ParseObject([]byte(s))
 	if err != nil {

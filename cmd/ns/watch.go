@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/subscribe"
 )
 
 func init() {
@@ -53,7 +54,7 @@ func watch(c *call, prefix, state string, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	sub, err := c.ns.Subscribe(c.ctx, nameservice.SubscribeOptions{Prefix: prefix, Interval: interval, From: from})
+	sub, err := subscribe.Start(c.ctx, c.ns, subscribe.Options{Prefix: prefix, Interval: interval, From: from})
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func watch(c *call, prefix, state string, interval time.Duration) error {
 		ev, err := sub.Next(c.ctx)
 		switch {
 		case err == nil:
-		case c.ctx.Err() != nil || errors.Is(err, nameservice.ErrSubscriptionEnded):
+		case c.ctx.Err() != nil || errors.Is(err, subscribe.ErrEnded):
 			return nil // interrupted: the state file holds every event printed
 		default:
 			return err
@@ -92,7 +93,7 @@ func printEvent(c *call, ev nameservice.Event) {
 	fmt.Fprintf(c.stdout, "%s %s %d -> %v\n", e.ID, e.Concern, e.Old, ev.New)
 }
 
-func loadState(path string) (*nameservice.SubscriptionMap, error) {
+func loadState(path string) (*subscribe.Map, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -103,7 +104,7 @@ func loadState(path string) (*nameservice.SubscriptionMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m nameservice.SubscriptionMap
+	var m subscribe.Map
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("--state %s: %w", path, err)
 	}
@@ -112,7 +113,7 @@ func loadState(path string) (*nameservice.SubscriptionMap, error) {
 
 // saveState writes the map through a temporary file and a rename, so a
 // crash leaves the old state or the new, never half of one.
-func saveState(path string, m nameservice.SubscriptionMap) error {
+func saveState(path string, m subscribe.Map) error {
 	if path == "" {
 		return nil
 	}

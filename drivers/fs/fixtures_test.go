@@ -15,8 +15,8 @@ import (
 	"nameservice.dev/nameservice/internal/fixturetest"
 )
 
-// fixtures is the copy of shared/testdata/ns-v2 this package tests with.
-const fixtures = "testdata/ns-v2"
+// fixtures are the ns@v2 fixture cases.
+var fixtures = fixturetest.NSv2()
 
 // TestFixtures lists every fixture root with the driver (both writer
 // dialects read alike) and compares the records with expected.json.

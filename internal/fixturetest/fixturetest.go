@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +15,30 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 )
+
+// NSv2 returns the directory of the ns@v2 fixture cases, testdata/ns-v2 at
+// the module root, which it finds by walking up from the working directory
+// (a package's directory under go test) to go.mod: the fixtures live once in
+// the repository and every package's tests read them where they are, from a
+// checkout at any path. Outside a module it returns the relative path, so
+// the caller's read fails naming it.
+func NSv2() string {
+	const rel = "testdata/ns-v2"
+	dir, err := os.Getwd()
+	if err != nil {
+		return rel
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, rel)
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return rel
+		}
+		dir = up
+	}
+}
 
 // RecordCmp compares records as the fixtures README says: created_at
 // excepted, and a key absent from the expected record must be absent, null,

@@ -51,7 +51,7 @@ func TestExpectVAtMaxIsRefused(t *testing.T) {
 	}
 }
 
-// Issue 14, item 6: --url ” is an error, not the default directory.
+// Issue 14, item 6: an empty --url is an error, not the default directory.
 func TestEmptyURLIsAnError(t *testing.T) {
 	t.Chdir(t.TempDir())
 	for _, args := range [][]string{{"--url", "", "list"}, {"list", "--url", ""}, {"--url=", "init", "x"}} {

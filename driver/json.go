@@ -24,16 +24,74 @@ func DecodeJSON(raw []byte) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
 	}
+	// The fast path: encoding/json, then one pass over the text for its
+	// depth and its number of object keys. Fewer keys decoded than written
+	// means a key repeats; the slow path then finds and names it.
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	v, err := decodeValue(dec, 1)
-	if err != nil {
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("data after the JSON value")
 	}
-	return v, nil
+	keys, depth := shape(raw)
+	if depth > MaxDecodeDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", MaxDecodeDepth)
+	}
+	if countKeys(v) == keys {
+		return v, nil
+	}
+	dec = json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return decodeValue(dec, 1)
+}
+
+// shape returns the number of object keys in valid JSON text, and its
+// deepest nesting of objects and arrays.
+func shape(raw []byte) (keys, depth int) {
+	d := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{', '[':
+			d++
+			depth = max(depth, d)
+		case '}', ']':
+			d--
+		case '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			j := i + 1
+			for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
+				j++
+			}
+			if j < len(raw) && raw[j] == ':' {
+				keys++
+			}
+		}
+	}
+	return keys, depth
+}
+
+// countKeys returns the number of object keys in a decoded value.
+func countKeys(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		n += len(x)
+		for _, e := range x {
+			n += countKeys(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += countKeys(e)
+		}
+	}
+	return n
 }
 
 func invalidUTF8At(b []byte) int {

@@ -9,7 +9,8 @@ import (
 )
 
 // FuzzParseObject feeds arbitrary bytes to the payload parser. It must never
-// panic; what it accepts is valid UTF-8 with no repeated key, is what
+// panic; what it accepts is valid UTF-8 with no repeated key (the key-by-key
+// decoder accepts it too), is what
 // encoding/json reads too, survives encoding and parsing again unchanged, and
 // stays within MaxDecodeDepth.
 //
@@ -29,6 +30,11 @@ func FuzzParseObject(f *testing.F) {
 		}
 		if !utf8.Valid(raw) {
 			t.Fatalf("accepted invalid UTF-8: %q", raw)
+		}
+		strict := json.NewDecoder(bytes.NewReader(raw))
+		strict.UseNumber()
+		if _, err := decodeValue(strict, 1); err != nil {
+			t.Fatalf("accepted what the key-by-key decoder refuses (%v): %q", err, raw)
 		}
 		var std any
 		dec := json.NewDecoder(bytes.NewReader(raw))

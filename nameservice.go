@@ -101,7 +101,9 @@ func (ns *NameService) Init(ctx context.Context, id string) error {
 // pushes config as config_v+1 (leaving its index alone), unless config is nil
 // or equal to the current one. It returns an error wrapping ErrWrongKind when
 // id is a ledger, and ErrInvalidArgument for an empty sourceType, a malformed
-// dependency or a config that is not a JSON object.
+// dependency or a config that is not a JSON object or breaks a limit of
+// docs/model.md, and ErrAlreadyExists when id is a graph source of another
+// type.
 func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType string, deps []string, config any) error {
 	const op = "publish graph source"
 	pid, err := parse(op, id)
@@ -110,6 +112,9 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	}
 	if sourceType == "" {
 		return invalid(op, pid, "empty source type")
+	}
+	if len(sourceType) > driver.MaxSourceTypeBytes || len(deps) > driver.MaxDependencies {
+		return wrap(op, pid, driver.CheckLimits(&driver.Record{ID: pid, Meta: driver.Meta{SourceType: sourceType, Dependencies: deps}}))
 	}
 	var normDeps []string // nil (absent) stays apart from empty
 	if deps != nil {
@@ -123,6 +128,9 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 		normDeps = append(normDeps, did.String())
 	}
 	cfg, err := driver.NormalizeObject(config)
+	if err == nil {
+		err = driver.CheckPayload("payload", cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: config: %w", op, pid, err)
 	}
@@ -131,16 +139,24 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if !errors.Is(err, driver.ErrAlreadyExists) {
 		return wrap(op, pid, err)
 	}
-	return wrap(op, pid, ns.updateGraphSourceConfig(ctx, pid, cfg))
+	return wrap(op, pid, ns.updateGraphSourceConfig(ctx, pid, sourceType, cfg))
 }
 
-func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, cfg driver.Object) error {
+// updateGraphSourceConfig pushes cfg to the existing graph source id. A
+// graph source's type is fixed at creation: publishing it again with another
+// type is refused with ErrAlreadyExists (the ID is taken by a graph source of
+// that other type) rather than ignored.
+func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, sourceType string, cfg driver.Object) error {
 	cur, err := ns.d.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	if cur.Kind != driver.GraphSource {
 		return fmt.Errorf("%w: %s is a %s, not a graph source", driver.ErrWrongKind, id, cur.Kind)
+	}
+	if cur.SourceType != sourceType {
+		return fmt.Errorf("%w: %s is a graph source of type %q, not %q; a type cannot change (purge it and publish it again)",
+			driver.ErrAlreadyExists, id, cur.SourceType, sourceType)
 	}
 	if cfg == nil {
 		return nil
@@ -163,7 +179,8 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 // the current commit_t. A stale publish is not applied and is not an error:
 // the Outcome carries the current head. It returns an error wrapping
 // ErrNotFound for an unknown ID (nothing is created), ErrWrongKind for a graph
-// source, and ErrInvalidArgument when t < 1 or address is empty.
+// source, and ErrInvalidArgument when t < 1 or address is empty, longer than
+// driver.MaxAddressBytes or not valid UTF-8.
 func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
 	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), driver.RefValue(address, t))
 }
@@ -214,7 +231,13 @@ func checkRef(c driver.Concern, v driver.Value) error {
 	if v.Payload.String("address") == "" {
 		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
 	}
-	return driver.ValidateValue(c, v)
+	if err := driver.CheckAddress("address", v.Payload.String("address")); err != nil {
+		return err
+	}
+	if err := driver.ValidateValue(c, v); err != nil {
+		return err
+	}
+	return driver.CheckPayload(c.String()+" payload", v.Payload)
 }
 
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
@@ -340,6 +363,9 @@ func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern
 		return Outcome{}, wrap(op, pid, err)
 	}
 	next.Payload = p
+	if err := driver.CheckPayload(c.String()+" payload", p); err != nil {
+		return Outcome{}, wrap(op, pid, err)
+	}
 	if err := driver.ValidateValue(c, next); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
@@ -432,6 +458,9 @@ func (ns *NameService) Import(ctx context.Context, rec *Record) error {
 	}
 	if err := rec.Validate(); err != nil {
 		return fmt.Errorf("import: %w", err)
+	}
+	if err := driver.CheckLimits(rec); err != nil {
+		return fmt.Errorf("import %s: %w", rec.ID, err)
 	}
 	return wrap("import", rec.ID, ns.d.Create(ctx, rec.Clone()))
 }

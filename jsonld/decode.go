@@ -1,12 +1,12 @@
 package jsonld
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"nameservice.dev/nameservice/driver"
 )
@@ -102,6 +102,9 @@ func Decode(data []byte) (*File, error) {
 }
 
 func decode(data []byte) (*File, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("not valid UTF-8") // encoding/json would rewrite it to U+FFFD
+	}
 	members, err := parseObject(data)
 	if err != nil {
 		return nil, err
@@ -202,15 +205,11 @@ func (r *reader) finish() error {
 	return nil
 }
 
-// value decodes raw JSON into JSON-normal values (exact json.Numbers).
+// value decodes raw JSON into JSON-normal values (exact json.Numbers). A
+// key repeated inside a member, or invalid UTF-8, is an error: the file is
+// corrupt, and picking one of the values would hide it.
 func value(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return driver.DecodeJSON(raw)
 }
 
 func mustValue(raw json.RawMessage) any {

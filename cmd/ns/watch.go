@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/subscribe"
+	"nameservice.dev/nameservice/driver"
 )
 
 func init() {
@@ -104,9 +106,44 @@ func loadState(path string) (*subscribe.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m subscribe.Map
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := parseState(b)
+	if err != nil {
 		return nil, fmt.Errorf("--state %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// parseState reads a subscription map strictly: a repeated key, bad UTF-8,
+// an unknown field, a key that is not a normalised ID, an unknown kind or a
+// negative watermark makes the file corrupt (resuming from a guess could
+// miss events), with an error wrapping ErrInvalidArgument.
+func parseState(b []byte) (*subscribe.Map, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: not a subscription map: %s", nameservice.ErrInvalidArgument, fmt.Sprintf(format, args...))
+	}
+	if _, err := driver.DecodeJSON(b); err != nil {
+		return nil, bad("%v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var m subscribe.Map
+	if err := dec.Decode(&m); err != nil {
+		return nil, bad("%v", err)
+	}
+	for k, w := range m.Subscriptions {
+		id, err := nameservice.ParseID(k)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		if id.String() != k {
+			return nil, bad("key %q is not in the normalised form %q", k, id.String())
+		}
+		if !w.Kind.Valid() {
+			return nil, bad("%s: kind %q", k, driver.Clip(string(w.Kind), 40))
+		}
+		if w.CommitT < 0 || w.IndexT < 0 || w.StatusV < 0 || w.ConfigV < 0 {
+			return nil, bad("%s: a negative watermark", k)
+		}
 	}
 	return &m, nil
 }

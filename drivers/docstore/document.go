@@ -140,7 +140,7 @@ func (d *document) next(v driver.Value, w string) (*document, error) {
 func (d *document) meta() (driver.ID, driver.Meta, error) {
 	id := driver.ID{Name: d.Name, Branch: d.Branch}
 	k := driver.Kind(d.Kind)
-	if id.String() != d.PK || !k.Valid() {
+	if id.String() != d.PK || !k.Valid() || id.Validate() != nil {
 		return id, driver.Meta{}, fmt.Errorf("docstore: %w: meta document %s: kind %q, name %q, branch %q do not fit", driver.ErrInternal, d.PK, d.Kind, d.Name, d.Branch)
 	}
 	deps := d.Dependencies

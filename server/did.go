@@ -15,6 +15,10 @@ var ed25519Multicodec = []byte{0xed, 0x01}
 
 const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
+// DIDKey returns the did:key of an Ed25519 public key, as a trusted issuer
+// is listed.
+func DIDKey(pub ed25519.PublicKey) string { return didFromPubKey(pub) }
+
 func didFromPubKey(pub ed25519.PublicKey) string {
 	return didKeyPrefix + base58Encode(append(append([]byte{}, ed25519Multicodec...), pub...))
 }

@@ -292,3 +292,36 @@ func (e errTooLarge) Error() string {
 func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(r.Context()), s.opts.OpTimeout)
 }
+
+// Limits are the connection limits of the http.Server HTTPServer returns.
+type Limits struct {
+	// ReadHeaderTimeout cuts off a client that has not sent its headers
+	// in time (default 10s).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long (default 2m).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request headers (default 64 KiB).
+	MaxHeaderBytes int
+}
+
+// HTTPServer returns an http.Server serving s with the given limits, whose
+// Shutdown also ends s's event streams. A request's body is bounded by
+// Options.MaxBodyBytes; there is no overall read or write timeout, which
+// would cut event streams (OpTimeout bounds the backend work instead).
+func (s *Server) HTTPServer(l Limits) *http.Server {
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = 10 * time.Second
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = 2 * time.Minute
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = 64 << 10
+	}
+	hs := &http.Server{
+		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(func() { _ = s.Close() })
+	return hs
+}

@@ -74,14 +74,7 @@ func serve(c *call, f serveFlags) error {
 		return usagef("--insecure-no-auth is allowed only on a loopback address, not %s", ln.Addr())
 	}
 	srv := server.New(c.ns, opts)
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: f.readHeaderTimeout,
-		IdleTimeout:       f.idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	hs.RegisterOnShutdown(func() { _ = srv.Close() })
+	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout})
 	scheme := "http"
 	if f.cert != "" || f.key != "" {
 		if f.cert == "" || f.key == "" {

@@ -105,7 +105,7 @@ func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 	if a := v.Get("all"); a != "" {
 		all, err := strconv.ParseBool(a)
 		if err != nil || (a != "true" && a != "false") {
-			return nil, fmt.Errorf("Failed to deserialize query string: all: provided string was not `true` or `false`")
+			return nil, errors.New("invalid query string: all must be true or false")
 		}
 		q.all = all
 	}

@@ -127,7 +127,9 @@ func streamError(data string) error {
 func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 	defer close(ch)
 	for attempt := 0; ; {
-		err := w.follow(ctx, st, ch)
+		// Why the stream broke does not matter: it is reopened either way,
+		// and only a refusal to reopen it ends the feed.
+		_ = w.follow(ctx, st, ch)
 		st.body.Close()
 		for ctx.Err() == nil {
 			attempt++
@@ -135,6 +137,7 @@ func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 				return
 			}
 			var snap map[driver.ID]*driver.Record
+			var err error
 			st, snap, err = w.connect(ctx)
 			if _, perm := err.(permanent); perm {
 				send(ctx, ch, driver.Event{Err: err})

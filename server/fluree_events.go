@@ -70,13 +70,17 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 		writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
 		return
 	}
-	sse := nswire.NewSSEWriter(w)
-	if sse == nil {
+	// The records are read before the answer starts, as Fluree does: a
+	// client whose stream is open has its snapshot.
+	st := &eventsState{s: s, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
+	recs := st.initial(ctx)
+	if st.sse = nswire.NewSSEWriter(w); st.sse == nil {
 		return
 	}
-	st := &eventsState{s: s, sse: sse, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
-	if !st.initial(ctx) {
-		return
+	for _, rec := range recs {
+		if !st.sendRecord(rec) {
+			return
+		}
 	}
 	keep := time.NewTicker(s.opts.KeepAlive)
 	defer keep.Stop()
@@ -85,7 +89,7 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-keep.C:
-			if sse.Comment("") != nil {
+			if st.sse.Comment("") != nil {
 				return
 			}
 		case ev, ok := <-feed:
@@ -135,8 +139,10 @@ func (st *eventsState) visible(k driver.Kind, id string) bool {
 	return st.q.selects(k, id) && st.p.canEvent(k, id)
 }
 
-// initial sends the records a stream starts with.
-func (st *eventsState) initial(ctx context.Context) bool {
+// initial returns the records a stream starts with: the selected ones
+// the caller may see that are not retracted, ledgers then graph sources.
+func (st *eventsState) initial(ctx context.Context) []*driver.Record {
+	var out []*driver.Record
 	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
 		var recs []*driver.Record
 		if st.q.all {
@@ -164,12 +170,12 @@ func (st *eventsState) initial(ctx context.Context) bool {
 		}
 		for _, rec := range recs {
 			st.kinds[rec.ID.String()] = rec.Kind
-			if st.visible(rec.Kind, rec.ID.String()) && !st.sendRecord(rec) {
-				return false
+			if st.visible(rec.Kind, rec.ID.String()) {
+				out = append(out, rec)
 			}
 		}
 	}
-	return true
+	return out
 }
 
 // change sends what one change of the backend means to Fluree's peers.

@@ -7,6 +7,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/server"
@@ -16,7 +17,13 @@ import (
 // listener and returns its URL.
 func serveMem(t *testing.T) string {
 	t.Helper()
-	backend := mem.NewStore().Open()
+	return serveBackend(t, mem.NewStore().Open())
+}
+
+// serveBackend runs ns serve's handler over backend on a loopback listener
+// and returns its URL.
+func serveBackend(t *testing.T, backend driver.Driver) string {
+	t.Helper()
 	srv := server.New(nameservice.New(backend), server.Options{NoAuth: true})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { _ = srv.Close(); hs.Close(); _ = backend.Close() })
@@ -41,5 +48,19 @@ func TestFaultsRemote(t *testing.T) {
 	t.Parallel()
 	p := startProxy(t, serveMem(t), 21, rates(nil))
 	runChecked(t, remoteOpener(p.URL()), faultWorkload(9, p), true)
+	requireFaults(t, p)
+}
+
+// TestFaultsRemoteDynamoDB is TestFaultsRemote with DynamoDB Local behind
+// the server.
+func TestFaultsRemoteDynamoDB(t *testing.T) {
+	t.Parallel()
+	cfg := dynamoConfig(t)
+	backend, err := dynamodb.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, serveBackend(t, backend), 22, rates(nil))
+	runChecked(t, remoteOpener(p.URL()), faultWorkload(10, p), true)
 	requireFaults(t, p)
 }

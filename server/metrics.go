@@ -55,7 +55,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	if status != http.StatusOK || (route != "GET /ns/v1/watch" && route != flureeBase+"/") {
+	if status != http.StatusOK || (route != "GET /ns/v1/watch" && route != "GET "+flureeBase+"/events") {
 		m.latency.WithLabelValues(route).Observe(d.Seconds())
 	}
 }

@@ -152,6 +152,7 @@ func TestHealthReadyMetricsOpenAPI(t *testing.T) {
 	s := start(t, server.Options{})
 	must(t, s.ns.Init(context.Background(), "db"))
 	s.call(t, "POST", "/ns/v1/push/status/db:main", `{"condition":"equals","expected":{"v":9,"payload":{"state":"x"}},"new":{"v":10,"payload":{"state":"y"}}}`)
+	s.call(t, "GET", "/v1/fluree/storage/ns/db", "")
 	for path, wantText := range map[string]string{
 		"/healthz": "ok", "/readyz": "ok", "/openapi.yaml": "openapi: 3.1",
 		"/metrics": `nameservice_push_conflicts_total{concern="status"} 1`,
@@ -162,7 +163,7 @@ func TestHealthReadyMetricsOpenAPI(t *testing.T) {
 		}
 	}
 	_, b := s.call(t, "GET", "/metrics", "")
-	for _, series := range []string{"nameservice_http_requests_total", "nameservice_http_request_duration_seconds", "nameservice_sse_subscribers", "nameservice_unknown_outcomes_total"} {
+	for _, series := range []string{`route="GET /v1/fluree/storage/ns/{alias}"`, "nameservice_http_requests_total", "nameservice_http_request_duration_seconds", "nameservice_sse_subscribers", "nameservice_unknown_outcomes_total"} {
 		if !strings.Contains(b, series) {
 			t.Errorf("/metrics lacks %s", series)
 		}

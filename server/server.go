@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -155,10 +156,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
-	_, pattern := s.mux.Handler(r)
-	if pattern == "" {
-		pattern = "unmatched"
-	}
+	pattern := routeLabel(s.mux, r)
 	ri := &reqInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
 	s.mux.ServeHTTP(rec, r)
@@ -168,6 +166,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.String("method", r.Method), slog.String("route", pattern),
 		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
 		slog.String("principal", ri.name()), slog.String("remote", r.RemoteAddr))
+}
+
+// routeLabel names the route of r for metrics and logs: the mux pattern,
+// or for Fluree's routes the route with its alias left out.
+func routeLabel(mux *http.ServeMux, r *http.Request) string {
+	_, pattern := mux.Handler(r)
+	switch {
+	case pattern == "":
+		return "unmatched"
+	case pattern != flureeBase+"/":
+		return pattern
+	}
+	p := strings.TrimPrefix(r.URL.Path, flureeBase)
+	switch {
+	case p == "/nameservice/snapshot", p == "/events":
+		return r.Method + " " + flureeBase + p
+	case strings.HasPrefix(p, "/storage/ns/"):
+		return r.Method + " " + flureeBase + "/storage/ns/{alias}"
+	case strings.HasPrefix(p, "/nameservice/refs/"):
+		return r.Method + " " + flureeBase + "/nameservice/refs/{alias}/" + p[strings.LastIndexByte(p, '/')+1:]
+	}
+	return "unmatched"
 }
 
 // statusRecorder remembers the status written, and passes Flush through for

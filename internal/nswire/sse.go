@@ -5,12 +5,18 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
+
+// WriteTimeout bounds the write of one event: a client that stops reading
+// is cut off instead of holding its stream (and its slot) forever.
+const WriteTimeout = time.Minute
 
 // SSEWriter writes a text/event-stream, flushing after every event.
 type SSEWriter struct {
-	w http.ResponseWriter
-	f http.Flusher
+	w  http.ResponseWriter
+	f  http.Flusher
+	rc *http.ResponseController
 }
 
 // NewSSEWriter sets the headers of an event stream on w and returns a
@@ -26,7 +32,7 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 	h.Set("X-Accel-Buffering", "no") // keep nginx from buffering the stream
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
-	return &SSEWriter{w: w, f: f}
+	return &SSEWriter{w: w, f: f, rc: http.NewResponseController(w)}
 }
 
 // Event writes one event: "event:", "id:" (when id is not empty) and
@@ -55,6 +61,9 @@ func (s *SSEWriter) Comment(text string) error {
 }
 
 func (s *SSEWriter) raw(str string) error {
+	// Not every ResponseWriter supports deadlines (a test recorder does
+	// not); the write goes on without one then.
+	_ = s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	if _, err := io.WriteString(s.w, str); err != nil {
 		return err
 	}

@@ -32,10 +32,10 @@ type Principal struct {
 	Exact map[string]bool
 	// Fluree's events claims, for /v1/fluree/events. A static token's
 	// events scope is its read scope.
-	eventsAll       bool
-	eventsLedgers   map[string]bool
-	eventsGSources  map[string]bool
-	flureeEventsJWS bool
+	eventsAll      bool
+	eventsLedgers  map[string]bool
+	eventsGSources map[string]bool
+	jws            bool
 	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
 	storageAll bool
 }
@@ -60,7 +60,7 @@ func (p *Principal) readsAll() bool { return slices.Contains(p.Read, "") }
 
 // canEvent reports whether p may see events of a record of kind k.
 func (p *Principal) canEvent(k driver.Kind, id string) bool {
-	if !p.flureeEventsJWS {
+	if !p.jws {
 		return p.CanRead(id)
 	}
 	if p.eventsAll {
@@ -246,7 +246,7 @@ func (a *Authenticator) verifyJWS(tok string) (*Principal, error) {
 		return nil, errUnauthorized{"token issued in the future (iat)"}
 	}
 	p := &Principal{Name: did, Exact: normalisedSet(c.StorageLedgers), storageAll: c.StorageAll,
-		flureeEventsJWS: true, eventsAll: c.EventsAll,
+		jws: true, eventsAll: c.EventsAll,
 		eventsLedgers: normalisedSet(c.EventsLedgers), eventsGSources: normalisedSet(c.EventsGSources)}
 	if c.StorageAll {
 		p.Read, p.Write = []string{""}, []string{""}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -297,4 +298,39 @@ func wantCall(t *testing.T, what string, s *testServer, method, path, body strin
 	t.Helper()
 	st, b := s.call(t, method, path, body)
 	want(t, what, st, b, status, wantBody)
+}
+
+// A client that sends its headers and then trickles its body is cut off
+// after BodyTimeout.
+func TestSlowBodyCutOff(t *testing.T) {
+	s := start(t, server.Options{BodyTimeout: 300 * time.Millisecond})
+	must(t, s.ns.Init(context.Background(), "db"))
+	hs := s.srv.HTTPServer(server.Limits{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /ns/v1/push/head/db:main HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"condition\":"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the server kept waiting for a body that never came")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("cut off after %v, want about 300ms", d)
+	}
+	if len(b) > 0 && !strings.Contains(string(b), " 400 ") {
+		t.Fatalf("answer to a cut-off body: %q", b)
+	}
 }

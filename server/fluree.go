@@ -351,7 +351,7 @@ func (s *Server) flureeSnapshot(w http.ResponseWriter, r *http.Request) {
 	}{Ledgers: []nsRecord{}, GraphSources: []graphSourceRecord{}}
 	// A Fluree JWS scoped to some ledgers sees no graph sources, as in
 	// Fluree; a static token sees those in its scope.
-	gsVisible := p.storageAll || !p.flureeEventsJWS
+	gsVisible := p.storageAll || !p.jws
 	for rec, err := range s.ns.List(r.Context(), nameservice.ListOptions{IncludeRetracted: true}) {
 		if err != nil {
 			writeFlureeError(w, http.StatusInternalServerError, "Failed to list ledgers: "+err.Error())

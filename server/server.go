@@ -66,6 +66,9 @@ type Options struct {
 	// its client goes away: it finishes (or times out) and its outcome is
 	// kept for a resend.
 	OpTimeout time.Duration
+	// BodyTimeout bounds the read of a request body, so a client that
+	// sends its headers and then trickles its body is cut off (default 30s).
+	BodyTimeout time.Duration
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
 }
@@ -104,6 +107,9 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
 	}
 	log := opts.Logger
 	if log == nil {
@@ -156,6 +162,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
+	if r.ContentLength != 0 && r.Method != http.MethodGet {
+		// The server resets the deadline for the connection's next request.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
+	}
 	pattern := routeLabel(s.mux, r)
 	ri := &reqInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))

@@ -23,7 +23,7 @@ type serveFlags struct {
 	maxBody                                      int64
 	maxStreams                                   int
 	pollInterval, keepAlive, shutdownGrace       time.Duration
-	readHeaderTimeout, idleTimeout               time.Duration
+	readHeaderTimeout, idleTimeout, bodyTimeout  time.Duration
 }
 
 func init() {
@@ -46,6 +46,7 @@ func init() {
 			fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "")
 			fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", 10*time.Second, "")
 			fs.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "")
+			fs.DurationVar(&f.bodyTimeout, "body-timeout", 30*time.Second, "")
 		},
 		run: func(c *call) error { return serve(c, f) },
 	}
@@ -61,7 +62,7 @@ func serve(c *call, f serveFlags) error {
 		return err
 	}
 	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams,
-		PollInterval: f.pollInterval, KeepAlive: f.keepAlive}
+		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout}
 	if err := authOptions(&opts, f); err != nil {
 		return err
 	}

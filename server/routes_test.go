@@ -202,3 +202,27 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Fatal("the stream stayed open after Close")
 	}
 }
+
+// Every route the server answers is described in the OpenAPI document.
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	s := start(t, server.Options{})
+	_, doc := s.call(t, "GET", "/openapi.yaml", "")
+	for _, path := range []string{
+		"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/ns/v1/records", "/ns/v1/records/{id}",
+		"/ns/v1/push/{concern}/{id}", "/ns/v1/retract/{id}", "/ns/v1/graph-sources/{id}", "/ns/v1/watch",
+		"/.well-known/fluree.json", "/v1/fluree/nameservice/refs/{alias}/commit", "/v1/fluree/nameservice/refs/{alias}/index",
+		"/v1/fluree/nameservice/refs/{alias}/init", "/v1/fluree/nameservice/snapshot", "/v1/fluree/storage/ns/{alias}",
+		"/v1/fluree/events",
+	} {
+		if !strings.Contains(doc, "\n  "+path+":\n") {
+			t.Errorf("openapi.yaml does not describe %s", path)
+		}
+		// And the route exists: no 404 from the router for its shape.
+		probe := strings.NewReplacer("{id}", "x:main", "{alias}", "x:main", "{concern}", "status").Replace(path)
+		resp := s.do(t, "OPTIONS", probe, "")
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			t.Errorf("%s: the router does not know it", path)
+		}
+	}
+}

@@ -319,7 +319,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 	s.metrics.authFailures.Inc()
 	w.Header().Set("WWW-Authenticate", `Bearer realm="nameservice"`)
-	if strings.HasPrefix(r.URL.Path, flureeBase) {
+	if _, fluree := flureeRest(r.URL.Path); fluree {
 		writeFlureeError(w, http.StatusUnauthorized, err.Error())
 		return
 	}

@@ -13,8 +13,23 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// flureeBase is the prefix of Fluree's versioned API.
-const flureeBase = "/v1/fluree"
+// flureeBase is the prefix of Fluree's versioned API. The same routes are
+// also served under flureeBare, where a Fluree client given the server's
+// bare origin sends them (its HTTP client appends "/fluree" to a base URL).
+const (
+	flureeBase = "/v1/fluree"
+	flureeBare = "/fluree"
+)
+
+// flureeRest returns path without its Fluree prefix, and whether it had one.
+func flureeRest(path string) (string, bool) {
+	for _, p := range []string{flureeBase + "/", flureeBare + "/"} {
+		if strings.HasPrefix(path, p) {
+			return path[len(p)-1:], true
+		}
+	}
+	return path, false
+}
 
 // Fluree's error types (fluree-vocab errors.rs).
 const (
@@ -77,7 +92,7 @@ func orderedDiscovery(doc map[string]any) any {
 // inside a name) or with its slashes as they are: the route's verb is its
 // last segment, so either is unambiguous.
 func (s *Server) fluree(w http.ResponseWriter, r *http.Request) {
-	path := strings.TrimPrefix(r.URL.EscapedPath(), flureeBase)
+	path, _ := flureeRest(r.URL.EscapedPath())
 	method := func(m string) bool {
 		if r.Method == m {
 			return true

@@ -229,3 +229,12 @@ func must(t *testing.T, err error) {
 }
 
 var _ = http.StatusOK
+
+// A Fluree client given the bare origin sends its routes under /fluree.
+func TestFlureeBarePrefix(t *testing.T) {
+	s := start(t, server.Options{})
+	st, b := s.call(t, "POST", "/fluree/nameservice/refs/bare/init", "")
+	want(t, "init under /fluree", st, b, 200, `{"created":true}`)
+	st, b = s.call(t, "GET", "/fluree/storage/ns/bare", "")
+	want(t, "lookup under /fluree", st, b, 200, `{"ledger_id":"bare:main","name":"bare","branch":"main","commit_head_id":null,"commit_t":0,"index_head_id":null,"index_t":0,"retracted":false}`)
+}

@@ -154,6 +154,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("GET "+p+"/watch", s.auth(s.watch))
 
 	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
+	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
 }
 
 // ServeHTTP implements http.Handler: it routes, bounds the body, counts
@@ -185,10 +186,10 @@ func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	switch {
 	case pattern == "":
 		return "unmatched"
-	case pattern != flureeBase+"/":
+	case pattern != flureeBase+"/" && pattern != flureeBare+"/":
 		return pattern
 	}
-	p := strings.TrimPrefix(r.URL.Path, flureeBase)
+	p, _ := flureeRest(r.URL.Path)
 	switch {
 	case p == "/nameservice/snapshot", p == "/events":
 		return r.Method + " " + flureeBase + p

@@ -78,7 +78,12 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 	opts.Interval = watchInterval
 	ch, err := e.ns.Watch(ctx, opts)
 	e.must(err)
-	go write(e.client())
+	// The writer may still be finishing (a purge deletes several objects)
+	// when the last event arrives: the case waits for it, so that it never
+	// reports into a finished test.
+	wrote := make(chan struct{})
+	go func() { defer close(wrote); write(e.client()) }()
+	defer func() { <-wrote }()
 	var evs []nameservice.Event
 	var grace <-chan time.Time
 	timeout := time.After(30 * time.Second)

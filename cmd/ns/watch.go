@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/subscribe"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/subscribe"
 )
 
 func init() {

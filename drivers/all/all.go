@@ -10,5 +10,6 @@ import (
 	_ "nameservice.dev/nameservice/drivers/dynamodb" // dynamodb://
 	_ "nameservice.dev/nameservice/drivers/fs"       // file://
 	_ "nameservice.dev/nameservice/drivers/mem"      // mem://
+	_ "nameservice.dev/nameservice/drivers/remote"   // http://, https:// (ns serve)
 	_ "nameservice.dev/nameservice/drivers/s3etag"   // s3://
 )

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/server"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildNS builds this command once per test process.
+func buildNS(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ns-serve-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "ns")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// serveProcess is a running "ns serve".
+type serveProcess struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+}
+
+// startServe runs "ns --url backend serve --listen 127.0.0.1:0 args..." and
+// waits for the URL it prints.
+func startServe(t *testing.T, bin, backend string, args ...string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--url", backend, "serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- s
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case s := <-line:
+		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
+		if !ok {
+			t.Fatalf("ns serve printed %q; stderr %s", s, p.stderr)
+		}
+		p.url = u
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ns serve did not start; stderr %s", p.stderr)
+	}
+	return p
+}
+
+// stop sends SIGTERM and requires a clean exit (graceful shutdown).
+func (p *serveProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ns serve exited with %v after SIGTERM; stderr %s", err, p.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ns serve did not stop within 30s of SIGTERM")
+	}
+}
+
+// TestServeTwoInstancesOneTable runs two ns serve processes over one
+// DynamoDB Local table; 16 clients, half on each, race compare-and-set
+// increments of a counter in one record's status. Every increment that
+// reports applied must be counted exactly once.
+func TestServeTwoInstancesOneTable(t *testing.T) {
+	endpoint := testenv.DynamoDBEndpoint(t)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	backend := "dynamodb://ns-serve-" + hex.EncodeToString(b) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	c := &cli{t: t, url: backend}
+	c.want(exitOK, "table", "create")
+	c.want(exitOK, "init", "counter")
+	bin := buildNS(t)
+	servers := []*serveProcess{startServe(t, bin, backend, "--insecure-no-auth"), startServe(t, bin, backend, "--insecure-no-auth")}
+
+	const clients, each = 16, 8
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		d, err := remote.Open(remote.Config{BaseURL: servers[i%2].url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := nameservice.New(d)
+		defer ns.Close()
+		wg.Go(func() {
+			for done := 0; done < each; {
+				cur, err := ns.StatusOf(ctx, "counter")
+				if err != nil {
+					errs <- err
+					return
+				}
+				n, _ := cur.Payload.Int("count")
+				next := nameservice.StatusValue(cur.V+1, "ready", nameservice.Object{"count": n + 1})
+				out, err := ns.PushStatus(ctx, "counter", cur, next)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if out.Applied {
+					done++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	check, err := remote.Open(remote.Config{BaseURL: servers[1].url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := nameservice.New(check).StatusOf(ctx, "counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, _ := final.Payload.Int("count")
+	if count != clients*each || final.V != 1+clients*each {
+		t.Fatalf("final status v%d count %d, want v%d count %d", final.V, count, 1+clients*each, clients*each)
+	}
+	for _, s := range servers {
+		s.stop(t)
+	}
+}
+
+// Without auth the server refuses to listen beyond loopback, and with
+// neither tokens nor issuers it refuses to start.
+func TestServeAuthIsOnByDefault(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--url", "mem://", "serve", "--listen", "0.0.0.0:0", "--insecure-no-auth"}, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "loopback") {
+		t.Fatalf("--insecure-no-auth on 0.0.0.0: exit %d, %s", code, errb.String())
+	}
+	errb.Reset()
+	code = run(context.Background(), []string{"--url", "mem://", "serve", "--listen", "127.0.0.1:0"}, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "--tokens") {
+		t.Fatalf("no auth configured: exit %d, %s", code, errb.String())
+	}
+}
+
+// A token file with a bad entry is refused before listening, naming it.
+func TestServeBadTokenFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "tokens.json")
+	if err := os.WriteFile(p, []byte(`{"tokens":[{"name":"x","sha256":"plain-token"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--url", "mem://", "serve", "--tokens", p}, &out, &errb)
+	if code == exitOK || !strings.Contains(errb.String(), `token "x"`) || strings.Contains(errb.String(), "plain-token") {
+		t.Fatalf("bad token file: exit %d, %s", code, errb.String())
+	}
+}
+
+// The served process authenticates with a static token from a file.
+func TestServeProcessWithTokens(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	tok := "tok-" + hex.EncodeToString([]byte("0123456789abcdef"))
+	if err := os.WriteFile(tokens, []byte(fmt.Sprintf(`{"tokens":[{"name":"ops","sha256":%q,"read":[""],"write":[""]}]}`, server.HashToken(tok))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, buildNS(t), "mem://served", "--tokens", tokens)
+	anon := &cli{t: t, url: p.url}
+	if code, _, errs := anon.run("init", "db"); code == exitOK || !strings.Contains(errs, "Bearer token required") {
+		t.Fatalf("init without a token: exit %d, %s", code, errs)
+	}
+	c := &cli{t: t, url: p.url + "?token_file=" + url.QueryEscape(tokFile)}
+	c.want(exitOK, "init", "tenant/db")
+	c.want(exitOK, "publish-commit", "tenant/db", "3", "c3")
+	c.want(exitNotApplied, "publish-commit", "tenant/db", "2", "c2")
+	if out := c.want(exitOK, "lookup", "tenant/db", "--json"); !strings.Contains(out, `"head":{"v":3,"payload":{"address":"c3","t":3}}`) {
+		t.Fatalf("lookup = %s", out)
+	}
+	p.stop(t)
+	if strings.Contains(p.stderr.String(), tok) {
+		t.Fatal("the server logged the token")
+	}
+	if !strings.Contains(p.stderr.String(), `"principal":"ops"`) {
+		t.Fatalf("the request log lacks the principal's name: %s", p.stderr)
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ns serve test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	must(os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
+	return certFile, keyFile
+}
+
+// ns serve with --tls-cert/--tls-key serves https; the https:// driver
+// trusts it through ca_file.
+func TestServeTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSigned(t, dir)
+	p := startServe(t, buildNS(t), "mem://tls", "--insecure-no-auth", "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(p.url, "https://") {
+		t.Fatalf("ns serve with TLS printed %s", p.url)
+	}
+	c := &cli{t: t, url: p.url + "?ca_file=" + url.QueryEscape(cert)}
+	c.want(exitOK, "init", "secure")
+	if out := c.want(exitOK, "lookup", "secure", "--json"); !strings.Contains(out, `"id":"secure:main"`) {
+		t.Fatalf("lookup over https = %s", out)
+	}
+	plain := &cli{t: t, url: strings.Replace(p.url, "https://", "http://", 1)}
+	if code, _, _ := plain.run("lookup", "secure"); code == exitOK {
+		t.Fatal("plain http to the TLS listener succeeded")
+	}
+	p.stop(t)
+}

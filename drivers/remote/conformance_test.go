@@ -1,0 +1,73 @@
+package remote_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/server"
+)
+
+// serve starts a server over backend on a loopback listener for the test.
+func serve(t *testing.T, backend driver.Driver, opts server.Options) *httptest.Server {
+	t.Helper()
+	if opts.Auth == nil {
+		opts.NoAuth = true
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 20 * time.Millisecond
+	}
+	srv := server.New(nameservice.New(backend), opts)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		_ = srv.Close()
+		hs.Close()
+		_ = backend.Close()
+	})
+	return hs
+}
+
+// harness runs a server in front of the backend newBackend opens, and
+// gives the suite independent http:// clients of it.
+func harness(newBackend func(t *testing.T) driver.Driver) conformance.Harness {
+	return conformance.HarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, error) {
+		hs := serve(t, newBackend(t), server.Options{})
+		return func(context.Context) (driver.Driver, error) { return remote.Open(remote.Config{BaseURL: hs.URL}) }, nil
+	})
+}
+
+// TestConformanceMem corrupts records in the mem store behind the server,
+// so the suite also sees unreadable records through the service.
+func TestConformanceMem(t *testing.T) {
+	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+		s := mem.NewStore()
+		hs := serve(t, s.Open(), server.Options{})
+		open := func(context.Context) (driver.Driver, error) { return remote.Open(remote.Config{BaseURL: hs.URL}) }
+		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
+	}))
+}
+
+// noWatch hides the mem driver's change feed, so the server watches by
+// polling.
+type noWatch struct{ driver.Driver }
+
+func TestConformanceMemPolled(t *testing.T) {
+	conformance.Run(t, harness(func(*testing.T) driver.Driver { return noWatch{mem.NewStore().Open()} }))
+}
+
+func TestConformanceFS(t *testing.T) {
+	conformance.Run(t, harness(func(t *testing.T) driver.Driver {
+		d, err := fs.Open(t.TempDir(), fs.Options{Layout: fs.LayoutB})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}))
+}

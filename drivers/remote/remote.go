@@ -1,0 +1,432 @@
+// Package remote is the http:// and https:// driver: a thin client of the
+// nameservice's own routes (/ns/v1, served by "ns serve"), so that a process
+// without backend credentials reads, pushes and watches through the service.
+//
+// # URLs
+//
+//	http://HOST:PORT[/BASE]?token_file=PATH&timeout=10s&ca_file=PATH
+//	https://HOST:PORT[/BASE]?...
+//
+// The bearer token is read from token_file, else from $NAMESERVICE_TOKEN; it
+// never appears in an error. ca_file adds a PEM CA bundle to trust (https).
+// timeout bounds one request (default 30s; not an event stream).
+//
+// # Writes whose answer is lost
+//
+// Every write carries a random idempotency key. When its answer is lost (the
+// connection drops after sending, or a proxy answers 5xx) the driver resends
+// it with the same key: the server that ran it replays its answer, and a
+// server that never saw it resolves the resend against the backend. When
+// neither can tell, the write fails with an error wrapping
+// driver.ErrUnavailable that says "outcome unknown": a write that landed is
+// never reported as not applied.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// The URL schemes of this driver.
+const (
+	Scheme    = "http"
+	SchemeTLS = "https"
+)
+
+func init() {
+	drivers.Register(Scheme, openURL)
+	drivers.Register(SchemeTLS, openURL)
+}
+
+// Defaults of Config.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultMaxAttempts = 5
+	maxResponseBytes   = 64 << 20
+)
+
+// Config configures a driver.
+type Config struct {
+	// BaseURL is the server's URL, e.g. http://127.0.0.1:8080.
+	BaseURL string
+	// Token is the bearer token; empty sends none.
+	Token string
+	// HTTPClient is the client to use; nil makes one (with TLSConfig).
+	HTTPClient *http.Client
+	// TLSConfig is used by the client made when HTTPClient is nil.
+	TLSConfig *tls.Config
+	// Timeout bounds one request (not an event stream).
+	Timeout time.Duration
+	// MaxAttempts bounds the sends of one request whose answer was lost.
+	MaxAttempts int
+}
+
+// Driver is a client of one server. It is safe for concurrent use.
+type Driver struct {
+	base   string
+	token  string
+	client *http.Client
+	stream *http.Client // without a timeout, for event streams
+	cfg    Config
+	closed atomic.Bool
+}
+
+var (
+	_ driver.Driver  = (*Driver)(nil)
+	_ driver.Watcher = (*Driver)(nil)
+)
+
+func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+	q := u.Query()
+	cfg := Config{Token: os.Getenv("NAMESERVICE_TOKEN")}
+	if f := q.Get("token_file"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: remote: token_file: %v", driver.ErrInvalidArgument, err)
+		}
+		cfg.Token = strings.TrimSpace(string(b))
+	}
+	if v := q.Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%w: remote: timeout %q is not a positive duration", driver.ErrInvalidArgument, v)
+		}
+		cfg.Timeout = d
+	}
+	if f := q.Get("ca_file"); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: remote: ca_file: %v", driver.ErrInvalidArgument, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: remote: ca_file %s holds no PEM certificate", driver.ErrInvalidArgument, f)
+		}
+		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	for k := range q {
+		if k != "token_file" && k != "timeout" && k != "ca_file" {
+			return nil, fmt.Errorf("%w: remote: unknown URL parameter %q (want token_file, timeout, ca_file)", driver.ErrInvalidArgument, k)
+		}
+	}
+	b := *u
+	b.RawQuery, b.Fragment, b.User = "", "", nil
+	cfg.BaseURL = b.String()
+	return Open(cfg)
+}
+
+// Open returns a driver for the server at cfg.BaseURL. It does not contact
+// the server.
+func Open(cfg Config) (*Driver, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
+		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", driver.ErrInvalidArgument)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	d := &Driver{base: strings.TrimRight(cfg.BaseURL, "/") + nswire.Prefix, token: cfg.Token, cfg: cfg}
+	if cfg.HTTPClient != nil {
+		d.client, d.stream = cfg.HTTPClient, cfg.HTTPClient
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 64
+		if cfg.TLSConfig != nil {
+			tr.TLSClientConfig = cfg.TLSConfig
+		}
+		d.client = &http.Client{Transport: tr}
+		d.stream = &http.Client{Transport: tr}
+	}
+	return d, nil
+}
+
+// Close implements driver.Driver.
+func (d *Driver) Close() error {
+	d.closed.Store(true)
+	d.client.CloseIdleConnections()
+	return nil
+}
+
+// response is a server's answer.
+type response struct {
+	status int
+	body   []byte
+}
+
+// serverError returns the error an answer's body names, when the body is
+// the server's own error form.
+func (r *response) serverError() (*nswire.Error, bool) {
+	var e nswire.Error
+	if json.Unmarshal(r.body, &e) != nil || e.Code == "" {
+		return nil, false
+	}
+	return &e, true
+}
+
+func (r *response) err(op string) error {
+	if e, ok := r.serverError(); ok {
+		return fmt.Errorf("remote: %s: %w", op, e.ToDriverError())
+	}
+	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, driver.ErrInternal, r.status, snippet(r.body))
+}
+
+func snippet(b []byte) string {
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// ambiguous reports whether an answer may not be the server's own: a 5xx
+// without the server's error body comes from a proxy in between.
+func (r *response) ambiguous() bool {
+	if r.status < 500 {
+		return false
+	}
+	e, ours := r.serverError()
+	return !ours || e.Code == driver.Unavailable.String()
+}
+
+// do sends one request, resending it while its answer is lost. A write
+// carries an idempotency key, the same on every resend.
+func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, write bool) (*response, error) {
+	if d.closed.Load() {
+		return nil, fmt.Errorf("remote: %s: %w: driver is closed", op, driver.ErrInvalidArgument)
+	}
+	key := ""
+	if write {
+		key = newKey()
+	}
+	var last error
+	for attempt := 1; ; attempt++ {
+		resp, err := d.send(ctx, method, path, body, key, attempt)
+		if err == nil && !resp.ambiguous() {
+			return resp, nil
+		}
+		if err == nil {
+			last = resp.err(op)
+		} else {
+			last = err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("remote: %s: %w", op, ctx.Err())
+		}
+		if attempt >= d.cfg.MaxAttempts {
+			if write {
+				return nil, fmt.Errorf("remote: %s: %w: outcome unknown after %d attempts: %v", op, driver.ErrUnavailable, attempt, last)
+			}
+			return nil, fmt.Errorf("remote: %s: %w: %v", op, driver.ErrUnavailable, last)
+		}
+		if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, time.Second, attempt)); err != nil {
+			return nil, fmt.Errorf("remote: %s: %w", op, err)
+		}
+	}
+}
+
+func (d *Driver) send(ctx context.Context, method, path string, body []byte, key string, attempt int) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if d.token != "" {
+		req.Header.Set("Authorization", "Bearer "+d.token)
+	}
+	if key != "" {
+		req.Header.Set(nswire.HeaderIdempotencyKey, key)
+		req.Header.Set(nswire.HeaderAttempt, strconv.Itoa(attempt))
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, transportError(err)
+	}
+	return &response{status: resp.StatusCode, body: b}, nil
+}
+
+// transportError describes a failed exchange without the request's URL
+// details beyond host and path (url.Error would repeat the whole URL).
+func transportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("%w: %v", driver.ErrUnavailable, err)
+}
+
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func recordPath(id driver.ID) string { return "/records/" + nswire.PathID(id) }
+
+// Get implements driver.Driver.
+func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+	resp, err := d.do(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil, false)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status != http.StatusOK {
+		return nil, resp.err("get " + id.String())
+	}
+	var rec driver.Record
+	if err := rec.UnmarshalJSON(resp.body); err != nil {
+		return nil, fmt.Errorf("remote: get %s: %w: the server's record does not decode: %v", id, driver.ErrInternal, err)
+	}
+	return &rec, nil
+}
+
+// Create implements driver.Driver.
+func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+	body, err := rec.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("remote: create %s: %w: %v", rec.ID, driver.ErrInvalidArgument, err)
+	}
+	op := "create " + rec.ID.String()
+	resp, err := d.do(ctx, op, http.MethodPut, recordPath(rec.ID), body, true)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusCreated {
+		return resp.err(op)
+	}
+	return nil
+}
+
+// Update implements driver.Driver.
+func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+	req := nswire.PushRequest{Condition: nswire.CondName(cond.Kind), New: next}
+	if cond.Kind == driver.Equals {
+		exp := cond.Expected
+		req.Expected = &exp
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return driver.Outcome{}, fmt.Errorf("remote: push %s: %w: %v", id, driver.ErrInvalidArgument, err)
+	}
+	op := "push " + c.String() + " " + id.String()
+	resp, err := d.do(ctx, op, http.MethodPost, "/push/"+c.String()+"/"+nswire.PathID(id), body, true)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
+	if _, isErr := resp.serverError(); isErr || (resp.status != http.StatusOK && resp.status != http.StatusConflict) {
+		return driver.Outcome{}, resp.err(op) // a 409 may be an error too (WrongKind)
+	}
+	var out nswire.PushResponse
+	if err := json.Unmarshal(resp.body, &out); err != nil || out.Applied != (resp.status == http.StatusOK) {
+		return driver.Outcome{}, fmt.Errorf("remote: %s: %w: malformed answer: %s", op, driver.ErrInternal, snippet(resp.body))
+	}
+	return driver.Outcome{Applied: out.Applied, Current: out.Current}, nil
+}
+
+// Retract implements driver.Driver.
+func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+	body, _ := json.Marshal(nswire.RetractRequest{At: at.Unix()})
+	op := "retract " + id.String()
+	resp, err := d.do(ctx, op, http.MethodPost, "/retract/"+nswire.PathID(id), body, true)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusNoContent {
+		return resp.err(op)
+	}
+	return nil
+}
+
+// Delete implements driver.Driver.
+func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+	op := "purge " + id.String()
+	resp, err := d.do(ctx, op, http.MethodDelete, recordPath(id), nil, true)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusNoContent {
+		return resp.err(op)
+	}
+	return nil
+}
+
+// List implements driver.Driver.
+func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	q := url.Values{}
+	if opts.Kind != "" {
+		q.Set("kind", string(opts.Kind))
+	}
+	if opts.Prefix != "" {
+		q.Set("prefix", opts.Prefix)
+	}
+	if opts.IncludeRetracted {
+		q.Set("include_retracted", "true")
+	}
+	if opts.PageSize > 0 {
+		q.Set("page_size", strconv.Itoa(opts.PageSize))
+	}
+	if opts.PageToken != "" {
+		q.Set("page_token", opts.PageToken)
+	}
+	path := "/records"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	resp, err := d.do(ctx, "list", http.MethodGet, path, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status != http.StatusOK {
+		return nil, resp.err("list")
+	}
+	var lr nswire.ListResponse
+	if err := json.Unmarshal(resp.body, &lr); err != nil {
+		return nil, fmt.Errorf("remote: list: %w: malformed answer: %v", driver.ErrInternal, err)
+	}
+	page := &driver.Page{Records: lr.Records, NextPageToken: lr.NextPageToken}
+	for _, f := range lr.Failed {
+		page.Failed = append(page.Failed, recordError(f))
+	}
+	return page, nil
+}
+
+func recordError(f nswire.RecordError) *driver.RecordError {
+	re := &driver.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
+	if f.ID != "" {
+		re.ID, _ = driver.ParseID(f.ID)
+	}
+	return re
+}

@@ -1,0 +1,244 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// maxEventBytes bounds one line of an event stream.
+const maxEventBytes = 8 << 20
+
+// Watch implements driver.Watcher over the server's event stream. It
+// returns once the server has sent the current records, so every change
+// after the return is reported. When the stream breaks it reconnects (with
+// backoff, until ctx is done) and resumes by snapshot: the records the new
+// stream starts with are compared with the ones it knows, and every
+// difference is reported as a change, so nothing is missed, though changes
+// made while disconnected arrive merged, one event per concern. A refusal
+// by the server (a 4xx: bad token, out of scope) ends the feed with Err.
+func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
+	w := &watcher{d: d, opts: opts}
+	st, snap, err := w.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.known = snap
+	ch := make(chan driver.Event, 64)
+	go w.run(ctx, st, ch)
+	return ch, nil
+}
+
+type watcher struct {
+	d     *Driver
+	opts  driver.WatchOptions
+	known map[driver.ID]*driver.Record // what the feed has reported, per record
+}
+
+// stream is an open event stream past its snapshot.
+type stream struct {
+	body io.ReadCloser
+	r    *nswire.SSEReader
+}
+
+// permanent marks a refusal that reconnecting will not cure.
+type permanent struct{ error }
+
+// connect opens the stream and reads the snapshot it starts with. Records
+// that failed to read keep the state known before (snapshot holds the
+// previous record for them).
+func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.Record, error) {
+	q := url.Values{}
+	if !w.opts.ID.IsZero() {
+		q.Set("id", w.opts.ID.String())
+	}
+	if w.opts.Prefix != "" {
+		q.Set("prefix", w.opts.Prefix)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.d.base+"/watch?"+q.Encode(), nil)
+	if err != nil {
+		return nil, nil, permanent{fmt.Errorf("remote: watch: %w: %v", driver.ErrInvalidArgument, err)}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if w.d.token != "" {
+		req.Header.Set("Authorization", "Bearer "+w.d.token)
+	}
+	resp, err := w.d.stream.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("remote: watch: %w", transportError(err))
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		r := &response{status: resp.StatusCode, body: b}
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			return nil, nil, permanent{r.err("watch")}
+		}
+		return nil, nil, fmt.Errorf("remote: watch: %w: HTTP %d", driver.ErrUnavailable, resp.StatusCode)
+	}
+	st := &stream{body: resp.Body, r: nswire.NewSSEReader(resp.Body, maxEventBytes)}
+	snap := map[driver.ID]*driver.Record{}
+	for {
+		ev, err := st.r.Next()
+		if err != nil {
+			resp.Body.Close()
+			return nil, nil, fmt.Errorf("remote: watch: %w: stream ended before its snapshot: %v", driver.ErrUnavailable, err)
+		}
+		switch ev.Name {
+		case nswire.EventRecord:
+			var rec driver.Record
+			if err := rec.UnmarshalJSON([]byte(ev.Data)); err != nil {
+				resp.Body.Close()
+				return nil, nil, fmt.Errorf("remote: watch: %w: a record of the snapshot does not decode: %v", driver.ErrInternal, err)
+			}
+			snap[rec.ID] = &rec
+		case nswire.EventFailed:
+			var f nswire.RecordError
+			if json.Unmarshal([]byte(ev.Data), &f) == nil && f.ID != "" {
+				if id, err := driver.ParseID(f.ID); err == nil && w.known[id] != nil {
+					snap[id] = w.known[id]
+				}
+			}
+		case nswire.EventError:
+			resp.Body.Close()
+			return nil, nil, fmt.Errorf("remote: watch: %w", streamError(ev.Data))
+		case nswire.EventSynced:
+			return st, snap, nil
+		}
+	}
+}
+
+func streamError(data string) error {
+	var e nswire.Error
+	if json.Unmarshal([]byte(data), &e) != nil || e.Code == "" {
+		return fmt.Errorf("%w: %s", driver.ErrUnavailable, data)
+	}
+	return e.ToDriverError()
+}
+
+func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
+	defer close(ch)
+	for attempt := 0; ; {
+		// Why the stream broke does not matter: it is reopened either way,
+		// and only a refusal to reopen it ends the feed.
+		_ = w.follow(ctx, st, ch)
+		st.body.Close()
+		for ctx.Err() == nil {
+			attempt++
+			if backoff.Sleep(ctx, backoff.Jitter(500*time.Millisecond, 30*time.Second, attempt)) != nil {
+				return
+			}
+			var snap map[driver.ID]*driver.Record
+			var err error
+			st, snap, err = w.connect(ctx)
+			if _, perm := err.(permanent); perm {
+				send(ctx, ch, driver.Event{Err: err})
+				return
+			}
+			if err == nil {
+				attempt = 0
+				if !w.resume(ctx, snap, ch) {
+					st.body.Close()
+					return
+				}
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// follow reports the stream's changes until it breaks or ctx is done.
+func (w *watcher) follow(ctx context.Context, st *stream, ch chan<- driver.Event) error {
+	stop := context.AfterFunc(ctx, func() { st.body.Close() })
+	defer stop()
+	for {
+		ev, err := st.r.Next()
+		if err != nil {
+			return err
+		}
+		switch ev.Name {
+		case nswire.EventChange:
+			var c nswire.Change
+			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+				return err
+			}
+			if e, ok := w.take(c); ok && !send(ctx, ch, e) {
+				return ctx.Err()
+			}
+		case nswire.EventError:
+			return streamError(ev.Data)
+		}
+	}
+}
+
+// take updates the known state with a change and returns the event to
+// report, unless the state already holds it (a change the snapshot showed).
+func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
+	id, err := driver.ParseID(c.ID)
+	if err != nil {
+		return driver.Event{}, false
+	}
+	if c.Deleted {
+		delete(w.known, id)
+		return driver.Event{ID: id, Deleted: true}, true
+	}
+	concern, err := driver.ParseConcern(c.Concern)
+	if err != nil || c.New == nil {
+		return driver.Event{}, false
+	}
+	rec := w.known[id]
+	if rec == nil {
+		rec = &driver.Record{ID: id}
+		w.known[id] = rec
+	}
+	old := c.Old
+	if cur := rec.Value(concern); cur != nil {
+		if c.New.Equal(*cur) || c.New.V < cur.V {
+			return driver.Event{}, false
+		}
+		old = cur.V
+	}
+	rec.SetValue(concern, c.New.Clone())
+	return driver.Event{ID: id, Concern: concern, Old: old, New: c.New.Clone()}, true
+}
+
+// resume reports the differences between the known state and a new
+// snapshot, and makes the snapshot the known state.
+func (w *watcher) resume(ctx context.Context, snap map[driver.ID]*driver.Record, ch chan<- driver.Event) bool {
+	var evs []driver.Event
+	for id, rec := range snap {
+		evs = append(evs, driver.Diff(w.known[id], rec)...)
+	}
+	for id, rec := range w.known {
+		if snap[id] == nil {
+			evs = append(evs, driver.Diff(rec, nil)...)
+		}
+	}
+	w.known = snap
+	for _, e := range evs {
+		if !send(ctx, ch, e) {
+			return false
+		}
+	}
+	return true
+}
+
+func send(ctx context.Context, ch chan<- driver.Event, e driver.Event) bool {
+	select {
+	case ch <- e:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

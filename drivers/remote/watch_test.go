@@ -1,0 +1,203 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/server"
+)
+
+// cutter is a TCP proxy whose connections can all be cut at once, while it
+// keeps accepting new ones.
+type cutter struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newCutter(t *testing.T, target string) *cutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cutter{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); c.cut() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+func (c *cutter) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
+}
+
+// A watch whose stream breaks reconnects and reports, from the new
+// snapshot, every change it missed: merged per concern, purges included.
+func TestWatchResumesBySnapshot(t *testing.T) {
+	store := mem.NewStore()
+	hs := serve(t, store.Open(), server.Options{})
+	proxy := newCutter(t, hs.Listener.Addr().String())
+	direct := nameservice.New(store.Open())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, id := range []string{"w/a", "w/gone"} {
+		if err := direct.Init(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := remote.Open(remote.Config{BaseURL: "http://" + proxy.ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := d.Watch(ctx, driver.WatchOptions{Prefix: "w/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply := func(out nameservice.Outcome, err error) {
+		t.Helper()
+		if err != nil || !out.Applied {
+			t.Fatalf("push: %v %v", out, err)
+		}
+	}
+	mustApply(direct.PublishCommit(ctx, "w/a", 1, "c1"))
+	if ev := <-ch; ev.ID.String() != "w/a:main" || ev.Concern != driver.Head || ev.New.V != 1 {
+		t.Fatalf("live event %+v", ev)
+	}
+	proxy.cut()
+	// While the stream is down: two more commits, a purge, a new record.
+	mustApply(direct.PublishCommit(ctx, "w/a", 2, "c2"))
+	mustApply(direct.PublishCommit(ctx, "w/a", 3, "c3"))
+	if err := direct.Purge(ctx, "w/gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Init(ctx, "w/new"); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]driver.Event{}
+	deadline := time.After(30 * time.Second)
+	for len(seen) < 3 {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("feed closed; saw %v", seen)
+			}
+			if ev.Err != nil {
+				t.Fatalf("feed failed: %v", ev.Err)
+			}
+			switch {
+			case ev.Deleted:
+				seen["purge "+ev.ID.String()] = ev
+			case ev.ID.String() == "w/a:main" && ev.Concern == driver.Head:
+				seen["head"] = ev
+			case ev.ID.String() == "w/new:main" && ev.Concern == driver.Status:
+				seen["new"] = ev
+			}
+		case <-deadline:
+			t.Fatalf("after the cut, saw only %v", seen)
+		}
+	}
+	if h := seen["head"]; h.Old != 1 || !h.New.Equal(nameservice.RefValue("c3", 3)) {
+		t.Fatalf("merged head event %+v, want 1 -> 3 c3", h)
+	}
+	if _, ok := seen["purge w/gone:main"]; !ok {
+		t.Fatalf("no purge event: %v", seen)
+	}
+	// And the stream is live again.
+	mustApply(direct.PublishCommit(ctx, "w/a", 4, "c4"))
+	for {
+		select {
+		case ev := <-ch:
+			if ev.ID.String() == "w/a:main" && ev.Concern == driver.Head {
+				if ev.Old != 3 || ev.New.V != 4 {
+					t.Fatalf("event after resuming %+v, want 3 -> 4", ev)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("no live event after resuming")
+		}
+	}
+}
+
+// https:// with a CA file, through the registry.
+func TestHTTPSWithCAFile(t *testing.T) {
+	srv := server.New(nameservice.New(mem.NewStore().Open()), server.Options{NoAuth: true})
+	hs := httptest.NewTLSServer(srv)
+	t.Cleanup(hs.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	cert := hs.Certificate()
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Without the CA the certificate is refused.
+	d, err := drivers.Open(ctx, hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nameservice.New(d).Init(ctx, "tls"); err == nil {
+		t.Fatal("an untrusted certificate was accepted")
+	}
+	d, err = drivers.Open(ctx, hs.URL+"?ca_file="+ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := nameservice.New(d)
+	if err := ns.Init(ctx, "tls"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ns.Lookup(ctx, "tls"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// URLs: unknown parameters and a missing token file are refused, and no
+// error repeats a secret.
+func TestOpenURL(t *testing.T) {
+	ctx := context.Background()
+	if _, err := drivers.Open(ctx, "http://127.0.0.1:1?token=abc"); err == nil || strings.Contains(err.Error(), "abc") {
+		t.Fatalf("token in the URL: %v", err)
+	}
+	if _, err := drivers.Open(ctx, "http://127.0.0.1:1?token_file=/nonexistent"); err == nil {
+		t.Fatal("a missing token file was accepted")
+	}
+	if _, err := drivers.Open(ctx, "https://127.0.0.1:1?timeout=-1s"); err == nil {
+		t.Fatal("a negative timeout was accepted")
+	}
+}

@@ -1,0 +1,188 @@
+// Package nswire is the wire form of the nameservice's own HTTP routes
+// (prefix /ns/v1), shared by the server (package server) and its client (the
+// http:// driver, drivers/remote), so that the two cannot drift apart.
+//
+// Records and values travel in the record JSON of docs/model.md. An ID
+// travels at the end of a path with each '/'-separated segment
+// percent-encoded (PathID), so that "tenant/db:release/v1" is
+// ".../tenant/db:release/v1" and no proxy ever sees an encoded slash.
+package nswire
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Prefix is the path prefix of every route of this package's protocol.
+const Prefix = "/ns/v1"
+
+// Headers of a write. IdempotencyKey names one logical write across its
+// resends; Attempt counts them from 1, so that the server knows a resend
+// whose first attempt it never saw may have landed elsewhere.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"
+	HeaderAttempt        = "Ns-Attempt"
+	HeaderReplayed       = "Idempotent-Replayed"
+)
+
+// PathID returns id for the tail of a path: each segment of the normalised
+// ID percent-encoded, joined by '/'.
+func PathID(id driver.ID) string {
+	segs := strings.Split(id.String(), "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// Condition names of PushRequest.
+const (
+	CondAbove   = "above"
+	CondAtLeast = "at_least"
+	CondEquals  = "equals"
+)
+
+// CondName returns the wire name of k.
+func CondName(k driver.CondKind) string {
+	switch k {
+	case driver.Above:
+		return CondAbove
+	case driver.AtLeast:
+		return CondAtLeast
+	}
+	return CondEquals
+}
+
+// PushRequest is the body of POST /ns/v1/push/{concern}/{id}.
+type PushRequest struct {
+	Condition string        `json:"condition"`
+	Expected  *driver.Value `json:"expected,omitempty"` // for equals
+	New       driver.Value  `json:"new"`
+}
+
+// DriverCondition returns the driver condition r names.
+func (r *PushRequest) DriverCondition() (driver.Condition, error) {
+	switch r.Condition {
+	case CondAbove:
+		return driver.IfAbove(), nil
+	case CondAtLeast:
+		return driver.IfAtLeast(), nil
+	case CondEquals:
+		if r.Expected == nil {
+			return driver.Condition{}, fmt.Errorf("%w: condition equals needs an expected value", driver.ErrInvalidArgument)
+		}
+		return driver.IfEquals(*r.Expected), nil
+	}
+	return driver.Condition{}, fmt.Errorf("%w: condition %q is not above, at_least or equals", driver.ErrInvalidArgument, r.Condition)
+}
+
+// PushResponse answers a push: 200 when applied, 409 when not, with the
+// concern's current value either way.
+type PushResponse struct {
+	Applied bool         `json:"applied"`
+	Current driver.Value `json:"current"`
+}
+
+// RetractRequest is the body of POST /ns/v1/retract/{id}: the time to record
+// as retracted_at, in Unix seconds.
+type RetractRequest struct {
+	At int64 `json:"at"`
+}
+
+// GraphSourceRequest is the body of POST /ns/v1/graph-sources/{id}.
+type GraphSourceRequest struct {
+	SourceType   string        `json:"source_type"`
+	Dependencies []string      `json:"dependencies,omitempty"`
+	Config       driver.Object `json:"config,omitempty"`
+}
+
+// ListResponse is one page of GET /ns/v1/records.
+type ListResponse struct {
+	Records       []*driver.Record `json:"records"`
+	Failed        []RecordError    `json:"failed,omitempty"`
+	NextPageToken string           `json:"next_page_token,omitempty"`
+}
+
+// RecordError is a driver.RecordError on the wire.
+type RecordError struct {
+	ID     string `json:"id,omitempty"`
+	Object string `json:"object"`
+	Error  string `json:"error"`
+	Code   string `json:"code"`
+}
+
+// Change is the data of a "change" event of GET /ns/v1/watch.
+type Change struct {
+	ID      string        `json:"id"`
+	Concern string        `json:"concern,omitempty"`
+	Old     int64         `json:"old"`
+	New     *driver.Value `json:"new,omitempty"`
+	Deleted bool          `json:"deleted,omitempty"`
+}
+
+// Watch event names: the records of the snapshot, then "synced", then
+// changes. "failed" reports a record of the snapshot that could not be
+// read; "error" the failure of the feed, after which the stream ends.
+const (
+	EventRecord = "record"
+	EventFailed = "failed"
+	EventSynced = "synced"
+	EventChange = "change"
+	EventError  = "error"
+)
+
+// Error is the body of every error answer of the protocol.
+type Error struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+var codeErrors = map[driver.ErrorCode]error{
+	driver.NotFound: driver.ErrNotFound, driver.AlreadyExists: driver.ErrAlreadyExists,
+	driver.WrongKind: driver.ErrWrongKind, driver.InvalidArgument: driver.ErrInvalidArgument,
+	driver.Throttled: driver.ErrThrottled, driver.Unavailable: driver.ErrUnavailable,
+	driver.Unsupported: driver.ErrUnsupported, driver.Internal: driver.ErrInternal,
+}
+
+// Sentinel returns the driver sentinel of the code named code, or nil.
+func Sentinel(code string) error {
+	for c, err := range codeErrors {
+		if c.String() == code {
+			return err
+		}
+	}
+	return nil
+}
+
+// Status returns the HTTP status of an error of code c.
+func Status(c driver.ErrorCode) int {
+	switch c {
+	case driver.NotFound:
+		return http.StatusNotFound
+	case driver.AlreadyExists, driver.WrongKind:
+		return http.StatusConflict
+	case driver.InvalidArgument:
+		return http.StatusBadRequest
+	case driver.Throttled:
+		return http.StatusTooManyRequests
+	case driver.Unavailable, driver.Canceled:
+		return http.StatusServiceUnavailable
+	case driver.Unsupported:
+		return http.StatusNotImplemented
+	}
+	return http.StatusInternalServerError
+}
+
+// ToDriverError returns the error an Error body stands for, wrapping its
+// sentinel.
+func (e *Error) ToDriverError() error {
+	if s := Sentinel(e.Code); s != nil {
+		return fmt.Errorf("%w: %s", s, e.Error)
+	}
+	return errors.New(e.Error)
+}

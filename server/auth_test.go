@@ -1,0 +1,336 @@
+package server_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"nameservice.dev/nameservice/server"
+)
+
+// issuer is an Ed25519 key that signs Fluree-style tokens.
+type issuer struct {
+	priv ed25519.PrivateKey
+	did  string
+}
+
+func newIssuer(t *testing.T) issuer {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return issuer{priv: priv, did: server.DIDKey(pub)}
+}
+
+// token signs claims as a compact JWS with the public key embedded in the
+// header, as Fluree's tokens are.
+func (is issuer) token(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: is.priv}, (&jose.SignerOptions{EmbedJWK: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(claims)
+	jws, err := signer.Sign(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jws.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (is issuer) claims(extra map[string]any) map[string]any {
+	c := map[string]any{"iss": is.did, "exp": time.Now().Add(time.Hour).Unix()}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return c
+}
+
+// authServer serves with two static tokens (tenant "t1/" read-write, and a
+// reader of everything) and one trusted issuer.
+func authServer(t *testing.T, trusted issuer) *testServer {
+	t.Helper()
+	a, err := server.NewAuthenticator(server.AuthConfig{
+		Tokens: []server.TokenEntry{
+			{Name: "t1-writer", SHA256: server.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
+			{Name: "reader", SHA256: server.HashToken("secret-reader"), Read: []string{""}},
+		},
+		TrustedIssuers: []string{trusted.did},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, server.Options{Auth: a, MaxBodyBytes: 4096})
+	ctx := context.Background()
+	must(t, s.ns.Init(ctx, "t1/db"))
+	must(t, s.ns.Init(ctx, "t2/db"))
+	must(t, s.ns.PublishGraphSource(ctx, "t1/search", "db:Bm25Index", nil, nil))
+	return s
+}
+
+func TestAuthMissingMalformedWrong(t *testing.T) {
+	s := authServer(t, newIssuer(t))
+	for _, c := range []struct{ name, header string }{
+		{"missing", ""}, {"not bearer", "Basic c2VjcmV0LXQxOg=="}, {"empty bearer", "Bearer "},
+		{"wrong token", "Bearer secret-t3"}, {"garbage JWS", "Bearer a.b.c"},
+	} {
+		for _, path := range []string{"/ns/v1/records/t1/db:main", "/v1/fluree/storage/ns/t1%2Fdb:main"} {
+			st, b := s.call(t, "GET", path, "", "Authorization", c.header)
+			if st != http.StatusUnauthorized {
+				t.Fatalf("%s on %s: %d %s, want 401", c.name, path, st, b)
+			}
+			if strings.Contains(b, "secret") {
+				t.Fatalf("%s: the answer repeats the token: %s", c.name, b)
+			}
+		}
+	}
+	// Health and discovery need no token.
+	if st, _ := s.call(t, "GET", "/healthz", ""); st != 200 {
+		t.Fatalf("healthz: %d", st)
+	}
+	st, b := s.call(t, "GET", "/.well-known/fluree.json", "")
+	want(t, "discovery with auth", st, b, 200, `{"version":1,"api_base_url":"/v1/fluree","auth":{"type":"token"}}`)
+}
+
+func TestAuthStaticScopes(t *testing.T) {
+	s := authServer(t, newIssuer(t))
+	s.token = "secret-t1"
+	if st, b := s.call(t, "GET", "/ns/v1/records/t1/db:main", ""); st != 200 {
+		t.Fatalf("in scope: %d %s", st, b)
+	}
+	// Out of scope and missing answer alike: no existence leak.
+	stOut, bOut := s.call(t, "GET", "/ns/v1/records/t2/db:main", "")
+	stMissing, bMissing := s.call(t, "GET", "/ns/v1/records/t2/nothing:main", "")
+	if stOut != 404 || stMissing != 404 || strings.Replace(bOut, "t2/db", "t2/nothing", 1) != bMissing {
+		t.Fatalf("out of scope %d %s; missing %d %s", stOut, bOut, stMissing, bMissing)
+	}
+	wantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
+		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
+	// The listing holds only the scope.
+	st, b := s.call(t, "GET", "/ns/v1/records", "")
+	if st != 200 || strings.Contains(b, "t2/") || !strings.Contains(b, "t1/db") {
+		t.Fatalf("list: %d %s", st, b)
+	}
+	// Writes outside the scope: 404; a reader's write: 403.
+	push := `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`
+	if st, _ := s.call(t, "POST", "/ns/v1/push/head/t2/db:main", push); st != 404 {
+		t.Fatalf("write out of scope: %d", st)
+	}
+	if st, _ := s.call(t, "POST", "/ns/v1/push/head/t1/db:main", push); st != 200 {
+		t.Fatalf("write in scope: %d", st)
+	}
+	s.token = "secret-reader"
+	if st, _ := s.call(t, "POST", "/ns/v1/push/head/t1/db:main", push); st != 403 {
+		t.Fatalf("reader's write: %d, want 403", st)
+	}
+}
+
+// A watch shows only the records in scope.
+func TestAuthWatchScope(t *testing.T) {
+	s := authServer(t, newIssuer(t))
+	s.token = "secret-t1"
+	ev := s.stream(t, "/ns/v1/watch")
+	var names []string
+	for {
+		e := ev.next(t)
+		if strings.HasPrefix(e, "event: synced") {
+			break
+		}
+		names = append(names, e)
+	}
+	if len(names) != 2 || strings.Contains(strings.Join(names, ""), "t2/") {
+		t.Fatalf("snapshot events %q, want t1's two records", names)
+	}
+	ctx := context.Background()
+	_, err := s.ns.PublishCommit(ctx, "t2/db", 1, "x")
+	must(t, err)
+	_, err = s.ns.PublishCommit(ctx, "t1/db", 1, "y")
+	must(t, err)
+	if e := ev.next(t); !strings.Contains(e, `"id":"t1/db:main"`) {
+		t.Fatalf("first change %q, want t1's (t2's is out of scope)", e)
+	}
+}
+
+func TestAuthJWS(t *testing.T) {
+	trusted, stranger := newIssuer(t), newIssuer(t)
+	s := authServer(t, trusted)
+	c1 := cid("c1")
+	cas := `{"expected":{"id":null,"t":0},"new":{"id":"` + c1 + `","t":1}}`
+
+	s.token = trusted.token(t, trusted.claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))
+	wantCall(t, "JWS in scope", s, "POST", refs+"t1%2Fdb:main/commit", cas, 200,
+		`{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
+	wantCall(t, "JWS out of scope", s, "POST", refs+"t2%2Fdb:main/commit", cas, 404,
+		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
+	st, b := s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	if st != 200 || !strings.Contains(b, `"t1/db:main"`) || strings.Contains(b, "t2/") || !strings.Contains(b, `"graph_sources":[]`) {
+		t.Fatalf("scoped snapshot: %d %s", st, b)
+	}
+
+	s.token = trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true}))
+	st, b = s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	if st != 200 || !strings.Contains(b, "t2/db") || !strings.Contains(b, "t1/search") {
+		t.Fatalf("storage.all snapshot: %d %s", st, b)
+	}
+
+	refused := map[string]string{
+		"expired":        trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true, "exp": time.Now().Add(-2 * time.Minute).Unix()})),
+		"no exp":         trusted.token(t, map[string]any{"iss": trusted.did, "fluree.storage.all": true}),
+		"wrong issuer":   stranger.token(t, stranger.claims(map[string]any{"fluree.storage.all": true})),
+		"iss mismatch":   stranger.token(t, map[string]any{"iss": trusted.did, "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
+		"not yet valid":  trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true, "nbf": time.Now().Add(time.Hour).Unix()})),
+		"tampered":       tamper(trusted.token(t, trusted.claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))),
+		"malformed JWS":  "eyJhbGciOiJFZERTQSJ9.e30.AAAA",
+		"three garbage":  "x.y.z",
+		"static as JWS!": "secret.t1.x",
+	}
+	for name, tok := range refused {
+		s.token = tok
+		st, b := s.call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb", "")
+		if st != 401 || !strings.Contains(b, `"@type":"err:policy/Unauthorized"`) {
+			t.Errorf("%s: %d %s, want 401", name, st, b)
+		}
+	}
+}
+
+// tamper swaps the token's payload for one granting everything, keeping
+// the signature.
+func tamper(tok string) string {
+	parts := strings.Split(tok, ".")
+	parts[1] = "eyJmbHVyZWUuc3RvcmFnZS5hbGwiOnRydWV9"
+	return strings.Join(parts, ".")
+}
+
+func TestAuthEventsClaims(t *testing.T) {
+	trusted := newIssuer(t)
+	s := authServer(t, trusted)
+	s.token = trusted.token(t, trusted.claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
+	ev := s.stream(t, "/v1/fluree/events?all=true")
+	if e := ev.next(t); !strings.Contains(e, "id: ledger:t2/db:main:0:0\n") {
+		t.Fatalf("first event %q, want t2/db's record only", e)
+	}
+	_, err := s.ns.PublishCommit(context.Background(), "t1/db", 1, cid("a"))
+	must(t, err)
+	_, err = s.ns.PublishCommit(context.Background(), "t2/db", 1, cid("b"))
+	must(t, err)
+	if e := ev.next(t); !strings.Contains(e, "id: ledger:t2/db:main:1:0\n") {
+		t.Fatalf("next event %q, want t2/db's commit (t1/db is out of the claims)", e)
+	}
+}
+
+func TestOversizeBody(t *testing.T) {
+	s := authServer(t, newIssuer(t))
+	s.token = "secret-t1"
+	big := `{"condition":"above","new":{"v":1,"payload":{"address":"` + strings.Repeat("a", 8000) + `","t":1}}}`
+	if st, b := s.call(t, "POST", "/ns/v1/push/head/t1/db:main", big); st != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversize push: %d %s, want 413", st, b)
+	}
+}
+
+// A client that never finishes its headers is cut off after
+// ReadHeaderTimeout.
+func TestSlowHeadersCutOff(t *testing.T) {
+	s := start(t, server.Options{})
+	hs := s.srv.HTTPServer(server.Limits{ReadHeaderTimeout: 300 * time.Millisecond})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 512)
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the server kept a connection whose headers never finished")
+			}
+			break // closed by the server
+		}
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("cut off after %v, want about 300ms", d)
+	}
+}
+
+// The token file format: hashed tokens only.
+func TestLoadTokenFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "tokens.json")
+	must(t, os.WriteFile(p, []byte(`{"tokens":[{"name":"a","sha256":"`+server.HashToken("x")+`","read":[""],"write":["t/"]}]}`), 0o600))
+	toks, err := server.LoadTokenFile(p)
+	if err != nil || len(toks) != 1 || toks[0].Write[0] != "t/" {
+		t.Fatalf("LoadTokenFile = %+v, %v", toks, err)
+	}
+	if _, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{{Name: "a", SHA256: "x"}}}); err == nil {
+		t.Fatal("a token entry whose sha256 is not a hash was accepted")
+	}
+	if _, err := server.NewAuthenticator(server.AuthConfig{TrustedIssuers: []string{"did:key:zNotAKey"}}); err == nil {
+		t.Fatal("a malformed trusted issuer was accepted")
+	}
+}
+
+func wantCall(t *testing.T, what string, s *testServer, method, path, body string, status int, wantBody string) {
+	t.Helper()
+	st, b := s.call(t, method, path, body)
+	want(t, what, st, b, status, wantBody)
+}
+
+// A client that sends its headers and then trickles its body is cut off
+// after BodyTimeout.
+func TestSlowBodyCutOff(t *testing.T) {
+	s := start(t, server.Options{BodyTimeout: 300 * time.Millisecond})
+	must(t, s.ns.Init(context.Background(), "db"))
+	hs := s.srv.HTTPServer(server.Limits{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /ns/v1/push/head/db:main HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"condition\":"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the server kept waiting for a body that never came")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("cut off after %v, want about 300ms", d)
+	}
+	if len(b) > 0 && !strings.Contains(string(b), " 400 ") {
+		t.Fatalf("answer to a cut-off body: %q", b)
+	}
+}

@@ -1,0 +1,321 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// Fluree's SSE kinds.
+const (
+	sseKindLedger      = "ledger"
+	sseKindGraphSource = "graph-source"
+)
+
+func sseKind(k driver.Kind) string {
+	if k == driver.GraphSource {
+		return sseKindGraphSource
+	}
+	return sseKindLedger
+}
+
+// eventsQuery is the query of GET /events: all=true, or lists of aliases.
+type eventsQuery struct {
+	all          bool
+	ledgers      map[string]bool
+	graphSources map[string]bool
+}
+
+func (q *eventsQuery) selects(k driver.Kind, id string) bool {
+	if q.all {
+		return true
+	}
+	if k == driver.GraphSource {
+		return q.graphSources[id]
+	}
+	return q.ledgers[id]
+}
+
+// flureeEvents serves GET /v1/fluree/events: the selected records that are
+// not retracted (ledgers, then graph sources, each sorted), then the live
+// changes Fluree announces: a commit or index published (ns-record), a graph
+// source's config or index published (ns-record), a retraction or purge
+// (ns-retracted). Creating a ledger without a commit, and status or ledger
+// config changes, announce nothing, as in Fluree. Aliases the caller may not
+// see are dropped silently.
+func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
+	q, err := parseEventsQuery(r)
+	if err != nil {
+		writeFlureeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	p := principalOf(r.Context())
+	ctx, done := s.stream(w, r)
+	if ctx == nil {
+		return
+	}
+	defer done()
+	feed, err := s.ns.Watch(ctx, nameservice.WatchOptions{Interval: s.opts.PollInterval})
+	if err != nil {
+		writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
+		return
+	}
+	// The records are read before the answer starts, as Fluree does: a
+	// client whose stream is open has its snapshot.
+	st := &eventsState{s: s, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
+	recs := st.initial(ctx)
+	if st.sse = nswire.NewSSEWriter(w); st.sse == nil {
+		return
+	}
+	for _, rec := range recs {
+		if !st.sendRecord(rec) {
+			return
+		}
+	}
+	keep := time.NewTicker(s.opts.KeepAlive)
+	defer keep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-keep.C:
+			if st.sse.Comment("") != nil {
+				return
+			}
+		case ev, ok := <-feed:
+			if !ok || ev.Err != nil {
+				return // the client reconnects and gets the records again
+			}
+			if !st.change(ctx, ev) {
+				return
+			}
+		}
+	}
+}
+
+func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
+	v := r.URL.Query()
+	q := &eventsQuery{ledgers: map[string]bool{}, graphSources: map[string]bool{}}
+	if a := v.Get("all"); a != "" {
+		all, err := strconv.ParseBool(a)
+		if err != nil || (a != "true" && a != "false") {
+			return nil, errors.New("invalid query string: all must be true or false")
+		}
+		q.all = all
+	}
+	for _, f := range []struct {
+		name string
+		set  map[string]bool
+	}{{"ledger", q.ledgers}, {"graph-source", q.graphSources}} {
+		for _, a := range v[f.name] {
+			if id, err := driver.ParseID(a); err == nil {
+				f.set[id.String()] = true
+			}
+		}
+	}
+	return q, nil
+}
+
+type eventsState struct {
+	s     *Server
+	sse   *nswire.SSEWriter
+	p     *Principal
+	q     *eventsQuery
+	kinds map[string]driver.Kind // kinds of the records seen, for purges
+	last  map[string]string      // the last event ID sent per record
+}
+
+func (st *eventsState) visible(k driver.Kind, id string) bool {
+	return st.q.selects(k, id) && st.p.canEvent(k, id)
+}
+
+// initial returns the records a stream starts with: the selected ones
+// the caller may see that are not retracted, ledgers then graph sources.
+func (st *eventsState) initial(ctx context.Context) []*driver.Record {
+	var out []*driver.Record
+	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
+		var recs []*driver.Record
+		if st.q.all {
+			for rec, err := range st.s.ns.List(ctx, nameservice.ListOptions{Kind: k}) {
+				if err == nil {
+					recs = append(recs, rec)
+				}
+			}
+		} else {
+			ids := st.q.ledgers
+			if k == driver.GraphSource {
+				ids = st.q.graphSources
+			}
+			sorted := make([]string, 0, len(ids))
+			for id := range ids {
+				sorted = append(sorted, id)
+			}
+			slices.Sort(sorted)
+			for _, s := range sorted {
+				id, _ := driver.ParseID(s)
+				if rec, err := st.s.d.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
+					recs = append(recs, rec)
+				}
+			}
+		}
+		for _, rec := range recs {
+			st.kinds[rec.ID.String()] = rec.Kind
+			if st.visible(rec.Kind, rec.ID.String()) {
+				out = append(out, rec)
+			}
+		}
+	}
+	return out
+}
+
+// change sends what one change of the backend means to Fluree's peers.
+func (st *eventsState) change(ctx context.Context, ev driver.Event) bool {
+	id := ev.ID.String()
+	if ev.Deleted {
+		k, known := st.kinds[id]
+		delete(st.kinds, id)
+		if !known || !st.visible(k, id) {
+			return true
+		}
+		return st.sendRetracted(k, id)
+	}
+	rec, err := st.s.d.Get(ctx, ev.ID)
+	if errors.Is(err, driver.ErrNotFound) {
+		return true
+	}
+	if err != nil {
+		return st.sse.Comment("lookup of "+id+" failed") == nil
+	}
+	st.kinds[id] = rec.Kind
+	if !st.visible(rec.Kind, id) {
+		return true
+	}
+	switch {
+	case ev.Concern == driver.Status && rec.Retracted && ev.New.State() == driver.StateRetracted:
+		return st.sendRetracted(rec.Kind, id)
+	case ev.New.Unborn():
+		return true
+	case ev.Concern == driver.Head || ev.Concern == driver.Index ||
+		(ev.Concern == driver.Config && rec.Kind == driver.GraphSource):
+		return st.sendRecord(rec)
+	}
+	return true
+}
+
+// emittedAt formats t as chrono's to_rfc3339 does: fractional seconds in
+// groups of three digits, only as many as needed, and a +00:00 offset.
+func emittedAt(t time.Time) string {
+	t = t.UTC()
+	ns := t.Nanosecond()
+	frac := ""
+	switch {
+	case ns == 0:
+	case ns%1_000_000 == 0:
+		frac = fmt.Sprintf(".%03d", ns/1_000_000)
+	case ns%1_000 == 0:
+		frac = fmt.Sprintf(".%06d", ns/1_000)
+	default:
+		frac = fmt.Sprintf(".%09d", ns)
+	}
+	return t.Format("2006-01-02T15:04:05") + frac + "+00:00"
+}
+
+// ledgerEventRecord is the record of a ledger's ns-record event.
+type ledgerEventRecord struct {
+	LedgerID     string  `json:"ledger_id"`
+	Branch       string  `json:"branch"`
+	CommitHeadID *string `json:"commit_head_id"`
+	CommitT      int64   `json:"commit_t"`
+	IndexHeadID  *string `json:"index_head_id"`
+	IndexT       int64   `json:"index_t"`
+	Retracted    bool    `json:"retracted"`
+	SourceBranch *string `json:"source_branch"`
+	Branches     int64   `json:"branches"`
+}
+
+// graphSourceEventRecord is the record of a graph source's ns-record
+// event: the type string, and the config with its secrets redacted.
+type graphSourceEventRecord struct {
+	GraphSourceID string   `json:"graph_source_id"`
+	Name          string   `json:"name"`
+	Branch        string   `json:"branch"`
+	SourceType    string   `json:"source_type"`
+	Config        string   `json:"config"`
+	Dependencies  []string `json:"dependencies"`
+	IndexID       *string  `json:"index_id"`
+	IndexT        int64    `json:"index_t"`
+	Retracted     bool     `json:"retracted"`
+}
+
+type nsRecordData struct {
+	Action     string `json:"action"`
+	Kind       string `json:"kind"`
+	ResourceID string `json:"resource_id"`
+	Record     any    `json:"record"`
+	EmittedAt  string `json:"emitted_at"`
+}
+
+type nsRetractedData struct {
+	Action     string `json:"action"`
+	Kind       string `json:"kind"`
+	ResourceID string `json:"resource_id"`
+	EmittedAt  string `json:"emitted_at"`
+}
+
+// recordEvent returns the ID and data of rec's ns-record event.
+func recordEvent(rec *driver.Record, now time.Time) (string, []byte, error) {
+	id := rec.ID.String()
+	data := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
+	if rec.Kind == driver.Ledger {
+		ns, err := nsRecordOf(rec)
+		if err != nil {
+			return "", nil, err
+		}
+		lr := ledgerEventRecord{LedgerID: id, Branch: ns.Branch, CommitHeadID: ns.CommitHeadID, CommitT: ns.CommitT,
+			IndexHeadID: ns.IndexHeadID, IndexT: ns.IndexT, Retracted: ns.Retracted, Branches: ns.Branches}
+		if ns.SourceBranch != "" {
+			lr.SourceBranch = &ns.SourceBranch
+		}
+		data.Record = lr
+		return fmt.Sprintf("ledger:%s:%d:%d", id, ns.CommitT, ns.IndexT), marshal(data), nil
+	}
+	gs, err := graphSourceOf(rec)
+	if err != nil {
+		return "", nil, err
+	}
+	data.Record = graphSourceEventRecord{GraphSourceID: id, Name: gs.Name, Branch: gs.Branch,
+		SourceType: flureeTypeString(rec.SourceType), Config: redactConfig(gs.Config), Dependencies: gs.Dependencies,
+		IndexID: gs.IndexID, IndexT: gs.IndexT, Retracted: gs.Retracted}
+	sum := sha256.Sum256([]byte(gs.Config))
+	return fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4])), marshal(data), nil
+}
+
+func (st *eventsState) sendRecord(rec *driver.Record) bool {
+	evID, data, err := recordEvent(rec, st.s.opts.Now())
+	if err != nil {
+		return st.sse.Comment("skipped: "+err.Error()) == nil
+	}
+	if st.last[rec.ID.String()] == evID {
+		return true // the same state again (a change Fluree does not announce)
+	}
+	st.last[rec.ID.String()] = evID
+	return st.sse.Event("ns-record", evID, data) == nil
+}
+
+func (st *eventsState) sendRetracted(k driver.Kind, id string) bool {
+	now := st.s.opts.Now()
+	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
+	st.last[id] = evID
+	data := nsRetractedData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
+	return st.sse.Event("ns-retracted", evID, marshal(data)) == nil
+}

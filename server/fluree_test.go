@@ -1,0 +1,240 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/server"
+)
+
+// The expected bodies below are the bytes serde_json writes for Fluree's
+// wire types (fluree-db-nameservice NsRecord, GraphSourceRecord, RefValue;
+// fluree-db-server PushRefResponse, InitResponse, NsRecordResponse,
+// ErrorResponse): field names and order, null versus omitted fields.
+
+const refs = "/v1/fluree/nameservice/refs/"
+
+func TestFlureeInitThenCASFromUnborn(t *testing.T) {
+	s := start(t, server.Options{})
+	c1, c2 := cid("c1"), cid("c2")
+	st, b := s.call(t, "POST", refs+"mydb:main/init", "")
+	want(t, "init", st, b, 200, `{"created":true}`)
+	st, b = s.call(t, "POST", refs+"mydb:main/init", "")
+	want(t, "init again", st, b, 200, `{"created":false}`)
+
+	st, b = s.call(t, "POST", refs+"mydb:main/commit", `{"expected":{"id":null,"t":0},"new":{"id":"`+c1+`","t":1}}`)
+	want(t, "CAS from unborn", st, b, 200, `{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
+
+	// A stale push: the same expected value again.
+	st, b = s.call(t, "POST", refs+"mydb:main/commit", `{"expected":{"id":null,"t":0},"new":{"id":"`+c2+`","t":2}}`)
+	want(t, "stale commit", st, b, 409, `{"status":"conflict","actual":{"id":"`+c1+`","t":1}}`)
+
+	// A commit that does not move t forward, with the right expected value.
+	st, b = s.call(t, "POST", refs+"mydb:main/commit", `{"expected":{"id":"`+c1+`","t":1},"new":{"id":"`+c2+`","t":1}}`)
+	want(t, "commit at the same t", st, b, 409, `{"status":"conflict","actual":{"id":"`+c1+`","t":1}}`)
+
+	// The index accepts t equal to the current one.
+	st, b = s.call(t, "POST", refs+"mydb/index", `{"expected":{"id":null,"t":0},"new":{"id":"`+c1+`","t":1}}`)
+	want(t, "index", st, b, 200, `{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
+	st, b = s.call(t, "POST", refs+"mydb/index", `{"expected":{"id":"`+c1+`","t":1},"new":{"id":"`+c2+`","t":1}}`)
+	want(t, "index at the same t", st, b, 200, `{"status":"updated","ref":{"id":"`+c2+`","t":1}}`)
+
+	st, b = s.call(t, "GET", "/v1/fluree/storage/ns/mydb:main", "")
+	want(t, "lookup", st, b, 200, `{"ledger_id":"mydb:main","name":"mydb","branch":"main","commit_head_id":"`+c1+
+		`","commit_t":1,"index_head_id":"`+c2+`","index_t":1,"retracted":false}`)
+}
+
+func TestFlureeExpectedNull(t *testing.T) {
+	s := start(t, server.Options{})
+	c1 := cid("c1")
+	// On an unknown alias, expected null creates the ledger.
+	st, b := s.call(t, "POST", refs+"fresh:main/commit", `{"expected":null,"new":{"id":"`+c1+`","t":1}}`)
+	want(t, "expected null, unknown alias", st, b, 200, `{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
+	// On an existing one it conflicts with the current value.
+	st, b = s.call(t, "POST", refs+"fresh:main/commit", `{"new":{"id":"`+cid("c2")+`","t":2}}`)
+	want(t, "expected absent, existing alias", st, b, 409, `{"status":"conflict","actual":{"id":"`+c1+`","t":1}}`)
+	// An expected value on an unknown alias: a conflict without actual.
+	st, b = s.call(t, "POST", refs+"nobody:main/commit", `{"expected":{"id":null,"t":0},"new":{"id":"`+c1+`","t":1}}`)
+	want(t, "expected value, unknown alias", st, b, 409, `{"status":"conflict"}`)
+}
+
+func TestFlureeAliasWithSlash(t *testing.T) {
+	s := start(t, server.Options{})
+	c1 := cid("c1")
+	st, b := s.call(t, "POST", refs+"tenant%2Fcustomers:release%2Fv1/init", "")
+	want(t, "init encoded", st, b, 200, `{"created":true}`)
+	// Fluree's own client sends the slashes unencoded: the same record.
+	st, b = s.call(t, "POST", refs+"tenant/customers:release/v1/commit", `{"expected":{"id":null,"t":0},"new":{"id":"`+c1+`","t":1}}`)
+	want(t, "commit raw slashes", st, b, 200, `{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
+	st, b = s.call(t, "GET", "/v1/fluree/storage/ns/tenant%2Fcustomers:release%2Fv1", "")
+	want(t, "lookup encoded", st, b, 200, `{"ledger_id":"tenant/customers:release/v1","name":"tenant/customers","branch":"release/v1","commit_head_id":"`+c1+
+		`","commit_t":1,"index_head_id":null,"index_t":0,"retracted":false}`)
+	head, err := s.ns.Head(context.Background(), "tenant/customers:release/v1")
+	if err != nil || !head.Equal(nameservice.RefValue(c1, 1)) {
+		t.Fatalf("head through the library = %v, %v", head, err)
+	}
+}
+
+func TestFlureeErrors(t *testing.T) {
+	s := start(t, server.Options{})
+	st, b := s.call(t, "GET", "/v1/fluree/storage/ns/nobody:main", "")
+	want(t, "unknown alias", st, b, 404, `{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
+	s.call(t, "POST", refs+"db/init", "")
+	st, _ = s.call(t, "POST", refs+"db/commit", `{"expected":`)
+	if st != 400 {
+		t.Fatalf("malformed JSON: %d, want 400", st)
+	}
+	st, _ = s.call(t, "POST", refs+"db/commit", `{"expected":null}`)
+	if st != 422 {
+		t.Fatalf("missing new: %d, want 422", st)
+	}
+	st, _ = s.call(t, "POST", refs+"db/commit", `{"new":{"id":"not-a-cid","t":1}}`)
+	if st != 422 {
+		t.Fatalf("new.id not a CID: %d, want 422", st)
+	}
+	st, _ = s.call(t, "POST", refs+"db/commit", `{"new":{"id":"`+cid("x")+`","t":1}}`, "Content-Type", "text/plain")
+	if st != 415 {
+		t.Fatalf("not JSON content type: %d, want 415", st)
+	}
+	st, b = s.call(t, "POST", refs+"a:b:c/commit", `{"new":{"id":"`+cid("x")+`","t":1}}`)
+	if st != 400 || !strings.Contains(b, "more than one ':'") {
+		t.Fatalf("invalid alias: %d %s, want 400", st, b)
+	}
+	st, _ = s.call(t, "GET", refs+"db/commit", "")
+	if st != 405 {
+		t.Fatalf("GET on a push route: %d, want 405", st)
+	}
+}
+
+// A record whose addresses are not CIDs is refused on Fluree's routes with a
+// 400 naming the problem, and served on ours.
+func TestFlureeNotExpressible(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	if err := s.ns.Init(ctx, "files"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ns.PublishCommit(ctx, "files", 3, "fluree:file://files/main/commit/t3.json"); err != nil {
+		t.Fatal(err)
+	}
+	st, b := s.call(t, "GET", "/v1/fluree/storage/ns/files", "")
+	if st != 400 || !strings.Contains(b, "is not a content ID") || !strings.Contains(b, `"@type":"err:api/BadRequest"`) {
+		t.Fatalf("lookup of a file-address record: %d %s", st, b)
+	}
+	st, b = s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	if st != 400 || !strings.Contains(b, "files:main") {
+		t.Fatalf("snapshot with a file-address record: %d %s", st, b)
+	}
+	st, b = s.call(t, "GET", "/ns/v1/records/files:main", "")
+	if st != 200 || !strings.Contains(b, "fluree:file://files/main/commit/t3.json") {
+		t.Fatalf("our route: %d %s", st, b)
+	}
+}
+
+func TestFlureeSnapshot(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	c1, ctx1 := cid("c1"), cid("context")
+	must(t, s.ns.Init(ctx, "a"))
+	_, err := s.ns.PublishCommit(ctx, "a", 5, c1)
+	must(t, err)
+	_, err = s.ns.PushConfig(ctx, "a", nameservice.Value{}, nameservice.Value{V: 1, Payload: nameservice.Object{"default_context": ctx1, "x": "y"}})
+	must(t, err)
+	must(t, s.ns.Init(ctx, "b:dev"))
+	must(t, s.ns.Retract(ctx, "b:dev"))
+	must(t, s.ns.PublishGraphSource(ctx, "search", "db:Bm25Index", []string{"a"}, map[string]any{"k1": 1.2}))
+	must(t, s.ns.PublishGraphSource(ctx, "custom:v2", "db:FancyIndex", nil, nil))
+	st, b := s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	want(t, "snapshot", st, b, 200, `{"ledgers":[`+
+		`{"ledger_id":"a:main","name":"a","branch":"main","commit_head_id":"`+c1+`","commit_t":5,"index_head_id":null,"index_t":0,"default_context":"`+ctx1+`","retracted":false,"config_id":null},`+
+		`{"ledger_id":"b:dev","name":"b","branch":"dev","commit_head_id":null,"commit_t":0,"index_head_id":null,"index_t":0,"default_context":null,"retracted":true,"config_id":null}],`+
+		`"graph_sources":[`+
+		`{"graph_source_id":"custom:v2","name":"custom","branch":"v2","source_type":{"Unknown":"f:FancyIndex"},"config":"{}","dependencies":[],"index_id":null,"index_t":0,"retracted":false},`+
+		`{"graph_source_id":"search:main","name":"search","branch":"main","source_type":"Bm25","config":"{\"k1\":1.2}","dependencies":["a:main"],"index_id":null,"index_t":0,"retracted":false}]}`)
+}
+
+func TestFlureeDiscovery(t *testing.T) {
+	s := start(t, server.Options{})
+	st, b := s.call(t, "GET", "/.well-known/fluree.json", "")
+	want(t, "discovery without auth", st, b, 200, `{"version":1,"api_base_url":"/v1/fluree"}`)
+}
+
+func TestFlureeEvents(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	c1, c2 := cid("c1"), cid("c2")
+	must(t, s.ns.Init(ctx, "a"))
+	_, err := s.ns.PublishCommit(ctx, "a", 1, c1)
+	must(t, err)
+	must(t, s.ns.Init(ctx, "gone"))
+	must(t, s.ns.Retract(ctx, "gone"))
+	must(t, s.ns.PublishGraphSource(ctx, "gs", "db:Bm25Index", []string{"a"}, map[string]any{"api_token": "s3cret", "k": 1}))
+
+	ev := s.stream(t, "/v1/fluree/events?all=true")
+	const at = `"emitted_at":"2026-11-23T04:05:06.789+00:00"`
+	wantEvent(t, ev, "event: ns-record\nid: ledger:a:main:1:0\ndata: "+
+		`{"action":"ns-record","kind":"ledger","resource_id":"a:main","record":{"ledger_id":"a:main","branch":"main","commit_head_id":"`+c1+
+		`","commit_t":1,"index_head_id":null,"index_t":0,"retracted":false,"source_branch":null,"branches":0},`+at+"}\n\n")
+	wantEvent(t, ev, "event: ns-record\nid: graph-source:gs:main:0:"+configHash(`{"api_token":"s3cret","k":1}`)+"\ndata: "+
+		`{"action":"ns-record","kind":"graph-source","resource_id":"gs:main","record":{"graph_source_id":"gs:main","name":"gs","branch":"main","source_type":"f:Bm25Index",`+
+		`"config":"{\"api_token\":\"[redacted]\",\"k\":1}","dependencies":["a:main"],"index_id":null,"index_t":0,"retracted":false},`+at+"}\n\n")
+
+	// Live: a commit, then an init (nothing), then a retraction.
+	_, err = s.ns.PublishCommit(ctx, "a", 2, c2)
+	must(t, err)
+	wantEvent(t, ev, "event: ns-record\nid: ledger:a:main:2:0\ndata: "+
+		`{"action":"ns-record","kind":"ledger","resource_id":"a:main","record":{"ledger_id":"a:main","branch":"main","commit_head_id":"`+c2+
+		`","commit_t":2,"index_head_id":null,"index_t":0,"retracted":false,"source_branch":null,"branches":0},`+at+"}\n\n")
+	must(t, s.ns.Init(ctx, "quiet"))
+	must(t, s.ns.Retract(ctx, "a"))
+	wantEvent(t, ev, "event: ns-retracted\nid: ledger:a:main:retracted:"+itoa(fixedNow.UnixMilli())+"\ndata: "+
+		`{"action":"ns-retracted","kind":"ledger","resource_id":"a:main",`+at+"}\n\n")
+}
+
+// Events for a list of aliases leave out the others.
+func TestFlureeEventsSelected(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	must(t, s.ns.Init(ctx, "a"))
+	must(t, s.ns.Init(ctx, "b"))
+	ev := s.stream(t, "/v1/fluree/events?ledger=b:main")
+	_, err := s.ns.PublishCommit(ctx, "a", 1, cid("a1"))
+	must(t, err)
+	_, err = s.ns.PublishCommit(ctx, "b", 1, cid("b1"))
+	must(t, err)
+	// The selected record as it is, then its commit only.
+	if got := ev.next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:b:main:0:0\n") {
+		t.Fatalf("first event %q, want b's record", got)
+	}
+	if got := ev.next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:b:main:1:0\n") {
+		t.Fatalf("second event %q, want b's commit and nothing of a", got)
+	}
+}
+
+func wantEvent(t *testing.T, s *sseStream, want string) {
+	t.Helper()
+	if got := s.next(t); got != want {
+		t.Fatalf("event:\n got %q\nwant %q", got, want)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var _ = http.StatusOK
+
+// A Fluree client given the bare origin sends its routes under /fluree.
+func TestFlureeBarePrefix(t *testing.T) {
+	s := start(t, server.Options{})
+	st, b := s.call(t, "POST", "/fluree/nameservice/refs/bare/init", "")
+	want(t, "init under /fluree", st, b, 200, `{"created":true}`)
+	st, b = s.call(t, "GET", "/fluree/storage/ns/bare", "")
+	want(t, "lookup under /fluree", st, b, 200, `{"ledger_id":"bare:main","name":"bare","branch":"main","commit_head_id":null,"commit_t":0,"index_head_id":null,"index_t":0,"retracted":false}`)
+}

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// nsRecord is Fluree's NsRecord, field for field and in its order:
+// default_context and config_id are null when absent, source_branch and
+// branches are left out when absent or 0.
+type nsRecord struct {
+	LedgerID       string  `json:"ledger_id"`
+	Name           string  `json:"name"`
+	Branch         string  `json:"branch"`
+	CommitHeadID   *string `json:"commit_head_id"`
+	CommitT        int64   `json:"commit_t"`
+	IndexHeadID    *string `json:"index_head_id"`
+	IndexT         int64   `json:"index_t"`
+	DefaultContext *string `json:"default_context"`
+	Retracted      bool    `json:"retracted"`
+	ConfigID       *string `json:"config_id"`
+	SourceBranch   string  `json:"source_branch,omitempty"`
+	Branches       int64   `json:"branches,omitempty"`
+}
+
+// nsRecordResp is the NsRecordResponse of GET /storage/ns/{alias}: NsRecord
+// with default_context and config_id left out when absent (and no
+// "serving": this server serves no queries or blocks).
+type nsRecordResp struct {
+	LedgerID       string  `json:"ledger_id"`
+	Name           string  `json:"name"`
+	Branch         string  `json:"branch"`
+	CommitHeadID   *string `json:"commit_head_id"`
+	CommitT        int64   `json:"commit_t"`
+	IndexHeadID    *string `json:"index_head_id"`
+	IndexT         int64   `json:"index_t"`
+	DefaultContext *string `json:"default_context,omitempty"`
+	Retracted      bool    `json:"retracted"`
+	ConfigID       *string `json:"config_id,omitempty"`
+	SourceBranch   string  `json:"source_branch,omitempty"`
+	Branches       int64   `json:"branches,omitempty"`
+}
+
+func nsRecordResponse(r nsRecord) nsRecordResp { return nsRecordResp(r) }
+
+// graphSourceRecord is Fluree's GraphSourceRecord: config is the config
+// object as JSON text, source_type the serde form of GraphSourceType.
+type graphSourceRecord struct {
+	GraphSourceID string   `json:"graph_source_id"`
+	Name          string   `json:"name"`
+	Branch        string   `json:"branch"`
+	SourceType    any      `json:"source_type"`
+	Config        string   `json:"config"`
+	Dependencies  []string `json:"dependencies"`
+	IndexID       *string  `json:"index_id"`
+	IndexT        int64    `json:"index_t"`
+	Retracted     bool     `json:"retracted"`
+}
+
+// nsRecordOf maps a ledger to Fluree's NsRecord: head and index addresses
+// become content IDs (they must be CIDs), config's default_context and
+// config_id (when strings, which must be CIDs) the fields of those names.
+// Status and the other config keys have no place on Fluree's wire.
+func nsRecordOf(rec *driver.Record) (nsRecord, error) {
+	head, err := refOf(rec.ID, driver.Head, *rec.Head)
+	if err != nil {
+		return nsRecord{}, err
+	}
+	index, err := refOf(rec.ID, driver.Index, *rec.Index)
+	if err != nil {
+		return nsRecord{}, err
+	}
+	ns := nsRecord{
+		LedgerID: rec.ID.String(), Name: rec.ID.Name, Branch: rec.ID.Branch,
+		CommitHeadID: head.ID, CommitT: head.T, IndexHeadID: index.ID, IndexT: index.T,
+		Retracted: rec.Retracted, SourceBranch: rec.SourceBranch, Branches: rec.Branches,
+	}
+	for _, f := range []struct {
+		key string
+		dst **string
+	}{{"default_context", &ns.DefaultContext}, {"config_id", &ns.ConfigID}} {
+		s, ok := rec.Config.Payload[f.key].(string)
+		if !ok {
+			continue
+		}
+		if err := checkCID(s); err != nil {
+			return nsRecord{}, notExpressible(rec.ID, f.key, s, err)
+		}
+		*f.dst = &s
+	}
+	return ns, nil
+}
+
+// sourceTypes maps our compact source types to Fluree's GraphSourceType
+// variants.
+var sourceTypes = map[string]string{
+	"db:Bm25Index": "Bm25", "db:HnswIndex": "Vector", "db:GeoIndex": "Geo",
+	"db:R2rmlMapping": "R2rml", "db:IcebergMapping": "Iceberg",
+}
+
+// flureeTypeString is Fluree's type string of a source type (its
+// to_type_string): our db: prefix is Fluree's f:.
+func flureeTypeString(st string) string {
+	if rest, ok := strings.CutPrefix(st, "db:"); ok {
+		return "f:" + rest
+	}
+	return st
+}
+
+// sourceTypeEnum is the serde form of GraphSourceType: a unit variant's
+// name, or {"Unknown": type string}.
+func sourceTypeEnum(st string) any {
+	if v, ok := sourceTypes[st]; ok {
+		return v
+	}
+	return map[string]string{"Unknown": flureeTypeString(st)}
+}
+
+// configText is a graph source's config as Fluree holds it, JSON text ("{}"
+// when unborn).
+func configText(rec *driver.Record) string {
+	if rec.Config == nil || rec.Config.Payload == nil {
+		return "{}"
+	}
+	b, err := rec.Config.Payload.MarshalJSON()
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+func graphSourceOf(rec *driver.Record) (graphSourceRecord, error) {
+	index, err := refOf(rec.ID, driver.Index, *rec.Index)
+	if err != nil {
+		return graphSourceRecord{}, err
+	}
+	deps := rec.Dependencies
+	if deps == nil {
+		deps = []string{}
+	}
+	return graphSourceRecord{
+		GraphSourceID: rec.ID.String(), Name: rec.ID.Name, Branch: rec.ID.Branch,
+		SourceType: sourceTypeEnum(rec.SourceType), Config: configText(rec), Dependencies: deps,
+		IndexID: index.ID, IndexT: index.T, Retracted: rec.Retracted,
+	}, nil
+}
+
+// Secret redaction of graph-source configs in events, as Fluree does: a
+// scalar under a secret-looking key becomes "[redacted]"; a container under
+// one has every scalar inside redacted except env_var and java_property
+// strings; {"secret_ref": "..."} stays, being a reference, not a secret.
+var secretKeys = map[string]bool{
+	"client_secret": true, "token": true, "secret": true, "password": true, "passwd": true,
+	"access_key_id": true, "secret_access_key": true, "session_token": true, "default_val": true,
+	"refresh_token": true,
+}
+
+func isSecretKey(k string) bool {
+	l := strings.ToLower(k)
+	return secretKeys[l] || strings.HasSuffix(l, "_token") || strings.HasSuffix(l, "_secret") || strings.HasSuffix(l, "_password")
+}
+
+const redacted = "[redacted]"
+
+// redactConfig returns text unchanged when it holds no secret, else the
+// config with its secrets replaced; text that does not parse is replaced
+// whole.
+func redactConfig(text string) string {
+	obj, err := driver.ParseObject([]byte(text))
+	if err != nil || obj == nil {
+		return `"[redacted:unparseable]"`
+	}
+	if !redactSecrets(map[string]any(obj)) {
+		return text
+	}
+	b, err := obj.MarshalJSON()
+	if err != nil {
+		return `"[redacted:unserializable]"`
+	}
+	return string(b)
+}
+
+func redactSecrets(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			switch {
+			case !isSecretKey(k):
+				changed = redactSecrets(e) || changed
+			case isSecretRef(e):
+			case isContainer(e):
+				changed = redactSubtree(e) || changed
+			case e != nil:
+				x[k] = redacted
+				changed = true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			changed = redactSecrets(e) || changed
+		}
+	}
+	return changed
+}
+
+func redactSubtree(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if _, isStr := e.(string); isStr && (strings.EqualFold(k, "env_var") || strings.EqualFold(k, "java_property")) {
+				continue
+			}
+			if isContainer(e) {
+				changed = redactSubtree(e) || changed
+			} else if e != nil {
+				x[k] = redacted
+				changed = true
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if isContainer(e) {
+				changed = redactSubtree(e) || changed
+			} else if e != nil {
+				x[i] = redacted
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+func isContainer(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
+
+func isSecretRef(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	_, ok = m["secret_ref"].(string)
+	return ok
+}

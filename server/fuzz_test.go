@@ -1,0 +1,130 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/server"
+)
+
+// fuzzServer is a server over a store holding ledger db, for in-process
+// fuzzing of the request decoders.
+func fuzzServer(f *testing.F, opts server.Options) (*server.Server, *nameservice.NameService) {
+	ns := nameservice.New(mem.NewStore().Open())
+	if err := ns.Init(context.Background(), "db"); err != nil {
+		f.Fatal(err)
+	}
+	if opts.Auth == nil {
+		opts.NoAuth = true
+	}
+	return server.New(ns, opts), ns
+}
+
+func serveOnce(h http.Handler, method, path, body string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// allowed are the answers a malformed or hostile body may get; never a 500.
+var allowed = map[int]bool{200: true, 201: true, 204: true, 400: true, 404: true, 409: true, 413: true, 415: true, 422: true}
+
+func FuzzPushBody(f *testing.F) {
+	f.Add("head", `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`)
+	f.Add("status", `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":2,"payload":{"state":"x"}}}`)
+	f.Add("index", `{"condition":"at_least","new":{"v":0}}`)
+	f.Add("config", `{"condition":"equals","expected":{"v":0},"new":{"v":1,"payload":{"a":[1,{"b":null}]}}}`)
+	srv, ns := fuzzServer(f, server.Options{})
+	f.Fuzz(func(t *testing.T, concern, body string) {
+		rec := serveOnce(srv, "POST", "/ns/v1/push/"+urlSegment(concern)+"/db:main", body)
+		if !allowed[rec.Code] {
+			t.Fatalf("push %q %q: %d %s", concern, body, rec.Code, rec.Body)
+		}
+		if r, err := ns.Lookup(context.Background(), "db"); err != nil || r.Validate() != nil {
+			t.Fatalf("the record no longer validates after push %q: %v", body, err)
+		}
+	})
+}
+
+func FuzzFlureeCASBody(f *testing.F) {
+	c := "bafyreibnoelefnzgwbcacyt4vh52ymxvzbjq7mmqhtcnwarfq4lzegsiqe"
+	f.Add(`{"expected":{"id":null,"t":0},"new":{"id":"` + c + `","t":1}}`)
+	f.Add(`{"expected":null,"new":{"id":"` + c + `","t":2}}`)
+	f.Add(`{"new":{"id":null,"t":-1}}`)
+	f.Add(`{"expected":{"t":"x"}}`)
+	srv, ns := fuzzServer(f, server.Options{})
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := serveOnce(srv, "POST", "/v1/fluree/nameservice/refs/db:main/commit", body)
+		if !allowed[rec.Code] {
+			t.Fatalf("CAS %q: %d %s", body, rec.Code, rec.Body)
+		}
+		if r, err := ns.Lookup(context.Background(), "db"); err != nil || r.Validate() != nil {
+			t.Fatalf("the record no longer validates after CAS %q: %v", body, err)
+		}
+	})
+}
+
+func FuzzRetractAndGraphSourceBodies(f *testing.F) {
+	f.Add(`{"at":1700000000}`, `{"source_type":"db:Bm25Index","dependencies":["db"],"config":{"k":1}}`)
+	f.Add(`{"at":-5}`, `{"source_type":""}`)
+	srv, _ := fuzzServer(f, server.Options{})
+	f.Fuzz(func(t *testing.T, retract, gs string) {
+		if rec := serveOnce(srv, "POST", "/ns/v1/graph-sources/gs", gs); !allowed[rec.Code] {
+			t.Fatalf("graph source %q: %d %s", gs, rec.Code, rec.Body)
+		}
+		if rec := serveOnce(srv, "POST", "/ns/v1/retract/db:main", retract); !allowed[rec.Code] {
+			t.Fatalf("retract %q: %d %s", retract, rec.Code, rec.Body)
+		}
+	})
+}
+
+// FuzzAuthorization feeds arbitrary Authorization headers: every one is
+// refused with 401 unless it is the static token, and none is echoed.
+func FuzzAuthorization(f *testing.F) {
+	a, err := server.NewAuthenticator(server.AuthConfig{
+		Tokens:         []server.TokenEntry{{Name: "t", SHA256: server.HashToken("good"), Read: []string{""}}},
+		TrustedIssuers: []string{"did:key:z6MkqpTi7zUDy5nnSfpLf7SPGsepMNJAxRiH1jbCZbuaZoEz"},
+		Now:            func() time.Time { return time.Unix(1_700_000_000, 0) },
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("Bearer good")
+	f.Add("Bearer eyJhbGciOiJFZERTQSIsImp3ayI6eyJrdHkiOiJPS1AiLCJjcnYiOiJFZDI1NTE5IiwieCI6IkFBIn19.e30.AAAA")
+	f.Add("bearer  a.b.c")
+	srv, _ := fuzzServer(f, server.Options{Auth: a})
+	f.Fuzz(func(t *testing.T, header string) {
+		rec := serveOnce(srv, "GET", "/ns/v1/records/db:main", "", "Authorization", header)
+		ok := strings.TrimSpace(header) == "Bearer good" || strings.EqualFold(strings.TrimSpace(header), "bearer good")
+		if rec.Code != 401 && !(ok && rec.Code == 200) {
+			t.Fatalf("Authorization %q: %d %s", header, rec.Code, rec.Body)
+		}
+		if len(header) > 12 && strings.Contains(rec.Body.String(), header) {
+			t.Fatalf("the answer echoes the Authorization header %q", header)
+		}
+	})
+}
+
+func urlSegment(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "x"
+	}
+	return b.String()
+}

@@ -1,0 +1,388 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// maxPageSize bounds one page of GET /ns/v1/records.
+const maxPageSize = 1000
+
+// notFoundBody is the one answer for a record that does not exist and for
+// one outside the caller's scope, so that the two cannot be told apart.
+func notFoundBody(id driver.ID) []byte {
+	return marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
+}
+
+// pathID parses the {id...} of the route, answering 400 when it is not a
+// valid ID.
+func pathID(w http.ResponseWriter, r *http.Request) (driver.ID, bool) {
+	id, err := driver.ParseID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return id, false
+	}
+	return id, true
+}
+
+// canRead answers 404 and returns false when the caller may not read id.
+func canRead(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
+	if principalOf(r.Context()).CanRead(id.String()) {
+		return true
+	}
+	writeRaw(w, http.StatusNotFound, notFoundBody(id))
+	return false
+}
+
+// canWrite answers 404 (403 when the caller may read id) and returns false
+// when the caller may not write id.
+func canWrite(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
+	p := principalOf(r.Context())
+	if p.CanWrite(id.String()) {
+		return true
+	}
+	if p.CanRead(id.String()) {
+		writeRaw(w, http.StatusForbidden, marshal(nswire.Error{Error: "no write access to " + id.String(), Code: "PermissionDenied"}))
+		return false
+	}
+	writeRaw(w, http.StatusNotFound, notFoundBody(id))
+	return false
+}
+
+// answer returns the status and body of a driver error on the /ns/v1
+// routes; a NotFound gets the scope-neutral body.
+func answer(id driver.ID, err error) (int, []byte) {
+	if errors.Is(err, driver.ErrNotFound) {
+		return http.StatusNotFound, notFoundBody(id)
+	}
+	return errorBody(err)
+}
+
+func writeAnswer(w http.ResponseWriter, id driver.ID, err error) {
+	status, b := answer(id, err)
+	writeRaw(w, status, b)
+}
+
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canRead(w, r, id) {
+		return
+	}
+	rec, err := s.d.Get(r.Context(), id)
+	if err != nil {
+		writeAnswer(w, id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	opts := driver.ListOptions{Kind: driver.Kind(q.Get("kind")), Prefix: q.Get("prefix"), PageToken: q.Get("page_token")}
+	if opts.Kind != "" && !opts.Kind.Valid() {
+		writeError(w, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, opts.Kind))
+		return
+	}
+	var err error
+	if v := q.Get("include_retracted"); v != "" {
+		if opts.IncludeRetracted, err = strconv.ParseBool(v); err != nil {
+			writeError(w, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, v))
+			return
+		}
+	}
+	if v := q.Get("page_size"); v != "" {
+		if opts.PageSize, err = strconv.Atoi(v); err != nil || opts.PageSize < 0 {
+			writeError(w, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, v))
+			return
+		}
+	}
+	if opts.PageSize == 0 || opts.PageSize > maxPageSize {
+		opts.PageSize = maxPageSize
+	}
+	page, err := s.d.List(r.Context(), opts)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	p := principalOf(r.Context())
+	resp := nswire.ListResponse{Records: []*driver.Record{}, NextPageToken: page.NextPageToken}
+	for _, rec := range page.Records {
+		if p.CanRead(rec.ID.String()) {
+			resp.Records = append(resp.Records, rec)
+		}
+	}
+	for _, f := range page.Failed {
+		if visibleFailure(p, f) {
+			resp.Failed = append(resp.Failed, wireRecordError(f))
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// visibleFailure reports whether p may learn of a record that failed to
+// read: one in its scope, or any when it reads everything.
+func visibleFailure(p *Principal, f *driver.RecordError) bool {
+	if f.ID.IsZero() {
+		return p.readsAll()
+	}
+	return p.CanRead(f.ID.String())
+}
+
+func wireRecordError(f *driver.RecordError) nswire.RecordError {
+	e := nswire.RecordError{Object: f.Object, Error: f.Err.Error(), Code: driver.Code(f.Err).String()}
+	if !f.ID.IsZero() {
+		e.ID = f.ID.String()
+	}
+	return e
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canWrite(w, r, id) {
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.bodyError(w, err)
+		return
+	}
+	var rec driver.Record
+	if err := rec.UnmarshalJSON(body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if rec.ID != id {
+		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", driver.ErrInvalidArgument, rec.ID, id))
+		return
+	}
+	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
+		err := s.d.Create(ctx, &rec)
+		if err == nil {
+			return http.StatusCreated, nil
+		}
+		if resend && errors.Is(err, driver.ErrAlreadyExists) {
+			// An earlier attempt may be the record found: it is ours when it
+			// is exactly the record we create.
+			cur, gerr := s.d.Get(ctx, id)
+			if gerr == nil && string(marshal(cur)) == string(marshal(&rec)) {
+				return http.StatusCreated, nil
+			}
+			return s.unknown(fmt.Errorf("create %s: a resend found the ID taken by a record that differs from ours", id))
+		}
+		return answer(id, err)
+	})
+}
+
+func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canWrite(w, r, id) {
+		return
+	}
+	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
+		err := s.d.Delete(ctx, id)
+		if resend && errors.Is(err, driver.ErrNotFound) {
+			return s.unknown(fmt.Errorf("purge %s: a resend found no record: an earlier attempt may have removed it", id))
+		}
+		if err != nil {
+			return answer(id, err)
+		}
+		return http.StatusNoContent, nil
+	})
+}
+
+func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canWrite(w, r, id) {
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.bodyError(w, err)
+		return
+	}
+	var req nswire.RetractRequest
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	at := time.Unix(req.At, 0)
+	if req.At == 0 {
+		at = s.opts.Now()
+	}
+	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
+		err := s.d.Retract(ctx, id, at)
+		if resend && errors.Is(err, driver.ErrNotFound) {
+			return s.unknown(fmt.Errorf("retract %s: a resend found no record: it may have been retracted and purged since", id))
+		}
+		if err != nil {
+			return answer(id, err)
+		}
+		return http.StatusNoContent, nil
+	})
+}
+
+func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canWrite(w, r, id) {
+		return
+	}
+	c, err := driver.ParseConcern(r.PathValue("concern"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.bodyError(w, err)
+		return
+	}
+	var req nswire.PushRequest
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	cond, err := checkPush(c, &req)
+	if err != nil {
+		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
+		return
+	}
+	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
+		out, err := s.d.Update(ctx, id, c, cond, req.New)
+		switch {
+		case errors.Is(err, driver.ErrUnavailable):
+			return s.unknown(err)
+		case err != nil:
+			return answer(id, err)
+		case out.Applied:
+			return http.StatusOK, marshal(nswire.PushResponse{Applied: true, Current: out.Current})
+		case resend && out.Current.Equal(req.New):
+			// An earlier attempt landed: the value is ours (or identical).
+			return http.StatusOK, marshal(nswire.PushResponse{Applied: true, Current: out.Current})
+		case resend:
+			return s.unknown(fmt.Errorf("push %s %s: a resend was refused with %s as current: an earlier attempt may have landed and been overwritten",
+				c, id, out.Current))
+		}
+		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
+		return http.StatusConflict, marshal(nswire.PushResponse{Current: out.Current})
+	})
+}
+
+// checkPush enforces the watermark rules a client of the portable package
+// keeps, since this route is open to any client: a well-formed born value;
+// a compare-and-set that moves the watermark up (an index may stay at its
+// t); at_least only on an index (the admin publish).
+func checkPush(c driver.Concern, req *nswire.PushRequest) (driver.Condition, error) {
+	cond, err := req.DriverCondition()
+	if err != nil {
+		return cond, err
+	}
+	if req.New.Unborn() {
+		return cond, fmt.Errorf("%w: a push needs a payload", driver.ErrInvalidArgument)
+	}
+	if err := driver.ValidateValue(c, req.New); err != nil {
+		return cond, err
+	}
+	switch cond.Kind {
+	case driver.AtLeast:
+		if c != driver.Index {
+			return cond, fmt.Errorf("%w: condition at_least applies to the index only", driver.ErrInvalidArgument)
+		}
+	case driver.Equals:
+		exp := cond.Expected
+		if exp.V > req.New.V || (exp.V == req.New.V && c != driver.Index) {
+			return cond, fmt.Errorf("%w: new %s %d is not above the expected %d", driver.ErrInvalidArgument, c.Watermark(), req.New.V, exp.V)
+		}
+	}
+	return cond, nil
+}
+
+func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canWrite(w, r, id) {
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.bodyError(w, err)
+		return
+	}
+	var req nswire.GraphSourceRequest
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := s.opContext(r)
+	defer cancel()
+	if err := s.ns.PublishGraphSource(ctx, id.String(), req.SourceType, req.Dependencies, req.Config); err != nil {
+		writeAnswer(w, id, err)
+		return
+	}
+	rec, err := s.d.Get(ctx, id)
+	if err != nil {
+		writeAnswer(w, id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+// unknown answers a write whose outcome cannot be known.
+func (s *Server) unknown(err error) (int, []byte) {
+	s.metrics.unknown.Inc()
+	return http.StatusServiceUnavailable, marshal(nswire.Error{Error: "outcome unknown: " + err.Error(), Code: driver.Unavailable.String()})
+}
+
+func (s *Server) bodyError(w http.ResponseWriter, err error) {
+	var tl errTooLarge
+	if errors.As(err, &tl) {
+		writeRaw(w, http.StatusRequestEntityTooLarge, marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
+		return
+	}
+	writeError(w, err)
+}
+
+// write runs a write under the request's idempotency key: the first request
+// with a key runs it and keeps its answer; a resend with the same key gets
+// that answer (waiting while it runs). A resend this server has not seen
+// runs with resend set, and must then resolve an ambiguous result against
+// the backend. Answers of 5xx are not kept: a resend tries again.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run func(ctx context.Context, resend bool) (int, []byte)) {
+	key := r.Header.Get(nswire.HeaderIdempotencyKey)
+	resend := r.Header.Get(nswire.HeaderAttempt) != "" && r.Header.Get(nswire.HeaderAttempt) != "1"
+	ctx, cancel := s.opContext(r)
+	defer cancel()
+	if key == "" {
+		status, b := run(ctx, resend)
+		writeRaw(w, status, b)
+		return
+	}
+	scoped := principalName(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
+	e, owner, same := s.idem.begin(scoped, body)
+	switch {
+	case !same:
+		writeError(w, fmt.Errorf("%w: idempotency key reused for a different request", driver.ErrInvalidArgument))
+		return
+	case !owner:
+		if !e.wait(r.Context()) {
+			return
+		}
+		s.metrics.replays.Inc()
+		w.Header().Set(nswire.HeaderReplayed, "true")
+		writeRaw(w, e.status, e.body)
+		return
+	}
+	status, b := run(ctx, resend)
+	e.finish(status, b)
+	if status >= 500 {
+		s.idem.forget(scoped, e)
+	}
+	writeRaw(w, status, b)
+}

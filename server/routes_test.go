@@ -1,0 +1,228 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server"
+)
+
+// IDs with '/', ':', spaces, '%', '?', '#' and non-ASCII travel in paths
+// and come back as the same record, through the http:// driver and by hand.
+func TestPathEncoding(t *testing.T) {
+	s := start(t, server.Options{})
+	client := nameservice.New(mustOpen(t, s.URL))
+	ctx := context.Background()
+	ids := []string{
+		"tenant/customers:release/v1.0", "a b/c%d:e?f#g", "ünï/cödé:brånch", "x:y", "plain",
+		"a+b/c&d=e;f,g@h:$!'()*", "deep/er/and/deeper:b/r/a/n/c/h",
+	}
+	for i, raw := range ids {
+		must(t, client.Init(ctx, raw))
+		addr := "addr-" + raw
+		if _, err := client.PublishCommit(ctx, raw, int64(i+1), addr); err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		direct, err := s.ns.Head(ctx, raw)
+		if err != nil || !direct.Equal(nameservice.RefValue(addr, int64(i+1))) {
+			t.Fatalf("%q: the server stored %v, %v", raw, direct, err)
+		}
+		id, _ := driver.ParseID(raw)
+		st, b := s.call(t, "GET", "/ns/v1/records/"+nswire.PathID(id), "")
+		var rec driver.Record
+		if st != 200 || rec.UnmarshalJSON([]byte(b)) != nil || rec.ID != id {
+			t.Fatalf("%q by hand at %s: %d %s", raw, nswire.PathID(id), st, b)
+		}
+	}
+	var got []string
+	for rec, err := range client.List(ctx, nameservice.ListOptions{}) {
+		must(t, err)
+		got = append(got, rec.ID.String())
+	}
+	if len(got) != len(ids) {
+		t.Fatalf("list = %q, want %d records", got, len(ids))
+	}
+	// An invalid ID in a path is a 400 naming the rule.
+	st, b := s.call(t, "GET", "/ns/v1/records/a:b:c", "")
+	if st != 400 || !strings.Contains(b, "more than one ':'") {
+		t.Fatalf("invalid ID: %d %s", st, b)
+	}
+}
+
+func mustOpen(t *testing.T, url string) *remote.Driver {
+	t.Helper()
+	d, err := remote.Open(remote.Config{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+// The server keeps the watermark rules itself: a client of the raw routes
+// cannot move a watermark back or write a malformed value.
+func TestPushRules(t *testing.T) {
+	s := start(t, server.Options{})
+	must(t, s.ns.Init(context.Background(), "db"))
+	for _, c := range []struct{ name, concern, body, wantErr string }{
+		{"at_least on head", "head", `{"condition":"at_least","new":{"v":1,"payload":{"address":"a","t":1}}}`, "index only"},
+		{"CAS not above", "status", `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":1,"payload":{"state":"x"}}}`, "not above"},
+		{"equals without expected", "status", `{"condition":"equals","new":{"v":2,"payload":{"state":"x"}}}`, "needs an expected"},
+		{"unborn new", "config", `{"condition":"equals","expected":{"v":0},"new":{"v":0}}`, "needs a payload"},
+		{"t differs from v", "head", `{"condition":"above","new":{"v":2,"payload":{"address":"a","t":1}}}`, "differs"},
+		{"unknown condition", "head", `{"condition":"sideways","new":{"v":1,"payload":{"address":"a","t":1}}}`, "sideways"},
+		{"unknown field", "head", `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}},"x":1}`, "unknown field"},
+		{"unknown concern", "tail", `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`, "unknown concern"},
+	} {
+		st, b := s.call(t, "POST", "/ns/v1/push/"+c.concern+"/db:main", c.body)
+		if st != 400 || !strings.Contains(b, c.wantErr) || !strings.Contains(b, `"code":"InvalidArgument"`) {
+			t.Errorf("%s: %d %s, want 400 mentioning %q", c.name, st, b, c.wantErr)
+		}
+	}
+	// A conflict is a 409 carrying the current value.
+	st, b := s.call(t, "POST", "/ns/v1/push/status/db:main", `{"condition":"equals","expected":{"v":1,"payload":{"state":"other"}},"new":{"v":2,"payload":{"state":"x"}}}`)
+	want(t, "conflict", st, b, 409, `{"applied":false,"current":{"v":1,"payload":{"state":"ready"}}}`)
+}
+
+// A resend with the same idempotency key gets the first answer, also when
+// the first push was applied and a second run would be refused.
+func TestIdempotentReplay(t *testing.T) {
+	s := start(t, server.Options{})
+	must(t, s.ns.Init(context.Background(), "db"))
+	body := `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`
+	hdr := []string{nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "1"}
+	st, b := s.call(t, "POST", "/ns/v1/push/head/db:main", body, hdr...)
+	want(t, "first", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
+	resp := s.do(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "2")
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get(nswire.HeaderReplayed) != "true" {
+		t.Fatalf("resend: %d replayed=%q, want the first answer replayed", resp.StatusCode, resp.Header.Get(nswire.HeaderReplayed))
+	}
+	// The same key for another request is refused.
+	st, _ = s.call(t, "POST", "/ns/v1/push/head/db:main", strings.Replace(body, `"a"`, `"b"`, 1), hdr...)
+	if st != 400 {
+		t.Fatalf("key reused for a different body: %d, want 400", st)
+	}
+	// A resend this server never saw is resolved against the backend: the
+	// value is ours, so it was applied.
+	st, b = s.call(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k-elsewhere", nswire.HeaderAttempt, "2")
+	want(t, "unseen resend whose value is current", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
+	// ... and one refused with another value current is an unknown outcome.
+	stale := `{"condition":"above","new":{"v":1,"payload":{"address":"z","t":1}}}`
+	st, b = s.call(t, "POST", "/ns/v1/push/head/db:main", stale, nswire.HeaderIdempotencyKey, "k-other", nswire.HeaderAttempt, "3")
+	if st != 503 || !strings.Contains(b, "outcome unknown") {
+		t.Fatalf("unseen resend refused: %d %s, want 503 outcome unknown", st, b)
+	}
+	// Without a resend mark the same push is a plain conflict.
+	st, _ = s.call(t, "POST", "/ns/v1/push/head/db:main", stale)
+	if st != 409 {
+		t.Fatalf("first attempt refused: %d, want 409", st)
+	}
+}
+
+// Concurrent identical resends run the write once.
+func TestIdempotentConcurrentResends(t *testing.T) {
+	s := start(t, server.Options{})
+	must(t, s.ns.Init(context.Background(), "db"))
+	body := `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":2,"payload":{"state":"busy"}}}`
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Go(func() {
+			codes[i], _ = s.call(t, "POST", "/ns/v1/push/status/db:main", body, nswire.HeaderIdempotencyKey, "same", nswire.HeaderAttempt, "1")
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Fatalf("request %d: %d, want every copy to get the one applied answer", i, c)
+		}
+	}
+}
+
+func TestHealthReadyMetricsOpenAPI(t *testing.T) {
+	s := start(t, server.Options{})
+	must(t, s.ns.Init(context.Background(), "db"))
+	s.call(t, "POST", "/ns/v1/push/status/db:main", `{"condition":"equals","expected":{"v":9,"payload":{"state":"x"}},"new":{"v":10,"payload":{"state":"y"}}}`)
+	s.call(t, "GET", "/v1/fluree/storage/ns/db", "")
+	for path, wantText := range map[string]string{
+		"/healthz": "ok", "/readyz": "ok", "/openapi.yaml": "openapi: 3.1",
+		"/metrics": `nameservice_push_conflicts_total{concern="status"} 1`,
+	} {
+		st, b := s.call(t, "GET", path, "")
+		if st != http.StatusOK || !strings.Contains(b, wantText) {
+			t.Errorf("%s: %d, want 200 containing %q; got %.300s", path, st, wantText, b)
+		}
+	}
+	_, b := s.call(t, "GET", "/metrics", "")
+	for _, series := range []string{`route="GET /v1/fluree/storage/ns/{alias}"`, "nameservice_http_requests_total", "nameservice_http_request_duration_seconds", "nameservice_sse_subscribers", "nameservice_unknown_outcomes_total"} {
+		if !strings.Contains(b, series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
+}
+
+// A full server refuses more event streams than MaxStreams.
+func TestMaxStreams(t *testing.T) {
+	s := start(t, server.Options{MaxStreams: 1})
+	s.stream(t, "/ns/v1/watch")
+	st, _ := s.call(t, "GET", "/ns/v1/watch", "")
+	if st != http.StatusServiceUnavailable {
+		t.Fatalf("second stream: %d, want 503", st)
+	}
+}
+
+// Close ends the event streams (graceful shutdown must not wait on them).
+func TestCloseEndsStreams(t *testing.T) {
+	s := start(t, server.Options{})
+	ev := s.stream(t, "/ns/v1/watch")
+	if e := ev.next(t); !strings.HasPrefix(e, "event: synced") {
+		t.Fatalf("first event %q", e)
+	}
+	must(t, s.srv.Close())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ev.r.ReadString('\n')
+		for err == nil {
+			_, err = ev.r.ReadString('\n')
+		}
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream stayed open after Close")
+	}
+}
+
+// Every route the server answers is described in the OpenAPI document.
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	s := start(t, server.Options{})
+	_, doc := s.call(t, "GET", "/openapi.yaml", "")
+	for _, path := range []string{
+		"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/ns/v1/records", "/ns/v1/records/{id}",
+		"/ns/v1/push/{concern}/{id}", "/ns/v1/retract/{id}", "/ns/v1/graph-sources/{id}", "/ns/v1/watch",
+		"/.well-known/fluree.json", "/v1/fluree/nameservice/refs/{alias}/commit", "/v1/fluree/nameservice/refs/{alias}/index",
+		"/v1/fluree/nameservice/refs/{alias}/init", "/v1/fluree/nameservice/snapshot", "/v1/fluree/storage/ns/{alias}",
+		"/v1/fluree/events",
+	} {
+		if !strings.Contains(doc, "\n  "+path+":\n") {
+			t.Errorf("openapi.yaml does not describe %s", path)
+		}
+		// And the route exists: no 404 from the router for its shape.
+		probe := strings.NewReplacer("{id}", "x:main", "{alias}", "x:main", "{concern}", "status").Replace(path)
+		resp := s.do(t, "OPTIONS", probe, "")
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			t.Errorf("%s: the router does not know it", path)
+		}
+	}
+}

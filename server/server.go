@@ -1,0 +1,358 @@
+// Package server is the nameservice's HTTP service: a stateless handler in
+// front of any backend, speaking Fluree's nameservice protocol (under
+// /v1/fluree, with /.well-known/fluree.json) and the project's own routes for
+// the whole driver contract (under /ns/v1, the wire of the http:// driver).
+//
+// Every piece of state lives in the backend, so several servers over one
+// table or bucket behave as one service; the only memory a server keeps is a
+// short cache of write outcomes by idempotency key, which makes a resend that
+// reaches the same server exact (see docs/serve.md).
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultMaxStreams   = 256
+	DefaultKeepAlive    = 30 * time.Second
+	DefaultPollInterval = time.Second
+	DefaultOpTimeout    = 30 * time.Second
+)
+
+// Options configure a Server. The zero value refuses every request that
+// needs a principal: set Auth, or NoAuth to serve without authentication.
+type Options struct {
+	// Auth verifies bearer tokens. Nil with NoAuth false refuses every
+	// authenticated route with 401.
+	Auth *Authenticator
+	// NoAuth serves every route to anyone with full rights. The command
+	// allows it only on a loopback address.
+	NoAuth bool
+	// Logger receives one structured line per request (never a token).
+	// Nil discards.
+	Logger *slog.Logger
+	// Registry receives the server's metrics; nil makes a private one.
+	// Metrics are served at /metrics either way.
+	Registry *prometheus.Registry
+	// MaxBodyBytes bounds a request body (413 beyond it).
+	MaxBodyBytes int64
+	// MaxStreams bounds the event streams open at once (503 beyond it).
+	MaxStreams int
+	// KeepAlive is the interval of the keep-alive comments of event streams.
+	KeepAlive time.Duration
+	// PollInterval is how often a watch polls a backend without a change
+	// feed.
+	PollInterval time.Duration
+	// OpTimeout bounds one backend operation. A write is not canceled when
+	// its client goes away: it finishes (or times out) and its outcome is
+	// kept for a resend.
+	OpTimeout time.Duration
+	// BodyTimeout bounds the read of a request body, so a client that
+	// sends its headers and then trickles its body is cut off (default 30s).
+	BodyTimeout time.Duration
+	// Now is the clock of Fluree's emitted_at; nil: time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP handler. Close it (or call Shutdown through
+// http.Server.RegisterOnShutdown) to end its event streams.
+type Server struct {
+	ns      *nameservice.NameService
+	d       driver.Driver
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+	idem    *idemCache
+	streams chan struct{}
+	stop    chan struct{}
+	once    sync.Once
+}
+
+// New returns a server over ns.
+func New(ns *nameservice.NameService, opts Options) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.OpTimeout <= 0 {
+		opts.OpTimeout = DefaultOpTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	s := &Server{
+		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(),
+		metrics: newMetrics(reg), idem: newIdemCache(100_000, 10*time.Minute),
+		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
+	}
+	s.routes(reg)
+	return s
+}
+
+// Close ends every open event stream. In-flight requests are not affected;
+// http.Server.Shutdown waits for them.
+func (s *Server) Close() error {
+	s.once.Do(func() { close(s.stop) })
+	return nil
+}
+
+func (s *Server) routes(reg *prometheus.Registry) {
+	m := s.mux
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	m.HandleFunc("GET /readyz", s.ready)
+	m.Handle("GET /metrics", metricsHandler(reg))
+	m.HandleFunc("GET /.well-known/fluree.json", s.discovery)
+	m.HandleFunc("GET /openapi.yaml", serveOpenAPI)
+
+	p := nswire.Prefix
+	m.HandleFunc("GET "+p+"/records", s.auth(s.list))
+	m.HandleFunc("GET "+p+"/records/{id...}", s.auth(s.lookup))
+	m.HandleFunc("PUT "+p+"/records/{id...}", s.auth(s.create))
+	m.HandleFunc("DELETE "+p+"/records/{id...}", s.auth(s.purge))
+	m.HandleFunc("POST "+p+"/push/{concern}/{id...}", s.auth(s.push))
+	m.HandleFunc("POST "+p+"/retract/{id...}", s.auth(s.retract))
+	m.HandleFunc("POST "+p+"/graph-sources/{id...}", s.auth(s.publishGraphSource))
+	m.HandleFunc("GET "+p+"/watch", s.auth(s.watch))
+
+	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
+	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
+}
+
+// ServeHTTP implements http.Handler: it routes, bounds the body, counts
+// and logs the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
+	if r.ContentLength != 0 && r.Method != http.MethodGet {
+		// The server resets the deadline for the connection's next request.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
+	}
+	pattern := routeLabel(s.mux, r)
+	ri := &reqInfo{}
+	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
+	s.mux.ServeHTTP(rec, r)
+	elapsed := time.Since(start)
+	s.metrics.observe(pattern, r.Method, rec.status, elapsed)
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method), slog.String("route", pattern),
+		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
+		slog.String("principal", ri.name()), slog.String("remote", r.RemoteAddr))
+}
+
+// routeLabel names the route of r for metrics and logs: the mux pattern,
+// or for Fluree's routes the route with its alias left out.
+func routeLabel(mux *http.ServeMux, r *http.Request) string {
+	_, pattern := mux.Handler(r)
+	switch {
+	case pattern == "":
+		return "unmatched"
+	case pattern != flureeBase+"/" && pattern != flureeBare+"/":
+		return pattern
+	}
+	p, _ := flureeRest(r.URL.Path)
+	switch {
+	case p == "/nameservice/snapshot", p == "/events":
+		return r.Method + " " + flureeBase + p
+	case strings.HasPrefix(p, "/storage/ns/"):
+		return r.Method + " " + flureeBase + "/storage/ns/{alias}"
+	case strings.HasPrefix(p, "/nameservice/refs/"):
+		return r.Method + " " + flureeBase + "/nameservice/refs/{alias}/" + p[strings.LastIndexByte(p, '/')+1:]
+	}
+	return "unmatched"
+}
+
+// statusRecorder remembers the status written, and passes Flush through for
+// event streams.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	_, err := s.d.Get(ctx, driver.ID{Name: "readyz-probe", Branch: "main"})
+	if err != nil && !errors.Is(err, driver.ErrNotFound) {
+		s.log.Warn("readiness probe failed", slog.String("error", err.Error()))
+		http.Error(w, "backend unreachable\n", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// marshal encodes v as compact JSON without HTML escaping, as serde_json
+// does, and without a trailing newline.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte(`{"error":"cannot encode the answer","code":"Internal"}`)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeRaw(w, status, marshal(v))
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	if body != nil {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// decodeStrict decodes a request body, refusing unknown fields and
+// trailing data, into v.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: request body: %v", driver.ErrInvalidArgument, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: request body: data after the JSON value", driver.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// errorBody returns the status and body of err on the /ns/v1 routes.
+func errorBody(err error) (int, []byte) {
+	code := driver.Code(err)
+	name := code.String()
+	if code == driver.Unknown {
+		name = driver.Internal.String()
+	}
+	if code == driver.Canceled {
+		name = driver.Unavailable.String()
+	}
+	return nswire.Status(code), marshal(nswire.Error{Error: err.Error(), Code: name})
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status, body := errorBody(err)
+	writeRaw(w, status, body)
+}
+
+// readBody reads the whole body, reporting an oversize one as a 413.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errTooLarge{limit: mbe.Limit}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the body: %v", driver.ErrInvalidArgument, err)
+	}
+	return b, nil
+}
+
+type errTooLarge struct{ limit int64 }
+
+func (e errTooLarge) Error() string {
+	return fmt.Sprintf("request body larger than %d bytes", e.limit)
+}
+
+// opContext returns the context of a backend operation: not canceled when
+// the client goes away, so that a write it started lands or fails on its own
+// and its outcome can be given to a resend, but bounded by OpTimeout.
+func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), s.opts.OpTimeout)
+}
+
+// Limits are the connection limits of the http.Server HTTPServer returns.
+type Limits struct {
+	// ReadHeaderTimeout cuts off a client that has not sent its headers
+	// in time (default 10s).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long (default 2m).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request headers (default 64 KiB).
+	MaxHeaderBytes int
+}
+
+// HTTPServer returns an http.Server serving s with the given limits, whose
+// Shutdown also ends s's event streams. A request's body is bounded by
+// Options.MaxBodyBytes; there is no overall read or write timeout, which
+// would cut event streams (OpTimeout bounds the backend work instead).
+func (s *Server) HTTPServer(l Limits) *http.Server {
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = 10 * time.Second
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = 2 * time.Minute
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = 64 << 10
+	}
+	hs := &http.Server{
+		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(func() { _ = s.Close() })
+	return hs
+}

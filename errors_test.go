@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice"
-	_ "nameservice.dev/nameservice/drivers/mem"
+	_ "nameservice.dev/nameservice/drivers/all"
 )
 
 // TestErrorsNameTheIDOnce checks that the portable layer's context and the

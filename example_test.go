@@ -2,11 +2,12 @@ package nameservice_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
 	"nameservice.dev/nameservice"
-	_ "nameservice.dev/nameservice/drivers/mem"
+	_ "nameservice.dev/nameservice/drivers/all"
 )
 
 func Example() {
@@ -73,4 +74,98 @@ func ExampleNameService_List() {
 	// hr-search:main graph_source
 	// hr:dev ledger
 	// hr:main ledger
+}
+
+func ExampleNameService_Watch() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns, _ := nameservice.Open(ctx, "mem://")
+	defer ns.Close()
+	_ = ns.Init(ctx, "mydb")
+
+	// mem has a change feed, so every change is its own event; backends
+	// without one are polled every WatchOptions.Interval.
+	events, err := ns.Watch(ctx, nameservice.WatchOptions{ID: "mydb"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, _ = ns.PublishCommit(ctx, "mydb", 1, "c1")
+	_, _ = ns.PublishIndex(ctx, "mydb", 1, "i1")
+	for range 2 {
+		ev := <-events
+		fmt.Println(ev.ID, ev.Concern, ev.Old, "->", ev.New)
+	}
+	// Output:
+	// mydb:main head 0 -> v1 {"address":"c1","t":1}
+	// mydb:main index 0 -> v1 {"address":"i1","t":1}
+}
+
+func ExampleNameService_CompareAndSetRef() {
+	ctx := context.Background()
+	ns, _ := nameservice.Open(ctx, "mem://")
+	defer ns.Close()
+
+	// A nil expected value means "no record yet": the first writer creates
+	// the ledger with its head set.
+	out, _ := ns.CompareAndSetRef(ctx, "mydb", nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
+	fmt.Println("created:", out.Applied)
+
+	// Two writers start from the same head; only the first wins.
+	start := out.Current
+	a, _ := ns.CompareAndSetRef(ctx, "mydb", nameservice.Head, &start, nameservice.Ref{Address: "a2", T: 2})
+	b, _ := ns.CompareAndSetRef(ctx, "mydb", nameservice.Head, &start, nameservice.Ref{Address: "b2", T: 2})
+	fmt.Println("a:", a.Applied, "b:", b.Applied, "current:", b.Current)
+	// Output:
+	// created: true
+	// a: true b: false current: v2 {"address":"a2","t":2}
+}
+
+// Errors wrap the sentinels; match them with errors.Is. A conflict is not an
+// error: it is an Outcome that was not applied.
+func Example_errors() {
+	ctx := context.Background()
+	ns, _ := nameservice.Open(ctx, "mem://")
+	defer ns.Close()
+
+	_, err := ns.Lookup(ctx, "nosuch")
+	fmt.Println(errors.Is(err, nameservice.ErrNotFound), nameservice.ErrorCodeOf(err))
+
+	_ = ns.Init(ctx, "mydb")
+	err = ns.Init(ctx, "mydb")
+	fmt.Println(errors.Is(err, nameservice.ErrAlreadyExists))
+
+	err = ns.Init(ctx, "mydb:main:extra") // a second ':'
+	fmt.Println(errors.Is(err, nameservice.ErrInvalidID), nameservice.ErrorCodeOf(err))
+
+	// Lasting failures (a missing table or bucket, a permission denial)
+	// have codes of their own: retrying will not help until an operator acts.
+	fmt.Println(nameservice.ErrorCodeOf(fmt.Errorf("open: %w", nameservice.ErrNotProvisioned)))
+	// Output:
+	// true NotFound
+	// true
+	// true InvalidArgument
+	// NotProvisioned
+}
+
+// Every backend opens by URL once its driver is imported (drivers/all
+// imports them all). These need a server or cloud account, so the example
+// only compiles.
+func Example_open() {
+	ctx := context.Background()
+	for _, u := range []string{
+		"mem://scratch",                              // in memory: tests, examples
+		"file:///var/lib/ns",                         // a local directory (ns@v2 files)
+		"dynamodb://ns-table?region=eu-west-1",       // a DynamoDB table (`ns table create`)
+		"s3://bucket/prefix?region=eu-west-1",        // S3 or an S3-compatible store
+		"gs://bucket?prefix=ns/",                     // Google Cloud Storage
+		"azblob://container",                         // Azure Blob Storage
+		"docstore+dynamodb://table?region=eu-west-1", // any gocloud.dev/docstore collection
+	} {
+		ns, err := nameservice.Open(ctx, u)
+		if err != nil {
+			log.Print(err)
+			continue
+		}
+		_ = ns.Close()
+	}
 }

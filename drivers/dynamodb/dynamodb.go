@@ -196,7 +196,7 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.
-var urlParams = append(awsconf.ParamNames, "retry_limiter")
+var urlParams = awsconf.Known("retry_limiter")
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -213,17 +213,14 @@ func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
 		return Config{}, fmt.Errorf("dynamodb: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
 	}
-	if u.User != nil {
-		return bad("credentials do not belong in the URL; use the AWS credential chain")
+	p, err := awsconf.ParseParams(u, urlParams)
+	if err != nil {
+		return bad("%v", err)
 	}
 	if u.Path != "" && u.Path != "/" {
 		return bad("the table is the host (dynamodb://TABLE), not a path")
 	}
 	q := u.Query()
-	p, err := awsconf.ParseParams(q, urlParams)
-	if err != nil {
-		return bad("%v", err)
-	}
 	cfg := Config{Table: u.Host, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile, Timeout: p.Timeout, MaxAttempts: p.MaxAttempts}
 	switch q.Get("retry_limiter") {
 	case "", "none":

@@ -65,11 +65,11 @@ func ParseLockURL(raw string) (LockConfig, error) {
 	if u.Scheme != "dynamodb" || u.Host == "" || u.User != nil {
 		return bad("want dynamodb://TABLE?region=&endpoint=")
 	}
-	q := u.Query()
-	p, err := awsconf.ParseParams(q, lockParams)
+	p, err := awsconf.ParseParams(u, lockParams)
 	if err != nil {
 		return bad("%v", err)
 	}
+	q := u.Query()
 	lc := LockConfig{Table: u.Host, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile, Timeout: p.Timeout}
 	for name, dst := range map[string]*time.Duration{"ttl": &lc.TTL, "poll": &lc.Poll} {
 		if s := q.Get(name); s != "" {

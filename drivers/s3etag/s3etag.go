@@ -189,7 +189,7 @@ func newRetryer(maxAttempts int) aws.Retryer {
 }
 
 // urlParams are the query parameters an s3 URL may carry.
-var urlParams = append(awsconf.ParamNames, "layout", "dialect", "path_style", "unsafe", "lock")
+var urlParams = awsconf.Known("layout", "dialect", "path_style", "unsafe", "lock")
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -207,14 +207,11 @@ func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
 		return Config{}, fmt.Errorf("s3: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
 	}
-	if u.User != nil {
-		return bad("credentials do not belong in the URL; use the AWS credential chain")
-	}
-	q := u.Query()
-	p, err := awsconf.ParseParams(q, urlParams)
+	p, err := awsconf.ParseParams(u, urlParams)
 	if err != nil {
 		return bad("%v", err)
 	}
+	q := u.Query()
 	cfg := Config{Bucket: u.Host, Prefix: u.Path, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile,
 		Timeout: p.Timeout, MaxAttempts: p.MaxAttempts, Dialect: jsonld.Dialect(q.Get("dialect"))}
 	if cfg.Layout, err = layout.Parse(q.Get("layout")); err != nil {

@@ -57,14 +57,14 @@ func TestMaybeApplied(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
-	q, _ := url.ParseQuery("region=eu-west-1&endpoint=http://h:1&profile=p&timeout=3s&max_attempts=4")
-	p, err := ParseParams(q, ParamNames)
+	u, _ := url.Parse("dynamodb://t?region=eu-west-1&endpoint=http://h:1&profile=p&timeout=3s&max_attempts=4")
+	p, err := ParseParams(u, ParamNames)
 	if err != nil || p.Region != "eu-west-1" || p.Endpoint != "http://h:1" || p.Profile != "p" || p.Timeout.Seconds() != 3 || p.MaxAttempts != 4 {
 		t.Fatalf("ParseParams = %+v, %v", p, err)
 	}
-	for _, bad := range []string{"timeout=-1s", "timeout=soon", "max_attempts=0", "colour=red"} {
-		q, _ := url.ParseQuery(bad)
-		if _, err := ParseParams(q, ParamNames); err == nil {
+	for _, bad := range []string{"x://t?timeout=-1s", "x://t?timeout=soon", "x://t?max_attempts=0", "x://t?colour=red", "x://key:secret@t"} {
+		u, _ := url.Parse(bad)
+		if _, err := ParseParams(u, ParamNames); err == nil {
 			t.Errorf("ParseParams(%s) accepted", bad)
 		}
 	}

@@ -1,6 +1,7 @@
 package awsconf
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -23,10 +24,18 @@ type Params struct {
 // ParamNames names the parameters of Params.
 var ParamNames = []string{"region", "endpoint", "profile", "timeout", "max_attempts"}
 
-// ParseParams checks that q holds only the parameters in known and returns
-// the shared ones. Its error says what is wrong, without the URL: callers
-// wrap it with their scheme and the redacted URL.
-func ParseParams(q url.Values, known []string) (Params, error) {
+// Known returns ParamNames and extra, the parameters a URL may carry.
+func Known(extra ...string) []string { return slices.Concat(ParamNames, extra) }
+
+// ParseParams checks that u carries no credentials (they belong in the AWS
+// credential chain) and only the query parameters in known, and returns the
+// shared ones. Its error says what is wrong, without the URL: callers wrap
+// it with their scheme and the redacted URL.
+func ParseParams(u *url.URL, known []string) (Params, error) {
+	if u.User != nil {
+		return Params{}, errors.New("credentials do not belong in the URL; use the AWS credential chain")
+	}
+	q := u.Query()
 	for k := range q {
 		if !slices.Contains(known, k) {
 			return Params{}, fmt.Errorf("unknown parameter %q (known: %s)", k, strings.Join(known, ", "))

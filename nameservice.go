@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -47,6 +48,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 	return New(d, opts...), nil
 }
 
+// Now returns the time on the clock set by WithClock, for recipes built on
+// this package (leases stamp their lock with it).
+func (ns *NameService) Now() time.Time { return ns.now() }
+
 // Driver returns the driver underneath, for type assertions to optional
 // capabilities.
 func (ns *NameService) Driver() driver.Driver { return ns.d }
@@ -62,9 +67,14 @@ func parse(op, id string) (driver.ID, error) {
 	return pid, nil
 }
 
+// wrap adds the operation, and the ID unless the driver's message already
+// names it, so that an error names the ID once.
 func wrap(op string, id driver.ID, err error) error {
 	if err == nil {
 		return nil
+	}
+	if strings.Contains(err.Error(), id.String()) {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, id, err)
 }
@@ -106,7 +116,10 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if len(sourceType) > driver.MaxSourceTypeBytes || len(deps) > driver.MaxDependencies {
 		return wrap(op, pid, driver.CheckLimits(&driver.Record{ID: pid, Meta: driver.Meta{SourceType: sourceType, Dependencies: deps}}))
 	}
-	normDeps := make([]string, 0, len(deps))
+	var normDeps []string // nil (absent) stays apart from empty
+	if deps != nil {
+		normDeps = make([]string, 0, len(deps))
+	}
 	for _, d := range deps {
 		did, err := driver.ParseID(d)
 		if err != nil {
@@ -169,42 +182,62 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 // source, and ErrInvalidArgument when t < 1 or address is empty, longer than
 // driver.MaxAddressBytes or not valid UTF-8.
 func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), t, address)
+	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), driver.RefValue(address, t))
 }
 
 // PublishIndex moves the index of id to address at t when t is above the
 // current index_t; otherwise as PublishCommit.
 func (ns *NameService) PublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), t, address)
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.RefValue(address, t))
 }
 
 // AdminPublishIndex is PublishIndex that also applies at t equal to the
 // current index_t, to replace an index rebuilt at the same t.
 func (ns *NameService) AdminPublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), t, address)
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.RefValue(address, t))
 }
 
-func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, t int64, address string) (Outcome, error) {
+// PublishIndexGraphs publishes the index of a ledger with named graphs: every
+// graph's {address, t, rev}, or nil for a graph not indexed yet. The index's
+// own address and t (index_t, what readers that know one pointer see) are
+// those of graphs[DefaultGraph], which must be indexed. Like PublishIndex it
+// applies only when that t is above the current index_t.
+func (ns *NameService) PublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.GraphsValue(graphs))
+}
+
+// AdminPublishIndexGraphs is PublishIndexGraphs that also applies at t equal
+// to the current index_t.
+func (ns *NameService) AdminPublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.GraphsValue(graphs))
+}
+
+func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, next Value) (Outcome, error) {
 	pid, err := parse(op, id)
 	if err != nil {
 		return Outcome{}, err
 	}
-	next := driver.RefValue(address, t)
-	if err := checkRef(next); err != nil {
+	if err := checkRef(c, next); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	out, err := ns.d.Update(ctx, pid, c, cond, next)
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
-func checkRef(v driver.Value) error {
+func checkRef(c driver.Concern, v driver.Value) error {
 	if v.V < 1 {
 		return fmt.Errorf("%w: t %d: t starts at 1", driver.ErrInvalidArgument, v.V)
 	}
 	if v.Payload.String("address") == "" {
 		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
 	}
-	return driver.CheckAddress("address", v.Payload.String("address"))
+	if err := driver.CheckAddress("address", v.Payload.String("address")); err != nil {
+		return err
+	}
+	if err := driver.CheckPayload(c.String()+" payload", v.Payload); err != nil {
+		return err
+	}
+	return driver.ValidateValue(c, v)
 }
 
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
@@ -239,8 +272,8 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 	if c != driver.Head && c != driver.Index {
 		return Outcome{}, invalid(op, pid, "%s is not a ref (want head or index)", c)
 	}
-	nv := driver.RefValue(next.Address, next.T)
-	if err := checkRef(nv); err != nil {
+	nv := next.Value()
+	if err := checkRef(c, nv); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	if expected == nil {

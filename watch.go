@@ -49,7 +49,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 	if p.interval <= 0 {
 		p.interval = DefaultWatchInterval
 	}
-	snap, err := p.snapshot(ctx)
+	snap, err := p.snapshot(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
@@ -67,7 +67,10 @@ type poller struct {
 
 type snapshot map[driver.ID]*driver.Record
 
-func (p *poller) snapshot(ctx context.Context) (snapshot, error) {
+// snapshot reads the watched records. A record that cannot be read keeps
+// its value in prev (a bad record neither stops the watch nor reads as
+// purged); prev is nil for the first snapshot.
+func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
 	if !p.opts.ID.IsZero() {
 		r, err := p.ns.d.Get(ctx, p.opts.ID)
@@ -81,10 +84,17 @@ func (p *poller) snapshot(ctx context.Context) (snapshot, error) {
 		return s, nil
 	}
 	for r, err := range p.ns.List(ctx, ListOptions{Prefix: p.opts.Prefix, IncludeRetracted: true}) {
-		if err != nil {
+		var re *RecordError
+		switch {
+		case errors.As(err, &re):
+			if old := prev[re.ID]; old != nil {
+				s[re.ID] = old
+			}
+		case err != nil:
 			return nil, err
+		default:
+			s[r.ID] = r
 		}
-		s[r.ID] = r
 	}
 	return s, nil
 }
@@ -99,7 +109,7 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 			return
 		case <-t.C:
 		}
-		next, err := p.snapshot(ctx)
+		next, err := p.snapshot(ctx, prev)
 		if err != nil {
 			if ctx.Err() == nil {
 				send(ctx, ch, Event{Err: err})

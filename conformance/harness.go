@@ -42,3 +42,31 @@ type HarnessFunc func(ctx context.Context, t *testing.T) (Opener, error)
 
 // NewStore calls f.
 func (f HarnessFunc) NewStore(ctx context.Context, t *testing.T) (Opener, error) { return f(ctx, t) }
+
+// CorruptFunc makes what the store holds for record id unreadable to every
+// client (for example by overwriting its defining file, or one of its items,
+// with data that does not decode) while leaving it where List finds it.
+type CorruptFunc func(ctx context.Context, id driver.ID) error
+
+// Corrupter is an optional capability of a Harness whose stores can be
+// corrupted on purpose; the suite's cases about unreadable records need it.
+type Corrupter interface {
+	Harness
+	// NewCorruptibleStore is NewStore, plus the function that corrupts a
+	// record of that store.
+	NewCorruptibleStore(ctx context.Context, t *testing.T) (Opener, CorruptFunc, error)
+}
+
+// CorruptibleHarnessFunc adapts a function to Corrupter.
+type CorruptibleHarnessFunc func(ctx context.Context, t *testing.T) (Opener, CorruptFunc, error)
+
+// NewStore calls f and drops its CorruptFunc.
+func (f CorruptibleHarnessFunc) NewStore(ctx context.Context, t *testing.T) (Opener, error) {
+	open, _, err := f(ctx, t)
+	return open, err
+}
+
+// NewCorruptibleStore calls f.
+func (f CorruptibleHarnessFunc) NewCorruptibleStore(ctx context.Context, t *testing.T) (Opener, CorruptFunc, error) {
+	return f(ctx, t)
+}

@@ -53,21 +53,29 @@ var clock = time.Unix(1_700_000_000, 0)
 const testTimeout = 2 * time.Minute
 
 type env struct {
-	t      *testing.T
-	ctx    context.Context
-	open   Opener
-	ns     *nameservice.NameService
-	prefix string
+	t       *testing.T
+	ctx     context.Context
+	open    Opener
+	corrupt CorruptFunc // nil when the harness is no Corrupter
+	ns      *nameservice.NameService
+	prefix  string
 }
 
 func newEnv(t *testing.T, h Harness) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
-	open, err := h.NewStore(ctx, t)
+	var open Opener
+	var corrupt CorruptFunc
+	var err error
+	if c, ok := h.(Corrupter); ok {
+		open, corrupt, err = c.NewCorruptibleStore(ctx, t)
+	} else {
+		open, err = h.NewStore(ctx, t)
+	}
 	if err != nil {
 		t.Fatalf("harness: new store: %v", err)
 	}
-	e := &env{t: t, ctx: ctx, open: open, prefix: "ct" + randomHex(6) + "/"}
+	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: "ct" + randomHex(6) + "/"}
 	e.ns = e.client()
 	return e
 }

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -144,11 +145,17 @@ type RecordError struct {
 	Err    error
 }
 
+// Error names the record and the object once each: most drivers' errors
+// name the object already.
 func (e *RecordError) Error() string {
-	if e.ID.IsZero() {
-		return fmt.Sprintf("%s: %v", e.Object, e.Err)
+	msg := e.Err.Error()
+	if !strings.Contains(msg, e.Object) {
+		msg = e.Object + ": " + msg
 	}
-	return fmt.Sprintf("record %s (%s): %v", e.ID, e.Object, e.Err)
+	if e.ID.IsZero() {
+		return msg
+	}
+	return fmt.Sprintf("record %s: %s", e.ID, msg)
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }
@@ -213,4 +220,16 @@ func Diff(old, new *Record) []Event {
 		}
 	}
 	return evs
+}
+
+// PerRecord reports whether err, met while List read one record, belongs in
+// Page.Failed (what is stored for that record is at fault) rather than
+// failing the whole page: an unreachable or throttling backend, or a caller
+// that gave up, fails the page, since every later record would fail alike.
+func PerRecord(err error) bool {
+	switch Code(err) {
+	case Unavailable, Throttled, Canceled:
+		return false
+	}
+	return true
 }

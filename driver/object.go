@@ -65,15 +65,22 @@ func ParseObject(raw []byte) (Object, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, jsonKind(v))
+		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, JSONKind(v))
 	}
 	return Object(m), nil
 }
 
-func jsonKind(v any) string {
+// JSONKind names the JSON type of v, a value as encoding/json decodes it
+// with UseNumber ("null", "array", "object", "string", "number",
+// "boolean"), for error messages.
+func JSONKind(v any) string {
 	switch v.(type) {
+	case nil:
+		return "null"
 	case []any:
 		return "array"
+	case map[string]any:
+		return "object"
 	case string:
 		return "string"
 	case json.Number:

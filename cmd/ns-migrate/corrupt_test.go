@@ -56,7 +56,7 @@ func TestCorruptSourceFile(t *testing.T) {
 				if !strings.Contains(failed[id], path) {
 					t.Errorf("report for %s: %q, want an error naming %s", id, failed[id], path)
 				}
-				if !strings.Contains(r.stdout, "failed "+id+": source: fs: "+path) {
+				if !strings.Contains(r.stdout, "failed "+id+": source: list: record "+id+": fs: "+path) {
 					t.Errorf("output does not report %s with its path:\n%s", id, r.stdout)
 				}
 			}
@@ -67,23 +67,6 @@ func TestCorruptSourceFile(t *testing.T) {
 				t.Errorf("summary:\n%s", r.stdout)
 			}
 		})
-	}
-}
-
-func TestNamedIDs(t *testing.T) {
-	cases := map[string][]string{
-		"fs: /tmp/x/ns@v2/books/main.json: malformed ns@v2 file":         {"books:main"},
-		"fs: /tmp/x/ns@v2/a/b/dev.index.json: internal error":            {"a:b/dev", "a/b:dev"},
-		`dynamodb: record "tenant/a:main": item sk=head: internal error`: {"tenant/a:main"},
-		"list: http://127.0.0.1:8000 unavailable":                        nil,
-	}
-	for msg, want := range cases {
-		got := namedIDs(msg)
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("namedIDs(%q) = %v, want %v", msg, got, want)
-		}
 	}
 }
 
@@ -100,7 +83,7 @@ func TestCorruptNestedFile(t *testing.T) {
 	must(t, os.WriteFile(path, []byte("{"), 0o644))
 	r := want(t, exitFail, "--from", from, "--to", to)
 	t.Log(r.stdout)
-	if !strings.Contains(r.stdout, "failed tenant/a:main: source: fs: "+path) || strings.Count(r.stdout, "failed tenant") != 1 {
+	if !strings.Contains(r.stdout, "failed tenant/a:main: source: list: record tenant/a:main: fs: "+path) || strings.Count(r.stdout, "failed tenant") != 1 {
 		t.Fatalf("want tenant/a:main reported once with its path:\n%s", r.stdout)
 	}
 	// The file driver reports a nested file it cannot read at the position

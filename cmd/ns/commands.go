@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/connconfig"
 	"nameservice.dev/nameservice/driver"
 	_ "nameservice.dev/nameservice/drivers/all"
 )
@@ -147,7 +148,7 @@ func openNS(ctx context.Context, url, cfg string) (*nameservice.NameService, err
 	case url != "" && cfg != "":
 		return nil, usagef("give --url or --config, not both")
 	case cfg != "":
-		return nameservice.OpenConfig(ctx, cfg)
+		return connconfig.Open(ctx, cfg)
 	case url == "":
 		url = os.Getenv("NAMESERVICE_URL")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/subscribe"
 )
 
 func init() {
@@ -55,7 +56,7 @@ func watch(c *call, prefix, state string, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	sub, err := c.ns.Subscribe(c.ctx, nameservice.SubscribeOptions{Prefix: prefix, Interval: interval, From: from})
+	sub, err := subscribe.Start(c.ctx, c.ns, subscribe.Options{Prefix: prefix, Interval: interval, From: from})
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func watch(c *call, prefix, state string, interval time.Duration) error {
 		ev, err := sub.Next(c.ctx)
 		switch {
 		case err == nil:
-		case c.ctx.Err() != nil || errors.Is(err, nameservice.ErrSubscriptionEnded):
+		case c.ctx.Err() != nil || errors.Is(err, subscribe.ErrEnded):
 			return nil // interrupted: the state file holds every event printed
 		default:
 			return err
@@ -94,7 +95,7 @@ func printEvent(c *call, ev nameservice.Event) {
 	fmt.Fprintf(c.stdout, "%s %s %d -> %v\n", e.ID, e.Concern, e.Old, ev.New)
 }
 
-func loadState(path string) (*nameservice.SubscriptionMap, error) {
+func loadState(path string) (*subscribe.Map, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -116,7 +117,7 @@ func loadState(path string) (*nameservice.SubscriptionMap, error) {
 // an unknown field, a key that is not a normalised ID, an unknown kind or a
 // negative watermark makes the file corrupt (resuming from a guess could
 // miss events), with an error wrapping ErrInvalidArgument.
-func parseState(b []byte) (*nameservice.SubscriptionMap, error) {
+func parseState(b []byte) (*subscribe.Map, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: not a subscription map: %s", nameservice.ErrInvalidArgument, fmt.Sprintf(format, args...))
 	}
@@ -125,7 +126,7 @@ func parseState(b []byte) (*nameservice.SubscriptionMap, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var m nameservice.SubscriptionMap
+	var m subscribe.Map
 	if err := dec.Decode(&m); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -149,7 +150,7 @@ func parseState(b []byte) (*nameservice.SubscriptionMap, error) {
 
 // saveState writes the map through a temporary file and a rename, so a
 // crash leaves the old state or the new, never half of one.
-func saveState(path string, m nameservice.SubscriptionMap) error {
+func saveState(path string, m subscribe.Map) error {
 	if path == "" {
 		return nil
 	}

@@ -17,14 +17,27 @@ import (
 func harness(t *testing.T, s *server, l layout.Layout) conformance.Harness {
 	bucket := s.newBucket(t)
 	opts := blob.Options{Prefix: "suite", Layout: l}
-	return conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
-		return func(ctx context.Context) (driver.Driver, error) {
+	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+		open := func(ctx context.Context) (driver.Driver, error) {
 			b, err := s.open(ctx, bucket, nil)
 			if err != nil {
 				return nil, err
 			}
 			return blob.Open(ctx, b, opts)
-		}, nil
+		}
+		corrupt := func(ctx context.Context, id driver.ID) error {
+			files, err := l.Files(id)
+			if err != nil {
+				return err
+			}
+			b, err := s.open(ctx, bucket, nil)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			return b.WriteAll(ctx, opts.Prefix+"/"+files[0].Key, []byte("{not json"), nil)
+		}
+		return open, corrupt, nil
 	})
 }
 

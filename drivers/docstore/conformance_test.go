@@ -2,8 +2,6 @@ package docstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"os"
 	"sync"
@@ -19,25 +17,35 @@ import (
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // urlHarness opens every client of a store with Open(rawURL()), as a
 // separate process would.
 func urlHarness(rawURL func(t *testing.T) string) conformance.Harness {
-	return conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
+	return conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		u := rawURL(t)
-		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, u) }, nil
+		open := func(ctx context.Context) (driver.Driver, error) { return Open(ctx, u) }
+		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, u, id) }, nil
 	})
+}
+
+// corrupt replaces the status payload of id with text that is no JSON.
+func corrupt(ctx context.Context, rawURL string, id driver.ID) error {
+	d, err := Open(ctx, rawURL)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	doc := keyDoc(id, "status")
+	if err := d.coll.Get(ctx, doc); err != nil {
+		return err
+	}
+	doc.Payload = "{not json"
+	return d.coll.Replace(ctx, doc)
 }
 
 // memURL returns the URL of a memdocstore collection of the test's own.
 // Every Open of it shares the one collection memdocstore's URL opener keeps
 // per name.
-func memURL(t *testing.T) string { return "docstore+mem://ns" + randomHex(6) }
+func memURL(t *testing.T) string { return "docstore+mem://ns" + testenv.RandomHex(6) }
 
 func TestConformanceMem(t *testing.T) {
 	conformance.Run(t, urlHarness(memURL))
@@ -80,7 +88,7 @@ func dynamoURL(t testing.TB) string {
 			o.BaseEndpoint = aws.String(endpoint)
 			o.DisableValidateResponseChecksum = true
 		})
-		name := "nsdoc-test-" + randomHex(4)
+		name := "nsdoc-test-" + testenv.RandomHex(4)
 		if tableErr = EnsureDynamoDBTable(ctx, tableCli, name); tableErr == nil {
 			tableName = name
 		}

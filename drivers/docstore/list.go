@@ -51,12 +51,14 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if more {
 		page.NextPageToken = pagetoken.Encode(metas[len(metas)-1].PK)
 	}
-	recs, err := d.records(ctx, metas)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		if r != nil && driver.Matches(r, opts) {
+	recs, errs := d.records(ctx, metas)
+	for i, r := range recs {
+		switch {
+		case errs[i] != nil && !driver.PerRecord(errs[i]):
+			return nil, errs[i]
+		case errs[i] != nil:
+			page.Failed = append(page.Failed, &driver.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
+		case r != nil && driver.Matches(r, opts):
 			page.Records = append(page.Records, r)
 		}
 	}
@@ -160,8 +162,8 @@ func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after st
 // records reads the concern documents of the records metas list, in one
 // action list. A record whose documents do not fit its meta (deleted or
 // created again since the query) is read again on its own; one deleted
-// meanwhile is nil.
-func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Record, error) {
+// meanwhile is nil; errs[i] says why metas[i] could not be read.
+func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Record, []error) {
 	if len(metas) == 0 {
 		return nil, nil
 	}
@@ -177,13 +179,11 @@ func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Reco
 	}
 	errs := actionErrors(al.Do(ctx), 4*len(metas))
 	recs := make([]*driver.Record, len(metas))
+	failed := make([]error, len(metas))
 	for i, m := range metas {
-		var err error
-		if recs[i], err = d.listed(ctx, m, docs[i], errs[4*i:4*i+4]); err != nil {
-			return nil, err
-		}
+		recs[i], failed[i] = d.listed(ctx, m, docs[i], errs[4*i:4*i+4])
 	}
-	return recs, nil
+	return recs, failed
 }
 
 // listed assembles one listed record from its documents and their read

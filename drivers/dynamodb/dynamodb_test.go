@@ -2,16 +2,16 @@ package dynamodb_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
@@ -47,7 +47,7 @@ func testConfig(t testing.TB) dynamodb.Config {
 	endpoint := testenv.DynamoDBEndpoint(t)
 	tableOnce.Do(func() {
 		tableCfg = dynamodb.Config{
-			Table:       "ns-test-" + randomHex(4),
+			Table:       "ns-test-" + testenv.RandomHex(4),
 			Region:      "us-east-1",
 			Endpoint:    endpoint,
 			Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
@@ -75,17 +75,31 @@ func testConfig(t testing.TB) dynamodb.Config {
 	return tableCfg
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+		cfg := testConfig(t)
+		open := func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }
+		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, cfg, id) }, nil
+	}))
 }
 
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.HarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, error) {
-		cfg := testConfig(t)
-		return func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }, nil
-	}))
+// corrupt makes the meta item of id undecodable: its retracted attribute
+// becomes a string.
+func corrupt(ctx context.Context, cfg dynamodb.Config, id driver.ID) error {
+	c, err := dynamodb.NewClient(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	_, err = c.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
+		TableName: &cfg.Table,
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: id.String()},
+			"sk": &types.AttributeValueMemberS{Value: "meta"},
+		},
+		UpdateExpression:          aws.String("SET retracted = :x"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":x": &types.AttributeValueMemberS{Value: "junk"}},
+	})
+	return err
 }
 
 func deleteTableInput(name string) *awsdynamodb.DeleteTableInput {

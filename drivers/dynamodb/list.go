@@ -43,7 +43,7 @@ type candidate struct {
 // The GSI is eventually consistent: a record created or purged a moment ago
 // may be missing from, or still present in, the GSI. A record listed by the
 // GSI whose items are all gone has been purged and is left out; a record
-// with some items missing or unreadable fails the call with an error naming
+// with some items missing or unreadable is reported in Page.Failed, naming
 // its pk. The page token is the last pk of the page, base64url-encoded.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := d.begin(ctx); err != nil {
@@ -75,12 +75,15 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		cands = cands[:size]
 		page.NextPageToken = pagetoken.Encode(cands[size-1].pk)
 	}
-	recs, err := d.fetch(ctx, cands)
+	recs, fails, err := d.fetch(ctx, cands)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cands {
-		if r := recs[c.pk]; r != nil && driver.Matches(r, opts) {
+		if err := fails[c.pk]; err != nil {
+			id, _ := driver.ParseID(c.pk)
+			page.Failed = append(page.Failed, &driver.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
+		} else if r := recs[c.pk]; r != nil && driver.Matches(r, opts) {
 			page.Records = append(page.Records, r)
 			d.kinds.put(r.ID, r.Kind)
 		}
@@ -153,9 +156,9 @@ func (d *Driver) gsiPage(ctx context.Context, k driver.Kind, opts driver.ListOpt
 }
 
 // fetch reads the records of cands with consistent BatchGetItem calls and
-// returns them by pk; a purged record (no items at all) is absent from the
-// map.
-func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driver.Record, error) {
+// returns them by pk, and by pk why a record's items cannot be read; a
+// purged record (no items at all) is absent from both maps.
+func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driver.Record, map[string]error, error) {
 	var keys []item
 	for _, c := range cands {
 		sks := sortKeys(c.kind)
@@ -170,11 +173,12 @@ func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driv
 	for len(keys) > 0 {
 		n := min(len(keys), maxBatchKeys)
 		if err := d.batchGet(ctx, keys[:n], byPK); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		keys = keys[n:]
 	}
 	recs := make(map[string]*driver.Record, len(cands))
+	fails := map[string]error{}
 	for _, c := range cands {
 		items := byPK[c.pk]
 		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
@@ -182,13 +186,12 @@ func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driv
 		}
 		rec, err := decodeRecord(c.pk, items)
 		if err != nil {
-			return nil, fmt.Errorf("dynamodb: list: record %s cannot be read: %w", c.pk, err)
-		}
-		if rec != nil {
+			fails[c.pk] = fmt.Errorf("dynamodb: list: %w", err)
+		} else if rec != nil {
 			recs[c.pk] = rec
 		}
 	}
-	return recs, nil
+	return recs, fails, nil
 }
 
 func hasKind(meta item, k driver.Kind) bool {

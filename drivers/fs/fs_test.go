@@ -159,16 +159,13 @@ func TestCorruptFile(t *testing.T) {
 					t.Fatalf("get %s: %v", id, err)
 				}
 			}
-			_, err = d.List(ctx, driver.ListOptions{})
-			if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), path) {
-				t.Fatalf("list: %v", err)
+			page, err := d.List(ctx, driver.ListOptions{})
+			if err != nil || len(page.Records) != 2 || len(page.Failed) != 1 {
+				t.Fatalf("list = %+v, %v; want the two good records and the bad one failed", page, err)
 			}
-			// Pages before the bad record still work.
-			page, err := d.List(ctx, driver.ListOptions{PageSize: 1})
-			if err != nil && !errors.Is(err, driver.ErrInternal) {
-				t.Fatal(err)
+			if f := page.Failed[0]; f.ID != pid("bad") || !errors.Is(f, driver.ErrInternal) || !strings.Contains(f.Error(), path) {
+				t.Fatalf("list failure %v, want ErrInternal naming %s", f, path)
 			}
-			_ = page
 			if err := d.Delete(ctx, pid("bad")); err != nil {
 				t.Fatalf("purge the corrupt record: %v", err)
 			}
@@ -486,8 +483,9 @@ func TestListGoesPastUnreadableNestedFile(t *testing.T) {
 	if err != nil || len(p.Records) != 1 || p.Records[0].ID.String() != "a:main" {
 		t.Fatalf("first page = %+v, %v; want a:main", p, err)
 	}
-	if _, err := d.List(ctx, driver.ListOptions{PageSize: 1, PageToken: p.NextPageToken}); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Fatalf("second page error = %v, want one naming %s", err, bad)
+	p, err = d.List(ctx, driver.ListOptions{PageSize: 1, PageToken: p.NextPageToken})
+	if err != nil || len(p.Records) != 0 || len(p.Failed) != 1 || !strings.Contains(p.Failed[0].Error(), bad) {
+		t.Fatalf("second page = %+v, %v; want only a failure naming %s", p, err, bad)
 	}
 	after := base64.RawURLEncoding.EncodeToString([]byte("t/b:main"))
 	p, err = d.List(ctx, driver.ListOptions{PageSize: 1, PageToken: after})

@@ -35,7 +35,7 @@ type candidate struct {
 // more match shows whether another page follows. The page token is the last
 // ID returned, so pages stay correct while records come and go. A file of
 // the other layout, a defining file at a path no ID maps to, and a record
-// that cannot be read fail the call with an error naming the file.
+// that cannot be read are reported in Page.Failed, naming the file.
 //
 // For a file more than two segments below ns@v2 the path alone does not
 // give the ID (ns@v2/a/b/main.json is a/b:main or a:b/main): its @id
@@ -58,6 +58,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		size = DefaultPageSize
 	}
 	page := &driver.Page{}
+	last := ""
 	for _, c := range cands {
 		if s := c.id.String(); s <= after || !strings.HasPrefix(s, opts.Prefix) {
 			continue
@@ -65,25 +66,27 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if c.err != nil {
-			if len(page.Records) == size { // the error belongs to the next page
-				page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
-				break
-			}
-			return nil, c.err
+		var rec *driver.Record
+		err := c.err
+		if err == nil {
+			rec, err = d.listRecord(ctx, c)
 		}
-		rec, err := d.listRecord(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		if rec == nil || !driver.Matches(rec, opts) {
+		if err == nil && (rec == nil || !driver.Matches(rec, opts)) {
 			continue
 		}
-		if len(page.Records) == size {
-			page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
+		if len(page.Records)+len(page.Failed) == size {
+			page.NextPageToken = pagetoken.Encode(last)
 			break
 		}
-		page.Records = append(page.Records, rec)
+		if err != nil {
+			if !driver.PerRecord(err) {
+				return nil, err
+			}
+			page.Failed = append(page.Failed, &driver.RecordError{ID: c.id, Object: c.path, Err: err})
+		} else {
+			page.Records = append(page.Records, rec)
+		}
+		last = c.id.String()
 	}
 	return page, nil
 }

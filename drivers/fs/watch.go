@@ -206,12 +206,15 @@ func (ws *watchState) refreshPath(ctx context.Context, path string) error {
 }
 
 // refresh re-reads record id and, when report is set, sends the events that
-// take the snapshot to it.
+// take the snapshot to it. A record that cannot be read keeps its place in
+// the snapshot: one bad file neither ends the watch nor reads as a purge.
 func (ws *watchState) refresh(ctx context.Context, id driver.ID, report bool) error {
 	rec, err := ws.d.Get(ctx, id)
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
 		rec = nil
+	case err != nil && driver.PerRecord(err):
+		return nil
 	case err != nil:
 		return err
 	}

@@ -16,11 +16,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/closed"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -54,9 +54,41 @@ func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
 // Store holds records in memory. Open it any number of times for
 // independent clients.
 type Store struct {
-	mu   sync.Mutex
-	recs map[driver.ID]*driver.Record
-	subs map[*subscriber]bool
+	mu      sync.Mutex
+	recs    map[driver.ID]*driver.Record
+	corrupt map[driver.ID]bool // see Corrupt
+	subs    map[*subscriber]bool
+}
+
+// Corrupt makes record id unreadable, as a file or item that no longer
+// decodes would be on a persistent backend: Get, Update and Retract fail with
+// an error wrapping driver.ErrInternal and List reports it in Page.Failed,
+// until Delete removes it. It is for testing readers; it returns an error
+// wrapping driver.ErrNotFound when there is no such record.
+func (s *Store) Corrupt(id driver.ID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.recs[id]; !ok {
+		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	}
+	if s.corrupt == nil {
+		s.corrupt = map[driver.ID]bool{}
+	}
+	s.corrupt[id] = true
+	return nil
+}
+
+// record returns the stored record id, or an error for an absent or
+// corrupt one. The caller holds s.mu.
+func (s *Store) record(id driver.ID) (*driver.Record, error) {
+	r, ok := s.recs[id]
+	if !ok {
+		return nil, fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	}
+	if s.corrupt[id] {
+		return nil, fmt.Errorf("mem: %w: record %s is corrupt", driver.ErrInternal, id)
+	}
+	return r, nil
 }
 
 // NewStore returns an empty store.
@@ -68,7 +100,7 @@ func (s *Store) Open() *Driver { return &Driver{s: s} }
 // Driver is one client of a Store.
 type Driver struct {
 	s      *Store
-	closed atomic.Bool
+	closed closed.Flag
 }
 
 var (
@@ -77,11 +109,8 @@ var (
 )
 
 func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
-	if err := ctx.Err(); err != nil {
+	if err := d.closed.Check(ctx, "mem"); err != nil {
 		return nil, err
-	}
-	if d.closed.Load() {
-		return nil, fmt.Errorf("mem: %w: driver is closed", driver.ErrInvalidArgument)
 	}
 	d.s.mu.Lock()
 	return d.s.mu.Unlock, nil
@@ -109,9 +138,9 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 		return nil, err
 	}
 	defer unlock()
-	r, ok := d.s.recs[id]
-	if !ok {
-		return nil, fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	r, err := d.s.record(id)
+	if err != nil {
+		return nil, err
 	}
 	return r.Clone(), nil
 }
@@ -123,8 +152,11 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		return driver.Outcome{}, err
 	}
 	defer unlock()
-	r, ok := d.s.recs[id]
-	if !ok || r.Value(c) == nil {
+	r, err := d.s.record(id)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
+	if r.Value(c) == nil {
 		return driver.Outcome{}, fmt.Errorf("mem: %w: %s has no %s", driver.ErrNotFound, id, c)
 	}
 	cur := *r.Value(c)
@@ -145,9 +177,9 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 		return err
 	}
 	defer unlock()
-	r, ok := d.s.recs[id]
-	if !ok {
-		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+	r, err := d.s.record(id)
+	if err != nil {
+		return err
 	}
 	if r.Retracted {
 		return nil
@@ -170,6 +202,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
 	}
 	delete(d.s.recs, id)
+	delete(d.s.corrupt, id)
 	d.s.notify(driver.Event{ID: id, Deleted: true})
 	return nil
 }
@@ -189,31 +222,35 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return nil, err
 	}
 	defer unlock()
-	var match []*driver.Record
+	var match []driver.ID
 	for id, r := range d.s.recs {
 		s := id.String()
-		if s > after && strings.HasPrefix(s, opts.Prefix) && driver.Matches(r, opts) {
-			match = append(match, r)
+		if s > after && strings.HasPrefix(s, opts.Prefix) && (d.s.corrupt[id] || driver.Matches(r, opts)) {
+			match = append(match, id)
 		}
 	}
-	sort.Slice(match, func(i, j int) bool { return match[i].ID.String() < match[j].ID.String() })
+	sort.Slice(match, func(i, j int) bool { return match[i].String() < match[j].String() })
 	size := opts.PageSize
 	if size <= 0 {
 		size = DefaultPageSize
 	}
 	page := &driver.Page{}
-	for i, r := range match {
+	for i, id := range match {
 		if i == size {
-			page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
+			page.NextPageToken = pagetoken.Encode(match[size-1].String())
 			break
 		}
-		page.Records = append(page.Records, r.Clone())
+		if r, err := d.s.record(id); err != nil {
+			page.Failed = append(page.Failed, &driver.RecordError{ID: id, Object: "mem record " + id.String(), Err: err})
+		} else {
+			page.Records = append(page.Records, r.Clone())
+		}
 	}
 	return page, nil
 }
 
 // Close implements driver.Driver.
 func (d *Driver) Close() error {
-	d.closed.Store(true)
+	d.closed.Close()
 	return nil
 }

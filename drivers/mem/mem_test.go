@@ -10,9 +10,10 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
-		return func(context.Context) (driver.Driver, error) { return s.Open(), nil }, nil
+		open := func(context.Context) (driver.Driver, error) { return s.Open(), nil }
+		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
 	}))
 }
 
@@ -21,8 +22,9 @@ func TestConformance(t *testing.T) {
 type noWatch struct{ driver.Driver }
 
 func TestConformanceWithoutChangeFeed(t *testing.T) {
-	conformance.Run(t, conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
-		return func(context.Context) (driver.Driver, error) { return noWatch{s.Open()}, nil }, nil
+		open := func(context.Context) (driver.Driver, error) { return noWatch{s.Open()}, nil }
+		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
 	}))
 }

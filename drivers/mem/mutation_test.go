@@ -34,6 +34,8 @@ var mutantRules = []string{
 	"conflict-without-current", // a failed condition reports a zero current value
 	"list-ignores-retracted",   // List returns retracted records when not asked to
 	"update-creates-missing",   // Update on an unknown ID creates the record
+	"list-drops-failed",        // List leaves unreadable records out of the page
+	"list-fails-on-failed",     // an unreadable record fails the whole page
 }
 
 func (m *mutant) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
@@ -90,6 +92,14 @@ func (m *mutant) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return &driver.Page{}, nil
 	}
 	p, err := m.Driver.List(ctx, opts)
+	if err == nil && len(p.Failed) > 0 {
+		switch m.rule {
+		case "list-drops-failed":
+			p.Failed = nil
+		case "list-fails-on-failed":
+			return nil, p.Failed[0]
+		}
+	}
 	if err == nil && p.NextPageToken != "" {
 		m.mu.Lock()
 		m.page[p.NextPageToken] = n
@@ -106,11 +116,12 @@ func TestMutantConformance(t *testing.T) {
 	if rule == "" {
 		return
 	}
-	conformance.Run(t, conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
-		return func(context.Context) (driver.Driver, error) {
+		open := func(context.Context) (driver.Driver, error) {
 			return &mutant{Driver: s.Open(), rule: rule, page: map[string]int{}}, nil
-		}, nil
+		}
+		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
 	}))
 }
 

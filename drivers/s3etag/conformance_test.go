@@ -2,8 +2,12 @@ package s3etag_test
 
 import (
 	"context"
+	"path"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
@@ -20,9 +24,30 @@ func harness(t *testing.T, l layout.Layout, lock *s3etag.LockConfig) conformance
 	cfg := baseConfig(endpoint, bucket, l)
 	cfg.Prefix = "suite"
 	cfg.Lock = lock
-	return conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
-		return func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, nil
+	return suiteHarness(cfg)
+}
+
+// suiteHarness opens every client with cfg.
+func suiteHarness(cfg s3etag.Config) conformance.Harness {
+	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+		open := func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }
+		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, cfg, id) }, nil
 	})
+}
+
+// corrupt overwrites the defining object of id with bytes that are no JSON.
+func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
+	files, err := cfg.Layout.Files(id)
+	if err != nil {
+		return err
+	}
+	client, err := s3etag.NewClient(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	key := path.Join(cfg.Prefix, files[0].Key)
+	_, err = client.PutObject(ctx, &s3.PutObjectInput{Bucket: &cfg.Bucket, Key: &key, Body: strings.NewReader("{not json")})
+	return err
 }
 
 func TestConformanceLayoutB(t *testing.T) {
@@ -41,7 +66,7 @@ func TestConformanceLockMode(t *testing.T) {
 func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 	t.Helper()
 	lc := &s3etag.LockConfig{
-		Table: "nslock-" + randomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
+		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: timeout, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
 	if err := s3etag.EnsureLockTable(context.Background(), *lc); err != nil {
@@ -58,7 +83,5 @@ func TestConformanceLockModeIgnoringStore(t *testing.T) {
 	cfg := baseConfig(ignoringProxy(t, endpoint), bucket, layout.C)
 	cfg.Prefix = "suite"
 	cfg.Lock = newLockTable(t, 2*time.Second)
-	conformance.Run(t, conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
-		return func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, nil
-	}))
+	conformance.Run(t, suiteHarness(cfg))
 }

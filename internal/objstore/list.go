@@ -20,9 +20,12 @@ const DefaultPageSize = 100
 const listParallel = 16
 
 // candidate is a defining file found by List and the ID it belongs to.
+// When the file cannot be placed, err says why and id is the ID its key
+// suggests, so the failure is reported in its place in the order.
 type candidate struct {
 	id  driver.ID
 	key string
+	err error
 }
 
 // List implements driver.Driver. It lists the keys under the prefix's
@@ -32,7 +35,7 @@ type candidate struct {
 // at a time, until the page is full and one more match shows whether
 // another follows. The page token is the last ID returned. A file of the
 // other layout, a defining file no ID maps to, and a record that cannot be
-// read fail the call with an error naming the key.
+// read are reported in Page.Failed, naming the key.
 func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	after, err := pagetoken.Decode(opts.PageToken)
 	if err != nil {
@@ -58,38 +61,52 @@ func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Pa
 	return r.fillPage(ctx, todo, size, opts)
 }
 
-// fillPage reads candidates in batches until size+1 match.
+// fillPage reads candidates in batches until size+1 entries match; a
+// record that cannot be read is an entry of Page.Failed.
 func (r *Records) fillPage(ctx context.Context, todo []candidate, size int, opts driver.ListOptions) (*driver.Page, error) {
 	page := &driver.Page{}
+	last := ""
 	for len(todo) > 0 {
-		n := min(len(todo), max(size+1-len(page.Records), listParallel))
-		recs, err := r.readBatch(ctx, todo[:n])
-		if err != nil {
-			return nil, err
-		}
-		todo = todo[n:]
-		for _, r := range recs {
-			if r == nil || !driver.Matches(r, opts) {
+		n := min(len(todo), max(size+1-len(page.Records)-len(page.Failed), listParallel))
+		recs, errs := r.readBatch(ctx, todo[:n])
+		for i, rec := range recs {
+			err := errs[i]
+			if err == nil && (rec == nil || !driver.Matches(rec, opts)) {
 				continue
 			}
-			if len(page.Records) == size {
-				page.NextPageToken = pagetoken.Encode(page.Records[size-1].ID.String())
+			if err != nil && !driver.PerRecord(err) {
+				return nil, err
+			}
+			if len(page.Records)+len(page.Failed) == size {
+				page.NextPageToken = pagetoken.Encode(last)
 				return page, nil
 			}
-			page.Records = append(page.Records, r)
+			c := todo[i]
+			if err != nil {
+				page.Failed = append(page.Failed, &driver.RecordError{ID: c.id, Object: c.key, Err: err})
+			} else {
+				page.Records = append(page.Records, rec)
+			}
+			last = c.id.String()
 		}
+		todo = todo[n:]
 	}
 	return page, nil
 }
 
 // readBatch reads the records of cands in parallel, listParallel at a time;
-// an entry is nil when the record vanished meanwhile.
-func (r *Records) readBatch(ctx context.Context, cands []candidate) ([]*driver.Record, error) {
+// a record is nil when it vanished meanwhile, and errs[i] says why cands[i]
+// could not be read.
+func (r *Records) readBatch(ctx context.Context, cands []candidate) ([]*driver.Record, []error) {
 	out := make([]*driver.Record, len(cands))
 	errs := make([]error, len(cands))
 	sem := make(chan struct{}, listParallel)
 	var wg sync.WaitGroup
 	for i, c := range cands {
+		if c.err != nil {
+			errs[i] = c.err
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -103,12 +120,7 @@ func (r *Records) readBatch(ctx context.Context, cands []candidate) ([]*driver.R
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, errs
 }
 
 // keyPrefix returns the longest key prefix every file of an ID starting
@@ -133,6 +145,10 @@ func (r *Records) candidates(ctx context.Context, prefix string) ([]candidate, e
 	err := r.store.List(ctx, keyPrefix(prefix), func(key, tag string, size int64) error {
 		c, amb, err := r.classify(key)
 		if err != nil {
+			if c, ok := misplaced(key, err); ok {
+				out = append(out, c)
+				return nil
+			}
 			return err
 		}
 		if amb {
@@ -199,7 +215,15 @@ func (r *Records) nestedIDs(ctx context.Context, keys []string) ([]candidate, er
 	var cands []candidate
 	for i, err := range errs {
 		if err != nil {
-			return nil, err
+			if !driver.PerRecord(err) {
+				return nil, err
+			}
+			c, ok := misplaced(keys[i], err)
+			if !ok {
+				return nil, err
+			}
+			cands = append(cands, c)
+			continue
 		}
 		if out[i] != nil {
 			cands = append(cands, *out[i])
@@ -255,4 +279,18 @@ func (r *Records) knownNestedID(key, tag string) (candidate, bool) {
 		return candidate{}, false
 	}
 	return candidate{id: e.id, key: key}, true
+}
+
+// misplaced returns a candidate carrying err for a defining file that cannot
+// be read or placed, at the ID its key suggests in either layout; false when
+// the key suggests none.
+func misplaced(key string, err error) (candidate, bool) {
+	for _, l := range []layout.Layout{layout.B, layout.C} {
+		if role, st := l.Classify(key); role == layout.Defining {
+			if id, ok := layout.PathDefault(st); ok {
+				return candidate{id: id, key: key, err: err}, true
+			}
+		}
+	}
+	return candidate{}, false
 }

@@ -117,11 +117,20 @@ type memDriver struct{ *objstore.Records }
 var _ driver.Driver = memDriver{}
 
 func harness(l layout.Layout) conformance.Harness {
-	return conformance.HarnessFunc(func(context.Context, *testing.T) (conformance.Opener, error) {
+	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		st := newMemStore()
-		return func(context.Context) (driver.Driver, error) {
+		open := func(context.Context) (driver.Driver, error) {
 			return memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})}, nil
-		}, nil
+		}
+		corrupt := func(ctx context.Context, id driver.ID) error {
+			files, err := l.Files(id)
+			if err != nil {
+				return err
+			}
+			_, err = st.Put(ctx, files[0].Key, []byte("{not json"), objstore.Precondition{})
+			return err
+		}
+		return open, corrupt, nil
 	})
 }
 

@@ -1,0 +1,152 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+// These cases need a harness that can corrupt records (Corrupter).
+var _ = addGroup("Unreadable",
+	testCase{"ListGoesPastCorruptRecords", func(e *env) {
+		names, bad := e.corruptSome()
+		want := listing(e, names, bad)
+		for _, size := range []int{0, 1, 2, 3, 4} {
+			e.wantListing(nameservice.ListOptions{PageSize: size}, want)
+		}
+	}},
+	testCase{"PagesCountFailures", func(e *env) {
+		names, bad := e.corruptSome()
+		e.wantListing(nameservice.ListOptions{}, listing(e, names, bad))
+		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 3}
+		var got []string
+		for pages := 1; ; pages++ {
+			page, err := e.ns.Driver().List(e.ctx, opts)
+			e.must(err)
+			if n := len(page.Records) + len(page.Failed); n > opts.PageSize {
+				e.t.Fatalf("page %d holds %d entries, page size %d", pages, n, opts.PageSize)
+			}
+			got = append(got, pageEntries(page)...)
+			if page.NextPageToken == "" || pages > 20 {
+				break
+			}
+			opts.PageToken = page.NextPageToken
+		}
+		if want := listing(e, names, bad); !slices.Equal(got, want) {
+			e.t.Fatalf("pages of 3 = %q, want %q", got, want)
+		}
+	}},
+	testCase{"WatchGoesPastCorruptRecord", func(e *env) {
+		e.init("a", "b")
+		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
+			e.corruptRecord("a")
+			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("b"), 1, "c1"))
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head && ev.New.V == 1 })
+		for _, ev := range evs {
+			if ev.ID.String() != e.ids("b")[0] {
+				e.t.Fatalf("event for %s after corrupting it: %+v", ev.ID, ev)
+			}
+		}
+	}},
+	testCase{"LookupFailsPurgeFrees", func(e *env) {
+		e.init("a")
+		e.corruptRecord("a")
+		_, err := e.ns.Lookup(e.ctx, e.id("a"))
+		if err == nil || nameservice.ErrorCodeOf(err) == driver.NotFound {
+			e.t.Fatalf("lookup of a corrupt record = %v, want an error other than not found", err)
+		}
+		e.must(e.ns.Purge(e.ctx, e.id("a")))
+		e.init("a")
+		e.lookup("a")
+	}},
+)
+
+// corruptSome creates nine ledgers and corrupts the fourth and the seventh,
+// so that pages of every small size start, end and straddle a bad record.
+func (e *env) corruptSome() (names []string, bad map[string]bool) {
+	for i := range 9 {
+		names = append(names, fmt.Sprintf("r%02d", i))
+	}
+	e.init(names...)
+	bad = map[string]bool{"r03": true, "r06": true}
+	for n := range bad {
+		e.corruptRecord(n)
+	}
+	return names, bad
+}
+
+func (e *env) corruptRecord(name string) {
+	e.t.Helper()
+	if e.corrupt == nil {
+		e.t.Skip("the harness cannot corrupt records (it is no conformance.Corrupter)")
+	}
+	id, err := driver.ParseID(e.id(name))
+	e.must(err)
+	if err := e.corrupt(e.ctx, id); err != nil {
+		e.t.Fatalf("harness: corrupt %s: %v", id, err)
+	}
+}
+
+// listing returns the expected entries of a listing of names: the ID of
+// each record, "!" and the ID for each bad one.
+func listing(e *env, names []string, bad map[string]bool) []string {
+	var out []string
+	for i, id := range e.ids(names...) {
+		if bad[names[i]] {
+			id = "!" + id
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+func pageEntries(page *driver.Page) []string {
+	var out []string
+	for _, r := range page.Records {
+		out = append(out, r.ID.String())
+	}
+	for _, f := range page.Failed {
+		out = append(out, "!"+f.ID.String())
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		return strings.Compare(strings.TrimPrefix(a, "!"), strings.TrimPrefix(b, "!"))
+	})
+	return out
+}
+
+// wantListing lists under the test's prefix until the entries equal want
+// (the listing index may be eventually consistent), checking that each
+// failure names its record.
+func (e *env) wantListing(opts nameservice.ListOptions, want []string) {
+	e.t.Helper()
+	opts.Prefix = e.prefix + opts.Prefix
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got = nil
+		for r, err := range e.ns.List(e.ctx, opts) {
+			if err == nil {
+				got = append(got, r.ID.String())
+				continue
+			}
+			var re *nameservice.RecordError
+			if !errors.As(err, &re) {
+				e.t.Fatalf("list %+v: %v, want records and RecordErrors only", opts, err)
+			}
+			if re.Object == "" {
+				e.t.Fatalf("list %+v: %v names no object", opts, err)
+			}
+			got = append(got, "!"+re.ID.String())
+		}
+		if slices.Equal(got, want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
+	}
+}

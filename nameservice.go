@@ -234,10 +234,10 @@ func checkRef(c driver.Concern, v driver.Value) error {
 	if err := driver.CheckAddress("address", v.Payload.String("address")); err != nil {
 		return err
 	}
-	if err := driver.ValidateValue(c, v); err != nil {
+	if err := driver.CheckPayload(c.String()+" payload", v.Payload); err != nil {
 		return err
 	}
-	return driver.CheckPayload(c.String()+" payload", v.Payload)
+	return driver.ValidateValue(c, v)
 }
 
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when

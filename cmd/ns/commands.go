@@ -61,7 +61,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	name, rest := g.Arg(0), g.Args()[1:]
 	cmd := commands[name]
 	if cmd == nil {
-		return usagef("unknown command %q; run ns help", name)
+		return usagef("unknown command %q; run ns help", driver.Clip(name, 40))
 	}
 	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

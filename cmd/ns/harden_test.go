@@ -271,3 +271,27 @@ func TestLookupOfOverDeepFileIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestListGoesPastACorruptRecord (issue 13.2 through the CLI): the others
+// are printed, as JSON lines and as a table, the bad one is named on stderr,
+// and the exit code is 1.
+func TestListGoesPastACorruptRecord(t *testing.T) {
+	dir := t.TempDir()
+	c := &cli{t: t, url: "file://" + dir}
+	for _, id := range []string{"a", "b", "c"} {
+		c.want(exitOK, "init", id)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ns@v2", "b", "main.json"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, form := range []string{"json", "human"} {
+		t.Setenv(outputEnv, form)
+		code, out, errs := c.run("list")
+		if code != exitError || !strings.Contains(out, "a:main") || !strings.Contains(out, "c:main") || strings.Contains(out, "b:main") {
+			t.Errorf("%s: exit %d, stdout %q; want a and c, exit 1", form, code, out)
+		}
+		if !strings.Contains(errs, "b") || !strings.Contains(errs, "main.json") {
+			t.Errorf("%s: stderr %q does not name the bad record", form, errs)
+		}
+	}
+}

@@ -121,6 +121,11 @@ func decodeRecord(pk string, items map[string]item) (*driver.Record, error) {
 		}
 		rec.SetValue(concernOfSK(sk), v)
 	}
+	// Each item decoded; together they must still make a valid record (an
+	// empty commit_address at commit_t 0 is neither unborn nor a head).
+	if err := rec.Validate(); err != nil {
+		return nil, malformed(pk, skMeta, "%v", err)
+	}
 	return rec, nil
 }
 

@@ -89,6 +89,9 @@ type Config struct {
 	// Lock, when set, serialises conditional writes with the DynamoDB lock
 	// protocol instead of S3's own preconditions.
 	Lock *LockConfig
+	// ListParallel bounds the objects List reads at once (0:
+	// objstore.DefaultListParallel); URL parameter list_parallel.
+	ListParallel int
 	// Timeout bounds each HTTP attempt (0: DefaultTimeout); not used when
 	// HTTPClient is set.
 	Timeout     time.Duration
@@ -127,7 +130,8 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{client: client, cfg: cfg, prefix: cfg.Prefix}
-	d.records = objstore.New(d.store(), objstore.Config{Name: "s3", Layout: cfg.Layout, Dialect: cfg.Dialect})
+	d.records = objstore.New(d.store(), objstore.Config{Name: "s3", Layout: cfg.Layout, Dialect: cfg.Dialect,
+		ListParallel: cfg.ListParallel})
 	if cfg.Lock != nil {
 		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
 			return nil, err
@@ -204,7 +208,7 @@ func newRetryer(maxAttempts int) aws.Retryer {
 }
 
 // urlParams are the query parameters an s3 URL may carry.
-var urlParams = []string{"region", "endpoint", "profile", "layout", "dialect", "path_style", "unsafe", "lock", "timeout", "max_attempts"}
+var urlParams = []string{"region", "endpoint", "profile", "layout", "dialect", "path_style", "unsafe", "lock", "timeout", "max_attempts", "list_parallel"}
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -254,6 +258,9 @@ func ParseURL(u *url.URL) (Config, error) {
 		if cfg.MaxAttempts, err = strconv.Atoi(s); err != nil || cfg.MaxAttempts < 1 {
 			return bad("max_attempts %q is not a positive integer", s)
 		}
+	}
+	if cfg.ListParallel, err = objstore.ParseListParallel(q.Get("list_parallel")); err != nil {
+		return Config{}, fmt.Errorf("s3: %w", err)
 	}
 	if s := q.Get("lock"); s != "" {
 		lc, err := ParseLockURL(s)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -340,6 +341,23 @@ func (h *candHeap) Pop() any {
 	return x
 }
 
+// MaxListParallel is the largest ListParallel accepted.
+const MaxListParallel = 256
+
+// ParseListParallel parses the list_parallel URL parameter: "" for the
+// default (0), else an integer from 1 to MaxListParallel. It returns an
+// error wrapping driver.ErrInvalidArgument otherwise.
+func ParseListParallel(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxListParallel {
+		return 0, fmt.Errorf("%w: list_parallel %q is not an integer from 1 to %d", driver.ErrInvalidArgument, s, MaxListParallel)
+	}
+	return n, nil
+}
+
 // listParallel is the bound on the objects List reads at once.
 func (r *Records) listParallel() int {
 	if r.cfg.ListParallel > 0 {
@@ -501,6 +519,7 @@ func (r *Records) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate,
 	}
 	return cands, nil
 }
+
 // nestedID reads the ID a defining file states, and checks the ID's key is
 // this one.
 func (r *Records) nestedID(ctx context.Context, key string) (*candidate, error) {

@@ -2,6 +2,7 @@ package objstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -127,5 +128,18 @@ func TestListLinear(t *testing.T) {
 	t.Logf("%d keys, %d list calls handed out %d keys", keys, st.calls.Load(), st.listed.Load())
 	if st.listed.Load() > 2*keys {
 		t.Fatalf("a paged listing of %d keys handed out %d: pages do not resume", keys, st.listed.Load())
+	}
+}
+
+func TestParseListParallel(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "1": 1, "64": 64, "256": 256} {
+		if got, err := objstore.ParseListParallel(s); err != nil || got != want {
+			t.Errorf("ParseListParallel(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"0", "-1", "257", "x", "1.5"} {
+		if _, err := objstore.ParseListParallel(s); !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "list_parallel") {
+			t.Errorf("ParseListParallel(%q): %v, want ErrInvalidArgument naming list_parallel", s, err)
+		}
 	}
 }

@@ -28,6 +28,9 @@ const DefaultListParallel = 16
 // the listing's tag of the key, and present the record's other files the
 // listing showed.
 type candidate struct {
+	// pos is where the candidate sorts: its ID, or for an entry no ID
+	// maps to, its key's ID floor.
+	pos     string
 	id      driver.ID
 	key     string
 	tag     string
@@ -38,7 +41,49 @@ type candidate struct {
 // errPageFull ends the store's listing once the page is full.
 var errPageFull = errors.New("page full")
 
-// List implements driver.Driver in one pass over the keys, from where the
+// Entry is one key a Source lists: its tag ("" when unknown) and size, or
+// the error that keeps it from being a record file (a symlink), which
+// List reports in Page.Failed.
+type Entry struct {
+	Key  string
+	Tag  string
+	Size int64
+	Err  error
+}
+
+// Source is a store of record files as List needs it: shared by the object
+// stores (through Records) and the filesystem driver.
+type Source interface {
+	// ListKeys calls fn, in key order, for every key that starts with
+	// prefix and sorts after startAfter, skipping what sorts before it.
+	// An error of fn ends the listing and is returned as it is.
+	ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
+	// ReadFile reads key; nil when absent.
+	ReadFile(ctx context.Context, key string) (data []byte, tag string, err error)
+	// ReadListed reads record id whose defining file the listing showed
+	// at key and tag, with the other files it showed (present, key to
+	// tag; nil when it does not know them); nil when it vanished.
+	ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error)
+	// Object names key in messages and Page.Failed (a path, or the key).
+	Object(key string) string
+}
+
+// ListConfig says how ListPage reads a Source.
+type ListConfig struct {
+	Name     string // message prefix
+	Layout   layout.Layout
+	Parallel int // reads at once; DefaultListParallel when 0
+}
+
+// List implements driver.Driver with ListPage over the store.
+func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	if err := r.begin(ctx); err != nil {
+		return nil, err
+	}
+	return ListPage(ctx, recordsSource{r}, ListConfig{Name: r.cfg.Name, Layout: r.cfg.Layout, Parallel: r.cfg.ListParallel}, opts)
+}
+
+// ListPage implements List of driver.Driver over src in one pass over the keys, from where the
 // page token says the last page stopped (the store lists after that key),
 // so a full listing of N records costs O(N) requests: the store's list
 // calls, and one read per file the listing shows.
@@ -53,24 +98,24 @@ var errPageFull = errors.New("page full")
 // read for its @id first. A file of the other layout, a defining file no ID
 // maps to, and a record that cannot be read are reported in Page.Failed,
 // naming the key.
-func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+func ListPage(ctx context.Context, src Source, cfg ListConfig, opts driver.ListOptions) (*driver.Page, error) {
 	after, resume, err := decodeToken(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.begin(ctx); err != nil {
-		return nil, err
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = DefaultListParallel
 	}
 	size := opts.PageSize
 	if size <= 0 {
 		size = DefaultPageSize
 	}
-	l := &lister{r: r, opts: opts, after: after, size: size, page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
+	l := &lister{src: src, cfg: cfg, opts: opts, after: after, size: size, page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
 	prefix := keyPrefix(opts.Prefix)
 	if resume < prefix {
 		resume = ""
 	}
-	err = r.store.List(ctx, prefix, resume, l.visit)
+	err = src.ListKeys(ctx, prefix, resume, l.visit)
 	switch {
 	case errors.Is(err, errPageFull):
 		return l.finish(true), nil
@@ -88,7 +133,8 @@ func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Pa
 
 // lister is the state of one List call.
 type lister struct {
-	r     *Records
+	src   Source
+	cfg   ListConfig
 	opts  driver.ListOptions
 	after string
 	size  int
@@ -112,7 +158,8 @@ type lister struct {
 type nestedKey struct{ key, tag string }
 
 // visit takes one listed key.
-func (l *lister) visit(key, tag string, size int64) error {
+func (l *lister) visit(e Entry) error {
+	key, tag, size := e.Key, e.Tag, e.Size
 	ctx := l.ctx
 	if err := ctx.Err(); err != nil {
 		return err
@@ -121,24 +168,32 @@ func (l *lister) visit(key, tag string, size int64) error {
 	if len(l.nested) > 0 {
 		floor = l.floor
 	}
-	c, amb, err := l.r.classify(key)
+	c, amb, err := classify(l.cfg, l.src, key)
+	if e.Err != nil {
+		c, amb, err = nil, false, e.Err
+	}
 	switch {
 	case err != nil:
-		if m, ok := misplaced(key, err); ok {
-			l.add(&m)
-		} else {
-			return err
+		m, ok := misplaced(key, err)
+		if !ok {
+			m = candidate{pos: idFloor(key), key: key, err: err}
 		}
+		l.add(&m)
 	case amb:
-		if c, ok := l.r.knownNestedID(key, tag); ok {
+		if k, ok := l.src.(knownIDs); ok {
+			if id, ok := k.knownID(key, tag); ok {
+				c = &candidate{id: id, key: key}
+			}
+		}
+		if c != nil {
 			c.tag = normTag(tag)
-			l.add(&c)
+			l.add(c)
 		} else {
 			if len(l.nested) == 0 {
 				l.floor = floor
 			}
 			l.nested = append(l.nested, nestedKey{key, normTag(tag)})
-			if len(l.nested) >= l.r.listParallel() {
+			if len(l.nested) >= l.cfg.Parallel {
 				if err := l.resolveNested(ctx); err != nil {
 					return err
 				}
@@ -160,7 +215,10 @@ func (l *lister) visit(key, tag string, size int64) error {
 // add puts c in the heap when it comes after the token and matches the
 // prefix, with the other files of its record listed so far.
 func (l *lister) add(c *candidate) {
-	if files, err := l.r.files(c.id); err == nil && c.err == nil {
+	if c.pos == "" {
+		c.pos = c.id.String()
+	}
+	if files, err := l.cfg.Layout.Files(c.id); err == nil && c.err == nil {
 		c.present = map[string]string{}
 		for _, f := range files[1:] {
 			if t, ok := l.seen[f.Key]; ok {
@@ -169,7 +227,7 @@ func (l *lister) add(c *candidate) {
 			}
 		}
 	}
-	if s := c.id.String(); s <= l.after || !strings.HasPrefix(s, l.opts.Prefix) {
+	if c.pos <= l.after || !strings.HasPrefix(c.pos, l.opts.Prefix) {
 		return
 	}
 	heap.Push(&l.waiting, c)
@@ -178,7 +236,7 @@ func (l *lister) add(c *candidate) {
 // promote moves the waiting candidates whose IDs sort before floor (all of
 // them when all is set) to ready.
 func (l *lister) promote(floor string, all bool) {
-	for l.waiting.Len() > 0 && (all || l.waiting[0].id.String() < floor) {
+	for l.waiting.Len() > 0 && (all || l.waiting[0].pos < floor) {
 		l.ready = append(l.ready, heap.Pop(&l.waiting).(*candidate))
 	}
 }
@@ -187,7 +245,7 @@ func (l *lister) promote(floor string, all bool) {
 // number when all is set), and fills the page; errPageFull when the page
 // is full and one more match is known.
 func (l *lister) readReady(ctx context.Context, all bool) error {
-	par := l.r.listParallel()
+	par := l.cfg.Parallel
 	for len(l.ready) > 0 {
 		need := l.size + 1 - len(l.page.Records) - len(l.page.Failed)
 		n := min(len(l.ready), max(need, par))
@@ -195,7 +253,7 @@ func (l *lister) readReady(ctx context.Context, all bool) error {
 			return nil
 		}
 		batch := l.ready[:n]
-		recs, errs := l.r.readBatch(ctx, batch)
+		recs, errs := l.readBatch(ctx, batch)
 		for i, rec := range recs {
 			err := errs[i]
 			if err == nil && (rec == nil || !driver.Matches(rec, l.opts)) {
@@ -210,11 +268,11 @@ func (l *lister) readReady(ctx context.Context, all bool) error {
 			}
 			c := batch[i]
 			if err != nil {
-				l.page.Failed = append(l.page.Failed, &driver.RecordError{ID: c.id, Object: c.key, Err: err})
+				l.page.Failed = append(l.page.Failed, &driver.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
 			} else {
 				l.page.Records = append(l.page.Records, rec)
 			}
-			l.last = c.id.String()
+			l.last = c.pos
 		}
 		l.ready = l.ready[n:]
 	}
@@ -233,7 +291,7 @@ func (l *lister) drain(ctx context.Context) error {
 // resolveNested reads the IDs of the pending nested defining files and
 // adds them.
 func (l *lister) resolveNested(ctx context.Context) error {
-	cands, err := l.r.nestedIDs(ctx, l.nested)
+	cands, err := l.nestedIDs(ctx, l.nested)
 	if err != nil {
 		return err
 	}
@@ -331,7 +389,7 @@ func decodeToken(tok string) (after, resume string, err error) {
 type candHeap []*candidate
 
 func (h candHeap) Len() int           { return len(h) }
-func (h candHeap) Less(i, j int) bool { return h[i].id.String() < h[j].id.String() }
+func (h candHeap) Less(i, j int) bool { return h[i].pos < h[j].pos }
 func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *candHeap) Push(x any)        { *h = append(*h, x.(*candidate)) }
 func (h *candHeap) Pop() any {
@@ -358,21 +416,13 @@ func ParseListParallel(s string) (int, error) {
 	return n, nil
 }
 
-// listParallel is the bound on the objects List reads at once.
-func (r *Records) listParallel() int {
-	if r.cfg.ListParallel > 0 {
-		return r.cfg.ListParallel
-	}
-	return DefaultListParallel
-}
-
 // readBatch reads the records of cands in parallel, listParallel at a time;
 // a record is nil when it vanished meanwhile, and errs[i] says why cands[i]
 // could not be read.
-func (r *Records) readBatch(ctx context.Context, cands []*candidate) ([]*driver.Record, []error) {
+func (l *lister) readBatch(ctx context.Context, cands []*candidate) ([]*driver.Record, []error) {
 	out := make([]*driver.Record, len(cands))
 	errs := make([]error, len(cands))
-	sem := make(chan struct{}, r.listParallel())
+	sem := make(chan struct{}, l.cfg.Parallel)
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		if c.err != nil {
@@ -383,12 +433,7 @@ func (r *Records) readBatch(ctx context.Context, cands []*candidate) ([]*driver.
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			files, err := r.files(c.id)
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %s: %w", r.cfg.Name, c.key, err)
-				return
-			}
-			out[i], errs[i] = r.loadListed(ctx, c, files)
+			out[i], errs[i] = l.src.ReadListed(ctx, c.id, c.key, c.tag, c.present)
 		}()
 	}
 	wg.Wait()
@@ -401,17 +446,21 @@ func (r *Records) readBatch(ctx context.Context, cands []*candidate) ([]*driver.
 // a snapshot, and a record written while it runs may be seen as it was or
 // as it became, file by file. A record whose files are missing from its
 // candidate (the listing resumed between them) is read in full.
-func (r *Records) loadListed(ctx context.Context, c *candidate, files []layout.File) (*driver.Record, error) {
-	if c.present == nil {
-		return r.load(ctx, c.id, files)
+func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+	files, err := r.files(id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+	}
+	if present == nil {
+		return r.load(ctx, id, files)
 	}
 	docs := make([]*cached, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i, f := range files {
-		tag, ok := c.tag, true
+		tag, ok := tag, true
 		if i > 0 {
-			tag, ok = c.present[f.Key]
+			tag, ok = present[f.Key]
 		}
 		if !ok {
 			continue
@@ -423,7 +472,7 @@ func (r *Records) loadListed(ctx context.Context, c *candidate, files []layout.F
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], errs[i] = r.readDoc(ctx, c.id, f.Key)
+			docs[i], errs[i] = r.readDoc(ctx, id, f.Key)
 		}()
 	}
 	wg.Wait()
@@ -441,7 +490,7 @@ func (r *Records) loadListed(ctx context.Context, c *candidate, files []layout.F
 			others[i] = d.doc
 		}
 	}
-	rec, err := jsonld.Assemble(c.id, docs[0].doc, others...)
+	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
 	}
@@ -466,18 +515,18 @@ func keyPrefix(prefix string) string {
 // ID, ambiguous for one whose key fits several IDs (or has a shortened
 // segment), nothing for other files, and an error for a file of the other
 // layout.
-func (r *Records) classify(key string) (*candidate, bool, error) {
-	role, st := r.cfg.Layout.Classify(key)
+func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) {
+	role, st := cfg.Layout.Classify(key)
 	switch role {
 	case layout.NotRecord, layout.Secondary:
 		return nil, false, nil
 	case layout.OtherLayout:
 		other := layout.B
-		if r.cfg.Layout == layout.B {
+		if cfg.Layout == layout.B {
 			other = layout.C
 		}
-		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", r.cfg.Name,
-			key, driver.ErrInternal, r.cfg.Layout, other)
+		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", cfg.Name,
+			src.Object(key), driver.ErrInternal, cfg.Layout, other)
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], key: key}, false, nil
@@ -486,17 +535,17 @@ func (r *Records) classify(key string) (*candidate, bool, error) {
 }
 
 // nestedIDs reads the IDs of defining files whose keys fit several IDs.
-func (r *Records) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, error) {
+func (l *lister) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, error) {
 	out := make([]*candidate, len(keys))
 	errs := make([]error, len(keys))
-	sem := make(chan struct{}, r.listParallel())
+	sem := make(chan struct{}, l.cfg.Parallel)
 	var wg sync.WaitGroup
 	for i, k := range keys {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = r.nestedID(ctx, k.key)
+			out[i], errs[i] = l.nestedID(ctx, k.key)
 		}()
 	}
 	wg.Wait()
@@ -522,51 +571,88 @@ func (r *Records) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate,
 
 // nestedID reads the ID a defining file states, and checks the ID's key is
 // this one.
-func (r *Records) nestedID(ctx context.Context, key string) (*candidate, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
+func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
+	data, tag, err := l.src.ReadFile(ctx, key)
+	if err != nil || data == nil {
 		return nil, err
 	}
-	doc, err := jsonld.Decode(obj.data)
+	name, obj := l.cfg.Name, l.src.Object(key)
+	doc, err := jsonld.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
 	id, ok, err := doc.RecordID()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
-	_, st := r.cfg.Layout.Classify(key)
+	_, st := l.cfg.Layout.Classify(key)
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", r.cfg.Name, key, driver.ErrInternal)
+			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, driver.ErrInternal)
 		}
 	}
 	if layout.Stem(id) != st {
-		return nil, fmt.Errorf("%s: %s: %w: the object holds record %s, whose key is another", r.cfg.Name, key, driver.ErrInternal, id)
+		return nil, fmt.Errorf("%s: %s: %w: the file holds record %s, whose key is another", name, obj, driver.ErrInternal, id)
 	}
-	r.idOfKey.Store(key, nestedIDEntry{tag: normTag(obj.tag), id: id})
-	return &candidate{id: id, key: key}, nil
+	if k, ok := l.src.(knownIDs); ok {
+		k.rememberID(key, tag, id)
+	}
+	return &candidate{id: id, key: key, tag: normTag(tag)}, nil
+}
+
+// knownIDs is a Source that remembers the IDs nested defining files held
+// at a tag: the same tag means the same bytes, so the same @id. Without it
+// every listing would read every nested file twice.
+type knownIDs interface {
+	knownID(key, tag string) (driver.ID, bool)
+	rememberID(key, tag string, id driver.ID)
+}
+
+// recordsSource is the Source of Records: the store's objects.
+type recordsSource struct{ r *Records }
+
+func (s recordsSource) ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error {
+	return s.r.store.List(ctx, prefix, startAfter, func(key, tag string, size int64) error {
+		return fn(Entry{Key: key, Tag: tag, Size: size})
+	})
+}
+
+func (s recordsSource) ReadFile(ctx context.Context, key string) ([]byte, string, error) {
+	obj, err := s.r.get(ctx, key)
+	if err != nil || obj == nil {
+		return nil, "", err
+	}
+	return obj.data, obj.tag, nil
+}
+
+func (s recordsSource) ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+	return s.r.loadListed(ctx, id, key, tag, present)
+}
+
+func (recordsSource) Object(key string) string { return key }
+
+func (s recordsSource) knownID(key, tag string) (driver.ID, bool) {
+	v, ok := s.r.idOfKey.Load(key)
+	if !ok || tag == "" {
+		return driver.ID{}, false
+	}
+	e := v.(nestedIDEntry)
+	if e.tag != normTag(tag) {
+		return driver.ID{}, false
+	}
+	return e.id, true
+}
+
+func (s recordsSource) rememberID(key, tag string, id driver.ID) {
+	if tag != "" {
+		s.r.idOfKey.Store(key, nestedIDEntry{tag: normTag(tag), id: id})
+	}
 }
 
 // nestedIDEntry is the ID a nested defining file held at a tag.
 type nestedIDEntry struct {
 	tag string
 	id  driver.ID
-}
-
-// knownNestedID returns the candidate for a nested defining file whose ID
-// was read at this tag before: the same tag means the same bytes, so the
-// same @id. Without it every page of a listing would read every nested file.
-func (r *Records) knownNestedID(key, tag string) (candidate, bool) {
-	v, ok := r.idOfKey.Load(key)
-	if !ok || tag == "" {
-		return candidate{}, false
-	}
-	e := v.(nestedIDEntry)
-	if e.tag != normTag(tag) {
-		return candidate{}, false
-	}
-	return candidate{id: e.id, key: key}, true
 }
 
 // misplaced returns a candidate carrying err for a defining file that cannot

@@ -175,8 +175,12 @@ func (l *lister) visit(e Entry) error {
 	switch {
 	case err != nil:
 		m, ok := misplaced(key, err)
-		if !ok {
+		switch {
+		case ok:
+		case e.Err != nil: // no ID to give it: it sorts where its key does
 			m = candidate{pos: idFloor(key), key: key, err: err}
+		default: // a store of the other layout
+			return err
 		}
 		l.add(&m)
 	case amb:

@@ -175,6 +175,18 @@ func (d *Driver) begin(ctx context.Context) error {
 // returns an error wrapping driver.ErrInternal, naming the path, when one
 // of their path elements below the root is a symbolic link.
 func (d *Driver) files(id driver.ID) ([]recordFile, error) {
+	out, err := d.filePaths(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkLinks(paths(out)...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// filePaths returns id's files with their paths, unchecked.
+func (d *Driver) filePaths(id driver.ID) ([]recordFile, error) {
 	lf, err := d.opts.Layout.Files(id)
 	if err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
@@ -182,9 +194,6 @@ func (d *Driver) files(id driver.ID) ([]recordFile, error) {
 	out := make([]recordFile, len(lf))
 	for i, f := range lf {
 		out[i] = recordFile{File: f, path: d.path(f.Key)}
-	}
-	if err := d.checkLinks(paths(out)...); err != nil {
-		return nil, err
 	}
 	return out, nil
 }

@@ -58,10 +58,11 @@ func (s source) ReadFile(_ context.Context, key string) ([]byte, string, error) 
 	return data, "", nil
 }
 
-// ReadListed reads the record in full, as Get does; the listing's key set
-// saves no system call worth its race.
+// ReadListed reads the record in full, as Get does. The walk has seen the
+// record's directories as directories, not links, so only the files are
+// checked (opened with O_NOFOLLOW).
 func (s source) ReadListed(ctx context.Context, id driver.ID, key, _ string, _ map[string]string) (*driver.Record, error) {
-	files, err := s.d.files(id)
+	files, err := s.d.filePaths(id)
 	if err != nil {
 		return nil, fmt.Errorf("fs: %s: %w", s.d.path(key), err)
 	}

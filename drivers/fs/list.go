@@ -58,13 +58,19 @@ func (s source) ReadFile(_ context.Context, key string) ([]byte, string, error) 
 	return data, "", nil
 }
 
-// ReadListed reads the record in full, as Get does. The walk has seen the
-// record's directories as directories, not links, so only the files are
-// checked (opened with O_NOFOLLOW).
-func (s source) ReadListed(ctx context.Context, id driver.ID, key, _ string, _ map[string]string) (*driver.Record, error) {
+// ReadListed reads the defining file and the other files the walk showed
+// (all of them, as Get does, when it does not know them). The walk has
+// seen the record's directories as directories, not links, so only the
+// files are checked (opened with O_NOFOLLOW). As on the object stores, a
+// listing is not a snapshot: a record written while it runs may be seen
+// as it was or as it became, file by file.
+func (s source) ReadListed(ctx context.Context, id driver.ID, key, _ string, present map[string]string) (*driver.Record, error) {
 	files, err := s.d.filePaths(id)
 	if err != nil {
 		return nil, fmt.Errorf("fs: %s: %w", s.d.path(key), err)
+	}
+	if present != nil {
+		return s.d.readListed(id, files, present)
 	}
 	l, err := s.d.load(ctx, id, files)
 	if err != nil || l == nil {
@@ -187,4 +193,27 @@ func (d *Driver) nestedID(path, st string) (*candidate, error) {
 		return nil, fmt.Errorf("fs: %s: %w: the file holds record %s, whose path is another", path, driver.ErrInternal, id)
 	}
 	return &candidate{id: id, path: path}, nil
+}
+
+// readListed reads the defining file and the files in present; nil when
+// the defining file is gone.
+func (d *Driver) readListed(id driver.ID, files []recordFile, present map[string]string) (*driver.Record, error) {
+	def, _, err := d.readDoc(id, files[0].path)
+	if err != nil || def == nil {
+		return nil, err
+	}
+	others := make([]*jsonld.File, len(files)-1)
+	for i, f := range files[1:] {
+		if _, ok := present[f.Key]; !ok {
+			continue
+		}
+		if others[i], _, err = d.readDoc(id, f.path); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := jsonld.Assemble(id, def, others...)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %s: %w", files[0].path, err)
+	}
+	return rec, nil
 }

@@ -30,6 +30,14 @@ func (*azure) readTag(r *gblob.Reader) string {
 	return normTag(string(*resp.ETag))
 }
 
+func (*azure) listTag(o *gblob.ListObject) string {
+	var item container.BlobItem
+	if !o.As(&item) || item.Properties == nil || item.Properties.ETag == nil {
+		return ""
+	}
+	return normTag(string(*item.Properties.ETag))
+}
+
 func (*azure) attrTag(a *gblob.Attributes) string { return normTag(a.ETag) }
 
 // noRetry turns the SDK's retries off for one call: a retried conditional

@@ -37,6 +37,9 @@ type backend interface {
 	readTag(r *gblob.Reader) string
 	// attrTag returns the tag of the object a describes.
 	attrTag(a *gblob.Attributes) string
+	// listTag returns the tag of a listed object, "" when the listing
+	// does not give it.
+	listTag(o *gblob.ListObject) string
 	// writeOptions returns the context and options of an upload of n bytes
 	// under pc, and a function returning the new object's tag once the
 	// upload has succeeded. The SDK does not retry a conditional upload.

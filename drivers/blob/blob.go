@@ -75,6 +75,9 @@ type Options struct {
 	Prefix  string
 	Layout  layout.Layout
 	Dialect jsonld.Dialect
+	// ListParallel bounds the objects List reads at once (0:
+	// objstore.DefaultListParallel); URL parameter list_parallel.
+	ListParallel int
 }
 
 // Driver is a GCS or Azure Blob nameservice. It is safe for concurrent use;
@@ -118,7 +121,8 @@ func open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, err
 		return nil, err
 	}
 	d := &Driver{bucket: bucket, be: be, opts: opts, prefix: opts.Prefix}
-	d.records = objstore.New(d.store(), objstore.Config{Name: be.name(), Layout: opts.Layout, Dialect: opts.Dialect, RetryThrottled: true})
+	d.records = objstore.New(d.store(), objstore.Config{Name: be.name(), Layout: opts.Layout, Dialect: opts.Dialect, RetryThrottled: true,
+		ListParallel: opts.ListParallel})
 	if err := d.probe(ctx); err != nil {
 		return nil, err
 	}
@@ -147,7 +151,7 @@ var gocloudParams = map[string][]string{
 }
 
 // ownParams are the URL parameters of this driver.
-var ownParams = []string{"layout", "dialect"}
+var ownParams = []string{"layout", "dialect", "list_parallel"}
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	bucketURL, opts, err := ParseURL(u)
@@ -197,6 +201,9 @@ func ParseURL(u *url.URL) (string, Options, error) {
 		return "", Options{}, fmt.Errorf("blob: %w", err)
 	}
 	if _, err := jsonld.ParseDialect(string(opts.Dialect)); err != nil {
+		return "", Options{}, fmt.Errorf("blob: %w", err)
+	}
+	if opts.ListParallel, err = objstore.ParseListParallel(q.Get("list_parallel")); err != nil {
 		return "", Options{}, fmt.Errorf("blob: %w", err)
 	}
 	b := url.URL{Scheme: scheme, Host: u.Host, RawQuery: rest.Encode()}

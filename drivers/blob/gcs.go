@@ -26,6 +26,14 @@ func (*gcs) readTag(r *gblob.Reader) string {
 	return strconv.FormatInt(sr.Attrs.Generation, 10)
 }
 
+func (*gcs) listTag(o *gblob.ListObject) string {
+	var oa storage.ObjectAttrs
+	if !o.As(&oa) || oa.Generation == 0 {
+		return ""
+	}
+	return strconv.FormatInt(oa.Generation, 10)
+}
+
 func (*gcs) attrTag(a *gblob.Attributes) string {
 	var oa storage.ObjectAttrs
 	if !a.As(&oa) {

@@ -41,9 +41,14 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("%s: got %q %+v, want %q prefix %q layout %v", g.in, bu, opts, g.bucketURL, g.prefix, g.layout)
 		}
 	}
+	if u, _ := url.Parse("gs://b?list_parallel=32"); true {
+		if _, opts, err := blob.ParseURL(u); err != nil || opts.ListParallel != 32 {
+			t.Errorf("list_parallel=32: %+v %v", opts, err)
+		}
+	}
 	bad := []string{
 		"gs:///p", "gs://b?region=x", "azblob://c?anonymous=true", "gs://b?layout=d",
-		"gs://b?dialect=nope", "gs://user:hunter2@b", "s3://b",
+		"gs://b?dialect=nope", "gs://user:hunter2@b", "s3://b", "gs://b?list_parallel=0",
 	}
 	for _, in := range bad {
 		u, _ := url.Parse(in)

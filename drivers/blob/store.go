@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"cloud.google.com/go/storage"
 	gblob "gocloud.dev/blob"
 
 	"nameservice.dev/nameservice/internal/objstore"
@@ -25,10 +26,22 @@ func (d *Driver) store() objstore.Store {
 		ListFunc: d.list, MaybeAppliedFunc: maybeApplied}
 }
 
-// list lists the keys under prefix with the bucket's List. gocloud's
-// listing gives no generation or ETag, so every tag is "".
-func (d *Driver) list(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error {
-	it := d.bucket.List(&gblob.ListOptions{Prefix: d.key(prefix)})
+// list lists the keys under prefix after startAfter with the bucket's
+// List, with each object's generation or ETag. GCS begins at startAfter
+// (the query's StartOffset); Azure has no such option, so its listing
+// begins at the prefix and skips the keys up to startAfter.
+func (d *Driver) list(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+	opts := &gblob.ListOptions{Prefix: d.key(prefix)}
+	if startAfter != "" {
+		opts.BeforeList = func(as func(any) bool) error {
+			var q *storage.Query
+			if as(&q) {
+				q.StartOffset = d.key(startAfter)
+			}
+			return nil
+		}
+	}
+	it := d.bucket.List(opts)
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -37,7 +50,11 @@ func (d *Driver) list(ctx context.Context, prefix string, fn func(key, tag strin
 		if err != nil {
 			return d.fail(ctx, "list", prefix, err)
 		}
-		if err := fn(strings.TrimPrefix(o.Key, d.prefix), "", o.Size); err != nil {
+		key := strings.TrimPrefix(o.Key, d.prefix)
+		if key <= startAfter {
+			continue
+		}
+		if err := fn(key, d.be.listTag(o), o.Size); err != nil {
 			return err
 		}
 	}

@@ -27,10 +27,13 @@ var errCollision = errors.New("path taken")
 // readFile returns the contents of a record file, or nil when it is absent:
 // missing, zero-length (a create that never finished), or not a file.
 func readFile(path string) ([]byte, os.FileInfo, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if absentErr(err) {
 			return nil, nil, nil
+		}
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, nil, errLink(path)
 		}
 		return nil, nil, err
 	}
@@ -212,5 +215,8 @@ func mkdirs(dir string) error {
 // used. Such an error may follow a write that landed (a failed directory
 // fsync), which ErrUnavailable allows.
 func ioError(op, path string, err error) error {
+	if errors.Is(err, driver.ErrInternal) {
+		return err // already classified and naming the path (a symbolic link)
+	}
 	return fmt.Errorf("fs: %s %s: %w: %v", op, path, driver.ErrUnavailable, err)
 }

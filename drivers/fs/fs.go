@@ -32,6 +32,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -61,6 +62,9 @@ type Options struct {
 	// LockTimeout bounds the wait for a lock held by another writer
 	// (0: DefaultLockTimeout). A context deadline that comes sooner wins.
 	LockTimeout time.Duration
+	// ListParallel bounds the records List reads at once
+	// (0: objstore.DefaultListParallel); URL parameter list_parallel.
+	ListParallel int
 }
 
 // Driver is a filesystem nameservice. It is safe for concurrent use, and
@@ -68,6 +72,7 @@ type Options struct {
 type Driver struct {
 	root   string // absolute
 	opts   Options
+	dirs   dirCache
 	closed atomic.Bool
 }
 
@@ -122,8 +127,12 @@ func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
 			if opts.LockTimeout, err = time.ParseDuration(val); err != nil || opts.LockTimeout <= 0 {
 				return nil, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, val)
 			}
+		case "list_parallel":
+			if opts.ListParallel, err = objstore.ParseListParallel(val); err != nil {
+				return nil, fmt.Errorf("fs: %w", err)
+			}
 		default:
-			return nil, fmt.Errorf("fs: %w: unknown URL parameter %q (want layout, dialect or lock_timeout)", driver.ErrInvalidArgument, k)
+			return nil, fmt.Errorf("fs: %w: unknown URL parameter %q (want layout, dialect, lock_timeout or list_parallel)", driver.ErrInvalidArgument, k)
 		}
 	}
 	return Open(dir, opts)
@@ -162,8 +171,22 @@ func (d *Driver) begin(ctx context.Context) error {
 	return nil
 }
 
-// files returns id's files with their paths, the defining file first.
+// files returns id's files with their paths, the defining file first. It
+// returns an error wrapping driver.ErrInternal, naming the path, when one
+// of their path elements below the root is a symbolic link.
 func (d *Driver) files(id driver.ID) ([]recordFile, error) {
+	out, err := d.filePaths(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkLinks(paths(out)...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// filePaths returns id's files with their paths, unchecked.
+func (d *Driver) filePaths(id driver.ID) ([]recordFile, error) {
 	lf, err := d.opts.Layout.Files(id)
 	if err != nil {
 		return nil, fmt.Errorf("fs: %w", err)

@@ -2,184 +2,139 @@ package fs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/internal/pagetoken"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
 const DefaultPageSize = 100
 
-// candidate is a defining file found by List and the ID it belongs to.
-// When the file cannot be read or placed, err says why and id is the ID its
-// path suggests: the error is reported only by the page that reaches that
-// position, so a listing can go on past it with a later page token.
+// candidate is a defining file and the ID it belongs to (see classify).
 type candidate struct {
 	id   driver.ID
 	path string
-	err  error
 }
 
-// List implements driver.Driver. It walks ns@v2 for defining files (temp
-// and lock files, and every other file, are ignored), orders their IDs,
-// and reads records after the page token until the page is full and one
-// more match shows whether another page follows. The page token is the last
-// ID returned, so pages stay correct while records come and go. A file of
-// the other layout, a defining file at a path no ID maps to, and a record
-// that cannot be read are reported in Page.Failed, naming the file.
+// List implements driver.Driver with the listing the object stores share
+// (objstore.ListPage): one walk in key order from where the last page
+// stopped, skipping the subtrees that sort before it, and the records of a
+// page read in parallel (ListParallel at a time). A file of the other
+// layout, a defining file at a path no ID maps to, a record that cannot be
+// read and a symbolic link are reported in Page.Failed, naming the file.
 //
 // For a file more than two segments below ns@v2 the path alone does not
 // give the ID (ns@v2/a/b/main.json is a/b:main or a:b/main): its @id
 // decides, else its name and branch members, else the last segment is the
 // branch.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := pagetoken.Decode(opts.PageToken)
-	if err != nil {
-		return nil, err
-	}
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
-	cands, err := d.candidates(ctx, opts.Prefix)
-	if err != nil {
-		return nil, err
-	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
-	page := &driver.Page{}
-	last := ""
-	for _, c := range cands {
-		if s := c.id.String(); s <= after || !strings.HasPrefix(s, opts.Prefix) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var rec *driver.Record
-		err := c.err
-		if err == nil {
-			rec, err = d.listRecord(ctx, c)
-		}
-		if err == nil && (rec == nil || !driver.Matches(rec, opts)) {
-			continue
-		}
-		if len(page.Records)+len(page.Failed) == size {
-			page.NextPageToken = pagetoken.Encode(last)
-			break
-		}
-		if err != nil {
-			if !driver.PerRecord(err) {
-				return nil, err
-			}
-			page.Failed = append(page.Failed, &driver.RecordError{ID: c.id, Object: c.path, Err: err})
-		} else {
-			page.Records = append(page.Records, rec)
-		}
-		last = c.id.String()
-	}
-	return page, nil
+	cfg := objstore.ListConfig{Name: "fs", Layout: d.opts.Layout, Parallel: d.opts.ListParallel}
+	return objstore.ListPage(ctx, source{d}, cfg, opts)
 }
 
-// listRecord reads one listed record; nil when it vanished meanwhile.
-func (d *Driver) listRecord(ctx context.Context, c candidate) (*driver.Record, error) {
-	files, err := d.files(c.id)
-	if err != nil {
-		return nil, fmt.Errorf("fs: %s: %w", c.path, err)
+// source is the objstore.Source of a Driver: the files under its root.
+type source struct{ d *Driver }
+
+func (s source) Object(key string) string { return s.d.path(key) }
+
+func (s source) ReadFile(_ context.Context, key string) ([]byte, string, error) {
+	path := s.d.path(key)
+	if err := s.d.checkLinks(path); err != nil {
+		return nil, "", err
 	}
-	l, err := d.load(ctx, c.id, files)
+	data, _, err := readFile(path)
+	if err != nil {
+		return nil, "", ioError("read", path, err)
+	}
+	return data, "", nil
+}
+
+// ReadListed reads the defining file and the other files the walk showed
+// (all of them, as Get does, when it does not know them). The walk has
+// seen the record's directories as directories, not links, so only the
+// files are checked (opened with O_NOFOLLOW). As on the object stores, a
+// listing is not a snapshot: a record written while it runs may be seen
+// as it was or as it became, file by file.
+func (s source) ReadListed(ctx context.Context, id driver.ID, key, _ string, present map[string]string) (*driver.Record, error) {
+	files, err := s.d.filePaths(id)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %s: %w", s.d.path(key), err)
+	}
+	if present != nil {
+		return s.d.readListed(id, files, present)
+	}
+	l, err := s.d.load(ctx, id, files)
 	if err != nil || l == nil {
 		return nil, err
 	}
 	return l.rec, nil
 }
 
-// candidates returns the defining files under ns@v2 whose IDs could start
-// with prefix, ordered by ID.
-func (d *Driver) candidates(ctx context.Context, prefix string) ([]candidate, error) {
-	top := d.path(layout.Root)
-	var out []candidate
-	entries, err := os.ReadDir(top)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// ListKeys walks ns@v2 in key order: a directory's entries sorted with
+// each subdirectory as its name and '/', so "a-b" < "a.json" < "a/x".
+// Subtrees outside prefix or wholly before startAfter are not read. A
+// symbolic link to a directory is an entry carrying the error; a link to a
+// file is listed, and reading it fails.
+func (s source) ListKeys(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
+	return s.walk(ctx, layout.Root, prefix, startAfter, fn)
+}
+
+func (s source) walk(ctx context.Context, dirKey, prefix, startAfter string, fn func(objstore.Entry) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	ents, err := s.d.dirs.read(s.d.path(dirKey))
 	if err != nil {
-		return nil, ioError("list", top, err)
+		if absentErr(err) {
+			return nil // removed by a delete meanwhile
+		}
+		return ioError("list", s.d.path(dirKey), err)
 	}
-	for _, e := range entries {
-		if !topMatches(e.Name(), prefix) {
+	for _, e := range ents {
+		key := dirKey + "/" + e.name
+		if e.link {
+			if fi, err := os.Stat(s.d.path(key)); err == nil && fi.IsDir() {
+				sub := key + "/"
+				if inRange(sub, prefix, startAfter) {
+					if err := fn(objstore.Entry{Key: key, Size: 1, Err: errLink(s.d.path(key))}); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+		}
+		if e.dir {
+			sub := key + "/"
+			if !(strings.HasPrefix(sub, prefix) || strings.HasPrefix(prefix, sub)) ||
+				startAfter > sub && !strings.HasPrefix(startAfter, sub) {
+				continue
+			}
+			if err := s.walk(ctx, key, prefix, startAfter, fn); err != nil {
+				return err
+			}
 			continue
 		}
-		if err := d.walk(ctx, filepath.Join(top, e.Name()), &out); err != nil {
-			return nil, err
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id.String() < out[j].id.String() })
-	return out, nil
-}
-
-// topMatches reports whether a top-level entry of ns@v2 (the first segment
-// of a name) can hold IDs starting with prefix.
-func topMatches(entry, prefix string) bool {
-	first, _, cut := strings.Cut(prefix, "/")
-	if i := strings.IndexByte(first, ':'); i >= 0 {
-		first, cut = first[:i], true
-	}
-	if cut {
-		return entry == first
-	}
-	return strings.HasPrefix(entry, first)
-}
-
-func (d *Driver) walk(ctx context.Context, dir string, out *[]candidate) error {
-	return filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed by a delete meanwhile
-			}
-			return ioError("list", path, err)
-		}
-		if e.IsDir() {
-			return ctx.Err()
-		}
-		c, err := d.classify(path)
-		if err != nil {
-			c, err = d.misplaced(path, err)
-		}
-		if err != nil || c == nil {
-			return err
-		}
-		*out = append(*out, *c)
-		return nil
-	})
-}
-
-// misplaced returns a candidate carrying classifyErr for a record file that
-// cannot be read or placed, at the ID its path suggests; it returns
-// classifyErr itself when the path suggests none.
-func (d *Driver) misplaced(path string, classifyErr error) (*candidate, error) {
-	rel, err := filepath.Rel(d.root, path)
-	if err != nil {
-		return nil, classifyErr
-	}
-	for _, l := range []layout.Layout{d.opts.Layout, otherLayout(d.opts.Layout)} {
-		if role, st := l.Classify(filepath.ToSlash(rel)); role == layout.Defining {
-			if id, ok := layout.PathDefault(st); ok {
-				return &candidate{id: id, path: path, err: classifyErr}, nil
+		if strings.HasPrefix(key, prefix) && key > startAfter {
+			if err := fn(objstore.Entry{Key: key, Size: 1}); err != nil {
+				return err
 			}
 		}
 	}
-	return nil, classifyErr
+	return nil
+}
+
+// inRange reports whether key is under prefix and after startAfter.
+func inRange(key, prefix, startAfter string) bool {
+	return strings.HasPrefix(key, prefix) && key > startAfter
 }
 
 // classify returns the candidate for a defining file, nil for any other
@@ -238,4 +193,27 @@ func (d *Driver) nestedID(path, st string) (*candidate, error) {
 		return nil, fmt.Errorf("fs: %s: %w: the file holds record %s, whose path is another", path, driver.ErrInternal, id)
 	}
 	return &candidate{id: id, path: path}, nil
+}
+
+// readListed reads the defining file and the files in present; nil when
+// the defining file is gone.
+func (d *Driver) readListed(id driver.ID, files []recordFile, present map[string]string) (*driver.Record, error) {
+	def, _, err := d.readDoc(id, files[0].path)
+	if err != nil || def == nil {
+		return nil, err
+	}
+	others := make([]*jsonld.File, len(files)-1)
+	for i, f := range files[1:] {
+		if _, ok := present[f.Key]; !ok {
+			continue
+		}
+		if others[i], _, err = d.readDoc(id, f.path); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := jsonld.Assemble(id, def, others...)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %s: %w", files[0].path, err)
+	}
+	return rec, nil
 }

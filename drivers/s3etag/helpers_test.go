@@ -41,6 +41,8 @@ type counter struct {
 	all  atomic.Int64
 	puts atomic.Int64
 	gets atomic.Int64
+	// lists counts ListObjectsV2 calls (also counted in gets).
+	lists atomic.Int64
 }
 
 func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -50,11 +52,14 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 		c.puts.Add(1)
 	case http.MethodGet, http.MethodHead:
 		c.gets.Add(1)
+		if r.URL.Query().Has("list-type") {
+			c.lists.Add(1)
+		}
 	}
 	return c.next.RoundTrip(r)
 }
 
-func (c *counter) reset() { c.all.Store(0); c.puts.Store(0); c.gets.Store(0) }
+func (c *counter) reset() { c.all.Store(0); c.puts.Store(0); c.gets.Store(0); c.lists.Store(0) }
 
 func newCounter() (*counter, *http.Client) {
 	c := &counter{next: http.DefaultTransport.(*http.Transport).Clone()}

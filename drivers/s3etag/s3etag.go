@@ -85,6 +85,9 @@ type Config struct {
 	// Lock, when set, serialises conditional writes with the DynamoDB lock
 	// protocol instead of S3's own preconditions.
 	Lock *LockConfig
+	// ListParallel bounds the objects List reads at once (0:
+	// objstore.DefaultListParallel); URL parameter list_parallel.
+	ListParallel int
 	// Timeout bounds each HTTP attempt (0: DefaultTimeout); not used when
 	// HTTPClient is set.
 	Timeout     time.Duration
@@ -123,7 +126,8 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{client: client, cfg: cfg, prefix: cfg.Prefix}
-	d.records = objstore.New(d.store(), objstore.Config{Name: "s3", Layout: cfg.Layout, Dialect: cfg.Dialect})
+	d.records = objstore.New(d.store(), objstore.Config{Name: "s3", Layout: cfg.Layout, Dialect: cfg.Dialect,
+		ListParallel: cfg.ListParallel})
 	if cfg.Lock != nil {
 		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
 			return nil, err
@@ -189,7 +193,7 @@ func newRetryer(maxAttempts int) aws.Retryer {
 }
 
 // urlParams are the query parameters an s3 URL may carry.
-var urlParams = awsconf.Known("layout", "dialect", "path_style", "unsafe", "lock")
+var urlParams = awsconf.Known("layout", "dialect", "path_style", "unsafe", "lock", "list_parallel")
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -224,6 +228,9 @@ func ParseURL(u *url.URL) (Config, error) {
 				return bad("%s %q is not true or false", name, s)
 			}
 		}
+	}
+	if cfg.ListParallel, err = objstore.ParseListParallel(q.Get("list_parallel")); err != nil {
+		return Config{}, fmt.Errorf("s3: %w", err)
 	}
 	if s := q.Get("lock"); s != "" {
 		lc, err := ParseLockURL(s)

@@ -25,11 +25,14 @@ func (d *Driver) store() objstore.Store {
 		ListFunc: d.list, MaybeAppliedFunc: maybeApplied}
 }
 
-// list lists the keys under prefix with ListObjectsV2 (every page).
-func (d *Driver) list(ctx context.Context, prefix string, fn func(key, etag string, size int64) error) error {
-	p := s3.NewListObjectsV2Paginator(d.client, &s3.ListObjectsV2Input{
-		Bucket: &d.cfg.Bucket, Prefix: aws.String(d.key(prefix)),
-	})
+// list lists the keys under prefix after startAfter with ListObjectsV2
+// (every page, until fn stops it).
+func (d *Driver) list(ctx context.Context, prefix, startAfter string, fn func(key, etag string, size int64) error) error {
+	in := &s3.ListObjectsV2Input{Bucket: &d.cfg.Bucket, Prefix: aws.String(d.key(prefix))}
+	if startAfter != "" {
+		in.StartAfter = aws.String(d.key(startAfter))
+	}
+	p := s3.NewListObjectsV2Paginator(d.client, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

@@ -1,9 +1,11 @@
 package objstore
 
 import (
+	"container/heap"
 	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,91 +18,415 @@ import (
 // DefaultPageSize is the page size of List when none is asked for.
 const DefaultPageSize = 100
 
-// listParallel bounds the records List reads at once.
-const listParallel = 16
+// DefaultListParallel bounds the objects List reads at once when
+// Config.ListParallel is 0.
+const DefaultListParallel = 16
 
 // candidate is a defining file found by List and the ID it belongs to.
 // When the file cannot be placed, err says why and id is the ID its key
-// suggests, so the failure is reported in its place in the order.
+// suggests, so the failure is reported in its place in the order. tag is
+// the listing's tag of the key, and present the record's other files the
+// listing showed.
 type candidate struct {
-	id  driver.ID
-	key string
-	err error
+	// pos is where the candidate sorts: its ID, or for an entry no ID
+	// maps to, its key's ID floor.
+	pos     string
+	id      driver.ID
+	key     string
+	tag     string
+	err     error
+	present map[string]string // key -> tag
 }
 
-// List implements driver.Driver. It lists the keys under the prefix's
-// directory with the store's List (every page), keeps the defining files,
-// orders their IDs (key order is not ID order: ':' and '/' sort
-// differently), and reads the records after the page token, listParallel
-// at a time, until the page is full and one more match shows whether
-// another follows. The page token is the last ID returned. A file of the
-// other layout, a defining file no ID maps to, and a record that cannot be
-// read are reported in Page.Failed, naming the key.
+// errPageFull ends the store's listing once the page is full.
+var errPageFull = errors.New("page full")
+
+// Entry is one key a Source lists: its tag ("" when unknown) and size, or
+// the error that keeps it from being a record file (a symlink), which
+// List reports in Page.Failed.
+type Entry struct {
+	Key  string
+	Tag  string
+	Size int64
+	Err  error
+}
+
+// Source is a store of record files as List needs it: shared by the object
+// stores (through Records) and the filesystem driver.
+type Source interface {
+	// ListKeys calls fn, in key order, for every key that starts with
+	// prefix and sorts after startAfter, skipping what sorts before it.
+	// An error of fn ends the listing and is returned as it is.
+	ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
+	// ReadFile reads key; nil when absent.
+	ReadFile(ctx context.Context, key string) (data []byte, tag string, err error)
+	// ReadListed reads record id whose defining file the listing showed
+	// at key and tag, with the other files it showed (present, key to
+	// tag; nil when it does not know them); nil when it vanished.
+	ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error)
+	// Object names key in messages and Page.Failed (a path, or the key).
+	Object(key string) string
+}
+
+// ListConfig says how ListPage reads a Source.
+type ListConfig struct {
+	Name     string // message prefix
+	Layout   layout.Layout
+	Parallel int // reads at once; DefaultListParallel when 0
+}
+
+// List implements driver.Driver with ListPage over the store.
 func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := pagetoken.Decode(opts.PageToken)
-	if err != nil {
-		return nil, err
-	}
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	cands, err := r.candidates(ctx, opts.Prefix)
+	return ListPage(ctx, recordsSource{r}, ListConfig{Name: r.cfg.Name, Layout: r.cfg.Layout, Parallel: r.cfg.ListParallel}, opts)
+}
+
+// ListPage implements List of driver.Driver over src in one pass over the keys, from where the
+// page token says the last page stopped (the store lists after that key),
+// so a full listing of N records costs O(N) requests: the store's list
+// calls, and one read per file the listing shows.
+//
+// Key order is not ID order (':' becomes '/', a suffix begins with '.',
+// long segments are shortened), so candidates wait in a heap ordered by ID
+// until the listing has passed every key that could hold a smaller ID (see
+// idFloor); they are then read, parallel at a time, until the page is full
+// and one more match shows whether another follows. The page token holds
+// the last ID returned and the key to list after: the stem of the first
+// candidate not yet returned. A defining file whose key fits several IDs is
+// read for its @id first. A file of the other layout, a defining file no ID
+// maps to, and a record that cannot be read are reported in Page.Failed,
+// naming the key.
+func ListPage(ctx context.Context, src Source, cfg ListConfig, opts driver.ListOptions) (*driver.Page, error) {
+	after, resume, err := decodeToken(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
-	var todo []candidate
-	for _, c := range cands {
-		if s := c.id.String(); s > after && strings.HasPrefix(s, opts.Prefix) {
-			todo = append(todo, c)
-		}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = DefaultListParallel
 	}
 	size := opts.PageSize
 	if size <= 0 {
 		size = DefaultPageSize
 	}
-	return r.fillPage(ctx, todo, size, opts)
+	l := &lister{src: src, cfg: cfg, opts: opts, after: after, size: size, page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
+	prefix := keyPrefix(opts.Prefix)
+	if resume < prefix {
+		resume = ""
+	}
+	err = src.ListKeys(ctx, prefix, resume, l.visit)
+	switch {
+	case errors.Is(err, errPageFull):
+		return l.finish(true), nil
+	case err != nil:
+		return nil, err
+	}
+	if err := l.drain(ctx); err != nil {
+		if errors.Is(err, errPageFull) {
+			return l.finish(true), nil
+		}
+		return nil, err
+	}
+	return l.finish(false), nil
 }
 
-// fillPage reads candidates in batches until size+1 entries match; a
-// record that cannot be read is an entry of Page.Failed.
-func (r *Records) fillPage(ctx context.Context, todo []candidate, size int, opts driver.ListOptions) (*driver.Page, error) {
-	page := &driver.Page{}
-	last := ""
-	for len(todo) > 0 {
-		n := min(len(todo), max(size+1-len(page.Records)-len(page.Failed), listParallel))
-		recs, errs := r.readBatch(ctx, todo[:n])
+// lister is the state of one List call.
+type lister struct {
+	src   Source
+	cfg   ListConfig
+	opts  driver.ListOptions
+	after string
+	size  int
+	page  *driver.Page
+	// last is the ID of the last entry of the page.
+	last string
+	// waiting holds candidates after the token, ordered by ID; ready
+	// those whose turn has come, in ID order.
+	waiting candHeap
+	ready   []*candidate
+	// nested holds defining files whose @id must be read; floor is the
+	// ID floor of the key listed before the first of them.
+	nested []nestedKey
+	floor  string
+	// seen maps the non-defining record files listed so far to their tags.
+	seen map[string]string
+	// ctx is the context of the current visit.
+	ctx context.Context
+}
+
+type nestedKey struct{ key, tag string }
+
+// visit takes one listed key.
+func (l *lister) visit(e Entry) error {
+	key, tag, size := e.Key, e.Tag, e.Size
+	ctx := l.ctx
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	floor := idFloor(key)
+	if len(l.nested) > 0 {
+		floor = l.floor
+	}
+	c, amb, err := classify(l.cfg, l.src, key)
+	if e.Err != nil {
+		c, amb, err = nil, false, e.Err
+	}
+	switch {
+	case err != nil:
+		m, ok := misplaced(key, err)
+		switch {
+		case ok:
+		case e.Err != nil: // no ID to give it: it sorts where its key does
+			m = candidate{pos: idFloor(key), key: key, err: err}
+		default: // a store of the other layout
+			return err
+		}
+		l.add(&m)
+	case amb:
+		if k, ok := l.src.(knownIDs); ok {
+			if id, ok := k.knownID(key, tag); ok {
+				c = &candidate{id: id, key: key}
+			}
+		}
+		if c != nil {
+			c.tag = normTag(tag)
+			l.add(c)
+		} else {
+			if len(l.nested) == 0 {
+				l.floor = floor
+			}
+			l.nested = append(l.nested, nestedKey{key, normTag(tag)})
+			if len(l.nested) >= l.cfg.Parallel {
+				if err := l.resolveNested(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	case c != nil && size > 0:
+		c.tag = normTag(tag)
+		l.add(c)
+	case c == nil && size > 0 && strings.HasSuffix(key, ".json"):
+		l.seen[key] = normTag(tag)
+	}
+	if len(l.nested) > 0 {
+		floor = min(floor, l.floor)
+	}
+	l.promote(floor, false)
+	return l.readReady(ctx, false)
+}
+
+// add puts c in the heap when it comes after the token and matches the
+// prefix, with the other files of its record listed so far.
+func (l *lister) add(c *candidate) {
+	if c.pos == "" {
+		c.pos = c.id.String()
+	}
+	if files, err := l.cfg.Layout.Files(c.id); err == nil && c.err == nil {
+		c.present = map[string]string{}
+		for _, f := range files[1:] {
+			if t, ok := l.seen[f.Key]; ok {
+				c.present[f.Key] = t
+				delete(l.seen, f.Key)
+			}
+		}
+	}
+	if c.pos <= l.after || !strings.HasPrefix(c.pos, l.opts.Prefix) {
+		return
+	}
+	heap.Push(&l.waiting, c)
+}
+
+// promote moves the waiting candidates whose IDs sort before floor (all of
+// them when all is set) to ready.
+func (l *lister) promote(floor string, all bool) {
+	for l.waiting.Len() > 0 && (all || l.waiting[0].pos < floor) {
+		l.ready = append(l.ready, heap.Pop(&l.waiting).(*candidate))
+	}
+}
+
+// readReady reads ready candidates in batches once enough are ready (any
+// number when all is set), and fills the page; errPageFull when the page
+// is full and one more match is known.
+func (l *lister) readReady(ctx context.Context, all bool) error {
+	par := l.cfg.Parallel
+	for len(l.ready) > 0 {
+		need := l.size + 1 - len(l.page.Records) - len(l.page.Failed)
+		n := min(len(l.ready), max(need, par))
+		if !all && len(l.ready) < n {
+			return nil
+		}
+		batch := l.ready[:n]
+		recs, errs := l.readBatch(ctx, batch)
 		for i, rec := range recs {
 			err := errs[i]
-			if err == nil && (rec == nil || !driver.Matches(rec, opts)) {
+			if err == nil && (rec == nil || !driver.Matches(rec, l.opts)) {
 				continue
 			}
 			if err != nil && !driver.PerRecord(err) {
-				return nil, err
+				return err
 			}
-			if len(page.Records)+len(page.Failed) == size {
-				page.NextPageToken = pagetoken.Encode(last)
-				return page, nil
+			if len(l.page.Records)+len(l.page.Failed) == l.size {
+				l.ready = l.ready[i:]
+				return errPageFull
 			}
-			c := todo[i]
+			c := batch[i]
 			if err != nil {
-				page.Failed = append(page.Failed, &driver.RecordError{ID: c.id, Object: c.key, Err: err})
+				l.page.Failed = append(l.page.Failed, &driver.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
 			} else {
-				page.Records = append(page.Records, rec)
+				l.page.Records = append(l.page.Records, rec)
 			}
-			last = c.id.String()
+			l.last = c.pos
 		}
-		todo = todo[n:]
+		l.ready = l.ready[n:]
 	}
-	return page, nil
+	return nil
+}
+
+// drain reads what is left once the listing has ended.
+func (l *lister) drain(ctx context.Context) error {
+	if err := l.resolveNested(ctx); err != nil {
+		return err
+	}
+	l.promote("", true)
+	return l.readReady(ctx, true)
+}
+
+// resolveNested reads the IDs of the pending nested defining files and
+// adds them.
+func (l *lister) resolveNested(ctx context.Context) error {
+	cands, err := l.nestedIDs(ctx, l.nested)
+	if err != nil {
+		return err
+	}
+	l.nested = nil
+	for i := range cands {
+		l.add(&cands[i])
+	}
+	return nil
+}
+
+// finish returns the page; when more may follow, its token resumes after
+// the last ID, listing after the stem of the first candidate not returned.
+func (l *lister) finish(more bool) *driver.Page {
+	if !more {
+		return l.page
+	}
+	resume := ""
+	first := true
+	consider := func(key string) {
+		if st := stemKey(key); first || st < resume {
+			resume, first = st, false
+		}
+	}
+	for _, c := range l.ready {
+		consider(c.key)
+	}
+	for _, c := range l.waiting {
+		consider(c.key)
+	}
+	for _, n := range l.nested {
+		consider(n.key)
+	}
+	l.page.NextPageToken = encodeToken(l.last, resume)
+	return l.page
+}
+
+// stemKey returns key less the suffix of its file name (from the name's
+// first '.'): every file of the record has a key after it.
+func stemKey(key string) string {
+	dir := strings.LastIndexByte(key, '/')
+	if i := strings.IndexByte(key[dir+1:], '.'); i >= 0 {
+		return key[:dir+1+i]
+	}
+	return key
+}
+
+// idFloor returns a string no greater than the ID of any record file whose
+// key sorts after key: the key less Root, cut at its first '.' (where a
+// file suffix may begin) and before its first segment long enough to be a
+// shortened one. Past that point a later key may map to a smaller ID;
+// before it, a later key differs by a greater byte, or by ':' where the
+// key has '/', either way a greater ID.
+func idFloor(key string) string {
+	rest, ok := strings.CutPrefix(key, layout.Root+"/")
+	if !ok {
+		if key < layout.Root+"/" {
+			return ""
+		}
+		return "\U0010FFFF"
+	}
+	cut := len(rest)
+	if i := strings.IndexByte(rest, '.'); i >= 0 {
+		cut = i
+	}
+	start := 0
+	for start < cut {
+		end := strings.IndexByte(rest[start:], '/')
+		if end < 0 {
+			end = len(rest) - start
+		}
+		if end > 140 {
+			cut = start
+			break
+		}
+		start += end + 1
+	}
+	return rest[:cut]
+}
+
+// encodeToken and decodeToken carry the last ID returned and the key to
+// list after; a token holding only an ID (from an older version) lists
+// the whole prefix again.
+func encodeToken(after, resume string) string { return pagetoken.Encode(after + "\x00" + resume) }
+
+func decodeToken(tok string) (after, resume string, err error) {
+	s, err := pagetoken.Decode(tok)
+	if err != nil {
+		return "", "", err
+	}
+	after, resume, _ = strings.Cut(s, "\x00")
+	return after, resume, nil
+}
+
+// candHeap orders candidates by ID.
+type candHeap []*candidate
+
+func (h candHeap) Len() int           { return len(h) }
+func (h candHeap) Less(i, j int) bool { return h[i].pos < h[j].pos }
+func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *candHeap) Push(x any)        { *h = append(*h, x.(*candidate)) }
+func (h *candHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// MaxListParallel is the largest ListParallel accepted.
+const MaxListParallel = 256
+
+// ParseListParallel parses the list_parallel URL parameter: "" for the
+// default (0), else an integer from 1 to MaxListParallel. It returns an
+// error wrapping driver.ErrInvalidArgument otherwise.
+func ParseListParallel(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxListParallel {
+		return 0, fmt.Errorf("%w: list_parallel %q is not an integer from 1 to %d", driver.ErrInvalidArgument, s, MaxListParallel)
+	}
+	return n, nil
 }
 
 // readBatch reads the records of cands in parallel, listParallel at a time;
 // a record is nil when it vanished meanwhile, and errs[i] says why cands[i]
 // could not be read.
-func (r *Records) readBatch(ctx context.Context, cands []candidate) ([]*driver.Record, []error) {
+func (l *lister) readBatch(ctx context.Context, cands []*candidate) ([]*driver.Record, []error) {
 	out := make([]*driver.Record, len(cands))
 	errs := make([]error, len(cands))
-	sem := make(chan struct{}, listParallel)
+	sem := make(chan struct{}, l.cfg.Parallel)
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		if c.err != nil {
@@ -111,16 +437,68 @@ func (r *Records) readBatch(ctx context.Context, cands []candidate) ([]*driver.R
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			files, err := r.files(c.id)
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %s: %w", r.cfg.Name, c.key, err)
-				return
-			}
-			out[i], errs[i] = r.load(ctx, c.id, files)
+			out[i], errs[i] = l.src.ReadListed(ctx, c.id, c.key, c.tag, c.present)
 		}()
 	}
 	wg.Wait()
 	return out, errs
+}
+
+// loadListed reads a listed record: the defining file and the other files
+// the listing showed, each from the cache when the listing's tag is the
+// cached one. A file the listing did not show is absent: a listing is not
+// a snapshot, and a record written while it runs may be seen as it was or
+// as it became, file by file. A record whose files are missing from its
+// candidate (the listing resumed between them) is read in full.
+func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+	files, err := r.files(id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+	}
+	if present == nil {
+		return r.load(ctx, id, files)
+	}
+	docs := make([]*cached, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		tag, ok := tag, true
+		if i > 0 {
+			tag, ok = present[f.Key]
+		}
+		if !ok {
+			continue
+		}
+		if e, hit := r.cache.get(f.Key); hit && tag != "" && e.tag == tag {
+			docs[i] = &e
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			docs[i], errs[i] = r.readDoc(ctx, id, f.Key)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if docs[0] == nil {
+		return nil, nil
+	}
+	others := make([]*jsonld.File, len(docs)-1)
+	for i, d := range docs[1:] {
+		if d != nil {
+			others[i] = d.doc
+		}
+	}
+	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
+	}
+	return rec, nil
 }
 
 // keyPrefix returns the longest key prefix every file of an ID starting
@@ -137,59 +515,22 @@ func keyPrefix(prefix string) string {
 	return layout.Root + "/" + p
 }
 
-// candidates returns the defining files whose IDs could start with prefix,
-// ordered by ID.
-func (r *Records) candidates(ctx context.Context, prefix string) ([]candidate, error) {
-	var out []candidate
-	var ambiguous []string
-	err := r.store.List(ctx, keyPrefix(prefix), func(key, tag string, size int64) error {
-		c, amb, err := r.classify(key)
-		if err != nil {
-			if c, ok := misplaced(key, err); ok {
-				out = append(out, c)
-				return nil
-			}
-			return err
-		}
-		if amb {
-			if c, ok := r.knownNestedID(key, tag); ok {
-				out = append(out, c)
-			} else {
-				ambiguous = append(ambiguous, key)
-			}
-		} else if c != nil && size > 0 {
-			out = append(out, *c)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	more, err := r.nestedIDs(ctx, ambiguous)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, more...)
-	sort.Slice(out, func(i, j int) bool { return out[i].id.String() < out[j].id.String() })
-	return out, nil
-}
-
 // classify returns the candidate for a defining file whose key gives its
 // ID, ambiguous for one whose key fits several IDs (or has a shortened
 // segment), nothing for other files, and an error for a file of the other
 // layout.
-func (r *Records) classify(key string) (*candidate, bool, error) {
-	role, st := r.cfg.Layout.Classify(key)
+func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) {
+	role, st := cfg.Layout.Classify(key)
 	switch role {
 	case layout.NotRecord, layout.Secondary:
 		return nil, false, nil
 	case layout.OtherLayout:
 		other := layout.B
-		if r.cfg.Layout == layout.B {
+		if cfg.Layout == layout.B {
 			other = layout.C
 		}
-		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", r.cfg.Name,
-			key, driver.ErrInternal, r.cfg.Layout, other)
+		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", cfg.Name,
+			src.Object(key), driver.ErrInternal, cfg.Layout, other)
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], key: key}, false, nil
@@ -198,17 +539,17 @@ func (r *Records) classify(key string) (*candidate, bool, error) {
 }
 
 // nestedIDs reads the IDs of defining files whose keys fit several IDs.
-func (r *Records) nestedIDs(ctx context.Context, keys []string) ([]candidate, error) {
+func (l *lister) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, error) {
 	out := make([]*candidate, len(keys))
 	errs := make([]error, len(keys))
-	sem := make(chan struct{}, listParallel)
+	sem := make(chan struct{}, l.cfg.Parallel)
 	var wg sync.WaitGroup
 	for i, k := range keys {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = r.nestedID(ctx, k)
+			out[i], errs[i] = l.nestedID(ctx, k.key)
 		}()
 	}
 	wg.Wait()
@@ -218,7 +559,7 @@ func (r *Records) nestedIDs(ctx context.Context, keys []string) ([]candidate, er
 			if !driver.PerRecord(err) {
 				return nil, err
 			}
-			c, ok := misplaced(keys[i], err)
+			c, ok := misplaced(keys[i].key, err)
 			if !ok {
 				return nil, err
 			}
@@ -234,51 +575,88 @@ func (r *Records) nestedIDs(ctx context.Context, keys []string) ([]candidate, er
 
 // nestedID reads the ID a defining file states, and checks the ID's key is
 // this one.
-func (r *Records) nestedID(ctx context.Context, key string) (*candidate, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
+func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
+	data, tag, err := l.src.ReadFile(ctx, key)
+	if err != nil || data == nil {
 		return nil, err
 	}
-	doc, err := jsonld.Decode(obj.data)
+	name, obj := l.cfg.Name, l.src.Object(key)
+	doc, err := jsonld.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
 	id, ok, err := doc.RecordID()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
-	_, st := r.cfg.Layout.Classify(key)
+	_, st := l.cfg.Layout.Classify(key)
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", r.cfg.Name, key, driver.ErrInternal)
+			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, driver.ErrInternal)
 		}
 	}
 	if layout.Stem(id) != st {
-		return nil, fmt.Errorf("%s: %s: %w: the object holds record %s, whose key is another", r.cfg.Name, key, driver.ErrInternal, id)
+		return nil, fmt.Errorf("%s: %s: %w: the file holds record %s, whose key is another", name, obj, driver.ErrInternal, id)
 	}
-	r.idOfKey.Store(key, nestedIDEntry{tag: normTag(obj.tag), id: id})
-	return &candidate{id: id, key: key}, nil
+	if k, ok := l.src.(knownIDs); ok {
+		k.rememberID(key, tag, id)
+	}
+	return &candidate{id: id, key: key, tag: normTag(tag)}, nil
+}
+
+// knownIDs is a Source that remembers the IDs nested defining files held
+// at a tag: the same tag means the same bytes, so the same @id. Without it
+// every listing would read every nested file twice.
+type knownIDs interface {
+	knownID(key, tag string) (driver.ID, bool)
+	rememberID(key, tag string, id driver.ID)
+}
+
+// recordsSource is the Source of Records: the store's objects.
+type recordsSource struct{ r *Records }
+
+func (s recordsSource) ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error {
+	return s.r.store.List(ctx, prefix, startAfter, func(key, tag string, size int64) error {
+		return fn(Entry{Key: key, Tag: tag, Size: size})
+	})
+}
+
+func (s recordsSource) ReadFile(ctx context.Context, key string) ([]byte, string, error) {
+	obj, err := s.r.get(ctx, key)
+	if err != nil || obj == nil {
+		return nil, "", err
+	}
+	return obj.data, obj.tag, nil
+}
+
+func (s recordsSource) ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+	return s.r.loadListed(ctx, id, key, tag, present)
+}
+
+func (recordsSource) Object(key string) string { return key }
+
+func (s recordsSource) knownID(key, tag string) (driver.ID, bool) {
+	v, ok := s.r.idOfKey.Load(key)
+	if !ok || tag == "" {
+		return driver.ID{}, false
+	}
+	e := v.(nestedIDEntry)
+	if e.tag != normTag(tag) {
+		return driver.ID{}, false
+	}
+	return e.id, true
+}
+
+func (s recordsSource) rememberID(key, tag string, id driver.ID) {
+	if tag != "" {
+		s.r.idOfKey.Store(key, nestedIDEntry{tag: normTag(tag), id: id})
+	}
 }
 
 // nestedIDEntry is the ID a nested defining file held at a tag.
 type nestedIDEntry struct {
 	tag string
 	id  driver.ID
-}
-
-// knownNestedID returns the candidate for a nested defining file whose ID
-// was read at this tag before: the same tag means the same bytes, so the
-// same @id. Without it every page of a listing would read every nested file.
-func (r *Records) knownNestedID(key, tag string) (candidate, bool) {
-	v, ok := r.idOfKey.Load(key)
-	if !ok || tag == "" {
-		return candidate{}, false
-	}
-	e := v.(nestedIDEntry)
-	if e.tag != normTag(tag) {
-		return candidate{}, false
-	}
-	return candidate{id: e.id, key: key}, true
 }
 
 // misplaced returns a candidate carrying err for a defining file that cannot

@@ -17,8 +17,8 @@
 //   - Create and Delete of one ID serialise on a lock object beside the
 //     record's defining file, and the defining file is written last and
 //     removed first;
-//   - List lists the keys, keeps the defining files and reads the records in
-//     parallel.
+//   - List lists the keys once, from where the last page stopped, and reads
+//     the files the listing shows, in parallel (see Records.List).
 package objstore
 
 import (
@@ -69,10 +69,13 @@ type Store interface {
 	// Delete removes key under pc, with Put's errors. Removing a missing
 	// key unconditionally is not an error.
 	Delete(ctx context.Context, key string, pc Precondition) error
-	// List calls fn for every object whose key starts with prefix, with
+	// List calls fn, in key order, for every object whose key starts
+	// with prefix and sorts after startAfter ("": from the first), with
 	// its tag ("" when the listing does not give it) and size. An error
-	// of fn ends the listing and is returned as it is.
-	List(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error
+	// of fn ends the listing and is returned as it is. A store whose
+	// listing can begin at a key (S3 StartAfter, GCS StartOffset) must,
+	// so that a page resumes without listing the keys before it again.
+	List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error
 	// MaybeApplied reports whether a failed write may nevertheless have
 	// been applied (no answer came back, or a 5xx).
 	MaybeApplied(err error) bool
@@ -84,7 +87,7 @@ type Funcs struct {
 	HeadFunc         func(ctx context.Context, key string) (string, error)
 	PutFunc          func(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
 	DeleteFunc       func(ctx context.Context, key string, pc Precondition) error
-	ListFunc         func(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error
+	ListFunc         func(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error
 	MaybeAppliedFunc func(err error) bool
 }
 
@@ -109,8 +112,8 @@ func (f Funcs) Delete(ctx context.Context, key string, pc Precondition) error {
 }
 
 // List implements Store.
-func (f Funcs) List(ctx context.Context, prefix string, fn func(key, tag string, size int64) error) error {
-	return f.ListFunc(ctx, prefix, fn)
+func (f Funcs) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+	return f.ListFunc(ctx, prefix, startAfter, fn)
 }
 
 // MaybeApplied implements Store.
@@ -147,6 +150,9 @@ type Config struct {
 	// (an error wrapping driver.ErrThrottled) count as not done: the
 	// operation backs off, re-reads and tries again.
 	RetryThrottled bool
+	// ListParallel bounds the objects List reads at once;
+	// DefaultListParallel when 0.
+	ListParallel int
 }
 
 // Records implements driver.Driver (Create, Get, Update, Retract, Delete,

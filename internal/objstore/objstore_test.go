@@ -87,11 +87,11 @@ func (m *memStore) Delete(_ context.Context, key string, pc objstore.Preconditio
 	return nil
 }
 
-func (m *memStore) List(_ context.Context, prefix string, fn func(key, tag string, size int64) error) error {
+func (m *memStore) List(_ context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
 	m.mu.Lock()
 	var keys []string
 	for k := range m.objs {
-		if strings.HasPrefix(k, prefix) {
+		if strings.HasPrefix(k, prefix) && k > startAfter {
 			keys = append(keys, k)
 		}
 	}

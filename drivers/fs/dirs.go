@@ -1,0 +1,139 @@
+package fs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// dirEnt is one entry of a directory as List walks it.
+type dirEnt struct {
+	name string
+	dir  bool // a directory (not a link to one)
+	link bool // a symbolic link
+}
+
+// dirCache keeps the sorted entries of large directories between pages of
+// a listing, so that a page does not read the whole top directory again.
+// An entry is used only while the directory's inode, mtime and ctime are
+// the ones it was read at, and kept only when its mtime was at least
+// racyWindow old when read: a change within the file system's timestamp
+// granularity cannot then go unseen (as git does for its index).
+type dirCache struct {
+	mu sync.Mutex
+	m  map[string]dirSnap
+}
+
+type dirSnap struct {
+	ino          uint64
+	mtime, ctime int64
+	ents         []dirEnt
+}
+
+const (
+	// minCachedDir is the smallest directory worth caching.
+	minCachedDir = 256
+	// maxCachedDirs bounds the cache; it is cleared when full.
+	maxCachedDirs = 256
+	racyWindow    = 2 * time.Second
+)
+
+// read returns the entries of dir in key order: sorted by name, a
+// directory as its name and '/'.
+func (c *dirCache) read(dir string) ([]dirEnt, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if ok {
+		c.mu.Lock()
+		s, hit := c.m[dir]
+		c.mu.Unlock()
+		if hit && s.ino == st.Ino && s.mtime == fi.ModTime().UnixNano() && s.ctime == ctimeOf(st) {
+			return s.ents, nil
+		}
+	}
+	list, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	ents := make([]dirEnt, len(list))
+	for i, e := range list {
+		ents[i] = dirEnt{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+	}
+	sort.Slice(ents, func(i, j int) bool { return sortName(ents[i]) < sortName(ents[j]) })
+	if ok && len(ents) >= minCachedDir && time.Since(fi.ModTime()) > racyWindow {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxCachedDirs {
+			c.m = map[string]dirSnap{}
+		}
+		c.m[dir] = dirSnap{ino: st.Ino, mtime: fi.ModTime().UnixNano(), ctime: ctimeOf(st), ents: ents}
+		c.mu.Unlock()
+	}
+	return ents, nil
+}
+
+func sortName(e dirEnt) string {
+	if e.dir {
+		return e.name + "/"
+	}
+	return e.name
+}
+
+// checkLinks returns an error naming the first symbolic link among the
+// path elements of the record files below the root (their directories,
+// then the files): the driver does not follow links, which could lead
+// outside its directory. A missing element ends the check.
+func (d *Driver) checkLinks(paths ...string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	rel, err := filepath.Rel(d.root, filepath.Dir(paths[0]))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil
+	}
+	p := d.root
+	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+		if seg == "." {
+			continue
+		}
+		p = filepath.Join(p, seg)
+		if done, err := isLink(p); done || err != nil {
+			return err
+		}
+	}
+	for _, f := range paths {
+		if _, err := isLink(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isLink returns an error wrapping driver.ErrInternal when p is a symbolic
+// link; missing is set when p does not exist.
+func isLink(p string) (missing bool, err error) {
+	fi, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return true, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return false, errLink(p)
+	}
+	return false, nil
+}
+
+// errLink is the error of a path element that is a symbolic link.
+func errLink(p string) error {
+	return fmt.Errorf("fs: %s: %w: a symbolic link; the nameservice does not follow links, which could lead outside its directory",
+		p, driver.ErrInternal)
+}

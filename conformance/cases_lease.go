@@ -19,7 +19,8 @@ func leaseOpts(holder string, wait bool) nameservice.LeaseOptions {
 }
 
 var _ = addGroup("Lease",
-	testCase{"AcquireHoldRelease", func(e *env) {
+	"leases: one holder at a time, with increasing fencing tokens",
+	testCase{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
 		l, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
 		e.must(err)
@@ -45,7 +46,7 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
 		}
 	}},
-	testCase{"MutualExclusion", func(e *env) {
+	testCase{name: "MutualExclusion", run: func(e *env) {
 		e.init("db")
 		type span struct {
 			from, to time.Time
@@ -85,7 +86,7 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("%d leases held, want 12", len(spans))
 		}
 	}},
-	testCase{"ExpiredLeaseIsTakenOver", func(e *env) {
+	testCase{name: "ExpiredLeaseIsTakenOver", run: func(e *env) {
 		e.init("db")
 		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
 		e.must(err)
@@ -113,7 +114,7 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("after the takeover's release: %v, want state ready", *st)
 		}
 	}},
-	testCase{"RefreshKeepsTheLease", func(e *env) {
+	testCase{name: "RefreshKeepsTheLease", run: func(e *env) {
 		e.init("db")
 		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
 		e.must(err)
@@ -130,7 +131,7 @@ var _ = addGroup("Lease",
 		e.wantErr(err, context.DeadlineExceeded)
 		e.must(a.Release(e.ctx))
 	}},
-	testCase{"OtherStatusWritesKeepTheLease", func(e *env) {
+	testCase{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
 		e.init("db")
 		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
 		e.must(err)
@@ -144,7 +145,7 @@ var _ = addGroup("Lease",
 		}
 		e.must(a.Release(e.ctx))
 	}},
-	testCase{"RunWhileLeasedCancelsWhenBroken", func(e *env) {
+	testCase{name: "RunWhileLeasedCancelsWhenBroken", run: func(e *env) {
 		e.init("db")
 		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
 			info, err := e.client().BreakLease(e.ctx, e.id("db"), "index")
@@ -163,7 +164,7 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("RunWhileLeased = %v, want ErrLeaseLost", err)
 		}
 	}},
-	testCase{"RunWhileLeasedRefreshesAndReleases", func(e *env) {
+	testCase{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
 		e.init("db")
 		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
 			time.Sleep(2 * leaseTTL) // outlives the TTL: only refreshes keep it

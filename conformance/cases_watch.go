@@ -13,7 +13,8 @@ import (
 const watchInterval = 20 * time.Millisecond
 
 var _ = addGroup("Watch",
-	testCase{"SeesEveryHeadChangeInOrder", func(e *env) {
+	"watch: every change to a watched record is reported once, in order",
+	testCase{name: "SeesEveryHeadChangeInOrder", quick: true, run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
 			for t := int64(1); t <= 10; t++ {
@@ -23,7 +24,7 @@ var _ = addGroup("Watch",
 		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head && ev.New.V == 10 })
 		e.checkChain(evs, nameservice.Head, 0, 10)
 	}},
-	testCase{"NoEventForNoOpWrites", func(e *env) {
+	testCase{name: "NoEventForNoOpWrites", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
@@ -38,7 +39,7 @@ var _ = addGroup("Watch",
 			}
 		}
 	}},
-	testCase{"PrefixSeesEveryRecordAndConcern", func(e *env) {
+	testCase{name: "PrefixSeesEveryRecordAndConcern", run: func(e *env) {
 		e.init("a", "b")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
 			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("a"), 1, "c1"))
@@ -56,7 +57,7 @@ var _ = addGroup("Watch",
 			}
 		}
 	}},
-	testCase{"PurgeIsReported", func(e *env) {
+	testCase{name: "PurgeIsReported", run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
 			e.must(w.Purge(e.ctx, e.id("db")))

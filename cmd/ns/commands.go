@@ -24,7 +24,9 @@ type command struct {
 	// (create-graph-source's JSON config); the connection config file must
 	// then come before the command.
 	ownsConfig bool
-	run        func(c *call) error
+	// local: the command needs no nameservice (version, completion).
+	local bool
+	run   func(c *call) error
 }
 
 // call is one invocation of a command.
@@ -74,6 +76,9 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
 		return usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
+	}
+	if cmd.local {
+		return cmd.run(&call{ctx: ctx, args: pos, flags: fs, json: *asJSON, stdout: stdout})
 	}
 	ns, err := openNS(ctx, *url, *cfg)
 	if err != nil {

@@ -379,3 +379,7 @@ func TestCheckInterruptedLeavesNothing(t *testing.T) {
 		t.Errorf("left in the directory: ns@v2/%s", e.Name())
 	}
 }
+
+func TestCheckDocstoreMem(t *testing.T) {
+	wantPassed(t, runCheckCmd(t, fmt.Sprintf("docstore+mem://check-%d", stores.Add(1)), "--quick"))
+}

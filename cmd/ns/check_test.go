@@ -261,6 +261,25 @@ func TestCheckFailsOnStoreIgnoringPreconditions(t *testing.T) {
 	}
 }
 
+// TestCheckLockModeOnStoreIgnoringPreconditions: the same store in lock
+// mode passes, the probe's finding printed as a note.
+func TestCheckLockModeOnStoreIgnoringPreconditions(t *testing.T) {
+	endpoint, dynamo := testenv.S3Endpoint(t), testenv.DynamoDBEndpoint(t)
+	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
+	proxy := testenv.S3IgnoringPreconditions(t, endpoint, creds)
+	lc := s3etag.LockConfig{Table: "ns-check-locks-" + randomHex(4), Region: "us-east-1", Endpoint: dynamo, Credentials: creds}
+	if err := s3etag.EnsureLockTable(context.Background(), lc); err != nil {
+		t.Fatal(err)
+	}
+	lock := "dynamodb://" + lc.Table + "?region=us-east-1&endpoint=" + url.QueryEscape(dynamo)
+	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(proxy) + "&lock=" + url.QueryEscape(lock)
+	r := runCheckCmd(t, u, "--quick")
+	wantPassed(t, r)
+	if !strings.Contains(r.out, "note: PreconditionsEnforced: not rejected: PutObject If-None-Match") {
+		t.Errorf("no note on the ignored preconditions:\n%s", r.out)
+	}
+}
+
 func TestCheckGCS(t *testing.T) {
 	endpoint := testenv.GCSEndpoint(t)
 	ctx := context.Background()

@@ -12,23 +12,25 @@ import (
 
 // leaseTTL is short to keep the suite quick, yet long enough that a loaded
 // CI machine running the suite under -race completes a refresh within it.
+// Check uses a longer one (CheckOptions.LeaseTTL) for live stores across a
+// network.
 const leaseTTL = time.Second
 
-func leaseOpts(holder string, wait bool) nameservice.LeaseOptions {
-	return nameservice.LeaseOptions{Name: "index", Holder: holder, TTL: leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
+func (e *env) leaseOpts(holder string, wait bool) nameservice.LeaseOptions {
+	return nameservice.LeaseOptions{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
 var _ = addGroup("Lease",
 	"leases: one holder at a time, with increasing fencing tokens",
 	testCase{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
-		l, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		l, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		st := e.lookup("db").Status
 		if l.Token() != st.V || st.State() != "indexing" || st.Payload["index_lock"] == nil {
 			e.t.Fatalf("after acquire: token %d, status %v", l.Token(), *st)
 		}
-		_, err = e.client().AcquireLease(e.ctx, e.id("db"), leaseOpts("b", false))
+		_, err = e.client().AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", false))
 		e.wantErr(err, nameservice.ErrLeaseHeld)
 		e.must(l.Release(e.ctx))
 		st = e.lookup("db").Status
@@ -40,7 +42,7 @@ var _ = addGroup("Lease",
 		default:
 			e.t.Fatal("Lost() not closed after Release")
 		}
-		l2, err := e.client().AcquireLease(e.ctx, e.id("db"), leaseOpts("b", false))
+		l2, err := e.client().AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", false))
 		e.must(err)
 		if l2.Token() <= l.Token() {
 			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
@@ -56,7 +58,7 @@ var _ = addGroup("Lease",
 		var spans []span
 		runParallel(e, 3, func(i int, c *nameservice.NameService) {
 			for range 4 {
-				l, err := c.AcquireLease(e.ctx, e.id("db"), leaseOpts(string(rune('a'+i)), true))
+				l, err := c.AcquireLease(e.ctx, e.id("db"), e.leaseOpts(string(rune('a'+i)), true))
 				if err != nil {
 					e.t.Errorf("acquire: %v", err)
 					return
@@ -88,17 +90,17 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "ExpiredLeaseIsTakenOver", run: func(e *env) {
 		e.init("db")
-		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		start := time.Now()
-		b, err := e.client().AcquireLease(e.ctx, e.id("db"), leaseOpts("b", true))
+		b, err := e.client().AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", true))
 		e.must(err)
-		if waited := time.Since(start); waited < leaseTTL {
-			e.t.Fatalf("took over after %v, before the TTL %v", waited, leaseTTL)
+		if waited := time.Since(start); waited < e.leaseTTL {
+			e.t.Fatalf("took over after %v, before the TTL %v", waited, e.leaseTTL)
 		}
 		select {
 		case <-a.Lost():
-		case <-time.After(leaseTTL):
+		case <-time.After(e.leaseTTL):
 			e.t.Fatal("the old holder's Lost() did not fire")
 		}
 		if b.Token() <= a.Token() {
@@ -116,24 +118,24 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "RefreshKeepsTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		other := e.client()
 		for range 6 {
-			time.Sleep(leaseTTL / 4)
+			time.Sleep(e.leaseTTL / 4)
 			e.must(a.Refresh(e.ctx))
-			_, err := other.AcquireLease(e.ctx, e.id("db"), leaseOpts("b", false))
+			_, err := other.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", false))
 			e.wantErr(err, nameservice.ErrLeaseHeld)
 		}
-		ctx, cancel := context.WithTimeout(e.ctx, leaseTTL/2)
+		ctx, cancel := context.WithTimeout(e.ctx, e.leaseTTL/2)
 		defer cancel()
-		_, err = other.AcquireLease(ctx, e.id("db"), leaseOpts("b", true))
+		_, err = other.AcquireLease(ctx, e.id("db"), e.leaseOpts("b", true))
 		e.wantErr(err, context.DeadlineExceeded)
 		e.must(a.Release(e.ctx))
 	}},
 	testCase{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), leaseOpts("a", false))
+		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		cur := *e.lookup("db").Status
 		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
@@ -147,7 +149,7 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "RunWhileLeasedCancelsWhenBroken", run: func(e *env) {
 		e.init("db")
-		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
+		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
 			info, err := e.client().BreakLease(e.ctx, e.id("db"), "index")
 			if err != nil || info == nil || info.Holder != "a" || info.Token != l.Token() {
 				e.t.Errorf("break lease = %+v, %v", info, err)
@@ -155,7 +157,7 @@ var _ = addGroup("Lease",
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(4 * leaseTTL):
+			case <-time.After(4 * e.leaseTTL):
 				e.t.Error("the work's context was not canceled after the lease was broken")
 				return nil
 			}
@@ -166,8 +168,8 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
 		e.init("db")
-		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
-			time.Sleep(2 * leaseTTL) // outlives the TTL: only refreshes keep it
+		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
+			time.Sleep(2 * e.leaseTTL) // outlives the TTL: only refreshes keep it
 			if ctx.Err() != nil {
 				e.t.Errorf("lease lost while refreshed: %v", ctx.Err())
 			}

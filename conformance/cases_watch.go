@@ -79,7 +79,11 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 	opts.Interval = watchInterval
 	ch, err := e.ns.Watch(ctx, opts)
 	e.must(err)
-	go write(e.client())
+	// The writer is joined before returning, so that it never reports a
+	// failure after its test has ended.
+	c, wrote := e.client(), make(chan struct{})
+	go func() { defer close(wrote); write(c) }()
+	defer func() { <-wrote }()
 	var evs []nameservice.Event
 	var grace <-chan time.Time
 	timeout := time.After(30 * time.Second)

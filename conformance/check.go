@@ -35,6 +35,10 @@ type CheckOptions struct {
 	Quick bool
 	// CaseTimeout bounds each case (default 2 minutes).
 	CaseTimeout time.Duration
+	// LeaseTTL is the TTL of the leases the lease cases take (default 3 s,
+	// against go test's 1 s): a store across a network needs room for a
+	// refresh within it.
+	LeaseTTL time.Duration
 	// Progress, when set, is called after each group with its result.
 	Progress func(GroupResult)
 }
@@ -117,6 +121,9 @@ func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 	if opts.CaseTimeout <= 0 {
 		opts.CaseTimeout = testTimeout
 	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = checkLeaseTTL
+	}
 	start := time.Now()
 	var rep Report
 	for _, g := range checkOrder() {
@@ -167,6 +174,9 @@ func late(g group) int {
 	return 0
 }
 
+// checkLeaseTTL is Check's default lease TTL.
+const checkLeaseTTL = 3 * time.Second
+
 // caseGrace is how long Check waits, past the case's timeout, for a case
 // to end before it reports it hung and goes on without it.
 const caseGrace = 10 * time.Second
@@ -185,7 +195,9 @@ func runCase(ctx context.Context, name string, c testCase, open Opener, opts Che
 				t.record(Fail, fmt.Sprintf("panic: %v", r))
 			}
 		}()
-		c.run(newEnv(ctx, t, open, nil, opts.Prefix+"ct"+randomHex(6)+"/"))
+		e := newEnv(ctx, t, open, nil, opts.Prefix+"ct"+randomHex(6)+"/")
+		e.leaseTTL = opts.LeaseTTL
+		c.run(e)
 	}()
 	select {
 	case <-done:

@@ -66,12 +66,13 @@ var clock = time.Unix(1_700_000_000, 0)
 const testTimeout = 2 * time.Minute
 
 type env struct {
-	t       T
-	ctx     context.Context
-	open    Opener
-	corrupt CorruptFunc // nil when the harness is no Corrupter
-	ns      *nameservice.NameService
-	prefix  string
+	t        T
+	ctx      context.Context
+	open     Opener
+	corrupt  CorruptFunc // nil when the harness is no Corrupter
+	ns       *nameservice.NameService
+	prefix   string
+	leaseTTL time.Duration // the TTL of the lease cases' leases
 }
 
 // newTestEnv prepares a store from h for one go test.
@@ -94,7 +95,7 @@ func newTestEnv(t *testing.T, h Harness) *env {
 
 // newEnv returns the environment of one case: its records go under prefix.
 func newEnv(ctx context.Context, t T, open Opener, corrupt CorruptFunc, prefix string) *env {
-	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix}
+	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL}
 	e.ns = e.client()
 	return e
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -47,6 +48,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 	return New(d, opts...), nil
 }
 
+// Now returns the time on the clock set by WithClock, for recipes built on
+// this package (leases stamp their lock with it).
+func (ns *NameService) Now() time.Time { return ns.now() }
+
 // Driver returns the driver underneath, for type assertions to optional
 // capabilities.
 func (ns *NameService) Driver() driver.Driver { return ns.d }
@@ -62,9 +67,14 @@ func parse(op, id string) (driver.ID, error) {
 	return pid, nil
 }
 
+// wrap adds the operation, and the ID unless the driver's message already
+// names it, so that an error names the ID once.
 func wrap(op string, id driver.ID, err error) error {
 	if err == nil {
 		return nil
+	}
+	if strings.Contains(err.Error(), id.String()) {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, id, err)
 }
@@ -91,7 +101,9 @@ func (ns *NameService) Init(ctx context.Context, id string) error {
 // pushes config as config_v+1 (leaving its index alone), unless config is nil
 // or equal to the current one. It returns an error wrapping ErrWrongKind when
 // id is a ledger, and ErrInvalidArgument for an empty sourceType, a malformed
-// dependency or a config that is not a JSON object.
+// dependency or a config that is not a JSON object or breaks a limit of
+// docs/model.md, and ErrAlreadyExists when id is a graph source of another
+// type.
 func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType string, deps []string, config any) error {
 	const op = "publish graph source"
 	pid, err := parse(op, id)
@@ -101,7 +113,13 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if sourceType == "" {
 		return invalid(op, pid, "empty source type")
 	}
-	normDeps := make([]string, 0, len(deps))
+	if len(sourceType) > driver.MaxSourceTypeBytes || len(deps) > driver.MaxDependencies {
+		return wrap(op, pid, driver.CheckLimits(&driver.Record{ID: pid, Meta: driver.Meta{SourceType: sourceType, Dependencies: deps}}))
+	}
+	var normDeps []string // nil (absent) stays apart from empty
+	if deps != nil {
+		normDeps = make([]string, 0, len(deps))
+	}
 	for _, d := range deps {
 		did, err := driver.ParseID(d)
 		if err != nil {
@@ -110,6 +128,9 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 		normDeps = append(normDeps, did.String())
 	}
 	cfg, err := driver.NormalizeObject(config)
+	if err == nil {
+		err = driver.CheckPayload("payload", cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: config: %w", op, pid, err)
 	}
@@ -118,16 +139,24 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if !errors.Is(err, driver.ErrAlreadyExists) {
 		return wrap(op, pid, err)
 	}
-	return wrap(op, pid, ns.updateGraphSourceConfig(ctx, pid, cfg))
+	return wrap(op, pid, ns.updateGraphSourceConfig(ctx, pid, sourceType, cfg))
 }
 
-func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, cfg driver.Object) error {
+// updateGraphSourceConfig pushes cfg to the existing graph source id. A
+// graph source's type is fixed at creation: publishing it again with another
+// type is refused with ErrAlreadyExists (the ID is taken by a graph source of
+// that other type) rather than ignored.
+func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, sourceType string, cfg driver.Object) error {
 	cur, err := ns.d.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	if cur.Kind != driver.GraphSource {
 		return fmt.Errorf("%w: %s is a %s, not a graph source", driver.ErrWrongKind, id, cur.Kind)
+	}
+	if cur.SourceType != sourceType {
+		return fmt.Errorf("%w: %s is a graph source of type %q, not %q; a type cannot change (purge it and publish it again)",
+			driver.ErrAlreadyExists, id, cur.SourceType, sourceType)
 	}
 	if cfg == nil {
 		return nil
@@ -150,44 +179,65 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 // the current commit_t. A stale publish is not applied and is not an error:
 // the Outcome carries the current head. It returns an error wrapping
 // ErrNotFound for an unknown ID (nothing is created), ErrWrongKind for a graph
-// source, and ErrInvalidArgument when t < 1 or address is empty.
+// source, and ErrInvalidArgument when t < 1 or address is empty, longer than
+// driver.MaxAddressBytes or not valid UTF-8.
 func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), t, address)
+	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), driver.RefValue(address, t))
 }
 
 // PublishIndex moves the index of id to address at t when t is above the
 // current index_t; otherwise as PublishCommit.
 func (ns *NameService) PublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), t, address)
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.RefValue(address, t))
 }
 
 // AdminPublishIndex is PublishIndex that also applies at t equal to the
 // current index_t, to replace an index rebuilt at the same t.
 func (ns *NameService) AdminPublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), t, address)
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.RefValue(address, t))
 }
 
-func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, t int64, address string) (Outcome, error) {
+// PublishIndexGraphs publishes the index of a ledger with named graphs: every
+// graph's {address, t, rev}, or nil for a graph not indexed yet. The index's
+// own address and t (index_t, what readers that know one pointer see) are
+// those of graphs[DefaultGraph], which must be indexed. Like PublishIndex it
+// applies only when that t is above the current index_t.
+func (ns *NameService) PublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
+	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.GraphsValue(graphs))
+}
+
+// AdminPublishIndexGraphs is PublishIndexGraphs that also applies at t equal
+// to the current index_t.
+func (ns *NameService) AdminPublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
+	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.GraphsValue(graphs))
+}
+
+func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, next Value) (Outcome, error) {
 	pid, err := parse(op, id)
 	if err != nil {
 		return Outcome{}, err
 	}
-	next := driver.RefValue(address, t)
-	if err := checkRef(next); err != nil {
+	if err := checkRef(c, next); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	out, err := ns.d.Update(ctx, pid, c, cond, next)
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
-func checkRef(v driver.Value) error {
+func checkRef(c driver.Concern, v driver.Value) error {
 	if v.V < 1 {
 		return fmt.Errorf("%w: t %d: t starts at 1", driver.ErrInvalidArgument, v.V)
 	}
 	if v.Payload.String("address") == "" {
 		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
 	}
-	return nil
+	if err := driver.CheckAddress("address", v.Payload.String("address")); err != nil {
+		return err
+	}
+	if err := driver.ValidateValue(c, v); err != nil {
+		return err
+	}
+	return driver.CheckPayload(c.String()+" payload", v.Payload)
 }
 
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
@@ -222,8 +272,8 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 	if c != driver.Head && c != driver.Index {
 		return Outcome{}, invalid(op, pid, "%s is not a ref (want head or index)", c)
 	}
-	nv := driver.RefValue(next.Address, next.T)
-	if err := checkRef(nv); err != nil {
+	nv := next.Value()
+	if err := checkRef(c, nv); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	if expected == nil {
@@ -313,6 +363,9 @@ func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern
 		return Outcome{}, wrap(op, pid, err)
 	}
 	next.Payload = p
+	if err := driver.CheckPayload(c.String()+" payload", p); err != nil {
+		return Outcome{}, wrap(op, pid, err)
+	}
 	if err := driver.ValidateValue(c, next); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
@@ -405,6 +458,9 @@ func (ns *NameService) Import(ctx context.Context, rec *Record) error {
 	}
 	if err := rec.Validate(); err != nil {
 		return fmt.Errorf("import: %w", err)
+	}
+	if err := driver.CheckLimits(rec); err != nil {
+		return fmt.Errorf("import %s: %w", rec.ID, err)
 	}
 	return wrap("import", rec.ID, ns.d.Create(ctx, rec.Clone()))
 }

@@ -17,6 +17,7 @@ type (
 	ListOptions = driver.ListOptions
 	ErrorCode   = driver.ErrorCode
 	RecordError = driver.RecordError
+	GraphIndex  = driver.GraphIndex
 )
 
 // Kinds and concerns.
@@ -27,6 +28,9 @@ const (
 	Index       = driver.Index
 	Status      = driver.Status
 	Config      = driver.Config
+
+	// DefaultGraph names the graph whose index is the index's own pointer.
+	DefaultGraph = driver.DefaultGraph
 )
 
 // Sentinel errors; match with errors.Is.
@@ -40,6 +44,12 @@ var (
 	ErrUnavailable     = driver.ErrUnavailable
 	ErrUnsupported     = driver.ErrUnsupported
 	ErrInternal        = driver.ErrInternal
+	// ErrNotProvisioned: the table, bucket or container does not exist;
+	// create it (`ns table create`, a bucket) before retrying.
+	ErrNotProvisioned = driver.ErrNotProvisioned
+	// ErrPermissionDenied: the backend refused the credentials or the
+	// permission; the error names the action to grant.
+	ErrPermissionDenied = driver.ErrPermissionDenied
 )
 
 // ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.
@@ -61,3 +71,7 @@ func StatusValue(v int64, state string, extra Object) Value {
 	p["state"] = state
 	return Value{V: v, Payload: p}
 }
+
+// ParseObject decodes a JSON object for use as a payload; "null" yields
+// nil. It returns an error wrapping ErrInvalidArgument for anything else.
+func ParseObject(raw []byte) (Object, error) { return driver.ParseObject(raw) }

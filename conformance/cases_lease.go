@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/lease"
 )
 
 // leaseTTL is short to keep the suite quick, yet long enough that a loaded
@@ -16,22 +17,22 @@ import (
 // network.
 const leaseTTL = time.Second
 
-func (e *env) leaseOpts(holder string, wait bool) nameservice.LeaseOptions {
-	return nameservice.LeaseOptions{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
+func (e *env) leaseOpts(holder string, wait bool) lease.Options {
+	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
 var _ = addGroup("Lease",
 	"leases: one holder at a time, with increasing fencing tokens",
 	testCase{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
-		l, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
+		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		st := e.lookup("db").Status
 		if l.Token() != st.V || st.State() != "indexing" || st.Payload["index_lock"] == nil {
 			e.t.Fatalf("after acquire: token %d, status %v", l.Token(), *st)
 		}
-		_, err = e.client().AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", false))
-		e.wantErr(err, nameservice.ErrLeaseHeld)
+		_, err = lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", false))
+		e.wantErr(err, lease.ErrHeld)
 		e.must(l.Release(e.ctx))
 		st = e.lookup("db").Status
 		if st.Payload["index_lock"] != nil || st.State() != "ready" {
@@ -42,7 +43,7 @@ var _ = addGroup("Lease",
 		default:
 			e.t.Fatal("Lost() not closed after Release")
 		}
-		l2, err := e.client().AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", false))
+		l2, err := lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", false))
 		e.must(err)
 		if l2.Token() <= l.Token() {
 			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
@@ -58,7 +59,7 @@ var _ = addGroup("Lease",
 		var spans []span
 		runParallel(e, 3, func(i int, c *nameservice.NameService) {
 			for range 4 {
-				l, err := c.AcquireLease(e.ctx, e.id("db"), e.leaseOpts(string(rune('a'+i)), true))
+				l, err := lease.Acquire(e.ctx, c, e.id("db"), e.leaseOpts(string(rune('a'+i)), true))
 				if err != nil {
 					e.t.Errorf("acquire: %v", err)
 					return
@@ -90,10 +91,10 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "ExpiredLeaseIsTakenOver", run: func(e *env) {
 		e.init("db")
-		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		start := time.Now()
-		b, err := e.client().AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", true))
+		b, err := lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", true))
 		e.must(err)
 		if waited := time.Since(start); waited < e.leaseTTL {
 			e.t.Fatalf("took over after %v, before the TTL %v", waited, e.leaseTTL)
@@ -106,8 +107,8 @@ var _ = addGroup("Lease",
 		if b.Token() <= a.Token() {
 			e.t.Fatalf("fencing token went from %d to %d", a.Token(), b.Token())
 		}
-		e.wantErr(a.Refresh(e.ctx), nameservice.ErrLeaseLost)
-		e.wantErr(a.Release(e.ctx), nameservice.ErrLeaseLost)
+		e.wantErr(a.Refresh(e.ctx), lease.ErrLost)
+		e.wantErr(a.Release(e.ctx), lease.ErrLost)
 		if st := e.lookup("db").Status; st.State() != "indexing" {
 			e.t.Fatalf("the old holder's release changed the status: %v", *st)
 		}
@@ -118,24 +119,24 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "RefreshKeepsTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		other := e.client()
 		for range 6 {
 			time.Sleep(e.leaseTTL / 4)
 			e.must(a.Refresh(e.ctx))
-			_, err := other.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("b", false))
-			e.wantErr(err, nameservice.ErrLeaseHeld)
+			_, err := lease.Acquire(e.ctx, other, e.id("db"), e.leaseOpts("b", false))
+			e.wantErr(err, lease.ErrHeld)
 		}
 		ctx, cancel := context.WithTimeout(e.ctx, e.leaseTTL/2)
 		defer cancel()
-		_, err = other.AcquireLease(ctx, e.id("db"), e.leaseOpts("b", true))
+		_, err = lease.Acquire(ctx, other, e.id("db"), e.leaseOpts("b", true))
 		e.wantErr(err, context.DeadlineExceeded)
 		e.must(a.Release(e.ctx))
 	}},
 	testCase{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := e.ns.AcquireLease(e.ctx, e.id("db"), e.leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		cur := *e.lookup("db").Status
 		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
@@ -149,8 +150,8 @@ var _ = addGroup("Lease",
 	}},
 	testCase{name: "RunWhileLeasedCancelsWhenBroken", run: func(e *env) {
 		e.init("db")
-		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
-			info, err := e.client().BreakLease(e.ctx, e.id("db"), "index")
+		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
+			info, err := lease.Break(e.ctx, e.client(), e.id("db"), "index")
 			if err != nil || info == nil || info.Holder != "a" || info.Token != l.Token() {
 				e.t.Errorf("break lease = %+v, %v", info, err)
 			}
@@ -162,26 +163,26 @@ var _ = addGroup("Lease",
 				return nil
 			}
 		})
-		if !errors.Is(err, nameservice.ErrLeaseLost) {
-			e.t.Fatalf("RunWhileLeased = %v, want ErrLeaseLost", err)
+		if !errors.Is(err, lease.ErrLost) {
+			e.t.Fatalf("lease.Run = %v, want lease.ErrLost", err)
 		}
 	}},
 	testCase{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
 		e.init("db")
-		err := e.ns.RunWhileLeased(e.ctx, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *nameservice.Lease) error {
+		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
 			time.Sleep(2 * e.leaseTTL) // outlives the TTL: only refreshes keep it
 			if ctx.Err() != nil {
 				e.t.Errorf("lease lost while refreshed: %v", ctx.Err())
 			}
-			leases := nameservice.Leases(e.lookup("db"))
+			leases := lease.Held(e.lookup("db"))
 			if len(leases) != 1 || leases[0].Holder != "a" {
 				e.t.Errorf("leases during the work = %+v", leases)
 			}
 			return nil
 		})
 		e.must(err)
-		if leases := nameservice.Leases(e.lookup("db")); len(leases) != 0 {
-			e.t.Fatalf("leases after RunWhileLeased = %+v", leases)
+		if leases := lease.Held(e.lookup("db")); len(leases) != 0 {
+			e.t.Fatalf("leases after lease.Run = %+v", leases)
 		}
 	}},
 )

@@ -334,6 +334,27 @@ var _ = addGroup("GraphSource",
 		e.wantValue("gs", nameservice.Status, ready)
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k1": 1.2, "b": 0.75}))
 	}},
+	testCase{name: "EmptyAndAbsentDependenciesStayApart", run: func(e *env) {
+		e.must(e.ns.PublishGraphSource(e.ctx, e.id("absent"), "db:X", nil, nil))
+		e.must(e.ns.PublishGraphSource(e.ctx, e.id("empty"), "db:X", []string{}, nil))
+		id, _ := nameservice.ParseID(e.id("imported"))
+		i, c := unborn, unborn
+		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:X", Dependencies: []string{}},
+			Index: &i, Status: &ready, Config: &c}
+		e.must(e.ns.Import(e.ctx, rec))
+		want := map[string]bool{e.ids("absent")[0]: false, e.ids("empty")[0]: true, e.ids("imported")[0]: true}
+		check := func(how string, r *nameservice.Record) {
+			if present := r.Dependencies != nil; present != want[r.ID.String()] || len(r.Dependencies) != 0 {
+				e.t.Fatalf("%s %s: dependencies %#v, want present=%v and empty", how, r.ID, r.Dependencies, want[r.ID.String()])
+			}
+		}
+		for _, n := range []string{"absent", "empty", "imported"} {
+			check("lookup", e.lookup(n))
+		}
+		for _, r := range e.listIDs(nameservice.ListOptions{}, "absent", "empty", "imported") {
+			check("list", r)
+		}
+	}},
 	testCase{name: "CreateWithoutConfig", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.wantValue("gs", nameservice.Config, unborn)

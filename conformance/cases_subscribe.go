@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/subscribe"
 )
 
 var _ = addGroup("Subscribe",
@@ -89,10 +90,10 @@ var _ = addGroup("Subscribe",
 	}},
 )
 
-func (e *env) subscribe(from *nameservice.SubscriptionMap) (*nameservice.Subscriber, context.CancelFunc) {
+func (e *env) subscribe(from *subscribe.Map) (*subscribe.Subscriber, context.CancelFunc) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
-	sub, err := e.ns.Subscribe(ctx, nameservice.SubscribeOptions{Prefix: e.prefix, Interval: watchInterval, From: from})
+	sub, err := subscribe.Start(ctx, e.ns, subscribe.Options{Prefix: e.prefix, Interval: watchInterval, From: from})
 	if err != nil {
 		cancel()
 		e.t.Fatalf("subscribe: %v", err)
@@ -101,7 +102,7 @@ func (e *env) subscribe(from *nameservice.SubscriptionMap) (*nameservice.Subscri
 }
 
 // receive reads events until done reports the last one expected.
-func (e *env) receive(sub *nameservice.Subscriber, done func(nameservice.Event) bool) []nameservice.Event {
+func (e *env) receive(sub *subscribe.Subscriber, done func(nameservice.Event) bool) []nameservice.Event {
 	e.t.Helper()
 	var evs []nameservice.Event
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)

@@ -21,13 +21,21 @@ const (
 	Unsupported               // the driver or backend cannot do this
 	Internal                  // the backend holds data the driver cannot interpret
 	Canceled                  // the caller's context was canceled or its deadline passed
+	// NotProvisioned: the table, bucket or container the driver was opened
+	// on does not exist. A lasting failure: retrying will not help until an
+	// operator creates it (`ns table create`, a bucket).
+	NotProvisioned
+	// PermissionDenied: the backend refused the credentials or the
+	// permission for the request. A lasting failure: retrying will not help
+	// until an operator grants the action named in the error.
+	PermissionDenied
 )
 
 var codeNames = [...]string{
 	Unknown: "Unknown", NotFound: "NotFound", AlreadyExists: "AlreadyExists",
 	WrongKind: "WrongKind", InvalidArgument: "InvalidArgument", Throttled: "Throttled",
 	Unavailable: "Unavailable", Unsupported: "Unsupported", Internal: "Internal",
-	Canceled: "Canceled",
+	Canceled: "Canceled", NotProvisioned: "NotProvisioned", PermissionDenied: "PermissionDenied",
 }
 
 func (c ErrorCode) String() string {
@@ -49,6 +57,10 @@ var (
 	ErrUnavailable     = errors.New("unavailable")
 	ErrUnsupported     = errors.New("unsupported")
 	ErrInternal        = errors.New("internal error")
+	// ErrNotProvisioned: the table, bucket or container does not exist.
+	ErrNotProvisioned = errors.New("not provisioned")
+	// ErrPermissionDenied: the backend refused the credentials or permission.
+	ErrPermissionDenied = errors.New("permission denied")
 )
 
 var sentinelCodes = []struct {
@@ -60,6 +72,8 @@ var sentinelCodes = []struct {
 	{ErrWrongKind, WrongKind},
 	{ErrInvalidArgument, InvalidArgument},
 	{ErrInvalidID, InvalidArgument},
+	{ErrNotProvisioned, NotProvisioned},
+	{ErrPermissionDenied, PermissionDenied},
 	{ErrThrottled, Throttled},
 	{ErrUnavailable, Unavailable},
 	{ErrUnsupported, Unsupported},

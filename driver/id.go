@@ -3,7 +3,10 @@ package driver
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // DefaultBranch is the branch of an ID given without one.
@@ -30,20 +33,26 @@ func (id ID) String() string { return id.Name + ":" + id.Branch }
 // IsZero reports whether id is the zero ID.
 func (id ID) IsZero() bool { return id.Name == "" && id.Branch == "" }
 
+// maxEchoedID is how much of an invalid ID an error message repeats.
+const maxEchoedID = 80
+
 // ParseID parses "name" or "name:branch" (the branch defaults to main).
 // It returns an error wrapping ErrInvalidID, naming the rule broken, when the
-// name or branch is empty, the string holds a second ':', a NUL or other
-// control character or invalid UTF-8, a part starts with '/' or has an empty,
-// "." or ".." segment, a segment ends in one of ReservedSuffixes, or the
-// normalised ID is longer than MaxIDLength bytes.
+// name or branch is empty or only white space, the string holds a second
+// ':', a NUL or other control character, a zero-width or bidirectional
+// formatting character (any Unicode format character, category Cf), invalid
+// UTF-8 or text not in Unicode normalisation form NFC, a part starts with '/'
+// or has an empty, "." or ".." segment, a segment ends in one of
+// ReservedSuffixes, or the normalised ID is longer than MaxIDLength bytes.
+// The error repeats at most the first 80 bytes of s.
 func ParseID(s string) (ID, error) {
 	name, branch, hasBranch := strings.Cut(s, ":")
 	if !hasBranch {
 		branch = DefaultBranch
 	}
 	id := ID{Name: name, Branch: branch}
-	if err := id.Validate(); err != nil {
-		return ID{}, fmt.Errorf("%w %q: %s", ErrInvalidID, s, idProblem(s, id))
+	if p := idProblem(s, id); p != "" {
+		return ID{}, fmt.Errorf("%w %q: %s", ErrInvalidID, Clip(s, maxEchoedID), p)
 	}
 	return id, nil
 }
@@ -52,9 +61,23 @@ func ParseID(s string) (ID, error) {
 // ParseID.
 func (id ID) Validate() error {
 	if p := idProblem(id.String(), id); p != "" {
-		return fmt.Errorf("%w %q: %s", ErrInvalidID, id.String(), p)
+		return fmt.Errorf("%w %q: %s", ErrInvalidID, Clip(id.String(), maxEchoedID), p)
 	}
 	return nil
+}
+
+// Clip returns s cut to at most n bytes (on a rune boundary) with "..." and
+// the full length appended when it was cut, for repeating outside input in
+// messages.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s...(%d bytes)", s[:cut], len(s))
 }
 
 // idProblem returns what is wrong with id, or "" when nothing is.
@@ -63,7 +86,10 @@ func idProblem(raw string, id ID) string {
 		return "not valid UTF-8"
 	}
 	if len(id.String()) > MaxIDLength {
-		return fmt.Sprintf("longer than %d bytes", MaxIDLength)
+		return fmt.Sprintf("longer than %d bytes (%d)", MaxIDLength, len(id.String()))
+	}
+	if !norm.NFC.IsNormalString(raw) {
+		return fmt.Sprintf("not in Unicode normalisation form NFC (write it as %q)", Clip(norm.NFC.String(raw), maxEchoedID))
 	}
 	if strings.Contains(id.Branch, ":") {
 		return "more than one ':'"
@@ -80,9 +106,15 @@ func partProblem(s string) string {
 	if s == "" {
 		return "is empty"
 	}
+	if strings.TrimFunc(s, unicode.IsSpace) == "" {
+		return "is only white space"
+	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			return fmt.Sprintf("contains control character %U", r)
+		}
+		if unicode.Is(unicode.Cf, r) {
+			return fmt.Sprintf("contains invisible format character %U (zero-width or direction control)", r)
 		}
 	}
 	if strings.HasPrefix(s, "/") {

@@ -14,6 +14,8 @@ func TestParseIDAccepts(t *testing.T) {
 		"a.b:c.d":                       {"a.b", "c.d"},
 		"x.indexer":                     {"x.indexer", "main"},
 		"données":                       {"données", "main"},
+		"caf\u00e9":                     {"caf\u00e9", "main"}, // NFC
+		"a b:c d":                       {"a b", "c d"},
 	} {
 		got, err := ParseID(in)
 		if err != nil || got != want {
@@ -43,6 +45,15 @@ func TestParseIDRejects(t *testing.T) {
 		"a/b.tmp/c":                        `reserved suffix ".tmp"`,
 		"x\xff":                            "UTF-8",
 		strings.Repeat("n", 508) + ":main": "longer than 512 bytes",
+		// Look-alikes and invisible characters (issue 14, item 6).
+		" ":          "name is only white space",
+		"x: \t ":     "branch is only white space",
+		"a\u200bb":   "U+200B",
+		"a\u202eb":   "U+202E",
+		"a\ufeff":    "U+FEFF",
+		"a:b\u2066":  "U+2066",
+		"cafe\u0301": "not in Unicode normalisation form NFC",
+		"x:\u212b":   "not in Unicode normalisation form NFC",
 	} {
 		_, err := ParseID(in)
 		if !errors.Is(err, ErrInvalidID) || !strings.Contains(err.Error(), why) {
@@ -81,4 +92,20 @@ func FuzzParseID(f *testing.F) {
 			t.Fatalf("ParseID(%q) accepted %q", s, id)
 		}
 	})
+}
+
+// TestInvalidIDEchoIsBounded: an error repeats at most a bounded prefix of an
+// over-long invalid ID, not all of it.
+func TestInvalidIDEchoIsBounded(t *testing.T) {
+	in := strings.Repeat("x", 10<<10) + "\x00"
+	_, err := ParseID(in)
+	if !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("ParseID = %v, want ErrInvalidID", err)
+	}
+	if len(err.Error()) > 300 {
+		t.Fatalf("error message is %d bytes long; it repeats the ID: %.200s...", len(err.Error()), err)
+	}
+	if !strings.Contains(err.Error(), "10241 bytes") {
+		t.Fatalf("error %q does not say how long the ID was", err)
+	}
 }

@@ -95,10 +95,58 @@ func (v Value) String() string {
 }
 
 // Ref is the payload of a head or an index: an address and the t it covers.
+// A ledger's index may also carry its named graphs; Address and T are then
+// those of the default graph, so readers that know only one pointer see it.
 type Ref struct {
 	Address string
 	T       int64
+	Graphs  map[string]*GraphIndex // nil: no named graphs
 }
+
+// DefaultGraph is the named graph whose index is the index's own address
+// and t.
+const DefaultGraph = "default"
+
+// GraphIndex is the index of one named graph: the address of its root, the
+// t it covers and the revision at that t (0, 1, ... for rebuilds). A nil
+// *GraphIndex in Ref.Graphs is a graph that exists but is not indexed yet.
+type GraphIndex struct {
+	Address string
+	T       int64
+	Rev     int64
+}
+
+// GraphsValue returns the index Value for named graphs: its address and t
+// are those of graphs[DefaultGraph]. ValidateValue refuses it when the
+// default graph is missing or not indexed.
+func GraphsValue(graphs map[string]*GraphIndex) Value {
+	r := Ref{Graphs: graphs}
+	if def := graphs[DefaultGraph]; def != nil {
+		r.Address, r.T = def.Address, def.T
+	}
+	return r.Value()
+}
+
+// Value returns the head or index Value of r: payload {address, t}, plus
+// graphs (each {address, t, rev} or null) when r has named graphs.
+func (r Ref) Value() Value {
+	v := RefValue(r.Address, r.T)
+	if r.Graphs == nil {
+		return v
+	}
+	m := make(map[string]any, len(r.Graphs))
+	for name, g := range r.Graphs {
+		if g == nil {
+			m[name] = nil
+			continue
+		}
+		m[name] = map[string]any{"address": g.Address, "t": jsonInt(g.T), "rev": jsonInt(g.Rev)}
+	}
+	v.Payload["graphs"] = m
+	return v
+}
+
+func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
 
 // RefValue returns the Value of a head or index pointing at address at t.
 func RefValue(address string, t int64) Value {
@@ -106,14 +154,55 @@ func RefValue(address string, t int64) Value {
 }
 
 // Ref returns v's payload as a Ref; ok is false when v is unborn or its
-// payload is not {address: string, t: integer}.
+// payload is not {address: string, t: integer} with, optionally, graphs: an
+// object of {address: string, t: integer, rev: integer} or null entries.
 func (v Value) Ref() (r Ref, ok bool) {
 	if v.Payload == nil {
 		return Ref{}, false
 	}
 	addr, okA := v.Payload["address"].(string)
 	t, okT := v.Payload.Int("t")
-	return Ref{Address: addr, T: t}, okA && okT && len(v.Payload) == 2
+	r = Ref{Address: addr, T: t}
+	keys := 2
+	if g, has := v.Payload["graphs"]; has {
+		if r.Graphs, ok = parseGraphs(g); !ok {
+			return r, false
+		}
+		keys++
+	}
+	return r, okA && okT && len(v.Payload) == keys
+}
+
+func parseGraphs(v any) (map[string]*GraphIndex, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if o, isObj := v.(Object); isObj {
+			m, ok = o, true
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]*GraphIndex, len(m))
+	for name, e := range m {
+		if e == nil {
+			out[name] = nil
+			continue
+		}
+		em, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		o := Object(em)
+		addr, okA := o["address"].(string)
+		t, okT := o.Int("t")
+		rev, okR := o.Int("rev")
+		if !okA || !okT || !okR || len(o) != 3 {
+			return nil, false
+		}
+		out[name] = &GraphIndex{Address: addr, T: t, Rev: rev}
+	}
+	return out, true
 }
 
 // UnbornValue is the value of an unborn head, index or config.

@@ -17,7 +17,8 @@ type Object map[string]any
 
 // NormalizeObject converts v (a map, a struct, raw JSON bytes or an Object
 // built by hand) to a JSON-normal Object. It returns an error wrapping
-// ErrInvalidArgument when v is not a JSON object.
+// ErrInvalidArgument when v is not a JSON object, holds invalid UTF-8 or a
+// repeated key, or (a map) nests deeper than MaxPayloadDepth.
 func NormalizeObject(v any) (Object, error) {
 	var raw []byte
 	switch x := v.(type) {
@@ -27,6 +28,20 @@ func NormalizeObject(v any) (Object, error) {
 		raw = x
 	case []byte:
 		raw = x
+	case map[string]any, Object:
+		// Checked before encoding: json.Marshal would silently replace bad
+		// UTF-8 with U+FFFD, and a deep value costs only the limit to check.
+		if s, ok := invalidUTF8(x); !ok {
+			return nil, fmt.Errorf("%w: payload holds a string that is not valid UTF-8: %q", ErrInvalidArgument, Clip(s, 40))
+		}
+		if depth(x, 1) > MaxPayloadDepth {
+			return nil, fmt.Errorf("%w: payload nests more than %d levels deep, over the limit of %d", ErrInvalidArgument, MaxPayloadDepth, MaxPayloadDepth)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
+		}
+		raw = b
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -38,31 +53,34 @@ func NormalizeObject(v any) (Object, error) {
 }
 
 // ParseObject decodes raw JSON into an Object. It returns an error wrapping
-// ErrInvalidArgument when raw is not a single JSON object; "null" yields nil.
+// ErrInvalidArgument when raw is not a single JSON object, or breaks a rule
+// of DecodeJSON (invalid UTF-8, a repeated key, too deep); "null" yields nil.
 func ParseObject(raw []byte) (Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: payload has data after the JSON object", ErrInvalidArgument)
+	v, err := DecodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload is not valid JSON: %v", ErrInvalidArgument, err)
 	}
 	if v == nil {
 		return nil, nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, jsonKind(v))
+		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, JSONKind(v))
 	}
 	return Object(m), nil
 }
 
-func jsonKind(v any) string {
+// JSONKind names the JSON type of v, a value as encoding/json decodes it
+// with UseNumber ("null", "array", "object", "string", "number",
+// "boolean"), for error messages.
+func JSONKind(v any) string {
 	switch v.(type) {
+	case nil:
+		return "null"
 	case []any:
 		return "array"
+	case map[string]any:
+		return "object"
 	case string:
 		return "string"
 	case json.Number:

@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +87,40 @@ func TestCondition(t *testing.T) {
 		if got := c.c.Holds(c.cur, c.next); got != c.want {
 			t.Errorf("case %d: Holds = %v, want %v", i, got, c.want)
 		}
+	}
+}
+
+// TestParseObjectRefusesWhatJSONWouldRewrite: encoding/json keeps the last
+// of two equal keys and turns bad UTF-8 into U+FFFD; a payload must be
+// refused instead (issue 14, item 6).
+func TestParseObjectRefusesWhatJSONWouldRewrite(t *testing.T) {
+	for in, why := range map[string]string{
+		`{"a":1,"a":2}`:               `key "a" twice`,
+		`{"x":{"b":[{"c":1,"c":1}]}}`: `key "c" twice`,
+		"{\"a\":\"\xff\"}":            "UTF-8",
+		"{\"\xfe\":1}":                "UTF-8",
+		strings.Repeat("[", MaxDecodeDepth+1) + strings.Repeat("]", MaxDecodeDepth+1): "deeper than 512",
+	} {
+		_, err := ParseObject([]byte(in))
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), why) {
+			t.Errorf("ParseObject(%.40q) = %v, want ErrInvalidArgument saying %q", in, err, why)
+		}
+	}
+	if _, err := NormalizeObject(map[string]any{"a": []any{"ok", "b\xffad"}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("NormalizeObject with bad UTF-8 = %v, want ErrInvalidArgument", err)
+	}
+}
+
+func TestCheckPayloadNamesTheLimit(t *testing.T) {
+	deep := map[string]any{}
+	for range MaxPayloadDepth {
+		deep = map[string]any{"a": deep}
+	}
+	if err := CheckPayload("config", Object(deep)); err == nil || !strings.Contains(err.Error(), "config nests more than 20") {
+		t.Errorf("CheckPayload(%d deep) = %v", MaxPayloadDepth+1, err)
+	}
+	big := Object{"s": strings.Repeat("x", MaxPayloadBytes)}
+	if err := CheckPayload("status", big); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "status is 65544 bytes of JSON, over the limit of 65536") {
+		t.Errorf("CheckPayload(big) = %v", err)
 	}
 }

@@ -14,7 +14,7 @@ type recordJSON struct {
 	Branch       string     `json:"branch"`
 	Retracted    bool       `json:"retracted"`
 	SourceType   string     `json:"source_type,omitempty"`
-	Dependencies []string   `json:"dependencies,omitempty"`
+	Dependencies []string   `json:"dependencies,omitzero"` // [] and absent stay apart
 	CreatedAt    int64      `json:"created_at,omitempty"`
 	Head         *valueJSON `json:"head,omitempty"`
 	Index        *valueJSON `json:"index,omitempty"`
@@ -208,10 +208,13 @@ func ValidateValue(c Concern, v Value) error {
 	case Head, Index:
 		ref, ok := v.Ref()
 		if !ok || ref.Address == "" {
-			return bad("payload must be {address: non-empty string, t: integer}")
+			return bad("payload must be {address: non-empty string, t: integer}, and an index may add graphs: {name: {address, t, rev} or null}")
 		}
 		if ref.T != v.V {
 			return bad("payload t %d differs from %s %d", ref.T, c.Watermark(), v.V)
+		}
+		if err := validateGraphs(c, ref); err != nil {
+			return bad("%v", err)
 		}
 	case Status:
 		if _, ok := v.Payload["state"].(string); !ok || v.State() == "" {
@@ -220,6 +223,31 @@ func ValidateValue(c Concern, v Value) error {
 	}
 	if v.V == 0 {
 		return bad("a payload at %s 0; a born value starts above 0", c.Watermark())
+	}
+	return nil
+}
+
+// validateGraphs checks the named graphs of an index: the default graph is
+// indexed at the index's own address and t, and every indexed graph has an
+// address, a t above 0 and a revision of at least 0.
+func validateGraphs(c Concern, ref Ref) error {
+	if ref.Graphs == nil {
+		return nil
+	}
+	if c != Index {
+		return fmt.Errorf("only an index has named graphs")
+	}
+	def := ref.Graphs[DefaultGraph]
+	if def == nil || def.Address != ref.Address || def.T != ref.T {
+		return fmt.Errorf("graphs must hold %q indexed at the index's own address and t", DefaultGraph)
+	}
+	for name, g := range ref.Graphs {
+		if name == "" {
+			return fmt.Errorf("a named graph needs a name")
+		}
+		if g != nil && (g.Address == "" || g.T < 1 || g.Rev < 0) {
+			return fmt.Errorf("graph %q: want a non-empty address, t >= 1 and rev >= 0", name)
+		}
 	}
 	return nil
 }

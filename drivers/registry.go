@@ -56,8 +56,10 @@ func Schemes() []string {
 // Open parses rawURL and opens it with the opener registered for its scheme.
 // It returns an error wrapping driver.ErrInvalidArgument when rawURL does not
 // parse or has no scheme, and one wrapping driver.ErrUnsupported, listing the
-// registered schemes, when no driver handles the scheme. No error it returns
-// contains a password or secret query value of rawURL.
+// registered schemes, when no driver handles the scheme, and one wrapping
+// driver.ErrInvalidArgument when a query parameter is given twice. No error
+// it returns, wrapped ones included, contains a secret of rawURL (see
+// Secrets): the opener's error is scrubbed of them.
 func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -78,14 +80,99 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 		return nil, fmt.Errorf("%w: no driver for scheme %q in %q (registered: %s; import the driver package or nameservice.dev/nameservice/drivers/all)",
 			driver.ErrUnsupported, u.Scheme, Redact(u), strings.Join(Schemes(), ", "))
 	}
-	return opener(ctx, u)
+	if err := checkQuery(u); err != nil {
+		return nil, err
+	}
+	d, err := opener(ctx, u)
+	if err != nil {
+		return nil, Scrub(err, Secrets(u)...)
+	}
+	return d, nil
 }
 
-// secretWords mark query parameters whose values Redact hides.
-var secretWords = []string{"secret", "password", "passwd", "token", "key", "credential", "signature", "session", "auth"}
+// checkQuery refuses a query that does not parse or names a parameter twice:
+// every driver would otherwise take one of the values and drop the other.
+func checkQuery(u *url.URL) error {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("%w: nameservice URL %q: query does not parse", driver.ErrInvalidArgument, Redact(u))
+	}
+	for k, v := range q {
+		if len(v) > 1 {
+			return fmt.Errorf("%w: nameservice URL %q gives the parameter %q %d times; give it once",
+				driver.ErrInvalidArgument, Redact(u), driver.Clip(k, 64), len(v))
+		}
+	}
+	return nil
+}
 
-// Redact returns u as a string with its password and every query value whose
-// name suggests a secret replaced by "REDACTED", for use in messages.
+// Secrets returns every secret value u holds: its password, the value of
+// each query parameter whose name suggests a secret (see Redact), and the
+// same, recursively, of every query value that is itself a URL (an
+// endpoint=http://user:password@host).
+func Secrets(u *url.URL) []string {
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p)
+		}
+	}
+	for k, vs := range u.Query() {
+		for _, v := range vs {
+			if v == "" {
+				continue
+			}
+			if secretName(k) {
+				out = append(out, v)
+			} else if inner, err := url.Parse(v); err == nil && inner.Scheme != "" {
+				out = append(out, Secrets(inner)...)
+			}
+		}
+	}
+	return out
+}
+
+// Scrub returns err with every secret replaced by "REDACTED" in its
+// message, in each of the forms a URL may spell it (as is, query- and
+// path-escaped). The result matches the same sentinels as err with
+// errors.Is, but does not unwrap to err: the errors inside may repeat a
+// secret, and a caller printing one of them must not see it. With no
+// secrets, err is returned as is.
+func Scrub(err error, secrets ...string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	var forms []string
+	for _, s := range secrets {
+		forms = append(forms, s, url.QueryEscape(s), url.PathEscape(s), url.QueryEscape(url.QueryEscape(s)))
+	}
+	// Longest first, so that a secret inside another is not left half hidden.
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	msg := err.Error()
+	for _, f := range forms {
+		if f != "" {
+			msg = strings.ReplaceAll(msg, f, "REDACTED")
+		}
+	}
+	return &scrubbedError{msg: msg, err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+
+// Is reports whether the scrubbed error matches target, as the original did.
+func (e *scrubbedError) Is(target error) bool { return errors.Is(e.err, target) }
+
+// secretWords mark query parameters whose values Redact hides.
+var secretWords = []string{"secret", "password", "passwd", "pwd", "token", "key", "credential", "signature", "session", "auth", "sig"}
+
+// Redact returns u as a string with its password, every query value whose
+// name suggests a secret, and the password of a query value that is itself a
+// URL replaced by "REDACTED", for use in messages.
 func Redact(u *url.URL) string {
 	c := *u
 	if c.User != nil {
@@ -95,13 +182,12 @@ func Redact(u *url.URL) string {
 	}
 	q := c.Query()
 	changed := false
-	for k := range q {
-		lk := strings.ToLower(k)
-		for _, w := range secretWords {
-			if strings.Contains(lk, w) {
-				q[k] = []string{"REDACTED"}
-				changed = true
-				break
+	for k, vs := range q {
+		for i, v := range vs {
+			if secretName(k) {
+				vs[i], changed = "REDACTED", true
+			} else if inner, err := url.Parse(v); err == nil && inner.Scheme != "" && len(Secrets(inner)) > 0 {
+				vs[i], changed = Redact(inner), true
 			}
 		}
 	}
@@ -109,4 +195,14 @@ func Redact(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return c.String()
+}
+
+func secretName(k string) bool {
+	lk := strings.ToLower(k)
+	for _, w := range secretWords {
+		if strings.Contains(lk, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -61,20 +61,3 @@ func TestMalformedURLHidesCredentials(t *testing.T) {
 		}
 	}
 }
-
-func FuzzOpen(f *testing.F) {
-	for _, s := range []string{"mem://x", "file:///tmp/x?layout=c", "dynamodb://t?region=us-east-1", "s3://b/p?endpoint=http://h", "::", "%"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		_, err := Open(context.Background(), raw)
-		if err == nil {
-			t.Fatalf("Open(%q) succeeded with no driver registered for it", raw)
-		}
-		if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok && len(p) > 3 && strings.Contains(err.Error(), ":"+p+"@") {
-				t.Fatalf("Open(%q) error leaks the password: %v", raw, err)
-			}
-		}
-	})
-}

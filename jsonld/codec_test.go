@@ -279,6 +279,11 @@ func TestMalformed(t *testing.T) {
 		"bad context":       `{"@context": 5}`,
 		"deps not strings":  `{` + ctx + `"f:graphSourceDependencies": [1], "f:status": "ready"}`,
 		"retracted string":  `{` + ctx + `"f:retracted": "yes", "f:status": "ready"}`,
+		// Issue 14, item 6: a repeated key inside a member, or bad UTF-8, is
+		// a corrupt file, not one whose last value silently wins.
+		"nested duplicate key": `{` + ctx + `"f:status": "ready", "f:statusMeta": {"a": 1, "a": 2}}`,
+		"bad UTF-8 value":      `{` + ctx + `"f:status": "ready", "f:statusMeta": {"a": "` + "\xff" + `"}}`,
+		"bad UTF-8 key":        `{` + ctx + `"f:status": "ready", "x` + "\xfe" + `": 1}`,
 	}
 	for name, s := range bad {
 		_, err := Decode([]byte(s))

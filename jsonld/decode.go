@@ -1,12 +1,12 @@
 package jsonld
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"nameservice.dev/nameservice/driver"
 )
@@ -47,10 +47,11 @@ func PartOf(c driver.Concern) Part {
 // part it belongs to.
 var knownParts = map[string]Part{
 	"ledger": Identity, "name": Identity, "branch": Identity, "graphSourceDependencies": Identity,
-	"retracted": Identity, "createdAt": Identity, "sourceBranch": Identity, "branchPoint": Identity,
+	"dependenciesAbsent": Identity,
+	"retracted":          Identity, "createdAt": Identity, "sourceBranch": Identity, "branchPoint": Identity,
 	"branches":     Identity,
 	"ledgerCommit": HeadPart, "commitCid": HeadPart, "t": HeadPart,
-	"ledgerIndex": IndexPart, "indexAddress": IndexPart, "indexT": IndexPart,
+	"ledgerIndex": IndexPart, "indexAddress": IndexPart, "indexT": IndexPart, "indexGraphs": IndexPart,
 	"graphSourceIndex": IndexPart, "graphSourceIndexT": IndexPart,
 	"status": StatusPart, "statusV": StatusPart, "statusMeta": StatusPart,
 	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
@@ -101,6 +102,9 @@ func Decode(data []byte) (*File, error) {
 }
 
 func decode(data []byte) (*File, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("not valid UTF-8") // encoding/json would rewrite it to U+FFFD
+	}
 	members, err := parseObject(data)
 	if err != nil {
 		return nil, err
@@ -182,7 +186,7 @@ func (r *reader) typeMember(raw json.RawMessage) error {
 	for _, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return fmt.Errorf("@type holds a %s, not a string", jsonKind(e))
+			return fmt.Errorf("@type holds a %s, not a string", driver.JSONKind(e))
 		}
 		r.types = append(r.types, r.f.ctx.compactIRI(s))
 	}
@@ -201,15 +205,11 @@ func (r *reader) finish() error {
 	return nil
 }
 
-// value decodes raw JSON into JSON-normal values (exact json.Numbers).
+// value decodes raw JSON into JSON-normal values (exact json.Numbers). A
+// key repeated inside a member, or invalid UTF-8, is an error: the file is
+// corrupt, and picking one of the values would hide it.
 func value(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return driver.DecodeJSON(raw)
 }
 
 func mustValue(raw json.RawMessage) any {
@@ -284,24 +284,6 @@ func asObject(v any) (driver.Object, bool) {
 	return driver.Object(m), ok
 }
 
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	case string:
-		return "string"
-	case json.Number:
-		return "number"
-	case bool:
-		return "boolean"
-	}
-	return "value"
-}
-
 // str, integer... read one known member, recording the first error.
 func (r *reader) str(name string) (string, bool, error) {
 	v, ok := r.vals[name]
@@ -310,7 +292,7 @@ func (r *reader) str(name string) (string, bool, error) {
 	}
 	s, ok := asString(v)
 	if !ok {
-		return "", false, fmt.Errorf("%s is a %s, not a string", name, jsonKind(v))
+		return "", false, fmt.Errorf("%s is a %s, not a string", name, driver.JSONKind(v))
 	}
 	return s, true, nil
 }
@@ -346,7 +328,7 @@ func (r *reader) object(name string) (driver.Object, bool, error) {
 	}
 	o, ok := asObject(v)
 	if !ok {
-		return nil, false, fmt.Errorf("%s is a %s, not an object", name, jsonKind(v))
+		return nil, false, fmt.Errorf("%s is a %s, not an object", name, driver.JSONKind(v))
 	}
 	return o, true, nil
 }
@@ -360,7 +342,7 @@ func (r *reader) nested(name string) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s is a %s, not an object", name, jsonKind(v))
+		return nil, fmt.Errorf("%s is a %s, not an object", name, driver.JSONKind(v))
 	}
 	out := make(map[string]any, len(m))
 	for k, e := range m {
@@ -407,6 +389,14 @@ func (r *reader) identity() error {
 	if v, has := r.vals["graphSourceDependencies"]; has && v != nil {
 		if f.Dependencies, ok = asStrings(v); !ok {
 			keep(fmt.Errorf("graphSourceDependencies is not a list of strings"))
+		}
+	}
+	if v, has := r.vals["dependenciesAbsent"]; has && v != nil {
+		absent, ok := unwrap(v).(bool)
+		if !ok {
+			keep(fmt.Errorf("dependenciesAbsent is not a boolean"))
+		} else if absent {
+			f.Dependencies = nil
 		}
 	}
 	if v, has := r.vals["retracted"]; has && v != nil {
@@ -540,8 +530,25 @@ func (r *reader) index() error {
 		}
 	}
 	v, err := refValue("index", forms[0].address, forms[0].t)
+	if err == nil {
+		err = r.indexGraphs(v)
+	}
 	r.f.Index = v
 	return err
+}
+
+// indexGraphs adds the named graphs of indexGraphs ({"@value": "JSON
+// text"}) to index v, and checks them.
+func (r *reader) indexGraphs(v *driver.Value) error {
+	g, ok, err := r.jsonText("indexGraphs")
+	if err != nil || !ok {
+		return err
+	}
+	v.Payload["graphs"] = map[string]any(g)
+	if err := driver.ValidateValue(driver.Index, *v); err != nil {
+		return fmt.Errorf("indexGraphs: %v", err)
+	}
+	return nil
 }
 
 func (r *reader) ledgerIndex() (*indexForm, error) {
@@ -710,10 +717,15 @@ func (r *reader) configPayload() (p driver.Object, fields bool, err error) {
 // configKeys are the ledger config payload keys of dedicated members.
 var configKeys = map[string]string{"defaultContextCid": "default_context", "configCid": "config_id"}
 
-// graphSourceConfig reads {"@value": "JSON text"}, {"@value": {...}}, or the
-// JSON text alone.
+// graphSourceConfig reads the graph-source config (see jsonText).
 func (r *reader) graphSourceConfig() (driver.Object, bool, error) {
-	v, ok := r.vals["graphSourceConfig"]
+	return r.jsonText("graphSourceConfig")
+}
+
+// jsonText reads an object member held as {"@value": "JSON text"},
+// {"@value": {...}}, or the JSON text alone.
+func (r *reader) jsonText(name string) (driver.Object, bool, error) {
+	v, ok := r.vals[name]
 	if !ok || v == nil {
 		return nil, false, nil
 	}
@@ -723,11 +735,11 @@ func (r *reader) graphSourceConfig() (driver.Object, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, false, fmt.Errorf("graphSourceConfig is a %s, not JSON text", jsonKind(v))
+		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, driver.JSONKind(v))
 	}
 	o, err := driver.ParseObject([]byte(s))
 	if err != nil {
-		return nil, false, fmt.Errorf("graphSourceConfig: %v", strings.TrimPrefix(err.Error(), driver.ErrInvalidArgument.Error()+": "))
+		return nil, false, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), driver.ErrInvalidArgument.Error()+": "))
 	}
 	if o == nil {
 		return nil, false, nil

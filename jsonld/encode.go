@@ -135,13 +135,13 @@ func (w *writer) writesID() bool {
 }
 
 var (
-	v4Ledger = []string{"ledger", "branch", "commitCid", "ledgerCommit", "t", "ledgerIndex", "status",
+	v4Ledger = []string{"ledger", "branch", "commitCid", "ledgerCommit", "t", "ledgerIndex", "indexGraphs", "status",
 		"defaultContextCid", "defaultContext", "statusV", "statusMeta", "configV", "configMeta", "configCid",
 		"sourceBranch", "branchPoint", "branches", "createdAt", "retracted"}
-	v4Graph = []string{"name", "branch", "graphSourceConfig", "graphSourceDependencies", "status", "statusV",
+	v4Graph = []string{"name", "branch", "graphSourceConfig", "graphSourceDependencies", "dependenciesAbsent", "status", "statusV",
 		"statusMeta", "configV", "graphSourceIndex", "graphSourceIndexT", "indexAddress", "indexT", "ledgerIndex",
 		"sourceBranch", "branchPoint", "branches", "createdAt", "retracted"}
-	specLedger = []string{"ledger", "branch", "ledgerCommit", "commitCid", "t", "ledgerIndex", "status",
+	specLedger = []string{"ledger", "branch", "ledgerCommit", "commitCid", "t", "ledgerIndex", "indexGraphs", "status",
 		"statusV", "statusMeta", "configV", "defaultContextCid", "defaultContext", "configCid", "configMeta",
 		"createdAt", "retracted", "sourceBranch", "branchPoint", "branches"}
 	specGraph = []string{"name", "branch", "graphSourceDependencies", "indexAddress", "indexT",

@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/fixturetest"
 )
 
-// fixtureRoot holds the ns@v2 fixtures (copied from shared/testdata).
-const fixtureRoot = "../drivers/fs/testdata/ns-v2"
+// fixtureRoot holds the ns@v2 fixtures.
+var fixtureRoot = fixturetest.NSv2()
 
 // fixtureFile is one file of a fixture record, with the parts it holds in
 // layout B.

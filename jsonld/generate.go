@@ -41,11 +41,14 @@ func (w *writer) identity(name string) (any, bool) {
 	case "branch":
 		return r.ID.Branch, true
 	case "graphSourceDependencies":
-		deps := r.Dependencies
-		if deps == nil {
-			deps = []string{}
+		// Fluree's reader requires the list: in its dialect an absent one
+		// is written empty and marked by dependenciesAbsent.
+		if r.Dependencies == nil {
+			return []string{}, w.graph() && w.dialect == FlureeV4
 		}
-		return deps, w.graph()
+		return r.Dependencies, w.graph()
+	case "dependenciesAbsent":
+		return true, w.graph() && w.dialect == FlureeV4 && r.Dependencies == nil
 	case "createdAt":
 		return number(r.CreatedAt), r.CreatedAt != 0
 	case "retracted":
@@ -92,6 +95,12 @@ func (w *writer) index(name string) (any, bool) {
 			return map[string]any{"@id": ref.Address, w.key("t"): number(ix.V)}, !w.graph()
 		}
 		return map[string]any{w.key("cid"): ref.Address, w.key("t"): number(ix.V)}, !w.graph()
+	case "indexGraphs":
+		if ref.Graphs == nil || w.graph() {
+			return nil, false
+		}
+		b, err := json.Marshal(ix.Payload["graphs"])
+		return map[string]any{"@value": string(b)}, err == nil
 	case "indexAddress":
 		return ref.Address, w.graph() && spec
 	case "indexT":

@@ -118,7 +118,7 @@ func TestMissingIDFails(t *testing.T) {
 	from, to := memURL(t, "src"), memURL(t, "dst")
 	seed(t, open(t, from))
 	r := want(t, exitFail, "--from", from, "--to", to, "--id", "ghost", "--id", "books")
-	if !strings.Contains(r.stdout, "failed ghost:main: source: lookup ghost:main:") {
+	if !strings.Contains(r.stdout, "failed ghost:main: source: lookup") || !strings.Contains(r.stdout, "not found: ghost:main") {
 		t.Fatalf("stdout:\n%s", r.stdout)
 	}
 	if lookupJSON(t, open(t, to), "books") == "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/connconfig"
 )
 
 // tableMaker is the optional capability of a driver whose backend needs a
@@ -75,7 +76,7 @@ func openSide(ctx context.Context, flagName, rawURL, configFile string) (*namese
 	var ns *nameservice.NameService
 	var err error
 	if configFile != "" {
-		ns, err = nameservice.OpenConfig(ctx, configFile)
+		ns, err = connconfig.Open(ctx, configFile)
 		flagName += "-config"
 	} else {
 		ns, err = nameservice.Open(ctx, rawURL)

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"nameservice.dev/nameservice/internal/fixturetest"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
-const fixtures = "/work/shared/testdata/ns-v2"
+var fixtures = fixturetest.NSv2()
 
 // fixtureCases returns a fresh copy of each fixture root, by case name.
 func fixtureCases(t *testing.T) map[string]string {

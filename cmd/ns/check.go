@@ -24,9 +24,10 @@ import (
 
 // ns check URL runs the capability probe and the conformance suite against a
 // live store, under a prefix of its own, and purges that prefix at the end
-// (also when interrupted). It exits 0 when every case passed, 1 when any
-// failed, the probe found the store unsafe, the store could not be reached
-// or the run was interrupted, and 2 on a usage error.
+// (also when interrupted). It exits 0 when every case passed; 1 when any
+// failed, the probe found the store unsafe or the run was interrupted; 2 on
+// a usage error; and like every command 6 or 7 when the table or bucket is
+// missing or access is denied.
 func init() {
 	commands["check"] = &command{
 		usage: "URL [--quick] [--junit FILE] [--prefix P]",
@@ -175,7 +176,7 @@ func printGroup(w io.Writer, g conformance.GroupResult) {
 		fmt.Fprintf(w, "FAIL %s (%d of %d cases failed, %v): guarantee broken: %s\n", g.Name, g.Count(conformance.Fail), n, d, g.Guarantee)
 		for _, c := range g.Cases {
 			if c.Status == conformance.Fail {
-				fmt.Fprintf(w, "    %s: %s\n", c.Name, oneLine(c.Message))
+				fmt.Fprintf(w, "    %s: %s\n", c.Name, flatten(c.Message))
 			}
 		}
 	case g.Skipped != "" || g.Count(conformance.Skip) == n:
@@ -192,7 +193,7 @@ func printGroup(w io.Writer, g conformance.GroupResult) {
 		fmt.Fprintf(w, "PASS %s (%s%s, %v)\n", g.Name, plural(n, "case"), skipped, d)
 		for _, c := range g.Cases {
 			if c.Status == conformance.Pass && c.Message != "" {
-				fmt.Fprintf(w, "    note: %s: %s\n", c.Name, oneLine(c.Message))
+				fmt.Fprintf(w, "    note: %s: %s\n", c.Name, flatten(c.Message))
 			}
 		}
 	}
@@ -205,7 +206,8 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// flatten puts a message on one line.
+func flatten(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // summary prints the closing line and returns an error when anything failed.
 func summary(w io.Writer, rep conformance.Report) error {
@@ -323,7 +325,7 @@ func junitReport(rep conformance.Report) junitSuites {
 			jc := junitCase{Name: c.Name, Classname: "nscheck." + g.Name, Time: seconds(c.Duration)}
 			switch c.Status {
 			case conformance.Fail:
-				jc.Failure = &junitMessage{Message: g.Guarantee + ": " + oneLine(c.Message), Text: c.Message}
+				jc.Failure = &junitMessage{Message: g.Guarantee + ": " + flatten(c.Message), Text: c.Message}
 			case conformance.Skip:
 				jc.Skipped = &junitMessage{Message: c.Message}
 			}

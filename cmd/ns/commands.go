@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/connconfig"
+	"nameservice.dev/nameservice/driver"
 	_ "nameservice.dev/nameservice/drivers/all"
 )
 
@@ -37,11 +39,12 @@ type call struct {
 	flags  *flag.FlagSet
 	json   bool
 	stdout io.Writer
+	stderr io.Writer
 }
 
 var commands = map[string]*command{}
 
-func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Global flags may come before the command.
 	g := flag.NewFlagSet("ns", flag.ContinueOnError)
 	g.SetOutput(io.Discard)
@@ -77,15 +80,26 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
 		return usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
 	}
+	c := &call{ctx: ctx, args: pos, flags: fs, json: *asJSON, stdout: stdout, stderr: stderr}
 	if cmd.local {
-		return cmd.run(&call{ctx: ctx, args: pos, flags: fs, json: *asJSON, stdout: stdout})
+		return cmd.run(c)
+	}
+	if *url == "" && (isSet(g, "url") || isSet(fs, "url")) {
+		return usagef("--url is empty; give a nameservice URL, or leave --url out for $NAMESERVICE_URL or %s", DefaultURL)
 	}
 	ns, err := openNS(ctx, *url, *cfg)
 	if err != nil {
 		return err
 	}
 	defer ns.Close()
-	return cmd.run(&call{ctx: ctx, ns: ns, args: pos, flags: fs, json: *asJSON, stdout: stdout})
+	c.ns = ns
+	return cmd.run(c)
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func globalFlags(fs *flag.FlagSet) (url, cfg *string, asJSON *bool) {
@@ -93,19 +107,40 @@ func globalFlags(fs *flag.FlagSet) (url, cfg *string, asJSON *bool) {
 }
 
 // parseInterleaved parses flags that may come before, between or after the
-// positional arguments.
+// positional arguments. A negative number ("-1") is a positional argument,
+// not a flag, so that a bad T is refused as a T; "--" ends the flags.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--":
+			return append(pos, args[1:]...), nil
+		case a == "-" || !strings.HasPrefix(a, "-") || isNumber(a):
+			pos, args = append(pos, a), args[1:]
+			continue
+		}
+		n := 1 // the flag, and its value when it takes one and has no "="
+		name := strings.TrimLeft(a, "-")
+		if f := fs.Lookup(name); f != nil && !strings.Contains(name, "=") && !isBoolFlag(f) {
+			n = min(2, len(args))
+		}
+		if err := fs.Parse(args[:n]); err != nil {
 			return nil, err
 		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+		args = args[n:]
 	}
+	return pos, nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 func openNS(ctx context.Context, url, cfg string) (*nameservice.NameService, error) {
@@ -113,7 +148,7 @@ func openNS(ctx context.Context, url, cfg string) (*nameservice.NameService, err
 	case url != "" && cfg != "":
 		return nil, usagef("give --url or --config, not both")
 	case cfg != "":
-		return nameservice.OpenConfig(ctx, cfg)
+		return connconfig.Open(ctx, cfg)
 	case url == "":
 		url = os.Getenv("NAMESERVICE_URL")
 	}
@@ -135,7 +170,8 @@ func helpText() string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %s %s\n", n, commands[n].usage)
 	}
-	b.WriteString("\nexit codes: 0 done, 3 not applied, 4 not found, 5 already exists, 2 usage or invalid ID, 1 other\n")
+	b.WriteString("\nexit codes: 0 done, 3 not applied, 4 not found, 5 already exists, 2 usage, invalid ID or argument, 1 other\n")
+	b.WriteString("output: a table or readable record on a terminal, JSON with --json or when piped ($" + outputEnv + "=human|json forces one)\n")
 	return b.String()
 }
 
@@ -143,7 +179,9 @@ func helpText() string {
 // not applied.
 func (c *call) printOutcome(out nameservice.Outcome) error {
 	if c.json {
-		c.printJSON(map[string]any{"applied": out.Applied, "current": out.Current})
+		if err := c.printJSON(map[string]any{"applied": out.Applied, "current": out.Current}); err != nil {
+			return err
+		}
 	} else if out.Applied {
 		fmt.Fprintf(c.stdout, "applied: %v\n", out.Current)
 	} else {
@@ -155,18 +193,23 @@ func (c *call) printOutcome(out nameservice.Outcome) error {
 	return nil
 }
 
-func (c *call) printJSON(v any) {
+// printJSON prints v as one JSON line. When v cannot be encoded it prints
+// {"error": ...} in its place and returns an error, so that the command
+// exits non-zero.
+func (c *call) printJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		fmt.Fprintf(c.stdout, "{\"error\":%q}\n", err.Error())
-		return
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+		fmt.Fprintf(c.stdout, "%s\n", b)
+		return fmt.Errorf("cannot print: %w", err)
 	}
 	fmt.Fprintf(c.stdout, "%s\n", b)
+	return nil
 }
 
 func (c *call) done(msg string) error {
 	if c.json {
-		c.printJSON(map[string]any{"ok": true})
+		return c.printJSON(map[string]any{"ok": true})
 	} else {
 		fmt.Fprintln(c.stdout, msg)
 	}
@@ -176,15 +219,27 @@ func (c *call) done(msg string) error {
 func parseInt(what, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, usagef("%s %q is not an integer", what, s)
+		return 0, usagef("%s %q is not an integer", what, driver.Clip(s, 40))
 	}
 	return n, nil
 }
 
+// parseT parses a T argument: an integer from 1 up.
+func parseT(s string) (int64, error) {
+	t, err := parseInt("T", s)
+	if err == nil && t < 1 {
+		return 0, usagef("T %d: t starts at 1", t)
+	}
+	return t, err
+}
+
 func parseObject(what, s string) (nameservice.Object, error) {
 	o, err := nameservice.ParseObject([]byte(s))
-	if err != nil || o == nil {
-		return nil, usagef("%s is not a JSON object: %s", what, s)
+	if err != nil {
+		return nil, usagef("%s: %v", what, err)
+	}
+	if o == nil {
+		return nil, usagef("%s is null, not a JSON object", what)
 	}
 	return o, nil
 }

@@ -16,8 +16,8 @@ func TestAgainstDynamoDBLocal(t *testing.T) {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	c := &cli{t: t, url: "dynamodb://ns-cli-" + hex.EncodeToString(b) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)}
-	if code, _, errs := c.run("init", "mydb"); code == exitOK || !strings.Contains(errs, "ns table create") {
-		t.Fatalf("init before the table exists: exit %d, stderr %q; want a hint to run ns table create", code, errs)
+	if code, _, errs := c.run("init", "mydb"); code != exitNotProvisioned || !strings.Contains(errs, "ns table create") {
+		t.Fatalf("init before the table exists: exit %d, stderr %q; want exit %d (not provisioned) and a hint to run ns table create", code, errs, exitNotProvisioned)
 	}
 	c.want(exitOK, "table", "create")
 	c.want(exitOK, "table", "create") // idempotent

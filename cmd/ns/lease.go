@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/lease"
 )
 
 func init() {
@@ -27,7 +28,7 @@ func listLeases(c *call, prefix string) error {
 		if err != nil {
 			return err
 		}
-		for _, l := range nameservice.Leases(rec) {
+		for _, l := range lease.Held(rec) {
 			c.printJSON(l)
 		}
 	}
@@ -35,7 +36,7 @@ func listLeases(c *call, prefix string) error {
 }
 
 func breakLease(c *call, id, name string) error {
-	info, err := c.ns.BreakLease(c.ctx, id, name)
+	info, err := lease.Break(c.ctx, c.ns, id, name)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,10 @@
 // instead. Run "ns help" for the commands.
 //
 // Exit codes: 0 done; 3 not applied (stale or conflict); 4 not found; 5
-// already exists; 2 usage or invalid ID; 1 anything else. Errors go to
-// stderr as one line.
+// already exists; 6 the table or bucket does not exist; 7 permission
+// denied; 2 usage, invalid ID or invalid argument (a T below 1, a payload
+// over a limit); 1 anything else, also a record that could not be read or
+// printed. Errors go to stderr, one line each.
 package main
 
 import (
@@ -25,12 +27,14 @@ import (
 
 // Exit codes.
 const (
-	exitOK         = 0
-	exitError      = 1
-	exitUsage      = 2
-	exitNotApplied = 3
-	exitNotFound   = 4
-	exitExists     = 5
+	exitOK               = 0
+	exitError            = 1
+	exitUsage            = 2
+	exitNotApplied       = 3
+	exitNotFound         = 4
+	exitExists           = 5
+	exitNotProvisioned   = 6 // the table or bucket does not exist: `ns table create`
+	exitPermissionDenied = 7 // the backend refused the credentials or permission
 )
 
 // DefaultURL is used when neither --url, --config nor $NAMESERVICE_URL is given.
@@ -56,7 +60,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 var errNotApplied = errors.New("not applied")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := dispatch(ctx, args, stdout)
+	err := dispatch(ctx, args, stdout, stderr)
 	if err == nil {
 		return exitOK
 	}
@@ -70,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func exitCode(err error) int {
 	var ue usageError
 	switch {
-	case errors.As(err, &ue), errors.Is(err, nameservice.ErrInvalidID):
+	case errors.As(err, &ue), errors.Is(err, nameservice.ErrInvalidID), errors.Is(err, nameservice.ErrInvalidArgument):
 		return exitUsage
 	case errors.Is(err, errNotApplied):
 		return exitNotApplied
@@ -78,6 +82,10 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, nameservice.ErrAlreadyExists):
 		return exitExists
+	case errors.Is(err, nameservice.ErrNotProvisioned):
+		return exitNotProvisioned
+	case errors.Is(err, nameservice.ErrPermissionDenied):
+		return exitPermissionDenied
 	}
 	return exitError
 }

@@ -58,7 +58,7 @@ func TestExitCodes(t *testing.T) {
 	c.want(exitOK, "publish-commit", "mydb", "5", "c5")
 	c.want(exitNotApplied, "publish-commit", "mydb", "4", "c4")
 	c.want(exitNotFound, "publish-commit", "ghost", "1", "c1")
-	c.want(exitError, "publish-commit", "mydb", "0", "c0")
+	c.want(exitUsage, "publish-commit", "mydb", "0", "c0")
 }
 
 func TestPushOutcomeJSON(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"math"
 
 	"nameservice.dev/nameservice"
 )
@@ -14,7 +15,7 @@ func init() {
 		return c.done("initialised " + c.args[0])
 	}}
 	commands["publish-commit"] = &command{usage: "ID T ADDRESS", nargs: 3, run: func(c *call) error {
-		t, err := parseInt("T", c.args[1])
+		t, err := parseT(c.args[1])
 		if err != nil {
 			return err
 		}
@@ -28,7 +29,7 @@ func init() {
 	commands["publish-index"] = &command{usage: "ID T ADDRESS [--admin]", nargs: 3,
 		flags: func(fs *flag.FlagSet) { fs.BoolVar(&admin, "admin", false, "") },
 		run: func(c *call) error {
-			t, err := parseInt("T", c.args[1])
+			t, err := parseT(c.args[1])
 			if err != nil {
 				return err
 			}
@@ -75,7 +76,7 @@ func casRefCommand() *command {
 			if err != nil {
 				return err
 			}
-			t, err := parseInt("T", c.args[2])
+			t, err := parseT(c.args[2])
 			if err != nil {
 				return err
 			}
@@ -125,7 +126,10 @@ func pushCommand(usage string, concern nameservice.Concern) *command {
 		},
 		run: func(c *call) error {
 			if expV < 0 {
-				return usagef("push-%s needs --expect-v V", concern)
+				return usagef("push-%s needs --expect-v V (0 or more)", concern)
+			}
+			if expV == math.MaxInt64 {
+				return usagef("--expect-v %d: %s cannot go above it", expV, concern.Watermark())
 			}
 			payload, err := pushPayload(concern, c.args[1], meta)
 			if err != nil {

@@ -2,8 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
 
 	"nameservice.dev/nameservice"
 )
@@ -14,18 +23,40 @@ func init() {
 		if err != nil {
 			return err
 		}
-		if c.json {
-			c.printJSON(rec)
-			return nil
+		switch {
+		case c.human():
+			return printRecord(c.stdout, rec)
+		case c.json:
+			return c.printJSON(rec)
 		}
 		b, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
-			return err
+			return c.printJSON(rec) // prints the error record and fails
 		}
 		fmt.Fprintf(c.stdout, "%s\n", b)
 		return nil
 	}}
 	commands["list"] = listCommand()
+}
+
+// outputEnv forces the output form: "human" (a table or readable record, as
+// on a terminal) or "json" (as when piped). Tests and scripts set it.
+const outputEnv = "NS_OUTPUT"
+
+// human reports whether output is for a person: not with --json; else as
+// $NS_OUTPUT says; else when stdout is a terminal.
+func (c *call) human() bool {
+	if c.json {
+		return false
+	}
+	switch os.Getenv(outputEnv) {
+	case "human":
+		return true
+	case "json":
+		return false
+	}
+	f, ok := c.stdout.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func listCommand() *command {
@@ -42,12 +73,128 @@ func listCommand() *command {
 			if kind != "" && !opts.Kind.Valid() {
 				return usagef("--kind %q is neither ledger nor graph_source", kind)
 			}
-			for rec, err := range c.ns.List(c.ctx, opts) {
-				if err != nil {
-					return err
-				}
-				c.printJSON(rec) // JSON lines, with or without --json
-			}
-			return nil
+			return list(c, opts)
 		}}
+}
+
+// list prints every record (a table for a person, else JSON lines), names
+// each one that could not be read or printed on stderr and goes on, and
+// fails at the end when there was any.
+func list(c *call, opts nameservice.ListOptions) error {
+	var table *tabwriter.Writer
+	if c.human() {
+		table = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(table, "ID\tKIND\tCOMMIT_T\tINDEX_T\tSTATUS\tRETRACTED")
+	}
+	bad := 0
+	for rec, err := range c.ns.List(c.ctx, opts) {
+		var re *nameservice.RecordError
+		switch {
+		case err != nil && errors.As(err, &re):
+			bad++
+			fmt.Fprintln(c.stderr, "ns:", err)
+			continue
+		case err != nil:
+			if table != nil {
+				table.Flush()
+			}
+			return err
+		}
+		if table != nil {
+			fmt.Fprintln(table, tableRow(rec))
+		} else if err := c.printJSON(rec); err != nil {
+			bad++
+			fmt.Fprintf(c.stderr, "ns: %s: %v\n", rec.ID, err)
+		}
+	}
+	if table != nil {
+		table.Flush()
+	}
+	if bad > 0 {
+		return fmt.Errorf("list: %d record(s) could not be read or printed (named above)", bad)
+	}
+	return nil
+}
+
+func tableRow(r *nameservice.Record) string {
+	t := func(v *nameservice.Value) string {
+		if v == nil {
+			return "-"
+		}
+		return strconv.FormatInt(v.V, 10)
+	}
+	status := "-"
+	if r.Status != nil {
+		status = fmt.Sprintf("%s (v%d)", oneLine(r.Status.State()), r.Status.V)
+	}
+	return strings.Join([]string{oneLine(r.ID.String()), string(r.Kind), t(r.Head), t(r.Index), status, strconv.FormatBool(r.Retracted)}, "\t")
+}
+
+// oneLine quotes s when it holds anything that would break a table row.
+func oneLine(s string) string {
+	if strings.ContainsAny(s, "\t\n\r") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// printRecord prints rec for a person: one field per line.
+func printRecord(w io.Writer, rec *nameservice.Record) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	line("id", rec.ID.String())
+	line("kind", string(rec.Kind))
+	if rec.Kind == nameservice.GraphSource {
+		line("source type", rec.SourceType)
+		line("dependencies", strings.Join(rec.Dependencies, ", "))
+	}
+	line("retracted", strconv.FormatBool(rec.Retracted))
+	if rec.CreatedAt != 0 {
+		line("created", time.Unix(rec.CreatedAt, 0).UTC().Format(time.RFC3339))
+	}
+	for _, cn := range []nameservice.Concern{nameservice.Head, nameservice.Index, nameservice.Status, nameservice.Config} {
+		v := rec.Value(cn)
+		if v == nil {
+			continue
+		}
+		s, err := describe(cn, *v)
+		if err != nil {
+			tw.Flush()
+			return fmt.Errorf("%s: %s cannot be printed: %w", rec.ID, cn, err)
+		}
+		line(cn.String(), s)
+	}
+	if rec.SourceBranch != "" {
+		line("source branch", rec.SourceBranch)
+	}
+	if rec.Branches != 0 {
+		line("branches", strconv.FormatInt(rec.Branches, 10))
+	}
+	return tw.Flush()
+}
+
+// describe formats one concern: "commit_t 5  fluree:..." for a ref, the
+// state and any other keys for a status, the JSON of a config.
+func describe(c nameservice.Concern, v nameservice.Value) (string, error) {
+	head := fmt.Sprintf("%s %d", c.Watermark(), v.V)
+	if v.Unborn() {
+		return head + "  (unborn)", nil
+	}
+	if ref, ok := v.Ref(); ok && (c == nameservice.Head || c == nameservice.Index) {
+		return head + "  " + oneLine(ref.Address), nil
+	}
+	p := v.Payload
+	if c == nameservice.Status {
+		head += "  " + oneLine(v.State())
+		p = p.Clone()
+		delete(p, "state")
+		if len(p) == 0 {
+			return head, nil
+		}
+	}
+	b, err := p.MarshalJSON()
+	if err != nil {
+		return "", err
+	}
+	return head + "  " + string(b), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/subscribe"
+	"nameservice.dev/nameservice/driver"
 )
 
 func init() {
@@ -53,7 +56,7 @@ func watch(c *call, prefix, state string, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	sub, err := c.ns.Subscribe(c.ctx, nameservice.SubscribeOptions{Prefix: prefix, Interval: interval, From: from})
+	sub, err := subscribe.Start(c.ctx, c.ns, subscribe.Options{Prefix: prefix, Interval: interval, From: from})
 	if err != nil {
 		return err
 	}
@@ -61,7 +64,7 @@ func watch(c *call, prefix, state string, interval time.Duration) error {
 		ev, err := sub.Next(c.ctx)
 		switch {
 		case err == nil:
-		case c.ctx.Err() != nil || errors.Is(err, nameservice.ErrSubscriptionEnded):
+		case c.ctx.Err() != nil || errors.Is(err, subscribe.ErrEnded):
 			return nil // interrupted: the state file holds every event printed
 		default:
 			return err
@@ -92,7 +95,7 @@ func printEvent(c *call, ev nameservice.Event) {
 	fmt.Fprintf(c.stdout, "%s %s %d -> %v\n", e.ID, e.Concern, e.Old, ev.New)
 }
 
-func loadState(path string) (*nameservice.SubscriptionMap, error) {
+func loadState(path string) (*subscribe.Map, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -103,16 +106,51 @@ func loadState(path string) (*nameservice.SubscriptionMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m nameservice.SubscriptionMap
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := parseState(b)
+	if err != nil {
 		return nil, fmt.Errorf("--state %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// parseState reads a subscription map strictly: a repeated key, bad UTF-8,
+// an unknown field, a key that is not a normalised ID, an unknown kind or a
+// negative watermark makes the file corrupt (resuming from a guess could
+// miss events), with an error wrapping ErrInvalidArgument.
+func parseState(b []byte) (*subscribe.Map, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: not a subscription map: %s", nameservice.ErrInvalidArgument, fmt.Sprintf(format, args...))
+	}
+	if _, err := driver.DecodeJSON(b); err != nil {
+		return nil, bad("%v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var m subscribe.Map
+	if err := dec.Decode(&m); err != nil {
+		return nil, bad("%v", err)
+	}
+	for k, w := range m.Subscriptions {
+		id, err := nameservice.ParseID(k)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		if id.String() != k {
+			return nil, bad("key %q is not in the normalised form %q", k, id.String())
+		}
+		if !w.Kind.Valid() {
+			return nil, bad("%s: kind %q", k, driver.Clip(string(w.Kind), 40))
+		}
+		if w.CommitT < 0 || w.IndexT < 0 || w.StatusV < 0 || w.ConfigV < 0 {
+			return nil, bad("%s: a negative watermark", k)
+		}
 	}
 	return &m, nil
 }
 
 // saveState writes the map through a temporary file and a rename, so a
 // crash leaves the old state or the new, never half of one.
-func saveState(path string, m nameservice.SubscriptionMap) error {
+func saveState(path string, m subscribe.Map) error {
 	if path == "" {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	gblob "gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob:// bucket URLs
 	_ "gocloud.dev/blob/gcsblob"   // gs:// bucket URLs
+	"gocloud.dev/gcerrors"
 	"google.golang.org/api/googleapi"
 
 	"nameservice.dev/nameservice/driver"
@@ -102,6 +103,13 @@ func notFound(err error) bool {
 func preconditionFailed(err error) bool {
 	s := httpStatus(err)
 	return s == 412 || s == 409 && azureCode(err) == "BlobAlreadyExists"
+}
+
+// denied reports whether the service refused the credentials or the
+// permission (401, 403).
+func denied(err error) bool {
+	s := httpStatus(err)
+	return s == 401 || s == 403 || gcerrors.Code(err) == gcerrors.PermissionDenied
 }
 
 // throttled reports whether the service refused for load.

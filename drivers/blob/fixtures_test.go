@@ -18,8 +18,8 @@ import (
 	"nameservice.dev/nameservice/internal/layout"
 )
 
-// fixtures are the filesystem driver's copy of shared/testdata/ns-v2.
-const fixtures = "../fs/testdata/ns-v2"
+// fixtures are the ns@v2 fixture cases.
+var fixtures = fixturetest.NSv2()
 
 func TestFixturesGCS(t *testing.T)   { testFixtures(t, gcsServer(t)) }
 func TestFixturesAzure(t *testing.T) { testFixtures(t, azureServer(t)) }

@@ -2,8 +2,6 @@ package blob_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -29,12 +27,6 @@ const (
 	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // server is one test server: fake-gcs-server or Azurite.
 type server struct {
 	name     string // gs or azblob
@@ -50,7 +42,7 @@ func gcsServer(t testing.TB) *server {
 	s := &server{name: blob.SchemeGCS, endpoint: testenv.GCSEndpoint(t)}
 	s.newBucket = func(t testing.TB) string {
 		t.Helper()
-		name := "ns-" + randomHex(6)
+		name := "ns-" + testenv.RandomHex(6)
 		c, err := gcsClient(context.Background(), s.endpoint, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +80,7 @@ func azureServer(t testing.TB) *server {
 	s := &server{name: blob.SchemeAzure, endpoint: testenv.AzureEndpoint(t)}
 	s.newBucket = func(t testing.TB) string {
 		t.Helper()
-		name := "ns-" + randomHex(6)
+		name := "ns-" + testenv.RandomHex(6)
 		c, err := azureClient(s.endpoint, name, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -111,7 +111,10 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	case throttled(err) || gcerrors.Code(err) == gcerrors.ResourceExhausted:
 		return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrThrottled, err)
 	case gcerrors.Code(err) == gcerrors.NotFound || notFound(err):
-		return fmt.Errorf("%s: %s %s: %w: the bucket or container does not exist: %w", name, op, key, driver.ErrUnavailable, err)
+		return fmt.Errorf("%s: %s %s: %w: the bucket or container does not exist; create it or fix the URL: %w", name, op, key, driver.ErrNotProvisioned, err)
+	case denied(err):
+		return fmt.Errorf("%s: %s %s: %w: the service refused the credentials or the permission to %s objects; "+
+			"grant the caller read, write and delete on the bucket or container (docs/gcs.md, docs/azure.md): %w", name, op, key, driver.ErrPermissionDenied, op, err)
 	}
 	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrUnavailable, err)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // The benchmarks run on DynamoDB Local and time each driver operation next
@@ -85,7 +86,7 @@ func benchDriver(b *testing.B) (*Driver, context.Context) {
 }
 
 func benchLedger(b *testing.B, d *Driver) driver.ID {
-	id, _ := driver.ParseID("bench" + randomHex(4) + "/db")
+	id, _ := driver.ParseID("bench" + testenv.RandomHex(4) + "/db")
 	if err := d.Create(context.Background(), driver.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package docstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"os"
 	"sync"
@@ -18,12 +16,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testenv"
 )
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // urlHarness opens every client of a store with Open(rawURL()), as a
 // separate process would.
@@ -53,7 +45,7 @@ func corrupt(ctx context.Context, rawURL string, id driver.ID) error {
 // memURL returns the URL of a memdocstore collection of the test's own.
 // Every Open of it shares the one collection memdocstore's URL opener keeps
 // per name.
-func memURL(t *testing.T) string { return "docstore+mem://ns" + randomHex(6) }
+func memURL(t *testing.T) string { return "docstore+mem://ns" + testenv.RandomHex(6) }
 
 func TestConformanceMem(t *testing.T) {
 	conformance.Run(t, urlHarness(memURL))
@@ -96,7 +88,7 @@ func dynamoURL(t testing.TB) string {
 			o.BaseEndpoint = aws.String(endpoint)
 			o.DisableValidateResponseChecksum = true
 		})
-		name := "nsdoc-test-" + randomHex(4)
+		name := "nsdoc-test-" + testenv.RandomHex(4)
 		if tableErr = EnsureDynamoDBTable(ctx, tableCli, name); tableErr == nil {
 			tableName = name
 		}

@@ -46,6 +46,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/closed"
 )
 
 // SchemePrefix is put in front of a gocloud docstore scheme to name this
@@ -71,7 +72,7 @@ func init() {
 type Driver struct {
 	coll    *docstore.Collection
 	release func() error
-	closed  atomic.Bool
+	closed  closed.Flag
 	// listMode remembers whether the provider runs ordered queries:
 	// 0 not yet known, modeOrdered, or modeScan.
 	listMode atomic.Int32
@@ -92,7 +93,7 @@ func (d *Driver) Collection() *docstore.Collection { return d.coll }
 // Close implements driver.Driver. A driver opened from a URL closes its
 // collection (a memdocstore collection when its last driver closes).
 func (d *Driver) Close() error {
-	if d.closed.Swap(true) {
+	if !d.closed.Close() {
 		return nil
 	}
 	return d.release()
@@ -100,13 +101,7 @@ func (d *Driver) Close() error {
 
 // begin checks that the driver may run an operation with ctx.
 func (d *Driver) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("docstore: %w", err)
-	}
-	if d.closed.Load() {
-		return fmt.Errorf("docstore: %w: driver is closed", driver.ErrInvalidArgument)
-	}
-	return nil
+	return d.closed.Check(ctx, "docstore")
 }
 
 // Open opens the driver for a URL such as "docstore+mem://names".
@@ -141,7 +136,7 @@ func open(ctx context.Context, u *url.URL) (*Driver, error) {
 		coll, err = docstore.OpenCollection(ctx, inner.String())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classify(ctx, err))
+		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
 	}
 	d := New(coll)
 	d.release = coll.Close

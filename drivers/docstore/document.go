@@ -50,9 +50,12 @@ type document struct {
 	Branch       string   `docstore:"branch,omitempty"`
 	SourceType   string   `docstore:"source_type,omitempty"`
 	Dependencies []string `docstore:"dependencies,omitempty"`
-	CreatedAt    int64    `docstore:"created_at,omitempty"`
-	SourceBranch string   `docstore:"source_branch,omitempty"`
-	Branches     int64    `docstore:"branches,omitempty"`
+	// HasDeps marks an empty dependency list, which providers store and
+	// read back as absent.
+	HasDeps      bool   `docstore:"has_dependencies,omitempty"`
+	CreatedAt    int64  `docstore:"created_at,omitempty"`
+	SourceBranch string `docstore:"source_branch,omitempty"`
+	Branches     int64  `docstore:"branches,omitempty"`
 
 	// concerns
 	V         int64  `docstore:"v"`
@@ -81,6 +84,7 @@ func metaDoc(rec *driver.Record, gen string, nowMS int64) *document {
 	d.Kind, d.Name, d.Branch = string(rec.Kind), rec.ID.Name, rec.ID.Branch
 	d.SourceType, d.Dependencies, d.CreatedAt = rec.SourceType, rec.Dependencies, rec.CreatedAt
 	d.SourceBranch, d.Branches = rec.SourceBranch, rec.Branches
+	d.HasDeps = rec.Dependencies != nil
 	return d
 }
 
@@ -136,10 +140,14 @@ func (d *document) next(v driver.Value, w string) (*document, error) {
 func (d *document) meta() (driver.ID, driver.Meta, error) {
 	id := driver.ID{Name: d.Name, Branch: d.Branch}
 	k := driver.Kind(d.Kind)
-	if id.String() != d.PK || !k.Valid() {
+	if id.String() != d.PK || !k.Valid() || id.Validate() != nil {
 		return id, driver.Meta{}, fmt.Errorf("docstore: %w: meta document %s: kind %q, name %q, branch %q do not fit", driver.ErrInternal, d.PK, d.Kind, d.Name, d.Branch)
 	}
-	return id, driver.Meta{Kind: k, SourceType: d.SourceType, Dependencies: d.Dependencies,
+	deps := d.Dependencies
+	if deps == nil && d.HasDeps {
+		deps = []string{}
+	}
+	return id, driver.Meta{Kind: k, SourceType: d.SourceType, Dependencies: deps,
 		CreatedAt: d.CreatedAt, SourceBranch: d.SourceBranch, Branches: d.Branches}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsconf"
 )
 
 // classify wraps err, from the collection, in the driver sentinel for its
@@ -29,15 +30,35 @@ func classify(ctx context.Context, err error) error {
 		s = driver.ErrThrottled
 	case gcerrors.Unimplemented:
 		s = driver.ErrUnsupported
+	case gcerrors.PermissionDenied:
+		return fmt.Errorf("%w: the backend refused the credentials or the permission; grant the caller read and write access to the collection: %v", driver.ErrPermissionDenied, err)
 	case gcerrors.Canceled:
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
 		s = driver.ErrUnavailable
-	default: // Unknown, Internal, DeadlineExceeded, PermissionDenied, ...
+	default: // Unknown, Internal, DeadlineExceeded, ...
 		s = driver.ErrUnavailable
 	}
 	return fmt.Errorf("%w: %v", s, err)
+}
+
+// classifyOpen is classify for the error of opening the collection, where
+// NotFound means the collection (the DynamoDB table, the Firestore
+// collection's database) does not exist.
+func classifyOpen(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return classify(ctx, err)
+	}
+	// gocloud's DynamoDB collection returns the SDK's error of its
+	// DescribeTable as is.
+	if awsconf.Code(err) == driver.PermissionDenied {
+		return fmt.Errorf("%w: DynamoDB refused the credentials or the permission for dynamodb:%s; grant it: %v", driver.ErrPermissionDenied, awsconf.Operation(err), err)
+	}
+	if gcerrors.Code(err) == gcerrors.NotFound || awsconf.Code(err) == driver.NotProvisioned {
+		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or EnsureDynamoDBTable): %v", driver.ErrNotProvisioned, err)
+	}
+	return classify(ctx, err)
 }
 
 // code returns the gcerrors code of err (OK for nil).

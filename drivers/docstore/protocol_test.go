@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // stores runs fn on a memdocstore store and, when there is a server, on
@@ -33,7 +34,7 @@ func stores(t *testing.T, fn func(t *testing.T, open func() *Driver)) {
 }
 
 func testID(t *testing.T) driver.ID {
-	id, err := driver.ParseID("proto" + randomHex(4) + "/db")
+	id, err := driver.ParseID("proto" + testenv.RandomHex(4) + "/db")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // The benchmarks time each driver operation next to the plain SDK request it
@@ -93,7 +94,7 @@ func benchDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 }
 
 func benchLedger(b *testing.B, d *dynamodb.Driver) driver.ID {
-	id, _ := driver.ParseID("bench" + randomHex(4) + "/db")
+	id, _ := driver.ParseID("bench" + testenv.RandomHex(4) + "/db")
 	if err := d.Create(context.Background(), driver.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)
 	}

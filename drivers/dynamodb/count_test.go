@@ -15,6 +15,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // countingTransport counts requests by DynamoDB operation (the X-Amz-Target
@@ -116,7 +117,7 @@ func wantRequests(t *testing.T, ct *countingTransport, what string, want map[str
 func TestRequestCounts(t *testing.T) {
 	ns, ct := countingNS(t)
 	ctx := context.Background()
-	id := "count" + randomHex(4) + "/db"
+	id := "count" + testenv.RandomHex(4) + "/db"
 	one := func(op string) map[string]int { return map[string]int{op: 1} }
 
 	must(t, ns.Init(ctx, id))
@@ -181,7 +182,7 @@ func TestRequestCounts(t *testing.T) {
 func TestListRequestCount(t *testing.T) {
 	ns, ct := countingNS(t)
 	ctx := context.Background()
-	prefix := "list" + randomHex(4) + "/"
+	prefix := "list" + testenv.RandomHex(4) + "/"
 	const n, pageSize = 250, 100
 	for i := range n {
 		must(t, ns.Init(ctx, fmt.Sprintf("%sdb%03d", prefix, i)))

@@ -26,8 +26,10 @@
 //
 // # Errors
 //
-// A missing table is an error wrapping driver.ErrUnavailable that says to
-// create it (EnsureTable or `ns table create`); throttling that outlasts the
+// A missing table is an error wrapping driver.ErrNotProvisioned that says to
+// create it (EnsureTable or `ns table create`), refused credentials or
+// permissions one wrapping driver.ErrPermissionDenied that names the
+// DynamoDB action; both are lasting and never retried. Throttling that outlasts the
 // SDK's retries wraps driver.ErrThrottled; a request DynamoDB rejects as
 // malformed (an item over 400 KB, a number DynamoDB cannot hold) wraps
 // driver.ErrInvalidArgument. No error contains credentials.
@@ -37,23 +39,18 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/awsretry"
+	"nameservice.dev/nameservice/internal/closed"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -101,7 +98,7 @@ type Driver struct {
 	table  string
 	now    func() time.Time
 	kinds  kindCache
-	closed atomic.Bool
+	closed closed.Flag
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
 }
 
@@ -152,24 +149,9 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
-		timeout := cfg.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		httpClient = awshttp.NewBuildableClient().WithTimeout(timeout)
+		httpClient = awsconf.HTTPClient(cfg.Timeout, DefaultTimeout)
 	}
-	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		o.HTTPClient = httpClient
-		o.Retryer = newRetryer(cfg.MaxAttempts, cfg.RetryRateLimiter)
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-		// A local endpoint (DynamoDB Local, LocalStack) answers errors without
-		// the CRC32 header; checking it would log a warning on every error.
-		if cfg.Endpoint != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" {
-			o.DisableValidateResponseChecksum = true
-		}
-	})
+	client := dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(cfg.Endpoint, httpClient, newRetryer(cfg.MaxAttempts, cfg.RetryRateLimiter)))
 	return client, httpClient, nil
 }
 
@@ -208,23 +190,13 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
-	if limiter == nil {
-		limiter = ratelimit.None
-	}
-	return retry.NewStandard(func(o *retry.StandardOptions) {
-		o.MaxAttempts = maxAttempts
-		o.RateLimiter = limiter
-		o.Backoff = awsretry.Backoff{Base: 25 * time.Millisecond, Max: time.Second}
-		// Refused because another transaction holds the item: nothing was
-		// written, so a retry is safe.
-		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{
-			Codes: map[string]struct{}{"TransactionConflictException": {}},
-		})
-	})
+	// TransactionConflictException: refused because another transaction
+	// holds the item; nothing was written, so a retry is safe.
+	return awsconf.NewRetryer(maxAttempts, limiter, 25*time.Millisecond, "TransactionConflictException")
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.
-var urlParams = []string{"region", "endpoint", "profile", "timeout", "max_attempts", "retry_limiter"}
+var urlParams = append(awsconf.ParamNames, "retry_limiter")
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -248,26 +220,11 @@ func ParseURL(u *url.URL) (Config, error) {
 		return bad("the table is the host (dynamodb://TABLE), not a path")
 	}
 	q := u.Query()
-	for k := range q {
-		if !contains(urlParams, k) {
-			return bad("unknown parameter %q (known: %s)", k, strings.Join(urlParams, ", "))
-		}
+	p, err := awsconf.ParseParams(q, urlParams)
+	if err != nil {
+		return bad("%v", err)
 	}
-	cfg := Config{Table: u.Host, Region: q.Get("region"), Endpoint: q.Get("endpoint"), Profile: q.Get("profile")}
-	if s := q.Get("timeout"); s != "" {
-		t, err := time.ParseDuration(s)
-		if err != nil || t <= 0 {
-			return bad("timeout %q is not a positive duration such as 5s", s)
-		}
-		cfg.Timeout = t
-	}
-	if s := q.Get("max_attempts"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return bad("max_attempts %q is not a positive integer", s)
-		}
-		cfg.MaxAttempts = n
-	}
+	cfg := Config{Table: u.Host, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile, Timeout: p.Timeout, MaxAttempts: p.MaxAttempts}
 	switch q.Get("retry_limiter") {
 	case "", "none":
 	case "standard":
@@ -281,15 +238,6 @@ func ParseURL(u *url.URL) (Config, error) {
 	return cfg, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
 // Client returns the DynamoDB client the driver uses.
 func (d *Driver) Client() *dynamodb.Client { return d.client }
 
@@ -299,7 +247,7 @@ func (d *Driver) Table() string { return d.table }
 // Close implements driver.Driver. Later calls return an error wrapping
 // driver.ErrInvalidArgument.
 func (d *Driver) Close() error {
-	if d.closed.Swap(true) {
+	if !d.closed.Close() {
 		return nil
 	}
 	if d.idle != nil {
@@ -309,13 +257,7 @@ func (d *Driver) Close() error {
 }
 
 func (d *Driver) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d.closed.Load() {
-		return fmt.Errorf("dynamodb: %w: driver is closed", driver.ErrInvalidArgument)
-	}
-	return nil
+	return d.closed.Check(ctx, "dynamodb")
 }
 
 func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }

@@ -2,8 +2,6 @@ package dynamodb_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"sync"
 	"testing"
@@ -49,7 +47,7 @@ func testConfig(t testing.TB) dynamodb.Config {
 	endpoint := testenv.DynamoDBEndpoint(t)
 	tableOnce.Do(func() {
 		tableCfg = dynamodb.Config{
-			Table:       "ns-test-" + randomHex(4),
+			Table:       "ns-test-" + testenv.RandomHex(4),
 			Region:      "us-east-1",
 			Endpoint:    endpoint,
 			Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
@@ -75,12 +73,6 @@ func testConfig(t testing.TB) dynamodb.Config {
 		t.Fatalf("create test table: %v", tableErr)
 	}
 	return tableCfg
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func TestConformance(t *testing.T) {

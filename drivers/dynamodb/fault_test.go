@@ -1,158 +1,36 @@
 package dynamodb_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/faultproxy"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
-// fault is what faultProxy does to one request.
-type fault int
-
-const (
-	pass          fault = iota
-	throttle            // answer 400 ProvisionedThroughputExceededException, not forwarded
-	error500            // answer 500 InternalServerError, not forwarded
-	error500After       // forward, then answer 500 instead of DynamoDB's answer
-	dropBefore          // close the connection without forwarding
-	dropAfter           // forward, then close the connection without answering
-	numFaults
-)
-
-var faultNames = [numFaults]string{"pass", "throttle", "500", "500 after forwarding", "drop before forwarding", "drop after forwarding"}
-
-// faultProxy reverse-proxies to DynamoDB Local and injects faults into a
-// share of the requests.
-type faultProxy struct {
-	url    string             // the proxy's own endpoint
-	target string             // DynamoDB Local
-	share  [numFaults]float64 // probability of each fault
-	client *http.Client
+// landedLog records the bodies of the UpdateItem requests DynamoDB applied,
+// as the fault proxy reports them, whatever the client was then told.
+type landedLog struct {
 	mu     sync.Mutex
-	rnd    *rand.Rand
-	counts [numFaults]atomic.Int64
-	landed [][]byte // the bodies of the UpdateItem requests DynamoDB applied
+	bodies [][]byte
 }
 
-func newFaultProxy(t *testing.T, target string, share [numFaults]float64) *faultProxy {
-	p := &faultProxy{target: target, share: share, client: &http.Client{Timeout: 10 * time.Second},
-		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
-	srv := httptest.NewServer(p)
-	p.url = srv.URL
-	t.Cleanup(func() {
-		srv.Close()
-		p.client.CloseIdleConnections()
-	})
-	return p
-}
-
-func (p *faultProxy) summary() string {
-	var b strings.Builder
-	for f := pass; f < numFaults; f++ {
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(faultNames[f] + " " + strconv.FormatInt(p.counts[f].Load(), 10))
-	}
-	return b.String()
-}
-
-func (p *faultProxy) pick() fault {
-	p.mu.Lock()
-	x := p.rnd.Float64()
-	p.mu.Unlock()
-	for f := throttle; f < numFaults; f++ {
-		if x < p.share[f] {
-			return f
-		}
-		x -= p.share[f]
-	}
-	return pass
-}
-
-func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	f := p.pick()
-	p.counts[f].Add(1)
-
-	switch f {
-	case throttle:
-		awsError(w, 400, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", "injected throttling")
-		return
-	case error500:
-		awsError(w, 500, "com.amazonaws.dynamodb.v20120810#InternalServerError", "injected failure")
-		return
-	case dropBefore:
-		hangUp(w)
-		return
-	}
-	resp, err := p.forward(r, body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	respBody, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusOK && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
-		p.mu.Lock()
-		p.landed = append(p.landed, body)
-		p.mu.Unlock()
-	}
-	switch f {
-	case error500After:
-		awsError(w, 500, "com.amazonaws.dynamodb.v20120810#InternalServerError", "injected failure after the write")
-	case dropAfter:
-		hangUp(w)
-	default:
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(respBody)
-	}
-}
-
-func (p *faultProxy) forward(r *http.Request, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header = r.Header.Clone()
-	req.Host = r.Host
-	return p.client.Do(req)
-}
-
-func awsError(w http.ResponseWriter, code int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-	w.Header().Set("X-Amzn-Requestid", "injected")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, `{"__type":"`+typ+`","message":"`+msg+`"}`)
-}
-
-// hangUp closes the client's connection without an answer.
-func hangUp(w http.ResponseWriter) {
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err == nil {
-		_ = conn.Close()
+func (l *landedLog) record(r *http.Request, body []byte, status int) {
+	if status == http.StatusOK && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
+		l.mu.Lock()
+		l.bodies = append(l.bodies, body)
+		l.mu.Unlock()
 	}
 }
 
@@ -170,13 +48,22 @@ func hangUp(w http.ResponseWriter) {
 // as a conflict); the test counts those and requires them to be rare.
 func TestFaultsRaceStaysExact(t *testing.T) {
 	cfg := testConfig(t)
-	proxy := newFaultProxy(t, cfg.Endpoint, [numFaults]float64{
-		throttle: 0.08, error500: 0.04, error500After: 0.04, dropBefore: 0.04, dropAfter: 0.05,
-	})
+	var landedBodies landedLog
+	seed := rand.Uint64()
+	t.Logf("fault seed %d", seed)
+	proxy, err := faultproxy.Start(faultproxy.Config{Target: cfg.Endpoint, Seed: seed, Forwarded: landedBodies.record,
+		Rates: map[faultproxy.Fault]float64{
+			faultproxy.Throttle: 0.08, faultproxy.Error500: 0.04, faultproxy.Error500After: 0.04,
+			faultproxy.ResetBefore: 0.04, faultproxy.ResetAfter: 0.05,
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	direct := openNS(t, cfg)
-	id := "fault" + randomHex(4) + "/db"
+	id := "fault" + testenv.RandomHex(4) + "/db"
 	must(t, direct.Init(ctx, id))
 
 	const clients, rounds = 2, 150
@@ -184,7 +71,7 @@ func TestFaultsRaceStaysExact(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range clients {
 		pcfg := cfg
-		pcfg.Endpoint = proxy.url
+		pcfg.Endpoint = proxy.URL()
 		ns := openNS(t, pcfg)
 		outcomes[i] = make([]string, rounds)
 		wg.Add(1)
@@ -214,7 +101,7 @@ func TestFaultsRaceStaysExact(t *testing.T) {
 	}
 	wg.Wait()
 	final := readStatus(ctx, t, direct, id)
-	landed := proxy.landedPushes(t)
+	landed := landedBodies.pushes(t)
 
 	tally := map[string]int{}
 	for i, rs := range outcomes {
@@ -237,7 +124,7 @@ func TestFaultsRaceStaysExact(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("faults injected: %s", proxy.summary())
+	t.Logf("faults injected: %s", proxy.Summary())
 	t.Logf("outcomes: %v; final status_v %d", tally, final.V)
 	if want := int64(1 + len(landed)); final.V != want {
 		t.Errorf("final status_v %d, want 1 + %d landed pushes = %d", final.V, len(landed), want)
@@ -248,18 +135,18 @@ func TestFaultsRaceStaysExact(t *testing.T) {
 	if n := tally["unknown"]; n > clients*rounds/20 {
 		t.Errorf("%d of %d pushes ended with an unknown outcome, want at most 5%%", n, clients*rounds)
 	}
-	if proxy.counts[dropAfter].Load() == 0 || proxy.counts[error500After].Load() == 0 {
-		t.Fatalf("the proxy injected no fault after forwarding (%s); the test proves nothing", proxy.summary())
+	if proxy.Count(faultproxy.ResetAfter) == 0 || proxy.Count(faultproxy.Error500After) == 0 {
+		t.Fatalf("the proxy injected no fault after forwarding (%s); the test proves nothing", proxy.Summary())
 	}
 }
 
 // landedPushes returns, for each "client/round" of a status push, how
 // many times DynamoDB applied it.
-func (p *faultProxy) landedPushes(t *testing.T) map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+func (l *landedLog) pushes(t *testing.T) map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n := map[string]int{}
-	for _, body := range p.landed {
+	for _, body := range l.bodies {
 		var req struct {
 			UpdateExpression          string
 			ExpressionAttributeNames  map[string]string

@@ -26,7 +26,7 @@ type layout struct {
 type shape int
 
 const (
-	refShape          shape = iota // head, index: {address, t}
+	refShape          shape = iota // head, index: {address, t}; an index also {graphs} in fields[1]
 	statusShape                    // status: {state, ...status_meta}
 	ledgerConfigShape              // ledger config: {default_context, ...config_meta}
 	sourceConfigShape              // graph-source config: the whole object in config_json
@@ -34,7 +34,7 @@ const (
 
 var (
 	headLayout         = layout{refShape, skHead, attrCommitT, []string{attrCommitAddress}, attrCommitID}
-	indexLayout        = layout{refShape, skIndex, attrIndexT, []string{attrIndexAddress}, attrIndexID}
+	indexLayout        = layout{refShape, skIndex, attrIndexT, []string{attrIndexAddress, attrIndexGraphs}, attrIndexID}
 	statusLayout       = layout{statusShape, skStatus, attrStatusV, []string{attrStatus, attrStatusMeta}, ""}
 	ledgerConfigLayout = layout{ledgerConfigShape, skConfig, attrConfigV, []string{attrDefaultContext, attrConfigMeta}, ""}
 	sourceConfigLayout = layout{sourceConfigShape, skConfig, attrConfigV, []string{attrConfigJSON}, ""}
@@ -96,14 +96,24 @@ func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeVa
 	switch l.shape {
 	case refShape:
 		attrs[l.fields[0]], attrs[l.legacy] = null, nil
+		if len(l.fields) > 1 {
+			attrs[l.fields[1]] = nil
+		}
 		if v.Payload == nil {
 			return nil
 		}
 		ref, ok := v.Ref()
-		if !ok || ref.T != v.V {
-			return fmt.Errorf("a ref payload is exactly {address: string, t: %s}", l.wm)
+		if !ok || ref.T != v.V || (ref.Graphs != nil && len(l.fields) < 2) {
+			return fmt.Errorf("a ref payload is exactly {address: string, t: %s} (an index may add graphs)", l.wm)
 		}
 		attrs[l.fields[0]] = stringAV(ref.Address)
+		if ref.Graphs != nil {
+			b, err := json.Marshal(v.Payload["graphs"]) // sorted keys: equal graphs, equal text
+			if err != nil {
+				return err
+			}
+			attrs[l.fields[1]] = stringAV(string(b))
+		}
 	case statusShape:
 		attrs[attrStatus], attrs[attrStatusMeta] = nil, nil
 		if v.Payload == nil {
@@ -213,7 +223,19 @@ func decodeRef(l layout, v int64, it item) (driver.Object, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a string", name)
 	}
-	return driver.Object{keyAddress: addr, keyT: json.Number(formatInt(v))}, nil
+	p := driver.Object{keyAddress: addr, keyT: json.Number(formatInt(v))}
+	if len(l.fields) > 1 && !nullish(it, l.fields[1]) {
+		s, ok := getString(it, l.fields[1])
+		if !ok {
+			return nil, fmt.Errorf("%s is not a string", l.fields[1])
+		}
+		g, err := driver.ParseObject([]byte(s))
+		if err != nil || g == nil {
+			return nil, fmt.Errorf("%s is not a JSON object", l.fields[1])
+		}
+		p["graphs"] = map[string]any(g)
+	}
+	return p, nil
 }
 
 func decodeStatus(v int64, it item) (driver.Object, error) {
@@ -351,6 +373,9 @@ func (l layout) equals(e driver.Value) (cond expression.ConditionBuilder, ok boo
 	switch l.shape {
 	case refShape:
 		parts = append(parts, l.refEquals(attrs[l.fields[0]]))
+		if len(l.fields) > 1 {
+			parts = append(parts, equalOrNullish(l.fields[1], attrs[l.fields[1]]))
+		}
 	case statusShape:
 		parts = append(parts, equalOrNullish(attrStatus, attrs[attrStatus]), extrasEqual(attrStatusMeta, attrs[attrStatusMeta]))
 	case ledgerConfigShape:

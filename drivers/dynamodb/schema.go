@@ -37,6 +37,7 @@ const (
 	attrIndexAddress   = "index_address"
 	attrIndexID        = "index_id" // Fluree v4's name, read but never written
 	attrIndexT         = "index_t"
+	attrIndexGraphs    = "index_graphs" // named graphs: JSON text of {name: {address, t, rev} | null}
 	attrDefaultContext = "default_context_address"
 	attrConfigMeta     = "config_meta"
 	attrConfigJSON     = "config_json"

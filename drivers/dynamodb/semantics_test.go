@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 func openDriver(t *testing.T) *dynamodb.Driver {
@@ -72,7 +74,7 @@ func TestEqualsMatchesHolds(t *testing.T) {
 		for _, stored := range tc.values {
 			for _, expected := range append(append([]driver.Value{}, tc.values...), tc.extra...) {
 				n++
-				id, _ := driver.ParseID(fmt.Sprintf("eq%s/%d", randomHex(3), n))
+				id, _ := driver.ParseID(fmt.Sprintf("eq%s/%d", testenv.RandomHex(3), n))
 				rec := driver.NewLedger(id, 1)
 				if tc.kind == driver.GraphSource {
 					rec = driver.NewGraphSource(id, "db:Bm25Index", nil, nil, 1)
@@ -110,7 +112,7 @@ func TestEqualsMatchesHolds(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
-	p := "rt" + randomHex(3) + "/"
+	p := "rt" + testenv.RandomHex(3) + "/"
 	id := func(s string) driver.ID { i, _ := driver.ParseID(p + s); return i }
 	ledger := driver.NewLedger(id("l:release/v1"), 1_700_000_000)
 	ledger.SourceBranch, ledger.Branches = "main", 2
@@ -159,7 +161,7 @@ func TestWireSchema(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
 	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
-	p := "wire" + randomHex(3) + "/"
+	p := "wire" + testenv.RandomHex(3) + "/"
 	must(t, ns.Init(ctx, p+"db"))
 	_, err := ns.PublishCommit(ctx, p+"db", 3, "c3")
 	must(t, err)
@@ -206,7 +208,7 @@ func describeItem(it map[string]types.AttributeValue) string {
 func TestFlureeV4Attributes(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
-	id, _ := driver.ParseID("v4" + randomHex(3) + "/db")
+	id, _ := driver.ParseID("v4" + testenv.RandomHex(3) + "/db")
 	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
 	_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(d.Table()),
 		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}},
@@ -240,14 +242,25 @@ func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	var errs []error
 
+	// A missing table is a lasting failure: NotProvisioned, saying what to
+	// do, after one request (the SDK must not retry it).
 	missing := cfg
-	missing.Table = "no-such-table-" + randomHex(3)
+	missing.Table = "no-such-table-" + testenv.RandomHex(3)
+	counter := &countingTransport{base: http.DefaultTransport, n: map[string]int{}, failed: map[string]int{}}
+	missing.HTTPClient = &http.Client{Transport: counter}
 	dm, err := dynamodb.Open(ctx, missing)
 	must(t, err)
-	id, _ := driver.ParseID("err" + randomHex(3) + "/db")
+	id, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/db")
 	_, err = dm.Get(ctx, id)
-	if driver.Code(err) != driver.Unavailable || !strings.Contains(err.Error(), "EnsureTable") {
-		t.Errorf("missing table: %v (code %v), want Unavailable naming EnsureTable", err, driver.Code(err))
+	if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") || !strings.Contains(err.Error(), missing.Table) {
+		t.Errorf("missing table: %v (code %v), want NotProvisioned naming the table and `ns table create`", err, driver.Code(err))
+	}
+	if n := counter.n["Query"]; n != 1 {
+		t.Errorf("missing table: %d Query requests, want 1 (a lasting failure is not retried)", n)
+	}
+	_, err = dm.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), driver.Value{V: 2, Payload: driver.Object{"state": "x"}})
+	if !errors.Is(err, driver.ErrNotProvisioned) || counter.n["UpdateItem"] != 1 {
+		t.Errorf("missing table, update: %v after %d UpdateItem requests, want NotProvisioned after 1", err, counter.n["UpdateItem"])
 	}
 	errs = append(errs, err)
 
@@ -282,7 +295,7 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Errorf("update of an intact concern of a broken record: %v", err)
 	}
-	other, _ := driver.ParseID("err" + randomHex(3) + "/none")
+	other, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/none")
 	_, err = d.Update(ctx, other, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
 	if !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("update of an unknown ID: %v, want ErrNotFound", err)

@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
-)
-
-// How EnsureTable waits for a new table: DescribeTable every
-// tablePollInterval, for at most tableWaitLimit (unless ctx ends sooner).
-const (
-	tablePollInterval = 500 * time.Millisecond
-	tableWaitLimit    = 2 * time.Minute
+	"nameservice.dev/nameservice/internal/awsconf"
 )
 
 // CreateTableInput returns the CreateTable request for the nameservice table
@@ -64,42 +56,16 @@ func (d *Driver) EnsureTable(ctx context.Context) error {
 		return err
 	}
 	op := "ensure table " + d.table
-	_, err := d.client.CreateTable(ctx, CreateTableInput(d.table))
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return d.fail(ctx, op, err)
+	_, err := awsconf.EnsureTable(ctx, d.client, CreateTableInput(d.table), checkTable)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, driver.ErrInvalidArgument):
+		return fmt.Errorf("dynamodb: %s: %w", op, err)
+	case errors.Is(err, awsconf.ErrTableNotActive):
+		return fmt.Errorf("dynamodb: %s: %w: %w", op, driver.ErrUnavailable, err)
 	}
-	deadline := time.Now().Add(tableWaitLimit)
-	for {
-		out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
-		if err != nil {
-			return d.fail(ctx, op, err)
-		}
-		if err := checkTable(out.Table); err != nil {
-			return fmt.Errorf("dynamodb: %s: %w", op, err)
-		}
-		if tableActive(out.Table) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("dynamodb: %s: %w: not ACTIVE after %s (status %s)", op, driver.ErrUnavailable, tableWaitLimit, out.Table.TableStatus)
-		}
-		if err := backoff.Sleep(ctx, tablePollInterval); err != nil {
-			return fmt.Errorf("dynamodb: %s: %w", op, err)
-		}
-	}
-}
-
-func tableActive(t *types.TableDescription) bool {
-	if t.TableStatus != types.TableStatusActive {
-		return false
-	}
-	for _, g := range t.GlobalSecondaryIndexes {
-		if g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive {
-			return false
-		}
-	}
-	return true
+	return d.fail(ctx, op, err)
 }
 
 // checkTable verifies an existing table's keys and GSI.

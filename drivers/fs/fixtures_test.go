@@ -15,42 +15,8 @@ import (
 	"nameservice.dev/nameservice/internal/fixturetest"
 )
 
-// fixtures is the copy of shared/testdata/ns-v2 this package tests with.
-const fixtures = "testdata/ns-v2"
-
-// sharedFixtures is the original, present in the project's work tree.
-const sharedFixtures = "../../../shared/testdata/ns-v2"
-
-// TestFixturesMatchShared checks the copy is byte-identical to the shared
-// original, when the original is there.
-func TestFixturesMatchShared(t *testing.T) {
-	if _, err := os.Stat(sharedFixtures); err != nil {
-		t.Logf("no %s here: nothing to compare", sharedFixtures)
-		return
-	}
-	want, got := treeFiles(t, sharedFixtures), treeFiles(t, fixtures)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s differs from %s (-shared +copy):\n%s", fixtures, sharedFixtures, diff)
-	}
-}
-
-func treeFiles(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// fixtures are the ns@v2 fixture cases.
+var fixtures = fixturetest.NSv2()
 
 // TestFixtures lists every fixture root with the driver (both writer
 // dialects read alike) and compares the records with expected.json.

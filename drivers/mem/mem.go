@@ -16,11 +16,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/closed"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -100,7 +100,7 @@ func (s *Store) Open() *Driver { return &Driver{s: s} }
 // Driver is one client of a Store.
 type Driver struct {
 	s      *Store
-	closed atomic.Bool
+	closed closed.Flag
 }
 
 var (
@@ -109,11 +109,8 @@ var (
 )
 
 func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
-	if err := ctx.Err(); err != nil {
+	if err := d.closed.Check(ctx, "mem"); err != nil {
 		return nil, err
-	}
-	if d.closed.Load() {
-		return nil, fmt.Errorf("mem: %w: driver is closed", driver.ErrInvalidArgument)
 	}
 	d.s.mu.Lock()
 	return d.s.mu.Unlock, nil
@@ -254,6 +251,6 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 
 // Close implements driver.Driver.
 func (d *Driver) Close() error {
-	d.closed.Store(true)
+	d.closed.Close()
 	return nil
 }

@@ -66,7 +66,7 @@ func TestConformanceLockMode(t *testing.T) {
 func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 	t.Helper()
 	lc := &s3etag.LockConfig{
-		Table: "nslock-" + randomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
+		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: timeout, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
 	if err := s3etag.EnsureLockTable(context.Background(), *lc); err != nil {

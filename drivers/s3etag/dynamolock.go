@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -69,13 +66,12 @@ func ParseLockURL(raw string) (LockConfig, error) {
 		return bad("want dynamodb://TABLE?region=&endpoint=")
 	}
 	q := u.Query()
-	for k := range q {
-		if !contains(lockParams, k) {
-			return bad("unknown parameter %q", k)
-		}
+	p, err := awsconf.ParseParams(q, lockParams)
+	if err != nil {
+		return bad("%v", err)
 	}
-	lc := LockConfig{Table: u.Host, Region: q.Get("region"), Endpoint: q.Get("endpoint"), Profile: q.Get("profile")}
-	for name, dst := range map[string]*time.Duration{"timeout": &lc.Timeout, "ttl": &lc.TTL, "poll": &lc.Poll} {
+	lc := LockConfig{Table: u.Host, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile, Timeout: p.Timeout}
+	for name, dst := range map[string]*time.Duration{"ttl": &lc.TTL, "poll": &lc.Poll} {
 		if s := q.Get(name); s != "" {
 			if *dst, err = time.ParseDuration(s); err != nil || *dst <= 0 {
 				return bad("%s %q is not a positive duration", name, s)
@@ -129,20 +125,12 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	if err != nil {
 		return nil, fmt.Errorf("s3: lock: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
 	}
-	httpClient := lc.HTTPClient
-	if httpClient == nil {
-		httpClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second)
+	var httpClient dynamodb.HTTPClient = awsconf.HTTPClient(0, 5*time.Second)
+	if lc.HTTPClient != nil {
+		httpClient = lc.HTTPClient
 	}
-	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		o.HTTPClient = httpClient
-		o.Retryer = retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
-		if lc.Endpoint != "" {
-			o.BaseEndpoint = aws.String(lc.Endpoint)
-		}
-		if lc.Endpoint != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != "" {
-			o.DisableValidateResponseChecksum = true
-		}
-	}), nil
+	retryer := awsconf.NewRetryer(retry.DefaultMaxAttempts, nil, 20*time.Millisecond)
+	return dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(lc.Endpoint, httpClient, retryer)), nil
 }
 
 // EnsureLockTable creates the lock table (on-demand billing, TTL on "ttl")
@@ -152,31 +140,39 @@ func EnsureLockTable(ctx context.Context, lc LockConfig) error {
 	if err != nil {
 		return err
 	}
-	_, err = client.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:   &lc.Table,
-		BillingMode: types.BillingModePayPerRequest,
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String("path"), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String("etag"), KeyType: types.KeyTypeRange},
-		},
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String("path"), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String("etag"), AttributeType: types.ScalarAttributeTypeS},
-		},
-	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("s3: lock: %w: create table %s: %w", driver.ErrUnavailable, lc.Table, err)
+	created, err := awsconf.EnsureTable(ctx, client, lockTableInput(lc.Table), nil)
+	if err != nil {
+		return lockFail(fmt.Sprintf("ensure lock table %s", lc.Table), lc.Table, err)
 	}
-	w := dynamodb.NewTableExistsWaiter(client)
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &lc.Table}, time.Minute); err != nil {
-		return fmt.Errorf("s3: lock: %w: table %s: %w", driver.ErrUnavailable, lc.Table, err)
-	}
-	if err == nil && inUse == nil {
+	if created {
 		_, _ = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &lc.Table,
 			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}})
 	}
 	return nil
+}
+
+// lockTableInput returns the CreateTable request of the lock table: key
+// path (HASH) + etag (RANGE), billed PAY_PER_REQUEST.
+func lockTableInput(table string) *dynamodb.CreateTableInput {
+	keys, attrs := awsconf.KeySchema("path", "etag")
+	return &dynamodb.CreateTableInput{TableName: aws.String(table), BillingMode: types.BillingModePayPerRequest,
+		KeySchema: keys, AttributeDefinitions: attrs}
+}
+
+// lockFail wraps an error of the lock table's client with the driver
+// sentinel that classifies it.
+func lockFail(op, table string, err error) error {
+	switch awsconf.Code(err) {
+	case driver.Throttled:
+		return fmt.Errorf("s3: lock: %s: %w: %w", op, driver.ErrThrottled, err)
+	case driver.NotProvisioned:
+		return fmt.Errorf("s3: lock: %s: %w: lock table %q does not exist; create it with `ns table create` or EnsureLockTable: %w",
+			op, driver.ErrNotProvisioned, table, err)
+	case driver.PermissionDenied:
+		return fmt.Errorf("s3: lock: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on lock table %q; grant it: %w",
+			op, driver.ErrPermissionDenied, awsconf.Operation(err), table, err)
+	}
+	return fmt.Errorf("s3: lock: %s: %w: %w", op, driver.ErrUnavailable, err)
 }
 
 // LockKey returns the lock record's key for a conditional write of object
@@ -300,7 +296,7 @@ func (l *dynamoLock) try(ctx context.Context, path, sk string, held *lease, take
 	case errors.As(err, &ccf):
 		return 0, leaseOf(ccf.Item), nil
 	case err != nil:
-		return 0, nil, fmt.Errorf("s3: lock %s %s: %w: %w", path, sk, driver.ErrUnavailable, err)
+		return 0, nil, lockFail("acquire "+path+" "+sk, l.cfg.Table, err)
 	}
 	return leaseOf(out.Attributes).generation, nil, nil
 }

@@ -20,8 +20,8 @@ import (
 	"nameservice.dev/nameservice/internal/layout"
 )
 
-// fixtures are the filesystem driver's copy of shared/testdata/ns-v2.
-const fixtures = "../fs/testdata/ns-v2"
+// fixtures are the ns@v2 fixture cases.
+var fixtures = fixturetest.NSv2()
 
 // TestFixtures uploads every fixture case to a prefix of one bucket and
 // checks the driver lists and gets exactly what expected.json says, and

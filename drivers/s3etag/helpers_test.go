@@ -2,30 +2,17 @@ package s3etag_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
-var testCreds = credentials.NewStaticCredentialsProvider("test", "test", "")
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+var testCreds = testenv.Credentials
 
 // baseConfig returns a config for bucket on the test server.
 func baseConfig(endpoint, bucket string, l layout.Layout) s3etag.Config {
@@ -40,37 +27,11 @@ func baseConfig(endpoint, bucket string, l layout.Layout) s3etag.Config {
 func newBucket(t testing.TB) (endpoint, bucket string) {
 	t.Helper()
 	endpoint = testenv.S3Endpoint(t)
-	bucket = "ns-" + randomHex(6)
-	ctx := context.Background()
-	client, err := s3etag.NewClient(ctx, baseConfig(endpoint, bucket, layout.B))
+	client, err := s3etag.NewClient(context.Background(), baseConfig(endpoint, "", layout.B))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
-		t.Fatalf("create bucket: %v", err)
-	}
-	t.Cleanup(func() { emptyAndRemove(client, bucket) })
-	return endpoint, bucket
-}
-
-func emptyAndRemove(client *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: &bucket})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return
-		}
-		var ids []types.ObjectIdentifier
-		for _, o := range page.Contents {
-			ids = append(ids, types.ObjectIdentifier{Key: o.Key})
-		}
-		for _, id := range ids {
-			_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: id.Key})
-		}
-	}
-	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	return endpoint, testenv.S3Bucket(t, client, "ns-")
 }
 
 // counter is an http.RoundTripper that counts the requests it sends, by

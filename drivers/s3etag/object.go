@@ -7,16 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/awsretry"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
@@ -151,13 +149,7 @@ func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err e
 	return d.fail(ctx, op, key, err)
 }
 
-func httpStatus(err error) int {
-	var re interface{ HTTPStatusCode() int }
-	if errors.As(err, &re) {
-		return re.HTTPStatusCode()
-	}
-	return 0
-}
+func httpStatus(err error) int { return awsconf.HTTPStatus(err) }
 
 func notFound(err error) bool {
 	var ae smithy.APIError
@@ -167,8 +159,6 @@ func notFound(err error) bool {
 	return httpStatus(err) == 404
 }
 
-var throttleCodes = map[string]bool{"SlowDown": true, "Throttling": true, "ThrottlingException": true, "RequestLimitExceeded": true, "TooManyRequests": true}
-
 // fail wraps an SDK error of op on key with the driver sentinel that
 // classifies it. The SDK's messages carry the operation, status, request ID
 // and S3's message, never credentials.
@@ -176,15 +166,15 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("s3: %s %s: %w (%v)", op, key, ctx.Err(), err)
 	}
-	var q ratelimit.QuotaExceededError
-	var ae smithy.APIError
-	switch {
-	case errors.As(err, &q):
-		return fmt.Errorf("s3: %s %s: %w: %w", op, key, driver.ErrThrottled, err)
-	case errors.As(err, &ae) && throttleCodes[ae.ErrorCode()]:
+	switch awsconf.Code(err) {
+	case driver.Throttled:
 		return fmt.Errorf("s3: %s %s: %w: still throttled after the SDK's retries: %w", op, key, driver.ErrThrottled, err)
-	case errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket":
-		return fmt.Errorf("s3: %s %s: %w: bucket %q does not exist: %w", op, key, driver.ErrUnavailable, d.cfg.Bucket, err)
+	case driver.NotProvisioned:
+		return fmt.Errorf("s3: %s %s: %w: bucket %q does not exist; create it (aws s3 mb s3://%s) or fix the URL: %w",
+			op, key, driver.ErrNotProvisioned, d.cfg.Bucket, d.cfg.Bucket, err)
+	case driver.PermissionDenied:
+		return fmt.Errorf("s3: %s %s: %w: S3 refused the credentials or the permission for s3:%s on bucket %q; "+
+			"grant it to the caller's IAM identity (docs/s3.md lists the policy): %w", op, key, driver.ErrPermissionDenied, awsconf.Operation(err), d.cfg.Bucket, err)
 	}
 	return fmt.Errorf("s3: %s %s: %w: %w", op, key, driver.ErrUnavailable, err)
 }
@@ -193,22 +183,7 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 // applied: no answer came back (the connection broke after the request was
 // sent, or the attempt timed out), or S3 answered with a 5xx.
 func maybeApplied(err error) bool {
-	if s := httpStatus(err); s != 0 {
-		return s >= 500
-	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return false
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return false
-	}
-	var q ratelimit.QuotaExceededError
-	if errors.As(err, &q) {
-		return false
-	}
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
+	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
 }
 
 // token returns a random hex token.
@@ -223,5 +198,5 @@ func token() string {
 // write's own new ETag with a 412, and only a re-read can tell (see
 // resolve).
 func noRetryIfMaybeApplied(o *s3.Options) {
-	o.Retryer = awsretry.SkipIf(o.Retryer, maybeApplied)
+	o.Retryer = awsconf.SkipIf(o.Retryer, maybeApplied)
 }

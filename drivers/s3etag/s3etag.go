@@ -38,15 +38,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/awsretry"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
@@ -168,11 +164,7 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
-		timeout := cfg.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		httpClient = awshttp.NewBuildableClient().WithTimeout(timeout)
+		httpClient = awsconf.HTTPClient(cfg.Timeout, DefaultTimeout)
 	}
 	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		o.HTTPClient = httpClient
@@ -193,18 +185,11 @@ func newRetryer(maxAttempts int) aws.Retryer {
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
-	return retry.NewStandard(func(o *retry.StandardOptions) {
-		o.MaxAttempts = maxAttempts
-		o.RateLimiter = ratelimit.None
-		o.Backoff = awsretry.Backoff{Base: 20 * time.Millisecond, Max: time.Second}
-		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{
-			Codes: map[string]struct{}{"ConditionalRequestConflict": {}},
-		})
-	})
+	return awsconf.NewRetryer(maxAttempts, nil, 20*time.Millisecond, "ConditionalRequestConflict")
 }
 
 // urlParams are the query parameters an s3 URL may carry.
-var urlParams = []string{"region", "endpoint", "profile", "layout", "dialect", "path_style", "unsafe", "lock", "timeout", "max_attempts"}
+var urlParams = append(awsconf.ParamNames, "layout", "dialect", "path_style", "unsafe", "lock")
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -226,14 +211,12 @@ func ParseURL(u *url.URL) (Config, error) {
 		return bad("credentials do not belong in the URL; use the AWS credential chain")
 	}
 	q := u.Query()
-	for k := range q {
-		if !contains(urlParams, k) {
-			return bad("unknown parameter %q (known: %s)", k, strings.Join(urlParams, ", "))
-		}
+	p, err := awsconf.ParseParams(q, urlParams)
+	if err != nil {
+		return bad("%v", err)
 	}
-	cfg := Config{Bucket: u.Host, Prefix: u.Path, Region: q.Get("region"), Endpoint: q.Get("endpoint"),
-		Profile: q.Get("profile"), Dialect: jsonld.Dialect(q.Get("dialect"))}
-	var err error
+	cfg := Config{Bucket: u.Host, Prefix: u.Path, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile,
+		Timeout: p.Timeout, MaxAttempts: p.MaxAttempts, Dialect: jsonld.Dialect(q.Get("dialect"))}
 	if cfg.Layout, err = layout.Parse(q.Get("layout")); err != nil {
 		return Config{}, fmt.Errorf("s3: %w", err)
 	}
@@ -243,16 +226,6 @@ func ParseURL(u *url.URL) (Config, error) {
 			if *dst, err = strconv.ParseBool(s); err != nil {
 				return bad("%s %q is not true or false", name, s)
 			}
-		}
-	}
-	if s := q.Get("timeout"); s != "" {
-		if cfg.Timeout, err = time.ParseDuration(s); err != nil || cfg.Timeout <= 0 {
-			return bad("timeout %q is not a positive duration such as 10s", s)
-		}
-	}
-	if s := q.Get("max_attempts"); s != "" {
-		if cfg.MaxAttempts, err = strconv.Atoi(s); err != nil || cfg.MaxAttempts < 1 {
-			return bad("max_attempts %q is not a positive integer", s)
 		}
 	}
 	if s := q.Get("lock"); s != "" {
@@ -266,15 +239,6 @@ func ParseURL(u *url.URL) (Config, error) {
 		return bad("no bucket (s3://BUCKET/PREFIX)")
 	}
 	return cfg, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Client returns the S3 client the driver uses.

@@ -1,5 +1,10 @@
-// Package awsconf loads the AWS configuration the AWS-backed drivers
-// (DynamoDB, S3, S3's DynamoDB lock table) share.
+// Package awsconf is the one AWS layer of the module: what the AWS-backed
+// drivers (DynamoDB, S3, S3's DynamoDB lock table, docstore over DynamoDB)
+// share. It loads the configuration, parses the common URL parameters,
+// builds HTTP clients and retryers, classifies SDK errors into driver codes
+// (and tells whether a failed write may have been applied), applies the
+// DynamoDB response CRC32 rule for local endpoints, and creates DynamoDB
+// tables and waits for them.
 package awsconf
 
 import (

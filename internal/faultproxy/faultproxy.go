@@ -96,6 +96,10 @@ type Config struct {
 	Limit int
 	// Timeout bounds each forwarded request (0: DefaultTimeout).
 	Timeout time.Duration
+	// Forwarded, when set, is called with every request the server
+	// answered, its body and the server's status code, whatever the client
+	// is then told: a test learns from it which writes really landed.
+	Forwarded func(r *http.Request, body []byte, status int)
 }
 
 // Proxy is a running fault-injecting proxy.

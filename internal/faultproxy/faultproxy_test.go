@@ -83,13 +83,21 @@ func TestEachFault(t *testing.T) {
 			if c.fault != Pass {
 				rates[c.fault] = 1
 			}
-			p := start(t, Config{Target: up.URL, Seed: 1, Rates: rates})
+			var told atomic.Int64 // requests reported to Forwarded, with their body and the server's 200
+			p := start(t, Config{Target: up.URL, Seed: 1, Rates: rates, Forwarded: func(_ *http.Request, body []byte, status int) {
+				if string(body) == "body" && status == 200 {
+					told.Add(1)
+				}
+			}})
 			status, body := send(t, http.MethodPut, p.URL()+"/b/k", c.header)
 			if status != c.status || !strings.Contains(body, c.body) {
 				t.Errorf("got %d %q, want %d containing %q", status, body, c.status, c.body)
 			}
 			if got := seen.Load() == 1; got != c.forwarded {
 				t.Errorf("forwarded %v, want %v", got, c.forwarded)
+			}
+			if got := told.Load() == 1; got != c.forwarded {
+				t.Errorf("Forwarded called %d times, want it when forwarded (%v)", told.Load(), c.forwarded)
 			}
 		})
 	}

@@ -43,6 +43,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
+	if p.cfg.Forwarded != nil {
+		p.cfg.Forwarded(r, body, resp.StatusCode)
+	}
 	switch pl.fault {
 	case ResetAfter:
 		reset(w)

@@ -22,7 +22,7 @@ func TestLinearizableGCS(t *testing.T) {
 	client := func(ctx context.Context) (*storage.Client, error) {
 		return storage.NewClient(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication())
 	}
-	bucket := "ns-robust-" + randomHex(4)
+	bucket := "ns-robust-" + testenv.RandomHex(4)
 	c, err := client(context.Background())
 	if err != nil {
 		t.Fatal(err)

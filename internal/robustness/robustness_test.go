@@ -2,16 +2,12 @@ package robustness
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	neturl "net/url"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
@@ -108,7 +104,7 @@ func TestLinearizableS3LockMode(t *testing.T) {
 	t.Parallel()
 	cfg := s3Config(t, s3etag.LayoutB)
 	cfg.Lock = &s3etag.LockConfig{
-		Table: "nslock-" + randomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
+		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: 2 * time.Second, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
 	if err := s3etag.EnsureLockTable(context.Background(), *cfg.Lock); err != nil {
@@ -120,7 +116,7 @@ func TestLinearizableS3LockMode(t *testing.T) {
 func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.DynamoDBEndpoint(t)
-	table := "ns-robust-doc-" + randomHex(4)
+	table := "ns-robust-doc-" + testenv.RandomHex(4)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := awsdynamodb.New(awsdynamodb.Options{
@@ -130,29 +126,19 @@ func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 	if err := nsdocstore.EnsureDynamoDBTable(ctx, client, table); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = client.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(table)})
-	})
+	testenv.DropTable(t, client, table)
 	url := "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
 	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(7), false)
 }
 
-var testCreds = credentials.NewStaticCredentialsProvider("test", "test", "")
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+var testCreds = testenv.Credentials
 
 // dynamoConfig creates a table of the test's own on DynamoDB Local and
 // deletes it when the test ends.
 func dynamoConfig(t *testing.T) dynamodb.Config {
 	t.Helper()
 	cfg := dynamodb.Config{
-		Table: "ns-robust-" + randomHex(4), Region: "us-east-1",
+		Table: "ns-robust-" + testenv.RandomHex(4), Region: "us-east-1",
 		Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testCreds,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -165,11 +151,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 	if err := d.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = d.Client().DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(cfg.Table)})
-	})
+	testenv.DropTable(t, d.Client(), cfg.Table)
 	return cfg
 }
 
@@ -178,40 +160,19 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 func s3Config(t *testing.T, l layout.Layout) s3etag.Config {
 	t.Helper()
 	cfg := s3etag.Config{
-		Bucket: "ns-robust-" + randomHex(4), Region: "us-east-1", Endpoint: testenv.S3Endpoint(t),
+		Region: "us-east-1", Endpoint: testenv.S3Endpoint(t),
 		PathStyle: true, Layout: l, Credentials: testCreds,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	client, err := s3etag.NewClient(ctx, cfg)
+	client, err := s3etag.NewClient(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
-		t.Fatalf("create bucket: %v", err)
-	}
-	t.Cleanup(func() { removeBucket(client, cfg.Bucket) })
+	cfg.Bucket = testenv.S3Bucket(t, client, "ns-robust-")
 	return cfg
-}
-
-func removeBucket(client *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return
-		}
-		for _, o := range page.Contents {
-			_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
-		}
-	}
-	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
 }
 
 func TestLinearizableDocstoreMem(t *testing.T) {
 	t.Parallel()
-	url := "docstore+mem://robust-" + randomHex(4)
+	url := "docstore+mem://robust-" + testenv.RandomHex(4)
 	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(5), false)
 }

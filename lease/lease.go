@@ -1,4 +1,8 @@
-package nameservice
+// Package lease holds advisory leases on a record's status, built only on
+// the portable API (StatusOf and PushStatus), as etcd's concurrency package
+// is built on its KV: any backend that passes the conformance suite supports
+// them. See docs/leases.md.
+package lease
 
 import (
 	"context"
@@ -9,22 +13,22 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/backoff"
 )
 
-// Lease errors.
+// Errors of leases; match with errors.Is.
 var (
-	// ErrLeaseHeld is returned by AcquireLease without Wait when another
+	// ErrHeld is returned by Acquire without Wait when another
 	// holder has the lease.
-	ErrLeaseHeld = errors.New("lease held by another holder")
-	// ErrLeaseLost is returned by Refresh and Release once the lease is no
+	ErrHeld = errors.New("lease held by another holder")
+	// ErrLost is returned by Refresh and Release once the lease is no
 	// longer ours: it expired on our clock, or the status no longer carries it.
-	ErrLeaseLost = errors.New("lease lost")
+	ErrLost = errors.New("lease lost")
 )
 
-// LeaseOptions describe a lease on a record's status.
-type LeaseOptions struct {
+// Options describe a lease on a record's status.
+type Options struct {
 	Name    string        // the lock's name; stored as status key NAME_lock (e.g. "index" -> index_lock)
 	Holder  string        // who holds it, for operators (e.g. "indexer-7f3a")
 	TTL     time.Duration // how long the lease lasts without a refresh
@@ -43,13 +47,13 @@ type LeaseOptions struct {
 // rate, the holder's validity always ends before a takeover. The lease is
 // advisory: protect the work it guards with Token (see docs/leases.md).
 type Lease struct {
-	ns    *NameService
+	ns    *nameservice.NameService
 	id    string
-	opts  LeaseOptions
+	opts  Options
 	token int64
 
 	mu         sync.Mutex
-	cur        Value // the status we last wrote
+	cur        nameservice.Value // the status we last wrote
 	validUntil time.Time
 	timer      *time.Timer
 	lost       chan struct{}
@@ -80,7 +84,7 @@ type lock struct {
 	PrevState  string `json:"prev_state,omitempty"`
 }
 
-func readLock(p Object, name string) (*lock, bool) {
+func readLock(p nameservice.Object, name string) (*lock, bool) {
 	raw, ok := p[lockKey(name)]
 	if !ok || raw == nil {
 		return nil, false
@@ -95,22 +99,22 @@ func readLock(p Object, name string) (*lock, bool) {
 
 func (l *lock) object() map[string]any {
 	b, _ := json.Marshal(l)
-	o, _ := driver.ParseObject(b)
+	o, _ := nameservice.ParseObject(b)
 	return o
 }
 
-func (o LeaseOptions) validate() error {
+func (o Options) validate() error {
 	if o.Name == "" || o.Holder == "" || o.TTL <= 0 {
-		return fmt.Errorf("%w: a lease needs a Name, a Holder and a positive TTL", driver.ErrInvalidArgument)
+		return fmt.Errorf("%w: a lease needs a Name, a Holder and a positive TTL", nameservice.ErrInvalidArgument)
 	}
 	return nil
 }
 
-// AcquireLease takes the lease opts.Name on the status of id. When another
-// holder has it, it returns an error wrapping ErrLeaseHeld, or with
+// Acquire takes the lease opts.Name on the status of id. When another
+// holder has it, it returns an error wrapping ErrHeld, or with
 // opts.Wait waits until the lease is released or has expired (see Lease) and
 // takes it over, until ctx is done. It returns ErrNotFound for an unknown ID.
-func (ns *NameService) AcquireLease(ctx context.Context, id string, opts LeaseOptions) (*Lease, error) {
+func Acquire(ctx context.Context, ns *nameservice.NameService, id string, opts Options) (*Lease, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -132,7 +136,7 @@ func (ns *NameService) AcquireLease(ctx context.Context, id string, opts LeaseOp
 			}
 			if time.Since(seenAt) < ttl {
 				if !opts.Wait {
-					return nil, fmt.Errorf("acquire lease %s on %s: %w: %s since status_v %d", opts.Name, id, ErrLeaseHeld, held.Holder, cur.V)
+					return nil, fmt.Errorf("acquire lease %s on %s: %w: %s since status_v %d", opts.Name, id, ErrHeld, held.Holder, cur.V)
 				}
 				if err := backoff.Sleep(ctx, min(ttl/4, 250*time.Millisecond)); err != nil {
 					return nil, fmt.Errorf("acquire lease %s on %s: %w", opts.Name, id, err)
@@ -140,7 +144,7 @@ func (ns *NameService) AcquireLease(ctx context.Context, id string, opts LeaseOp
 				continue
 			}
 		}
-		l, err := ns.tryAcquire(ctx, id, opts, cur, held)
+		l, err := tryAcquire(ctx, ns, id, opts, cur, held)
 		if l != nil || err != nil {
 			return l, err
 		}
@@ -149,9 +153,9 @@ func (ns *NameService) AcquireLease(ctx context.Context, id string, opts LeaseOp
 
 // tryAcquire compare-and-sets the lock into cur; a nil lease and nil error
 // mean the status moved and the caller should look again.
-func (ns *NameService) tryAcquire(ctx context.Context, id string, opts LeaseOptions, cur Value, prev *lock) (*Lease, error) {
+func tryAcquire(ctx context.Context, ns *nameservice.NameService, id string, opts Options, cur nameservice.Value, prev *lock) (*Lease, error) {
 	sent := time.Now()
-	now := ns.now()
+	now := ns.Now()
 	lk := &lock{
 		Holder: opts.Holder, TargetT: opts.TargetT, AcquiredAt: now.Unix(),
 		ExpiresAt: now.Add(opts.TTL).Unix(), TTLMillis: opts.TTL.Milliseconds(), Token: cur.V + 1,
@@ -162,7 +166,7 @@ func (ns *NameService) tryAcquire(ctx context.Context, id string, opts LeaseOpti
 			lk.PrevState = prev.PrevState // a takeover restores the state from before the first holder
 		}
 	}
-	next := Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
+	next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
 	next.Payload[lockKey(opts.Name)] = lk.object()
 	if opts.State != "" {
 		next.Payload["state"] = opts.State
@@ -208,28 +212,28 @@ func (l *Lease) end() {
 }
 
 // Refresh extends the lease by its TTL. It returns an error wrapping
-// ErrLeaseLost when the lease expired or another holder took it; the lease
+// ErrLost when the lease expired or another holder took it; the lease
 // is then ended. Status changes made by others that keep the lock (metrics,
 // say) are kept.
 func (l *Lease) Refresh(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.rewrite(ctx, func(p Object, lk *lock) {
-		lk.Refreshed = l.ns.now().Unix()
-		lk.ExpiresAt = l.ns.now().Add(l.opts.TTL).Unix()
+	return l.rewrite(ctx, func(p nameservice.Object, lk *lock) {
+		lk.Refreshed = l.ns.Now().Unix()
+		lk.ExpiresAt = l.ns.Now().Add(l.opts.TTL).Unix()
 		p[lockKey(l.opts.Name)] = lk.object()
 	}, true)
 }
 
 // Release gives the lease up, restoring the status state it had before the
-// lease when LeaseOptions.State was set. Use a context of its own: Release
+// lease when Options.State was set. Use a context of its own: Release
 // is often called after the work's context was canceled. It returns an error
-// wrapping ErrLeaseLost when the lease was no longer ours.
+// wrapping ErrLost when the lease was no longer ours.
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer l.end()
-	return l.rewrite(ctx, func(p Object, lk *lock) {
+	return l.rewrite(ctx, func(p nameservice.Object, lk *lock) {
 		delete(p, lockKey(l.opts.Name))
 		if l.opts.State != "" && lk.PrevState != "" {
 			p["state"] = lk.PrevState
@@ -240,19 +244,19 @@ func (l *Lease) Release(ctx context.Context) error {
 // rewrite compare-and-sets a change of our lock into the status, retrying
 // while others change the status but leave our lock in place. The caller
 // holds l.mu.
-func (l *Lease) rewrite(ctx context.Context, change func(Object, *lock), extend bool) error {
+func (l *Lease) rewrite(ctx context.Context, change func(nameservice.Object, *lock), extend bool) error {
 	if l.ended || !time.Now().Before(l.validUntil) {
 		l.end()
-		return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLeaseLost)
+		return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLost)
 	}
 	cur := l.cur
 	for {
 		lk, ok := readLock(cur.Payload, l.opts.Name)
 		if !ok || lk.Holder != l.opts.Holder || lk.Token != l.token {
 			l.end()
-			return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLeaseLost)
+			return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLost)
 		}
-		next := Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
+		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
 		change(next.Payload, lk)
 		sent := time.Now()
 		out, err := l.ns.PushStatus(ctx, l.id, cur, next)
@@ -270,13 +274,13 @@ func (l *Lease) rewrite(ctx context.Context, change func(Object, *lock), extend 
 	}
 }
 
-// RunWhileLeased acquires the lease (see AcquireLease), runs fn with a
+// Run acquires the lease (see Acquire), runs fn with a
 // context that is canceled as soon as a refresh fails or the lease is lost,
 // refreshes every TTL/2 meanwhile, and releases the lease when fn returns.
-// It returns fn's error, or an error wrapping ErrLeaseLost when the lease was
+// It returns fn's error, or an error wrapping ErrLost when the lease was
 // lost while fn ran.
-func (ns *NameService) RunWhileLeased(ctx context.Context, id string, opts LeaseOptions, fn func(ctx context.Context, l *Lease) error) error {
-	l, err := ns.AcquireLease(ctx, id, opts)
+func Run(ctx context.Context, ns *nameservice.NameService, id string, opts Options, fn func(ctx context.Context, l *Lease) error) error {
+	l, err := Acquire(ctx, ns, id, opts)
 	if err != nil {
 		return err
 	}
@@ -314,13 +318,13 @@ func (ns *NameService) RunWhileLeased(ctx context.Context, id string, opts Lease
 		ferr = rerr
 	}
 	if lost && (ferr == nil || errors.Is(ferr, context.Canceled)) {
-		return fmt.Errorf("lease %s on %s: %w", opts.Name, id, ErrLeaseLost)
+		return fmt.Errorf("lease %s on %s: %w", opts.Name, id, ErrLost)
 	}
 	return ferr
 }
 
-// LeaseInfo describes a lease found in a status, for operators.
-type LeaseInfo struct {
+// Info describes a lease found in a status, for operators.
+type Info struct {
 	ID       string `json:"id"`
 	Name     string `json:"name"`
 	Holder   string `json:"holder"`
@@ -331,9 +335,9 @@ type LeaseInfo struct {
 	Expires  int64  `json:"expires_at"`
 }
 
-// Leases returns the leases held in the status of rec.
-func Leases(rec *Record) []LeaseInfo {
-	var out []LeaseInfo
+// Held returns the leases held in the status of rec.
+func Held(rec *nameservice.Record) []Info {
+	var out []Info
 	if rec.Status == nil {
 		return nil
 	}
@@ -343,18 +347,18 @@ func Leases(rec *Record) []LeaseInfo {
 			continue
 		}
 		if lk, held := readLock(rec.Status.Payload, name); held {
-			out = append(out, LeaseInfo{ID: rec.ID.String(), Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: rec.Status.V,
+			out = append(out, Info{ID: rec.ID.String(), Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: rec.Status.V,
 				TargetT: lk.TargetT, Acquired: lk.AcquiredAt, Expires: lk.ExpiresAt})
 		}
 	}
 	return out
 }
 
-// BreakLease removes lease name from the status of id, whoever holds it,
+// Break removes lease name from the status of id, whoever holds it,
 // and returns what it removed (nil when there was none). It is an operator's
 // tool: the broken holder finds out at its next refresh, and anything it
 // writes meanwhile must be refused by its fencing token.
-func (ns *NameService) BreakLease(ctx context.Context, id, name string) (*LeaseInfo, error) {
+func Break(ctx context.Context, ns *nameservice.NameService, id, name string) (*Info, error) {
 	for {
 		cur, err := ns.StatusOf(ctx, id)
 		if err != nil {
@@ -364,7 +368,7 @@ func (ns *NameService) BreakLease(ctx context.Context, id, name string) (*LeaseI
 		if !held {
 			return nil, nil
 		}
-		next := Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
+		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
 		delete(next.Payload, lockKey(name))
 		if lk.PrevState != "" {
 			next.Payload["state"] = lk.PrevState
@@ -374,7 +378,7 @@ func (ns *NameService) BreakLease(ctx context.Context, id, name string) (*LeaseI
 			return nil, err
 		}
 		if out.Applied {
-			return &LeaseInfo{ID: id, Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: cur.V, TargetT: lk.TargetT,
+			return &Info{ID: id, Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: cur.V, TargetT: lk.TargetT,
 				Acquired: lk.AcquiredAt, Expires: lk.ExpiresAt}, nil
 		}
 	}

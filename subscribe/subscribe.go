@@ -1,4 +1,8 @@
-package nameservice
+// Package subscribe follows changes to records from a saved map of
+// watermarks, so that a subscriber that stops and resumes misses no change
+// and sees none twice. It is built only on the portable API (Watch and
+// List), as etcd's concurrency package is built on its KV.
+package subscribe
 
 import (
 	"context"
@@ -9,57 +13,58 @@ import (
 	"sync"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 )
 
 // Watermarks is one record's entry in a subscription map: its kind and the
 // watermark of each concern the subscriber has seen.
 type Watermarks struct {
-	Kind       Kind   `json:"kind"`
-	SourceType string `json:"source_type,omitempty"`
-	CommitT    int64  `json:"commit_t,omitempty"`
-	IndexT     int64  `json:"index_t"`
-	StatusV    int64  `json:"status_v"`
-	ConfigV    int64  `json:"config_v"`
+	Kind       nameservice.Kind `json:"kind"`
+	SourceType string           `json:"source_type,omitempty"`
+	CommitT    int64            `json:"commit_t,omitempty"`
+	IndexT     int64            `json:"index_t"`
+	StatusV    int64            `json:"status_v"`
+	ConfigV    int64            `json:"config_v"`
 }
 
-func (w *Watermarks) get(c Concern) int64 {
+func (w *Watermarks) get(c nameservice.Concern) int64 {
 	switch c {
-	case Head:
+	case nameservice.Head:
 		return w.CommitT
-	case Index:
+	case nameservice.Index:
 		return w.IndexT
-	case Status:
+	case nameservice.Status:
 		return w.StatusV
 	}
 	return w.ConfigV
 }
 
-func (w *Watermarks) set(c Concern, v int64) {
+func (w *Watermarks) set(c nameservice.Concern, v int64) {
 	switch c {
-	case Head:
+	case nameservice.Head:
 		w.CommitT = v
-	case Index:
+	case nameservice.Index:
 		w.IndexT = v
-	case Status:
+	case nameservice.Status:
 		w.StatusV = v
-	case Config:
+	case nameservice.Config:
 		w.ConfigV = v
 	}
 }
 
-// SubscriptionMap is the state of a subscriber, in the spec's form
+// Map is the state of a subscriber, in the spec's form
 // {"subscriptions": {"mydb:main": {"kind": "ledger", "commit_t": 42, ...}}}.
-// Save it and pass it back in SubscribeOptions.From to resume.
-type SubscriptionMap struct {
+// Save it and pass it back in Options.From to resume.
+type Map struct {
 	Subscriptions map[string]Watermarks `json:"subscriptions"`
 }
 
-// SubscribeOptions select what a subscription follows.
-type SubscribeOptions struct {
-	Prefix   string           // IDs starting with Prefix ("" for all)
-	Interval time.Duration    // polling interval for drivers without a change feed
-	From     *SubscriptionMap // resume from this map; nil starts from the current state
+// Options select what a subscription follows.
+type Options struct {
+	Prefix   string        // IDs starting with Prefix ("" for all)
+	Interval time.Duration // polling interval for drivers without a change feed
+	From     *Map          // resume from this map; nil starts from the current state
 }
 
 // Subscriber follows changes by comparing watermarks with its map. Read it
@@ -67,29 +72,29 @@ type SubscribeOptions struct {
 type Subscriber struct {
 	mu    sync.Mutex
 	m     map[string]Watermarks
-	kinds map[string]*Record // kinds of records first seen while catching up
-	raw   chan Event         // catch-up events, then the watch feed, unfiltered
+	kinds map[string]*nameservice.Record // kinds of records first seen while catching up
+	raw   chan nameservice.Event         // catch-up events, then the watch feed, unfiltered
 }
 
-// ErrSubscriptionEnded is returned by Next once the subscription's context
+// ErrEnded is returned by Next once the subscription's context
 // is done.
-var ErrSubscriptionEnded = errors.New("subscription ended")
+var ErrEnded = errors.New("subscription ended")
 
 // Next returns the next change, in watermark order per ID and concern, each
 // watermark at most once, and records it in the map before returning. It
-// returns ctx's error when ctx is done, ErrSubscriptionEnded after the
+// returns ctx's error when ctx is done, ErrEnded after the
 // subscription's own context is done, and the feed's error if it fails.
-func (s *Subscriber) Next(ctx context.Context) (Event, error) {
+func (s *Subscriber) Next(ctx context.Context) (nameservice.Event, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return Event{}, ctx.Err()
+			return nameservice.Event{}, ctx.Err()
 		case ev, ok := <-s.raw:
 			if !ok {
-				return Event{}, ErrSubscriptionEnded
+				return nameservice.Event{}, ErrEnded
 			}
 			if ev.Err != nil {
-				return Event{}, fmt.Errorf("subscription: %w", ev.Err)
+				return nameservice.Event{}, fmt.Errorf("subscription: %w", ev.Err)
 			}
 			if ev, news := s.take(ev); news {
 				return ev, nil
@@ -101,13 +106,13 @@ func (s *Subscriber) Next(ctx context.Context) (Event, error) {
 // Map returns a copy of the subscription map holding exactly the events Next
 // has returned, for saving: a subscriber resumed from it misses nothing it
 // had not yet returned.
-func (s *Subscriber) Map() SubscriptionMap {
+func (s *Subscriber) Map() Map {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SubscriptionMap{Subscriptions: maps.Clone(s.m)}
+	return Map{Subscriptions: maps.Clone(s.m)}
 }
 
-// Subscribe follows the records under opts.Prefix. Without opts.From it
+// Start follows the records under opts.Prefix. Without opts.From it
 // starts from the current state and reports only later changes. With a
 // saved map it first reports, per concern, the current value of every
 // watermark above the saved one (and a Deleted event for records gone), so a
@@ -115,14 +120,14 @@ func (s *Subscriber) Map() SubscriptionMap {
 // watermark the map already holds is dropped, so no change is reported
 // twice; so, after a new record's first event, are its unborn concerns
 // (watermark 0: nothing to fetch).
-func (ns *NameService) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscriber, error) {
+func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Subscriber, error) {
 	// Watch first, then read the state: a change between the two is seen by
 	// the watch and dropped as a duplicate if the read already caught it.
-	feed, err := ns.Watch(ctx, WatchOptions{Prefix: opts.Prefix, Interval: opts.Interval})
+	feed, err := ns.Watch(ctx, nameservice.WatchOptions{Prefix: opts.Prefix, Interval: opts.Interval})
 	if err != nil {
 		return nil, err
 	}
-	s := &Subscriber{m: map[string]Watermarks{}, kinds: map[string]*Record{}, raw: make(chan Event, 64)}
+	s := &Subscriber{m: map[string]Watermarks{}, kinds: map[string]*nameservice.Record{}, raw: make(chan nameservice.Event, 64)}
 	if opts.From != nil {
 		for id, w := range opts.From.Subscriptions {
 			if strings.HasPrefix(id, opts.Prefix) {
@@ -130,9 +135,9 @@ func (ns *NameService) Subscribe(ctx context.Context, opts SubscribeOptions) (*S
 			}
 		}
 	}
-	var catchUp []Event
+	var catchUp []nameservice.Event
 	seen := map[string]bool{}
-	for rec, err := range ns.List(ctx, ListOptions{Prefix: opts.Prefix, IncludeRetracted: true}) {
+	for rec, err := range ns.List(ctx, nameservice.ListOptions{Prefix: opts.Prefix, IncludeRetracted: true}) {
 		if err != nil {
 			return nil, fmt.Errorf("subscribe: %w", err)
 		}
@@ -146,15 +151,15 @@ func (ns *NameService) Subscribe(ctx context.Context, opts SubscribeOptions) (*S
 	}
 	for id := range s.m {
 		if !seen[id] {
-			pid, _ := driver.ParseID(id)
-			catchUp = append(catchUp, Event{ID: pid, Deleted: true})
+			pid, _ := nameservice.ParseID(id)
+			catchUp = append(catchUp, nameservice.Event{ID: pid, Deleted: true})
 		}
 	}
 	go s.forward(ctx, feed, catchUp)
 	return s, nil
 }
 
-func watermarksOf(rec *Record) Watermarks {
+func watermarksOf(rec *nameservice.Record) Watermarks {
 	w := Watermarks{Kind: rec.Kind, SourceType: rec.SourceType}
 	for _, c := range driver.Concerns {
 		if v := rec.Value(c); v != nil {
@@ -164,7 +169,7 @@ func watermarksOf(rec *Record) Watermarks {
 	return w
 }
 
-func (s *Subscriber) forward(ctx context.Context, feed <-chan Event, catchUp []Event) {
+func (s *Subscriber) forward(ctx context.Context, feed <-chan nameservice.Event, catchUp []nameservice.Event) {
 	defer close(s.raw)
 	for _, ev := range catchUp {
 		if !send(ctx, s.raw, ev) {
@@ -179,7 +184,7 @@ func (s *Subscriber) forward(ctx context.Context, feed <-chan Event, catchUp []E
 }
 
 // take records ev in the map when it is news, and reports whether it was.
-func (s *Subscriber) take(ev Event) (Event, bool) {
+func (s *Subscriber) take(ev nameservice.Event) (nameservice.Event, bool) {
 	ev, w, news := s.check(ev)
 	if !news {
 		return ev, false
@@ -196,7 +201,7 @@ func (s *Subscriber) take(ev Event) (Event, bool) {
 
 // check reports whether ev is news to the map, returning ev with Old set to
 // the map's watermark and the map entry as it will be once ev is received.
-func (s *Subscriber) check(ev Event) (Event, Watermarks, bool) {
+func (s *Subscriber) check(ev nameservice.Event) (nameservice.Event, Watermarks, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := ev.ID.String()
@@ -210,12 +215,21 @@ func (s *Subscriber) check(ev Event) (Event, Watermarks, bool) {
 	switch rec := s.kinds[id]; {
 	case rec != nil:
 		w.Kind, w.SourceType = rec.Kind, rec.SourceType
-	case ev.Concern == Head:
-		w.Kind = Ledger // only ledgers have a head; a new record's head event comes first
+	case ev.Concern == nameservice.Head:
+		w.Kind = nameservice.Ledger // only ledgers have a head; a new record's head event comes first
 	case !had:
-		w.Kind = GraphSource
+		w.Kind = nameservice.GraphSource
 	}
 	ev.Old = w.get(ev.Concern)
 	w.set(ev.Concern, ev.New.V)
 	return ev, w, true
+}
+
+func send(ctx context.Context, ch chan<- nameservice.Event, ev nameservice.Event) bool {
+	select {
+	case ch <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -1,14 +1,12 @@
-// Package awsretry adapts the AWS SDK's retryer to conditional writes: a
-// jittered backoff in milliseconds rather than the SDK's one-second base,
-// and a retryer that leaves alone the attempts that may have been applied,
-// so the driver can resolve them by reading.
-package awsretry
+package awsconf
 
 import (
 	"context"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
 	"nameservice.dev/nameservice/internal/backoff"
 )
@@ -43,4 +41,27 @@ func (r skipRetryer) GetAttemptToken(ctx context.Context) (func(error) error, er
 		return v2.GetAttemptToken(ctx)
 	}
 	return r.GetInitialToken(), nil
+}
+
+// NewRetryer returns the SDK's standard retryer with maxAttempts attempts,
+// limiter (nil: none — the SDK's client-side token bucket fails healthy
+// requests under load with "retry quota exceeded"), full-jitter backoff
+// from base up to a second, and the error codes in also retried too (codes
+// for which the service refused the request and wrote nothing).
+func NewRetryer(maxAttempts int, limiter retry.RateLimiter, base time.Duration, also ...string) aws.Retryer {
+	if limiter == nil {
+		limiter = ratelimit.None
+	}
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = maxAttempts
+		o.RateLimiter = limiter
+		o.Backoff = Backoff{Base: base, Max: time.Second}
+		if len(also) > 0 {
+			codes := map[string]struct{}{}
+			for _, c := range also {
+				codes[c] = struct{}{}
+			}
+			o.Retryables = append(o.Retryables, retry.RetryableErrorCode{Codes: codes})
+		}
+	})
 }

@@ -1,0 +1,197 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+// The limits of docs/model.md hold on every backend: a record at every limit
+// at once is stored, read back exactly, listed and printed; one byte or level
+// over any limit is refused with ErrInvalidArgument naming the limit, and
+// nothing is written.
+var _ = addGroup("Limits",
+	"limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing",
+	testCase{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
+		e.init("db")
+		addr := strings.Repeat("h", driver.MaxAddressBytes)
+		e.applied(ref(addr, 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, addr))
+		iaddr := strings.Repeat("i", driver.MaxAddressBytes)
+		e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id("db"), 1, iaddr))
+		st := status(2, "ready", digitsPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
+		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil), st))
+		cfg := config(1, deepPayload(driver.MaxPayloadDepth, driver.MaxPayloadBytes))
+		e.applied(cfg)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, cfg))
+		rec := e.lookup("db")
+		e.wantValue("db", nameservice.Status, st)
+		e.wantValue("db", nameservice.Config, cfg)
+		e.wantPrintable(rec)
+		e.listIDs(nameservice.ListOptions{}, "db")
+	}},
+	testCase{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {
+		deps := make([]string, driver.MaxDependencies)
+		for i := range deps {
+			deps[i] = e.id(fmt.Sprintf("%03d/%s", i, strings.Repeat("d", driver.MaxIDLength-len(e.prefix)-10)))
+		}
+		typ := strings.Repeat("t", driver.MaxSourceTypeBytes)
+		cfg := deepPayload(driver.MaxPayloadDepth, driver.MaxPayloadBytes)
+		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), typ, deps, cfg))
+		iaddr := strings.Repeat("i", driver.MaxAddressBytes)
+		e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id("gs"), 1, iaddr))
+		st := status(2, "ready", digitsPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
+		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("gs"), status(1, "ready", nil), st))
+		rec := e.lookup("gs")
+		if b := mustJSON(e, rec); len(b) > driver.MaxRecordBytes {
+			e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), driver.MaxRecordBytes)
+		}
+		if rec.SourceType != typ || len(rec.Dependencies) != len(deps) {
+			e.t.Fatalf("graph source read back with type %.20q... and %d dependencies, want %d", rec.SourceType, len(rec.Dependencies), len(deps))
+		}
+		e.wantValue("gs", nameservice.Config, config(1, cfg))
+		e.wantPrintable(rec)
+	}},
+	testCase{name: "OverALimitIsRefusedAndNothingWritten", run: func(e *env) {
+		e.init("db")
+		e.graphSource("gs", nil)
+		before, beforeGS := e.lookup("db"), e.lookup("gs")
+		long := strings.Repeat("a", driver.MaxAddressBytes+1)
+		tooBig := config(1, digitsPayload(nameservice.Object{}, driver.MaxPayloadBytes+1))
+		tooDeep := config(1, deepPayload(driver.MaxPayloadDepth+1, 0))
+		for _, c := range []struct {
+			what, limit string
+			err         error
+		}{
+			{"commit address", "4096", second(e.ns.PublishCommit(e.ctx, e.id("db"), 1, long))},
+			{"index address", "4096", second(e.ns.PublishIndex(e.ctx, e.id("db"), 1, long))},
+			{"cas address", "4096", second(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: long, T: 1}))},
+			{"create by cas", "4096", second(e.ns.CompareAndSetRef(e.ctx, e.id("new"), nameservice.Head, nil, nameservice.Ref{Address: long, T: 1}))},
+			{"config bytes", "65536", second(e.ns.PushConfig(e.ctx, e.id("db"), unborn, tooBig))},
+			{"config depth", "20", second(e.ns.PushConfig(e.ctx, e.id("db"), unborn, tooDeep))},
+			{"status bytes", "65536", second(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil),
+				status(2, "ready", digitsPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes+1))))},
+			{"status bad UTF-8", "UTF-8", second(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil),
+				status(2, "ready", nameservice.Object{"note": "a\xffb"})))},
+			{"9999-deep config", "20", e.ns.PublishGraphSource(e.ctx, e.id("gs2"), "db:Bm25Index", nil, deepPayload(9999, 0))},
+			{"graph source config", "65536", e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:Bm25Index", nil, tooBig.Payload)},
+			{"source type", "256", e.ns.PublishGraphSource(e.ctx, e.id("gs3"), strings.Repeat("t", driver.MaxSourceTypeBytes+1), nil, nil)},
+			{"dependencies", "64", e.ns.PublishGraphSource(e.ctx, e.id("gs4"), "db:Bm25Index", make([]string, driver.MaxDependencies+1), nil)},
+			{"10 MB address", "4096", second(e.ns.PublishCommit(e.ctx, e.id("db"), 1, strings.Repeat("x", 10<<20)))},
+		} {
+			if !isErr(c.err, nameservice.ErrInvalidArgument) || !strings.Contains(c.err.Error(), c.limit) {
+				e.t.Errorf("%s: error = %.300v; want ErrInvalidArgument naming the limit %s", c.what, c.err, c.limit)
+			}
+		}
+		e.wantSame("db", before)
+		e.wantSame("gs", beforeGS)
+		for _, n := range []string{"new", "gs2", "gs3", "gs4"} {
+			e.wantAbsent(n)
+		}
+	}},
+	testCase{name: "ImportOverALimitIsRefused", run: func(e *env) {
+		id, err := nameservice.ParseID(e.id("db"))
+		e.must(err)
+		rec := driver.NewLedger(id, 1)
+		*rec.Config = config(1, digitsPayload(nameservice.Object{}, driver.MaxPayloadBytes+1))
+		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
+		e.wantAbsent("db")
+	}},
+	testCase{name: "GraphSourceTypeCannotChange", run: func(e *env) {
+		e.graphSource("gs", nameservice.Object{"k": json.Number("1")})
+		err := e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:VectorIndex", nil, nameservice.Object{"k": json.Number("2")})
+		e.wantErr(err, nameservice.ErrAlreadyExists)
+		iaddr := strings.Repeat("i", driver.MaxAddressBytes)
+		e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id("gs"), 1, iaddr))
+		st := status(2, "ready", digitsPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
+		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("gs"), status(1, "ready", nil), st))
+		rec := e.lookup("gs")
+		if b := mustJSON(e, rec); len(b) > driver.MaxRecordBytes {
+			e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), driver.MaxRecordBytes)
+		}
+		if rec.SourceType != "db:Bm25Index" {
+			e.t.Fatalf("source type = %q after a refused re-publish, want db:Bm25Index", rec.SourceType)
+		}
+		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k": json.Number("1")}))
+	}},
+)
+
+func second[T any](_ T, err error) error { return err }
+
+// digitsPayload returns base plus a key "l" holding a list of single digits,
+// padded so that the payload's compact JSON is exactly n bytes: the shape that
+// costs DynamoDB the most per JSON byte.
+func digitsPayload(base nameservice.Object, n int) nameservice.Object {
+	p := base.Clone()
+	p["l"] = []any{}
+	b, _ := json.Marshal(p)
+	p["l"] = digits(n - len(b))
+	return p
+}
+
+// digits returns a list whose compact JSON is extra bytes longer than "[]".
+func digits(extra int) []any {
+	l := []any{}
+	for range (extra + 1) / 2 {
+		l = append(l, json.Number("1"))
+	}
+	if extra > 0 && extra%2 == 0 {
+		l[len(l)-1] = json.Number("10")
+	}
+	return l
+}
+
+// deepPayload returns an object nested depth levels deep ({"a": {"a": ...}});
+// when n > 0, its innermost object holds a list of digits padding its compact
+// JSON to exactly n bytes.
+func deepPayload(depth, n int) nameservice.Object {
+	build := func(l []any) nameservice.Object {
+		v, levels := map[string]any{}, depth-1
+		if l != nil {
+			v["l"], levels = l, depth-2
+		}
+		for range levels {
+			v = map[string]any{"a": v}
+		}
+		return nameservice.Object(v)
+	}
+	if n == 0 {
+		return build(nil)
+	}
+	b, _ := json.Marshal(build([]any{}))
+	return build(digits(n - len(b)))
+}
+
+// wantPrintable fails unless rec survives the record JSON form, compact and
+// indented (as ns lookup prints it), unchanged.
+func (e *env) wantPrintable(rec *nameservice.Record) {
+	e.t.Helper()
+	for _, indent := range []string{"", "  "} {
+		b, err := json.MarshalIndent(rec, "", indent)
+		if err != nil {
+			e.t.Fatalf("record cannot be printed: %v", err)
+		}
+		var back nameservice.Record
+		if err := json.Unmarshal(b, &back); err != nil {
+			e.t.Fatalf("printed record does not read back: %v", err)
+		}
+		if again, _ := json.Marshal(&back); string(again) != string(mustJSON(e, rec)) {
+			e.t.Fatalf("printed record reads back changed")
+		}
+	}
+}
+
+func mustJSON(e *env, rec *nameservice.Record) []byte {
+	b, err := json.Marshal(rec)
+	e.must(err)
+	return b
+}
+
+// wantSame fails unless name's record is still want.
+func (e *env) wantSame(name string, want *nameservice.Record) {
+	e.t.Helper()
+	if got := mustJSON(e, e.lookup(name)); string(got) != string(mustJSON(e, want)) {
+		e.t.Fatalf("%s changed after refused writes:\n%s\nwant\n%s", name, got, mustJSON(e, want))
+	}
+}

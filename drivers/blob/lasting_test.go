@@ -1,0 +1,75 @@
+package blob_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"gocloud.dev/blob/azureblob"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+// TestMissingBucket checks, against fake-gcs-server and Azurite, that a
+// missing bucket or container is a lasting failure found on open:
+// NotProvisioned, saying what to do, without retries.
+func TestMissingBucket(t *testing.T) {
+	for _, s := range []*server{gcsServer(t), azureServer(t)} {
+		t.Run(s.name, func(t *testing.T) {
+			ctx := context.Background()
+			c, hc := newCounter()
+			b, err := s.open(ctx, "no-such-bucket-"+testenv.RandomHex(4), hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			_, err = blob.Open(ctx, b, blob.Options{})
+			if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "create it") {
+				t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned saying to create it", err, driver.Code(err))
+			}
+			if n := c.all.Load(); n != 1 {
+				t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
+			}
+		})
+	}
+}
+
+// TestAzureWrongKey checks that Azurite's refusal of a wrong shared key is
+// PermissionDenied, without retries and without the key in the message.
+func TestAzureWrongKey(t *testing.T) {
+	s := azureServer(t)
+	bucket := s.newBucket(t)
+	ctx := context.Background()
+	const wrongKey = "V1JPTkdrZXlXUk9OR2tleVdST05Ha2V5V1JPTkdrZXk=" // base64, not Azurite's
+	cred, err := azblob.NewSharedKeyCredential(azuriteAccount, wrongKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, hc := newCounter()
+	cc, err := container.NewClientWithSharedKeyCredential(strings.TrimSuffix(s.endpoint, "/")+"/"+azuriteAccount+"/"+bucket, cred,
+		&container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: hc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := azureblob.OpenBucket(ctx, cc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = blob.Open(ctx, b, blob.Options{})
+	if !errors.Is(err, driver.ErrPermissionDenied) || !strings.Contains(err.Error(), "grant") {
+		t.Fatalf("open with a wrong key: %v (code %v), want PermissionDenied saying what to grant", err, driver.Code(err))
+	}
+	if strings.Contains(err.Error(), wrongKey) {
+		t.Errorf("the error shows the key: %v", err)
+	}
+	if n := c.all.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: a refused credential is not retried", n)
+	}
+}

@@ -1,0 +1,68 @@
+package s3etag_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+// TestLastingFailures checks, against versitygw, that a missing bucket and
+// refused credentials are lasting failures: their own codes, a message that
+// says what to do, and one request each (never retried).
+func TestLastingFailures(t *testing.T) {
+	endpoint, bucket := newBucket(t)
+	ctx := context.Background()
+
+	t.Run("MissingBucket", func(t *testing.T) {
+		c, hc := newCounter()
+		cfg := baseConfig(endpoint, "no-such-bucket-"+testenv.RandomHex(4), layout.B)
+		cfg.HTTPClient = hc
+		_, err := s3etag.Open(ctx, cfg)
+		if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), cfg.Bucket) || !strings.Contains(err.Error(), "create it") {
+			t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned naming the bucket and what to do", err, driver.Code(err))
+		}
+		if n := c.all.Load(); n != 1 {
+			t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
+		}
+	})
+	t.Run("WrongCredentials", func(t *testing.T) {
+		const secret = "WRONGsecretWRONG0123456789"
+		c, hc := newCounter()
+		cfg := baseConfig(endpoint, bucket, layout.B)
+		cfg.HTTPClient = hc
+		cfg.Credentials = credentials.NewStaticCredentialsProvider("test", secret, "") // a known key, a wrong secret
+		_, err := s3etag.Open(ctx, cfg)
+		if !errors.Is(err, driver.ErrPermissionDenied) || !strings.Contains(err.Error(), "s3:PutObject") {
+			t.Fatalf("open with wrong credentials: %v (code %v), want PermissionDenied naming s3:PutObject", err, driver.Code(err))
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+		if n := c.all.Load(); n != 1 {
+			t.Errorf("%d requests, want 1: a refused credential is not retried", n)
+		}
+	})
+	t.Run("MissingLockTable", func(t *testing.T) {
+		cfg := baseConfig(endpoint, bucket, layout.B)
+		cfg.Lock = &s3etag.LockConfig{Table: "no-such-lock-" + testenv.RandomHex(4), Region: "us-east-1",
+			Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testCreds}
+		d, err := s3etag.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		id, _ := driver.ParseID("lasting" + testenv.RandomHex(3))
+		err = d.Create(ctx, driver.NewLedger(id, 0))
+		if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") {
+			t.Fatalf("create with a missing lock table: %v (code %v), want NotProvisioned saying `ns table create`", err, driver.Code(err))
+		}
+	})
+}

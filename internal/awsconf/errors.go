@@ -1,0 +1,149 @@
+package awsconf
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/smithy-go"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// throttleCodes are the error codes of DynamoDB and S3 that refuse a request
+// for load.
+var throttleCodes = map[string]bool{
+	"ThrottlingException":                    true,
+	"ProvisionedThroughputExceededException": true,
+	"RequestLimitExceeded":                   true,
+	"TransactionInProgressException":         true,
+	"LimitExceededException":                 true,
+	"SlowDown":                               true,
+	"Throttling":                             true,
+	"TooManyRequests":                        true,
+}
+
+// deniedCodes are the error codes of DynamoDB and S3 that refuse the
+// credentials or the permission.
+var deniedCodes = map[string]bool{
+	"AccessDeniedException":               true,
+	"AccessDenied":                        true,
+	"Forbidden":                           true, // S3's 403 to a HEAD, which has no body
+	"AllAccessDisabled":                   true,
+	"UnrecognizedClientException":         true,
+	"InvalidSignatureException":           true,
+	"SignatureDoesNotMatch":               true,
+	"InvalidAccessKeyId":                  true,
+	"MissingAuthenticationTokenException": true,
+	"IncompleteSignatureException":        true,
+	"ExpiredTokenException":               true,
+	"ExpiredToken":                        true,
+	"InvalidClientTokenId":                true,
+	"InvalidToken":                        true,
+}
+
+// missingCodes are the error codes that say the table or bucket itself
+// does not exist.
+var missingCodes = map[string]bool{
+	"ResourceNotFoundException": true, // DynamoDB: table or index
+	"NoSuchBucket":              true, // S3
+}
+
+// Code classifies an SDK error: Throttled for throttling that outlasted the
+// retries (or the retry quota), NotProvisioned for a missing table or
+// bucket, PermissionDenied for refused credentials or permissions,
+// Unavailable for anything else (the caller checks its own codes first).
+func Code(err error) driver.ErrorCode {
+	var q ratelimit.QuotaExceededError
+	if errors.As(err, &q) {
+		return driver.Throttled
+	}
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return driver.Unavailable
+	}
+	switch c := ae.ErrorCode(); {
+	case throttleCodes[c]:
+		return driver.Throttled
+	case missingCodes[c]:
+		return driver.NotProvisioned
+	case deniedCodes[c]:
+		return driver.PermissionDenied
+	}
+	return driver.Unavailable
+}
+
+// Sentinel returns the driver sentinel of Code(err).
+func Sentinel(err error) error {
+	switch Code(err) {
+	case driver.Throttled:
+		return driver.ErrThrottled
+	case driver.NotProvisioned:
+		return driver.ErrNotProvisioned
+	case driver.PermissionDenied:
+		return driver.ErrPermissionDenied
+	}
+	return driver.ErrUnavailable
+}
+
+// Refused reports whether the service refused a request for load
+// (throttling, a conflicting DynamoDB transaction): it was not applied and
+// may be sent again.
+func Refused(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && (throttleCodes[ae.ErrorCode()] || ae.ErrorCode() == "TransactionConflictException")
+}
+
+// ErrorCodeOf returns the service's error code of err, "" when it has none.
+func ErrorCodeOf(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// HTTPStatus returns the HTTP status of the answer err came with, 0 when
+// none came.
+func HTTPStatus(err error) int {
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// MaybeApplied reports whether a failed attempt of a write may nevertheless
+// have been applied: no answer came back (the connection broke after the
+// request was sent, or the attempt timed out), or the service answered with
+// a 5xx. A 4xx answer, a connection that was never established, a refusal
+// by the retry quota or a cancellation means the write was not applied.
+func MaybeApplied(err error) bool {
+	if s := HTTPStatus(err); s != 0 { // 0: the SDK wraps a send failure too
+		return s >= 500
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var q ratelimit.QuotaExceededError
+	if errors.As(err, &q) {
+		return false
+	}
+	return !errors.Is(err, context.Canceled)
+}
+
+// Operation returns the API operation err came from, which is also the IAM
+// action's name (DynamoDB's UpdateItem, S3's PutObject), or "*" when unknown.
+func Operation(err error) string {
+	var oe *smithy.OperationError
+	if errors.As(err, &oe) && oe.OperationName != "" {
+		return oe.OperationName
+	}
+	return "*"
+}

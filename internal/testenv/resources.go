@@ -1,0 +1,65 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Credentials are the static AWS credentials DynamoDB Local and versitygw
+// accept in the test setup.
+var Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
+
+// RandomHex returns n random bytes in hex, for names of a test's own.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// S3Bucket creates a bucket named prefix + random hex through client and
+// removes it, with its objects, when the test ends.
+func S3Bucket(t testing.TB, client *s3.Client, prefix string) string {
+	t.Helper()
+	bucket := prefix + RandomHex(6)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("create bucket %s: %v", bucket, err)
+	}
+	t.Cleanup(func() { removeBucket(client, bucket) })
+	return bucket
+}
+
+func removeBucket(client *s3.Client, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		for _, o := range page.Contents {
+			_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
+		}
+	}
+	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+}
+
+// DropTable deletes the DynamoDB table name through client when the test
+// ends.
+func DropTable(t testing.TB, client *awsdynamodb.Client, name string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = client.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+}

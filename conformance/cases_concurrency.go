@@ -16,15 +16,16 @@ const (
 )
 
 var _ = addGroup("Concurrency",
-	testCase{"StatusRaceCountsEverySuccessOnce", func(e *env) {
+	"concurrent writers: every applied write is counted once and none is lost",
+	testCase{name: "StatusRaceCountsEverySuccessOnce", quick: true, run: func(e *env) {
 		e.init("db")
 		e.raceIncrements(nameservice.Status, ready, func(v int64) nameservice.Value { return status(v, "ready", nameservice.Object{"n": v}) })
 	}},
-	testCase{"ConfigRaceCountsEverySuccessOnce", func(e *env) {
+	testCase{name: "ConfigRaceCountsEverySuccessOnce", run: func(e *env) {
 		e.init("db")
 		e.raceIncrements(nameservice.Config, unborn, func(v int64) nameservice.Value { return config(v, nameservice.Object{"n": v}) })
 	}},
-	testCase{"HeadAndIndexPublishersNeverConflict", func(e *env) {
+	testCase{name: "HeadAndIndexPublishersNeverConflict", quick: true, run: func(e *env) {
 		e.init("db")
 		const n = 25
 		runParallel(e, 2, func(i int, c *nameservice.NameService) {
@@ -39,7 +40,7 @@ var _ = addGroup("Concurrency",
 		e.wantValue("db", nameservice.Head, ref("a", n))
 		e.wantValue("db", nameservice.Index, ref("a", n))
 	}},
-	testCase{"StatusAndConfigWritersNeverConflict", func(e *env) {
+	testCase{name: "StatusAndConfigWritersNeverConflict", run: func(e *env) {
 		e.init("db")
 		const n = 15
 		runParallel(e, 3, func(i int, c *nameservice.NameService) {
@@ -59,7 +60,7 @@ var _ = addGroup("Concurrency",
 			}
 		})
 	}},
-	testCase{"ConcurrentPublishersEndAtMax", func(e *env) {
+	testCase{name: "ConcurrentPublishersEndAtMax", quick: true, run: func(e *env) {
 		e.init("db")
 		var applied atomic.Int64
 		runParallel(e, raceClients, func(i int, c *nameservice.NameService) {
@@ -124,13 +125,14 @@ func (e *env) raceIncrements(c nameservice.Concern, start nameservice.Value, mk 
 }
 
 var _ = addGroup("Context",
-	testCase{"CanceledContextFailsEveryOperation", func(e *env) {
+	"cancellation: a canceled or expired context fails every operation",
+	testCase{name: "CanceledContextFailsEveryOperation", quick: true, run: func(e *env) {
 		e.init("db")
 		ctx, cancel := context.WithCancel(e.ctx)
 		cancel()
 		e.everyOpFails(ctx, context.Canceled)
 	}},
-	testCase{"ExpiredDeadlineFailsEveryOperation", func(e *env) {
+	testCase{name: "ExpiredDeadlineFailsEveryOperation", run: func(e *env) {
 		e.init("db")
 		ctx, cancel := context.WithDeadline(e.ctx, time.Now().Add(-time.Second))
 		defer cancel()

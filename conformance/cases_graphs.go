@@ -20,7 +20,8 @@ func graphs(t, rev int64) map[string]*nameservice.GraphIndex {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 var _ = addGroup("NamedGraphs",
-	testCase{"StoredAndReadExactly", func(e *env) {
+	"named graphs: an index's graph map is stored and read exactly, under the index_t watermark rules",
+	testCase{name: "StoredAndReadExactly", quick: true, run: func(e *env) {
 		e.init("db")
 		want := driver.GraphsValue(graphs(5, 0))
 		e.applied(want)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 0)))
@@ -35,7 +36,7 @@ var _ = addGroup("NamedGraphs",
 			}
 		}
 	}},
-	testCase{"WatermarkRulesApplyToIndexT", func(e *env) {
+	testCase{name: "WatermarkRulesApplyToIndexT", run: func(e *env) {
 		e.init("db")
 		cur := driver.GraphsValue(graphs(5, 0))
 		e.applied(cur)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 0)))
@@ -46,7 +47,7 @@ var _ = addGroup("NamedGraphs",
 		e.applied(ref("plain", 6))(e.ns.PublishIndex(e.ctx, e.id("db"), 6, "plain"))
 		e.wantValue("db", nameservice.Index, ref("plain", 6))
 	}},
-	testCase{"CompareAndSetCarriesGraphs", func(e *env) {
+	testCase{name: "CompareAndSetCarriesGraphs", run: func(e *env) {
 		e.init("db")
 		first := driver.GraphsValue(graphs(3, 0))
 		e.applied(first)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(3, 0)))
@@ -55,7 +56,7 @@ var _ = addGroup("NamedGraphs",
 		e.rejected(first)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &stale, next))
 		e.applied(next.Value())(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &first, next))
 	}},
-	testCase{"InvalidGraphsWriteNothing", func(e *env) {
+	testCase{name: "InvalidGraphsWriteNothing", run: func(e *env) {
 		e.init("db")
 		noDefault := graphs(5, 0)
 		delete(noDefault, nameservice.DefaultGraph)

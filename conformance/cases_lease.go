@@ -11,24 +11,27 @@ import (
 	"nameservice.dev/nameservice/lease"
 )
 
-// leaseTTL is short to keep the suite quick, yet long enough that a loaded
-// CI machine running the suite under -race completes a refresh within it.
-const leaseTTL = time.Second
+// leaseTTL is short to keep the suite quick, yet long enough that a
+// machine loaded by a parallel -race run keeps refreshing in time (1 s lost
+// leases there). Check uses a longer one (CheckOptions.LeaseTTL) for live
+// stores across a network.
+const leaseTTL = 2 * time.Second
 
-func leaseOpts(holder string, wait bool) lease.Options {
-	return lease.Options{Name: "index", Holder: holder, TTL: leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
+func (e *env) leaseOpts(holder string, wait bool) lease.Options {
+	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
 var _ = addGroup("Lease",
-	testCase{"AcquireHoldRelease", func(e *env) {
+	"leases: one holder at a time, with increasing fencing tokens",
+	testCase{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
-		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), leaseOpts("a", false))
+		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		st := e.lookup("db").Status
 		if l.Token() != st.V || st.State() != "indexing" || st.Payload["index_lock"] == nil {
 			e.t.Fatalf("after acquire: token %d, status %v", l.Token(), *st)
 		}
-		_, err = lease.Acquire(e.ctx, e.client(), e.id("db"), leaseOpts("b", false))
+		_, err = lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", false))
 		e.wantErr(err, lease.ErrHeld)
 		e.must(l.Release(e.ctx))
 		st = e.lookup("db").Status
@@ -40,13 +43,13 @@ var _ = addGroup("Lease",
 		default:
 			e.t.Fatal("Lost() not closed after Release")
 		}
-		l2, err := lease.Acquire(e.ctx, e.client(), e.id("db"), leaseOpts("b", false))
+		l2, err := lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", false))
 		e.must(err)
 		if l2.Token() <= l.Token() {
 			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
 		}
 	}},
-	testCase{"MutualExclusion", func(e *env) {
+	testCase{name: "MutualExclusion", run: func(e *env) {
 		e.init("db")
 		type span struct {
 			from, to time.Time
@@ -56,7 +59,7 @@ var _ = addGroup("Lease",
 		var spans []span
 		runParallel(e, 3, func(i int, c *nameservice.NameService) {
 			for range 4 {
-				l, err := lease.Acquire(e.ctx, c, e.id("db"), leaseOpts(string(rune('a'+i)), true))
+				l, err := lease.Acquire(e.ctx, c, e.id("db"), e.leaseOpts(string(rune('a'+i)), true))
 				if err != nil {
 					e.t.Errorf("acquire: %v", err)
 					return
@@ -86,19 +89,19 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("%d leases held, want 12", len(spans))
 		}
 	}},
-	testCase{"ExpiredLeaseIsTakenOver", func(e *env) {
+	testCase{name: "ExpiredLeaseIsTakenOver", run: func(e *env) {
 		e.init("db")
-		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		start := time.Now()
-		b, err := lease.Acquire(e.ctx, e.client(), e.id("db"), leaseOpts("b", true))
+		b, err := lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", true))
 		e.must(err)
-		if waited := time.Since(start); waited < leaseTTL {
-			e.t.Fatalf("took over after %v, before the TTL %v", waited, leaseTTL)
+		if waited := time.Since(start); waited < e.leaseTTL {
+			e.t.Fatalf("took over after %v, before the TTL %v", waited, e.leaseTTL)
 		}
 		select {
 		case <-a.Lost():
-		case <-time.After(leaseTTL):
+		case <-time.After(e.leaseTTL):
 			e.t.Fatal("the old holder's Lost() did not fire")
 		}
 		if b.Token() <= a.Token() {
@@ -114,26 +117,26 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("after the takeover's release: %v, want state ready", *st)
 		}
 	}},
-	testCase{"RefreshKeepsTheLease", func(e *env) {
+	testCase{name: "RefreshKeepsTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		other := e.client()
 		for range 6 {
-			time.Sleep(leaseTTL / 4)
+			time.Sleep(e.leaseTTL / 4)
 			e.must(a.Refresh(e.ctx))
-			_, err := lease.Acquire(e.ctx, other, e.id("db"), leaseOpts("b", false))
+			_, err := lease.Acquire(e.ctx, other, e.id("db"), e.leaseOpts("b", false))
 			e.wantErr(err, lease.ErrHeld)
 		}
-		ctx, cancel := context.WithTimeout(e.ctx, leaseTTL/2)
+		ctx, cancel := context.WithTimeout(e.ctx, e.leaseTTL/2)
 		defer cancel()
-		_, err = lease.Acquire(ctx, other, e.id("db"), leaseOpts("b", true))
+		_, err = lease.Acquire(ctx, other, e.id("db"), e.leaseOpts("b", true))
 		e.wantErr(err, context.DeadlineExceeded)
 		e.must(a.Release(e.ctx))
 	}},
-	testCase{"OtherStatusWritesKeepTheLease", func(e *env) {
+	testCase{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		cur := *e.lookup("db").Status
 		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
@@ -145,9 +148,9 @@ var _ = addGroup("Lease",
 		}
 		e.must(a.Release(e.ctx))
 	}},
-	testCase{"RunWhileLeasedCancelsWhenBroken", func(e *env) {
+	testCase{name: "RunWhileLeasedCancelsWhenBroken", run: func(e *env) {
 		e.init("db")
-		err := lease.Run(e.ctx, e.ns, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
+		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
 			info, err := lease.Break(e.ctx, e.client(), e.id("db"), "index")
 			if err != nil || info == nil || info.Holder != "a" || info.Token != l.Token() {
 				e.t.Errorf("break lease = %+v, %v", info, err)
@@ -155,7 +158,7 @@ var _ = addGroup("Lease",
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(4 * leaseTTL):
+			case <-time.After(4 * e.leaseTTL):
 				e.t.Error("the work's context was not canceled after the lease was broken")
 				return nil
 			}
@@ -164,10 +167,10 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("lease.Run = %v, want lease.ErrLost", err)
 		}
 	}},
-	testCase{"RunWhileLeasedRefreshesAndReleases", func(e *env) {
+	testCase{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
 		e.init("db")
-		err := lease.Run(e.ctx, e.ns, e.id("db"), leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
-			time.Sleep(2 * leaseTTL) // outlives the TTL: only refreshes keep it
+		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
+			time.Sleep(2 * e.leaseTTL) // outlives the TTL: only refreshes keep it
 			if ctx.Err() != nil {
 				e.t.Errorf("lease lost while refreshed: %v", ctx.Err())
 			}

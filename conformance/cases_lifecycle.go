@@ -10,7 +10,8 @@ import (
 )
 
 var _ = addGroup("Lifecycle",
-	testCase{"InitCreatesUnbornLedger", func(e *env) {
+	"lifecycle: init creates a record exactly once; retract and purge act once and leave nothing behind",
+	testCase{name: "InitCreatesUnbornLedger", quick: true, run: func(e *env) {
 		e.init("db")
 		r := e.lookup("db")
 		if r.Kind != nameservice.Ledger || r.Retracted || r.ID.Name != e.id("db") || r.ID.Branch != "main" {
@@ -22,26 +23,26 @@ var _ = addGroup("Lifecycle",
 			e.wantValue("db", c, want)
 		}
 	}},
-	testCase{"InitRecordsCreatedAt", func(e *env) {
+	testCase{name: "InitRecordsCreatedAt", run: func(e *env) {
 		e.init("db")
 		if got := e.lookup("db").CreatedAt; got != clock.Unix() {
 			e.t.Fatalf("created_at = %d, want %d", got, clock.Unix())
 		}
 	}},
-	testCase{"InitDefaultsBranchToMain", func(e *env) {
+	testCase{name: "InitDefaultsBranchToMain", run: func(e *env) {
 		e.init("db")
 		if _, err := e.ns.Lookup(e.ctx, e.id("db")+":main"); err != nil {
 			e.t.Fatalf("lookup with explicit main branch: %v", err)
 		}
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")+":main"), nameservice.ErrAlreadyExists)
 	}},
-	testCase{"InitBranchesAreSeparateRecords", func(e *env) {
+	testCase{name: "InitBranchesAreSeparateRecords", run: func(e *env) {
 		e.init("db", "db:dev")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db:dev"), 3, "c3"))
 		e.wantValue("db", nameservice.Head, unborn)
 		e.wantValue("db:dev", nameservice.Head, ref("c3", 3))
 	}},
-	testCase{"InitNestedNamesAndBranches", func(e *env) {
+	testCase{name: "InitNestedNamesAndBranches", run: func(e *env) {
 		id := "tenant/customers:release/v1.0"
 		e.init(id)
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id(id), 1, "c1"))
@@ -51,13 +52,13 @@ var _ = addGroup("Lifecycle",
 		}
 		e.listIDs(nameservice.ListOptions{}, id)
 	}},
-	testCase{"InitTwiceIsAlreadyExists", func(e *env) {
+	testCase{name: "InitTwiceIsAlreadyExists", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c4", 4))(e.ns.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
 		e.wantValue("db", nameservice.Head, ref("c4", 4))
 	}},
-	testCase{"InitOverRetractedIsAlreadyExists", func(e *env) {
+	testCase{name: "InitOverRetractedIsAlreadyExists", run: func(e *env) {
 		e.init("db")
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
@@ -65,7 +66,7 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatal("init over a retracted record un-retracted it")
 		}
 	}},
-	testCase{"InitRaceHasOneWinner", func(e *env) {
+	testCase{name: "InitRaceHasOneWinner", quick: true, run: func(e *env) {
 		const k = 4
 		var wg sync.WaitGroup
 		errs := make([]error, k)
@@ -89,8 +90,8 @@ var _ = addGroup("Lifecycle",
 		}
 		e.wantValue("db", nameservice.Status, ready)
 	}},
-	testCase{"LookupUnknownIsNotFound", func(e *env) { e.wantAbsent("nothing") }},
-	testCase{"TwoClientsSeeEachOthersWrites", func(e *env) {
+	testCase{name: "LookupUnknownIsNotFound", run: func(e *env) { e.wantAbsent("nothing") }},
+	testCase{name: "TwoClientsSeeEachOthersWrites", run: func(e *env) {
 		a, b := e.ns, e.client()
 		e.must(a.Init(e.ctx, e.id("db")))
 		e.applied(ref("c1", 1))(b.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
@@ -100,7 +101,7 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatalf("client A reads head %v right after client B wrote c1", got)
 		}
 	}},
-	testCase{"RetractSetsFlagAndBumpsStatus", func(e *env) {
+	testCase{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "c2"))
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
@@ -111,7 +112,7 @@ var _ = addGroup("Lifecycle",
 		e.wantValue("db", nameservice.Status, status(2, "retracted", nameservice.Object{"retracted_at": json.Number(strconv.FormatInt(clock.Unix(), 10))}))
 		e.wantValue("db", nameservice.Head, ref("c2", 2))
 	}},
-	testCase{"RetractAfterStatusPushesBumpsFromCurrent", func(e *env) {
+	testCase{name: "RetractAfterStatusPushesBumpsFromCurrent", run: func(e *env) {
 		e.init("db")
 		cur := ready
 		for v := int64(2); v <= 4; v++ {
@@ -124,7 +125,7 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatalf("status after retract = %v, want v5 retracted", *got)
 		}
 	}},
-	testCase{"RetractTwiceIsNoOp", func(e *env) {
+	testCase{name: "RetractTwiceIsNoOp", run: func(e *env) {
 		e.init("db")
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
@@ -132,7 +133,7 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatalf("status_v after two retracts = %d, want 2", v)
 		}
 	}},
-	testCase{"RetractRaceBumpsOnce", func(e *env) {
+	testCase{name: "RetractRaceBumpsOnce", run: func(e *env) {
 		e.init("db")
 		var wg sync.WaitGroup
 		for range 4 {
@@ -145,7 +146,7 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatalf("status_v after concurrent retracts = %d, want 2", v)
 		}
 	}},
-	testCase{"RetractUnknownIsNotFoundAndLeavesNothing", func(e *env) {
+	testCase{name: "RetractUnknownIsNotFoundAndLeavesNothing", run: func(e *env) {
 		e.wantErr(e.ns.Retract(e.ctx, e.id("db")), nameservice.ErrNotFound)
 		e.wantAbsent("db")
 		e.init("db")
@@ -153,14 +154,14 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatal("init after a failed retract came back retracted")
 		}
 	}},
-	testCase{"RetractGraphSource", func(e *env) {
+	testCase{name: "RetractGraphSource", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.must(e.ns.Retract(e.ctx, e.id("gs")))
 		if r := e.lookup("gs"); !r.Retracted || r.Status.V != 2 {
 			e.t.Fatalf("graph source after retract: retracted=%v status=%v", r.Retracted, *r.Status)
 		}
 	}},
-	testCase{"PurgeFreesTheName", func(e *env) {
+	testCase{name: "PurgeFreesTheName", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c9", 9))(e.ns.PublishCommit(e.ctx, e.id("db"), 9, "c9"))
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
@@ -173,7 +174,7 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatal("re-initialised record is retracted")
 		}
 	}},
-	testCase{"PurgeGraphSourceThenInitLedger", func(e *env) {
+	testCase{name: "PurgeGraphSourceThenInitLedger", run: func(e *env) {
 		e.graphSource("x", map[string]any{"k": 1})
 		e.must(e.ns.Purge(e.ctx, e.id("x")))
 		e.init("x")
@@ -181,12 +182,13 @@ var _ = addGroup("Lifecycle",
 			e.t.Fatalf("after purge and init: kind %s head %v", r.Kind, r.Head)
 		}
 	}},
-	testCase{"PurgeUnknownIsNotFound", func(e *env) {
+	testCase{name: "PurgeUnknownIsNotFound", run: func(e *env) {
 		e.wantErr(e.ns.Purge(e.ctx, e.id("db")), nameservice.ErrNotFound)
 	}},
 )
 
 var _ = addGroup("IDs",
+	"IDs: an invalid ID is refused by every operation and creates nothing; a valid one round-trips",
 	append(invalidIDCases(), validIDCases()...)...,
 )
 
@@ -219,7 +221,7 @@ func invalidIDCases() []testCase {
 	}
 	var cases []testCase
 	for name, form := range forms {
-		cases = append(cases, testCase{"Reject" + name, func(e *env) { e.rejectID(form) }})
+		cases = append(cases, testCase{name: "Reject" + name, quick: name == "DotDotSegment" || name == "TooLong", run: func(e *env) { e.rejectID(form) }})
 	}
 	return cases
 }
@@ -250,7 +252,7 @@ func validIDCases() []testCase {
 	forms := []string{"plain", "a.b:c.d", "x.indexer", "données:branche", "t/c:release/v1.0", "a-b_c~d:feat@1", strings.Repeat("n", 400)}
 	var cases []testCase
 	for i, form := range forms {
-		cases = append(cases, testCase{"Accept" + strconv.Itoa(i), func(e *env) {
+		cases = append(cases, testCase{name: "Accept" + strconv.Itoa(i), quick: i == 1, run: func(e *env) {
 			e.init(form)
 			e.applied(ref("i1", 1))(e.ns.PublishIndex(e.ctx, e.id(form), 1, "i1"))
 			e.wantValue(form, nameservice.Index, ref("i1", 1))
@@ -261,7 +263,8 @@ func validIDCases() []testCase {
 }
 
 var _ = addGroup("Import",
-	testCase{"CreatesTheRecordExactly", func(e *env) {
+	"import: a record is created exactly as given, or refused whole",
+	testCase{name: "CreatesTheRecordExactly", quick: true, run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("db:dev"))
 		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
 		h, i := ref("c9", 9), ref("i7", 7)
@@ -274,7 +277,7 @@ var _ = addGroup("Import",
 		}
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrAlreadyExists)
 	}},
-	testCase{"GraphSource", func(e *env) {
+	testCase{name: "GraphSource", run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("gs"))
 		i, s, c := ref("g3", 3), status(2, "syncing", nil), config(5, nameservice.Object{"k": 1})
 		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:IcebergSource", Dependencies: []string{"a:main"}, CreatedAt: 5},
@@ -284,7 +287,7 @@ var _ = addGroup("Import",
 			e.t.Fatalf("imported graph source reads back as\n%s\nwant\n%s", js(got), js(rec))
 		}
 	}},
-	testCase{"RejectsInvalidRecords", func(e *env) {
+	testCase{name: "RejectsInvalidRecords", run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("db"))
 		bad := ref("c", 3)
 		bad.V = 4 // payload t disagrees with the watermark

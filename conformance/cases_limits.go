@@ -14,7 +14,8 @@ import (
 // over any limit is refused with ErrInvalidArgument naming the limit, and
 // nothing is written.
 var _ = addGroup("Limits",
-	testCase{"LedgerAtEveryLimitRoundTrips", func(e *env) {
+	"limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing",
+	testCase{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
 		e.init("db")
 		addr := strings.Repeat("h", driver.MaxAddressBytes)
 		e.applied(ref(addr, 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, addr))
@@ -30,7 +31,7 @@ var _ = addGroup("Limits",
 		e.wantPrintable(rec)
 		e.listIDs(nameservice.ListOptions{}, "db")
 	}},
-	testCase{"GraphSourceAtEveryLimitRoundTrips", func(e *env) {
+	testCase{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {
 		deps := make([]string, driver.MaxDependencies)
 		for i := range deps {
 			deps[i] = e.id(fmt.Sprintf("%03d/%s", i, strings.Repeat("d", driver.MaxIDLength-len(e.prefix)-10)))
@@ -52,7 +53,7 @@ var _ = addGroup("Limits",
 		e.wantValue("gs", nameservice.Config, config(1, cfg))
 		e.wantPrintable(rec)
 	}},
-	testCase{"OverALimitIsRefusedAndNothingWritten", func(e *env) {
+	testCase{name: "OverALimitIsRefusedAndNothingWritten", run: func(e *env) {
 		e.init("db")
 		e.graphSource("gs", nil)
 		before, beforeGS := e.lookup("db"), e.lookup("gs")
@@ -89,7 +90,7 @@ var _ = addGroup("Limits",
 			e.wantAbsent(n)
 		}
 	}},
-	testCase{"ImportOverALimitIsRefused", func(e *env) {
+	testCase{name: "ImportOverALimitIsRefused", run: func(e *env) {
 		id, err := nameservice.ParseID(e.id("db"))
 		e.must(err)
 		rec := driver.NewLedger(id, 1)
@@ -97,7 +98,7 @@ var _ = addGroup("Limits",
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
 	}},
-	testCase{"GraphSourceTypeCannotChange", func(e *env) {
+	testCase{name: "GraphSourceTypeCannotChange", run: func(e *env) {
 		e.graphSource("gs", nameservice.Object{"k": json.Number("1")})
 		err := e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:VectorIndex", nil, nameservice.Object{"k": json.Number("2")})
 		e.wantErr(err, nameservice.ErrAlreadyExists)

@@ -9,43 +9,44 @@ import (
 )
 
 var _ = addGroup("List",
-	testCase{"EmptyPrefixListsNothing", func(e *env) { e.listIDs(nameservice.ListOptions{IncludeRetracted: true}) }},
-	testCase{"OrderedByID", func(e *env) {
+	"listing: exactly the records under a prefix, in ID order, whole, across pages",
+	testCase{name: "EmptyPrefixListsNothing", run: func(e *env) { e.listIDs(nameservice.ListOptions{IncludeRetracted: true}) }},
+	testCase{name: "OrderedByID", quick: true, run: func(e *env) {
 		e.init("m", "b", "z", "a:dev", "a", "a/x")
 		e.listIDs(nameservice.ListOptions{}, "a/x", "a:dev", "a", "b", "m", "z")
 	}},
-	testCase{"Prefix", func(e *env) {
+	testCase{name: "Prefix", quick: true, run: func(e *env) {
 		e.init("app/one", "app/two", "apple", "other")
 		e.listIDs(nameservice.ListOptions{Prefix: "app/"}, "app/one", "app/two")
 		e.listIDs(nameservice.ListOptions{Prefix: "app"}, "app/one", "app/two", "apple")
 		e.listIDs(nameservice.ListOptions{Prefix: "nothing"})
 	}},
-	testCase{"Kind", func(e *env) {
+	testCase{name: "Kind", run: func(e *env) {
 		e.init("l1", "l2")
 		e.graphSource("g1", nil)
 		e.listIDs(nameservice.ListOptions{Kind: nameservice.Ledger}, "l1", "l2")
 		e.listIDs(nameservice.ListOptions{Kind: nameservice.GraphSource}, "g1")
 		e.listIDs(nameservice.ListOptions{}, "g1", "l1", "l2")
 	}},
-	testCase{"InvalidKind", func(e *env) {
+	testCase{name: "InvalidKind", run: func(e *env) {
 		for _, err := range e.ns.List(e.ctx, nameservice.ListOptions{Kind: "table"}) {
 			e.wantErr(err, nameservice.ErrInvalidArgument)
 			return
 		}
 		e.t.Fatal("list with an invalid kind yielded nothing")
 	}},
-	testCase{"RetractedFilter", func(e *env) {
+	testCase{name: "RetractedFilter", run: func(e *env) {
 		e.init("a", "b", "c")
 		e.must(e.ns.Retract(e.ctx, e.id("b")))
 		e.listIDs(nameservice.ListOptions{}, "a", "c")
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "a", "b", "c")
 	}},
-	testCase{"PurgedRecordsLeave", func(e *env) {
+	testCase{name: "PurgedRecordsLeave", run: func(e *env) {
 		e.init("a", "b")
 		e.must(e.ns.Purge(e.ctx, e.id("a")))
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "b")
 	}},
-	testCase{"ListedRecordsAreWhole", func(e *env) {
+	testCase{name: "ListedRecordsAreWhole", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
@@ -62,7 +63,7 @@ var _ = addGroup("List",
 			}
 		}
 	}},
-	testCase{"PaginatesAcrossPages", func(e *env) {
+	testCase{name: "PaginatesAcrossPages", quick: true, run: func(e *env) {
 		var names []string
 		for i := range 7 {
 			names = append(names, fmt.Sprintf("r%02d", i))
@@ -94,7 +95,7 @@ var _ = addGroup("List",
 			e.t.Fatalf("7 records in pages of 2 took %d pages, want at least 3", pages)
 		}
 	}},
-	testCase{"IteratorPagesUnderneath", func(e *env) {
+	testCase{name: "IteratorPagesUnderneath", run: func(e *env) {
 		var names []string
 		for i := range 5 {
 			names = append(names, fmt.Sprintf("r%d", i))
@@ -102,7 +103,7 @@ var _ = addGroup("List",
 		e.init(names...)
 		e.listIDs(nameservice.ListOptions{PageSize: 2}, names...)
 	}},
-	testCase{"BadPageTokenIsInvalid", func(e *env) {
+	testCase{name: "BadPageTokenIsInvalid", run: func(e *env) {
 		e.init("a")
 		_, err := e.ns.Driver().List(e.ctx, driver.ListOptions{Prefix: e.prefix, PageToken: "%%not a token%%"})
 		e.wantErr(err, nameservice.ErrInvalidArgument)

@@ -7,43 +7,44 @@ import (
 )
 
 var _ = addGroup("Publish",
-	testCase{"CommitApplied", func(e *env) {
+	"publish: a commit or index pointer only moves forward; a stale or equal t is not applied and reports the current value",
+	testCase{name: "CommitApplied", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.wantValue("db", nameservice.Head, ref("c1", 1))
 	}},
-	testCase{"CommitSequenceIsMonotonic", func(e *env) {
+	testCase{name: "CommitSequenceIsMonotonic", quick: true, run: func(e *env) {
 		e.init("db")
 		for t := int64(1); t <= 20; t++ {
 			e.applied(ref("c", t))(e.ns.PublishCommit(e.ctx, e.id("db"), t, "c"))
 		}
 		e.wantValue("db", nameservice.Head, ref("c", 20))
 	}},
-	testCase{"CommitStaleCarriesCurrent", func(e *env) {
+	testCase{name: "CommitStaleCarriesCurrent", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		e.rejected(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		e.wantValue("db", nameservice.Head, ref("c5", 5))
 	}},
-	testCase{"CommitEqualTIsStale", func(e *env) {
+	testCase{name: "CommitEqualTIsStale", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		e.rejected(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "other"))
 	}},
-	testCase{"CommitUnknownIsNotFoundAndCreatesNothing", func(e *env) {
+	testCase{name: "CommitUnknownIsNotFoundAndCreatesNothing", run: func(e *env) {
 		_, err := e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1")
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true})
 	}},
-	testCase{"CommitOnGraphSourceIsWrongKind", func(e *env) {
+	testCase{name: "CommitOnGraphSourceIsWrongKind", run: func(e *env) {
 		e.graphSource("gs", nil)
 		_, err := e.ns.PublishCommit(e.ctx, e.id("gs"), 1, "c1")
 		e.wantErr(err, nameservice.ErrWrongKind)
 		_, err = e.ns.Head(e.ctx, e.id("gs"))
 		e.wantErr(err, nameservice.ErrWrongKind)
 	}},
-	testCase{"CommitInvalidArguments", func(e *env) {
+	testCase{name: "CommitInvalidArguments", run: func(e *env) {
 		e.init("db")
 		for _, c := range []struct {
 			t    int64
@@ -54,24 +55,24 @@ var _ = addGroup("Publish",
 		}
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-	testCase{"IndexApplied", func(e *env) {
+	testCase{name: "IndexApplied", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "i7"))
 		e.wantValue("db", nameservice.Index, ref("i7", 7))
 	}},
-	testCase{"IndexStaleAndEqualCarryCurrent", func(e *env) {
+	testCase{name: "IndexStaleAndEqualCarryCurrent", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "i7"))
 		e.rejected(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 6, "i6"))
 		e.rejected(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "again"))
 	}},
-	testCase{"IndexUnknownIsNotFoundAndLeavesNoOrphan", func(e *env) {
+	testCase{name: "IndexUnknownIsNotFoundAndLeavesNoOrphan", run: func(e *env) {
 		_, err := e.ns.PublishIndex(e.ctx, e.id("db"), 1, "i1")
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.init("db")
 		e.wantValue("db", nameservice.Index, unborn)
 	}},
-	testCase{"AdminIndexAcceptsEqualT", func(e *env) {
+	testCase{name: "AdminIndexAcceptsEqualT", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "i7"))
 		e.applied(ref("i7b", 7))(e.ns.AdminPublishIndex(e.ctx, e.id("db"), 7, "i7b"))
@@ -79,13 +80,13 @@ var _ = addGroup("Publish",
 		e.applied(ref("i8", 8))(e.ns.AdminPublishIndex(e.ctx, e.id("db"), 8, "i8"))
 		e.wantValue("db", nameservice.Index, ref("i8", 8))
 	}},
-	testCase{"IndexOnGraphSource", func(e *env) {
+	testCase{name: "IndexOnGraphSource", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.applied(ref("g42", 42))(e.ns.PublishIndex(e.ctx, e.id("gs"), 42, "g42"))
 		e.rejected(ref("g42", 42))(e.ns.PublishIndex(e.ctx, e.id("gs"), 41, "g41"))
 		e.wantValue("gs", nameservice.Index, ref("g42", 42))
 	}},
-	testCase{"PublishDoesNotTouchOtherConcerns", func(e *env) {
+	testCase{name: "PublishDoesNotTouchOtherConcerns", run: func(e *env) {
 		e.init("db")
 		before := e.lookup("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
@@ -97,48 +98,49 @@ var _ = addGroup("Publish",
 )
 
 var _ = addGroup("CompareAndSetRef",
-	testCase{"HeadFromUnborn", func(e *env) {
+	"compare-and-set: a pointer changes only from the expected value; a stale expected value must not apply",
+	testCase{name: "HeadFromUnborn", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1}))
 	}},
-	testCase{"HeadFromCurrent", func(e *env) {
+	testCase{name: "HeadFromCurrent", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		cur := ref("c1", 1)
 		e.applied(ref("c2", 2))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c2", T: 2}))
 		e.wantValue("db", nameservice.Head, ref("c2", 2))
 	}},
-	testCase{"HeadWrongAddressConflicts", func(e *env) {
+	testCase{name: "HeadWrongAddressConflicts", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		exp := ref("diverged", 1)
 		e.rejected(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c2", T: 2}))
 	}},
-	testCase{"HeadWrongTConflicts", func(e *env) {
+	testCase{name: "HeadWrongTConflicts", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		exp := ref("c3", 2) // same address, other t: the reference's file backend wrongly accepts this
 		e.rejected(ref("c3", 3))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c4", T: 4}))
 	}},
-	testCase{"HeadUnbornExpectedOnBornConflicts", func(e *env) {
+	testCase{name: "HeadUnbornExpectedOnBornConflicts", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.rejected(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c2", T: 2}))
 	}},
-	testCase{"HeadExpectedNoAddressPositiveTConflicts", func(e *env) {
+	testCase{name: "HeadExpectedNoAddressPositiveTConflicts", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		exp := nameservice.Value{V: 5} // address none, t > 0: the reference's DynamoDB backend panics here
 		e.rejected(ref("c5", 5))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c6", T: 6}))
 	}},
-	testCase{"HeadNeedsHigherT", func(e *env) {
+	testCase{name: "HeadNeedsHigherT", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		cur := ref("c5", 5)
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c5b", T: 5}))
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c4", T: 4}))
 	}},
-	testCase{"IndexAcceptsEqualT", func(e *env) {
+	testCase{name: "IndexAcceptsEqualT", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i5", 5))(e.ns.PublishIndex(e.ctx, e.id("db"), 5, "i5"))
 		cur := ref("i5", 5)
@@ -146,7 +148,7 @@ var _ = addGroup("CompareAndSetRef",
 		cur = ref("i5b", 5)
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &cur, nameservice.Ref{Address: "i4", T: 4}))
 	}},
-	testCase{"BootstrapCreatesLedger", func(e *env) {
+	testCase{name: "BootstrapCreatesLedger", run: func(e *env) {
 		e.applied(ref("c3", 3))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, nil, nameservice.Ref{Address: "c3", T: 3}))
 		r := e.lookup("db")
 		if r.Kind != nameservice.Ledger || r.Retracted {
@@ -157,17 +159,17 @@ var _ = addGroup("CompareAndSetRef",
 		e.wantValue("db", nameservice.Status, ready)
 		e.wantValue("db", nameservice.Config, unborn)
 	}},
-	testCase{"BootstrapIndex", func(e *env) {
+	testCase{name: "BootstrapIndex", run: func(e *env) {
 		e.applied(ref("i2", 2))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, nil, nameservice.Ref{Address: "i2", T: 2}))
 		e.wantValue("db", nameservice.Head, unborn)
 		e.wantValue("db", nameservice.Index, ref("i2", 2))
 	}},
-	testCase{"BootstrapOnExistingConflicts", func(e *env) {
+	testCase{name: "BootstrapOnExistingConflicts", run: func(e *env) {
 		e.init("db")
 		e.rejected(unborn)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1}))
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-	testCase{"BootstrapRaceLoserSeesWinner", func(e *env) {
+	testCase{name: "BootstrapRaceLoserSeesWinner", quick: true, run: func(e *env) {
 		const k = 4
 		outs := make([]nameservice.Outcome, k)
 		runParallel(e, k, func(i int, c *nameservice.NameService) {
@@ -193,22 +195,22 @@ var _ = addGroup("CompareAndSetRef",
 			}
 		}
 	}},
-	testCase{"UnknownWithExpectedIsNotFound", func(e *env) {
+	testCase{name: "UnknownWithExpectedIsNotFound", run: func(e *env) {
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1})
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
 	}},
-	testCase{"HeadOnGraphSourceIsWrongKind", func(e *env) {
+	testCase{name: "HeadOnGraphSourceIsWrongKind", run: func(e *env) {
 		e.graphSource("gs", nil)
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id("gs"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1})
 		e.wantErr(err, nameservice.ErrWrongKind)
 	}},
-	testCase{"StatusIsNotARef", func(e *env) {
+	testCase{name: "StatusIsNotARef", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Status, &ready, nameservice.Ref{Address: "x", T: 2})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-	testCase{"FastForwardCommit", func(e *env) {
+	testCase{name: "FastForwardCommit", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c2", 2))(e.ns.FastForwardCommit(e.ctx, e.id("db"), 2, "c2"))
 		e.applied(ref("c5", 5))(e.ns.FastForwardCommit(e.ctx, e.id("db"), 5, "c5"))
@@ -217,19 +219,20 @@ var _ = addGroup("CompareAndSetRef",
 )
 
 var _ = addGroup("PushStatus",
-	testCase{"Applied", func(e *env) {
+	"status push: applies only over the expected status, to a higher watermark",
+	testCase{name: "Applied", quick: true, run: func(e *env) {
 		e.init("db")
 		next := status(2, "indexing", nameservice.Object{"queue_depth": 3})
 		e.applied(next)(e.ns.PushStatus(e.ctx, e.id("db"), ready, next))
 		e.wantValue("db", nameservice.Status, next)
 	}},
-	testCase{"StaleWatermarkConflicts", func(e *env) {
+	testCase{name: "StaleWatermarkConflicts", quick: true, run: func(e *env) {
 		e.init("db")
 		s2 := status(2, "indexing", nil)
 		e.applied(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, s2))
 		e.rejected(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, status(2, "maintenance", nil)))
 	}},
-	testCase{"DifferentExtraFieldsConflict", func(e *env) {
+	testCase{name: "DifferentExtraFieldsConflict", run: func(e *env) {
 		e.init("db")
 		s2 := status(2, "ready", nameservice.Object{"queue_depth": 3})
 		e.applied(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, s2))
@@ -238,7 +241,7 @@ var _ = addGroup("PushStatus",
 		exp = status(2, "ready", nil)
 		e.rejected(s2)(e.ns.PushStatus(e.ctx, e.id("db"), exp, status(3, "ready", nil)))
 	}},
-	testCase{"NumbersCompareByValue", func(e *env) {
+	testCase{name: "NumbersCompareByValue", run: func(e *env) {
 		e.init("db")
 		s2 := status(2, "ready", nameservice.Object{"n": json.Number("2")})
 		e.applied(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, s2))
@@ -246,7 +249,7 @@ var _ = addGroup("PushStatus",
 		s3 := status(3, "ready", nil)
 		e.applied(s3)(e.ns.PushStatus(e.ctx, e.id("db"), exp, s3))
 	}},
-	testCase{"PayloadRoundTripsExactly", func(e *env) {
+	testCase{name: "PayloadRoundTripsExactly", run: func(e *env) {
 		e.init("db")
 		extra := nameservice.Object{
 			"big": json.Number("9007199254740993"), "neg": json.Number("-42"), "frac": json.Number("0.125"),
@@ -263,18 +266,18 @@ var _ = addGroup("PushStatus",
 			e.t.Fatalf("big integer lost precision: %v", got.Payload["big"])
 		}
 	}},
-	testCase{"NotAboveIsInvalid", func(e *env) {
+	testCase{name: "NotAboveIsInvalid", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.PushStatus(e.ctx, e.id("db"), ready, status(1, "x", nil))
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Status, ready)
 	}},
-	testCase{"NoStateIsInvalid", func(e *env) {
+	testCase{name: "NoStateIsInvalid", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.PushStatus(e.ctx, e.id("db"), ready, nameservice.Value{V: 2, Payload: nameservice.Object{"x": 1}})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-	testCase{"UnknownIsNotFound", func(e *env) {
+	testCase{name: "UnknownIsNotFound", run: func(e *env) {
 		_, err := e.ns.PushStatus(e.ctx, e.id("db"), ready, status(2, "x", nil))
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
@@ -282,31 +285,32 @@ var _ = addGroup("PushStatus",
 )
 
 var _ = addGroup("PushConfig",
-	testCase{"FromUnborn", func(e *env) {
+	"config push: applies only over the expected config, to a higher watermark",
+	testCase{name: "FromUnborn", quick: true, run: func(e *env) {
 		e.init("db")
 		next := config(1, nameservice.Object{"default_context": "ctx1", "index_threshold": 1000})
 		e.applied(next)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, next))
 		e.wantValue("db", nameservice.Config, next)
 	}},
-	testCase{"Conflict", func(e *env) {
+	testCase{name: "Conflict", quick: true, run: func(e *env) {
 		e.init("db")
 		c1 := config(1, nameservice.Object{"default_context": "ctx1"})
 		e.applied(c1)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, c1))
 		e.rejected(c1)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, config(1, nameservice.Object{"default_context": "ctx2"})))
 		e.rejected(c1)(e.ns.PushConfig(e.ctx, e.id("db"), config(1, nameservice.Object{"default_context": "other"}), config(2, nameservice.Object{})))
 	}},
-	testCase{"ExtraKeysRoundTrip", func(e *env) {
+	testCase{name: "ExtraKeysRoundTrip", run: func(e *env) {
 		e.init("db")
 		next := config(3, nameservice.Object{"index_threshold": 500, "replication": map[string]any{"factor": 3, "regions": []any{"a", "b"}}})
 		e.applied(next)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, next))
 		e.wantValue("db", nameservice.Config, next)
 	}},
-	testCase{"NilPayloadIsInvalid", func(e *env) {
+	testCase{name: "NilPayloadIsInvalid", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.PushConfig(e.ctx, e.id("db"), unborn, nameservice.Value{V: 1})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-	testCase{"GraphSource", func(e *env) {
+	testCase{name: "GraphSource", run: func(e *env) {
 		e.graphSource("gs", map[string]any{"k1": 1.2})
 		cur := config(1, nameservice.Object{"k1": 1.2})
 		next := config(2, nameservice.Object{"k1": 1.5, "fields": []any{"title"}})
@@ -316,7 +320,8 @@ var _ = addGroup("PushConfig",
 )
 
 var _ = addGroup("GraphSource",
-	testCase{"Create", func(e *env) {
+	"graph sources: created and republished with kind, dependencies and config intact",
+	testCase{name: "Create", quick: true, run: func(e *env) {
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:Bm25Index", []string{e.id("db"), e.id("other:dev")}, map[string]any{"k1": 1.2, "b": 0.75}))
 		r := e.lookup("gs")
 		if r.Kind != nameservice.GraphSource || r.SourceType != "db:Bm25Index" || r.Head != nil {
@@ -329,7 +334,7 @@ var _ = addGroup("GraphSource",
 		e.wantValue("gs", nameservice.Status, ready)
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k1": 1.2, "b": 0.75}))
 	}},
-	testCase{"EmptyAndAbsentDependenciesStayApart", func(e *env) {
+	testCase{name: "EmptyAndAbsentDependenciesStayApart", run: func(e *env) {
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("absent"), "db:X", nil, nil))
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("empty"), "db:X", []string{}, nil))
 		id, _ := nameservice.ParseID(e.id("imported"))
@@ -350,24 +355,24 @@ var _ = addGroup("GraphSource",
 			check("list", r)
 		}
 	}},
-	testCase{"CreateWithoutConfig", func(e *env) {
+	testCase{name: "CreateWithoutConfig", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.wantValue("gs", nameservice.Config, unborn)
 	}},
-	testCase{"RepublishUpdatesConfigKeepsIndex", func(e *env) {
+	testCase{name: "RepublishUpdatesConfigKeepsIndex", quick: true, run: func(e *env) {
 		e.graphSource("gs", map[string]any{"k1": 1})
 		e.applied(ref("g9", 9))(e.ns.PublishIndex(e.ctx, e.id("gs"), 9, "g9"))
 		e.graphSource("gs", map[string]any{"k1": 2})
 		e.wantValue("gs", nameservice.Config, config(2, nameservice.Object{"k1": 2}))
 		e.wantValue("gs", nameservice.Index, ref("g9", 9))
 	}},
-	testCase{"RepublishSameConfigChangesNothing", func(e *env) {
+	testCase{name: "RepublishSameConfigChangesNothing", run: func(e *env) {
 		e.graphSource("gs", map[string]any{"k1": 1})
 		e.graphSource("gs", map[string]any{"k1": 1.0})
 		e.graphSource("gs", nil)
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k1": 1}))
 	}},
-	testCase{"OnLedgerIsWrongKind", func(e *env) {
+	testCase{name: "OnLedgerIsWrongKind", run: func(e *env) {
 		e.init("db")
 		err := e.ns.PublishGraphSource(e.ctx, e.id("db"), "db:Bm25Index", nil, map[string]any{"k": 1})
 		e.wantErr(err, nameservice.ErrWrongKind)
@@ -375,11 +380,11 @@ var _ = addGroup("GraphSource",
 			e.t.Fatalf("ledger changed by a graph-source publish: %+v config %v", r.Meta, *r.Config)
 		}
 	}},
-	testCase{"InitOnGraphSourceIsAlreadyExists", func(e *env) {
+	testCase{name: "InitOnGraphSourceIsAlreadyExists", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.wantErr(e.ns.Init(e.ctx, e.id("gs")), nameservice.ErrAlreadyExists)
 	}},
-	testCase{"InvalidArguments", func(e *env) {
+	testCase{name: "InvalidArguments", run: func(e *env) {
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "", nil, nil), nameservice.ErrInvalidArgument)
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:X", []string{"bad:dep:x"}, nil), nameservice.ErrInvalidID)
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:X", nil, []int{1}), nameservice.ErrInvalidArgument)

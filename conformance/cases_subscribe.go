@@ -9,7 +9,8 @@ import (
 )
 
 var _ = addGroup("Subscribe",
-	testCase{"SeesEveryChangeOnce", func(e *env) {
+	"subscriptions: every change seen once, resumable without loss",
+	testCase{name: "SeesEveryChangeOnce", quick: true, run: func(e *env) {
 		e.init("db")
 		sub, cancel := e.subscribe(nil)
 		defer cancel()
@@ -29,7 +30,7 @@ var _ = addGroup("Subscribe",
 			e.t.Fatalf("subscription map entry = %+v", got)
 		}
 	}},
-	testCase{"ResumeFromSavedMapLosesNothing", func(e *env) {
+	testCase{name: "ResumeFromSavedMapLosesNothing", run: func(e *env) {
 		e.init("db")
 		e.graphSource("gs", nil)
 		sub, cancel := e.subscribe(nil)
@@ -71,7 +72,7 @@ var _ = addGroup("Subscribe",
 			e.t.Fatalf("resumed map = %+v", got)
 		}
 	}},
-	testCase{"ResumeReportsPurgedRecords", func(e *env) {
+	testCase{name: "ResumeReportsPurgedRecords", run: func(e *env) {
 		e.init("db")
 		sub, cancel := e.subscribe(nil)
 		saved := sub.Map()

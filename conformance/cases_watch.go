@@ -13,7 +13,8 @@ import (
 const watchInterval = 20 * time.Millisecond
 
 var _ = addGroup("Watch",
-	testCase{"SeesEveryHeadChangeInOrder", func(e *env) {
+	"watch: every change to a watched record is reported once, in order",
+	testCase{name: "SeesEveryHeadChangeInOrder", quick: true, run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
 			for t := int64(1); t <= 10; t++ {
@@ -23,7 +24,7 @@ var _ = addGroup("Watch",
 		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head && ev.New.V == 10 })
 		e.checkChain(evs, nameservice.Head, 0, 10)
 	}},
-	testCase{"NoEventForNoOpWrites", func(e *env) {
+	testCase{name: "NoEventForNoOpWrites", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
@@ -38,7 +39,7 @@ var _ = addGroup("Watch",
 			}
 		}
 	}},
-	testCase{"PrefixSeesEveryRecordAndConcern", func(e *env) {
+	testCase{name: "PrefixSeesEveryRecordAndConcern", run: func(e *env) {
 		e.init("a", "b")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
 			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("a"), 1, "c1"))
@@ -56,7 +57,7 @@ var _ = addGroup("Watch",
 			}
 		}
 	}},
-	testCase{"PurgeIsReported", func(e *env) {
+	testCase{name: "PurgeIsReported", run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
 			e.must(w.Purge(e.ctx, e.id("db")))
@@ -78,11 +79,10 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 	opts.Interval = watchInterval
 	ch, err := e.ns.Watch(ctx, opts)
 	e.must(err)
-	// The writer may still be finishing (a purge deletes several objects)
-	// when the last event arrives: the case waits for it, so that it never
-	// reports into a finished test.
-	wrote := make(chan struct{})
-	go func() { defer close(wrote); write(e.client()) }()
+	// The writer is joined before returning, so that it never reports a
+	// failure after its test has ended.
+	c, wrote := e.client(), make(chan struct{})
+	go func() { defer close(wrote); write(c) }()
 	defer func() { <-wrote }()
 	var evs []nameservice.Event
 	var grace <-chan time.Time

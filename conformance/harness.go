@@ -15,6 +15,13 @@
 // NewStore may hand every test the same real server, table or bucket: the
 // suite puts each test's records under an ID prefix of its own and lists only
 // under that prefix, so tests never see one another's records.
+//
+// # Checking a live store
+//
+// Check runs the same cases from a program, without go test, against any
+// Opener: `ns check URL` is built on it. Each case runs in a goroutine of its
+// own under a prefix of the caller's; the report names each group's
+// guarantee, so a failure says which promise the store broke.
 package conformance
 
 import (

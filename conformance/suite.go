@@ -20,7 +20,7 @@ func Run(t *testing.T, h Harness) {
 	for _, group := range groups {
 		t.Run(group.name, func(t *testing.T) {
 			for _, c := range group.cases {
-				t.Run(c.name, func(t *testing.T) { c.run(newEnv(t, h)) })
+				t.Run(c.name, func(t *testing.T) { c.run(newTestEnv(t, h)) })
 			}
 		})
 	}
@@ -29,18 +29,31 @@ func Run(t *testing.T, h Harness) {
 type testCase struct {
 	name string
 	run  func(e *env)
+	// quick puts the case in the subset CheckOptions.Quick runs: short
+	// cases that still cover each group's guarantee.
+	quick bool
 }
 
 type group struct {
-	name  string
-	cases []testCase
+	name string
+	// guarantee is what the group checks, as a failure names it.
+	guarantee string
+	// needsCorrupter: every case corrupts records, which only a harness
+	// (never a live deployment) can do.
+	needsCorrupter bool
+	cases          []testCase
 }
 
 // groups lists every case of the suite; each cases_*.go file adds one.
 var groups []group
 
-func addGroup(name string, cases ...testCase) bool {
-	groups = append(groups, group{name, cases})
+func addGroup(name, guarantee string, cases ...testCase) bool {
+	groups = append(groups, group{name: name, guarantee: guarantee, cases: cases})
+	return true
+}
+
+func addCorrupterGroup(name, guarantee string, cases ...testCase) bool {
+	groups = append(groups, group{name: name, guarantee: guarantee, needsCorrupter: true, cases: cases})
 	return true
 }
 
@@ -53,15 +66,17 @@ var clock = time.Unix(1_700_000_000, 0)
 const testTimeout = 2 * time.Minute
 
 type env struct {
-	t       *testing.T
-	ctx     context.Context
-	open    Opener
-	corrupt CorruptFunc // nil when the harness is no Corrupter
-	ns      *nameservice.NameService
-	prefix  string
+	t        T
+	ctx      context.Context
+	open     Opener
+	corrupt  CorruptFunc // nil when the harness is no Corrupter
+	ns       *nameservice.NameService
+	prefix   string
+	leaseTTL time.Duration // the TTL of the lease cases' leases
 }
 
-func newEnv(t *testing.T, h Harness) *env {
+// newTestEnv prepares a store from h for one go test.
+func newTestEnv(t *testing.T, h Harness) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	var open Opener
@@ -75,7 +90,12 @@ func newEnv(t *testing.T, h Harness) *env {
 	if err != nil {
 		t.Fatalf("harness: new store: %v", err)
 	}
-	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: "ct" + randomHex(6) + "/"}
+	return newEnv(ctx, t, open, corrupt, "ct"+randomHex(6)+"/")
+}
+
+// newEnv returns the environment of one case: its records go under prefix.
+func newEnv(ctx context.Context, t T, open Opener, corrupt CorruptFunc, prefix string) *env {
+	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL}
 	e.ns = e.client()
 	return e
 }

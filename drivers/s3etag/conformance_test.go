@@ -76,11 +76,11 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 }
 
 // TestConformanceLockModeIgnoringStore runs the suite in lock mode against
-// a store that ignores every precondition (versitygw behind ignoringProxy):
+// a store that ignores every precondition (versitygw behind testenv.S3IgnoringPreconditions):
 // the DynamoDB lock alone keeps the writers apart.
 func TestConformanceLockModeIgnoringStore(t *testing.T) {
 	endpoint, bucket := newBucket(t)
-	cfg := baseConfig(ignoringProxy(t, endpoint), bucket, layout.C)
+	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, layout.C)
 	cfg.Prefix = "suite"
 	cfg.Lock = newLockTable(t, 2*time.Second)
 	conformance.Run(t, suiteHarness(cfg))

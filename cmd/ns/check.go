@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	neturl "net/url"
+	"os"
+	"strings"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/conformance"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/drivers/s3etag"
+)
+
+// ns check URL runs the capability probe and the conformance suite against a
+// live store, under a prefix of its own, and purges that prefix at the end
+// (also when interrupted). It exits 0 when every case passed; 1 when any
+// failed, the probe found the store unsafe or the run was interrupted; 2 on
+// a usage error; and like every command 6 or 7 when the table or bucket is
+// missing or access is denied.
+func init() {
+	commands["check"] = &command{
+		usage: "URL [--quick] [--junit FILE] [--prefix P]",
+		nargs: 1, local: true,
+		flags: func(fs *flag.FlagSet) {
+			fs.Bool("quick", false, "run the quick subset")
+			fs.String("junit", "", "write a JUnit XML report to FILE")
+			fs.String("prefix", "", "ID prefix to work under (default nscheck-<random>/)")
+		},
+		run: runCheck,
+	}
+}
+
+// purgeTimeout bounds the final purge, which runs even after an interrupt.
+const purgeTimeout = 2 * time.Minute
+
+func runCheck(c *call) error {
+	url := c.args[0]
+	quick := c.flags.Lookup("quick").Value.(flag.Getter).Get().(bool)
+	junit := c.flags.Lookup("junit").Value.String()
+	prefix, err := checkPrefix(c.flags.Lookup("prefix").Value.String())
+	if err != nil {
+		return err
+	}
+	ns, err := nameservice.Open(c.ctx, url)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	if err := refuseUsedPrefix(c.ctx, ns, prefix); err != nil {
+		return err
+	}
+	mode := "full suite"
+	if quick {
+		mode = "quick subset"
+	}
+	fmt.Fprintf(c.stdout, "ns check: %s under prefix %s\n", mode, prefix)
+
+	var groups []conformance.GroupResult
+	if probe, ok := probeStore(c.ctx, ns.Driver(), lockMode(url)); ok {
+		printGroup(c.stdout, probe)
+		groups = append(groups, probe)
+	}
+	open := func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }
+	rep := conformance.Check(c.ctx, open, conformance.CheckOptions{
+		Prefix: prefix, Quick: quick,
+		Progress: func(g conformance.GroupResult) { printGroup(c.stdout, g) },
+	})
+	rep.Groups = append(groups, rep.Groups...)
+
+	if rep.Interrupted {
+		fmt.Fprintf(c.stdout, "interrupted; removing the records under %s\n", prefix)
+	}
+	purgeErr := purgePrefix(context.WithoutCancel(c.ctx), ns, prefix)
+	if junit != "" {
+		if err := writeJUnit(junit, rep); err != nil {
+			return err
+		}
+	}
+	if purgeErr != nil {
+		return fmt.Errorf("check: records may remain under %s: %w", prefix, purgeErr)
+	}
+	return summary(c.stdout, rep)
+}
+
+// checkPrefix returns the prefix to work under: p with a trailing "/", or a
+// random one.
+func checkPrefix(p string) (string, error) {
+	if p == "" {
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		return "nscheck-" + hex.EncodeToString(b) + "/", nil
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	if _, err := nameservice.ParseID(p + "x"); err != nil {
+		return "", usagef("check: --prefix %q does not make valid IDs: %v", p, err)
+	}
+	return p, nil
+}
+
+// refuseUsedPrefix refuses a prefix that already holds records: the final
+// purge would remove them.
+func refuseUsedPrefix(ctx context.Context, ns *nameservice.NameService, prefix string) error {
+	for r, err := range ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true, PageSize: 1}) {
+		var re *nameservice.RecordError
+		if err != nil && !errors.As(err, &re) {
+			return err
+		}
+		what := "a record"
+		if r != nil {
+			what = r.ID.String()
+		}
+		return usagef("check: prefix %s already holds records (%s); ns check purges its prefix, so give one that holds nothing", prefix, what)
+	}
+	return nil
+}
+
+// probeGuarantee is what the capability probe checks.
+const probeGuarantee = "conditional writes: the store rejects a write whose precondition fails"
+
+// lockMode reports whether an s3:// URL names the lock protocol, which keeps
+// writers apart on a store that ignores preconditions.
+func lockMode(rawURL string) bool {
+	u, err := neturl.Parse(rawURL)
+	return err == nil && strings.EqualFold(u.Scheme, "s3") && u.Query().Get("lock") != ""
+}
+
+// probeStore runs the capability probe of drivers that have one. In lock
+// mode preconditions the store ignores are a note, not a failure.
+func probeStore(ctx context.Context, d driver.Driver, locked bool) (conformance.GroupResult, bool) {
+	type result interface {
+		Enforced() bool
+		String() string
+	}
+	var res result
+	var err error
+	start := time.Now()
+	switch d := d.(type) {
+	case *s3etag.Driver:
+		res, err = d.Probe(ctx)
+	case *blob.Driver:
+		res, err = d.Probe(ctx)
+	default:
+		return conformance.GroupResult{}, false
+	}
+	c := conformance.CaseResult{Name: "PreconditionsEnforced", Status: conformance.Pass, Duration: time.Since(start)}
+	switch {
+	case err != nil:
+		c.Status, c.Message = conformance.Fail, err.Error()
+	case !res.Enforced() && locked:
+		c.Message = res.String() + "; the lock protocol keeps writers apart"
+	case !res.Enforced():
+		c.Status, c.Message = conformance.Fail, res.String()
+	}
+	return conformance.GroupResult{Name: "Probe", Guarantee: probeGuarantee, Cases: []conformance.CaseResult{c}, Duration: c.Duration}, true
+}
+
+// printGroup prints one line for a group, and one indented line per failed
+// case.
+func printGroup(w io.Writer, g conformance.GroupResult) {
+	n, d := len(g.Cases), g.Duration.Round(100*time.Millisecond)
+	switch {
+	case g.Failed():
+		fmt.Fprintf(w, "FAIL %s (%d of %d cases failed, %v): guarantee broken: %s\n", g.Name, g.Count(conformance.Fail), n, d, g.Guarantee)
+		for _, c := range g.Cases {
+			if c.Status == conformance.Fail {
+				fmt.Fprintf(w, "    %s: %s\n", c.Name, flatten(c.Message))
+			}
+		}
+	case g.Skipped != "" || g.Count(conformance.Skip) == n:
+		why := g.Skipped
+		if why == "" && n > 0 {
+			why = g.Cases[0].Message
+		}
+		fmt.Fprintf(w, "SKIP %s (%s): %s\n", g.Name, plural(n, "case"), why)
+	default:
+		skipped := ""
+		if k := g.Count(conformance.Skip); k > 0 {
+			skipped = fmt.Sprintf(", %d skipped", k)
+		}
+		fmt.Fprintf(w, "PASS %s (%s%s, %v)\n", g.Name, plural(n, "case"), skipped, d)
+		for _, c := range g.Cases {
+			if c.Status == conformance.Pass && c.Message != "" {
+				fmt.Fprintf(w, "    note: %s: %s\n", c.Name, flatten(c.Message))
+			}
+		}
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// flatten puts a message on one line.
+func flatten(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// summary prints the closing line and returns an error when anything failed.
+func summary(w io.Writer, rep conformance.Report) error {
+	var failed []string
+	cases, bad, ran := 0, 0, 0
+	for _, g := range rep.Groups {
+		cases += len(g.Cases)
+		ran += len(g.Cases) - g.Count(conformance.Skip)
+		bad += g.Count(conformance.Fail)
+		if g.Failed() {
+			failed = append(failed, g.Name+" ("+g.Guarantee+")")
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return fmt.Errorf("check failed: %d of %d cases; broken: %s", bad, cases, strings.Join(failed, "; "))
+	case rep.Interrupted:
+		return errors.New("check interrupted before every case ran")
+	case ran == 0:
+		return errors.New("check ran no case")
+	}
+	fmt.Fprintf(w, "ok: %d of %d cases passed, the rest skipped, in %v\n", ran, cases, rep.Duration.Round(100*time.Millisecond))
+	return nil
+}
+
+// purgePrefix purges every record under prefix, listing again until none is
+// left (a listing index may lag behind the purges).
+func purgePrefix(ctx context.Context, ns *nameservice.NameService, prefix string) error {
+	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
+	defer cancel()
+	// A listing index (DynamoDB's GSI) may show a record a moment after its
+	// write: stop only when the prefix has listed empty for about 2 s.
+	for empty := 0; empty < 5; time.Sleep(400 * time.Millisecond) {
+		n, err := purgeOnce(ctx, ns, prefix)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+	}
+	return nil
+}
+
+func purgeOnce(ctx context.Context, ns *nameservice.NameService, prefix string) (int, error) {
+	var ids []string
+	for r, err := range ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true}) {
+		var re *nameservice.RecordError
+		switch {
+		case err == nil:
+			ids = append(ids, r.ID.String())
+		case errors.As(err, &re) && re.ID.Name != "":
+			ids = append(ids, re.ID.String())
+		default:
+			return 0, err
+		}
+	}
+	for _, id := range ids {
+		if err := ns.Purge(ctx, id); err != nil && !errors.Is(err, nameservice.ErrNotFound) {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
+// JUnit XML: one testsuite per group, one testcase per case.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure"`
+	Skipped   *junitMessage `xml:"skipped"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+func junitReport(rep conformance.Report) junitSuites {
+	out := junitSuites{Name: "ns check", Time: seconds(rep.Duration)}
+	for _, g := range rep.Groups {
+		s := junitSuite{Name: g.Name, Tests: len(g.Cases), Failures: g.Count(conformance.Fail), Skipped: g.Count(conformance.Skip),
+			Time: seconds(g.Duration), Properties: []junitProperty{{"guarantee", g.Guarantee}}}
+		for _, c := range g.Cases {
+			jc := junitCase{Name: c.Name, Classname: "nscheck." + g.Name, Time: seconds(c.Duration)}
+			switch c.Status {
+			case conformance.Fail:
+				jc.Failure = &junitMessage{Message: g.Guarantee + ": " + flatten(c.Message), Text: c.Message}
+			case conformance.Skip:
+				jc.Skipped = &junitMessage{Message: c.Message}
+			}
+			s.Cases = append(s.Cases, jc)
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Skipped += s.Skipped
+		out.Suites = append(out.Suites, s)
+	}
+	return out
+}
+
+func writeJUnit(path string, rep conformance.Report) error {
+	b, err := xml.MarshalIndent(junitReport(rep), "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append([]byte(xml.Header), append(b, '\n')...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("check: write the JUnit report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,270 @@
+package conformance
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// T is what a case needs of its test: *testing.T satisfies it, and so does
+// the runner of Check, which needs no go test.
+type T interface {
+	Helper()
+	Name() string
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	Cleanup(f func())
+}
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// Prefix is put before every ID the suite writes: each case works under
+	// Prefix + a random segment + "/" and never touches other records. It
+	// should end in "/" and hold nothing else.
+	Prefix string
+	// Quick runs only the cases marked quick: a subset that covers every
+	// group's guarantee in seconds.
+	Quick bool
+	// CaseTimeout bounds each case (default 2 minutes).
+	CaseTimeout time.Duration
+	// LeaseTTL is the TTL of the leases the lease cases take (default 3 s,
+	// against go test's 1 s): a store across a network needs room for a
+	// refresh within it.
+	LeaseTTL time.Duration
+	// Progress, when set, is called after each group with its result.
+	Progress func(GroupResult)
+}
+
+// Status is the outcome of one case.
+type Status string
+
+// Outcomes of a case.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// CaseResult is the outcome of one case.
+type CaseResult struct {
+	Name     string
+	Status   Status
+	Duration time.Duration
+	Message  string // why it failed or was skipped
+}
+
+// GroupResult is the outcome of one group of cases.
+type GroupResult struct {
+	Name      string
+	Guarantee string // what the group checks
+	Cases     []CaseResult
+	Duration  time.Duration
+	Skipped   string // set when the whole group was skipped: why
+}
+
+// Failed reports whether a case of the group failed.
+func (g GroupResult) Failed() bool {
+	for _, c := range g.Cases {
+		if c.Status == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// Count returns how many cases ended with status s.
+func (g GroupResult) Count(s Status) int {
+	n := 0
+	for _, c := range g.Cases {
+		if c.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Report is the outcome of Check.
+type Report struct {
+	Groups      []GroupResult
+	Duration    time.Duration
+	Interrupted bool // the context ended before every case ran
+}
+
+// Failed reports whether any case failed or the run was interrupted.
+func (r Report) Failed() bool {
+	if r.Interrupted {
+		return true
+	}
+	for _, g := range r.Groups {
+		if g.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// Check runs the suite against the store open reaches, from a program
+// rather than go test: each case in a goroutine of its own, bounded by
+// CaseTimeout, under opts.Prefix. Groups that must corrupt records are
+// skipped, since a live store cannot be corrupted safely. Check stops
+// starting cases when ctx ends and marks the rest skipped. It leaves what
+// the cases wrote under opts.Prefix: the caller purges it.
+func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
+	if opts.CaseTimeout <= 0 {
+		opts.CaseTimeout = testTimeout
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = checkLeaseTTL
+	}
+	start := time.Now()
+	var rep Report
+	for _, g := range checkOrder() {
+		res := GroupResult{Name: g.name, Guarantee: g.guarantee}
+		gstart := time.Now()
+		for _, c := range g.cases {
+			if opts.Quick && !c.quick && !g.needsCorrupter {
+				continue
+			}
+			switch {
+			case g.needsCorrupter:
+				res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "needs a harness that corrupts records; a live store cannot be corrupted safely"})
+			case ctx.Err() != nil:
+				rep.Interrupted = true
+				res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "not run: " + context.Cause(ctx).Error()})
+			default:
+				res.Cases = append(res.Cases, runCase(ctx, g.name+"/"+c.name, c, open, opts))
+			}
+		}
+		if g.needsCorrupter {
+			res.Skipped = "a live store cannot be corrupted safely; the drivers' own tests run this group"
+		}
+		if len(res.Cases) == 0 {
+			continue
+		}
+		res.Duration = time.Since(gstart)
+		rep.Groups = append(rep.Groups, res)
+		if opts.Progress != nil {
+			opts.Progress(res)
+		}
+	}
+	rep.Duration = time.Since(start)
+	return rep
+}
+
+// checkOrder returns the groups with Lease last: its cases time a 1 s
+// lease, which a store still warming up (a cold JVM, a new table) can miss.
+func checkOrder() []group {
+	order := slices.Clone(groups)
+	slices.SortStableFunc(order, func(a, b group) int { return cmp.Compare(late(a), late(b)) })
+	return order
+}
+
+func late(g group) int {
+	if g.name == "Lease" {
+		return 1
+	}
+	return 0
+}
+
+// checkLeaseTTL is Check's default lease TTL.
+const checkLeaseTTL = 3 * time.Second
+
+// caseGrace is how long Check waits, past the case's timeout, for a case
+// to end before it reports it hung and goes on without it.
+const caseGrace = 10 * time.Second
+
+func runCase(ctx context.Context, name string, c testCase, open Opener, opts CheckOptions) CaseResult {
+	ctx, cancel := context.WithTimeout(ctx, opts.CaseTimeout)
+	defer cancel()
+	t := &checkT{name: name}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer t.runCleanups()
+		defer func() {
+			if r := recover(); r != nil {
+				t.record(Fail, fmt.Sprintf("panic: %v", r))
+			}
+		}()
+		e := newEnv(ctx, t, open, nil, opts.Prefix+"ct"+randomHex(6)+"/")
+		e.leaseTTL = opts.LeaseTTL
+		c.run(e)
+	}()
+	select {
+	case <-done:
+	case <-time.After(opts.CaseTimeout + caseGrace):
+		t.record(Fail, fmt.Sprintf("did not end within %v", opts.CaseTimeout+caseGrace))
+	}
+	return t.result(c.name, time.Since(start))
+}
+
+// checkT is the T of a case run by Check. Like testing.T, Fatal and Skip
+// end the calling goroutine with runtime.Goexit.
+type checkT struct {
+	name     string
+	mu       sync.Mutex
+	status   Status
+	msgs     []string
+	cleanups []func()
+}
+
+func (t *checkT) Helper()      {}
+func (t *checkT) Name() string { return t.name }
+
+func (t *checkT) Error(args ...any) { t.record(Fail, fmt.Sprint(args...)) }
+func (t *checkT) Errorf(format string, args ...any) {
+	t.record(Fail, fmt.Sprintf(format, args...))
+}
+
+func (t *checkT) Fatal(args ...any) { t.record(Fail, fmt.Sprint(args...)); runtime.Goexit() }
+func (t *checkT) Fatalf(format string, args ...any) {
+	t.record(Fail, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+func (t *checkT) Skip(args ...any) { t.record(Skip, fmt.Sprint(args...)); runtime.Goexit() }
+
+func (t *checkT) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+// record notes a failure or skip; a failure outranks a skip.
+func (t *checkT) record(s Status, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status != Fail {
+		t.status = s
+	}
+	t.msgs = append(t.msgs, msg)
+}
+
+func (t *checkT) runCleanups() {
+	t.mu.Lock()
+	fs := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
+func (t *checkT) result(name string, d time.Duration) CaseResult {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.status
+	if s == "" {
+		s = Pass
+	}
+	return CaseResult{Name: name, Status: s, Duration: d, Message: strings.Join(t.msgs, "; ")}
+}

@@ -1,0 +1,65 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+)
+
+// S3IgnoringPreconditions starts an S3 endpoint that ignores preconditions:
+// it forwards every request to the real server at target without If-Match
+// and If-None-Match, as a store that does not support conditional writes
+// would. Those headers are covered by the client's SigV4 signature, so the
+// proxy re-signs each request (with creds, region us-east-1 and the
+// client's payload hash) after dropping them. It returns the proxy's URL and
+// closes it when the test ends.
+func S3IgnoringPreconditions(t testing.TB, target string, creds aws.CredentialsProvider) string {
+	t.Helper()
+	up, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }) // as S3 signs
+	c, err := creds.Retrieve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		out, _ := http.NewRequestWithContext(r.Context(), r.Method, up.Scheme+"://"+up.Host+r.URL.RequestURI(), bytes.NewReader(body))
+		for k, v := range r.Header {
+			switch http.CanonicalHeaderKey(k) {
+			case "If-Match", "If-None-Match", "Authorization":
+			default:
+				out.Header[k] = v
+			}
+		}
+		out.ContentLength = int64(len(body))
+		hash := r.Header.Get("X-Amz-Content-Sha256")
+		if err := signer.SignHTTP(r.Context(), c, out, hash, "s3", "us-east-1", time.Now()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

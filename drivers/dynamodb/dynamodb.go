@@ -14,7 +14,8 @@
 // bounds each HTTP request (default 5s). max_attempts sets the SDK's attempts
 // per request (default 5) and retry_limiter=standard turns the SDK's
 // client-side retry token bucket back on (it is off by default: under load it
-// fails healthy requests with "retry quota exceeded").
+// fails healthy requests with "retry quota exceeded"). list_parallel bounds
+// the BatchGetItem calls of one List page in flight (default 8).
 //
 // # Requests
 //
@@ -22,7 +23,8 @@
 // queries the partition). Every Update is one conditional UpdateItem that
 // returns the current item when its condition fails. Get is one consistent
 // Query. List is a query of the GSI plus one consistent BatchGetItem per 100
-// items. docs/dynamodb.md has the table definition, IAM policy and costs.
+// items, issued in parallel. docs/dynamodb.md has the table definition, IAM
+// policy and costs.
 //
 // # Errors
 //
@@ -87,6 +89,9 @@ type Config struct {
 	HTTPClient dynamodb.HTTPClient
 	// Credentials overrides the default credential chain when set.
 	Credentials aws.CredentialsProvider
+	// ListParallel bounds the BatchGetItem calls one List page has in
+	// flight; 0 means DefaultListParallel.
+	ListParallel int
 	// AWSConfig, when set, is used instead of loading the shared AWS
 	// configuration (Profile is then ignored; Region and Credentials still
 	// override it). Loading takes milliseconds; share one when opening many
@@ -103,6 +108,8 @@ type Driver struct {
 	kinds  kindCache
 	closed atomic.Bool
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
+
+	listParallel int // Config.ListParallel
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -126,6 +133,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := New(client, cfg.Table)
+	d.listParallel = cfg.ListParallel
 	if c, ok := httpClient.(interface{ CloseIdleConnections() }); ok {
 		d.idle = c
 	}
@@ -224,7 +232,7 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.
-var urlParams = []string{"region", "endpoint", "profile", "timeout", "max_attempts", "retry_limiter"}
+var urlParams = []string{"region", "endpoint", "profile", "timeout", "max_attempts", "retry_limiter", "list_parallel"}
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -267,6 +275,13 @@ func ParseURL(u *url.URL) (Config, error) {
 			return bad("max_attempts %q is not a positive integer", s)
 		}
 		cfg.MaxAttempts = n
+	}
+	if s := q.Get("list_parallel"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return bad("list_parallel %q is not a positive integer", s)
+		}
+		cfg.ListParallel = n
 	}
 	switch q.Get("retry_limiter") {
 	case "", "none":

@@ -185,7 +185,7 @@ func BenchmarkWatch(b *testing.B) {
 	cfg := testConfig(b)
 	cfg.Table = d.Table()
 	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
-	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
+	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: time.Minute}
 	counted, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -285,7 +285,14 @@ loop:
 		}
 		writes++
 	}
-	time.Sleep(3 * time.Second) // let the last writes arrive
+	for wait := time.Now().Add(time.Minute); time.Now().Before(wait); time.Sleep(100 * time.Millisecond) {
+		mu.Lock()
+		all := len(lat) >= writes
+		mu.Unlock()
+		if all {
+			break // every write reported
+		}
+	}
 	cancel()
 	<-done
 	tick.Stop()
@@ -321,6 +328,7 @@ func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 	ctx := context.Background()
 	cfg := testConfig(b)
 	cfg.Table = "ns-bench-" + randomHex(4)
+	cfg.Timeout = time.Minute // a loaded DynamoDB Local answers a 25-item write in seconds
 	d, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)

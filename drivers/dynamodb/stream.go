@@ -31,6 +31,7 @@ type stream struct {
 	done   map[string]bool   // shards read to their end
 	iters  map[string]string // open shard ID -> its next iterator
 	order  []string          // the keys of iters, in the order they are read
+	adopt  bool              // a shard closed: look for its children
 }
 
 // newStreamsClient returns a DynamoDB Streams client configured like the
@@ -74,7 +75,7 @@ func (d *Driver) openStream(ctx context.Context) (*stream, error) {
 // restart forgets every iterator and starts again at the latest record of
 // every open shard.
 func (s *stream) restart(ctx context.Context) error {
-	s.seen, s.done, s.iters, s.order = map[string]bool{}, map[string]bool{}, map[string]string{}, nil
+	s.seen, s.done, s.iters, s.order, s.adopt = map[string]bool{}, map[string]bool{}, map[string]string{}, nil, false
 	shards, err := s.shards(ctx)
 	if err != nil {
 		return err
@@ -128,8 +129,15 @@ func (s *stream) open(ctx context.Context, shard string, at stypes.ShardIterator
 // children (a child is read only after its parent is done, so one item's
 // changes stay in order across resharding).
 func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n int, err error) {
-	var closed bool
+	if s.adopt {
+		if err := s.adoptChildren(ctx); err != nil {
+			return 0, err
+		}
+	}
 	for _, shard := range s.order {
+		if _, open := s.iters[shard]; !open {
+			continue
+		}
 		out, err := s.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iters[shard])})
 		if err != nil {
 			return n, fmt.Errorf("dynamodb: watch (GetRecords): %w", streamError(err))
@@ -143,20 +151,20 @@ func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n in
 		if out.NextShardIterator == nil {
 			delete(s.iters, shard)
 			s.done[shard] = true
-			closed = true
+			s.adopt = true
 			continue
 		}
 		s.iters[shard] = aws.ToString(out.NextShardIterator)
 	}
-	if closed {
-		return n, s.adopt(ctx)
+	if s.adopt {
+		return n, s.adoptChildren(ctx)
 	}
 	return n, nil
 }
 
-// adopt drops the shards read to their end and starts reading, from their
+// adoptChildren drops the shards read to their end and starts reading, from their
 // first record, the new shards whose parent is done or unknown.
-func (s *stream) adopt(ctx context.Context) error {
+func (s *stream) adoptChildren(ctx context.Context) error {
 	order := s.order[:0]
 	for _, id := range s.order {
 		if _, ok := s.iters[id]; ok {
@@ -177,11 +185,12 @@ func (s *stream) adopt(ctx context.Context) error {
 		if s.seen[id] || (parent != "" && known[parent] && !s.done[parent]) {
 			continue // already read, or wait until the parent is done
 		}
-		s.seen[id] = true
 		if err := s.open(ctx, id, stypes.ShardIteratorTypeTrimHorizon); err != nil {
 			return err
 		}
+		s.seen[id] = true
 	}
+	s.adopt = false
 	return nil
 }
 

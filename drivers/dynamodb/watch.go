@@ -67,22 +67,31 @@ func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 			return false
 		}
 	}
-	failures := 0
+	failures, gap := 0, false
 	for ctx.Err() == nil {
-		n, err := w.s.round(ctx, func(r stypes.Record) bool {
-			for _, ev := range w.apply(r) {
-				if !send(ev) {
-					return false
-				}
+		var n int
+		var err error
+		if gap {
+			if err = w.recover(ctx, send); err == nil {
+				gap = false
+				continue // only a round that reads the stream clears failures
 			}
-			return true
-		})
-		switch {
-		case ctx.Err() != nil:
+		} else {
+			n, err = w.s.round(ctx, func(r stypes.Record) bool {
+				for _, ev := range w.apply(r) {
+					if !send(ev) {
+						return false
+					}
+				}
+				return true
+			})
+			if errors.Is(err, errStreamGap) {
+				slog.Warn("dynamodb: watch lost stream records; re-reading the watched records", "table", w.d.table, "err", err)
+				gap = true // counted as a failure: a stream that keeps losing records ends the watch
+			}
+		}
+		if ctx.Err() != nil {
 			return
-		case errors.Is(err, errStreamGap):
-			slog.Warn("dynamodb: watch lost stream records; re-reading the watched records", "table", w.d.table, "err", err)
-			err = w.recover(ctx, send)
 		}
 		if err != nil {
 			if failures++; failures > maxStreamFailures || errors.Is(err, driver.ErrNotFound) {
@@ -121,8 +130,8 @@ func (w *watch) recover(ctx context.Context, send func(driver.Event) bool) error
 		}
 	}
 	for id, r := range w.known {
-		if _, ok := now[id]; !ok {
-			send(driver.Event{ID: r.ID, Deleted: true})
+		if _, ok := now[id]; !ok && !send(driver.Event{ID: r.ID, Deleted: true}) {
+			return ctx.Err()
 		}
 	}
 	w.known = now
@@ -146,7 +155,7 @@ func (w *watch) read(ctx context.Context, prev map[driver.ID]*driver.Record) (ma
 		}
 		return recs, nil
 	}
-	lo := driver.ListOptions{Prefix: w.opts.Prefix, IncludeRetracted: true, PageSize: 1000}
+	lo := driver.ListOptions{Prefix: w.opts.Prefix, IncludeRetracted: true, PageSize: 500}
 	for {
 		page, err := w.d.List(ctx, lo)
 		if err != nil {

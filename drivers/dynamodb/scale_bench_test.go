@@ -196,38 +196,49 @@ func BenchmarkWatch(b *testing.B) {
 		stream := watchLatency(b, d, prefix, n, dur, ts, func(ctx context.Context) (<-chan driver.Event, error) {
 			return d.Watch(ctx, driver.WatchOptions{Prefix: prefix})
 		})
-		nf := &noFeed{Driver: counted}
+		nf := &noFeed{Driver: counted, ct: ct}
 		ct.take()
 		poll := watchLatency(b, d, prefix, n, dur, ts, func(ctx context.Context) (<-chan driver.Event, error) {
 			return nameservice.New(nf).Watch(ctx, nameservice.WatchOptions{Prefix: prefix, Interval: time.Second})
 		})
-		reqs := 0
-		for _, c := range ct.take() {
-			reqs += c
-		}
-		polls := nf.polls.Load()
+		polls, reqs := nf.complete()
 		b.ReportMetric(stream[0], "stream-p50-ms")
 		b.ReportMetric(stream[1], "stream-p99-ms")
 		b.ReportMetric(poll[0], "poll-p50-ms")
 		b.ReportMetric(poll[1], "poll-p99-ms")
 		b.ReportMetric(float64(reqs)/float64(polls), "requests/poll")
 		b.ReportMetric(float64(polls), "polls")
+		b.ReportMetric(float64(reqs)/float64(polls)/float64(n/100), "requests/page")
 	}
 	b.ReportMetric(0, "ns/op")
 }
 
 // noFeed hides the driver's Watch, so that NameService.Watch polls, and
-// counts the listings (first pages) it makes.
+// notes the requests sent so far at the start of each listing (first page).
 type noFeed struct {
 	driver.Driver
-	polls atomic.Int64
+	ct     *countingTransport
+	mu     sync.Mutex
+	starts []int
 }
 
 func (f *noFeed) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if opts.PageToken == "" {
-		f.polls.Add(1)
+		f.mu.Lock()
+		f.starts = append(f.starts, f.ct.total())
+		f.mu.Unlock()
 	}
 	return f.Driver.List(ctx, opts)
+}
+
+// complete returns the listings that ran to the end (the initial snapshot
+// and the polls, not the one the end of the watch cut short) and the
+// requests they sent.
+func (f *noFeed) complete() (polls int, requests int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.starts) - 1
+	return n, f.starts[n] - f.starts[0]
 }
 
 // watchLatency runs the watch open returns while a writer pushes 10 head

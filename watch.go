@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -30,7 +31,8 @@ const DefaultWatchInterval = time.Second
 // watermark order.
 //
 // With a driver that has a change feed (driver.Watcher) every change is
-// reported once. Otherwise Watch polls: each poll reports, per concern that
+// reported once. Otherwise (or when the driver's Watch returns an error
+// wrapping driver.ErrUnsupported: no feed for this store) Watch polls: each poll reports, per concern that
 // moved, the latest value, so changes made between two polls arrive as one
 // event whose Old and New watermarks show the jump.
 func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
@@ -42,12 +44,16 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 		}
 		wo.ID = id
 	}
-	if w, ok := ns.d.(driver.Watcher); ok {
-		return w.Watch(ctx, wo)
-	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
 	if p.interval <= 0 {
 		p.interval = DefaultWatchInterval
+	}
+	if w, ok := ns.d.(driver.Watcher); ok {
+		ch, err := w.Watch(ctx, wo)
+		if !errors.Is(err, driver.ErrUnsupported) {
+			return ch, err
+		}
+		slog.Info("watch: no change feed here; polling instead", "reason", err, "interval", p.interval)
 	}
 	snap, err := p.snapshot(ctx, nil)
 	if err != nil {

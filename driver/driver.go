@@ -165,7 +165,8 @@ type Watcher interface {
 	// Watch sends an Event for every change to a record matching opts, from
 	// the moment Watch returns, until ctx is done; then it closes the
 	// channel. Events for one ID and concern arrive in watermark order. A
-	// write that changed nothing produces no event.
+	// write that changed nothing produces no event. An error wrapping
+	// ErrUnsupported says this store has no feed: the caller polls instead.
 	Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error)
 }
 

@@ -175,6 +175,9 @@ var secretWords = []string{"secret", "password", "passwd", "pwd", "token", "key"
 // URL replaced by "REDACTED", for use in messages.
 func Redact(u *url.URL) string {
 	c := *u
+	// A nameservice URL has no use for a fragment, and a pasted one may
+	// repeat a secret: it is never shown.
+	c.Fragment, c.RawFragment = "", ""
 	if c.User != nil {
 		if _, has := c.User.Password(); has {
 			c.User = url.UserPassword(c.User.Username(), "REDACTED")

@@ -26,7 +26,8 @@ const (
 
 // List implements driver.Driver. It queries the live meta documents in
 // order of ID from after the page token (ordered by the provider where it
-// can, else by a filtered scan of the whole collection sorted in memory),
+// can, else by a filtered scan of the collection above the token, keeping
+// the page's first entries in memory),
 // then reads the concern documents of the page's records.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := d.begin(ctx); err != nil {
@@ -79,7 +80,7 @@ func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after s
 		}
 		d.listMode.Store(modeScan)
 	}
-	metas, err := d.listScan(ctx, opts, after)
+	metas, err := d.listScan(ctx, opts, after, size+1)
 	if err != nil {
 		return nil, false, fmt.Errorf("docstore: list: %w", classify(ctx, err))
 	}
@@ -138,7 +139,13 @@ func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after
 	}
 }
 
-func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after string) ([]*document, error) {
+// listScan returns the first keep live meta documents matching opts with
+// IDs above after, in order, from an unordered query of every meta document
+// above after. It holds at most 2×keep documents at once (it sorts and cuts
+// whenever it has that many), so memory is bounded by the page, though each
+// page still reads every document above the token: see docs/docstore.md.
+func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after string, keep int) ([]*document, error) {
+	byPK := func(a, b *document) int { return strings.Compare(a.PK, b.PK) }
 	it := d.metaQuery(opts, after).Get(ctx)
 	defer it.Stop()
 	var metas []*document
@@ -154,9 +161,13 @@ func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after st
 		if m.State == stateLive && strings.HasPrefix(m.PK, opts.Prefix) && m.PK > after {
 			metas = append(metas, m)
 		}
+		if len(metas) >= 2*keep {
+			slices.SortFunc(metas, byPK)
+			metas = slices.Delete(metas, keep, len(metas))
+		}
 	}
-	slices.SortFunc(metas, func(a, b *document) int { return strings.Compare(a.PK, b.PK) })
-	return metas, nil
+	slices.SortFunc(metas, byPK)
+	return metas[:min(len(metas), keep)], nil
 }
 
 // records reads the concern documents of the records metas list, in one

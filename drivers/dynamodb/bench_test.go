@@ -20,7 +20,7 @@ import (
 // wraps, alternating the two in one loop over one client, and report
 // p50/p99 of each (in ms) and the ratios driver/raw. Run them with
 //
-//	go test -run '^$' -bench . -benchtime 2000x ./drivers/dynamodb/
+//	go test -run '^$' -bench 'Push|Lookup' -benchtime 2000x ./drivers/dynamodb/
 
 // BenchmarkPush compares a monotonic head publish (driver.Update) with a raw
 // conditional UpdateItem doing the same write on another ledger's head.

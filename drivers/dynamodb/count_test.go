@@ -82,6 +82,17 @@ func (c *countingTransport) takeRetries() map[string]int {
 	return n
 }
 
+// total returns the requests counted since the last take.
+func (c *countingTransport) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range c.n {
+		n += k
+	}
+	return n
+}
+
 // take returns the counts since the last call and resets them.
 func (c *countingTransport) take() map[string]int {
 	c.mu.Lock()

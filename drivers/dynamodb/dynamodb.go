@@ -14,7 +14,8 @@
 // bounds each HTTP request (default 5s). max_attempts sets the SDK's attempts
 // per request (default 5) and retry_limiter=standard turns the SDK's
 // client-side retry token bucket back on (it is off by default: under load it
-// fails healthy requests with "retry quota exceeded").
+// fails healthy requests with "retry quota exceeded"). list_parallel bounds
+// the BatchGetItem calls of one List page in flight (default 8).
 //
 // # Requests
 //
@@ -22,7 +23,8 @@
 // queries the partition). Every Update is one conditional UpdateItem that
 // returns the current item when its condition fails. Get is one consistent
 // Query. List is a query of the GSI plus one consistent BatchGetItem per 100
-// items. docs/dynamodb.md has the table definition, IAM policy and costs.
+// items, issued in parallel. docs/dynamodb.md has the table definition, IAM
+// policy and costs.
 //
 // # Errors
 //
@@ -39,6 +41,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -84,6 +87,9 @@ type Config struct {
 	HTTPClient dynamodb.HTTPClient
 	// Credentials overrides the default credential chain when set.
 	Credentials aws.CredentialsProvider
+	// ListParallel bounds the BatchGetItem calls one List page has in
+	// flight; 0 means DefaultListParallel.
+	ListParallel int
 	// AWSConfig, when set, is used instead of loading the shared AWS
 	// configuration (Profile is then ignored; Region and Credentials still
 	// override it). Loading takes milliseconds; share one when opening many
@@ -100,6 +106,8 @@ type Driver struct {
 	kinds  kindCache
 	closed closed.Flag
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
+
+	listParallel int // Config.ListParallel
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -123,6 +131,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := New(client, cfg.Table)
+	d.listParallel = cfg.ListParallel
 	if c, ok := httpClient.(interface{ CloseIdleConnections() }); ok {
 		d.idle = c
 	}
@@ -196,7 +205,7 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.
-var urlParams = awsconf.Known("retry_limiter")
+var urlParams = awsconf.Known("retry_limiter", "list_parallel")
 
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	cfg, err := ParseURL(u)
@@ -222,6 +231,13 @@ func ParseURL(u *url.URL) (Config, error) {
 	}
 	q := u.Query()
 	cfg := Config{Table: u.Host, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile, Timeout: p.Timeout, MaxAttempts: p.MaxAttempts}
+	if s := q.Get("list_parallel"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return bad("list_parallel %q is not a positive integer", s)
+		}
+		cfg.ListParallel = n
+	}
 	switch q.Get("retry_limiter") {
 	case "", "none":
 	case "standard":

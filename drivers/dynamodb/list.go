@@ -3,14 +3,17 @@ package dynamodb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
@@ -22,6 +25,10 @@ const DefaultPageSize = 100
 
 // maxBatchKeys is DynamoDB's limit of keys per BatchGetItem.
 const maxBatchKeys = 100
+
+// DefaultListParallel is how many BatchGetItem calls of one page List has
+// in flight at once when Config.ListParallel is 0.
+const DefaultListParallel = 8
 
 // maxStalledBatches bounds the BatchGetItem retries that make no progress
 // (every key came back unprocessed) before List gives up.
@@ -38,7 +45,8 @@ type candidate struct {
 // empty) for up to PageSize+1 meta entries after the page token, leaving out
 // entries the GSI shows retracted, then reads the page's records with
 // consistent BatchGetItem calls of up to 100 keys (5 per ledger, 4 per graph
-// source) and filters again on what they hold.
+// source), up to Config.ListParallel of them at once, and filters again on
+// what they hold.
 //
 // The GSI is eventually consistent: a record created or purged a moment ago
 // may be missing from, or still present in, the GSI. A record listed by the
@@ -169,13 +177,9 @@ func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driv
 			keys = append(keys, keyOf(c.pk, sk))
 		}
 	}
-	byPK := map[string]map[string]item{}
-	for len(keys) > 0 {
-		n := min(len(keys), maxBatchKeys)
-		if err := d.batchGet(ctx, keys[:n], byPK); err != nil {
-			return nil, nil, err
-		}
-		keys = keys[n:]
+	byPK, err := d.batchGetAll(ctx, keys)
+	if err != nil {
+		return nil, nil, err
 	}
 	recs := make(map[string]*driver.Record, len(cands))
 	fails := map[string]error{}
@@ -192,6 +196,52 @@ func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driv
 		}
 	}
 	return recs, fails, nil
+}
+
+// batchGetAll reads keys in BatchGetItem calls of up to 100 keys, at most
+// d.listParallel of them in flight, and returns the items by pk and sk. The
+// first error cancels the calls still running and is returned.
+func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[string]item, error) {
+	byPK := map[string]map[string]item{}
+	if len(keys) == 0 {
+		return byPK, nil
+	}
+	if len(keys) <= maxBatchKeys {
+		return byPK, d.batchGet(ctx, keys, byPK)
+	}
+	var (
+		mu   sync.Mutex
+		g, c = errgroup.WithContext(ctx)
+	)
+	g.SetLimit(d.parallel())
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), maxBatchKeys)]
+		keys = keys[len(batch):]
+		g.Go(func() error {
+			got := map[string]map[string]item{}
+			if err := d.batchGet(c, batch, got); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for pk, items := range got {
+				if byPK[pk] == nil {
+					byPK[pk] = items
+					continue
+				}
+				maps.Copy(byPK[pk], items)
+			}
+			return nil
+		})
+	}
+	return byPK, g.Wait()
+}
+
+func (d *Driver) parallel() int {
+	if d.listParallel > 0 {
+		return d.listParallel
+	}
+	return DefaultListParallel
 }
 
 func hasKind(meta item, k driver.Kind) bool {

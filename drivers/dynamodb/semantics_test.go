@@ -314,6 +314,7 @@ func TestParseURL(t *testing.T) {
 		"dynamodb://ns_Table.1?region=eu-west-1&profile=dev":          {Table: "ns_Table.1", Region: "eu-west-1", Profile: "dev"},
 		"dynamodb://t01?endpoint=http://127.0.0.1:8000&timeout=250ms": {Table: "t01", Endpoint: "http://127.0.0.1:8000", Timeout: 250 * time.Millisecond},
 		"DynamoDB://t01?max_attempts=9&retry_limiter=none":            {Table: "t01", MaxAttempts: 9},
+		"dynamodb://t01?list_parallel=3":                              {Table: "t01", ListParallel: 3},
 	}
 	for raw, want := range good {
 		u, err := url.Parse(raw)
@@ -325,7 +326,8 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 	for _, raw := range []string{"dynamodb://", "dynamodb://ab", "dynamodb://t01/path", "dynamodb://t01?regoin=x",
-		"dynamodb://t01?timeout=5", "dynamodb://t01?max_attempts=0", "dynamodb://user:pw@t01", "dynamodb://t01?retry_limiter=x"} {
+		"dynamodb://t01?timeout=5", "dynamodb://t01?max_attempts=0", "dynamodb://user:pw@t01", "dynamodb://t01?retry_limiter=x",
+		"dynamodb://t01?list_parallel=0", "dynamodb://t01?list_parallel=x"} {
 		u, err := url.Parse(raw)
 		must(t, err)
 		if _, err := dynamodb.ParseURL(u); !errors.Is(err, driver.ErrInvalidArgument) {

@@ -16,7 +16,7 @@ import (
 // CreateTableInput returns the CreateTable request for the nameservice table
 // of the guide: key pk (HASH) + sk (RANGE), the GSI gsi1-kind on kind (HASH)
 // + pk (RANGE) projecting name, branch, source_type, dependencies and
-// retracted, billed PAY_PER_REQUEST.
+// retracted, billed PAY_PER_REQUEST, with a NEW_AND_OLD_IMAGES stream.
 func CreateTableInput(table string) *dynamodb.CreateTableInput {
 	s := types.ScalarAttributeTypeS
 	return &dynamodb.CreateTableInput{
@@ -42,6 +42,8 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 			},
 		}},
 		BillingMode: types.BillingModePayPerRequest,
+		// Watch reads changes from the table's stream (stream.go).
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 	}
 }
 

@@ -14,9 +14,10 @@ import (
 func Encode(after string) string { return base64.RawURLEncoding.EncodeToString([]byte(after)) }
 
 // Decode returns the position a token resumes after: "" for the empty token.
-// A token that does not decode is an error wrapping driver.ErrInvalidArgument.
+// A token that does not decode, or is not in the one form Encode gives, is
+// an error wrapping driver.ErrInvalidArgument.
 func Decode(tok string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
 	if err != nil {
 		return "", fmt.Errorf("%w: malformed page token", driver.ErrInvalidArgument)
 	}

@@ -1,0 +1,13 @@
+package dynamodb
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// RecordItems returns the items Create would put for rec, for tests that
+// seed many records fast with BatchWriteItem.
+func RecordItems(rec *driver.Record, nowMS int64) ([]map[string]types.AttributeValue, error) {
+	return recordItems(rec, nowMS)
+}

@@ -1,0 +1,443 @@
+package dynamodb_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
+)
+
+// The scale benchmarks list many records, and watch many records under a
+// steady writer, on a table of their own (seeded with BatchWriteItem, not
+// through Create, and deleted at the end). Run them with
+//
+//	NS_BENCH_LIST_SIZES=1000,10000,100000 go test -run '^$' -bench 'List$|Watch$' -benchtime 3x -timeout 60m ./drivers/dynamodb/
+//
+// NS_BENCH_LIST_SIZES defaults to 1000,10000; NS_BENCH_WATCH_FOR (default
+// 15s) is how long each watcher of BenchmarkWatch runs.
+
+// benchPageSize is the page size of the listing benchmarks: 500 records
+// (2,500 keys, 25 BatchGetItem calls) per page and one GSI Query of 501.
+const benchPageSize = 500
+
+// BenchmarkList lists N ledgers through the driver (List, page after page,
+// kind ledger) and, in the same loop, makes the same calls directly with
+// the SDK: per page one GSI Query of PageSize+1 entries and ⌈keys/100⌉
+// consistent BatchGetItem calls, DefaultListParallel at a time. It reports
+// the median of each, their ratio, and the peak RSS of the process during
+// one driver listing (VmHWM of /proc/self/status, reset through
+// /proc/self/clear_refs after debug.FreeOSMemory).
+func BenchmarkList(b *testing.B) {
+	d, ctx := scaleDriver(b)
+	for _, n := range benchSizes(b) {
+		prefix := fmt.Sprintf("list%d-%s/", n, testenv.RandomHex(2))
+		seed(b, d, prefix, n)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			rss := peakRSS(b, func() {
+				got, err := listDriver(ctx, d, prefix)
+				wantListed(b, n, got, err)
+			})
+			var mine, raw []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				got, err := listDriver(ctx, d, prefix)
+				mine = append(mine, time.Since(start))
+				wantListed(b, n, got, err)
+				start = time.Now()
+				got, err = listRaw(ctx, d.Client(), d.Table(), prefix, dynamodb.DefaultListParallel)
+				raw = append(raw, time.Since(start))
+				wantListed(b, n, got, err)
+			}
+			m, r := median(mine), median(raw)
+			b.ReportMetric(m, "list-ms")
+			b.ReportMetric(r, "raw-ms")
+			b.ReportMetric(m/r, "ratio")
+			b.ReportMetric(rss, "peak-rss-MB")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+func wantListed(b *testing.B, n, got int, err error) {
+	b.Helper()
+	if err != nil || got != n {
+		b.Fatalf("listed %d records, want %d (%v)", got, n, err)
+	}
+}
+
+// listDriver lists every ledger under prefix through the driver and
+// returns how many it saw.
+func listDriver(ctx context.Context, d *dynamodb.Driver, prefix string) (int, error) {
+	opts := driver.ListOptions{Kind: driver.Ledger, Prefix: prefix, PageSize: benchPageSize}
+	n := 0
+	for {
+		page, err := d.List(ctx, opts)
+		if err != nil {
+			return n, err
+		}
+		n += len(page.Records) + len(page.Failed)
+		if page.NextPageToken == "" {
+			return n, nil
+		}
+		opts.PageToken = page.NextPageToken
+	}
+}
+
+// listRaw makes the calls List makes, with the SDK alone: it returns how
+// many records it read.
+func listRaw(ctx context.Context, c *awsdynamodb.Client, table, prefix string, parallel int) (int, error) {
+	var start map[string]types.AttributeValue
+	total := 0
+	for {
+		out, err := c.Query(ctx, &awsdynamodb.QueryInput{
+			TableName:                aws.String(table),
+			IndexName:                aws.String(dynamodb.IndexName),
+			KeyConditionExpression:   aws.String("#k = :k AND begins_with(#p, :p)"),
+			ExpressionAttributeNames: map[string]string{"#k": "kind", "#p": "pk"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":k": s(string(driver.Ledger)), ":p": s(prefix),
+			},
+			ExclusiveStartKey: start,
+			Limit:             aws.Int32(benchPageSize + 1),
+		})
+		if err != nil {
+			return total, err
+		}
+		items := out.Items
+		more := len(items) > benchPageSize
+		items = items[:min(len(items), benchPageSize)]
+		var keys []map[string]types.AttributeValue
+		for _, it := range items {
+			for _, sk := range []string{"meta", "head", "index", "config", "status"} {
+				keys = append(keys, map[string]types.AttributeValue{"pk": it["pk"], "sk": s(sk)})
+			}
+		}
+		var got atomic.Int64
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(parallel)
+		for len(keys) > 0 {
+			batch := keys[:min(len(keys), 100)]
+			keys = keys[len(batch):]
+			g.Go(func() error {
+				req := map[string]types.KeysAndAttributes{table: {Keys: batch, ConsistentRead: aws.Bool(true)}}
+				for len(req) > 0 {
+					out, err := c.BatchGetItem(gctx, &awsdynamodb.BatchGetItemInput{RequestItems: req})
+					if err != nil {
+						return err
+					}
+					got.Add(int64(len(out.Responses[table])))
+					req = out.UnprocessedKeys
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return total, err
+		}
+		if got.Load() != int64(5*len(items)) {
+			return total, fmt.Errorf("raw: read %d items for %d records", got.Load(), len(items))
+		}
+		total += len(items)
+		if !more {
+			return total, nil
+		}
+		last := items[len(items)-1]
+		start = map[string]types.AttributeValue{"kind": last["kind"], "pk": last["pk"], "sk": s("meta")}
+	}
+}
+
+// BenchmarkWatch seeds 10,000 ledgers and, with one writer pushing 10 head
+// changes per second to random ones, runs a watcher of the prefix for
+// NS_BENCH_WATCH_FOR: first the driver's stream watch, then the portable
+// polling watch (1 s interval) over the same driver with its feed hidden,
+// which is what a table without a stream gets. It reports the latency from
+// the start of each write to the event that reports it (p50/p99, in ms) for
+// both, and the requests per poll of the polling watch.
+func BenchmarkWatch(b *testing.B) {
+	d, ctx := scaleDriver(b)
+	const n = 10_000
+	prefix := "watch-" + testenv.RandomHex(2) + "/"
+	seed(b, d, prefix, n)
+	dur := 15 * time.Second
+	if s := os.Getenv("NS_BENCH_WATCH_FOR"); s != "" {
+		var err error
+		if dur, err = time.ParseDuration(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg := testConfig(b)
+	cfg.Table = d.Table()
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: time.Minute}
+	counted, err := dynamodb.Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = counted.Close() })
+	ts := map[int]int64{} // the head watermark of each record
+	for b.Loop() {
+		stream := watchLatency(b, d, prefix, n, dur, ts, func(ctx context.Context) (<-chan driver.Event, error) {
+			return d.Watch(ctx, driver.WatchOptions{Prefix: prefix})
+		})
+		nf := &noFeed{Driver: counted, ct: ct}
+		ct.take()
+		poll := watchLatency(b, d, prefix, n, dur, ts, func(ctx context.Context) (<-chan driver.Event, error) {
+			return nameservice.New(nf).Watch(ctx, nameservice.WatchOptions{Prefix: prefix, Interval: time.Second})
+		})
+		polls, reqs := nf.complete()
+		b.ReportMetric(stream[0], "stream-p50-ms")
+		b.ReportMetric(stream[1], "stream-p99-ms")
+		b.ReportMetric(poll[0], "poll-p50-ms")
+		b.ReportMetric(poll[1], "poll-p99-ms")
+		b.ReportMetric(float64(reqs)/float64(polls), "requests/poll")
+		b.ReportMetric(float64(polls), "polls")
+		b.ReportMetric(float64(reqs)/float64(polls)/float64(n/100), "requests/page")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// noFeed hides the driver's Watch, so that NameService.Watch polls, and
+// notes the requests sent so far at the start of each listing (first page).
+type noFeed struct {
+	driver.Driver
+	ct     *countingTransport
+	mu     sync.Mutex
+	starts []int
+}
+
+func (f *noFeed) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	if opts.PageToken == "" {
+		f.mu.Lock()
+		f.starts = append(f.starts, f.ct.total())
+		f.mu.Unlock()
+	}
+	return f.Driver.List(ctx, opts)
+}
+
+// complete returns the listings that ran to the end (the initial snapshot
+// and the polls, not the one the end of the watch cut short) and the
+// requests they sent.
+func (f *noFeed) complete() (polls int, requests int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.starts) - 1
+	return n, f.starts[n] - f.starts[0]
+}
+
+// watchLatency runs the watch open returns while a writer pushes 10 head
+// changes per second for dur, and returns p50 and p99 of the time from the
+// start of each write to the event that reports it. A polling watch
+// reports several writes to one record in one event: each gets its own
+// latency.
+func watchLatency(b *testing.B, d *dynamodb.Driver, prefix string, n int, dur time.Duration, ts map[int]int64, open func(context.Context) (<-chan driver.Event, error)) [2]float64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := open(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := map[string]time.Time{} // "pk t" -> start of the write
+	var lat []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range ch {
+			if ev.Err != nil {
+				b.Errorf("watch: %v", ev.Err)
+				return
+			}
+			now := time.Now()
+			mu.Lock()
+			for t := ev.Old + 1; t <= ev.New.V; t++ {
+				if at, ok := sent[ev.ID.String()+" "+strconv.FormatInt(t, 10)]; ok {
+					lat = append(lat, now.Sub(at))
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	end := time.After(dur)
+	writes := 0
+loop:
+	for i := 0; ; i++ {
+		select {
+		case <-end:
+			break loop
+		case <-tick.C:
+		}
+		r := (i * 7919) % n // spread over the records
+		id := benchID(prefix, r)
+		mu.Lock()
+		ts[r]++
+		t := ts[r]
+		sent[id.String()+" "+strconv.FormatInt(t, 10)] = time.Now()
+		mu.Unlock()
+		if out, err := d.Update(context.Background(), id, driver.Head, driver.IfAbove(), driver.RefValue("c", t)); err != nil || !out.Applied {
+			b.Fatalf("push %s head %d: %+v %v", id, t, out, err)
+		}
+		writes++
+	}
+	for wait := time.Now().Add(time.Minute); time.Now().Before(wait); time.Sleep(100 * time.Millisecond) {
+		mu.Lock()
+		all := len(lat) >= writes
+		mu.Unlock()
+		if all {
+			break // every write reported
+		}
+	}
+	cancel()
+	<-done
+	tick.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lat) < writes*9/10 {
+		b.Fatalf("%d of %d writes reported", len(lat), writes)
+	}
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	return [2]float64{q(0.50), q(0.99)}
+}
+
+func benchSizes(b *testing.B) []int {
+	spec := os.Getenv("NS_BENCH_LIST_SIZES")
+	if spec == "" {
+		spec = "1000,10000"
+	}
+	var sizes []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("NS_BENCH_LIST_SIZES: %q is not a positive number", f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// scaleDriver returns a driver over a new table (with its stream), deleted
+// when the benchmark ends.
+func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
+	ctx := context.Background()
+	cfg := testConfig(b)
+	cfg.Table = "ns-bench-" + testenv.RandomHex(4)
+	cfg.Timeout = time.Minute // a loaded DynamoDB Local answers a 25-item write in seconds
+	d, err := dynamodb.Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.EnsureTable(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_, _ = d.Client().DeleteTable(context.Background(), deleteTableInput(cfg.Table))
+		_ = d.Close()
+	})
+	return d, ctx
+}
+
+func benchID(prefix string, i int) driver.ID {
+	return driver.ID{Name: fmt.Sprintf("%s%06d", prefix, i), Branch: "main"}
+}
+
+// seed writes n ledgers under prefix with BatchWriteItem (25 items a call,
+// 8 calls at once), then waits until the GSI lists them all.
+func seed(b *testing.B, d *dynamodb.Driver, prefix string, n int) {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	var reqs []types.WriteRequest
+	for i := range n {
+		items, err := dynamodb.RecordItems(driver.NewLedger(benchID(prefix, i), 1), time.Now().UnixMilli())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range items {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for len(reqs) > 0 {
+		batch := reqs[:min(len(reqs), 25)]
+		reqs = reqs[len(batch):]
+		g.Go(func() error {
+			req := map[string][]types.WriteRequest{d.Table(): batch}
+			for len(req) > 0 {
+				out, err := d.Client().BatchWriteItem(gctx, &awsdynamodb.BatchWriteItemInput{RequestItems: req})
+				if err != nil {
+					return err
+				}
+				req = out.UnprocessedItems
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatalf("seed: %v", err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		got, err := listRaw(ctx, d.Client(), d.Table(), prefix, dynamodb.DefaultListParallel)
+		if err == nil && got == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("seed: the GSI lists %d of %d records (%v)", got, n, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.Logf("seeded %d ledgers in %s", n, time.Since(start).Round(time.Millisecond))
+}
+
+// peakRSS returns the peak resident set size, in MB, of this process while
+// f runs: the kernel's high-water mark (VmHWM), reset just before f through
+// /proc/self/clear_refs after the Go runtime returned its free memory.
+func peakRSS(b *testing.B, f func()) float64 {
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Logf("peak RSS not measured: %v", err)
+		f()
+		return -1
+	}
+	f()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+func median(l []time.Duration) float64 {
+	l = slices.Clone(l)
+	slices.Sort(l)
+	return float64(l[len(l)/2].Microseconds()) / 1000
+}

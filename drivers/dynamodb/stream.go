@@ -1,0 +1,222 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// streamIdle is how long the stream reader waits after a round of
+// GetRecords calls that returned nothing. DynamoDB allows 5 GetRecords per
+// second per shard, shared by every reader of the stream.
+const streamIdle = 200 * time.Millisecond
+
+// maxStreamFailures bounds consecutive failed stream calls (after the SDK's
+// own retries) before Watch reports the failure and ends.
+const maxStreamFailures = 5
+
+// stream reads a table's DynamoDB stream shard by shard.
+type stream struct {
+	client *dynamodbstreams.Client
+	arn    string
+	seen   map[string]bool   // every shard met: a shard not in it is new
+	done   map[string]bool   // shards read to their end
+	iters  map[string]string // open shard ID -> its next iterator
+	order  []string          // the keys of iters, in the order they are read
+	adopt  bool              // a shard closed: look for its children
+}
+
+// newStreamsClient returns a DynamoDB Streams client configured like the
+// driver's DynamoDB client: same region, credentials, HTTP client and
+// retryer, and the same endpoint when it is a custom one (DynamoDB Local
+// serves both APIs on one endpoint).
+func (d *Driver) newStreamsClient() *dynamodbstreams.Client {
+	o := d.client.Options()
+	return dynamodbstreams.New(dynamodbstreams.Options{
+		Region:       o.Region,
+		Credentials:  o.Credentials,
+		HTTPClient:   o.HTTPClient,
+		Retryer:      o.Retryer,
+		BaseEndpoint: o.BaseEndpoint,
+		Logger:       o.Logger,
+	})
+}
+
+// openStream returns a reader of the table's stream positioned at its
+// latest records, or an error wrapping driver.ErrUnsupported when the table
+// has no NEW_AND_OLD_IMAGES stream.
+func (d *Driver) openStream(ctx context.Context) (*stream, error) {
+	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+	if err != nil {
+		return nil, d.fail(ctx, "watch (DescribeTable)", err)
+	}
+	spec := out.Table.StreamSpecification
+	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(out.Table.LatestStreamArn) == "" {
+		return nil, fmt.Errorf("dynamodb: watch: %w: table %s has no stream (enable a NEW_AND_OLD_IMAGES stream to watch it without polling)", driver.ErrUnsupported, d.table)
+	}
+	if spec.StreamViewType != "NEW_AND_OLD_IMAGES" {
+		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", driver.ErrUnsupported, d.table, spec.StreamViewType)
+	}
+	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(out.Table.LatestStreamArn)}
+	if err := s.restart(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// restart forgets every iterator and starts again at the latest record of
+// every open shard.
+func (s *stream) restart(ctx context.Context) error {
+	s.seen, s.done, s.iters, s.order, s.adopt = map[string]bool{}, map[string]bool{}, map[string]string{}, nil, false
+	shards, err := s.shards(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sh := range shards {
+		id := aws.ToString(sh.ShardId)
+		s.seen[id] = true
+		if sh.SequenceNumberRange != nil && sh.SequenceNumberRange.EndingSequenceNumber != nil {
+			s.done[id] = true // closed: its records are older than the watch
+			continue
+		}
+		if err := s.open(ctx, id, stypes.ShardIteratorTypeLatest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shards lists every shard of the stream.
+func (s *stream) shards(ctx context.Context) ([]stypes.Shard, error) {
+	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(s.arn)}
+	var all []stypes.Shard
+	for {
+		out, err := s.client.DescribeStream(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: watch (DescribeStream): %w", streamError(err))
+		}
+		all = append(all, out.StreamDescription.Shards...)
+		last := out.StreamDescription.LastEvaluatedShardId
+		if last == nil {
+			return all, nil
+		}
+		in.ExclusiveStartShardId = last
+	}
+}
+
+func (s *stream) open(ctx context.Context, shard string, at stypes.ShardIteratorType) error {
+	out, err := s.client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: aws.String(s.arn), ShardId: aws.String(shard), ShardIteratorType: at,
+	})
+	if err != nil {
+		return fmt.Errorf("dynamodb: watch (GetShardIterator): %w", streamError(err))
+	}
+	s.iters[shard] = aws.ToString(out.ShardIterator)
+	s.order = append(s.order, shard)
+	return nil
+}
+
+// round calls GetRecords once on every open shard and passes the records
+// to emit, shard by shard. A shard read to its end is replaced by its
+// children (a child is read only after its parent is done, so one item's
+// changes stay in order across resharding).
+func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n int, err error) {
+	if s.adopt {
+		if err := s.adoptChildren(ctx); err != nil {
+			return 0, err
+		}
+	}
+	for _, shard := range s.order {
+		if _, open := s.iters[shard]; !open {
+			continue
+		}
+		out, err := s.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iters[shard])})
+		if err != nil {
+			return n, fmt.Errorf("dynamodb: watch (GetRecords): %w", streamError(err))
+		}
+		for _, r := range out.Records {
+			if !emit(r) {
+				return n, ctx.Err()
+			}
+		}
+		n += len(out.Records)
+		if out.NextShardIterator == nil {
+			delete(s.iters, shard)
+			s.done[shard] = true
+			s.adopt = true
+			continue
+		}
+		s.iters[shard] = aws.ToString(out.NextShardIterator)
+	}
+	if s.adopt {
+		return n, s.adoptChildren(ctx)
+	}
+	return n, nil
+}
+
+// adoptChildren drops the shards read to their end and starts reading, from their
+// first record, the new shards whose parent is done or unknown.
+func (s *stream) adoptChildren(ctx context.Context) error {
+	order := s.order[:0]
+	for _, id := range s.order {
+		if _, ok := s.iters[id]; ok {
+			order = append(order, id)
+		}
+	}
+	s.order = order
+	shards, err := s.shards(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, sh := range shards {
+		known[aws.ToString(sh.ShardId)] = true
+	}
+	for _, sh := range shards {
+		id, parent := aws.ToString(sh.ShardId), aws.ToString(sh.ParentShardId)
+		if s.seen[id] || (parent != "" && known[parent] && !s.done[parent]) {
+			continue // already read, or wait until the parent is done
+		}
+		if err := s.open(ctx, id, stypes.ShardIteratorTypeTrimHorizon); err != nil {
+			return err
+		}
+		s.seen[id] = true
+	}
+	s.adopt = false
+	return nil
+}
+
+// errStreamGap says records were lost to the reader (trimmed past the 24 h
+// retention, or an iterator expired): the watch must re-read to recover.
+var errStreamGap = errors.New("stream records lost")
+
+// streamError maps a DynamoDB Streams error: a lost position to
+// errStreamGap, a missing stream to driver.ErrNotFound, throttling to
+// driver.ErrThrottled, anything else to driver.ErrUnavailable.
+func streamError(err error) error {
+	var (
+		trimmed *stypes.TrimmedDataAccessException
+		expired *stypes.ExpiredIteratorException
+		missing *stypes.ResourceNotFoundException
+		limit   *stypes.LimitExceededException
+	)
+	switch {
+	case errors.As(err, &trimmed), errors.As(err, &expired):
+		return fmt.Errorf("%w: %v", errStreamGap, err)
+	case errors.As(err, &missing):
+		return fmt.Errorf("%w: %v", driver.ErrNotFound, err)
+	case errors.As(err, &limit):
+		return fmt.Errorf("%w: %v", driver.ErrThrottled, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return fmt.Errorf("%w: %v", driver.ErrUnavailable, err)
+}

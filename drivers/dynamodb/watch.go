@@ -1,0 +1,290 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
+)
+
+var _ driver.Watcher = (*Driver)(nil)
+
+// Watch implements driver.Watcher from the table's DynamoDB stream
+// (NEW_AND_OLD_IMAGES, which `ns table create` and EnsureTable enable on the
+// tables they create). It positions itself at the latest record of every
+// open shard, then reads the watched records once as a baseline, and maps
+// each stream record to an event: a concern item whose value changed gives
+// an event with the old watermark and the new value, the removal of a meta
+// item (a purge) gives a Deleted event. A change the baseline already holds,
+// and a write that changed nothing, give none.
+//
+// When records were lost to the reader (trimmed after the stream's 24 h
+// retention, or an iterator expired), Watch starts again at the latest
+// records, re-reads the watched records and reports the difference (as
+// driver.Diff), so no change is lost, though changes made during the gap
+// arrive as one event per concern.
+//
+// On a table without a stream Watch returns an error wrapping
+// driver.ErrUnsupported: the portable Watch then polls.
+func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	s, err := d.openStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &watch{d: d, s: s, opts: opts}
+	if w.known, err = w.read(ctx, nil); err != nil {
+		return nil, err
+	}
+	ch := make(chan driver.Event, 64)
+	go w.run(ctx, ch)
+	return ch, nil
+}
+
+type watch struct {
+	d     *Driver
+	s     *stream
+	opts  driver.WatchOptions
+	known map[driver.ID]*driver.Record // the watched records as last reported
+}
+
+func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
+	defer close(ch)
+	send := func(ev driver.Event) bool {
+		select {
+		case ch <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	failures, gap := 0, false
+	for ctx.Err() == nil {
+		var n int
+		var err error
+		if gap {
+			if err = w.recover(ctx, send); err == nil {
+				gap = false
+				continue // only a round that reads the stream clears failures
+			}
+		} else {
+			n, err = w.s.round(ctx, func(r stypes.Record) bool {
+				for _, ev := range w.apply(r) {
+					if !send(ev) {
+						return false
+					}
+				}
+				return true
+			})
+			if errors.Is(err, errStreamGap) {
+				slog.Warn("dynamodb: watch lost stream records; re-reading the watched records", "table", w.d.table, "err", err)
+				gap = true // counted as a failure: a stream that keeps losing records ends the watch
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if failures++; failures > maxStreamFailures || errors.Is(err, driver.ErrNotFound) {
+				if ctx.Err() == nil {
+					send(driver.Event{Err: err})
+				}
+				return
+			}
+			if backoff.Sleep(ctx, backoff.Jitter(100*time.Millisecond, 5*time.Second, failures)) != nil {
+				return
+			}
+			continue
+		}
+		failures = 0
+		if n == 0 && backoff.Sleep(ctx, streamIdle) != nil {
+			return
+		}
+	}
+}
+
+// recover starts the stream again at its latest records, then re-reads the
+// watched records and reports how they differ from what was last reported.
+func (w *watch) recover(ctx context.Context, send func(driver.Event) bool) error {
+	if err := w.s.restart(ctx); err != nil {
+		return err
+	}
+	now, err := w.read(ctx, w.known)
+	if err != nil {
+		return err
+	}
+	for id, r := range now {
+		for _, ev := range driver.Diff(w.known[id], r) {
+			if !send(ev) {
+				return ctx.Err()
+			}
+		}
+	}
+	for id, r := range w.known {
+		if _, ok := now[id]; !ok && !send(driver.Event{ID: r.ID, Deleted: true}) {
+			return ctx.Err()
+		}
+	}
+	w.known = now
+	return nil
+}
+
+// read returns the watched records. One that cannot be read keeps its value
+// in prev (prev is nil for the baseline).
+func (w *watch) read(ctx context.Context, prev map[driver.ID]*driver.Record) (map[driver.ID]*driver.Record, error) {
+	recs := map[driver.ID]*driver.Record{}
+	if !w.opts.ID.IsZero() {
+		r, err := w.d.Get(ctx, w.opts.ID)
+		switch {
+		case errors.Is(err, driver.ErrNotFound):
+		case driver.PerRecord(err) && prev[w.opts.ID] != nil:
+			recs[w.opts.ID] = prev[w.opts.ID]
+		case err != nil:
+			return nil, err
+		default:
+			recs[r.ID] = r
+		}
+		return recs, nil
+	}
+	lo := driver.ListOptions{Prefix: w.opts.Prefix, IncludeRetracted: true, PageSize: 500}
+	for {
+		page, err := w.d.List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Records {
+			recs[r.ID] = r
+		}
+		for _, f := range page.Failed {
+			if old := prev[f.ID]; old != nil {
+				recs[f.ID] = old
+			}
+		}
+		if page.NextPageToken == "" {
+			return recs, nil
+		}
+		lo.PageToken = page.NextPageToken
+	}
+}
+
+// apply maps one stream record to the events it causes and notes the new
+// value in w.known.
+func (w *watch) apply(r stypes.Record) []driver.Event {
+	if r.Dynamodb == nil {
+		return nil
+	}
+	pk, sk := streamString(r.Dynamodb.Keys, attrPK), streamString(r.Dynamodb.Keys, attrSK)
+	if !w.watched(pk) {
+		return nil
+	}
+	id, err := driver.ParseID(pk)
+	if err != nil {
+		return nil
+	}
+	known := w.known[id]
+	if sk == skMeta {
+		if r.EventName != stypes.OperationTypeRemove || known == nil {
+			return nil // identity and retraction are not watched concerns
+		}
+		delete(w.known, id)
+		return []driver.Event{{ID: id, Deleted: true}}
+	}
+	if r.EventName == stypes.OperationTypeRemove || r.Dynamodb.NewImage == nil {
+		return nil // a concern item goes only with its record: the meta's removal reports it
+	}
+	c := concernOfSK(sk)
+	img := fromStreamItem(r.Dynamodb.NewImage)
+	nv, err := layoutOfItem(sk, img).decode(pk, img)
+	if err != nil {
+		slog.Warn("dynamodb: watch skips an unreadable stream record", "table", w.d.table, "err", err)
+		return nil
+	}
+	if known == nil {
+		known = &driver.Record{ID: id}
+		w.known[id] = known
+	}
+	var old driver.Value
+	if v := known.Value(c); v != nil {
+		old = *v
+		if old.Equal(nv) || !w.follows(r, sk, pk, old) {
+			return nil // no change, or one the baseline already holds
+		}
+	}
+	known.SetValue(c, nv)
+	return []driver.Event{{ID: id, Concern: c, Old: old.V, New: nv.Clone()}}
+}
+
+// follows reports whether the change r starts from old, the value last
+// reported: a change older than the baseline (read after the stream was
+// positioned) does not.
+func (w *watch) follows(r stypes.Record, sk, pk string, old driver.Value) bool {
+	if r.Dynamodb.OldImage == nil {
+		return true
+	}
+	img := fromStreamItem(r.Dynamodb.OldImage)
+	ov, err := layoutOfItem(sk, img).decode(pk, img)
+	return err != nil || ov.Equal(old)
+}
+
+func (w *watch) watched(pk string) bool {
+	if !w.opts.ID.IsZero() {
+		return pk == w.opts.ID.String()
+	}
+	return strings.HasPrefix(pk, w.opts.Prefix)
+}
+
+func streamString(it map[string]stypes.AttributeValue, name string) string {
+	if s, ok := it[name].(*stypes.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// fromStreamItem converts a stream image to a DynamoDB item (the two SDK
+// packages declare the same attribute values as different types).
+func fromStreamItem(m map[string]stypes.AttributeValue) item {
+	it := make(item, len(m))
+	for k, v := range m {
+		it[k] = fromStreamAV(v)
+	}
+	return it
+}
+
+func fromStreamAV(v stypes.AttributeValue) types.AttributeValue {
+	switch v := v.(type) {
+	case *stypes.AttributeValueMemberS:
+		return &types.AttributeValueMemberS{Value: v.Value}
+	case *stypes.AttributeValueMemberN:
+		return &types.AttributeValueMemberN{Value: v.Value}
+	case *stypes.AttributeValueMemberB:
+		return &types.AttributeValueMemberB{Value: v.Value}
+	case *stypes.AttributeValueMemberBOOL:
+		return &types.AttributeValueMemberBOOL{Value: v.Value}
+	case *stypes.AttributeValueMemberNULL:
+		return &types.AttributeValueMemberNULL{Value: v.Value}
+	case *stypes.AttributeValueMemberSS:
+		return &types.AttributeValueMemberSS{Value: v.Value}
+	case *stypes.AttributeValueMemberNS:
+		return &types.AttributeValueMemberNS{Value: v.Value}
+	case *stypes.AttributeValueMemberBS:
+		return &types.AttributeValueMemberBS{Value: v.Value}
+	case *stypes.AttributeValueMemberL:
+		l := make([]types.AttributeValue, len(v.Value))
+		for i, e := range v.Value {
+			l[i] = fromStreamAV(e)
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	case *stypes.AttributeValueMemberM:
+		return &types.AttributeValueMemberM{Value: fromStreamItem(v.Value)}
+	}
+	return &types.AttributeValueMemberNULL{Value: true}
+}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"nameservice.dev/nameservice"
 )
@@ -25,24 +28,7 @@ func init() {
 		}
 		return c.printOutcome(out)
 	}}
-	var admin bool
-	commands["publish-index"] = &command{usage: "ID T ADDRESS [--admin]", nargs: 3,
-		flags: func(fs *flag.FlagSet) { fs.BoolVar(&admin, "admin", false, "") },
-		run: func(c *call) error {
-			t, err := parseT(c.args[1])
-			if err != nil {
-				return err
-			}
-			publish := c.ns.PublishIndex
-			if admin {
-				publish = c.ns.AdminPublishIndex
-			}
-			out, err := publish(c.ctx, c.args[0], t, c.args[2])
-			if err != nil {
-				return err
-			}
-			return c.printOutcome(out)
-		}}
+	commands["publish-index"] = publishIndexCommand()
 	commands["cas-ref"] = casRefCommand()
 	commands["push-status"] = pushCommand("ID --expect-v V STATE [--meta JSON]", nameservice.Status)
 	commands["push-config"] = pushCommand("ID --expect-v V JSON", nameservice.Config)
@@ -211,3 +197,86 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return "" }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// publishIndexCommand publishes an index, with named graphs when --graph is
+// given: ADDRESS at T is then the default graph's index.
+func publishIndexCommand() *command {
+	var admin bool
+	var graphs map[string]*nameservice.GraphIndex
+	return &command{usage: "ID T ADDRESS [--admin] [--graph NAME=ADDRESS@T[:REV] | --graph NAME=null]...", nargs: 3,
+		flags: func(fs *flag.FlagSet) {
+			graphs = nil
+			fs.BoolVar(&admin, "admin", false, "")
+			fs.Func("graph", "", func(v string) error {
+				if graphs == nil {
+					graphs = map[string]*nameservice.GraphIndex{}
+				}
+				return parseGraph(v, graphs)
+			})
+		},
+		run: func(c *call) error {
+			t, err := parseT(c.args[1])
+			if err != nil {
+				return err
+			}
+			var out nameservice.Outcome
+			switch {
+			case graphs != nil:
+				g, given := graphs[nameservice.DefaultGraph]
+				if !given {
+					g = &nameservice.GraphIndex{Address: c.args[2], T: t}
+					graphs[nameservice.DefaultGraph] = g
+				}
+				if g == nil || g.Address != c.args[2] || g.T != t {
+					return usagef("--graph %s= must be ADDRESS at T, the index's own", nameservice.DefaultGraph)
+				}
+				publish := c.ns.PublishIndexGraphs
+				if admin {
+					publish = c.ns.AdminPublishIndexGraphs
+				}
+				out, err = publish(c.ctx, c.args[0], graphs)
+			case admin:
+				out, err = c.ns.AdminPublishIndex(c.ctx, c.args[0], t, c.args[2])
+			default:
+				out, err = c.ns.PublishIndex(c.ctx, c.args[0], t, c.args[2])
+			}
+			if err != nil {
+				return err
+			}
+			return c.printOutcome(out)
+		}}
+}
+
+// parseGraph reads NAME=ADDRESS@T[:REV], or NAME=null for a graph not
+// indexed yet, into graphs.
+func parseGraph(v string, graphs map[string]*nameservice.GraphIndex) error {
+	name, spec, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("--graph %q: want NAME=ADDRESS@T[:REV] or NAME=null", v)
+	}
+	if _, dup := graphs[name]; dup {
+		return fmt.Errorf("--graph: graph %q given twice", name)
+	}
+	if spec == "null" {
+		graphs[name] = nil
+		return nil
+	}
+	i := strings.LastIndex(spec, "@")
+	if i <= 0 {
+		return fmt.Errorf("--graph %q: want NAME=ADDRESS@T[:REV]", v)
+	}
+	tRev, rev := spec[i+1:], "0"
+	if j := strings.IndexByte(tRev, ':'); j >= 0 {
+		tRev, rev = tRev[:j], tRev[j+1:]
+	}
+	t, err := strconv.ParseInt(tRev, 10, 64)
+	if err != nil || t < 1 {
+		return fmt.Errorf("--graph %q: T %q is not an integer of 1 or more", v, tRev)
+	}
+	r, err := strconv.ParseInt(rev, 10, 64)
+	if err != nil || r < 0 {
+		return fmt.Errorf("--graph %q: REV %q is not an integer of 0 or more", v, rev)
+	}
+	graphs[name] = &nameservice.GraphIndex{Address: spec[:i], T: t, Rev: r}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,9 +25,11 @@ import (
 	"google.golang.org/api/option"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/server"
 )
 
 // TestMain lets a test run this binary as the ns command: the interrupt
@@ -401,4 +404,13 @@ func TestCheckInterruptedLeavesNothing(t *testing.T) {
 
 func TestCheckDocstoreMem(t *testing.T) {
 	wantPassed(t, runCheckCmd(t, fmt.Sprintf("docstore+mem://check-%d", stores.Add(1)), "--quick"))
+}
+
+// TestCheckService runs ns check through the http:// driver against a real
+// ns serve handler on a loopback listener, over a memory store.
+func TestCheckService(t *testing.T) {
+	srv := server.New(nameservice.New(mem.NewStore().Open()), server.Options{NoAuth: true})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); _ = srv.Close() })
+	wantPassed(t, runCheckCmd(t, hs.URL, "--quick"))
 }

@@ -18,7 +18,8 @@ func Encode(after string) string { return base64.RawURLEncoding.EncodeToString([
 // an error wrapping driver.ErrInvalidArgument.
 func Decode(tok string) (string, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
-	if err != nil {
+	// The decoder skips line breaks: only Encode's own form is a token.
+	if err != nil || Encode(string(b)) != tok {
 		return "", fmt.Errorf("%w: malformed page token", driver.ErrInvalidArgument)
 	}
 	return string(b), nil

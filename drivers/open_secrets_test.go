@@ -109,10 +109,13 @@ func FuzzOpenSecrets(f *testing.F) {
 		if perr != nil {
 			return
 		}
+		// A secret that the redacted URL shows anyway (it is also part of
+		// the host, say) cannot be told apart in a message: skip it.
+		shown := strings.ReplaceAll(drivers.Redact(u), "REDACTED", "")
 		for e := err; e != nil; e = errors.Unwrap(e) {
 			msg := strings.ReplaceAll(e.Error(), "REDACTED", "")
 			for _, s := range drivers.Secrets(u) {
-				if len(s) >= 4 && !strings.Contains("REDACTED", s) && strings.Contains(msg, s) {
+				if len(s) >= 4 && !strings.Contains("REDACTED", s) && !strings.Contains(shown, s) && strings.Contains(msg, s) {
 					t.Fatalf("Open(%q): error holds the secret %q: %v", raw, s, e)
 				}
 			}

@@ -32,9 +32,10 @@ const DefaultWatchInterval = time.Second
 //
 // With a driver that has a change feed (driver.Watcher) every change is
 // reported once. Otherwise (or when the driver's Watch returns an error
-// wrapping driver.ErrUnsupported: no feed for this store) Watch polls: each poll reports, per concern that
-// moved, the latest value, so changes made between two polls arrive as one
-// event whose Old and New watermarks show the jump.
+// wrapping driver.ErrUnsupported: no feed for this store) Watch polls: each
+// poll reports, per concern that moved, the latest value, so changes made
+// between two polls arrive as one event whose Old and New watermarks show
+// the jump.
 func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	wo := driver.WatchOptions{Prefix: opts.Prefix}
 	if opts.ID != "" {

@@ -186,14 +186,7 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
-		err := s.d.Delete(ctx, id)
-		if resend && errors.Is(err, driver.ErrNotFound) {
-			return s.unknown(fmt.Errorf("purge %s: a resend found no record: an earlier attempt may have removed it", id))
-		}
-		if err != nil {
-			return answer(id, err)
-		}
-		return http.StatusNoContent, nil
+		return s.noContent(id, s.d.Delete(ctx, id), resend, "purge", "an earlier attempt may have removed it")
 	})
 }
 
@@ -219,14 +212,7 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 		at = s.opts.Now()
 	}
 	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
-		err := s.d.Retract(ctx, id, at)
-		if resend && errors.Is(err, driver.ErrNotFound) {
-			return s.unknown(fmt.Errorf("retract %s: a resend found no record: it may have been retracted and purged since", id))
-		}
-		if err != nil {
-			return answer(id, err)
-		}
-		return http.StatusNoContent, nil
+		return s.noContent(id, s.d.Retract(ctx, id, at), resend, "retract", "it may have been retracted and purged since")
 	})
 }
 
@@ -385,4 +371,17 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		s.idem.forget(scoped, e)
 	}
 	writeRaw(w, status, b)
+}
+
+// noContent answers a write whose success has no body: 204, or the error. A
+// resend that finds no record cannot tell whether an earlier attempt did the
+// work, so its outcome is unknown (why says what may have happened).
+func (s *Server) noContent(id driver.ID, err error, resend bool, op, why string) (int, []byte) {
+	switch {
+	case resend && errors.Is(err, driver.ErrNotFound):
+		return s.unknown(fmt.Errorf("%s %s: a resend found no record: %s", op, id, why))
+	case err != nil:
+		return answer(id, err)
+	}
+	return http.StatusNoContent, nil
 }

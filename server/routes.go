@@ -144,13 +144,8 @@ func wireRecordError(f *driver.RecordError) nswire.RecordError {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		s.bodyError(w, err)
+	id, body, ok := s.writeRequest(w, r)
+	if !ok {
 		return
 	}
 	var rec driver.Record
@@ -191,13 +186,8 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		s.bodyError(w, err)
+	id, body, ok := s.writeRequest(w, r)
+	if !ok {
 		return
 	}
 	var req nswire.RetractRequest
@@ -292,13 +282,8 @@ func checkPush(c driver.Concern, req *nswire.PushRequest) (driver.Condition, err
 }
 
 func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		s.bodyError(w, err)
+	id, body, ok := s.writeRequest(w, r)
+	if !ok {
 		return
 	}
 	var req nswire.GraphSourceRequest
@@ -384,4 +369,20 @@ func (s *Server) noContent(id driver.ID, err error, resend bool, op, why string)
 		return answer(id, err)
 	}
 	return http.StatusNoContent, nil
+}
+
+// writeRequest reads the ID of a write and its body, answering the request
+// itself (and returning false) when the ID is malformed, out of the
+// caller's write scope, or the body cannot be read.
+func (s *Server) writeRequest(w http.ResponseWriter, r *http.Request) (driver.ID, []byte, bool) {
+	id, ok := pathID(w, r)
+	if !ok || !canWrite(w, r, id) {
+		return id, nil, false
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.bodyError(w, err)
+		return id, nil, false
+	}
+	return id, body, true
 }

@@ -35,7 +35,9 @@ const DefaultWatchInterval = time.Second
 // wrapping driver.ErrUnsupported: no feed for this store) Watch polls: each
 // poll reports, per concern that moved, the latest value, so changes made
 // between two polls arrive as one event whose Old and New watermarks show
-// the jump.
+// the jump. With a driver that can list versions (driver.Versioner) a poll
+// of a prefix costs the version listing plus a read of each record whose
+// version changed; otherwise each poll reads every record.
 func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	wo := driver.WatchOptions{Prefix: opts.Prefix}
 	if opts.ID != "" {
@@ -48,6 +50,9 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
 	if p.interval <= 0 {
 		p.interval = DefaultWatchInterval
+	}
+	if v, ok := ns.d.(driver.Versioner); ok && wo.ID.IsZero() {
+		p.vs = v
 	}
 	if w, ok := ns.d.(driver.Watcher); ok {
 		ch, err := w.Watch(ctx, wo)
@@ -70,6 +75,12 @@ type poller struct {
 	ns       *NameService
 	opts     driver.WatchOptions
 	interval time.Duration
+	// vs lists versions, so that a poll reads only the records whose
+	// version moved; nil: each poll reads every record.
+	vs driver.Versioner
+	// seen is the version at which each record of the last snapshot was
+	// read (absent: unknown, read it again).
+	seen map[driver.ID]string
 }
 
 type snapshot map[driver.ID]*driver.Record
@@ -79,6 +90,9 @@ type snapshot map[driver.ID]*driver.Record
 // purged); prev is nil for the first snapshot.
 func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
+	if p.vs != nil {
+		return p.snapshotVersions(ctx, prev)
+	}
 	if !p.opts.ID.IsZero() {
 		r, err := p.ns.d.Get(ctx, p.opts.ID)
 		if errors.Is(err, driver.ErrNotFound) {
@@ -90,6 +104,12 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 		s[r.ID] = r
 		return s, nil
 	}
+	return p.list(ctx, prev)
+}
+
+// list reads every watched record with List.
+func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
+	s := snapshot{}
 	for r, err := range p.ns.List(ctx, ListOptions{Prefix: p.opts.Prefix, IncludeRetracted: true}) {
 		var re *RecordError
 		switch {

@@ -234,3 +234,42 @@ func PerRecord(err error) bool {
 	}
 	return true
 }
+
+// Versioner is an optional capability: a driver that can tell which records
+// changed from a listing alone, so that a polling watch reads only those.
+type Versioner interface {
+	// Versions returns one page of the IDs of the records matching opts
+	// (every kind, retracted or not), in ascending order of ID string, each
+	// with a version, paged as List is (at most opts.PageSize entries,
+	// versions and failures together; NextPageToken empty only on the last
+	// page). A version is an opaque string computed from the listing,
+	// without reading any record (a file whose key does not give its ID may
+	// be read once to learn it), that changes whenever anything stored for
+	// the record changes, purge and re-create included: a record whose
+	// version is the one a caller saw before is still what the caller read
+	// then. An empty version means unknown: the caller must read the
+	// record. A listed entry that cannot be placed is put in Failed, as in
+	// List. After writes have settled, the pages list exactly the matching
+	// records.
+	Versions(ctx context.Context, opts VersionsOptions) (*VersionPage, error)
+}
+
+// VersionsOptions selects the records Versions lists.
+type VersionsOptions struct {
+	Prefix    string // only IDs (name:branch) that start with Prefix
+	PageSize  int    // at most this many entries per page; 0: the driver's default
+	PageToken string // "" for the first page, else a previous page's NextPageToken
+}
+
+// RecordVersion is one record's ID and version.
+type RecordVersion struct {
+	ID      ID
+	Version string // "" when unknown
+}
+
+// VersionPage is one page of Versions.
+type VersionPage struct {
+	Versions      []RecordVersion
+	Failed        []*RecordError
+	NextPageToken string
+}

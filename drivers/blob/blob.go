@@ -93,7 +93,10 @@ type Driver struct {
 	closed atomic.Bool
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver    = (*Driver)(nil)
+	_ driver.Versioner = (*Driver)(nil) // through objstore: a polling watch reads only what changed
+)
 
 // Open returns a driver keeping records in bucket, which must be a gcsblob
 // or azureblob bucket opened without a gocloud prefix (use Options.Prefix).

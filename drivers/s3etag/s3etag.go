@@ -110,7 +110,10 @@ type Driver struct {
 	probed ProbeResult
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver    = (*Driver)(nil)
+	_ driver.Versioner = (*Driver)(nil) // through objstore: a polling watch reads only what changed
+)
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional
 // writes (see the package doc) and returns the driver. It returns an error

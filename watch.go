@@ -35,9 +35,9 @@ const DefaultWatchInterval = time.Second
 // wrapping driver.ErrUnsupported: no feed for this store) Watch polls: each
 // poll reports, per concern that moved, the latest value, so changes made
 // between two polls arrive as one event whose Old and New watermarks show
-// the jump. With a driver that can list versions (driver.Versioner) a poll
-// of a prefix costs the version listing plus a read of each record whose
-// version changed; otherwise each poll reads every record.
+// the jump. With a driver that lists versions (driver.Versioner) a poll of
+// a prefix costs the listing plus reads of the records that changed;
+// otherwise each poll reads every record.
 func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	wo := driver.WatchOptions{Prefix: opts.Prefix}
 	if opts.ID != "" {
@@ -79,7 +79,7 @@ type poller struct {
 	// version moved; nil: each poll reads every record.
 	vs driver.Versioner
 	// seen is the version at which each record of the last snapshot was
-	// read (absent: unknown, read it again).
+	// read (absent: unknown, to be read again).
 	seen map[driver.ID]string
 }
 
@@ -91,7 +91,7 @@ type snapshot map[driver.ID]*driver.Record
 func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
 	if p.vs != nil {
-		return p.snapshotVersions(ctx, prev)
+		return p.versions(ctx, prev)
 	}
 	if !p.opts.ID.IsZero() {
 		r, err := p.ns.d.Get(ctx, p.opts.ID)
@@ -125,6 +125,51 @@ func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	}
 	return s, nil
 }
+
+// versions reads the watched records with the driver's Versions: a record
+// still at the version it was read at keeps its value in prev, and the
+// driver reads the others. A record that cannot be read keeps its value in
+// prev, as in list, and is read again at the next poll.
+func (p *poller) versions(ctx context.Context, prev snapshot) (snapshot, error) {
+	s, seen := snapshot{}, map[driver.ID]string{}
+	opts := driver.VersionsOptions{Prefix: p.opts.Prefix, PageSize: pollVersionsPage, Known: p.seen}
+	for {
+		page, err := p.vs.Versions(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("versions: %w", err)
+		}
+		for _, v := range page.Versions {
+			r := v.Record
+			if r == nil {
+				if r = prev[v.ID]; r == nil {
+					return nil, fmt.Errorf("versions: %w: %s reported unchanged, but never read", driver.ErrInternal, v.ID)
+				}
+			}
+			s[v.ID] = r
+			if v.Version != "" {
+				seen[v.ID] = v.Version
+			}
+		}
+		for _, f := range page.Failed {
+			if old := prev[f.ID]; old != nil {
+				s[f.ID] = old
+			}
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		if page.NextPageToken == opts.PageToken {
+			return nil, fmt.Errorf("versions: %w: driver returned the same page token twice", driver.ErrInternal)
+		}
+		opts.PageToken = page.NextPageToken
+	}
+	p.seen = seen
+	return s, nil
+}
+
+// pollVersionsPage is the page size a poll asks Versions for: large, since
+// each page begins a new listing of the store.
+const pollVersionsPage = 10_000
 
 func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 	defer close(ch)

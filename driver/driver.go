@@ -238,19 +238,16 @@ func PerRecord(err error) bool {
 // Versioner is an optional capability: a driver that can tell which records
 // changed from a listing alone, so that a polling watch reads only those.
 type Versioner interface {
-	// Versions returns one page of the IDs of the records matching opts
-	// (every kind, retracted or not), in ascending order of ID string, each
-	// with a version, paged as List is (at most opts.PageSize entries,
-	// versions and failures together; NextPageToken empty only on the last
-	// page). A version is an opaque string computed from the listing,
-	// without reading any record (a file whose key does not give its ID may
+	// Versions lists the records matching opts as List does (every kind,
+	// retracted or not; paged alike, with the same failures in Failed),
+	// giving each its version: an opaque string, computed from the listing
+	// without reading the record (a file whose key does not give its ID may
 	// be read once to learn it), that changes whenever anything stored for
-	// the record changes, purge and re-create included: a record whose
-	// version is the one a caller saw before is still what the caller read
-	// then. An empty version means unknown: the caller must read the
-	// record. A listed entry that cannot be placed is put in Failed, as in
-	// List. After writes have settled, the pages list exactly the matching
-	// records.
+	// the record changes, purge and re-create included. "" means unknown.
+	// Each entry whose version is not opts.Known[ID], or is "", also
+	// carries the record, read as List reads it; an entry whose version is
+	// opts.Known[ID] carries none: the record is what the caller read at
+	// that version. A record gone before it was read is left out.
 	Versions(ctx context.Context, opts VersionsOptions) (*VersionPage, error)
 }
 
@@ -259,12 +256,16 @@ type VersionsOptions struct {
 	Prefix    string // only IDs (name:branch) that start with Prefix
 	PageSize  int    // at most this many entries per page; 0: the driver's default
 	PageToken string // "" for the first page, else a previous page's NextPageToken
+	// Known holds the versions at which the caller read records: those
+	// still at them are not read again. Nil or empty: read every record.
+	Known map[ID]string
 }
 
-// RecordVersion is one record's ID and version.
+// RecordVersion is one entry of a VersionPage.
 type RecordVersion struct {
 	ID      ID
-	Version string // "" when unknown
+	Version string  // "" when unknown
+	Record  *Record // nil when Version is the one in VersionsOptions.Known
 }
 
 // VersionPage is one page of Versions.

@@ -11,19 +11,19 @@ import (
 )
 
 // DefaultVersionsPageSize is the page size of Versions when none is asked
-// for: a list call's worth of keys, since a page costs no reads.
+// for: a list call's worth of keys.
 const DefaultVersionsPageSize = 1000
 
 var _ driver.Versioner = (*Records)(nil)
 
 // Versions implements driver.Versioner with the listing of List (same
-// order, same page tokens, same Failed entries), reading no record: a
-// record's version is a digest of the keys and tags (ETags, generations)
-// the listing shows for its files, the defining file and the other files
-// present, so it changes when any file is written, created or removed.
-// A defining file whose key fits several IDs is read once to learn its ID,
-// and not again while its tag stays the same. The version is "" when the
-// listing gives no tag for one of the files.
+// order, same page tokens, same Failed entries). A record's version is a
+// digest of the keys and tags (ETags, generations) the listing shows for
+// its files, the defining file and the other files present, so it changes
+// when any of them is written, created or removed; "" when the listing
+// gives no tag. A record at its known version is not read; another is read
+// as List reads it: only the files whose listed tag is not the one this
+// process last read or wrote, so a poll reads the files that changed.
 func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*driver.VersionPage, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*d
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultVersionsPageSize
 	}
-	src := &versionSource{recordsSource: recordsSource{r}, v: map[driver.ID]string{}}
+	src := &versionSource{recordsSource: recordsSource{r}, known: opts.Known, v: map[driver.ID]string{}, kept: map[driver.ID]bool{}}
 	lo := driver.ListOptions{Prefix: opts.Prefix, IncludeRetracted: true, PageSize: opts.PageSize, PageToken: opts.PageToken}
 	page, err := ListPage(ctx, src, ListConfig{Name: r.cfg.Name, Layout: r.cfg.Layout, Parallel: r.cfg.ListParallel}, lo)
 	if err != nil {
@@ -39,33 +39,39 @@ func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*d
 	}
 	out := &driver.VersionPage{Failed: page.Failed, NextPageToken: page.NextPageToken}
 	out.Versions = make([]driver.RecordVersion, len(page.Records))
+	src.mu.Lock()
+	defer src.mu.Unlock()
 	for i, rec := range page.Records {
-		out.Versions[i] = driver.RecordVersion{ID: rec.ID, Version: src.version(rec.ID)}
+		out.Versions[i] = driver.RecordVersion{ID: rec.ID, Version: src.v[rec.ID], Record: rec}
+		if src.kept[rec.ID] {
+			out.Versions[i].Record = nil
+		}
 	}
 	return out, nil
 }
 
 // versionSource is the Source of Records for Versions: ListPage's read of
-// a listed record notes the record's version instead, and hands back a
-// record holding only the ID (which every ListOptions of Versions matches).
+// a listed record notes the record's version, and reads the record only
+// when the version is not the known one, handing back otherwise a record
+// holding only the ID (which every ListOptions of Versions matches).
 type versionSource struct {
 	recordsSource
-	mu sync.Mutex
-	v  map[driver.ID]string
+	known map[driver.ID]string
+	mu    sync.Mutex
+	v     map[driver.ID]string
+	kept  map[driver.ID]bool // at the known version: not read
 }
 
-func (s *versionSource) ReadListed(_ context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+func (s *versionSource) ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
 	v := listedVersion(key, tag, present)
+	kept := v != "" && s.known[id] == v
 	s.mu.Lock()
-	s.v[id] = v
+	s.v[id], s.kept[id] = v, kept
 	s.mu.Unlock()
-	return &driver.Record{ID: id}, nil
-}
-
-func (s *versionSource) version(id driver.ID) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.v[id]
+	if kept {
+		return &driver.Record{ID: id}, nil
+	}
+	return s.recordsSource.ReadListed(ctx, id, key, tag, present)
 }
 
 // listedVersion digests the defining file's key and tag and the other

@@ -34,10 +34,22 @@ func (c *readCountingStore) Head(ctx context.Context, key string) (string, error
 func versionsAll(t *testing.T, r *objstore.Records, prefix string, size int) map[string]string {
 	t.Helper()
 	got := map[string]string{}
+	for id, v := range versionsKnown(t, r, prefix, size, nil) {
+		got[id.String()] = v.Version
+	}
+	return got
+}
+
+// versionsKnown lists every entry of Versions under prefix in pages of
+// size, with known, and checks each carries its record unless known
+// holds its version.
+func versionsKnown(t *testing.T, r *objstore.Records, prefix string, size int, known map[driver.ID]string) map[driver.ID]driver.RecordVersion {
+	t.Helper()
+	got := map[driver.ID]driver.RecordVersion{}
 	var order []string
 	tok := ""
 	for range 10_000 {
-		p, err := r.Versions(context.Background(), driver.VersionsOptions{Prefix: prefix, PageSize: size, PageToken: tok})
+		p, err := r.Versions(context.Background(), driver.VersionsOptions{Prefix: prefix, PageSize: size, PageToken: tok, Known: known})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +63,11 @@ func versionsAll(t *testing.T, r *objstore.Records, prefix string, size int) map
 			if v.Version == "" {
 				t.Fatalf("%s: no version", v.ID)
 			}
+			if (v.Record == nil) != (known[v.ID] == v.Version) || v.Record != nil && v.Record.ID != v.ID {
+				t.Fatalf("%s: version %q (known %q), record %+v", v.ID, v.Version, known[v.ID], v.Record)
+			}
 			order = append(order, v.ID.String())
-			got[v.ID.String()] = v.Version
+			got[v.ID] = v
 		}
 		if tok = p.NextPageToken; tok == "" {
 			if !slices.IsSorted(order) || len(order) != len(got) {
@@ -111,29 +126,49 @@ func retractedUnder(id driver.ID, prefix string) []string {
 	return nil
 }
 
-// TestVersionsReadNothing checks a version listing of records whose keys
-// give their IDs reads no object, only lists.
-func TestVersionsReadNothing(t *testing.T) {
+// TestVersionsReadWhatChanged checks Versions reads every record's files
+// when nothing is known, none when every version is known, and then only
+// the file another client changed.
+func TestVersionsReadWhatChanged(t *testing.T) {
 	ctx := context.Background()
 	st := &readCountingStore{memStore: newMemStore()}
-	r := objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B})
-	for i := range 300 {
-		id := driver.ID{Name: fmt.Sprintf("ledger-%04d", i), Branch: "main"}
-		if err := r.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	w := objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B})
+	ids := make([]driver.ID, 300)
+	for i := range ids {
+		ids[i] = driver.ID{Name: fmt.Sprintf("ledger-%04d", i), Branch: "main"}
+		if err := w.Create(ctx, driver.NewLedger(ids[i], 1)); err != nil {
 			t.Fatal(err)
 		}
-		if i%3 == 0 {
-			if _, err := r.Update(ctx, id, driver.Index, driver.IfAbove(), driver.RefValue("ix", 1)); err != nil {
+		if i%3 == 0 { // 100 index sidecars: 400 files
+			if _, err := w.Update(ctx, ids[i], driver.Index, driver.IfAbove(), driver.RefValue("ix", 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	st.reads.Store(0)
-	if got := versionsAll(t, objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B}), "", 100); len(got) != 300 {
-		t.Fatalf("%d versions, want 300", len(got))
+	r := objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B})
+	reads := func(name string, known map[driver.ID]string, want int64) map[driver.ID]driver.RecordVersion {
+		t.Helper()
+		st.reads.Store(0)
+		got := versionsKnown(t, r, "", 100, known)
+		if len(got) != len(ids) {
+			t.Fatalf("%s: %d entries, want %d", name, len(got), len(ids))
+		}
+		if n := st.reads.Load(); n != want {
+			t.Fatalf("%s: read %d objects, want %d", name, n, want)
+		}
+		return got
 	}
-	if n := st.reads.Load(); n != 0 {
-		t.Fatalf("a version listing read %d objects, want 0", n)
+	known := map[driver.ID]string{}
+	for id, v := range reads("nothing known", nil, 400) {
+		known[id] = v.Version
+	}
+	reads("all known", known, 0)
+	if _, err := w.Update(ctx, ids[3], driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+		t.Fatal(err)
+	}
+	got := reads("one head pushed", known, 1)
+	if rec := got[ids[3]].Record; rec == nil || rec.Head.V != 1 || rec.Index.V != 1 {
+		t.Fatalf("changed record read as %+v", rec)
 	}
 }
 

@@ -16,8 +16,11 @@ import (
 	"nameservice.dev/nameservice/internal/layout"
 )
 
-// pollMark is the requests a counter had sent when a poll began.
-type pollMark struct{ all, lists int64 }
+// pollMark is when a poll began and the requests a counter had sent then.
+type pollMark struct {
+	at         time.Time
+	all, lists int64
+}
 
 // polls notes the requests sent so far at the start of each listing of a
 // polling watch (its first page), and returns the requests of the polls
@@ -34,12 +37,13 @@ func (p *polls) mark(token string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.starts = append(p.starts, pollMark{p.cnt.all.Load(), p.cnt.lists.Load()})
+	p.starts = append(p.starts, pollMark{time.Now(), p.cnt.all.Load(), p.cnt.lists.Load()})
 }
 
 // complete returns, for each poll that ran to the end after the first
-// snapshot, its list calls and its other requests.
-func (p *polls) complete() (lists, others []int64) {
+// snapshot, its list calls and its other requests, and the mean time
+// from the start of one poll to the next.
+func (p *polls) complete() (lists, others []int64, every time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := 2; i < len(p.starts); i++ {
@@ -47,7 +51,10 @@ func (p *polls) complete() (lists, others []int64) {
 		lists = append(lists, b.lists-a.lists)
 		others = append(others, (b.all-b.lists)-(a.all-a.lists))
 	}
-	return lists, others
+	if len(lists) > 0 {
+		every = p.starts[len(p.starts)-1].at.Sub(p.starts[1].at) / time.Duration(len(lists))
+	}
+	return lists, others, every
 }
 
 func (p *polls) count() int {
@@ -146,7 +153,7 @@ func TestWatchPollReadsWhatChanged(t *testing.T) {
 			t.Fatalf("unexpected event %+v", ev)
 		}
 	}
-	lists, others := w.complete()
+	lists, others, _ := w.complete()
 	t.Logf("%d records: list calls per poll %v, other requests per poll %v", n, lists, others)
 	var read int64
 	for i := range lists {
@@ -166,8 +173,9 @@ func TestWatchPollReadsWhatChanged(t *testing.T) {
 // (15 s unless set): first with the driver's Versions, then with it hidden,
 // each poll re-listing every record as before. It reports, for both, the
 // list calls and other requests per poll (polls after the first snapshot
-// that ran to the end) and the latency from the start of each write to
-// the event that reports it (p50/p99, in ms).
+// that ran to the end), the time from one poll's start to the next, and the
+// latency from the start of each write to the event that reports it
+// (p50/p99, in ms).
 //
 //	go test -run '^$' -bench 'Watch$' -benchtime 1x -timeout 60m ./drivers/s3etag/
 func BenchmarkWatch(b *testing.B) {
@@ -214,12 +222,13 @@ func BenchmarkWatch(b *testing.B) {
 			lat  [2]float64
 			p    *polls
 		}{{"versions", vlat, &vw.polls}, {"relist", llat, &lw.polls}} {
-			lists, others := r.p.complete()
+			lists, others, every := r.p.complete()
 			b.ReportMetric(r.lat[0], r.name+"-p50-ms")
 			b.ReportMetric(r.lat[1], r.name+"-p99-ms")
 			b.ReportMetric(mean(lists), r.name+"-lists/poll")
 			b.ReportMetric(mean(others), r.name+"-gets/poll")
 			b.ReportMetric(float64(len(lists)), r.name+"-polls")
+			b.ReportMetric(every.Seconds(), r.name+"-s/poll")
 			b.Logf("%s: list calls per poll %v, other requests per poll %v", r.name, lists, others)
 		}
 	}

@@ -89,10 +89,10 @@ type snapshot map[driver.ID]*driver.Record
 // its value in prev (a bad record neither stops the watch nor reads as
 // purged); prev is nil for the first snapshot.
 func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) {
-	s := snapshot{}
 	if p.vs != nil {
 		return p.versions(ctx, prev)
 	}
+	s := snapshot{}
 	if !p.opts.ID.IsZero() {
 		r, err := p.ns.d.Get(ctx, p.opts.ID)
 		if errors.Is(err, driver.ErrNotFound) {

@@ -5,7 +5,7 @@
 #
 # Starts the real test servers (scripts/testservers.sh: DynamoDB Local,
 # versitygw for S3, fake-gcs-server, Azurite), exports their endpoints, runs
-#   go test -race -count=1 ./... "$@"
+#   go test -race -count=1 -timeout 30m ./... "$@"
 # and stops the servers on any exit. Exits with go test's status.
 #
 # When the arguments name packages (./x, ./x/..., nameservice.dev/...), they
@@ -73,7 +73,7 @@ done
 # (setsid execs in place here), so cleanup can stop the test binaries too.
 setsid=()
 command -v setsid >/dev/null 2>&1 && setsid=(setsid)
-${setsid[@]+"${setsid[@]}"} go test -race -count=1 ${pkgs[@]+"${pkgs[@]}"} "$@" &
+${setsid[@]+"${setsid[@]}"} go test -race -count=1 -timeout 30m ${pkgs[@]+"${pkgs[@]}"} "$@" &
 gotest_pid=$!
 status=0
 wait "$gotest_pid" || status=$?

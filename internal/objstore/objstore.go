@@ -153,6 +153,9 @@ type Config struct {
 	// ListParallel bounds the objects List reads at once;
 	// DefaultListParallel when 0.
 	ListParallel int
+	// Object names a key in messages and Page.Failed (the filesystem
+	// driver gives the file's path); the key itself when nil.
+	Object func(key string) string
 }
 
 // Records implements driver.Driver (Create, Get, Update, Retract, Delete,
@@ -213,6 +216,14 @@ func (r *Records) del(ctx context.Context, key string, pc Precondition) error {
 }
 
 func (r *Records) maybeApplied(err error) bool { return r.store.MaybeApplied(err) }
+
+// object names key in messages (see Config.Object).
+func (r *Records) object(key string) string {
+	if r.cfg.Object != nil {
+		return r.cfg.Object(key)
+	}
+	return key
+}
 
 // begin checks ctx and that the driver is open.
 func (r *Records) begin(ctx context.Context) error {

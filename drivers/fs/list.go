@@ -17,7 +17,7 @@ import (
 const DefaultPageSize = objstore.DefaultPageSize
 
 // List implements objstore.Store: the files under prefix after
-// startAfter, in key order, with the tags of their stat.
+// startAfter, in key order, without tags (see entry).
 func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
 	return s.ListEntries(ctx, prefix, startAfter, func(e objstore.Entry) error {
 		if e.Err != nil {
@@ -31,9 +31,7 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key,
 // stores share (objstore.Records.List): it walks ns@v2 in key order, a
 // directory's entries sorted with each subdirectory as its name and '/',
 // so "a-b" < "a.json" < "a/x". Subtrees outside prefix or wholly before
-// startAfter are not read. Each file is given its stat's tag (fstatat), so
-// a record cached at that tag is not read again; lock and temp files are
-// left out. A symbolic link to a directory is an entry carrying the error;
+// startAfter are not read. Lock and temp files are left out. A symbolic link to a directory is an entry carrying the error;
 // a link to a file is listed, and reading it fails.
 func (s store) ListEntries(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	return s.walk(ctx, layout.Root, prefix, startAfter, fn)
@@ -84,26 +82,15 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 }
 
 // entry returns the listing entry of the file at key: the key it stores
-// (see keyPath), its tag and size. ok is false for lock and temp files and
-// for a file gone meanwhile.
+// (see keyPath). ok is false for lock and temp files. The entry has no
+// tag and a nominal size: on a local disk a stat costs about what the read
+// it could save does, so List reads every file (a zero-length one reads
+// as absent) and keeps none in the cache (objstore.Config.ListUncached).
 func (s store) entry(key string, e dirEnt) (objstore.Entry, bool) {
-	name := e.name
-	if strings.HasSuffix(name, lockSuffix) || strings.HasSuffix(name, tmpSuffix) {
+	if strings.HasSuffix(e.name, lockSuffix) || strings.HasSuffix(e.name, tmpSuffix) {
 		return objstore.Entry{}, false
 	}
-	path := s.d.path(key)
-	key = strings.TrimSuffix(key, "~")
-	if e.link {
-		return objstore.Entry{Key: key, Size: 1}, true // reading it fails, naming it
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return objstore.Entry{}, false
-	}
-	if !fi.Mode().IsRegular() {
-		return objstore.Entry{Key: key}, true
-	}
-	return objstore.Entry{Key: key, Tag: statTag(fi), Size: fi.Size()}, true
+	return objstore.Entry{Key: strings.TrimSuffix(key, "~"), Size: 1}, true
 }
 
 // inRange reports whether key is under prefix and after startAfter.

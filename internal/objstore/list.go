@@ -476,7 +476,7 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], errs[i] = r.readDoc(ctx, id, f.Key)
+			docs[i], errs[i] = r.readListed(ctx, id, f.Key)
 		}()
 	}
 	wg.Wait()
@@ -499,6 +499,19 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
 	}
 	return rec, nil
+}
+
+// readListed reads a file of a listed record: readDoc, without caching
+// it when Config.ListUncached says so.
+func (r *Records) readListed(ctx context.Context, id driver.ID, key string) (*cached, error) {
+	if !r.cfg.ListUncached {
+		return r.readDoc(ctx, id, key)
+	}
+	obj, err := r.get(ctx, key)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return r.decodeDoc(id, key, obj)
 }
 
 // keyPrefix returns the longest key prefix every file of an ID starting

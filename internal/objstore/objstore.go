@@ -153,6 +153,11 @@ type Config struct {
 	// ListParallel bounds the objects List reads at once;
 	// DefaultListParallel when 0.
 	ListParallel int
+	// ListUncached makes List leave what it reads out of the cache: for
+	// a store whose reads cost about what the listing's tag comparison
+	// would save (local files), where caching every listed record only
+	// costs memory.
+	ListUncached bool
 	// Object names a key in messages and Page.Failed (the filesystem
 	// driver gives the file's path); the key itself when nil.
 	Object func(key string) string

@@ -108,7 +108,7 @@ func Open(dir string, opts Options) (*Driver, error) {
 	}
 	d := &Driver{root: abs, opts: opts}
 	d.records = objstore.New(store{d}, objstore.Config{Name: "fs", Layout: opts.Layout, Dialect: opts.Dialect,
-		ListParallel: opts.ListParallel, ListUncached: true, Object: d.path})
+		ListParallel: opts.ListParallel, LocalReads: true, Object: d.path})
 	return d, nil
 }
 

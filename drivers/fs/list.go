@@ -85,7 +85,7 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 // (see keyPath). ok is false for lock and temp files. The entry has no
 // tag and a nominal size: on a local disk a stat costs about what the read
 // it could save does, so List reads every file (a zero-length one reads
-// as absent) and keeps none in the cache (objstore.Config.ListUncached).
+// as absent) and keeps none in the cache (objstore.Config.LocalReads).
 func (s store) entry(key string, e dirEnt) (objstore.Entry, bool) {
 	if strings.HasSuffix(e.name, lockSuffix) || strings.HasSuffix(e.name, tmpSuffix) {
 		return objstore.Entry{}, false

@@ -473,6 +473,10 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 			docs[i] = &e
 			continue
 		}
+		if r.cfg.LocalReads {
+			docs[i], errs[i] = r.readListed(ctx, id, f.Key)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -502,9 +506,9 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 }
 
 // readListed reads a file of a listed record: readDoc, without caching
-// it when Config.ListUncached says so.
+// it when Config.LocalReads says so.
 func (r *Records) readListed(ctx context.Context, id driver.ID, key string) (*cached, error) {
-	if !r.cfg.ListUncached {
+	if !r.cfg.LocalReads {
 		return r.readDoc(ctx, id, key)
 	}
 	obj, err := r.get(ctx, key)

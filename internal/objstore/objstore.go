@@ -153,11 +153,13 @@ type Config struct {
 	// ListParallel bounds the objects List reads at once;
 	// DefaultListParallel when 0.
 	ListParallel int
-	// ListUncached makes List leave what it reads out of the cache: for
-	// a store whose reads cost about what the listing's tag comparison
-	// would save (local files), where caching every listed record only
-	// costs memory.
-	ListUncached bool
+	// LocalReads says the store's reads are local system calls (the
+	// filesystem driver): List then reads a record's files one after
+	// another (the page already reads ListParallel records at once) and
+	// leaves them out of the cache, since a read costs about what the
+	// listing's tag comparison would save, and caching every listed
+	// record would only cost memory.
+	LocalReads bool
 	// Object names a key in messages and Page.Failed (the filesystem
 	// driver gives the file's path); the key itself when nil.
 	Object func(key string) string

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +38,55 @@ func readFile(path string) ([]byte, os.FileInfo, error) {
 		}
 		return nil, nil, err
 	}
+	return readOpen(f)
+}
+
+// readNoLinks reads a record file as readFile does, and refuses a symbolic
+// link among its path elements below the root: an error wrapping
+// driver.ErrInternal that names it.
+func (d *Driver) readNoLinks(path string) ([]byte, os.FileInfo, error) {
+	rel, ok := strings.CutPrefix(path, d.root+string(filepath.Separator))
+	if !ok {
+		return nil, nil, fmt.Errorf("fs: %w: %s is not below %s", driver.ErrInvalidArgument, path, d.root)
+	}
+	f, ok, err := openNoLinks(d.realRoot(), rel)
+	switch {
+	case !ok:
+		if err := d.checkLinks(path); err != nil {
+			return nil, nil, err
+		}
+		return readFile(path)
+	case err == nil:
+		return readOpen(f)
+	case absentErr(err):
+		return nil, nil, nil
+	case errors.Is(err, syscall.ELOOP):
+		if err := d.checkLinks(path); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errLink(path)
+	}
+	return nil, nil, err
+}
+
+// realRoot returns the root with the symbolic links in its own path
+// resolved ("" until it exists), so that openNoLinks refuses only links
+// below it.
+func (d *Driver) realRoot() string {
+	if p := d.real.Load(); p != nil {
+		return *p
+	}
+	real, err := filepath.EvalSymlinks(d.root)
+	if err != nil {
+		return ""
+	}
+	d.real.Store(&real)
+	return real
+}
+
+// readOpen reads the open file f and closes it; nil when it is empty or
+// not a regular file.
+func readOpen(f *os.File) ([]byte, os.FileInfo, error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
@@ -45,9 +95,21 @@ func readFile(path string) ([]byte, os.FileInfo, error) {
 	if !fi.Mode().IsRegular() || fi.Size() == 0 {
 		return nil, nil, nil
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, err
+	// Sized from the stat (plus one byte to see the end at once): files
+	// are replaced, never written in place.
+	b := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
 	}
 	if len(b) == 0 {
 		return nil, nil, nil

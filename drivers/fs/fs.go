@@ -70,7 +70,11 @@ type Options struct {
 // Driver is a filesystem nameservice. It is safe for concurrent use, and
 // any number of Drivers, in any number of processes, may share a directory.
 type Driver struct {
+	// records holds the record operations: the protocol the object
+	// stores share, over store (files under root).
+	*records
 	root   string // absolute
+	real   atomic.Pointer[string]
 	opts   Options
 	dirs   dirCache
 	closed atomic.Bool
@@ -102,7 +106,10 @@ func Open(dir string, opts Options) (*Driver, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
-	return &Driver{root: abs, opts: opts}, nil
+	d := &Driver{root: abs, opts: opts}
+	d.records = objstore.New(store{d}, objstore.Config{Name: "fs", Layout: opts.Layout, Dialect: opts.Dialect,
+		ListParallel: opts.ListParallel, LocalReads: true, Object: d.path})
+	return d, nil
 }
 
 // Dir returns the directory holding ns@v2.
@@ -171,48 +178,8 @@ func (d *Driver) begin(ctx context.Context) error {
 	return nil
 }
 
-// files returns id's files with their paths, the defining file first. It
-// returns an error wrapping driver.ErrInternal, naming the path, when one
-// of their path elements below the root is a symbolic link.
-func (d *Driver) files(id driver.ID) ([]recordFile, error) {
-	out, err := d.filePaths(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.checkLinks(paths(out)...); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// filePaths returns id's files with their paths, unchecked.
-func (d *Driver) filePaths(id driver.ID) ([]recordFile, error) {
-	lf, err := d.opts.Layout.Files(id)
-	if err != nil {
-		return nil, fmt.Errorf("fs: %w", err)
-	}
-	out := make([]recordFile, len(lf))
-	for i, f := range lf {
-		out[i] = recordFile{File: f, path: d.path(f.Key)}
-	}
-	return out, nil
-}
-
-type recordFile struct {
-	layout.File
-	path string
-}
-
-func paths(files []recordFile) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f.path
-	}
-	return out
-}
-
 // Close implements driver.Driver.
 func (d *Driver) Close() error {
 	d.closed.Store(true)
-	return nil
+	return d.records.Close()
 }

@@ -14,97 +14,46 @@ import (
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
-const DefaultPageSize = 100
+const DefaultPageSize = objstore.DefaultPageSize
 
-// candidate is a defining file and the ID it belongs to (see classify).
-type candidate struct {
-	id   driver.ID
-	path string
+// List implements objstore.Store: the files under prefix after
+// startAfter, in key order, without tags (see entry).
+func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+	return s.ListEntries(ctx, prefix, startAfter, func(e objstore.Entry) error {
+		if e.Err != nil {
+			return e.Err
+		}
+		return fn(e.Key, e.Tag, e.Size)
+	})
 }
 
-// List implements driver.Driver with the listing the object stores share
-// (objstore.ListPage): one walk in key order from where the last page
-// stopped, skipping the subtrees that sort before it, and the records of a
-// page read in parallel (ListParallel at a time). A file of the other
-// layout, a defining file at a path no ID maps to, a record that cannot be
-// read and a symbolic link are reported in Page.Failed, naming the file.
-//
-// For a file more than two segments below ns@v2 the path alone does not
-// give the ID (ns@v2/a/b/main.json is a/b:main or a:b/main): its @id
-// decides, else its name and branch members, else the last segment is the
-// branch.
-func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	if err := d.begin(ctx); err != nil {
-		return nil, err
-	}
-	cfg := objstore.ListConfig{Name: "fs", Layout: d.opts.Layout, Parallel: d.opts.ListParallel}
-	return objstore.ListPage(ctx, source{d}, cfg, opts)
-}
-
-// source is the objstore.Source of a Driver: the files under its root.
-type source struct{ d *Driver }
-
-func (s source) Object(key string) string { return s.d.path(key) }
-
-func (s source) ReadFile(_ context.Context, key string) ([]byte, string, error) {
-	path := s.d.path(key)
-	if err := s.d.checkLinks(path); err != nil {
-		return nil, "", err
-	}
-	data, _, err := readFile(path)
-	if err != nil {
-		return nil, "", ioError("read", path, err)
-	}
-	return data, "", nil
-}
-
-// ReadListed reads the defining file and the other files the walk showed
-// (all of them, as Get does, when it does not know them). The walk has
-// seen the record's directories as directories, not links, so only the
-// files are checked (opened with O_NOFOLLOW). As on the object stores, a
-// listing is not a snapshot: a record written while it runs may be seen
-// as it was or as it became, file by file.
-func (s source) ReadListed(ctx context.Context, id driver.ID, key, _ string, present map[string]string) (*driver.Record, error) {
-	files, err := s.d.filePaths(id)
-	if err != nil {
-		return nil, fmt.Errorf("fs: %s: %w", s.d.path(key), err)
-	}
-	if present != nil {
-		return s.d.readListed(id, files, present)
-	}
-	l, err := s.d.load(ctx, id, files)
-	if err != nil || l == nil {
-		return nil, err
-	}
-	return l.rec, nil
-}
-
-// ListKeys walks ns@v2 in key order: a directory's entries sorted with
-// each subdirectory as its name and '/', so "a-b" < "a.json" < "a/x".
-// Subtrees outside prefix or wholly before startAfter are not read. A
-// symbolic link to a directory is an entry carrying the error; a link to a
-// file is listed, and reading it fails.
-func (s source) ListKeys(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
+// ListEntries implements objstore.EntryLister, for the listing the object
+// stores share (objstore.Records.List): it walks ns@v2 in key order, a
+// directory's entries sorted with each subdirectory as its name and '/',
+// so "a-b" < "a.json" < "a/x". Subtrees outside prefix or wholly before
+// startAfter are not read. Lock and temp files are left out. A symbolic link to a directory is an entry carrying the error;
+// a link to a file is listed, and reading it fails.
+func (s store) ListEntries(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	return s.walk(ctx, layout.Root, prefix, startAfter, fn)
 }
 
-func (s source) walk(ctx context.Context, dirKey, prefix, startAfter string, fn func(objstore.Entry) error) error {
+func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ents, err := s.d.dirs.read(s.d.path(dirKey))
+	dir := s.d.path(dirKey)
+	ents, err := s.d.dirs.read(dir)
 	if err != nil {
 		if absentErr(err) {
 			return nil // removed by a delete meanwhile
 		}
-		return ioError("list", s.d.path(dirKey), err)
+		return ioError("list", dir, err)
 	}
 	for _, e := range ents {
 		key := dirKey + "/" + e.name
 		if e.link {
 			if fi, err := os.Stat(s.d.path(key)); err == nil && fi.IsDir() {
-				sub := key + "/"
-				if inRange(sub, prefix, startAfter) {
+				if inRange(key+"/", prefix, startAfter) {
 					if err := fn(objstore.Entry{Key: key, Size: 1, Err: errLink(s.d.path(key))}); err != nil {
 						return err
 					}
@@ -123,8 +72,8 @@ func (s source) walk(ctx context.Context, dirKey, prefix, startAfter string, fn 
 			}
 			continue
 		}
-		if strings.HasPrefix(key, prefix) && key > startAfter {
-			if err := fn(objstore.Entry{Key: key, Size: 1}); err != nil {
+		if ent, ok := s.entry(key, e); ok && inRange(ent.Key, prefix, startAfter) {
+			if err := fn(ent); err != nil {
 				return err
 			}
 		}
@@ -132,14 +81,32 @@ func (s source) walk(ctx context.Context, dirKey, prefix, startAfter string, fn 
 	return nil
 }
 
+// entry returns the listing entry of the file at key: the key it stores
+// (see keyPath). ok is false for lock and temp files. The entry has no
+// tag and a nominal size: on a local disk a stat costs about what the read
+// it could save does, so List reads every file (a zero-length one reads
+// as absent) and keeps none in the cache (objstore.Config.LocalReads).
+func (s store) entry(key string, e dirEnt) (objstore.Entry, bool) {
+	if strings.HasSuffix(e.name, lockSuffix) || strings.HasSuffix(e.name, tmpSuffix) {
+		return objstore.Entry{}, false
+	}
+	return objstore.Entry{Key: strings.TrimSuffix(key, "~"), Size: 1}, true
+}
+
 // inRange reports whether key is under prefix and after startAfter.
 func inRange(key, prefix, startAfter string) bool {
 	return strings.HasPrefix(key, prefix) && key > startAfter
 }
 
+// candidate is a defining file and the ID it belongs to (see classify).
+type candidate struct {
+	id   driver.ID
+	path string
+}
+
 // classify returns the candidate for a defining file, nil for any other
 // file, and an error naming a file of the other layout or a defining file
-// no ID maps to.
+// no ID maps to. Watch uses it to map a changed file to its record.
 func (d *Driver) classify(path string) (*candidate, error) {
 	rel, err := filepath.Rel(d.root, path)
 	if err != nil {
@@ -169,7 +136,7 @@ func otherLayout(l layout.Layout) layout.Layout {
 // nestedID reads the ID of a defining file whose path fits several IDs, or
 // has a shortened segment, and checks the ID's path is this one.
 func (d *Driver) nestedID(path, st string) (*candidate, error) {
-	data, _, err := readFile(path)
+	data, _, err := d.readNoLinks(path)
 	if err != nil {
 		return nil, ioError("read", path, err)
 	}
@@ -193,27 +160,4 @@ func (d *Driver) nestedID(path, st string) (*candidate, error) {
 		return nil, fmt.Errorf("fs: %s: %w: the file holds record %s, whose path is another", path, driver.ErrInternal, id)
 	}
 	return &candidate{id: id, path: path}, nil
-}
-
-// readListed reads the defining file and the files in present; nil when
-// the defining file is gone.
-func (d *Driver) readListed(id driver.ID, files []recordFile, present map[string]string) (*driver.Record, error) {
-	def, _, err := d.readDoc(id, files[0].path)
-	if err != nil || def == nil {
-		return nil, err
-	}
-	others := make([]*jsonld.File, len(files)-1)
-	for i, f := range files[1:] {
-		if _, ok := present[f.Key]; !ok {
-			continue
-		}
-		if others[i], _, err = d.readDoc(id, f.path); err != nil {
-			return nil, err
-		}
-	}
-	rec, err := jsonld.Assemble(id, def, others...)
-	if err != nil {
-		return nil, fmt.Errorf("fs: %s: %w", files[0].path, err)
-	}
-	return rec, nil
 }

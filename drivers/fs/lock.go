@@ -170,24 +170,3 @@ func sameFile(f *os.File, path string) bool {
 	b, err := os.Stat(path)
 	return err == nil && os.SameFile(a, b)
 }
-
-// lockAll takes the locks of paths in order (the defining file first,
-// always, so two operations never wait on each other crosswise).
-func (d *Driver) lockAll(ctx context.Context, paths []string) ([]*heldLock, error) {
-	var held []*heldLock
-	for _, p := range paths {
-		l, err := d.lock(ctx, p)
-		if err != nil {
-			unlockAll(held, false)
-			return nil, err
-		}
-		held = append(held, l)
-	}
-	return held, nil
-}
-
-func unlockAll(held []*heldLock, remove bool) {
-	for i := len(held) - 1; i >= 0; i-- {
-		held[i].unlock(remove)
-	}
-}

@@ -473,10 +473,14 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 			docs[i] = &e
 			continue
 		}
+		if r.cfg.LocalReads {
+			docs[i], errs[i] = r.readListed(ctx, id, f.Key)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], errs[i] = r.readDoc(ctx, id, f.Key)
+			docs[i], errs[i] = r.readListed(ctx, id, f.Key)
 		}()
 	}
 	wg.Wait()
@@ -499,6 +503,19 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
 	}
 	return rec, nil
+}
+
+// readListed reads a file of a listed record: readDoc, without caching
+// it when Config.LocalReads says so.
+func (r *Records) readListed(ctx context.Context, id driver.ID, key string) (*cached, error) {
+	if !r.cfg.LocalReads {
+		return r.readDoc(ctx, id, key)
+	}
+	obj, err := r.get(ctx, key)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return r.decodeDoc(id, key, obj)
 }
 
 // keyPrefix returns the longest key prefix every file of an ID starting
@@ -612,10 +629,22 @@ type knownIDs interface {
 	rememberID(key, tag string, id driver.ID)
 }
 
+// EntryLister is a Store whose listing can report an entry that is no
+// object it can read (the filesystem driver's symbolic link to a
+// directory), which List puts in Page.Failed in its place. Records.List
+// uses ListEntries instead of List when its Store has it.
+type EntryLister interface {
+	// ListEntries is List with each key as an Entry.
+	ListEntries(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
+}
+
 // recordsSource is the Source of Records: the store's objects.
 type recordsSource struct{ r *Records }
 
 func (s recordsSource) ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error {
+	if el, ok := s.r.store.(EntryLister); ok {
+		return el.ListEntries(ctx, prefix, startAfter, fn)
+	}
 	return s.r.store.List(ctx, prefix, startAfter, func(key, tag string, size int64) error {
 		return fn(Entry{Key: key, Tag: tag, Size: size})
 	})
@@ -633,7 +662,7 @@ func (s recordsSource) ReadListed(ctx context.Context, id driver.ID, key, tag st
 	return s.r.loadListed(ctx, id, key, tag, present)
 }
 
-func (recordsSource) Object(key string) string { return key }
+func (s recordsSource) Object(key string) string { return s.r.object(key) }
 
 func (s recordsSource) knownID(key, tag string) (driver.ID, bool) {
 	v, ok := s.r.idOfKey.Load(key)

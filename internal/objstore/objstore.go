@@ -153,6 +153,16 @@ type Config struct {
 	// ListParallel bounds the objects List reads at once;
 	// DefaultListParallel when 0.
 	ListParallel int
+	// LocalReads says the store's reads are local system calls (the
+	// filesystem driver): List then reads a record's files one after
+	// another (the page already reads ListParallel records at once) and
+	// leaves them out of the cache, since a read costs about what the
+	// listing's tag comparison would save, and caching every listed
+	// record would only cost memory.
+	LocalReads bool
+	// Object names a key in messages and Page.Failed (the filesystem
+	// driver gives the file's path); the key itself when nil.
+	Object func(key string) string
 }
 
 // Records implements driver.Driver (Create, Get, Update, Retract, Delete,
@@ -213,6 +223,14 @@ func (r *Records) del(ctx context.Context, key string, pc Precondition) error {
 }
 
 func (r *Records) maybeApplied(err error) bool { return r.store.MaybeApplied(err) }
+
+// object names key in messages (see Config.Object).
+func (r *Records) object(key string) string {
+	if r.cfg.Object != nil {
+		return r.cfg.Object(key)
+	}
+	return key
+}
 
 // begin checks ctx and that the driver is open.
 func (r *Records) begin(ctx context.Context) error {

@@ -33,11 +33,11 @@ func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cache
 func (r *Records) decodeDoc(id driver.ID, key string, obj *object) (*cached, error) {
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)
 	}
 	if doc.ID != "" && doc.ID != id.String() {
 		return nil, fmt.Errorf("%s: %s: %w: the object holds record %q, not %s (their IDs map to one key)", r.cfg.Name,
-			key, driver.ErrInternal, doc.ID, id)
+			r.object(key), driver.ErrInternal, doc.ID, id)
 	}
 	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
 }

@@ -1,0 +1,331 @@
+package fs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
+)
+
+// records is embedded in Driver, which so implements the record
+// operations of driver.Driver through objstore, over the files of store.
+type records = objstore.Records
+
+// store is the objstore.Store of a Driver: a key is a file under the root,
+// a write is a synced temp file renamed (or, by a create, hard-linked)
+// into place under the flock of the key's sidecar lock file, and a tag
+// says which file a name holds (see fileTag).
+type store struct{ d *Driver }
+
+var (
+	_ objstore.Store       = store{}
+	_ objstore.EntryLister = store{}
+)
+
+// keyPath returns the path of key. A key whose name ends in a suffix the
+// driver gives its own files (".lock", ".tmp") is stored with '~'
+// appended, as is one ending in '~': no object is then ever another
+// object's lock or temp file. (Record files end in ".json"; the keys so
+// escaped are the protocol's own, such as objstore's lock objects.)
+func (s store) keyPath(key string) string {
+	if escaped(key) {
+		key += "~"
+	}
+	return s.d.path(key)
+}
+
+func escaped(name string) bool {
+	return strings.HasSuffix(name, lockSuffix) || strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, "~")
+}
+
+// Get implements objstore.Store: one open (refusing symbolic links), fstat
+// and read.
+func (s store) Get(_ context.Context, key string) ([]byte, string, error) {
+	path := s.keyPath(key)
+	data, fi, err := s.d.readNoLinks(path)
+	if err != nil {
+		return nil, "", ioError("read", path, err)
+	}
+	if data == nil {
+		return nil, "", nil
+	}
+	return data, tagOf(fi, data), nil
+}
+
+// Head implements objstore.Store. Its tag has no content part, so it only
+// says whether key is present.
+func (s store) Head(_ context.Context, key string) (string, error) {
+	path := s.keyPath(key)
+	if err := s.d.checkLinks(path); err != nil {
+		return "", err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if absentErr(err) {
+			return "", nil
+		}
+		return "", ioError("stat", path, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return "", nil
+	}
+	return statTag(fi), nil
+}
+
+// MaybeApplied implements objstore.Store: a local system call has no lost
+// answers. (An error after a write landed, such as a failed directory
+// fsync, wraps driver.ErrUnavailable, which allows it.)
+func (store) MaybeApplied(error) bool { return false }
+
+// Put implements objstore.Store, under the key's lock: with IfAbsent it
+// hard-links a synced temp file into place, which never replaces a file
+// (a zero-length one, a create that never finished, is absent); with a
+// tag it compares the file's tag, then renames a synced temp file over
+// it; unconditionally it renames. The directory is fsynced after. A name
+// taken by a directory is an error wrapping driver.ErrAlreadyExists.
+func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	path := s.keyPath(key)
+	if err := s.d.checkLinks(path); err != nil {
+		return "", err
+	}
+	lk, err := s.lockPut(ctx, path, pc)
+	if err != nil {
+		return "", err
+	}
+	gone := false
+	defer func() { lk.unlock(gone) }()
+	switch {
+	case pc.Absent:
+		err = createFile(path, data)
+		if errors.Is(err, fs.ErrExist) {
+			return "", objstore.Sentinel(fmt.Sprintf("fs: create %s: the file exists", path), objstore.ErrPrecondition)
+		}
+	case pc.Tag != "":
+		if gone, err = s.compare(path, pc.Tag); err != nil {
+			return "", err
+		}
+		err = replaceFile(path, data)
+	default:
+		err = replaceFile(path, data)
+	}
+	if errors.Is(err, errCollision) {
+		return "", fmt.Errorf("fs: write %s: %w: %w", path, driver.ErrAlreadyExists, err)
+	}
+	if err != nil {
+		return "", ioError("write", path, err)
+	}
+	// Under the lock nothing replaces the file: its stat now is the one
+	// every later read sees until the next write.
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", ioError("stat", path, err)
+	}
+	return tagOf(fi, data), nil
+}
+
+// lockPut takes the lock of path for a write under pc. A create makes the
+// directories it needs (again, when a delete removes them meanwhile); a
+// write conditional on a tag makes none, and finds the file missing when
+// its directory is.
+func (s store) lockPut(ctx context.Context, path string, pc objstore.Precondition) (*heldLock, error) {
+	if pc.Tag != "" {
+		lk, err := s.d.lock(ctx, path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errMissing(path)
+		}
+		return lk, err
+	}
+	for range 8 {
+		if err := mkdirs(filepath.Dir(path)); err != nil {
+			if errors.Is(err, errCollision) {
+				return nil, fmt.Errorf("fs: write %s: %w: %w", path, driver.ErrAlreadyExists, err)
+			}
+			return nil, ioError("create directory for", path, err)
+		}
+		lk, err := s.d.lock(ctx, path)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return lk, err
+		}
+		// A delete removed the emptied directory meanwhile: make it again.
+	}
+	return nil, fmt.Errorf("fs: write %s: %w: its directory keeps disappearing", path, driver.ErrUnavailable)
+}
+
+// compare checks, under path's lock, that path holds the file tag names:
+// an error wrapping objstore.ErrMissing when it is absent (gone is then
+// set, so the lock file goes too), objstore.ErrPrecondition when it holds
+// another.
+func (s store) compare(path, tag string) (gone bool, err error) {
+	data, fi, err := s.d.readNoLinks(path)
+	switch {
+	case err != nil:
+		return false, ioError("read", path, err)
+	case data == nil:
+		return true, errMissing(path)
+	case !tagMatches(tag, fi, data):
+		return false, objstore.Sentinel(fmt.Sprintf("fs: %s changed since it was read", path), objstore.ErrPrecondition)
+	}
+	return false, nil
+}
+
+func errMissing(path string) error {
+	return objstore.Sentinel(fmt.Sprintf("fs: %s: no such file", path), objstore.ErrMissing)
+}
+
+// Delete implements objstore.Store: under the key's lock it compares (as
+// Put does), unlinks the file, fsyncs the directory, and removes the
+// lock file, any temp files crashed writers left, and the directories
+// left empty, up to ns@v2.
+func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
+	path := s.keyPath(key)
+	if err := s.d.checkLinks(path); err != nil {
+		return err
+	}
+	lk, err := s.d.lock(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) { // no directory, no file
+		if pc.Tag != "" {
+			return errMissing(path)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	gone := false
+	if pc.Tag != "" {
+		gone, err = s.compare(path, pc.Tag)
+	}
+	if err == nil {
+		if err = removeFile(path); err != nil {
+			err = ioError("remove", path, err)
+		}
+		gone = err == nil
+	}
+	if gone {
+		removeTemps(path)
+	}
+	lk.unlock(gone)
+	if err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return ioError("sync directory of", path, err)
+	}
+	s.d.removeEmptyDirs(filepath.Dir(path))
+	return nil
+}
+
+// removeTemps removes temp files left beside path by writers that
+// crashed. Under path's lock no writer of it is running.
+func removeTemps(path string) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if isTempOf(e.Name(), base) {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// isTempOf reports whether name is a temp file of base ("base.<16 hex>.tmp").
+func isTempOf(name, base string) bool {
+	mid, ok := strings.CutPrefix(name, base+".")
+	if !ok {
+		return false
+	}
+	hexPart, ok := strings.CutSuffix(mid, tmpSuffix)
+	if !ok || len(hexPart) != 16 {
+		return false
+	}
+	return strings.Trim(hexPart, "0123456789abcdef") == ""
+}
+
+// removeEmptyDirs removes dir and its parents while they are empty, up to
+// (not including) ns@v2. A create racing with it makes what it needs again
+// (see lockPut).
+func (d *Driver) removeEmptyDirs(dir string) {
+	top := d.path(layout.Root)
+	for dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// The tag of a file names the file a path holds, from its stat: device,
+// inode, size, mtime and ctime. Every write makes a new file (a temp file
+// renamed or linked into place), so a write changes the inode, and a tag
+// taken from the listing's stat equals the one a read gives, which lets
+// List skip files it has cached.
+//
+// A freed inode may be reused at once, though, and a file written within
+// the file system's timestamp granularity of another can then have the
+// same stat. So a tag observed within racyWindow of the file's mtime or
+// ctime (racyWindow, as git treats its index) also carries a hash of the contents:
+// a write conditional on it compares the contents too, and it never
+// equals a listing's tag, so List reads that file again. A tag observed
+// later cannot recur: any later write has a later ctime.
+func tagOf(fi os.FileInfo, data []byte) string {
+	t := statTag(fi)
+	if racy(fi) {
+		sum := sha256.Sum256(data)
+		t += "+" + hex.EncodeToString(sum[:12])
+	}
+	return t
+}
+
+func statTag(fi os.FileInfo) string {
+	var b []byte
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		b = strconv.AppendUint(b, uint64(st.Dev), 16)
+		b = append(b, '-')
+		b = strconv.AppendUint(b, st.Ino, 16)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, ctimeOf(st), 16)
+		b = append(b, '-')
+	}
+	b = strconv.AppendInt(b, fi.Size(), 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 16)
+	return string(b)
+}
+
+func racy(fi os.FileInfo) bool {
+	changed := fi.ModTime()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if c := time.Unix(0, ctimeOf(st)); c.After(changed) {
+			changed = c
+		}
+	}
+	return time.Since(changed) < racyWindow
+}
+
+// tagMatches reports whether the file with stat fi and contents data is
+// the one tag names.
+func tagMatches(tag string, fi os.FileInfo, data []byte) bool {
+	st, sum, hashed := strings.Cut(tag, "+")
+	if st != statTag(fi) {
+		return false
+	}
+	if !hashed {
+		return true
+	}
+	got := sha256.Sum256(data)
+	return hex.EncodeToString(got[:12]) == sum
+}

@@ -55,6 +55,14 @@ func testRequestCounts(t *testing.T, s *server) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1, 0},
+		{"stale publish (conflict), cold process", func() {
+			cold := openDriver(t, s, bucket, opts, hc)
+			cnt.reset()
+			out, err := cold.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("a", 1))
+			if err != nil || out.Applied {
+				t.Fatalf("stale publish: %v %v", out, err)
+			}
+		}, 1, 0},
 	}
 	for _, st := range steps {
 		cnt.reset()

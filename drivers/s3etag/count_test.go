@@ -63,6 +63,14 @@ func TestRequestCounts(t *testing.T) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1},
+		{"stale publish (conflict), cold process", func() {
+			cold := open()
+			cnt.reset()
+			out, err := cold.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("a", 1))
+			if err != nil || out.Applied {
+				t.Fatalf("stale publish: %v %v", out, err)
+			}
+		}, 1},
 	}
 	for _, s := range steps {
 		cnt.reset()

@@ -24,6 +24,9 @@ const maxAttempts = 16
 type state struct {
 	def, target *cached
 	rec         *driver.Record
+	// read is set when the files came from the store in this call, not
+	// from the cache: a conflict found on them needs no re-read.
+	read bool
 }
 
 // state returns the files of id that concern target (an index into files)
@@ -32,11 +35,15 @@ type state struct {
 func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
 	if target == 0 {
-		def, err := r.docFor(ctx, id, files[0].Key, fresh)
-		if err != nil || def == nil {
-			return nil, r.orNotFound(err, id)
+		c, ok := r.cache.get(files[0].Key)
+		if fresh || !ok {
+			def, err := r.readDoc(ctx, id, files[0].Key)
+			if err != nil || def == nil {
+				return nil, r.orNotFound(err, id)
+			}
+			c, st.read = *def, true
 		}
-		st.def, st.target = def, def
+		st.def, st.target = &c, &c
 	} else if !r.cachedPair(files, target, fresh, st) {
 		// An absent target is created with IfAbsent, which does not
 		// show that the record still exists: read the defining file too.
@@ -44,7 +51,7 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 		if err != nil || docs[0] == nil {
 			return nil, r.orNotFound(err, id)
 		}
-		st.def, st.target = docs[0], docs[1]
+		st.def, st.target, st.read = docs[0], docs[1], true
 	}
 	var others []*jsonld.File
 	if target != 0 && st.target != nil {
@@ -111,7 +118,7 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 			return driver.Outcome{}, fmt.Errorf("%s: %w: %s is a %s and has no %s", r.cfg.Name, driver.ErrNotFound, id, st.rec.Kind, c)
 		}
 		if !cond.Holds(*cur, next) {
-			if !fresh {
+			if !st.read {
 				fresh = true
 				continue
 			}

@@ -2,24 +2,24 @@ package objstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+	"sync"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
 
-// Create implements driver.Driver, as the filesystem driver does: under the
-// ID's lock object it writes the record's other files first (replacing any
-// debris of an earlier record) and its defining file last, with
-// IfAbsent, so readers see no record until the defining file
-// appears and a create that finds it present writes nothing. It returns an
-// error wrapping ErrAlreadyExists when the record exists or its key is held
-// by another record (a/b:main and a:b/main share ns@v2/a/b/main.json).
+// Create implements driver.Driver with one write: the defining file, with
+// IfAbsent, holding the initial value of every concern and a new random
+// incarnation token (f:incarnation). Files of the record's other concerns
+// are only written by later pushes, each carrying that token; a file at
+// their keys with another token is debris of an earlier record of the ID,
+// which readers ignore and the first push replaces. A create that finds
+// the key taken writes nothing and reads the defining file to say who
+// holds it: an error wrapping ErrAlreadyExists (a/b:main and a:b/main
+// share ns@v2/a/b/main.json).
 func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -31,23 +31,11 @@ func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := rec.Validate(); err != nil {
 		return fmt.Errorf("%s: create: %w", r.cfg.Name, err)
 	}
-	// A taken ID is the common failure, and needs no lock.
-	if err := r.checkFree(ctx, rec.ID, files[0].Key); err != nil {
-		return err
-	}
-	lk, err := r.lockID(ctx, rec.ID, files[0].Key)
-	if err != nil {
-		return err
-	}
-	defer lk.release()
-	if err := r.checkFree(lk.ctx, rec.ID, files[0].Key); err != nil {
-		return err
-	}
-	if err := r.writeOthers(lk.ctx, rec, files[1:]); err != nil {
-		return err
-	}
-	return r.writeDefining(lk.ctx, rec, files[0])
+	return r.writeDefining(ctx, rec, files[0])
 }
+
+// allParts are the parts a create writes into the defining file.
+const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
 
 // checkFree returns an error wrapping ErrAlreadyExists when the defining
 // file holds a record.
@@ -67,41 +55,14 @@ func (r *Records) checkFree(ctx context.Context, id driver.ID, key string) error
 	return fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
 }
 
-// writeOthers writes the non-defining files unconditionally (no record
-// holds them: the defining file is absent and the ID lock is held); in
-// layout B an unborn index has no file, and a graph source has no head
-// file, so any debris there is removed.
-func (r *Records) writeOthers(ctx context.Context, rec *driver.Record, files []layout.File) error {
-	for _, f := range files {
-		noFile := r.cfg.Layout == layout.B && rec.Index.Unborn() ||
-			f.Parts == jsonld.HeadPart && rec.Kind != driver.Ledger
-		if noFile {
-			r.cache.drop(f.Key)
-			if err := r.del(ctx, f.Key, Precondition{}); err != nil {
-				return err
-			}
-			continue
-		}
-		data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts})
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
-		}
-		tag, err := r.put(ctx, f.Key, data, Precondition{})
-		if err != nil {
-			return err
-		}
-		r.remember(rec.ID, f.Key, tag, data)
-	}
-	return nil
-}
-
 // writeDefining creates the defining file with IfAbsent. A write that did
-// not land (a failed precondition, or a lost answer that reading back shows
-// never landed) is tried again while the key is still free: only a
-// defining file that is really there makes the create fail with
-// ErrAlreadyExists.
+// not land (a failed precondition on a key a purge emptied meanwhile, or a
+// lost answer that reading back shows never landed) is tried again while
+// the key is still free: only a defining file that is really there makes
+// the create fail with ErrAlreadyExists. The token makes the bytes unique
+// to this create, so reading back tells our write from another's.
 func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layout.File) error {
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts})
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: token()})
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
@@ -114,17 +75,23 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 			return err
 		}
 		if err := r.checkFree(ctx, rec.ID, f.Key); err != nil {
-			return err // written meanwhile, by a writer that ignores the lock
+			return err
 		}
 	}
 	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
 }
 
-// Delete implements driver.Driver. Under the ID's lock object it removes
-// the defining file first, conditional on its tag (the record is gone from then
-// on), then the other files. A defining file holding another record's @id
-// is not removed (an error wrapping ErrInternal); one that does not decode
-// is, so a corrupt record can be purged.
+// Delete implements driver.Driver. It reads the record's files in
+// parallel, removes the defining file conditional on its tag (the record
+// is gone from then on), then writes a tombstone (f:purged, with the
+// record's token) over each of the other files, conditional on the tag it
+// read or absent: a writer holding a cached tag of one of them gets a
+// failed precondition, reads again and finds the record gone, and a push
+// that read the record just before cannot create the file afterwards. A
+// record without a token (written by Fluree or an older version) has its
+// other files removed instead. A defining file holding another record's
+// @id is not removed (an error wrapping ErrInternal); one that does not
+// decode is, so a corrupt record can be purged.
 func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -133,41 +100,65 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err != nil {
 		return err
 	}
-	if tag, err := r.head(ctx, files[0].Key); err != nil || tag == "" {
-		return r.orNotFound(err, id)
-	}
-	lk, err := r.lockID(ctx, id, files[0].Key)
-	if err != nil {
-		return err
-	}
-	defer lk.release()
 	defer r.cache.drop(keys(files)...)
 	for attempt := range maxAttempts {
-		if err := r.backoff(lk.ctx, attempt); err != nil {
+		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		done, err := r.deleteDefining(lk.ctx, id, files[0].Key)
+		objs, err := r.readObjects(ctx, keys(files))
+		if err != nil {
+			return err
+		}
+		tok, err := r.purgeable(id, files[0].Key, objs[0])
+		if err != nil {
+			return err
+		}
+		done, err := r.deleteDefining(ctx, id, files[0].Key, objs[0].tag)
 		if err != nil {
 			return err
 		}
 		if done {
-			return r.deleteOthers(lk.ctx, files[1:])
+			r.fence(ctx, id, tok, files[1:], objs[1:])
+			return nil
 		}
 	}
 	return r.contended(id, driver.Status)
 }
 
-// deleteDefining removes the defining file as read; done is false when it
+// readObjects reads keys in parallel, without decoding; nil entries are
+// absent objects.
+func (r *Records) readObjects(ctx context.Context, keys []string) ([]*object, error) {
+	out := make([]*object, len(keys))
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Go(func() { out[i], errs[i] = r.get(ctx, k) })
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// purgeable checks the defining file before a purge and returns its token:
+// ErrNotFound when absent, ErrInternal when it holds another record. A
+// file that does not decode has no token.
+func (r *Records) purgeable(id driver.ID, key string, obj *object) (string, error) {
+	if obj == nil {
+		return "", r.errNotFound(id)
+	}
+	c, err := r.decodeDoc(id, key, obj)
+	switch {
+	case errors.Is(err, jsonld.ErrMalformed):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return c.doc.Incarnation, nil
+}
+
+// deleteDefining removes the defining file at tag; done is false when it
 // changed meanwhile.
-func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key string) (bool, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
-		return false, r.orNotFound(err, id)
-	}
-	if _, err := r.decodeDoc(id, key, obj); err != nil && !errors.Is(err, jsonld.ErrMalformed) {
-		return false, err
-	}
-	err = r.del(ctx, key, ifMatch(obj.tag))
+func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key, tag string) (bool, error) {
+	err := r.del(ctx, key, ifMatch(tag))
 	switch {
 	case err == nil:
 		return true, nil
@@ -185,115 +176,47 @@ func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key string) 
 	return false, err
 }
 
-func (r *Records) deleteOthers(ctx context.Context, files []layout.File) error {
-	for _, f := range files {
-		if err := r.del(ctx, f.Key, Precondition{}); err != nil {
-			return err
+// fence makes the other files of a purged record harmless, in parallel:
+// tombstones of token tok over them, or, without a token, their removal.
+// It is best effort: the record is already gone, and a file it leaves is
+// debris the next create of the ID ignores.
+func (r *Records) fence(ctx context.Context, id driver.ID, tok string, files []layout.File, objs []*object) {
+	var wg sync.WaitGroup
+	for i, f := range files {
+		if tok == "" {
+			wg.Go(func() { _ = r.del(ctx, f.Key, Precondition{}) })
+			continue
 		}
+		wg.Go(func() { r.tombstone(ctx, id, tok, f, objs[i]) })
 	}
-	return nil
+	wg.Wait()
 }
 
-// The ID lock: an object beside the defining file ("main.json.lock"; no
-// record file ends in .lock), created with IfAbsent and removed on its
-// tag by its holder. It holds its expiry time, after which another writer
-// takes it over (a write conditional on its tag). Creates and deletes of one ID
-// hold it, so they never interleave; updates do not need it.
-const (
-	lockSuffix = ".lock"
-	// idLockLease is how long a holder may take; a holder that crashed
-	// blocks the ID this long.
-	idLockLease = 30 * time.Second
-	// idLockWait bounds the wait for a live holder.
-	idLockWait = 20 * time.Second
-)
-
-type idLock struct {
-	ctx    context.Context // bounded by the lease
-	cancel context.CancelFunc
-	r      *Records
-	key    string
-	tag    string
-}
-
-type lockBody struct {
-	Owner     string `json:"owner"`
-	ExpiresMS int64  `json:"expires_ms"`
-}
-
-// lockID acquires the lock of the record whose defining file is defKey. Its
-// owner token stays the same across attempts, so when the answer to a lock
-// write is lost, the next look finds the lock and knows it is its own
-// instead of waiting out its own lease.
-func (r *Records) lockID(ctx context.Context, id driver.ID, defKey string) (*idLock, error) {
-	key := defKey + lockSuffix
-	owner := token()
-	deadline := time.Now().Add(idLockWait)
-	for attempt := 0; ; attempt++ {
-		st, err := r.lockState(ctx, key, owner)
-		if err != nil {
-			return nil, err
+// tombstone writes a tombstone of token tok over file f, as read in obj. On
+// a failed precondition it reads f again and stops unless f still holds a
+// file of this record that is not a tombstone; any later writer with
+// another token is a new record's.
+func (r *Records) tombstone(ctx context.Context, id driver.ID, tok string, f layout.File, obj *object) {
+	data, err := jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true})
+	if err != nil {
+		return
+	}
+	for range 4 {
+		pc := ifAbsent()
+		if obj != nil {
+			pc = ifMatch(obj.tag)
 		}
-		if st.mine != "" {
-			return r.heldLock(ctx, key, st.mine, st.expires), nil
+		if _, err := r.put(ctx, f.Key, data, pc); err == nil || ctx.Err() != nil {
+			return
 		}
-		if st.pc.Conditional() {
-			expires := time.Now().Add(idLockLease)
-			data, _ := json.Marshal(lockBody{Owner: owner, ExpiresMS: expires.UnixMilli()})
-			tag, err := r.put(ctx, key, data, st.pc)
-			switch {
-			case err == nil:
-				return r.heldLock(ctx, key, tag, expires), nil
-			case r.maybeApplied(err) && ctx.Err() == nil:
-				continue // the next look tells whether it landed
-			case !errors.Is(err, ErrPrecondition) && !errors.Is(err, ErrMissing):
-				return nil, err
+		if obj, err = r.get(ctx, f.Key); err != nil {
+			return
+		}
+		if obj != nil {
+			doc, err := jsonld.Decode(obj.data)
+			if err == nil && (doc.Incarnation != tok || doc.Purged) {
+				return
 			}
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s: %w: %s: lock %s held by another writer for over %v", r.cfg.Name, driver.ErrUnavailable, id, key, idLockWait)
-		}
-		if err := backoff.Sleep(ctx, backoff.Jitter(10*time.Millisecond, 200*time.Millisecond, attempt)); err != nil {
-			return nil, err
-		}
 	}
-}
-
-func (r *Records) heldLock(ctx context.Context, key, tag string, expires time.Time) *idLock {
-	lctx, cancel := context.WithDeadline(ctx, expires.Add(-time.Second))
-	return &idLock{ctx: lctx, cancel: cancel, r: r, key: key, tag: tag}
-}
-
-// lockView is what lockState saw of the lock at a key.
-type lockView struct {
-	pc      Precondition // how to take it: IfAbsent when free, IfMatch on an expired holder's tag, none while held
-	mine    string       // the tag, when the lock is already this owner's
-	expires time.Time    // its expiry, when mine
-}
-
-// lockState reads the lock at key and says how owner may take it.
-func (r *Records) lockState(ctx context.Context, key, owner string) (lockView, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
-		return lockView{pc: ifAbsent()}, err
-	}
-	var b lockBody
-	if json.Unmarshal(obj.data, &b) != nil {
-		return lockView{pc: ifMatch(obj.tag)}, nil
-	}
-	switch {
-	case b.Owner == owner:
-		return lockView{mine: obj.tag, expires: time.UnixMilli(b.ExpiresMS)}, nil
-	case time.Now().UnixMilli() > b.ExpiresMS:
-		return lockView{pc: ifMatch(obj.tag)}, nil
-	}
-	return lockView{}, nil
-}
-
-// release removes the lock if it is still this holder's.
-func (l *idLock) release() {
-	l.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = l.r.del(ctx, l.key, ifMatch(l.tag))
 }

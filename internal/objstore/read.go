@@ -84,12 +84,19 @@ func keys(files []layout.File) []string {
 }
 
 // load reads record id from all its files at once; nil when it does not
-// exist. A missing non-defining file may be one the reader looked for just
-// before a create wrote it (a create writes the defining file last) or just
-// after a delete removed it (a delete removes the defining file first), so
-// load looks for it again now that it has seen the defining file, and then
-// checks the defining file is still the one it read; otherwise it starts
-// over.
+// exist or a purge of it is under way.
+//
+// A record created by this package has an incarnation token in its
+// defining file, copied into every other file written for it, and nothing
+// deletes a file of a live record (a purge removes the defining file, then
+// writes tombstones over the others). So a missing file, or one of another
+// token (debris of an earlier record of the ID), means that concern was
+// never written in this incarnation, and a tombstone of this token means
+// the defining file was removed after it was read: one parallel read of
+// every file decides. A record without a token (written by Fluree, or by
+// an older version that created the defining file last and removed it
+// first) gets the older check: a missing file is read again, then the
+// defining file must still exist.
 func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
 	for range 3 {
 		rec, stable, err := r.loadOnce(ctx, id, files)
@@ -105,28 +112,59 @@ func (r *Records) loadOnce(ctx context.Context, id driver.ID, files []layout.Fil
 	if err != nil || docs[0] == nil {
 		return nil, true, err
 	}
-	if stable, err := r.recheckMissing(ctx, id, files, docs); err != nil || !stable {
-		return nil, stable, err
+	if docs[0].doc.Incarnation == "" {
+		if stable, err := r.recheckMissing(ctx, id, files, docs); err != nil || !stable {
+			return nil, stable, err
+		}
 	}
+	rec, err := r.assemble(id, files[0].Key, docs)
+	return rec, true, err
+}
+
+// belongs reports whether non-defining file f is part of the record whose
+// defining file is def (same token, not a tombstone), and whether it is a
+// tombstone of that record. A tombstone without a token is never written,
+// and is read as debris.
+func belongs(def, f *jsonld.File) (use, tomb bool) {
+	if f == nil || f.Incarnation != def.Incarnation {
+		return false, false
+	}
+	if f.Purged {
+		return false, def.Incarnation != ""
+	}
+	return true, false
+}
+
+// assemble builds record id from its files as read (the defining file
+// first, entries nil when absent), keeping only the files of the defining
+// file's incarnation. It returns nil when a tombstone shows the record
+// purged since its defining file was read.
+func (r *Records) assemble(id driver.ID, defKey string, docs []*cached) (*driver.Record, error) {
+	def := docs[0].doc
 	others := make([]*jsonld.File, len(docs)-1)
 	for i, c := range docs[1:] {
-		if c != nil {
+		if c == nil {
+			continue
+		}
+		use, tomb := belongs(def, c.doc)
+		if tomb {
+			return nil, nil
+		}
+		if use {
 			others[i] = c.doc
 		}
 	}
-	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
+	rec, err := jsonld.Assemble(id, def, others...)
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, defKey, err)
 	}
-	return rec, true, nil
+	return rec, nil
 }
 
 // recheckMissing reads the missing non-defining files again (filling docs)
 // and then reports whether the defining file still exists. Its tag may
 // have changed (a concurrent push): that does not matter, only a delete in
-// between would. A delete and a re-create of the same ID within these two
-// requests would go unseen; they take at least five requests under the ID
-// lock.
+// between would. It serves records without an incarnation token only.
 func (r *Records) recheckMissing(ctx context.Context, id driver.ID, files []layout.File, docs []*cached) (bool, error) {
 	var missing []int
 	for i, c := range docs {

@@ -20,18 +20,26 @@ import (
 const maxAttempts = 16
 
 // state is what an update reads: the defining file, the file holding the
-// concern (the same file, or nil when absent) and the record they make.
+// concern (the same file, or nil when absent or debris of an earlier
+// record of the ID) and the record they make.
 type state struct {
 	def, target *cached
-	rec         *driver.Record
+	// debris is the tag of a file at the target's key that belongs to an
+	// earlier record of the ID: a write replaces it on that tag.
+	debris string
+	rec    *driver.Record
 	// read is set when the files came from the store in this call, not
 	// from the cache: a conflict found on them needs no re-read.
 	read bool
+	// purged is set when the target is a tombstone of this record from
+	// the cache: the caller must read again.
+	purged bool
 }
 
 // state returns the files of id that concern target (an index into files)
 // needs, from the cache unless fresh is set. It returns an error wrapping
-// ErrNotFound when the defining file is absent.
+// ErrNotFound when the defining file is absent, or when a tombstone read
+// with it shows the record purged.
 func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
 	if target == 0 {
@@ -55,7 +63,18 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 	}
 	var others []*jsonld.File
 	if target != 0 && st.target != nil {
-		others = append(others, st.target.doc)
+		use, tomb := belongs(st.def.doc, st.target.doc)
+		switch {
+		case tomb && st.read:
+			return nil, r.errNotFound(id)
+		case tomb:
+			st.purged = true
+			return st, nil
+		case use:
+			others = append(others, st.target.doc)
+		default:
+			st.debris, st.target = st.target.tag, nil
+		}
 	}
 	rec, err := jsonld.Assemble(id, st.def.doc, others...)
 	if err != nil {
@@ -113,6 +132,10 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 		if err != nil {
 			return driver.Outcome{}, err
 		}
+		if st.purged {
+			fresh = true
+			continue
+		}
 		cur := st.rec.Value(c)
 		if cur == nil {
 			return driver.Outcome{}, fmt.Errorf("%s: %w: %s is a %s and has no %s", r.cfg.Name, driver.ErrNotFound, id, st.rec.Kind, c)
@@ -165,10 +188,14 @@ func (r *Records) apply(ctx context.Context, id driver.ID, f layout.File, st *st
 	rec := st.rec
 	rec.SetValue(c, next.Clone())
 	pc, prev := ifAbsent(), (*jsonld.File)(nil)
-	if st.target != nil {
+	switch {
+	case st.target != nil:
 		pc, prev = ifMatch(st.target.tag), st.target.doc
+	case st.debris != "":
+		pc = ifMatch(st.debris)
 	}
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: prev})
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: prev,
+		Incarnation: st.def.doc.Incarnation})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"nameservice.dev/nameservice/driver"
@@ -38,21 +39,25 @@ func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
 
 // checkFree returns an error wrapping ErrAlreadyExists when the defining
-// file holds a record.
-func (r *Records) checkFree(ctx context.Context, id driver.ID, key string) error {
+// file holds a record, and the tag of the defining file when it is a
+// purge's mark (the ID is free).
+func (r *Records) checkFree(ctx context.Context, id driver.ID, key string) (string, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
-		return err
+		return "", err
 	}
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
-		return fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, key, err)
+		return "", fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, key, err)
 	}
 	if doc.ID != "" && doc.ID != id.String() {
-		return fmt.Errorf("%s: create %s: %w: %s holds record %q (their IDs map to one key)", r.cfg.Name,
+		return "", fmt.Errorf("%s: create %s: %w: %s holds record %q (their IDs map to one key)", r.cfg.Name,
 			id, driver.ErrAlreadyExists, key, doc.ID)
 	}
-	return fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
+	if doc.Purged {
+		return obj.tag, nil
+	}
+	return "", fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
 }
 
 // writeDefining creates the defining file with IfAbsent. A write that did
@@ -74,24 +79,33 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 		if err != nil || done {
 			return err
 		}
-		if err := r.checkFree(ctx, rec.ID, f.Key); err != nil {
+		mark, err := r.checkFree(ctx, rec.ID, f.Key)
+		if err != nil {
 			return err
+		}
+		if mark != "" {
+			_ = r.del(ctx, f.Key, ifMatch(mark)) // a purge's mark it did not remove
 		}
 	}
 	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
 }
 
 // Delete implements driver.Driver. It reads the record's files in
-// parallel, removes the defining file conditional on its tag (the record
-// is gone from then on), then writes a tombstone (f:purged, with the
-// record's token) over each of the other files, conditional on the tag it
-// read or absent: a writer holding a cached tag of one of them gets a
-// failed precondition, reads again and finds the record gone, and a push
-// that read the record just before cannot create the file afterwards. A
-// record without a token (written by Fluree or an older version) has its
-// other files removed instead. A defining file holding another record's
-// @id is not removed (an error wrapping ErrInternal); one that does not
-// decode is, so a corrupt record can be purged.
+// parallel and seals each of the others: rewrites it conditional on its tag
+// with f:purged added (its value kept), or, where there is none or it is
+// debris of another record, writes a bare tombstone with the record's
+// token (IfAbsent, or on the debris' tag). Then it replaces the defining
+// file, conditional on its tag, by a mark (see mark): the record is gone
+// from then on. Until then readers still see every value; a push meeting
+// a sealed file waits for the purge (a writer with a cached tag meets the
+// failed precondition first), so nothing is written to the record once
+// sealed. A purge that stops after sealing leaves the record readable but
+// its sealed concerns refuse pushes (ErrUnavailable) until a purge runs
+// again. A record without a token (written by Fluree or an older version)
+// has its defining file removed first and the others after. A defining
+// file holding another record's @id is not removed (an error wrapping
+// ErrInternal); one that does not decode is, so a corrupt record can be
+// purged.
 func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -101,6 +115,7 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 		return err
 	}
 	defer r.cache.drop(keys(files)...)
+	first := ""
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
@@ -109,16 +124,41 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 		if err != nil {
 			return err
 		}
-		tok, err := r.purgeable(id, files[0].Key, objs[0])
+		def, err := r.purgeable(id, files[0].Key, objs[0])
 		if err != nil {
 			return err
 		}
-		done, err := r.deleteDefining(ctx, id, files[0].Key, objs[0].tag)
+		tok := ""
+		if def != nil {
+			tok = def.Incarnation
+		}
+		if attempt == 0 {
+			first = tok
+		} else if tok != first {
+			// The record this purge set out to remove was purged by
+			// another, and the ID created again: not ours to remove.
+			return r.errNotFound(id)
+		}
+		if tok != "" {
+			sealed, err := r.seal(ctx, id, def, files[1:], objs[1:])
+			if err != nil || !sealed {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, tok)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		done, err := r.deleteDefining(ctx, id, files[0].Key, objs[0].tag, tok)
 		if err != nil {
 			return err
 		}
 		if done {
-			r.fence(ctx, id, tok, files[1:], objs[1:])
+			r.deleteOthers(ctx, files[1:])
 			return nil
 		}
 	}
@@ -138,26 +178,59 @@ func (r *Records) readObjects(ctx context.Context, keys []string) ([]*object, er
 	return out, errors.Join(errs...)
 }
 
-// purgeable checks the defining file before a purge and returns its token:
-// ErrNotFound when absent, ErrInternal when it holds another record. A
-// file that does not decode has no token.
-func (r *Records) purgeable(id driver.ID, key string, obj *object) (string, error) {
+// purgeable checks the defining file before a purge and returns it
+// decoded: ErrNotFound when absent, ErrInternal when it holds another
+// record; nil when it does not decode.
+func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File, error) {
 	if obj == nil {
-		return "", r.errNotFound(id)
+		return nil, r.errNotFound(id)
 	}
 	c, err := r.decodeDoc(id, key, obj)
 	switch {
 	case errors.Is(err, jsonld.ErrMalformed):
-		return "", nil
+		return nil, nil
 	case err != nil:
-		return "", err
+		return nil, err
+	case c.doc.Purged:
+		return nil, r.errNotFound(id)
 	}
-	return c.doc.Incarnation, nil
+	return c.doc, nil
 }
 
-// deleteDefining removes the defining file at tag; done is false when it
-// changed meanwhile.
-func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key, tag string) (bool, error) {
+// mark replaces the defining file at tag by a purge's mark (its @id and
+// token, f:purged): the record is gone from then on, and of purges racing
+// for it exactly one wins this write. The mark is then removed, best
+// effort (a reader takes a mark for an absent record, a create replaces
+// it). done is false when the defining file changed meanwhile.
+func (r *Records) mark(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
+	data, err := jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true})
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+	}
+	newTag, err := r.put(ctx, key, data, ifMatch(tag))
+	switch {
+	case err == nil:
+		_ = r.del(ctx, key, ifMatch(newTag))
+		return true, nil
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing):
+		return false, nil
+	case r.maybeApplied(err) && ctx.Err() == nil:
+		obj, gerr := r.get(ctx, key)
+		if gerr == nil && obj != nil && normTag(obj.tag) == normTag(tag) {
+			return false, nil // it did not land
+		}
+		return false, fmt.Errorf("%s: purge %s: %w: outcome unknown: the answer was lost (%v) and the record is gone, by this purge or another", r.cfg.Name, id, driver.ErrUnavailable, err)
+	}
+	return false, err
+}
+
+// deleteDefining removes the defining file at tag, holding token tok; done
+// is false when it changed meanwhile. A delete whose answer was lost is
+// resolved by reading the key: absent, it landed; the same record (its
+// token), it did not; another record means the ID was created again, maybe
+// after our delete landed, maybe after another purge's: the outcome is
+// unknown.
+func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
 	err := r.del(ctx, key, ifMatch(tag))
 	switch {
 	case err == nil:
@@ -167,56 +240,72 @@ func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key, tag str
 	case errors.Is(err, ErrMissing):
 		return false, r.errNotFound(id)
 	case r.maybeApplied(err) && ctx.Err() == nil:
-		tag, herr := r.head(ctx, key)
-		if herr != nil {
+		obj, gerr := r.get(ctx, key)
+		if gerr != nil {
 			return false, err
 		}
-		return tag == "", nil
+		if obj == nil {
+			return true, nil
+		}
+		if now, perr := r.purgeable(id, key, obj); perr != nil || now == nil || now.Incarnation != tok || tok == "" && normTag(obj.tag) != normTag(tag) {
+			return false, fmt.Errorf("%s: purge %s: %w: outcome unknown: the delete's answer was lost (%v) and the ID holds another record now", r.cfg.Name, id, driver.ErrUnavailable, err)
+		}
+		return false, nil
 	}
 	return false, err
 }
 
-// fence makes the other files of a purged record harmless, in parallel:
-// tombstones of token tok over them, or, without a token, their removal.
-// It is best effort: the record is already gone, and a file it leaves is
-// debris the next create of the ID ignores.
-func (r *Records) fence(ctx context.Context, id driver.ID, tok string, files []layout.File, objs []*object) {
+// deleteOthers removes the other files of a purged record without a
+// token. It is best effort: the record is already gone.
+func (r *Records) deleteOthers(ctx context.Context, files []layout.File) {
 	var wg sync.WaitGroup
-	for i, f := range files {
-		if tok == "" {
-			wg.Go(func() { _ = r.del(ctx, f.Key, Precondition{}) })
-			continue
-		}
-		wg.Go(func() { r.tombstone(ctx, id, tok, f, objs[i]) })
+	for _, f := range files {
+		wg.Go(func() { _ = r.del(ctx, f.Key, Precondition{}) })
 	}
 	wg.Wait()
 }
 
-// tombstone writes a tombstone of token tok over file f, as read in obj. On
-// a failed precondition it reads f again and stops unless f still holds a
-// file of this record that is not a tombstone; any later writer with
-// another token is a new record's.
-func (r *Records) tombstone(ctx context.Context, id driver.ID, tok string, f layout.File, obj *object) {
-	data, err := jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true})
-	if err != nil {
-		return
+// seal seals the other files of the record whose defining file is def, in
+// parallel. ok is false when one of them changed meanwhile (read again).
+func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (bool, error) {
+	oks := make([]bool, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { oks[i], errs[i] = r.sealOne(ctx, id, def, f, objs[i]) })
 	}
-	for range 4 {
-		pc := ifAbsent()
-		if obj != nil {
-			pc = ifMatch(obj.tag)
-		}
-		if _, err := r.put(ctx, f.Key, data, pc); err == nil || ctx.Err() != nil {
-			return
-		}
-		if obj, err = r.get(ctx, f.Key); err != nil {
-			return
-		}
-		if obj != nil {
-			doc, err := jsonld.Decode(obj.data)
-			if err == nil && (doc.Incarnation != tok || doc.Purged) {
-				return
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return false, err
+	}
+	return !slices.Contains(oks, false), nil
+}
+
+// sealOne seals file f as read in obj; see Delete.
+func (r *Records) sealOne(ctx context.Context, id driver.ID, def *jsonld.File, f layout.File, obj *object) (bool, error) {
+	pc, rec, opts := ifAbsent(), &driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true}
+	if obj != nil {
+		pc = ifMatch(obj.tag)
+		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {
+			if doc.Purged {
+				return true, nil
 			}
+			if rec, err = jsonld.Assemble(id, def, doc); err != nil {
+				return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+			}
+			opts.Parts, opts.Prev = f.Parts, doc
 		}
 	}
+	data, err := jsonld.Encode(rec, opts)
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	_, err = r.put(ctx, f.Key, data, pc)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing), r.maybeApplied(err) && ctx.Err() == nil:
+		return false, nil // the next read shows what is there now
+	}
+	return false, err
 }

@@ -17,9 +17,9 @@
 //   - Create writes one object, the defining file, holding a random
 //     incarnation token that every later write of the record's other files
 //     copies; readers ignore a file of another token (debris of an earlier
-//     record of the ID), and Delete removes the defining file, then writes
-//     tombstones of the token over the others (see Records.Delete), so a
-//     lookup is one parallel read of the record's files;
+//     record of the ID), and Delete seals the others before it replaces
+//     the defining file by a mark (see Records.Delete), so a lookup is one
+//     parallel read of the record's files;
 //   - List lists the keys once, from where the last page stopped, and reads
 //     the files the listing shows, in parallel (see Records.List).
 package objstore

@@ -84,19 +84,24 @@ func keys(files []layout.File) []string {
 }
 
 // load reads record id from all its files at once; nil when it does not
-// exist or a purge of it is under way.
+// exist.
 //
 // A record created by this package has an incarnation token in its
 // defining file, copied into every other file written for it, and nothing
-// deletes a file of a live record (a purge removes the defining file, then
-// writes tombstones over the others). So a missing file, or one of another
-// token (debris of an earlier record of the ID), means that concern was
-// never written in this incarnation, and a tombstone of this token means
-// the defining file was removed after it was read: one parallel read of
-// every file decides. A record without a token (written by Fluree, or by
-// an older version that created the defining file last and removed it
-// first) gets the older check: a missing file is read again, then the
-// defining file must still exist.
+// deletes a file of a live record: a purge first seals each other file
+// (rewrites it with f:purged, keeping its value, or writes a bare tombstone
+// where none exists), then marks the defining file purged (the record is
+// gone from then on; a marked defining file reads as absent) and removes
+// it. So a missing file
+// means that concern was never written in this incarnation, and a sealed
+// one still holds its value: one parallel read of every file decides. A
+// file of another token is debris of an earlier record of the ID, or
+// (when the defining file was read before a purge and the file after a
+// re-create and a push) of a later one: the defining file is read again
+// and must still hold the same token. A record without a token (written by
+// Fluree, or by an older version that created the defining file last and
+// removed it first) gets the older check: a missing file is read again,
+// then the defining file must still exist.
 func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
 	for range 3 {
 		rec, stable, err := r.loadOnce(ctx, id, files)
@@ -109,7 +114,7 @@ func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (
 
 func (r *Records) loadOnce(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, bool, error) {
 	docs, err := r.readAll(ctx, id, keys(files))
-	if err != nil || docs[0] == nil {
+	if err != nil || docs[0] == nil || docs[0].doc.Purged {
 		return nil, true, err
 	}
 	if docs[0].doc.Incarnation == "" {
@@ -117,40 +122,54 @@ func (r *Records) loadOnce(ctx context.Context, id driver.ID, files []layout.Fil
 			return nil, stable, err
 		}
 	}
+	if hasDebris(docs) {
+		if same, err := r.sameIncarnation(ctx, id, files[0].Key, docs[0]); err != nil || !same {
+			return nil, false, err
+		}
+	}
 	rec, err := r.assemble(id, files[0].Key, docs)
 	return rec, true, err
 }
 
 // belongs reports whether non-defining file f is part of the record whose
-// defining file is def (same token, not a tombstone), and whether it is a
-// tombstone of that record. A tombstone without a token is never written,
-// and is read as debris.
-func belongs(def, f *jsonld.File) (use, tomb bool) {
-	if f == nil || f.Incarnation != def.Incarnation {
-		return false, false
+// defining file is def: it carries def's token. A sealed file without a
+// token is never written, and is read as debris.
+func belongs(def, f *jsonld.File) bool {
+	return f != nil && f.Incarnation == def.Incarnation && !(f.Purged && def.Incarnation == "")
+}
+
+// hasDebris reports whether docs (the defining file first) hold a file of
+// another incarnation.
+func hasDebris(docs []*cached) bool {
+	for _, c := range docs[1:] {
+		if c != nil && !belongs(docs[0].doc, c.doc) {
+			return true
+		}
 	}
-	if f.Purged {
-		return false, def.Incarnation != ""
+	return false
+}
+
+// sameIncarnation reads the defining file again and reports whether it
+// still holds def's token.
+func (r *Records) sameIncarnation(ctx context.Context, id driver.ID, key string, def *cached) (bool, error) {
+	now, err := r.readDoc(ctx, id, key)
+	if err != nil || now == nil {
+		return false, err
 	}
-	return true, false
+	return now.doc.Incarnation == def.doc.Incarnation && !now.doc.Purged, nil
 }
 
 // assemble builds record id from its files as read (the defining file
 // first, entries nil when absent), keeping only the files of the defining
-// file's incarnation. It returns nil when a tombstone shows the record
-// purged since its defining file was read.
+// file's incarnation; nil when the defining file is a purge's mark.
 func (r *Records) assemble(id driver.ID, defKey string, docs []*cached) (*driver.Record, error) {
 	def := docs[0].doc
+	if def.Purged {
+		return nil, nil
+	}
 	others := make([]*jsonld.File, len(docs)-1)
 	for i, c := range docs[1:] {
-		if c == nil {
-			continue
-		}
-		use, tomb := belongs(def, c.doc)
-		if tomb {
-			return nil, nil
-		}
-		if use {
+		if c != nil && belongs(def, c.doc) {
 			others[i] = c.doc
 		}
 	}

@@ -82,6 +82,12 @@ func testRequestCounts(t *testing.T, s *server) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1, 0},
+		// 2 reads, the sidecar's seal, the main file's mark, its delete
+		{"purge", func() {
+			if err := d.Delete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}, 5, 3},
 	}
 	for _, st := range steps {
 		cnt.reset()

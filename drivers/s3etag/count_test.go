@@ -91,6 +91,12 @@ func TestRequestCounts(t *testing.T) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1},
+		// 2 GETs, the sidecar's seal, the main file's mark, its DELETE
+		{"purge", func() {
+			if err := d.Delete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}, 5},
 	}
 	for _, s := range steps {
 		cnt.reset()

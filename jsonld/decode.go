@@ -56,6 +56,8 @@ var knownParts = map[string]Part{
 	"status": StatusPart, "statusV": StatusPart, "statusMeta": StatusPart,
 	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
 	"configV": ConfigPart, "configMeta": ConfigPart, "graphSourceConfig": ConfigPart,
+	// marks of the object-store protocol, in no part (see File.Incarnation)
+	"incarnation": 0, "purged": 0,
 }
 
 // File is one decoded ns@v2 file: what it says about a record, and the
@@ -82,6 +84,16 @@ type File struct {
 	// The concerns the file holds, with the defaults of docs/format.md; nil
 	// when the file holds no member of that concern.
 	Head, Index, Status, Config *driver.Value
+
+	// Incarnation is the random token (f:incarnation) a create put in the
+	// defining file and every later write copies into the record's other
+	// files, "" when the file has none (written by Fluree or by an older
+	// version). A non-defining file whose token is not its defining file's
+	// is debris of an earlier record of the same ID.
+	Incarnation string
+	// Purged (f:purged true) marks a tombstone: a non-defining file a purge
+	// wrote over the record's file after removing its defining file.
+	Purged bool
 
 	ctxRaw  json.RawMessage
 	ctx     *jsonContext
@@ -196,7 +208,7 @@ func (r *reader) typeMember(raw json.RawMessage) error {
 }
 
 func (r *reader) finish() error {
-	steps := []func() error{r.identity, r.head, r.index, r.status, r.config}
+	steps := []func() error{r.identity, r.head, r.index, r.status, r.config, r.marks}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -413,6 +425,22 @@ func (r *reader) identity() error {
 	keep(r.sourceBranch())
 	f.Kind, f.SourceType = r.kind(ledgerName != "", gsName != "")
 	return errors.Join(errs...)
+}
+
+// marks reads f:incarnation and f:purged.
+func (r *reader) marks() error {
+	var err error
+	if r.f.Incarnation, _, err = r.str("incarnation"); err != nil {
+		return err
+	}
+	if v, has := r.vals["purged"]; has && v != nil {
+		b, ok := unwrap(v).(bool)
+		if !ok {
+			return fmt.Errorf("purged is not a boolean")
+		}
+		r.f.Purged = b
+	}
+	return nil
 }
 
 func (r *reader) sourceBranch() error {

@@ -54,6 +54,12 @@ type EncodeOptions struct {
 	// Parts) are written back unchanged, and a member whose value did not
 	// change keeps its original bytes.
 	Prev *File
+	// Incarnation, when set, is written as f:incarnation (replacing
+	// Prev's); when "", Prev's is kept.
+	Incarnation string
+	// Tombstone writes f:purged true; without it Prev's f:purged is
+	// dropped.
+	Tombstone bool
 }
 
 // Encode writes the parts opts.Parts of rec as one ns@v2 file of
@@ -65,7 +71,8 @@ func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{}}
+	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{},
+		incarnation: opts.Incarnation, tombstone: opts.Tombstone}
 	if w.prev == nil {
 		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
 	}
@@ -84,6 +91,9 @@ type writer struct {
 	used      map[int]bool // prev members written
 	out       []member
 	preserved bool // some output depends on prev's @context
+
+	incarnation string
+	tombstone   bool
 }
 
 func (w *writer) graph() bool { return w.rec.Kind == driver.GraphSource }
@@ -109,10 +119,24 @@ func (w *writer) build() error {
 			return err
 		}
 	}
+	w.marks()
 	if err := w.rest(); err != nil {
 		return err
 	}
 	return w.unique()
+}
+
+// marks writes f:incarnation and f:purged as the options say; prev's
+// f:purged is dropped when this is not a tombstone.
+func (w *writer) marks() {
+	if w.incarnation != "" {
+		w.emit("incarnation", w.incarnation)
+	}
+	if w.tombstone {
+		w.emit("purged", true)
+	} else if i, ok := w.prev.locals["purged"]; ok {
+		w.used[i] = true
+	}
 }
 
 // unique returns an error when two members would get one key (kept

@@ -12,21 +12,28 @@ import (
 func TestRequestCountsGCS(t *testing.T)   { testRequestCounts(t, gcsServer(t)) }
 func TestRequestCountsAzure(t *testing.T) { testRequestCounts(t, azureServer(t)) }
 
-// testRequestCounts counts the HTTP requests of pushes: with a warm cache an
-// uncontended push is one write; with a cold one, a read and a write (the
-// index sidecar of layout B: two reads in parallel, then the write); a push
-// after another client's write (stale cache) costs a failed write, a read
-// and the write.
+// testRequestCounts counts the HTTP requests of each operation on one
+// record (layout B): a create is one write (and a read when the ID is
+// taken), a lookup two reads in parallel whether or not the index sidecar
+// exists; with a warm cache an uncontended push is one write; with a cold
+// one, a read and a write (the index sidecar: two reads in parallel, then
+// the write); a push after another client's write (stale cache) costs a
+// failed write, a read and the write; a stale publish one read.
 func testRequestCounts(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	ctx := context.Background()
 	cnt, hc := newCounter()
 	opts := blob.Options{Layout: layout.B}
 	id := driver.ID{Name: "db", Branch: "main"}
-	if err := openDriver(t, s, bucket, opts, nil).Create(ctx, driver.NewLedger(id, 1)); err != nil {
-		t.Fatal(err)
+	d, other := openDriver(t, s, bucket, opts, hc), openDriver(t, s, bucket, opts, hc)
+	lookup := func() {
+		t.Helper()
+		cold := openDriver(t, s, bucket, opts, hc)
+		cnt.reset()
+		if _, err := cold.Get(ctx, id); err != nil {
+			t.Fatal(err)
+		}
 	}
-	d, other := openDriver(t, s, bucket, opts, hc), openDriver(t, s, bucket, opts, nil)
 	push := func(d *blob.Driver, c driver.Concern, t64 int64) {
 		t.Helper()
 		out, err := d.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("a", t64))
@@ -39,13 +46,25 @@ func testRequestCounts(t *testing.T, s *server) {
 		run          func()
 		want, writes int64
 	}{
+		{"create", func() {
+			if err := other.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}, 1, 1},
+		{"create of a taken ID (failed write, then read)", func() {
+			if err := d.Create(ctx, driver.NewLedger(id, 1)); driver.Code(err) != driver.AlreadyExists {
+				t.Fatalf("create of a taken ID: %v", err)
+			}
+		}, 2, 1},
+		{"lookup, unborn index (no sidecar), cold", lookup, 2, 0},
 		{"head, cold cache", func() { push(d, driver.Head, 1) }, 2, 1},
 		{"head, warm cache", func() { push(d, driver.Head, 2) }, 1, 1},
 		{"head, warm again", func() { push(d, driver.Head, 3) }, 1, 1},
 		{"index (new sidecar), cold", func() { push(d, driver.Index, 1) }, 3, 1},
 		{"index, warm cache", func() { push(d, driver.Index, 2) }, 1, 1},
+		{"lookup with sidecar, cold", lookup, 2, 0},
 		{"head, stale cache after another client's push", func() {
-			push(other, driver.Head, 4)
+			push(openDriver(t, s, bucket, opts, nil), driver.Head, 4)
 			cnt.reset()
 			push(d, driver.Head, 5)
 		}, 3, 2},
@@ -55,6 +74,20 @@ func testRequestCounts(t *testing.T, s *server) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1, 0},
+		{"stale publish (conflict), cold process", func() {
+			cold := openDriver(t, s, bucket, opts, hc)
+			cnt.reset()
+			out, err := cold.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("a", 1))
+			if err != nil || out.Applied {
+				t.Fatalf("stale publish: %v %v", out, err)
+			}
+		}, 1, 0},
+		// 2 reads, the sidecar's seal, the main file's mark, its delete
+		{"purge", func() {
+			if err := d.Delete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}, 5, 3},
 	}
 	for _, st := range steps {
 		cnt.reset()

@@ -13,10 +13,13 @@ import (
 	"nameservice.dev/nameservice/internal/layout"
 )
 
-// TestRequestCounts counts the HTTP requests of pushes: with a warm cache
-// an uncontended push is one PUT; with a cold one, a GET and a PUT (the
-// index sidecar of layout B: two GETs in parallel, then the PUT); a push
-// after another client's write (stale cache) costs a 412, a GET and the PUT.
+// TestRequestCounts counts the HTTP requests of each operation on one
+// record (layout B): a create is one PUT (two requests when the ID is
+// taken), a lookup two GETs in parallel whether or not the index sidecar
+// exists; with a warm cache an uncontended push is one PUT; with a cold
+// one, a GET and a PUT (the index sidecar: two GETs in parallel, then the
+// PUT); a push after another client's write (stale cache) costs a 412, a
+// GET and the PUT; a stale publish one GET.
 func TestRequestCounts(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	ctx := context.Background()
@@ -31,10 +34,15 @@ func TestRequestCounts(t *testing.T) {
 		return d
 	}
 	id := driver.ID{Name: "db", Branch: "main"}
-	if err := open().Create(ctx, driver.NewLedger(id, 1)); err != nil {
-		t.Fatal(err)
-	}
 	d, other := open(), open()
+	lookup := func() {
+		t.Helper()
+		cold := open()
+		cnt.reset()
+		if _, err := cold.Get(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	push := func(d *s3etag.Driver, c driver.Concern, t64 int64) {
 		t.Helper()
 		out, err := d.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("a", t64))
@@ -47,11 +55,23 @@ func TestRequestCounts(t *testing.T) {
 		run  func()
 		want int64
 	}{
+		{"create", func() {
+			if err := other.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"create of a taken ID (412, then GET)", func() {
+			if err := d.Create(ctx, driver.NewLedger(id, 1)); driver.Code(err) != driver.AlreadyExists {
+				t.Fatalf("create of a taken ID: %v", err)
+			}
+		}, 2},
+		{"lookup, unborn index (no sidecar), cold", lookup, 2},
 		{"head, cold cache", func() { push(d, driver.Head, 1) }, 2},
 		{"head, warm cache", func() { push(d, driver.Head, 2) }, 1},
 		{"head, warm again", func() { push(d, driver.Head, 3) }, 1},
 		{"index (new sidecar), cold", func() { push(d, driver.Index, 1) }, 3},
 		{"index, warm cache", func() { push(d, driver.Index, 2) }, 1},
+		{"lookup with sidecar, cold", lookup, 2},
 		{"head, stale cache after another client's push", func() {
 			push(other, driver.Head, 4)
 			cnt.reset()
@@ -63,6 +83,20 @@ func TestRequestCounts(t *testing.T) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1},
+		{"stale publish (conflict), cold process", func() {
+			cold := open()
+			cnt.reset()
+			out, err := cold.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("a", 1))
+			if err != nil || out.Applied {
+				t.Fatalf("stale publish: %v %v", out, err)
+			}
+		}, 1},
+		// 2 GETs, the sidecar's seal, the main file's mark, its DELETE
+		{"purge", func() {
+			if err := d.Delete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}, 5},
 	}
 	for _, s := range steps {
 		cnt.reset()

@@ -2,24 +2,25 @@ package objstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+	"slices"
+	"sync"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
 
-// Create implements driver.Driver, as the filesystem driver does: under the
-// ID's lock object it writes the record's other files first (replacing any
-// debris of an earlier record) and its defining file last, with
-// IfAbsent, so readers see no record until the defining file
-// appears and a create that finds it present writes nothing. It returns an
-// error wrapping ErrAlreadyExists when the record exists or its key is held
-// by another record (a/b:main and a:b/main share ns@v2/a/b/main.json).
+// Create implements driver.Driver with one write: the defining file, with
+// IfAbsent, holding the initial value of every concern and a new random
+// incarnation token (f:incarnation). Files of the record's other concerns
+// are only written by later pushes, each carrying that token; a file at
+// their keys with another token is debris of an earlier record of the ID,
+// which readers ignore and the first push replaces. A create that finds
+// the key taken writes nothing and reads the defining file to say who
+// holds it: an error wrapping ErrAlreadyExists (a/b:main and a:b/main
+// share ns@v2/a/b/main.json).
 func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -31,77 +32,42 @@ func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := rec.Validate(); err != nil {
 		return fmt.Errorf("%s: create: %w", r.cfg.Name, err)
 	}
-	// A taken ID is the common failure, and needs no lock.
-	if err := r.checkFree(ctx, rec.ID, files[0].Key); err != nil {
-		return err
-	}
-	lk, err := r.lockID(ctx, rec.ID, files[0].Key)
-	if err != nil {
-		return err
-	}
-	defer lk.release()
-	if err := r.checkFree(lk.ctx, rec.ID, files[0].Key); err != nil {
-		return err
-	}
-	if err := r.writeOthers(lk.ctx, rec, files[1:]); err != nil {
-		return err
-	}
-	return r.writeDefining(lk.ctx, rec, files[0])
+	return r.writeDefining(ctx, rec, files[0])
 }
 
+// allParts are the parts a create writes into the defining file.
+const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
+
 // checkFree returns an error wrapping ErrAlreadyExists when the defining
-// file holds a record.
-func (r *Records) checkFree(ctx context.Context, id driver.ID, key string) error {
+// file holds a record, and the tag of the defining file when it is a
+// purge's mark (the ID is free).
+func (r *Records) checkFree(ctx context.Context, id driver.ID, key string) (string, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
-		return err
+		return "", err
 	}
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
-		return fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, key, err)
+		return "", fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, key, err)
 	}
 	if doc.ID != "" && doc.ID != id.String() {
-		return fmt.Errorf("%s: create %s: %w: %s holds record %q (their IDs map to one key)", r.cfg.Name,
+		return "", fmt.Errorf("%s: create %s: %w: %s holds record %q (their IDs map to one key)", r.cfg.Name,
 			id, driver.ErrAlreadyExists, key, doc.ID)
 	}
-	return fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
-}
-
-// writeOthers writes the non-defining files unconditionally (no record
-// holds them: the defining file is absent and the ID lock is held); in
-// layout B an unborn index has no file, and a graph source has no head
-// file, so any debris there is removed.
-func (r *Records) writeOthers(ctx context.Context, rec *driver.Record, files []layout.File) error {
-	for _, f := range files {
-		noFile := r.cfg.Layout == layout.B && rec.Index.Unborn() ||
-			f.Parts == jsonld.HeadPart && rec.Kind != driver.Ledger
-		if noFile {
-			r.cache.drop(f.Key)
-			if err := r.del(ctx, f.Key, Precondition{}); err != nil {
-				return err
-			}
-			continue
-		}
-		data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts})
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
-		}
-		tag, err := r.put(ctx, f.Key, data, Precondition{})
-		if err != nil {
-			return err
-		}
-		r.remember(rec.ID, f.Key, tag, data)
+	if doc.Purged {
+		return obj.tag, nil
 	}
-	return nil
+	return "", fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
 }
 
 // writeDefining creates the defining file with IfAbsent. A write that did
-// not land (a failed precondition, or a lost answer that reading back shows
-// never landed) is tried again while the key is still free: only a
-// defining file that is really there makes the create fail with
-// ErrAlreadyExists.
+// not land (a failed precondition on a key a purge emptied meanwhile, or a
+// lost answer that reading back shows never landed) is tried again while
+// the key is still free: only a defining file that is really there makes
+// the create fail with ErrAlreadyExists. The token makes the bytes unique
+// to this create, so reading back tells our write from another's.
 func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layout.File) error {
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts})
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: token()})
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
@@ -113,18 +79,33 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 		if err != nil || done {
 			return err
 		}
-		if err := r.checkFree(ctx, rec.ID, f.Key); err != nil {
-			return err // written meanwhile, by a writer that ignores the lock
+		mark, err := r.checkFree(ctx, rec.ID, f.Key)
+		if err != nil {
+			return err
+		}
+		if mark != "" {
+			_ = r.del(ctx, f.Key, ifMatch(mark)) // a purge's mark it did not remove
 		}
 	}
 	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
 }
 
-// Delete implements driver.Driver. Under the ID's lock object it removes
-// the defining file first, conditional on its tag (the record is gone from then
-// on), then the other files. A defining file holding another record's @id
-// is not removed (an error wrapping ErrInternal); one that does not decode
-// is, so a corrupt record can be purged.
+// Delete implements driver.Driver. It reads the record's files in
+// parallel and seals each of the others: rewrites it conditional on its tag
+// with f:purged added (its value kept), or, where there is none or it is
+// debris of another record, writes a bare tombstone with the record's
+// token (IfAbsent, or on the debris' tag). Then it replaces the defining
+// file, conditional on its tag, by a mark (see mark): the record is gone
+// from then on. Until then readers still see every value; a push meeting
+// a sealed file waits for the purge (a writer with a cached tag meets the
+// failed precondition first), so nothing is written to the record once
+// sealed. A purge that stops after sealing leaves the record readable but
+// its sealed concerns refuse pushes (ErrUnavailable) until a purge runs
+// again. A record without a token (written by Fluree or an older version)
+// has its defining file removed first and the others after. A defining
+// file holding another record's @id is not removed (an error wrapping
+// ErrInternal); one that does not decode is, so a corrupt record can be
+// purged.
 func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -133,41 +114,124 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err != nil {
 		return err
 	}
-	if tag, err := r.head(ctx, files[0].Key); err != nil || tag == "" {
-		return r.orNotFound(err, id)
-	}
-	lk, err := r.lockID(ctx, id, files[0].Key)
-	if err != nil {
-		return err
-	}
-	defer lk.release()
 	defer r.cache.drop(keys(files)...)
+	first := ""
 	for attempt := range maxAttempts {
-		if err := r.backoff(lk.ctx, attempt); err != nil {
+		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		done, err := r.deleteDefining(lk.ctx, id, files[0].Key)
+		objs, err := r.readObjects(ctx, keys(files))
+		if err != nil {
+			return err
+		}
+		def, err := r.purgeable(id, files[0].Key, objs[0])
+		if err != nil {
+			return err
+		}
+		tok := ""
+		if def != nil {
+			tok = def.Incarnation
+		}
+		if attempt == 0 {
+			first = tok
+		} else if tok != first {
+			// The record this purge set out to remove was purged by
+			// another, and the ID created again: not ours to remove.
+			return r.errNotFound(id)
+		}
+		if tok != "" {
+			sealed, err := r.seal(ctx, id, def, files[1:], objs[1:])
+			if err != nil || !sealed {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, tok)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		done, err := r.deleteDefining(ctx, id, files[0].Key, objs[0].tag, tok)
 		if err != nil {
 			return err
 		}
 		if done {
-			return r.deleteOthers(lk.ctx, files[1:])
+			r.deleteOthers(ctx, files[1:])
+			return nil
 		}
 	}
 	return r.contended(id, driver.Status)
 }
 
-// deleteDefining removes the defining file as read; done is false when it
-// changed meanwhile.
-func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key string) (bool, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
-		return false, r.orNotFound(err, id)
+// readObjects reads keys in parallel, without decoding; nil entries are
+// absent objects.
+func (r *Records) readObjects(ctx context.Context, keys []string) ([]*object, error) {
+	out := make([]*object, len(keys))
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Go(func() { out[i], errs[i] = r.get(ctx, k) })
 	}
-	if _, err := r.decodeDoc(id, key, obj); err != nil && !errors.Is(err, jsonld.ErrMalformed) {
-		return false, err
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// purgeable checks the defining file before a purge and returns it
+// decoded: ErrNotFound when absent, ErrInternal when it holds another
+// record; nil when it does not decode.
+func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File, error) {
+	if obj == nil {
+		return nil, r.errNotFound(id)
 	}
-	err = r.del(ctx, key, ifMatch(obj.tag))
+	c, err := r.decodeDoc(id, key, obj)
+	switch {
+	case errors.Is(err, jsonld.ErrMalformed):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case c.doc.Purged:
+		return nil, r.errNotFound(id)
+	}
+	return c.doc, nil
+}
+
+// mark replaces the defining file at tag by a purge's mark (its @id and
+// token, f:purged): the record is gone from then on, and of purges racing
+// for it exactly one wins this write. The mark is then removed, best
+// effort (a reader takes a mark for an absent record, a create replaces
+// it). done is false when the defining file changed meanwhile.
+func (r *Records) mark(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
+	data, err := jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true})
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
+	}
+	newTag, err := r.put(ctx, key, data, ifMatch(tag))
+	switch {
+	case err == nil:
+		_ = r.del(ctx, key, ifMatch(newTag))
+		return true, nil
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing):
+		return false, nil
+	case r.maybeApplied(err) && ctx.Err() == nil:
+		obj, gerr := r.get(ctx, key)
+		if gerr == nil && obj != nil && normTag(obj.tag) == normTag(tag) {
+			return false, nil // it did not land
+		}
+		return false, fmt.Errorf("%s: purge %s: %w: outcome unknown: the answer was lost (%v) and the record is gone, by this purge or another", r.cfg.Name, id, driver.ErrUnavailable, err)
+	}
+	return false, err
+}
+
+// deleteDefining removes the defining file at tag, holding token tok; done
+// is false when it changed meanwhile. A delete whose answer was lost is
+// resolved by reading the key: absent, it landed; the same record (its
+// token), it did not; another record means the ID was created again, maybe
+// after our delete landed, maybe after another purge's: the outcome is
+// unknown.
+func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
+	err := r.del(ctx, key, ifMatch(tag))
 	switch {
 	case err == nil:
 		return true, nil
@@ -176,124 +240,72 @@ func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key string) 
 	case errors.Is(err, ErrMissing):
 		return false, r.errNotFound(id)
 	case r.maybeApplied(err) && ctx.Err() == nil:
-		tag, herr := r.head(ctx, key)
-		if herr != nil {
+		obj, gerr := r.get(ctx, key)
+		if gerr != nil {
 			return false, err
 		}
-		return tag == "", nil
+		if obj == nil {
+			return true, nil
+		}
+		if now, perr := r.purgeable(id, key, obj); perr != nil || now == nil || now.Incarnation != tok || tok == "" && normTag(obj.tag) != normTag(tag) {
+			return false, fmt.Errorf("%s: purge %s: %w: outcome unknown: the delete's answer was lost (%v) and the ID holds another record now", r.cfg.Name, id, driver.ErrUnavailable, err)
+		}
+		return false, nil
 	}
 	return false, err
 }
 
-func (r *Records) deleteOthers(ctx context.Context, files []layout.File) error {
+// deleteOthers removes the other files of a purged record without a
+// token. It is best effort: the record is already gone.
+func (r *Records) deleteOthers(ctx context.Context, files []layout.File) {
+	var wg sync.WaitGroup
 	for _, f := range files {
-		if err := r.del(ctx, f.Key, Precondition{}); err != nil {
-			return err
-		}
+		wg.Go(func() { _ = r.del(ctx, f.Key, Precondition{}) })
 	}
-	return nil
+	wg.Wait()
 }
 
-// The ID lock: an object beside the defining file ("main.json.lock"; no
-// record file ends in .lock), created with IfAbsent and removed on its
-// tag by its holder. It holds its expiry time, after which another writer
-// takes it over (a write conditional on its tag). Creates and deletes of one ID
-// hold it, so they never interleave; updates do not need it.
-const (
-	lockSuffix = ".lock"
-	// idLockLease is how long a holder may take; a holder that crashed
-	// blocks the ID this long.
-	idLockLease = 30 * time.Second
-	// idLockWait bounds the wait for a live holder.
-	idLockWait = 20 * time.Second
-)
-
-type idLock struct {
-	ctx    context.Context // bounded by the lease
-	cancel context.CancelFunc
-	r      *Records
-	key    string
-	tag    string
+// seal seals the other files of the record whose defining file is def, in
+// parallel. ok is false when one of them changed meanwhile (read again).
+func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (bool, error) {
+	oks := make([]bool, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { oks[i], errs[i] = r.sealOne(ctx, id, def, f, objs[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return false, err
+	}
+	return !slices.Contains(oks, false), nil
 }
 
-type lockBody struct {
-	Owner     string `json:"owner"`
-	ExpiresMS int64  `json:"expires_ms"`
-}
-
-// lockID acquires the lock of the record whose defining file is defKey. Its
-// owner token stays the same across attempts, so when the answer to a lock
-// write is lost, the next look finds the lock and knows it is its own
-// instead of waiting out its own lease.
-func (r *Records) lockID(ctx context.Context, id driver.ID, defKey string) (*idLock, error) {
-	key := defKey + lockSuffix
-	owner := token()
-	deadline := time.Now().Add(idLockWait)
-	for attempt := 0; ; attempt++ {
-		st, err := r.lockState(ctx, key, owner)
-		if err != nil {
-			return nil, err
-		}
-		if st.mine != "" {
-			return r.heldLock(ctx, key, st.mine, st.expires), nil
-		}
-		if st.pc.Conditional() {
-			expires := time.Now().Add(idLockLease)
-			data, _ := json.Marshal(lockBody{Owner: owner, ExpiresMS: expires.UnixMilli()})
-			tag, err := r.put(ctx, key, data, st.pc)
-			switch {
-			case err == nil:
-				return r.heldLock(ctx, key, tag, expires), nil
-			case r.maybeApplied(err) && ctx.Err() == nil:
-				continue // the next look tells whether it landed
-			case !errors.Is(err, ErrPrecondition) && !errors.Is(err, ErrMissing):
-				return nil, err
+// sealOne seals file f as read in obj; see Delete.
+func (r *Records) sealOne(ctx context.Context, id driver.ID, def *jsonld.File, f layout.File, obj *object) (bool, error) {
+	pc, rec, opts := ifAbsent(), &driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true}
+	if obj != nil {
+		pc = ifMatch(obj.tag)
+		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {
+			if doc.Purged {
+				return true, nil
 			}
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s: %w: %s: lock %s held by another writer for over %v", r.cfg.Name, driver.ErrUnavailable, id, key, idLockWait)
-		}
-		if err := backoff.Sleep(ctx, backoff.Jitter(10*time.Millisecond, 200*time.Millisecond, attempt)); err != nil {
-			return nil, err
+			if rec, err = jsonld.Assemble(id, def, doc); err != nil {
+				return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+			}
+			opts.Parts, opts.Prev = f.Parts, doc
 		}
 	}
-}
-
-func (r *Records) heldLock(ctx context.Context, key, tag string, expires time.Time) *idLock {
-	lctx, cancel := context.WithDeadline(ctx, expires.Add(-time.Second))
-	return &idLock{ctx: lctx, cancel: cancel, r: r, key: key, tag: tag}
-}
-
-// lockView is what lockState saw of the lock at a key.
-type lockView struct {
-	pc      Precondition // how to take it: IfAbsent when free, IfMatch on an expired holder's tag, none while held
-	mine    string       // the tag, when the lock is already this owner's
-	expires time.Time    // its expiry, when mine
-}
-
-// lockState reads the lock at key and says how owner may take it.
-func (r *Records) lockState(ctx context.Context, key, owner string) (lockView, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
-		return lockView{pc: ifAbsent()}, err
+	data, err := jsonld.Encode(rec, opts)
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	var b lockBody
-	if json.Unmarshal(obj.data, &b) != nil {
-		return lockView{pc: ifMatch(obj.tag)}, nil
-	}
+	_, err = r.put(ctx, f.Key, data, pc)
 	switch {
-	case b.Owner == owner:
-		return lockView{mine: obj.tag, expires: time.UnixMilli(b.ExpiresMS)}, nil
-	case time.Now().UnixMilli() > b.ExpiresMS:
-		return lockView{pc: ifMatch(obj.tag)}, nil
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing), r.maybeApplied(err) && ctx.Err() == nil:
+		return false, nil // the next read shows what is there now
 	}
-	return lockView{}, nil
-}
-
-// release removes the lock if it is still this holder's.
-func (l *idLock) release() {
-	l.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = l.r.del(ctx, l.key, ifMatch(l.tag))
+	return false, err
 }

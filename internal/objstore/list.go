@@ -492,17 +492,7 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 	if docs[0] == nil {
 		return nil, nil
 	}
-	others := make([]*jsonld.File, len(docs)-1)
-	for i, d := range docs[1:] {
-		if d != nil {
-			others[i] = d.doc
-		}
-	}
-	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
-	}
-	return rec, nil
+	return r.assemble(id, files[0].Key, docs)
 }
 
 // readListed reads a file of a listed record: readDoc, without caching

@@ -14,9 +14,12 @@
 //   - the tag and contents of every file read or written are cached, so an
 //     uncontended push is one write;
 //   - a write whose answer was lost is resolved by reading the object back;
-//   - Create and Delete of one ID serialise on a lock object beside the
-//     record's defining file, and the defining file is written last and
-//     removed first;
+//   - Create writes one object, the defining file, holding a random
+//     incarnation token that every later write of the record's other files
+//     copies; readers ignore a file of another token (debris of an earlier
+//     record of the ID), and Delete seals the others before it replaces
+//     the defining file by a mark (see Records.Delete), so a lookup is one
+//     parallel read of the record's files;
 //   - List lists the keys once, from where the last page stopped, and reads
 //     the files the listing shows, in parallel (see Records.List).
 package objstore

@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/internal/objstore/debristest"
 )
 
 // memStore is an objstore.Store in memory that enforces preconditions, as
@@ -159,5 +160,28 @@ func TestSentinel(t *testing.T) {
 	e := objstore.Sentinel("no such object", objstore.ErrMissing)
 	if w := fmt.Errorf("x: %w", e); !errors.Is(w, objstore.ErrMissing) || errors.Is(w, objstore.ErrPrecondition) || w.Error() != "x: no such object" {
 		t.Fatalf("%v", w)
+	}
+}
+
+// TestDebris runs the debris scenario over the store in memory.
+func TestDebris(t *testing.T) {
+	for _, l := range []layout.Layout{layout.B, layout.C} {
+		t.Run(l.String(), func(t *testing.T) {
+			st := newMemStore()
+			open := func(*testing.T) driver.Driver {
+				return memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})}
+			}
+			raw := debristest.Raw{
+				Get: func(ctx context.Context, key string) ([]byte, error) {
+					data, _, err := st.Get(ctx, key)
+					return data, err
+				},
+				Put: func(ctx context.Context, key string, data []byte) error {
+					_, err := st.Put(ctx, key, data, objstore.Precondition{})
+					return err
+				},
+			}
+			debristest.Run(t, l, open, raw)
+		})
 	}
 }

@@ -84,12 +84,24 @@ func keys(files []layout.File) []string {
 }
 
 // load reads record id from all its files at once; nil when it does not
-// exist. A missing non-defining file may be one the reader looked for just
-// before a create wrote it (a create writes the defining file last) or just
-// after a delete removed it (a delete removes the defining file first), so
-// load looks for it again now that it has seen the defining file, and then
-// checks the defining file is still the one it read; otherwise it starts
-// over.
+// exist.
+//
+// A record created by this package has an incarnation token in its
+// defining file, copied into every other file written for it, and nothing
+// deletes a file of a live record: a purge first seals each other file
+// (rewrites it with f:purged, keeping its value, or writes a bare tombstone
+// where none exists), then marks the defining file purged (the record is
+// gone from then on; a marked defining file reads as absent) and removes
+// it. So a missing file
+// means that concern was never written in this incarnation, and a sealed
+// one still holds its value: one parallel read of every file decides. A
+// file of another token is debris of an earlier record of the ID, or
+// (when the defining file was read before a purge and the file after a
+// re-create and a push) of a later one: the defining file is read again
+// and must still hold the same token. A record without a token (written by
+// Fluree, or by an older version that created the defining file last and
+// removed it first) gets the older check: a missing file is read again,
+// then the defining file must still exist.
 func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
 	for range 3 {
 		rec, stable, err := r.loadOnce(ctx, id, files)
@@ -102,31 +114,76 @@ func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (
 
 func (r *Records) loadOnce(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, bool, error) {
 	docs, err := r.readAll(ctx, id, keys(files))
-	if err != nil || docs[0] == nil {
+	if err != nil || docs[0] == nil || docs[0].doc.Purged {
 		return nil, true, err
 	}
-	if stable, err := r.recheckMissing(ctx, id, files, docs); err != nil || !stable {
-		return nil, stable, err
+	if docs[0].doc.Incarnation == "" {
+		if stable, err := r.recheckMissing(ctx, id, files, docs); err != nil || !stable {
+			return nil, stable, err
+		}
+	}
+	if hasDebris(docs) {
+		if same, err := r.sameIncarnation(ctx, id, files[0].Key, docs[0]); err != nil || !same {
+			return nil, false, err
+		}
+	}
+	rec, err := r.assemble(id, files[0].Key, docs)
+	return rec, true, err
+}
+
+// belongs reports whether non-defining file f is part of the record whose
+// defining file is def: it carries def's token. A sealed file without a
+// token is never written, and is read as debris.
+func belongs(def, f *jsonld.File) bool {
+	return f != nil && f.Incarnation == def.Incarnation && !(f.Purged && def.Incarnation == "")
+}
+
+// hasDebris reports whether docs (the defining file first) hold a file of
+// another incarnation.
+func hasDebris(docs []*cached) bool {
+	for _, c := range docs[1:] {
+		if c != nil && !belongs(docs[0].doc, c.doc) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameIncarnation reads the defining file again and reports whether it
+// still holds def's token.
+func (r *Records) sameIncarnation(ctx context.Context, id driver.ID, key string, def *cached) (bool, error) {
+	now, err := r.readDoc(ctx, id, key)
+	if err != nil || now == nil {
+		return false, err
+	}
+	return now.doc.Incarnation == def.doc.Incarnation && !now.doc.Purged, nil
+}
+
+// assemble builds record id from its files as read (the defining file
+// first, entries nil when absent), keeping only the files of the defining
+// file's incarnation; nil when the defining file is a purge's mark.
+func (r *Records) assemble(id driver.ID, defKey string, docs []*cached) (*driver.Record, error) {
+	def := docs[0].doc
+	if def.Purged {
+		return nil, nil
 	}
 	others := make([]*jsonld.File, len(docs)-1)
 	for i, c := range docs[1:] {
-		if c != nil {
+		if c != nil && belongs(def, c.doc) {
 			others[i] = c.doc
 		}
 	}
-	rec, err := jsonld.Assemble(id, docs[0].doc, others...)
+	rec, err := jsonld.Assemble(id, def, others...)
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, defKey, err)
 	}
-	return rec, true, nil
+	return rec, nil
 }
 
 // recheckMissing reads the missing non-defining files again (filling docs)
 // and then reports whether the defining file still exists. Its tag may
 // have changed (a concurrent push): that does not matter, only a delete in
-// between would. A delete and a re-create of the same ID within these two
-// requests would go unseen; they take at least five requests under the ID
-// lock.
+// between would. It serves records without an incarnation token only.
 func (r *Records) recheckMissing(ctx context.Context, id driver.ID, files []layout.File, docs []*cached) (bool, error) {
 	var missing []int
 	for i, c := range docs {

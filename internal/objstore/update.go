@@ -20,10 +20,23 @@ import (
 const maxAttempts = 16
 
 // state is what an update reads: the defining file, the file holding the
-// concern (the same file, or nil when absent) and the record they make.
+// concern (the same file, or nil when absent or debris of another record
+// of the ID) and the record they make.
 type state struct {
 	def, target *cached
-	rec         *driver.Record
+	// debris is the tag of a file at the target's key that belongs to
+	// another record of the ID: a write replaces it on that tag.
+	debris string
+	rec    *driver.Record
+	// read is set when the files came from the store in this call, not
+	// from the cache: a conflict found on them needs no re-read.
+	read bool
+	// sealed is set when a purge has sealed the target: it is not
+	// written, the purge is waited for.
+	sealed bool
+	// changed is set when the defining file changed incarnation while
+	// being read: read again.
+	changed bool
 }
 
 // state returns the files of id that concern target (an index into files)
@@ -32,11 +45,15 @@ type state struct {
 func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
 	if target == 0 {
-		def, err := r.docFor(ctx, id, files[0].Key, fresh)
-		if err != nil || def == nil {
-			return nil, r.orNotFound(err, id)
+		c, ok := r.cache.get(files[0].Key)
+		if fresh || !ok {
+			def, err := r.readDoc(ctx, id, files[0].Key)
+			if err != nil || def == nil {
+				return nil, r.orNotFound(err, id)
+			}
+			c, st.read = *def, true
 		}
-		st.def, st.target = def, def
+		st.def, st.target = &c, &c
 	} else if !r.cachedPair(files, target, fresh, st) {
 		// An absent target is created with IfAbsent, which does not
 		// show that the record still exists: read the defining file too.
@@ -44,11 +61,32 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 		if err != nil || docs[0] == nil {
 			return nil, r.orNotFound(err, id)
 		}
-		st.def, st.target = docs[0], docs[1]
+		st.def, st.target, st.read = docs[0], docs[1], true
+	}
+	if st.def.doc.Purged {
+		if st.read {
+			return nil, r.errNotFound(id)
+		}
+		st.changed = true
+		return st, nil
 	}
 	var others []*jsonld.File
-	if target != 0 && st.target != nil {
+	switch {
+	case target == 0 || st.target == nil:
+	case belongs(st.def.doc, st.target.doc):
 		others = append(others, st.target.doc)
+		st.sealed = st.target.doc.Purged
+	default:
+		// Debris, unless the defining file was read before a purge and
+		// the target after a re-create: check before replacing it.
+		if st.read {
+			same, err := r.sameIncarnation(ctx, id, files[0].Key, st.def)
+			if err != nil {
+				return nil, err
+			}
+			st.changed = !same
+		}
+		st.debris, st.target = st.target.tag, nil
 	}
 	rec, err := jsonld.Assemble(id, st.def.doc, others...)
 	if err != nil {
@@ -106,20 +144,28 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 		if err != nil {
 			return driver.Outcome{}, err
 		}
+		if st.changed {
+			fresh = true
+			continue
+		}
 		cur := st.rec.Value(c)
 		if cur == nil {
 			return driver.Outcome{}, fmt.Errorf("%s: %w: %s is a %s and has no %s", r.cfg.Name, driver.ErrNotFound, id, st.rec.Kind, c)
 		}
 		if !cond.Holds(*cur, next) {
-			if !fresh {
+			if !st.read {
 				fresh = true
 				continue
 			}
 			return driver.Outcome{Current: cur.Clone()}, nil
 		}
+		if st.sealed {
+			fresh = true // a purge is under way: wait for it
+			continue
+		}
 		done, err := r.apply(ctx, id, files[target], st, c, next)
 		if err != nil || done {
-			if done && target != 0 && st.def.doc.Index != nil && c == driver.Index {
+			if done && target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == driver.Index {
 				r.foldInline(ctx, id, files[0], st.def)
 			}
 			return driver.Outcome{Applied: done, Current: next.Clone()}, err
@@ -158,10 +204,14 @@ func (r *Records) apply(ctx context.Context, id driver.ID, f layout.File, st *st
 	rec := st.rec
 	rec.SetValue(c, next.Clone())
 	pc, prev := ifAbsent(), (*jsonld.File)(nil)
-	if st.target != nil {
+	switch {
+	case st.target != nil:
 		pc, prev = ifMatch(st.target.tag), st.target.doc
+	case st.debris != "":
+		pc = ifMatch(st.debris)
 	}
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: prev})
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: prev,
+		Incarnation: st.def.doc.Incarnation})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
@@ -227,7 +277,10 @@ func (r *Records) remember(id driver.ID, key, tag string, data []byte) {
 // foldInline rewrites a layout-B main file written by Fluree without its
 // inline index, once the sidecar holds the index; until then readers merge
 // the two (the sidecar wins at equal or higher t). It is best effort: the
-// update already succeeded, and the next one tries again.
+// update already succeeded, and the next one tries again. A record with an
+// incarnation token keeps the inline index its create wrote: a reader that
+// read the sidecar before the push and the defining file after a fold
+// would see no index at all.
 func (r *Records) foldInline(ctx context.Context, id driver.ID, f layout.File, def *cached) {
 	for range 3 {
 		rec, err := jsonld.Assemble(id, def.doc)
@@ -274,8 +327,11 @@ func (r *Records) Retract(ctx context.Context, id driver.ID, at time.Time) error
 
 func (r *Records) retractOnce(ctx context.Context, id driver.ID, f layout.File, at time.Time, fresh bool) (bool, error) {
 	def, err := r.docFor(ctx, id, f.Key, fresh)
-	if err != nil || def == nil {
+	if err != nil || def == nil || def.doc.Purged && fresh {
 		return false, r.orNotFound(err, id)
+	}
+	if def.doc.Purged {
+		return false, nil // cached: read again
 	}
 	rec, err := jsonld.Assemble(id, def.doc)
 	if err != nil {

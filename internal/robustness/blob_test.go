@@ -2,9 +2,13 @@ package robustness
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"gocloud.dev/blob/azureblob"
 	"gocloud.dev/blob/gcsblob"
 	"google.golang.org/api/option"
 
@@ -19,11 +23,20 @@ import (
 func TestLinearizableGCS(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.GCSEndpoint(t)
-	client := func(ctx context.Context) (*storage.Client, error) {
-		return storage.NewClient(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication())
+	runChecked(t, gcsOpener(t, endpoint, endpoint, layout.B), workload(8), false)
+}
+
+// gcsOpener returns an opener of the blob driver on a new bucket of
+// fake-gcs-server, reached through endpoint (the server or a proxy).
+func gcsOpener(t *testing.T, server, endpoint string, l layout.Layout) Opener {
+	t.Helper()
+	// JSON reads: fake-gcs-server routes XML-API reads by Host, which the
+	// proxy keeps as its own.
+	client := func(ctx context.Context, ep string) (*storage.Client, error) {
+		return storage.NewClient(ctx, option.WithEndpoint(ep+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
 	}
 	bucket := "ns-robust-" + testenv.RandomHex(4)
-	c, err := client(context.Background())
+	c, err := client(context.Background(), server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +44,8 @@ func TestLinearizableGCS(t *testing.T) {
 	if err := c.Bucket(bucket).Create(context.Background(), "test", nil); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
-	open := func(ctx context.Context) (driver.Driver, error) {
-		c, err := client(ctx)
+	return func(ctx context.Context) (driver.Driver, error) {
+		c, err := client(ctx, endpoint)
 		if err != nil {
 			return nil, err
 		}
@@ -40,7 +53,75 @@ func TestLinearizableGCS(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return blob.Open(ctx, b, blob.Options{Layout: layout.B})
+		return blob.Open(ctx, b, blob.Options{Layout: l})
 	}
-	runChecked(t, open, workload(8), false)
+}
+
+// azureOpener returns an opener of the blob driver on a new container of
+// Azurite, reached through endpoint (the server or a proxy).
+func azureOpener(t *testing.T, server, endpoint string, l layout.Layout) Opener {
+	t.Helper()
+	const account = "devstoreaccount1"
+	cred, err := azblob.NewSharedKeyCredential(account, "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "ns-robust-" + testenv.RandomHex(4)
+	client := func(ep string) (*container.Client, error) {
+		return container.NewClientWithSharedKeyCredential(strings.TrimSuffix(ep, "/")+"/"+account+"/"+name, cred, nil)
+	}
+	c, err := client(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(context.Background(), nil); err != nil {
+		t.Fatalf("create container: %v", err)
+	}
+	t.Cleanup(func() { _, _ = c.Delete(context.Background(), nil) })
+	return func(ctx context.Context) (driver.Driver, error) {
+		c, err := client(endpoint)
+		if err != nil {
+			return nil, err
+		}
+		b, err := azureblob.OpenBucket(ctx, c, nil)
+		if err != nil {
+			return nil, err
+		}
+		return blob.Open(ctx, b, blob.Options{Layout: l})
+	}
+}
+
+// TestFaultsGCS and TestFaultsAzure run the workload, purges included,
+// through a fault proxy in front of fake-gcs-server and Azurite, in both
+// layouts.
+func TestFaultsGCS(t *testing.T) {
+	t.Parallel()
+	server := testenv.GCSEndpoint(t)
+	for i, l := range []layout.Layout{layout.B, layout.C} {
+		t.Run(l.String(), func(t *testing.T) {
+			p := startProxy(t, server, 21+uint64(i), rates(nil))
+			runChecked(t, gcsOpener(t, server, p.URL(), l), faultWorkload(9, p), true)
+			requireFaults(t, p)
+		})
+	}
+}
+
+func TestFaultsAzure(t *testing.T) {
+	t.Parallel()
+	server := testenv.AzureEndpoint(t)
+	for i, l := range []layout.Layout{layout.B, layout.C} {
+		t.Run(l.String(), func(t *testing.T) {
+			p := startProxy(t, server, 31+uint64(i), rates(nil))
+			runChecked(t, azureOpener(t, server, p.URL(), l), faultWorkload(10, p), true)
+			requireFaults(t, p)
+		})
+	}
+}
+
+// TestLinearizableAzure checks the blob driver on Azurite, with ETag
+// preconditions.
+func TestLinearizableAzure(t *testing.T) {
+	t.Parallel()
+	server := testenv.AzureEndpoint(t)
+	runChecked(t, azureOpener(t, server, server, layout.C), workload(12), false)
 }

@@ -124,7 +124,7 @@ func (h *History) Stats() Stats {
 // String summarises s on one line.
 func (s Stats) String() string {
 	var kinds []string
-	for k := Create; k <= Lookup; k++ {
+	for k := Create; k <= Purge; k++ {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, s.Kinds[k]))
 	}
 	var codes []string

@@ -12,8 +12,10 @@
 // across them), so the history is split into one sub-history per ID and
 // concern and each is checked on its own; by locality that is
 // linearizability of every concern. An operation is projected onto the
-// concerns it touches: an update onto its own, a Lookup and a create
-// (Init, or CompareAndSetRef with a nil expected value) onto all four.
+// concerns it touches: an update onto its own, a Lookup, a create (Init,
+// or CompareAndSetRef with a nil expected value) and a purge onto all
+// four. A purge that succeeded removes the record: every operation on it
+// then answers ErrNotFound until a create.
 //
 // Every operation's output is constrained: an Outcome's Applied and Current,
 // a Lookup's value, or ErrNotFound. An operation that returned any other
@@ -42,10 +44,11 @@ const (
 	PushStatus                // status, current == expected
 	PushConfig                // config, current == expected
 	Lookup                    // the whole record
+	Purge                     // driver Delete: the record is gone until a create
 )
 
 var kindNames = [...]string{"create", "publish commit", "publish index", "admin publish index", "cas ref",
-	"push status", "push config", "lookup"}
+	"push status", "push config", "lookup", "purge"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -62,7 +65,7 @@ type Input struct {
 type Output struct {
 	Unknown  bool             // an error other than ErrNotFound: the outcome is unknown
 	NotFound bool             // ErrNotFound
-	Applied  bool             // Outcome.Applied; for a create, that it created
+	Applied  bool             // Outcome.Applied; for a create, that it created; for a purge, that it purged
 	Current  driver.Value     // Outcome.Current; for a Lookup, the record's value
 	Record   *driver.Record   // what a Lookup returned
 	Code     driver.ErrorCode // the error's code
@@ -97,6 +100,8 @@ func step(s state, o op, out Output) (bool, state) {
 		return stepLookup(s, o, out), s
 	case Create:
 		return stepCreate(s, o, out)
+	case Purge:
+		return stepPurge(s, out)
 	}
 	if !s.exists {
 		return out.Unknown || out.NotFound, s
@@ -134,6 +139,15 @@ func stepCreate(s state, o op, out Output) (bool, state) {
 	return !out.Applied && (!own || out.Current.Equal(s.value)), s
 }
 
+// stepPurge removes the record when it exists (reporting success) and
+// answers ErrNotFound when it does not.
+func stepPurge(s state, out Output) (bool, state) {
+	if !s.exists {
+		return out.Unknown || out.NotFound, s
+	}
+	return out.Unknown || out.Applied, state{}
+}
+
 // holds is the condition of an update against the current value.
 func holds(in Input, cur driver.Value) bool {
 	switch in.Kind {
@@ -157,7 +171,7 @@ func holds(in Input, cur driver.Value) bool {
 
 // touches lists the concerns an input is projected onto.
 func touches(in Input) []driver.Concern {
-	if in.Kind == Lookup || in.Kind == Create {
+	if in.Kind == Lookup || in.Kind == Create || in.Kind == Purge {
 		return driver.Concerns
 	}
 	return []driver.Concern{in.Concern}
@@ -206,7 +220,7 @@ func partition(history []porcupine.Operation) [][]porcupine.Operation {
 func describeOp(in, out any) string {
 	o, r := in.(op), out.(Output)
 	s := fmt.Sprintf("%s %s", o.in.ID, o.in.Kind)
-	if o.in.Kind != Lookup && o.in.Kind != Create {
+	if o.in.Kind != Lookup && o.in.Kind != Create && o.in.Kind != Purge {
 		s += " " + o.in.Concern.String()
 	}
 	if o.in.Expected != nil {

@@ -37,6 +37,9 @@ func TestModelHandWritten(t *testing.T) {
 	publish := func(t int64, out Output, call, ret int64) Event {
 		return Event{Client: 1, In: Input{Kind: PublishCommit, ID: "x", Concern: driver.Head, Next: ref("a", t)}, Out: out, Call: call, Return: ret}
 	}
+	purge := func(out Output, call, ret int64) Event {
+		return Event{Client: 3, In: Input{Kind: Purge, ID: "x"}, Out: out, Call: call, Return: ret}
+	}
 	read := func(head driver.Value, call, ret int64) Event {
 		return Event{Client: 2, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: ledger(head)}, Call: call, Return: ret}
 	}
@@ -59,6 +62,15 @@ func TestModelHandWritten(t *testing.T) {
 			publish(1, Output{Unknown: true}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Ok},
 		{"update before create", history(publish(1, Output{NotFound: true}, 0, 1), create), porcupine.Ok},
 		{"not found after create", history(create, publish(1, Output{NotFound: true}, 2, 3)), porcupine.Illegal},
+		{"not found after purge", history(create, purge(Output{Applied: true}, 2, 3), publish(1, Output{NotFound: true}, 4, 5)), porcupine.Ok},
+		{"a write applied after purge", history(create, purge(Output{Applied: true}, 2, 3),
+			publish(1, Output{Applied: true, Current: ref("a", 1)}, 4, 5)), porcupine.Illegal},
+		{"a read after purge", history(create, purge(Output{Applied: true}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Illegal},
+		{"a second purge", history(create, purge(Output{Applied: true}, 2, 3), purge(Output{Applied: true}, 4, 5)), porcupine.Illegal},
+		{"a purge of nothing", history(purge(Output{NotFound: true}, 0, 1), create), porcupine.Ok},
+		{"re-create after purge starts anew", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3),
+			purge(Output{Applied: true}, 4, 5), Event{Client: 0, In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 6, Return: 7},
+			read(ref("a", 1), 8, 9)), porcupine.Illegal},
 	}
 	for _, c := range cases {
 		if got := check(c.h); got != c.want {
@@ -122,11 +134,23 @@ func (b *broken) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	return b.Driver.Update(ctx, id, c, cond, next)
 }
 
+// Delete, when broken, reports a purge it did not do.
+func (b *broken) Delete(ctx context.Context, id driver.ID) error {
+	if b.how == "purge that left the record" && !b.now() { // most purges: they are few
+		if _, err := b.Driver.Get(ctx, id); err != nil {
+			return err
+		}
+		return nil
+	}
+	return b.Driver.Delete(ctx, id)
+}
+
 // TestCheckerCatchesBrokenDrivers runs the workload on drivers that break
 // one promise each: the check must reject every one of them, except an
 // error for a write that did not happen, which is allowed.
 func TestCheckerCatchesBrokenDrivers(t *testing.T) {
-	for _, how := range []string{"stale read", "lost write", "conflict for a landed write", "error for a write that did not land"} {
+	for _, how := range []string{"stale read", "lost write", "conflict for a landed write", "error for a write that did not land",
+		"purge that left the record"} {
 		t.Run(how, func(t *testing.T) {
 			store := mem.NewStore()
 			var n uint64

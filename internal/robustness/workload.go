@@ -99,7 +99,7 @@ var weights = []struct {
 	w    int
 }{
 	{Lookup, 20}, {PublishCommit, 12}, {PublishIndex, 10}, {AdminIndex, 5}, {CASRef, 18},
-	{PushStatus, 15}, {PushConfig, 15}, {Create, 5},
+	{PushStatus, 15}, {PushConfig, 15}, {Create, 6}, {Purge, 2},
 }
 
 func (c *client) pick() Kind {
@@ -137,7 +137,26 @@ func (c *client) one(ctx context.Context, h *History) {
 	case PushConfig:
 		c.push(ctx, h, id, PushConfig, driver.Config)
 	case Create:
-		c.bootstrap(ctx, h, id)
+		if c.rnd.IntN(3) == 0 {
+			c.init(ctx, h, id)
+		} else {
+			c.bootstrap(ctx, h, id)
+		}
+	case Purge:
+		c.purge(ctx, h, id)
+	}
+}
+
+// purge purges id.
+func (c *client) purge(ctx context.Context, h *History, id string) {
+	out := h.Do(c.n, Input{Kind: Purge, ID: id}, func() Output {
+		if err := c.ns.Purge(ctx, id); err != nil {
+			return failed(err)
+		}
+		return Output{Applied: true}
+	})
+	if !out.Unknown {
+		delete(c.seen, id)
 	}
 }
 

@@ -1,0 +1,123 @@
+// Package debristest checks, on a real store, that a record's files left
+// by an earlier incarnation of its ID (a purge that stopped after removing
+// the defining file) never show through a later create, and that a writer
+// whose cache predates a purge is told the record is gone. The object-store
+// drivers run it with their SDK writing the old files behind the driver's
+// back.
+package debristest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Raw reads and writes objects by layout key, bypassing the driver.
+type Raw struct {
+	// Get returns key's bytes, nil when it is absent.
+	Get func(ctx context.Context, key string) ([]byte, error)
+	// Put writes key unconditionally.
+	Put func(ctx context.Context, key string, data []byte) error
+}
+
+// Opener opens an independent client (its own cache) of the store.
+type Opener func(t *testing.T) driver.Driver
+
+// Run runs the scenario on layout l.
+func Run(t *testing.T, l layout.Layout, open Opener, raw Raw) {
+	ctx := context.Background()
+	id := driver.ID{Name: "debris", Branch: "main"}
+	files, err := l.Files(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := open(t), open(t)
+	if err := a.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []driver.Concern{driver.Head, driver.Index} {
+		push(t, a, id, c, "old", 5, true)
+	}
+	old := make([][]byte, len(files))
+	for i, f := range files[1:] {
+		if old[i+1], err = raw.Get(ctx, f.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Delete(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files[1:] {
+		data, err := raw.Get(ctx, f.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := jsonld.Decode(data); data == nil || err != nil || !doc.Purged {
+			t.Fatalf("after purge %s is not a tombstone (%v):\n%s", f.Key, err, data)
+		}
+	}
+	// a's cache still holds the purged record's files and tags.
+	for _, c := range []driver.Concern{driver.Head, driver.Index} {
+		_, err := a.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("stale", 6))
+		if !errors.Is(err, driver.ErrNotFound) {
+			t.Fatalf("stale %s push after purge: %v, want ErrNotFound", c, err)
+		}
+	}
+	// A purge that stopped after removing the defining file.
+	for i, f := range files[1:] {
+		if old[i+1] != nil {
+			if err := raw.Put(ctx, f.Key, old[i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := page(t, open(t)); len(got) != 0 {
+		t.Fatalf("list shows %d records made of debris", len(got))
+	}
+	if err := b.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := open(t).Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Head.Unborn() || !rec.Index.Unborn() {
+		t.Fatalf("re-created record shows the purged one's values: head %v index %v", rec.Head, rec.Index)
+	}
+	if got := page(t, open(t)); len(got) != 1 || !got[0].Index.Unborn() || !got[0].Head.Unborn() {
+		t.Fatalf("list after re-create: %v", got)
+	}
+	// A fresh client pushes over the debris; the stale one evaluates its
+	// condition on the new record.
+	push(t, open(t), id, driver.Index, "new", 1, true)
+	push(t, a, id, driver.Head, "new", 1, true)
+	push(t, a, id, driver.Index, "new", 1, false)
+	rec, err = open(t).Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Head.V != 1 || rec.Index.V != 1 || rec.Index.Payload.String("address") != "new" {
+		t.Fatalf("after pushes over debris: head %v index %v", rec.Head, rec.Index)
+	}
+}
+
+func push(t *testing.T, d driver.Driver, id driver.ID, c driver.Concern, addr string, v int64, applied bool) {
+	t.Helper()
+	out, err := d.Update(context.Background(), id, c, driver.IfAbove(), driver.RefValue(addr, v))
+	if err != nil || out.Applied != applied {
+		t.Fatalf("push %s %s t%d: %+v %v, want applied=%v", c, addr, v, out, err, applied)
+	}
+}
+
+func page(t *testing.T, d driver.Driver) []*driver.Record {
+	t.Helper()
+	p, err := d.List(context.Background(), driver.ListOptions{PageSize: 100})
+	if err != nil || len(p.Failed) != 0 {
+		t.Fatalf("list: %v, failed %v", err, p.Failed)
+	}
+	return p.Records
+}

@@ -1,0 +1,90 @@
+package jsonld
+
+import (
+	"strings"
+	"testing"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// TestIncarnationAndTombstone: f:incarnation and f:purged round-trip in
+// both dialects, a write without Incarnation keeps Prev's token, and a
+// write that is not a tombstone drops Prev's f:purged.
+func TestIncarnationAndTombstone(t *testing.T) {
+	rec := driver.NewLedger(driver.ID{Name: "db", Branch: "main"}, 1)
+	for _, d := range []Dialect{Spec, FlureeV4} {
+		b, err := Encode(rec, EncodeOptions{Dialect: d, Parts: mainParts, Incarnation: "tok1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"`+d.prefix()+`:incarnation": "tok1"`) {
+			t.Fatalf("%s: no %s:incarnation in\n%s", d, d.prefix(), b)
+		}
+		f := mustDecode(t, string(b))
+		if f.Incarnation != "tok1" || f.Purged {
+			t.Fatalf("%s: decoded incarnation %q purged %v", d, f.Incarnation, f.Purged)
+		}
+		h := driver.RefValue("c", 2)
+		rec2 := rec.Clone()
+		rec2.Head = &h
+		b, err = Encode(rec2, EncodeOptions{Dialect: d, Parts: mainParts, Prev: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f2 := mustDecode(t, string(b)); f2.Incarnation != "tok1" || f2.Head.V != 2 {
+			t.Fatalf("%s: rewrite lost the token or the head: %q %v", d, f2.Incarnation, f2.Head)
+		}
+		tomb, err := Encode(rec, EncodeOptions{Dialect: d, Parts: 0, Incarnation: "tok1", Tombstone: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf := mustDecode(t, string(tomb))
+		if !tf.Purged || tf.Incarnation != "tok1" || tf.Index != nil || tf.Head != nil {
+			t.Fatalf("%s: tombstone decoded as %+v\n%s", d, tf, tomb)
+		}
+		ix := driver.RefValue("i", 1)
+		rec2.Index = &ix
+		b, err = Encode(rec2, EncodeOptions{Dialect: d, Parts: IndexPart, Prev: tf, Incarnation: "tok2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f3 := mustDecode(t, string(b)); f3.Purged || f3.Incarnation != "tok2" || f3.Index.V != 1 {
+			t.Fatalf("%s: write over a tombstone: purged %v token %q index %v", d, f3.Purged, f3.Incarnation, f3.Index)
+		}
+	}
+	if _, err := Decode([]byte(`{"@context":{"f":"` + Vocab + `"},"f:purged":"yes"}`)); err == nil {
+		t.Fatal("a non-boolean f:purged decoded")
+	}
+	if _, err := Decode([]byte(`{"@context":{"f":"` + Vocab + `"},"f:incarnation":3}`)); err == nil {
+		t.Fatal("a non-string f:incarnation decoded")
+	}
+}
+
+// TestLayoutCInlineValues: a layout-C status file created with every
+// concern inline gives them to Assemble until a concern file of the record
+// holds one, which then wins.
+func TestLayoutCInlineValues(t *testing.T) {
+	rec := driver.NewLedger(driver.ID{Name: "db", Branch: "main"}, 1)
+	h, ix, cfg := driver.RefValue("c", 2), driver.RefValue("i", 1), driver.Value{V: 2, Payload: driver.Object{"k": "v"}}
+	rec.Head, rec.Index, rec.Config = &h, &ix, &cfg
+	for _, d := range []Dialect{Spec, FlureeV4} {
+		b, err := Encode(rec, EncodeOptions{Dialect: d, Parts: Identity | StatusPart | HeadPart | IndexPart | ConfigPart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := mustDecode(t, string(b))
+		assertSameRecord(t, rec, mustAssemble(t, def, nil, nil, nil))
+		next := rec.Clone()
+		h3, ix2, cfg3 := driver.RefValue("c", 3), driver.RefValue("i", 2), driver.Value{V: 3, Payload: driver.Object{"k": "w"}}
+		next.Head, next.Index, next.Config = &h3, &ix2, &cfg3
+		var others []*File
+		for _, p := range []Part{HeadPart, IndexPart, ConfigPart} {
+			b, err := Encode(next, EncodeOptions{Dialect: d, Parts: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			others = append(others, mustDecode(t, string(b)))
+		}
+		assertSameRecord(t, next, mustAssemble(t, def, others...))
+	}
+}

@@ -210,7 +210,8 @@ func TestEmptyFileIsAbsent(t *testing.T) {
 }
 
 // TestDebrisIgnored: temp and lock files, and foreign files, are not
-// records; a delete clears the record's own debris and empty directories.
+// records; a delete clears the defining file and its own debris, and
+// leaves each other file of the record as a tombstone (see docs/fs.md).
 func TestDebrisIgnored(t *testing.T) {
 	for name, opts := range layouts {
 		t.Run(name, func(t *testing.T) {
@@ -222,9 +223,9 @@ func TestDebrisIgnored(t *testing.T) {
 				t.Fatal(err)
 			}
 			sub := filepath.Join(dir, "ns@v2", "x", "db")
-			debris := []string{"main.json.0123456789abcdef.tmp", "main.json.lock", "main.index.json.00000000000000ff.tmp", "notes.txt"}
+			def, debris := "main.json", []string{"main.json.0123456789abcdef.tmp", "main.json.lock", "main.index.json.00000000000000ff.tmp", "notes.txt"}
 			if name == "C" {
-				debris = []string{"main.status.json.0123456789abcdef.tmp", "main.config.json.lock", "main.head.json.fedcba9876543210.tmp", "notes.txt"}
+				def, debris = "main.status.json", []string{"main.status.json.0123456789abcdef.tmp", "main.config.json.lock", "main.head.json.fedcba9876543210.tmp", "notes.txt"}
 			}
 			for _, f := range debris {
 				_ = os.WriteFile(filepath.Join(sub, f), []byte("{garbage"), 0o644)
@@ -235,18 +236,32 @@ func TestDebrisIgnored(t *testing.T) {
 			if err := d.Delete(ctx, pid("x/db")); err != nil {
 				t.Fatal(err)
 			}
-			if got := files(t, dir); strings.Join(got, " ") != "ns@v2/x/db/notes.txt" {
-				t.Fatalf("after delete: %q", got)
-			}
-			_ = os.Remove(filepath.Join(sub, "notes.txt"))
-			mustCreate(t, d, "y")
-			if err := d.Delete(ctx, pid("y")); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "ns@v2", "y")); !os.IsNotExist(err) {
-				t.Errorf("empty directory left: %v", err)
+			checkPurged(t, dir, "ns@v2/x/db/"+def)
+			if recs := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true}); len(recs) != 0 {
+				t.Fatalf("list after delete: %v", recs)
 			}
 		})
+	}
+}
+
+// checkPurged: the defining file and its temp and lock files are gone, and
+// every other record file left is a tombstone.
+func checkPurged(t *testing.T, dir, def string) {
+	t.Helper()
+	for _, f := range files(t, dir) {
+		if strings.HasPrefix(f, def) {
+			t.Errorf("after delete: %s left", f)
+		}
+		if !strings.HasSuffix(f, ".json") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := jsonld.Decode(data); err != nil || !doc.Purged {
+			t.Errorf("after delete: %s is not a tombstone (%v): %s", f, err, data)
+		}
 	}
 }
 
@@ -278,13 +293,16 @@ func TestNoFilesForUnknownIDs(t *testing.T) {
 	}
 }
 
-// TestLayoutMismatch: a store of one layout opened as the other is an
-// error, not an empty store.
+// TestLayoutMismatch: a store of one layout opened as the other lists its
+// records as failures naming the layout, not as an empty store.
 func TestLayoutMismatch(t *testing.T) {
 	dir := t.TempDir()
 	mustCreate(t, open(t, dir, nsfs.Options{Layout: nsfs.LayoutC}), "db")
-	_, err := open(t, dir, nsfs.Options{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
-	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), "layout=c") {
+	p, err := open(t, dir, nsfs.Options{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
+	if err != nil || len(p.Records) != 0 || len(p.Failed) != 1 {
+		t.Fatalf("list: %+v, %v; want one failure", p, err)
+	}
+	if err := p.Failed[0]; !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), "layout=c") {
 		t.Fatalf("list: %v", err)
 	}
 }

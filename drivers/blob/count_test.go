@@ -6,7 +6,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 func TestRequestCountsGCS(t *testing.T)   { testRequestCounts(t, gcsServer(t)) }
@@ -21,7 +20,7 @@ func testRequestCounts(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	ctx := context.Background()
 	cnt, hc := newCounter()
-	opts := blob.Options{Layout: layout.B}
+	opts := blob.Config{Layout: driver.LayoutB}
 	id := driver.ID{Name: "db", Branch: "main"}
 	if err := openDriver(t, s, bucket, opts, nil).Create(ctx, driver.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func BenchmarkPush(b *testing.B) {
 	backends := map[string]func(b *testing.B) driver.Driver{
 		"mem": func(*testing.B) driver.Driver { return mem.NewStore().Open() },
 		"fs": func(b *testing.B) driver.Driver {
-			d, err := fs.Open(b.TempDir(), fs.Options{})
+			d, err := fs.Open(context.Background(), fs.Config{Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -64,7 +64,7 @@ func TestConformanceMemPolled(t *testing.T) {
 
 func TestConformanceFS(t *testing.T) {
 	conformance.Run(t, harness(func(t *testing.T) driver.Driver {
-		d, err := fs.Open(t.TempDir(), fs.Options{Layout: fs.LayoutB})
+		d, err := fs.Open(context.Background(), fs.Config{Dir: t.TempDir(), Layout: fs.LayoutB})
 		if err != nil {
 			t.Fatal(err)
 		}

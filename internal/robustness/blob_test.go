@@ -10,7 +10,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -40,7 +39,7 @@ func TestLinearizableGCS(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return blob.Open(ctx, b, blob.Options{Layout: layout.B})
+		return blob.OpenBucket(ctx, b, blob.Config{Layout: driver.LayoutB})
 	}
 	runChecked(t, open, workload(8), false)
 }

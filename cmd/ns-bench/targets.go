@@ -137,7 +137,7 @@ func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.EnsureTable(ctx); err != nil {
+	if err := d.Provision(ctx); err != nil {
 		return nil, err
 	}
 	raw := d.Client()

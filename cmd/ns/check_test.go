@@ -271,7 +271,7 @@ func TestCheckLockModeOnStoreIgnoringPreconditions(t *testing.T) {
 	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
 	proxy := testenv.S3IgnoringPreconditions(t, endpoint, creds)
 	lc := s3etag.LockConfig{Table: "ns-check-locks-" + randomHex(4), Region: "us-east-1", Endpoint: dynamo, Credentials: creds}
-	if err := s3etag.EnsureLockTable(context.Background(), lc); err != nil {
+	if err := lc.Provision(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	lock := "dynamodb://" + lc.Table + "?region=us-east-1&endpoint=" + url.QueryEscape(dynamo)

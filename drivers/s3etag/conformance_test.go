@@ -69,7 +69,7 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: timeout, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
-	if err := s3etag.EnsureLockTable(context.Background(), *lc); err != nil {
+	if err := lc.Provision(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return lc

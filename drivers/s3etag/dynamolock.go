@@ -133,16 +133,18 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	return dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(lc.Endpoint, httpClient, retryer)), nil
 }
 
-// EnsureLockTable creates the lock table (on-demand billing, TTL on "ttl")
-// unless it exists, and waits until it is active.
-func EnsureLockTable(ctx context.Context, lc LockConfig) error {
+// Provision implements driver.Provisioner: it creates the lock table
+// (on-demand billing, TTL on "ttl") unless it exists, and waits until it is
+// active. It needs dynamodb:CreateTable, dynamodb:DescribeTable and
+// dynamodb:UpdateTimeToLive.
+func (lc LockConfig) Provision(ctx context.Context) error {
 	client, err := NewLockClient(ctx, lc)
 	if err != nil {
 		return err
 	}
 	created, err := awsconf.EnsureTable(ctx, client, lockTableInput(lc.Table), nil)
 	if err != nil {
-		return lockFail(fmt.Sprintf("ensure lock table %s", lc.Table), lc.Table, err)
+		return lockFail(fmt.Sprintf("provision lock table %s", lc.Table), lc.Table, err)
 	}
 	if created {
 		_, _ = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &lc.Table,
@@ -166,7 +168,7 @@ func lockFail(op, table string, err error) error {
 	case driver.Throttled:
 		return fmt.Errorf("s3: lock: %s: %w: %w", op, driver.ErrThrottled, err)
 	case driver.NotProvisioned:
-		return fmt.Errorf("s3: lock: %s: %w: lock table %q does not exist; create it with `ns table create` or EnsureLockTable: %w",
+		return fmt.Errorf("s3: lock: %s: %w: lock table %q does not exist; create it with `ns table create` or Provision: %w",
 			op, driver.ErrNotProvisioned, table, err)
 	case driver.PermissionDenied:
 		return fmt.Errorf("s3: lock: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on lock table %q; grant it: %w",

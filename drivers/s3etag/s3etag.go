@@ -108,7 +108,11 @@ type Driver struct {
 	probed ProbeResult
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Provisioner = (*Driver)(nil)
+	_ driver.Provisioner = LockConfig{}
+)
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional
 // writes (see the package doc) and returns the driver. It returns an error
@@ -216,6 +220,17 @@ func ParseURL(u *url.URL) (Config, error) {
 		return bad("no bucket (s3://BUCKET/PREFIX)")
 	}
 	return cfg, nil
+}
+
+// Provision implements driver.Provisioner: with the DynamoDB lock protocol
+// it creates the lock table (LockConfig.Provision); otherwise there is
+// nothing to create (the bucket must exist: the probe on Open writes to it)
+// and it returns nil.
+func (d *Driver) Provision(ctx context.Context) error {
+	if d.cfg.Lock == nil {
+		return nil
+	}
+	return d.cfg.Lock.Provision(ctx)
 }
 
 // Client returns the S3 client the driver uses.

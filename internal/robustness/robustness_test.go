@@ -107,7 +107,7 @@ func TestLinearizableS3LockMode(t *testing.T) {
 		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: 2 * time.Second, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
-	if err := s3etag.EnsureLockTable(context.Background(), *cfg.Lock); err != nil {
+	if err := cfg.Lock.Provision(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(6), false)
@@ -153,7 +153,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.EnsureTable(ctx); err != nil {
+	if err := d.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
 	testenv.DropTable(t, d.Client(), cfg.Table)

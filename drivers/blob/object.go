@@ -3,7 +3,6 @@ package blob
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -132,11 +131,4 @@ func maybeApplied(err error) bool {
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&
 		!errors.Is(err, driver.ErrInternal) && !errors.Is(err, driver.ErrUnsupported)
-}
-
-// token returns a random hex token.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
 }

@@ -36,13 +36,9 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if opts.Kind != "" && !opts.Kind.Valid() {
 		return nil, fmt.Errorf("docstore: %w: kind %q", driver.ErrInvalidArgument, opts.Kind)
 	}
-	after, err := pagetoken.Decode(opts.PageToken)
+	after, size, err := pagetoken.Start(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
-	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
 	}
 	metas, more, err := d.listMetas(ctx, opts, after, size)
 	if err != nil {

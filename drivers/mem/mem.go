@@ -232,7 +232,7 @@ const DefaultPageSize = 100
 // List implements driver.Driver. The page token is the last ID of the
 // previous page, so pages stay correct while records are added or removed.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := pagetoken.Decode(opts.PageToken)
+	after, size, err := pagetoken.Start(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -249,10 +249,6 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 	}
 	sort.Slice(match, func(i, j int) bool { return match[i].String() < match[j].String() })
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
 	page := &driver.Page{}
 	for i, id := range match {
 		if i == size {

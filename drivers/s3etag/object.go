@@ -3,7 +3,6 @@ package s3etag
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -184,13 +183,6 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 // sent, or the attempt timed out), or S3 answered with a 5xx.
 func maybeApplied(err error) bool {
 	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
-}
-
-// token returns a random hex token.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
 }
 
 // noRetryIfMaybeApplied stops the SDK from retrying a conditional write

@@ -23,7 +23,6 @@ package objstore
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -242,8 +241,4 @@ func normTag(t string) string {
 }
 
 // token returns a random hex token.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
-}
+func token() string { return Token() }

@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cli"
 )
 
 // migrate runs the copy (or plan) pass and then, if asked, the verify pass.
@@ -33,7 +34,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 	}
 	if o.resume != "" {
 		if o.sel.done, err = readDone(o.resume); err != nil {
-			return false, usageError{err.Error()}
+			return false, cli.UsageError{Msg: err.Error()}
 		}
 	}
 	rep, err := o.openReport()

@@ -79,7 +79,7 @@ func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
 				return err
 			}
 		}
-		err = d.del(ctx, key, ifMatch(tag))
+		err = d.del(ctx, key, objstore.IfMatch(tag))
 		switch {
 		case err == nil:
 			reaches = true

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
 // Defaults of LockConfig, those of object_store's DynamoCommit.
@@ -199,7 +200,7 @@ type lease struct {
 // the protocol says: take the lock record (path, etag), check pc with a
 // HEAD under it, write within the lease, release. It returns errPrecondition
 // or errMissing when pc fails.
-func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc precond, op func(context.Context) error) error {
+func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc objstore.Precondition, op func(context.Context) error) error {
 	path, sk := LockKey(l.bucket, d.key(key), pc.Tag)
 	gen, acquired, err := l.acquire(ctx, d, key, path, sk, pc)
 	if err != nil {
@@ -215,7 +216,7 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 }
 
 // checkPrecond checks pc against key's current ETag.
-func checkPrecond(ctx context.Context, d *Driver, key string, pc precond) error {
+func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {
 	etag, err := d.head(ctx, key)
 	switch {
 	case err != nil:
@@ -234,7 +235,7 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc precond) error 
 // taking it over (generation + 1) once its timeout × skew rate has passed
 // since it was first seen. While waiting it re-checks pc, so a holder's
 // successful write ends the wait with a failed precondition.
-func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc precond) (int64, time.Time, error) {
+func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc objstore.Precondition) (int64, time.Time, error) {
 	var held *lease
 	for {
 		takeover := held != nil && time.Since(held.seen) > held.timeout*time.Duration(l.cfg.SkewRate)

@@ -288,7 +288,7 @@ func TestURLs(t *testing.T) {
 			_ = d.Close()
 		}
 	}
-	u, err := collectionURL(mustParse(t, "docstore+dynamodb://tbl?region=r"))
+	u, err := collectionURL(mustParse(t, "dynamodb://tbl?region=r"))
 	if err != nil {
 		t.Fatal(err)
 	}

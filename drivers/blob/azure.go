@@ -13,6 +13,7 @@ import (
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	gblob "gocloud.dev/blob"
+
 	"nameservice.dev/nameservice/internal/objstore"
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"cloud.google.com/go/storage"
 	gblob "gocloud.dev/blob"
+
 	"nameservice.dev/nameservice/internal/objstore"
 )
 

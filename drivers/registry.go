@@ -127,6 +127,12 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 	return d, nil
 }
 
+// BadURL returns the error with which the driver called name refuses u:
+// it wraps driver.ErrInvalidArgument and shows u with its secrets redacted.
+func BadURL(name string, u *url.URL, format string, args ...any) error {
+	return fmt.Errorf("%s: %w: URL %q: %s", name, driver.ErrInvalidArgument, Redact(u), fmt.Sprintf(format, args...))
+}
+
 // checkQuery refuses a query that does not parse or names a parameter twice:
 // every driver would otherwise take one of the values and drop the other.
 func checkQuery(u *url.URL) error {

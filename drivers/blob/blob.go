@@ -181,7 +181,7 @@ var gocloudParams = map[string][]string{
 func ParseURL(u *url.URL) (Config, error) {
 	scheme := strings.ToLower(u.Scheme)
 	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("blob: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+		return Config{}, drivers.BadURL("blob", u, format, args...)
 	}
 	known, ok := gocloudParams[scheme]
 	switch {

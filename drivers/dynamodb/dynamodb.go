@@ -215,7 +215,7 @@ var urlParams = awsconf.Known("retry_limiter", "list_parallel")
 // or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("dynamodb: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+		return Config{}, drivers.BadURL("dynamodb", u, format, args...)
 	}
 	p, err := awsconf.ParseParams(u, urlParams)
 	if err != nil {

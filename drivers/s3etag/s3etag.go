@@ -188,7 +188,7 @@ var urlParams = awsconf.Known(append([]string{"path_style", "unsafe", "lock"}, o
 // endpoint is given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("s3: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+		return Config{}, drivers.BadURL("s3", u, format, args...)
 	}
 	p, err := awsconf.ParseParams(u, urlParams)
 	if err != nil {

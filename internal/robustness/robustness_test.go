@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	_ "nameservice.dev/nameservice/drivers/docstore" // docstore+ URLs
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"

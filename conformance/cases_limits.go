@@ -39,14 +39,7 @@ var _ = addGroup("Limits",
 		typ := strings.Repeat("t", driver.MaxSourceTypeBytes)
 		cfg := deepPayload(driver.MaxPayloadDepth, driver.MaxPayloadBytes)
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), typ, deps, cfg))
-		iaddr := strings.Repeat("i", driver.MaxAddressBytes)
-		e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id("gs"), 1, iaddr))
-		st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
-		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("gs"), status(1, "ready", nil), st))
-		rec := e.lookup("gs")
-		if b := mustJSON(e, rec); len(b) > driver.MaxRecordBytes {
-			e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), driver.MaxRecordBytes)
-		}
+		rec := fillToLimits(e, "gs")
 		if rec.SourceType != typ || len(rec.Dependencies) != len(deps) {
 			e.t.Fatalf("graph source read back with type %.20q... and %d dependencies, want %d", rec.SourceType, len(rec.Dependencies), len(deps))
 		}
@@ -102,14 +95,7 @@ var _ = addGroup("Limits",
 		e.graphSource("gs", nameservice.Object{"k": json.Number("1")})
 		err := e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:VectorIndex", nil, nameservice.Object{"k": json.Number("2")})
 		e.wantErr(err, nameservice.ErrAlreadyExists)
-		iaddr := strings.Repeat("i", driver.MaxAddressBytes)
-		e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id("gs"), 1, iaddr))
-		st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
-		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("gs"), status(1, "ready", nil), st))
-		rec := e.lookup("gs")
-		if b := mustJSON(e, rec); len(b) > driver.MaxRecordBytes {
-			e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), driver.MaxRecordBytes)
-		}
+		rec := fillToLimits(e, "gs")
 		if rec.SourceType != "db:Bm25Index" {
 			e.t.Fatalf("source type = %q after a refused re-publish, want db:Bm25Index", rec.SourceType)
 		}
@@ -183,4 +169,19 @@ func (e *env) wantSame(name string, want *nameservice.Record) {
 	if got := mustJSON(e, e.lookup(name)); string(got) != string(mustJSON(e, want)) {
 		e.t.Fatalf("%s changed after refused writes:\n%s\nwant\n%s", name, got, mustJSON(e, want))
 	}
+}
+
+// fillToLimits publishes graph source name's index at the longest address
+// and pushes its status at the largest payload, then returns the record,
+// failing the test when its JSON is over MaxRecordBytes.
+func fillToLimits(e *env, name string) *nameservice.Record {
+	iaddr := strings.Repeat("i", driver.MaxAddressBytes)
+	e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id(name), 1, iaddr))
+	st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
+	e.applied(st)(e.ns.PushStatus(e.ctx, e.id(name), status(1, "ready", nil), st))
+	rec := e.lookup(name)
+	if b := mustJSON(e, rec); len(b) > driver.MaxRecordBytes {
+		e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), driver.MaxRecordBytes)
+	}
+	return rec
 }

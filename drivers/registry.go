@@ -1,6 +1,25 @@
 // Package drivers maps URL schemes to driver openers. Each driver package
 // registers its scheme in an init function; importing the driver (or
 // drivers/all) makes its URLs openable with Open.
+//
+// # The shape of a driver package
+//
+// Every driver package under drivers/ has the same shape, as gocloud.dev's
+// blob drivers do:
+//
+//   - Scheme, the URL scheme it registers (or one constant per scheme when
+//     it registers several: blob's SchemeGCS and SchemeAzure, remote's
+//     Scheme and SchemeTLS; docstore registers SchemePrefix followed by each
+//     gocloud docstore scheme);
+//   - Config, every option of the driver, of types a user can name;
+//   - Open(ctx, Config) (*Driver, error);
+//   - ParseURL(*url.URL) (Config, error), the Config a URL describes;
+//   - the registered opener, Opens(ParseURL, Open).
+//
+// A package may add a secondary constructor over a client the caller
+// already holds (dynamodb.OpenClient, docstore.OpenCollection,
+// blob.OpenBucket, mem.NewStore). A driver whose backend needs resources
+// created first implements driver.Provisioner.
 package drivers
 
 import (
@@ -19,6 +38,24 @@ import (
 // returns an error wrapping driver.ErrInvalidArgument for a malformed URL; its
 // errors must not contain the URL's credentials.
 type Opener func(ctx context.Context, u *url.URL) (driver.Driver, error)
+
+// Opens returns the Opener of a driver package of the common shape (see
+// the package doc): parse the URL into the package's Config, then open it.
+// Every built-in driver registers its schemes with it, so that opening by
+// URL and opening by Config can never disagree.
+func Opens[C any, D driver.Driver](parse func(*url.URL) (C, error), open func(context.Context, C) (D, error)) Opener {
+	return func(ctx context.Context, u *url.URL) (driver.Driver, error) {
+		cfg, err := parse(u)
+		if err != nil {
+			return nil, err
+		}
+		d, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err // not a nil *Driver in a non-nil interface
+		}
+		return d, nil
+	}
+}
 
 var (
 	mu      sync.RWMutex
@@ -88,6 +125,12 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 		return nil, Scrub(err, Secrets(u)...)
 	}
 	return d, nil
+}
+
+// BadURL returns the error with which the driver called name refuses u:
+// it wraps driver.ErrInvalidArgument and shows u with its secrets redacted.
+func BadURL(name string, u *url.URL, format string, args ...any) error {
+	return fmt.Errorf("%s: %w: URL %q: %s", name, driver.ErrInvalidArgument, Redact(u), fmt.Sprintf(format, args...))
 }
 
 // checkQuery refuses a query that does not parse or names a parameter twice:

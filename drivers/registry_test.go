@@ -61,3 +61,44 @@ func TestMalformedURLHidesCredentials(t *testing.T) {
 		}
 	}
 }
+
+// shapeDriver is a driver of the common shape for TestOpens; only its
+// identity matters.
+type shapeDriver struct{ driver.Driver }
+
+type shapeConfig struct{ name string }
+
+// TestOpens checks the opener every driver registers: ParseURL's Config
+// reaches Open, a ParseURL error stops before Open, and an Open error gives
+// a nil driver.Driver, not a nil *Driver inside an interface.
+func TestOpens(t *testing.T) {
+	ctx := context.Background()
+	errParse, errOpen := errors.New("parse"), errors.New("open")
+	var opened []string
+	parse := func(u *url.URL) (shapeConfig, error) {
+		if u.Host == "bad" {
+			return shapeConfig{}, errParse
+		}
+		return shapeConfig{name: u.Host}, nil
+	}
+	open := func(_ context.Context, c shapeConfig) (*shapeDriver, error) {
+		opened = append(opened, c.name)
+		if c.name == "fails" {
+			return nil, errOpen
+		}
+		return &shapeDriver{}, nil
+	}
+	opener := Opens(parse, open)
+	if d, err := opener(ctx, &url.URL{Scheme: "x", Host: "ok"}); err != nil || d == nil {
+		t.Fatalf("ok: %v %v", d, err)
+	}
+	if d, err := opener(ctx, &url.URL{Scheme: "x", Host: "bad"}); !errors.Is(err, errParse) || d != nil {
+		t.Fatalf("bad: %v %v, want the parse error and no driver", d, err)
+	}
+	if d, err := opener(ctx, &url.URL{Scheme: "x", Host: "fails"}); !errors.Is(err, errOpen) || d != nil {
+		t.Fatalf("fails: %#v %v, want the open error and a nil interface", d, err)
+	}
+	if strings.Join(opened, ",") != "ok,fails" {
+		t.Fatalf("Open saw %v, want ok,fails (never the URL ParseURL refused)", opened)
+	}
+}

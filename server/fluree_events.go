@@ -82,25 +82,10 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	keep := time.NewTicker(s.opts.KeepAlive)
-	defer keep.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-keep.C:
-			if st.sse.Comment("") != nil {
-				return
-			}
-		case ev, ok := <-feed:
-			if !ok || ev.Err != nil {
-				return // the client reconnects and gets the records again
-			}
-			if !st.change(ctx, ev) {
-				return
-			}
-		}
-	}
+	s.pump(ctx, st.sse, feed, func(ev driver.Event) bool {
+		// On a feed error the client reconnects and gets the records again.
+		return ev.Err == nil && st.change(ctx, ev)
+	})
 }
 
 func parseEventsQuery(r *http.Request) (*eventsQuery, error) {

@@ -59,7 +59,7 @@ func TestPathEncoding(t *testing.T) {
 
 func mustOpen(t *testing.T, url string) *remote.Driver {
 	t.Helper()
-	d, err := remote.Open(remote.Config{BaseURL: url})
+	d, err := remote.Open(context.Background(), remote.Config{BaseURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

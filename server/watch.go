@@ -83,6 +83,28 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if sse.Event(nswire.EventSynced, "", []byte("{}")) != nil {
 		return
 	}
+	s.pump(ctx, sse, feed, func(ev driver.Event) bool {
+		if ev.Err != nil {
+			_, b := errorBody(ev.Err)
+			_ = sse.Event(nswire.EventError, "", b)
+			return false
+		}
+		if !p.CanRead(ev.ID.String()) {
+			return true
+		}
+		c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
+		if !ev.Deleted {
+			v := ev.New
+			c.Concern, c.New = ev.Concern.String(), &v
+		}
+		return sse.Event(nswire.EventChange, "", marshal(c)) == nil
+	})
+}
+
+// pump writes a keep-alive comment every KeepAlive and hands each event of
+// feed to handle, until ctx ends, the feed closes, a write fails or handle
+// returns false.
+func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, feed <-chan driver.Event, handle func(driver.Event) bool) {
 	keep := time.NewTicker(s.opts.KeepAlive)
 	defer keep.Stop()
 	for {
@@ -94,23 +116,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case ev, ok := <-feed:
-			if !ok {
-				return
-			}
-			if ev.Err != nil {
-				_, b := errorBody(ev.Err)
-				_ = sse.Event(nswire.EventError, "", b)
-				return
-			}
-			if !p.CanRead(ev.ID.String()) {
-				continue
-			}
-			c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
-			if !ev.Deleted {
-				v := ev.New
-				c.Concern, c.New = ev.Concern.String(), &v
-			}
-			if sse.Event(nswire.EventChange, "", marshal(c)) != nil {
+			if !ok || !handle(ev) {
 				return
 			}
 		}

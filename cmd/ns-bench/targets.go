@@ -69,18 +69,19 @@ func randomHex(n int) string {
 var creds = credentials.NewStaticCredentialsProvider("test", "test", "")
 
 // fsTarget measures the filesystem driver in a new temporary directory.
-func fsTarget(l fs.Options, name string) (*target, error) {
+func fsTarget(l fs.Config, name string) (*target, error) {
 	dir, err := os.MkdirTemp("", "ns-bench-")
 	if err != nil {
 		return nil, err
 	}
+	l.Dir = dir
 	file := filepath.Join(dir, "ns@v2", "bench", "push", "main.json")
 	if l.Layout == fs.LayoutC {
 		file = filepath.Join(dir, "ns@v2", "bench", "push", "main.head.json")
 	}
 	return &target{
 		name:     name,
-		open:     func(context.Context) (driver.Driver, error) { return fs.Open(dir, l) },
+		open:     func(ctx context.Context) (driver.Driver, error) { l.Dir = dir; return fs.Open(ctx, l) },
 		baseline: "write + fsync + rename + dir fsync",
 		prepareBatch: func(_ context.Context, data []byte) (func(context.Context, int) error, error) {
 			return rawFile(dir, data)
@@ -136,7 +137,7 @@ func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.EnsureTable(ctx); err != nil {
+	if err := d.Provision(ctx); err != nil {
 		return nil, err
 	}
 	raw := d.Client()

@@ -126,7 +126,7 @@ func rawLoop(b *testing.B, endpoint string, n int) time.Duration {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.EnsureTable(ctx); err != nil {
+	if err := d.Provision(ctx); err != nil {
 		b.Fatal(err)
 	}
 	client, err := dynamodb.NewClient(ctx, dynamodb.Config{Table: table, Endpoint: endpoint})

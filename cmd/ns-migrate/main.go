@@ -19,13 +19,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"nameservice.dev/nameservice"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/internal/cli"
 )
 
 // Exit codes.
@@ -35,23 +33,9 @@ const (
 	exitUsage = 2
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once
-	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
-// usageError is a mistake in the command line (exit 2).
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+var usagef = cli.Usagef
 
 // options are the parsed command line.
 type options struct {
@@ -108,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usageError{err.Error()}
+		return nil, cli.UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
@@ -151,9 +135,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ok, err := migrate(ctx, o, stdout, stderr)
-	var ue usageError
 	switch {
-	case errors.As(err, &ue):
+	case cli.IsUsage(err):
 		fmt.Fprintln(stderr, "ns-migrate:", err)
 		return exitUsage
 	case err != nil:

@@ -11,14 +11,9 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cli"
 )
-
-// tableMaker is the optional capability of a driver whose backend needs a
-// table created first (DynamoDB's EnsureTable). Reaching it by type
-// assertion keeps this command free of backend-specific code.
-type tableMaker interface {
-	EnsureTable(ctx context.Context) error
-}
 
 // migrate runs the copy (or plan) pass and then, if asked, the verify pass.
 // ok is false when a record failed, conflicted or differs, or when the run
@@ -39,7 +34,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 	}
 	if o.resume != "" {
 		if o.sel.done, err = readDone(o.resume); err != nil {
-			return false, usageError{err.Error()}
+			return false, cli.UsageError{Msg: err.Error()}
 		}
 	}
 	rep, err := o.openReport()
@@ -94,12 +89,14 @@ func openSide(ctx context.Context, flagName, rawURL, configFile string) (*namese
 // one page of the target so that a missing table or a wrong endpoint is one
 // clear error before any record is touched.
 func prepareTarget(ctx context.Context, dst *nameservice.NameService, o *options) error {
-	tm, canCreate := dst.Driver().(tableMaker)
+	// driver.Provisioner, found by type assertion, keeps this command free
+	// of backend-specific code.
+	tm, canCreate := dst.Driver().(driver.Provisioner)
 	if o.createTable && !o.dryRun {
 		if !canCreate {
 			return usagef("--create-table: the target's driver has no table to create")
 		}
-		if err := tm.EnsureTable(ctx); err != nil {
+		if err := tm.Provision(ctx); err != nil {
 			return fmt.Errorf("--create-table: %w", err)
 		}
 	}

@@ -136,12 +136,20 @@ complete -F _ns ns
 `
 
 func writeBashCompletion(w io.Writer) error {
+	return writeCompletion(w, bashCompletion, func(name, flags string) string {
+		return fmt.Sprintf("\t\t%s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", name, flags)
+	})
+}
+
+// writeCompletion fills tmpl with the command names and one case line per
+// command, as caseLine writes it from the command and its flags.
+func writeCompletion(w io.Writer, tmpl string, caseLine func(name, flags string) string) error {
 	names, flags := completionWords()
 	var cases strings.Builder
 	for _, n := range names {
-		fmt.Fprintf(&cases, "\t\t%s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", n, strings.Join(flags[n], " "))
+		cases.WriteString(caseLine(n, strings.Join(flags[n], " ")))
 	}
-	_, err := fmt.Fprintf(w, bashCompletion, strings.Join(names, " "), cases.String())
+	_, err := fmt.Fprintf(w, tmpl, strings.Join(names, " "), cases.String())
 	return err
 }
 
@@ -186,11 +194,7 @@ fi
 `
 
 func writeZshCompletion(w io.Writer) error {
-	names, flags := completionWords()
-	var cases strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&cases, "\t\t%s) compadd -- %s ;;\n", n, strings.Join(flags[n], " "))
-	}
-	_, err := fmt.Fprintf(w, zshCompletion, strings.Join(names, " "), cases.String())
-	return err
+	return writeCompletion(w, zshCompletion, func(name, flags string) string {
+		return fmt.Sprintf("\t\t%s) compadd -- %s ;;\n", name, flags)
+	})
 }

@@ -25,9 +25,9 @@ import (
 	"google.golang.org/api/option"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
@@ -190,7 +190,7 @@ func TestCheckDynamoDBFullSuite(t *testing.T) {
 func s3Bucket(t *testing.T, endpoint string) string {
 	t.Helper()
 	bucket := "ns-check-" + randomHex(4)
-	client, err := s3etag.NewClient(context.Background(), s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true, Layout: layout.B})
+	client, err := s3etag.NewClient(context.Background(), s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true, Layout: driver.LayoutB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestCheckLockModeOnStoreIgnoringPreconditions(t *testing.T) {
 	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
 	proxy := testenv.S3IgnoringPreconditions(t, endpoint, creds)
 	lc := s3etag.LockConfig{Table: "ns-check-locks-" + randomHex(4), Region: "us-east-1", Endpoint: dynamo, Credentials: creds}
-	if err := s3etag.EnsureLockTable(context.Background(), lc); err != nil {
+	if err := lc.Provision(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	lock := "dynamodb://" + lc.Table + "?region=us-east-1&endpoint=" + url.QueryEscape(dynamo)

@@ -28,3 +28,21 @@ func TestAgainstDynamoDBLocal(t *testing.T) {
 		t.Fatalf("lookup = %s", out)
 	}
 }
+
+// TestTableCreateDocstore runs `ns table create` on a docstore+dynamodb URL
+// whose table does not exist: before it every command is not provisioned,
+// after it (twice: idempotent) the CLI works.
+func TestTableCreateDocstore(t *testing.T) {
+	endpoint := testenv.DynamoDBEndpoint(t)
+	table := "ns-cli-doc-" + testenv.RandomHex(4)
+	c := &cli{t: t, url: "docstore+dynamodb://" + table + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)}
+	if code, _, errs := c.run("init", "mydb"); code != exitNotProvisioned || !strings.Contains(errs, "ns table create") {
+		t.Fatalf("init before the table exists: exit %d, stderr %q; want exit %d and a hint to run ns table create", code, errs, exitNotProvisioned)
+	}
+	c.want(exitOK, "table", "create")
+	c.want(exitOK, "table", "create")
+	c.want(exitOK, "init", "mydb")
+	if out := c.want(exitOK, "lookup", "mydb", "--json"); !strings.Contains(out, `"id":"mydb:main"`) {
+		t.Fatalf("lookup = %s", out)
+	}
+}

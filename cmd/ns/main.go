@@ -18,11 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"nameservice.dev/nameservice"
+	cmdline "nameservice.dev/nameservice/internal/cli"
 )
 
 // Exit codes.
@@ -40,20 +38,9 @@ const (
 // DefaultURL is used when neither --url, --config nor $NAMESERVICE_URL is given.
 const DefaultURL = "file://./.nameservice"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cmdline.Main(run) }
 
-// errUsage marks a usage error; its message is printed with the command's
-// usage line.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+var usagef = cmdline.Usagef
 
 // errNotApplied is returned by a push that was not applied, after its
 // outcome is printed.
@@ -72,9 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func exitCode(err error) int {
-	var ue usageError
 	switch {
-	case errors.As(err, &ue), errors.Is(err, nameservice.ErrInvalidID), errors.Is(err, nameservice.ErrInvalidArgument):
+	case cmdline.IsUsage(err), errors.Is(err, nameservice.ErrInvalidID), errors.Is(err, nameservice.ErrInvalidArgument):
 		return exitUsage
 	case errors.Is(err, errNotApplied):
 		return exitNotApplied

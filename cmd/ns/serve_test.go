@@ -133,7 +133,7 @@ func TestServeTwoInstancesOneTable(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i := range clients {
-		d, err := remote.Open(remote.Config{BaseURL: servers[i%2].url})
+		d, err := remote.Open(context.Background(), remote.Config{BaseURL: servers[i%2].url})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestServeTwoInstancesOneTable(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	check, err := remote.Open(remote.Config{BaseURL: servers[1].url})
+	check, err := remote.Open(context.Background(), remote.Config{BaseURL: servers[1].url})
 	if err != nil {
 		t.Fatal(err)
 	}

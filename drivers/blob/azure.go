@@ -13,6 +13,8 @@ import (
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	gblob "gocloud.dev/blob"
+
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
 // azure is the Azure Blob Storage backend. A tag is an ETag without quotes.
@@ -50,7 +52,7 @@ func noRetry(ctx context.Context) context.Context {
 // (IfNotExist is gocloud's If-None-Match: *), sizes the block so the upload
 // is one Put Blob, and captures the HTTP response for the new ETag, which
 // gocloud does not return.
-func (*azure) writeOptions(ctx context.Context, pc precond, n int) (context.Context, *gblob.WriterOptions, func() string, error) {
+func (*azure) writeOptions(ctx context.Context, pc objstore.Precondition, n int) (context.Context, *gblob.WriterOptions, func() string, error) {
 	var resp *http.Response
 	ctx = policy.WithCaptureResponse(ctx, &resp)
 	if pc.Conditional() {

@@ -19,14 +19,6 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// precond is the precondition of a write: absent (IfNotExist), a tag (the
-// generation or ETag the object must still have), or neither
-// (unconditional).
-type precond = objstore.Precondition
-
-func ifAbsent() precond          { return objstore.IfAbsent() }
-func ifMatch(tag string) precond { return objstore.IfMatch(tag) }
-
 // backend is what differs between the services: how a tag is read from
 // gocloud's As views, how a write carries its precondition, and how a
 // conditional delete is sent through the service's own client.
@@ -43,7 +35,7 @@ type backend interface {
 	// writeOptions returns the context and options of an upload of n bytes
 	// under pc, and a function returning the new object's tag once the
 	// upload has succeeded. The SDK does not retry a conditional upload.
-	writeOptions(ctx context.Context, pc precond, n int) (context.Context, *gblob.WriterOptions, func() string, error)
+	writeOptions(ctx context.Context, pc objstore.Precondition, n int) (context.Context, *gblob.WriterOptions, func() string, error)
 	// deleteIf removes key if its tag is still tag, without SDK retries.
 	deleteIf(ctx context.Context, key, tag string) error
 }

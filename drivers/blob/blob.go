@@ -40,13 +40,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	gblob "gocloud.dev/blob"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/closed"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -58,23 +57,27 @@ const (
 )
 
 func init() {
-	drivers.Register(SchemeGCS, openURL)
-	drivers.Register(SchemeAzure, openURL)
+	drivers.Register(SchemeGCS, drivers.Opens(ParseURL, Open))
+	drivers.Register(SchemeAzure, drivers.Opens(ParseURL, Open))
 }
 
 // The layouts a bucket can use (those of the filesystem driver).
 const (
-	LayoutB = layout.B
-	LayoutC = layout.C
+	LayoutB = driver.LayoutB
+	LayoutC = driver.LayoutC
 )
 
-// Options configure a Driver. The zero value is layout B, spec dialect, no
-// prefix.
-type Options struct {
+// Config says which bucket Open opens and how records are kept in it. Only
+// BucketURL is required (and OpenBucket ignores it); the rest defaults to
+// layout B, spec dialect, no prefix.
+type Config struct {
+	// BucketURL is gocloud's URL of the bucket: gs://BUCKET or
+	// azblob://CONTAINER with gocloud's own parameters, without a prefix.
+	BucketURL string
 	// Prefix is the key prefix under which ns@v2/ lives ("" or "a/b").
 	Prefix  string
-	Layout  layout.Layout
-	Dialect jsonld.Dialect
+	Layout  driver.Layout
+	Dialect jsonld.Dialect // jsonld.Spec (the default) or jsonld.FlureeV4
 	// ListParallel bounds the objects List reads at once (0:
 	// objstore.DefaultListParallel); URL parameter list_parallel.
 	ListParallel int
@@ -86,11 +89,10 @@ type Options struct {
 type Driver struct {
 	bucket *gblob.Bucket
 	be     backend
-	opts   Options
 	prefix string // "" or ending in "/"
 	*records
 	probed ProbeResult
-	closed atomic.Bool
+	closed closed.Flag
 }
 
 var (
@@ -98,16 +100,50 @@ var (
 	_ driver.Versioner = (*Driver)(nil) // through objstore: a polling watch reads only what changed
 )
 
-// Open returns a driver keeping records in bucket, which must be a gcsblob
-// or azureblob bucket opened without a gocloud prefix (use Options.Prefix).
+// Open opens cfg.BucketURL with gocloud (whose gcsblob and azureblob
+// drivers this package links) and returns OpenBucket's driver over it. It
+// returns an error wrapping driver.ErrUnavailable when the bucket URL does
+// not open, and OpenBucket's errors.
+func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	if err := checkBucketURL(cfg.BucketURL); err != nil {
+		return nil, err
+	}
+	b, err := gblob.OpenBucket(ctx, cfg.BucketURL)
+	if err != nil {
+		return nil, fmt.Errorf("blob: %w: open %s: %v", driver.ErrUnavailable, redacted(cfg.BucketURL), err)
+	}
+	return OpenBucket(ctx, b, cfg)
+}
+
+// checkBucketURL refuses a bucket URL that is not gs:// or azblob://.
+func checkBucketURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || gocloudParams[strings.ToLower(u.Scheme)] == nil || u.Host == "" {
+		return fmt.Errorf("blob: %w: bucket URL %q: want gs://BUCKET or azblob://CONTAINER", driver.ErrInvalidArgument, redacted(raw))
+	}
+	return nil
+}
+
+// redacted returns raw with its secrets hidden, for messages.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return drivers.Redact(u)
+}
+
+// OpenBucket returns a driver keeping records in bucket, which must be a
+// gcsblob or azureblob bucket opened without a gocloud prefix (use
+// Config.Prefix); cfg.BucketURL is not used.
 // The driver owns the bucket from then on: Close closes it. Open probes that
 // the service enforces the preconditions the driver relies on (see Probe).
 // It returns an error wrapping driver.ErrInvalidArgument for bad options,
 // driver.ErrUnsupported for a bucket type or service that cannot carry the
 // preconditions, and driver.ErrUnavailable when the bucket cannot be
 // reached.
-func Open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, error) {
-	d, err := open(ctx, bucket, opts)
+func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error) {
+	d, err := open(ctx, bucket, cfg)
 	if err != nil {
 		_ = bucket.Close()
 		return nil, err
@@ -115,36 +151,22 @@ func Open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, err
 	return d, nil
 }
 
-func open(ctx context.Context, bucket *gblob.Bucket, opts Options) (*Driver, error) {
-	if err := checkOptions(&opts); err != nil {
+func open(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error) {
+	oc, err := objstore.NewConfig("blob", objstore.FileOptions{Layout: cfg.Layout, Dialect: cfg.Dialect, ListParallel: cfg.ListParallel})
+	if err != nil {
 		return nil, err
 	}
 	be, err := newBackend(bucket)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{bucket: bucket, be: be, opts: opts, prefix: opts.Prefix}
-	d.records = objstore.New(d.store(), objstore.Config{Name: be.name(), Layout: opts.Layout, Dialect: opts.Dialect, RetryThrottled: true,
-		ListParallel: opts.ListParallel})
+	oc.Name, oc.RetryThrottled = be.name(), true
+	d := &Driver{bucket: bucket, be: be, prefix: objstore.KeyPrefix(cfg.Prefix)}
+	d.records = objstore.New(d.store(), oc)
 	if err := d.probe(ctx); err != nil {
 		return nil, err
 	}
 	return d, nil
-}
-
-func checkOptions(opts *Options) error {
-	if opts.Layout != layout.B && opts.Layout != layout.C {
-		return fmt.Errorf("blob: %w: unknown layout %d", driver.ErrInvalidArgument, opts.Layout)
-	}
-	var err error
-	if opts.Dialect, err = jsonld.ParseDialect(string(opts.Dialect)); err != nil {
-		return fmt.Errorf("blob: %w", err)
-	}
-	opts.Prefix = strings.Trim(opts.Prefix, "/")
-	if opts.Prefix != "" {
-		opts.Prefix += "/"
-	}
-	return nil
 }
 
 // gocloudParams are the URL parameters gocloud's openers accept, by scheme.
@@ -153,30 +175,16 @@ var gocloudParams = map[string][]string{
 	SchemeAzure: {"domain", "protocol", "cdn", "localemu", "storage_account"},
 }
 
-// ownParams are the URL parameters of this driver.
-var ownParams = []string{"layout", "dialect", "list_parallel"}
-
-func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
-	bucketURL, opts, err := ParseURL(u)
-	if err != nil {
-		return nil, err
-	}
-	b, err := gblob.OpenBucket(ctx, bucketURL)
-	if err != nil {
-		return nil, fmt.Errorf("blob: %w: open %s: %v", driver.ErrUnavailable, drivers.Redact(u), err)
-	}
-	return Open(ctx, b, opts)
-}
-
-// ParseURL splits a gs:// or azblob:// nameservice URL into the gocloud
-// bucket URL (scheme, bucket and gocloud's parameters) and the driver's
-// options (the path as prefix, layout, dialect). It returns an error
-// wrapping driver.ErrInvalidArgument for credentials in the URL, an unknown
+// ParseURL returns the Config a gs:// or azblob:// nameservice URL
+// describes: the gocloud bucket URL (scheme, bucket and gocloud's
+// parameters) and the driver's options (the path as prefix, layout,
+// dialect, list_parallel). It returns an error wrapping
+// driver.ErrInvalidArgument for credentials in the URL, an unknown
 // parameter or a malformed value.
-func ParseURL(u *url.URL) (string, Options, error) {
+func ParseURL(u *url.URL) (Config, error) {
 	scheme := strings.ToLower(u.Scheme)
-	bad := func(format string, args ...any) (string, Options, error) {
-		return "", Options{}, fmt.Errorf("blob: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+	bad := func(format string, args ...any) (Config, error) {
+		return Config{}, drivers.BadURL("blob", u, format, args...)
 	}
 	known, ok := gocloudParams[scheme]
 	switch {
@@ -191,26 +199,19 @@ func ParseURL(u *url.URL) (string, Options, error) {
 	rest := url.Values{}
 	for k, v := range q {
 		switch {
-		case slices.Contains(ownParams, k):
+		case slices.Contains(objstore.FileParams, k):
 		case slices.Contains(known, k):
 			rest[k] = v
 		default:
-			return bad("unknown parameter %q (known: %s)", k, strings.Join(append(slices.Clone(ownParams), known...), ", "))
+			return bad("unknown parameter %q (known: %s)", k, strings.Join(slices.Concat(objstore.FileParams, known), ", "))
 		}
 	}
-	opts := Options{Prefix: u.Path, Dialect: jsonld.Dialect(q.Get("dialect"))}
-	var err error
-	if opts.Layout, err = layout.Parse(q.Get("layout")); err != nil {
-		return "", Options{}, fmt.Errorf("blob: %w", err)
-	}
-	if _, err := jsonld.ParseDialect(string(opts.Dialect)); err != nil {
-		return "", Options{}, fmt.Errorf("blob: %w", err)
-	}
-	if opts.ListParallel, err = objstore.ParseListParallel(q.Get("list_parallel")); err != nil {
-		return "", Options{}, fmt.Errorf("blob: %w", err)
+	fo, err := objstore.ParseFileParams(q)
+	if err != nil {
+		return Config{}, fmt.Errorf("blob: %w", err)
 	}
 	b := url.URL{Scheme: scheme, Host: u.Host, RawQuery: rest.Encode()}
-	return b.String(), opts, nil
+	return Config{BucketURL: b.String(), Prefix: u.Path, Layout: fo.Layout, Dialect: fo.Dialect, ListParallel: fo.ListParallel}, nil
 }
 
 // Bucket returns the gocloud bucket the driver uses.
@@ -224,7 +225,7 @@ func (d *Driver) key(k string) string { return d.prefix + k }
 
 // Close implements driver.Driver: it closes the bucket.
 func (d *Driver) Close() error {
-	if d.closed.Swap(true) {
+	if !d.closed.Close() {
 		return nil
 	}
 	_ = d.records.Close()

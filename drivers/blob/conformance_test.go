@@ -14,19 +14,19 @@ import (
 // its tests by ID prefix); every client is an independent driver on a
 // bucket handle and SDK client of its own, with its own cache, as another
 // process would be.
-func harness(t *testing.T, s *server, l layout.Layout) conformance.Harness {
+func harness(t *testing.T, s *server, l driver.Layout) conformance.Harness {
 	bucket := s.newBucket(t)
-	opts := blob.Options{Prefix: "suite", Layout: l}
+	opts := blob.Config{Prefix: "suite", Layout: l}
 	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		open := func(ctx context.Context) (driver.Driver, error) {
 			b, err := s.open(ctx, bucket, nil)
 			if err != nil {
 				return nil, err
 			}
-			return blob.Open(ctx, b, opts)
+			return blob.OpenBucket(ctx, b, opts)
 		}
 		corrupt := func(ctx context.Context, id driver.ID) error {
-			files, err := l.Files(id)
+			files, err := layout.Layout(l).Files(id)
 			if err != nil {
 				return err
 			}
@@ -42,17 +42,17 @@ func harness(t *testing.T, s *server, l layout.Layout) conformance.Harness {
 }
 
 func TestConformanceGCSLayoutB(t *testing.T) {
-	conformance.Run(t, harness(t, gcsServer(t), layout.B))
+	conformance.Run(t, harness(t, gcsServer(t), driver.LayoutB))
 }
 
 func TestConformanceGCSLayoutC(t *testing.T) {
-	conformance.Run(t, harness(t, gcsServer(t), layout.C))
+	conformance.Run(t, harness(t, gcsServer(t), driver.LayoutC))
 }
 
 func TestConformanceAzureLayoutB(t *testing.T) {
-	conformance.Run(t, harness(t, azureServer(t), layout.B))
+	conformance.Run(t, harness(t, azureServer(t), driver.LayoutB))
 }
 
 func TestConformanceAzureLayoutC(t *testing.T) {
-	conformance.Run(t, harness(t, azureServer(t), layout.C))
+	conformance.Run(t, harness(t, azureServer(t), driver.LayoutC))
 }

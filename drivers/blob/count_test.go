@@ -6,7 +6,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 func TestRequestCountsGCS(t *testing.T)   { testRequestCounts(t, gcsServer(t)) }
@@ -23,7 +22,7 @@ func testRequestCounts(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	ctx := context.Background()
 	cnt, hc := newCounter()
-	opts := blob.Options{Layout: layout.B}
+	opts := blob.Config{Layout: driver.LayoutB}
 	id := driver.ID{Name: "db", Branch: "main"}
 	d, other := openDriver(t, s, bucket, opts, hc), openDriver(t, s, bucket, opts, hc)
 	lookup := func() {

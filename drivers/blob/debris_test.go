@@ -19,7 +19,7 @@ func TestDebrisAzure(t *testing.T) { testDebris(t, azureServer(t)) }
 // that stopped after removing the defining file) do not show through a
 // re-create, and a writer whose cache predates the purge gets ErrNotFound.
 func testDebris(t *testing.T, s *server) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			bucket := s.newBucket(t)
 			ctx := context.Background()
@@ -28,7 +28,7 @@ func testDebris(t *testing.T, s *server) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = b.Close() })
-			open := func(t *testing.T) driver.Driver { return openDriver(t, s, bucket, blob.Options{Layout: l}, nil) }
+			open := func(t *testing.T) driver.Driver { return openDriver(t, s, bucket, blob.Config{Layout: l}, nil) }
 			raw := debristest.Raw{
 				Get: func(ctx context.Context, key string) ([]byte, error) {
 					data, err := b.ReadAll(ctx, key)
@@ -39,7 +39,7 @@ func testDebris(t *testing.T, s *server) {
 				},
 				Put: func(ctx context.Context, key string, data []byte) error { return b.WriteAll(ctx, key, data, nil) },
 			}
-			debristest.Run(t, l, open, raw)
+			debristest.Run(t, layout.Layout(l), open, raw)
 		})
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/fixturetest"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 // fixtures are the ns@v2 fixture cases.
@@ -41,7 +40,7 @@ func testFixtures(t *testing.T, s *server) {
 		t.Run(c.Name(), func(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(fixtures, c.Name())
-			d := openDriver(t, s, bucket, blob.Options{Prefix: c.Name(), Layout: layout.B}, nil)
+			d := openDriver(t, s, bucket, blob.Config{Prefix: c.Name(), Layout: driver.LayoutB}, nil)
 			upload(t, d.Bucket(), c.Name(), dir)
 			got := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true})
 			want := fixturetest.ReadExpected(t, filepath.Join(dir, "expected.json"))

@@ -8,6 +8,8 @@ import (
 
 	"cloud.google.com/go/storage"
 	gblob "gocloud.dev/blob"
+
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
 // gcs is the Google Cloud Storage backend. A tag is an object generation in
@@ -55,7 +57,7 @@ func generation(tag string) (int64, error) {
 // retries off for a conditional write (a retry after an attempt that landed
 // would meet its own generation with a 412), and keeps the storage.Writer
 // to read the new generation from. ChunkSize 0 makes the upload one request.
-func (g *gcs) writeOptions(ctx context.Context, pc precond, _ int) (context.Context, *gblob.WriterOptions, func() string, error) {
+func (g *gcs) writeOptions(ctx context.Context, pc objstore.Precondition, _ int) (context.Context, *gblob.WriterOptions, func() string, error) {
 	var gen int64
 	if pc.Tag != "" {
 		var err error

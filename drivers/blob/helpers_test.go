@@ -120,14 +120,14 @@ func azureClient(endpoint, name string, hc *http.Client) (*container.Client, err
 }
 
 // openDriver opens a driver on bucket of s, failing the test on error.
-func openDriver(t testing.TB, s *server, bucket string, opts blob.Options, hc *http.Client) *blob.Driver {
+func openDriver(t testing.TB, s *server, bucket string, opts blob.Config, hc *http.Client) *blob.Driver {
 	t.Helper()
 	ctx := context.Background()
 	b, err := s.open(ctx, bucket, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := blob.Open(ctx, b, opts)
+	d, err := blob.OpenBucket(ctx, b, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestMissingBucket(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Close()
-			_, err = blob.Open(ctx, b, blob.Options{})
+			_, err = blob.OpenBucket(ctx, b, blob.Config{})
 			if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "create it") {
 				t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned saying to create it", err, driver.Code(err))
 			}
@@ -62,7 +62,7 @@ func TestAzureWrongKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	_, err = blob.Open(ctx, b, blob.Options{})
+	_, err = blob.OpenBucket(ctx, b, blob.Config{})
 	if !errors.Is(err, driver.ErrPermissionDenied) || !strings.Contains(err.Error(), "grant") {
 		t.Fatalf("open with a wrong key: %v (code %v), want PermissionDenied saying what to grant", err, driver.Code(err))
 	}

@@ -3,7 +3,6 @@ package blob
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
 // get reads key and returns its bytes and tag; nil when it is absent
@@ -57,7 +57,7 @@ func (d *Driver) head(ctx context.Context, key string) (string, error) {
 
 // put writes data to key under pc with one upload and returns the new tag.
 // A failed precondition is errPrecondition.
-func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (string, error) {
+func (d *Driver) put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	wctx, opts, tag, err := d.be.writeOptions(ctx, pc, len(data))
 	if err != nil {
 		return "", fmt.Errorf("%s: write %s: %w: %w", d.be.name(), key, driver.ErrInternal, err)
@@ -74,7 +74,7 @@ func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (
 
 // del removes key under pc (a tag, or none). Removing a missing key
 // unconditionally is not an error.
-func (d *Driver) del(ctx context.Context, key string, pc precond) error {
+func (d *Driver) del(ctx context.Context, key string, pc objstore.Precondition) error {
 	if pc.Tag == "" {
 		err := d.bucket.Delete(ctx, d.key(key))
 		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
@@ -89,7 +89,7 @@ func (d *Driver) del(ctx context.Context, key string, pc precond) error {
 }
 
 // condFail classifies the error of a conditional request.
-func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err error) error {
+func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
 	switch {
 	case errors.Is(err, errPrecondition) || pc.Conditional() && preconditionFailed(err):
 		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errPrecondition)
@@ -132,11 +132,4 @@ func maybeApplied(err error) bool {
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&
 		!errors.Is(err, driver.ErrInternal) && !errors.Is(err, driver.ErrUnsupported)
-}
-
-// token returns a random hex token.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
 }

@@ -16,33 +16,32 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 func TestParseURL(t *testing.T) {
 	good := []struct {
 		in, bucketURL, prefix string
-		layout                layout.Layout
+		layout                driver.Layout
 	}{
-		{"gs://b", "gs://b", "", layout.B},
-		{"gs://b/p/q?layout=c&anonymous=true", "gs://b?anonymous=true", "/p/q", layout.C},
-		{"GS://b/?dialect=fluree-v4&access_id=-", "gs://b?access_id=-", "/", layout.B},
+		{"gs://b", "gs://b", "", driver.LayoutB},
+		{"gs://b/p/q?layout=c&anonymous=true", "gs://b?anonymous=true", "/p/q", driver.LayoutC},
+		{"GS://b/?dialect=fluree-v4&access_id=-", "gs://b?access_id=-", "/", driver.LayoutB},
 		{"azblob://c/ns?domain=127.0.0.1:10000&protocol=http&localemu=true&layout=C",
-			"azblob://c?domain=127.0.0.1%3A10000&localemu=true&protocol=http", "/ns", layout.C},
+			"azblob://c?domain=127.0.0.1%3A10000&localemu=true&protocol=http", "/ns", driver.LayoutC},
 	}
 	for _, g := range good {
 		u, _ := url.Parse(g.in)
-		bu, opts, err := blob.ParseURL(u)
+		opts, err := blob.ParseURL(u)
 		if err != nil {
 			t.Errorf("%s: %v", g.in, err)
 			continue
 		}
-		if bu != g.bucketURL || opts.Prefix != g.prefix || opts.Layout != g.layout {
+		if bu := opts.BucketURL; bu != g.bucketURL || opts.Prefix != g.prefix || opts.Layout != g.layout {
 			t.Errorf("%s: got %q %+v, want %q prefix %q layout %v", g.in, bu, opts, g.bucketURL, g.prefix, g.layout)
 		}
 	}
 	if u, _ := url.Parse("gs://b?list_parallel=32"); true {
-		if _, opts, err := blob.ParseURL(u); err != nil || opts.ListParallel != 32 {
+		if opts, err := blob.ParseURL(u); err != nil || opts.ListParallel != 32 {
 			t.Errorf("list_parallel=32: %+v %v", opts, err)
 		}
 	}
@@ -52,7 +51,7 @@ func TestParseURL(t *testing.T) {
 	}
 	for _, in := range bad {
 		u, _ := url.Parse(in)
-		_, _, err := blob.ParseURL(u)
+		_, err := blob.ParseURL(u)
 		if !errors.Is(err, driver.ErrInvalidArgument) {
 			t.Errorf("%s: error %v, want one wrapping ErrInvalidArgument", in, err)
 		}
@@ -132,7 +131,7 @@ func TestRefusesOtherBucketTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string]*gblob.Bucket{"memblob": memblob.OpenBucket(nil), "fileblob": fb} {
-		_, err := blob.Open(context.Background(), b, blob.Options{})
+		_, err := blob.OpenBucket(context.Background(), b, blob.Config{})
 		if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "precondition") {
 			t.Errorf("%s: error %v, want one wrapping ErrUnsupported that names the preconditions", name, err)
 		}
@@ -158,7 +157,7 @@ func TestProbeRefusesServiceIgnoringPreconditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = blob.Open(context.Background(), b, blob.Options{})
+	_, err = blob.OpenBucket(context.Background(), b, blob.Config{})
 	if !errors.Is(err, driver.ErrUnsupported) {
 		t.Fatalf("open through a proxy dropping preconditions: %v, want ErrUnsupported", err)
 	}
@@ -173,7 +172,7 @@ func TestProbeRefusesPrefixedAzureBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = blob.Open(context.Background(), gblob.PrefixedBucket(b, "x/"), blob.Options{})
+	_, err = blob.OpenBucket(context.Background(), gblob.PrefixedBucket(b, "x/"), blob.Config{})
 	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "prefix") {
 		t.Fatalf("open of a prefixed bucket: %v, want ErrUnsupported naming the prefix", err)
 	}

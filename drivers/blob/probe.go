@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/objstore"
 )
-
-// probePrefix holds the probe objects, beside ns@v2/ so List never sees
-// them.
-const probePrefix = "ns@v2.probe/"
 
 // ProbeResult says which preconditions a service enforced.
 type ProbeResult struct {
@@ -27,23 +23,11 @@ func (r ProbeResult) Enforced() bool {
 }
 
 func (r ProbeResult) String() string {
-	var miss []string
-	if !r.CreateEnforced {
-		miss = append(miss, "a write with IfNotExist on an existing object succeeded")
-	}
-	if !r.UpdateEnforced {
-		miss = append(miss, "a write conditional on a wrong generation or ETag succeeded")
-	}
-	if !r.DeleteEnforced {
-		miss = append(miss, "a delete conditional on a wrong generation or ETag succeeded")
-	}
-	if !r.DeleteReaches {
-		miss = append(miss, "a conditional delete through the service's client did not reach the object gocloud wrote (a gocloud-prefixed bucket? use the URL path or Options.Prefix)")
-	}
-	if len(miss) == 0 {
-		return "every precondition enforced"
-	}
-	return strings.Join(miss, "; ")
+	return objstore.Unenforced("",
+		objstore.Check{Held: r.CreateEnforced, Text: "a write with IfNotExist on an existing object succeeded"},
+		objstore.Check{Held: r.UpdateEnforced, Text: "a write conditional on a wrong generation or ETag succeeded"},
+		objstore.Check{Held: r.DeleteEnforced, Text: "a delete conditional on a wrong generation or ETag succeeded"},
+		objstore.Check{Held: r.DeleteReaches, Text: "a conditional delete through the service's client did not reach the object gocloud wrote (a gocloud-prefixed bucket? use the URL path or Config.Prefix)"})
 }
 
 // probe checks, on a probe key under the prefix, that the service enforces
@@ -69,46 +53,40 @@ func (d *Driver) Probed() ProbeResult { return d.probed }
 // with a failing precondition are refused, and removes the object with a
 // delete conditional on its tag (five requests).
 func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
-	var res ProbeResult
-	key := probePrefix + token()
-	tag, err := d.put(ctx, key, []byte("{}"), precond{})
-	if err != nil {
-		return res, err
-	}
-	defer func() { _ = d.del(context.WithoutCancel(ctx), key, precond{}) }()
-	wrong := "1"
-	if d.be.name() == SchemeAzure {
-		wrong = "0x8D0000000000000"
-	}
-	if wrong == tag {
-		wrong += "1"
-	}
-	checks := []struct {
-		ok  *bool
-		run func() error
-	}{
-		{&res.CreateEnforced, func() error { _, err := d.put(ctx, key, []byte("{}"), ifAbsent()); return err }},
-		{&res.UpdateEnforced, func() error { _, err := d.put(ctx, key, []byte("{}"), ifMatch(wrong)); return err }},
-		{&res.DeleteEnforced, func() error { return d.del(ctx, key, ifMatch(wrong)) }},
-	}
-	for _, c := range checks {
-		err := c.run()
+	reaches := false
+	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: d.put, Delete: d.del,
+		Wrong: func(tag string) string {
+			wrong := "1"
+			if d.be.name() == SchemeAzure {
+				wrong = "0x8D0000000000000"
+			}
+			if wrong == tag {
+				wrong += "1"
+			}
+			return wrong
+		},
+		Refusal: func(err error) (bool, error) {
+			if errors.Is(err, errPrecondition) || errors.Is(err, errMissing) {
+				return true, nil
+			}
+			return false, err
+		},
+	}, func(key, tag string, r objstore.Refused) error {
+		var err error
+		if !r.Create || !r.Update {
+			// A write that was not refused changed the object's tag.
+			if tag, err = d.head(ctx, key); err != nil || tag == "" {
+				return err
+			}
+		}
+		err = d.del(ctx, key, objstore.IfMatch(tag))
 		switch {
-		case errors.Is(err, errPrecondition) || errors.Is(err, errMissing):
-			*c.ok = true
-		case err != nil:
-			return res, err
+		case err == nil:
+			reaches = true
+		case !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing):
+			return err
 		}
-	}
-	if !res.CreateEnforced || !res.UpdateEnforced {
-		if tag, err = d.head(ctx, key); err != nil || tag == "" {
-			return res, err
-		}
-	}
-	if err := d.del(ctx, key, ifMatch(tag)); err == nil {
-		res.DeleteReaches = true
-	} else if !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) {
-		return res, err
-	}
-	return res, nil
+		return nil
+	})
+	return ProbeResult{CreateEnforced: r.Create, UpdateEnforced: r.Update, DeleteEnforced: r.Delete, DeleteReaches: reaches}, err
 }

@@ -7,7 +7,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 func TestVersionsGCS(t *testing.T)   { testVersions(t, gcsServer(t)) }
@@ -20,7 +19,7 @@ func TestVersionsAzure(t *testing.T) { testVersions(t, azureServer(t)) }
 func testVersions(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	ctx := context.Background()
-	opts := blob.Options{Layout: layout.B}
+	opts := blob.Config{Layout: driver.LayoutB}
 	writer := openDriver(t, s, bucket, opts, nil)
 	ids := make([]driver.ID, 5)
 	for i := range ids {

@@ -77,7 +77,7 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 func benchDriver(b *testing.B) (*Driver, context.Context) {
-	d, err := Open(context.Background(), dynamoURL(b))
+	d, err := openURL(context.Background(), dynamoURL(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,14 +22,14 @@ import (
 func urlHarness(rawURL func(t *testing.T) string) conformance.Harness {
 	return conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		u := rawURL(t)
-		open := func(ctx context.Context) (driver.Driver, error) { return Open(ctx, u) }
+		open := func(ctx context.Context) (driver.Driver, error) { return openURL(ctx, u) }
 		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, u, id) }, nil
 	})
 }
 
 // corrupt replaces the status payload of id with text that is no JSON.
 func corrupt(ctx context.Context, rawURL string, id driver.ID) error {
-	d, err := Open(ctx, rawURL)
+	d, err := openURL(ctx, rawURL)
 	if err != nil {
 		return err
 	}
@@ -89,14 +89,41 @@ func dynamoURL(t testing.TB) string {
 			o.DisableValidateResponseChecksum = true
 		})
 		name := "nsdoc-test-" + testenv.RandomHex(4)
-		if tableErr = EnsureDynamoDBTable(ctx, tableCli, name); tableErr == nil {
+		if tableErr = provision(ctx, tableURL(name, endpoint)); tableErr == nil {
 			tableName = name
 		}
 	})
 	if tableErr != nil {
 		t.Fatalf("create test table: %v", tableErr)
 	}
-	return "docstore+dynamodb://" + tableName + "?region=us-east-1&disable_response_crc32=true&endpoint=" + url.QueryEscape(endpoint)
+	return tableURL(tableName, endpoint)
+}
+
+func tableURL(table, endpoint string) string {
+	return "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + url.QueryEscape(endpoint)
+}
+
+// provision creates the table of a docstore+dynamodb URL with Provision.
+func provision(ctx context.Context, rawURL string) error {
+	d, err := openURL(ctx, rawURL)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Provision(ctx)
+}
+
+// openURL opens rawURL with ParseURL and Open, as drivers.Open does.
+func openURL(ctx context.Context, rawURL string) (*Driver, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseURL(u)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, cfg)
 }
 
 func TestConformanceDynamoDB(t *testing.T) {

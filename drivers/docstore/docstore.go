@@ -64,13 +64,26 @@ var providers = map[string]string{
 
 func init() {
 	for p := range providers {
-		drivers.Register(SchemePrefix+p, openURL)
+		drivers.Register(SchemePrefix+p, drivers.Opens(ParseURL, Open))
 	}
+}
+
+// Config says which collection Open opens.
+type Config struct {
+	// CollectionURL is gocloud's URL of the collection, without the
+	// "docstore+" prefix: mem://COLLECTION, dynamodb://TABLE?region=...,
+	// firestore://..., mongo://DATABASE/COLLECTION. Open fills in the key
+	// fields and read options this driver needs unless it names them.
+	CollectionURL string
 }
 
 // Driver is one client of a docstore collection.
 type Driver struct {
+	// coll is nil while the DynamoDB table of table does not exist; mu
+	// guards it until Provision has created the table and opened it.
+	mu      sync.RWMutex
 	coll    *docstore.Collection
+	table   *dynamoTable // the DynamoDB table of a docstore+dynamodb URL, else nil
 	release func() error
 	closed  closed.Flag
 	// listMode remembers whether the provider runs ordered queries:
@@ -79,16 +92,25 @@ type Driver struct {
 	now      func() time.Time
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Provisioner = (*Driver)(nil)
+)
 
-// New returns a driver keeping records in coll. The caller owns coll: Close
-// does not close it. Two drivers on one collection act as two clients.
-func New(coll *docstore.Collection) *Driver {
+// OpenCollection returns a driver keeping records in coll, a collection
+// the caller opened. The caller owns coll: Close does not close it. Two
+// drivers on one collection act as two clients.
+func OpenCollection(coll *docstore.Collection) *Driver {
 	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now}
 }
 
-// Collection returns the driver's collection.
-func (d *Driver) Collection() *docstore.Collection { return d.coll }
+// Collection returns the driver's collection (nil while its DynamoDB table
+// does not exist).
+func (d *Driver) Collection() *docstore.Collection {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.coll
+}
 
 // Close implements driver.Driver. A driver opened from a URL closes its
 // collection (a memdocstore collection when its last driver closes).
@@ -96,59 +118,74 @@ func (d *Driver) Close() error {
 	if !d.closed.Close() {
 		return nil
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	return d.release()
 }
 
 // begin checks that the driver may run an operation with ctx.
 func (d *Driver) begin(ctx context.Context) error {
-	return d.closed.Check(ctx, "docstore")
-}
-
-// Open opens the driver for a URL such as "docstore+mem://names".
-func Open(ctx context.Context, rawURL string) (*Driver, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("docstore: %w: URL does not parse", driver.ErrInvalidArgument)
+	if err := d.closed.Check(ctx, "docstore"); err != nil {
+		return err
 	}
-	return open(ctx, u)
-}
-
-func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
-	d, err := open(ctx, u)
-	if err != nil {
-		return nil, err // not a nil *Driver in a non-nil interface
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.coll == nil {
+		return fmt.Errorf("docstore: %w: DynamoDB table %q does not exist; create it with `ns table create` or Provision", driver.ErrNotProvisioned, d.table.name)
 	}
-	return d, nil
+	return nil
 }
 
-func open(ctx context.Context, u *url.URL) (*Driver, error) {
+// ParseURL returns the Config of a docstore+SCHEME:// URL. It returns an
+// error wrapping driver.ErrInvalidArgument when the scheme is not one of
+// docstore+mem, +dynamodb, +firestore or +mongo.
+func ParseURL(u *url.URL) (Config, error) {
+	scheme, ok := strings.CutPrefix(strings.ToLower(u.Scheme), SchemePrefix)
+	if !ok || providers[scheme] == "" {
+		return Config{}, fmt.Errorf("docstore: %w: scheme %q is not docstore+mem, +dynamodb, +firestore or +mongo", driver.ErrInvalidArgument, u.Scheme)
+	}
+	c := *u
+	c.Scheme = scheme
+	return Config{CollectionURL: c.String()}, nil
+}
+
+// Open opens the collection of cfg. A docstore+dynamodb collection whose
+// table does not exist yet opens all the same: every operation then fails
+// with an error wrapping driver.ErrNotProvisioned until Provision creates
+// the table. Open returns an error wrapping driver.ErrInvalidArgument for a
+// malformed URL, driver.ErrUnsupported when the provider is not linked into
+// the program, and the provider's error, classified, when the collection
+// cannot be opened.
+func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	u, err := url.Parse(cfg.CollectionURL)
+	if err != nil {
+		return nil, fmt.Errorf("docstore: %w: collection URL does not parse", driver.ErrInvalidArgument)
+	}
 	inner, err := collectionURL(u)
 	if err != nil {
 		return nil, err
 	}
-	if inner.Scheme == "mem" {
+	switch inner.Scheme {
+	case "mem":
 		return openShared(ctx, inner)
+	case "dynamodb":
+		return openDynamoDB(ctx, inner)
 	}
-	var coll *docstore.Collection
-	if needsOwnDynamoDB(inner) {
-		coll, err = openDynamoDB(ctx, inner)
-	} else {
-		coll, err = docstore.OpenCollection(ctx, inner.String())
-	}
+	coll, err := docstore.OpenCollection(ctx, inner.String())
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
 	}
-	d := New(coll)
+	d := OpenCollection(coll)
 	d.release = coll.Close
 	return d, nil
 }
 
-// collectionURL strips the scheme prefix from u and fills in the key fields
-// and read options this driver needs.
+// collectionURL checks that u's provider is linked and fills in the key
+// fields and read options this driver needs.
 func collectionURL(u *url.URL) (*url.URL, error) {
-	scheme, ok := strings.CutPrefix(strings.ToLower(u.Scheme), SchemePrefix)
-	if !ok || providers[scheme] == "" {
-		return nil, fmt.Errorf("docstore: %w: scheme %q is not docstore+mem, +dynamodb, +firestore or +mongo", driver.ErrInvalidArgument, u.Scheme)
+	scheme := strings.ToLower(u.Scheme)
+	if providers[scheme] == "" {
+		return nil, fmt.Errorf("docstore: %w: collection scheme %q is not mem, dynamodb, firestore or mongo", driver.ErrInvalidArgument, u.Scheme)
 	}
 	if !docstore.DefaultURLMux().ValidCollectionScheme(scheme) {
 		return nil, fmt.Errorf("docstore: %w: the %s provider is not linked into this program: import _ %q", driver.ErrUnsupported, scheme, providers[scheme])
@@ -211,7 +248,7 @@ func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
 		shared[key] = s
 	}
 	s.refs++
-	d := New(s.coll)
+	d := OpenCollection(s.coll)
 	d.release = func() error { return releaseShared(key) }
 	return d, nil
 }

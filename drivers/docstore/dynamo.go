@@ -2,8 +2,13 @@ package docstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	gcaws "gocloud.dev/aws"
@@ -11,6 +16,7 @@ import (
 	dsdynamodb "gocloud.dev/docstore/awsdynamodb/v2"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 )
 
@@ -21,28 +27,49 @@ import (
 // check is off exactly when the endpoint is not AWS's own (an endpoint
 // parameter, or AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL set), as for
 // every DynamoDB client of this module. gocloud's URL opener cannot set it,
-// so then the driver builds the client itself, reading every other
-// parameter as gocloud does.
+// so the driver builds the client itself, reading every other parameter as
+// gocloud does.
 const ParamNoCRC32 = "disable_response_crc32"
 
-// needsOwnDynamoDB reports whether u (prefix stripped, defaults filled) asks
-// for a client option gocloud's URL opener cannot set.
-func needsOwnDynamoDB(u *url.URL) bool {
-	q := u.Query()
-	return u.Scheme == "dynamodb" && (q.Has(ParamNoCRC32) || awsconf.LocalDynamoDB(q.Get("endpoint")))
+// dynamoTable is what Provision needs to create and open the DynamoDB
+// table of a docstore+dynamodb URL.
+type dynamoTable struct {
+	client *awsdynamodb.Client
+	name   string
+	pk, sk string
+	opts   *dsdynamodb.Options
 }
 
-// openDynamoDB opens the collection of u as awsdynamodb's URL opener would,
-// with the client's response CRC32 check as ParamNoCRC32 says.
-func openDynamoDB(ctx context.Context, u *url.URL) (*docstore.Collection, error) {
+// openDynamoDB opens the collection of u (prefix stripped, defaults filled)
+// as awsdynamodb's URL opener would, with the client's response CRC32
+// check as ParamNoCRC32 says. A table that does not exist leaves the
+// driver waiting for Provision.
+func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
+	t, err := dynamoTableOf(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), err)
+	}
+	d := &Driver{table: t, release: func() error { return nil }, now: time.Now}
+	coll, err := t.open()
+	switch {
+	case err == nil:
+		d.coll, d.release = coll, coll.Close
+	case errors.Is(classifyOpen(ctx, err), driver.ErrNotProvisioned):
+		// Provision creates the table and opens the collection.
+	default:
+		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
+	}
+	return d, nil
+}
+
+func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	q := u.Query()
 	noCRC := q.Get(ParamNoCRC32) == "true" || !q.Has(ParamNoCRC32) && awsconf.LocalDynamoDB(q.Get("endpoint"))
-	opts := &dsdynamodb.Options{
+	t := &dynamoTable{name: u.Host, pk: q.Get("partition_key"), sk: q.Get("sort_key"), opts: &dsdynamodb.Options{
 		AllowScans:     q.Get("allow_scans") == "true",
 		RevisionField:  q.Get("revision_field"),
 		ConsistentRead: q.Get("consistent_read") == "true",
-	}
-	pk, sk := q.Get("partition_key"), q.Get("sort_key")
+	}}
 	for _, k := range []string{ParamNoCRC32, "allow_scans", "revision_field", "consistent_read", "partition_key", "sort_key"} {
 		q.Del(k)
 	}
@@ -53,6 +80,45 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*docstore.Collection, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
 	}
-	client := awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
-	return dsdynamodb.OpenCollection(client, u.Host, pk, sk, opts)
+	t.client = awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
+	return t, nil
+}
+
+// open opens the collection; gocloud describes the table to do so.
+func (t *dynamoTable) open() (*docstore.Collection, error) {
+	return dsdynamodb.OpenCollection(t.client, t.name, t.pk, t.sk, t.opts)
+}
+
+// Provision implements driver.Provisioner. For a docstore+dynamodb URL it
+// creates the table (keys pk and sk, or those the URL names, billed
+// PAY_PER_REQUEST, no index) unless it exists, waits until it is ACTIVE and
+// opens the collection; it needs dynamodb:CreateTable and
+// dynamodb:DescribeTable. Other collections need nothing created (memdocstore
+// keeps them in memory, Firestore and MongoDB create them on first write),
+// nor does a collection given to OpenCollection: Provision returns nil.
+func (d *Driver) Provision(ctx context.Context) error {
+	if err := d.closed.Check(ctx, "docstore"); err != nil {
+		return err
+	}
+	if d.table == nil {
+		return nil
+	}
+	t := d.table
+	keys, attrs := awsconf.KeySchema(t.pk, t.sk)
+	in := &awsdynamodb.CreateTableInput{TableName: aws.String(t.name), BillingMode: types.BillingModePayPerRequest,
+		KeySchema: keys, AttributeDefinitions: attrs}
+	if _, err := awsconf.EnsureTable(ctx, t.client, in, nil); err != nil {
+		return fmt.Errorf("docstore: provision table %s (needs dynamodb:CreateTable and dynamodb:DescribeTable): %w: %w", t.name, awsconf.Sentinel(err), err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.coll != nil {
+		return nil
+	}
+	coll, err := t.open()
+	if err != nil {
+		return fmt.Errorf("docstore: open table %s: %w", t.name, classifyOpen(ctx, err))
+	}
+	d.coll, d.release = coll, coll.Close
+	return nil
 }

@@ -56,7 +56,7 @@ func classifyOpen(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: DynamoDB refused the credentials or the permission for dynamodb:%s; grant it: %v", driver.ErrPermissionDenied, awsconf.Operation(err), err)
 	}
 	if gcerrors.Code(err) == gcerrors.NotFound || awsconf.Code(err) == driver.NotProvisioned {
-		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or EnsureDynamoDBTable): %v", driver.ErrNotProvisioned, err)
+		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or the driver's Provision): %v", driver.ErrNotProvisioned, err)
 	}
 	return classify(ctx, err)
 }

@@ -36,13 +36,9 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if opts.Kind != "" && !opts.Kind.Valid() {
 		return nil, fmt.Errorf("docstore: %w: kind %q", driver.ErrInvalidArgument, opts.Kind)
 	}
-	after, err := pagetoken.Decode(opts.PageToken)
+	after, size, err := pagetoken.Start(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
-	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
 	}
 	metas, more, err := d.listMetas(ctx, opts, after, size)
 	if err != nil {
@@ -114,28 +110,43 @@ func (d *Driver) metaQuery(opts driver.ListOptions, after string) *docstore.Quer
 }
 
 func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after string, size int) ([]*document, bool, error) {
-	it := d.metaQuery(opts, after).OrderBy(fieldPK, docstore.Ascending).Get(ctx)
-	defer it.Stop()
 	var metas []*document
+	more := false
+	err := eachDoc(ctx, d.metaQuery(opts, after).OrderBy(fieldPK, docstore.Ascending).Get(ctx), func(m *document) bool {
+		switch {
+		case !strings.HasPrefix(m.PK, opts.Prefix):
+			return false // ordered: no later ID has the prefix
+		case m.State != stateLive:
+			return true
+		case len(metas) == size:
+			more = true
+			return false
+		}
+		metas = append(metas, m)
+		return true
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return metas, more, nil
+}
+
+// eachDoc hands each document it yields to fn until it ends or fn returns
+// false, and stops it.
+func eachDoc(ctx context.Context, it *docstore.DocumentIterator, fn func(*document) bool) error {
+	defer it.Stop()
 	for {
 		m := &document{}
 		err := it.Next(ctx, m)
 		if err == io.EOF {
-			return metas, false, nil
+			return nil
 		}
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		if !strings.HasPrefix(m.PK, opts.Prefix) {
-			return metas, false, nil // ordered: no later ID has the prefix
+		if !fn(m) {
+			return nil
 		}
-		if m.State != stateLive {
-			continue
-		}
-		if len(metas) == size {
-			return metas, true, nil
-		}
-		metas = append(metas, m)
 	}
 }
 
@@ -146,18 +157,8 @@ func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after
 // page still reads every document above the token: see docs/docstore.md.
 func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after string, keep int) ([]*document, error) {
 	byPK := func(a, b *document) int { return strings.Compare(a.PK, b.PK) }
-	it := d.metaQuery(opts, after).Get(ctx)
-	defer it.Stop()
 	var metas []*document
-	for {
-		m := &document{}
-		err := it.Next(ctx, m)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := eachDoc(ctx, d.metaQuery(opts, after).Get(ctx), func(m *document) bool {
 		if m.State == stateLive && strings.HasPrefix(m.PK, opts.Prefix) && m.PK > after {
 			metas = append(metas, m)
 		}
@@ -165,6 +166,10 @@ func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after st
 			slices.SortFunc(metas, byPK)
 			metas = slices.Delete(metas, keep, len(metas))
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(metas, byPK)
 	return metas[:min(len(metas), keep)], nil

@@ -22,7 +22,7 @@ func stores(t *testing.T, fn func(t *testing.T, open func() *Driver)) {
 		t.Run(s.name, func(t *testing.T) {
 			u := s.url(t)
 			fn(t, func() *Driver {
-				d, err := Open(context.Background(), u)
+				d, err := openURL(context.Background(), u)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -229,7 +229,7 @@ func TestDocumentLayout(t *testing.T) {
 }
 
 func mustMem(t *testing.T) *Driver {
-	d, err := Open(context.Background(), memURL(t))
+	d, err := openURL(context.Background(), memURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestURLs(t *testing.T) {
 			_ = d.Close()
 		}
 	}
-	u, err := collectionURL(mustParse(t, "docstore+dynamodb://tbl?region=r"))
+	u, err := collectionURL(mustParse(t, "dynamodb://tbl?region=r"))
 	if err != nil {
 		t.Fatal(err)
 	}

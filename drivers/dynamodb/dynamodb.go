@@ -29,7 +29,7 @@
 // # Errors
 //
 // A missing table is an error wrapping driver.ErrNotProvisioned that says to
-// create it (EnsureTable or `ns table create`), refused credentials or
+// create it (Provision or `ns table create`), refused credentials or
 // permissions one wrapping driver.ErrPermissionDenied that names the
 // DynamoDB action; both are lasting and never retried. Throttling that outlasts the
 // SDK's retries wraps driver.ErrThrottled; a request DynamoDB rejects as
@@ -66,7 +66,7 @@ const (
 	DefaultMaxAttempts = 5
 )
 
-func init() { drivers.Register(Scheme, openURL) }
+func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
 
 // Config says how Open builds its DynamoDB client. Only Table is required.
 type Config struct {
@@ -110,19 +110,22 @@ type Driver struct {
 	listParallel int // Config.ListParallel
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Provisioner = (*Driver)(nil)
+)
 
-// New returns a driver over table using client as it is configured (its
-// retryer, rate limiter and HTTP client), except that conditional writes are
-// never retried by the SDK after a response that may hide an applied write:
-// the driver resolves those itself.
-func New(client *dynamodb.Client, table string) *Driver {
+// OpenClient returns a driver over table using client, a client the caller
+// built, as it is configured (its retryer, rate limiter and HTTP client),
+// except that conditional writes are never retried by the SDK after a
+// response that may hide an applied write: the driver resolves those itself.
+func OpenClient(client *dynamodb.Client, table string) *Driver {
 	return &Driver{client: client, table: table, now: time.Now}
 }
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
 // It sends no request: a missing table shows on first use (or create it with
-// EnsureTable). It returns an error wrapping driver.ErrInvalidArgument when
+// Provision). It returns an error wrapping driver.ErrInvalidArgument when
 // cfg is incomplete, and one wrapping driver.ErrUnavailable when the AWS
 // configuration cannot be loaded.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
@@ -130,7 +133,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := New(client, cfg.Table)
+	d := OpenClient(client, cfg.Table)
 	d.listParallel = cfg.ListParallel
 	if c, ok := httpClient.(interface{ CloseIdleConnections() }); ok {
 		d.idle = c
@@ -207,20 +210,12 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 // urlParams are the query parameters a dynamodb URL may carry.
 var urlParams = awsconf.Known("retry_limiter", "list_parallel")
 
-func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
-	cfg, err := ParseURL(u)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, cfg)
-}
-
 // ParseURL returns the Config a dynamodb:// URL describes. It returns an
 // error wrapping driver.ErrInvalidArgument for a path, an unknown parameter
 // or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("dynamodb: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+		return Config{}, drivers.BadURL("dynamodb", u, format, args...)
 	}
 	p, err := awsconf.ParseParams(u, urlParams)
 	if err != nil {

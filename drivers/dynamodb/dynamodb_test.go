@@ -64,7 +64,7 @@ func testConfig(t testing.TB) dynamodb.Config {
 		tableCfg.AWSConfig = &awsCfg
 		d, err := dynamodb.Open(ctx, tableCfg)
 		if err == nil {
-			err = d.EnsureTable(ctx)
+			err = d.Provision(ctx)
 			_ = d.Close()
 		}
 		tableName, tableErr = tableCfg.Table, err

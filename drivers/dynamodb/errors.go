@@ -26,7 +26,7 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("dynamodb: %s: %w: still throttled after the SDK's retries: %w", op, driver.ErrThrottled, err)
 	case driver.NotProvisioned:
 		return fmt.Errorf("dynamodb: %s: %w: table %q (or its index %s) does not exist in this region and account, or is not ACTIVE; "+
-			"create it with `ns table create` or EnsureTable: %w", op, driver.ErrNotProvisioned, d.table, IndexName, err)
+			"create it with `ns table create` or Provision: %w", op, driver.ErrNotProvisioned, d.table, IndexName, err)
 	case driver.PermissionDenied:
 		return fmt.Errorf("dynamodb: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on table %q; "+
 			"grant it to the caller's IAM identity (docs/dynamodb.md lists the policy): %w", op, driver.ErrPermissionDenied, awsconf.Operation(err), d.table, err)

@@ -57,13 +57,9 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
-	after, err := pagetoken.Decode(opts.PageToken)
+	after, size, err := pagetoken.Start(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
-	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
 	}
 	kinds := []driver.Kind{driver.Ledger, driver.GraphSource}
 	if opts.Kind != "" {

@@ -345,7 +345,7 @@ func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := d.EnsureTable(ctx); err != nil {
+	if err := d.Provision(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {

@@ -338,9 +338,9 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
-// TestEnsureTableIsIdempotent runs EnsureTable on the existing table.
-func TestEnsureTableIsIdempotent(t *testing.T) {
-	must(t, openDriver(t).EnsureTable(context.Background()))
+// TestProvisionIsIdempotent runs Provision on the existing table.
+func TestProvisionIsIdempotent(t *testing.T) {
+	must(t, openDriver(t).Provision(context.Background()))
 }
 
 func slicesSort(s []string) { sort.Strings(s) }

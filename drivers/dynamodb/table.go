@@ -47,17 +47,18 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 	}
 }
 
-// EnsureTable creates the driver's table when it does not exist and waits,
+// Provision implements driver.Provisioner: it creates the driver's table
+// (CreateTableInput, with its GSI and stream) when it does not exist and waits,
 // polling DescribeTable every half second for at most two minutes (or until
 // ctx ends), until the table and its GSI are ACTIVE. An existing table is
-// fine if it has the nameservice key schema and GSI; otherwise EnsureTable
+// fine if it has the nameservice key schema and GSI; otherwise Provision
 // returns an error wrapping driver.ErrInvalidArgument that says what differs.
 // It needs dynamodb:CreateTable and dynamodb:DescribeTable.
-func (d *Driver) EnsureTable(ctx context.Context) error {
+func (d *Driver) Provision(ctx context.Context) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
-	op := "ensure table " + d.table
+	op := "provision table " + d.table
 	_, err := awsconf.EnsureTable(ctx, d.client, CreateTableInput(d.table), checkTable)
 	switch {
 	case err == nil:

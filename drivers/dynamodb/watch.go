@@ -17,7 +17,7 @@ import (
 var _ driver.Watcher = (*Driver)(nil)
 
 // Watch implements driver.Watcher from the table's DynamoDB stream
-// (NEW_AND_OLD_IMAGES, which `ns table create` and EnsureTable enable on the
+// (NEW_AND_OLD_IMAGES, which `ns table create` and Provision enable on the
 // tables they create). It positions itself at the latest record of every
 // open shard, then reads the watched records once as a baseline, and maps
 // each stream record to an event: a concern item whose value changed gives

@@ -158,7 +158,7 @@ func TestWatchWithoutStreamPolls(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { _, _ = client.DeleteTable(context.Background(), deleteTableInput(cfg.Table)) })
 	d := openWith(t, cfg)
-	must(t, d.EnsureTable(ctx)) // waits for ACTIVE; leaves the table without a stream
+	must(t, d.Provision(ctx)) // waits for ACTIVE; leaves the table without a stream
 	id := newWatchedLedger(t, d)
 	if _, err := d.Watch(ctx, driver.WatchOptions{ID: id}); !errors.Is(err, driver.ErrUnsupported) {
 		t.Fatalf("Watch on a table without a stream: %v, want ErrUnsupported", err)

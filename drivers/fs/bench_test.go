@@ -20,15 +20,15 @@ import (
 //
 //	go test -run '^$' -bench PushVsRaw ./drivers/fs/
 func BenchmarkPushVsRaw(b *testing.B) {
-	for _, l := range []nsfs.Options{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
+	for _, l := range []nsfs.Config{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
 		b.Run("layout="+l.Layout.String(), func(b *testing.B) { benchPushVsRaw(b, l) })
 	}
 }
 
-func benchPushVsRaw(b *testing.B, opts nsfs.Options) {
+func benchPushVsRaw(b *testing.B, opts nsfs.Config) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	d, err := nsfs.Open(dir, opts)
+	opts.Dir = b.TempDir()
+	d, err := nsfs.Open(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,11 +40,11 @@ func benchPushVsRaw(b *testing.B, opts nsfs.Options) {
 	if opts.Layout == nsfs.LayoutC {
 		file = "main.status.json"
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "ns@v2", "bench", file))
+	data, err := os.ReadFile(filepath.Join(opts.Dir, "ns@v2", "bench", file))
 	if err != nil {
 		b.Fatal(err)
 	}
-	rawPath := filepath.Join(dir, "raw.json")
+	rawPath := filepath.Join(opts.Dir, "raw.json")
 	var push, raw time.Duration
 	b.ResetTimer()
 	for i := range b.N {
@@ -103,26 +103,26 @@ func rawWrite(path string, data []byte) error {
 func BenchmarkConcurrentWriters(b *testing.B) {
 	cases := []struct {
 		name     string
-		layout   nsfs.Options
+		layout   nsfs.Config
 		concerns []driver.Concern
 	}{
-		{"C/one-writer-head", nsfs.Options{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head}},
-		{"C/head+index", nsfs.Options{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Index}},
-		{"C/head+status", nsfs.Options{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Status}},
-		{"B/one-writer-head", nsfs.Options{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head}},
-		{"B/head+index", nsfs.Options{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Index}},
-		{"B/head+status", nsfs.Options{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Status}},
+		{"C/one-writer-head", nsfs.Config{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head}},
+		{"C/head+index", nsfs.Config{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Index}},
+		{"C/head+status", nsfs.Config{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Status}},
+		{"B/one-writer-head", nsfs.Config{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head}},
+		{"B/head+index", nsfs.Config{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Index}},
+		{"B/head+status", nsfs.Config{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Status}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchWriters(b, c.layout, c.concerns) })
 	}
 }
 
-func benchWriters(b *testing.B, opts nsfs.Options, concerns []driver.Concern) {
+func benchWriters(b *testing.B, opts nsfs.Config, concerns []driver.Concern) {
 	ctx := context.Background()
-	dir := b.TempDir()
+	opts.Dir = b.TempDir()
 	id := driver.ID{Name: "bench", Branch: "main"}
-	setup, err := nsfs.Open(dir, opts)
+	setup, err := nsfs.Open(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func benchWriters(b *testing.B, opts nsfs.Options, concerns []driver.Concern) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, c := range concerns {
-		d, err := nsfs.Open(dir, opts)
+		d, err := nsfs.Open(ctx, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

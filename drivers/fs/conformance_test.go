@@ -14,11 +14,12 @@ import (
 
 // harness gives each test a fresh directory; every client is an independent
 // fs.Open of it, as another process would be.
-func harness(opts fs.Options) conformance.Harness {
+func harness(opts fs.Config) conformance.Harness {
 	return conformance.CorruptibleHarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
-		dir := t.TempDir()
-		open := func(context.Context) (driver.Driver, error) { return fs.Open(dir, opts) }
-		return open, func(_ context.Context, id driver.ID) error { return corrupt(dir, opts.Layout, id) }, nil
+		cfg := opts
+		cfg.Dir = t.TempDir()
+		open := func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, cfg) }
+		return open, func(_ context.Context, id driver.ID) error { return corrupt(cfg.Dir, layout.Layout(cfg.Layout), id) }, nil
 	})
 }
 
@@ -38,13 +39,13 @@ func corrupt(dir string, l layout.Layout, id driver.ID) error {
 }
 
 func TestConformanceLayoutB(t *testing.T) {
-	conformance.Run(t, harness(fs.Options{Layout: fs.LayoutB}))
+	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutB}))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
-	conformance.Run(t, harness(fs.Options{Layout: fs.LayoutC}))
+	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutC}))
 }
 
 func TestConformanceFlureeV4Dialect(t *testing.T) {
-	conformance.Run(t, harness(fs.Options{Layout: fs.LayoutB, Dialect: "fluree-v4"}))
+	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutB, Dialect: "fluree-v4"}))
 }

@@ -33,7 +33,7 @@ func TestFixtures(t *testing.T) {
 		n++
 		t.Run(c.Name(), func(t *testing.T) {
 			dir := copyTree(t, filepath.Join(fixtures, c.Name()))
-			d, err := nsfs.Open(dir, nsfs.Options{})
+			d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func copyTree(t *testing.T, src string) string {
 // changes only the members it must.
 func TestFixturesUpdatePreservesFlureeFiles(t *testing.T) {
 	dir := copyTree(t, filepath.Join(fixtures, "fluree-v4-status-config"))
-	d, err := nsfs.Open(dir, nsfs.Options{Dialect: "fluree-v4"})
+	d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir, Dialect: "fluree-v4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestFixturesUpdatePreservesFlureeFiles(t *testing.T) {
 // readers see.
 func TestInlineIndexFold(t *testing.T) {
 	dir := copyTree(t, filepath.Join(fixtures, "seed-dialect"))
-	d, err := nsfs.Open(dir, nsfs.Options{})
+	d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

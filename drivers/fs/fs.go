@@ -31,6 +31,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/closed"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
@@ -39,23 +40,26 @@ import (
 // Scheme is the URL scheme of this driver.
 const Scheme = "file"
 
-func init() { drivers.Register(Scheme, openURL) }
+func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
 
 // The layouts a directory can use.
 const (
-	LayoutB = layout.B // {branch}.json + {branch}.index.json (Fluree's)
-	LayoutC = layout.C // {branch}.head/.index/.status/.config.json
+	LayoutB = driver.LayoutB // {branch}.json + {branch}.index.json (Fluree's)
+	LayoutC = driver.LayoutC // {branch}.head/.index/.status/.config.json
 )
 
 // DefaultLockTimeout bounds the wait for another writer's lock.
 const DefaultLockTimeout = 10 * time.Second
 
-// Options configure a Driver. The zero value is layout B, spec dialect,
-// DefaultLockTimeout.
-type Options struct {
+// Config says where Open keeps records and how. Only Dir is required; the
+// rest defaults to layout B, spec dialect, DefaultLockTimeout.
+type Config struct {
+	// Dir is the directory holding ns@v2 (absolute, or relative to the
+	// working directory). It need not exist yet: the first write creates it.
+	Dir string
 	// Layout is LayoutB or LayoutC. Every process sharing a directory must
 	// use the same layout; a file of the other layout fails List.
-	Layout layout.Layout
+	Layout driver.Layout
 	// Dialect is the form of the files written (jsonld.Spec or
 	// jsonld.FlureeV4); every dialect is read.
 	Dialect jsonld.Dialect
@@ -67,6 +71,14 @@ type Options struct {
 	ListParallel int
 }
 
+// settings are a Config checked, with defaults filled in.
+type settings struct {
+	Layout       layout.Layout
+	Dialect      jsonld.Dialect
+	LockTimeout  time.Duration
+	ListParallel int
+}
+
 // Driver is a filesystem nameservice. It is safe for concurrent use, and
 // any number of Drivers, in any number of processes, may share a directory.
 type Driver struct {
@@ -75,33 +87,34 @@ type Driver struct {
 	*records
 	root   string // absolute
 	real   atomic.Pointer[string]
-	opts   Options
+	opts   settings
 	dirs   dirCache
-	closed atomic.Bool
+	closed closed.Flag
 }
 
 var _ driver.Driver = (*Driver)(nil)
 
-// Open returns a driver keeping records under dir (in dir/ns@v2). dir need
-// not exist yet: it is created by the first write. It returns an error
-// wrapping driver.ErrInvalidArgument when dir exists and is not a
+// Open returns a driver keeping records under cfg.Dir (in Dir/ns@v2). It
+// sends nothing to the filesystem but a stat of Dir. It returns an error
+// wrapping driver.ErrInvalidArgument when Dir is empty, exists and is not a
 // directory, or an option is invalid.
-func Open(dir string, opts Options) (*Driver, error) {
-	if dir == "" {
+func Open(_ context.Context, cfg Config) (*Driver, error) {
+	if cfg.Dir == "" {
 		return nil, fmt.Errorf("fs: %w: empty directory", driver.ErrInvalidArgument)
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := filepath.Abs(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("fs: %w: directory %q: %v", driver.ErrInvalidArgument, dir, err)
+		return nil, fmt.Errorf("fs: %w: directory %q: %v", driver.ErrInvalidArgument, cfg.Dir, err)
 	}
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
 	}
-	if opts.Dialect, err = jsonld.ParseDialect(string(opts.Dialect)); err != nil {
+	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: cfg.LockTimeout, ListParallel: cfg.ListParallel}
+	if opts.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
 	}
-	if opts.Layout != layout.B && opts.Layout != layout.C {
-		return nil, fmt.Errorf("fs: %w: unknown layout %d", driver.ErrInvalidArgument, opts.Layout)
+	if err := cfg.Layout.Valid(); err != nil {
+		return nil, fmt.Errorf("fs: %w", err)
 	}
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
@@ -115,34 +128,37 @@ func Open(dir string, opts Options) (*Driver, error) {
 // Dir returns the directory holding ns@v2.
 func (d *Driver) Dir() string { return d.root }
 
-func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+// ParseURL returns the Config a file URL describes. It returns an error
+// wrapping driver.ErrInvalidArgument for a URL with no directory, an unknown
+// parameter or a malformed value.
+func ParseURL(u *url.URL) (Config, error) {
 	dir, err := urlDir(u)
 	if err != nil {
-		return nil, err
+		return Config{}, err
 	}
-	var opts Options
+	cfg := Config{Dir: dir}
 	for k, v := range u.Query() {
 		val := v[len(v)-1]
 		switch k {
 		case "layout":
-			if opts.Layout, err = layout.Parse(val); err != nil {
-				return nil, fmt.Errorf("fs: %w", err)
+			if cfg.Layout, err = driver.ParseLayout(val); err != nil {
+				return Config{}, fmt.Errorf("fs: %w", err)
 			}
 		case "dialect":
-			opts.Dialect = jsonld.Dialect(val)
+			cfg.Dialect = jsonld.Dialect(val)
 		case "lock_timeout":
-			if opts.LockTimeout, err = time.ParseDuration(val); err != nil || opts.LockTimeout <= 0 {
-				return nil, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, val)
+			if cfg.LockTimeout, err = time.ParseDuration(val); err != nil || cfg.LockTimeout <= 0 {
+				return Config{}, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, val)
 			}
 		case "list_parallel":
-			if opts.ListParallel, err = objstore.ParseListParallel(val); err != nil {
-				return nil, fmt.Errorf("fs: %w", err)
+			if cfg.ListParallel, err = objstore.ParseListParallel(val); err != nil {
+				return Config{}, fmt.Errorf("fs: %w", err)
 			}
 		default:
-			return nil, fmt.Errorf("fs: %w: unknown URL parameter %q (want layout, dialect, lock_timeout or list_parallel)", driver.ErrInvalidArgument, k)
+			return Config{}, fmt.Errorf("fs: %w: unknown URL parameter %q (want layout, dialect, lock_timeout or list_parallel)", driver.ErrInvalidArgument, k)
 		}
 	}
-	return Open(dir, opts)
+	return cfg, nil
 }
 
 // urlDir returns the directory of a file URL: file:///abs, file://localhost/abs,
@@ -169,17 +185,11 @@ func (d *Driver) path(key string) string {
 
 // begin checks ctx and that the driver is open.
 func (d *Driver) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d.closed.Load() {
-		return fmt.Errorf("fs: %w: driver is closed", driver.ErrInvalidArgument)
-	}
-	return nil
+	return d.closed.Check(ctx, "fs")
 }
 
 // Close implements driver.Driver.
 func (d *Driver) Close() error {
-	d.closed.Store(true)
+	d.closed.Close()
 	return d.records.Close()
 }

@@ -21,11 +21,12 @@ import (
 	"nameservice.dev/nameservice/jsonld"
 )
 
-var layouts = map[string]nsfs.Options{"B": {Layout: nsfs.LayoutB}, "C": {Layout: nsfs.LayoutC}}
+var layouts = map[string]nsfs.Config{"B": {Layout: nsfs.LayoutB}, "C": {Layout: nsfs.LayoutC}}
 
-func open(t *testing.T, dir string, opts nsfs.Options) *nsfs.Driver {
+func open(t *testing.T, dir string, opts nsfs.Config) *nsfs.Driver {
 	t.Helper()
-	d, err := nsfs.Open(dir, opts)
+	opts.Dir = dir
+	d, err := nsfs.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +298,8 @@ func TestNoFilesForUnknownIDs(t *testing.T) {
 // records as failures naming the layout, not as an empty store.
 func TestLayoutMismatch(t *testing.T) {
 	dir := t.TempDir()
-	mustCreate(t, open(t, dir, nsfs.Options{Layout: nsfs.LayoutC}), "db")
-	p, err := open(t, dir, nsfs.Options{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
+	mustCreate(t, open(t, dir, nsfs.Config{Layout: nsfs.LayoutC}), "db")
+	p, err := open(t, dir, nsfs.Config{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
 	if err != nil || len(p.Records) != 0 || len(p.Failed) != 1 {
 		t.Fatalf("list: %+v, %v; want one failure", p, err)
 	}
@@ -312,7 +313,7 @@ func TestLayoutMismatch(t *testing.T) {
 // readers are never blocked.
 func TestLockWait(t *testing.T) {
 	dir := t.TempDir()
-	d := open(t, dir, nsfs.Options{LockTimeout: 150 * time.Millisecond})
+	d := open(t, dir, nsfs.Config{LockTimeout: 150 * time.Millisecond})
 	mustCreate(t, d, "db")
 	lockPath := filepath.Join(dir, "ns@v2", "db", "main.json.lock")
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
@@ -404,7 +405,7 @@ func TestUnknownMembersSurviveUpdates(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ns@v2", "db", "main.json"), []byte(main), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := open(t, dir, nsfs.Options{})
+	d := open(t, dir, nsfs.Config{})
 	ctx := context.Background()
 	id := pid("db")
 	if _, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
@@ -465,13 +466,13 @@ func TestOpenURL(t *testing.T) {
 	}
 	f := filepath.Join(dir, "afile")
 	_ = os.WriteFile(f, nil, 0o644)
-	if _, err := nsfs.Open(f, nsfs.Options{}); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := nsfs.Open(context.Background(), nsfs.Config{Dir: f}); !errors.Is(err, driver.ErrInvalidArgument) {
 		t.Errorf("open a file: %v", err)
 	}
 }
 
 func TestClosed(t *testing.T) {
-	d := open(t, t.TempDir(), nsfs.Options{})
+	d := open(t, t.TempDir(), nsfs.Config{})
 	_ = d.Close()
 	if _, err := d.Get(context.Background(), pid("x")); err == nil {
 		t.Fatal("get after close succeeded")
@@ -483,7 +484,7 @@ func TestClosed(t *testing.T) {
 func TestListGoesPastUnreadableNestedFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := nsfs.Open(dir, nsfs.Options{})
+	d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,10 @@ import (
 func linkedStore(t *testing.T) (d *nsfs.Driver, root, outside string) {
 	t.Helper()
 	root, other := t.TempDir(), t.TempDir()
-	d = open(t, root, nsfs.Options{})
+	d = open(t, root, nsfs.Config{})
 	mustCreate(t, d, "a:main")
 	mustCreate(t, d, "z:main")
-	mustCreate(t, open(t, other, nsfs.Options{}), "evil:main")
+	mustCreate(t, open(t, other, nsfs.Config{}), "evil:main")
 	outside = filepath.Join(other, "ns@v2", "evil")
 	if err := os.Symlink(outside, filepath.Join(root, "ns@v2", "evil")); err != nil {
 		t.Fatal(err)
@@ -80,9 +80,9 @@ func TestSymlinkedRecordDir(t *testing.T) {
 func TestSymlinkedFile(t *testing.T) {
 	ctx := context.Background()
 	root, other := t.TempDir(), t.TempDir()
-	d := open(t, root, nsfs.Options{})
+	d := open(t, root, nsfs.Config{})
 	mustCreate(t, d, "db:main")
-	mustCreate(t, open(t, other, nsfs.Options{}), "db:main")
+	mustCreate(t, open(t, other, nsfs.Config{}), "db:main")
 	outsideFile := filepath.Join(other, "ns@v2", "db", "main.json")
 	file := filepath.Join(root, "ns@v2", "db", "main.json")
 	if err := os.Remove(file); err != nil {

@@ -35,17 +35,18 @@ func listSizes() []int {
 //
 //	NS_BENCH_LIST_MAX=100000 go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/fs/
 func BenchmarkList(b *testing.B) {
-	for _, l := range []nsfs.Options{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
+	for _, l := range []nsfs.Config{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
 		for _, n := range listSizes() {
 			b.Run(fmt.Sprintf("layout=%s/n=%d", l.Layout, n), func(b *testing.B) { benchList(b, l, n) })
 		}
 	}
 }
 
-func benchList(b *testing.B, opts nsfs.Options, n int) {
+func benchList(b *testing.B, opts nsfs.Config, n int) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	d, err := nsfs.Open(dir, opts)
+	opts.Dir = dir
+	d, err := nsfs.Open(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

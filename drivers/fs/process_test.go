@@ -19,7 +19,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -38,8 +37,8 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		return
 	}
-	l, _ := layout.Parse(os.Getenv(helperLayout))
-	d, err := nsfs.Open(os.Getenv(helperDir), nsfs.Options{Layout: l})
+	l, _ := driver.ParseLayout(os.Getenv(helperLayout))
+	d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: os.Getenv(helperDir), Layout: l})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -87,7 +86,7 @@ func casIncrements(d driver.Driver, n int) (int, error) {
 	return applied, nil
 }
 
-func spawn(t *testing.T, mode, dir string, l layout.Layout, n int) *exec.Cmd {
+func spawn(t *testing.T, mode, dir string, l driver.Layout, n int) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperDir+"="+dir, helperLayout+"="+l.String(), helperN+"="+strconv.Itoa(n))
@@ -98,10 +97,10 @@ func spawn(t *testing.T, mode, dir string, l layout.Layout, n int) *exec.Cmd {
 // TestCrossProcessContention: this process and a child CAS-increment the
 // same status at once; the final status_v is every applied push plus one.
 func TestCrossProcessContention(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			d := open(t, dir, nsfs.Options{Layout: l})
+			d := open(t, dir, nsfs.Config{Layout: l})
 			mustCreate(t, d, sharedID.String())
 			const n = 150
 			child := spawn(t, "contend", dir, l, n)
@@ -119,7 +118,7 @@ func TestCrossProcessContention(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					k, err := casIncrements(open(t, dir, nsfs.Options{Layout: l}), n)
+					k, err := casIncrements(open(t, dir, nsfs.Config{Layout: l}), n)
 					if err != nil {
 						t.Error(err)
 					}
@@ -181,10 +180,10 @@ func pushForever(d driver.Driver, n int) error {
 // pushes in all. After each kill every record file parses and every
 // watermark is at least the last one the child acknowledged.
 func TestCrashSafety(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			d := open(t, dir, nsfs.Options{Layout: l})
+			d := open(t, dir, nsfs.Config{Layout: l})
 			mustCreate(t, d, sharedID.String())
 			acked := map[string]int64{}
 			total, kills := 0, 0
@@ -207,7 +206,7 @@ func TestCrashSafety(t *testing.T) {
 // crashRound runs one child and kills it a random moment (0-500µs) after
 // its k-th acknowledgement, k random from 1 to 15, so kills land while it
 // writes; it records what the child acknowledged.
-func crashRound(t *testing.T, dir string, l layout.Layout, n int, acked map[string]int64) (int, bool) {
+func crashRound(t *testing.T, dir string, l driver.Layout, n int, acked map[string]int64) (int, bool) {
 	t.Helper()
 	child := spawn(t, "push", dir, l, n)
 	out, err := child.StdoutPipe()

@@ -16,7 +16,7 @@ import (
 func testStore(t *testing.T) (store, string) {
 	t.Helper()
 	dir := t.TempDir()
-	d, err := Open(dir, Options{})
+	d, err := Open(context.Background(), Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,28 +27,46 @@ import (
 // Scheme is the URL scheme of this driver.
 const Scheme = "mem"
 
-func init() { drivers.Register(Scheme, openURL) }
+func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
+
+// Config says which store Open opens.
+type Config struct {
+	// Name names a process-wide store: every driver opened with the same
+	// Name in one process shares its records. "" opens a new private store.
+	Name string
+}
 
 var (
 	storesMu sync.Mutex
 	stores   = map[string]*Store{}
 )
 
-func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
-	if u.Path != "" && u.Path != "/" {
-		return nil, fmt.Errorf("%w: mem URL takes a store name as host, not a path (mem://NAME)", driver.ErrInvalidArgument)
-	}
-	if u.Host == "" {
+// Open returns a new client of the store cfg names. It never fails; the
+// error is there for the shape every driver package shares.
+func Open(_ context.Context, cfg Config) (*Driver, error) {
+	if cfg.Name == "" {
 		return NewStore().Open(), nil
 	}
 	storesMu.Lock()
 	defer storesMu.Unlock()
-	s := stores[u.Host]
+	s := stores[cfg.Name]
 	if s == nil {
 		s = NewStore()
-		stores[u.Host] = s
+		stores[cfg.Name] = s
 	}
 	return s.Open(), nil
+}
+
+// ParseURL returns the Config of a mem://NAME URL. It returns an error
+// wrapping driver.ErrInvalidArgument for a path or a query parameter.
+func ParseURL(u *url.URL) (Config, error) {
+	if u.Path != "" && u.Path != "/" {
+		return Config{}, fmt.Errorf("mem: %w: URL takes a store name as host, not a path (mem://NAME)", driver.ErrInvalidArgument)
+	}
+	if u.RawQuery != "" {
+		return Config{}, fmt.Errorf("mem: %w: URL takes no parameters (mem://NAME)", driver.ErrInvalidArgument)
+	}
+	return Config{Name: u.Host}, nil
 }
 
 // Store holds records in memory. Open it any number of times for
@@ -91,7 +109,8 @@ func (s *Store) record(id driver.ID) (*driver.Record, error) {
 	return r, nil
 }
 
-// NewStore returns an empty store.
+// NewStore returns an empty store of this process alone, for tests that
+// need the store itself (Corrupt) beside its clients.
 func NewStore() *Store { return &Store{recs: map[driver.ID]*driver.Record{}} }
 
 // Open returns a new client of s.
@@ -213,7 +232,7 @@ const DefaultPageSize = 100
 // List implements driver.Driver. The page token is the last ID of the
 // previous page, so pages stay correct while records are added or removed.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, err := pagetoken.Decode(opts.PageToken)
+	after, size, err := pagetoken.Start(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +249,6 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 	}
 	sort.Slice(match, func(i, j int) bool { return match[i].String() < match[j].String() })
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
 	page := &driver.Page{}
 	for i, id := range match {
 		if i == size {

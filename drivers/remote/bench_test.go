@@ -28,7 +28,7 @@ func BenchmarkPush(b *testing.B) {
 	backends := map[string]func(b *testing.B) driver.Driver{
 		"mem": func(*testing.B) driver.Driver { return mem.NewStore().Open() },
 		"fs": func(b *testing.B) driver.Driver {
-			d, err := fs.Open(b.TempDir(), fs.Options{})
+			d, err := fs.Open(context.Background(), fs.Config{Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func throughServer(b *testing.B, backend driver.Driver) driver.Driver {
 	srv := server.New(nameservice.New(backend), server.Options{NoAuth: true})
 	hs := httptest.NewServer(srv)
 	b.Cleanup(func() { _ = srv.Close(); hs.Close(); _ = backend.Close() })
-	d, err := remote.Open(remote.Config{BaseURL: hs.URL})
+	d, err := remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func BenchmarkThroughput32(b *testing.B) {
 				hs := httptest.NewServer(srv)
 				b.Cleanup(func() { _ = srv.Close(); hs.Close() })
 				open = func() driver.Driver {
-					d, err := remote.Open(remote.Config{BaseURL: hs.URL})
+					d, err := remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
 					if err != nil {
 						b.Fatal(err)
 					}

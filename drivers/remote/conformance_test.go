@@ -39,7 +39,9 @@ func serve(t *testing.T, backend driver.Driver, opts server.Options) *httptest.S
 func harness(newBackend func(t *testing.T) driver.Driver) conformance.Harness {
 	return conformance.HarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, error) {
 		hs := serve(t, newBackend(t), server.Options{})
-		return func(context.Context) (driver.Driver, error) { return remote.Open(remote.Config{BaseURL: hs.URL}) }, nil
+		return func(context.Context) (driver.Driver, error) {
+			return remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
+		}, nil
 	})
 }
 
@@ -49,7 +51,9 @@ func TestConformanceMem(t *testing.T) {
 	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		hs := serve(t, s.Open(), server.Options{})
-		open := func(context.Context) (driver.Driver, error) { return remote.Open(remote.Config{BaseURL: hs.URL}) }
+		open := func(context.Context) (driver.Driver, error) {
+			return remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
+		}
 		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
 	}))
 }
@@ -64,7 +68,7 @@ func TestConformanceMemPolled(t *testing.T) {
 
 func TestConformanceFS(t *testing.T) {
 	conformance.Run(t, harness(func(t *testing.T) driver.Driver {
-		d, err := fs.Open(t.TempDir(), fs.Options{Layout: fs.LayoutB})
+		d, err := fs.Open(context.Background(), fs.Config{Dir: t.TempDir(), Layout: fs.LayoutB})
 		if err != nil {
 			t.Fatal(err)
 		}

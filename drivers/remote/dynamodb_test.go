@@ -40,7 +40,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 		defer cancel()
 		d, err := dynamodb.Open(ctx, tableCfg)
 		if err == nil {
-			err = d.EnsureTable(ctx)
+			err = d.Provision(ctx)
 			_ = d.Close()
 		}
 		tableErr = err

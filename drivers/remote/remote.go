@@ -38,12 +38,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/closed"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -54,8 +54,8 @@ const (
 )
 
 func init() {
-	drivers.Register(Scheme, openURL)
-	drivers.Register(SchemeTLS, openURL)
+	drivers.Register(Scheme, drivers.Opens(ParseURL, Open))
+	drivers.Register(SchemeTLS, drivers.Opens(ParseURL, Open))
 }
 
 // Defaults of Config.
@@ -88,7 +88,7 @@ type Driver struct {
 	client *http.Client
 	stream *http.Client // without a timeout, for event streams
 	cfg    Config
-	closed atomic.Bool
+	closed closed.Flag
 }
 
 var (
@@ -96,48 +96,54 @@ var (
 	_ driver.Watcher = (*Driver)(nil)
 )
 
-func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+// ParseURL returns the Config of an http(s):// URL: the URL without its
+// query as BaseURL, the token from token_file (else $NAMESERVICE_TOKEN), a
+// TLS configuration trusting ca_file's certificates, and timeout. It reads
+// those files. It returns an error wrapping driver.ErrInvalidArgument for an
+// unknown parameter, a malformed value or a file it cannot read.
+func ParseURL(u *url.URL) (Config, error) {
 	q := u.Query()
 	cfg := Config{Token: os.Getenv("NAMESERVICE_TOKEN")}
 	if f := q.Get("token_file"); f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: remote: token_file: %v", driver.ErrInvalidArgument, err)
+			return Config{}, fmt.Errorf("%w: remote: token_file: %v", driver.ErrInvalidArgument, err)
 		}
 		cfg.Token = strings.TrimSpace(string(b))
 	}
 	if v := q.Get("timeout"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%w: remote: timeout %q is not a positive duration", driver.ErrInvalidArgument, v)
+			return Config{}, fmt.Errorf("%w: remote: timeout %q is not a positive duration", driver.ErrInvalidArgument, v)
 		}
 		cfg.Timeout = d
 	}
 	if f := q.Get("ca_file"); f != "" {
 		pem, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: remote: ca_file: %v", driver.ErrInvalidArgument, err)
+			return Config{}, fmt.Errorf("%w: remote: ca_file: %v", driver.ErrInvalidArgument, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: remote: ca_file %s holds no PEM certificate", driver.ErrInvalidArgument, f)
+			return Config{}, fmt.Errorf("%w: remote: ca_file %s holds no PEM certificate", driver.ErrInvalidArgument, f)
 		}
 		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	for k := range q {
 		if k != "token_file" && k != "timeout" && k != "ca_file" {
-			return nil, fmt.Errorf("%w: remote: unknown URL parameter %q (want token_file, timeout, ca_file)", driver.ErrInvalidArgument, k)
+			return Config{}, fmt.Errorf("%w: remote: unknown URL parameter %q (want token_file, timeout, ca_file)", driver.ErrInvalidArgument, k)
 		}
 	}
 	b := *u
 	b.RawQuery, b.Fragment, b.User = "", "", nil
 	cfg.BaseURL = b.String()
-	return Open(cfg)
+	return cfg, nil
 }
 
 // Open returns a driver for the server at cfg.BaseURL. It does not contact
-// the server.
-func Open(cfg Config) (*Driver, error) {
+// the server. It returns an error wrapping driver.ErrInvalidArgument when
+// BaseURL is not http(s)://HOST[:PORT][/PATH].
+func Open(_ context.Context, cfg Config) (*Driver, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
 		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", driver.ErrInvalidArgument)
@@ -165,7 +171,7 @@ func Open(cfg Config) (*Driver, error) {
 
 // Close implements driver.Driver.
 func (d *Driver) Close() error {
-	d.closed.Store(true)
+	d.closed.Close()
 	d.client.CloseIdleConnections()
 	return nil
 }
@@ -213,8 +219,8 @@ func (r *response) ambiguous() bool {
 // do sends one request, resending it while its answer is lost. A write
 // carries an idempotency key, the same on every resend.
 func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, write bool) (*response, error) {
-	if d.closed.Load() {
-		return nil, fmt.Errorf("remote: %s: %w: driver is closed", op, driver.ErrInvalidArgument)
+	if err := d.closed.Check(ctx, "remote: "+op); err != nil {
+		return nil, err
 	}
 	key := ""
 	if write {

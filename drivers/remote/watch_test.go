@@ -81,7 +81,7 @@ func TestWatchResumesBySnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := remote.Open(remote.Config{BaseURL: "http://" + proxy.ln.Addr().String()})
+	d, err := remote.Open(context.Background(), remote.Config{BaseURL: "http://" + proxy.ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 // BenchmarkPush measures an uncontended publish (warm cache: one
@@ -25,7 +24,7 @@ import (
 func BenchmarkPush(b *testing.B) {
 	endpoint, bucket := newBucket(b)
 	ctx := context.Background()
-	d, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, layout.B))
+	d, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, driver.LayoutB))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // harness serves the whole suite from one bucket (the suite isolates its
 // tests by ID prefix); every client is an independent Open, with its own
 // cache, as another process would be.
-func harness(t *testing.T, l layout.Layout, lock *s3etag.LockConfig) conformance.Harness {
+func harness(t *testing.T, l driver.Layout, lock *s3etag.LockConfig) conformance.Harness {
 	endpoint, bucket := newBucket(t)
 	cfg := baseConfig(endpoint, bucket, l)
 	cfg.Prefix = "suite"
@@ -37,7 +37,7 @@ func suiteHarness(cfg s3etag.Config) conformance.Harness {
 
 // corrupt overwrites the defining object of id with bytes that are no JSON.
 func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
-	files, err := cfg.Layout.Files(id)
+	files, err := layout.Layout(cfg.Layout).Files(id)
 	if err != nil {
 		return err
 	}
@@ -51,15 +51,15 @@ func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
 }
 
 func TestConformanceLayoutB(t *testing.T) {
-	conformance.Run(t, harness(t, layout.B, nil))
+	conformance.Run(t, harness(t, driver.LayoutB, nil))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
-	conformance.Run(t, harness(t, layout.C, nil))
+	conformance.Run(t, harness(t, driver.LayoutC, nil))
 }
 
 func TestConformanceLockMode(t *testing.T) {
-	conformance.Run(t, harness(t, layout.B, newLockTable(t, 2*time.Second)))
+	conformance.Run(t, harness(t, driver.LayoutB, newLockTable(t, 2*time.Second)))
 }
 
 // newLockTable creates a lock table of its own on DynamoDB Local.
@@ -69,7 +69,7 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: timeout, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
-	if err := s3etag.EnsureLockTable(context.Background(), *lc); err != nil {
+	if err := lc.Provision(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return lc
@@ -80,7 +80,7 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 // the DynamoDB lock alone keeps the writers apart.
 func TestConformanceLockModeIgnoringStore(t *testing.T) {
 	endpoint, bucket := newBucket(t)
-	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, layout.C)
+	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, driver.LayoutC)
 	cfg.Prefix = "suite"
 	cfg.Lock = newLockTable(t, 2*time.Second)
 	conformance.Run(t, suiteHarness(cfg))

@@ -10,7 +10,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 // TestRequestCounts counts the HTTP requests of each operation on one
@@ -24,7 +23,7 @@ func TestRequestCounts(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	ctx := context.Background()
 	cnt, httpClient := newCounter()
-	cfg := baseConfig(endpoint, bucket, layout.B)
+	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
 	cfg.HTTPClient = httpClient
 	open := func() *s3etag.Driver {
 		d, err := s3etag.Open(ctx, cfg)
@@ -115,7 +114,7 @@ func TestRequestCounts(t *testing.T) {
 // and C.
 func TestListRequestCounts(t *testing.T) {
 	// enough records for two list pages: B has 1 or 2 objects a record, C 4
-	for l, n := range map[layout.Layout]int{layout.B: 1100, layout.C: 260} {
+	for l, n := range map[driver.Layout]int{driver.LayoutB: 1100, driver.LayoutC: 260} {
 		t.Run(l.String(), func(t *testing.T) {
 			endpoint, bucket := newBucket(t)
 			ctx := context.Background()

@@ -21,7 +21,7 @@ import (
 // that stopped after removing the defining file) do not show through a
 // re-create, and a writer whose cache predates the purge gets ErrNotFound.
 func TestDebris(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			endpoint, bucket := newBucket(t)
 			ctx := context.Background()
@@ -55,7 +55,7 @@ func TestDebris(t *testing.T) {
 					return err
 				},
 			}
-			debristest.Run(t, l, open, raw)
+			debristest.Run(t, layout.Layout(l), open, raw)
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/objstore"
 )
 
 // Defaults of LockConfig, those of object_store's DynamoCommit.
@@ -133,16 +134,18 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	return dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(lc.Endpoint, httpClient, retryer)), nil
 }
 
-// EnsureLockTable creates the lock table (on-demand billing, TTL on "ttl")
-// unless it exists, and waits until it is active.
-func EnsureLockTable(ctx context.Context, lc LockConfig) error {
+// Provision implements driver.Provisioner: it creates the lock table
+// (on-demand billing, TTL on "ttl") unless it exists, and waits until it is
+// active. It needs dynamodb:CreateTable, dynamodb:DescribeTable and
+// dynamodb:UpdateTimeToLive.
+func (lc LockConfig) Provision(ctx context.Context) error {
 	client, err := NewLockClient(ctx, lc)
 	if err != nil {
 		return err
 	}
 	created, err := awsconf.EnsureTable(ctx, client, lockTableInput(lc.Table), nil)
 	if err != nil {
-		return lockFail(fmt.Sprintf("ensure lock table %s", lc.Table), lc.Table, err)
+		return lockFail(fmt.Sprintf("provision lock table %s", lc.Table), lc.Table, err)
 	}
 	if created {
 		_, _ = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &lc.Table,
@@ -166,7 +169,7 @@ func lockFail(op, table string, err error) error {
 	case driver.Throttled:
 		return fmt.Errorf("s3: lock: %s: %w: %w", op, driver.ErrThrottled, err)
 	case driver.NotProvisioned:
-		return fmt.Errorf("s3: lock: %s: %w: lock table %q does not exist; create it with `ns table create` or EnsureLockTable: %w",
+		return fmt.Errorf("s3: lock: %s: %w: lock table %q does not exist; create it with `ns table create` or Provision: %w",
 			op, driver.ErrNotProvisioned, table, err)
 	case driver.PermissionDenied:
 		return fmt.Errorf("s3: lock: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on lock table %q; grant it: %w",
@@ -197,7 +200,7 @@ type lease struct {
 // the protocol says: take the lock record (path, etag), check pc with a
 // HEAD under it, write within the lease, release. It returns errPrecondition
 // or errMissing when pc fails.
-func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc precond, op func(context.Context) error) error {
+func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc objstore.Precondition, op func(context.Context) error) error {
 	path, sk := LockKey(l.bucket, d.key(key), pc.Tag)
 	gen, acquired, err := l.acquire(ctx, d, key, path, sk, pc)
 	if err != nil {
@@ -213,7 +216,7 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 }
 
 // checkPrecond checks pc against key's current ETag.
-func checkPrecond(ctx context.Context, d *Driver, key string, pc precond) error {
+func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {
 	etag, err := d.head(ctx, key)
 	switch {
 	case err != nil:
@@ -232,7 +235,7 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc precond) error 
 // taking it over (generation + 1) once its timeout × skew rate has passed
 // since it was first seen. While waiting it re-checks pc, so a holder's
 // successful write ends the wait with a failed precondition.
-func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc precond) (int64, time.Time, error) {
+func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc objstore.Precondition) (int64, time.Time, error) {
 	var held *lease
 	for {
 		takeover := held != nil && time.Since(held.seen) > held.timeout*time.Duration(l.cfg.SkewRate)

@@ -17,7 +17,6 @@ import (
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/fixturetest"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 // fixtures are the ns@v2 fixture cases.
@@ -41,7 +40,7 @@ func TestFixtures(t *testing.T) {
 		t.Run(c.Name(), func(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(fixtures, c.Name())
-			cfg := baseConfig(endpoint, bucket, layout.B)
+			cfg := baseConfig(endpoint, bucket, driver.LayoutB)
 			cfg.Prefix = c.Name()
 			d, err := s3etag.Open(ctx, cfg)
 			if err != nil {
@@ -53,7 +52,7 @@ func TestFixtures(t *testing.T) {
 			if diff := cmp.Diff(want, got, fixturetest.RecordCmp...); diff != "" {
 				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
 			}
-			fsd, err := nsfs.Open(dir, nsfs.Options{})
+			fsd, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}

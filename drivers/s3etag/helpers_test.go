@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
 var testCreds = testenv.Credentials
 
 // baseConfig returns a config for bucket on the test server.
-func baseConfig(endpoint, bucket string, l layout.Layout) s3etag.Config {
+func baseConfig(endpoint, bucket string, l driver.Layout) s3etag.Config {
 	return s3etag.Config{
 		Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true,
 		Layout: l, Credentials: testCreds,
@@ -27,7 +27,7 @@ func baseConfig(endpoint, bucket string, l layout.Layout) s3etag.Config {
 func newBucket(t testing.TB) (endpoint, bucket string) {
 	t.Helper()
 	endpoint = testenv.S3Endpoint(t)
-	client, err := s3etag.NewClient(context.Background(), baseConfig(endpoint, "", layout.B))
+	client, err := s3etag.NewClient(context.Background(), baseConfig(endpoint, "", driver.LayoutB))
 	if err != nil {
 		t.Fatal(err)
 	}

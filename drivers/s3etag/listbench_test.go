@@ -18,7 +18,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
@@ -40,14 +39,14 @@ func BenchmarkList(b *testing.B) {
 	if n, _ := strconv.Atoi(os.Getenv("NS_BENCH_LIST_MAX")); n >= 100_000 {
 		sizes = append(sizes, 100_000)
 	}
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("layout=%s/n=%d", l, n), func(b *testing.B) { benchList(b, l, n) })
 		}
 	}
 }
 
-func benchList(b *testing.B, l layout.Layout, n int) {
+func benchList(b *testing.B, l driver.Layout, n int) {
 	endpoint, bucket := newBucket(b)
 	ctx := context.Background()
 	cfg := baseConfig(endpoint, bucket, l)

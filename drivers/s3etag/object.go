@@ -3,7 +3,6 @@ package s3etag
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,13 +16,6 @@ import (
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/objstore"
 )
-
-// precond is the precondition of a write: absent (If-None-Match: *),
-// an ETag (If-Match), or neither (unconditional).
-type precond = objstore.Precondition
-
-func ifAbsent() precond           { return objstore.IfAbsent() }
-func ifMatch(etag string) precond { return objstore.IfMatch(etag) }
 
 // Outcomes of a conditional request, beside success and other errors.
 var (
@@ -83,12 +75,12 @@ func (d *Driver) head(ctx context.Context, key string) (string, error) {
 // precondition is errPrecondition, If-Match on a missing key errMissing.
 // In lock mode the precondition is checked under the DynamoDB lock and the
 // write is unconditional.
-func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (string, error) {
+func (d *Driver) put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	if d.lock != nil && pc.Conditional() {
 		var etag string
 		err := d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
 			var err error
-			etag, err = d.rawPut(ctx, key, data, precond{})
+			etag, err = d.rawPut(ctx, key, data, objstore.Precondition{})
 			return err
 		})
 		return etag, err
@@ -96,7 +88,7 @@ func (d *Driver) put(ctx context.Context, key string, data []byte, pc precond) (
 	return d.rawPut(ctx, key, data, pc)
 }
 
-func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc precond) (string, error) {
+func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	in := &s3.PutObjectInput{
 		Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key)), Body: bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))), ContentType: aws.String("application/json"),
@@ -115,16 +107,16 @@ func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc precond
 
 // del removes key under pc. Removing a missing key unconditionally is not
 // an error.
-func (d *Driver) del(ctx context.Context, key string, pc precond) error {
+func (d *Driver) del(ctx context.Context, key string, pc objstore.Precondition) error {
 	if d.lock != nil && pc.Conditional() {
 		return d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
-			return d.rawDel(ctx, key, precond{})
+			return d.rawDel(ctx, key, objstore.Precondition{})
 		})
 	}
 	return d.rawDel(ctx, key, pc)
 }
 
-func (d *Driver) rawDel(ctx context.Context, key string, pc precond) error {
+func (d *Driver) rawDel(ctx context.Context, key string, pc objstore.Precondition) error {
 	in := &s3.DeleteObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))}
 	if pc.Tag != "" {
 		in.IfMatch = aws.String(quote(pc.Tag))
@@ -139,7 +131,7 @@ func (d *Driver) rawDel(ctx context.Context, key string, pc precond) error {
 }
 
 // condFail classifies the error of a conditional request.
-func (d *Driver) condFail(ctx context.Context, op, key string, pc precond, err error) error {
+func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
 	switch status := httpStatus(err); {
 	case status == 412 || status == 409 && pc.Conditional():
 		return fmt.Errorf("s3: %s %s: %w", op, key, errPrecondition)
@@ -184,13 +176,6 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 // sent, or the attempt timed out), or S3 answered with a 5xx.
 func maybeApplied(err error) bool {
 	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
-}
-
-// token returns a random hex token.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
 }
 
 // noRetryIfMaybeApplied stops the SDK from retrying a conditional write

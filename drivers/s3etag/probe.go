@@ -7,11 +7,8 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/objstore"
 )
-
-// probePrefix holds the probe objects, beside ns@v2/ so List never sees
-// them.
-const probePrefix = "ns@v2.probe/"
 
 // ProbeResult says which preconditions an endpoint enforced.
 type ProbeResult struct {
@@ -24,20 +21,10 @@ type ProbeResult struct {
 func (r ProbeResult) Enforced() bool { return r.CreateEnforced && r.UpdateEnforced }
 
 func (r ProbeResult) String() string {
-	var miss []string
-	if !r.CreateEnforced {
-		miss = append(miss, "PutObject If-None-Match: * on an existing object")
-	}
-	if !r.UpdateEnforced {
-		miss = append(miss, "PutObject If-Match with a wrong ETag")
-	}
-	if !r.DeleteEnforced {
-		miss = append(miss, "DeleteObject If-Match with a wrong ETag")
-	}
-	if len(miss) == 0 {
-		return "every precondition enforced"
-	}
-	return "not rejected: " + strings.Join(miss, "; ")
+	return objstore.Unenforced("not rejected: ",
+		objstore.Check{Held: r.CreateEnforced, Text: "PutObject If-None-Match: * on an existing object"},
+		objstore.Check{Held: r.UpdateEnforced, Text: "PutObject If-Match with a wrong ETag"},
+		objstore.Check{Held: r.DeleteEnforced, Text: "DeleteObject If-Match with a wrong ETag"})
 }
 
 // probe checks, on a probe key under the prefix, that the endpoint rejects
@@ -64,33 +51,22 @@ func (d *Driver) Probed() ProbeResult { return d.probed }
 // Probe runs the precondition checks against the endpoint directly (never
 // through the lock protocol) and removes its probe object.
 func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
-	var res ProbeResult
-	key := probePrefix + token()
-	etag, err := d.rawPut(ctx, key, []byte("{}"), precond{})
-	if err != nil {
-		return res, err
-	}
-	defer func() { _ = d.rawDel(context.WithoutCancel(ctx), key, precond{}) }()
-	wrong := strings.Repeat("0", 32)
-	if wrong == etag {
-		wrong = strings.Repeat("1", 32)
-	}
-	checks := []struct {
-		ok  *bool
-		run func() error
-	}{
-		{&res.CreateEnforced, func() error { _, err := d.rawPut(ctx, key, []byte("{}"), ifAbsent()); return err }},
-		{&res.UpdateEnforced, func() error { _, err := d.rawPut(ctx, key, []byte("{}"), ifMatch(wrong)); return err }},
-		{&res.DeleteEnforced, func() error { return d.rawDel(ctx, key, ifMatch(wrong)) }},
-	}
-	for _, c := range checks {
-		err := c.run()
-		switch {
-		case errors.Is(err, errPrecondition):
-			*c.ok = true
-		case err != nil && !errors.Is(err, errMissing):
-			return res, err
-		}
-	}
-	return res, nil
+	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: d.rawPut, Delete: d.rawDel,
+		Wrong: func(etag string) string {
+			if wrong := strings.Repeat("0", 32); wrong != etag {
+				return wrong
+			}
+			return strings.Repeat("1", 32)
+		},
+		Refusal: func(err error) (bool, error) {
+			switch {
+			case errors.Is(err, errPrecondition):
+				return true, nil
+			case err != nil && !errors.Is(err, errMissing):
+				return false, err
+			}
+			return false, nil
+		},
+	}, nil)
+	return ProbeResult{CreateEnforced: r.Create, UpdateEnforced: r.Update, DeleteEnforced: r.Delete}, err
 }

@@ -11,7 +11,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -21,7 +20,7 @@ import (
 func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	ctx := context.Background()
-	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, layout.B)
+	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, driver.LayoutB)
 	_, err := s3etag.Open(ctx, cfg)
 	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "If-None-Match") {
 		t.Fatalf("open through a proxy that drops preconditions: %v, want ErrUnsupported naming If-None-Match", err)
@@ -40,7 +39,7 @@ func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	if _, err := s3etag.Open(ctx, cfg); err != nil {
 		t.Fatalf("open in lock mode: %v", err)
 	}
-	direct, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, layout.B))
+	direct, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, driver.LayoutB))
 	if err != nil {
 		t.Fatal(err)
 	}

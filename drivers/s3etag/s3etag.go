@@ -34,7 +34,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -43,7 +42,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -51,12 +49,12 @@ import (
 // Scheme is the URL scheme of this driver.
 const Scheme = "s3"
 
-func init() { drivers.Register(Scheme, openURL) }
+func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
 
 // The layouts a bucket can use (those of the filesystem driver).
 const (
-	LayoutB = layout.B
-	LayoutC = layout.C
+	LayoutB = driver.LayoutB
+	LayoutC = driver.LayoutC
 )
 
 // Defaults of Config.
@@ -77,8 +75,8 @@ type Config struct {
 	// PathStyle addresses the bucket in the path (http://host/bucket/key);
 	// most S3-compatible servers need it.
 	PathStyle bool
-	Layout    layout.Layout
-	Dialect   jsonld.Dialect
+	Layout    driver.Layout
+	Dialect   jsonld.Dialect // jsonld.Spec (the default) or jsonld.FlureeV4
 	// Unsafe opens a store whose probe shows it ignores preconditions.
 	// Concurrent writers can then lose updates.
 	Unsafe bool
@@ -111,8 +109,10 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver    = (*Driver)(nil)
-	_ driver.Versioner = (*Driver)(nil) // through objstore: a polling watch reads only what changed
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Versioner   = (*Driver)(nil) // through objstore: a polling watch reads only what changed
+	_ driver.Provisioner = (*Driver)(nil)
+	_ driver.Provisioner = LockConfig{}
 )
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional
@@ -121,16 +121,19 @@ var (
 // when the endpoint ignores preconditions, and driver.ErrUnavailable when
 // the bucket cannot be reached.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
-	if err := checkConfig(&cfg); err != nil {
+	if cfg.Bucket == "" {
+		return nil, fmt.Errorf("s3: %w: no bucket", driver.ErrInvalidArgument)
+	}
+	oc, err := objstore.NewConfig("s3", objstore.FileOptions{Layout: cfg.Layout, Dialect: cfg.Dialect, ListParallel: cfg.ListParallel})
+	if err != nil {
 		return nil, err
 	}
 	client, err := NewClient(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{client: client, cfg: cfg, prefix: cfg.Prefix}
-	d.records = objstore.New(d.store(), objstore.Config{Name: "s3", Layout: cfg.Layout, Dialect: cfg.Dialect,
-		ListParallel: cfg.ListParallel})
+	d := &Driver{client: client, cfg: cfg, prefix: objstore.KeyPrefix(cfg.Prefix)}
+	d.records = objstore.New(d.store(), oc)
 	if cfg.Lock != nil {
 		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
 			return nil, err
@@ -140,24 +143,6 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-func checkConfig(cfg *Config) error {
-	if cfg.Bucket == "" {
-		return fmt.Errorf("s3: %w: no bucket", driver.ErrInvalidArgument)
-	}
-	if cfg.Layout != layout.B && cfg.Layout != layout.C {
-		return fmt.Errorf("s3: %w: unknown layout %d", driver.ErrInvalidArgument, cfg.Layout)
-	}
-	var err error
-	if cfg.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
-		return fmt.Errorf("s3: %w", err)
-	}
-	cfg.Prefix = strings.Trim(cfg.Prefix, "/")
-	if cfg.Prefix != "" {
-		cfg.Prefix += "/"
-	}
-	return nil
 }
 
 // NewClient returns the S3 client Open builds for cfg: the SDK's retryer
@@ -196,15 +181,7 @@ func newRetryer(maxAttempts int) aws.Retryer {
 }
 
 // urlParams are the query parameters an s3 URL may carry.
-var urlParams = awsconf.Known("layout", "dialect", "path_style", "unsafe", "lock", "list_parallel")
-
-func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
-	cfg, err := ParseURL(u)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, cfg)
-}
+var urlParams = awsconf.Known(append([]string{"path_style", "unsafe", "lock"}, objstore.FileParams...)...)
 
 // ParseURL returns the Config an s3:// URL describes. It returns an error
 // wrapping driver.ErrInvalidArgument for credentials in the URL, an unknown
@@ -212,18 +189,19 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 // endpoint is given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("s3: %w: URL %q: %s", driver.ErrInvalidArgument, drivers.Redact(u), fmt.Sprintf(format, args...))
+		return Config{}, drivers.BadURL("s3", u, format, args...)
 	}
 	p, err := awsconf.ParseParams(u, urlParams)
 	if err != nil {
 		return bad("%v", err)
 	}
 	q := u.Query()
-	cfg := Config{Bucket: u.Host, Prefix: u.Path, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile,
-		Timeout: p.Timeout, MaxAttempts: p.MaxAttempts, Dialect: jsonld.Dialect(q.Get("dialect"))}
-	if cfg.Layout, err = layout.Parse(q.Get("layout")); err != nil {
+	fo, err := objstore.ParseFileParams(q)
+	if err != nil {
 		return Config{}, fmt.Errorf("s3: %w", err)
 	}
+	cfg := Config{Bucket: u.Host, Prefix: u.Path, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile,
+		Timeout: p.Timeout, MaxAttempts: p.MaxAttempts, Layout: fo.Layout, Dialect: fo.Dialect, ListParallel: fo.ListParallel}
 	cfg.PathStyle = cfg.Endpoint != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != ""
 	for name, dst := range map[string]*bool{"path_style": &cfg.PathStyle, "unsafe": &cfg.Unsafe} {
 		if s := q.Get(name); s != "" {
@@ -231,9 +209,6 @@ func ParseURL(u *url.URL) (Config, error) {
 				return bad("%s %q is not true or false", name, s)
 			}
 		}
-	}
-	if cfg.ListParallel, err = objstore.ParseListParallel(q.Get("list_parallel")); err != nil {
-		return Config{}, fmt.Errorf("s3: %w", err)
 	}
 	if s := q.Get("lock"); s != "" {
 		lc, err := ParseLockURL(s)
@@ -246,6 +221,17 @@ func ParseURL(u *url.URL) (Config, error) {
 		return bad("no bucket (s3://BUCKET/PREFIX)")
 	}
 	return cfg, nil
+}
+
+// Provision implements driver.Provisioner: with the DynamoDB lock protocol
+// it creates the lock table (LockConfig.Provision); otherwise there is
+// nothing to create (the bucket must exist: the probe on Open writes to it)
+// and it returns nil.
+func (d *Driver) Provision(ctx context.Context) error {
+	if d.cfg.Lock == nil {
+		return nil
+	}
+	return d.cfg.Lock.Provision(ctx)
 }
 
 // Client returns the S3 client the driver uses.

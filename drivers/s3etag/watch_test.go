@@ -13,7 +13,6 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 )
 
 // pollMark is when a poll began and the requests a counter had sent then.
@@ -94,7 +93,7 @@ func (w *listWatched) List(ctx context.Context, opts driver.ListOptions) (*drive
 func TestWatchPollReadsWhatChanged(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	ctx := context.Background()
-	cfg := baseConfig(endpoint, bucket, layout.B)
+	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
 	writer, err := s3etag.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +180,7 @@ func TestWatchPollReadsWhatChanged(t *testing.T) {
 func BenchmarkWatch(b *testing.B) {
 	endpoint, bucket := newBucket(b)
 	ctx := context.Background()
-	cfg := baseConfig(endpoint, bucket, layout.B)
+	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
 	d, err := s3etag.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -111,3 +111,23 @@ func TestImports(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandsOnly checks that internal/cli, the commands' shared main and
+// usage error, stays theirs: no library package depends on it.
+func TestCommandsOnly(t *testing.T) {
+	pkgs := listModule(t)
+	cli := module + "/internal/cli"
+	users := 0
+	for path, p := range pkgs {
+		if !slices.Contains(p.Imports, cli) {
+			continue
+		}
+		users++
+		if !strings.HasPrefix(path, module+"/cmd/") {
+			t.Errorf("%s imports %s; only commands may", path, cli)
+		}
+	}
+	if users < 2 {
+		t.Errorf("%d packages import %s, want ns and ns-migrate at least", users, cli)
+	}
+}

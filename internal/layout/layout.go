@@ -30,32 +30,21 @@ type Layout int
 const (
 	// B: {branch}.json holds identity, head, status and config;
 	// {branch}.index.json holds the index. Fluree's own layout.
-	B Layout = iota
+	B = Layout(driver.LayoutB)
 	// C: one file per concern, {branch}.head.json, .index.json,
 	// .status.json and .config.json; the status file also holds the
 	// identity, so a retract (retracted flag and status) is one write.
-	C
+	C = Layout(driver.LayoutC)
 )
 
-// Parse returns the layout named s: "b" (or "") or "c", in either case. It
-// returns an error wrapping driver.ErrInvalidArgument otherwise.
+// Parse returns the layout named s (driver.ParseLayout).
 func Parse(s string) (Layout, error) {
-	switch strings.ToLower(s) {
-	case "", "b":
-		return B, nil
-	case "c":
-		return C, nil
-	}
-	return 0, fmt.Errorf("%w: unknown layout %q (want b or c)", driver.ErrInvalidArgument, s)
+	l, err := driver.ParseLayout(s)
+	return Layout(l), err
 }
 
 // String returns "b" or "c".
-func (l Layout) String() string {
-	if l == C {
-		return "c"
-	}
-	return "b"
-}
+func (l Layout) String() string { return driver.Layout(l).String() }
 
 // File is one file of a record.
 type File struct {

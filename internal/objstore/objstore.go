@@ -26,14 +26,13 @@ package objstore
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/closed"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -178,7 +177,7 @@ type Records struct {
 	// idOfKey maps the key of a defining file whose key fits several IDs
 	// to the ID it held at a tag, so listing does not read it again.
 	idOfKey sync.Map // key -> nestedIDEntry
-	closed  atomic.Bool
+	closed  closed.Flag
 }
 
 // New returns the Records of store. cfg.Layout and cfg.Dialect must be
@@ -191,7 +190,7 @@ func New(store Store, cfg Config) *Records {
 // driver.ErrInvalidArgument. It implements Close of driver.Driver for a
 // store that holds nothing to release.
 func (r *Records) Close() error {
-	r.closed.Store(true)
+	r.closed.Close()
 	return nil
 }
 
@@ -237,13 +236,7 @@ func (r *Records) object(key string) string {
 
 // begin checks ctx and that the driver is open.
 func (r *Records) begin(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if r.closed.Load() {
-		return fmt.Errorf("%s: %w: driver is closed", r.cfg.Name, driver.ErrInvalidArgument)
-	}
-	return nil
+	return r.closed.Check(ctx, r.cfg.Name)
 }
 
 // files returns id's files, the defining file first.
@@ -263,8 +256,4 @@ func normTag(t string) string {
 }
 
 // token returns a random hex token.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
-}
+func token() string { return Token() }

@@ -24,3 +24,16 @@ func Decode(tok string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// Start returns where the page opts asks for begins (its token decoded, as
+// Decode) and how many entries it may hold (opts.PageSize, or def when that
+// is not positive).
+func Start(opts driver.ListOptions, def int) (after string, size int, err error) {
+	if after, err = Decode(opts.PageToken); err != nil {
+		return "", 0, err
+	}
+	if size = opts.PageSize; size <= 0 {
+		size = def
+	}
+	return after, size, nil
+}

@@ -31,7 +31,9 @@ func serveBackend(t *testing.T, backend driver.Driver) string {
 }
 
 func remoteOpener(url string) Opener {
-	return func(context.Context) (driver.Driver, error) { return remote.Open(remote.Config{BaseURL: url}) }
+	return func(context.Context) (driver.Driver, error) {
+		return remote.Open(context.Background(), remote.Config{BaseURL: url})
+	}
 }
 
 // TestLinearizableRemote checks the http:// driver through a server.

@@ -11,12 +11,11 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	nsdocstore "nameservice.dev/nameservice/drivers/docstore"
+	_ "nameservice.dev/nameservice/drivers/docstore" // docstore+ URLs
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -72,10 +71,12 @@ func TestLinearizableMem(t *testing.T) {
 
 func TestLinearizableFS(t *testing.T) {
 	t.Parallel()
-	for _, l := range []layout.Layout{fs.LayoutB, fs.LayoutC} {
+	for _, l := range []driver.Layout{fs.LayoutB, fs.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			open := func(context.Context) (driver.Driver, error) { return fs.Open(dir, fs.Options{Layout: l}) }
+			open := func(context.Context) (driver.Driver, error) {
+				return fs.Open(context.Background(), fs.Config{Dir: dir, Layout: l})
+			}
 			runChecked(t, open, workload(2), false)
 		})
 	}
@@ -89,7 +90,7 @@ func TestLinearizableDynamoDB(t *testing.T) {
 
 func TestLinearizableS3(t *testing.T) {
 	t.Parallel()
-	for _, l := range []layout.Layout{s3etag.LayoutB, s3etag.LayoutC} {
+	for _, l := range []driver.Layout{s3etag.LayoutB, s3etag.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			cfg := s3Config(t, l)
 			runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(4), false)
@@ -107,7 +108,7 @@ func TestLinearizableS3LockMode(t *testing.T) {
 		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		Timeout: 2 * time.Second, SkewRate: 2, Poll: 20 * time.Millisecond, Credentials: testCreds,
 	}
-	if err := s3etag.EnsureLockTable(context.Background(), *cfg.Lock); err != nil {
+	if err := cfg.Lock.Provision(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(6), false)
@@ -123,11 +124,16 @@ func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: testCreds,
 		DisableValidateResponseChecksum: true,
 	})
-	if err := nsdocstore.EnsureDynamoDBTable(ctx, client, table); err != nil {
+	url := "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
+	d, err := drivers.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.(driver.Provisioner).Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
 	testenv.DropTable(t, client, table)
-	url := "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
 	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(7), false)
 }
 
@@ -148,7 +154,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.EnsureTable(ctx); err != nil {
+	if err := d.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
 	testenv.DropTable(t, d.Client(), cfg.Table)
@@ -157,7 +163,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 
 // s3Config creates a bucket of the test's own on versitygw and removes it,
 // with its objects, when the test ends.
-func s3Config(t *testing.T, l layout.Layout) s3etag.Config {
+func s3Config(t *testing.T, l driver.Layout) s3etag.Config {
 	t.Helper()
 	cfg := s3etag.Config{
 		Region: "us-east-1", Endpoint: testenv.S3Endpoint(t),

@@ -1,0 +1,66 @@
+package objstore
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// FileParams are the URL parameters every file-based driver (fs, s3etag,
+// blob) takes for its files.
+var FileParams = []string{"layout", "dialect", "list_parallel"}
+
+// FileOptions are the options every file-based driver takes for its files,
+// as its Config spells them.
+type FileOptions struct {
+	Layout       driver.Layout
+	Dialect      jsonld.Dialect
+	ListParallel int
+}
+
+// ParseFileParams returns the FileOptions that q's layout, dialect and
+// list_parallel parameters give; absent ones are zero. It returns an error
+// wrapping driver.ErrInvalidArgument for a malformed value.
+func ParseFileParams(q url.Values) (FileOptions, error) {
+	var o FileOptions
+	var err error
+	if o.Layout, err = driver.ParseLayout(q.Get("layout")); err != nil {
+		return FileOptions{}, err
+	}
+	o.Dialect = jsonld.Dialect(q.Get("dialect"))
+	if _, err := jsonld.ParseDialect(string(o.Dialect)); err != nil {
+		return FileOptions{}, err
+	}
+	if o.ListParallel, err = ParseListParallel(q.Get("list_parallel")); err != nil {
+		return FileOptions{}, err
+	}
+	return o, nil
+}
+
+// NewConfig checks o and returns the Config of a driver called name, the
+// dialect normalised. It returns an error wrapping driver.ErrInvalidArgument,
+// prefixed with name, for an unknown layout or dialect.
+func NewConfig(name string, o FileOptions) (Config, error) {
+	if err := o.Layout.Valid(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	dialect, err := jsonld.ParseDialect(string(o.Dialect))
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Config{Name: name, Layout: layout.Layout(o.Layout), Dialect: dialect, ListParallel: o.ListParallel}, nil
+}
+
+// KeyPrefix returns prefix as a key prefix: "" or "a/b/" (slashes at either
+// end trimmed, one added).
+func KeyPrefix(prefix string) string {
+	p := strings.Trim(prefix, "/")
+	if p == "" {
+		return ""
+	}
+	return p + "/"
+}

@@ -1,0 +1,91 @@
+package objstore
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+)
+
+// ProbePrefix holds the probe objects of the object-store drivers, beside
+// ns@v2/ so List never sees them.
+const ProbePrefix = "ns@v2.probe/"
+
+// Token returns a random hex string of 24 characters, for keys no other
+// writer uses.
+func Token() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}
+
+// Refused says which writes with a failing precondition a store refused.
+type Refused struct{ Create, Update, Delete bool }
+
+// ProbeOps are the requests Probe sends, straight to the store (never
+// through a lock protocol).
+type ProbeOps struct {
+	Put    func(ctx context.Context, key string, data []byte, pc Precondition) (tag string, err error)
+	Delete func(ctx context.Context, key string, pc Precondition) error
+	// Wrong returns a tag, in the store's form, that is not tag.
+	Wrong func(tag string) string
+	// Refusal says whether err (nil included) is the store refusing the
+	// write for its precondition, or an error that ends the probe.
+	Refusal func(err error) (refused bool, fatal error)
+}
+
+// Probe writes a probe object under ProbePrefix, sends a create, an update
+// and a delete whose preconditions fail, and reports which the store
+// refused. Before removing the object it runs last, when not nil, with
+// the object's key, its tag and what the checks found.
+func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refused) error) (Refused, error) {
+	var r Refused
+	key := ProbePrefix + Token()
+	tag, err := ops.Put(ctx, key, []byte("{}"), Precondition{})
+	if err != nil {
+		return r, err
+	}
+	defer func() { _ = ops.Delete(context.WithoutCancel(ctx), key, Precondition{}) }()
+	wrong := ops.Wrong(tag)
+	checks := []struct {
+		ok  *bool
+		run func() error
+	}{
+		{&r.Create, func() error { _, err := ops.Put(ctx, key, []byte("{}"), IfAbsent()); return err }},
+		{&r.Update, func() error { _, err := ops.Put(ctx, key, []byte("{}"), IfMatch(wrong)); return err }},
+		{&r.Delete, func() error { return ops.Delete(ctx, key, IfMatch(wrong)) }},
+	}
+	for _, c := range checks {
+		refused, fatal := ops.Refusal(c.run())
+		if fatal != nil {
+			return r, fatal
+		}
+		*c.ok = refused
+	}
+	if last != nil {
+		return r, last(key, tag, r)
+	}
+	return r, nil
+}
+
+// Check is one precondition a probe checked, and what it means when it did
+// not hold.
+type Check struct {
+	Held bool
+	Text string
+}
+
+// Unenforced returns "every precondition enforced" when every check held,
+// else prefix followed by the text of each that did not, joined by "; ".
+func Unenforced(prefix string, checks ...Check) string {
+	var miss []string
+	for _, c := range checks {
+		if !c.Held {
+			miss = append(miss, c.Text)
+		}
+	}
+	if len(miss) == 0 {
+		return "every precondition enforced"
+	}
+	return prefix + strings.Join(miss, "; ")
+}

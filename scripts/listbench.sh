@@ -17,6 +17,7 @@
 # a run directory of this script's own, unless NAMESERVICE_TEST_S3_ENDPOINT /
 # NAMESERVICE_TEST_DYNAMODB_ENDPOINT already name running servers. The raw
 # `go test` output goes to stderr and to $NS_BENCH_OUT (default a temp file).
+# NS_BENCH_SUB narrows the sub-benchmarks (e.g. /layout=b for layout B only).
 # NS_BENCH_TIMES is -benchtime (default 1x; 3x reports medians of 3). Seeding
 # 100,000 records takes minutes per store; seeding is not timed.
 set -euo pipefail
@@ -87,7 +88,7 @@ status=0
 for d in $drivers; do
 	pkg=./drivers/$d
 	[[ $d == s3 ]] && pkg=./drivers/s3etag
-	NS_BENCH_LIST_SIZES=$sizes go test -run '^$' -bench '^BenchmarkList$' -benchtime "${NS_BENCH_TIMES:-1x}" -timeout 4h "$pkg" 2>&1 |
+	NS_BENCH_LIST_SIZES=$sizes go test -run '^$' -bench "^BenchmarkList\$${NS_BENCH_SUB:-}" -benchtime "${NS_BENCH_TIMES:-1x}" -timeout 4h "$pkg" 2>&1 |
 		tee -a "$out" >&2 || status=1
 done
 end_load=$(uptime)

@@ -27,6 +27,7 @@
 #   NS_TEST_RUN            run directory: state files (PID, endpoint) and logs
 #                          (default $NS_TEST_CACHE/run); use one per concurrent run
 #   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 30)
+#   NS_DYNAMODB_HEAP       DynamoDB Local's Java heap (default 1g: 100,000 ledgers are 500,000 items)
 
 NS_DYNAMODB_NPM_VERSION=11.1.0
 NS_VERSITYGW_MODULE=github.com/versity/versitygw
@@ -314,7 +315,7 @@ _ns_launch() {
 	case $name in
 	dynamodb)
 		dir=$(_ns_dynamodb_dir) || _ns_die "DynamoDB Local is not installed"
-		(cd "$dir" && exec java -Xmx256m -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
+		(cd "$dir" && exec java "-Xmx${NS_DYNAMODB_HEAP:-1g}" -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
 			-inMemory -port "$port" -disableTelemetry) </dev/null >"$log" 2>&1 &
 		pid=$!
 		;;

@@ -5,10 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers"
 )
 
 // ns runs the CLI in-process against a named in-memory store and returns
@@ -198,4 +204,52 @@ func TestWatchResumesFromState(t *testing.T) {
 	if !strings.Contains(out, `"old":2,"new":{"v":3`) || strings.Contains(out, `"v":2,`) {
 		t.Fatalf("resumed watch printed %q", out)
 	}
+}
+
+// pageSizes is a mem driver (scheme "pagesizes", a process-wide store per
+// host) that records the page size of every List call.
+type pageSizes struct {
+	driver.Driver
+	seen *[]int
+}
+
+var (
+	pageSizesMu   sync.Mutex
+	pageSizesSeen []int
+)
+
+func (p pageSizes) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	pageSizesMu.Lock()
+	*p.seen = append(*p.seen, opts.PageSize)
+	pageSizesMu.Unlock()
+	return p.Driver.List(ctx, opts)
+}
+
+func init() {
+	drivers.Register("pagesizes", func(ctx context.Context, u *url.URL) (driver.Driver, error) {
+		d, err := drivers.Open(ctx, "mem://"+u.Host)
+		return pageSizes{d, &pageSizesSeen}, err
+	})
+}
+
+// TestListPageSize lists in pages of --page-size, in order and with nothing
+// lost or repeated, and refuses a negative page size.
+func TestListPageSize(t *testing.T) {
+	c := &cli{t: t, url: fmt.Sprintf("pagesizes://cli-%d", stores.Add(1))}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		c.want(exitOK, "init", id)
+	}
+	want := c.want(exitOK, "list")
+	pageSizesMu.Lock()
+	pageSizesSeen = nil
+	pageSizesMu.Unlock()
+	if got := c.want(exitOK, "list", "--page-size", "2"); got != want || strings.Count(got, "\n") != 5 {
+		t.Fatalf("list --page-size 2 = %s, want the 5 records of list:\n%s", got, want)
+	}
+	pageSizesMu.Lock()
+	defer pageSizesMu.Unlock()
+	if !slices.Equal(pageSizesSeen, []int{2, 2, 2}) {
+		t.Errorf("list --page-size 2 over 5 records asked for pages %v, want [2 2 2]", pageSizesSeen)
+	}
+	c.want(exitUsage, "list", "--page-size", "-1")
 }

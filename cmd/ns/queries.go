@@ -62,16 +62,21 @@ func (c *call) human() bool {
 func listCommand() *command {
 	var kind, prefix string
 	var retracted bool
-	return &command{usage: "[--kind ledger|graph_source] [--prefix P] [--retracted]", nargs: 0,
+	var pageSize int
+	return &command{usage: "[--kind ledger|graph_source] [--prefix P] [--retracted] [--page-size N]", nargs: 0,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&kind, "kind", "", "")
 			fs.StringVar(&prefix, "prefix", "", "")
 			fs.BoolVar(&retracted, "retracted", false, "")
+			fs.IntVar(&pageSize, "page-size", 0, "")
 		},
 		run: func(c *call) error {
-			opts := nameservice.ListOptions{Kind: nameservice.Kind(kind), Prefix: prefix, IncludeRetracted: retracted}
+			opts := nameservice.ListOptions{Kind: nameservice.Kind(kind), Prefix: prefix, IncludeRetracted: retracted, PageSize: pageSize}
 			if kind != "" && !opts.Kind.Valid() {
 				return usagef("--kind %q is neither ledger nor graph_source", kind)
+			}
+			if pageSize < 0 {
+				return usagef("--page-size %d is negative (0 is the driver's default)", pageSize)
 			}
 			return list(c, opts)
 		}}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,19 +41,17 @@ const benchPageSize = 500
 // kind ledger) and, in the same loop, makes the same calls directly with
 // the SDK: per page one GSI Query of PageSize+1 entries and ⌈keys/100⌉
 // consistent BatchGetItem calls, DefaultListParallel at a time. It reports
-// the median of each, their ratio, and the peak RSS of the process during
-// one driver listing (VmHWM of /proc/self/status, reset through
-// /proc/self/clear_refs after debug.FreeOSMemory).
+// the median of each, their ratio, and the peak RSS of `ns list` over the
+// same ledgers, in pages of the same size, in a process of its own.
 func BenchmarkList(b *testing.B) {
 	d, ctx := scaleDriver(b)
-	for _, n := range benchSizes(b) {
+	for _, n := range testenv.ListSizes(b) {
 		prefix := fmt.Sprintf("list%d-%s/", n, testenv.RandomHex(2))
 		seed(b, d, prefix, n)
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			rss := peakRSS(b, func() {
-				got, err := listDriver(ctx, d, prefix)
-				wantListed(b, n, got, err)
-			})
+			// The CLI's listing, first, also warms DynamoDB Local for both.
+			url := fmt.Sprintf("dynamodb://%s?endpoint=%s", d.Table(), neturl.QueryEscape(testenv.DynamoDBEndpoint(b)))
+			cli := testenv.ListCLI(b, n, url, "--kind", "ledger", "--prefix", prefix, "--page-size", strconv.Itoa(benchPageSize))
 			var mine, raw []time.Duration
 			for b.Loop() {
 				start := time.Now()
@@ -66,12 +63,7 @@ func BenchmarkList(b *testing.B) {
 				raw = append(raw, time.Since(start))
 				wantListed(b, n, got, err)
 			}
-			m, r := median(mine), median(raw)
-			b.ReportMetric(m, "list-ms")
-			b.ReportMetric(r, "raw-ms")
-			b.ReportMetric(m/r, "ratio")
-			b.ReportMetric(rss, "peak-rss-MB")
-			b.ReportMetric(0, "ns/op")
+			testenv.ReportList(b, mine, raw, cli.PeakRSSMB)
 		})
 	}
 }
@@ -84,21 +76,10 @@ func wantListed(b *testing.B, n, got int, err error) {
 }
 
 // listDriver lists every ledger under prefix through the driver and
-// returns how many it saw.
+// returns how many records and failures it saw.
 func listDriver(ctx context.Context, d *dynamodb.Driver, prefix string) (int, error) {
-	opts := driver.ListOptions{Kind: driver.Ledger, Prefix: prefix, PageSize: benchPageSize}
-	n := 0
-	for {
-		page, err := d.List(ctx, opts)
-		if err != nil {
-			return n, err
-		}
-		n += len(page.Records) + len(page.Failed)
-		if page.NextPageToken == "" {
-			return n, nil
-		}
-		opts.PageToken = page.NextPageToken
-	}
+	recs, failed, err := testenv.ListAll(ctx, d, driver.ListOptions{Kind: driver.Ledger, Prefix: prefix, PageSize: benchPageSize})
+	return recs + failed, err
 }
 
 // listRaw makes the calls List makes, with the SDK alone: it returns how
@@ -318,22 +299,6 @@ loop:
 	return [2]float64{q(0.50), q(0.99)}
 }
 
-func benchSizes(b *testing.B) []int {
-	spec := os.Getenv("NS_BENCH_LIST_SIZES")
-	if spec == "" {
-		spec = "1000,10000"
-	}
-	var sizes []int
-	for _, f := range strings.Split(spec, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			b.Fatalf("NS_BENCH_LIST_SIZES: %q is not a positive number", f)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes
-}
-
 // scaleDriver returns a driver over a new table (with its stream), deleted
 // when the benchmark ends.
 func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
@@ -406,38 +371,4 @@ func seed(b *testing.B, d *dynamodb.Driver, prefix string, n int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	b.Logf("seeded %d ledgers in %s", n, time.Since(start).Round(time.Millisecond))
-}
-
-// peakRSS returns the peak resident set size, in MB, of this process while
-// f runs: the kernel's high-water mark (VmHWM), reset just before f through
-// /proc/self/clear_refs after the Go runtime returned its free memory.
-func peakRSS(b *testing.B, f func()) float64 {
-	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		b.Logf("peak RSS not measured: %v", err)
-		f()
-		return -1
-	}
-	f()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return float64(kb) / 1024
-		}
-	}
-	b.Fatal("no VmHWM in /proc/self/status")
-	return 0
-}
-
-func median(l []time.Duration) float64 {
-	l = slices.Clone(l)
-	slices.Sort(l)
-	return float64(l[len(l)/2].Microseconds()) / 1000
 }

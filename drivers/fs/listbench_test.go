@@ -6,37 +6,29 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
-// listSizes are the listing sizes of BenchmarkList: 1,000 and 10,000, and
-// 100,000 when NS_BENCH_LIST_MAX asks for it.
-func listSizes() []int {
-	sizes := []int{1000, 10_000}
-	if n, _ := strconv.Atoi(os.Getenv("NS_BENCH_LIST_MAX")); n >= 100_000 {
-		sizes = append(sizes, 100_000)
-	}
-	return sizes
-}
-
-// BenchmarkList lists N records in pages of 100, as NameService.List does,
-// beside the floor measured in the same run with the same parallelism:
-// walk ns@v2 and read every file. The store is seeded with raw writes of
-// valid ns@v2 files (copies of a record the driver created).
+// BenchmarkList lists N records (NS_BENCH_LIST_SIZES, default 1000,10000)
+// in pages of 100, as NameService.List does, beside the floor measured in
+// the same run with the same parallelism: walk ns@v2 and read every file.
+// The store is seeded with raw writes of valid ns@v2 files (copies of a
+// record the driver created). rss-MB is the peak resident set of
+// `ns list --page-size 100` over the same directory, in a process of its
+// own.
 //
-//	NS_BENCH_LIST_MAX=100000 go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/fs/
+//	NS_BENCH_LIST_SIZES=1000,10000,100000 go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/fs/
 func BenchmarkList(b *testing.B) {
 	for _, l := range []nsfs.Config{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
-		for _, n := range listSizes() {
+		for _, n := range testenv.ListSizes(b) {
 			b.Run(fmt.Sprintf("layout=%s/n=%d", l.Layout, n), func(b *testing.B) { benchList(b, l, n) })
 		}
 	}
@@ -51,50 +43,22 @@ func benchList(b *testing.B, opts nsfs.Config, n int) {
 		b.Fatal(err)
 	}
 	seedFS(b, d, dir, n)
-	rawWalk(b, filepath.Join(dir, "ns@v2"), objstore.DefaultListParallel) // warm the page cache
-	var list, raw, listCPU, rawCPU time.Duration
-	b.ResetTimer()
-	for range b.N {
-		start, startCPU := time.Now(), cpuTime()
-		files := rawWalk(b, filepath.Join(dir, "ns@v2"), objstore.DefaultListParallel)
-		mid, midCPU := time.Now(), cpuTime()
-		got := listPages(b, ctx, d)
-		list += time.Since(mid)
-		raw += mid.Sub(start)
-		listCPU += cpuTime() - midCPU
-		rawCPU += midCPU - startCPU
-		if got != n || files < n {
-			b.Fatalf("listed %d records, walked %d files; want %d", got, files, n)
+	root := filepath.Join(dir, "ns@v2")
+	// The CLI's listing, first, also warms the page cache for both.
+	cli := testenv.ListCLI(b, n, "file://"+dir+"?layout="+opts.Layout.String(), "--page-size", "100")
+	var list, raw []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		files := rawWalk(b, root, objstore.DefaultListParallel)
+		mid := time.Now()
+		got, failed, err := testenv.ListAll(ctx, d, driver.ListOptions{PageSize: 100})
+		list = append(list, time.Since(mid))
+		raw = append(raw, mid.Sub(start))
+		if err != nil || failed != 0 || got != n || files < n {
+			b.Fatalf("listed %d records and %d failures, walked %d files; want %d (%v)", got, failed, files, n, err)
 		}
 	}
-	b.ReportMetric(float64(list.Milliseconds())/float64(b.N), "list-ms")
-	b.ReportMetric(float64(raw.Milliseconds())/float64(b.N), "raw-ms")
-	b.ReportMetric(float64(list)/float64(raw), "list/raw")
-	// CPU time (user+system) is what the work costs; on a machine shared
-	// with other loads it varies far less than wall time.
-	b.ReportMetric(float64(listCPU.Milliseconds())/float64(b.N), "list-cpu-ms")
-	b.ReportMetric(float64(rawCPU.Milliseconds())/float64(b.N), "raw-cpu-ms")
-	b.ReportMetric(float64(listCPU)/float64(rawCPU), "cpu-list/raw")
-	b.ReportMetric(maxRSSMB(), "maxrss-MB")
-}
-
-// listPages lists every record with a fresh driver over d's directory, in
-// pages of 100, and returns how many it saw.
-func listPages(b *testing.B, ctx context.Context, d *nsfs.Driver) int {
-	n, tok := 0, ""
-	for {
-		p, err := d.List(ctx, driver.ListOptions{PageSize: 100, PageToken: tok})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(p.Failed) > 0 {
-			b.Fatal(p.Failed[0])
-		}
-		n += len(p.Records)
-		if tok = p.NextPageToken; tok == "" {
-			return n
-		}
-	}
+	testenv.ReportList(b, list, raw, cli.PeakRSSMB)
 }
 
 // seedFS writes n records as copies of the files of one the driver
@@ -163,22 +127,4 @@ func rawWalk(b *testing.B, root string, par int) int {
 	}
 	wg.Wait()
 	return len(paths)
-}
-
-// maxRSSMB is the process's peak resident set so far, in MB.
-func maxRSSMB() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,7 +13,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +76,27 @@ type Store struct {
 	recs    map[driver.ID]*driver.Record
 	corrupt map[driver.ID]bool // see Corrupt
 	subs    map[*subscriber]bool
+	// sorted holds the IDs of recs in ID order, for List to resume a page
+	// by binary search; nil after a Create or Delete, rebuilt by the next
+	// List, so a listing between writes sorts once, not once per page.
+	sorted []keyedID
+}
+
+type keyedID struct {
+	key string // id.String()
+	id  driver.ID
+}
+
+// ordered returns the IDs of s.recs in ID order. The caller holds s.mu.
+func (s *Store) ordered() []keyedID {
+	if s.sorted == nil {
+		s.sorted = make([]keyedID, 0, len(s.recs))
+		for id := range s.recs {
+			s.sorted = append(s.sorted, keyedID{id.String(), id})
+		}
+		slices.SortFunc(s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
+	}
+	return s.sorted
 }
 
 // Corrupt makes record id unreadable, as a file or item that no longer
@@ -146,6 +167,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 		return fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
 	}
 	d.s.recs[rec.ID] = rec.Clone()
+	d.s.sorted = nil
 	d.s.notifyCreated(rec)
 	return nil
 }
@@ -221,6 +243,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
 	}
 	delete(d.s.recs, id)
+	d.s.sorted = nil
 	delete(d.s.corrupt, id)
 	d.s.notify(driver.Event{ID: id, Deleted: true})
 	return nil
@@ -241,25 +264,27 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return nil, err
 	}
 	defer unlock()
-	var match []driver.ID
-	for id, r := range d.s.recs {
-		s := id.String()
-		if s > after && strings.HasPrefix(s, opts.Prefix) && (d.s.corrupt[id] || driver.Matches(r, opts)) {
-			match = append(match, id)
-		}
-	}
-	sort.Slice(match, func(i, j int) bool { return match[i].String() < match[j].String() })
+	ids := d.s.ordered()
+	from := max(after, opts.Prefix)
+	i, _ := slices.BinarySearchFunc(ids, from, func(k keyedID, from string) int { return strings.Compare(k.key, from) })
 	page := &driver.Page{}
-	for i, id := range match {
-		if i == size {
-			page.NextPageToken = pagetoken.Encode(match[size-1].String())
+	last := ""
+	for ; i < len(ids) && strings.HasPrefix(ids[i].key, opts.Prefix); i++ {
+		k := ids[i]
+		r := d.s.recs[k.id]
+		if k.key <= after || !(d.s.corrupt[k.id] || driver.Matches(r, opts)) {
+			continue
+		}
+		if len(page.Records)+len(page.Failed) == size {
+			page.NextPageToken = pagetoken.Encode(last)
 			break
 		}
-		if r, err := d.s.record(id); err != nil {
-			page.Failed = append(page.Failed, &driver.RecordError{ID: id, Object: "mem record " + id.String(), Err: err})
+		if r, err := d.s.record(k.id); err != nil {
+			page.Failed = append(page.Failed, &driver.RecordError{ID: k.id, Object: "mem record " + k.key, Err: err})
 		} else {
 			page.Records = append(page.Records, r.Clone())
 		}
+		last = k.key
 	}
 	return page, nil
 }

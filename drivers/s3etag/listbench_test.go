@@ -5,11 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // listPage is the page size of BenchmarkList: one ListObjectsV2 page.
@@ -27,20 +27,18 @@ import (
 // records, 0.93 s at 10,000), which no client can avoid.
 const listPage = 1000
 
-// BenchmarkList lists N records in pages of listPage from a cold driver
-// beside the floor measured in the same run with
-// the same parallelism: ListObjectsV2 over the prefix and a GET of every
-// object. The bucket is seeded with raw PUTs of valid ns@v2 files (copies
-// of a record the driver created). NS_BENCH_LIST_MAX=100000 adds 100,000.
+// BenchmarkList lists N records (NS_BENCH_LIST_SIZES, default
+// 1000,10000) in pages of listPage from a cold driver beside the floor
+// measured in the same run with the same parallelism: ListObjectsV2 over
+// the prefix and a GET of every object. The bucket is seeded with raw PUTs
+// of valid ns@v2 files (copies of a record the driver created). rss-MB is
+// the peak resident set of `ns list --page-size 1000` over the same bucket,
+// in a process of its own.
 //
-//	go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/s3etag/
+//	NS_BENCH_LIST_SIZES=1000,10000,100000 go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/s3etag/
 func BenchmarkList(b *testing.B) {
-	sizes := []int{1000, 10_000}
-	if n, _ := strconv.Atoi(os.Getenv("NS_BENCH_LIST_MAX")); n >= 100_000 {
-		sizes = append(sizes, 100_000)
-	}
 	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
-		for _, n := range sizes {
+		for _, n := range testenv.ListSizes(b) {
 			b.Run(fmt.Sprintf("layout=%s/n=%d", l, n), func(b *testing.B) { benchList(b, l, n) })
 		}
 	}
@@ -55,9 +53,11 @@ func benchList(b *testing.B, l driver.Layout, n int) {
 		b.Fatal(err)
 	}
 	seedS3(b, d, n)
-	var list, raw time.Duration
-	b.ResetTimer()
-	for range b.N {
+	// The CLI's listing, first, also warms the server's caches for both.
+	url := fmt.Sprintf("s3://%s?endpoint=%s&layout=%s", bucket, neturl.QueryEscape(endpoint), l)
+	cli := testenv.ListCLI(b, n, url, "--page-size", strconv.Itoa(listPage))
+	var list, raw []time.Duration
+	for b.Loop() {
 		start := time.Now()
 		objects := rawList(b, d, objstore.DefaultListParallel)
 		mid := time.Now()
@@ -65,29 +65,15 @@ func benchList(b *testing.B, l driver.Layout, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		got, tok := 0, ""
-		for {
-			p, err := fresh.List(ctx, driver.ListOptions{PageSize: listPage, PageToken: tok})
-			if err != nil || len(p.Failed) > 0 {
-				b.Fatalf("list: %v %v", err, p.Failed)
-			}
-			got += len(p.Records)
-			if tok = p.NextPageToken; tok == "" {
-				break
-			}
-		}
-		list += time.Since(mid)
-		raw += mid.Sub(start)
-		if got != n || objects < n {
-			b.Fatalf("listed %d records, %d objects; want %d", got, objects, n)
+		got, failed, err := testenv.ListAll(ctx, fresh, driver.ListOptions{PageSize: listPage})
+		list = append(list, time.Since(mid))
+		raw = append(raw, mid.Sub(start))
+		_ = fresh.Close()
+		if err != nil || failed != 0 || got != n || objects < n {
+			b.Fatalf("listed %d records and %d failures, %d objects; want %d (%v)", got, failed, objects, n, err)
 		}
 	}
-	b.ReportMetric(float64(list.Milliseconds())/float64(b.N), "list-ms")
-	b.ReportMetric(float64(raw.Milliseconds())/float64(b.N), "raw-ms")
-	b.ReportMetric(float64(list)/float64(raw), "list/raw")
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MB")
+	testenv.ReportList(b, list, raw, cli.PeakRSSMB)
 }
 
 // seedS3 PUTs n records, 16 at a time, as copies of the objects of one the

@@ -1,0 +1,171 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// ListSizesEnv names the record counts the listing benchmarks
+// (BenchmarkList of each driver) run, comma-separated; scripts/listbench.sh
+// sets it for every driver at once.
+const ListSizesEnv = "NS_BENCH_LIST_SIZES"
+
+// ListSizes returns the record counts of NS_BENCH_LIST_SIZES, by default
+// 1000 and 10000. It fails the benchmark on a count that is not positive.
+func ListSizes(tb testing.TB) []int {
+	tb.Helper()
+	spec := os.Getenv(ListSizesEnv)
+	if spec == "" {
+		spec = "1000,10000"
+	}
+	var sizes []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			tb.Fatalf("%s: %q is not a positive number", ListSizesEnv, f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+var nsBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "ns-cli-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "ns")
+	out, err := exec.Command("go", "build", "-o", bin, "nameservice.dev/nameservice/cmd/ns").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ./cmd/ns: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// ListProcess is what one `ns list` child process printed and cost.
+type ListProcess struct {
+	Records   int // lines (JSON records) it printed
+	Took      time.Duration
+	PeakRSSMB float64 // the child's peak resident set (getrusage ru_maxrss)
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
+}
+
+// ListCLI lists url as an operator would, in a process of its own:
+// `ns --url URL list ARGS...` with cmd/ns built once per test process and
+// its output counted, not kept. It returns the records printed, the wall
+// time and the child's peak RSS. The child inherits the environment (the
+// AWS test credentials). It fails the benchmark when the command fails or
+// prints fewer than want records.
+func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
+	tb.Helper()
+	bin, err := nsBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"--url", url, "list"}, args...)...)
+	var stderr strings.Builder
+	var lines lineCounter
+	cmd.Stdout, cmd.Stderr = &lines, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("ns list: %v\n%s", err, stderr.String())
+	}
+	took := time.Since(start)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		tb.Fatal("ns list: no rusage for the child")
+	}
+	if lines.n < want {
+		tb.Fatalf("ns list printed %d records, want %d", lines.n, want)
+	}
+	return ListProcess{Records: lines.n, Took: took, PeakRSSMB: float64(ru.Maxrss) / 1024}
+}
+
+// PeakRSS returns the peak resident set size, in MB, of this process while
+// f runs: the kernel's high-water mark (VmHWM), reset just before f through
+// /proc/self/clear_refs after the Go runtime returned its free memory. It
+// returns -1 where /proc/self/clear_refs is not writable.
+func PeakRSS(tb testing.TB, f func()) float64 {
+	tb.Helper()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		tb.Logf("peak RSS not measured: %v", err)
+		f()
+		return -1
+	}
+	f()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return float64(kb) / 1024
+		}
+	}
+	tb.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// ListAll lists every record matching opts through d, page after page, and
+// returns how many records and how many failures (Page.Failed) it saw.
+func ListAll(ctx context.Context, d driver.Driver, opts driver.ListOptions) (records, failed int, err error) {
+	for {
+		p, err := d.List(ctx, opts)
+		if err != nil {
+			return records, failed, err
+		}
+		records += len(p.Records)
+		failed += len(p.Failed)
+		if p.NextPageToken == "" {
+			return records, failed, nil
+		}
+		opts.PageToken = p.NextPageToken
+	}
+}
+
+// ReportList reports a listing benchmark's figures, under the names
+// scripts/listbench.sh reads: the median driver listing and raw floor in
+// ms, their ratio, and the peak RSS of a listing in MB.
+func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
+	m, r := medianMS(list), medianMS(raw)
+	b.ReportMetric(m, "list-ms")
+	b.ReportMetric(r, "raw-ms")
+	b.ReportMetric(m/r, "ratio")
+	b.ReportMetric(rssMB, "rss-MB")
+	b.ReportMetric(0, "ns/op")
+}
+
+func medianMS(l []time.Duration) float64 {
+	if len(l) == 0 {
+		return 0
+	}
+	l = slices.Clone(l)
+	slices.Sort(l)
+	return float64(l[len(l)/2].Microseconds()) / 1000
+}

@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -29,6 +31,7 @@ import (
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -339,7 +342,7 @@ func TestCheckRefusesAUsedPrefix(t *testing.T) {
 
 // TestCheckInterruptedLeavesNothing sends SIGINT to a running ns check (this
 // test binary run as ns) on a directory store: it stops, purges its prefix
-// and exits 1.
+// (leaving no record, only tombstones) and exits 1.
 func TestCheckInterruptedLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	u := "file://" + filepath.ToSlash(dir)
@@ -396,9 +399,29 @@ func TestCheckInterruptedLeavesNothing(t *testing.T) {
 	}
 	defer ns.Close()
 	wantNothingUnder(t, ns, prefix)
-	entries, _ := os.ReadDir(filepath.Join(dir, "ns@v2"))
-	for _, e := range entries {
-		t.Errorf("left in the directory: ns@v2/%s", e.Name())
+	wantOnlyTombstones(t, filepath.Join(dir, "ns@v2"))
+}
+
+// wantOnlyTombstones: every record file left under root is a purged
+// record's tombstone (docs/fs.md: a purge seals the other files and leaves
+// them), never a live file.
+func wantOnlyTombstones(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".json") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if doc, err := jsonld.Decode(data); err != nil || !doc.Purged {
+			t.Errorf("left in the directory, not a tombstone: %s (%v)", p, err)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
 	}
 }
 

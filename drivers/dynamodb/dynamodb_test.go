@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
@@ -90,16 +88,7 @@ func corrupt(ctx context.Context, cfg dynamodb.Config, id driver.ID) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
-		TableName: &cfg.Table,
-		Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: id.String()},
-			"sk": &types.AttributeValueMemberS{Value: "meta"},
-		},
-		UpdateExpression:          aws.String("SET retracted = :x"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":x": &types.AttributeValueMemberS{Value: "junk"}},
-	})
-	return err
+	return testenv.CorruptDynamoDB(ctx, c, cfg.Table, id)
 }
 
 func deleteTableInput(name string) *awsdynamodb.DeleteTableInput {

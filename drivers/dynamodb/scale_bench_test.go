@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	neturl "net/url"
-	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -157,13 +155,6 @@ func BenchmarkWatch(b *testing.B) {
 	const n = 10_000
 	prefix := "watch-" + testenv.RandomHex(2) + "/"
 	seed(b, d, prefix, n)
-	dur := 15 * time.Second
-	if s := os.Getenv("NS_BENCH_WATCH_FOR"); s != "" {
-		var err error
-		if dur, err = time.ParseDuration(s); err != nil {
-			b.Fatal(err)
-		}
-	}
 	cfg := testConfig(b)
 	cfg.Table = d.Table()
 	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
@@ -173,14 +164,15 @@ func BenchmarkWatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = counted.Close() })
-	ts := map[int]int64{} // the head watermark of each record
+	load := testenv.WatchLoad{Writer: d, N: n, ID: func(r int) driver.ID { return benchID(prefix, r) },
+		For: testenv.WatchFor(b), T: map[int]int64{}, Wait: time.Minute, Reported: 0.9}
 	for b.Loop() {
-		stream := watchLatency(b, d, prefix, n, dur, ts, func(ctx context.Context) (<-chan driver.Event, error) {
+		stream := testenv.WatchLatency(b, load, func(ctx context.Context) (<-chan driver.Event, error) {
 			return d.Watch(ctx, driver.WatchOptions{Prefix: prefix})
 		})
 		nf := &noFeed{Driver: counted, ct: ct}
 		ct.take()
-		poll := watchLatency(b, d, prefix, n, dur, ts, func(ctx context.Context) (<-chan driver.Event, error) {
+		poll := testenv.WatchLatency(b, load, func(ctx context.Context) (<-chan driver.Event, error) {
 			return nameservice.New(nf).Watch(ctx, nameservice.WatchOptions{Prefix: prefix, Interval: time.Second})
 		})
 		polls, reqs := nf.complete()
@@ -223,84 +215,6 @@ func (f *noFeed) complete() (polls int, requests int) {
 	return n, f.starts[n] - f.starts[0]
 }
 
-// watchLatency runs the watch open returns while a writer pushes 10 head
-// changes per second for dur, and returns p50 and p99 of the time from the
-// start of each write to the event that reports it. A polling watch
-// reports several writes to one record in one event: each gets its own
-// latency.
-func watchLatency(b *testing.B, d *dynamodb.Driver, prefix string, n int, dur time.Duration, ts map[int]int64, open func(context.Context) (<-chan driver.Event, error)) [2]float64 {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := open(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var mu sync.Mutex
-	sent := map[string]time.Time{} // "pk t" -> start of the write
-	var lat []time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range ch {
-			if ev.Err != nil {
-				b.Errorf("watch: %v", ev.Err)
-				return
-			}
-			now := time.Now()
-			mu.Lock()
-			for t := ev.Old + 1; t <= ev.New.V; t++ {
-				if at, ok := sent[ev.ID.String()+" "+strconv.FormatInt(t, 10)]; ok {
-					lat = append(lat, now.Sub(at))
-				}
-			}
-			mu.Unlock()
-		}
-	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	end := time.After(dur)
-	writes := 0
-loop:
-	for i := 0; ; i++ {
-		select {
-		case <-end:
-			break loop
-		case <-tick.C:
-		}
-		r := (i * 7919) % n // spread over the records
-		id := benchID(prefix, r)
-		mu.Lock()
-		ts[r]++
-		t := ts[r]
-		sent[id.String()+" "+strconv.FormatInt(t, 10)] = time.Now()
-		mu.Unlock()
-		if out, err := d.Update(context.Background(), id, driver.Head, driver.IfAbove(), driver.RefValue("c", t)); err != nil || !out.Applied {
-			b.Fatalf("push %s head %d: %+v %v", id, t, out, err)
-		}
-		writes++
-	}
-	for wait := time.Now().Add(time.Minute); time.Now().Before(wait); time.Sleep(100 * time.Millisecond) {
-		mu.Lock()
-		all := len(lat) >= writes
-		mu.Unlock()
-		if all {
-			break // every write reported
-		}
-	}
-	cancel()
-	<-done
-	tick.Stop()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(lat) < writes*9/10 {
-		b.Fatalf("%d of %d writes reported", len(lat), writes)
-	}
-	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
-	return [2]float64{q(0.50), q(0.99)}
-}
-
-// scaleDriver returns a driver over a new table (with its stream), deleted
-// when the benchmark ends.
 func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 	ctx := context.Background()
 	cfg := testConfig(b)

@@ -2,14 +2,13 @@ package fs_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // harness gives each test a fresh directory; every client is an independent
@@ -19,23 +18,10 @@ func harness(opts fs.Config) conformance.Harness {
 		cfg := opts
 		cfg.Dir = t.TempDir()
 		open := func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, cfg) }
-		return open, func(_ context.Context, id driver.ID) error { return corrupt(cfg.Dir, layout.Layout(cfg.Layout), id) }, nil
+		return open, func(_ context.Context, id driver.ID) error {
+			return testenv.CorruptFile(cfg.Dir, layout.Layout(cfg.Layout), id)
+		}, nil
 	})
-}
-
-// corrupt overwrites the defining file of id with bytes that are no JSON.
-func corrupt(dir string, l layout.Layout, id driver.ID) error {
-	files, err := l.Files(id)
-	if err != nil {
-		return err
-	}
-	// Replaced by a rename, as a writer would: truncating in place would be
-	// seen, for a moment, as the empty file of an unfinished create.
-	path := filepath.Join(dir, filepath.FromSlash(files[0].Key))
-	if err := os.WriteFile(path+".junk", []byte("{not json"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(path+".junk", path)
 }
 
 func TestConformanceLayoutB(t *testing.T) {

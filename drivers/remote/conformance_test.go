@@ -12,6 +12,8 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -35,26 +37,25 @@ func serve(t *testing.T, backend driver.Driver, opts server.Options) *httptest.S
 }
 
 // harness runs a server in front of the backend newBackend opens, and
-// gives the suite independent http:// clients of it.
-func harness(newBackend func(t *testing.T) driver.Driver) conformance.Harness {
-	return conformance.HarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, error) {
-		hs := serve(t, newBackend(t), server.Options{})
+// gives the suite independent http:// clients of it; the suite corrupts
+// records in the backend behind the server with the function newBackend
+// returns beside it.
+func harness(newBackend func(t *testing.T) (driver.Driver, conformance.CorruptFunc)) conformance.Harness {
+	return conformance.CorruptibleHarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+		backend, corrupt := newBackend(t)
+		hs := serve(t, backend, server.Options{})
 		return func(context.Context) (driver.Driver, error) {
 			return remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
-		}, nil
+		}, corrupt, nil
 	})
 }
 
 // TestConformanceMem corrupts records in the mem store behind the server,
 // so the suite also sees unreadable records through the service.
 func TestConformanceMem(t *testing.T) {
-	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(_ context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
-		hs := serve(t, s.Open(), server.Options{})
-		open := func(context.Context) (driver.Driver, error) {
-			return remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
-		}
-		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
+		return s.Open(), func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
 	}))
 }
 
@@ -63,15 +64,19 @@ func TestConformanceMem(t *testing.T) {
 type noWatch struct{ driver.Driver }
 
 func TestConformanceMemPolled(t *testing.T) {
-	conformance.Run(t, harness(func(*testing.T) driver.Driver { return noWatch{mem.NewStore().Open()} }))
+	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
+		s := mem.NewStore()
+		return noWatch{s.Open()}, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
+	}))
 }
 
 func TestConformanceFS(t *testing.T) {
-	conformance.Run(t, harness(func(t *testing.T) driver.Driver {
-		d, err := fs.Open(context.Background(), fs.Config{Dir: t.TempDir(), Layout: fs.LayoutB})
+	conformance.Run(t, harness(func(t *testing.T) (driver.Driver, conformance.CorruptFunc) {
+		cfg := fs.Config{Dir: t.TempDir(), Layout: fs.LayoutB}
+		d, err := fs.Open(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d
+		return d, func(_ context.Context, id driver.ID) error { return testenv.CorruptFile(cfg.Dir, layout.B, id) }
 	}))
 }

@@ -71,11 +71,14 @@ func TestMain(m *testing.M) {
 }
 
 func TestConformanceDynamoDB(t *testing.T) {
-	conformance.Run(t, harness(func(t *testing.T) driver.Driver {
-		d, err := dynamodb.Open(context.Background(), dynamoConfig(t))
+	conformance.Run(t, harness(func(t *testing.T) (driver.Driver, conformance.CorruptFunc) {
+		cfg := dynamoConfig(t)
+		d, err := dynamodb.Open(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d
+		return d, func(ctx context.Context, id driver.ID) error {
+			return testenv.CorruptDynamoDB(ctx, d.Client(), cfg.Table, id)
+		}
 	}))
 }

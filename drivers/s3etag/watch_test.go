@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // pollMark is when a poll began and the requests a counter had sent then.
@@ -194,26 +194,23 @@ func BenchmarkWatch(b *testing.B) {
 	start := time.Now()
 	seedS3(b, d, n)
 	b.Logf("seeded %d records in %s", n, time.Since(start).Round(time.Millisecond))
-	dur := 15 * time.Second
-	if s := os.Getenv("NS_BENCH_WATCH_FOR"); s != "" {
-		if dur, err = time.ParseDuration(s); err != nil {
-			b.Fatal(err)
-		}
-	}
 	cnt, httpClient := newCounter()
 	cfg.HTTPClient = httpClient
 	counted, err := s3etag.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := map[int]int64{} // the head watermark of each record
+	load := testenv.WatchLoad{Writer: d, N: n, ID: func(r int) driver.ID { return driver.ID{Name: fmt.Sprintf("ledger-%06d", r), Branch: "main"} },
+		For: testenv.WatchFor(b), T: map[int]int64{}, Wait: 20 * time.Minute, Reported: 1}
 	for b.Loop() {
 		vw := &versionsWatched{Driver: counted, polls: polls{cnt: cnt}}
-		vlat := watchLatency(b, d, n, dur, ts, &vw.polls, func(ctx context.Context) (<-chan driver.Event, error) {
+		load.Settled = func() bool { return vw.polls.count() >= 2 }
+		vlat := testenv.WatchLatency(b, load, func(ctx context.Context) (<-chan driver.Event, error) {
 			return nameservice.New(vw).Watch(ctx, nameservice.WatchOptions{Interval: time.Second})
 		})
 		lw := &listWatched{Driver: counted, polls: polls{cnt: cnt}}
-		llat := watchLatency(b, d, n, dur, ts, &lw.polls, func(ctx context.Context) (<-chan driver.Event, error) {
+		load.Settled = func() bool { return lw.polls.count() >= 2 }
+		llat := testenv.WatchLatency(b, load, func(ctx context.Context) (<-chan driver.Event, error) {
 			return nameservice.New(lw).Watch(ctx, nameservice.WatchOptions{Interval: time.Second})
 		})
 		for _, r := range []struct {
@@ -243,81 +240,4 @@ func mean(l []int64) float64 {
 		s += v
 	}
 	return float64(s) / float64(len(l))
-}
-
-// watchLatency runs the watch open returns while a writer pushes 10 head
-// changes per second for dur, then lets it run until every write has been
-// reported and two polls after the first snapshot ran to the end (at most
-// 20 minutes), and returns p50 and p99 of the time from the start of each
-// write to the event that reports it. A poll reports several writes to one
-// record in one event: each gets its own latency.
-func watchLatency(b *testing.B, d *s3etag.Driver, n int, dur time.Duration, ts map[int]int64, p *polls, open func(context.Context) (<-chan driver.Event, error)) [2]float64 {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := open(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var mu sync.Mutex
-	sent := map[string]time.Time{} // "id t" -> start of the write
-	var lat []time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range ch {
-			if ev.Err != nil {
-				b.Errorf("watch: %v", ev.Err)
-				return
-			}
-			now := time.Now()
-			mu.Lock()
-			for t := ev.Old + 1; t <= ev.New.V; t++ {
-				if at, ok := sent[ev.ID.String()+" "+strconv.FormatInt(t, 10)]; ok {
-					lat = append(lat, now.Sub(at))
-				}
-			}
-			mu.Unlock()
-		}
-	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	end := time.After(dur)
-	writes := 0
-loop:
-	for i := 0; ; i++ {
-		select {
-		case <-end:
-			break loop
-		case <-tick.C:
-		}
-		r := (i * 7919) % n // spread over the records
-		id := driver.ID{Name: fmt.Sprintf("ledger-%06d", r), Branch: "main"}
-		mu.Lock()
-		ts[r]++
-		t := ts[r]
-		sent[id.String()+" "+strconv.FormatInt(t, 10)] = time.Now()
-		mu.Unlock()
-		if out, err := d.Update(context.Background(), id, driver.Head, driver.IfAbove(), driver.RefValue("c", t)); err != nil || !out.Applied {
-			b.Fatalf("push %s head %d: %+v %v", id, t, out, err)
-		}
-		writes++
-	}
-	for wait := time.Now().Add(20 * time.Minute); time.Now().Before(wait); time.Sleep(100 * time.Millisecond) {
-		mu.Lock()
-		all := len(lat) >= writes
-		mu.Unlock()
-		if all && p.count() >= 2 {
-			break
-		}
-	}
-	cancel()
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if len(lat) < writes {
-		b.Fatalf("%d of %d writes reported", len(lat), writes)
-	}
-	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
-	return [2]float64{q(0.50), q(0.99)}
 }

@@ -4,44 +4,53 @@ import (
 	"context"
 	"fmt"
 
-	"gocloud.dev/gcerrors"
-
 	"nameservice.dev/nameservice/driver"
 )
 
-// Delete implements driver.Driver. It removes the meta document first, by
-// revision (from then on the record does not exist), then the concern
-// documents of the record's generation, each by revision.
+// Delete implements driver.Driver. It first marks the meta document
+// purging, by revision: from then on the record does not exist, and of
+// racing deletes exactly one wins (a Delete by revision cannot tell them
+// apart, since some providers accept it when the document is already gone).
+// It then removes the meta document and the concern documents of the
+// record's generation, each by revision. A mark left by a delete that died
+// is removed by the next creator once StaleAfter has passed.
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
-	var prev []*document // the documents read before an ambiguous delete
+	w := token()
 	for attempt := range writeAttempts {
 		docs, err := d.getDocs(ctx, id, allSorts)
 		if err != nil {
 			return err
 		}
+		if m := docs[0]; m != nil && m.State == statePurging && m.W == w {
+			return d.finishPurge(ctx, m, docs) // our mark landed though its answer was lost
+		}
 		if err := live(id, docs[0]); err != nil {
-			if prev != nil { // our delete landed though its answer was lost
-				return d.deleteConcerns(ctx, prev)
-			}
 			return err
 		}
-		err = d.coll.Delete(ctx, docs[0])
+		mark := *docs[0]
+		mark.State, mark.CreatingMS, mark.W = statePurging, d.now().UnixMilli(), w
+		err = d.coll.Replace(ctx, &mark)
 		if err == nil {
-			return d.deleteConcerns(ctx, docs)
+			return d.finishPurge(ctx, &mark, docs)
 		}
 		if !retryable(ctx, err) {
 			return fmt.Errorf("docstore: delete %s: %w", id, classify(ctx, err))
 		}
-		prev = nil
-		if c := code(err); c != gcerrors.FailedPrecondition && c != gcerrors.NotFound {
-			prev = docs
-		}
 		pause(ctx, attempt)
 	}
 	return gaveUp(ctx, "delete "+id.String(), nil)
+}
+
+// finishPurge removes the marked meta document, then the concern documents
+// among docs of its generation.
+func (d *Driver) finishPurge(ctx context.Context, mark *document, docs []*document) error {
+	if err := d.deleteDoc(ctx, mark); err != nil {
+		return err
+	}
+	return d.deleteConcerns(ctx, docs)
 }
 
 // deleteConcerns removes the concern documents among docs (meta first) that

@@ -28,6 +28,7 @@ const (
 const (
 	stateCreating = "creating" // claimed by a creator; the record is not visible
 	stateLive     = "live"     // committed; the record exists
+	statePurging  = "purging"  // claimed by a delete; the record is gone
 )
 
 // document is every kind of document this driver writes: a meta document
@@ -44,7 +45,7 @@ type document struct {
 
 	// meta
 	State        string   `docstore:"state,omitempty"`
-	CreatingMS   int64    `docstore:"creating_ms,omitempty"` // when the creator claimed the ID
+	CreatingMS   int64    `docstore:"creating_ms,omitempty"` // when the creator (or delete) claimed the ID
 	Kind         string   `docstore:"kind,omitempty"`
 	Name         string   `docstore:"name,omitempty"`
 	Branch       string   `docstore:"branch,omitempty"`

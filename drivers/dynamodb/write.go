@@ -124,36 +124,56 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 }
 
 // Delete implements driver.Driver: a consistent Query of the record's keys,
-// then one TransactWriteItems deleting them all, so that no reader sees half
-// a record. It returns an error wrapping driver.ErrNotFound when the
-// partition is empty.
+// then one TransactWriteItems deleting them all, each on condition it still
+// exists, so that no reader sees half a record and exactly one of racing
+// deletes succeeds. A failed condition means another delete (perhaps
+// followed by a create) got there first: the keys are queried again, and
+// an empty partition returns an error wrapping driver.ErrNotFound.
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "delete "+id.String()
-	items, err := d.queryPK(ctx, op, pk, true)
-	if err != nil {
-		return err
+	for attempt := 0; attempt < maxTxAttempts; attempt++ {
+		items, err := d.queryPK(ctx, op, pk, true)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return fmt.Errorf("dynamodb: %s: %w: %s", op, driver.ErrNotFound, id)
+		}
+		var tx []types.TransactWriteItem
+		for sk := range items {
+			tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: aws.String(d.table), Key: keyOf(pk, sk),
+				ConditionExpression: aws.String("attribute_exists(pk)"),
+			}})
+		}
+		done, err := d.deleteItems(ctx, op, tx)
+		if err != nil {
+			return err
+		}
+		if done {
+			d.kinds.forget(id)
+			return nil
+		}
 	}
-	if len(items) == 0 {
-		return fmt.Errorf("dynamodb: %s: %w: %s", op, driver.ErrNotFound, id)
-	}
-	var tx []types.TransactWriteItem
-	for sk := range items {
-		tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(d.table), Key: keyOf(pk, sk)}})
-	}
-	// A partition holds 5 items normally; more than 100 (DynamoDB's limit
-	// per transaction) would need several transactions, deleted in turn.
+	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
+}
+
+// deleteItems runs tx in transactions of at most 100 items (DynamoDB's
+// limit; a record has 5, a damaged partition may hold more). It reports
+// false when a condition failed: another delete got there first.
+func (d *Driver) deleteItems(ctx context.Context, op string, tx []types.TransactWriteItem) (bool, error) {
 	for len(tx) > 0 {
 		n := min(len(tx), 100)
-		if _, err := d.transact(ctx, op, tx[:n]); err != nil {
-			return err
+		reasons, err := d.transact(ctx, op, tx[:n])
+		if err != nil || reasons != nil {
+			return false, err
 		}
 		tx = tx[n:]
 	}
-	d.kinds.forget(id)
-	return nil
+	return true, nil
 }
 
 // transact runs a TransactWriteItems. It returns the cancellation reasons

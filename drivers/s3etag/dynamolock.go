@@ -217,7 +217,7 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 
 // checkPrecond checks pc against key's current ETag.
 func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {
-	etag, err := d.head(ctx, key)
+	etag, err := store{d}.Head(ctx, key)
 	switch {
 	case err != nil:
 		return err

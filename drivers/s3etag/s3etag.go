@@ -133,7 +133,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{client: client, cfg: cfg, prefix: objstore.KeyPrefix(cfg.Prefix)}
-	d.records = objstore.New(d.store(), oc)
+	d.records = objstore.New(store{d}, oc)
 	if cfg.Lock != nil {
 		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
 			return nil, err

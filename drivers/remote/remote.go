@@ -192,9 +192,13 @@ func (r *response) serverError() (*nswire.Error, bool) {
 	return &e, true
 }
 
+// err returns the error of an answer that is not a success. The server's
+// own message is kept as it is, without op: it names the operation and
+// the ID already (the portable layer's op and the backend's message), and
+// saying them again would name the ID twice.
 func (r *response) err(op string) error {
 	if e, ok := r.serverError(); ok {
-		return fmt.Errorf("remote: %s: %w", op, e.ToDriverError())
+		return fmt.Errorf("remote: %w", e.ToDriverError())
 	}
 	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, driver.ErrInternal, r.status, snippet(r.body))
 }

@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/chans"
+	"nameservice.dev/nameservice/internal/defaults"
 )
 
 // Event is one change seen by Watch: the ID, the concern, its watermark
@@ -49,9 +50,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 		wo.ID = id
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
-	if p.interval <= 0 {
-		p.interval = DefaultWatchInterval
-	}
+	p.interval = defaults.Positive(p.interval, DefaultWatchInterval)
 	if v, ok := ns.d.(driver.Versioner); ok && wo.ID.IsZero() {
 		p.vs = v
 	}

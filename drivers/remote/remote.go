@@ -44,6 +44,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -148,12 +149,8 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
 		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", driver.ErrInvalidArgument)
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
+	cfg.Timeout = defaults.Positive(cfg.Timeout, DefaultTimeout)
+	cfg.MaxAttempts = defaults.Positive(cfg.MaxAttempts, DefaultMaxAttempts)
 	d := &Driver{base: strings.TrimRight(cfg.BaseURL, "/") + nswire.Prefix, token: cfg.Token, cfg: cfg}
 	if cfg.HTTPClient != nil {
 		d.client, d.stream = cfg.HTTPClient, cfg.HTTPClient

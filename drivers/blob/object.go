@@ -119,10 +119,10 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrUnavailable, err)
 }
 
-// maybeApplied reports whether a failed write may nevertheless have been
+// MaybeApplied reports whether a failed write may nevertheless have been
 // applied: no answer came back (the connection broke after the request was
 // sent, or the attempt timed out), or the service answered with a 5xx.
-func maybeApplied(err error) bool {
+func (store) MaybeApplied(err error) bool {
 	if s := httpStatus(err); s != 0 {
 		return s >= 500 && !throttled(err)
 	}

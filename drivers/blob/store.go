@@ -26,9 +26,6 @@ type store struct{ *Driver }
 
 var _ objstore.Store = store{}
 
-// MaybeApplied implements objstore.Store.
-func (store) MaybeApplied(err error) bool { return maybeApplied(err) }
-
 // List lists the keys under prefix after startAfter with the bucket's
 // List, with each object's generation or ETag. GCS begins at startAfter
 // (the query's StartOffset); Azure has no such option, so its listing

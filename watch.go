@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/chans"
+	"nameservice.dev/nameservice/internal/defaults"
 )
 
 // Event is one change seen by Watch: the ID, the concern, its watermark
@@ -48,9 +50,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 		wo.ID = id
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
-	if p.interval <= 0 {
-		p.interval = DefaultWatchInterval
-	}
+	p.interval = defaults.Positive(p.interval, DefaultWatchInterval)
 	if v, ok := ns.d.(driver.Versioner); ok && wo.ID.IsZero() {
 		p.vs = v
 	}
@@ -184,25 +184,16 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 		next, err := p.snapshot(ctx, prev)
 		if err != nil {
 			if ctx.Err() == nil {
-				send(ctx, ch, Event{Err: err})
+				chans.Send(ctx, ch, Event{Err: err})
 			}
 			return
 		}
 		for _, ev := range diff(prev, next) {
-			if !send(ctx, ch, ev) {
+			if !chans.Send(ctx, ch, ev) {
 				return
 			}
 		}
 		prev = next
-	}
-}
-
-func send(ctx context.Context, ch chan<- Event, ev Event) bool {
-	select {
-	case ch <- ev:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -188,9 +188,50 @@ var _ = addGroup("Lifecycle",
 )
 
 var _ = addGroup("IDs",
-	"IDs: an invalid ID is refused by every operation and creates nothing; a valid one round-trips",
-	append(invalidIDCases(), validIDCases()...)...,
+	"IDs: an invalid ID is refused by every operation and creates nothing; a valid one round-trips; an error names its ID once",
+	append(append(invalidIDCases(), validIDCases()...), testCase{name: "ErrorsNameTheIDOnce", run: errorsNameTheIDOnce})...,
 )
+
+// errorsNameTheIDOnce checks that the errors of operations on one record
+// (not found, already exists, wrong kind, invalid argument) name its ID
+// exactly once, however many layers (portable API, driver, transport) wrap
+// them, and still match their sentinel.
+func errorsNameTheIDOnce(e *env) {
+	e.init("db")
+	e.graphSource("gs", nil)
+	ctx, db, gs, none := e.ctx, e.id("db"), e.id("gs"), e.id("none")
+	type result struct {
+		name string // the ID's name, as the message must show it
+		err  error
+		want error
+	}
+	r := map[string]result{
+		"init existing":           {db, e.ns.Init(ctx, db), nameservice.ErrAlreadyExists},
+		"init over graph source":  {gs, e.ns.Init(ctx, gs), nameservice.ErrAlreadyExists},
+		"retract unknown":         {none, e.ns.Retract(ctx, none), nameservice.ErrNotFound},
+		"purge unknown":           {none, e.ns.Purge(ctx, none), nameservice.ErrNotFound},
+		"graph source on ledger":  {db, e.ns.PublishGraphSource(ctx, db, "db:Bm25Index", nil, nil), nameservice.ErrWrongKind},
+		"push config unknown":     {none, second(e.ns.PushConfig(ctx, none, unborn, config(1, nameservice.Object{}))), nameservice.ErrNotFound},
+		"push status unknown":     {none, second(e.ns.PushStatus(ctx, none, ready, status(2, "x", nil))), nameservice.ErrNotFound},
+		"lookup unknown":          {none, second(e.ns.Lookup(ctx, none)), nameservice.ErrNotFound},
+		"head unknown":            {none, second(e.ns.Head(ctx, none)), nameservice.ErrNotFound},
+		"head of graph source":    {gs, second(e.ns.Head(ctx, gs)), nameservice.ErrWrongKind},
+		"publish commit unknown":  {none, second(e.ns.PublishCommit(ctx, none, 1, "c1")), nameservice.ErrNotFound},
+		"publish index unknown":   {none, second(e.ns.PublishIndex(ctx, none, 1, "i1")), nameservice.ErrNotFound},
+		"commit on graph source":  {gs, second(e.ns.PublishCommit(ctx, gs, 1, "c1")), nameservice.ErrWrongKind},
+		"publish commit at t 0":   {db, second(e.ns.PublishCommit(ctx, db, 0, "c0")), nameservice.ErrInvalidArgument},
+		"cas from unborn unknown": {none, second(e.ns.CompareAndSetRef(ctx, none, nameservice.Head, &ready, nameservice.Ref{Address: "c1", T: 1})), nameservice.ErrNotFound},
+	}
+	for op, res := range r {
+		if !isErr(res.err, res.want) {
+			e.t.Errorf("%s: error = %v, want one wrapping %q", op, res.err, res.want)
+			continue
+		}
+		if n := strings.Count(res.err.Error(), res.name); n != 1 {
+			e.t.Errorf("%s: the error names %s %d times, want once: %v", op, res.name, n, res.err)
+		}
+	}
+}
 
 // invalidIDCases checks each rejected form of an ID on every operation that
 // takes one, and that nothing was created.

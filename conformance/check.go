@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"nameservice.dev/nameservice/internal/defaults"
 )
 
 // T is what a case needs of its test: *testing.T satisfies it, and so does
@@ -118,12 +120,8 @@ func (r Report) Failed() bool {
 // starting cases when ctx ends and marks the rest skipped. It leaves what
 // the cases wrote under opts.Prefix: the caller purges it.
 func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
-	if opts.CaseTimeout <= 0 {
-		opts.CaseTimeout = testTimeout
-	}
-	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = checkLeaseTTL
-	}
+	opts.CaseTimeout = defaults.Positive(opts.CaseTimeout, testTimeout)
+	opts.LeaseTTL = defaults.Positive(opts.LeaseTTL, checkLeaseTTL)
 	start := time.Now()
 	var rep Report
 	for _, g := range checkOrder() {

@@ -298,6 +298,24 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
+// TestMalformedNamesMember: a member of the wrong kind is named with what
+// it is and what it should be.
+func TestMalformedNamesMember(t *testing.T) {
+	const ctx = `"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "a:main", "@type": ["f:LedgerSource"], `
+	for body, want := range map[string]string{
+		`"f:t": "x", "f:status": "ready"`:                             "t is a JSON string, not an integer",
+		`"f:t": 1.5, "f:status": "ready"`:                             "t is a JSON number, not an integer",
+		`"f:status": ["ready"]`:                                       "status is a JSON array, not a string",
+		`"f:status": "ready", "f:statusMeta": []`:                     "statusMeta is a JSON array, not an object",
+		`"f:ledgerCommit": {"@id": 5}, "f:t": 1, "f:status": "ready"`: `ledgerCommit is a JSON object, not a string or {"@id": string}`,
+	} {
+		_, err := Decode([]byte(`{` + ctx + body + `}`))
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want ErrMalformed saying %q", body, err, want)
+		}
+	}
+}
+
 func TestAssembleChecksNames(t *testing.T) {
 	f := mustDecode(t, `{"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "a/b:main", "f:ledger": {"@id": "a/b"}, "f:branch": "main", "f:status": "ready"}`)
 	for _, id := range []driver.ID{{Name: "a", Branch: "b/main"}, {Name: "a/b", Branch: "dev"}} {

@@ -296,53 +296,37 @@ func asObject(v any) (driver.Object, bool) {
 	return driver.Object(m), ok
 }
 
-// str, integer... read one known member, recording the first error.
+// str, integer, ref and object read one known member: ok is false when it
+// is absent or null, err non-nil when it is present but not of the kind.
 func (r *reader) str(name string) (string, bool, error) {
-	v, ok := r.vals[name]
-	if !ok || v == nil {
-		return "", false, nil
-	}
-	s, ok := asString(v)
-	if !ok {
-		return "", false, fmt.Errorf("%s is a %s, not a string", name, driver.JSONKind(v))
-	}
-	return s, true, nil
+	return readAs(r, name, asString, "a string")
 }
 
 func (r *reader) integer(name string) (int64, bool, error) {
-	v, ok := r.vals[name]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	n, ok := asInt(v)
-	if !ok {
-		return 0, false, fmt.Errorf("%s is not an integer", name)
-	}
-	return n, true, nil
+	return readAs(r, name, asInt, "an integer")
 }
 
 func (r *reader) ref(name string) (string, bool, error) {
-	v, ok := r.vals[name]
-	if !ok || v == nil {
-		return "", false, nil
-	}
-	s, ok := asRef(v)
-	if !ok {
-		return "", false, fmt.Errorf("%s is neither a string nor {\"@id\": string}", name)
-	}
-	return s, true, nil
+	return readAs(r, name, asRef, `a string or {"@id": string}`)
 }
 
 func (r *reader) object(name string) (driver.Object, bool, error) {
+	return readAs(r, name, asObject, "an object")
+}
+
+// readAs reads member name with as; want names what as accepts, for the
+// error.
+func readAs[T any](r *reader, name string, as func(any) (T, bool), want string) (T, bool, error) {
+	var zero T
 	v, ok := r.vals[name]
 	if !ok || v == nil {
-		return nil, false, nil
+		return zero, false, nil
 	}
-	o, ok := asObject(v)
+	x, ok := as(v)
 	if !ok {
-		return nil, false, fmt.Errorf("%s is a %s, not an object", name, driver.JSONKind(v))
+		return zero, false, fmt.Errorf("%s is a JSON %s, not %s", name, driver.JSONKind(v), want)
 	}
-	return o, true, nil
+	return x, true, nil
 }
 
 // nested returns the members of a known object member keyed by vocabulary

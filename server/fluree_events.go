@@ -228,20 +228,6 @@ type ledgerEventRecord struct {
 	Branches     int64   `json:"branches"`
 }
 
-// graphSourceEventRecord is the record of a graph source's ns-record
-// event: the type string, and the config with its secrets redacted.
-type graphSourceEventRecord struct {
-	GraphSourceID string   `json:"graph_source_id"`
-	Name          string   `json:"name"`
-	Branch        string   `json:"branch"`
-	SourceType    string   `json:"source_type"`
-	Config        string   `json:"config"`
-	Dependencies  []string `json:"dependencies"`
-	IndexID       *string  `json:"index_id"`
-	IndexT        int64    `json:"index_t"`
-	Retracted     bool     `json:"retracted"`
-}
-
 type nsRecordData struct {
 	Action     string `json:"action"`
 	Kind       string `json:"kind"`
@@ -278,10 +264,11 @@ func recordEvent(rec *driver.Record, now time.Time) (string, []byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	data.Record = graphSourceEventRecord{GraphSourceID: id, Name: gs.Name, Branch: gs.Branch,
-		SourceType: flureeTypeString(rec.SourceType), Config: redactConfig(gs.Config), Dependencies: gs.Dependencies,
-		IndexID: gs.IndexID, IndexT: gs.IndexT, Retracted: gs.Retracted}
+	// The event's record is GraphSourceRecord with the type as a string
+	// and the config's secrets redacted (the ID hashes the config as is).
 	sum := sha256.Sum256([]byte(gs.Config))
+	gs.SourceType, gs.Config = flureeTypeString(rec.SourceType), redactConfig(gs.Config)
+	data.Record = gs
 	return fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4])), marshal(data), nil
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -90,27 +91,15 @@ type Server struct {
 
 // New returns a server over ns.
 func New(ns *nameservice.NameService, opts Options) *Server {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.MaxStreams <= 0 {
-		opts.MaxStreams = DefaultMaxStreams
-	}
-	if opts.KeepAlive <= 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
-	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = DefaultOpTimeout
-	}
+	opts.MaxBodyBytes = defaults.Positive(opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	opts.MaxStreams = defaults.Positive(opts.MaxStreams, DefaultMaxStreams)
+	opts.KeepAlive = defaults.Positive(opts.KeepAlive, DefaultKeepAlive)
+	opts.PollInterval = defaults.Positive(opts.PollInterval, DefaultPollInterval)
+	opts.OpTimeout = defaults.Positive(opts.OpTimeout, DefaultOpTimeout)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.BodyTimeout <= 0 {
-		opts.BodyTimeout = 30 * time.Second
-	}
+	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, 30*time.Second)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -340,15 +329,9 @@ type Limits struct {
 // Options.MaxBodyBytes; there is no overall read or write timeout, which
 // would cut event streams (OpTimeout bounds the backend work instead).
 func (s *Server) HTTPServer(l Limits) *http.Server {
-	if l.ReadHeaderTimeout <= 0 {
-		l.ReadHeaderTimeout = 10 * time.Second
-	}
-	if l.IdleTimeout <= 0 {
-		l.IdleTimeout = 2 * time.Minute
-	}
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = 64 << 10
-	}
+	l.ReadHeaderTimeout = defaults.Positive(l.ReadHeaderTimeout, 10*time.Second)
+	l.IdleTimeout = defaults.Positive(l.IdleTimeout, 2*time.Minute)
+	l.MaxHeaderBytes = defaults.Positive(l.MaxHeaderBytes, 64<<10)
 	hs := &http.Server{
 		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),

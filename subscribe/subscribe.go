@@ -15,6 +15,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/chans"
 )
 
 // Watermarks is one record's entry in a subscription map: its kind and the
@@ -172,12 +173,12 @@ func watermarksOf(rec *nameservice.Record) Watermarks {
 func (s *Subscriber) forward(ctx context.Context, feed <-chan nameservice.Event, catchUp []nameservice.Event) {
 	defer close(s.raw)
 	for _, ev := range catchUp {
-		if !send(ctx, s.raw, ev) {
+		if !chans.Send(ctx, s.raw, ev) {
 			return
 		}
 	}
 	for ev := range feed {
-		if !send(ctx, s.raw, ev) || ev.Err != nil {
+		if !chans.Send(ctx, s.raw, ev) || ev.Err != nil {
 			return
 		}
 	}
@@ -223,13 +224,4 @@ func (s *Subscriber) check(ev nameservice.Event) (nameservice.Event, Watermarks,
 	ev.Old = w.get(ev.Concern)
 	w.set(ev.Concern, ev.New.V)
 	return ev, w, true
-}
-
-func send(ctx context.Context, ch chan<- nameservice.Event, ev nameservice.Event) bool {
-	select {
-	case ch <- ev:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/internal/chans"
 )
 
 // item is one selected source record, or the error that kept it from being
@@ -52,12 +53,7 @@ func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out c
 		if it.rec != nil && !s.keep(it.rec) {
 			return true
 		}
-		select {
-		case out <- it:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+		return chans.Send(ctx, out, it)
 	}
 	if s.explicit() {
 		s.scanIDs(ctx, src, send)

@@ -162,7 +162,7 @@ func open(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error
 	}
 	oc.Name, oc.RetryThrottled = be.name(), true
 	d := &Driver{bucket: bucket, be: be, prefix: objstore.KeyPrefix(cfg.Prefix)}
-	d.records = objstore.New(d.store(), oc)
+	d.records = objstore.New(store{d}, oc)
 	if err := d.probe(ctx); err != nil {
 		return nil, err
 	}

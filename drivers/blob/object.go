@@ -14,76 +14,76 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// get reads key and returns its bytes and tag; nil when it is absent
+// Get reads key and returns its bytes and tag; nil when it is absent
 // (missing or zero-length, a create that never finished, as in the
 // filesystem driver).
-func (d *Driver) get(ctx context.Context, key string) ([]byte, string, error) {
-	r, err := d.bucket.NewReader(ctx, d.key(key), nil)
+func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
+	r, err := s.bucket.NewReader(ctx, s.key(key), nil)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
 			return nil, "", nil
 		}
-		return nil, "", d.fail(ctx, "read", key, err)
+		return nil, "", s.fail(ctx, "read", key, err)
 	}
 	defer r.Close()
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, "", d.fail(ctx, "read", key, err)
+		return nil, "", s.fail(ctx, "read", key, err)
 	}
 	if len(data) == 0 {
 		return nil, "", nil
 	}
-	tag := d.be.readTag(r)
+	tag := s.be.readTag(r)
 	if tag == "" {
-		return nil, "", fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", d.be.name(), key, driver.ErrUnsupported)
+		return nil, "", fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", s.be.name(), key, driver.ErrUnsupported)
 	}
 	return data, tag, nil
 }
 
-// head returns key's tag, "" when it is absent.
-func (d *Driver) head(ctx context.Context, key string) (string, error) {
-	a, err := d.bucket.Attributes(ctx, d.key(key))
+// Head returns key's tag, "" when it is absent.
+func (s store) Head(ctx context.Context, key string) (string, error) {
+	a, err := s.bucket.Attributes(ctx, s.key(key))
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
 			return "", nil
 		}
-		return "", d.fail(ctx, "stat", key, err)
+		return "", s.fail(ctx, "stat", key, err)
 	}
 	if a.Size == 0 {
 		return "", nil
 	}
-	return d.be.attrTag(a), nil
+	return s.be.attrTag(a), nil
 }
 
-// put writes data to key under pc with one upload and returns the new tag.
+// Put writes data to key under pc with one upload and returns the new tag.
 // A failed precondition is errPrecondition.
-func (d *Driver) put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
-	wctx, opts, tag, err := d.be.writeOptions(ctx, pc, len(data))
+func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	wctx, opts, tag, err := s.be.writeOptions(ctx, pc, len(data))
 	if err != nil {
-		return "", fmt.Errorf("%s: write %s: %w: %w", d.be.name(), key, driver.ErrInternal, err)
+		return "", fmt.Errorf("%s: write %s: %w: %w", s.be.name(), key, driver.ErrInternal, err)
 	}
-	if err := d.bucket.Upload(wctx, d.key(key), bytes.NewReader(data), opts); err != nil {
-		return "", d.condFail(ctx, "write", key, pc, err)
+	if err := s.bucket.Upload(wctx, s.key(key), bytes.NewReader(data), opts); err != nil {
+		return "", s.condFail(ctx, "write", key, pc, err)
 	}
 	t := tag()
 	if t == "" {
-		return "", fmt.Errorf("%s: write %s: %w: the service returned no generation or ETag", d.be.name(), key, driver.ErrUnsupported)
+		return "", fmt.Errorf("%s: write %s: %w: the service returned no generation or ETag", s.be.name(), key, driver.ErrUnsupported)
 	}
 	return t, nil
 }
 
-// del removes key under pc (a tag, or none). Removing a missing key
+// Delete removes key under pc (a tag, or none). Removing a missing key
 // unconditionally is not an error.
-func (d *Driver) del(ctx context.Context, key string, pc objstore.Precondition) error {
+func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if pc.Tag == "" {
-		err := d.bucket.Delete(ctx, d.key(key))
+		err := s.bucket.Delete(ctx, s.key(key))
 		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
 			return nil
 		}
-		return d.fail(ctx, "remove", key, err)
+		return s.fail(ctx, "remove", key, err)
 	}
-	if err := d.be.deleteIf(ctx, d.key(key), pc.Tag); err != nil {
-		return d.condFail(ctx, "remove", key, pc, err)
+	if err := s.be.deleteIf(ctx, s.key(key), pc.Tag); err != nil {
+		return s.condFail(ctx, "remove", key, pc, err)
 	}
 	return nil
 }
@@ -119,10 +119,10 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrUnavailable, err)
 }
 
-// maybeApplied reports whether a failed write may nevertheless have been
+// MaybeApplied reports whether a failed write may nevertheless have been
 // applied: no answer came back (the connection broke after the request was
 // sent, or the attempt timed out), or the service answered with a 5xx.
-func maybeApplied(err error) bool {
+func (store) MaybeApplied(err error) bool {
 	if s := httpStatus(err); s != 0 {
 		return s >= 500 && !throttled(err)
 	}

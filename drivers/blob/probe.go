@@ -53,8 +53,8 @@ func (d *Driver) Probed() ProbeResult { return d.probed }
 // with a failing precondition are refused, and removes the object with a
 // delete conditional on its tag (five requests).
 func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
-	reaches := false
-	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: d.put, Delete: d.del,
+	reaches, s := false, store{d}
+	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: s.Put, Delete: s.Delete,
 		Wrong: func(tag string) string {
 			wrong := "1"
 			if d.be.name() == SchemeAzure {
@@ -75,11 +75,11 @@ func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
 		var err error
 		if !r.Create || !r.Update {
 			// A write that was not refused changed the object's tag.
-			if tag, err = d.head(ctx, key); err != nil || tag == "" {
+			if tag, err = s.Head(ctx, key); err != nil || tag == "" {
 				return err
 			}
 		}
-		err = d.del(ctx, key, objstore.IfMatch(tag))
+		err = s.Delete(ctx, key, objstore.IfMatch(tag))
 		switch {
 		case err == nil:
 			reaches = true

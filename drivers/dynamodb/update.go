@@ -125,7 +125,7 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 // true when the request should be sent again with a corrected condition.
 func (u *update) conditionFailed(it item) (out driver.Outcome, again bool, err error) {
 	if len(it) == 0 {
-		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item for %s", u.op(), driver.ErrNotFound, u.layout.sk, u.pk)
+		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), driver.ErrNotFound, u.layout.sk)
 	}
 	if hasWriteID(it, u.writeID()) {
 		return driver.Outcome{Applied: true, Current: u.next.Clone()}, false, nil

@@ -7,11 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/chans"
 )
 
 var _ driver.Watcher = (*Driver)(nil)
@@ -59,14 +60,7 @@ type watch struct {
 
 func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 	defer close(ch)
-	send := func(ev driver.Event) bool {
-		select {
-		case ch <- ev:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	send := func(ev driver.Event) bool { return chans.Send(ctx, ch, ev) }
 	failures, gap := 0, false
 	for ctx.Err() == nil {
 		var n int
@@ -202,8 +196,7 @@ func (w *watch) apply(r stypes.Record) []driver.Event {
 		return nil // a concern item goes only with its record: the meta's removal reports it
 	}
 	c := concernOfSK(sk)
-	img := fromStreamItem(r.Dynamodb.NewImage)
-	nv, err := layoutOfItem(sk, img).decode(pk, img)
+	nv, err := decodeImage(sk, pk, r.Dynamodb.NewImage)
 	if err != nil {
 		slog.Warn("dynamodb: watch skips an unreadable stream record", "table", w.d.table, "err", err)
 		return nil
@@ -230,9 +223,19 @@ func (w *watch) follows(r stypes.Record, sk, pk string, old driver.Value) bool {
 	if r.Dynamodb.OldImage == nil {
 		return true
 	}
-	img := fromStreamItem(r.Dynamodb.OldImage)
-	ov, err := layoutOfItem(sk, img).decode(pk, img)
+	ov, err := decodeImage(sk, pk, r.Dynamodb.OldImage)
 	return err != nil || ov.Equal(old)
+}
+
+// decodeImage decodes the concern item sk of a stream image (converted
+// by the SDK: its two packages declare the same attribute values as
+// different types).
+func decodeImage(sk, pk string, image map[string]stypes.AttributeValue) (driver.Value, error) {
+	img, err := attributevalue.FromDynamoDBStreamsMap(image)
+	if err != nil {
+		return driver.Value{}, err
+	}
+	return layoutOfItem(sk, img).decode(pk, img)
 }
 
 func (w *watch) watched(pk string) bool {
@@ -247,44 +250,4 @@ func streamString(it map[string]stypes.AttributeValue, name string) string {
 		return s.Value
 	}
 	return ""
-}
-
-// fromStreamItem converts a stream image to a DynamoDB item (the two SDK
-// packages declare the same attribute values as different types).
-func fromStreamItem(m map[string]stypes.AttributeValue) item {
-	it := make(item, len(m))
-	for k, v := range m {
-		it[k] = fromStreamAV(v)
-	}
-	return it
-}
-
-func fromStreamAV(v stypes.AttributeValue) types.AttributeValue {
-	switch v := v.(type) {
-	case *stypes.AttributeValueMemberS:
-		return &types.AttributeValueMemberS{Value: v.Value}
-	case *stypes.AttributeValueMemberN:
-		return &types.AttributeValueMemberN{Value: v.Value}
-	case *stypes.AttributeValueMemberB:
-		return &types.AttributeValueMemberB{Value: v.Value}
-	case *stypes.AttributeValueMemberBOOL:
-		return &types.AttributeValueMemberBOOL{Value: v.Value}
-	case *stypes.AttributeValueMemberNULL:
-		return &types.AttributeValueMemberNULL{Value: v.Value}
-	case *stypes.AttributeValueMemberSS:
-		return &types.AttributeValueMemberSS{Value: v.Value}
-	case *stypes.AttributeValueMemberNS:
-		return &types.AttributeValueMemberNS{Value: v.Value}
-	case *stypes.AttributeValueMemberBS:
-		return &types.AttributeValueMemberBS{Value: v.Value}
-	case *stypes.AttributeValueMemberL:
-		l := make([]types.AttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = fromStreamAV(e)
-		}
-		return &types.AttributeValueMemberL{Value: l}
-	case *stypes.AttributeValueMemberM:
-		return &types.AttributeValueMemberM{Value: fromStreamItem(v.Value)}
-	}
-	return &types.AttributeValueMemberNULL{Value: true}
 }

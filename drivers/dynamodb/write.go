@@ -48,7 +48,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 		return err
 	}
 	if reasons != nil {
-		return fmt.Errorf("dynamodb: %s: %w: %s", op, driver.ErrAlreadyExists, rec.ID)
+		return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
 	}
 	d.kinds.put(rec.ID, rec.Kind)
 	return nil
@@ -74,7 +74,7 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 	}
 	if reasons[0].Code != nil && *reasons[0].Code == "ConditionalCheckFailed" {
 		if len(reasons[0].Item) == 0 {
-			return fmt.Errorf("dynamodb: %s: %w: %s", op, driver.ErrNotFound, id)
+			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
 		return nil // already retracted
 	}
@@ -140,7 +140,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 			return err
 		}
 		if len(items) == 0 {
-			return fmt.Errorf("dynamodb: %s: %w: %s", op, driver.ErrNotFound, id)
+			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
 		var tx []types.TransactWriteItem
 		for sk := range items {
@@ -252,7 +252,7 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 		return nil, err
 	}
 	if rec == nil {
-		return nil, fmt.Errorf("dynamodb: %s: %w: %s", op, driver.ErrNotFound, id)
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 	}
 	d.kinds.put(id, rec.Kind)
 	return rec, nil

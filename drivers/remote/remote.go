@@ -44,6 +44,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -148,12 +149,8 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
 		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", driver.ErrInvalidArgument)
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
+	cfg.Timeout = defaults.Positive(cfg.Timeout, DefaultTimeout)
+	cfg.MaxAttempts = defaults.Positive(cfg.MaxAttempts, DefaultMaxAttempts)
 	d := &Driver{base: strings.TrimRight(cfg.BaseURL, "/") + nswire.Prefix, token: cfg.Token, cfg: cfg}
 	if cfg.HTTPClient != nil {
 		d.client, d.stream = cfg.HTTPClient, cfg.HTTPClient
@@ -192,9 +189,13 @@ func (r *response) serverError() (*nswire.Error, bool) {
 	return &e, true
 }
 
+// err returns the error of an answer that is not a success. The server's
+// own message is kept as it is, without op: it names the operation and
+// the ID already (the portable layer's op and the backend's message), and
+// saying them again would name the ID twice.
 func (r *response) err(op string) error {
 	if e, ok := r.serverError(); ok {
-		return fmt.Errorf("remote: %s: %w", op, e.ToDriverError())
+		return fmt.Errorf("remote: %w", e.ToDriverError())
 	}
 	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, driver.ErrInternal, r.status, snippet(r.body))
 }

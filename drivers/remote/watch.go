@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/chans"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -140,7 +141,7 @@ func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 			var err error
 			st, snap, err = w.connect(ctx)
 			if _, perm := err.(permanent); perm {
-				send(ctx, ch, driver.Event{Err: err})
+				chans.Send(ctx, ch, driver.Event{Err: err})
 				return
 			}
 			if err == nil {
@@ -173,7 +174,7 @@ func (w *watcher) follow(ctx context.Context, st *stream, ch chan<- driver.Event
 			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
 				return err
 			}
-			if e, ok := w.take(c); ok && !send(ctx, ch, e) {
+			if e, ok := w.take(c); ok && !chans.Send(ctx, ch, e) {
 				return ctx.Err()
 			}
 		case nswire.EventError:
@@ -227,18 +228,9 @@ func (w *watcher) resume(ctx context.Context, snap map[driver.ID]*driver.Record,
 	}
 	w.known = snap
 	for _, e := range evs {
-		if !send(ctx, ch, e) {
+		if !chans.Send(ctx, ch, e) {
 			return false
 		}
 	}
 	return true
-}
-
-func send(ctx context.Context, ch chan<- driver.Event, e driver.Event) bool {
-	select {
-	case ch <- e:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
@@ -88,18 +89,10 @@ func ParseLockURL(raw string) (LockConfig, error) {
 }
 
 func (lc *LockConfig) defaults() {
-	if lc.Timeout <= 0 {
-		lc.Timeout = DefaultLockTimeout
-	}
-	if lc.SkewRate <= 0 {
-		lc.SkewRate = DefaultLockSkewRate
-	}
-	if lc.TTL <= 0 {
-		lc.TTL = DefaultLockTTL
-	}
-	if lc.Poll <= 0 {
-		lc.Poll = DefaultLockPoll
-	}
+	lc.Timeout = defaults.Positive(lc.Timeout, DefaultLockTimeout)
+	lc.SkewRate = defaults.Positive(lc.SkewRate, DefaultLockSkewRate)
+	lc.TTL = defaults.Positive(lc.TTL, DefaultLockTTL)
+	lc.Poll = defaults.Positive(lc.Poll, DefaultLockPoll)
 }
 
 type dynamoLock struct {
@@ -217,7 +210,7 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 
 // checkPrecond checks pc against key's current ETag.
 func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {
-	etag, err := d.head(ctx, key)
+	etag, err := store{d}.Head(ctx, key)
 	switch {
 	case err != nil:
 		return err

@@ -34,21 +34,21 @@ func normETag(e string) string {
 
 func quote(etag string) string { return `"` + etag + `"` }
 
-// get reads key and returns its bytes and normalised ETag; nil when it is
+// Get reads key and returns its bytes and normalised ETag; nil when it is
 // absent (missing or zero-length, a create that never finished, as in the
 // filesystem driver).
-func (d *Driver) get(ctx context.Context, key string) ([]byte, string, error) {
-	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))})
+func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
 	if err != nil {
 		if notFound(err) {
 			return nil, "", nil
 		}
-		return nil, "", d.fail(ctx, "read", key, err)
+		return nil, "", s.fail(ctx, "read", key, err)
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, "", d.fail(ctx, "read", key, err)
+		return nil, "", s.fail(ctx, "read", key, err)
 	}
 	if len(data) == 0 {
 		return nil, "", nil
@@ -56,14 +56,14 @@ func (d *Driver) get(ctx context.Context, key string) ([]byte, string, error) {
 	return data, normETag(aws.ToString(out.ETag)), nil
 }
 
-// head returns key's ETag, "" when it is absent.
-func (d *Driver) head(ctx context.Context, key string) (string, error) {
-	out, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.cfg.Bucket, Key: aws.String(d.key(key))})
+// Head returns key's ETag, "" when it is absent.
+func (s store) Head(ctx context.Context, key string) (string, error) {
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
 	if err != nil {
 		if notFound(err) {
 			return "", nil
 		}
-		return "", d.fail(ctx, "head", key, err)
+		return "", s.fail(ctx, "head", key, err)
 	}
 	if aws.ToInt64(out.ContentLength) == 0 {
 		return "", nil
@@ -71,21 +71,21 @@ func (d *Driver) head(ctx context.Context, key string) (string, error) {
 	return normETag(aws.ToString(out.ETag)), nil
 }
 
-// put writes data to key under pc and returns the new ETag. A failed
+// Put writes data to key under pc and returns the new ETag. A failed
 // precondition is errPrecondition, If-Match on a missing key errMissing.
 // In lock mode the precondition is checked under the DynamoDB lock and the
 // write is unconditional.
-func (d *Driver) put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
-	if d.lock != nil && pc.Conditional() {
+func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	if s.lock != nil && pc.Conditional() {
 		var etag string
-		err := d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
+		err := s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) error {
 			var err error
-			etag, err = d.rawPut(ctx, key, data, objstore.Precondition{})
+			etag, err = s.rawPut(ctx, key, data, objstore.Precondition{})
 			return err
 		})
 		return etag, err
 	}
-	return d.rawPut(ctx, key, data, pc)
+	return s.rawPut(ctx, key, data, pc)
 }
 
 func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
@@ -105,15 +105,15 @@ func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc objstor
 	return normETag(aws.ToString(out.ETag)), nil
 }
 
-// del removes key under pc. Removing a missing key unconditionally is not
+// Delete removes key under pc. Removing a missing key unconditionally is not
 // an error.
-func (d *Driver) del(ctx context.Context, key string, pc objstore.Precondition) error {
-	if d.lock != nil && pc.Conditional() {
-		return d.lock.conditional(ctx, d, key, pc, func(ctx context.Context) error {
-			return d.rawDel(ctx, key, objstore.Precondition{})
+func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
+	if s.lock != nil && pc.Conditional() {
+		return s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) error {
+			return s.rawDel(ctx, key, objstore.Precondition{})
 		})
 	}
-	return d.rawDel(ctx, key, pc)
+	return s.rawDel(ctx, key, pc)
 }
 
 func (d *Driver) rawDel(ctx context.Context, key string, pc objstore.Precondition) error {

@@ -42,6 +42,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -133,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{client: client, cfg: cfg, prefix: objstore.KeyPrefix(cfg.Prefix)}
-	d.records = objstore.New(d.store(), oc)
+	d.records = objstore.New(store{d}, oc)
 	if cfg.Lock != nil {
 		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
 			return nil, err
@@ -174,9 +175,7 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 }
 
 func newRetryer(maxAttempts int) aws.Retryer {
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
-	}
+	maxAttempts = defaults.Positive(maxAttempts, DefaultMaxAttempts)
 	return awsconf.NewRetryer(maxAttempts, nil, 20*time.Millisecond, "ConditionalRequestConflict")
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"nameservice.dev/nameservice/internal/defaults"
 )
 
 // Params are the URL parameters every AWS-backed URL shares.
@@ -62,8 +64,6 @@ func ParseParams(u *url.URL, known []string) (Params, error) {
 // HTTPClient returns the SDK's buildable HTTP client with each request
 // (one attempt) bounded by timeout, or by def when timeout is 0.
 func HTTPClient(timeout, def time.Duration) *awshttp.BuildableClient {
-	if timeout <= 0 {
-		timeout = def
-	}
+	timeout = defaults.Positive(timeout, def)
 	return awshttp.NewBuildableClient().WithTimeout(timeout)
 }

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"nameservice.dev/nameservice/internal/defaults"
 )
 
 // Fault is what the proxy does to one request.
@@ -155,15 +157,9 @@ func check(cfg *Config) error {
 	if sum > 1 {
 		return errors.New("faultproxy: the rates of the faults other than latency add up to more than 1")
 	}
-	if cfg.MaxLatency <= 0 {
-		cfg.MaxLatency = DefaultMaxLatency
-	}
-	if cfg.Limit <= 0 {
-		cfg.Limit = DefaultLimit
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.MaxLatency = defaults.Positive(cfg.MaxLatency, DefaultMaxLatency)
+	cfg.Limit = defaults.Positive(cfg.Limit, DefaultLimit)
+	cfg.Timeout = defaults.Positive(cfg.Timeout, DefaultTimeout)
 	return nil
 }
 

@@ -178,11 +178,25 @@ func Status(c driver.ErrorCode) int {
 	return http.StatusInternalServerError
 }
 
-// ToDriverError returns the error an Error body stands for, wrapping its
-// sentinel.
+// ToDriverError returns the error an Error body stands for: the server's
+// message, matching its sentinel with errors.Is. The sentinel's text is
+// added only when the message lacks it, so that it is not said twice.
 func (e *Error) ToDriverError() error {
-	if s := Sentinel(e.Code); s != nil {
+	s := Sentinel(e.Code)
+	switch {
+	case s == nil:
+		return errors.New(e.Error)
+	case !strings.Contains(e.Error, s.Error()):
 		return fmt.Errorf("%w: %s", s, e.Error)
 	}
-	return errors.New(e.Error)
+	return serverError{msg: e.Error, sentinel: s}
 }
+
+// serverError is a server's error message that already names its sentinel.
+type serverError struct {
+	msg      string
+	sentinel error
+}
+
+func (e serverError) Error() string { return e.msg }
+func (e serverError) Unwrap() error { return e.sentinel }

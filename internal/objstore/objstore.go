@@ -83,44 +83,6 @@ type Store interface {
 	MaybeApplied(err error) bool
 }
 
-// Funcs is a Store made of functions, one per method.
-type Funcs struct {
-	GetFunc          func(ctx context.Context, key string) ([]byte, string, error)
-	HeadFunc         func(ctx context.Context, key string) (string, error)
-	PutFunc          func(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
-	DeleteFunc       func(ctx context.Context, key string, pc Precondition) error
-	ListFunc         func(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error
-	MaybeAppliedFunc func(err error) bool
-}
-
-var _ Store = Funcs{}
-
-// Get implements Store.
-func (f Funcs) Get(ctx context.Context, key string) ([]byte, string, error) {
-	return f.GetFunc(ctx, key)
-}
-
-// Head implements Store.
-func (f Funcs) Head(ctx context.Context, key string) (string, error) { return f.HeadFunc(ctx, key) }
-
-// Put implements Store.
-func (f Funcs) Put(ctx context.Context, key string, data []byte, pc Precondition) (string, error) {
-	return f.PutFunc(ctx, key, data, pc)
-}
-
-// Delete implements Store.
-func (f Funcs) Delete(ctx context.Context, key string, pc Precondition) error {
-	return f.DeleteFunc(ctx, key, pc)
-}
-
-// List implements Store.
-func (f Funcs) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
-	return f.ListFunc(ctx, prefix, startAfter, fn)
-}
-
-// MaybeApplied implements Store.
-func (f Funcs) MaybeApplied(err error) bool { return f.MaybeAppliedFunc(err) }
-
 // ErrPrecondition and ErrMissing are the outcomes of a conditional request
 // beside success and other errors: the precondition failed (nothing was
 // written), and a tag precondition met no object. A Store may return its

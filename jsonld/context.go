@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"nameservice.dev/nameservice/driver"
 )
 
 // member is one member of a JSON object, in file order.
@@ -16,6 +18,15 @@ type member struct {
 // parseObject decodes a JSON object keeping its members in order. It returns
 // an error when data is not exactly one JSON object or a key repeats.
 func parseObject(data []byte) ([]member, error) {
+	if json.Valid(data) {
+		return splitObject(data)
+	}
+	return tokenObject(data)
+}
+
+// tokenObject is parseObject with encoding/json's tokens, whose errors name
+// what is wrong with invalid text.
+func tokenObject(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -57,6 +68,27 @@ func parseObject(data []byte) ([]member, error) {
 		return nil, fmt.Errorf("data after the JSON object")
 	}
 	return out, nil
+}
+
+// splitObject is parseObject for text json.Valid accepts: compacted once,
+// each member's value is a slice of it.
+func splitObject(data []byte) ([]member, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(data))
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	var out []member
+	seen := map[string]bool{}
+	err := driver.EachMember(buf.Bytes(), func(key string, raw []byte) error {
+		if seen[key] {
+			return fmt.Errorf("member %q appears twice", key)
+		}
+		seen[key] = true
+		out = append(out, member{key: key, raw: raw})
+		return nil
+	})
+	return out, err
 }
 
 // jsonContext is the part of a JSON-LD @context this codec understands:

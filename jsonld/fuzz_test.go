@@ -1,9 +1,12 @@
 package jsonld
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder: it must never panic.
@@ -21,6 +24,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"@context": "https://ns.flur.ee/db#", "@id": "a:b", "t": 1, "ledgerCommit": "x", "status": "ready"}`))
 	f.Add([]byte(`{"@context": [{"@vocab": "https://ns.flur.ee/db#"}, {"x": "f:y"}], "@type": "IndexSource", "name": "n", "branch": "b"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		sameMembers(t, data)
 		file, err := Decode(data)
 		if err != nil {
 			return
@@ -49,4 +53,30 @@ func FuzzDecode(f *testing.F) {
 			assertSameRecord(t, rec, got)
 		}
 	})
+}
+
+// sameMembers checks that the two ways of splitting an object agree on
+// valid text: the fast one over text json.Valid accepts, and the one
+// with encoding/json's tokens.
+func sameMembers(t *testing.T, data []byte) {
+	t.Helper()
+	if !json.Valid(data) || !utf8.Valid(data) {
+		return
+	}
+	fast, ferr := splitObject(data)
+	slow, serr := tokenObject(data)
+	if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+		t.Fatalf("split %q: errors differ: %v / %v", data, ferr, serr)
+	}
+	if ferr != nil {
+		return
+	}
+	if len(fast) != len(slow) {
+		t.Fatalf("split %q: %d members / %d", data, len(fast), len(slow))
+	}
+	for i := range fast {
+		if fast[i].key != slow[i].key || !bytes.Equal(fast[i].raw, slow[i].raw) {
+			t.Fatalf("split %q: member %d is %q=%s / %q=%s", data, i, fast[i].key, fast[i].raw, slow[i].key, slow[i].raw)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
@@ -426,22 +427,33 @@ func ParseListParallel(s string) (int, error) {
 func (l *lister) readBatch(ctx context.Context, cands []*candidate) ([]*driver.Record, []error) {
 	out := make([]*driver.Record, len(cands))
 	errs := make([]error, len(cands))
-	sem := make(chan struct{}, l.cfg.Parallel)
-	var wg sync.WaitGroup
-	for i, c := range cands {
-		if c.err != nil {
+	forEach(len(cands), l.cfg.Parallel, func(i int) {
+		if c := cands[i]; c.err != nil {
 			errs[i] = c.err
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		} else {
 			out[i], errs[i] = l.src.ReadListed(ctx, c.id, c.key, c.tag, c.present)
+		}
+	})
+	return out, errs
+}
+
+// forEach calls fn(0) to fn(n-1) on at most par goroutines. A few workers
+// that each take the next index, rather than one goroutine per call,
+// spare a new stack per record, which a read and decode grows several
+// times over (on fs, stack growth cost as much as the decode).
+func forEach(n, par int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, par) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
 		}()
 	}
 	wg.Wait()
-	return out, errs
 }
 
 // loadListed reads a listed record: the defining file and the other files
@@ -549,17 +561,9 @@ func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) 
 func (l *lister) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, error) {
 	out := make([]*candidate, len(keys))
 	errs := make([]error, len(keys))
-	sem := make(chan struct{}, l.cfg.Parallel)
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = l.nestedID(ctx, k.key)
-		}()
-	}
-	wg.Wait()
+	forEach(len(keys), l.cfg.Parallel, func(i int) {
+		out[i], errs[i] = l.nestedID(ctx, keys[i].key)
+	})
 	var cands []candidate
 	for i, err := range errs {
 		if err != nil {

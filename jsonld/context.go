@@ -73,22 +73,52 @@ func tokenObject(data []byte) ([]member, error) {
 // splitObject is parseObject for text json.Valid accepts: compacted once,
 // each member's value is a slice of it.
 func splitObject(data []byte) ([]member, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(data))
-	if err := json.Compact(&buf, data); err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
-	}
 	var out []member
-	seen := map[string]bool{}
-	err := driver.EachMember(buf.Bytes(), func(key string, raw []byte) error {
-		if seen[key] {
+	var seen map[string]bool // once there are too many members to scan
+	err := driver.EachMember(compactValid(data), func(key string, raw []byte) error {
+		if seen == nil && len(out) == 16 {
+			seen = map[string]bool{}
+			for _, m := range out {
+				seen[m.key] = true
+			}
+		}
+		dup := seen[key]
+		for i := 0; seen == nil && i < len(out) && !dup; i++ {
+			dup = out[i].key == key
+		}
+		if dup {
 			return fmt.Errorf("member %q appears twice", key)
 		}
-		seen[key] = true
+		if seen != nil {
+			seen[key] = true
+		}
 		out = append(out, member{key: key, raw: raw})
 		return nil
 	})
 	return out, err
+}
+
+// compactValid returns valid JSON text without its insignificant white
+// space, as json.Compact does, in one pass that need not check the grammar.
+func compactValid(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			j := i + 1
+			for ; data[j] != '"'; j++ {
+				if data[j] == '\\' {
+					j++
+				}
+			}
+			out = append(out, data[i:j+1]...)
+			i = j
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // jsonContext is the part of a JSON-LD @context this codec understands:

@@ -25,6 +25,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"@context": [{"@vocab": "https://ns.flur.ee/db#"}, {"x": "f:y"}], "@type": "IndexSource", "name": "n", "branch": "b"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameMembers(t, data)
+		sameCompact(t, data)
 		file, err := Decode(data)
 		if err != nil {
 			return
@@ -78,5 +79,20 @@ func sameMembers(t *testing.T, data []byte) {
 		if fast[i].key != slow[i].key || !bytes.Equal(fast[i].raw, slow[i].raw) {
 			t.Fatalf("split %q: member %d is %q=%s / %q=%s", data, i, fast[i].key, fast[i].raw, slow[i].key, slow[i].raw)
 		}
+	}
+}
+
+// sameCompact checks compactValid against json.Compact on valid text.
+func sameCompact(t *testing.T, data []byte) {
+	t.Helper()
+	if !json.Valid(data) {
+		return
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, data); err != nil {
+		t.Fatal(err)
+	}
+	if got := compactValid(data); !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("compact %q = %q, want %q", data, got, want.Bytes())
 	}
 }

@@ -24,28 +24,23 @@ func DecodeJSON(raw []byte) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
 	}
-	// The fast path: encoding/json, then one pass over the text for its
-	// depth and its number of object keys. Fewer keys decoded than written
-	// means a key repeats; the slow path then finds and names it.
+	if json.Valid(raw) {
+		// The fast path for valid text: its depth, then one pass that
+		// builds the value (see validText).
+		if _, depth := shape(raw); depth > MaxDecodeDepth {
+			return nil, fmt.Errorf("nested deeper than %d levels", MaxDecodeDepth)
+		}
+		return (&validText{b: raw}).value()
+	}
+	// Invalid text: encoding/json names the problem, which is data after
+	// the value when it decodes one.
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON value")
-	}
-	keys, depth := shape(raw)
-	if depth > MaxDecodeDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", MaxDecodeDepth)
-	}
-	if countKeys(v) == keys {
-		return v, nil
-	}
-	dec = json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return decodeValue(dec, 1)
+	return nil, errors.New("data after the JSON value")
 }
 
 // shape returns the number of object keys in valid JSON text, and its
@@ -75,23 +70,6 @@ func shape(raw []byte) (keys, depth int) {
 		}
 	}
 	return keys, depth
-}
-
-// countKeys returns the number of object keys in a decoded value.
-func countKeys(v any) int {
-	n := 0
-	switch x := v.(type) {
-	case map[string]any:
-		n += len(x)
-		for _, e := range x {
-			n += countKeys(e)
-		}
-	case []any:
-		for _, e := range x {
-			n += countKeys(e)
-		}
-	}
-	return n
 }
 
 func invalidUTF8At(b []byte) int {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"nameservice.dev/nameservice/driver"
 )
 
 // member is one member of a JSON object, in file order.
@@ -16,6 +18,15 @@ type member struct {
 // parseObject decodes a JSON object keeping its members in order. It returns
 // an error when data is not exactly one JSON object or a key repeats.
 func parseObject(data []byte) ([]member, error) {
+	if json.Valid(data) {
+		return splitObject(data)
+	}
+	return tokenObject(data)
+}
+
+// tokenObject is parseObject with encoding/json's tokens, whose errors name
+// what is wrong with invalid text.
+func tokenObject(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -57,6 +68,57 @@ func parseObject(data []byte) ([]member, error) {
 		return nil, fmt.Errorf("data after the JSON object")
 	}
 	return out, nil
+}
+
+// splitObject is parseObject for text json.Valid accepts: compacted once,
+// each member's value is a slice of it.
+func splitObject(data []byte) ([]member, error) {
+	var out []member
+	var seen map[string]bool // once there are too many members to scan
+	err := driver.EachMember(compactValid(data), func(key string, raw []byte) error {
+		if seen == nil && len(out) == 16 {
+			seen = map[string]bool{}
+			for _, m := range out {
+				seen[m.key] = true
+			}
+		}
+		dup := seen[key]
+		for i := 0; seen == nil && i < len(out) && !dup; i++ {
+			dup = out[i].key == key
+		}
+		if dup {
+			return fmt.Errorf("member %q appears twice", key)
+		}
+		if seen != nil {
+			seen[key] = true
+		}
+		out = append(out, member{key: key, raw: raw})
+		return nil
+	})
+	return out, err
+}
+
+// compactValid returns valid JSON text without its insignificant white
+// space, as json.Compact does, in one pass that need not check the grammar.
+func compactValid(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			j := i + 1
+			for ; data[j] != '"'; j++ {
+				if data[j] == '\\' {
+					j++
+				}
+			}
+			out = append(out, data[i:j+1]...)
+			i = j
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // jsonContext is the part of a JSON-LD @context this codec understands:

@@ -1,9 +1,12 @@
 package jsonld
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder: it must never panic.
@@ -21,6 +24,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"@context": "https://ns.flur.ee/db#", "@id": "a:b", "t": 1, "ledgerCommit": "x", "status": "ready"}`))
 	f.Add([]byte(`{"@context": [{"@vocab": "https://ns.flur.ee/db#"}, {"x": "f:y"}], "@type": "IndexSource", "name": "n", "branch": "b"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		sameMembers(t, data)
+		sameCompact(t, data)
 		file, err := Decode(data)
 		if err != nil {
 			return
@@ -49,4 +54,45 @@ func FuzzDecode(f *testing.F) {
 			assertSameRecord(t, rec, got)
 		}
 	})
+}
+
+// sameMembers checks that the two ways of splitting an object agree on
+// valid text: the fast one over text json.Valid accepts, and the one
+// with encoding/json's tokens.
+func sameMembers(t *testing.T, data []byte) {
+	t.Helper()
+	if !json.Valid(data) || !utf8.Valid(data) {
+		return
+	}
+	fast, ferr := splitObject(data)
+	slow, serr := tokenObject(data)
+	if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+		t.Fatalf("split %q: errors differ: %v / %v", data, ferr, serr)
+	}
+	if ferr != nil {
+		return
+	}
+	if len(fast) != len(slow) {
+		t.Fatalf("split %q: %d members / %d", data, len(fast), len(slow))
+	}
+	for i := range fast {
+		if fast[i].key != slow[i].key || !bytes.Equal(fast[i].raw, slow[i].raw) {
+			t.Fatalf("split %q: member %d is %q=%s / %q=%s", data, i, fast[i].key, fast[i].raw, slow[i].key, slow[i].raw)
+		}
+	}
+}
+
+// sameCompact checks compactValid against json.Compact on valid text.
+func sameCompact(t *testing.T, data []byte) {
+	t.Helper()
+	if !json.Valid(data) {
+		return
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, data); err != nil {
+		t.Fatal(err)
+	}
+	if got := compactValid(data); !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("compact %q = %q, want %q", data, got, want.Bytes())
+	}
 }

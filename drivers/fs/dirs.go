@@ -47,21 +47,56 @@ const (
 )
 
 // read returns the entries of dir in key order: sorted by name, a
-// directory as its name and '/'.
+// directory as its name and '/'. A small directory (a record's own, in
+// layout B) costs its read alone. A large one is statted after its read,
+// and kept when it last changed at least racyWindow before the read
+// began, so that the stat is that of what was read; a later page uses it
+// while a stat still shows the same directory unchanged.
 func (c *dirCache) read(dir string) ([]dirEnt, error) {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if ok {
-		c.mu.Lock()
-		s, hit := c.m[dir]
-		c.mu.Unlock()
-		if hit && s.ino == st.Ino && s.mtime == fi.ModTime().UnixNano() && s.ctime == ctimeOf(st) {
+	c.mu.Lock()
+	s, known := c.m[dir]
+	c.mu.Unlock()
+	if known {
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && s.ino == st.Ino && s.mtime == fi.ModTime().UnixNano() && s.ctime == ctimeOf(st) {
 			return s.ents, nil
 		}
 	}
+	start := time.Now()
+	ents, err := readSorted(dir)
+	if err != nil || len(ents) < minCachedDir {
+		return ents, err
+	}
+	if fi, err := os.Lstat(dir); err == nil {
+		c.keep(dir, fi, ents, start)
+	}
+	return ents, nil
+}
+
+// keep caches ents, read from dir from start on, under the stat fi taken
+// after the read, unless dir changed after start less racyWindow.
+func (c *dirCache) keep(dir string, fi os.FileInfo, ents []dirEnt, start time.Time) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	mtime, ctime := fi.ModTime().UnixNano(), ctimeOf(st)
+	if max(mtime, ctime) >= start.Add(-racyWindow).UnixNano() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedDirs {
+		c.m = map[string]dirSnap{}
+	}
+	c.m[dir] = dirSnap{ino: st.Ino, mtime: mtime, ctime: ctime, ents: ents}
+}
+
+// readSorted returns the entries of dir in key order.
+func readSorted(dir string) ([]dirEnt, error) {
 	list, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -71,14 +106,6 @@ func (c *dirCache) read(dir string) ([]dirEnt, error) {
 		ents[i] = dirEnt{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
 	}
 	sort.Slice(ents, func(i, j int) bool { return sortName(ents[i]) < sortName(ents[j]) })
-	if ok && len(ents) >= minCachedDir && time.Since(fi.ModTime()) > racyWindow {
-		c.mu.Lock()
-		if c.m == nil || len(c.m) >= maxCachedDirs {
-			c.m = map[string]dirSnap{}
-		}
-		c.m[dir] = dirSnap{ino: st.Ino, mtime: fi.ModTime().UnixNano(), ctime: ctimeOf(st), ents: ents}
-		c.mu.Unlock()
-	}
 	return ents, nil
 }
 

@@ -44,6 +44,12 @@ func benchList(b *testing.B, n int) {
 		}
 	}
 	rss := testenv.PeakRSS(b, list1)
+	// Each side has run once untimed (the listing above), so that both
+	// find the heap grown to hold a listing's copies: without this the
+	// listing alone paid for the fresh memory, page faults and zeroing,
+	// that 100,000 copies need (~100 MB), and the floor reused it after
+	// the collection between them.
+	copyAll(recs, 100)
 	var list, raw []time.Duration
 	for b.Loop() {
 		runtime.GC() // the seeding's garbage is no part of either

@@ -85,14 +85,19 @@ type Store struct {
 type keyedID struct {
 	key string // id.String()
 	id  driver.ID
+	// rec is recs[id]: a record is changed in place and replaced only by
+	// a Create or Delete, which drop the index, so List needs no lookup
+	// in recs (at 100,000 records, two map lookups a record cost more
+	// than the copy it hands out).
+	rec *driver.Record
 }
 
 // ordered returns the IDs of s.recs in ID order. The caller holds s.mu.
 func (s *Store) ordered() []keyedID {
 	if s.sorted == nil {
 		s.sorted = make([]keyedID, 0, len(s.recs))
-		for id := range s.recs {
-			s.sorted = append(s.sorted, keyedID{id.String(), id})
+		for id, r := range s.recs {
+			s.sorted = append(s.sorted, keyedID{id.String(), id, r})
 		}
 		slices.SortFunc(s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
 	}
@@ -271,18 +276,19 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	last := ""
 	for ; i < len(ids) && strings.HasPrefix(ids[i].key, opts.Prefix); i++ {
 		k := ids[i]
-		r := d.s.recs[k.id]
-		if k.key <= after || !(d.s.corrupt[k.id] || driver.Matches(r, opts)) {
+		corrupt := len(d.s.corrupt) > 0 && d.s.corrupt[k.id]
+		if k.key <= after || !(corrupt || driver.Matches(k.rec, opts)) {
 			continue
 		}
 		if len(page.Records)+len(page.Failed) == size {
 			page.NextPageToken = pagetoken.Encode(last)
 			break
 		}
-		if r, err := d.s.record(k.id); err != nil {
+		if corrupt {
+			_, err := d.s.record(k.id)
 			page.Failed = append(page.Failed, &driver.RecordError{ID: k.id, Object: "mem record " + k.key, Err: err})
 		} else {
-			page.Records = append(page.Records, r.Clone())
+			page.Records = append(page.Records, k.rec.Clone())
 		}
 		last = k.key
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
@@ -111,6 +112,7 @@ func ListPage(ctx context.Context, src Source, cfg ListConfig, opts driver.ListO
 		size = DefaultPageSize
 	}
 	l := &lister{src: src, cfg: cfg, opts: opts, after: after, size: size, page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
+	defer l.stop()
 	prefix := keyPrefix(opts.Prefix)
 	if resume < prefix {
 		resume = ""
@@ -145,6 +147,11 @@ type lister struct {
 	// those whose turn has come, in ID order.
 	waiting candHeap
 	ready   []*candidate
+	// reading holds the reads started, in ID order, not yet taken into
+	// the page; jobs feeds the page's workers (see read).
+	reading []*pendingRead
+	jobs    chan *pendingRead
+	workers sync.WaitGroup
 	// nested holds defining files whose @id must be read; floor is the
 	// ID floor of the key listed before the first of them.
 	nested []nestedKey
@@ -245,42 +252,113 @@ func (l *lister) promote(floor string, all bool) {
 	}
 }
 
-// readReady reads ready candidates in batches once enough are ready (any
-// number when all is set), and fills the page; errPageFull when the page
-// is full and one more match is known.
+// readReady starts reads of ready candidates, in ID order, on the
+// page's workers (see read), and takes their records into the page in the
+// same order: errPageFull when the page is full and one more match is
+// known. At most the records the page still needs (and the one more) are
+// being read at once, so a page of matching records reads no record it
+// does not return but that one; parallel of them run at a time. Unless all
+// is set it waits for a read only when a ready candidate waits for room,
+// so the listing goes on while the page's records are read.
 func (l *lister) readReady(ctx context.Context, all bool) error {
-	par := l.cfg.Parallel
-	for len(l.ready) > 0 {
+	for {
 		need := l.size + 1 - len(l.page.Records) - len(l.page.Failed)
-		n := min(len(l.ready), max(need, par))
-		if !all && len(l.ready) < n {
+		for len(l.ready) > 0 && len(l.reading) < max(need, 1) {
+			l.reading = append(l.reading, l.read(ctx, l.ready[0]))
+			l.ready = l.ready[1:]
+		}
+		if len(l.reading) == 0 {
 			return nil
 		}
-		batch := l.ready[:n]
-		recs, errs := l.readBatch(ctx, batch)
-		for i, rec := range recs {
-			err := errs[i]
-			if err == nil && (rec == nil || !driver.Matches(rec, l.opts)) {
-				continue
+		head := l.reading[0]
+		if !all && len(l.ready) == 0 {
+			select {
+			case <-head.done:
+			default:
+				return nil
 			}
-			if err != nil && !driver.PerRecord(err) {
-				return err
-			}
-			if len(l.page.Records)+len(l.page.Failed) == l.size {
-				l.ready = l.ready[i:]
-				return errPageFull
-			}
-			c := batch[i]
-			if err != nil {
-				l.page.Failed = append(l.page.Failed, &driver.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
-			} else {
-				l.page.Records = append(l.page.Records, rec)
-			}
-			l.last = c.pos
 		}
-		l.ready = l.ready[n:]
+		<-head.done
+		l.reading = l.reading[1:]
+		if err := l.take(head); err != nil {
+			return err
+		}
 	}
+}
+
+// take puts a read record or its failure in the page; errPageFull, with
+// the candidates not taken back in ready, when the page is full and this
+// is one more match.
+func (l *lister) take(r *pendingRead) error {
+	rec, err := r.rec, r.err
+	if err == nil && (rec == nil || !driver.Matches(rec, l.opts)) {
+		return nil
+	}
+	if err != nil && !driver.PerRecord(err) {
+		return err
+	}
+	c := r.c
+	if len(l.page.Records)+len(l.page.Failed) == l.size {
+		back := []*candidate{c}
+		for _, p := range l.reading {
+			back = append(back, p.c)
+		}
+		l.ready = append(back, l.ready...)
+		l.reading = nil
+		return errPageFull
+	}
+	if err != nil {
+		l.page.Failed = append(l.page.Failed, &driver.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
+	} else {
+		l.page.Records = append(l.page.Records, rec)
+	}
+	l.last = c.pos
 	return nil
+}
+
+// pendingRead is the read of one candidate's record; done is closed once
+// rec and err are set.
+type pendingRead struct {
+	c    *candidate
+	rec  *driver.Record
+	err  error
+	done chan struct{}
+}
+
+// read starts the read of c on the page's workers, which it starts on
+// first use: parallel goroutines for the whole page, rather than one per
+// record, which would grow a new stack for each read and decode.
+func (l *lister) read(ctx context.Context, c *candidate) *pendingRead {
+	r := &pendingRead{c: c, err: c.err, done: make(chan struct{})}
+	if c.err != nil {
+		close(r.done)
+		return r
+	}
+	if l.jobs == nil {
+		// Room for every read the page can have started at once, so
+		// that starting one never waits for a worker.
+		l.jobs = make(chan *pendingRead, l.size+1)
+		for range l.cfg.Parallel {
+			l.workers.Add(1)
+			go func() {
+				defer l.workers.Done()
+				for r := range l.jobs {
+					r.rec, r.err = l.src.ReadListed(ctx, r.c.id, r.c.key, r.c.tag, r.c.present)
+					close(r.done)
+				}
+			}()
+		}
+	}
+	l.jobs <- r
+	return r
+}
+
+// stop ends the page's workers once the reads started have ended.
+func (l *lister) stop() {
+	if l.jobs != nil {
+		close(l.jobs)
+		l.workers.Wait()
+	}
 }
 
 // drain reads what is left once the listing has ended.
@@ -420,28 +498,23 @@ func ParseListParallel(s string) (int, error) {
 	return n, nil
 }
 
-// readBatch reads the records of cands in parallel, listParallel at a time;
-// a record is nil when it vanished meanwhile, and errs[i] says why cands[i]
-// could not be read.
-func (l *lister) readBatch(ctx context.Context, cands []*candidate) ([]*driver.Record, []error) {
-	out := make([]*driver.Record, len(cands))
-	errs := make([]error, len(cands))
-	sem := make(chan struct{}, l.cfg.Parallel)
+// forEach calls fn(0) to fn(n-1) on at most par goroutines. A few workers
+// that each take the next index, rather than one goroutine per call,
+// spare a new stack per record, which a read and decode grows several
+// times over (on fs, stack growth cost as much as the decode).
+func forEach(n, par int, fn func(i int)) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, c := range cands {
-		if c.err != nil {
-			errs[i] = c.err
-			continue
-		}
+	for range min(n, par) {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = l.src.ReadListed(ctx, c.id, c.key, c.tag, c.present)
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
 		}()
 	}
 	wg.Wait()
-	return out, errs
 }
 
 // loadListed reads a listed record: the defining file and the other files
@@ -549,17 +622,9 @@ func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) 
 func (l *lister) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, error) {
 	out := make([]*candidate, len(keys))
 	errs := make([]error, len(keys))
-	sem := make(chan struct{}, l.cfg.Parallel)
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = l.nestedID(ctx, k.key)
-		}()
-	}
-	wg.Wait()
+	forEach(len(keys), l.cfg.Parallel, func(i int) {
+		out[i], errs[i] = l.nestedID(ctx, keys[i].key)
+	})
 	var cands []candidate
 	for i, err := range errs {
 		if err != nil {

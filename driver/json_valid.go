@@ -1,0 +1,177 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// validText reads JSON text that json.Valid has accepted: it need not
+// check the grammar, only build values, which spares encoding/json's
+// Decoder (a buffer and a scanner per call, tens of allocations for a
+// value of a few bytes). DecodeJSON and EachMember use it; whatever is
+// not valid goes the Decoder's way, whose errors name the problem.
+type validText struct {
+	b []byte
+	i int
+}
+
+func (t *validText) space() {
+	for t.i < len(t.b) {
+		switch t.b[t.i] {
+		case ' ', '\t', '\n', '\r':
+			t.i++
+		default:
+			return
+		}
+	}
+}
+
+// value decodes the value at t.i as encoding/json does with UseNumber,
+// refusing an object key that repeats.
+func (t *validText) value() (any, error) {
+	t.space()
+	switch c := t.b[t.i]; {
+	case c == '{':
+		m := map[string]any{}
+		err := t.members(func(k string, _ int) error {
+			if _, dup := m[k]; dup {
+				return fmt.Errorf("an object has the key %q twice", Clip(k, 64))
+			}
+			v, err := t.value()
+			m[k] = v
+			return err
+		})
+		return m, err
+	case c == '[':
+		l := []any{}
+		t.i++
+		t.space()
+		if t.b[t.i] == ']' {
+			t.i++
+			return l, nil
+		}
+		for {
+			v, err := t.value()
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+			t.space()
+			t.i++ // ',' or ']'
+			if t.b[t.i-1] == ']' {
+				return l, nil
+			}
+		}
+	case c == '"':
+		return t.str()
+	case c == 't':
+		t.i += 4
+		return true, nil
+	case c == 'f':
+		t.i += 5
+		return false, nil
+	case c == 'n':
+		t.i += 4
+		return nil, nil
+	}
+	start := t.i
+	t.skip()
+	return json.Number(t.b[start:t.i]), nil
+}
+
+// members calls fn for each member of the object at t.i with its key,
+// and t.i at its value, which fn must read (value or skip).
+func (t *validText) members(fn func(key string, at int) error) error {
+	t.i++ // '{'
+	t.space()
+	if t.b[t.i] == '}' {
+		t.i++
+		return nil
+	}
+	for {
+		t.space()
+		k, err := t.str()
+		if err != nil {
+			return err
+		}
+		t.space()
+		t.i++ // ':'
+		t.space()
+		if err := fn(k, t.i); err != nil {
+			return err
+		}
+		t.space()
+		t.i++ // ',' or '}'
+		if t.b[t.i-1] == '}' {
+			return nil
+		}
+	}
+}
+
+// str decodes the string at t.i. Only one with escapes goes through
+// encoding/json (its unquoting of \u surrogates is the reference).
+func (t *validText) str() (string, error) {
+	start := t.i
+	t.skipStr()
+	if bytes.IndexByte(t.b[start:t.i], '\\') < 0 {
+		return string(t.b[start+1 : t.i-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(t.b[start:t.i], &s)
+	return s, err
+}
+
+// skip moves t.i past the value at t.i.
+func (t *validText) skip() {
+	switch t.b[t.i] {
+	case '"':
+		t.skipStr()
+	case '{', '[':
+		for depth := 0; ; {
+			switch t.b[t.i] {
+			case '"':
+				t.skipStr()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			t.i++
+			if depth == 0 {
+				return
+			}
+		}
+	default: // a number or a literal, up to what follows it
+		for t.i < len(t.b) && bytes.IndexByte([]byte(",}] \t\n\r"), t.b[t.i]) < 0 {
+			t.i++
+		}
+	}
+}
+
+// skipStr moves t.i past the string at t.i.
+func (t *validText) skipStr() {
+	for t.i++; t.b[t.i] != '"'; t.i++ {
+		if t.b[t.i] == '\\' {
+			t.i++
+		}
+	}
+	t.i++
+}
+
+// EachMember calls fn, in order, with the key and the value's text of
+// each member of the JSON object data, which json.Valid must accept. A
+// key that repeats is fn's to refuse. It returns an error when data is
+// not an object, or fn's error.
+func EachMember(data []byte, fn func(key string, raw []byte) error) error {
+	t := &validText{b: data}
+	t.space()
+	if t.b[t.i] != '{' {
+		return fmt.Errorf("not a JSON object")
+	}
+	return t.members(func(k string, at int) error {
+		t.skip()
+		return fn(k, data[at:t.i])
+	})
+}

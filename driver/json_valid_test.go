@@ -1,0 +1,47 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// TestDecodeJSONValidText checks the fast path of DecodeJSON (valid text)
+// against the key-by-key decoder, values and errors alike, and
+// EachMember against the values it splits.
+func TestDecodeJSONValidText(t *testing.T) {
+	for _, s := range []string{
+		`{}`, ` { } `, `[]`, ` [ [ ] , { } ] `, `"x"`, `"a\"b\\c\u00e9\ud800"`, `-0.5E-3`, `12`, `true`, `false`, `null`,
+		`{"a":1,"a":2}`, `{"a\u0062":1,"ab":2}`, `{"x":{"a":1,"a":2}}`, `[{"k":[1,{"k":2,"k":3}]}]`,
+		`{"k":"q\"uo}te]","n":-1.5e+10,"t":true,"f":false,"z":null,"l":[1, "2" ,[3]]}`,
+		"{\"a\" :\t[ {\"b\" : [ ] } , \"}\" , 0 ] ,\n\"c\":{}}",
+	} {
+		got, err := DecodeJSON([]byte(s))
+		dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+		dec.UseNumber()
+		want, werr := decodeValue(dec, 1)
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Errorf("%s: error %v, want %v", s, err, werr)
+			continue
+		}
+		if err == nil && !JSONEqual(got, want) {
+			t.Errorf("%s: got %#v, want %#v", s, got, want)
+		}
+		if m, ok := want.(map[string]any); ok && err == nil {
+			n := 0
+			if err := EachMember([]byte(s), func(k string, raw []byte) error {
+				v, err := DecodeJSON(raw)
+				if err != nil || !JSONEqual(v, m[k]) {
+					t.Errorf("%s: member %q is %s (%v)", s, k, raw, err)
+				}
+				n++
+				return nil
+			}); err != nil || n != len(m) {
+				t.Errorf("%s: EachMember saw %d members of %d (%v)", s, n, len(m), err)
+			}
+		}
+	}
+	if err := EachMember([]byte(`[1]`), func(string, []byte) error { return nil }); err == nil {
+		t.Error("EachMember accepted an array")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // validText reads JSON text that json.Valid has accepted: it need not
@@ -109,12 +110,13 @@ func (t *validText) members(fn func(key string, at int) error) error {
 	}
 }
 
-// str decodes the string at t.i. Only one with escapes goes through
-// encoding/json (its unquoting of \u surrogates is the reference).
+// str decodes the string at t.i. Only one with escapes or bytes that are
+// not UTF-8 goes through encoding/json (its unquoting of \u surrogates and
+// its replacement of bad bytes by U+FFFD are the reference).
 func (t *validText) str() (string, error) {
 	start := t.i
 	t.skipStr()
-	if bytes.IndexByte(t.b[start:t.i], '\\') < 0 {
+	if raw := t.b[start+1 : t.i-1]; bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(t.b[start+1 : t.i-1]), nil
 	}
 	var s string

@@ -3,6 +3,7 @@ package driver
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -43,5 +44,18 @@ func TestDecodeJSONValidText(t *testing.T) {
 	}
 	if err := EachMember([]byte(`[1]`), func(string, []byte) error { return nil }); err == nil {
 		t.Error("EachMember accepted an array")
+	}
+}
+
+// Bytes that are not UTF-8 become U+FFFD, as encoding/json makes them.
+func TestDecodeJSONReplacesBadUTF8(t *testing.T) {
+	in := []byte("{\"a\":\"x\xffy\",\"b\":[\"\xc3\"]}")
+	var want any
+	if err := json.Unmarshal(in, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := (&validText{b: in}).value()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
 }

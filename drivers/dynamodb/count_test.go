@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testenv"
 )
@@ -231,5 +232,50 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListRemembersOnlyGraphSources lists 40 ledgers and 2 graph sources
+// with a fresh client: its kind cache then holds the 2 graph sources and no
+// ledger (a listing of 100,000 ledgers must not keep anything per ledger),
+// and a config push to either kind costs one UpdateItem, because the
+// listing told the client each record's kind.
+func TestListRemembersOnlyGraphSources(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	writer, err := dynamodb.Open(ctx, cfg)
+	must(t, err)
+	t.Cleanup(func() { _ = writer.Close() })
+	prefix := "kinds" + testenv.RandomHex(4) + "/"
+	id := func(name string) driver.ID { return driver.ID{Name: prefix + name, Branch: "main"} }
+	for i := range 40 {
+		must(t, writer.Create(ctx, driver.NewLedger(id(fmt.Sprintf("l%02d", i)), 1)))
+	}
+	for _, g := range []string{"g1", "g2"} {
+		must(t, writer.Create(ctx, driver.NewGraphSource(id(g), "db:Bm25Index", nil, nil, 1)))
+	}
+
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
+	reader, err := dynamodb.Open(ctx, cfg)
+	must(t, err)
+	t.Cleanup(func() { _ = reader.Close() })
+	recs, failed, err := testenv.ListAll(ctx, reader, driver.ListOptions{Prefix: prefix, PageSize: 10})
+	must(t, err)
+	if recs != 42 || failed != 0 {
+		t.Fatalf("listed %d records and %d failures, want 42 and 0", recs, failed)
+	}
+	if n := dynamodb.CachedKinds(reader); n != 2 {
+		t.Errorf("kind cache holds %d records after listing 40 ledgers and 2 graph sources, want 2", n)
+	}
+	ct.take()
+	cfgValue := driver.Value{V: 1, Payload: driver.Object{"k": "v"}}
+	for _, name := range []string{"g1", "l07"} {
+		out, err := reader.Update(ctx, id(name), driver.Config, driver.IfAbove(), cfgValue)
+		must(t, err)
+		if !out.Applied {
+			t.Errorf("config push to %s: not applied", name)
+		}
+		wantRequests(t, ct, "config push to listed "+name, map[string]int{"UpdateItem": 1})
 	}
 }

@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -270,13 +271,17 @@ func (d *Driver) begin(ctx context.Context) error {
 
 func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }
 
-// kindCache remembers the kind of records this client has seen. Only a config
-// update needs the kind (a ledger's config item and a graph source's differ),
-// and the update's condition checks the guess, so a stale entry costs one
-// extra request, never a wrong write.
+// kindCache remembers which records this client has seen as graph sources.
+// Only a config update needs the kind (a ledger's config item and a graph
+// source's differ); it guesses ledger for any other record, and the update's
+// condition checks the guess, so a stale or missing entry costs one extra
+// request, never a wrong write. Ledgers are not stored, so listing many
+// ledgers costs no memory here, and the IDs stored are copies: an ID read
+// from a response shares the SDK's string arena of that response (4 KB),
+// which a cached ID would keep alive long after the record is gone.
 type kindCache struct {
 	mu sync.Mutex
-	m  map[driver.ID]driver.Kind
+	m  map[driver.ID]struct{}
 }
 
 // maxCachedKinds bounds the cache; it is cleared when full.
@@ -285,8 +290,8 @@ const maxCachedKinds = 100_000
 func (c *kindCache) get(id driver.ID) driver.Kind {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if k, ok := c.m[id]; ok {
-		return k
+	if _, ok := c.m[id]; ok {
+		return driver.GraphSource
 	}
 	return driver.Ledger
 }
@@ -294,10 +299,17 @@ func (c *kindCache) get(id driver.ID) driver.Kind {
 func (c *kindCache) put(id driver.ID, k driver.Kind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedKinds {
-		c.m = map[driver.ID]driver.Kind{}
+	if k != driver.GraphSource {
+		delete(c.m, id)
+		return
 	}
-	c.m[id] = k
+	if _, ok := c.m[id]; ok {
+		return
+	}
+	if c.m == nil || len(c.m) >= maxCachedKinds {
+		c.m = map[driver.ID]struct{}{}
+	}
+	c.m[driver.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}] = struct{}{}
 }
 
 func (c *kindCache) forget(id driver.ID) {

@@ -11,3 +11,10 @@ import (
 func RecordItems(rec *driver.Record, nowMS int64) ([]map[string]types.AttributeValue, error) {
 	return recordItems(rec, nowMS)
 }
+
+// CachedKinds returns how many records d's kind cache holds.
+func CachedKinds(d *Driver) int {
+	d.kinds.mu.Lock()
+	defer d.kinds.mu.Unlock()
+	return len(d.kinds.m)
+}

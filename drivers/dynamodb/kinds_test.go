@@ -1,0 +1,44 @@
+package dynamodb
+
+import (
+	"testing"
+	"unsafe"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// TestKindCacheKeepsOnlyGraphSourcesAsCopies checks the two properties that
+// keep a long listing's memory flat: a ledger (the default guess) is not
+// stored, and a graph source's ID is stored as a copy that shares no bytes
+// with the caller's strings (which, from a response, pin the SDK's arena).
+func TestKindCacheKeepsOnlyGraphSourcesAsCopies(t *testing.T) {
+	var c kindCache
+	buf := []byte("gs:main")
+	gs := driver.ID{Name: unsafe.String(&buf[0], 2), Branch: unsafe.String(&buf[3], 4)}
+	ledger := driver.ID{Name: "l", Branch: "main"}
+	c.put(gs, driver.GraphSource)
+	c.put(ledger, driver.Ledger)
+	if len(c.m) != 1 {
+		t.Fatalf("cache holds %d IDs, want 1 (the graph source)", len(c.m))
+	}
+	for id := range c.m {
+		if unsafe.StringData(id.Name) == &buf[0] || unsafe.StringData(id.Branch) == &buf[3] {
+			t.Errorf("cached ID %v shares the caller's bytes", id)
+		}
+	}
+	if k := c.get(gs); k != driver.GraphSource {
+		t.Errorf("get(graph source) = %q", k)
+	}
+	if k := c.get(ledger); k != driver.Ledger {
+		t.Errorf("get(ledger) = %q", k)
+	}
+	c.put(gs, driver.Ledger) // recreated as a ledger
+	if k := c.get(gs); k != driver.Ledger || len(c.m) != 0 {
+		t.Errorf("after put(ledger): get = %q, %d IDs cached, want ledger and 0", k, len(c.m))
+	}
+	c.put(gs, driver.GraphSource)
+	c.forget(gs)
+	if len(c.m) != 0 {
+		t.Errorf("after forget: %d IDs cached, want 0", len(c.m))
+	}
+}

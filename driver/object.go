@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"sort"
 	"strconv"
 )
@@ -137,9 +136,8 @@ func AsInt(v any) (int64, bool) {
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return i, true
 		}
-		r, ok := numberRat(x)
-		if ok && r.IsInt() && r.Num().IsInt64() {
-			return r.Num().Int64(), true
+		if d, ok := parseDecimal(string(x)); ok {
+			return d.int64()
 		}
 	case int:
 		return int64(x), true
@@ -165,13 +163,16 @@ func (o Object) Equal(p Object) bool {
 // JSONEqual reports whether two JSON-normal values are equal, comparing
 // numbers by value whatever their Go type.
 func JSONEqual(a, b any) bool {
-	if ra, ok := numberRat(a); ok {
-		rb, ok := numberRat(b)
-		return ok && ra.Cmp(rb) == 0
+	if x, ok := a.(json.Number); ok && b == x {
+		return true // the same text: no need to read it
+	}
+	if da, ok := asDecimal(a); ok {
+		db, ok := asDecimal(b)
+		return ok && da == db
 	}
 	switch x := a.(type) {
 	case json.Number:
-		// Beyond big.Rat's exponent range (1E1000100): compared as text.
+		// Not a number's text (a Go caller's json.Number): compared as text.
 		y, ok := b.(json.Number)
 		return ok && x == y
 	case Object:
@@ -206,22 +207,6 @@ func JSONEqual(a, b any) bool {
 		return a == b
 	}
 	return false
-}
-
-func numberRat(v any) (*big.Rat, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		return new(big.Rat).SetString(string(x))
-	case float64:
-		// The shortest decimal that round-trips, as encoding/json writes it:
-		// 1.2 means the JSON number 1.2, not the binary fraction near it.
-		return new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
-	case int:
-		return new(big.Rat).SetInt64(int64(x)), true
-	case int64:
-		return new(big.Rat).SetInt64(x), true
-	}
-	return nil, false
 }
 
 // leadingKeys are written first, in this order, when an Object is encoded;

@@ -3,7 +3,6 @@ package dynamodb
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"strconv"
 	"unicode/utf8"
 
@@ -28,7 +27,7 @@ func toAV(v any) (types.AttributeValue, error) {
 	case string:
 		return &types.AttributeValueMemberS{Value: x}, nil
 	case json.Number:
-		if _, ok := new(big.Rat).SetString(string(x)); !ok {
+		if !driver.IsNumber(string(x)) {
 			return nil, fmt.Errorf("%w: %q is not a number", driver.ErrInvalidArgument, string(x))
 		}
 		return &types.AttributeValueMemberN{Value: string(x)}, nil

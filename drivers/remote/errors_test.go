@@ -48,3 +48,33 @@ func TestLostAnswersNameTheIDOnce(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// A token that may read but not write a record: the server's 403 is an
+// error wrapping ErrPermissionDenied on the client, naming the ID once.
+func TestReadOnlyTokenIsPermissionDenied(t *testing.T) {
+	auth, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
+		{Name: "reader", SHA256: server.HashToken("read-token"), Read: []string{""}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := mem.NewStore().Open()
+	ctx := context.Background()
+	if err := nameservice.New(backend).Init(ctx, "ro"); err != nil {
+		t.Fatal(err)
+	}
+	hs := serve(t, backend, server.Options{Auth: auth})
+	d, err := remote.Open(ctx, remote.Config{BaseURL: hs.URL, Token: "read-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := nameservice.New(d)
+	t.Cleanup(func() { _ = ns.Close() })
+	if _, err := ns.Lookup(ctx, "ro"); err != nil {
+		t.Fatalf("read with a read token: %v", err)
+	}
+	_, err = ns.PublishCommit(ctx, "ro", 1, "c1")
+	if !errors.Is(err, nameservice.ErrPermissionDenied) || strings.Count(err.Error(), "ro:main") != 1 {
+		t.Fatalf("write with a read token: %v, want an ErrPermissionDenied naming ro:main once", err)
+	}
+}

@@ -82,6 +82,18 @@ var sentinelCodes = []struct {
 	{context.DeadlineExceeded, Canceled},
 }
 
+// Sentinel returns the sentinel error of code c, the first Code maps to c
+// (ErrInvalidArgument for InvalidArgument, context.Canceled for Canceled),
+// or nil for Unknown.
+func (c ErrorCode) Sentinel() error {
+	for _, s := range sentinelCodes {
+		if s.code == c {
+			return s.err
+		}
+	}
+	return nil
+}
+
 // Code returns the code of the first sentinel err wraps, or Unknown. Code(nil)
 // is Unknown.
 func Code(err error) ErrorCode {

@@ -88,3 +88,23 @@ func TestCode(t *testing.T) {
 		t.Fatalf("Code(%v) = %v", wrapped, Code(wrapped))
 	}
 }
+
+// Every code after Unknown has a sentinel that Code maps back to it, up to
+// the last named code (internal/nswire relies on the run being unbroken).
+func TestSentinel(t *testing.T) {
+	if Unknown.Sentinel() != nil {
+		t.Fatalf("Unknown.Sentinel() = %v, want nil", Unknown.Sentinel())
+	}
+	for c := Unknown + 1; int(c) < len(codeNames); c++ {
+		s := c.Sentinel()
+		if s == nil || Code(s) != c {
+			t.Fatalf("%v.Sentinel() = %v, whose code is %v", c, s, Code(s))
+		}
+	}
+	if InvalidArgument.Sentinel() != ErrInvalidArgument {
+		t.Fatalf("InvalidArgument.Sentinel() = %v, want ErrInvalidArgument", InvalidArgument.Sentinel())
+	}
+	if c := ErrorCode(len(codeNames)); c.Sentinel() != nil {
+		t.Fatalf("%v.Sentinel() = %v, want nil", c, c.Sentinel())
+	}
+}

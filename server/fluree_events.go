@@ -217,12 +217,9 @@ func emittedAt(t time.Time) string {
 
 // ledgerEventRecord is the record of a ledger's ns-record event.
 type ledgerEventRecord struct {
-	LedgerID     string  `json:"ledger_id"`
-	Branch       string  `json:"branch"`
-	CommitHeadID *string `json:"commit_head_id"`
-	CommitT      int64   `json:"commit_t"`
-	IndexHeadID  *string `json:"index_head_id"`
-	IndexT       int64   `json:"index_t"`
+	LedgerID string `json:"ledger_id"`
+	Branch   string `json:"branch"`
+	heads
 	Retracted    bool    `json:"retracted"`
 	SourceBranch *string `json:"source_branch"`
 	Branches     int64   `json:"branches"`
@@ -252,8 +249,7 @@ func recordEvent(rec *driver.Record, now time.Time) (string, []byte, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		lr := ledgerEventRecord{LedgerID: id, Branch: ns.Branch, CommitHeadID: ns.CommitHeadID, CommitT: ns.CommitT,
-			IndexHeadID: ns.IndexHeadID, IndexT: ns.IndexT, Retracted: ns.Retracted, Branches: ns.Branches}
+		lr := ledgerEventRecord{LedgerID: id, Branch: ns.Branch, heads: ns.heads, Retracted: ns.Retracted, Branches: ns.Branches}
 		if ns.SourceBranch != "" {
 			lr.SourceBranch = &ns.SourceBranch
 		}

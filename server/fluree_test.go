@@ -156,6 +156,29 @@ func TestFlureeSnapshot(t *testing.T) {
 		`{"graph_source_id":"search:main","name":"search","branch":"main","source_type":"Bm25","config":"{\"k1\":1.2}","dependencies":["a:main"],"index_id":null,"index_t":0,"retracted":false}]}`)
 }
 
+// A lookup carries default_context and config_id when the config has them
+// (after the other fields) and leaves them out when it does not, where the
+// snapshot's NsRecord has null.
+func TestFlureeLookupConfigFields(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	c1, ctx1, cfg := cid("c1"), cid("context"), cid("config")
+	must(t, s.ns.Init(ctx, "a"))
+	_, err := s.ns.PublishCommit(ctx, "a", 5, c1)
+	must(t, err)
+	_, err = s.ns.PushConfig(ctx, "a", nameservice.Value{}, nameservice.Value{V: 1, Payload: nameservice.Object{"default_context": ctx1, "config_id": cfg}})
+	must(t, err)
+	st, b := s.call(t, "GET", "/v1/fluree/storage/ns/a", "")
+	want(t, "lookup with config fields", st, b, 200, `{"ledger_id":"a:main","name":"a","branch":"main","commit_head_id":"`+c1+
+		`","commit_t":5,"index_head_id":null,"index_t":0,"retracted":false,"default_context":"`+ctx1+`","config_id":"`+cfg+`"}`)
+	_, err = s.ns.PushConfig(ctx, "a", nameservice.Value{V: 1, Payload: nameservice.Object{"default_context": ctx1, "config_id": cfg}},
+		nameservice.Value{V: 2, Payload: nameservice.Object{"config_id": cfg}})
+	must(t, err)
+	st, b = s.call(t, "GET", "/v1/fluree/storage/ns/a", "")
+	want(t, "lookup without default_context", st, b, 200, `{"ledger_id":"a:main","name":"a","branch":"main","commit_head_id":"`+c1+
+		`","commit_t":5,"index_head_id":null,"index_t":0,"retracted":false,"config_id":"`+cfg+`"}`)
+}
+
 func TestFlureeDiscovery(t *testing.T) {
 	s := start(t, server.Options{})
 	st, b := s.call(t, "GET", "/.well-known/fluree.json", "")

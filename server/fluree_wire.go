@@ -10,13 +10,10 @@ import (
 // default_context and config_id are null when absent, source_branch and
 // branches are left out when absent or 0.
 type nsRecord struct {
-	LedgerID       string  `json:"ledger_id"`
-	Name           string  `json:"name"`
-	Branch         string  `json:"branch"`
-	CommitHeadID   *string `json:"commit_head_id"`
-	CommitT        int64   `json:"commit_t"`
-	IndexHeadID    *string `json:"index_head_id"`
-	IndexT         int64   `json:"index_t"`
+	LedgerID string `json:"ledger_id"`
+	Name     string `json:"name"`
+	Branch   string `json:"branch"`
+	heads
 	DefaultContext *string `json:"default_context"`
 	Retracted      bool    `json:"retracted"`
 	ConfigID       *string `json:"config_id"`
@@ -24,25 +21,28 @@ type nsRecord struct {
 	Branches       int64   `json:"branches,omitempty"`
 }
 
-// nsRecordResp is the NsRecordResponse of GET /storage/ns/{alias}: NsRecord
-// with default_context and config_id left out when absent (and no
-// "serving": this server serves no queries or blocks).
-type nsRecordResp struct {
-	LedgerID       string  `json:"ledger_id"`
-	Name           string  `json:"name"`
-	Branch         string  `json:"branch"`
-	CommitHeadID   *string `json:"commit_head_id"`
-	CommitT        int64   `json:"commit_t"`
-	IndexHeadID    *string `json:"index_head_id"`
-	IndexT         int64   `json:"index_t"`
-	DefaultContext *string `json:"default_context,omitempty"`
-	Retracted      bool    `json:"retracted"`
-	ConfigID       *string `json:"config_id,omitempty"`
-	SourceBranch   string  `json:"source_branch,omitempty"`
-	Branches       int64   `json:"branches,omitempty"`
+// heads are a ledger's commit and index heads as Fluree's records carry
+// them (in NsRecord and in the record of an ns-record event).
+type heads struct {
+	CommitHeadID *string `json:"commit_head_id"`
+	CommitT      int64   `json:"commit_t"`
+	IndexHeadID  *string `json:"index_head_id"`
+	IndexT       int64   `json:"index_t"`
 }
 
-func nsRecordResponse(r nsRecord) nsRecordResp { return nsRecordResp(r) }
+// nsRecordResp is the NsRecordResponse of GET /storage/ns/{alias}: NsRecord
+// with default_context and config_id left out when absent (and no
+// "serving": this server serves no queries or blocks). encoding/json prefers
+// these two shallower fields to nsRecord's, so they come last in the object.
+type nsRecordResp struct {
+	nsRecord
+	DefaultContext *string `json:"default_context,omitempty"`
+	ConfigID       *string `json:"config_id,omitempty"`
+}
+
+func nsRecordResponse(r nsRecord) nsRecordResp {
+	return nsRecordResp{nsRecord: r, DefaultContext: r.DefaultContext, ConfigID: r.ConfigID}
+}
 
 // graphSourceRecord is Fluree's GraphSourceRecord: config is the config
 // object as JSON text, source_type the serde form of GraphSourceType.
@@ -73,7 +73,7 @@ func nsRecordOf(rec *driver.Record) (nsRecord, error) {
 	}
 	ns := nsRecord{
 		LedgerID: rec.ID.String(), Name: rec.ID.Name, Branch: rec.ID.Branch,
-		CommitHeadID: head.ID, CommitT: head.T, IndexHeadID: index.ID, IndexT: index.T,
+		heads:     heads{CommitHeadID: head.ID, CommitT: head.T, IndexHeadID: index.ID, IndexT: index.T},
 		Retracted: rec.Retracted, SourceBranch: rec.SourceBranch, Branches: rec.Branches,
 	}
 	for _, f := range []struct {

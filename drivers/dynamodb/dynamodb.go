@@ -55,6 +55,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/defaults"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -200,12 +201,9 @@ func validTable(name string) error {
 }
 
 func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
-	}
 	// TransactionConflictException: refused because another transaction
 	// holds the item; nothing was written, so a retry is safe.
-	return awsconf.NewRetryer(maxAttempts, limiter, 25*time.Millisecond, "TransactionConflictException")
+	return awsconf.NewRetryer(defaults.Positive(maxAttempts, DefaultMaxAttempts), limiter, 25*time.Millisecond, "TransactionConflictException")
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.

@@ -32,6 +32,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
@@ -109,15 +110,12 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
 	}
-	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: cfg.LockTimeout, ListParallel: cfg.ListParallel}
+	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: defaults.Positive(cfg.LockTimeout, DefaultLockTimeout), ListParallel: cfg.ListParallel}
 	if opts.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
 	}
 	if err := cfg.Layout.Valid(); err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
-	}
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = DefaultLockTimeout
 	}
 	d := &Driver{root: abs, opts: opts}
 	d.records = objstore.New(store{d}, objstore.Config{Name: "fs", Layout: opts.Layout, Dialect: opts.Dialect,

@@ -227,30 +227,39 @@ func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, w
 	if write {
 		key = newKey()
 	}
-	var last error
 	for attempt := 1; ; attempt++ {
 		resp, err := d.send(ctx, method, path, body, key, attempt)
 		if err == nil && !resp.ambiguous() {
 			return resp, nil
 		}
-		if err == nil {
-			last = resp.err(op)
-		} else {
-			last = err
-		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("remote: %s: %w", op, ctx.Err())
 		}
 		if attempt >= d.cfg.MaxAttempts {
-			if write {
-				return nil, fmt.Errorf("remote: %s: %w: outcome unknown after %d attempts: %v", op, driver.ErrUnavailable, attempt, last)
-			}
-			return nil, fmt.Errorf("remote: %s: %w: %v", op, driver.ErrUnavailable, last)
+			return nil, lost(op, write, attempt, resp, err)
 		}
 		if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, time.Second, attempt)); err != nil {
 			return nil, fmt.Errorf("remote: %s: %w", op, err)
 		}
 	}
+}
+
+// lost returns the error of a request whose last attempt got no answer
+// (err, wrapping ErrUnavailable) or an ambiguous one (resp). It names op,
+// but for the server's own error: its message names the operation and the
+// ID already.
+func lost(op string, write bool, attempts int, resp *response, err error) error {
+	what := fmt.Sprintf("gave up after %d attempts", attempts)
+	if write {
+		what = fmt.Sprintf("outcome unknown after %d attempts", attempts)
+	}
+	if err != nil {
+		return fmt.Errorf("remote: %s: %s: %w", op, what, err)
+	}
+	if e, ok := resp.serverError(); ok {
+		return fmt.Errorf("remote: %w (%s)", e.ToDriverError(), what)
+	}
+	return fmt.Errorf("remote: %s: %w: %s: HTTP %d: %s", op, driver.ErrUnavailable, what, resp.status, snippet(resp.body))
 }
 
 func (d *Driver) send(ctx context.Context, method, path string, body []byte, key string, attempt int) (*response, error) {

@@ -75,17 +75,7 @@ func Code(err error) driver.ErrorCode {
 }
 
 // Sentinel returns the driver sentinel of Code(err).
-func Sentinel(err error) error {
-	switch Code(err) {
-	case driver.Throttled:
-		return driver.ErrThrottled
-	case driver.NotProvisioned:
-		return driver.ErrNotProvisioned
-	case driver.PermissionDenied:
-		return driver.ErrPermissionDenied
-	}
-	return driver.ErrUnavailable
-}
+func Sentinel(err error) error { return Code(err).Sentinel() }
 
 // Refused reports whether the service refused a request for load
 // (throttling, a conflicting DynamoDB transaction): it was not applied and

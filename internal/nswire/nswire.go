@@ -142,18 +142,14 @@ type Error struct {
 	Code  string `json:"code"`
 }
 
-var codeErrors = map[driver.ErrorCode]error{
-	driver.NotFound: driver.ErrNotFound, driver.AlreadyExists: driver.ErrAlreadyExists,
-	driver.WrongKind: driver.ErrWrongKind, driver.InvalidArgument: driver.ErrInvalidArgument,
-	driver.Throttled: driver.ErrThrottled, driver.Unavailable: driver.ErrUnavailable,
-	driver.Unsupported: driver.ErrUnsupported, driver.Internal: driver.ErrInternal,
-}
-
-// Sentinel returns the driver sentinel of the code named code, or nil.
+// Sentinel returns the driver sentinel of the code named code, or nil for
+// Unknown, Canceled (the server's request ended, not the client's) and any
+// other name.
 func Sentinel(code string) error {
-	for c, err := range codeErrors {
-		if c.String() == code {
-			return err
+	// Every code after Unknown has a sentinel.
+	for c := driver.Unknown + 1; c.Sentinel() != nil; c++ {
+		if c != driver.Canceled && c.String() == code {
+			return c.Sentinel()
 		}
 	}
 	return nil

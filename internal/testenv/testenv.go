@@ -41,36 +41,21 @@ const (
 // CI environment variable is set. Then a missing endpoint fails the test.
 func Required() bool { return os.Getenv("CI") != "" }
 
-// DynamoDBEndpoint returns the DynamoDB Local endpoint from
-// NAMESERVICE_TEST_DYNAMODB_ENDPOINT. When it is unset the test is skipped,
-// or fails when [Required].
-func DynamoDBEndpoint(t testing.TB) string {
-	t.Helper()
-	return endpoint(t, DynamoDBEndpointEnv, "DynamoDB Local")
-}
+// The endpoints of the test servers, each from its variable above
+// (DynamoDBEndpoint from DynamoDBEndpointEnv, ...). When the variable is
+// unset the test is skipped, or fails when [Required].
+var (
+	DynamoDBEndpoint = endpointOf(DynamoDBEndpointEnv, "DynamoDB Local")
+	S3Endpoint       = endpointOf(S3EndpointEnv, "S3 (versitygw)")
+	GCSEndpoint      = endpointOf(GCSEndpointEnv, "GCS (fake-gcs-server)")
+	AzureEndpoint    = endpointOf(AzureEndpointEnv, "Azure Blob (Azurite)")
+)
 
-// S3Endpoint returns the S3 (versitygw) endpoint from
-// NAMESERVICE_TEST_S3_ENDPOINT. When it is unset the test is skipped, or fails
-// when [Required].
-func S3Endpoint(t testing.TB) string {
-	t.Helper()
-	return endpoint(t, S3EndpointEnv, "S3 (versitygw)")
-}
-
-// GCSEndpoint returns the fake-gcs-server endpoint from
-// NAMESERVICE_TEST_GCS_ENDPOINT. When it is unset the test is skipped, or
-// fails when [Required].
-func GCSEndpoint(t testing.TB) string {
-	t.Helper()
-	return endpoint(t, GCSEndpointEnv, "GCS (fake-gcs-server)")
-}
-
-// AzureEndpoint returns the Azurite blob endpoint from
-// NAMESERVICE_TEST_AZURE_ENDPOINT. When it is unset the test is skipped, or
-// fails when [Required].
-func AzureEndpoint(t testing.TB) string {
-	t.Helper()
-	return endpoint(t, AzureEndpointEnv, "Azure Blob (Azurite)")
+func endpointOf(env, server string) func(testing.TB) string {
+	return func(t testing.TB) string {
+		t.Helper()
+		return endpoint(t, env, server)
+	}
 }
 
 func endpoint(t testing.TB, env, server string) string {

@@ -32,6 +32,8 @@ var endpoints = []struct {
 }{
 	{DynamoDBEndpointEnv, DynamoDBEndpoint},
 	{S3EndpointEnv, S3Endpoint},
+	{GCSEndpointEnv, GCSEndpoint},
+	{AzureEndpointEnv, AzureEndpoint},
 }
 
 func TestEndpointSet(t *testing.T) {

@@ -33,6 +33,7 @@ table() {
 		lay = ""; recs = name
 		if (match(name, /layout=[a-z]+/)) lay = " " toupper(substr(name, RSTART + 7, RLENGTH - 7))
 		sub(/.*n=/, "", recs); sub(/.*\//, "", recs)
+		delete v
 		for (i = 3; i < NF; i += 2) v[$(i + 1)] = $i
 		store = drv lay
 		if (drv == "s3etag") store = "s3 (versitygw)" lay
@@ -40,7 +41,9 @@ table() {
 		growth = "–"
 		if (store in lastList && lastList[store] > 0 && lastRaw[store] > 0)
 			growth = sprintf("×%.1f / ×%.1f (records ×%g)", v["list-ms"] / lastList[store], v["raw-ms"] / lastRaw[store], recs / lastN[store])
-		printf "| %s | %d | %s | %s | %.2f | %s | %.0f MB |\n", store, recs, ms(v["list-ms"]), ms(v["raw-ms"]), v["ratio"], growth, v["rss-MB"]
+		rss = sprintf("%.0f MB", v["rss-MB"])
+		if ("store-MB" in v) rss = rss sprintf(" (%.0f MB before the listing: the store)", v["store-MB"])
+		printf "| %s | %d | %s | %s | %.2f | %s | %s |\n", store, recs, ms(v["list-ms"]), ms(v["raw-ms"]), v["ratio"], growth, rss
 		lastList[store] = v["list-ms"]; lastRaw[store] = v["raw-ms"]; lastN[store] = recs
 	}
 	function ms(x) { return x >= 10000 ? sprintf("%.1f s", x / 1000) : x >= 10 ? sprintf("%.0f ms", x) : sprintf("%.2f ms", x) }

@@ -43,7 +43,7 @@ func benchList(b *testing.B, n int) {
 			b.Fatalf("listed %d records and %d failures, want %d (%v)", got, failed, n, err)
 		}
 	}
-	rss := testenv.PeakRSS(b, list1)
+	rss, store := testenv.PeakRSS(b, list1)
 	// Each side has run once untimed (the listing above), so that both
 	// find the heap grown to hold a listing's copies: without this the
 	// listing alone paid for the fresh memory, page faults and zeroing,
@@ -64,6 +64,8 @@ func benchList(b *testing.B, n int) {
 		raw = append(raw, time.Since(mid))
 	}
 	testenv.ReportList(b, list, raw, rss)
+	// The store lives in this process: what it held before the listing.
+	b.ReportMetric(store, "store-MB")
 }
 
 // copyAll is the floor: a copy of every record of recs, in pages of size

@@ -144,47 +144,52 @@ func watchHWM(pid int) func() int64 {
 
 // readHWM returns the VmHWM of pid in kB, or 0 when it cannot be read.
 func readHWM(pid int) int64 {
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM")
+	return kb
+}
+
+// statusKB returns the field named key, in kB, of the /proc status file
+// at path.
+func statusKB(path, key string) (int64, error) {
+	status, err := os.ReadFile(path)
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 		}
 	}
-	return 0
+	return 0, fmt.Errorf("no %s in %s", key, path)
 }
 
 // PeakRSS returns the peak resident set size, in MB, of this process while
-// f runs: the kernel's high-water mark (VmHWM), reset just before f through
-// /proc/self/clear_refs after the Go runtime returned its free memory. It
-// returns -1 where /proc/self/clear_refs is not writable.
-func PeakRSS(tb testing.TB, f func()) float64 {
+// f runs, and the resident set just before f (what the process held
+// already: a mem store, for one). The peak is the kernel's high-water mark
+// (VmHWM), reset just before f through /proc/self/clear_refs after the Go
+// runtime returned its free memory. Both are -1 where /proc/self/clear_refs
+// is not writable.
+func PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	tb.Helper()
 	debug.FreeOSMemory()
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		tb.Logf("peak RSS not measured: %v", err)
 		f()
-		return -1
+		return -1, -1
 	}
+	before = procStatusMB(tb, "VmRSS")
 	f()
-	status, err := os.ReadFile("/proc/self/status")
+	return procStatusMB(tb, "VmHWM"), before
+}
+
+// procStatusMB returns the field named key of /proc/self/status in MB.
+func procStatusMB(tb testing.TB, key string) float64 {
+	tb.Helper()
+	kb, err := statusKB("/proc/self/status", key)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return float64(kb) / 1024
-		}
-	}
-	tb.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return float64(kb) / 1024
 }
 
 // ListAll lists every record matching opts through d, page after page, and

@@ -80,7 +80,10 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
 	}
-	t.client = awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
+	// The module's options (the endpoint is gocloud's, from the URL), with
+	// this driver's own CRC32 parameter over the local-endpoint default.
+	t.client = awsdynamodb.NewFromConfig(cfg, awsconf.DynamoDBOptions("", nil, nil),
+		func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
 	return t, nil
 }
 

@@ -176,8 +176,12 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	if h == "" {
 		return nil, errUnauthorized{"Bearer token required"}
 	}
-	scheme, tok, ok := strings.Cut(h, " ")
-	tok = strings.TrimSpace(tok)
+	// RFC 7235: the scheme, one or more spaces, the credentials; HTTP
+	// strips spaces and tabs around a field value (a handler called
+	// directly may still see them). Nothing else around the token is
+	// removed, so a token matches only as it was issued.
+	scheme, tok, ok := strings.Cut(strings.TrimRight(h, " \t"), " ")
+	tok = strings.TrimLeft(tok, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return nil, errUnauthorized{"malformed Authorization header: want Bearer <token>"}
 	}

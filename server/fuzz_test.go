@@ -109,6 +109,9 @@ func FuzzAuthorization(f *testing.F) {
 	f.Add("Bearer good")
 	f.Add("Bearer eyJhbGciOiJFZERTQSIsImp3ayI6eyJrdHkiOiJPS1AiLCJjcnYiOiJFZDI1NTE5IiwieCI6IkFBIn19.e30.AAAA")
 	f.Add("bearer  a.b.c")
+	f.Add("BeArer  good \t")   // valid: 1*SP, then trailing OWS
+	f.Add("Bearer \u00a0good") // not: only spaces separate
+	f.Add("Bearer\tgood")
 	srv, _ := fuzzServer(f, server.Options{Auth: a})
 	f.Fuzz(func(t *testing.T, header string) {
 		rec := serveOnce(srv, "GET", "/ns/v1/records/db:main", "", "Authorization", header)

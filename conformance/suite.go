@@ -90,6 +90,10 @@ func newTestEnv(t *testing.T, h Harness) *env {
 	if err != nil {
 		t.Fatalf("harness: new store: %v", err)
 	}
+	if _, ok := h.(Corrupter); ok && corrupt == nil {
+		// A Corrupter promises the unreadable-record cases; a nil func would skip them.
+		t.Fatal("harness: NewCorruptibleStore returned a nil CorruptFunc")
+	}
 	return newEnv(ctx, t, open, corrupt, "ct"+randomHex(6)+"/")
 }
 

@@ -80,10 +80,9 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
 	}
-	// The module's options (the endpoint is gocloud's, from the URL), with
-	// this driver's own CRC32 parameter over the local-endpoint default.
-	t.client = awsdynamodb.NewFromConfig(cfg, awsconf.DynamoDBOptions("", nil, nil),
-		func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
+	// gocloud's URL parameters set the endpoint; the CRC32 check follows the
+	// module's rule (awsconf.LocalDynamoDB) unless ParamNoCRC32 says otherwise.
+	t.client = awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
 	return t, nil
 }
 

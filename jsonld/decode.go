@@ -57,7 +57,7 @@ var knownParts = map[string]Part{
 	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
 	"configV": ConfigPart, "configMeta": ConfigPart, "graphSourceConfig": ConfigPart,
 	// marks of the object-store protocol, in no part (see File.Incarnation)
-	"incarnation": 0, "purged": 0,
+	"incarnation": 0, "purged": 0, "purgedAt": 0, "collectUntil": 0,
 }
 
 // File is one decoded ns@v2 file: what it says about a record, and the
@@ -91,9 +91,15 @@ type File struct {
 	// version). A non-defining file whose token is not its defining file's
 	// is debris of an earlier record of the same ID.
 	Incarnation string
-	// Purged (f:purged true) marks a tombstone: a non-defining file a purge
-	// wrote over the record's file after removing its defining file.
+	// Purged (f:purged true) marks a tombstone: a file a purge sealed, or
+	// the mark that replaced the defining file of a purged record.
 	Purged bool
+	// PurgedAt (f:purgedAt, Unix milliseconds) is when the purge sealed
+	// the file; 0 when the file does not say (an older version wrote it).
+	PurgedAt int64
+	// CollectUntil (f:collectUntil, Unix milliseconds) marks a defining
+	// file that a collector is removing: no writer replaces it before then.
+	CollectUntil int64
 
 	ctxRaw  json.RawMessage
 	ctx     *jsonContext
@@ -411,7 +417,7 @@ func (r *reader) identity() error {
 	return errors.Join(errs...)
 }
 
-// marks reads f:incarnation and f:purged.
+// marks reads f:incarnation, f:purged, f:purgedAt and f:collectUntil.
 func (r *reader) marks() error {
 	var err error
 	if r.f.Incarnation, _, err = r.str("incarnation"); err != nil {
@@ -424,7 +430,11 @@ func (r *reader) marks() error {
 		}
 		r.f.Purged = b
 	}
-	return nil
+	if r.f.PurgedAt, _, err = r.integer("purgedAt"); err != nil {
+		return err
+	}
+	r.f.CollectUntil, _, err = r.integer("collectUntil")
+	return err
 }
 
 // sourceBranch reads f:sourceBranch, else the source of f:branchPoint,

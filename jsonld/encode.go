@@ -60,6 +60,9 @@ type EncodeOptions struct {
 	// Tombstone writes f:purged true; without it Prev's f:purged is
 	// dropped.
 	Tombstone bool
+	// PurgedAt and CollectUntil, when not 0, are written as f:purgedAt and
+	// f:collectUntil (Unix milliseconds) on a tombstone.
+	PurgedAt, CollectUntil int64
 }
 
 // Encode writes the parts opts.Parts of rec as one ns@v2 file of
@@ -72,7 +75,7 @@ func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
 		return nil, err
 	}
 	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{},
-		incarnation: opts.Incarnation, tombstone: opts.Tombstone}
+		incarnation: opts.Incarnation, tombstone: opts.Tombstone, purgedAt: opts.PurgedAt, collectUntil: opts.CollectUntil}
 	if w.prev == nil {
 		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
 	}
@@ -92,8 +95,9 @@ type writer struct {
 	out       []member
 	preserved bool // some output depends on prev's @context
 
-	incarnation string
-	tombstone   bool
+	incarnation            string
+	tombstone              bool
+	purgedAt, collectUntil int64
 }
 
 func (w *writer) graph() bool { return w.rec.Kind == driver.GraphSource }
@@ -126,15 +130,28 @@ func (w *writer) build() error {
 	return w.unique()
 }
 
-// marks writes f:incarnation and f:purged as the options say; prev's
-// f:purged is dropped when this is not a tombstone.
+// marks writes f:incarnation, f:purged and its times as the options say;
+// prev's purge marks are dropped when this is not a tombstone, and its
+// times whenever the options set none (a new seal is timed anew).
 func (w *writer) marks() {
 	if w.incarnation != "" {
 		w.emit("incarnation", w.incarnation)
 	}
 	if w.tombstone {
 		w.emit("purged", true)
-	} else if i, ok := w.prev.locals["purged"]; ok {
+	}
+	times := []struct {
+		name string
+		v    int64
+	}{{"purgedAt", w.purgedAt}, {"collectUntil", w.collectUntil}}
+	for _, t := range times {
+		if w.tombstone && t.v != 0 {
+			w.emit(t.name, t.v)
+		} else if i, ok := w.prev.locals[t.name]; ok {
+			w.used[i] = true
+		}
+	}
+	if i, ok := w.prev.locals["purged"]; ok && !w.tombstone {
 		w.used[i] = true
 	}
 }

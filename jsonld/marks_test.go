@@ -88,3 +88,38 @@ func TestLayoutCInlineValues(t *testing.T) {
 		assertSameRecord(t, next, mustAssemble(t, def, others...))
 	}
 }
+
+// TestPurgeTimes: f:purgedAt and f:collectUntil round-trip on a tombstone
+// in both dialects, a write that sets none drops Prev's, and a value that
+// is not an integer does not decode.
+func TestPurgeTimes(t *testing.T) {
+	rec := &driver.Record{ID: driver.ID{Name: "db", Branch: "main"}}
+	for _, d := range []Dialect{Spec, FlureeV4} {
+		b, err := Encode(rec, EncodeOptions{Dialect: d, Incarnation: "tok", Tombstone: true, PurgedAt: 1700000000123, CollectUntil: 1700000060000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := mustDecode(t, string(b))
+		if !f.Purged || f.PurgedAt != 1700000000123 || f.CollectUntil != 1700000060000 {
+			t.Fatalf("%s: decoded purged %v at %d until %d\n%s", d, f.Purged, f.PurgedAt, f.CollectUntil, b)
+		}
+		again, err := Encode(rec, EncodeOptions{Dialect: d, Tombstone: true, Prev: f, PurgedAt: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := mustDecode(t, string(again)); g.PurgedAt != 5 || g.CollectUntil != 0 || g.Incarnation != "tok" {
+			t.Fatalf("%s: re-sealed file has purgedAt %d collectUntil %d token %q\n%s", d, g.PurgedAt, g.CollectUntil, g.Incarnation, again)
+		}
+		live := driver.NewLedger(rec.ID, 1)
+		b, err = Encode(live, EncodeOptions{Dialect: d, Parts: mainParts, Prev: f, Incarnation: "tok2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := mustDecode(t, string(b)); g.Purged || g.PurgedAt != 0 || g.CollectUntil != 0 {
+			t.Fatalf("%s: a record written over a mark kept its marks\n%s", d, b)
+		}
+	}
+	if _, err := Decode([]byte(`{"@context":{"f":"` + Vocab + `"},"f:purgedAt":"soon"}`)); err == nil {
+		t.Fatal("a non-integer f:purgedAt decoded")
+	}
+}

@@ -72,7 +72,9 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 	return t, nil
 }
 
-// Delete removes key under pc (a tag, or none). Removing a missing key
+// Delete removes key under pc (a tag, or none). A conditional delete is
+// sent once (see objstore.Store); an unconditional one, which only the
+// probe sends for its own object, may be retried. Removing a missing key
 // unconditionally is not an error.
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if pc.Tag == "" {

@@ -90,12 +90,18 @@ func TestRequestCounts(t *testing.T) {
 				t.Fatalf("stale publish: %v %v", out, err)
 			}
 		}, 1},
-		// 2 GETs, the sidecar's seal, the main file's mark, its DELETE
+		// 2 GETs, the sidecar's seal, the main file's mark (which stays)
 		{"purge", func() {
 			if err := d.Delete(ctx, id); err != nil {
 				t.Fatal(err)
 			}
-		}, 5},
+		}, 4},
+		// PUT If-None-Match (412), GET of the mark, PUT If-Match on it
+		{"create over a purge's mark", func() {
+			if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}, 3},
 	}
 	for _, s := range steps {
 		cnt.reset()

@@ -105,8 +105,8 @@ func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc objstor
 	return normETag(aws.ToString(out.ETag)), nil
 }
 
-// Delete removes key under pc. Removing a missing key unconditionally is not
-// an error.
+// Delete removes key under pc with one request (see objstore.Store).
+// Removing a missing key unconditionally is not an error.
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if s.lock != nil && pc.Conditional() {
 		return s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) error {
@@ -121,7 +121,7 @@ func (d *Driver) rawDel(ctx context.Context, key string, pc objstore.Preconditio
 	if pc.Tag != "" {
 		in.IfMatch = aws.String(quote(pc.Tag))
 	}
-	if _, err := d.client.DeleteObject(ctx, in); err != nil {
+	if _, err := d.client.DeleteObject(ctx, in, noRetryIfMaybeApplied); err != nil {
 		if !pc.Conditional() && notFound(err) {
 			return nil
 		}

@@ -123,20 +123,23 @@ func Shortened(st string) bool {
 	return false
 }
 
-// stem is the key of id without its suffix: "ns@v2/{name}/{branch}".
-func stem(id driver.ID) string { return Root + "/" + Stem(id) }
-
 // Files returns the files of id in layout l, the defining file first. It
 // returns an error wrapping driver.ErrInvalidID when Check fails.
 func (l Layout) Files(id driver.ID) ([]File, error) {
 	if err := Check(id); err != nil {
 		return nil, err
 	}
+	return l.StemFiles(Stem(id)), nil
+}
+
+// StemFiles returns the files of stem st (see Classify) in layout l, the
+// defining file first, whichever ID they belong to.
+func (l Layout) StemFiles(st string) []File {
 	var out []File
 	for _, s := range suffixes[l] {
-		out = append(out, File{Key: stem(id) + s.suffix, Parts: s.parts, Defining: s.defining})
+		out = append(out, File{Key: Root + "/" + st + s.suffix, Parts: s.parts, Defining: s.defining})
 	}
-	return out, nil
+	return out
 }
 
 // FileOf returns the file of id holding concern c (status: the defining

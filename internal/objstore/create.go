@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
@@ -17,10 +18,12 @@ import (
 // incarnation token (f:incarnation). Files of the record's other concerns
 // are only written by later pushes, each carrying that token; a file at
 // their keys with another token is debris of an earlier record of the ID,
-// which readers ignore and the first push replaces. A create that finds
-// the key taken writes nothing and reads the defining file to say who
-// holds it: an error wrapping ErrAlreadyExists (a/b:main and a:b/main
-// share ns@v2/a/b/main.json).
+// which readers ignore and the first push replaces. A create that finds a
+// purge's mark at the key replaces the mark, conditional on its tag: only
+// conditional writes decide which of racing creates wins, never a delete.
+// A create that finds a record writes nothing: an error wrapping
+// ErrAlreadyExists (a/b:main and a:b/main share ns@v2/a/b/main.json; the
+// error does not name the other).
 func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -38,74 +41,81 @@ func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 // allParts are the parts a create writes into the defining file.
 const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
 
-// checkFree returns an error wrapping ErrAlreadyExists when the defining
-// file holds a record, and the tag of the defining file when it is a
-// purge's mark (the ID is free).
-func (r *Records) checkFree(ctx context.Context, id driver.ID, key string) (string, error) {
-	obj, err := r.get(ctx, key)
-	if err != nil || obj == nil {
-		return "", err
-	}
-	doc, err := jsonld.Decode(obj.data)
-	if err != nil {
-		return "", fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, key, err)
-	}
-	if doc.ID != "" && doc.ID != id.String() {
-		return "", fmt.Errorf("%s: create %s: %w: %s holds record %q (their IDs map to one key)", r.cfg.Name,
-			id, driver.ErrAlreadyExists, key, doc.ID)
-	}
-	if doc.Purged {
-		return obj.tag, nil
-	}
-	return "", fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
-}
-
-// writeDefining creates the defining file with IfAbsent. A write that did
-// not land (a failed precondition on a key a purge emptied meanwhile, or a
-// lost answer that reading back shows never landed) is tried again while
-// the key is still free: only a defining file that is really there makes
-// the create fail with ErrAlreadyExists. The token makes the bytes unique
-// to this create, so reading back tells our write from another's.
+// writeDefining creates the defining file: with IfAbsent, or over a
+// purge's mark on the mark's tag. A write that did not land (the key
+// changed meanwhile, or a lost answer that reading back shows never
+// landed) is decided again from a fresh read: only a record that is really
+// there makes the create fail with ErrAlreadyExists. The token makes the
+// bytes unique to this create, so reading back tells our write from
+// another's.
 func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layout.File) error {
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: token()})
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
+	pc, collecting := ifAbsent(), false
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		done, err := r.writeCAS(ctx, rec.ID, f, ifAbsent(), data)
+		done, err := r.writeCAS(ctx, rec.ID, f, pc, data)
 		if err != nil || done {
 			return err
 		}
-		mark, err := r.checkFree(ctx, rec.ID, f.Key)
-		if err != nil {
+		if pc, collecting, err = r.createOver(ctx, rec.ID, f.Key); err != nil {
 			return err
 		}
-		if mark != "" {
-			_ = r.del(ctx, f.Key, ifMatch(mark)) // a purge's mark it did not remove
-		}
+	}
+	if collecting {
+		return fmt.Errorf("%s: create %s: %w: a collector (ns gc) is removing what a purge left at %s; try again", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key)
 	}
 	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
 }
 
-// Delete implements driver.Driver. It reads the record's files in
-// parallel and seals each of the others: rewrites it conditional on its tag
-// with f:purged added (its value kept), or, where there is none or it is
-// debris of another record, writes a bare tombstone with the record's
-// token (IfAbsent, or on the debris' tag). Then it replaces the defining
-// file, conditional on its tag, by a mark (see mark): the record is gone
-// from then on. Until then readers still see every value; a push meeting
-// a sealed file waits for the purge (a writer with a cached tag meets the
-// failed precondition first), so nothing is written to the record once
-// sealed. A purge that stops after sealing leaves the record readable but
-// its sealed concerns refuse pushes (ErrUnavailable) until a purge runs
-// again. A record without a token (written by Fluree or an older version)
-// has its defining file removed first and the others after. A defining
-// file holding another record's @id is not removed (an error wrapping
-// ErrInternal); one that does not decode is, so a corrupt record can be
-// purged.
+// createOver reads the defining file after a create's write did not land
+// and returns the precondition of the next attempt: IfAbsent when the key
+// is free, the tag of a purge's mark (replaced, never deleted), or an error
+// wrapping ErrAlreadyExists when it holds a record. A mark a collector is
+// removing (see Collect) is not replaced but waited for: collecting is set,
+// and IfAbsent fails until the collector has removed it.
+func (r *Records) createOver(ctx context.Context, id driver.ID, key string) (pc Precondition, collecting bool, err error) {
+	obj, err := r.get(ctx, key)
+	if err != nil || obj == nil {
+		return ifAbsent(), false, err
+	}
+	doc, err := jsonld.Decode(obj.data)
+	switch {
+	case err != nil:
+		return Precondition{}, false, fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, r.object(key), err)
+	case doc.Purged && collectingNow(doc):
+		return ifAbsent(), true, nil
+	case doc.Purged:
+		return ifMatch(obj.tag), false, nil
+	case doc.ID != "" && doc.ID != id.String():
+		return Precondition{}, false, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
+			id, driver.ErrAlreadyExists, r.object(key))
+	}
+	return Precondition{}, false, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
+}
+
+// Delete implements driver.Driver with conditional writes only: it reads
+// the record's files in parallel and seals each of the others (rewrites it
+// conditional on its tag with f:purged and f:purgedAt added, its value
+// kept, or, where there is none or it is debris of another record, writes
+// a bare tombstone with the record's token, IfAbsent or on the debris'
+// tag). Then it replaces the defining file, conditional on its tag, by a
+// mark (see mark): the record is gone from then on. Until then readers
+// still see every value; a push meeting a sealed file waits for the purge
+// (a writer with a cached tag meets the failed precondition first), so
+// nothing is written to the record once sealed. A purge that stops after
+// sealing leaves the record readable but its sealed concerns refuse pushes
+// (ErrUnavailable) until a purge runs again. Nothing is deleted: the mark
+// and the sealed files stay until Collect removes them. A record without a
+// token (written by Fluree or an older version) has its defining file
+// marked first and its other files sealed after, each on the tag it was
+// read at. A defining file holding another record's @id is not touched (an
+// error wrapping ErrInternal); one that does not decode is marked, so a
+// corrupt record can be purged.
 func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -139,30 +149,29 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 			// another, and the ID created again: not ours to remove.
 			return r.errNotFound(id)
 		}
-		if tok != "" {
-			sealed, err := r.seal(ctx, id, def, files[1:], objs[1:])
-			if err != nil || !sealed {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, tok)
-			if err != nil || done {
-				return err
-			}
-			continue
-		}
-		done, err := r.deleteDefining(ctx, id, files[0].Key, objs[0].tag, tok)
-		if err != nil {
+		if done, err := r.purgeOnce(ctx, id, def, files, objs); err != nil || done {
 			return err
-		}
-		if done {
-			r.deleteOthers(ctx, files[1:])
-			return nil
 		}
 	}
 	return r.contended(id, driver.Status)
+}
+
+// purgeOnce purges the record whose files were read as objs (def is the
+// defining file decoded, nil when it does not decode). done is false when
+// a file changed meanwhile (read again).
+func (r *Records) purgeOnce(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (bool, error) {
+	if def == nil || def.Incarnation == "" {
+		done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, "")
+		if done {
+			r.sealRead(ctx, id, files[1:], objs[1:])
+		}
+		return done, err
+	}
+	sealed, err := r.seal(ctx, id, def, files[1:], objs[1:])
+	if err != nil || !sealed {
+		return false, err
+	}
+	return r.mark(ctx, id, files[0].Key, objs[0].tag, def.Incarnation)
 }
 
 // readObjects reads keys in parallel, without decoding; nil entries are
@@ -198,19 +207,19 @@ func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File
 }
 
 // mark replaces the defining file at tag by a purge's mark (its @id and
-// token, f:purged): the record is gone from then on, and of purges racing
-// for it exactly one wins this write. The mark is then removed, best
-// effort (a reader takes a mark for an absent record, a create replaces
-// it). done is false when the defining file changed meanwhile.
+// token, f:purged, f:purgedAt): the record is gone from then on, and of
+// purges racing for it exactly one wins this write. The mark stays: a
+// reader takes it for an absent record, a create replaces it on its tag,
+// and Collect removes it. done is false when the defining file changed
+// meanwhile.
 func (r *Records) mark(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
-	data, err := jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true})
+	data, err := r.tombstone(id, tok)
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
 	}
-	newTag, err := r.put(ctx, key, data, ifMatch(tag))
+	_, err = r.put(ctx, key, data, ifMatch(tag))
 	switch {
 	case err == nil:
-		_ = r.del(ctx, key, ifMatch(newTag))
 		return true, nil
 	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing):
 		return false, nil
@@ -224,43 +233,28 @@ func (r *Records) mark(ctx context.Context, id driver.ID, key, tag, tok string) 
 	return false, err
 }
 
-// deleteDefining removes the defining file at tag, holding token tok; done
-// is false when it changed meanwhile. A delete whose answer was lost is
-// resolved by reading the key: absent, it landed; the same record (its
-// token), it did not; another record means the ID was created again, maybe
-// after our delete landed, maybe after another purge's: the outcome is
-// unknown.
-func (r *Records) deleteDefining(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
-	err := r.del(ctx, key, ifMatch(tag))
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrPrecondition):
-		return false, nil
-	case errors.Is(err, ErrMissing):
-		return false, r.errNotFound(id)
-	case r.maybeApplied(err) && ctx.Err() == nil:
-		obj, gerr := r.get(ctx, key)
-		if gerr != nil {
-			return false, err
-		}
-		if obj == nil {
-			return true, nil
-		}
-		if now, perr := r.purgeable(id, key, obj); perr != nil || now == nil || now.Incarnation != tok || tok == "" && normTag(obj.tag) != normTag(tag) {
-			return false, fmt.Errorf("%s: purge %s: %w: outcome unknown: the delete's answer was lost (%v) and the ID holds another record now", r.cfg.Name, id, driver.ErrUnavailable, err)
-		}
-		return false, nil
-	}
-	return false, err
+// tombstone encodes a bare tombstone of id with token tok, timed now.
+func (r *Records) tombstone(id driver.ID, tok string) ([]byte, error) {
+	return jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true,
+		PurgedAt: time.Now().UnixMilli()})
 }
 
-// deleteOthers removes the other files of a purged record without a
-// token. It is best effort: the record is already gone.
-func (r *Records) deleteOthers(ctx context.Context, files []layout.File) {
+// sealRead replaces each existing file of objs by a tombstone without a
+// token, conditional on the tag it was read at, once the defining file of
+// a record without a token is marked: a later record written without a
+// token (by Fluree) must not read them as its own. It is best effort: the
+// record is gone already, and a file that changed meanwhile belongs to a
+// record created since.
+func (r *Records) sealRead(ctx context.Context, id driver.ID, files []layout.File, objs []*object) {
+	data, err := r.tombstone(id, "")
+	if err != nil {
+		return
+	}
 	var wg sync.WaitGroup
-	for _, f := range files {
-		wg.Go(func() { _ = r.del(ctx, f.Key, Precondition{}) })
+	for i, f := range files {
+		if objs[i] != nil {
+			wg.Go(func() { _, _ = r.put(ctx, f.Key, data, ifMatch(objs[i].tag)) })
+		}
 	}
 	wg.Wait()
 }
@@ -283,7 +277,8 @@ func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, file
 
 // sealOne seals file f as read in obj; see Delete.
 func (r *Records) sealOne(ctx context.Context, id driver.ID, def *jsonld.File, f layout.File, obj *object) (bool, error) {
-	pc, rec, opts := ifAbsent(), &driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true}
+	pc, rec := ifAbsent(), &driver.Record{ID: id}
+	opts := jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true, PurgedAt: time.Now().UnixMilli()}
 	if obj != nil {
 		pc = ifMatch(obj.tag)
 		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {

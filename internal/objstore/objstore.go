@@ -20,6 +20,11 @@
 //     record of the ID), and Delete seals the others before it replaces
 //     the defining file by a mark (see Records.Delete), so a lookup is one
 //     parallel read of the record's files;
+//   - only conditional writes decide: no create, push or purge deletes an
+//     object, so nothing rests on a store honouring a precondition on
+//     DeleteObject (several ignore it, some check it apart from the
+//     unlink); Collect removes what purges left, with deletes no writer
+//     can race (see collect.go);
 //   - List lists the keys once, from where the last page stopped, and reads
 //     the files the listing shows, in parallel (see Records.List).
 package objstore
@@ -68,8 +73,10 @@ type Store interface {
 	// precondition is an error wrapping ErrPrecondition, a tag
 	// precondition on a missing key one wrapping ErrMissing.
 	Put(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
-	// Delete removes key under pc, with Put's errors. Removing a missing
-	// key unconditionally is not an error.
+	// Delete removes key under pc, with Put's errors, sending the request
+	// once: a retry after an attempt that may have landed could remove an
+	// object written after it. Removing a missing key unconditionally is
+	// not an error. Correctness never rests on the store enforcing pc.
 	Delete(ctx context.Context, key string, pc Precondition) error
 	// List calls fn, in key order, for every object whose key starts
 	// with prefix and sorts after startAfter ("": from the first), with

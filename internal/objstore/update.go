@@ -232,10 +232,10 @@ func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc 
 		return false, nil
 	case r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
 		return false, nil // the caller backs off, re-reads and tries again
-	case errors.Is(err, ErrMissing) && f.Defining:
-		r.cache.drop(f.Key)
-		return false, r.errNotFound(id)
 	case errors.Is(err, ErrMissing):
+		// Removed since it was read (a collector, after a purge): the
+		// caller's fresh read decides (not found, or free to create).
+		r.cache.drop(f.Key)
 		return false, nil
 	case r.maybeApplied(err) && ctx.Err() == nil:
 		return r.resolve(ctx, id, f.Key, pc, data, err)

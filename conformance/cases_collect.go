@@ -1,0 +1,143 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+)
+
+var _ = addGroup("collect",
+	"collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record",
+	testCase{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
+	testCase{name: "DryRunRemovesNothing", run: collectDryRun},
+	testCase{name: "SparesRecreated", run: collectSparesRecreated},
+	testCase{name: "RacingWriters", run: collectRacingWriters},
+)
+
+// collector returns the client's driver as a Collector; a driver that does
+// not declare the capability has nothing to run here.
+func (e *env) collector(ns *nameservice.NameService) driver.Collector {
+	e.t.Helper()
+	c, ok := ns.Driver().(driver.Collector)
+	if !ok {
+		e.t.Skip("the driver is no driver.Collector")
+	}
+	return c
+}
+
+// collect runs Collect under the test's prefix and returns what it did.
+func (e *env) collect(c driver.Collector, olderThan time.Duration, dryRun bool) driver.CollectStats {
+	e.t.Helper()
+	st, err := c.Collect(e.ctx, driver.CollectOptions{Prefix: e.prefix, OlderThan: olderThan, DryRun: dryRun})
+	e.must(err)
+	return st
+}
+
+// pushed creates name with head at t and returns the record.
+func (e *env) pushed(name string, t int64) *nameservice.Record {
+	e.t.Helper()
+	e.init(name)
+	e.applied(ref(fmt.Sprintf("fluree:file://%s/%d", name, t), t))(e.ns.PublishCommit(e.ctx, e.id(name), t, fmt.Sprintf("fluree:file://%s/%d", name, t)))
+	return e.lookup(name)
+}
+
+func collectOldPurges(e *env) {
+	c := e.collector(e.ns)
+	live := e.pushed("live", 3)
+	e.pushed("gone", 2)
+	e.must(e.ns.Purge(e.ctx, e.id("gone")))
+	if st := e.collect(c, time.Hour, false); st.Removed != 0 {
+		e.t.Fatalf("a purge a moment old was collected with OlderThan 1h: %+v", st)
+	}
+	e.collect(c, 0, false)
+	if st := e.collect(c, 0, false); st != (driver.CollectStats{}) {
+		e.t.Fatalf("a second collection found more: %+v (the first left the purge's objects or reported the live record)", st)
+	}
+	e.wantSame("live", live)
+	e.wantAbsent("gone")
+	e.pushed("gone", 1)
+}
+
+func collectDryRun(e *env) {
+	c := e.collector(e.ns)
+	for _, n := range []string{"a", "b"} {
+		e.pushed(n, 1)
+		e.must(e.ns.Purge(e.ctx, e.id(n)))
+	}
+	dry := e.collect(c, 0, true)
+	if real := e.collect(c, 0, false); real.Removed != dry.Removed {
+		e.t.Fatalf("dry run said %d to remove, the real run removed %d", dry.Removed, real.Removed)
+	}
+}
+
+func collectSparesRecreated(e *env) {
+	c := e.collector(e.ns)
+	e.pushed("db", 5)
+	e.must(e.ns.Purge(e.ctx, e.id("db")))
+	again := e.pushed("db", 1)
+	e.collect(c, 0, false)
+	e.wantSame("db", again)
+	e.applied(ref("fluree:file://db/2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "fluree:file://db/2"))
+}
+
+// collectRacingWriters: writers, each with its own client and ID, create,
+// push, check and purge in a loop while a collector of its own keeps
+// collecting: every step of every writer must succeed as if it were alone.
+func collectRacingWriters(e *env) {
+	c := e.collector(e.client())
+	const writers, rounds = 4, 15
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	collectErr := make(chan error, 1)
+	wg.Go(func() {
+		for !stop.Load() {
+			if _, err := c.Collect(e.ctx, driver.CollectOptions{Prefix: e.prefix}); err != nil {
+				collectErr <- err
+				return
+			}
+		}
+	})
+	errs := make([]error, writers)
+	var ww sync.WaitGroup
+	for w := range writers {
+		ns := e.client()
+		ww.Go(func() { errs[w] = writeRounds(e, ns, e.id(fmt.Sprintf("w%d", w)), rounds) })
+	}
+	ww.Wait()
+	stop.Store(true)
+	wg.Wait()
+	select {
+	case err := <-collectErr:
+		e.t.Fatalf("collector: %v", err)
+	default:
+	}
+	e.must(errors.Join(errs...))
+}
+
+// writeRounds creates id, pushes its head to 1..3 and checks it, then
+// purges it, rounds times.
+func writeRounds(e *env, ns *nameservice.NameService, id string, rounds int) error {
+	for r := range rounds {
+		if err := ns.Init(e.ctx, id); err != nil {
+			return fmt.Errorf("round %d: init: %w", r, err)
+		}
+		for t := int64(1); t <= 3; t++ {
+			out, err := ns.PublishCommit(e.ctx, id, t, fmt.Sprintf("fluree:file://%d/%d", r, t))
+			if err != nil || !out.Applied {
+				return fmt.Errorf("round %d: push t=%d: applied %v, current %v, err %v", r, t, out.Applied, out.Current, err)
+			}
+		}
+		if rec, err := ns.Lookup(e.ctx, id); err != nil || rec.Head.V != 3 {
+			return fmt.Errorf("round %d: lookup after pushes: %v, %v", r, rec, err)
+		}
+		if err := ns.Purge(e.ctx, id); err != nil {
+			return fmt.Errorf("round %d: purge: %w", r, err)
+		}
+	}
+	return nil
+}

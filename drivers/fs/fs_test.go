@@ -524,3 +524,46 @@ func TestListGoesPastUnreadableNestedFile(t *testing.T) {
 		t.Fatalf("page after the bad file = %+v, %v; want z:main", p, err)
 	}
 }
+
+// TestCollectRemovesIdleLocks: a live record's lock files, and the temp
+// files a crashed writer left beside its files, are removed by Collect;
+// the record reads and takes pushes as before, and a lock held by a writer
+// at work stays.
+func TestCollectRemovesIdleLocks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := open(t, dir, layouts["B"])
+	mustCreate(t, d, "db")
+	if _, err := d.Update(ctx, pid("db"), driver.Index, driver.IfAbove(), driver.RefValue("i", 1)); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "ns@v2", "db")
+	crashed := filepath.Join(sub, "main.json.0123456789abcdef.tmp")
+	if err := os.WriteFile(crashed, []byte("{half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's writer holds the sidecar's lock.
+	held, err := os.OpenFile(filepath.Join(sub, "main.index.json.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Collect(ctx, driver.CollectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.Flock(int(held.Fd()), unix.LOCK_UN)
+	want := []string{"ns@v2/db/main.index.json", "ns@v2/db/main.index.json.lock", "ns@v2/db/main.json"}
+	if left := files(t, dir); !slices.Equal(left, want) || st.Removed != 1 {
+		t.Fatalf("after collect: %q left (removed %d), want %q: the idle lock and the temp file gone, the held lock kept", left, st.Removed, want)
+	}
+	if _, err := d.Update(ctx, pid("db"), driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := d.Get(ctx, pid("db")); err != nil || rec.Head.V != 1 || rec.Index.V != 1 {
+		t.Fatalf("after collect: %v %v", rec, err)
+	}
+}

@@ -584,6 +584,10 @@ func (r *Records) readListed(ctx context.Context, id driver.ID, key string) (*ca
 // keyPrefix returns the longest key prefix every file of an ID starting
 // with prefix has: the name part as it is, its ':' as '/', cut before a
 // segment long enough to be stored shortened.
+// IDKeyPrefix returns the key prefix under which every file of an ID with
+// the given prefix lies (keys of other IDs may share it).
+func IDKeyPrefix(prefix string) string { return keyPrefix(prefix) }
+
 func keyPrefix(prefix string) string {
 	p := strings.Replace(prefix, ":", "/", 1)
 	segs := strings.Split(p, "/")

@@ -1,0 +1,85 @@
+package fs
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
+)
+
+// lockProbe is how long Collect waits for a lock file's lock: one held
+// longer belongs to a writer at work, and stays.
+const lockProbe = 10 * time.Millisecond
+
+// Collect implements driver.Collector: what purges left, as the object
+// stores collect it (a removed file takes its lock file, its temp files
+// and the directories left empty with it), then the lock files of the
+// files that stay. Each is removed under its own lock, taken only when no
+// writer holds it: a writer that then locks the removed file sees that the
+// path no longer names it and starts over (see heldLock.unlock). Temp
+// files that crashed writers left beside the file go with it.
+func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
+	st, err := d.records.Collect(ctx, opts)
+	if err != nil || opts.DryRun {
+		return st, err
+	}
+	err = d.sweepLocks(ctx, objstore.IDKeyPrefix(opts.Prefix), func(path string) {
+		st.Removed++
+		if opts.Report != nil {
+			opts.Report(driver.Collected{Object: path, Removed: true, Reason: "idle lock file"})
+		}
+	})
+	return st, err
+}
+
+// sweepLocks removes the idle lock files whose key starts with prefix.
+func (d *Driver) sweepLocks(ctx context.Context, prefix string, removed func(path string)) error {
+	root := d.path(layout.Root)
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if absentErr(err) {
+				return nil // removed by a delete meanwhile
+			}
+			return ioError("list", p, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key := filepath.ToSlash(strings.TrimPrefix(p, d.root+string(filepath.Separator)))
+		switch {
+		case e.IsDir() && p != root && !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/"):
+			return filepath.SkipDir
+		case e.IsDir() || !strings.HasSuffix(p, lockSuffix) || !strings.HasPrefix(key, prefix):
+			return nil
+		}
+		if d.removeIdleLock(ctx, strings.TrimSuffix(p, lockSuffix)) {
+			removed(p)
+		}
+		return nil
+	})
+	if absentErr(err) {
+		return nil
+	}
+	return err
+}
+
+// removeIdleLock removes the lock file of path, and its temp files, when
+// its lock can be taken at once; it reports whether it did.
+func (d *Driver) removeIdleLock(ctx context.Context, path string) bool {
+	lctx, cancel := context.WithTimeout(ctx, lockProbe)
+	defer cancel()
+	lk, err := d.lock(lctx, path)
+	if err != nil {
+		return false
+	}
+	removeTemps(path)
+	lk.unlock(true)
+	return true
+}
+
+var _ driver.Collector = (*Driver)(nil)

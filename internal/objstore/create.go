@@ -113,9 +113,9 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key string) (pc 
 // and the sealed files stay until Collect removes them. A record without a
 // token (written by Fluree or an older version) has its defining file
 // marked first and its other files sealed after, each on the tag it was
-// read at. A defining file holding another record's @id is not touched (an
-// error wrapping ErrInternal); one that does not decode is marked, so a
-// corrupt record can be purged.
+// read at. A defining file holding another ID's record is not touched
+// (ErrNotFound: no record of this ID); one that does not decode is marked,
+// so a corrupt record can be purged.
 func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -188,8 +188,8 @@ func (r *Records) readObjects(ctx context.Context, keys []string) ([]*object, er
 }
 
 // purgeable checks the defining file before a purge and returns it
-// decoded: ErrNotFound when absent, ErrInternal when it holds another
-// record; nil when it does not decode.
+// decoded: ErrNotFound when absent, a mark, or another ID's record; nil
+// when it does not decode.
 func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File, error) {
 	if obj == nil {
 		return nil, r.errNotFound(id)
@@ -198,6 +198,8 @@ func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File
 	switch {
 	case errors.Is(err, jsonld.ErrMalformed):
 		return nil, nil
+	case errors.Is(err, errOtherID):
+		return nil, r.errNotFound(id)
 	case err != nil:
 		return nil, err
 	case c.doc.Purged:

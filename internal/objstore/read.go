@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -11,8 +12,10 @@ import (
 )
 
 // readDoc reads and decodes one record file of id and caches it; nil when
-// it is absent. A file that does not decode, or that carries another
-// record's @id, is an error wrapping driver.ErrInternal that names the key.
+// it is absent or holds another ID's record (a/b:main and a:b/main share a
+// key: to each, the other's file is no record of its own, and nothing is
+// said of the other). A file that does not decode is an error wrapping
+// driver.ErrInternal that names the key.
 func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -23,6 +26,9 @@ func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cache
 		return nil, nil
 	}
 	c, err := r.decodeDoc(id, key, obj)
+	if errors.Is(err, errOtherID) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -30,23 +36,36 @@ func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cache
 	return c, nil
 }
 
+// errOtherID: a file holds the record of another ID that maps to its key.
+var errOtherID = errors.New("the file holds another ID's record")
+
 func (r *Records) decodeDoc(id driver.ID, key string, obj *object) (*cached, error) {
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)
 	}
-	if doc.ID != "" && doc.ID != id.String() {
-		return nil, fmt.Errorf("%s: %s: %w: the object holds record %q, not %s (their IDs map to one key)", r.cfg.Name,
-			r.object(key), driver.ErrInternal, doc.ID, id)
+	if !ownedBy(doc, id) {
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), errOtherID)
 	}
 	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
+}
+
+// ownedBy reports whether doc may be a file of id: it names id, or no ID.
+func ownedBy(doc *jsonld.File, id driver.ID) bool {
+	return doc.ID == "" || doc.ID == id.String()
+}
+
+// cachedOf returns key's cached file when it may be one of id's.
+func (r *Records) cachedOf(id driver.ID, key string) (cached, bool) {
+	c, ok := r.cache.get(key)
+	return c, ok && ownedBy(c.doc, id)
 }
 
 // docFor returns key's file from the cache, or reads it when fresh is set
 // or the cache has none. ok is false when it is absent.
 func (r *Records) docFor(ctx context.Context, id driver.ID, key string, fresh bool) (*cached, error) {
 	if !fresh {
-		if c, ok := r.cache.get(key); ok {
+		if c, ok := r.cachedOf(id, key); ok {
 			return &c, nil
 		}
 	}

@@ -45,7 +45,7 @@ type state struct {
 func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
 	if target == 0 {
-		c, ok := r.cache.get(files[0].Key)
+		c, ok := r.cachedOf(id, files[0].Key)
 		if fresh || !ok {
 			def, err := r.readDoc(ctx, id, files[0].Key)
 			if err != nil || def == nil {
@@ -54,7 +54,7 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 			c, st.read = *def, true
 		}
 		st.def, st.target = &c, &c
-	} else if !r.cachedPair(files, target, fresh, st) {
+	} else if !r.cachedPair(id, files, target, fresh, st) {
 		// An absent target is created with IfAbsent, which does not
 		// show that the record still exists: read the defining file too.
 		docs, err := r.readAll(ctx, id, []string{files[0].Key, files[target].Key})
@@ -98,12 +98,12 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 
 // cachedPair fills st from the cache when it holds both the defining file
 // and the target file.
-func (r *Records) cachedPair(files []layout.File, target int, fresh bool, st *state) bool {
+func (r *Records) cachedPair(id driver.ID, files []layout.File, target int, fresh bool, st *state) bool {
 	if fresh {
 		return false
 	}
-	def, ok1 := r.cache.get(files[0].Key)
-	tgt, ok2 := r.cache.get(files[target].Key)
+	def, ok1 := r.cachedOf(id, files[0].Key)
+	tgt, ok2 := r.cachedOf(id, files[target].Key)
 	if !ok1 || !ok2 {
 		return false
 	}

@@ -9,12 +9,15 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/guard"
 )
 
 // NameService is the portable API over one driver. It is safe for concurrent
-// use; open one per process and share it.
+// use; open one per process and share it. Every call reaches the driver
+// through package guard, which enforces the rules of the model.
 type NameService struct {
-	d          driver.Driver
+	raw        driver.Driver
+	d          *guard.Driver
 	now        func() time.Time
 	maxRetries int
 }
@@ -29,9 +32,9 @@ func WithClock(now func() time.Time) Option { return func(ns *NameService) { ns.
 // PublishGraphSource (default 8).
 func WithRetryLimit(n int) Option { return func(ns *NameService) { ns.maxRetries = max(1, n) } }
 
-// New returns a NameService over d.
+// New returns a NameService over d, behind guard.New.
 func New(d driver.Driver, opts ...Option) *NameService {
-	ns := &NameService{d: d, now: time.Now, maxRetries: 8}
+	ns := &NameService{raw: d, d: guard.New(d), now: time.Now, maxRetries: 8}
 	for _, o := range opts {
 		o(ns)
 	}
@@ -53,8 +56,13 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 func (ns *NameService) Now() time.Time { return ns.now() }
 
 // Driver returns the driver underneath, for type assertions to optional
-// capabilities.
-func (ns *NameService) Driver() driver.Driver { return ns.d }
+// capabilities. Write through Guarded, never through it: it checks nothing.
+func (ns *NameService) Driver() driver.Driver { return ns.raw }
+
+// Guarded returns the driver as the NameService calls it, behind the guard
+// that checks every call against the rules of the model: the driver-level
+// handle for servers and tools (ns serve's routes write through it).
+func (ns *NameService) Guarded() *guard.Driver { return ns.d }
 
 // Close closes the driver.
 func (ns *NameService) Close() error { return ns.d.Close() }
@@ -113,8 +121,8 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if sourceType == "" {
 		return invalid(op, pid, "empty source type")
 	}
-	if len(sourceType) > driver.MaxSourceTypeBytes || len(deps) > driver.MaxDependencies {
-		return wrap(op, pid, driver.CheckLimits(&driver.Record{ID: pid, Meta: driver.Meta{SourceType: sourceType, Dependencies: deps}}))
+	if len(deps) > guard.MaxDependencies {
+		return invalid(op, pid, "%d dependencies, over the limit of %d", len(deps), guard.MaxDependencies)
 	}
 	var normDeps []string // nil (absent) stays apart from empty
 	if deps != nil {
@@ -127,12 +135,9 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 		}
 		normDeps = append(normDeps, did.String())
 	}
-	cfg, err := driver.NormalizeObject(config)
-	if err == nil {
-		err = driver.CheckPayload("payload", cfg)
-	}
+	cfg, err := normalize("config", config)
 	if err != nil {
-		return fmt.Errorf("%s %s: config: %w", op, pid, err)
+		return fmt.Errorf("%s %s: %w", op, pid, err)
 	}
 	rec := driver.NewGraphSource(pid, sourceType, normDeps, cfg, ns.now().Unix())
 	err = ns.d.Create(ctx, rec)
@@ -179,8 +184,9 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 // the current commit_t. A stale publish is not applied and is not an error:
 // the Outcome carries the current head. It returns an error wrapping
 // ErrNotFound for an unknown ID (nothing is created), ErrWrongKind for a graph
-// source, and ErrInvalidArgument when t < 1 or address is empty, longer than
-// driver.MaxAddressBytes or not valid UTF-8.
+// source, and ErrInvalidArgument when t < 1 or address is empty, or breaks a
+// rule of package guard (longer than guard.MaxAddressBytes, not valid UTF-8,
+// a content ID Fluree cannot read).
 func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
 	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), driver.RefValue(address, t))
 }
@@ -224,6 +230,8 @@ func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.C
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
+// checkRef checks a head or index before anything is decided on it (a
+// compare-and-set that cannot apply answers without a write).
 func checkRef(c driver.Concern, v driver.Value) error {
 	if v.V < 1 {
 		return fmt.Errorf("%w: t %d: t starts at 1", driver.ErrInvalidArgument, v.V)
@@ -231,13 +239,7 @@ func checkRef(c driver.Concern, v driver.Value) error {
 	if v.Payload.String("address") == "" {
 		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
 	}
-	if err := driver.CheckAddress("address", v.Payload.String("address")); err != nil {
-		return err
-	}
-	if err := driver.CheckPayload(c.String()+" payload", v.Payload); err != nil {
-		return err
-	}
-	return driver.ValidateValue(c, v)
+	return guard.CheckValue(c, v)
 }
 
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
@@ -352,25 +354,37 @@ func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern
 	if err != nil {
 		return Outcome{}, err
 	}
-	if next.V <= expected.V {
-		return Outcome{}, invalid(op, pid, "new %s %d is not above the expected %d", c.Watermark(), next.V, expected.V)
-	}
 	if next.Payload == nil {
 		return Outcome{}, invalid(op, pid, "a %s push needs a payload", c)
 	}
-	p, err := driver.NormalizeObject(map[string]any(next.Payload))
+	p, err := normalize(c.String()+" payload", next.Payload)
 	if err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
 	next.Payload = p
-	if err := driver.CheckPayload(c.String()+" payload", p); err != nil {
-		return Outcome{}, wrap(op, pid, err)
-	}
-	if err := driver.ValidateValue(c, next); err != nil {
-		return Outcome{}, wrap(op, pid, err)
-	}
 	out, err := ns.d.Update(ctx, pid, c, driver.IfEquals(expected), next)
 	return out, wrap(op, pid, err)
+}
+
+// normalize returns v as a JSON-normal Object, naming field in its error. A
+// map is checked against the payload limits first (guard.CheckPayload), so
+// that one nested far too deep is refused for the limit it breaks.
+func normalize(field string, v any) (driver.Object, error) {
+	var err error
+	switch x := v.(type) {
+	case map[string]any:
+		err = guard.CheckPayload(field, x)
+	case driver.Object:
+		err = guard.CheckPayload(field, x)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o, err := driver.NormalizeObject(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return o, nil
 }
 
 // Retract marks id retracted and pushes its status to {state: retracted,
@@ -451,16 +465,13 @@ func (ns *NameService) value(ctx context.Context, id driver.ID, c driver.Concern
 // field, retracted or not) in one atomic step, as Init does for a new ledger.
 // It is how records are copied between nameservices. It returns an error
 // wrapping ErrAlreadyExists when the ID is taken, and ErrInvalidArgument (or
-// ErrInvalidID) when rec breaks an invariant of driver.Record.Validate.
+// ErrInvalidID) when rec breaks a rule of guard.CheckRecord.
 func (ns *NameService) Import(ctx context.Context, rec *Record) error {
 	if rec == nil {
 		return fmt.Errorf("import: %w: nil record", driver.ErrInvalidArgument)
 	}
-	if err := rec.Validate(); err != nil {
+	if err := guard.CheckRecord(rec); err != nil {
 		return fmt.Errorf("import: %w", err)
-	}
-	if err := driver.CheckLimits(rec); err != nil {
-		return fmt.Errorf("import %s: %w", rec.ID, err)
 	}
 	return wrap("import", rec.ID, ns.d.Create(ctx, rec.Clone()))
 }

@@ -12,7 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-var _ = addGroup("collect",
+var _ = addGroup("Collect",
 	"collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record",
 	testCase{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
 	testCase{name: "DryRunRemovesNothing", run: collectDryRun},
@@ -20,24 +20,13 @@ var _ = addGroup("collect",
 	testCase{name: "RacingWriters", run: collectRacingWriters},
 )
 
-// collector returns the client's driver as a Collector; a driver that does
-// not declare the capability has nothing to run here.
-func (e *env) collector(ns *nameservice.NameService) driver.Collector {
-	e.t.Helper()
-	c, ok := ns.Driver().(driver.Collector)
-	if !ok {
-		e.t.Skip("the driver is no driver.Collector")
-	}
-	return c
-}
-
 // collect runs Collect under the test's prefix and returns what it did,
 // and the objects it reported that belong to a record (a driver may also
 // report objects of its own, such as lock files, with no ID).
-func (e *env) collect(c driver.Collector, olderThan time.Duration, dryRun bool) (driver.CollectStats, []driver.Collected) {
+func (e *env) collect(ns *nameservice.NameService, olderThan time.Duration, dryRun bool) (driver.CollectStats, []driver.Collected) {
 	e.t.Helper()
 	var recs []driver.Collected
-	st, err := c.Collect(e.ctx, driver.CollectOptions{Prefix: e.prefix, OlderThan: olderThan, DryRun: dryRun,
+	st, err := ns.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix, OlderThan: olderThan, DryRun: dryRun,
 		Report: func(o driver.Collected) {
 			if o.ID != "" {
 				recs = append(recs, o)
@@ -56,18 +45,17 @@ func (e *env) pushed(name string, t int64) *nameservice.Record {
 }
 
 func collectOldPurges(e *env) {
-	c := e.collector(e.ns)
 	live := e.pushed("live", 3)
 	e.pushed("gone", 2)
 	e.must(e.ns.Purge(e.ctx, e.id("gone")))
-	_, young := e.collect(c, time.Hour, false)
+	_, young := e.collect(e.ns, time.Hour, false)
 	for _, o := range young {
 		if o.Removed || o.ID != e.ids("gone")[0] {
 			e.t.Fatalf("with OlderThan 1h a purge a moment old was collected, or a live record reported: %+v", o)
 		}
 	}
-	e.collect(c, 0, false)
-	if st, _ := e.collect(c, 0, false); st != (driver.CollectStats{}) {
+	e.collect(e.ns, 0, false)
+	if st, _ := e.collect(e.ns, 0, false); st != (driver.CollectStats{}) {
 		e.t.Fatalf("a second collection found more: %+v (the first left the purge's objects or reported the live record)", st)
 	}
 	e.wantSame("live", live)
@@ -76,13 +64,12 @@ func collectOldPurges(e *env) {
 }
 
 func collectDryRun(e *env) {
-	c := e.collector(e.ns)
 	for _, n := range []string{"a", "b"} {
 		e.pushed(n, 1)
 		e.must(e.ns.Purge(e.ctx, e.id(n)))
 	}
-	_, dry := e.collect(c, 0, true)
-	if _, real := e.collect(c, 0, false); !slices.Equal(removedObjects(dry), removedObjects(real)) {
+	_, dry := e.collect(e.ns, 0, true)
+	if _, real := e.collect(e.ns, 0, false); !slices.Equal(removedObjects(dry), removedObjects(real)) {
 		e.t.Fatalf("dry run said it would do %+v, the real run did %+v", dry, real)
 	}
 }
@@ -100,11 +87,10 @@ func removedObjects(l []driver.Collected) []string {
 }
 
 func collectSparesRecreated(e *env) {
-	c := e.collector(e.ns)
 	e.pushed("db", 5)
 	e.must(e.ns.Purge(e.ctx, e.id("db")))
 	again := e.pushed("db", 1)
-	e.collect(c, 0, false)
+	e.collect(e.ns, 0, false)
 	e.wantSame("db", again)
 	e.applied(ref("fluree:file://db/2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "fluree:file://db/2"))
 }
@@ -113,14 +99,14 @@ func collectSparesRecreated(e *env) {
 // push, check and purge in a loop while a collector of its own keeps
 // collecting: every step of every writer must succeed as if it were alone.
 func collectRacingWriters(e *env) {
-	c := e.collector(e.client())
+	c := e.client()
 	const writers, rounds = 4, 15
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	collectErr := make(chan error, 1)
 	wg.Go(func() {
 		for !stop.Load() {
-			if _, err := c.Collect(e.ctx, driver.CollectOptions{Prefix: e.prefix}); err != nil {
+			if _, err := c.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix}); err != nil {
 				collectErr <- err
 				return
 			}

@@ -7,6 +7,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 )
 
 // The limits of docs/model.md hold on every backend: a record at every limit
@@ -17,13 +18,13 @@ var _ = addGroup("Limits",
 	"limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing",
 	testCase{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
 		e.init("db")
-		addr := strings.Repeat("h", driver.MaxAddressBytes)
+		addr := strings.Repeat("h", guard.MaxAddressBytes)
 		e.applied(ref(addr, 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, addr))
-		iaddr := strings.Repeat("i", driver.MaxAddressBytes)
+		iaddr := strings.Repeat("i", guard.MaxAddressBytes)
 		e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id("db"), 1, iaddr))
-		st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
+		st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, guard.MaxPayloadBytes))
 		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil), st))
-		cfg := config(1, deepPayload(driver.MaxPayloadDepth, driver.MaxPayloadBytes))
+		cfg := config(1, deepPayload(guard.MaxPayloadDepth, guard.MaxPayloadBytes))
 		e.applied(cfg)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, cfg))
 		rec := e.lookup("db")
 		e.wantValue("db", nameservice.Status, st)
@@ -32,12 +33,12 @@ var _ = addGroup("Limits",
 		e.listIDs(nameservice.ListOptions{}, "db")
 	}},
 	testCase{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {
-		deps := make([]string, driver.MaxDependencies)
+		deps := make([]string, guard.MaxDependencies)
 		for i := range deps {
 			deps[i] = e.id(fmt.Sprintf("%03d/%s", i, strings.Repeat("d", driver.MaxIDLength-len(e.prefix)-10)))
 		}
-		typ := strings.Repeat("t", driver.MaxSourceTypeBytes)
-		cfg := deepPayload(driver.MaxPayloadDepth, driver.MaxPayloadBytes)
+		typ := strings.Repeat("t", guard.MaxSourceTypeBytes)
+		cfg := deepPayload(guard.MaxPayloadDepth, guard.MaxPayloadBytes)
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), typ, deps, cfg))
 		rec := fillToLimits(e, "gs")
 		if rec.SourceType != typ || len(rec.Dependencies) != len(deps) {
@@ -50,9 +51,9 @@ var _ = addGroup("Limits",
 		e.init("db")
 		e.graphSource("gs", nil)
 		before, beforeGS := e.lookup("db"), e.lookup("gs")
-		long := strings.Repeat("a", driver.MaxAddressBytes+1)
-		tooBig := config(1, paddedPayload(nameservice.Object{}, driver.MaxPayloadBytes+1))
-		tooDeep := config(1, deepPayload(driver.MaxPayloadDepth+1, 0))
+		long := strings.Repeat("a", guard.MaxAddressBytes+1)
+		tooBig := config(1, paddedPayload(nameservice.Object{}, guard.MaxPayloadBytes+1))
+		tooDeep := config(1, deepPayload(guard.MaxPayloadDepth+1, 0))
 		for _, c := range []struct {
 			what, limit string
 			err         error
@@ -64,13 +65,13 @@ var _ = addGroup("Limits",
 			{"config bytes", "65536", second(e.ns.PushConfig(e.ctx, e.id("db"), unborn, tooBig))},
 			{"config depth", "20", second(e.ns.PushConfig(e.ctx, e.id("db"), unborn, tooDeep))},
 			{"status bytes", "65536", second(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil),
-				status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes+1))))},
+				status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, guard.MaxPayloadBytes+1))))},
 			{"status bad UTF-8", "UTF-8", second(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil),
 				status(2, "ready", nameservice.Object{"note": "a\xffb"})))},
 			{"9999-deep config", "20", e.ns.PublishGraphSource(e.ctx, e.id("gs2"), "db:Bm25Index", nil, deepPayload(9999, 0))},
 			{"graph source config", "65536", e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:Bm25Index", nil, tooBig.Payload)},
-			{"source type", "256", e.ns.PublishGraphSource(e.ctx, e.id("gs3"), strings.Repeat("t", driver.MaxSourceTypeBytes+1), nil, nil)},
-			{"dependencies", "64", e.ns.PublishGraphSource(e.ctx, e.id("gs4"), "db:Bm25Index", make([]string, driver.MaxDependencies+1), nil)},
+			{"source type", "256", e.ns.PublishGraphSource(e.ctx, e.id("gs3"), strings.Repeat("t", guard.MaxSourceTypeBytes+1), nil, nil)},
+			{"dependencies", "64", e.ns.PublishGraphSource(e.ctx, e.id("gs4"), "db:Bm25Index", make([]string, guard.MaxDependencies+1), nil)},
 			{"10 MB address", "4096", second(e.ns.PublishCommit(e.ctx, e.id("db"), 1, strings.Repeat("x", 10<<20)))},
 		} {
 			if !isErr(c.err, nameservice.ErrInvalidArgument) || !strings.Contains(c.err.Error(), c.limit) {
@@ -87,7 +88,7 @@ var _ = addGroup("Limits",
 		id, err := nameservice.ParseID(e.id("db"))
 		e.must(err)
 		rec := driver.NewLedger(id, 1)
-		*rec.Config = config(1, paddedPayload(nameservice.Object{}, driver.MaxPayloadBytes+1))
+		*rec.Config = config(1, paddedPayload(nameservice.Object{}, guard.MaxPayloadBytes+1))
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
 	}},
@@ -175,13 +176,13 @@ func (e *env) wantSame(name string, want *nameservice.Record) {
 // and pushes its status at the largest payload, then returns the record,
 // failing the test when its JSON is over MaxRecordBytes.
 func fillToLimits(e *env, name string) *nameservice.Record {
-	iaddr := strings.Repeat("i", driver.MaxAddressBytes)
+	iaddr := strings.Repeat("i", guard.MaxAddressBytes)
 	e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id(name), 1, iaddr))
-	st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, driver.MaxPayloadBytes))
+	st := status(2, "ready", paddedPayload(nameservice.Object{"state": "ready"}, guard.MaxPayloadBytes))
 	e.applied(st)(e.ns.PushStatus(e.ctx, e.id(name), status(1, "ready", nil), st))
 	rec := e.lookup(name)
-	if b := mustJSON(e, rec); len(b) > driver.MaxRecordBytes {
-		e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), driver.MaxRecordBytes)
+	if b := mustJSON(e, rec); len(b) > guard.MaxRecordBytes {
+		e.t.Fatalf("a record at every limit is %d bytes of JSON, over MaxRecordBytes %d", len(b), guard.MaxRecordBytes)
 	}
 	return rec
 }

@@ -180,7 +180,8 @@ const checkLeaseTTL = 3 * time.Second
 const caseGrace = 10 * time.Second
 
 func runCase(ctx context.Context, name string, c testCase, open Opener, opts CheckOptions) CaseResult {
-	ctx, cancel := context.WithTimeout(ctx, opts.CaseTimeout)
+	timeout := c.timeout(opts.CaseTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t := &checkT{name: name}
 	start := time.Now()
@@ -199,8 +200,8 @@ func runCase(ctx context.Context, name string, c testCase, open Opener, opts Che
 	}()
 	select {
 	case <-done:
-	case <-time.After(opts.CaseTimeout + caseGrace):
-		t.record(Fail, fmt.Sprintf("did not end within %v", opts.CaseTimeout+caseGrace))
+	case <-time.After(timeout + caseGrace):
+		t.record(Fail, fmt.Sprintf("did not end within %v", timeout+caseGrace))
 	}
 	return t.result(c.name, time.Since(start))
 }

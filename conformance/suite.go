@@ -20,7 +20,7 @@ func Run(t *testing.T, h Harness) {
 	for _, group := range groups {
 		t.Run(group.name, func(t *testing.T) {
 			for _, c := range group.cases {
-				t.Run(c.name, func(t *testing.T) { c.run(newTestEnv(t, h)) })
+				t.Run(c.name, func(t *testing.T) { c.run(newTestEnv(t, h, c.timeout(testTimeout))) })
 			}
 		})
 	}
@@ -32,6 +32,20 @@ type testCase struct {
 	// quick puts the case in the subset CheckOptions.Quick runs: short
 	// cases that still cover each group's guarantee.
 	quick bool
+	// long gives the case longCaseFactor times the usual timeout: it plays
+	// hundreds of rounds, which a store on a busy host takes minutes for.
+	long bool
+}
+
+// longCaseFactor is how much more time a long case gets.
+const longCaseFactor = 4
+
+// timeout returns the case's share of base.
+func (c testCase) timeout(base time.Duration) time.Duration {
+	if c.long {
+		return base * longCaseFactor
+	}
+	return base
 }
 
 type group struct {
@@ -75,9 +89,9 @@ type env struct {
 	leaseTTL time.Duration // the TTL of the lease cases' leases
 }
 
-// newTestEnv prepares a store from h for one go test.
-func newTestEnv(t *testing.T, h Harness) *env {
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+// newTestEnv prepares a store from h for one go test bounded by timeout.
+func newTestEnv(t *testing.T, h Harness, timeout time.Duration) *env {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	var open Opener
 	var corrupt CorruptFunc

@@ -111,17 +111,75 @@ func (t *validText) members(fn func(key string, at int) error) error {
 }
 
 // str decodes the string at t.i. Only one with escapes or bytes that are
-// not UTF-8 goes through encoding/json (its unquoting of \u surrogates and
-// its replacement of bad bytes by U+FFFD are the reference).
+// not UTF-8 goes through encoding/json (its unquoting of \u surrogate pairs
+// and its replacement of bad bytes by U+FFFD are the reference); a \u
+// escape of a lone surrogate, which encoding/json turns into U+FFFD, names
+// no character and is refused.
 func (t *validText) str() (string, error) {
 	start := t.i
 	t.skipStr()
-	if raw := t.b[start+1 : t.i-1]; bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(t.b[start+1 : t.i-1]), nil
+	raw := t.b[start+1 : t.i-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw), nil
+	}
+	if esc, ok := loneSurrogate(raw); ok {
+		return "", fmt.Errorf("a string holds the escape %s, a lone UTF-16 surrogate that names no character", esc)
 	}
 	var s string
 	err := json.Unmarshal(t.b[start:t.i], &s)
 	return s, err
+}
+
+// loneSurrogate returns the first \uXXXX escape in raw (the text of a valid
+// JSON string, without its quotes) of a UTF-16 surrogate that is not half
+// of a high-low pair.
+func loneSurrogate(raw []byte) (string, bool) {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++
+		r, ok := hex4(raw, i)
+		if !ok {
+			continue // not a \u escape: i is at its one letter
+		}
+		i += 4
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return string(raw[i-5 : i+1]), true
+		case r >= 0xd800 && r <= 0xdbff:
+			if lo, ok := hex4(raw, i+2); ok && raw[i+1] == '\\' && lo >= 0xdc00 && lo <= 0xdfff {
+				i += 6
+				continue
+			}
+			return string(raw[i-5 : i+1]), true
+		}
+	}
+	return "", false
+}
+
+// hex4 reads the four hex digits after the 'u' at raw[i], when raw[i] is
+// one.
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+5 > len(raw) || raw[i] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range raw[i+1 : i+5] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
 }
 
 // skip moves t.i past the value at t.i.

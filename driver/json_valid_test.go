@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ import (
 // EachMember against the values it splits.
 func TestDecodeJSONValidText(t *testing.T) {
 	for _, s := range []string{
-		`{}`, ` { } `, `[]`, ` [ [ ] , { } ] `, `"x"`, `"a\"b\\c\u00e9\ud800"`, `-0.5E-3`, `12`, `true`, `false`, `null`,
+		`{}`, ` { } `, `[]`, ` [ [ ] , { } ] `, `"x"`, `"a\"b\\c\u00e9\ud83d\ude00"`, `-0.5E-3`, `12`, `true`, `false`, `null`,
 		`{"a":1,"a":2}`, `{"a\u0062":1,"ab":2}`, `{"x":{"a":1,"a":2}}`, `[{"k":[1,{"k":2,"k":3}]}]`,
 		`{"k":"q\"uo}te]","n":-1.5e+10,"t":true,"f":false,"z":null,"l":[1, "2" ,[3]]}`,
 		"{\"a\" :\t[ {\"b\" : [ ] } , \"}\" , 0 ] ,\n\"c\":{}}",
@@ -57,5 +58,26 @@ func TestDecodeJSONReplacesBadUTF8(t *testing.T) {
 	got, err := (&validText{b: in}).value()
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
+// A \u escape of a lone surrogate names no character: encoding/json would
+// read it as U+FFFD, so DecodeJSON refuses it, naming the escape; a pair,
+// and other escapes beside it, read as encoding/json reads them.
+func TestDecodeJSONRefusesLoneSurrogates(t *testing.T) {
+	for _, bad := range []string{`"\udcff"`, `{"a":"x\ud800"}`, `["\ud800\u0041"]`, `{"\udfff":1}`, `"\ud83d\ud83d"`} {
+		if _, err := DecodeJSON([]byte(bad)); err == nil || !strings.Contains(err.Error(), "lone UTF-16 surrogate") {
+			t.Errorf("DecodeJSON(%s) = %v, want a lone surrogate refused", bad, err)
+		}
+	}
+	for _, good := range []string{`"\ud83d\ude00"`, `"\\udcff"`, `"a\n\"\u00e9\ud83d\ude00b"`, `"\\\ud83d\ude00"`} {
+		var want any
+		if err := json.Unmarshal([]byte(good), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeJSON([]byte(good))
+		if err != nil || got != want {
+			t.Errorf("DecodeJSON(%s) = %q, %v; want %q", good, got, err, want)
+		}
 	}
 }

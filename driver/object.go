@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Object is a JSON object held as JSON-normal Go values: nil, bool, string,
@@ -17,7 +18,7 @@ type Object map[string]any
 // NormalizeObject converts v (a map, a struct, raw JSON bytes or an Object
 // built by hand) to a JSON-normal Object. It returns an error wrapping
 // ErrInvalidArgument when v is not a JSON object, holds invalid UTF-8 or a
-// repeated key, or (a map) nests deeper than MaxPayloadDepth.
+// repeated key, or nests deeper than MaxDecodeDepth.
 func NormalizeObject(v any) (Object, error) {
 	var raw []byte
 	switch x := v.(type) {
@@ -29,12 +30,9 @@ func NormalizeObject(v any) (Object, error) {
 		raw = x
 	case map[string]any, Object:
 		// Checked before encoding: json.Marshal would silently replace bad
-		// UTF-8 with U+FFFD, and a deep value costs only the limit to check.
+		// UTF-8 with U+FFFD.
 		if s, ok := invalidUTF8(x); !ok {
 			return nil, fmt.Errorf("%w: payload holds a string that is not valid UTF-8: %q", ErrInvalidArgument, Clip(s, 40))
-		}
-		if depth(x, 1) > MaxPayloadDepth {
-			return nil, fmt.Errorf("%w: payload nests more than %d levels deep, over the limit of %d", ErrInvalidArgument, MaxPayloadDepth, MaxPayloadDepth)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -266,4 +264,30 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 	}
 	*o = obj
 	return nil
+}
+
+// invalidUTF8 returns the first key or string in v that is not valid UTF-8.
+func invalidUTF8(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, utf8.ValidString(x)
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return k, false
+			}
+			if s, ok := invalidUTF8(e); !ok {
+				return s, false
+			}
+		}
+	case Object:
+		return invalidUTF8(map[string]any(x))
+	case []any:
+		for _, e := range x {
+			if s, ok := invalidUTF8(e); !ok {
+				return s, false
+			}
+		}
+	}
+	return "", true
 }

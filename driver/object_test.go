@@ -159,17 +159,3 @@ func TestParseObjectRefusesWhatJSONWouldRewrite(t *testing.T) {
 		t.Errorf("NormalizeObject with bad UTF-8 = %v, want ErrInvalidArgument", err)
 	}
 }
-
-func TestCheckPayloadNamesTheLimit(t *testing.T) {
-	deep := map[string]any{}
-	for range MaxPayloadDepth {
-		deep = map[string]any{"a": deep}
-	}
-	if err := CheckPayload("config", Object(deep)); err == nil || !strings.Contains(err.Error(), "config nests more than 20") {
-		t.Errorf("CheckPayload(%d deep) = %v", MaxPayloadDepth+1, err)
-	}
-	big := Object{"s": strings.Repeat("x", MaxPayloadBytes)}
-	if err := CheckPayload("status", big); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "status is 65544 bytes of JSON, over the limit of 65536") {
-		t.Errorf("CheckPayload(big) = %v", err)
-	}
-}

@@ -73,6 +73,57 @@ func TestOpenErrorsHoldNoSecret(t *testing.T) {
 	}
 }
 
+// TestMalformedEndpointIsInvalidAtOpen: an endpoint that is no URL (here a
+// host with an unclosed bracket, after a password) is an invalid argument
+// at Open, before any request, and no error in the chain holds the
+// password (the SDK's parse error repeats the whole endpoint).
+func TestMalformedEndpointIsInvalidAtOpen(t *testing.T) {
+	noNetwork(t)
+	for _, raw := range []string{
+		"s3://b/p?endpoint=http://u:PWxyz20@[::1",
+		"dynamodb://table?endpoint=http://u:PWxyz20@[::1",
+		"docstore+dynamodb://table?endpoint=http://u:PWxyz20@[::1",
+		"s3://b/p?lock=" + url.QueryEscape("dynamodb://locks?endpoint=http://u:PWxyz20@[::1"),
+		"s3://b/p?endpoint=ftp://host",
+		"dynamodb://table?endpoint=http://",
+	} {
+		err := openQuickly(raw, false)
+		if !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "endpoint") {
+			t.Errorf("Open(%q): %v, want an invalid argument naming the endpoint", raw, err)
+		}
+		for e := err; e != nil; e = errors.Unwrap(e) {
+			if strings.Contains(e.Error(), "PWxyz20") {
+				t.Errorf("Open(%q): an error in the chain holds the password: %v", raw, e)
+			}
+		}
+	}
+}
+
+// TestMissingAWSCredentialsAreLasting: with no credentials anywhere in the
+// SDK's chain, Open of every AWS-backed URL fails at once with a lasting
+// ErrPermissionDenied that says where credentials come from, not with a
+// retryable ErrUnavailable at the first request.
+func TestMissingAWSCredentialsAreLasting(t *testing.T) {
+	noNetwork(t)
+	dir := t.TempDir()
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+		"AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials", "AWS_CONFIG_FILE": dir + "/config", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": ""} {
+		t.Setenv(k, v)
+	}
+	for _, raw := range []string{
+		"s3://b/p?endpoint=http://127.0.0.1:1",
+		"dynamodb://table?endpoint=http://127.0.0.1:1",
+		"docstore+dynamodb://table?endpoint=http://127.0.0.1:1",
+	} {
+		err := openQuickly(raw, true)
+		if !errors.Is(err, driver.ErrPermissionDenied) || errors.Is(err, driver.ErrUnavailable) ||
+			!strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+			t.Errorf("Open(%q) with no credentials: %v, want a permission denied saying where credentials come from", raw, err)
+		}
+	}
+}
+
 // TestRepeatedParameterIsRefused: a parameter given twice is an error naming
 // it, not a silent choice of one value (issue 14, item 6).
 func TestRepeatedParameterIsRefused(t *testing.T) {

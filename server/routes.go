@@ -226,7 +226,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	cond, err := checkPush(c, &req)
+	cond, err := req.DriverCondition()
 	if err != nil {
 		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
 		return
@@ -250,35 +250,6 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
 		return http.StatusConflict, marshal(nswire.PushResponse{Current: out.Current})
 	})
-}
-
-// checkPush enforces the watermark rules a client of the portable package
-// keeps, since this route is open to any client: a well-formed born value;
-// a compare-and-set that moves the watermark up (an index may stay at its
-// t); at_least only on an index (the admin publish).
-func checkPush(c driver.Concern, req *nswire.PushRequest) (driver.Condition, error) {
-	cond, err := req.DriverCondition()
-	if err != nil {
-		return cond, err
-	}
-	if req.New.Unborn() {
-		return cond, fmt.Errorf("%w: a push needs a payload", driver.ErrInvalidArgument)
-	}
-	if err := driver.ValidateValue(c, req.New); err != nil {
-		return cond, err
-	}
-	switch cond.Kind {
-	case driver.AtLeast:
-		if c != driver.Index {
-			return cond, fmt.Errorf("%w: condition at_least applies to the index only", driver.ErrInvalidArgument)
-		}
-	case driver.Equals:
-		exp := cond.Expected
-		if exp.V > req.New.V || (exp.V == req.New.V && c != driver.Index) {
-			return cond, fmt.Errorf("%w: new %s %d is not above the expected %d", driver.ErrInvalidArgument, c.Watermark(), req.New.V, exp.V)
-		}
-	}
-	return cond, nil
 }
 
 func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {

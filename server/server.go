@@ -26,6 +26,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/nswire"
 )
@@ -77,8 +78,11 @@ type Options struct {
 // Server is the HTTP handler. Close it (or call Shutdown through
 // http.Server.RegisterOnShutdown) to end its event streams.
 type Server struct {
-	ns      *nameservice.NameService
-	d       driver.Driver
+	ns *nameservice.NameService
+	// d is the driver behind the guard: the /ns/v1 routes, which speak the
+	// driver contract, write through it, so every rule of the model holds
+	// for them as for the Go API.
+	d       *guard.Driver
 	opts    Options
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -109,7 +113,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		reg = prometheus.NewRegistry()
 	}
 	s := &Server{
-		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(),
+		ns: ns, d: ns.Guarded(), opts: opts, log: log, mux: http.NewServeMux(),
 		metrics: newMetrics(reg), idem: newIdemCache(100_000, 10*time.Minute),
 		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 	}
@@ -141,6 +145,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("POST "+p+"/retract/{id...}", s.auth(s.retract))
 	m.HandleFunc("POST "+p+"/graph-sources/{id...}", s.auth(s.publishGraphSource))
 	m.HandleFunc("GET "+p+"/watch", s.auth(s.watch))
+	m.HandleFunc("POST "+p+"/collect", s.auth(s.collect))
 
 	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -65,8 +64,6 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-var creds = credentials.NewStaticCredentialsProvider("test", "test", "")
 
 // fsTarget measures the filesystem driver in a new temporary directory.
 func fsTarget(l fs.Config, name string) (*target, error) {
@@ -132,7 +129,7 @@ func rawFile(dir string, data []byte) (func(context.Context, int) error, error) 
 func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
 	cnt := newCounter()
 	cfg := dynamodb.Config{Table: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
-		Credentials: creds, HTTPClient: cnt.client()}
+		HTTPClient: cnt.client()}
 	d, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -185,7 +182,7 @@ func rawUpdateItem(ctx context.Context, c *awsdynamodb.Client, table string, i i
 func s3Target(ctx context.Context, endpoint string) (*target, error) {
 	cnt := newCounter()
 	cfg := s3etag.Config{Bucket: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
-		PathStyle: true, Layout: s3etag.LayoutB, Credentials: creds, HTTPClient: cnt.client()}
+		PathStyle: true, Layout: s3etag.LayoutB, HTTPClient: cnt.client()}
 	client, err := s3etag.NewClient(ctx, cfg)
 	if err != nil {
 		return nil, err

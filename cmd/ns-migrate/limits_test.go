@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 )
 
 // TestLimitsThroughMigrate: a record at every limit (docs/model.md) is
@@ -18,12 +19,12 @@ func TestLimitsThroughMigrate(t *testing.T) {
 	from, to := "file://"+t.TempDir(), memURL(t, "dst")
 	src := open(t, from)
 	must(t, src.Init(ctx, "big"))
-	addr := strings.Repeat("a", driver.MaxAddressBytes)
+	addr := strings.Repeat("a", guard.MaxAddressBytes)
 	if _, err := src.PublishCommit(ctx, "big", 1, addr); err != nil {
 		t.Fatal(err)
 	}
 	deep := map[string]any{"l": []any{json.Number("1")}}
-	for range driver.MaxPayloadDepth - 2 {
+	for range guard.MaxPayloadDepth - 2 {
 		deep = map[string]any{"a": deep}
 	}
 	if _, err := src.PushConfig(ctx, "big", nameservice.Value{}, nameservice.Value{V: 1, Payload: deep}); err != nil {
@@ -31,7 +32,7 @@ func TestLimitsThroughMigrate(t *testing.T) {
 	}
 	must(t, src.Init(ctx, "ok"))
 	over := driver.NewLedger(driver.ID{Name: "over", Branch: "main"}, 1)
-	*over.Config = driver.Value{V: 1, Payload: driver.Object{"s": strings.Repeat("x", driver.MaxPayloadBytes)}}
+	*over.Config = driver.Value{V: 1, Payload: driver.Object{"s": strings.Repeat("x", guard.MaxPayloadBytes)}}
 	must(t, src.Driver().Create(ctx, over)) // under the portable layer, as a foreign writer could
 
 	r := want(t, exitFail, "--from", from, "--to", to, "--verify")

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -18,8 +17,6 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/drivers/s3etag"
 )
 
 // ns check URL runs the capability probe and the conformance suite against a
@@ -41,7 +38,8 @@ func init() {
 	}
 }
 
-// purgeTimeout bounds the final purge, which runs even after an interrupt.
+// purgeTimeout bounds the final purge and collection, which run even after
+// an interrupt.
 const purgeTimeout = 2 * time.Minute
 
 func runCheck(c *call) error {
@@ -67,7 +65,7 @@ func runCheck(c *call) error {
 	fmt.Fprintf(c.stdout, "ns check: %s under prefix %s\n", mode, prefix)
 
 	var groups []conformance.GroupResult
-	if probe, ok := probeStore(c.ctx, ns.Driver(), lockMode(url)); ok {
+	if probe, ok := probeStore(c.ctx, ns.Driver()); ok {
 		printGroup(c.stdout, probe)
 		groups = append(groups, probe)
 	}
@@ -81,14 +79,14 @@ func runCheck(c *call) error {
 	if rep.Interrupted {
 		fmt.Fprintf(c.stdout, "interrupted; removing the records under %s\n", prefix)
 	}
-	purgeErr := purgePrefix(context.WithoutCancel(c.ctx), ns, prefix)
+	purgeErr := cleanPrefix(context.WithoutCancel(c.ctx), c.stdout, ns, prefix)
 	if junit != "" {
 		if err := writeJUnit(junit, rep); err != nil {
 			return err
 		}
 	}
 	if purgeErr != nil {
-		return fmt.Errorf("check: records may remain under %s: %w", prefix, purgeErr)
+		return fmt.Errorf("check: records or what their purges left may remain under %s: %w", prefix, purgeErr)
 	}
 	return summary(c.stdout, rep)
 }
@@ -130,39 +128,27 @@ func refuseUsedPrefix(ctx context.Context, ns *nameservice.NameService, prefix s
 // probeGuarantee is what the capability probe checks.
 const probeGuarantee = "conditional writes: the store rejects a write whose precondition fails"
 
-// lockMode reports whether an s3:// URL names the lock protocol, which keeps
-// writers apart on a store that ignores preconditions.
-func lockMode(rawURL string) bool {
-	u, err := neturl.Parse(rawURL)
-	return err == nil && strings.EqualFold(u.Scheme, "s3") && u.Query().Get("lock") != ""
-}
-
-// probeStore runs the capability probe of drivers that have one. In lock
-// mode preconditions the store ignores are a note, not a failure.
-func probeStore(ctx context.Context, d driver.Driver, locked bool) (conformance.GroupResult, bool) {
-	type result interface {
-		Enforced() bool
-		String() string
-	}
-	var res result
-	var err error
-	start := time.Now()
-	switch d := d.(type) {
-	case *s3etag.Driver:
-		res, err = d.Probe(ctx)
-	case *blob.Driver:
-		res, err = d.Probe(ctx)
-	default:
+// probeStore runs the capability probe of a driver that declares one
+// (driver.Prober). Its one case passes when the store is safe for the
+// driver, and notes every condition checked, enforced or not.
+func probeStore(ctx context.Context, d driver.Driver) (conformance.GroupResult, bool) {
+	p, ok := d.(driver.Prober)
+	if !ok {
 		return conformance.GroupResult{}, false
 	}
-	c := conformance.CaseResult{Name: "PreconditionsEnforced", Status: conformance.Pass, Duration: time.Since(start)}
+	start := time.Now()
+	res, err := p.Probe(ctx)
+	c := conformance.CaseResult{Name: "PreconditionsEnforced", Status: conformance.Pass, Duration: time.Since(start), Message: res.String()}
+	if m := res.Missing(); m != "" {
+		c.Message = "not rejected: " + m + " (" + c.Message + ")"
+	}
 	switch {
 	case err != nil:
 		c.Status, c.Message = conformance.Fail, err.Error()
-	case !res.Enforced() && locked:
-		c.Message = res.String() + "; the lock protocol keeps writers apart"
-	case !res.Enforced():
-		c.Status, c.Message = conformance.Fail, res.String()
+	case !res.Safe():
+		c.Status = conformance.Fail
+	case res.Missing() != "":
+		c.Message += "; the lock protocol keeps writers apart"
 	}
 	return conformance.GroupResult{Name: "Probe", Guarantee: probeGuarantee, Cases: []conformance.CaseResult{c}, Duration: c.Duration}, true
 }
@@ -233,11 +219,25 @@ func summary(w io.Writer, rep conformance.Report) error {
 	return nil
 }
 
+// cleanPrefix purges every record under prefix, then collects at once what
+// the purges left: nothing else writes under the check's own prefix.
+func cleanPrefix(ctx context.Context, w io.Writer, ns *nameservice.NameService, prefix string) error {
+	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
+	defer cancel()
+	if err := purgePrefix(ctx, ns, prefix); err != nil {
+		return err
+	}
+	st, err := ns.Collect(ctx, nameservice.CollectOptions{Prefix: prefix})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "removed the records under %s and the %s their purges left\n", prefix, plural(st.Removed, "object"))
+	return nil
+}
+
 // purgePrefix purges every record under prefix, listing again until none is
 // left (a listing index may lag behind the purges).
 func purgePrefix(ctx context.Context, ns *nameservice.NameService, prefix string) error {
-	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
-	defer cancel()
 	// A listing index (DynamoDB's GSI) may show a record a moment after its
 	// write: stop only when the prefix has listed empty for about 2 s.
 	for empty := 0; empty < 5; time.Sleep(400 * time.Millisecond) {

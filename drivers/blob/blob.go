@@ -20,13 +20,14 @@
 // the version tag of a file. A file is created with IfNotExist, replaced
 // with a precondition on the tag it was read at (GCS: ifGenerationMatch,
 // set on the object handle in BeforeWrite; Azure: If-Match, set on the
-// upload options in BeforeWrite), and removed through the service's own
-// client, reached with As (GCS: delete of that generation; Azure: Delete
-// with If-Match). A failed precondition makes the driver re-read and either
-// report the conflict or try again. The driver caches the tag and contents
-// of every file it read or wrote, so an uncontended push is one write.
-// Create and Delete of one ID serialise on a lock object beside the
-// record's defining file.
+// upload options in BeforeWrite). Only these conditional writes decide
+// between racing writers: a purge seals and marks, never deletes, and the
+// collector removes what purges left through the service's own client,
+// reached with As (GCS: delete of that generation; Azure: Delete with
+// If-Match), relying on no conditional delete. A failed precondition makes
+// the driver re-read and either report the conflict or try again. The
+// driver caches the tag and contents of every file it read or wrote, so an
+// uncontended push is one write.
 //
 // A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
 // these preconditions through gocloud and is refused by Open with an error
@@ -91,7 +92,7 @@ type Driver struct {
 	be     backend
 	prefix string // "" or ending in "/"
 	*records
-	probed ProbeResult
+	probed driver.ProbeResult
 	closed closed.Flag
 }
 

@@ -9,26 +9,17 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// ProbeResult says which preconditions a service enforced.
-type ProbeResult struct {
-	CreateEnforced bool // a write with IfNotExist on an existing object failed
-	UpdateEnforced bool // a write conditional on a wrong tag failed
-	DeleteEnforced bool // a delete conditional on a wrong tag failed
-	DeleteReaches  bool // a delete conditional on the right tag removed the object
-}
-
-// Enforced reports whether the requests the driver relies on are safe.
-func (r ProbeResult) Enforced() bool {
-	return r.CreateEnforced && r.UpdateEnforced && r.DeleteEnforced && r.DeleteReaches
-}
-
-func (r ProbeResult) String() string {
-	return objstore.Unenforced("",
-		objstore.Check{Held: r.CreateEnforced, Text: "a write with IfNotExist on an existing object succeeded"},
-		objstore.Check{Held: r.UpdateEnforced, Text: "a write conditional on a wrong generation or ETag succeeded"},
-		objstore.Check{Held: r.DeleteEnforced, Text: "a delete conditional on a wrong generation or ETag succeeded"},
-		objstore.Check{Held: r.DeleteReaches, Text: "a conditional delete through the service's client did not reach the object gocloud wrote (a gocloud-prefixed bucket? use the URL path or Config.Prefix)"})
-}
+// The requests the probe checks, as ProbeResult names them.
+const (
+	ProbeCreate = "a write with IfNotExist on an existing object"
+	ProbeUpdate = "a write conditional on a wrong generation or ETag"
+	// ProbeDelete is reported, not relied on: no decision of the driver
+	// rests on a conditional delete (docs/s3.md).
+	ProbeDelete = "a delete conditional on a wrong generation or ETag"
+	// ProbeReach: deletes must reach the objects gocloud writes, or
+	// collection would remove nothing.
+	ProbeReach = "a delete through the service's client reaching the object gocloud wrote (a gocloud-prefixed bucket? use the URL path or Config.Prefix)"
+)
 
 // probe checks, on a probe key under the prefix, that the service enforces
 // the preconditions the driver relies on, and refuses it otherwise. It also
@@ -39,20 +30,21 @@ func (d *Driver) probe(ctx context.Context) error {
 		return err
 	}
 	d.probed = res
-	if res.Enforced() {
+	if res.Safe() {
 		return nil
 	}
-	return fmt.Errorf("%s: %w: the service behind this bucket does not enforce the preconditions the driver relies on (%s); "+
-		"concurrent writers would lose updates", d.be.name(), driver.ErrUnsupported, res)
+	return fmt.Errorf("%s: %w: the service behind this bucket does not enforce the preconditions the driver relies on (not rejected: %s); "+
+		"concurrent writers would lose updates", d.be.name(), driver.ErrUnsupported, res.Missing())
 }
 
 // Probed returns what the probe on open found.
-func (d *Driver) Probed() ProbeResult { return d.probed }
+func (d *Driver) Probed() driver.ProbeResult { return d.probed }
 
-// Probe writes a probe object, checks that a create, an update and a delete
-// with a failing precondition are refused, and removes the object with a
-// delete conditional on its tag (five requests).
-func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
+// Probe implements driver.Prober: it writes a probe object, checks that a
+// create, an update and a delete with a failing precondition are refused,
+// and removes the object with a delete conditional on its tag (five
+// requests).
+func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	reaches, s := false, store{d}
 	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: s.Put, Delete: s.Delete,
 		Wrong: func(tag string) string {
@@ -88,5 +80,12 @@ func (d *Driver) Probe(ctx context.Context) (ProbeResult, error) {
 		}
 		return nil
 	})
-	return ProbeResult{CreateEnforced: r.Create, UpdateEnforced: r.Update, DeleteEnforced: r.Delete, DeleteReaches: reaches}, err
+	return driver.ProbeResult{Checks: []driver.ProbeCheck{
+		{Request: ProbeCreate, Enforced: r.Create, Required: true},
+		{Request: ProbeUpdate, Enforced: r.Update, Required: true},
+		{Request: ProbeDelete, Enforced: r.Delete},
+		{Request: ProbeReach, Enforced: reaches, Required: true},
+	}}, err
 }
+
+var _ driver.Prober = (*Driver)(nil)

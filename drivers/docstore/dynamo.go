@@ -76,9 +76,15 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	if u.Host == "" || u.Path != "" {
 		return nil, fmt.Errorf("%w: docstore+dynamodb://TABLE takes the table as host and no path", driver.ErrInvalidArgument)
 	}
+	if err := awsconf.CheckEndpoint(q.Get("endpoint")); err != nil {
+		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+	}
+	if err := awsconf.CheckCredentials(ctx, cfg); err != nil {
+		return nil, err
 	}
 	// gocloud's URL parameters set the endpoint; the CRC32 check follows the
 	// module's rule (awsconf.LocalDynamoDB) unless ParamNoCRC32 says otherwise.

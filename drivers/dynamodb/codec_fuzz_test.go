@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 )
 
 // itemsJSON encodes a record's items as the fuzz input form: a JSON object
@@ -127,24 +128,24 @@ func TestRecordAtEveryLimitFitsOneItem(t *testing.T) {
 		}
 		return driver.Object{"state": "ready", "l": l}
 	}
-	deps := make([]string, driver.MaxDependencies)
+	deps := make([]string, guard.MaxDependencies)
 	for i := range deps {
 		deps[i] = strings.Repeat("d", driver.MaxIDLength-8) + ":main"
 	}
 	for _, rec := range []*driver.Record{
 		driver.NewLedger(driver.ID{Name: "l", Branch: "main"}, 1),
-		driver.NewGraphSource(driver.ID{Name: "g", Branch: "main"}, strings.Repeat("t", driver.MaxSourceTypeBytes), deps, nil, 1),
+		driver.NewGraphSource(driver.ID{Name: "g", Branch: "main"}, strings.Repeat("t", guard.MaxSourceTypeBytes), deps, nil, 1),
 	} {
-		addr := strings.Repeat("a", driver.MaxAddressBytes)
+		addr := strings.Repeat("a", guard.MaxAddressBytes)
 		if rec.Head != nil {
 			*rec.Head = driver.RefValue(addr, 1)
 		}
 		*rec.Index = driver.RefValue(addr, 1)
-		*rec.Status = driver.Value{V: 1, Payload: digits(driver.MaxPayloadBytes)}
-		cfg := digits(driver.MaxPayloadBytes)
+		*rec.Status = driver.Value{V: 1, Payload: digits(guard.MaxPayloadBytes)}
+		cfg := digits(guard.MaxPayloadBytes)
 		delete(cfg, "state")
 		*rec.Config = driver.Value{V: 1, Payload: cfg}
-		if err := driver.CheckLimits(rec); err != nil {
+		if err := guard.CheckRecord(rec); err != nil {
 			t.Fatalf("%s: not at the limits but over them: %v", rec.ID, err)
 		}
 		items, err := recordItems(rec, 1)

@@ -154,6 +154,9 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 	if err := validTable(cfg.Table); err != nil {
 		return nil, nil, err
 	}
+	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
+		return nil, nil, fmt.Errorf("dynamodb: %w: %v", driver.ErrInvalidArgument, err)
+	}
 	awsCfg, err := loadAWSConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -182,7 +185,7 @@ func loadAWSConfig(ctx context.Context, cfg Config) (aws.Config, error) {
 	}
 	c, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, "")
 	if err != nil {
-		return aws.Config{}, fmt.Errorf("dynamodb: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
+		return aws.Config{}, fmt.Errorf("dynamodb: %w", err)
 	}
 	return c, nil
 }

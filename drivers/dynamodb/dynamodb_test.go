@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"nameservice.dev/nameservice/conformance"
@@ -48,7 +47,7 @@ func testConfig(t testing.TB) dynamodb.Config {
 			Table:       "ns-test-" + testenv.RandomHex(4),
 			Region:      "us-east-1",
 			Endpoint:    endpoint,
-			Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+			Credentials: testenv.Credentials,
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

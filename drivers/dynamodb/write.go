@@ -294,3 +294,11 @@ func (d *Driver) queryPK(ctx context.Context, op, pk string, keysOnly bool) (map
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 }
+
+// Collect implements driver.Collector: a purge deletes every item of the
+// record in one transaction, so there is never anything to collect.
+func (d *Driver) Collect(ctx context.Context, _ driver.CollectOptions) (driver.CollectStats, error) {
+	return driver.CollectStats{}, d.begin(ctx)
+}
+
+var _ driver.Collector = (*Driver)(nil)

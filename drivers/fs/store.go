@@ -38,7 +38,7 @@ var (
 // driver gives its own files (".lock", ".tmp") is stored with '~'
 // appended, as is one ending in '~': no object is then ever another
 // object's lock or temp file. (Record files end in ".json"; the keys so
-// escaped are the protocol's own, such as objstore's lock objects.)
+// escaped are never record files.)
 func (s store) keyPath(key string) string {
 	if escaped(key) {
 		key += "~"

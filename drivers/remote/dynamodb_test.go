@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"nameservice.dev/nameservice/conformance"
@@ -35,7 +34,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 		b := make([]byte, 4)
 		_, _ = rand.Read(b)
 		tableCfg = dynamodb.Config{Table: "ns-remote-" + hex.EncodeToString(b), Region: "us-east-1", Endpoint: endpoint,
-			Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+			Credentials: testenv.Credentials}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		d, err := dynamodb.Open(ctx, tableCfg)

@@ -85,3 +85,23 @@ func TestConformanceLockModeIgnoringStore(t *testing.T) {
 	cfg.Lock = newLockTable(t, 2*time.Second)
 	conformance.Run(t, suiteHarness(cfg))
 }
+
+// TestConformanceDeleteIfMatchIgnored runs the suite against versitygw
+// behind a proxy that drops If-Match from every DeleteObject, as MinIO and
+// other stores ignore it: the driver opens such a store natively (the probe
+// records the ignored condition) and keeps every guarantee, purges racing
+// creates included, since no decision rests on a conditional delete.
+func TestConformanceDeleteIfMatchIgnored(t *testing.T) {
+	endpoint, bucket := newBucket(t)
+	cfg := baseConfig(testenv.S3IgnoringDeletePreconditions(t, endpoint, testCreds), bucket, driver.LayoutB)
+	cfg.Prefix = "suite"
+	d, err := s3etag.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("open a store that ignores only DELETE If-Match: %v", err)
+	}
+	if p := d.Probed(); !p.Enforced(s3etag.ProbeCreate) || !p.Enforced(s3etag.ProbeUpdate) || p.Enforced(s3etag.ProbeDelete) {
+		t.Fatalf("probe through the proxy = %+v, want the PUT preconditions enforced and DELETE If-Match ignored", p)
+	}
+	_ = d.Close()
+	conformance.Run(t, suiteHarness(cfg))
+}

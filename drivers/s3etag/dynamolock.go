@@ -115,9 +115,12 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	if lc.Table == "" {
 		return nil, fmt.Errorf("s3: %w: lock table not named", driver.ErrInvalidArgument)
 	}
+	if err := awsconf.CheckEndpoint(lc.Endpoint); err != nil {
+		return nil, fmt.Errorf("s3: lock: %w: %v", driver.ErrInvalidArgument, err)
+	}
 	awsCfg, err := awsconf.Load(ctx, lc.Region, lc.Profile, lc.Credentials, DefaultRegion)
 	if err != nil {
-		return nil, fmt.Errorf("s3: lock: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
+		return nil, fmt.Errorf("s3: lock: %w", err)
 	}
 	var httpClient dynamodb.HTTPClient = awsconf.HTTPClient(0, 5*time.Second)
 	if lc.HTTPClient != nil {

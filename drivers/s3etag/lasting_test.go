@@ -3,6 +3,7 @@ package s3etag_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestLastingFailures(t *testing.T) {
 		c, hc := newCounter()
 		cfg := baseConfig(endpoint, bucket, driver.LayoutB)
 		cfg.HTTPClient = hc
-		cfg.Credentials = credentials.NewStaticCredentialsProvider("test", secret, "") // a known key, a wrong secret
+		cfg.Credentials = credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), secret, "") // a known key, a wrong secret
 		_, err := s3etag.Open(ctx, cfg)
 		if !errors.Is(err, driver.ErrPermissionDenied) || !strings.Contains(err.Error(), "s3:PutObject") {
 			t.Fatalf("open with wrong credentials: %v (code %v), want PermissionDenied naming s3:PutObject", err, driver.Code(err))

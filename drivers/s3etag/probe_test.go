@@ -31,7 +31,7 @@ func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unsafe open: %v", err)
 	}
-	if p := d.Probed(); p.CreateEnforced || p.UpdateEnforced || p.DeleteEnforced {
+	if p := d.Probed(); p.Enforced(s3etag.ProbeCreate) || p.Enforced(s3etag.ProbeUpdate) || p.Enforced(s3etag.ProbeDelete) {
 		t.Errorf("probe through the proxy = %+v, want nothing enforced", p)
 	}
 	cfg.Unsafe = false
@@ -43,7 +43,7 @@ func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := direct.Probed(); !p.CreateEnforced || !p.UpdateEnforced || !p.DeleteEnforced {
+	if p := direct.Probed(); !p.Enforced(s3etag.ProbeCreate) || !p.Enforced(s3etag.ProbeUpdate) || !p.Enforced(s3etag.ProbeDelete) {
 		t.Errorf("probe of versitygw = %+v, want everything enforced", p)
 	}
 }

@@ -14,18 +14,24 @@
 //
 // # Protocol
 //
-// A file is created with If-None-Match: *, replaced with If-Match: <etag> and
-// removed with If-Match. A 412 makes the driver re-read and either report the
-// conflict (the condition fails on the new value) or try again (bounded, with
-// jitter). The driver caches the ETag and contents of every file it read or
-// wrote, so an uncontended push is one PUT; a stale entry costs a 412 and a
-// re-read, never a wrong answer. Create and Delete of one ID serialise on a
-// lock object beside the record's defining file, as the filesystem driver
-// serialises them on a lock file.
+// A file is created with If-None-Match: * and replaced with If-Match:
+// <etag>; only these conditional PUTs decide between racing writers. No
+// create, push or purge sends a DELETE, so nothing rests on DeleteObject's
+// If-Match, which several S3-compatible stores ignore or check apart from
+// the unlink. A purge seals the record's files and replaces its defining
+// file by a mark, which a later create replaces on its ETag; Collect
+// removes what purges left (docs/s3.md, "Garbage collection"). A 412 makes
+// the driver re-read and either report the conflict (the condition fails
+// on the new value) or try again (bounded, with jitter). The driver caches
+// the ETag and contents of every file it read or wrote, so an uncontended
+// push is one PUT; a stale entry costs a 412 and a re-read, never a wrong
+// answer.
 //
 // Open probes that the endpoint enforces If-None-Match and If-Match on
-// PutObject, and refuses a store that does not, unless the URL names the
-// DynamoDB lock protocol (lock=dynamodb://...) or says unsafe=true.
+// PutObject (and reports whether it enforces If-Match on DeleteObject,
+// which nothing relies on), and refuses a store that does not, unless the
+// URL names the DynamoDB lock protocol (lock=dynamodb://...) or says
+// unsafe=true.
 package s3etag
 
 import (
@@ -104,9 +110,8 @@ type Driver struct {
 	prefix string // "" or ending in "/"
 	*records
 	lock *dynamoLock // nil: S3 preconditions
-	// probed is what the probe on open found; Delete relies on the ID lock
-	// whether or not DeleteObject honours If-Match.
-	probed ProbeResult
+	// probed is what the probe on open found.
+	probed driver.ProbeResult
 }
 
 var (
@@ -151,9 +156,12 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 // load), with short jittered backoff, and with 409 ConditionalRequestConflict
 // retried (S3 refused the request; nothing was written).
 func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
+	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
+		return nil, fmt.Errorf("s3: %w: %v", driver.ErrInvalidArgument, err)
+	}
 	awsCfg, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, DefaultRegion)
 	if err != nil {
-		return nil, fmt.Errorf("s3: %w: load AWS configuration: %v", driver.ErrUnavailable, err)
+		return nil, fmt.Errorf("s3: %w", err)
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {

@@ -1,15 +1,21 @@
-// Package archtest checks the import rules of design.md §4 with go list:
-// the arrows point one way, cmd -> nameservice -> drivers/registry -> driver.
+// Package archtest checks the architecture's rules: with go list, that the
+// import arrows point one way, cmd -> nameservice -> drivers/registry ->
+// driver; with the type checker, that every write reaches a driver through
+// package guard.
 package archtest
 
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/types"
 	"io"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/go/packages"
 )
 
 const module = "nameservice.dev/nameservice"
@@ -130,4 +136,64 @@ func TestCommandsOnly(t *testing.T) {
 	if users < 2 {
 		t.Errorf("%d packages import %s, want ns and ns-migrate at least", users, cli)
 	}
+}
+
+// writeMethods are the driver contract's methods that change a record.
+var writeMethods = []string{"Create", "Update", "Retract", "Delete"}
+
+// TestWritesGoThroughTheGuard: no code of the commands or the server calls
+// a write method of a driver except through package guard (a
+// *guard.Driver, or the portable API), so every rule of the model holds for
+// every entry point. Calls are found by type, not by name: a write method
+// whose receiver is driver.Driver, another driver interface, or a type of
+// a package under drivers/ is a violation.
+func TestWritesGoThroughTheGuard(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo}
+	pkgs, err := packages.Load(cfg, module+"/server/...", module+"/cmd/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Fatalf("load %s: %v", p.PkgPath, e)
+		}
+		for _, f := range p.Syntax {
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok || !slices.Contains(writeMethods, sel.Sel.Name) {
+					return true
+				}
+				s := p.TypesInfo.Selections[sel]
+				if s == nil || s.Kind() != types.MethodVal {
+					return true
+				}
+				calls++
+				if recv := rawDriver(s.Recv()); recv != "" {
+					t.Errorf("%s: %s called on %s, not through package guard", p.Fset.Position(sel.Pos()), sel.Sel.Name, recv)
+				}
+				return true
+			})
+		}
+	}
+	if calls == 0 {
+		t.Fatal("found no call of a write method in server/ and cmd/; the check would prove nothing")
+	}
+}
+
+// rawDriver names t when it is a driver that bypasses the guard: an
+// interface of package driver, or a type of a package under drivers/.
+func rawDriver(t types.Type) string {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return ""
+	}
+	path := n.Obj().Pkg().Path()
+	if path == module+"/driver" || isDriver(path) {
+		return types.TypeString(t, nil)
+	}
+	return ""
 }

@@ -9,15 +9,23 @@ package awsconf
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+
+	"nameservice.dev/nameservice/driver"
 )
 
 // Load returns the configuration of the SDK's default chain (environment,
 // shared files, instance metadata) with region, profile and creds applied
 // when they are set, and defaultRegion when no region resolves ("" leaves it
-// unset). Its error is the SDK's; callers wrap it with their own context.
+// unset). It retrieves the credentials once, so that a chain that finds
+// none fails here, as a lasting error wrapping driver.ErrPermissionDenied
+// that says where credentials come from, rather than as an unavailable
+// backend at the first request. Other errors wrap driver.ErrUnavailable.
 func Load(ctx context.Context, region, profile string, creds aws.CredentialsProvider, defaultRegion string) (aws.Config, error) {
 	var opts []func(*config.LoadOptions) error
 	if region != "" {
@@ -30,8 +38,57 @@ func Load(ctx context.Context, region, profile string, creds aws.CredentialsProv
 		opts = append(opts, config.WithCredentialsProvider(creds))
 	}
 	c, err := config.LoadDefaultConfig(ctx, opts...)
-	if err == nil && c.Region == "" {
+	if err != nil {
+		return c, fmt.Errorf("%w: load AWS configuration: %v", driver.ErrUnavailable, err)
+	}
+	if c.Region == "" {
 		c.Region = defaultRegion
 	}
-	return c, err
+	return c, CheckCredentials(ctx, c)
+}
+
+// CheckCredentials retrieves c's credentials once (the SDK caches them for
+// the requests to come). A chain that finds none is a lasting error
+// wrapping driver.ErrPermissionDenied that says where credentials come
+// from, never an unavailable backend.
+func CheckCredentials(ctx context.Context, c aws.Config) error {
+	if c.Credentials == nil {
+		return nil // an anonymous client: requests go unsigned
+	}
+	if _, err := c.Credentials.Retrieve(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("load AWS credentials: %w", ctx.Err())
+		}
+		return fmt.Errorf("%w: no AWS credentials: %s (%v)", driver.ErrPermissionDenied, credentialSources, err)
+	}
+	return nil
+}
+
+// credentialSources says where the SDK's default chain looks.
+const credentialSources = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (or the URL's profile=) naming a " +
+	"profile of ~/.aws/credentials or ~/.aws/config (SSO included), or AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, " +
+	"or run with a container or EC2 instance role"
+
+// CheckEndpoint checks an endpoint URL ("" for the service's own): http or
+// https, a host, no credentials (they belong in the AWS chain). Its error
+// says what is wrong, without a sentinel (callers wrap it with
+// driver.ErrInvalidArgument and their own context), and never repeats the
+// endpoint, which may hold a secret.
+func CheckEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil:
+		// url.Parse's message repeats the whole URL, password included.
+		return errors.New("endpoint is not a valid URL (not repeated here: it may hold a secret)")
+	case u.User != nil:
+		return errors.New("endpoint holds credentials (user:password@); credentials come from the AWS credential chain")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("endpoint is not an http:// or https:// URL")
+	case u.Host == "":
+		return errors.New("endpoint names no host")
+	}
+	return nil
 }

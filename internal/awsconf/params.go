@@ -44,6 +44,9 @@ func ParseParams(u *url.URL, known []string) (Params, error) {
 		}
 	}
 	p := Params{Region: q.Get("region"), Endpoint: q.Get("endpoint"), Profile: q.Get("profile")}
+	if err := CheckEndpoint(p.Endpoint); err != nil {
+		return Params{}, err
+	}
 	if s := q.Get("timeout"); s != "" {
 		t, err := time.ParseDuration(s)
 		if err != nil || t <= 0 {

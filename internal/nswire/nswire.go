@@ -196,3 +196,22 @@ type serverError struct {
 
 func (e serverError) Error() string { return e.msg }
 func (e serverError) Unwrap() error { return e.sentinel }
+
+// CollectRequest is the body of POST /ns/v1/collect.
+type CollectRequest struct {
+	Prefix      string `json:"prefix,omitempty"`
+	OlderThanMS int64  `json:"older_than_ms"`
+	DryRun      bool   `json:"dry_run,omitempty"`
+}
+
+// CollectLine is one line of the answer to POST /ns/v1/collect, a stream
+// of JSON lines: one per object the collector looked at (named by record
+// only: the server's object names stay with it), then one with Stats, or
+// one with Error when the collection failed part-way.
+type CollectLine struct {
+	ID      string               `json:"id,omitempty"`
+	Removed bool                 `json:"removed,omitempty"`
+	Reason  string               `json:"reason,omitempty"`
+	Stats   *driver.CollectStats `json:"stats,omitempty"`
+	Error   *Error               `json:"error,omitempty"`
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strings"
 )
 
 // ProbePrefix holds the probe objects of the object-store drivers, beside
@@ -66,26 +65,4 @@ func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refus
 		return r, last(key, tag, r)
 	}
 	return r, nil
-}
-
-// Check is one precondition a probe checked, and what it means when it did
-// not hold.
-type Check struct {
-	Held bool
-	Text string
-}
-
-// Unenforced returns "every precondition enforced" when every check held,
-// else prefix followed by the text of each that did not, joined by "; ".
-func Unenforced(prefix string, checks ...Check) string {
-	var miss []string
-	for _, c := range checks {
-		if !c.Held {
-			miss = append(miss, c.Text)
-		}
-	}
-	if len(miss) == 0 {
-		return "every precondition enforced"
-	}
-	return prefix + strings.Join(miss, "; ")
 }

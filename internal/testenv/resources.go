@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"testing"
 	"time"
 
@@ -13,9 +14,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// Credentials are the static AWS credentials DynamoDB Local and versitygw
-// accept in the test setup.
-var Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
+// Credentials are the AWS credentials of the test servers, read from
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN when a
+// request is signed (scripts/testservers.sh env exports versitygw's; DynamoDB
+// Local accepts any), so the S3 tests run against any S3-compatible server
+// an operator points NAMESERVICE_TEST_S3_ENDPOINT and those variables at.
+var Credentials aws.CredentialsProvider = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+	return credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		os.Getenv("AWS_SESSION_TOKEN")).Retrieve(context.Background())
+})
 
 // RandomHex returns n random bytes in hex, for names of a test's own.
 func RandomHex(n int) string {

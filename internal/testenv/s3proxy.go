@@ -17,11 +17,26 @@ import (
 // S3IgnoringPreconditions starts an S3 endpoint that ignores preconditions:
 // it forwards every request to the real server at target without If-Match
 // and If-None-Match, as a store that does not support conditional writes
-// would. Those headers are covered by the client's SigV4 signature, so the
-// proxy re-signs each request (with creds, region us-east-1 and the
-// client's payload hash) after dropping them. It returns the proxy's URL and
-// closes it when the test ends.
+// would. It returns the proxy's URL and closes it when the test ends.
 func S3IgnoringPreconditions(t testing.TB, target string, creds aws.CredentialsProvider) string {
+	t.Helper()
+	return s3Dropping(t, target, creds, func(*http.Request) bool { return true })
+}
+
+// S3IgnoringDeletePreconditions starts an S3 endpoint that enforces
+// preconditions on writes but ignores If-Match on DeleteObject, as MinIO
+// and several other self-hosted servers do: it forwards DELETE requests
+// without it. It returns the proxy's URL and closes it when the test ends.
+func S3IgnoringDeletePreconditions(t testing.TB, target string, creds aws.CredentialsProvider) string {
+	t.Helper()
+	return s3Dropping(t, target, creds, func(r *http.Request) bool { return r.Method == http.MethodDelete })
+}
+
+// s3Dropping starts a proxy to target that forwards the requests for which
+// drop holds without If-Match and If-None-Match. Those headers are covered
+// by the client's SigV4 signature, so the proxy re-signs each request (with
+// creds, region us-east-1 and the client's payload hash).
+func s3Dropping(t testing.TB, target string, creds aws.CredentialsProvider, drop func(*http.Request) bool) string {
 	t.Helper()
 	up, err := url.Parse(target)
 	if err != nil {
@@ -37,7 +52,11 @@ func S3IgnoringPreconditions(t testing.TB, target string, creds aws.CredentialsP
 		out, _ := http.NewRequestWithContext(r.Context(), r.Method, up.Scheme+"://"+up.Host+r.URL.RequestURI(), bytes.NewReader(body))
 		for k, v := range r.Header {
 			switch http.CanonicalHeaderKey(k) {
-			case "If-Match", "If-None-Match", "Authorization":
+			case "Authorization":
+			case "If-Match", "If-None-Match":
+				if !drop(r) {
+					out.Header[k] = v
+				}
 			default:
 				out.Header[k] = v
 			}

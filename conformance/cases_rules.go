@@ -1,0 +1,117 @@
+package conformance
+
+import (
+	"encoding/base32"
+	"encoding/binary"
+	"math"
+	"strings"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
+)
+
+// The rules of package guard hold through the portable API on every
+// driver: values that would overflow, that Fluree cannot read, or that are
+// no text are refused with ErrInvalidArgument naming what is wrong, and
+// nothing is written.
+var _ = addGroup("Rules",
+	"rules: watermarks never overflow, values Fluree cannot read and text that is no UTF-8 are refused, and nothing is written",
+	testCase{name: "WatermarkAtTheTopIsRefused", quick: true, run: rulesWatermarkTop},
+	testCase{name: "RetractAtTheLimitDoesNotWrap", run: rulesRetractAtLimit},
+	testCase{name: "ContentIDsFlureeCannotReadAreRefused", quick: true, run: rulesContentIDs},
+	testCase{name: "BranchCountOverU32IsRefused", run: rulesBranchCount},
+	testCase{name: "LoneSurrogateIsRefused", run: rulesLoneSurrogate},
+)
+
+// wantRefused checks that err wraps ErrInvalidArgument and names want.
+func (e *env) wantRefused(what string, err error, want string) {
+	e.t.Helper()
+	if !isErr(err, nameservice.ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+		e.t.Errorf("%s: error = %.300v; want ErrInvalidArgument naming %q", what, err, want)
+	}
+}
+
+func rulesWatermarkTop(e *env) {
+	e.init("db")
+	before := e.lookup("db")
+	top := int64(math.MaxInt64)
+	e.wantRefused("status at 2^63-1", second(e.ns.PushStatus(e.ctx, e.id("db"), ready, status(top, "ready", nil))), "status_v")
+	e.wantRefused("config at 2^63-1", second(e.ns.PushConfig(e.ctx, e.id("db"), unborn, config(top, nameservice.Object{}))), "config_v")
+	e.wantRefused("commit at 2^63-1", second(e.ns.PublishCommit(e.ctx, e.id("db"), top, "a")), "commit_t")
+	e.wantRefused("index at 2^63-1", second(e.ns.PublishIndex(e.ctx, e.id("db"), top, "a")), "index_t")
+	e.wantSame("db", before)
+	id, err := nameservice.ParseID(e.id("imported"))
+	e.must(err)
+	rec := driver.NewLedger(id, 1)
+	*rec.Status = status(top, "ready", nil)
+	e.wantRefused("import at 2^63-1", e.ns.Import(e.ctx, rec), "status_v")
+	e.wantAbsent("imported")
+}
+
+func rulesRetractAtLimit(e *env) {
+	e.init("db")
+	limit := status(guard.MaxWatermark, "ready", nil)
+	e.applied(limit)(e.ns.PushStatus(e.ctx, e.id("db"), ready, limit))
+	e.must(e.ns.Retract(e.ctx, e.id("db")))
+	rec := e.lookup("db")
+	if !rec.Retracted || rec.Status.V != math.MaxInt64 {
+		e.t.Fatalf("retract at status_v %d: retracted %v at status_v %d, want true at %d", int64(guard.MaxWatermark), rec.Retracted, rec.Status.V, int64(math.MaxInt64))
+	}
+	e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "db")
+}
+
+// contentID returns a CIDv1 (dag-cbor, sha2-256 code) in base32 with a
+// digest of n bytes; pad > 0 writes its version varint in pad+1 bytes.
+func contentID(n, pad int) string {
+	v := []byte{1}
+	if pad > 0 {
+		v = []byte{0x81}
+		for range pad - 1 {
+			v = append(v, 0x80)
+		}
+		v = append(v, 0)
+	}
+	b := binary.AppendUvarint(append(v, 0x71), 0x12)
+	b = binary.AppendUvarint(b, uint64(n))
+	b = append(b, make([]byte, n)...)
+	return "b" + base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding).EncodeToString(b)
+}
+
+func rulesContentIDs(e *env) {
+	e.init("db")
+	before := e.lookup("db")
+	e.wantRefused("non-minimal varint", second(e.ns.PublishCommit(e.ctx, e.id("db"), 1, contentID(32, 1))), "shortest form")
+	e.wantRefused("65-byte digest", second(e.ns.PublishIndex(e.ctx, e.id("db"), 1, contentID(65, 0))), "65 bytes")
+	e.wantRefused("config_id", second(e.ns.PushConfig(e.ctx, e.id("db"), unborn,
+		config(1, nameservice.Object{"config_id": contentID(32, 2)}))), "config_id")
+	e.wantSame("db", before)
+	good := contentID(64, 0)
+	e.applied(ref(good, 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, good))
+}
+
+func rulesBranchCount(e *env) {
+	id, err := nameservice.ParseID(e.id("db"))
+	e.must(err)
+	rec := driver.NewLedger(id, 1)
+	rec.Branches = guard.MaxBranches + 1
+	e.wantRefused("branches 2^32", e.ns.Import(e.ctx, rec), "branches")
+	e.wantAbsent("db")
+	rec.Branches = guard.MaxBranches
+	e.must(e.ns.Import(e.ctx, rec))
+	if got := e.lookup("db").Branches; got != guard.MaxBranches {
+		e.t.Fatalf("branches read back as %d, want %d", got, int64(guard.MaxBranches))
+	}
+}
+
+func rulesLoneSurrogate(e *env) {
+	e.init("db")
+	before := e.lookup("db")
+	if o, err := nameservice.ParseObject([]byte(`{"note":"a\udcffb"}`)); !isErr(err, nameservice.ErrInvalidArgument) || !strings.Contains(err.Error(), `\udcff`) {
+		e.t.Errorf("ParseObject of a lone surrogate = %v, %v; want ErrInvalidArgument naming the escape", o, err)
+	}
+	// A Go string cannot hold a surrogate but as bytes that are no UTF-8.
+	e.wantRefused("surrogate bytes", second(e.ns.PushStatus(e.ctx, e.id("db"), ready,
+		status(2, "ready", nameservice.Object{"note": "a\xed\xb3\xbfb"}))), "UTF-8")
+	e.wantSame("db", before)
+}

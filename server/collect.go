@@ -1,0 +1,53 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// collect serves POST /ns/v1/collect: the collector over the prefix of
+// the request, for a caller that may write every ID under it. The answer
+// streams one JSON line per object (by record ID and reason, never the
+// backend's object names), then the totals. Collection is safe to repeat,
+// so it needs no idempotency key; it runs until done or the client leaves.
+func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		s.bodyError(w, err)
+		return
+	}
+	var req nswire.CollectRequest
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !covers(principalOf(r.Context()).Write, req.Prefix) {
+		writeJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
+			Code: driver.PermissionDenied.String()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	flush := http.NewResponseController(w)
+	st, err := s.ns.Collect(r.Context(), nameservice.CollectOptions{
+		Prefix: req.Prefix, OlderThan: time.Duration(req.OlderThanMS) * time.Millisecond, DryRun: req.DryRun,
+		Report: func(o driver.Collected) {
+			_ = enc.Encode(nswire.CollectLine{ID: o.ID, Removed: o.Removed, Reason: o.Reason})
+			_ = flush.Flush()
+		},
+	})
+	if err != nil {
+		_, b := errorBody(err)
+		var e nswire.Error
+		_ = json.Unmarshal(b, &e)
+		_ = enc.Encode(nswire.CollectLine{Error: &e})
+		return
+	}
+	_ = enc.Encode(nswire.CollectLine{Stats: &st})
+}

@@ -87,6 +87,14 @@ func CheckLimits(r *Record) error {
 	if n := len(r.Dependencies); n > MaxDependencies {
 		return LimitError("dependencies", "entries", n, MaxDependencies)
 	}
+	if n := len(r.SourceBranch); n > MaxIDLength {
+		return LimitError("source branch", "bytes", n, MaxIDLength)
+	}
+	if bp := r.BranchPoint; bp != nil {
+		if err := CheckAddress("branch point address", bp.Address); err != nil {
+			return err
+		}
+	}
 	for _, c := range Concerns {
 		v := r.Value(c)
 		if v == nil {

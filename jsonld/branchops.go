@@ -5,24 +5,28 @@ import (
 	"fmt"
 )
 
-// BranchOp is a branch create or drop under way, recorded in its source's
-// defining file as an entry of f:branchOps by the object-store protocol
-// (internal/objstore): the count f:branches already holds its Delta, and a
-// writer that finds it older than the protocol allows settles it.
+// BranchOp is a step of the object-store branch protocol
+// (internal/objstore) under way, recorded as an entry of f:branchOps in a
+// defining file: in a source's, a branch create or drop whose Delta the
+// count f:branches already holds; in a branch's own, the mark of its drop.
+// A writer that finds one older than the protocol allows settles it.
 type BranchOp struct {
-	Op     string `json:"op"`     // BranchCreate or BranchDrop
+	Op     string `json:"op"`     // BranchCreate, BranchDrop or BranchDropping
 	Branch string `json:"branch"` // the branch's ID
-	// Token is the branch's incarnation: the one a create gives the new
-	// record, or the one of the record a drop removes.
-	Token string `json:"token"`
-	At    int64  `json:"at"`    // Unix milliseconds, when it was recorded
-	Delta int64  `json:"delta"` // what it added to f:branches: 1, -1 or 0
+	Token  string `json:"token"`  // the step's random token
+	// Incarnation is the branch record's incarnation: the one a create
+	// gives the new record (its Token), or the one of the record a drop
+	// removes.
+	Incarnation string `json:"incarnation"`
+	At          int64  `json:"at"`    // Unix milliseconds, when it was recorded
+	Delta       int64  `json:"delta"` // what it added to f:branches: 1, -1 or 0
 }
 
 // The kinds of BranchOp.
 const (
-	BranchCreate = "create"
-	BranchDrop   = "drop"
+	BranchCreate   = "create"   // in the source: a branch is being created
+	BranchDrop     = "drop"     // in the source: a branch is being dropped
+	BranchDropping = "dropping" // in the branch itself: it is being dropped
 )
 
 // branchOps reads f:branchOps: a list of BranchOp objects.
@@ -40,7 +44,7 @@ func (r *reader) branchOps() error {
 		return fmt.Errorf("branchOps is not a list of {op, branch, token, at, delta}: %v", err)
 	}
 	for _, op := range ops {
-		if (op.Op != BranchCreate && op.Op != BranchDrop) || op.Branch == "" || op.Token == "" {
+		if (op.Op != BranchCreate && op.Op != BranchDrop && op.Op != BranchDropping) || op.Branch == "" || op.Token == "" {
 			return fmt.Errorf("branchOps holds an entry without a known op, a branch and a token")
 		}
 	}

@@ -9,14 +9,15 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
 
 // stale is when a step recorded by a writer that died was recorded: past
-// objstore.BranchStaleAfter.
-var stale = time.Now().Add(-2 * objstore.BranchStaleAfter).UnixMilli()
+// branching.StaleAfter.
+var stale = time.Now().Add(-2 * branching.StaleAfter).UnixMilli()
 
 type branchEnv struct {
 	t   *testing.T
@@ -59,14 +60,14 @@ func (e *branchEnv) create(ids ...string) {
 }
 
 // edit rewrites id's bookkeeping as a writer that stopped would leave it.
-func (e *branchEnv) edit(id string, fn func(b *objstore.Book)) {
+func (e *branchEnv) edit(id string, fn func(b *branching.Book)) {
 	e.t.Helper()
 	e.must(objstore.EditBook(e.ctx, e.r, e.id(id), fn))
 }
 
 func (e *branchEnv) incarnation(id string) string {
 	var inc string
-	e.edit(id, func(b *objstore.Book) { inc = b.Incarnation })
+	e.edit(id, func(b *branching.Book) { inc = b.Incarnation })
 	return inc
 }
 
@@ -82,7 +83,7 @@ func (e *branchEnv) wantBranches(id string, n int64) {
 // wantNoSteps fails unless id's defining file records no step.
 func (e *branchEnv) wantNoSteps(id string) {
 	e.t.Helper()
-	e.edit(id, func(b *objstore.Book) {
+	e.edit(id, func(b *branching.Book) {
 		if len(b.Ops) != 0 {
 			e.t.Fatalf("%s still records %+v", id, b.Ops)
 		}
@@ -99,7 +100,7 @@ func TestBranchSettleCreate(t *testing.T) {
 			e := newBranchEnv(t, l)
 			ghost, real := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:ghost", Token: "tokghost", Incarnation: "tokghost", At: stale, Delta: 1},
 				jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:real", Token: "tokreal", Incarnation: "tokreal", At: stale, Delta: 1}
-			e.edit("db", func(b *objstore.Book) { b.Ops, b.Branches = append(b.Ops, ghost, real), b.Branches+2 })
+			e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, ghost, real), b.Branches+2 })
 			rec := driver.NewLedger(e.id("db:real"), 0)
 			rec.SourceBranch = "main"
 			e.must(objstore.CreateAs(e.ctx, e.r, rec, "tokreal"))
@@ -140,11 +141,11 @@ func TestBranchSettleDrop(t *testing.T) {
 			}{{"db:a", true, true}, {"db:b", true, false}, {"db:c", false, true}} {
 				op := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: s.branch, Token: "tok" + s.branch[3:], Incarnation: e.incarnation(s.branch), At: stale}
 				if s.flag {
-					e.edit(s.branch, func(b *objstore.Book) { b.Ops = append(b.Ops, op) })
+					e.edit(s.branch, func(b *branching.Book) { b.Ops = append(b.Ops, op) })
 				}
 				if s.source {
 					op.Op, op.Delta = jsonld.BranchDrop, -1
-					e.edit("db", func(b *objstore.Book) { b.Ops, b.Branches = append(b.Ops, op), b.Branches-1 })
+					e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, op), b.Branches-1 })
 				}
 			}
 			e.wantBranches("db", 1)
@@ -173,7 +174,7 @@ func TestBranchCreateRefusedWhileDropping(t *testing.T) {
 	e.create("db:dev")
 	_, err := e.ns.PublishCommit(e.ctx, "db:dev", 2, "c2")
 	e.must(err)
-	e.edit("db:dev", func(b *objstore.Book) {
+	e.edit("db:dev", func(b *branching.Book) {
 		b.Ops = append(b.Ops, jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: "db:dev", Token: "fresh", At: time.Now().UnixMilli()})
 	})
 	_, err = e.ns.CreateBranch(e.ctx, "db:dev2", nameservice.BranchOptions{From: "dev"})

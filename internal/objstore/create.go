@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -62,7 +63,7 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 			return err
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, createWindow)
+			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, branching.CreateWindow)
 		}
 		done, err := r.writeCAS(ctx, rec.ID, f, pc, data)
 		if err != nil || done {

@@ -73,10 +73,11 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, pid, err)
 	}
-	if err := b.CreateBranch(ctx, rec); err != nil {
+	created, err := b.CreateBranch(ctx, rec)
+	if err != nil {
 		return nil, wrap(op, pid, err)
 	}
-	return rec, nil
+	return created, nil
 }
 
 // sourceOf returns the source ID of branch id: name:from, main by default.

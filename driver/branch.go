@@ -22,13 +22,15 @@ import (
 // source, so that the count is exact again once it has run.
 type Brancher interface {
 	// CreateBranch creates rec and adds one to the Branches of its source,
-	// the record rec.ID.Name:rec.SourceBranch, in one atomic step. rec is a
-	// ledger with SourceBranch set and Branches 0. It returns an error
-	// wrapping ErrAlreadyExists when rec.ID is taken, retracted or not;
-	// ErrNotFound when the source does not exist or is retracted; and
-	// ErrWrongKind when the source is a graph source; and then writes
-	// nothing.
-	CreateBranch(ctx context.Context, rec *Record) error
+	// the record rec.ID.Name:rec.SourceBranch, in one atomic step, and
+	// returns the record created: rec, unless the store builds it itself
+	// (the http:// driver's server does, from rec's source and branch
+	// point). rec is a ledger with SourceBranch set and Branches 0. It
+	// returns an error wrapping ErrAlreadyExists when rec.ID is taken,
+	// retracted or not; ErrNotFound when the source does not exist or is
+	// retracted; and ErrWrongKind when the source is a graph source; and
+	// then writes nothing.
+	CreateBranch(ctx context.Context, rec *Record) (*Record, error)
 
 	// DropBranch removes ledger id, as Delete does, and subtracts one from
 	// its source's Branches (when it has a source that exists and a count

@@ -23,11 +23,14 @@ import (
 var _ driver.Brancher = (*Driver)(nil)
 
 // CreateBranch implements driver.Brancher (internal/branching).
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
 	if err := d.begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	return branching.CreateBranch(ctx, branchStore{d}, rec)
+	if err := branching.CreateBranch(ctx, branchStore{d}, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
 }
 
 // DropBranch implements driver.Brancher (internal/branching).

@@ -27,15 +27,15 @@ const branchTxAttempts = 40
 // puts of Create, each on condition attribute_not_exists(pk). A failed
 // condition cancels all of it; the source's reason (with its item) says
 // whether the source or the ID was at fault.
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
 	if err := d.begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	op := "create branch " + rec.ID.String()
 	now := d.nowMS()
 	items, err := recordItems(rec, now)
 	if err != nil {
-		return fmt.Errorf("dynamodb: %s: %w", op, err)
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
 	src := driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
 	tx := []types.TransactWriteItem{{Update: d.countUpdate(src, 1, now)}}
@@ -47,13 +47,13 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) error {
 	reasons, err := d.transactN(ctx, op, tx, branchTxAttempts)
 	switch {
 	case err != nil:
-		return err
+		return nil, err
 	case reasons == nil:
-		return nil
+		return rec, nil
 	case failed(reasons[0]):
-		return sourceRefused(op, src, reasons[0].Item)
+		return nil, sourceRefused(op, src, reasons[0].Item)
 	}
-	return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
+	return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
 }
 
 func failed(r types.CancellationReason) bool { return aws.ToString(r.Code) == "ConditionalCheckFailed" }

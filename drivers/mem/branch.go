@@ -25,24 +25,24 @@ func (s *Store) source(id driver.ID) (*driver.Record, error) {
 }
 
 // CreateBranch implements driver.Brancher under the store's lock.
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
 	unlock, err := d.begin(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	src, err := d.s.source(driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, ok := d.s.recs[rec.ID]; ok {
-		return fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
+		return nil, fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
 	}
 	d.s.recs[rec.ID] = rec.Clone()
 	d.s.sorted = nil
 	src.Branches++
 	d.s.notifyCreated(rec)
-	return nil
+	return rec, nil
 }
 
 // DropBranch implements driver.Brancher under the store's lock.

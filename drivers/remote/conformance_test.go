@@ -60,13 +60,17 @@ func TestConformanceMem(t *testing.T) {
 }
 
 // noWatch hides the mem driver's change feed, so the server watches by
-// polling.
-type noWatch struct{ driver.Driver }
+// polling; it keeps its branches.
+type noWatch struct {
+	driver.Driver
+	driver.Brancher
+}
 
 func TestConformanceMemPolled(t *testing.T) {
 	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
-		return noWatch{s.Open()}, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
+		d := s.Open()
+		return noWatch{d, d}, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
 	}))
 }
 

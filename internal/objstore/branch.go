@@ -18,17 +18,20 @@ import (
 // create holding that token gives up on (see writeDefining).
 
 // CreateBranch implements driver.Brancher (internal/branching).
-func (r *Records) CreateBranch(ctx context.Context, rec *driver.Record) error {
+func (r *Records) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
 	if err := r.begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := r.files(rec.ID); err != nil {
-		return err
+		return nil, err
 	}
 	if err := rec.Validate(); err != nil {
-		return fmt.Errorf("%s: create branch: %w", r.cfg.Name, err)
+		return nil, fmt.Errorf("%s: create branch: %w", r.cfg.Name, err)
 	}
-	return branching.CreateBranch(ctx, branchStore{r}, rec)
+	if err := branching.CreateBranch(ctx, branchStore{r}, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
 }
 
 // DropBranch implements driver.Brancher (internal/branching).

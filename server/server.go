@@ -145,6 +145,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("DELETE "+p+"/branches/{id...}", s.auth(s.dropBranch))
 	m.HandleFunc("POST "+p+"/reset-head/{id...}", s.auth(s.resetHead))
 
+	s.flureeBranchRoutes(m)
 	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
 }

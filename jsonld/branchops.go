@@ -43,11 +43,20 @@ func (r *reader) branchOps() error {
 	if err := json.Unmarshal(b, &ops); err != nil {
 		return fmt.Errorf("branchOps is not a list of {op, branch, token, at, delta}: %v", err)
 	}
-	for _, op := range ops {
-		if (op.Op != BranchCreate && op.Op != BranchDrop && op.Op != BranchDropping) || op.Branch == "" || op.Token == "" {
-			return fmt.Errorf("branchOps holds an entry without a known op, a branch and a token")
-		}
+	if err := CheckBranchOps(ops); err != nil {
+		return fmt.Errorf("branchOps: %v", err)
 	}
 	r.f.BranchOps = ops
+	return nil
+}
+
+// CheckBranchOps returns an error unless every entry has a known op, a
+// branch and a token.
+func CheckBranchOps(ops []BranchOp) error {
+	for _, op := range ops {
+		if (op.Op != BranchCreate && op.Op != BranchDrop && op.Op != BranchDropping) || op.Branch == "" || op.Token == "" {
+			return fmt.Errorf("an entry without a known op, a branch and a token")
+		}
+	}
 	return nil
 }

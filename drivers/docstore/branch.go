@@ -99,7 +99,11 @@ func (d *document) branchOps() ([]jsonld.BranchOp, error) {
 		return nil, nil
 	}
 	var ops []jsonld.BranchOp
-	if err := json.Unmarshal([]byte(d.BranchOps), &ops); err != nil {
+	err := json.Unmarshal([]byte(d.BranchOps), &ops)
+	if err == nil {
+		err = jsonld.CheckBranchOps(ops)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("docstore: %w: meta document %s: branch_ops: %v", driver.ErrInternal, d.PK, err)
 	}
 	return ops, nil

@@ -164,8 +164,8 @@ func bookkeep(ctx context.Context, s Store, id driver.ID, change func(*Book) (bo
 		if err != nil {
 			return err
 		}
-		settledOps, settledN := b.Ops, b.Branches
-		if settledOps, settledN, err = settle(ctx, s, b); err != nil {
+		settledOps, settledN, err := settle(ctx, s, b)
+		if err != nil {
 			return err
 		}
 		dirty := settledN != b.Branches || len(settledOps) != len(b.Ops)
@@ -240,7 +240,7 @@ func liveSource(s Store, b *Book) error {
 		return fmt.Errorf("%s: %w: source %s is a %s", s.Name(), driver.ErrWrongKind, b.ID, b.Record.Kind)
 	case b.Record.Retracted:
 		return fmt.Errorf("%s: %w: source %s is retracted", s.Name(), driver.ErrNotFound, b.ID)
-	case slices.ContainsFunc(b.Ops, func(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }):
+	case slices.ContainsFunc(b.Ops, dropping):
 		return fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), driver.ErrNotFound, b.ID)
 	}
 	return nil
@@ -280,14 +280,16 @@ func droppable(s Store, b *Book) error {
 	if b.Branches > 0 {
 		return fmt.Errorf("%s: %w", s.Name(), driver.HasBranchesError(b.ID, b.Branches))
 	}
-	for _, op := range b.Ops {
-		if op.Op == jsonld.BranchDropping {
-			return errRetry // another drop of it, not stale yet: wait for it
-		}
-		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), driver.ErrHasBranches, b.ID, op.Branch)
+	switch {
+	case slices.ContainsFunc(b.Ops, dropping):
+		return errRetry // another drop of it, not stale yet: wait for it
+	case len(b.Ops) > 0:
+		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), driver.ErrHasBranches, b.ID, b.Ops[0].Branch)
 	}
 	return nil
 }
+
+func dropping(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }
 
 // dropMarked drops branch id, whose bookkeeping holds self: the source's
 // count and entry, the purge, the entry's removal.

@@ -169,3 +169,26 @@ func Example_open() {
 		_ = ns.Close()
 	}
 }
+
+func ExampleNameService_CreateBranch() {
+	ctx := context.Background()
+	ns, _ := nameservice.Open(ctx, "mem://")
+	defer ns.Close()
+	_ = ns.Init(ctx, "mydb")
+	_, _ = ns.PublishCommit(ctx, "mydb", 42, "fluree:s3://bucket/commits/t42.json")
+
+	dev, _ := ns.CreateBranch(ctx, "mydb:dev", nameservice.BranchOptions{}) // at main's head
+	fmt.Println(dev.ID, "from", dev.SourceBranch, "at t", dev.Head.V)
+	main, _ := ns.Lookup(ctx, "mydb")
+	fmt.Println(main.ID, "has", main.Branches, "branch")
+
+	// A record with branches cannot be dropped; its branches can.
+	err := ns.DropBranch(ctx, "mydb")
+	fmt.Println(errors.Is(err, nameservice.ErrHasBranches))
+	fmt.Println(ns.DropBranch(ctx, "mydb:dev"))
+	// Output:
+	// mydb:dev from main at t 42
+	// mydb:main has 1 branch
+	// true
+	// <nil>
+}

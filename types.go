@@ -50,6 +50,9 @@ var (
 	// ErrPermissionDenied: the backend refused the credentials or the
 	// permission; the error names the action to grant.
 	ErrPermissionDenied = driver.ErrPermissionDenied
+	// ErrHasBranches: DropBranch refused a record that branches were
+	// created from and still exist; the error names how many.
+	ErrHasBranches = driver.ErrHasBranches
 )
 
 // ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.

@@ -29,6 +29,9 @@ const (
 	// permission for the request. A lasting failure: retrying will not help
 	// until an operator grants the action named in the error.
 	PermissionDenied
+	// HasBranches: a branch cannot be dropped while branches created from
+	// it still exist; the error names how many.
+	HasBranches
 )
 
 var codeNames = [...]string{
@@ -36,6 +39,7 @@ var codeNames = [...]string{
 	WrongKind: "WrongKind", InvalidArgument: "InvalidArgument", Throttled: "Throttled",
 	Unavailable: "Unavailable", Unsupported: "Unsupported", Internal: "Internal",
 	Canceled: "Canceled", NotProvisioned: "NotProvisioned", PermissionDenied: "PermissionDenied",
+	HasBranches: "HasBranches",
 }
 
 func (c ErrorCode) String() string {
@@ -61,6 +65,8 @@ var (
 	ErrNotProvisioned = errors.New("not provisioned")
 	// ErrPermissionDenied: the backend refused the credentials or permission.
 	ErrPermissionDenied = errors.New("permission denied")
+	// ErrHasBranches: a drop refused because branches of the record exist.
+	ErrHasBranches = errors.New("has branches")
 )
 
 var sentinelCodes = []struct {
@@ -74,6 +80,7 @@ var sentinelCodes = []struct {
 	{ErrInvalidID, InvalidArgument},
 	{ErrNotProvisioned, NotProvisioned},
 	{ErrPermissionDenied, PermissionDenied},
+	{ErrHasBranches, HasBranches},
 	{ErrThrottled, Throttled},
 	{ErrUnavailable, Unavailable},
 	{ErrUnsupported, Unsupported},

@@ -226,6 +226,16 @@ type Meta struct {
 	CreatedAt    int64    // Unix seconds; 0 when unknown
 	SourceBranch string   // the branch this one was created from, if any
 	Branches     int64    // how many branches were created from this one
+	// BranchPoint is the commit a branch was created at when it was
+	// created at a given commit rather than at its source's head; nil
+	// otherwise (and on every record that is not a branch).
+	BranchPoint *BranchPoint
+}
+
+// BranchPoint is the commit a branch starts at: its address and t.
+type BranchPoint struct {
+	Address string
+	T       int64
 }
 
 // Record is everything the nameservice holds for one ID. A concern the
@@ -295,6 +305,10 @@ func (r *Record) Clone() *Record {
 	}
 	c := *r
 	c.Dependencies = slices.Clone(r.Dependencies)
+	if r.BranchPoint != nil {
+		bp := *r.BranchPoint
+		c.BranchPoint = &bp
+	}
 	for _, k := range Concerns {
 		if v := r.Value(k); v != nil {
 			c.SetValue(k, v.Clone())

@@ -8,20 +8,26 @@ import (
 
 // recordJSON fixes the field order of the record JSON form.
 type recordJSON struct {
-	ID           string     `json:"id"`
-	Kind         Kind       `json:"kind"`
-	Name         string     `json:"name"`
-	Branch       string     `json:"branch"`
-	Retracted    bool       `json:"retracted"`
-	SourceType   string     `json:"source_type,omitempty"`
-	Dependencies []string   `json:"dependencies,omitzero"` // [] and absent stay apart
-	CreatedAt    int64      `json:"created_at,omitempty"`
-	Head         *valueJSON `json:"head,omitempty"`
-	Index        *valueJSON `json:"index,omitempty"`
-	Status       *valueJSON `json:"status,omitempty"`
-	Config       *valueJSON `json:"config,omitempty"`
-	SourceBranch string     `json:"source_branch,omitempty"`
-	Branches     int64      `json:"branches,omitempty"`
+	ID           string           `json:"id"`
+	Kind         Kind             `json:"kind"`
+	Name         string           `json:"name"`
+	Branch       string           `json:"branch"`
+	Retracted    bool             `json:"retracted"`
+	SourceType   string           `json:"source_type,omitempty"`
+	Dependencies []string         `json:"dependencies,omitzero"` // [] and absent stay apart
+	CreatedAt    int64            `json:"created_at,omitempty"`
+	Head         *valueJSON       `json:"head,omitempty"`
+	Index        *valueJSON       `json:"index,omitempty"`
+	Status       *valueJSON       `json:"status,omitempty"`
+	Config       *valueJSON       `json:"config,omitempty"`
+	SourceBranch string           `json:"source_branch,omitempty"`
+	Branches     int64            `json:"branches,omitempty"`
+	BranchPoint  *branchPointJSON `json:"branch_point,omitempty"`
+}
+
+type branchPointJSON struct {
+	Address string `json:"address"`
+	T       int64  `json:"t"`
 }
 
 type valueJSON struct {
@@ -91,6 +97,9 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 		Retracted: r.Retracted, SourceType: r.SourceType, Dependencies: r.Dependencies,
 		CreatedAt: r.CreatedAt, SourceBranch: r.SourceBranch, Branches: r.Branches,
 	}
+	if bp := r.BranchPoint; bp != nil {
+		j.BranchPoint = &branchPointJSON{Address: bp.Address, T: bp.T}
+	}
 	var err error
 	for _, c := range []struct {
 		dst **valueJSON
@@ -123,6 +132,9 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		Kind: j.Kind, Retracted: j.Retracted, SourceType: j.SourceType, Dependencies: j.Dependencies,
 		CreatedAt: j.CreatedAt, SourceBranch: j.SourceBranch, Branches: j.Branches,
 	}}
+	if bp := j.BranchPoint; bp != nil {
+		rec.BranchPoint = &BranchPoint{Address: bp.Address, T: bp.T}
+	}
 	for _, c := range []struct {
 		dst **Value
 		j   *valueJSON
@@ -156,13 +168,17 @@ func strictDecode(b []byte, v any) error {
 // four concerns and a graph source all but head; an unborn value is at v0 and
 // status is never unborn; a born head or index is {address, t} with t equal
 // to its watermark; a born status has a string state; watermarks are not
-// negative.
+// negative; the branch count is not negative and a branch point belongs to
+// a branch (SourceBranch set) with an address and a t from 1.
 func (r *Record) Validate() error {
 	if err := r.ID.Validate(); err != nil {
 		return err
 	}
 	if !r.Kind.Valid() {
 		return fmt.Errorf("%w: record %s: kind %q is neither ledger nor graph_source", ErrInvalidArgument, r.ID, r.Kind)
+	}
+	if err := r.validateBranching(); err != nil {
+		return err
 	}
 	for _, c := range Concerns {
 		v := r.Value(c)

@@ -105,6 +105,14 @@ func checkMeta(rec *driver.Record) error {
 			return fmt.Errorf("source branch: %w", err)
 		}
 	}
+	if bp := rec.BranchPoint; bp != nil {
+		if err := CheckAddress("branch point address", bp.Address); err != nil {
+			return err
+		}
+		if bp.T > MaxWatermark {
+			return invalid("branch point t %d is over the limit of %d", bp.T, int64(MaxWatermark))
+		}
+	}
 	if rec.Branches < 0 || rec.Branches > MaxBranches {
 		return invalid("branches is %d, outside Fluree's range 0 to %d", rec.Branches, MaxBranches)
 	}

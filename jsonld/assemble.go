@@ -32,6 +32,10 @@ func Assemble(id driver.ID, def *File, others ...*File) (*driver.Record, error) 
 		Kind: kind, SourceType: def.SourceType, Dependencies: slices.Clone(def.Dependencies),
 		CreatedAt: def.CreatedAt, SourceBranch: def.SourceBranch, Branches: def.Branches,
 	}}
+	if bp := def.BranchPoint; bp != nil {
+		c := *bp
+		rec.BranchPoint = &c
+	}
 	pick := func(get func(*File) *driver.Value) *driver.Value {
 		for _, f := range others {
 			if f != nil && get(f) != nil {

@@ -57,7 +57,7 @@ var knownParts = map[string]Part{
 	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
 	"configV": ConfigPart, "configMeta": ConfigPart, "graphSourceConfig": ConfigPart,
 	// marks of the object-store protocol, in no part (see File.Incarnation)
-	"incarnation": 0, "purged": 0, "purgedAt": 0, "collectUntil": 0,
+	"incarnation": 0, "purged": 0, "purgedAt": 0, "collectUntil": 0, "branchOps": 0,
 }
 
 // File is one decoded ns@v2 file: what it says about a record, and the
@@ -80,6 +80,10 @@ type File struct {
 	CreatedAt    int64
 	SourceBranch string
 	Branches     int64
+	// BranchPoint is f:branchPoint's commit (f:commitCid, f:t) when it
+	// names one (t from 1); Fluree writes {f:source, f:t: 0} for a branch
+	// created at its source's head.
+	BranchPoint *driver.BranchPoint
 
 	// The concerns the file holds, with the defaults of docs/format.md; nil
 	// when the file holds no member of that concern.
@@ -100,6 +104,9 @@ type File struct {
 	// CollectUntil (f:collectUntil, Unix milliseconds) marks a defining
 	// file that a collector is removing: no writer replaces it before then.
 	CollectUntil int64
+	// BranchOps (f:branchOps) are the branch creates and drops under way
+	// from this record, recorded by the object-store protocol.
+	BranchOps []BranchOp
 
 	ctxRaw  json.RawMessage
 	ctx     *jsonContext
@@ -433,8 +440,10 @@ func (r *reader) marks() error {
 	if r.f.PurgedAt, _, err = r.integer("purgedAt"); err != nil {
 		return err
 	}
-	r.f.CollectUntil, _, err = r.integer("collectUntil")
-	return err
+	if r.f.CollectUntil, _, err = r.integer("collectUntil"); err != nil {
+		return err
+	}
+	return r.branchOps()
 }
 
 // sourceBranch reads f:sourceBranch, else the source of f:branchPoint,
@@ -445,13 +454,17 @@ func (r *reader) sourceBranch() error {
 	if err != nil {
 		return err
 	}
-	s, ok, err := r.str("sourceBranch")
-	if err != nil || ok && s != "" { // an empty one is not written back: absent
-		r.f.SourceBranch = s
+	s, _, err := r.str("sourceBranch")
+	if err != nil {
 		return err
 	}
-	if src, ok := asString(bp["source"]); ok {
+	r.f.SourceBranch = s // an empty one is not written back: absent
+	if src, ok := asString(bp["source"]); ok && r.f.SourceBranch == "" {
 		r.f.SourceBranch = src
+	}
+	addr, _ := asRef(bp["commitCid"])
+	if t, ok := asInt(bp["t"]); ok && t >= 1 && addr != "" {
+		r.f.BranchPoint = &driver.BranchPoint{Address: addr, T: t}
 	}
 	return nil
 }

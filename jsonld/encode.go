@@ -63,6 +63,9 @@ type EncodeOptions struct {
 	// PurgedAt and CollectUntil, when not 0, are written as f:purgedAt and
 	// f:collectUntil (Unix milliseconds) on a tombstone.
 	PurgedAt, CollectUntil int64
+	// BranchOps, when not nil, replaces Prev's f:branchOps (an empty list
+	// removes it); when nil, Prev's is kept.
+	BranchOps *[]BranchOp
 }
 
 // Encode writes the parts opts.Parts of rec as one ns@v2 file of
@@ -75,7 +78,8 @@ func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
 		return nil, err
 	}
 	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{},
-		incarnation: opts.Incarnation, tombstone: opts.Tombstone, purgedAt: opts.PurgedAt, collectUntil: opts.CollectUntil}
+		incarnation: opts.Incarnation, tombstone: opts.Tombstone, purgedAt: opts.PurgedAt, collectUntil: opts.CollectUntil,
+		branchOps: opts.BranchOps}
 	if w.prev == nil {
 		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
 	}
@@ -98,6 +102,7 @@ type writer struct {
 	incarnation            string
 	tombstone              bool
 	purgedAt, collectUntil int64
+	branchOps              *[]BranchOp
 }
 
 func (w *writer) graph() bool { return w.rec.Kind == driver.GraphSource }
@@ -154,6 +159,14 @@ func (w *writer) marks() {
 	if i, ok := w.prev.locals["purged"]; ok && !w.tombstone {
 		w.used[i] = true
 	}
+	if w.branchOps == nil {
+		return // prev's, if any, is kept by rest
+	}
+	if len(*w.branchOps) > 0 {
+		w.emit("branchOps", *w.branchOps)
+	} else if i, ok := w.prev.locals["branchOps"]; ok {
+		w.used[i] = true
+	}
 }
 
 // unique returns an error when two members would get one key (kept
@@ -203,11 +216,14 @@ func (w *writer) order() []string {
 }
 
 // slot writes member name: generated when this file owns its part, else
-// (and always for branchPoint, which the model does not hold) copied from
-// prev.
+// copied from prev. A branch point that says what the record says is kept
+// as it was, since it may hold more than the model does.
 func (w *writer) slot(name string) error {
 	part := knownParts[name]
-	if w.owns(part) && name != "branchPoint" {
+	if i, ok := w.prev.locals[name]; ok && name == "branchPoint" && w.sameBranchPoint() {
+		return w.keep(i)
+	}
+	if w.owns(part) {
 		v, ok, err := w.generate(name)
 		if err != nil || !ok {
 			return err
@@ -229,7 +245,7 @@ func (w *writer) rest() error {
 			continue // @context and @id are written anew, @type by types
 		}
 		name, inVocab := local(w.prev.ctx.expandKey(m.key))
-		if inVocab && w.owns(knownParts[name]) && name != "branchPoint" {
+		if inVocab && w.owns(knownParts[name]) {
 			continue // replaced, or cleared, by this file
 		}
 		if err := w.keep(i); err != nil {

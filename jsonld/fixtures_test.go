@@ -188,6 +188,26 @@ func TestSpecByteIdentical(t *testing.T) {
 	}
 }
 
+// TestBranchFixturesByteIdentical re-encodes the branch fixtures in their
+// own dialect, from the record alone and with the file replaced: the bytes
+// must be the same (f:sourceBranch and f:branchPoint as Fluree writes them,
+// {source, t: 0} at the source's head, {source, commitCid, t} at a commit).
+func TestBranchFixturesByteIdentical(t *testing.T) {
+	cases := fixtureRecords(t)
+	for name, d := range map[string]Dialect{"spec-branch": Spec, "fluree-v4-branch": FlureeV4} {
+		if len(cases[name]) < 2 {
+			t.Fatalf("fixture %s has %d records", name, len(cases[name]))
+		}
+		for _, pair := range cases[name] {
+			rec, main, _ := decodePair(t, pair)
+			encodeSame(t, rec, pair[0], main, d)
+			if name == "spec-branch" {
+				encodeSame(t, rec, pair[0], nil, d)
+			}
+		}
+	}
+}
+
 func TestFlureeV4GraphIndexType(t *testing.T) {
 	pair := fixtureRecords(t)["fluree-v4-graph-source"][0]
 	rec, _, index := decodePair(t, pair)

@@ -56,6 +56,8 @@ func (w *writer) identity(name string) (any, bool) {
 		return r.Retracted, r.Retracted != (r.Status != nil && r.Status.State() == driver.StateRetracted)
 	case "sourceBranch":
 		return r.SourceBranch, r.SourceBranch != ""
+	case "branchPoint":
+		return w.branchPoint(), r.SourceBranch != ""
 	case "branches":
 		return number(r.Branches), r.Branches != 0
 	}
@@ -195,4 +197,24 @@ func (w *writer) graphConfig(name string) (any, bool, error) {
 		return nil, false, err
 	}
 	return map[string]any{"@value": string(text)}, true, nil
+}
+
+// branchPoint is Fluree's {source, commitCid, t}, in its member order: t 0
+// and no commitCid for a branch created at its source's head.
+func (w *writer) branchPoint() json.RawMessage {
+	r := w.rec
+	m := []member{{key: w.key("source"), raw: mustJSON(r.SourceBranch)}}
+	var t int64
+	if bp := r.BranchPoint; bp != nil {
+		m = append(m, member{key: w.key("commitCid"), raw: mustJSON(bp.Address)})
+		t = bp.T
+	}
+	return objectJSON(append(m, member{key: w.key("t"), raw: mustJSON(number(t))}))
+}
+
+// sameBranchPoint reports whether the record's source and branch point are
+// what prev's file says.
+func (w *writer) sameBranchPoint() bool {
+	a, b := w.rec.BranchPoint, w.prev.BranchPoint
+	return w.rec.SourceBranch == w.prev.SourceBranch && (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

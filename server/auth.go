@@ -27,6 +27,9 @@ type Principal struct {
 	// Read and Write are the ID prefixes the principal may read and write;
 	// "" covers every ID.
 	Read, Write []string
+	// Admin are the ID prefixes on which the principal may run
+	// administrator operations (reset-head); only static tokens have any.
+	Admin []string
 	// Exact IDs the principal may read and write (Fluree's
 	// fluree.storage.ledgers), normalised.
 	Exact map[string]bool
@@ -55,6 +58,10 @@ func (p *Principal) CanRead(id string) bool { return covers(p.Read, id) || p.Exa
 // CanWrite reports whether p may write record id (normalised).
 func (p *Principal) CanWrite(id string) bool { return covers(p.Write, id) || p.Exact[id] }
 
+// CanAdmin reports whether p may run administrator operations on record id
+// (normalised).
+func (p *Principal) CanAdmin(id string) bool { return covers(p.Admin, id) }
+
 // readsAll reports whether p may read every record.
 func (p *Principal) readsAll() bool { return slices.Contains(p.Read, "") }
 
@@ -72,7 +79,7 @@ func (p *Principal) canEvent(k driver.Kind, id string) bool {
 	return p.eventsLedgers[id]
 }
 
-var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Write: []string{""}, storageAll: true}
+var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Write: []string{""}, Admin: []string{""}, storageAll: true}
 
 // Authenticator verifies bearer tokens: static tokens (stored as SHA-256
 // hashes) and Ed25519 JWS from trusted did:key issuers carrying Fluree's
@@ -86,9 +93,10 @@ type Authenticator struct {
 // TokenFile is the JSON file of static tokens:
 //
 //	{"tokens": [{"name": "indexer", "sha256": "<hex of SHA-256 of the token>",
-//	             "read": ["tenant/"], "write": ["tenant/"]}]}
+//	             "read": ["tenant/"], "write": ["tenant/"], "admin": []}]}
 //
-// read and write are ID prefixes; "" covers every ID.
+// read, write and admin are ID prefixes; "" covers every ID. admin allows
+// the administrator operations (reset-head); it is usually left out.
 type TokenFile struct {
 	Tokens []TokenEntry `json:"tokens"`
 }
@@ -99,6 +107,7 @@ type TokenEntry struct {
 	SHA256 string   `json:"sha256"`
 	Read   []string `json:"read"`
 	Write  []string `json:"write"`
+	Admin  []string `json:"admin,omitempty"`
 }
 
 // AuthConfig configures NewAuthenticator.
@@ -128,7 +137,7 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		}
 		var h [32]byte
 		copy(h[:], raw)
-		a.tokens[h] = &Principal{Name: t.Name, Read: slices.Clone(t.Read), Write: slices.Clone(t.Write),
+		a.tokens[h] = &Principal{Name: t.Name, Read: slices.Clone(t.Read), Write: slices.Clone(t.Write), Admin: slices.Clone(t.Admin),
 			storageAll: slices.Contains(t.Read, "")}
 	}
 	for _, iss := range cfg.TrustedIssuers {

@@ -90,6 +90,34 @@ func FuzzRetractAndGraphSourceBodies(f *testing.F) {
 	})
 }
 
+// FuzzBranchBodies feeds arbitrary bodies to the branch routes (create,
+// reset-head, Fluree's create and drop): never a 500, and every record
+// stays valid, with a branch count that is never negative.
+func FuzzBranchBodies(f *testing.F) {
+	f.Add(`{"from":"main"}`, `{"commit":{"address":"c1","t":1},"clear_index":true}`, `{"ledger":"db","branch":"dev"}`)
+	f.Add(`{"at":{"address":"c0","t":0}}`, `{"commit":{"address":"","t":-1},"index":{"address":"i","t":1},"clear_index":true}`, `{"ledger":"db","branch":"x","at":"t:1"}`)
+	f.Add(`{"from":"x:y"}`, `{"commit":{}}`, `{"ledger":"","branch":"main"}`)
+	srv, ns := fuzzServer(f, server.Options{})
+	if _, err := ns.PublishCommit(context.Background(), "db", 2, "c2"); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, create, reset, fluree string) {
+		for _, c := range []struct{ path, body string }{
+			{"/ns/v1/branches/db:b1", create}, {"/ns/v1/reset-head/db:main", reset},
+			{"/fluree/branch", fluree}, {"/fluree/drop-branch", fluree},
+		} {
+			if rec := serveOnce(srv, "POST", c.path, c.body); !allowed[rec.Code] {
+				t.Fatalf("%s %q: %d %s", c.path, c.body, rec.Code, rec.Body)
+			}
+		}
+		for r, err := range ns.List(context.Background(), nameservice.ListOptions{IncludeRetracted: true}) {
+			if err != nil || r.Validate() != nil || r.Branches < 0 {
+				t.Fatalf("after %q, %q, %q: %v %v", create, reset, fluree, err, r)
+			}
+		}
+	})
+}
+
 // wellFormedGood matches the Authorization values that carry the token
 // "good": RFC 7235's scheme (any case), 1*SP, the credentials, and the
 // spaces or tabs HTTP allows after a field value.

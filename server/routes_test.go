@@ -210,6 +210,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	for _, path := range []string{
 		"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/ns/v1/records", "/ns/v1/records/{id}",
 		"/ns/v1/push/{concern}/{id}", "/ns/v1/retract/{id}", "/ns/v1/graph-sources/{id}", "/ns/v1/watch",
+		"/ns/v1/branches/{id}", "/ns/v1/reset-head/{id}", "/v1/fluree/branch", "/v1/fluree/branch/{ledger}", "/v1/fluree/drop-branch",
 		"/.well-known/fluree.json", "/v1/fluree/nameservice/refs/{alias}/commit", "/v1/fluree/nameservice/refs/{alias}/index",
 		"/v1/fluree/nameservice/refs/{alias}/init", "/v1/fluree/nameservice/snapshot", "/v1/fluree/storage/ns/{alias}",
 		"/v1/fluree/events",
@@ -218,7 +219,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			t.Errorf("openapi.yaml does not describe %s", path)
 		}
 		// And the route exists: no 404 from the router for its shape.
-		probe := strings.NewReplacer("{id}", "x:main", "{alias}", "x:main", "{concern}", "status").Replace(path)
+		probe := strings.NewReplacer("{id}", "x:main", "{alias}", "x:main", "{concern}", "status", "{ledger}", "x").Replace(path)
 		resp := s.do(t, "OPTIONS", probe, "")
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusNotFound {

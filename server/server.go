@@ -146,7 +146,11 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("POST "+p+"/graph-sources/{id...}", s.auth(s.publishGraphSource))
 	m.HandleFunc("GET "+p+"/watch", s.auth(s.watch))
 	m.HandleFunc("POST "+p+"/collect", s.auth(s.collect))
+	m.HandleFunc("POST "+p+"/branches/{id...}", s.auth(s.createBranch))
+	m.HandleFunc("DELETE "+p+"/branches/{id...}", s.auth(s.dropBranch))
+	m.HandleFunc("POST "+p+"/reset-head/{id...}", s.auth(s.resetHead))
 
+	s.flureeBranchRoutes(m)
 	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
 }

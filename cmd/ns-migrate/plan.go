@@ -129,6 +129,7 @@ func metaDiff(src, dst *nameservice.Record) string {
 		{"created_at", src.CreatedAt == dst.CreatedAt, src.CreatedAt, dst.CreatedAt},
 		{"source_branch", src.SourceBranch == dst.SourceBranch, src.SourceBranch, dst.SourceBranch},
 		{"branches", src.Branches == dst.Branches, src.Branches, dst.Branches},
+		{"branch_point", fmt.Sprint(src.BranchPoint) == fmt.Sprint(dst.BranchPoint), src.BranchPoint, dst.BranchPoint},
 	}
 	for _, d := range diffs {
 		if !d.same {

@@ -199,3 +199,22 @@ func TestConflictReasonNamesConcern(t *testing.T) {
 		t.Fatalf("plan %+v: want a conflict naming head and commit_t 8", p)
 	}
 }
+
+// TestMetaDiffNamesBranchFields: the branch bookkeeping is compared like
+// the rest of the identity.
+func TestMetaDiffNamesBranchFields(t *testing.T) {
+	src, dst := newLedger(t, "db:dev"), newLedger(t, "db:dev")
+	src.SourceBranch, dst.SourceBranch = "main", "main"
+	if d := metaDiff(src, dst); d != "" {
+		t.Fatalf("equal records differ: %s", d)
+	}
+	src.BranchPoint = &nameservice.BranchPoint{Address: "c2", T: 2}
+	if d := metaDiff(src, dst); !strings.HasPrefix(d, "branch_point differs") {
+		t.Fatalf("a branch point missing from the target: %q", d)
+	}
+	dst.BranchPoint = &nameservice.BranchPoint{Address: "c2", T: 2}
+	dst.Branches = 1
+	if d := metaDiff(src, dst); !strings.HasPrefix(d, "branches differs") {
+		t.Fatalf("counts that differ: %q", d)
+	}
+}

@@ -170,7 +170,7 @@ func helpText() string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %s %s\n", n, commands[n].usage)
 	}
-	b.WriteString("\nexit codes: 0 done, 3 not applied, 4 not found, 5 already exists, 2 usage, invalid ID or argument, 1 other\n")
+	b.WriteString("\nexit codes: 0 done, 3 not applied or refused (a branch with branches), 4 not found, 5 already exists, 2 usage, invalid ID or argument, 1 other\n")
 	b.WriteString("output: a table or readable record on a terminal, JSON with --json or when piped ($" + outputEnv + "=human|json forces one)\n")
 	return b.String()
 }

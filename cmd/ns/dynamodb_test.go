@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -44,5 +51,84 @@ func TestTableCreateDocstore(t *testing.T) {
 	c.want(exitOK, "init", "mydb")
 	if out := c.want(exitOK, "lookup", "mydb", "--json"); !strings.Contains(out, `"id":"mydb:main"`) {
 		t.Fatalf("lookup = %s", out)
+	}
+}
+
+// TestBranchAgainstDynamoDBLocal: `ns branch create` writes Fluree's
+// bp_source (and bp_commit_id, bp_t at a commit) on the meta item, read here
+// with the SDK, not through the driver; an item written with bp_source as
+// Fluree writes it reads back as the source branch; `ns table
+// migrate-branches` renames an earlier version's source_branch.
+func TestBranchAgainstDynamoDBLocal(t *testing.T) {
+	endpoint := testenv.DynamoDBEndpoint(t)
+	table := "ns-cli-br-" + testenv.RandomHex(4)
+	c := &cli{t: t, url: "dynamodb://" + table + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)}
+	c.want(exitOK, "table", "create")
+	c.want(exitOK, "init", "mydb")
+	c.want(exitOK, "publish-commit", "mydb", "3", "c3")
+	c.want(exitOK, "branch", "create", "mydb:dev")
+	c.want(exitOK, "branch", "create", "mydb:old", "--at", "c2@2")
+
+	ctx := context.Background()
+	ns, err := nameservice.Open(ctx, c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	client := ns.Driver().(*dynamodb.Driver).Client()
+	meta := func(pk string) map[string]types.AttributeValue {
+		out, err := client.GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: "meta"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	str := func(it map[string]types.AttributeValue, name string) string {
+		switch v := it[name].(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value
+		case *types.AttributeValueMemberN:
+			return v.Value
+		}
+		return ""
+	}
+	dev, old, main := meta("mydb:dev"), meta("mydb:old"), meta("mydb:main")
+	if str(dev, "bp_source") != "main" || str(old, "bp_source") != "main" || str(old, "bp_commit_id") != "c2" || str(old, "bp_t") != "2" || str(main, "branches") != "2" {
+		t.Fatalf("meta items: dev %v, old %v, main %v", dev, old, main)
+	}
+	if _, has := dev["source_branch"]; has {
+		t.Fatalf("dev still carries source_branch: %v", dev)
+	}
+
+	// A branch as Fluree's create_branch writes it: bp_source, commit_id.
+	put := func(sk string, attrs map[string]types.AttributeValue) {
+		attrs["pk"], attrs["sk"] = &types.AttributeValueMemberS{Value: "mydb:flu"}, &types.AttributeValueMemberS{Value: sk}
+		attrs["schema"], attrs["updated_at_ms"] = &types.AttributeValueMemberN{Value: "2"}, &types.AttributeValueMemberN{Value: "1705312200123"}
+		if _, err := client.PutItem(ctx, &awsdynamodb.PutItemInput{TableName: aws.String(table), Item: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, n := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }, func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	put("meta", map[string]types.AttributeValue{"kind": s("ledger"), "name": s("mydb"), "branch": s("flu"), "retracted": &types.AttributeValueMemberBOOL{Value: false}, "bp_source": s("dev")})
+	put("head", map[string]types.AttributeValue{"commit_id": s("bagcid3"), "commit_t": n("3")})
+	put("index", map[string]types.AttributeValue{"index_t": n("0")})
+	put("status", map[string]types.AttributeValue{"status": s("ready"), "status_v": n("1")})
+	put("config", map[string]types.AttributeValue{"config_v": n("0")})
+	if out := c.want(exitOK, "lookup", "mydb:flu", "--json"); !strings.Contains(out, `"source_branch":"dev"`) {
+		t.Fatalf("Fluree's branch item read as %s", out)
+	}
+
+	// An item an earlier version wrote: source_branch.
+	if _, err := client.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(table),
+		Key:              map[string]types.AttributeValue{"pk": s("mydb:dev"), "sk": s("meta")},
+		UpdateExpression: aws.String("SET source_branch = bp_source REMOVE bp_source")}); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.want(exitOK, "table", "migrate-branches"); out != "migrated 1 meta item(s) from source_branch to bp_source\n" {
+		t.Fatalf("migrate-branches: %q", out)
+	}
+	if dev = meta("mydb:dev"); str(dev, "bp_source") != "main" {
+		t.Fatalf("after migration: %v", dev)
 	}
 }

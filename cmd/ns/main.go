@@ -6,11 +6,12 @@
 // file://./.nameservice; --config takes a Fluree JSON-LD connection config
 // instead. Run "ns help" for the commands.
 //
-// Exit codes: 0 done; 3 not applied (stale or conflict); 4 not found; 5
-// already exists; 6 the table or bucket does not exist; 7 permission
-// denied; 2 usage, invalid ID or invalid argument (a T below 1, a payload
-// over a limit); 1 anything else, also a record that could not be read or
-// printed. Errors go to stderr, one line each.
+// Exit codes: 0 done; 3 not applied (stale or conflict) or refused (a
+// drop of a branch that has branches); 4 not found; 5 already exists; 6
+// the table or bucket does not exist; 7 permission denied; 2 usage,
+// invalid ID or invalid argument (a T below 1, a payload over a limit); 1
+// anything else, also a record that could not be read or printed. Errors
+// go to stderr, one line each.
 package main
 
 import (
@@ -28,7 +29,7 @@ const (
 	exitOK               = 0
 	exitError            = 1
 	exitUsage            = 2
-	exitNotApplied       = 3
+	exitNotApplied       = 3 // also a drop refused while branches exist
 	exitNotFound         = 4
 	exitExists           = 5
 	exitNotProvisioned   = 6 // the table or bucket does not exist: `ns table create`
@@ -51,18 +52,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	code := exitCode(err)
-	if code != exitNotApplied {
+	if !errors.Is(err, errNotApplied) { // its outcome is printed already
 		fmt.Fprintln(stderr, "ns:", err)
 	}
-	return code
+	return exitCode(err)
 }
 
 func exitCode(err error) int {
 	switch {
 	case cmdline.IsUsage(err), errors.Is(err, nameservice.ErrInvalidID), errors.Is(err, nameservice.ErrInvalidArgument):
 		return exitUsage
-	case errors.Is(err, errNotApplied):
+	case errors.Is(err, errNotApplied), errors.Is(err, nameservice.ErrHasBranches):
 		return exitNotApplied
 	case errors.Is(err, nameservice.ErrNotFound):
 		return exitNotFound

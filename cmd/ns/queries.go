@@ -172,6 +172,9 @@ func printRecord(w io.Writer, rec *nameservice.Record) error {
 	if rec.SourceBranch != "" {
 		line("source branch", rec.SourceBranch)
 	}
+	if bp := rec.BranchPoint; bp != nil {
+		line("branch point", fmt.Sprintf("commit_t %d  %s", bp.T, oneLine(bp.Address)))
+	}
 	if rec.Branches != 0 {
 		line("branches", strconv.FormatInt(rec.Branches, 10))
 	}

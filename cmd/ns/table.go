@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"nameservice.dev/nameservice"
@@ -8,9 +9,12 @@ import (
 )
 
 func init() {
-	commands["table"] = &command{usage: "create", nargs: 1, run: func(c *call) error {
+	commands["table"] = &command{usage: "create | migrate-branches", nargs: 1, run: func(c *call) error {
+		if c.args[0] == "migrate-branches" {
+			return migrateBranches(c)
+		}
 		if c.args[0] != "create" {
-			return usagef("usage: ns table create")
+			return usagef("usage: ns table create | migrate-branches")
 		}
 		p, ok := c.ns.Driver().(driver.Provisioner)
 		if !ok {
@@ -21,4 +25,28 @@ func init() {
 		}
 		return c.done("table ready")
 	}}
+}
+
+// branchMigrator is a driver whose tables earlier versions wrote with other
+// branch attributes (the DynamoDB driver's source_branch).
+type branchMigrator interface {
+	MigrateBranchAttributes(ctx context.Context) (int, error)
+}
+
+// migrateBranches renames, in place, the branch attributes earlier versions
+// wrote to those Fluree reads.
+func migrateBranches(c *call) error {
+	m, ok := c.ns.Driver().(branchMigrator)
+	if !ok {
+		return fmt.Errorf("%w: this backend has no branch attributes to migrate", nameservice.ErrUnsupported)
+	}
+	n, err := m.MigrateBranchAttributes(c.ctx)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(map[string]any{"migrated": n})
+	}
+	fmt.Fprintf(c.stdout, "migrated %d meta item(s) from source_branch to bp_source\n", n)
+	return nil
 }

@@ -99,6 +99,7 @@ type Driver struct {
 var (
 	_ driver.Driver    = (*Driver)(nil)
 	_ driver.Versioner = (*Driver)(nil) // through objstore: a polling watch reads only what changed
+	_ driver.Brancher  = (*Driver)(nil) // through objstore
 )
 
 // Open opens cfg.BucketURL with gocloud (whose gcsblob and azureblob

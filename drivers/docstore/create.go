@@ -8,6 +8,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/branching"
 )
 
 // StaleAfter is how long a meta document may stay in state creating before
@@ -26,12 +27,21 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
-	gen := token()
+	return d.create(ctx, rec, token(), time.Time{})
+}
+
+// create is Create with the record's generation gen. A create of a branch
+// gives a deadline (internal/branching): it claims and commits only before
+// it, and otherwise removes what it wrote.
+func (d *Driver) create(ctx context.Context, rec *driver.Record, gen string, deadline time.Time) error {
 	meta := metaDoc(rec, gen, d.now().UnixMilli())
-	if err := d.claim(ctx, meta); err != nil {
+	if err := d.claim(ctx, meta, deadline); err != nil {
 		return err
 	}
 	docs, err := d.createConcerns(ctx, rec, gen)
+	if err == nil {
+		err = late(rec.ID, deadline)
+	}
 	if err == nil {
 		err = d.commit(ctx, meta)
 	}
@@ -42,12 +52,24 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	return nil
 }
 
+// late returns an error wrapping ErrUnavailable once deadline (when set)
+// has passed.
+func late(id driver.ID, deadline time.Time) error {
+	if deadline.IsZero() || time.Now().Before(deadline) {
+		return nil
+	}
+	return fmt.Errorf("docstore: create %s: %w: not done within %v of recording the branch in its source", id, driver.ErrUnavailable, branching.CreateWindow)
+}
+
 // claim creates meta, in state creating, and sets its revision. When another
 // meta document holds the ID it returns ErrAlreadyExists if that one is live,
 // waits while it is being created, and removes it once it is stale.
-func (d *Driver) claim(ctx context.Context, meta *document) error {
+func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) error {
 	id := meta.PK
 	for attempt := 0; ; attempt++ {
+		if err := late(driver.ID{Name: meta.Name, Branch: meta.Branch}, deadline); err != nil {
+			return err
+		}
 		err := d.coll.Create(ctx, meta)
 		if err == nil {
 			return nil

@@ -18,6 +18,14 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
+	return d.purge(ctx, id, nil)
+}
+
+// purge is Delete. When check is not nil it is called with the meta
+// document each time it is read, before the mark; its error stops the
+// purge, so that the mark (by revision) is conditional on a version check
+// accepted.
+func (d *Driver) purge(ctx context.Context, id driver.ID, check func(*document) error) error {
 	w := token()
 	for attempt := range writeAttempts {
 		docs, err := d.getDocs(ctx, id, allSorts)
@@ -29,6 +37,11 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		}
 		if err := live(id, docs[0]); err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(docs[0]); err != nil {
+				return err
+			}
 		}
 		mark := *docs[0]
 		mark.State, mark.CreatingMS, mark.W = statePurging, d.now().UnixMilli(), w

@@ -57,6 +57,12 @@ type document struct {
 	CreatedAt    int64  `docstore:"created_at,omitempty"`
 	SourceBranch string `docstore:"source_branch,omitempty"`
 	Branches     int64  `docstore:"branches,omitempty"`
+	// BPAddress and BPT are the branch point (Meta.BranchPoint).
+	BPAddress string `docstore:"bp_address,omitempty"`
+	BPT       int64  `docstore:"bp_t,omitempty"`
+	// BranchOps is the JSON text of the branch steps under way (the
+	// entries of internal/branching), absent when there are none.
+	BranchOps string `docstore:"branch_ops,omitempty"`
 
 	// concerns
 	V         int64  `docstore:"v"`
@@ -85,6 +91,9 @@ func metaDoc(rec *driver.Record, gen string, nowMS int64) *document {
 	d.Kind, d.Name, d.Branch = string(rec.Kind), rec.ID.Name, rec.ID.Branch
 	d.SourceType, d.Dependencies, d.CreatedAt = rec.SourceType, rec.Dependencies, rec.CreatedAt
 	d.SourceBranch, d.Branches = rec.SourceBranch, rec.Branches
+	if bp := rec.BranchPoint; bp != nil {
+		d.BPAddress, d.BPT = bp.Address, bp.T
+	}
 	d.HasDeps = rec.Dependencies != nil
 	return d
 }
@@ -148,8 +157,12 @@ func (d *document) meta() (driver.ID, driver.Meta, error) {
 	if deps == nil && d.HasDeps {
 		deps = []string{}
 	}
-	return id, driver.Meta{Kind: k, SourceType: d.SourceType, Dependencies: deps,
-		CreatedAt: d.CreatedAt, SourceBranch: d.SourceBranch, Branches: d.Branches}, nil
+	m := driver.Meta{Kind: k, SourceType: d.SourceType, Dependencies: deps,
+		CreatedAt: d.CreatedAt, SourceBranch: d.SourceBranch, Branches: d.Branches}
+	if d.BPAddress != "" {
+		m.BranchPoint = &driver.BranchPoint{Address: d.BPAddress, T: d.BPT}
+	}
+	return id, m, nil
 }
 
 // token returns a new random token for a creation or a write.

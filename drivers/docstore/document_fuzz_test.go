@@ -46,3 +46,29 @@ func FuzzDocumentDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBranchOpsDecode feeds arbitrary branch_ops text to its decoder: no
+// panic, errors wrap ErrInternal, and what it accepts writes back the same.
+func FuzzBranchOpsDecode(f *testing.F) {
+	f.Add(`[{"op":"create","branch":"db:dev","token":"t","incarnation":"t","at":1,"delta":1}]`)
+	f.Add(`[{"op":"drop"}]`)
+	f.Add(`{"op":"create"}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		d := &document{PK: "db:main", BranchOps: text}
+		ops, err := d.branchOps()
+		if err != nil {
+			if !errors.Is(err, driver.ErrInternal) {
+				t.Fatalf("error does not wrap ErrInternal: %v", err)
+			}
+			return
+		}
+		b, err := json.Marshal(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := (&document{BranchOps: string(b)}).branchOps()
+		if err != nil || len(again) != len(ops) {
+			t.Fatalf("%s does not round-trip: %v", b, err)
+		}
+	})
+}

@@ -82,7 +82,11 @@ func metaItem(rec *driver.Record, nowMS int64) item {
 		it[attrCreatedAt] = numberAV(rec.CreatedAt)
 	}
 	if rec.SourceBranch != "" {
-		it[attrSourceBranch] = stringAV(rec.SourceBranch)
+		it[attrBPSource] = stringAV(rec.SourceBranch)
+	}
+	if bp := rec.BranchPoint; bp != nil {
+		it[attrBPCommitID] = stringAV(bp.Address)
+		it[attrBPT] = numberAV(bp.T)
 	}
 	if rec.Branches != 0 {
 		it[attrBranches] = numberAV(rec.Branches)
@@ -151,7 +155,6 @@ func decodeMeta(id driver.ID, it item) (driver.Meta, error) {
 		return bad("retracted is not a boolean")
 	}
 	m.SourceType, _ = getString(it, attrSourceType)
-	m.SourceBranch, _ = getString(it, attrSourceBranch)
 	deps, err := decodeDependencies(it)
 	if err != nil {
 		return bad("%v", err)
@@ -165,7 +168,30 @@ func decodeMeta(id driver.ID, it item) (driver.Meta, error) {
 			return bad("%v", err)
 		}
 	}
+	// Fluree's drop_branch decrements without a floor: a count below 0
+	// means none.
+	m.Branches = max(m.Branches, 0)
+	if err := decodeBranchPoint(it, &m); err != nil {
+		return bad("%v", err)
+	}
 	return m, nil
+}
+
+// decodeBranchPoint reads the source branch from bp_source, else from
+// source_branch (written by earlier versions of this driver), and the branch point
+// from bp_commit_id and bp_t when both are there.
+func decodeBranchPoint(it item, m *driver.Meta) error {
+	var ok bool
+	if m.SourceBranch, ok = getString(it, attrBPSource); !ok {
+		m.SourceBranch, _ = getString(it, attrSourceBranch)
+	}
+	addr, hasAddr := getString(it, attrBPCommitID)
+	t, hasT, err := getInt(it, attrBPT)
+	if err != nil || !hasAddr || !hasT || m.SourceBranch == "" {
+		return err
+	}
+	m.BranchPoint = &driver.BranchPoint{Address: addr, T: t}
+	return nil
 }
 
 func decodeDependencies(it item) ([]string, error) {

@@ -26,9 +26,14 @@ const (
 	attrRetracted    = "retracted"
 	attrSourceType   = "source_type"
 	attrDependencies = "dependencies"
-	attrCreatedAt    = "created_at"    // Unix seconds, as in the schema's examples
-	attrSourceBranch = "source_branch" // this driver's addition: branch bookkeeping
-	attrBranches     = "branches"      // this driver's addition: child branch count
+	attrCreatedAt    = "created_at" // Unix seconds, as in the schema's examples
+	attrBPSource     = "bp_source"  // Fluree's: the branch this one was created from
+	attrBPCommitID   = "bp_commit_id"
+	attrBPT          = "bp_t"     // with bp_commit_id: the commit a branch was created at
+	attrBranches     = "branches" // Fluree's: how many branches were created from this one
+	// attrSourceBranch is what earlier versions of this driver wrote for
+	// bp_source: read, never written (MigrateBranchAttributes renames it).
+	attrSourceBranch = "source_branch"
 
 	// concern items
 	attrCommitAddress  = "commit_address"

@@ -116,6 +116,7 @@ func TestRoundTrip(t *testing.T) {
 	id := func(s string) driver.ID { i, _ := driver.ParseID(p + s); return i }
 	ledger := driver.NewLedger(id("l:release/v1"), 1_700_000_000)
 	ledger.SourceBranch, ledger.Branches = "main", 2
+	ledger.BranchPoint = &driver.BranchPoint{Address: "fluree:s3://b/c5.json", T: 5}
 	ledger.Head = &driver.Value{V: 7, Payload: obj(`{"address":"fluree:s3://b/c7.json","t":7}`)}
 	ledger.Status = &driver.Value{V: 3, Payload: obj(`{"state":"ready","queue":12345678901234567890123,"r":2.50,"l":[1,{"a":null}]}`)}
 	ledger.Config = &driver.Value{V: 2, Payload: obj(`{"default_context":"ctx","config_id":"bag1","x":{"y":true}}`)}
@@ -143,7 +144,7 @@ func TestRoundTrip(t *testing.T) {
 func recordsEqual(a, b *driver.Record) bool {
 	if a.ID != b.ID || a.Kind != b.Kind || a.Retracted != b.Retracted || a.SourceType != b.SourceType ||
 		a.CreatedAt != b.CreatedAt || a.SourceBranch != b.SourceBranch || a.Branches != b.Branches ||
-		strings.Join(a.Dependencies, ",") != strings.Join(b.Dependencies, ",") {
+		strings.Join(a.Dependencies, ",") != strings.Join(b.Dependencies, ",") || fmt.Sprint(a.BranchPoint) != fmt.Sprint(b.BranchPoint) {
 		return false
 	}
 	for _, c := range driver.Concerns {

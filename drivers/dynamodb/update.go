@@ -197,10 +197,7 @@ func (u *update) updateExpr(attrs map[string]types.AttributeValue) (expression.U
 		upd = upd.Set(nameB(n), valueB(attrs[n]))
 		written[n] = attrs[n]
 	}
-	none := stringAV("")
-	upd = upd.Set(nameB(attrWriteID2), nameB(attrWriteID1).IfNotExists(valueB(none))).
-		Set(nameB(attrWriteID1), nameB(attrWriteID).IfNotExists(valueB(none))).
-		Set(nameB(attrWriteID), valueB(stringAV(u.writeID())))
+	upd = pushWriteID(upd, u.writeID())
 	written[attrUpdatedAt] = now
 	for _, n := range []string{attrWriteID, attrWriteID1, attrWriteID2} {
 		written[n] = stringAV(u.writeID())
@@ -247,6 +244,14 @@ func (d *Driver) noteConfigKind(id driver.ID, l layout) {
 // writeID is what this call records in the item: its random token and the
 // watermark it writes.
 func (u *update) writeID() string { return u.token + "@" + formatInt(u.next.V) }
+
+// pushWriteID makes id the item's newest write ID, keeping the two before.
+func pushWriteID(upd expression.UpdateBuilder, id string) expression.UpdateBuilder {
+	none := stringAV("")
+	return upd.Set(nameB(attrWriteID2), nameB(attrWriteID1).IfNotExists(valueB(none))).
+		Set(nameB(attrWriteID1), nameB(attrWriteID).IfNotExists(valueB(none))).
+		Set(nameB(attrWriteID), valueB(stringAV(id)))
+}
 
 func hasWriteID(it item, id string) bool {
 	for _, n := range []string{attrWriteID, attrWriteID1, attrWriteID2} {

@@ -182,6 +182,12 @@ func (d *Driver) deleteItems(ctx context.Context, op string, tx []types.Transact
 // by conflicting transactions or writes, and resends with the same token
 // (idempotently) after a lost answer.
 func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWriteItem) ([]types.CancellationReason, error) {
+	return d.transactN(ctx, op, tx, maxTxAttempts)
+}
+
+// transactN is transact with at most attempts tries of a conflicting
+// transaction.
+func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWriteItem, attempts int) ([]types.CancellationReason, error) {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: tx, ClientRequestToken: aws.String(newToken())}
 	resends := 0
 	for attempt := 0; ; attempt++ {
@@ -193,7 +199,7 @@ func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWri
 		switch {
 		case errors.As(err, &tce) && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
 			return tce.CancellationReasons, nil
-		case errors.As(err, &tce) && attempt+1 < maxTxAttempts && retryableCancel(tce.CancellationReasons):
+		case errors.As(err, &tce) && attempt+1 < attempts && retryableCancel(tce.CancellationReasons):
 			in.ClientRequestToken = aws.String(newToken()) // the cancelled attempt wrote nothing
 			if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
 				return nil, err

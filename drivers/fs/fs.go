@@ -93,7 +93,10 @@ type Driver struct {
 	closed closed.Flag
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver   = (*Driver)(nil)
+	_ driver.Brancher = (*Driver)(nil) // through objstore
+)
 
 // Open returns a driver keeping records under cfg.Dir (in Dir/ns@v2). It
 // sends nothing to the filesystem but a stat of Dir. It returns an error

@@ -18,9 +18,11 @@ func TestConformance(t *testing.T) {
 }
 
 // noWatch hides the mem driver's change feed, so the suite exercises the
-// portable polling Watch.
-// noWatch hides the driver's change feed, keeping its collector.
-type noWatch struct{ driver.Driver }
+// portable polling Watch; it keeps its collector and its branches.
+type noWatch struct {
+	driver.Driver
+	driver.Brancher
+}
 
 func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.CollectStats, error) {
 	return n.Driver.(driver.Collector).Collect(ctx, o)
@@ -29,7 +31,10 @@ func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.C
 func TestConformanceWithoutChangeFeed(t *testing.T) {
 	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
-		open := func(context.Context) (driver.Driver, error) { return noWatch{s.Open()}, nil }
+		open := func(context.Context) (driver.Driver, error) {
+			d := s.Open()
+			return noWatch{d, d}, nil
+		}
 		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
 	}))
 }

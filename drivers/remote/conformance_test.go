@@ -60,8 +60,11 @@ func TestConformanceMem(t *testing.T) {
 }
 
 // noWatch hides the mem driver's change feed, so the server watches by
-// polling; it keeps the collector.
-type noWatch struct{ driver.Driver }
+// polling; it keeps its collector and its branches.
+type noWatch struct {
+	driver.Driver
+	driver.Brancher
+}
 
 func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.CollectStats, error) {
 	return n.Driver.(driver.Collector).Collect(ctx, o)
@@ -70,7 +73,8 @@ func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.C
 func TestConformanceMemPolled(t *testing.T) {
 	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
-		return noWatch{s.Open()}, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
+		d := s.Open()
+		return noWatch{d, d}, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
 	}))
 }
 

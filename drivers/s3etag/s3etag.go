@@ -119,6 +119,7 @@ var (
 	_ driver.Versioner   = (*Driver)(nil) // through objstore: a polling watch reads only what changed
 	_ driver.Provisioner = (*Driver)(nil)
 	_ driver.Provisioner = LockConfig{}
+	_ driver.Brancher    = (*Driver)(nil) // through objstore
 )
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional

@@ -139,7 +139,7 @@ func TestCommandsOnly(t *testing.T) {
 }
 
 // writeMethods are the driver contract's methods that change a record.
-var writeMethods = []string{"Create", "Update", "Retract", "Delete"}
+var writeMethods = []string{"Create", "Update", "Retract", "Delete", "CreateBranch", "DropBranch", "ResetHead", "Collect"}
 
 // TestWritesGoThroughTheGuard: no code of the commands or the server calls
 // a write method of a driver except through package guard (a

@@ -160,7 +160,7 @@ func Status(c driver.ErrorCode) int {
 	switch c {
 	case driver.NotFound:
 		return http.StatusNotFound
-	case driver.AlreadyExists, driver.WrongKind:
+	case driver.AlreadyExists, driver.WrongKind, driver.HasBranches:
 		return http.StatusConflict
 	case driver.InvalidArgument:
 		return http.StatusBadRequest

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -35,7 +36,7 @@ func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := rec.Validate(); err != nil {
 		return fmt.Errorf("%s: create: %w", r.cfg.Name, err)
 	}
-	return r.writeDefining(ctx, rec, files[0])
+	return r.writeDefining(ctx, rec, files[0], token(), time.Time{})
 }
 
 // allParts are the parts a create writes into the defining file.
@@ -47,9 +48,12 @@ const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.S
 // landed) is decided again from a fresh read: only a record that is really
 // there makes the create fail with ErrAlreadyExists. The token makes the
 // bytes unique to this create, so reading back tells our write from
-// another's.
-func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layout.File) error {
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: token()})
+// another's. tok is the new record's incarnation token. A create of a
+// branch gives a deadline (see CreateBranch): it sends no write after it,
+// and gives up when it finds a mark holding its own token (a settler's
+// fence).
+func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layout.File, tok string, deadline time.Time) error {
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: tok})
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
@@ -58,11 +62,14 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, branching.CreateWindow)
+		}
 		done, err := r.writeCAS(ctx, rec.ID, f, pc, data)
 		if err != nil || done {
 			return err
 		}
-		if pc, collecting, err = r.createOver(ctx, rec.ID, f.Key); err != nil {
+		if pc, collecting, err = r.createOver(ctx, rec.ID, f.Key, tok); err != nil {
 			return err
 		}
 	}
@@ -78,7 +85,7 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 // wrapping ErrAlreadyExists when it holds a record. A mark a collector is
 // removing (see Collect) is not replaced but waited for: collecting is set,
 // and IfAbsent fails until the collector has removed it.
-func (r *Records) createOver(ctx context.Context, id driver.ID, key string) (pc Precondition, collecting bool, err error) {
+func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string) (pc Precondition, collecting bool, err error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
 		return ifAbsent(), false, err
@@ -87,6 +94,8 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key string) (pc 
 	switch {
 	case err != nil:
 		return Precondition{}, false, fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, r.object(key), err)
+	case doc.Purged && doc.Incarnation == tok:
+		return Precondition{}, false, fmt.Errorf("%s: create %s: %w: the branch's create was settled as failed while it was held up", r.cfg.Name, id, driver.ErrUnavailable)
 	case doc.Purged && collectingNow(doc):
 		return ifAbsent(), true, nil
 	case doc.Purged:
@@ -120,6 +129,14 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
 	}
+	return r.purge(ctx, id, nil)
+}
+
+// purge is Delete. When check is not nil it is called with each read of the
+// defining file (nil when it does not decode) before anything is written,
+// and its error stops the purge: the mark is then conditional on a file
+// check accepted.
+func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.File) error) error {
 	files, err := r.files(id)
 	if err != nil {
 		return err
@@ -137,6 +154,11 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 		def, err := r.purgeable(id, files[0].Key, objs[0])
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(def); err != nil {
+				return err
+			}
 		}
 		tok := ""
 		if def != nil {

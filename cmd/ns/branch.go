@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"nameservice.dev/nameservice"
+)
+
+func init() {
+	commands["branch"] = branchCommand()
+	commands["reset-head"] = resetHeadCommand()
+}
+
+// branchCommand is `ns branch create|list|drop`.
+func branchCommand() *command {
+	var from, at string
+	return &command{usage: "create ID [--from SOURCE] [--at ADDRESS@T] | list NAME | drop ID", nargs: 2,
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&from, "from", "", "")
+			fs.StringVar(&at, "at", "", "")
+		},
+		run: func(c *call) error {
+			sub, arg := c.args[0], c.args[1]
+			if sub != "create" && (isSet(c.flags, "from") || isSet(c.flags, "at")) {
+				return usagef("branch %s takes no --from or --at", sub)
+			}
+			switch sub {
+			case "create":
+				return branchCreate(c, arg, from, at)
+			case "list":
+				return branchList(c, arg)
+			case "drop":
+				if err := c.ns.DropBranch(c.ctx, arg); err != nil {
+					return err
+				}
+				return c.done("dropped " + arg)
+			}
+			return usagef("branch %q: want create, list or drop", sub)
+		}}
+}
+
+func branchCreate(c *call, id, from, at string) error {
+	opts := nameservice.BranchOptions{From: from}
+	if at != "" {
+		ref, err := parseRefArg("--at", at)
+		if err != nil {
+			return err
+		}
+		opts.At = &ref
+	}
+	rec, err := c.ns.CreateBranch(c.ctx, id, opts)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(rec)
+	}
+	fmt.Fprintf(c.stdout, "created %s from %s at commit_t %d\n", rec.ID, rec.SourceBranch, rec.Head.V)
+	return nil
+}
+
+// parseRefArg parses ADDRESS@T (the last '@' separates them, so an address
+// may hold '@').
+func parseRefArg(flagName, s string) (nameservice.Ref, error) {
+	i := strings.LastIndexByte(s, '@')
+	if i <= 0 {
+		return nameservice.Ref{}, usagef("%s %q: want ADDRESS@T", flagName, s)
+	}
+	t, err := parseT(s[i+1:])
+	if err != nil {
+		return nameservice.Ref{}, usagef("%s: %v", flagName, err)
+	}
+	return nameservice.Ref{Address: s[:i], T: t}, nil
+}
+
+// branchList prints the branches of a ledger: a table for a person, else
+// JSON lines (each record, with its source and count).
+func branchList(c *call, name string) error {
+	var table *tabwriter.Writer
+	if c.human() {
+		table = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(table, "BRANCH\tSOURCE\tCOMMIT_T\tBRANCHES\tRETRACTED")
+	}
+	bad := 0
+	for rec, err := range c.ns.ListBranches(c.ctx, name) {
+		var re *nameservice.RecordError
+		switch {
+		case err != nil && errors.As(err, &re):
+			bad++
+			fmt.Fprintln(c.stderr, "ns:", err)
+			continue
+		case err != nil:
+			if table != nil {
+				table.Flush()
+			}
+			return err
+		}
+		if table == nil {
+			if err := c.printJSON(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		src := rec.SourceBranch
+		if src == "" {
+			src = "-"
+		}
+		fmt.Fprintln(table, strings.Join([]string{oneLine(rec.ID.Branch), oneLine(src), strconv.FormatInt(rec.Head.V, 10),
+			strconv.FormatInt(rec.Branches, 10), strconv.FormatBool(rec.Retracted)}, "\t"))
+	}
+	if table != nil {
+		table.Flush()
+	}
+	if bad > 0 {
+		return fmt.Errorf("branch list: %d record(s) could not be read (named above)", bad)
+	}
+	return nil
+}
+
+// resetHeadCommand is `ns reset-head ID --commit ADDRESS@T [--index
+// ADDRESS@T | --no-index]`.
+func resetHeadCommand() *command {
+	var commit, index string
+	var noIndex bool
+	return &command{usage: "ID --commit ADDRESS@T [--index ADDRESS@T | --no-index]", nargs: 1,
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&commit, "commit", "", "")
+			fs.StringVar(&index, "index", "", "")
+			fs.BoolVar(&noIndex, "no-index", false, "")
+		},
+		run: func(c *call) error {
+			if commit == "" {
+				return usagef("reset-head needs --commit ADDRESS@T")
+			}
+			if index != "" && noIndex {
+				return usagef("give --index or --no-index, not both")
+			}
+			head, err := parseRefArg("--commit", commit)
+			if err != nil {
+				return err
+			}
+			opts := nameservice.ResetOptions{ClearIndex: noIndex}
+			if index != "" {
+				ix, err := parseRefArg("--index", index)
+				if err != nil {
+					return err
+				}
+				opts.Index = &ix
+			}
+			prev, err := c.ns.ResetHead(c.ctx, c.args[0], head, opts)
+			if err != nil {
+				return err
+			}
+			if c.json {
+				return c.printJSON(map[string]any{"id": prev.ID.String(), "previous": prev})
+			}
+			fmt.Fprintf(c.stdout, "reset %s: head was %v, index was %v\n", prev.ID, *prev.Head, *prev.Index)
+			return nil
+		}}
+}

@@ -1,0 +1,99 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Brancher is an optional capability: a driver that creates and drops
+// branches together with the branch count of their source (Meta.Branches of
+// the record ID{Name, SourceBranch}) in one atomic step, and resets heads.
+// IDs and records passed in have been validated by the caller, as for
+// Driver. Every method is safe for concurrent use and honours ctx.
+//
+// The count is exact: after any number of CreateBranch and DropBranch calls
+// on one source, concurrent or not, from any number of clients, have
+// returned, the source's Branches equals the creates that succeeded less the
+// drops that succeeded, and it is never negative. A driver that cannot make
+// the two writes one (files, object stores, document stores) records the
+// step in the source before the first write and settles one left
+// half-done by a writer that died on the next branch operation on that
+// source, so that the count is exact again once it has run.
+type Brancher interface {
+	// CreateBranch creates rec and adds one to the Branches of its source,
+	// the record rec.ID.Name:rec.SourceBranch, in one atomic step, and
+	// returns the record created: rec, unless the store builds it itself
+	// (the http:// driver's server does, from rec's source and branch
+	// point). rec is a ledger with SourceBranch set and Branches 0. It
+	// returns an error wrapping ErrAlreadyExists when rec.ID is taken,
+	// retracted or not; ErrNotFound when the source does not exist or is
+	// retracted; and ErrWrongKind when the source is a graph source; and
+	// then writes nothing.
+	CreateBranch(ctx context.Context, rec *Record) (*Record, error)
+
+	// DropBranch removes ledger id, as Delete does, and subtracts one from
+	// its source's Branches (when it has a source that exists and a count
+	// above 0), in one atomic step. It returns an error wrapping
+	// ErrHasBranches, naming the count, while id's own Branches is above 0
+	// (or a branch of it is being created or dropped); ErrNotFound when
+	// there is no record; ErrWrongKind for a graph source; and then writes
+	// nothing.
+	DropBranch(ctx context.Context, id ID) error
+
+	// ResetHead sets the head of ledger id to head and, when index is not
+	// nil, its index to *index, whatever the current watermarks: the
+	// monotonic rule of Update does not apply. It returns the record as it
+	// was just before (the values it replaced). A driver that cannot write
+	// the two at once writes the index first. It returns an error wrapping
+	// ErrNotFound when there is no record and ErrWrongKind for a graph
+	// source.
+	ResetHead(ctx context.Context, id ID, head Value, index *Value) (*Record, error)
+}
+
+// MaxBranchNameBytes is the longest branch name CreateBranch accepts, as
+// Fluree's validate_branch_name.
+const MaxBranchNameBytes = 128
+
+// ValidateBranchName returns an error wrapping ErrInvalidID when branch may
+// not name a new branch. Besides the rules of ParseID (no ':', NUL or ".."
+// segment), Fluree's rule refuses '@' (its time-travel suffix) and names
+// over MaxBranchNameBytes. Existing records with such branches stay
+// readable; only new branches are refused.
+func ValidateBranchName(branch string) error {
+	switch {
+	case strings.Contains(branch, "@"):
+		return fmt.Errorf("%w: branch %q contains '@', reserved for time travel (name@t:42)", ErrInvalidID, Clip(branch, maxEchoedID))
+	case len(branch) > MaxBranchNameBytes:
+		return fmt.Errorf("%w: branch %q is longer than %d bytes (%d)", ErrInvalidID, Clip(branch, maxEchoedID), MaxBranchNameBytes, len(branch))
+	}
+	if p := idProblem("x:"+branch, ID{Name: "x", Branch: branch}); p != "" {
+		return fmt.Errorf("%w: branch %q: %s", ErrInvalidID, Clip(branch, maxEchoedID), p)
+	}
+	return nil
+}
+
+// HasBranchesError returns the error of a drop refused because n branches
+// of id exist.
+func HasBranchesError(id ID, n int64) error {
+	return fmt.Errorf("%w: %s has %d branch(es); drop them first", ErrHasBranches, id, n)
+}
+
+// validateBranching checks the branch bookkeeping of r: a count that is
+// not negative, and a branch point only on a branch, with an address and a
+// t from 1.
+func (r *Record) validateBranching() error {
+	if r.Branches < 0 {
+		return fmt.Errorf("%w: record %s: branches %d is negative", ErrInvalidArgument, r.ID, r.Branches)
+	}
+	bp := r.BranchPoint
+	switch {
+	case bp == nil:
+		return nil
+	case r.SourceBranch == "":
+		return fmt.Errorf("%w: record %s: a branch point without a source branch", ErrInvalidArgument, r.ID)
+	case bp.Address == "" || bp.T < 1:
+		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, Clip(bp.Address, maxEchoedID), bp.T)
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+var _ driver.Brancher = (*Driver)(nil)
+
+// branchTxAttempts bounds the tries of a branch transaction that lost to
+// concurrent ones: every create and drop of one source's branches updates
+// the source's meta item, so they conflict with each other by design.
+const branchTxAttempts = 40
+
+// CreateBranch implements driver.Brancher with one TransactWriteItems: an
+// update of the source's meta item, branches = if_not_exists(branches, 0) +
+// 1, on condition the source is a live ledger (Fluree's own driver adds the
+// count in a second, unconditional request after its transaction), and the
+// puts of Create, each on condition attribute_not_exists(pk). A failed
+// condition cancels all of it; the source's reason (with its item) says
+// whether the source or the ID was at fault.
+func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	op := "create branch " + rec.ID.String()
+	now := d.nowMS()
+	items, err := recordItems(rec, now)
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
+	}
+	src := driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
+	tx := []types.TransactWriteItem{{Update: d.countUpdate(src, 1, now)}}
+	for _, it := range items {
+		tx = append(tx, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(d.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		}})
+	}
+	reasons, err := d.transactN(ctx, op, tx, branchTxAttempts)
+	switch {
+	case err != nil:
+		return nil, err
+	case reasons == nil:
+		return rec, nil
+	case failed(reasons[0]):
+		return nil, sourceRefused(op, src, reasons[0].Item)
+	}
+	return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
+}
+
+func failed(r types.CancellationReason) bool { return aws.ToString(r.Code) == "ConditionalCheckFailed" }
+
+// sourceRefused explains why the source's condition failed, from its item.
+func sourceRefused(op string, src driver.ID, it item) error {
+	if len(it) == 0 {
+		return fmt.Errorf("dynamodb: %s: source %s: %w", op, src, driver.ErrNotFound)
+	}
+	if k, _ := getString(it, attrKind); k != string(driver.Ledger) {
+		return fmt.Errorf("dynamodb: %s: %w: source %s is a %s", op, driver.ErrWrongKind, src, k)
+	}
+	return fmt.Errorf("dynamodb: %s: %w: source %s is retracted", op, driver.ErrNotFound, src)
+}
+
+// countUpdate adds delta (1 or -1) to the branches of src's meta item. An
+// increment needs a live ledger; a decrement a count above 0, so that the
+// count never goes below it.
+func (d *Driver) countUpdate(src driver.ID, delta int64, nowMS int64) *types.Update {
+	names := map[string]string{"#pk": attrPK, "#b": attrBranches, "#u": attrUpdatedAt}
+	values := map[string]types.AttributeValue{":zero": numberAV(0), ":one": numberAV(1), ":now": numberAV(nowMS)}
+	u := &types.Update{
+		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	if delta > 0 {
+		names["#k"], names["#r"] = attrKind, attrRetracted
+		values[":ledger"], values[":false"] = stringAV(string(driver.Ledger)), &types.AttributeValueMemberBOOL{Value: false}
+		u.UpdateExpression = aws.String("SET #b = if_not_exists(#b, :zero) + :one, #u = :now")
+		u.ConditionExpression = aws.String("attribute_exists(#pk) AND #k = :ledger AND (attribute_not_exists(#r) OR #r = :false)")
+		return u
+	}
+	u.UpdateExpression = aws.String("SET #b = #b - :one, #u = :now")
+	u.ConditionExpression = aws.String("attribute_exists(#pk) AND #b > :zero")
+	return u
+}
+
+// DropBranch implements driver.Brancher. It reads the record's items
+// (consistently) and, when its branches are 0, runs one TransactWriteItems
+// that deletes them, the meta item on condition its count is still 0, and
+// decrements the source's count on condition it is above 0 (or, when the
+// source is gone or its count is 0 already, checks that it still is). A
+// failed condition means a concurrent create or drop got there first: it
+// reads again and decides again.
+func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+	if err := d.begin(ctx); err != nil {
+		return err
+	}
+	pk, op := id.String(), "drop branch "+id.String()
+	for range branchTxAttempts {
+		items, err := d.queryPK(ctx, op, pk, false)
+		if err != nil {
+			return err
+		}
+		tx, err := d.dropItems(ctx, op, id, items)
+		if err != nil {
+			return err
+		}
+		n := min(len(tx), 100)
+		reasons, err := d.transactN(ctx, op, tx[:n], branchTxAttempts)
+		if err != nil {
+			return err
+		}
+		if reasons == nil {
+			d.kinds.forget(id)
+			_, err := d.deleteItems(ctx, op, tx[n:]) // a partition of more than 98 items
+			return err
+		}
+	}
+	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, driver.ErrUnavailable, branchTxAttempts)
+}
+
+// dropItems checks the record read as items and returns the transaction
+// that drops it: the meta item's delete, the source's count, then the
+// other items' deletes.
+func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items map[string]item) ([]types.TransactWriteItem, error) {
+	pk := id.String()
+	if len(items) == 0 {
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+	}
+	meta, ok := items[skMeta]
+	if !ok {
+		return nil, malformed(pk, skMeta, "missing (the record has %d other items)", len(items))
+	}
+	m, err := decodeMeta(id, meta)
+	switch {
+	case err != nil:
+		return nil, err
+	case m.Kind != driver.Ledger:
+		return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s, not a branch", op, driver.ErrWrongKind, id, m.Kind)
+	case m.Branches > 0:
+		return nil, fmt.Errorf("dynamodb: %w", driver.HasBranchesError(id, m.Branches))
+	}
+	tx := []types.TransactWriteItem{{Delete: &types.Delete{
+		TableName: aws.String(d.table), Key: keyOf(pk, skMeta),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#b) OR #b <= :zero)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#b": attrBranches},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": numberAV(0)},
+	}}}
+	if src := (driver.ID{Name: id.Name, Branch: m.SourceBranch}); m.SourceBranch != "" && src != id {
+		op, err := d.sourceDecrement(ctx, op, src)
+		if err != nil {
+			return nil, err
+		}
+		tx = append(tx, op)
+	}
+	for sk := range items {
+		if sk != skMeta {
+			tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: aws.String(d.table), Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)"),
+			}})
+		}
+	}
+	return tx, nil
+}
+
+// sourceDecrement returns the part of a drop's transaction that concerns
+// the source: a decrement when its count is above 0, else a check that the
+// source is still gone or still at 0.
+func (d *Driver) sourceDecrement(ctx context.Context, op string, src driver.ID) (types.TransactWriteItem, error) {
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#b"), ExpressionAttributeNames: map[string]string{"#b": attrBranches},
+	})
+	if err != nil {
+		return types.TransactWriteItem{}, d.fail(ctx, op, err)
+	}
+	if n, _, err := getInt(out.Item, attrBranches); err == nil && n > 0 {
+		return types.TransactWriteItem{Update: d.countUpdate(src, -1, d.nowMS())}, nil
+	}
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta),
+		ConditionExpression:       aws.String("attribute_not_exists(#pk) OR attribute_not_exists(#b) OR attribute_type(#b, :null) OR #b <= :zero"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#b": attrBranches},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": numberAV(0), ":null": stringAV("NULL")},
+	}}, nil
+}
+
+// ResetHead implements driver.Brancher with one TransactWriteItems updating
+// the head item (and the index item), each on condition it still holds
+// exactly what was read, so that the record returned is the one replaced.
+// The write ID it records is not a watermark write ("reset:" + a token): an
+// Update resolving a lost answer afterwards cannot rely on the watermark
+// order a reset broke, and reports the outcome unknown rather than guess.
+func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	pk, op := id.String(), "reset head "+id.String()
+	for range maxTxAttempts {
+		items, err := d.queryPK(ctx, op, pk, false)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := decodeRecord(pk, items)
+		switch {
+		case err != nil:
+			return nil, err
+		case rec == nil:
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		case rec.Kind != driver.Ledger:
+			return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s and has no head", op, driver.ErrWrongKind, id, rec.Kind)
+		}
+		tx, err := d.resetItems(pk, items, head, index)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
+		}
+		reasons, err := d.transact(ctx, op, tx)
+		if err != nil || reasons == nil {
+			return rec, err
+		}
+	}
+	return nil, fmt.Errorf("dynamodb: %s: %w: the head kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
+}
+
+func (d *Driver) resetItems(pk string, items map[string]item, head driver.Value, index *driver.Value) ([]types.TransactWriteItem, error) {
+	tok := "reset:" + newToken()
+	u, err := d.resetUpdate(pk, headLayout, items[skHead], head, tok)
+	if err != nil || index == nil {
+		return []types.TransactWriteItem{{Update: u}}, err
+	}
+	ui, err := d.resetUpdate(pk, indexLayout, items[skIndex], *index, tok)
+	// The index first: a driver that cannot write both at once does so.
+	return []types.TransactWriteItem{{Update: ui}, {Update: u}}, err
+}
+
+// resetUpdate sets the item of layout l, as read in cur, to v.
+func (d *Driver) resetUpdate(pk string, l layout, cur item, v driver.Value, writeID string) (*types.Update, error) {
+	attrs, err := l.encode(v)
+	if err != nil {
+		return nil, err
+	}
+	upd := expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS())))
+	for _, n := range sortedNames(attrs) {
+		if attrs[n] == nil {
+			upd = upd.Remove(nameB(n))
+		} else {
+			upd = upd.Set(nameB(n), valueB(attrs[n]))
+		}
+	}
+	e, err := expression.NewBuilder().WithCondition(l.exactly(cur)).WithUpdate(pushWriteID(upd, writeID)).Build()
+	if err != nil {
+		return nil, fmt.Errorf("%w: build expression: %v", driver.ErrInternal, err)
+	}
+	return d.txUpdate(pk, l.sk, e), nil
+}
+
+// MigrateBranchAttributes renames the source_branch attribute that earlier
+// versions of this driver wrote on meta items to Fluree's bp_source (the
+// driver reads both), so that Fluree sees the source of branches created
+// through them. It scans the table once, updates each meta item that has
+// source_branch on condition it still holds the value read, and returns how
+// many it changed. It is safe to run while clients write, and to run again.
+func (d *Driver) MigrateBranchAttributes(ctx context.Context) (int, error) {
+	if err := d.begin(ctx); err != nil {
+		return 0, err
+	}
+	const op = "migrate branch attributes"
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(d.table),
+		FilterExpression:          aws.String("#sk = :meta AND attribute_exists(#old)"),
+		ProjectionExpression:      aws.String("#pk, #sk, #old, #new"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#old": attrSourceBranch, "#new": attrBPSource},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":meta": stringAV(skMeta)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	n := 0
+	for {
+		out, err := d.client.Scan(ctx, in)
+		if err != nil {
+			return n, d.fail(ctx, op, err)
+		}
+		for _, it := range out.Items {
+			changed, err := d.migrateBranchItem(ctx, op, it)
+			if err != nil {
+				return n, err
+			}
+			if changed {
+				n++
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return n, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// migrateBranchItem moves one meta item's source_branch to bp_source (kept
+// when the item has one already). changed is false when the item changed
+// since it was scanned: it no longer holds that source_branch.
+func (d *Driver) migrateBranchItem(ctx context.Context, op string, it item) (changed bool, err error) {
+	pk, _ := getString(it, attrPK)
+	old := it[attrSourceBranch]
+	upd := "SET #new = if_not_exists(#new, :old) REMOVE #old"
+	_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: keyOf(pk, skMeta),
+		UpdateExpression:          aws.String(upd),
+		ConditionExpression:       aws.String("#old = :old"),
+		ExpressionAttributeNames:  map[string]string{"#old": attrSourceBranch, "#new": attrBPSource},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":old": old},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ccf):
+		return false, nil
+	}
+	return false, d.fail(ctx, op+" "+pk, err)
+}

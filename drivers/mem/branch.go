@@ -1,0 +1,105 @@
+package mem
+
+import (
+	"context"
+	"fmt"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+var _ driver.Brancher = (*Driver)(nil)
+
+// source returns the live ledger a branch is created from. The caller holds
+// s.mu.
+func (s *Store) source(id driver.ID) (*driver.Record, error) {
+	r, err := s.record(id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("mem: source: %w", err)
+	case r.Kind != driver.Ledger:
+		return nil, fmt.Errorf("mem: %w: source %s is a %s", driver.ErrWrongKind, id, r.Kind)
+	case r.Retracted:
+		return nil, fmt.Errorf("mem: %w: source %s is retracted", driver.ErrNotFound, id)
+	}
+	return r, nil
+}
+
+// CreateBranch implements driver.Brancher under the store's lock.
+func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	src, err := d.s.source(driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := d.s.recs[rec.ID]; ok {
+		return nil, fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
+	}
+	d.s.recs[rec.ID] = rec.Clone()
+	d.s.sorted = nil
+	src.Branches++
+	d.s.notifyCreated(rec)
+	return rec, nil
+}
+
+// DropBranch implements driver.Brancher under the store's lock.
+func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	r, err := d.s.record(id)
+	switch {
+	case err != nil:
+		return err
+	case r.Kind != driver.Ledger:
+		return fmt.Errorf("mem: %w: %s is a %s, not a branch", driver.ErrWrongKind, id, r.Kind)
+	case r.Branches > 0:
+		return fmt.Errorf("mem: %w", driver.HasBranchesError(id, r.Branches))
+	}
+	if r.SourceBranch != "" {
+		if src, ok := d.s.recs[driver.ID{Name: id.Name, Branch: r.SourceBranch}]; ok && src.Branches > 0 {
+			src.Branches--
+		}
+	}
+	delete(d.s.recs, id)
+	d.s.sorted = nil
+	d.s.notify(driver.Event{ID: id, Deleted: true})
+	return nil
+}
+
+// ResetHead implements driver.Brancher under the store's lock.
+func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+	unlock, err := d.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := d.s.record(id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Kind != driver.Ledger {
+		return nil, fmt.Errorf("mem: %w: %s is a %s and has no head", driver.ErrWrongKind, id, r.Kind)
+	}
+	prev := r.Clone()
+	if index != nil {
+		d.s.set(r, driver.Index, *index)
+	}
+	d.s.set(r, driver.Head, head)
+	return prev, nil
+}
+
+// set sets concern c of r to v and tells watchers when it changed. The
+// caller holds s.mu.
+func (s *Store) set(r *driver.Record, c driver.Concern, v driver.Value) {
+	old := *r.Value(c)
+	r.SetValue(c, v.Clone())
+	if !old.Equal(v) {
+		s.notify(driver.Event{ID: r.ID, Concern: c, Old: old.V, New: v.Clone()})
+	}
+}

@@ -1,0 +1,339 @@
+// Package branching is the protocol by which drivers without multi-record
+// transactions (the file and object stores through internal/objstore, the
+// document stores) create and drop branches together with their source's
+// branch count, with conditional writes of one record at a time.
+//
+// A create or drop writes two records: the branch and its source's
+// bookkeeping (the count, Meta.Branches). Each step is first recorded in the
+// source, in the same conditional write that changes the count, as an entry
+// (jsonld.BranchOp) with a random token, and removed by the write that ends
+// it; so a lost answer is resolved by looking for the token, and a step whose
+// writer died is found and settled by the next writer of that source's
+// bookkeeping once it is older than StaleAfter:
+//
+//   - create: the count goes up with the entry; then the branch is created,
+//     its incarnation the entry's token; then the entry goes. A create that
+//     finds the ID taken takes the count down again with it. A settler keeps
+//     the count when the branch exists with that incarnation; otherwise it
+//     fences the ID (a creator that was only held up can no longer create
+//     it) and takes the count down. A creator writes the branch only within
+//     CreateWindow of recording the entry, well inside StaleAfter, so that
+//     the two never race: writers' clocks must agree to well within the
+//     difference.
+//   - drop: the branch's own bookkeeping first gets a dropping entry
+//     (conditional on its count being 0 and no step of its own branches
+//     under way; creates of branches of it are refused from then on); then
+//     the source's count goes down with the source's entry; then the branch
+//     is purged, conditional on the dropping entry; then the source's entry
+//     goes. A settler finishes the purge when the branch still has the
+//     dropping entry, keeps the count when the branch is gone, and takes
+//     the count back up when the entry was cleared. A dropping entry with no
+//     step left in the source is cleared once stale, and the dropper then
+//     finds it gone and undoes its step. Clearing the entry and purging the
+//     branch are both conditional writes of the branch's bookkeeping, so
+//     exactly one of them happens.
+//
+// A record with a step under way cannot be dropped: its count says so, or,
+// for a drop of one of its branches, the entry does.
+package branching
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+const (
+	// StaleAfter is how long a step may stay recorded before another
+	// writer settles it.
+	StaleAfter = time.Minute
+	// CreateWindow bounds the time from recording a create to the last
+	// write of the new branch.
+	CreateWindow = 20 * time.Second
+	// attempts bounds the conditional writes of one step to one record's
+	// bookkeeping: every create and drop of a source's branches writes it,
+	// so they contend with each other by design.
+	attempts = 64
+)
+
+// Book is the branch bookkeeping of one record as a Store read it.
+type Book struct {
+	ID driver.ID
+	// Record is the record's identity (kind, retracted, source branch);
+	// its concerns need not be filled in.
+	Record      *driver.Record
+	Incarnation string // the record's, "" when it has none
+	Ops         []jsonld.BranchOp
+	Branches    int64
+	// Version is the Store's, for WriteBook's condition.
+	Version any
+}
+
+// State is what Store.Branch found of the record an entry names.
+type State int
+
+// The states of Store.Branch.
+const (
+	Gone    State = iota // absent, purged, or another incarnation
+	Live                 // a live record of the incarnation
+	Pending              // a create of the incarnation under way, not visible yet
+)
+
+// Store is what the protocol needs of a backend. Errors other than those
+// named are the backend's, classified with driver sentinels.
+type Store interface {
+	// Name prefixes messages ("s3", "docstore").
+	Name() string
+	// ReadBook reads the bookkeeping of record id afresh: an error
+	// wrapping driver.ErrNotFound when there is no such (live) record.
+	ReadBook(ctx context.Context, id driver.ID) (*Book, error)
+	// WriteBook writes b.Ops and b.Branches over the version b was read
+	// at. done is false when the record changed meanwhile (nothing was
+	// written). When the answer is lost it reads the record again and
+	// reports done when landed (nil: never) says so of its entries then.
+	WriteBook(ctx context.Context, b *Book, landed func([]jsonld.BranchOp) bool) (done bool, err error)
+	// Branch reads the record id, of which an entry names incarnation
+	// inc, and returns its state and, when live, its entries.
+	Branch(ctx context.Context, id driver.ID, inc string) (State, []jsonld.BranchOp, error)
+	// Fence makes a create of id with incarnation inc that has not
+	// landed fail from now on, as far as the store can (see Create).
+	Fence(ctx context.Context, id driver.ID, inc string) error
+	// Create creates rec with incarnation inc, as Driver.Create does,
+	// sending no write after deadline, and failing (with an error
+	// wrapping driver.ErrUnavailable) once it meets a fence of inc.
+	Create(ctx context.Context, rec *driver.Record, inc string, deadline time.Time) error
+	// Purge removes record id as Driver.Delete does, calling check with
+	// its entries each time it reads it; an error of check stops it, so
+	// that the purge is conditional on a state check accepted.
+	Purge(ctx context.Context, id driver.ID, check func([]jsonld.BranchOp) error) error
+}
+
+var (
+	// errRetry makes bookkeep read the record again and call its change
+	// function again, after a backoff.
+	errRetry = errors.New("retry")
+	// errDropLost: the dropping entry a drop set was cleared.
+	errDropLost = errors.New("the drop's entry on the branch was cleared")
+)
+
+func has(ops []jsonld.BranchOp, tok string) bool {
+	return slices.ContainsFunc(ops, func(op jsonld.BranchOp) bool { return op.Token == tok })
+}
+
+func hasOp(tok string) func([]jsonld.BranchOp) bool {
+	return func(ops []jsonld.BranchOp) bool { return has(ops, tok) }
+}
+
+func lacksOp(tok string) func([]jsonld.BranchOp) bool {
+	return func(ops []jsonld.BranchOp) bool { return !has(ops, tok) }
+}
+
+// remove drops entry tok from b and, when undo is set, its delta from the
+// count (never below 0). It reports whether the entry was there.
+func (b *Book) remove(tok string, undo bool) bool {
+	i := slices.IndexFunc(b.Ops, func(op jsonld.BranchOp) bool { return op.Token == tok })
+	if i < 0 {
+		return false
+	}
+	if undo {
+		b.Branches = max(b.Branches-b.Ops[i].Delta, 0)
+	}
+	b.Ops = slices.Delete(slices.Clone(b.Ops), i, i+1)
+	return true
+}
+
+// bookkeep edits the bookkeeping of id with change, settling stale steps
+// first, and writes it conditionally; a conflict reads it again and calls
+// change again. change returns false to write nothing (what settling
+// changed is written anyway), errRetry to try again after a backoff, or an
+// error to stop (after writing what settling changed).
+func bookkeep(ctx context.Context, s Store, id driver.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
+	for attempt := range attempts {
+		if attempt > 1 {
+			if err := backoff.Sleep(ctx, backoff.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2)); err != nil {
+				return err
+			}
+		}
+		b, err := s.ReadBook(ctx, id)
+		if err != nil {
+			return err
+		}
+		settledOps, settledN, err := settle(ctx, s, b)
+		if err != nil {
+			return err
+		}
+		dirty := settledN != b.Branches || len(settledOps) != len(b.Ops)
+		b.Ops, b.Branches = settledOps, settledN
+		changed, cerr := change(b)
+		if !changed && !dirty {
+			if errors.Is(cerr, errRetry) {
+				continue
+			}
+			return cerr
+		}
+		ok := landed
+		if cerr != nil { // write what settling found, then answer
+			b.Ops, b.Branches, ok = settledOps, settledN, nil
+		}
+		done, err := s.WriteBook(ctx, b, ok)
+		switch {
+		case err != nil:
+			return err
+		case done && cerr == nil:
+			return nil
+		case done && !errors.Is(cerr, errRetry):
+			return cerr
+		}
+	}
+	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), driver.ErrUnavailable, id, attempts)
+}
+
+// unknown reports whether err leaves a write's outcome unknown.
+func unknown(err error) bool {
+	c := driver.Code(err)
+	return c == driver.Unavailable || c == driver.Canceled
+}
+
+// CreateBranch creates rec (a branch: SourceBranch set) and counts it in its
+// source, as driver.Brancher says; see the protocol above.
+func CreateBranch(ctx context.Context, s Store, rec *driver.Record) error {
+	src := driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
+	tok, start := newToken(), time.Now()
+	op := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: rec.ID.String(), Token: tok, Incarnation: tok, At: start.UnixMilli(), Delta: 1}
+	err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
+		if has(b.Ops, tok) {
+			return false, nil // recorded by an attempt whose answer was lost
+		}
+		if err := liveSource(s, b); err != nil {
+			return false, err
+		}
+		b.Ops, b.Branches = append(slices.Clone(b.Ops), op), b.Branches+1
+		return true, nil
+	}, hasOp(tok))
+	if err != nil {
+		return err
+	}
+	err = s.Create(ctx, rec, tok, start.Add(CreateWindow))
+	if err != nil && unknown(err) {
+		return err // left for a settler
+	}
+	undo := err != nil
+	ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
+	if err != nil || ferr == nil {
+		return err
+	}
+	// The branch exists and is counted; the entry left behind only holds
+	// off drops of the source until it is settled.
+	return nil
+}
+
+// liveSource checks that b is a record branches may be created from.
+func liveSource(s Store, b *Book) error {
+	switch {
+	case b.Record.Kind != driver.Ledger:
+		return fmt.Errorf("%s: %w: source %s is a %s", s.Name(), driver.ErrWrongKind, b.ID, b.Record.Kind)
+	case b.Record.Retracted:
+		return fmt.Errorf("%s: %w: source %s is retracted", s.Name(), driver.ErrNotFound, b.ID)
+	case slices.ContainsFunc(b.Ops, dropping):
+		return fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), driver.ErrNotFound, b.ID)
+	}
+	return nil
+}
+
+// DropBranch drops branch id and uncounts it in its source, as
+// driver.Brancher says; see the protocol above.
+func DropBranch(ctx context.Context, s Store, id driver.ID) error {
+	tok := newToken()
+	self := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: id.String(), Token: tok}
+	source := ""
+	err := bookkeep(ctx, s, id, func(b *Book) (bool, error) {
+		source = b.Record.SourceBranch
+		if has(b.Ops, tok) {
+			return false, nil // set by an attempt whose answer was lost
+		}
+		if err := droppable(s, b); err != nil {
+			return false, err
+		}
+		self.Incarnation, self.At = b.Incarnation, time.Now().UnixMilli()
+		b.Ops = append(slices.Clone(b.Ops), self)
+		return true, nil
+	}, hasOp(tok))
+	if err != nil {
+		return err
+	}
+	return dropMarked(ctx, s, id, source, self)
+}
+
+// droppable checks that b may be dropped: a ledger without branches and
+// with no step under way (a fresh drop of it by another writer is waited
+// for).
+func droppable(s Store, b *Book) error {
+	if b.Record.Kind != driver.Ledger {
+		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), driver.ErrWrongKind, b.ID, b.Record.Kind)
+	}
+	if b.Branches > 0 {
+		return fmt.Errorf("%s: %w", s.Name(), driver.HasBranchesError(b.ID, b.Branches))
+	}
+	switch {
+	case slices.ContainsFunc(b.Ops, dropping):
+		return errRetry // another drop of it, not stale yet: wait for it
+	case len(b.Ops) > 0:
+		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), driver.ErrHasBranches, b.ID, b.Ops[0].Branch)
+	}
+	return nil
+}
+
+func dropping(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }
+
+// dropMarked drops branch id, whose bookkeeping holds self: the source's
+// count and entry, the purge, the entry's removal.
+func dropMarked(ctx context.Context, s Store, id driver.ID, source string, self jsonld.BranchOp) error {
+	src := driver.ID{Name: id.Name, Branch: source}
+	counted := source != "" && src != id
+	if counted {
+		op := self
+		op.Op = jsonld.BranchDrop
+		err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
+			if has(b.Ops, op.Token) {
+				return false, nil
+			}
+			op.Delta = -min(b.Branches, 1)
+			b.Ops, b.Branches = append(slices.Clone(b.Ops), op), b.Branches+op.Delta
+			return true, nil
+		}, hasOp(op.Token))
+		switch {
+		case errors.Is(err, driver.ErrNotFound):
+			counted = false // the source is gone: nothing to count
+		case err != nil:
+			return err
+		}
+	}
+	err := s.Purge(ctx, id, requireOp(self.Token))
+	if counted && (err == nil || errors.Is(err, errDropLost) || errors.Is(err, driver.ErrNotFound)) {
+		undo := errors.Is(err, errDropLost)
+		ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
+		if ferr != nil && err == nil {
+			return nil // dropped; the entry left behind is settled later
+		}
+	}
+	if errors.Is(err, errDropLost) {
+		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", s.Name(), id, driver.ErrUnavailable, StaleAfter)
+	}
+	return err
+}
+
+// requireOp is the check of a purge conditional on entry tok.
+func requireOp(tok string) func([]jsonld.BranchOp) error {
+	return func(ops []jsonld.BranchOp) error {
+		if !has(ops, tok) {
+			return errDropLost
+		}
+		return nil
+	}
+}

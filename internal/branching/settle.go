@@ -1,0 +1,162 @@
+package branching
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// settle returns b's entries and count with its steps recorded more than
+// StaleAfter ago settled (b itself is left as it was).
+func settle(ctx context.Context, s Store, b *Book) ([]jsonld.BranchOp, int64, error) {
+	stale := time.Now().Add(-StaleAfter).UnixMilli()
+	out := &Book{Ops: b.Ops, Branches: b.Branches}
+	for _, op := range b.Ops {
+		if op.At > stale {
+			continue
+		}
+		var keep, done bool
+		var err error
+		switch op.Op {
+		case jsonld.BranchCreate:
+			keep, done, err = settleCreate(ctx, s, op)
+		case jsonld.BranchDrop:
+			keep, done, err = settleDrop(ctx, s, op)
+		case jsonld.BranchDropping:
+			done, err = settleDropping(ctx, s, b, op)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if done {
+			out.remove(op.Token, !keep)
+		}
+	}
+	return out.Ops, out.Branches, nil
+}
+
+func parseBranch(s Store, op jsonld.BranchOp) (driver.ID, error) {
+	id, err := driver.ParseID(op.Branch)
+	if err != nil {
+		return id, fmt.Errorf("%s: %w: a branch step names %q: %v", s.Name(), driver.ErrInternal, op.Branch, err)
+	}
+	return id, nil
+}
+
+// settleCreate settles a stale create: kept when the branch exists, else
+// fenced and undone.
+func settleCreate(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bool, err error) {
+	id, err := parseBranch(s, op)
+	if err != nil {
+		return false, false, err
+	}
+	state, _, err := s.Branch(ctx, id, op.Incarnation)
+	if err != nil || state == Live {
+		return state == Live, err == nil, err
+	}
+	if err := s.Fence(ctx, id, op.Incarnation); err != nil {
+		return false, false, err
+	}
+	// A create that landed before the fence: keep it.
+	state, _, err = s.Branch(ctx, id, op.Incarnation)
+	return state == Live, err == nil, err
+}
+
+// settleDrop settles a stale drop: the purge finished when the branch still
+// carries its dropping entry, the count kept when the branch is gone,
+// undone when the entry was cleared.
+func settleDrop(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bool, err error) {
+	id, err := parseBranch(s, op)
+	if err != nil {
+		return false, false, err
+	}
+	state, ops, err := s.Branch(ctx, id, op.Incarnation)
+	if err != nil || state != Live {
+		return true, err == nil, err
+	}
+	if !has(ops, op.Token) {
+		return false, true, nil
+	}
+	err = s.Purge(ctx, id, requireOp(op.Token))
+	switch {
+	case err == nil, errors.Is(err, driver.ErrNotFound):
+		return true, true, nil
+	case errors.Is(err, errDropLost):
+		return false, true, nil
+	}
+	return false, false, err
+}
+
+// settleDropping settles a stale dropping entry of branch b: cleared when
+// its source holds no step of that drop; a source that does is settled
+// itself, which finishes or undoes the drop.
+func settleDropping(ctx context.Context, s Store, b *Book, op jsonld.BranchOp) (done bool, err error) {
+	src := driver.ID{Name: b.ID.Name, Branch: b.Record.SourceBranch}
+	if b.Record.SourceBranch == "" || src == b.ID {
+		return true, nil
+	}
+	sb, err := s.ReadBook(ctx, src)
+	switch {
+	case errors.Is(err, driver.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	case has(sb.Ops, op.Token):
+		return false, bookkeep(ctx, s, src, func(*Book) (bool, error) { return false, nil }, nil)
+	}
+	return true, nil
+}
+
+// newToken returns a random token for a step.
+func newToken() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// Reset is a driver.Brancher's ResetHead made of Get and compare-and-set
+// Updates of d: the index (when given), then afterIndex (when not nil),
+// then the head, each set against the value read, so that the monotonic
+// rule does not apply. It returns the record as read first.
+func Reset(ctx context.Context, d driver.Driver, id driver.ID, head driver.Value, index *driver.Value, afterIndex func(context.Context) error) (*driver.Record, error) {
+	prev, err := d.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if prev.Kind != driver.Ledger {
+		return nil, fmt.Errorf("%w: %s is a %s and has no head", driver.ErrWrongKind, id, prev.Kind)
+	}
+	if index != nil {
+		if err := force(ctx, d, id, driver.Index, *index); err != nil {
+			return nil, err
+		}
+		if afterIndex != nil {
+			if err := afterIndex(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return prev, force(ctx, d, id, driver.Head, head)
+}
+
+// force sets concern c of id to v whatever its value, by compare-and-set
+// against the value read.
+func force(ctx context.Context, d driver.Driver, id driver.ID, c driver.Concern, v driver.Value) error {
+	for range attempts {
+		rec, err := d.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		out, err := d.Update(ctx, id, c, driver.IfEquals(*rec.Value(c)), v)
+		if err != nil || out.Applied {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %s %s kept changing under %d attempts", driver.ErrUnavailable, id, c, attempts)
+}

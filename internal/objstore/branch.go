@@ -1,0 +1,233 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/branching"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Branches follow the protocol of internal/branching: a record's
+// bookkeeping (f:branches and the steps under way, f:branchOps) lives in
+// its defining file, written conditional on its tag like any other write;
+// a fence is a purge's mark holding the fenced create's token, which a
+// create holding that token gives up on (see writeDefining).
+
+// CreateBranch implements driver.Brancher (internal/branching).
+func (r *Records) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+	if err := r.begin(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := r.files(rec.ID); err != nil {
+		return nil, err
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: create branch: %w", r.cfg.Name, err)
+	}
+	if err := branching.CreateBranch(ctx, branchStore{r}, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// DropBranch implements driver.Brancher (internal/branching).
+func (r *Records) DropBranch(ctx context.Context, id driver.ID) error {
+	if err := r.begin(ctx); err != nil {
+		return err
+	}
+	return branching.DropBranch(ctx, branchStore{r}, id)
+}
+
+// ResetHead implements driver.Brancher: the index, then the head, each set
+// by compare-and-set against the value read, like any push of that concern
+// (branching.Reset). When the defining file holds an index inline that
+// would still win over the one set (the merge rule), it is removed from
+// there before the head is set.
+func (r *Records) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+	if err := r.begin(ctx); err != nil {
+		return nil, err
+	}
+	var fold func(context.Context) error
+	if index != nil {
+		fold = func(ctx context.Context) error { return r.dropInlineIndex(ctx, id, *index) }
+	}
+	prev, err := branching.Reset(ctx, r, id, head, index, fold)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reset head: %w", r.cfg.Name, err)
+	}
+	return prev, nil
+}
+
+// dropInlineIndex rewrites the defining file of id without its inline
+// index while that index, not index, is what readers merge (the inline
+// one wins when its t is higher, and when index is unborn).
+func (r *Records) dropInlineIndex(ctx context.Context, id driver.ID, index driver.Value) error {
+	files, err := r.files(id)
+	if err != nil {
+		return err
+	}
+	f := files[0]
+	for range maxAttempts {
+		rec, err := r.Get(ctx, id)
+		if err != nil || rec.Index.Equal(index) {
+			return err
+		}
+		def, err := r.readDoc(ctx, id, f.Key)
+		if err != nil || def == nil || def.doc.Index == nil {
+			return r.orNotFound(err, id)
+		}
+		own, err := jsonld.Assemble(id, def.doc)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+		}
+		data, err := jsonld.Encode(own, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+		}
+		if _, err := r.writeCAS(ctx, id, f, ifMatch(def.tag), data); err != nil {
+			return err
+		}
+	}
+	return r.contended(id, driver.Index)
+}
+
+// branchStore is the branching.Store of a Records.
+type branchStore struct{ r *Records }
+
+func (s branchStore) Name() string { return s.r.cfg.Name }
+
+// ReadBook reads id's defining file afresh; Book.Version is the *cached
+// file.
+func (s branchStore) ReadBook(ctx context.Context, id driver.ID) (*branching.Book, error) {
+	r := s.r
+	files, err := r.files(id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.readDoc(ctx, id, files[0].Key)
+	if err != nil || c == nil || c.doc.Purged {
+		return nil, r.orNotFound(err, id)
+	}
+	rec, err := jsonld.Assemble(id, c.doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(files[0].Key), err)
+	}
+	return &branching.Book{ID: id, Record: rec, Incarnation: c.doc.Incarnation, Ops: c.doc.BranchOps, Branches: rec.Branches, Version: c}, nil
+}
+
+// WriteBook rewrites the defining file b was read from, conditional on its
+// tag, with b's count and entries.
+func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed func([]jsonld.BranchOp) bool) (bool, error) {
+	r := s.r
+	files, err := r.files(b.ID)
+	if err != nil {
+		return false, err
+	}
+	f, c := files[0], b.Version.(*cached)
+	rec, err := jsonld.Assemble(b.ID, c.doc)
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	rec.Branches = b.Branches
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: c.doc, BranchOps: &b.Ops})
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	tag, err := r.put(ctx, f.Key, data, ifMatch(c.tag))
+	switch {
+	case err == nil:
+		r.remember(b.ID, f.Key, tag, data)
+		return true, nil
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing),
+		r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
+		return false, nil
+	case r.maybeApplied(err) && ctx.Err() == nil:
+		now, rerr := r.readDoc(ctx, b.ID, f.Key)
+		done := rerr == nil && now != nil && !now.doc.Purged && landed != nil && landed(now.doc.BranchOps)
+		return done, rerr
+	}
+	return false, err
+}
+
+// Branch reads id's defining file: Live when it is a live record of
+// incarnation inc.
+func (s branchStore) Branch(ctx context.Context, id driver.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
+	_, _, doc, err := s.defining(ctx, id)
+	if err != nil || doc == nil || doc.Purged || !ownedBy(doc, id) || doc.Incarnation != inc {
+		return branching.Gone, nil, err
+	}
+	return branching.Live, doc.BranchOps, nil
+}
+
+// defining reads id's defining file: its object and decoded form (nil when
+// absent or not decodable).
+func (s branchStore) defining(ctx context.Context, id driver.ID) (key string, obj *object, doc *jsonld.File, err error) {
+	files, err := s.r.files(id)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	key = files[0].Key
+	obj, err = s.r.get(ctx, key)
+	if err != nil || obj == nil {
+		return key, nil, nil, err
+	}
+	doc, _ = jsonld.Decode(obj.data)
+	return key, obj, doc, nil
+}
+
+// Fence writes a purge's mark holding inc where id's defining file would
+// be, unless a record (or a collector's mark) is there: a create of inc
+// then finds it and gives up, and one that read the key before fails its
+// precondition.
+func (s branchStore) Fence(ctx context.Context, id driver.ID, inc string) error {
+	r := s.r
+	files, err := r.files(id)
+	if err != nil {
+		return err
+	}
+	for range maxAttempts {
+		_, obj, doc, err := s.defining(ctx, id)
+		if err != nil {
+			return err
+		}
+		pc := ifAbsent()
+		if obj != nil {
+			if doc == nil || !doc.Purged || collectingNow(doc) || doc.Incarnation == inc {
+				return nil // a record, or a mark no create replaces now
+			}
+			pc = ifMatch(obj.tag)
+		}
+		data, err := r.tombstone(id, inc)
+		if err != nil {
+			return err
+		}
+		if done, err := r.writeCAS(ctx, id, files[0], pc, data); err != nil || done {
+			return err
+		}
+	}
+	return r.contended(id, driver.Status)
+}
+
+// Create writes rec's defining file with incarnation inc (writeDefining).
+func (s branchStore) Create(ctx context.Context, rec *driver.Record, inc string, deadline time.Time) error {
+	files, err := s.r.files(rec.ID)
+	if err != nil {
+		return err
+	}
+	return s.r.writeDefining(ctx, rec, files[0], inc, deadline)
+}
+
+// Purge purges id (see Delete), conditional on check accepting the entries
+// of each read of its defining file.
+func (s branchStore) Purge(ctx context.Context, id driver.ID, check func([]jsonld.BranchOp) error) error {
+	return s.r.purge(ctx, id, func(def *jsonld.File) error {
+		if def == nil {
+			return check(nil)
+		}
+		return check(def.BranchOps)
+	})
+}

@@ -1,0 +1,190 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/branching"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// stale is when a step recorded by a writer that died was recorded: past
+// branching.StaleAfter.
+var stale = time.Now().Add(-2 * branching.StaleAfter).UnixMilli()
+
+type branchEnv struct {
+	t   *testing.T
+	ctx context.Context
+	r   *objstore.Records
+	ns  *nameservice.NameService
+	st  *memStore
+	l   layout.Layout
+}
+
+func newBranchEnv(t *testing.T, l layout.Layout) *branchEnv {
+	st := newMemStore()
+	r := objstore.New(st, objstore.Config{Name: "mem", Layout: l})
+	e := &branchEnv{t: t, ctx: context.Background(), r: r, ns: nameservice.New(memDriver{r}), st: st, l: l}
+	e.must(e.ns.Init(e.ctx, "db"))
+	_, err := e.ns.PublishCommit(e.ctx, "db", 1, "c1")
+	e.must(err)
+	return e
+}
+
+func (e *branchEnv) must(err error) {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *branchEnv) id(s string) driver.ID {
+	id, err := driver.ParseID(s)
+	e.must(err)
+	return id
+}
+
+func (e *branchEnv) create(ids ...string) {
+	e.t.Helper()
+	for _, id := range ids {
+		_, err := e.ns.CreateBranch(e.ctx, id, nameservice.BranchOptions{})
+		e.must(err)
+	}
+}
+
+// edit rewrites id's bookkeeping as a writer that stopped would leave it.
+func (e *branchEnv) edit(id string, fn func(b *branching.Book)) {
+	e.t.Helper()
+	e.must(objstore.EditBook(e.ctx, e.r, e.id(id), fn))
+}
+
+func (e *branchEnv) incarnation(id string) string {
+	var inc string
+	e.edit(id, func(b *branching.Book) { inc = b.Incarnation })
+	return inc
+}
+
+func (e *branchEnv) wantBranches(id string, n int64) {
+	e.t.Helper()
+	rec, err := e.ns.Lookup(e.ctx, id)
+	e.must(err)
+	if rec.Branches != n {
+		e.t.Fatalf("%s has branches = %d, want %d", id, rec.Branches, n)
+	}
+}
+
+// wantNoSteps fails unless id's defining file records no step.
+func (e *branchEnv) wantNoSteps(id string) {
+	e.t.Helper()
+	e.edit(id, func(b *branching.Book) {
+		if len(b.Ops) != 0 {
+			e.t.Fatalf("%s still records %+v", id, b.Ops)
+		}
+	})
+}
+
+// TestBranchSettleCreate leaves two creates half-done, one before and one
+// after writing its branch, and checks that the next branch operation on
+// the source settles both: the count keeps the branch that exists, and the
+// other's creator, were it only held up, can no longer write its branch.
+func TestBranchSettleCreate(t *testing.T) {
+	for _, l := range []layout.Layout{layout.B, layout.C} {
+		t.Run(l.String(), func(t *testing.T) {
+			e := newBranchEnv(t, l)
+			ghost, real := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:ghost", Token: "tokghost", Incarnation: "tokghost", At: stale, Delta: 1},
+				jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:real", Token: "tokreal", Incarnation: "tokreal", At: stale, Delta: 1}
+			e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, ghost, real), b.Branches+2 })
+			rec := driver.NewLedger(e.id("db:real"), 0)
+			rec.SourceBranch = "main"
+			e.must(objstore.CreateAs(e.ctx, e.r, rec, "tokreal"))
+			e.wantBranches("db", 2)
+
+			err := e.ns.DropBranch(e.ctx, "db")
+			if !errors.Is(err, nameservice.ErrHasBranches) || !strings.Contains(err.Error(), "has 1 branch") {
+				t.Fatalf("drop of the source: %v, want ErrHasBranches naming 1 (the create that wrote its branch)", err)
+			}
+			e.wantBranches("db", 1)
+			e.wantNoSteps("db")
+			ghostRec := driver.NewLedger(e.id("db:ghost"), 0)
+			ghostRec.SourceBranch = "main"
+			if err := objstore.CreateAs(e.ctx, e.r, ghostRec, "tokghost"); !errors.Is(err, driver.ErrUnavailable) {
+				t.Fatalf("the settled create's late write: %v, want ErrUnavailable", err)
+			}
+			if _, err := e.ns.Lookup(e.ctx, "db:ghost"); !errors.Is(err, nameservice.ErrNotFound) {
+				t.Fatalf("lookup of the settled create's branch: %v", err)
+			}
+			e.create("db:ghost") // the name is free for a create of its own
+			e.wantBranches("db", 2)
+		})
+	}
+}
+
+// TestBranchSettleDrop leaves three drops half-done: a (its source counted
+// it down and it carries its dropping entry: finished by the settler), b
+// (only its dropping entry was set: cleared by the next drop of b), c (its
+// source counted it down but its entry was cleared: undone).
+func TestBranchSettleDrop(t *testing.T) {
+	for _, l := range []layout.Layout{layout.B, layout.C} {
+		t.Run(l.String(), func(t *testing.T) {
+			e := newBranchEnv(t, l)
+			e.create("db:a", "db:b", "db:c")
+			for _, s := range []struct {
+				branch       string
+				flag, source bool
+			}{{"db:a", true, true}, {"db:b", true, false}, {"db:c", false, true}} {
+				op := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: s.branch, Token: "tok" + s.branch[3:], Incarnation: e.incarnation(s.branch), At: stale}
+				if s.flag {
+					e.edit(s.branch, func(b *branching.Book) { b.Ops = append(b.Ops, op) })
+				}
+				if s.source {
+					op.Op, op.Delta = jsonld.BranchDrop, -1
+					e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, op), b.Branches-1 })
+				}
+			}
+			e.wantBranches("db", 1)
+
+			e.create("db:d") // settles a and c in the source
+			if _, err := e.ns.Lookup(e.ctx, "db:a"); !errors.Is(err, nameservice.ErrNotFound) {
+				t.Fatalf("a, whose drop was half-done, still exists (%v)", err)
+			}
+			e.wantBranches("db", 3) // b, c, d
+			e.wantNoSteps("db")
+			if err := e.ns.DropBranch(e.ctx, "db:b"); err != nil {
+				t.Fatalf("drop of b, with a stale dropping entry of a dead writer: %v", err)
+			}
+			e.wantBranches("db", 2)
+			for _, id := range []string{"db:c", "db:d", "db"} {
+				e.must(e.ns.DropBranch(e.ctx, id))
+			}
+		})
+	}
+}
+
+// TestBranchCreateRefusedWhileDropping: a source being dropped takes no new
+// branch, and a drop of it waits while a fresh drop of it is under way.
+func TestBranchCreateRefusedWhileDropping(t *testing.T) {
+	e := newBranchEnv(t, layout.B)
+	e.create("db:dev")
+	_, err := e.ns.PublishCommit(e.ctx, "db:dev", 2, "c2")
+	e.must(err)
+	e.edit("db:dev", func(b *branching.Book) {
+		b.Ops = append(b.Ops, jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: "db:dev", Token: "fresh", At: time.Now().UnixMilli()})
+	})
+	_, err = e.ns.CreateBranch(e.ctx, "db:dev2", nameservice.BranchOptions{From: "dev"})
+	if !errors.Is(err, nameservice.ErrNotFound) || !strings.Contains(err.Error(), "being dropped") {
+		t.Fatalf("create from a source being dropped: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := e.ns.DropBranch(ctx, "db:dev"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("drop during another's fresh drop: %v, want it to wait until its context ends", err)
+	}
+	e.wantBranches("db", 1)
+}

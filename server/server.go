@@ -161,15 +161,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
 	s.mux.ServeHTTP(rec, r)
 	elapsed := time.Since(start)
-	s.metrics.observe(pattern, r.Method, rec.status, elapsed)
+	method := methodLabel(r.Method)
+	s.metrics.observe(pattern, method, rec.status, elapsed)
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-		slog.String("method", r.Method), slog.String("route", pattern),
+		slog.String("method", method), slog.String("route", pattern),
 		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
 		slog.String("principal", ri.name()), slog.String("remote", r.RemoteAddr))
 }
 
+// methodLabel returns m for metrics and logs when it is a method the server
+// knows, else "other": a client must not be able to mint label values.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodDelete, http.MethodPatch, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
 // routeLabel names the route of r for metrics and logs: the mux pattern,
-// or for Fluree's routes the route with its alias left out.
+// or for Fluree's routes the route with its alias left out. Every value
+// comes from a fixed set (the method through methodLabel, the verb of a ref
+// route only when it is one of Fluree's), so requests cannot grow the
+// number of series.
 func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	_, pattern := mux.Handler(r)
 	switch {
@@ -179,13 +194,17 @@ func routeLabel(mux *http.ServeMux, r *http.Request) string {
 		return pattern
 	}
 	p, _ := flureeRest(r.URL.Path)
+	m := methodLabel(r.Method)
 	switch {
 	case p == "/nameservice/snapshot", p == "/events":
-		return r.Method + " " + flureeBase + p
+		return m + " " + flureeBase + p
 	case strings.HasPrefix(p, "/storage/ns/"):
-		return r.Method + " " + flureeBase + "/storage/ns/{alias}"
+		return m + " " + flureeBase + "/storage/ns/{alias}"
 	case strings.HasPrefix(p, "/nameservice/refs/"):
-		return r.Method + " " + flureeBase + "/nameservice/refs/{alias}/" + p[strings.LastIndexByte(p, '/')+1:]
+		switch verb := p[strings.LastIndexByte(p, '/')+1:]; verb {
+		case "commit", "index", "init":
+			return m + " " + flureeBase + "/nameservice/refs/{alias}/" + verb
+		}
 	}
 	return "unmatched"
 }

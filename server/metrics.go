@@ -19,6 +19,8 @@ type metrics struct {
 	replays      prometheus.Counter
 	authFailures prometheus.Counter
 	subscribers  prometheus.Gauge
+	connsOpen    prometheus.Gauge
+	connsRefused *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -45,8 +47,15 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nameservice_sse_subscribers", Help: "Event streams open now.",
 		}),
+		connsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nameservice_connections_open", Help: "Connections open now (of an http.Server from HTTPServer).",
+		}),
+		connsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nameservice_connections_refused_total", Help: "Connections closed on arrival, by the limit they met (max_conns, max_conns_per_addr).",
+		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.conflicts, m.unknown, m.replays, m.authFailures, m.subscribers)
+	reg.MustRegister(m.requests, m.latency, m.conflicts, m.unknown, m.replays, m.authFailures, m.subscribers,
+		m.connsOpen, m.connsRefused)
 	// A caller's own registry may already hold the process collectors.
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -37,6 +37,8 @@ const (
 	DefaultKeepAlive    = 30 * time.Second
 	DefaultPollInterval = time.Second
 	DefaultOpTimeout    = 30 * time.Second
+	DefaultBodyTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 2 * time.Minute
 )
 
 // Options configure a Server. The zero value refuses every request that
@@ -67,9 +69,14 @@ type Options struct {
 	// its client goes away: it finishes (or times out) and its outcome is
 	// kept for a resend.
 	OpTimeout time.Duration
-	// BodyTimeout bounds the read of a request body, so a client that
-	// sends its headers and then trickles its body is cut off (default 30s).
+	// BodyTimeout bounds the read of a request body, on every route, so a
+	// client that sends its headers and then trickles its body is cut off
+	// (default 30s).
 	BodyTimeout time.Duration
+	// WriteTimeout bounds a request other than an event stream from its
+	// start to the end of its answer, so a client that does not take its
+	// answer is cut off (default 2m).
+	WriteTimeout time.Duration
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
 }
@@ -99,7 +106,8 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, 30*time.Second)
+	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, DefaultBodyTimeout)
+	opts.WriteTimeout = defaults.Positive(opts.WriteTimeout, DefaultWriteTimeout)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -146,20 +154,17 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
 }
 
-// ServeHTTP implements http.Handler: it routes, bounds the body, counts
-// and logs the request.
+// ServeHTTP implements http.Handler: it bounds the request (see bound),
+// routes it, counts and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
-	if r.ContentLength != 0 && r.Method != http.MethodGet {
-		// The server resets the deadline for the connection's next request.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
-	}
 	pattern := routeLabel(s.mux, r)
 	ri := &reqInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
-	s.mux.ServeHTTP(rec, r)
+	if s.bound(rec, r) {
+		s.mux.ServeHTTP(rec, r)
+	}
 	elapsed := time.Since(start)
 	method := methodLabel(r.Method)
 	s.metrics.observe(pattern, method, rec.status, elapsed)
@@ -330,31 +335,4 @@ func (e errTooLarge) Error() string {
 // and its outcome can be given to a resend, but bounded by OpTimeout.
 func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(r.Context()), s.opts.OpTimeout)
-}
-
-// Limits are the connection limits of the http.Server HTTPServer returns.
-type Limits struct {
-	// ReadHeaderTimeout cuts off a client that has not sent its headers
-	// in time (default 10s).
-	ReadHeaderTimeout time.Duration
-	// IdleTimeout closes a keep-alive connection idle this long (default 2m).
-	IdleTimeout time.Duration
-	// MaxHeaderBytes bounds the request headers (default 64 KiB).
-	MaxHeaderBytes int
-}
-
-// HTTPServer returns an http.Server serving s with the given limits, whose
-// Shutdown also ends s's event streams. A request's body is bounded by
-// Options.MaxBodyBytes; there is no overall read or write timeout, which
-// would cut event streams (OpTimeout bounds the backend work instead).
-func (s *Server) HTTPServer(l Limits) *http.Server {
-	l.ReadHeaderTimeout = defaults.Positive(l.ReadHeaderTimeout, 10*time.Second)
-	l.IdleTimeout = defaults.Positive(l.IdleTimeout, 2*time.Minute)
-	l.MaxHeaderBytes = defaults.Positive(l.MaxHeaderBytes, 64<<10)
-	hs := &http.Server{
-		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	hs.RegisterOnShutdown(func() { _ = s.Close() })
-	return hs
 }

@@ -13,7 +13,7 @@ import (
 
 // stream holds one of the MaxStreams slots and ends when the client goes,
 // or the server closes. It answers 503 and returns nil when every slot is
-// taken.
+// taken. A stream has no write deadline (its answer never ends).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context, func()) {
 	select {
 	case s.streams <- struct{}{}:
@@ -22,6 +22,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 		http.Error(w, "too many event streams", http.StatusServiceUnavailable)
 		return nil, nil
 	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	s.metrics.subscribers.Inc()
 	ctx, cancel := context.WithCancel(r.Context())
 	go func() {

@@ -21,9 +21,10 @@ type serveFlags struct {
 	listen, tokens, issuers, cert, key, logLevel string
 	noAuth                                       bool
 	maxBody                                      int64
-	maxStreams                                   int
+	maxStreams, maxConns, maxConnsPerAddr        int
 	pollInterval, keepAlive, shutdownGrace       time.Duration
 	readHeaderTimeout, idleTimeout, bodyTimeout  time.Duration
+	writeTimeout                                 time.Duration
 }
 
 func init() {
@@ -44,9 +45,12 @@ func init() {
 			fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "")
 			fs.DurationVar(&f.keepAlive, "keep-alive", server.DefaultKeepAlive, "")
 			fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "")
-			fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", 10*time.Second, "")
-			fs.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "")
-			fs.DurationVar(&f.bodyTimeout, "body-timeout", 30*time.Second, "")
+			fs.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "")
+			fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "")
+			fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "")
+			fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "")
+			fs.DurationVar(&f.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "")
+			fs.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "")
 		},
 		run: func(c *call) error { return serve(c, f) },
 	}
@@ -62,7 +66,7 @@ func serve(c *call, f serveFlags) error {
 		return err
 	}
 	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams,
-		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout}
+		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout}
 	if err := authOptions(&opts, f); err != nil {
 		return err
 	}
@@ -75,7 +79,8 @@ func serve(c *call, f serveFlags) error {
 		return usagef("--insecure-no-auth is allowed only on a loopback address, not %s", ln.Addr())
 	}
 	srv := server.New(c.ns, opts)
-	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout})
+	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout,
+		MaxConns: f.maxConns, MaxConnsPerAddr: f.maxConnsPerAddr})
 	scheme := "http"
 	if f.cert != "" || f.key != "" {
 		if f.cert == "" || f.key == "" {

@@ -19,6 +19,7 @@ type metrics struct {
 	replays      prometheus.Counter
 	authFailures prometheus.Counter
 	subscribers  prometheus.Gauge
+	idemBytes    prometheus.Gauge
 	connsOpen    prometheus.Gauge
 	connsRefused *prometheus.CounterVec
 }
@@ -47,6 +48,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nameservice_sse_subscribers", Help: "Event streams open now.",
 		}),
+		idemBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nameservice_idempotency_cache_bytes", Help: "Bytes held by the outcome cache of resent writes (keys and answers).",
+		}),
 		connsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nameservice_connections_open", Help: "Connections open now (of an http.Server from HTTPServer).",
 		}),
@@ -55,7 +59,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"reason"}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.conflicts, m.unknown, m.replays, m.authFailures, m.subscribers,
-		m.connsOpen, m.connsRefused)
+		m.idemBytes, m.connsOpen, m.connsRefused)
 	// A caller's own registry may already hold the process collectors.
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

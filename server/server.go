@@ -77,6 +77,10 @@ type Options struct {
 	// start to the end of its answer, so a client that does not take its
 	// answer is cut off (default 2m).
 	WriteTimeout time.Duration
+	// IdempotencyCacheBytes bounds the memory of the outcome cache of
+	// resent writes, keys and answers counted (default 64 MiB). Keys are
+	// at most MaxIdempotencyKey bytes.
+	IdempotencyCacheBytes int64
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
 }
@@ -108,6 +112,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	}
 	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.WriteTimeout = defaults.Positive(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.IdempotencyCacheBytes = defaults.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -116,9 +121,10 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	m := newMetrics(reg)
 	s := &Server{
-		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(),
-		metrics: newMetrics(reg), idem: newIdemCache(100_000, 10*time.Minute),
+		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
+		idem:    newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
 		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 	}
 	s.routes(reg)

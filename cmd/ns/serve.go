@@ -20,7 +20,7 @@ import (
 type serveFlags struct {
 	listen, tokens, issuers, cert, key, logLevel string
 	noAuth                                       bool
-	maxBody                                      int64
+	maxBody, idemBytes                           int64
 	maxStreams, maxConns, maxConnsPerAddr        int
 	pollInterval, keepAlive, shutdownGrace       time.Duration
 	readHeaderTimeout, idleTimeout, bodyTimeout  time.Duration
@@ -42,6 +42,7 @@ func init() {
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
+			fs.Int64Var(&f.idemBytes, "idempotency-cache-bytes", server.DefaultIdempotencyCacheBytes, "")
 			fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "")
 			fs.DurationVar(&f.keepAlive, "keep-alive", server.DefaultKeepAlive, "")
 			fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "")
@@ -66,7 +67,8 @@ func serve(c *call, f serveFlags) error {
 		return err
 	}
 	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams,
-		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout}
+		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout,
+		IdempotencyCacheBytes: f.idemBytes}
 	if err := authOptions(&opts, f); err != nil {
 		return err
 	}

@@ -2,14 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +34,9 @@ type Principal struct {
 	jws            bool
 	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
 	storageAll bool
+	// key is what the principal's event streams are counted under (see
+	// streamQuota): a static token's name, a JWS's issuer and identity.
+	key string
 }
 
 func covers(prefixes []string, id string) bool {
@@ -72,6 +71,22 @@ func (p *Principal) canEvent(k driver.Kind, id string) bool {
 	return p.eventsLedgers[id]
 }
 
+// grants refuses a JWS whose claims grant nothing on the routes of the
+// request, as Fluree's server does: fluree.events.* on the events route,
+// fluree.storage.* on every other. A token with no say on a route is not
+// an answer of "nothing there" (404, an empty list) but a 401.
+func (p *Principal) grants(events bool) error {
+	switch {
+	case !p.jws:
+		return nil
+	case events && !p.eventsAll && len(p.eventsLedgers) == 0 && len(p.eventsGSources) == 0:
+		return errUnauthorized{"token authorizes no resources (no fluree.events claims)"}
+	case !events && !p.storageAll && len(p.Exact) == 0:
+		return errUnauthorized{"token lacks storage permissions (no fluree.storage claims)"}
+	}
+	return nil
+}
+
 var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Write: []string{""}, storageAll: true}
 
 // Authenticator verifies bearer tokens: static tokens (stored as SHA-256
@@ -83,24 +98,6 @@ type Authenticator struct {
 	now     func() time.Time
 }
 
-// TokenFile is the JSON file of static tokens:
-//
-//	{"tokens": [{"name": "indexer", "sha256": "<hex of SHA-256 of the token>",
-//	             "read": ["tenant/"], "write": ["tenant/"]}]}
-//
-// read and write are ID prefixes; "" covers every ID.
-type TokenFile struct {
-	Tokens []TokenEntry `json:"tokens"`
-}
-
-// TokenEntry is one static token.
-type TokenEntry struct {
-	Name   string   `json:"name"`
-	SHA256 string   `json:"sha256"`
-	Read   []string `json:"read"`
-	Write  []string `json:"write"`
-}
-
 // AuthConfig configures NewAuthenticator.
 type AuthConfig struct {
 	Tokens         []TokenEntry
@@ -109,27 +106,18 @@ type AuthConfig struct {
 }
 
 // NewAuthenticator checks cfg and returns an authenticator. It returns an
-// error naming the entry when a hash is not 64 hex digits, a name is
-// missing or repeated, or an issuer is not an Ed25519 did:key.
+// error naming the entry (and its line in its file) when a hash is not 64
+// hex digits or repeats another's, a name is missing or repeated, or an
+// entry has no scope; or naming the issuer when it is not an Ed25519
+// did:key.
 func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
-	a := &Authenticator{tokens: map[[32]byte]*Principal{}, issuers: map[string]bool{}, now: cfg.Now}
+	tokens, err := checkTokens(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	a := &Authenticator{tokens: tokens, issuers: map[string]bool{}, now: cfg.Now}
 	if a.now == nil {
 		a.now = time.Now
-	}
-	names := map[string]bool{}
-	for i, t := range cfg.Tokens {
-		if t.Name == "" || names[t.Name] {
-			return nil, fmt.Errorf("token %d: a unique name is required", i+1)
-		}
-		names[t.Name] = true
-		raw, err := hex.DecodeString(t.SHA256)
-		if err != nil || len(raw) != sha256.Size {
-			return nil, fmt.Errorf("token %q: sha256 must be 64 hex digits (the SHA-256 of the token)", t.Name)
-		}
-		var h [32]byte
-		copy(h[:], raw)
-		a.tokens[h] = &Principal{Name: t.Name, Read: slices.Clone(t.Read), Write: slices.Clone(t.Write),
-			storageAll: slices.Contains(t.Read, "")}
 	}
 	for _, iss := range cfg.TrustedIssuers {
 		if _, err := pubKeyFromDID(iss); err != nil {
@@ -141,27 +129,6 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		return nil, errors.New("no static token and no trusted issuer: nobody could authenticate")
 	}
 	return a, nil
-}
-
-// LoadTokenFile reads a TokenFile.
-func LoadTokenFile(path string) ([]TokenEntry, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
-	}
-	var f TokenFile
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("token file %s: %v", path, err)
-	}
-	return f.Tokens, nil
-}
-
-// HashToken returns the hex SHA-256 of a token, as a token file stores it.
-func HashToken(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
 }
 
 // errUnauthorized is a missing or invalid token; its message never holds
@@ -186,7 +153,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 		return nil, errUnauthorized{"malformed Authorization header: want Bearer <token>"}
 	}
 	if strings.Count(tok, ".") == 2 && len(a.issuers) > 0 {
-		return a.verifyJWS(tok)
+		return a.verifyBearerJWS(tok)
 	}
 	if p := a.tokens[sha256.Sum256([]byte(tok))]; p != nil {
 		return p, nil
@@ -194,24 +161,8 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	return nil, errUnauthorized{"invalid token"}
 }
 
-// flureeClaims are the claims of a Fluree JWS that matter here.
-type flureeClaims struct {
-	Iss            string   `json:"iss"`
-	Sub            string   `json:"sub"`
-	Exp            *int64   `json:"exp"`
-	Nbf            *int64   `json:"nbf"`
-	Iat            *int64   `json:"iat"`
-	StorageAll     bool     `json:"fluree.storage.all"`
-	StorageLedgers []string `json:"fluree.storage.ledgers"`
-	EventsAll      bool     `json:"fluree.events.all"`
-	EventsLedgers  []string `json:"fluree.events.ledgers"`
-	EventsGSources []string `json:"fluree.events.graph_sources"`
-}
-
-// clockSkew is the leeway Fluree allows on exp, nbf and iat.
-const clockSkew = 60 * time.Second
-
-func (a *Authenticator) verifyJWS(tok string) (*Principal, error) {
+// verifyBearerJWS verifies a compact JWS bearer token.
+func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
 	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.EdDSA})
 	if err != nil {
 		return nil, errUnauthorized{"malformed token: not a compact JWS signed with EdDSA"}
@@ -219,53 +170,7 @@ func (a *Authenticator) verifyJWS(tok string) (*Principal, error) {
 	if len(jws.Signatures) != 1 || jws.Signatures[0].Protected.JSONWebKey == nil {
 		return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk)"}
 	}
-	pub, ok := jws.Signatures[0].Protected.JSONWebKey.Key.(ed25519.PublicKey)
-	if !ok {
-		return nil, errUnauthorized{"malformed token: the embedded key is not an Ed25519 key"}
-	}
-	payload, err := jws.Verify(pub)
-	if err != nil {
-		return nil, errUnauthorized{"invalid token signature"}
-	}
-	did := didFromPubKey(pub)
-	if !a.issuers[did] {
-		return nil, errUnauthorized{"token issuer is not trusted"}
-	}
-	var c flureeClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, errUnauthorized{"malformed token claims"}
-	}
-	if c.Iss != did {
-		return nil, errUnauthorized{"token iss does not match its signing key"}
-	}
-	now := a.now()
-	switch {
-	case c.Exp == nil:
-		return nil, errUnauthorized{"token has no exp"}
-	case time.Unix(*c.Exp, 0).Add(clockSkew).Before(now):
-		return nil, errUnauthorized{"token expired"}
-	case c.Nbf != nil && time.Unix(*c.Nbf, 0).After(now.Add(clockSkew)):
-		return nil, errUnauthorized{"token not yet valid (nbf)"}
-	case c.Iat != nil && time.Unix(*c.Iat, 0).After(now.Add(clockSkew)):
-		return nil, errUnauthorized{"token issued in the future (iat)"}
-	}
-	p := &Principal{Name: did, Exact: normalisedSet(c.StorageLedgers), storageAll: c.StorageAll,
-		jws: true, eventsAll: c.EventsAll,
-		eventsLedgers: normalisedSet(c.EventsLedgers), eventsGSources: normalisedSet(c.EventsGSources)}
-	if c.StorageAll {
-		p.Read, p.Write = []string{""}, []string{""}
-	}
-	return p, nil
-}
-
-func normalisedSet(ids []string) map[string]bool {
-	m := map[string]bool{}
-	for _, s := range ids {
-		if id, err := driver.ParseID(s); err == nil {
-			m[id.String()] = true
-		}
-	}
-	return m
+	return a.verifyJWS(jws)
 }
 
 // reqInfo is what the server learns about a request while serving it.
@@ -310,6 +215,9 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			return
 		default:
 			p, err := s.opts.Auth.Authenticate(r)
+			if err == nil {
+				err = p.grants(isEventsRoute(r))
+			}
 			if err != nil {
 				s.unauthorized(w, r, err)
 				return
@@ -318,6 +226,12 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// isEventsRoute reports whether r is for Fluree's events route.
+func isEventsRoute(r *http.Request) bool {
+	rest, fluree := flureeRest(r.URL.EscapedPath())
+	return fluree && rest == "/events"
 }
 
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error) {

@@ -141,7 +141,7 @@ func (l *connLimiter) state(c net.Conn, st http.ConnState) {
 // admit counts c in, or returns why it may not be: "max_conns" or
 // "max_conns_per_addr".
 func (l *connLimiter) admit(c net.Conn) string {
-	addr := clientPrefix(c.RemoteAddr())
+	addr := clientPrefix(c.RemoteAddr().String())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -170,11 +170,11 @@ func (l *connLimiter) release(c net.Conn) {
 	l.m.connsOpen.Set(float64(len(l.open)))
 }
 
-// clientPrefix returns the address a connection counts against: its IPv4
-// address, or the /64 of its IPv6 address (one host usually holds a whole
-// /64). An address that does not parse counts as one shared address.
-func clientPrefix(a net.Addr) netip.Prefix {
-	ap, err := netip.ParseAddrPort(a.String())
+// clientPrefix returns the address a client at hostport counts against: its
+// IPv4 address, or the /64 of its IPv6 address (one host usually holds a
+// whole /64). An address that does not parse counts as one shared address.
+func clientPrefix(hostport string) netip.Prefix {
+	ap, err := netip.ParseAddrPort(hostport)
 	if err != nil {
 		return netip.Prefix{}
 	}

@@ -60,6 +60,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxStreams bounds the event streams open at once (503 beyond it).
 	MaxStreams int
+	// MaxStreamsPerPrincipal bounds the event streams one principal holds
+	// at once (429 beyond it), default 64: a static token, a JWS issuer's
+	// subject, or for anonymous streams a client address.
+	MaxStreamsPerPrincipal int
 	// KeepAlive is the interval of the keep-alive comments of event streams.
 	KeepAlive time.Duration
 	// PollInterval is how often a watch polls a backend without a change
@@ -96,14 +100,17 @@ type Server struct {
 	metrics *metrics
 	idem    *idemCache
 	streams chan struct{}
-	stop    chan struct{}
-	once    sync.Once
+	// perPrincipal caps the streams of each principal within streams.
+	perPrincipal *streamQuota
+	stop         chan struct{}
+	once         sync.Once
 }
 
 // New returns a server over ns.
 func New(ns *nameservice.NameService, opts Options) *Server {
 	opts.MaxBodyBytes = defaults.Positive(opts.MaxBodyBytes, DefaultMaxBodyBytes)
 	opts.MaxStreams = defaults.Positive(opts.MaxStreams, DefaultMaxStreams)
+	opts.MaxStreamsPerPrincipal = defaults.Positive(opts.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
 	opts.KeepAlive = defaults.Positive(opts.KeepAlive, DefaultKeepAlive)
 	opts.PollInterval = defaults.Positive(opts.PollInterval, DefaultPollInterval)
 	opts.OpTimeout = defaults.Positive(opts.OpTimeout, DefaultOpTimeout)
@@ -124,8 +131,10 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	m := newMetrics(reg)
 	s := &Server{
 		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
-		idem:    newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
-		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
+		idem:         newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
+		streams:      make(chan struct{}, opts.MaxStreams),
+		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
+		stop:         make(chan struct{}),
 	}
 	s.routes(reg)
 	return s

@@ -21,7 +21,8 @@ type serveFlags struct {
 	listen, tokens, issuers, cert, key, logLevel string
 	noAuth                                       bool
 	maxBody, idemBytes                           int64
-	maxStreams, maxConns, maxConnsPerAddr        int
+	maxStreams, maxStreamsPerPrincipal           int
+	maxConns, maxConnsPerAddr                    int
 	pollInterval, keepAlive, shutdownGrace       time.Duration
 	readHeaderTimeout, idleTimeout, bodyTimeout  time.Duration
 	writeTimeout                                 time.Duration
@@ -42,6 +43,7 @@ func init() {
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
+			fs.IntVar(&f.maxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "")
 			fs.Int64Var(&f.idemBytes, "idempotency-cache-bytes", server.DefaultIdempotencyCacheBytes, "")
 			fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "")
 			fs.DurationVar(&f.keepAlive, "keep-alive", server.DefaultKeepAlive, "")
@@ -66,7 +68,7 @@ func serve(c *call, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams,
+	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams, MaxStreamsPerPrincipal: f.maxStreamsPerPrincipal,
 		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout,
 		IdempotencyCacheBytes: f.idemBytes}
 	if err := authOptions(&opts, f); err != nil {

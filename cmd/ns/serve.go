@@ -96,7 +96,7 @@ func serve(c *call, f serveFlags) error {
 			ln.Close()
 			return fmt.Errorf("serve: TLS: %w", err)
 		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		hs.TLSConfig = server.TLSConfig(cert)
 		ln = tls.NewListener(ln, hs.TLSConfig)
 		scheme = "https"
 	}

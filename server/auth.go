@@ -207,17 +207,10 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			ri = &reqInfo{}
 			r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
 		}
-		switch {
-		case s.opts.NoAuth:
+		if s.opts.NoAuth {
 			ri.principal = allRights
-		case s.opts.Auth == nil:
-			s.unauthorized(w, r, errUnauthorized{"authentication is not configured"})
-			return
-		default:
-			p, err := s.opts.Auth.Authenticate(r)
-			if err == nil {
-				err = p.grants(isEventsRoute(r))
-			}
+		} else {
+			p, err := s.authenticate(r)
 			if err != nil {
 				s.unauthorized(w, r, err)
 				return
@@ -226,6 +219,71 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// EventsAuth is how Fluree's events route authenticates its watchers, the
+// choices of Fluree's server (--events-auth-mode). Every other route always
+// needs a token.
+type EventsAuth int
+
+const (
+	// EventsAuthRequired needs a valid token; the watcher sees what its
+	// token grants. The default.
+	EventsAuthRequired EventsAuth = iota
+	// EventsAuthOptional checks a token when one is given (an invalid one
+	// gets 401) and filters by its grants; a watcher without one sees
+	// every record. Not a security boundary.
+	EventsAuthOptional
+	// EventsAuthNone looks at no token: every watcher sees every record.
+	EventsAuthNone
+)
+
+var eventsAuthNames = []string{"required", "optional", "none"}
+
+func (m EventsAuth) String() string {
+	if m < 0 || int(m) >= len(eventsAuthNames) {
+		return fmt.Sprintf("EventsAuth(%d)", int(m))
+	}
+	return eventsAuthNames[m]
+}
+
+// ParseEventsAuth parses "required", "optional" or "none".
+func ParseEventsAuth(s string) (EventsAuth, error) {
+	for i, name := range eventsAuthNames {
+		if s == name {
+			return EventsAuth(i), nil
+		}
+	}
+	return 0, fmt.Errorf("events auth %q: want required, optional or none", s)
+}
+
+// anonymousWatcher is the principal of a watcher without a token where
+// the events route admits one: it sees the events of every record and may
+// do nothing else.
+var anonymousWatcher = &Principal{Name: "anonymous", jws: true, eventsAll: true}
+
+// authenticate returns the principal of r, refusing a token without a
+// grant on r's route.
+func (s *Server) authenticate(r *http.Request) (*Principal, error) {
+	events := isEventsRoute(r)
+	if events {
+		switch s.opts.EventsAuth {
+		case EventsAuthNone:
+			return anonymousWatcher, nil
+		case EventsAuthOptional:
+			if r.Header.Get("Authorization") == "" {
+				return anonymousWatcher, nil
+			}
+		}
+	}
+	if s.opts.Auth == nil {
+		return nil, errUnauthorized{"authentication is not configured"}
+	}
+	p, err := s.opts.Auth.Authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.grants(events)
 }
 
 // isEventsRoute reports whether r is for Fluree's events route.

@@ -50,6 +50,9 @@ type Options struct {
 	// NoAuth serves every route to anyone with full rights. The command
 	// allows it only on a loopback address.
 	NoAuth bool
+	// EventsAuth is how Fluree's events route authenticates (default
+	// EventsAuthRequired); with NoAuth it is open anyway.
+	EventsAuth EventsAuth
 	// Logger receives one structured line per request (never a token).
 	// Nil discards.
 	Logger *slog.Logger

@@ -19,6 +19,7 @@ import (
 // serveFlags are the flags of ns serve.
 type serveFlags struct {
 	listen, tokens, issuers, cert, key, logLevel string
+	eventsAuth                                   string
 	noAuth                                       bool
 	maxBody, idemBytes                           int64
 	maxStreams, maxStreamsPerPrincipal           int
@@ -41,6 +42,7 @@ func init() {
 			fs.StringVar(&f.key, "tls-key", "", "")
 			fs.StringVar(&f.logLevel, "log-level", "info", "")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
+			fs.StringVar(&f.eventsAuth, "events-auth", server.EventsAuthRequired.String(), "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
 			fs.IntVar(&f.maxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "")
@@ -101,6 +103,10 @@ func serve(c *call, f serveFlags) error {
 		scheme = "https"
 	}
 	log.Info("serving", slog.String("url", scheme+"://"+ln.Addr().String()), slog.Bool("auth", !f.noAuth))
+	if !f.noAuth && opts.EventsAuth != server.EventsAuthRequired {
+		log.Warn("the events route admits watchers without a token: they see the ID and heads of every record",
+			slog.String("events_auth", opts.EventsAuth.String()))
+	}
 	fmt.Fprintf(c.stdout, "listening on %s://%s\n", scheme, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -119,6 +125,11 @@ func serve(c *call, f serveFlags) error {
 }
 
 func authOptions(opts *server.Options, f serveFlags) error {
+	mode, err := server.ParseEventsAuth(f.eventsAuth)
+	if err != nil {
+		return usagef("--events-auth: %v", err)
+	}
+	opts.EventsAuth = mode
 	if f.noAuth {
 		if f.tokens != "" || f.issuers != "" {
 			return usagef("--insecure-no-auth excludes --tokens and --trusted-issuers")

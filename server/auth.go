@@ -95,6 +95,7 @@ var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Writ
 type Authenticator struct {
 	tokens  map[[32]byte]*Principal
 	issuers map[string]bool
+	oidc    *jwks // nil without an OIDC issuer
 	now     func() time.Time
 }
 
@@ -102,7 +103,9 @@ type Authenticator struct {
 type AuthConfig struct {
 	Tokens         []TokenEntry
 	TrustedIssuers []string // did:key identifiers
-	Now            func() time.Time
+	// OIDC, when set, accepts the tokens of an OIDC issuer.
+	OIDC *OIDCConfig
+	Now  func() time.Time
 }
 
 // NewAuthenticator checks cfg and returns an authenticator. It returns an
@@ -125,10 +128,25 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		}
 		a.issuers[iss] = true
 	}
-	if len(a.tokens) == 0 && len(a.issuers) == 0 {
-		return nil, errors.New("no static token and no trusted issuer: nobody could authenticate")
+	if cfg.OIDC != nil {
+		if a.oidc, err = newJWKS(*cfg.OIDC); err != nil {
+			return nil, err
+		}
+	}
+	if len(a.tokens) == 0 && len(a.issuers) == 0 && a.oidc == nil {
+		return nil, errors.New("no static token, trusted issuer or OIDC issuer: nobody could authenticate")
 	}
 	return a, nil
+}
+
+// FetchKeys fetches the OIDC issuer's key set now, so that a wrong URL
+// shows at start rather than at the first token. Without an OIDC issuer
+// it does nothing.
+func (a *Authenticator) FetchKeys() error {
+	if a.oidc == nil {
+		return nil
+	}
+	return a.oidc.refresh()
 }
 
 // errUnauthorized is a missing or invalid token; its message never holds
@@ -152,7 +170,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return nil, errUnauthorized{"malformed Authorization header: want Bearer <token>"}
 	}
-	if strings.Count(tok, ".") == 2 && len(a.issuers) > 0 {
+	if strings.Count(tok, ".") == 2 && (len(a.issuers) > 0 || a.oidc != nil) {
 		return a.verifyBearerJWS(tok)
 	}
 	if p := a.tokens[sha256.Sum256([]byte(tok))]; p != nil {
@@ -161,16 +179,38 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	return nil, errUnauthorized{"invalid token"}
 }
 
-// verifyBearerJWS verifies a compact JWS bearer token.
+// verifyBearerJWS verifies a compact JWS bearer token: a Fluree JWS when
+// its header embeds its key (jwk), else an OIDC token naming its key (kid).
 func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
-	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil {
-		return nil, errUnauthorized{"malformed token: not a compact JWS signed with EdDSA"}
+	algs := []jose.SignatureAlgorithm{jose.EdDSA}
+	if a.oidc != nil {
+		algs = oidcAlgorithms
 	}
-	if len(jws.Signatures) != 1 || jws.Signatures[0].Protected.JSONWebKey == nil {
+	jws, err := jose.ParseSigned(tok, algs)
+	if err != nil || len(jws.Signatures) != 1 {
+		return nil, errUnauthorized{"malformed token: not a compact JWS signed with " + algNames(algs)}
+	}
+	h := jws.Signatures[0].Protected
+	switch {
+	case h.JSONWebKey != nil && len(a.issuers) > 0:
+		return a.verifyJWS(jws)
+	case h.JSONWebKey == nil && h.KeyID != "" && a.oidc != nil:
+		return a.verifyOIDC(jws)
+	case a.oidc == nil:
 		return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk)"}
 	}
-	return a.verifyJWS(jws)
+	return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk) or name an OIDC issuer's key (kid)"}
+}
+
+func algNames(algs []jose.SignatureAlgorithm) string {
+	s := ""
+	for i, a := range algs {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(a)
+	}
+	return s
 }
 
 // reqInfo is what the server learns about a request while serving it.

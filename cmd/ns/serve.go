@@ -18,21 +18,21 @@ import (
 
 // serveFlags are the flags of ns serve.
 type serveFlags struct {
-	listen, tokens, issuers, cert, key, logLevel string
-	eventsAuth                                   string
-	noAuth                                       bool
-	maxBody, idemBytes                           int64
-	maxStreams, maxStreamsPerPrincipal           int
-	maxConns, maxConnsPerAddr                    int
-	pollInterval, keepAlive, shutdownGrace       time.Duration
-	readHeaderTimeout, idleTimeout, bodyTimeout  time.Duration
-	writeTimeout                                 time.Duration
+	listen, tokens, issuers, cert, key, logLevel  string
+	eventsAuth, oidcIssuer, jwksURL, oidcAudience string
+	noAuth                                        bool
+	maxBody, idemBytes                            int64
+	maxStreams, maxStreamsPerPrincipal            int
+	maxConns, maxConnsPerAddr                     int
+	pollInterval, keepAlive, shutdownGrace        time.Duration
+	readHeaderTimeout, idleTimeout, bodyTimeout   time.Duration
+	writeTimeout, jwksCacheTTL                    time.Duration
 }
 
 func init() {
 	var f serveFlags
 	commands["serve"] = &command{
-		usage: "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--tls-cert F --tls-key F] [--insecure-no-auth]",
+		usage: "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--oidc-issuer ISS --jwks-url URL] [--tls-cert F --tls-key F] [--insecure-no-auth]",
 		nargs: 0,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8090", "")
@@ -43,6 +43,10 @@ func init() {
 			fs.StringVar(&f.logLevel, "log-level", "info", "")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
 			fs.StringVar(&f.eventsAuth, "events-auth", server.EventsAuthRequired.String(), "")
+			fs.StringVar(&f.oidcIssuer, "oidc-issuer", "", "")
+			fs.StringVar(&f.jwksURL, "jwks-url", "", "")
+			fs.StringVar(&f.oidcAudience, "oidc-audience", "", "")
+			fs.DurationVar(&f.jwksCacheTTL, "jwks-cache-ttl", server.DefaultJWKSCacheTTL, "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
 			fs.IntVar(&f.maxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "")
@@ -73,7 +77,7 @@ func serve(c *call, f serveFlags) error {
 	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams, MaxStreamsPerPrincipal: f.maxStreamsPerPrincipal,
 		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout,
 		IdempotencyCacheBytes: f.idemBytes}
-	if err := authOptions(&opts, f); err != nil {
+	if err := authOptions(&opts, f, log); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", f.listen)
@@ -124,15 +128,15 @@ func serve(c *call, f serveFlags) error {
 	return nil
 }
 
-func authOptions(opts *server.Options, f serveFlags) error {
+func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 	mode, err := server.ParseEventsAuth(f.eventsAuth)
 	if err != nil {
 		return usagef("--events-auth: %v", err)
 	}
 	opts.EventsAuth = mode
 	if f.noAuth {
-		if f.tokens != "" || f.issuers != "" {
-			return usagef("--insecure-no-auth excludes --tokens and --trusted-issuers")
+		if f.tokens != "" || f.issuers != "" || f.oidcIssuer != "" || f.jwksURL != "" {
+			return usagef("--insecure-no-auth excludes --tokens, --trusted-issuers and --oidc-issuer")
 		}
 		opts.NoAuth = true
 		return nil
@@ -156,12 +160,22 @@ func authOptions(opts *server.Options, f serveFlags) error {
 			}
 		}
 	}
-	if len(cfg.Tokens) == 0 && len(cfg.TrustedIssuers) == 0 {
-		return usagef("serve needs --tokens FILE or --trusted-issuers FILE (or --insecure-no-auth on a loopback address)")
+	if (f.oidcIssuer == "") != (f.jwksURL == "") {
+		return usagef("--oidc-issuer and --jwks-url go together")
+	}
+	if f.oidcIssuer != "" {
+		cfg.OIDC = &server.OIDCConfig{Issuer: f.oidcIssuer, JWKSURL: f.jwksURL, Audience: f.oidcAudience,
+			CacheTTL: f.jwksCacheTTL, Logger: log}
+	}
+	if len(cfg.Tokens) == 0 && len(cfg.TrustedIssuers) == 0 && cfg.OIDC == nil {
+		return usagef("serve needs --tokens FILE, --trusted-issuers FILE or --oidc-issuer ISS --jwks-url URL (or --insecure-no-auth on a loopback address)")
 	}
 	a, err := server.NewAuthenticator(cfg)
 	if err != nil {
 		return err
+	}
+	if err := a.FetchKeys(); err != nil {
+		log.Warn("cannot fetch the OIDC issuer's keys; will try again at the first token", slog.String("error", err.Error()))
 	}
 	opts.Auth = a
 	return nil

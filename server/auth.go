@@ -34,8 +34,9 @@ type Principal struct {
 	jws            bool
 	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
 	storageAll bool
-	// key is what the principal's event streams are counted under (see
-	// streamQuota): a static token's name, a JWS's issuer and identity.
+	// key tells principals apart: its event streams are counted under it
+	// (see streamQuota) and the outcomes of its resent writes kept under
+	// it. A static token's name; a JWS's issuer and identity.
 	key string
 }
 
@@ -232,9 +233,11 @@ func principalOf(ctx context.Context) *Principal {
 	return nil
 }
 
-func principalName(ctx context.Context) string {
+// principalKey returns the key of ctx's principal (see Principal.key): the
+// outcomes of its resent writes are kept under it.
+func principalKey(ctx context.Context) string {
 	if p := principalOf(ctx); p != nil {
-		return p.Name
+		return p.key
 	}
 	return ""
 }

@@ -69,3 +69,31 @@ func TestIdempotencyCacheBytes(t *testing.T) {
 		t.Fatal("the last outcome was not kept")
 	}
 }
+
+// Kept outcomes are replayed only to the principal that wrote them: two
+// subjects of one JWS issuer are two principals.
+func TestIdempotencyPerPrincipal(t *testing.T) {
+	trusted := newIssuer(t)
+	a, err := server.NewAuthenticator(server.AuthConfig{TrustedIssuers: []string{trusted.did}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, server.Options{Auth: a})
+	must(t, s.ns.Init(context.Background(), "db"))
+	as := func(sub string) string {
+		return trusted.token(t, trusted.claims(map[string]any{"sub": sub, "fluree.storage.all": true}))
+	}
+	body := `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`
+	s.token = as("alice")
+	if st, b := s.call(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k", nswire.HeaderAttempt, "1"); st != http.StatusOK {
+		t.Fatalf("alice's push: %d %s", st, b)
+	}
+	for sub, replay := range map[string]bool{"alice": true, "bob": false} {
+		s.token = as(sub)
+		resp := s.do(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k", nswire.HeaderAttempt, "2")
+		resp.Body.Close()
+		if got := resp.Header.Get(nswire.HeaderReplayed) == "true"; got != replay {
+			t.Errorf("%s's resend with alice's key: replayed %v, want %v", sub, got, replay)
+		}
+	}
+}

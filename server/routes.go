@@ -339,7 +339,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", driver.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
 		return
 	}
-	scoped := principalName(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
+	scoped := principalKey(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
 	e, owner, same := s.idem.begin(scoped, body)
 	switch {
 	case !same:

@@ -2,14 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +37,10 @@ type Principal struct {
 	jws            bool
 	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
 	storageAll bool
+	// key tells principals apart: its event streams are counted under it
+	// (see streamQuota) and the outcomes of its resent writes kept under
+	// it. A static token's name; a JWS's issuer and identity.
+	key string
 }
 
 func covers(prefixes []string, id string) bool {
@@ -79,6 +79,22 @@ func (p *Principal) canEvent(k driver.Kind, id string) bool {
 	return p.eventsLedgers[id]
 }
 
+// grants refuses a JWS whose claims grant nothing on the routes of the
+// request, as Fluree's server does: fluree.events.* on the events route,
+// fluree.storage.* on every other. A token with no say on a route is not
+// an answer of "nothing there" (404, an empty list) but a 401.
+func (p *Principal) grants(events bool) error {
+	switch {
+	case !p.jws:
+		return nil
+	case events && !p.eventsAll && len(p.eventsLedgers) == 0 && len(p.eventsGSources) == 0:
+		return errUnauthorized{"token authorizes no resources (no fluree.events claims)"}
+	case !events && !p.storageAll && len(p.Exact) == 0:
+		return errUnauthorized{"token lacks storage permissions (no fluree.storage claims)"}
+	}
+	return nil
+}
+
 var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Write: []string{""}, Admin: []string{""}, storageAll: true}
 
 // Authenticator verifies bearer tokens: static tokens (stored as SHA-256
@@ -87,58 +103,32 @@ var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Writ
 type Authenticator struct {
 	tokens  map[[32]byte]*Principal
 	issuers map[string]bool
+	oidc    *jwks // nil without an OIDC issuer
 	now     func() time.Time
-}
-
-// TokenFile is the JSON file of static tokens:
-//
-//	{"tokens": [{"name": "indexer", "sha256": "<hex of SHA-256 of the token>",
-//	             "read": ["tenant/"], "write": ["tenant/"], "admin": []}]}
-//
-// read, write and admin are ID prefixes; "" covers every ID. admin allows
-// the administrator operations (reset-head); it is usually left out.
-type TokenFile struct {
-	Tokens []TokenEntry `json:"tokens"`
-}
-
-// TokenEntry is one static token.
-type TokenEntry struct {
-	Name   string   `json:"name"`
-	SHA256 string   `json:"sha256"`
-	Read   []string `json:"read"`
-	Write  []string `json:"write"`
-	Admin  []string `json:"admin,omitempty"`
 }
 
 // AuthConfig configures NewAuthenticator.
 type AuthConfig struct {
 	Tokens         []TokenEntry
 	TrustedIssuers []string // did:key identifiers
-	Now            func() time.Time
+	// OIDC, when set, accepts the tokens of an OIDC issuer.
+	OIDC *OIDCConfig
+	Now  func() time.Time
 }
 
 // NewAuthenticator checks cfg and returns an authenticator. It returns an
-// error naming the entry when a hash is not 64 hex digits, a name is
-// missing or repeated, or an issuer is not an Ed25519 did:key.
+// error naming the entry (and its line in its file) when a hash is not 64
+// hex digits or repeats another's, a name is missing or repeated, or an
+// entry has no scope; or naming the issuer when it is not an Ed25519
+// did:key.
 func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
-	a := &Authenticator{tokens: map[[32]byte]*Principal{}, issuers: map[string]bool{}, now: cfg.Now}
+	tokens, err := checkTokens(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	a := &Authenticator{tokens: tokens, issuers: map[string]bool{}, now: cfg.Now}
 	if a.now == nil {
 		a.now = time.Now
-	}
-	names := map[string]bool{}
-	for i, t := range cfg.Tokens {
-		if t.Name == "" || names[t.Name] {
-			return nil, fmt.Errorf("token %d: a unique name is required", i+1)
-		}
-		names[t.Name] = true
-		raw, err := hex.DecodeString(t.SHA256)
-		if err != nil || len(raw) != sha256.Size {
-			return nil, fmt.Errorf("token %q: sha256 must be 64 hex digits (the SHA-256 of the token)", t.Name)
-		}
-		var h [32]byte
-		copy(h[:], raw)
-		a.tokens[h] = &Principal{Name: t.Name, Read: slices.Clone(t.Read), Write: slices.Clone(t.Write), Admin: slices.Clone(t.Admin),
-			storageAll: slices.Contains(t.Read, "")}
 	}
 	for _, iss := range cfg.TrustedIssuers {
 		if _, err := pubKeyFromDID(iss); err != nil {
@@ -146,31 +136,25 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		}
 		a.issuers[iss] = true
 	}
-	if len(a.tokens) == 0 && len(a.issuers) == 0 {
-		return nil, errors.New("no static token and no trusted issuer: nobody could authenticate")
+	if cfg.OIDC != nil {
+		if a.oidc, err = newJWKS(*cfg.OIDC); err != nil {
+			return nil, err
+		}
+	}
+	if len(a.tokens) == 0 && len(a.issuers) == 0 && a.oidc == nil {
+		return nil, errors.New("no static token, trusted issuer or OIDC issuer: nobody could authenticate")
 	}
 	return a, nil
 }
 
-// LoadTokenFile reads a TokenFile.
-func LoadTokenFile(path string) ([]TokenEntry, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
+// FetchKeys fetches the OIDC issuer's key set now, so that a wrong URL
+// shows at start rather than at the first token. Without an OIDC issuer
+// it does nothing.
+func (a *Authenticator) FetchKeys() error {
+	if a.oidc == nil {
+		return nil
 	}
-	var f TokenFile
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("token file %s: %v", path, err)
-	}
-	return f.Tokens, nil
-}
-
-// HashToken returns the hex SHA-256 of a token, as a token file stores it.
-func HashToken(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
+	return a.oidc.refresh()
 }
 
 // errUnauthorized is a missing or invalid token; its message never holds
@@ -194,8 +178,8 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return nil, errUnauthorized{"malformed Authorization header: want Bearer <token>"}
 	}
-	if strings.Count(tok, ".") == 2 && len(a.issuers) > 0 {
-		return a.verifyJWS(tok)
+	if strings.Count(tok, ".") == 2 && (len(a.issuers) > 0 || a.oidc != nil) {
+		return a.verifyBearerJWS(tok)
 	}
 	if p := a.tokens[sha256.Sum256([]byte(tok))]; p != nil {
 		return p, nil
@@ -203,78 +187,38 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	return nil, errUnauthorized{"invalid token"}
 }
 
-// flureeClaims are the claims of a Fluree JWS that matter here.
-type flureeClaims struct {
-	Iss            string   `json:"iss"`
-	Sub            string   `json:"sub"`
-	Exp            *int64   `json:"exp"`
-	Nbf            *int64   `json:"nbf"`
-	Iat            *int64   `json:"iat"`
-	StorageAll     bool     `json:"fluree.storage.all"`
-	StorageLedgers []string `json:"fluree.storage.ledgers"`
-	EventsAll      bool     `json:"fluree.events.all"`
-	EventsLedgers  []string `json:"fluree.events.ledgers"`
-	EventsGSources []string `json:"fluree.events.graph_sources"`
-}
-
-// clockSkew is the leeway Fluree allows on exp, nbf and iat.
-const clockSkew = 60 * time.Second
-
-func (a *Authenticator) verifyJWS(tok string) (*Principal, error) {
-	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil {
-		return nil, errUnauthorized{"malformed token: not a compact JWS signed with EdDSA"}
+// verifyBearerJWS verifies a compact JWS bearer token: a Fluree JWS when
+// its header embeds its key (jwk), else an OIDC token naming its key (kid).
+func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
+	algs := []jose.SignatureAlgorithm{jose.EdDSA}
+	if a.oidc != nil {
+		algs = oidcAlgorithms
 	}
-	if len(jws.Signatures) != 1 || jws.Signatures[0].Protected.JSONWebKey == nil {
+	jws, err := jose.ParseSigned(tok, algs)
+	if err != nil || len(jws.Signatures) != 1 {
+		return nil, errUnauthorized{"malformed token: not a compact JWS signed with " + algNames(algs)}
+	}
+	h := jws.Signatures[0].Protected
+	switch {
+	case h.JSONWebKey != nil && len(a.issuers) > 0:
+		return a.verifyJWS(jws)
+	case h.JSONWebKey == nil && h.KeyID != "" && a.oidc != nil:
+		return a.verifyOIDC(jws)
+	case a.oidc == nil:
 		return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk)"}
 	}
-	pub, ok := jws.Signatures[0].Protected.JSONWebKey.Key.(ed25519.PublicKey)
-	if !ok {
-		return nil, errUnauthorized{"malformed token: the embedded key is not an Ed25519 key"}
-	}
-	payload, err := jws.Verify(pub)
-	if err != nil {
-		return nil, errUnauthorized{"invalid token signature"}
-	}
-	did := didFromPubKey(pub)
-	if !a.issuers[did] {
-		return nil, errUnauthorized{"token issuer is not trusted"}
-	}
-	var c flureeClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, errUnauthorized{"malformed token claims"}
-	}
-	if c.Iss != did {
-		return nil, errUnauthorized{"token iss does not match its signing key"}
-	}
-	now := a.now()
-	switch {
-	case c.Exp == nil:
-		return nil, errUnauthorized{"token has no exp"}
-	case time.Unix(*c.Exp, 0).Add(clockSkew).Before(now):
-		return nil, errUnauthorized{"token expired"}
-	case c.Nbf != nil && time.Unix(*c.Nbf, 0).After(now.Add(clockSkew)):
-		return nil, errUnauthorized{"token not yet valid (nbf)"}
-	case c.Iat != nil && time.Unix(*c.Iat, 0).After(now.Add(clockSkew)):
-		return nil, errUnauthorized{"token issued in the future (iat)"}
-	}
-	p := &Principal{Name: did, Exact: normalisedSet(c.StorageLedgers), storageAll: c.StorageAll,
-		jws: true, eventsAll: c.EventsAll,
-		eventsLedgers: normalisedSet(c.EventsLedgers), eventsGSources: normalisedSet(c.EventsGSources)}
-	if c.StorageAll {
-		p.Read, p.Write = []string{""}, []string{""}
-	}
-	return p, nil
+	return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk) or name an OIDC issuer's key (kid)"}
 }
 
-func normalisedSet(ids []string) map[string]bool {
-	m := map[string]bool{}
-	for _, s := range ids {
-		if id, err := driver.ParseID(s); err == nil {
-			m[id.String()] = true
+func algNames(algs []jose.SignatureAlgorithm) string {
+	s := ""
+	for i, a := range algs {
+		if i > 0 {
+			s += ", "
 		}
+		s += string(a)
 	}
-	return m
+	return s
 }
 
 // reqInfo is what the server learns about a request while serving it.
@@ -296,9 +240,19 @@ func principalOf(ctx context.Context) *Principal {
 	return nil
 }
 
+// principalName returns the name of ctx's principal, for logs.
 func principalName(ctx context.Context) string {
 	if p := principalOf(ctx); p != nil {
 		return p.Name
+	}
+	return ""
+}
+
+// principalKey returns the key of ctx's principal (see Principal.key): the
+// outcomes of its resent writes are kept under it.
+func principalKey(ctx context.Context) string {
+	if p := principalOf(ctx); p != nil {
+		return p.key
 	}
 	return ""
 }
@@ -311,14 +265,10 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			ri = &reqInfo{}
 			r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
 		}
-		switch {
-		case s.opts.NoAuth:
+		if s.opts.NoAuth {
 			ri.principal = allRights
-		case s.opts.Auth == nil:
-			s.unauthorized(w, r, errUnauthorized{"authentication is not configured"})
-			return
-		default:
-			p, err := s.opts.Auth.Authenticate(r)
+		} else {
+			p, err := s.authenticate(r)
 			if err != nil {
 				s.unauthorized(w, r, err)
 				return
@@ -327,6 +277,77 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// EventsAuth is how Fluree's events route authenticates its watchers, the
+// choices of Fluree's server (--events-auth-mode). Every other route always
+// needs a token.
+type EventsAuth int
+
+const (
+	// EventsAuthRequired needs a valid token; the watcher sees what its
+	// token grants. The default.
+	EventsAuthRequired EventsAuth = iota
+	// EventsAuthOptional checks a token when one is given (an invalid one
+	// gets 401) and filters by its grants; a watcher without one sees
+	// every record. Not a security boundary.
+	EventsAuthOptional
+	// EventsAuthNone looks at no token: every watcher sees every record.
+	EventsAuthNone
+)
+
+var eventsAuthNames = []string{"required", "optional", "none"}
+
+func (m EventsAuth) String() string {
+	if m < 0 || int(m) >= len(eventsAuthNames) {
+		return fmt.Sprintf("EventsAuth(%d)", int(m))
+	}
+	return eventsAuthNames[m]
+}
+
+// ParseEventsAuth parses "required", "optional" or "none".
+func ParseEventsAuth(s string) (EventsAuth, error) {
+	for i, name := range eventsAuthNames {
+		if s == name {
+			return EventsAuth(i), nil
+		}
+	}
+	return 0, fmt.Errorf("events auth %q: want required, optional or none", s)
+}
+
+// anonymousWatcher is the principal of a watcher without a token where
+// the events route admits one: it sees the events of every record and may
+// do nothing else.
+var anonymousWatcher = &Principal{Name: "anonymous", jws: true, eventsAll: true}
+
+// authenticate returns the principal of r, refusing a token without a
+// grant on r's route.
+func (s *Server) authenticate(r *http.Request) (*Principal, error) {
+	events := isEventsRoute(r)
+	if events {
+		switch s.opts.EventsAuth {
+		case EventsAuthNone:
+			return anonymousWatcher, nil
+		case EventsAuthOptional:
+			if r.Header.Get("Authorization") == "" {
+				return anonymousWatcher, nil
+			}
+		}
+	}
+	if s.opts.Auth == nil {
+		return nil, errUnauthorized{"authentication is not configured"}
+	}
+	p, err := s.opts.Auth.Authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.grants(events)
+}
+
+// isEventsRoute reports whether r is for Fluree's events route.
+func isEventsRoute(r *http.Request) bool {
+	rest, fluree := flureeRest(r.URL.EscapedPath())
+	return fluree && rest == "/events"
 }
 
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error) {

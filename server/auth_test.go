@@ -25,7 +25,7 @@ type issuer struct {
 	did  string
 }
 
-func newIssuer(t *testing.T) issuer {
+func newIssuer(t testing.TB) issuer {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -332,5 +332,119 @@ func TestSlowBodyCutOff(t *testing.T) {
 	}
 	if len(b) > 0 && !strings.Contains(string(b), " 400 ") {
 		t.Fatalf("answer to a cut-off body: %q", b)
+	}
+}
+
+// rawToken signs payload as it is (a map cannot hold a repeated name).
+func (is issuer) rawToken(t testing.TB, payload string) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: is.priv}, (&jose.SignerOptions{EmbedJWK: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jws, err := signer.Sign([]byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jws.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Claims are read as Fluree's server reads them: exact names, no repeated
+// name, times as unsigned integers compared without overflow; a token
+// whose claims grant nothing on a route is refused there with 401.
+func TestAuthJWSClaimsStrict(t *testing.T) {
+	trusted := newIssuer(t)
+	s := authServer(t, trusted)
+	exp := time.Now().Add(time.Hour).Unix()
+	head := `{"iss":"` + trusted.did + `","exp":` + itoa(exp)
+	refused := map[string]string{
+		"nbf 2^63-1":           head + `,"nbf":9223372036854775807,"fluree.storage.all":true}`,
+		"iat 2^63-1":           head + `,"iat":9223372036854775807,"fluree.storage.all":true}`,
+		"nbf 2^64-1":           head + `,"nbf":18446744073709551615,"fluree.storage.all":true}`,
+		"negative exp":         `{"iss":"` + trusted.did + `","exp":-1,"fluree.storage.all":true}`,
+		"exp beyond u64":       `{"iss":"` + trusted.did + `","exp":18446744073709551616,"fluree.storage.all":true}`,
+		"fractional exp":       `{"iss":"` + trusted.did + `","exp":` + itoa(exp) + `.5,"fluree.storage.all":true}`,
+		"case-variant claim":   head + `,"Fluree.Storage.All":true}`,
+		"case-variant exp":     `{"iss":"` + trusted.did + `","EXP":` + itoa(exp) + `,"fluree.storage.all":true}`,
+		"case-variant iss":     `{"ISS":"` + trusted.did + `","exp":` + itoa(exp) + `,"fluree.storage.all":true}`,
+		"repeated claim":       head + `,"fluree.storage.ledgers":["t1/db"],"fluree.storage.ledgers":["t2/db"]}`,
+		"repeated exp":         head + `,"exp":99999999999,"fluree.storage.all":true}`,
+		"repeated, both equal": head + `,"fluree.storage.all":true,"fluree.storage.all":true}`,
+		"no claims":            head + `}`,
+		"events claims only":   head + `,"fluree.events.all":true}`,
+		"invalid ledger only":  head + `,"fluree.storage.ledgers":["not a ledger!:"]}`,
+	}
+	for name, payload := range refused {
+		s.token = trusted.rawToken(t, payload)
+		for _, path := range []string{"/v1/fluree/storage/ns/t2%2Fdb:main", "/v1/fluree/nameservice/snapshot", "/ns/v1/records", "/ns/v1/records/t2/db:main"} {
+			if st, b := s.call(t, "GET", path, ""); st != http.StatusUnauthorized {
+				t.Errorf("%s on %s: %d %s, want 401", name, path, st, b)
+			}
+		}
+	}
+	// The events route asks for the events claims.
+	s.token = trusted.rawToken(t, head+`,"fluree.storage.all":true}`)
+	resp := s.do(t, "GET", "/v1/fluree/events?all=true", "")
+	resp.Body.Close() // a stream, if the server wrongly opened one
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("storage claims only on the events route: %d, want 401", resp.StatusCode)
+	}
+	// The same claims, well formed, are accepted: the refusals above are
+	// the claims' form, not the key.
+	for name, payload := range map[string]string{
+		"exp 2^63-1":  `{"iss":"` + trusted.did + `","exp":9223372036854775807,"fluree.storage.all":true}`,
+		"exp 2^64-1":  `{"iss":"` + trusted.did + `","exp":18446744073709551615,"fluree.storage.all":true}`,
+		"nbf and iat": head + `,"nbf":` + itoa(time.Now().Unix()) + `,"iat":` + itoa(time.Now().Unix()) + `,"fluree.storage.all":true}`,
+		"unknown":     head + `,"fluree.storage.all":true,"x-other":{"Exp":1,"exp":2}}`,
+	} {
+		s.token = trusted.rawToken(t, payload)
+		if st, b := s.call(t, "GET", "/v1/fluree/storage/ns/t2%2Fdb:main", ""); st != http.StatusOK {
+			t.Errorf("%s: %d %s, want 200", name, st, b)
+		}
+	}
+}
+
+// A static token entry without any scope, a repeated name or a repeated
+// hash is refused, naming the entries.
+func TestAuthTokenEntriesRefused(t *testing.T) {
+	h := server.HashToken("x")
+	for name, c := range map[string]struct {
+		tokens []server.TokenEntry
+		want   string
+	}{
+		"no scope":      {[]server.TokenEntry{{Name: "a", SHA256: h}}, `token "a": no read or write scope`},
+		"repeated hash": {[]server.TokenEntry{{Name: "a", SHA256: h, Read: []string{"a/"}}, {Name: "b", SHA256: strings.ToUpper(h), Read: []string{""}}}, `token "b": the same sha256 as token "a"`},
+		"repeated name": {[]server.TokenEntry{{Name: "a", SHA256: h, Read: []string{"a/"}}, {Name: "a", SHA256: server.HashToken("y"), Read: []string{""}}}, `token "a": the name is already token "a"'s`},
+	} {
+		_, err := server.NewAuthenticator(server.AuthConfig{Tokens: c.tokens})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", name, err, c.want)
+		}
+	}
+}
+
+// ParseTokenFile names the line of what it refuses, and of each entry.
+func TestParseTokenFile(t *testing.T) {
+	h := server.HashToken("x")
+	good := "{\n  \"tokens\": [\n    {\"name\": \"a\", \"sha256\": \"" + h + "\", \"read\": [\"\"]},\n\n    {\"name\": \"b\",\n     \"sha256\": \"" + server.HashToken("y") + "\", \"write\": [\"b/\"]}\n  ]\n}\n"
+	toks, err := server.ParseTokenFile([]byte(good))
+	if err != nil || len(toks) != 2 || toks[0].Line != 3 || toks[1].Line != 5 || toks[1].Write[0] != "b/" {
+		t.Fatalf("ParseTokenFile = %+v, %v", toks, err)
+	}
+	for name, c := range map[string]struct{ file, want string }{
+		"case-variant field": {"{\"tokens\": [\n{\"Name\": \"a\", \"sha256\": \"" + h + "\"}]}", `token at line 2: unknown field "Name"`},
+		"repeated field":     {"{\"tokens\": [\n\n{\"name\": \"a\", \"read\": [\"a/\"], \"read\": [\"\"]}]}", "token at line 3: json: duplicate key 'read'"},
+		"unknown top field":  {"{\"tokens\": [],\n \"admin\": true}", `line 2: unexpected field "admin"`},
+		"repeated tokens":    {"{\"tokens\": [],\n \"tokens\": []}", `line 2: unexpected field "tokens"`},
+		"trailing data":      {"{\"tokens\": []}\n{}", "line 2: data after the token object"},
+		"not an object":      {"[]", "line 1: want {"},
+	} {
+		if _, err := server.ParseTokenFile([]byte(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", name, err, c.want)
+		}
 	}
 }

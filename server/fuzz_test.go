@@ -2,9 +2,12 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,4 +167,79 @@ func urlSegment(s string) string {
 		return "x"
 	}
 	return b.String()
+}
+
+// FuzzParseTokenFile: what ParseTokenFile accepts, encoding/json reads the
+// same (ParseTokenFile is the stricter: exact and unrepeated names), and
+// every entry's line is in the file.
+func FuzzParseTokenFile(f *testing.F) {
+	h := server.HashToken("x")
+	f.Add("{\"tokens\": [\n{\"name\": \"a\", \"sha256\": \"" + h + "\", \"read\": [\"\"], \"write\": []}\n]}")
+	f.Add(`{"tokens":[{"name":"a","name":"b"}]}`)
+	f.Add(`{"tokens":[{"NAME":"a"}],"x":1}`)
+	f.Add("{\"tokens\":[]}\n\n")
+	f.Fuzz(func(t *testing.T, file string) {
+		entries, err := server.ParseTokenFile([]byte(file))
+		if err != nil {
+			return
+		}
+		var std server.TokenFile
+		dec := json.NewDecoder(strings.NewReader(file))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&std); err != nil {
+			t.Fatalf("accepted %q, which encoding/json refuses: %v", file, err)
+		}
+		lines := strings.Count(file, "\n") + 1
+		if len(std.Tokens) != len(entries) {
+			t.Fatalf("%q: %d entries, encoding/json reads %d", file, len(entries), len(std.Tokens))
+		}
+		for i, e := range entries {
+			if e.Line < 1 || e.Line > lines {
+				t.Fatalf("%q: entry %d at line %d of %d", file, i, e.Line, lines)
+			}
+			e.Line = 0
+			if !reflect.DeepEqual(e, std.Tokens[i]) {
+				t.Fatalf("%q: entry %d is %+v, encoding/json reads %+v", file, i, e, std.Tokens[i])
+			}
+		}
+	})
+}
+
+// FuzzJWSClaims signs arbitrary payloads with a trusted key: a token is
+// refused (401) unless its payload, read as plain JSON, holds the exact
+// claims that grant the read; never a 500.
+func FuzzJWSClaims(f *testing.F) {
+	now := time.Unix(1_700_000_000, 0)
+	is := newIssuer(f)
+	a, err := server.NewAuthenticator(server.AuthConfig{TrustedIssuers: []string{is.did}, Now: func() time.Time { return now }})
+	if err != nil {
+		f.Fatal(err)
+	}
+	head := `{"iss":"` + is.did + `","exp":1700000100`
+	f.Add(head + `,"fluree.storage.all":true}`)
+	f.Add(head + `,"fluree.storage.ledgers":["db"]}`)
+	f.Add(head + `,"fluree.storage.ledgers":["other"],"fluree.storage.ledgers":["db"]}`)
+	f.Add(head + `,"Fluree.storage.all":true}`)
+	f.Add(head + `,"nbf":9223372036854775807,"fluree.storage.all":true}`)
+	srv, _ := fuzzServer(f, server.Options{Auth: a})
+	f.Fuzz(func(t *testing.T, payload string) {
+		rec := serveOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.rawToken(t, payload))
+		switch rec.Code {
+		case 401, 404:
+			return
+		case 200:
+		default:
+			t.Fatalf("payload %q: %d %s", payload, rec.Code, rec.Body)
+		}
+		var c map[string]any
+		if err := json.Unmarshal([]byte(payload), &c); err != nil {
+			t.Fatalf("payload %q granted a read but is not JSON: %v", payload, err)
+		}
+		exp, _ := c["exp"].(float64)
+		ledgers, _ := c["fluree.storage.ledgers"].([]any)
+		if c["iss"] != is.did || exp < float64(now.Unix()-60) ||
+			(c["fluree.storage.all"] != true && !slices.Contains(ledgers, any("db")) && !slices.Contains(ledgers, any("db:main"))) {
+			t.Fatalf("payload %q granted a read without the claims for it", payload)
+		}
+	})
 }

@@ -1,35 +1,62 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxIdempotencyKey is the longest Idempotency-Key accepted, in bytes; a
+// longer one is refused with 400 (the http:// driver sends 32).
+const MaxIdempotencyKey = 128
+
+// Bounds of the outcome cache.
+const (
+	DefaultIdempotencyCacheBytes = 64 << 20
+	idemMaxEntries               = 100_000
+	idemTTL                      = 10 * time.Minute
+	// idemEntryOverhead is what an entry costs beyond its key and answer:
+	// the map slot, the list element, the entry and its channel, with the
+	// allocator's rounding (measured at about 330 bytes beyond the key and
+	// answer, go1.26 on amd64; counted high so the bound holds).
+	idemEntryOverhead = 384
 )
 
 // idemCache keeps the outcome of recent writes by idempotency key, so that a
 // resend of a write whose answer was lost gets that write's answer instead
 // of being applied, or refused, a second time. It is a bounded, per-process
-// memory: a resend that reaches another server is resolved against the
-// backend instead (see resolveResend).
+// memory (in entries and in bytes, keys and answers counted): a resend that
+// reaches another server, or finds its entry evicted, is resolved against
+// the backend instead (see resolveResend).
 type idemCache struct {
+	maxEntries int
+	maxBytes   int64
+	ttl        time.Duration
+	size       prometheus.Gauge
+
 	mu    sync.Mutex
-	m     map[string]*idemEntry
-	order []string // keys in insertion order, for eviction
-	max   int
-	ttl   time.Duration
+	m     map[string]*list.Element // of *idemEntry
+	order *list.List               // oldest first, for eviction
+	bytes int64
 }
 
 type idemEntry struct {
+	key    string
 	done   chan struct{}
 	hash   [32]byte
 	at     time.Time
 	status int
 	body   []byte
+	cost   int64
 }
 
-func newIdemCache(max int, ttl time.Duration) *idemCache {
-	return &idemCache{m: map[string]*idemEntry{}, max: max, ttl: ttl}
+func newIdemCache(maxEntries int, maxBytes int64, ttl time.Duration, size prometheus.Gauge) *idemCache {
+	return &idemCache{maxEntries: maxEntries, maxBytes: maxBytes, ttl: ttl, size: size,
+		m: map[string]*list.Element{}, order: list.New()}
 }
 
 // begin returns the entry of key: owner is true when the caller must run
@@ -38,32 +65,70 @@ func newIdemCache(max int, ttl time.Duration) *idemCache {
 // different request.
 func (c *idemCache) begin(key string, body []byte) (e *idemEntry, owner, same bool) {
 	h := sha256.Sum256(body)
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.m[key]; e != nil {
-		return e, false, e.hash == h
+	if el := c.m[key]; el != nil {
+		e := el.Value.(*idemEntry)
+		if !c.expired(e, now) {
+			return e, false, e.hash == h
+		}
+		c.remove(el)
 	}
-	c.evict()
-	e = &idemEntry{done: make(chan struct{}), hash: h, at: time.Now()}
-	c.m[key] = e
-	c.order = append(c.order, key)
+	e = &idemEntry{key: key, done: make(chan struct{}), hash: h, at: now, cost: int64(len(key)) + idemEntryOverhead}
+	c.evict(now, e.cost)
+	c.m[key] = c.order.PushBack(e)
+	c.bytes += e.cost
+	c.size.Set(float64(c.bytes))
 	return e, true, true
 }
 
-func (c *idemCache) evict() {
-	now := time.Now()
-	for len(c.order) > 0 {
-		e := c.m[c.order[0]]
-		expired := e == nil || now.Sub(e.at) > c.ttl
-		if !expired && len(c.order) < c.max {
-			return
+// finish records the answer of e's write and wakes its waiters. An answer
+// too large to keep within the cache's bytes is not kept.
+func (c *idemCache) finish(e *idemEntry, status int, body []byte) {
+	c.mu.Lock()
+	e.status, e.body = status, body
+	close(e.done)
+	if el := c.m[e.key]; el != nil && el.Value == e {
+		e.cost += int64(len(body))
+		c.bytes += int64(len(body))
+		if e.cost > c.maxBytes {
+			c.remove(el)
 		}
-		if e != nil && !isDone(e) && !expired {
-			return // never drop a running write's entry for room
-		}
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
+		c.evict(time.Now(), 0)
 	}
+	c.size.Set(float64(c.bytes))
+	c.mu.Unlock()
+}
+
+func (c *idemCache) expired(e *idemEntry, now time.Time) bool {
+	return now.Sub(e.at) > c.ttl && isDone(e)
+}
+
+// evict drops expired entries, then the oldest finished ones until an entry
+// costing need fits. A running write's entry is never dropped (its
+// resends must wait for it): those are bounded by the requests in flight.
+func (c *idemCache) evict(now time.Time, need int64) {
+	full := func() bool { return c.order.Len() >= c.maxEntries || c.bytes+need > c.maxBytes }
+	for el := c.order.Front(); el != nil; {
+		next := el.Next()
+		e := el.Value.(*idemEntry)
+		switch {
+		case c.expired(e, now):
+			c.remove(el)
+		case !full():
+			return
+		case isDone(e):
+			c.remove(el)
+		}
+		el = next
+	}
+}
+
+func (c *idemCache) remove(el *list.Element) {
+	e := c.order.Remove(el).(*idemEntry)
+	delete(c.m, e.key)
+	c.bytes -= e.cost
 }
 
 func isDone(e *idemEntry) bool {
@@ -73,11 +138,6 @@ func isDone(e *idemEntry) bool {
 	default:
 		return false
 	}
-}
-
-func (e *idemEntry) finish(status int, body []byte) {
-	e.status, e.body = status, body
-	close(e.done)
 }
 
 // wait waits for the entry's write to finish, or ctx.
@@ -95,7 +155,8 @@ func (e *idemEntry) wait(ctx context.Context) bool {
 func (c *idemCache) forget(key string, e *idemEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m[key] == e {
-		delete(c.m, key)
+	if el := c.m[key]; el != nil && el.Value == e {
+		c.remove(el)
+		c.size.Set(float64(c.bytes))
 	}
 }

@@ -12,13 +12,17 @@ import (
 
 // metrics are the server's Prometheus series, all prefixed nameservice_.
 type metrics struct {
-	requests     *prometheus.CounterVec
-	latency      *prometheus.HistogramVec
-	conflicts    *prometheus.CounterVec
-	unknown      prometheus.Counter
-	replays      prometheus.Counter
-	authFailures prometheus.Counter
-	subscribers  prometheus.Gauge
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	conflicts      *prometheus.CounterVec
+	unknown        prometheus.Counter
+	replays        prometheus.Counter
+	authFailures   prometheus.Counter
+	subscribers    prometheus.Gauge
+	streamsRefused *prometheus.CounterVec
+	idemBytes      prometheus.Gauge
+	connsOpen      prometheus.Gauge
+	connsRefused   *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -45,8 +49,21 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nameservice_sse_subscribers", Help: "Event streams open now.",
 		}),
+		streamsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nameservice_sse_refused_total", Help: "Event streams refused, by the limit they met (max_streams, max_streams_per_principal).",
+		}, []string{"reason"}),
+		idemBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nameservice_idempotency_cache_bytes", Help: "Bytes held by the outcome cache of resent writes (keys and answers).",
+		}),
+		connsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nameservice_connections_open", Help: "Connections open now (of an http.Server from HTTPServer).",
+		}),
+		connsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nameservice_connections_refused_total", Help: "Connections closed on arrival, by the limit they met (max_conns, max_conns_per_addr).",
+		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.conflicts, m.unknown, m.replays, m.authFailures, m.subscribers)
+	reg.MustRegister(m.requests, m.latency, m.conflicts, m.unknown, m.replays, m.authFailures, m.subscribers,
+		m.streamsRefused, m.idemBytes, m.connsOpen, m.connsRefused)
 	// A caller's own registry may already hold the process collectors.
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

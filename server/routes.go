@@ -306,7 +306,11 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		writeRaw(w, status, b)
 		return
 	}
-	scoped := principalName(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
+	if len(key) > MaxIdempotencyKey {
+		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", driver.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
+		return
+	}
+	scoped := principalKey(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
 	e, owner, same := s.idem.begin(scoped, body)
 	switch {
 	case !same:
@@ -322,7 +326,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		return
 	}
 	status, b := run(ctx, resend)
-	e.finish(status, b)
+	s.idem.finish(e, status, b)
 	if status >= 500 {
 		s.idem.forget(scoped, e)
 	}

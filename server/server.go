@@ -38,6 +38,8 @@ const (
 	DefaultKeepAlive    = 30 * time.Second
 	DefaultPollInterval = time.Second
 	DefaultOpTimeout    = 30 * time.Second
+	DefaultBodyTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 2 * time.Minute
 )
 
 // Options configure a Server. The zero value refuses every request that
@@ -49,6 +51,9 @@ type Options struct {
 	// NoAuth serves every route to anyone with full rights. The command
 	// allows it only on a loopback address.
 	NoAuth bool
+	// EventsAuth is how Fluree's events route authenticates (default
+	// EventsAuthRequired); with NoAuth it is open anyway.
+	EventsAuth EventsAuth
 	// Logger receives one structured line per request (never a token).
 	// Nil discards.
 	Logger *slog.Logger
@@ -59,6 +64,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxStreams bounds the event streams open at once (503 beyond it).
 	MaxStreams int
+	// MaxStreamsPerPrincipal bounds the event streams one principal holds
+	// at once (429 beyond it), default 64: a static token, a JWS issuer's
+	// subject, or for anonymous streams a client address.
+	MaxStreamsPerPrincipal int
 	// KeepAlive is the interval of the keep-alive comments of event streams.
 	KeepAlive time.Duration
 	// PollInterval is how often a watch polls a backend without a change
@@ -68,9 +77,18 @@ type Options struct {
 	// its client goes away: it finishes (or times out) and its outcome is
 	// kept for a resend.
 	OpTimeout time.Duration
-	// BodyTimeout bounds the read of a request body, so a client that
-	// sends its headers and then trickles its body is cut off (default 30s).
+	// BodyTimeout bounds the read of a request body, on every route, so a
+	// client that sends its headers and then trickles its body is cut off
+	// (default 30s).
 	BodyTimeout time.Duration
+	// WriteTimeout bounds a request other than an event stream from its
+	// start to the end of its answer, so a client that does not take its
+	// answer is cut off (default 2m).
+	WriteTimeout time.Duration
+	// IdempotencyCacheBytes bounds the memory of the outcome cache of
+	// resent writes, keys and answers counted (default 64 MiB). Keys are
+	// at most MaxIdempotencyKey bytes.
+	IdempotencyCacheBytes int64
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
 }
@@ -89,21 +107,26 @@ type Server struct {
 	metrics *metrics
 	idem    *idemCache
 	streams chan struct{}
-	stop    chan struct{}
-	once    sync.Once
+	// perPrincipal caps the streams of each principal within streams.
+	perPrincipal *streamQuota
+	stop         chan struct{}
+	once         sync.Once
 }
 
 // New returns a server over ns.
 func New(ns *nameservice.NameService, opts Options) *Server {
 	opts.MaxBodyBytes = defaults.Positive(opts.MaxBodyBytes, DefaultMaxBodyBytes)
 	opts.MaxStreams = defaults.Positive(opts.MaxStreams, DefaultMaxStreams)
+	opts.MaxStreamsPerPrincipal = defaults.Positive(opts.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
 	opts.KeepAlive = defaults.Positive(opts.KeepAlive, DefaultKeepAlive)
 	opts.PollInterval = defaults.Positive(opts.PollInterval, DefaultPollInterval)
 	opts.OpTimeout = defaults.Positive(opts.OpTimeout, DefaultOpTimeout)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, 30*time.Second)
+	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, DefaultBodyTimeout)
+	opts.WriteTimeout = defaults.Positive(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.IdempotencyCacheBytes = defaults.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -112,10 +135,13 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	m := newMetrics(reg)
 	s := &Server{
-		ns: ns, d: ns.Guarded(), opts: opts, log: log, mux: http.NewServeMux(),
-		metrics: newMetrics(reg), idem: newIdemCache(100_000, 10*time.Minute),
-		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
+		ns: ns, d: ns.Guarded(), opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
+		idem:         newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
+		streams:      make(chan struct{}, opts.MaxStreams),
+		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
+		stop:         make(chan struct{}),
 	}
 	s.routes(reg)
 	return s
@@ -155,30 +181,42 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
 }
 
-// ServeHTTP implements http.Handler: it routes, bounds the body, counts
-// and logs the request.
+// ServeHTTP implements http.Handler: it bounds the request (see bound),
+// routes it, counts and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
-	if r.ContentLength != 0 && r.Method != http.MethodGet {
-		// The server resets the deadline for the connection's next request.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
-	}
 	pattern := routeLabel(s.mux, r)
 	ri := &reqInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
-	s.mux.ServeHTTP(rec, r)
+	if s.bound(rec, r) {
+		s.mux.ServeHTTP(rec, r)
+	}
 	elapsed := time.Since(start)
-	s.metrics.observe(pattern, r.Method, rec.status, elapsed)
+	method := methodLabel(r.Method)
+	s.metrics.observe(pattern, method, rec.status, elapsed)
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-		slog.String("method", r.Method), slog.String("route", pattern),
+		slog.String("method", method), slog.String("route", pattern),
 		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
 		slog.String("principal", ri.name()), slog.String("remote", r.RemoteAddr))
 }
 
+// methodLabel returns m for metrics and logs when it is a method the server
+// knows, else "other": a client must not be able to mint label values.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodDelete, http.MethodPatch, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
 // routeLabel names the route of r for metrics and logs: the mux pattern,
-// or for Fluree's routes the route with its alias left out.
+// or for Fluree's routes the route with its alias left out. Every value
+// comes from a fixed set (the method through methodLabel, the verb of a ref
+// route only when it is one of Fluree's), so requests cannot grow the
+// number of series.
 func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	_, pattern := mux.Handler(r)
 	switch {
@@ -188,13 +226,17 @@ func routeLabel(mux *http.ServeMux, r *http.Request) string {
 		return pattern
 	}
 	p, _ := flureeRest(r.URL.Path)
+	m := methodLabel(r.Method)
 	switch {
 	case p == "/nameservice/snapshot", p == "/events":
-		return r.Method + " " + flureeBase + p
+		return m + " " + flureeBase + p
 	case strings.HasPrefix(p, "/storage/ns/"):
-		return r.Method + " " + flureeBase + "/storage/ns/{alias}"
+		return m + " " + flureeBase + "/storage/ns/{alias}"
 	case strings.HasPrefix(p, "/nameservice/refs/"):
-		return r.Method + " " + flureeBase + "/nameservice/refs/{alias}/" + p[strings.LastIndexByte(p, '/')+1:]
+		switch verb := p[strings.LastIndexByte(p, '/')+1:]; verb {
+		case "commit", "index", "init":
+			return m + " " + flureeBase + "/nameservice/refs/{alias}/" + verb
+		}
 	}
 	return "unmatched"
 }
@@ -320,31 +362,4 @@ func (e errTooLarge) Error() string {
 // and its outcome can be given to a resend, but bounded by OpTimeout.
 func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(r.Context()), s.opts.OpTimeout)
-}
-
-// Limits are the connection limits of the http.Server HTTPServer returns.
-type Limits struct {
-	// ReadHeaderTimeout cuts off a client that has not sent its headers
-	// in time (default 10s).
-	ReadHeaderTimeout time.Duration
-	// IdleTimeout closes a keep-alive connection idle this long (default 2m).
-	IdleTimeout time.Duration
-	// MaxHeaderBytes bounds the request headers (default 64 KiB).
-	MaxHeaderBytes int
-}
-
-// HTTPServer returns an http.Server serving s with the given limits, whose
-// Shutdown also ends s's event streams. A request's body is bounded by
-// Options.MaxBodyBytes; there is no overall read or write timeout, which
-// would cut event streams (OpTimeout bounds the backend work instead).
-func (s *Server) HTTPServer(l Limits) *http.Server {
-	l.ReadHeaderTimeout = defaults.Positive(l.ReadHeaderTimeout, 10*time.Second)
-	l.IdleTimeout = defaults.Positive(l.IdleTimeout, 2*time.Minute)
-	l.MaxHeaderBytes = defaults.Positive(l.MaxHeaderBytes, 64<<10)
-	hs := &http.Server{
-		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	hs.RegisterOnShutdown(func() { _ = s.Close() })
-	return hs
 }

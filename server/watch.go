@@ -11,17 +11,15 @@ import (
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
-// stream holds one of the MaxStreams slots and ends when the client goes,
-// or the server closes. It answers 503 and returns nil when every slot is
-// taken.
+// stream holds a stream slot (see admitStream) and ends when the client
+// goes, or the server closes. It returns nil when it was refused a slot. A
+// stream has no write deadline (its answer never ends).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context, func()) {
-	select {
-	case s.streams <- struct{}{}:
-	default:
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, "too many event streams", http.StatusServiceUnavailable)
+	release, ok := s.admitStream(w, r)
+	if !ok {
 		return nil, nil
 	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	s.metrics.subscribers.Inc()
 	ctx, cancel := context.WithCancel(r.Context())
 	go func() {
@@ -34,7 +32,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 	return ctx, func() {
 		cancel()
 		s.metrics.subscribers.Dec()
-		<-s.streams
+		release()
 	}
 }
 

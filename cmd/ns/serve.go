@@ -18,18 +18,21 @@ import (
 
 // serveFlags are the flags of ns serve.
 type serveFlags struct {
-	listen, tokens, issuers, cert, key, logLevel string
-	noAuth                                       bool
-	maxBody                                      int64
-	maxStreams                                   int
-	pollInterval, keepAlive, shutdownGrace       time.Duration
-	readHeaderTimeout, idleTimeout, bodyTimeout  time.Duration
+	listen, tokens, issuers, cert, key, logLevel  string
+	eventsAuth, oidcIssuer, jwksURL, oidcAudience string
+	noAuth                                        bool
+	maxBody, idemBytes                            int64
+	maxStreams, maxStreamsPerPrincipal            int
+	maxConns, maxConnsPerAddr                     int
+	pollInterval, keepAlive, shutdownGrace        time.Duration
+	readHeaderTimeout, idleTimeout, bodyTimeout   time.Duration
+	writeTimeout, jwksCacheTTL                    time.Duration
 }
 
 func init() {
 	var f serveFlags
 	commands["serve"] = &command{
-		usage: "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--tls-cert F --tls-key F] [--insecure-no-auth]",
+		usage: "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--oidc-issuer ISS --jwks-url URL] [--tls-cert F --tls-key F] [--insecure-no-auth]",
 		nargs: 0,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8090", "")
@@ -39,14 +42,24 @@ func init() {
 			fs.StringVar(&f.key, "tls-key", "", "")
 			fs.StringVar(&f.logLevel, "log-level", "info", "")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
+			fs.StringVar(&f.eventsAuth, "events-auth", server.EventsAuthRequired.String(), "")
+			fs.StringVar(&f.oidcIssuer, "oidc-issuer", "", "")
+			fs.StringVar(&f.jwksURL, "jwks-url", "", "")
+			fs.StringVar(&f.oidcAudience, "oidc-audience", "", "")
+			fs.DurationVar(&f.jwksCacheTTL, "jwks-cache-ttl", server.DefaultJWKSCacheTTL, "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
+			fs.IntVar(&f.maxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "")
+			fs.Int64Var(&f.idemBytes, "idempotency-cache-bytes", server.DefaultIdempotencyCacheBytes, "")
 			fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "")
 			fs.DurationVar(&f.keepAlive, "keep-alive", server.DefaultKeepAlive, "")
 			fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "")
-			fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", 10*time.Second, "")
-			fs.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "")
-			fs.DurationVar(&f.bodyTimeout, "body-timeout", 30*time.Second, "")
+			fs.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "")
+			fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "")
+			fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "")
+			fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "")
+			fs.DurationVar(&f.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "")
+			fs.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "")
 		},
 		run: func(c *call) error { return serve(c, f) },
 	}
@@ -61,9 +74,10 @@ func serve(c *call, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams,
-		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout}
-	if err := authOptions(&opts, f); err != nil {
+	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams, MaxStreamsPerPrincipal: f.maxStreamsPerPrincipal,
+		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout,
+		IdempotencyCacheBytes: f.idemBytes}
+	if err := authOptions(&opts, f, log); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", f.listen)
@@ -75,7 +89,8 @@ func serve(c *call, f serveFlags) error {
 		return usagef("--insecure-no-auth is allowed only on a loopback address, not %s", ln.Addr())
 	}
 	srv := server.New(c.ns, opts)
-	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout})
+	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout,
+		MaxConns: f.maxConns, MaxConnsPerAddr: f.maxConnsPerAddr})
 	scheme := "http"
 	if f.cert != "" || f.key != "" {
 		if f.cert == "" || f.key == "" {
@@ -87,11 +102,15 @@ func serve(c *call, f serveFlags) error {
 			ln.Close()
 			return fmt.Errorf("serve: TLS: %w", err)
 		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		hs.TLSConfig = server.TLSConfig(cert)
 		ln = tls.NewListener(ln, hs.TLSConfig)
 		scheme = "https"
 	}
 	log.Info("serving", slog.String("url", scheme+"://"+ln.Addr().String()), slog.Bool("auth", !f.noAuth))
+	if !f.noAuth && opts.EventsAuth != server.EventsAuthRequired {
+		log.Warn("the events route admits watchers without a token: they see the ID and heads of every record",
+			slog.String("events_auth", opts.EventsAuth.String()))
+	}
 	fmt.Fprintf(c.stdout, "listening on %s://%s\n", scheme, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -109,10 +128,15 @@ func serve(c *call, f serveFlags) error {
 	return nil
 }
 
-func authOptions(opts *server.Options, f serveFlags) error {
+func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
+	mode, err := server.ParseEventsAuth(f.eventsAuth)
+	if err != nil {
+		return usagef("--events-auth: %v", err)
+	}
+	opts.EventsAuth = mode
 	if f.noAuth {
-		if f.tokens != "" || f.issuers != "" {
-			return usagef("--insecure-no-auth excludes --tokens and --trusted-issuers")
+		if f.tokens != "" || f.issuers != "" || f.oidcIssuer != "" || f.jwksURL != "" {
+			return usagef("--insecure-no-auth excludes --tokens, --trusted-issuers and --oidc-issuer")
 		}
 		opts.NoAuth = true
 		return nil
@@ -136,12 +160,22 @@ func authOptions(opts *server.Options, f serveFlags) error {
 			}
 		}
 	}
-	if len(cfg.Tokens) == 0 && len(cfg.TrustedIssuers) == 0 {
-		return usagef("serve needs --tokens FILE or --trusted-issuers FILE (or --insecure-no-auth on a loopback address)")
+	if (f.oidcIssuer == "") != (f.jwksURL == "") {
+		return usagef("--oidc-issuer and --jwks-url go together")
+	}
+	if f.oidcIssuer != "" {
+		cfg.OIDC = &server.OIDCConfig{Issuer: f.oidcIssuer, JWKSURL: f.jwksURL, Audience: f.oidcAudience,
+			CacheTTL: f.jwksCacheTTL, Logger: log}
+	}
+	if len(cfg.Tokens) == 0 && len(cfg.TrustedIssuers) == 0 && cfg.OIDC == nil {
+		return usagef("serve needs --tokens FILE, --trusted-issuers FILE or --oidc-issuer ISS --jwks-url URL (or --insecure-no-auth on a loopback address)")
 	}
 	a, err := server.NewAuthenticator(cfg)
 	if err != nil {
 		return err
+	}
+	if err := a.FetchKeys(); err != nil {
+		log.Warn("cannot fetch the OIDC issuer's keys; will try again at the first token", slog.String("error", err.Error()))
 	}
 	opts.Auth = a
 	return nil

@@ -242,3 +242,36 @@ func TestServeProcessWithTokens(t *testing.T) {
 		t.Fatalf("the request log lacks the principal's name: %s", p.stderr)
 	}
 }
+
+// Two tokens with one hash in --tokens: ns serve refuses to start, naming
+// both entries by line (before, it served and the last one won).
+func TestServeDuplicateTokenHash(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "tokens.json")
+	h := server.HashToken("shared-secret")
+	file := "{\"tokens\": [\n" +
+		"  {\"name\": \"tenant-a\", \"sha256\": \"" + h + "\", \"read\": [\"a/\"], \"write\": [\"a/\"]},\n" +
+		"  {\"name\": \"ops\", \"sha256\": \"" + server.HashToken("other") + "\", \"read\": [\"\"]},\n" +
+		"  {\"name\": \"admin\", \"sha256\": \"" + strings.ToUpper(h) + "\", \"read\": [\"\"], \"write\": [\"\"]}\n" +
+		"]}\n"
+	if err := os.WriteFile(p, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(buildNS(t), "--url", "mem://", "serve", "--listen", "127.0.0.1:0", "--tokens", p)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	go func() { done <- cmd.Run() }()
+	select {
+	case err := <-done:
+		want := `token "admin" (line 4): the same sha256 as token "tenant-a" (line 2)`
+		if err == nil || !strings.Contains(stderr.String(), want) {
+			t.Fatalf("ns serve: %v, stderr %s; want a refusal containing %s", err, stderr.String(), want)
+		}
+		if strings.Contains(stderr.String(), h) {
+			t.Fatal("the refusal shows the hash")
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("ns serve started with two tokens of one hash")
+	}
+}

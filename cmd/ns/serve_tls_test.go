@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -67,5 +68,44 @@ func TestServeTLS(t *testing.T) {
 	if code, _, _ := plain.run("lookup", "secure"); code == exitOK {
 		t.Fatal("plain http to the TLS listener succeeded")
 	}
+	p.stop(t)
+}
+
+// Over TLS 1.2, ns serve offers only ECDHE suites with an AEAD cipher: a
+// client offering only CBC or RSA-key-exchange suites cannot connect.
+func TestServeTLS12AEADOnly(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSigned(t, dir)
+	p := startServe(t, buildNS(t), "mem://tls", "--insecure-no-auth", "--tls-cert", cert, "--tls-key", key)
+	addr := strings.TrimPrefix(p.url, "https://")
+	handshake := func(suite uint16) error {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{suite}})
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	for _, suite := range []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	} {
+		if err := handshake(suite); err != nil {
+			t.Errorf("%s refused: %v", tls.CipherSuiteName(suite), err)
+		}
+	}
+	for _, suite := range []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, tls.TLS_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_RSA_WITH_AES_128_CBC_SHA,
+	} {
+		if err := handshake(suite); err == nil {
+			t.Errorf("%s accepted over TLS 1.2", tls.CipherSuiteName(suite))
+		}
+	}
+	// TLS 1.3 (all AEAD) is served.
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
+	if err != nil {
+		t.Fatalf("TLS 1.3: %v", err)
+	}
+	c.Close()
 	p.stop(t)
 }

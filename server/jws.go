@@ -1,0 +1,140 @@
+package server
+
+import (
+	"crypto/ed25519"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	josejson "github.com/go-jose/go-jose/v4/json"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// tokenClaims are the claims of a JWS bearer token that matter here:
+// Fluree's EventsTokenPayload. Times are unsigned, as Fluree's u64.
+type tokenClaims struct {
+	Iss            string   `json:"iss"`
+	Sub            *string  `json:"sub"`
+	Identity       *string  `json:"fluree.identity"`
+	Aud            audience `json:"aud"`
+	Exp            *uint64  `json:"exp"`
+	Nbf            *uint64  `json:"nbf"`
+	Iat            *uint64  `json:"iat"`
+	StorageAll     bool     `json:"fluree.storage.all"`
+	StorageLedgers []string `json:"fluree.storage.ledgers"`
+	EventsAll      bool     `json:"fluree.events.all"`
+	EventsLedgers  []string `json:"fluree.events.ledgers"`
+	EventsGSources []string `json:"fluree.events.graph_sources"`
+}
+
+// audience is the aud claim: one string or an array of them.
+type audience []string
+
+func (a *audience) UnmarshalJSON(b []byte) error {
+	var one string
+	if josejson.Unmarshal(b, &one) == nil {
+		*a = audience{one}
+		return nil
+	}
+	var many []string
+	if err := josejson.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*a = many
+	return nil
+}
+
+// parseClaims decodes a verified JWS payload as serde decodes Fluree's
+// claims: names matched exactly and never repeated (go-jose's JSON, where
+// encoding/json ignores case and lets the last of repeated names win, so
+// that "Fluree.Storage.All" or a second "exp" could change what a token
+// grants), unknown names ignored.
+func parseClaims(payload []byte) (*tokenClaims, error) {
+	var c tokenClaims
+	if err := josejson.Unmarshal(payload, &c); err != nil {
+		return nil, errUnauthorized{"malformed token claims: " + err.Error()}
+	}
+	return &c, nil
+}
+
+// clockSkew is the leeway Fluree allows on exp, nbf and iat.
+const clockSkew = 60 * time.Second
+
+// checkTimes enforces exp (required), nbf and iat with Fluree's skew, in
+// integer seconds: no time.Time conversion that a huge value could
+// overflow.
+func (c *tokenClaims) checkTimes(now time.Time) error {
+	n, skew := uint64(max(now.Unix(), 0)), uint64(clockSkew/time.Second)
+	switch {
+	case c.Exp == nil:
+		return errUnauthorized{"token has no exp"}
+	case *c.Exp < n && n-*c.Exp > skew:
+		return errUnauthorized{"token expired"}
+	case c.Nbf != nil && *c.Nbf > n+skew:
+		return errUnauthorized{"token not yet valid (nbf)"}
+	case c.Iat != nil && *c.Iat > n+skew:
+		return errUnauthorized{"token issued in the future (iat)"}
+	}
+	return nil
+}
+
+// identity is who the token speaks for: fluree.identity, else sub.
+func (c *tokenClaims) identity() string {
+	switch {
+	case c.Identity != nil:
+		return *c.Identity
+	case c.Sub != nil:
+		return *c.Sub
+	}
+	return ""
+}
+
+// principal returns the principal the claims describe, named name.
+func (c *tokenClaims) principal(name string) *Principal {
+	p := &Principal{Name: name, Exact: normalisedSet(c.StorageLedgers), storageAll: c.StorageAll,
+		jws: true, eventsAll: c.EventsAll,
+		eventsLedgers: normalisedSet(c.EventsLedgers), eventsGSources: normalisedSet(c.EventsGSources),
+		key: "jws:" + c.Iss + "\x00" + c.identity()}
+	if c.StorageAll {
+		p.Read, p.Write = []string{""}, []string{""}
+	}
+	return p
+}
+
+// verifyJWS verifies a Fluree JWS: signed with Ed25519, the key embedded
+// in the header, its did:key trusted and equal to iss.
+func (a *Authenticator) verifyJWS(jws *jose.JSONWebSignature) (*Principal, error) {
+	pub, ok := jws.Signatures[0].Protected.JSONWebKey.Key.(ed25519.PublicKey)
+	if !ok || jws.Signatures[0].Protected.Algorithm != string(jose.EdDSA) {
+		return nil, errUnauthorized{"malformed token: the embedded key is not an Ed25519 key"}
+	}
+	payload, err := jws.Verify(pub)
+	if err != nil {
+		return nil, errUnauthorized{"invalid token signature"}
+	}
+	did := didFromPubKey(pub)
+	if !a.issuers[did] {
+		return nil, errUnauthorized{"token issuer is not trusted"}
+	}
+	c, err := parseClaims(payload)
+	if err != nil {
+		return nil, err
+	}
+	if c.Iss != did {
+		return nil, errUnauthorized{"token iss does not match its signing key"}
+	}
+	if err := c.checkTimes(a.now()); err != nil {
+		return nil, err
+	}
+	return c.principal(did), nil
+}
+
+func normalisedSet(ids []string) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range ids {
+		if id, err := driver.ParseID(s); err == nil {
+			m[id.String()] = true
+		}
+	}
+	return m
+}

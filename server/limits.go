@@ -1,0 +1,188 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// Defaults of Limits.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxConns          = 1024
+	DefaultMaxConnsPerAddr   = 128
+)
+
+// Limits are the connection limits of the http.Server HTTPServer returns.
+type Limits struct {
+	// ReadHeaderTimeout cuts off a client that has not sent its headers
+	// in time (default 10s).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long (default 2m).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request headers (default 64 KiB).
+	MaxHeaderBytes int
+	// MaxConns bounds the connections open at once (default 1024); one
+	// beyond it is closed as soon as it is accepted.
+	MaxConns int
+	// MaxConnsPerAddr bounds the connections open at once from one client
+	// address (an IPv4 address, or an IPv6 /64), default 128. Behind a
+	// proxy, whose connections all come from its own address, set it to
+	// MaxConns.
+	MaxConnsPerAddr int
+}
+
+// HTTPServer returns an http.Server serving s with the given limits, whose
+// Shutdown also ends s's event streams. Each request is bounded by
+// Options.BodyTimeout, Options.WriteTimeout and Options.MaxBodyBytes (see
+// ServeHTTP); there is no overall read or write timeout on the connection,
+// which would cut event streams.
+func (s *Server) HTTPServer(l Limits) *http.Server {
+	l.ReadHeaderTimeout = defaults.Positive(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	l.IdleTimeout = defaults.Positive(l.IdleTimeout, DefaultIdleTimeout)
+	l.MaxHeaderBytes = defaults.Positive(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	cl := &connLimiter{
+		max: defaults.Positive(l.MaxConns, DefaultMaxConns), perAddr: defaults.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr),
+		byAddr: map[netip.Prefix]int{}, open: map[net.Conn]netip.Prefix{}, m: s.metrics,
+	}
+	hs := &http.Server{
+		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
+		ConnState: cl.state,
+		ErrorLog:  slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(func() { _ = s.Close() })
+	return hs
+}
+
+// bound sets the deadlines of one request and bounds its body. The body
+// must arrive within BodyTimeout whatever the route: a handler that never
+// reads it included, since the server reads (discards) an unread body
+// before it answers. The answer must be taken within WriteTimeout (event
+// streams lift that, see stream). A GET or HEAD that declares a body is
+// answered 400, and bound returns false: no route of either reads one.
+func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
+	rc := http.NewResponseController(w)
+	now := time.Now()
+	// Not every ResponseWriter has deadlines (a recorder in tests): then
+	// the http.Server's own timeouts are all there is.
+	_ = rc.SetWriteDeadline(now.Add(s.opts.WriteTimeout))
+	if r.ContentLength != 0 {
+		// The http.Server sets the connection's deadline again for its next
+		// request.
+		_ = rc.SetReadDeadline(now.Add(s.opts.BodyTimeout))
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	if r.ContentLength != 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		msg := r.Method + " requests carry no body"
+		if _, fluree := flureeRest(r.URL.Path); fluree {
+			writeFlureeError(w, http.StatusBadRequest, msg)
+		} else {
+			writeRaw(w, http.StatusBadRequest, marshal(nswire.Error{Error: msg, Code: driver.InvalidArgument.String()}))
+		}
+		return false
+	}
+	return true
+}
+
+// deadlineBody lifts the read deadline once the body has been read whole,
+// so that the rest of the request (a backend operation, say) is not cut
+// off by it.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// connLimiter closes a connection beyond the global cap or its address's
+// cap as soon as it is accepted (http.Server.ConnState runs before the
+// connection is served, and before a TLS handshake), so that no client can
+// take every file descriptor and the others are still served.
+type connLimiter struct {
+	max, perAddr int
+	m            *metrics
+
+	mu     sync.Mutex
+	byAddr map[netip.Prefix]int
+	open   map[net.Conn]netip.Prefix
+}
+
+func (l *connLimiter) state(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		if reason := l.admit(c); reason != "" {
+			l.m.connsRefused.WithLabelValues(reason).Inc()
+			_ = c.Close()
+		}
+	case http.StateClosed, http.StateHijacked:
+		l.release(c)
+	}
+}
+
+// admit counts c in, or returns why it may not be: "max_conns" or
+// "max_conns_per_addr".
+func (l *connLimiter) admit(c net.Conn) string {
+	addr := clientPrefix(c.RemoteAddr().String())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case len(l.open) >= l.max:
+		return "max_conns"
+	case l.byAddr[addr] >= l.perAddr:
+		return "max_conns_per_addr"
+	}
+	l.open[c] = addr
+	l.byAddr[addr]++
+	l.m.connsOpen.Set(float64(len(l.open)))
+	return ""
+}
+
+func (l *connLimiter) release(c net.Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	addr, ok := l.open[c]
+	if !ok {
+		return // refused, or already released (hijacked, then closed)
+	}
+	delete(l.open, c)
+	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
+		delete(l.byAddr, addr)
+	}
+	l.m.connsOpen.Set(float64(len(l.open)))
+}
+
+// clientPrefix returns the address a client at hostport counts against: its
+// IPv4 address, or the /64 of its IPv6 address (one host usually holds a
+// whole /64). An address that does not parse counts as one shared address.
+func clientPrefix(hostport string) netip.Prefix {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	ip := ap.Addr().Unmap()
+	bits := 32
+	if ip.Is6() {
+		bits = 64
+	}
+	p, _ := ip.Prefix(bits)
+	return p
+}

@@ -22,6 +22,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/s3bucket"
 )
 
 // target is one backend to measure.
@@ -238,15 +239,5 @@ func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, e
 func removeBucket(c *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return
-		}
-		for _, o := range page.Contents {
-			_, _ = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
-		}
-	}
-	_, _ = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	s3bucket.Remove(ctx, c, bucket)
 }

@@ -21,8 +21,8 @@ func branchCommand() *command {
 	var from, at string
 	return &command{usage: "create ID [--from SOURCE] [--at ADDRESS@T] | list NAME | drop ID", nargs: 2,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&from, "from", "", "")
-			fs.StringVar(&at, "at", "", "")
+			fs.StringVar(&from, "from", "", "the source branch (default main)")
+			fs.StringVar(&at, "at", "", "start at this commit, ADDRESS@T, instead of the source head")
 		},
 		run: func(c *call) error {
 			sub, arg := c.args[0], c.args[1]
@@ -129,9 +129,9 @@ func resetHeadCommand() *command {
 	var noIndex bool
 	return &command{usage: "ID --commit ADDRESS@T [--index ADDRESS@T | --no-index]", nargs: 1,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&commit, "commit", "", "")
-			fs.StringVar(&index, "index", "", "")
-			fs.BoolVar(&noIndex, "no-index", false, "")
+			fs.StringVar(&commit, "commit", "", "the commit head to set, ADDRESS@T")
+			fs.StringVar(&index, "index", "", "the index head to set as well, ADDRESS@T")
+			fs.BoolVar(&noIndex, "no-index", false, "set the index unborn")
 		},
 		run: func(c *call) error {
 			if commit == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -65,15 +66,19 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(url, "url", *url, "")
+	fs.StringVar(url, "url", *url, "nameservice URL (default $NAMESERVICE_URL, else file://./.nameservice)")
 	if !cmd.ownsConfig {
-		fs.StringVar(cfg, "config", *cfg, "")
+		fs.StringVar(cfg, "config", *cfg, "Fluree JSON-LD connection config file, instead of --url")
 	}
-	fs.BoolVar(asJSON, "json", *asJSON, "")
+	fs.BoolVar(asJSON, "json", *asJSON, "print JSON")
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
 	pos, err := parseInterleaved(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		printCommandHelp(stdout, name, cmd.usage, fs)
+		return nil
+	}
 	if err != nil {
 		return usagef("%s: %v (usage: ns %s %s)", name, err, name, cmd.usage)
 	}
@@ -94,6 +99,26 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer ns.Close()
 	c.ns = ns
 	return cmd.run(c)
+}
+
+// printCommandHelp prints a command's usage and every flag it takes, its
+// own and the global ones, for --help.
+func printCommandHelp(w io.Writer, name, usage string, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: ns %s %s\n\nflags:\n", name, usage)
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, help := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if help != "" {
+			line += "\n    \t" + strings.ReplaceAll(help, "\n", "\n    \t")
+		}
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
+			line += fmt.Sprintf(" (default %s)", d)
+		}
+		fmt.Fprintln(w, line)
+	})
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

@@ -11,7 +11,7 @@ import (
 func init() {
 	var prefix string
 	commands["lease"] = &command{usage: "list [--prefix P] | break ID NAME", nargs: -1,
-		flags: func(fs *flag.FlagSet) { fs.StringVar(&prefix, "prefix", "", "") },
+		flags: func(fs *flag.FlagSet) { fs.StringVar(&prefix, "prefix", "", "only records whose ID starts with P") },
 		run: func(c *call) error {
 			switch {
 			case len(c.args) == 1 && c.args[0] == "list":

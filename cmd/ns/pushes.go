@@ -53,9 +53,9 @@ func casRefCommand() *command {
 	var expAddr string
 	return &command{usage: "ID head|index (--expect-none | --expect-t T --expect-address A) T ADDRESS", nargs: 4,
 		flags: func(fs *flag.FlagSet) {
-			fs.BoolVar(&none, "expect-none", false, "")
-			fs.Int64Var(&expT, "expect-t", -1, "")
-			fs.StringVar(&expAddr, "expect-address", "", "")
+			fs.BoolVar(&none, "expect-none", false, "expect no record (create it)")
+			fs.Int64Var(&expT, "expect-t", -1, "the expected t")
+			fs.StringVar(&expAddr, "expect-address", "", "the expected address")
 		},
 		run: func(c *call) error {
 			concern, err := parseRefConcern(c.args[1])
@@ -105,9 +105,9 @@ func pushCommand(usage string, concern nameservice.Concern) *command {
 	var meta string
 	return &command{usage: usage, nargs: 2,
 		flags: func(fs *flag.FlagSet) {
-			fs.Int64Var(&expV, "expect-v", -1, "")
+			fs.Int64Var(&expV, "expect-v", -1, "the expected watermark")
 			if concern == nameservice.Status {
-				fs.StringVar(&meta, "meta", "", "")
+				fs.StringVar(&meta, "meta", "", "extra status fields, a JSON object")
 			}
 		},
 		run: func(c *call) error {
@@ -170,9 +170,9 @@ func graphSourceCommand() *command {
 		ownsConfig: true,
 		flags: func(fs *flag.FlagSet) {
 			deps = nil
-			fs.StringVar(&typ, "type", "", "")
-			fs.Var(&deps, "dep", "")
-			fs.StringVar(&cfg, "config", "", "")
+			fs.StringVar(&typ, "type", "", "the graph source type, e.g. db:Bm25Index")
+			fs.Var(&deps, "dep", "a ledger the graph source depends on (repeatable)")
+			fs.StringVar(&cfg, "config", "", "the graph source config, a JSON object")
 		},
 		run: func(c *call) error {
 			if typ == "" {
@@ -206,7 +206,7 @@ func publishIndexCommand() *command {
 	return &command{usage: "ID T ADDRESS [--admin] [--graph NAME=ADDRESS@T[:REV] | --graph NAME=null]...", nargs: 3,
 		flags: func(fs *flag.FlagSet) {
 			graphs = nil
-			fs.BoolVar(&admin, "admin", false, "")
+			fs.BoolVar(&admin, "admin", false, "also publish at the current index_t (a rebuilt index)")
 			fs.Func("graph", "", func(v string) error {
 				if graphs == nil {
 					graphs = map[string]*nameservice.GraphIndex{}

@@ -65,10 +65,10 @@ func listCommand() *command {
 	var pageSize int
 	return &command{usage: "[--kind ledger|graph_source] [--prefix P] [--retracted] [--page-size N]", nargs: 0,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&kind, "kind", "", "")
-			fs.StringVar(&prefix, "prefix", "", "")
-			fs.BoolVar(&retracted, "retracted", false, "")
-			fs.IntVar(&pageSize, "page-size", 0, "")
+			fs.StringVar(&kind, "kind", "", "ledger or graph_source")
+			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
+			fs.BoolVar(&retracted, "retracted", false, "include retracted records")
+			fs.IntVar(&pageSize, "page-size", 0, "records per backend page (default: the driver's)")
 		},
 		run: func(c *call) error {
 			opts := nameservice.ListOptions{Kind: nameservice.Kind(kind), Prefix: prefix, IncludeRetracted: retracted, PageSize: pageSize}

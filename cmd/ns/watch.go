@@ -20,9 +20,9 @@ func init() {
 	var interval time.Duration
 	commands["watch"] = &command{usage: "[ID | --prefix P] [--state FILE] [--interval D]", nargs: -1,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&prefix, "prefix", "", "")
-			fs.StringVar(&state, "state", "", "")
-			fs.DurationVar(&interval, "interval", 0, "")
+			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
+			fs.StringVar(&state, "state", "", "file to keep what was seen, to resume after a restart")
+			fs.DurationVar(&interval, "interval", 0, "poll interval when the backend has no change feed")
 		},
 		run: func(c *call) error {
 			if len(c.args) > 1 || (len(c.args) == 1 && prefix != "") {

@@ -85,6 +85,12 @@ const MaxSegment = 200
 
 const hashedKeep = 150
 
+// KeptPrefix is how many of a segment's first bytes every key holds as
+// they are: a shortened segment keeps at least this many (hashedKeep, cut
+// back at most to a character boundary). A listing may match a longer
+// start of a segment only against IDs, not keys.
+const KeptPrefix = hashedKeep - (utf8.UTFMax - 1)
+
 // Check returns an error wrapping driver.ErrInvalidID when id is not valid.
 func Check(id driver.ID) error { return id.Validate() }
 

@@ -444,7 +444,7 @@ func idFloor(key string) string {
 		if end < 0 {
 			end = len(rest) - start
 		}
-		if end > 140 {
+		if end > layout.KeptPrefix {
 			cut = start
 			break
 		}
@@ -592,7 +592,7 @@ func keyPrefix(prefix string) string {
 	p := strings.Replace(prefix, ":", "/", 1)
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		if len(s) > 140 {
+		if len(s) > layout.KeptPrefix {
 			return layout.Root + "/" + strings.Join(segs[:i], "/")
 		}
 	}

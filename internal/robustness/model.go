@@ -2,7 +2,7 @@
 // independent clients (separate driver instances, as separate processes
 // would be) run random operations on a few IDs, the calls and returns are
 // recorded, and porcupine searches for a sequential order of the history
-// that the model of this file, written from design.md §3, accepts.
+// that the model of this file, written from docs/model.md, accepts.
 //
 // # What is checked
 //

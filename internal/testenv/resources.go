@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"nameservice.dev/nameservice/internal/s3bucket"
 )
 
 // Credentials are the AWS credentials of the test servers, read from
@@ -45,20 +47,10 @@ func S3Bucket(t testing.TB, client *s3.Client, prefix string) string {
 	return bucket
 }
 
-func removeBucket(client *s3.Client, bucket string) {
+func removeBucket(c *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return
-		}
-		for _, o := range page.Contents {
-			_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
-		}
-	}
-	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	s3bucket.Remove(ctx, c, bucket)
 }
 
 // DropTable deletes the DynamoDB table name through client when the test

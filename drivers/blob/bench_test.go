@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // BenchmarkPushGCS and BenchmarkPushAzure measure an uncontended publish
@@ -102,14 +102,7 @@ func benchPush(b *testing.B, s *server, bucket string, raw func(body []byte)) {
 		rawd = append(rawd, time.Since(start))
 	}
 	b.StopTimer()
-	pp50, pp99 := quantiles(push)
-	rp50, rp99 := quantiles(rawd)
-	b.ReportMetric(ms(pp50), "push-p50-ms")
-	b.ReportMetric(ms(pp99), "push-p99-ms")
-	b.ReportMetric(ms(rp50), "raw-p50-ms")
-	b.ReportMetric(ms(rp99), "raw-p99-ms")
-	b.ReportMetric(ms(pp50)/ms(rp50), "p50-ratio")
-	b.ReportMetric(ms(pp99)/ms(rp99), "p99-ratio")
+	testenv.ReportVsRaw(b, "push", push, "raw", rawd)
 }
 
 func body(size int) []byte {
@@ -117,11 +110,3 @@ func body(size int) []byte {
 	copy(out, strings.Repeat(fmt.Sprint(time.Now().UnixNano()), 1))
 	return out
 }
-
-func quantiles(ds []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

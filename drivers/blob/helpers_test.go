@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/api/option"
 
 	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/internal/objstore/objstoretest"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -135,25 +135,6 @@ func openDriver(t testing.TB, s *server, bucket string, opts blob.Config, hc *ht
 	return d
 }
 
-// counter is an http.RoundTripper that counts the requests it sends, by
-// method.
-type counter struct {
-	next   http.RoundTripper
-	all    atomic.Int64
-	writes atomic.Int64 // PUT, POST, PATCH, DELETE
-}
-
-func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.all.Add(1)
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		c.writes.Add(1)
-	}
-	return c.next.RoundTrip(r)
-}
-
-func (c *counter) reset() { c.all.Store(0); c.writes.Store(0) }
-
-func newCounter() (*counter, *http.Client) {
-	c := &counter{next: http.DefaultTransport.(*http.Transport).Clone()}
-	return c, &http.Client{Transport: c, Timeout: 10 * time.Second}
-}
+// newCounter returns a request counter and an HTTP client sending
+// through it.
+func newCounter() (*objstoretest.Counter, *http.Client) { return objstoretest.NewCounter(nil) }

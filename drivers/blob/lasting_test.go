@@ -33,7 +33,7 @@ func TestMissingBucket(t *testing.T) {
 			if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "create it") {
 				t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned saying to create it", err, driver.Code(err))
 			}
-			if n := c.all.Load(); n != 1 {
+			if n := c.All.Load(); n != 1 {
 				t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
 			}
 		})
@@ -69,7 +69,7 @@ func TestAzureWrongKey(t *testing.T) {
 	if strings.Contains(err.Error(), wrongKey) {
 		t.Errorf("the error shows the key: %v", err)
 	}
-	if n := c.all.Load(); n != 1 {
+	if n := c.All.Load(); n != 1 {
 		t.Errorf("%d requests, want 1: a refused credential is not retried", n)
 	}
 }

@@ -35,7 +35,7 @@ func testVersions(t *testing.T, s *server) {
 	d := openDriver(t, s, bucket, opts, hc)
 	list := func(known map[driver.ID]string) *driver.VersionPage {
 		t.Helper()
-		cnt.reset()
+		cnt.Reset()
 		p, err := d.Versions(ctx, driver.VersionsOptions{Known: known})
 		if err != nil || len(p.Failed) > 0 || p.NextPageToken != "" || len(p.Versions) != len(ids) {
 			t.Fatalf("versions: %+v %v", p, err)
@@ -59,7 +59,7 @@ func testVersions(t *testing.T, s *server) {
 			t.Fatalf("%s: read again at its known version", v.ID)
 		}
 	}
-	if n := cnt.all.Load(); n != 1 {
+	if n := cnt.All.Load(); n != 1 {
 		t.Errorf("versions, all known: %d requests, want 1 (the list call)", n)
 	}
 	if out, err := writer.Update(ctx, ids[2], driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil || !out.Applied {
@@ -70,7 +70,7 @@ func testVersions(t *testing.T, s *server) {
 			t.Fatalf("after a push to %s: %s read as %+v (version %q, known %q)", ids[2], v.ID, v.Record, v.Version, known[v.ID])
 		}
 	}
-	if n := cnt.all.Load(); n != 2 {
+	if n := cnt.All.Load(); n != 2 {
 		t.Errorf("versions after one push: %d requests, want 2 (the list call, one read)", n)
 	}
 }

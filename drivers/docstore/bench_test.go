@@ -2,7 +2,6 @@ package docstore
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,7 +50,7 @@ func BenchmarkPush(b *testing.B) {
 			b.Fatalf("raw Replace: %v", err)
 		}
 	}
-	report(b, "push", push, "raw-replace", replace)
+	testenv.ReportVsRaw(b, "push", push, "raw-replace", replace)
 }
 
 // BenchmarkLookup compares Get (one action list of five Gets, a
@@ -73,7 +72,7 @@ func BenchmarkLookup(b *testing.B) {
 			b.Fatalf("raw Get: %v", err)
 		}
 	}
-	report(b, "lookup", get, "raw-get", raw)
+	testenv.ReportVsRaw(b, "lookup", get, "raw-get", raw)
 }
 
 func benchDriver(b *testing.B) (*Driver, context.Context) {
@@ -91,24 +90,6 @@ func benchLedger(b *testing.B, d *Driver) driver.ID {
 		b.Fatal(err)
 	}
 	return id
-}
-
-func report(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
-	p := func(l []time.Duration, q float64) float64 {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, int(q*float64(len(l))))].Microseconds()) / 1000
-	}
-	for _, q := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
-		mine, theirs := p(lat, q.q), p(raw, q.q)
-		b.ReportMetric(mine, name+"-"+q.name+"-ms")
-		b.ReportMetric(theirs, rawName+"-"+q.name+"-ms")
-		b.ReportMetric(mine/theirs, q.name+"-ratio")
-	}
-	b.ReportMetric(0, "ns/op") // the loop times two operations; the metrics above are per operation
 }
 
 // BenchmarkPushContended has four independent clients publish increasing

@@ -2,7 +2,6 @@ package dynamodb_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -54,7 +53,7 @@ func BenchmarkPush(b *testing.B) {
 			b.Fatalf("raw UpdateItem: %v", err)
 		}
 	}
-	report(b, "push", push, "raw-update", raw)
+	testenv.ReportVsRaw(b, "push", push, "raw-update", raw)
 }
 
 // BenchmarkLookup compares Get (a consistent Query of the partition, decoded
@@ -81,7 +80,7 @@ func BenchmarkLookup(b *testing.B) {
 			b.Fatalf("raw Query: %d items, %v", len(out.Items), err)
 		}
 	}
-	report(b, "lookup", get, "raw-query", raw)
+	testenv.ReportVsRaw(b, "lookup", get, "raw-query", raw)
 }
 
 func benchDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
@@ -99,24 +98,6 @@ func benchLedger(b *testing.B, d *dynamodb.Driver) driver.ID {
 		b.Fatal(err)
 	}
 	return id
-}
-
-func report(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
-	p := func(l []time.Duration, q float64) float64 {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, int(q*float64(len(l))))].Microseconds()) / 1000
-	}
-	for _, q := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
-		mine, theirs := p(lat, q.q), p(raw, q.q)
-		b.ReportMetric(mine, name+"-"+q.name+"-ms")
-		b.ReportMetric(theirs, rawName+"-"+q.name+"-ms")
-		b.ReportMetric(mine/theirs, q.name+"-ratio")
-	}
-	b.ReportMetric(0, "ns/op") // the loop times two operations; the metrics above are per operation
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

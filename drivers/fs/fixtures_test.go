@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/fixturetest"
@@ -21,41 +19,23 @@ var fixtures = fixturetest.NSv2()
 // TestFixtures lists every fixture root with the driver (both writer
 // dialects read alike) and compares the records with expected.json.
 func TestFixtures(t *testing.T) {
-	cases, err := os.ReadDir(fixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range cases {
-		if !c.IsDir() {
-			continue
-		}
-		n++
-		t.Run(c.Name(), func(t *testing.T) {
-			dir := copyTree(t, filepath.Join(fixtures, c.Name()))
-			d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir})
-			if err != nil {
+	fixturetest.Run(t, func(t *testing.T, _ string, files map[string][]byte) driver.Driver {
+		dir := t.TempDir()
+		for rel, b := range files {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			got := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true})
-			want := fixturetest.ReadExpected(t, filepath.Join(dir, "expected.json"))
-			if diff := cmp.Diff(want, got, fixturetest.RecordCmp...); diff != "" {
-				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			for _, w := range want {
-				r, err := d.Get(context.Background(), w.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(w, r, fixturetest.RecordCmp...); diff != "" {
-					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
-				}
-			}
-		})
-	}
-	if n < 7 {
-		t.Fatalf("%d fixture cases, want at least 7", n)
-	}
+		}
+		d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	})
 }
 
 // copyTree copies a directory into a temp dir, so tests may write.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // BenchmarkPush measures an uncontended publish (warm cache: one
@@ -51,14 +51,7 @@ func BenchmarkPush(b *testing.B) {
 		raw = append(raw, time.Since(start))
 	}
 	b.StopTimer()
-	pp50, pp99 := quantiles(push)
-	rp50, rp99 := quantiles(raw)
-	b.ReportMetric(ms(pp50), "push-p50-ms")
-	b.ReportMetric(ms(pp99), "push-p99-ms")
-	b.ReportMetric(ms(rp50), "raw-p50-ms")
-	b.ReportMetric(ms(rp99), "raw-p99-ms")
-	b.ReportMetric(ms(pp50)/ms(rp50), "p50-ratio")
-	b.ReportMetric(ms(pp99)/ms(rp99), "p99-ratio")
+	testenv.ReportVsRaw(b, "push", push, "raw", raw)
 }
 
 func rawPut(b *testing.B, c *s3.Client, bucket, key string, size int, etag *string) *string {
@@ -71,11 +64,3 @@ func rawPut(b *testing.B, c *s3.Client, bucket, key string, size int, etag *stri
 	}
 	return out.ETag
 }
-
-func quantiles(ds []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

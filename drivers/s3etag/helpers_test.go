@@ -3,12 +3,11 @@ package s3etag_test
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/objstore/objstoretest"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -34,34 +33,8 @@ func newBucket(t testing.TB) (endpoint, bucket string) {
 	return endpoint, testenv.S3Bucket(t, client, "ns-")
 }
 
-// counter is an http.RoundTripper that counts the requests it sends, by
-// method.
-type counter struct {
-	next http.RoundTripper
-	all  atomic.Int64
-	puts atomic.Int64
-	gets atomic.Int64
-	// lists counts ListObjectsV2 calls (also counted in gets).
-	lists atomic.Int64
-}
-
-func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.all.Add(1)
-	switch r.Method {
-	case http.MethodPut:
-		c.puts.Add(1)
-	case http.MethodGet, http.MethodHead:
-		c.gets.Add(1)
-		if r.URL.Query().Has("list-type") {
-			c.lists.Add(1)
-		}
-	}
-	return c.next.RoundTrip(r)
-}
-
-func (c *counter) reset() { c.all.Store(0); c.puts.Store(0); c.gets.Store(0); c.lists.Store(0) }
-
-func newCounter() (*counter, *http.Client) {
-	c := &counter{next: http.DefaultTransport.(*http.Transport).Clone()}
-	return c, &http.Client{Transport: c, Timeout: 10 * time.Second}
+// newCounter returns a request counter that tells ListObjectsV2 calls
+// apart, and an HTTP client sending through it.
+func newCounter() (*objstoretest.Counter, *http.Client) {
+	return objstoretest.NewCounter(func(r *http.Request) bool { return r.URL.Query().Has("list-type") })
 }

@@ -29,7 +29,7 @@ func TestLastingFailures(t *testing.T) {
 		if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), cfg.Bucket) || !strings.Contains(err.Error(), "create it") {
 			t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned naming the bucket and what to do", err, driver.Code(err))
 		}
-		if n := c.all.Load(); n != 1 {
+		if n := c.All.Load(); n != 1 {
 			t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
 		}
 	})
@@ -46,7 +46,7 @@ func TestLastingFailures(t *testing.T) {
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("the error shows the secret: %v", err)
 		}
-		if n := c.all.Load(); n != 1 {
+		if n := c.All.Load(); n != 1 {
 			t.Errorf("%d requests, want 1: a refused credential is not retried", n)
 		}
 	})

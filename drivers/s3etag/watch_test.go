@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/internal/objstore/objstoretest"
 	"nameservice.dev/nameservice/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ type pollMark struct {
 // polling watch (its first page), and returns the requests of the polls
 // that ran to the end.
 type polls struct {
-	cnt    *counter
+	cnt    *objstoretest.Counter
 	mu     sync.Mutex
 	starts []pollMark
 }
@@ -36,7 +37,7 @@ func (p *polls) mark(token string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.starts = append(p.starts, pollMark{time.Now(), p.cnt.all.Load(), p.cnt.lists.Load()})
+	p.starts = append(p.starts, pollMark{time.Now(), p.cnt.All.Load(), p.cnt.Lists.Load()})
 }
 
 // complete returns, for each poll that ran to the end after the first

@@ -1,11 +1,13 @@
-// Package fixturetest holds what the drivers' fixture tests share: reading
-// a case's expected.json, listing every record of a driver, and comparing
-// records the way testdata/ns-v2/README.md says.
+// Package fixturetest holds what the drivers' fixture tests share: a test
+// per fixture case (Run), reading a case's expected.json, listing every
+// record of a driver, and comparing records the way testdata/ns-v2/README.md
+// says.
 package fixturetest
 
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,4 +86,74 @@ func ListAll(t testing.TB, d driver.Driver, opts driver.ListOptions) []*driver.R
 func isDependencies(p cmp.Path) bool {
 	f, ok := p.Last().(cmp.StructField)
 	return ok && f.Name() == "Dependencies"
+}
+
+// minCases is how many fixture cases Run expects at least: fewer means the
+// fixtures were not found, and the test would prove nothing.
+const minCases = 7
+
+// Put stores the files of the fixture case name (slash paths under the
+// case's directory, "ns@v2/..." as keys, their bytes as values) where a
+// driver reads them, and returns that driver.
+type Put func(t *testing.T, name string, files map[string][]byte) driver.Driver
+
+// Run runs a test per fixture case: put stores the case's files, and the
+// driver it returns must list, and get one by one, exactly the records of
+// the case's expected.json.
+func Run(t *testing.T, put Put) {
+	root := NSv2()
+	cases, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		n++
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := filepath.Join(root, c.Name())
+			d := put(t, c.Name(), caseFiles(t, dir))
+			got := ListAll(t, d, driver.ListOptions{IncludeRetracted: true})
+			want := ReadExpected(t, filepath.Join(dir, "expected.json"))
+			if diff := cmp.Diff(want, got, RecordCmp...); diff != "" {
+				t.Errorf("records differ from expected.json (-want +got):\n%s", diff)
+			}
+			for _, w := range want {
+				r, err := d.Get(context.Background(), w.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(w, r, RecordCmp...); diff != "" {
+					t.Errorf("Get %s (-want +got):\n%s", w.ID, diff)
+				}
+			}
+		})
+	}
+	if n < minCases {
+		t.Fatalf("%d fixture cases in %s, want at least %d", n, root, minCases)
+	}
+}
+
+// caseFiles reads the ns@v2 tree of the case at dir.
+func caseFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(filepath.Join(dir, "ns@v2"), func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -229,3 +229,26 @@ func medianMS(l []time.Duration) float64 {
 	slices.Sort(l)
 	return float64(l[len(l)/2].Microseconds()) / 1000
 }
+
+// ReportVsRaw reports the p50 and p99 of lat, a driver operation's
+// latencies, beside those of raw, the SDK or syscall baseline measured in
+// the same run, in milliseconds, and their ratios: name-p50-ms,
+// rawName-p50-ms, p50-ratio, and the same for p99. A loop that times both
+// reports no ns/op of its own.
+func ReportVsRaw(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
+	q := func(l []time.Duration, q float64) float64 {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
+	}
+	for _, p := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		mine, theirs := q(lat, p.q), q(raw, p.q)
+		b.ReportMetric(mine, name+"-"+p.name+"-ms")
+		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
+		b.ReportMetric(mine/theirs, p.name+"-ratio")
+	}
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,123 @@
+// Package objstoretest holds what the tests of the object-store drivers
+// (S3, GCS, Azure) share: an HTTP request counter, and the request counts
+// every such driver must keep (docs/s3.md, "How writes work").
+package objstoretest
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// Counter is an http.RoundTripper that counts the requests it sends.
+type Counter struct {
+	next http.RoundTripper
+	// isList tells a listing request apart (nil: none is).
+	isList func(*http.Request) bool
+	All    atomic.Int64
+	Writes atomic.Int64 // PUT, POST, PATCH, DELETE
+	Reads  atomic.Int64 // GET, HEAD
+	Lists  atomic.Int64 // listings, also counted in Reads
+}
+
+// NewCounter returns a counter, which tells listings apart with isList
+// (nil: it counts none), and an HTTP client sending through it.
+func NewCounter(isList func(*http.Request) bool) (*Counter, *http.Client) {
+	c := &Counter{next: http.DefaultTransport.(*http.Transport).Clone(), isList: isList}
+	return c, &http.Client{Transport: c, Timeout: 10 * time.Second}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.All.Add(1)
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		c.Reads.Add(1)
+		if c.isList != nil && c.isList(r) {
+			c.Lists.Add(1)
+		}
+	default:
+		c.Writes.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
+
+// Reset sets every count to 0.
+func (c *Counter) Reset() { c.All.Store(0); c.Writes.Store(0); c.Reads.Store(0); c.Lists.Store(0) }
+
+// step is one operation RequestCounts counts, and its expected requests.
+type step struct {
+	name         string
+	run          func()
+	want, writes int64
+}
+
+// RequestCounts counts the requests of each operation on one record
+// (layout B) and checks them: a create is one write (and a read when the ID
+// is taken), a lookup two reads in parallel whether or not the index
+// sidecar exists; with a warm cache an uncontended push is one write; with
+// a cold one, a read and a write (the index sidecar: two reads in parallel,
+// then the write); a push after another client's write (stale cache) costs
+// a failed write, a read and the write; a stale publish one read; a purge
+// two reads and two writes (a seal and the mark, no delete); a create over
+// the mark a failed write, a read and a write. open returns a new client (a
+// cold process) whose requests c counts.
+func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
+	ctx := context.Background()
+	id := driver.ID{Name: "db", Branch: "main"}
+	d, other := open(), open()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cold := func(f func(driver.Driver)) func() {
+		return func() { d := open(); c.Reset(); f(d) }
+	}
+	push := func(d driver.Driver, con driver.Concern, tv int64, applied bool) func() {
+		return func() {
+			out, err := d.Update(ctx, id, con, driver.IfAbove(), driver.RefValue("a", tv))
+			if err != nil || out.Applied != applied {
+				t.Fatalf("push %s t%d: applied %v (want %v), %v", con, tv, out.Applied, applied, err)
+			}
+		}
+	}
+	lookup := cold(func(d driver.Driver) { _, err := d.Get(ctx, id); must(err) })
+	steps := []step{
+		{"create", func() { must(other.Create(ctx, driver.NewLedger(id, 1))) }, 1, 1},
+		{"create of a taken ID (failed write, then read)", func() {
+			if err := d.Create(ctx, driver.NewLedger(id, 1)); driver.Code(err) != driver.AlreadyExists {
+				t.Fatalf("create of a taken ID: %v", err)
+			}
+		}, 2, 1},
+		{"lookup, unborn index (no sidecar), cold", lookup, 2, 0},
+		{"head, cold cache", push(d, driver.Head, 1, true), 2, 1},
+		{"head, warm cache", push(d, driver.Head, 2, true), 1, 1},
+		{"head, warm again", push(d, driver.Head, 3, true), 1, 1},
+		{"index (new sidecar), cold", push(d, driver.Index, 1, true), 3, 1},
+		{"index, warm cache", push(d, driver.Index, 2, true), 1, 1},
+		{"lookup with sidecar, cold", lookup, 2, 0},
+		{"head, stale cache after another client's push", func() {
+			push(other, driver.Head, 4, true)()
+			c.Reset()
+			push(d, driver.Head, 5, true)()
+		}, 3, 2},
+		{"stale publish (conflict), warm cache", push(d, driver.Head, 1, false), 1, 0},
+		{"stale publish (conflict), cold process", cold(func(d driver.Driver) { push(d, driver.Head, 1, false)() }), 1, 0},
+		{"purge (2 reads, the sidecar's seal, the mark)", func() { must(d.Delete(ctx, id)) }, 4, 2},
+		{"create over a purge's mark (failed write, read, write on the mark)", func() { must(d.Create(ctx, driver.NewLedger(id, 1))) }, 3, 2},
+	}
+	for _, st := range steps {
+		c.Reset()
+		st.run()
+		got, writes := c.All.Load(), c.Writes.Load()
+		t.Logf("%-64s %d requests (%d writes)", st.name, got, writes)
+		if got != st.want || writes != st.writes {
+			t.Errorf("%s: %d requests (%d writes), want %d (%d writes)", st.name, got, writes, st.want, st.writes)
+		}
+	}
+}

@@ -17,8 +17,7 @@ const (
 	branchDrops   = 8
 )
 
-var _ = addGroup("Branches",
-	"branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back",
+var groupBranches = group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", cases: []testCase{
 	testCase{name: "CreateFromHead", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
@@ -258,7 +257,7 @@ var _ = addGroup("Branches",
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-)
+}}
 
 // createBranch creates branch id from source from ("" for main).
 func (e *env) createBranch(id, from string) {

@@ -12,13 +12,12 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-var _ = addGroup("Collect",
-	"collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record",
+var groupCollect = group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", cases: []testCase{
 	testCase{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
 	testCase{name: "DryRunRemovesNothing", run: collectDryRun},
 	testCase{name: "SparesRecreated", run: collectSparesRecreated},
 	testCase{name: "RacingWriters", run: collectRacingWriters},
-)
+}}
 
 // collect runs Collect under the test's prefix and returns what it did,
 // and the objects it reported that belong to a record (a driver may also

@@ -16,8 +16,7 @@ const (
 	raceRounds  = 15
 )
 
-var _ = addGroup("Concurrency",
-	"concurrent writers: every applied write is counted once and none is lost",
+var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers: every applied write is counted once and none is lost", cases: []testCase{
 	testCase{name: "StatusRaceCountsEverySuccessOnce", quick: true, run: func(e *env) {
 		e.init("db")
 		e.raceIncrements(nameservice.Status, ready, func(v int64) nameservice.Value { return status(v, "ready", nameservice.Object{"n": v}) })
@@ -98,7 +97,7 @@ var _ = addGroup("Concurrency",
 			}
 		}
 	}},
-)
+}}
 
 // raceIncrements has raceClients independent clients each make raceRounds
 // successful compare-and-set increments of concern c, starting from start;
@@ -143,8 +142,7 @@ func (e *env) raceIncrements(c nameservice.Concern, start nameservice.Value, mk 
 	}
 }
 
-var _ = addGroup("Context",
-	"cancellation: a canceled or expired context fails every operation",
+var groupContext = group{name: "Context", guarantee: "cancellation: a canceled or expired context fails every operation", cases: []testCase{
 	testCase{name: "CanceledContextFailsEveryOperation", quick: true, run: func(e *env) {
 		e.init("db")
 		ctx, cancel := context.WithCancel(e.ctx)
@@ -157,7 +155,7 @@ var _ = addGroup("Context",
 		defer cancel()
 		e.everyOpFails(ctx, context.DeadlineExceeded)
 	}},
-)
+}}
 
 // everyOpFails runs every operation with ctx, which is done, and checks each
 // returns promptly with an error wrapping want, changing nothing.

@@ -19,8 +19,7 @@ func graphs(t, rev int64) map[string]*nameservice.GraphIndex {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-var _ = addGroup("NamedGraphs",
-	"named graphs: an index's graph map is stored and read exactly, under the index_t watermark rules",
+var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an index's graph map is stored and read exactly, under the index_t watermark rules", cases: []testCase{
 	testCase{name: "StoredAndReadExactly", quick: true, run: func(e *env) {
 		e.init("db")
 		want := driver.GraphsValue(graphs(5, 0))
@@ -71,4 +70,4 @@ var _ = addGroup("NamedGraphs",
 		e.wantValue("db", nameservice.Index, unborn)
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-)
+}}

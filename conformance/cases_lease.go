@@ -21,8 +21,7 @@ func (e *env) leaseOpts(holder string, wait bool) lease.Options {
 	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
-var _ = addGroup("Lease",
-	"leases: one holder at a time, with increasing fencing tokens",
+var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, with increasing fencing tokens", cases: []testCase{
 	testCase{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
 		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
@@ -185,4 +184,4 @@ var _ = addGroup("Lease",
 			e.t.Fatalf("leases after lease.Run = %+v", leases)
 		}
 	}},
-)
+}}

@@ -9,8 +9,7 @@ import (
 	"nameservice.dev/nameservice"
 )
 
-var _ = addGroup("Lifecycle",
-	"lifecycle: init creates a record exactly once; retract and purge act once and leave nothing behind",
+var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init creates a record exactly once; retract and purge act once and leave nothing behind", cases: []testCase{
 	testCase{name: "InitCreatesUnbornLedger", quick: true, run: func(e *env) {
 		e.init("db")
 		r := e.lookup("db")
@@ -185,12 +184,10 @@ var _ = addGroup("Lifecycle",
 	testCase{name: "PurgeUnknownIsNotFound", run: func(e *env) {
 		e.wantErr(e.ns.Purge(e.ctx, e.id("db")), nameservice.ErrNotFound)
 	}},
-)
+}}
 
-var _ = addGroup("IDs",
-	"IDs: an invalid ID is refused by every operation and creates nothing; a valid one round-trips; an error names its ID once",
-	append(append(invalidIDCases(), validIDCases()...), testCase{name: "ErrorsNameTheIDOnce", run: errorsNameTheIDOnce})...,
-)
+var groupIDs = group{name: "IDs", guarantee: "IDs: an invalid ID is refused by every operation and creates nothing; a valid one round-trips; an error names its ID once",
+	cases: append(append(invalidIDCases(), validIDCases()...), testCase{name: "ErrorsNameTheIDOnce", run: errorsNameTheIDOnce})}
 
 // errorsNameTheIDOnce checks that the errors of operations on one record
 // (not found, already exists, wrong kind, invalid argument) name its ID
@@ -303,8 +300,7 @@ func validIDCases() []testCase {
 	return cases
 }
 
-var _ = addGroup("Import",
-	"import: a record is created exactly as given, or refused whole",
+var groupImport = group{name: "Import", guarantee: "import: a record is created exactly as given, or refused whole", cases: []testCase{
 	testCase{name: "CreatesTheRecordExactly", quick: true, run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("db:dev"))
 		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
@@ -336,4 +332,4 @@ var _ = addGroup("Import",
 		e.wantErr(e.ns.Import(e.ctx, &rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
 	}},
-)
+}}

@@ -14,8 +14,7 @@ import (
 // at once is stored, read back exactly, listed and printed; one byte or level
 // over any limit is refused with ErrInvalidArgument naming the limit, and
 // nothing is written.
-var _ = addGroup("Limits",
-	"limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing",
+var groupLimits = group{name: "Limits", guarantee: "limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing", cases: []testCase{
 	testCase{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
 		e.init("db")
 		addr := strings.Repeat("h", guard.MaxAddressBytes)
@@ -102,7 +101,7 @@ var _ = addGroup("Limits",
 		}
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k": json.Number("1")}))
 	}},
-)
+}}
 
 func second[T any](_ T, err error) error { return err }
 

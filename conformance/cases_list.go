@@ -8,8 +8,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-var _ = addGroup("List",
-	"listing: exactly the records under a prefix, in ID order, whole, across pages",
+var groupList = group{name: "List", guarantee: "listing: exactly the records under a prefix, in ID order, whole, across pages", cases: []testCase{
 	testCase{name: "EmptyPrefixListsNothing", run: func(e *env) { e.listIDs(nameservice.ListOptions{IncludeRetracted: true}) }},
 	testCase{name: "OrderedByID", quick: true, run: func(e *env) {
 		e.init("m", "b", "z", "a:dev", "a", "a/x")
@@ -108,7 +107,7 @@ var _ = addGroup("List",
 		_, err := e.ns.Driver().List(e.ctx, driver.ListOptions{Prefix: e.prefix, PageToken: "%%not a token%%"})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-)
+}}
 
 func sameRecord(a, b *nameservice.Record) bool { return js(a) == js(b) }
 

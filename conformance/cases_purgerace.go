@@ -18,10 +18,9 @@ import (
 // one round in a few hundred.
 const purgeRaceRounds = 200
 
-var _ = addGroup("PurgeRacesCreate",
-	"creates racing a purge of their ID: exactly one create wins, and the record it wrote is the one that stays",
+var groupPurgeRacesCreate = group{name: "PurgeRacesCreate", guarantee: "creates racing a purge of their ID: exactly one create wins, and the record it wrote is the one that stays", cases: []testCase{
 	testCase{name: "OnePurgeFourCreators", long: true, run: purgeRacesCreate},
-)
+}}
 
 // purgeRacesCreate plays purgeRaceRounds rounds on one ID. Each round one
 // client purges the record while raceClients others, each with its own

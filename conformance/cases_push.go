@@ -6,8 +6,7 @@ import (
 	"nameservice.dev/nameservice"
 )
 
-var _ = addGroup("Publish",
-	"publish: a commit or index pointer only moves forward; a stale or equal t is not applied and reports the current value",
+var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index pointer only moves forward; a stale or equal t is not applied and reports the current value", cases: []testCase{
 	testCase{name: "CommitApplied", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
@@ -95,10 +94,9 @@ var _ = addGroup("Publish",
 			e.t.Fatalf("a head publish changed other concerns: before %+v after %+v", before, after)
 		}
 	}},
-)
+}}
 
-var _ = addGroup("CompareAndSetRef",
-	"compare-and-set: a pointer changes only from the expected value; a stale expected value must not apply",
+var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-and-set: a pointer changes only from the expected value; a stale expected value must not apply", cases: []testCase{
 	testCase{name: "HeadFromUnborn", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1}))
@@ -216,10 +214,9 @@ var _ = addGroup("CompareAndSetRef",
 		e.applied(ref("c5", 5))(e.ns.FastForwardCommit(e.ctx, e.id("db"), 5, "c5"))
 		e.rejected(ref("c5", 5))(e.ns.FastForwardCommit(e.ctx, e.id("db"), 4, "c4"))
 	}},
-)
+}}
 
-var _ = addGroup("PushStatus",
-	"status push: applies only over the expected status, to a higher watermark",
+var groupPushStatus = group{name: "PushStatus", guarantee: "status push: applies only over the expected status, to a higher watermark", cases: []testCase{
 	testCase{name: "Applied", quick: true, run: func(e *env) {
 		e.init("db")
 		next := status(2, "indexing", nameservice.Object{"queue_depth": 3})
@@ -282,10 +279,9 @@ var _ = addGroup("PushStatus",
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
 	}},
-)
+}}
 
-var _ = addGroup("PushConfig",
-	"config push: applies only over the expected config, to a higher watermark",
+var groupPushConfig = group{name: "PushConfig", guarantee: "config push: applies only over the expected config, to a higher watermark", cases: []testCase{
 	testCase{name: "FromUnborn", quick: true, run: func(e *env) {
 		e.init("db")
 		next := config(1, nameservice.Object{"default_context": "ctx1", "index_threshold": 1000})
@@ -317,10 +313,9 @@ var _ = addGroup("PushConfig",
 		e.applied(next)(e.ns.PushConfig(e.ctx, e.id("gs"), cur, next))
 		e.wantValue("gs", nameservice.Config, next)
 	}},
-)
+}}
 
-var _ = addGroup("GraphSource",
-	"graph sources: created and republished with kind, dependencies and config intact",
+var groupGraphSource = group{name: "GraphSource", guarantee: "graph sources: created and republished with kind, dependencies and config intact", cases: []testCase{
 	testCase{name: "Create", quick: true, run: func(e *env) {
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:Bm25Index", []string{e.id("db"), e.id("other:dev")}, map[string]any{"k1": 1.2, "b": 0.75}))
 		r := e.lookup("gs")
@@ -391,4 +386,4 @@ var _ = addGroup("GraphSource",
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:X", nil, json.RawMessage(`"str"`)), nameservice.ErrInvalidArgument)
 		e.wantAbsent("gs")
 	}},
-)
+}}

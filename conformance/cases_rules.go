@@ -15,14 +15,13 @@ import (
 // driver: values that would overflow, that Fluree cannot read, or that are
 // no text are refused with ErrInvalidArgument naming what is wrong, and
 // nothing is written.
-var _ = addGroup("Rules",
-	"rules: watermarks never overflow, values Fluree cannot read and text that is no UTF-8 are refused, and nothing is written",
+var groupRules = group{name: "Rules", guarantee: "rules: watermarks never overflow, values Fluree cannot read and text that is no UTF-8 are refused, and nothing is written", cases: []testCase{
 	testCase{name: "WatermarkAtTheTopIsRefused", quick: true, run: rulesWatermarkTop},
 	testCase{name: "RetractAtTheLimitDoesNotWrap", run: rulesRetractAtLimit},
 	testCase{name: "ContentIDsFlureeCannotReadAreRefused", quick: true, run: rulesContentIDs},
 	testCase{name: "BranchCountOverU32IsRefused", run: rulesBranchCount},
 	testCase{name: "LoneSurrogateIsRefused", run: rulesLoneSurrogate},
-)
+}}
 
 // wantRefused checks that err wraps ErrInvalidArgument and names want.
 func (e *env) wantRefused(what string, err error, want string) {

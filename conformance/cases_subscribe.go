@@ -8,8 +8,7 @@ import (
 	"nameservice.dev/nameservice/subscribe"
 )
 
-var _ = addGroup("Subscribe",
-	"subscriptions: every change seen once, resumable without loss",
+var groupSubscribe = group{name: "Subscribe", guarantee: "subscriptions: every change seen once, resumable without loss", cases: []testCase{
 	testCase{name: "SeesEveryChangeOnce", quick: true, run: func(e *env) {
 		e.init("db")
 		sub, cancel := e.subscribe(nil)
@@ -88,7 +87,7 @@ var _ = addGroup("Subscribe",
 			e.t.Fatal("a purged record stays in the map")
 		}
 	}},
-)
+}}
 
 func (e *env) subscribe(from *subscribe.Map) (*subscribe.Subscriber, context.CancelFunc) {
 	e.t.Helper()

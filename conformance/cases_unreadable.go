@@ -12,8 +12,7 @@ import (
 )
 
 // These cases need a harness that can corrupt records (Corrupter).
-var _ = addCorrupterGroup("Unreadable",
-	"unreadable records: listing and watch go past a corrupt record and name it",
+var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee: "unreadable records: listing and watch go past a corrupt record and name it", cases: []testCase{
 	testCase{name: "ListGoesPastCorruptRecords", run: func(e *env) {
 		names, bad := e.corruptSome()
 		want := listing(e, names, bad)
@@ -66,7 +65,7 @@ var _ = addCorrupterGroup("Unreadable",
 		e.init("a")
 		e.lookup("a")
 	}},
-)
+}}
 
 // corruptSome creates nine ledgers and corrupts the fourth and the seventh,
 // so that pages of every small size start, end and straddle a bad record.

@@ -12,8 +12,7 @@ import (
 // native change feed (driver.Watcher) ignore it.
 const watchInterval = 20 * time.Millisecond
 
-var _ = addGroup("Watch",
-	"watch: every change to a watched record is reported once, in order",
+var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watched record is reported once, in order", cases: []testCase{
 	testCase{name: "SeesEveryHeadChangeInOrder", quick: true, run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
@@ -66,7 +65,7 @@ var _ = addGroup("Watch",
 			e.t.Fatalf("delete event for %s, want %s", last.ID, e.ids("db")[0])
 		}
 	}},
-)
+}}
 
 // watch starts a watch, runs write with a second client, and collects events
 // until done reports the last one expected (or the test times out), and then

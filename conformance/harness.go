@@ -10,6 +10,15 @@
 //		}))
 //	}
 //
+// # Groups and capabilities
+//
+// The groups are listed, in the order they run, in suite.go (groups); each
+// names the guarantee it checks. A driver must implement driver.Driver and
+// the optional driver.Collector and driver.Brancher, whose groups (Collect,
+// Branches) fail without them. driver.Watcher, driver.ExactWatcher and
+// driver.Versioner are used when present (the Watch and Subscribe groups
+// pass without them through the portable polling watch).
+//
 // # Sharing a server
 //
 // NewStore may hand every test the same real server, table or bucket: the

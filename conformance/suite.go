@@ -58,17 +58,16 @@ type group struct {
 	cases          []testCase
 }
 
-// groups lists every case of the suite; each cases_*.go file adds one.
-var groups []group
-
-func addGroup(name, guarantee string, cases ...testCase) bool {
-	groups = append(groups, group{name: name, guarantee: guarantee, cases: cases})
-	return true
-}
-
-func addCorrupterGroup(name, guarantee string, cases ...testCase) bool {
-	groups = append(groups, group{name: name, guarantee: guarantee, needsCorrupter: true, cases: cases})
-	return true
+// groups is the suite, group by group, in the order Run runs them: the
+// single-record operations first, then their limits and rules, listings,
+// concurrency, change feeds, the recipes, branches and collection.
+var groups = []group{
+	groupLifecycle, groupIDs, groupImport,
+	groupPublish, groupCompareAndSetRef, groupPushStatus, groupPushConfig, groupGraphSource, groupNamedGraphs,
+	groupLimits, groupRules, groupList,
+	groupConcurrency, groupPurgeRacesCreate, groupContext,
+	groupWatch, groupSubscribe, groupLease,
+	groupBranches, groupCollect, groupUnreadable,
 }
 
 // clock is the fixed time the suite's clients use, so created_at and

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // BranchPoint is the commit a branch was created at (Meta.BranchPoint).
@@ -50,7 +52,7 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	if err != nil {
 		return nil, err
 	}
-	if err := driver.ValidateBranchName(pid.Branch); err != nil {
+	if err := guard.CheckBranchName(pid.Branch); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	src, err := sourceOf(pid, opts.From)
@@ -135,7 +137,7 @@ func (ns *NameService) DropBranch(ctx context.Context, id string) error {
 // and branch count. name is a ledger name without a branch.
 func (ns *NameService) ListBranches(ctx context.Context, name string) iter.Seq2[*Record, error] {
 	if strings.Contains(name, ":") {
-		return fail(fmt.Errorf("list branches: %w: %q is an ID; give the ledger name alone", driver.ErrInvalidArgument, driver.Clip(name, 80)))
+		return fail(fmt.Errorf("list branches: %w: %q is an ID; give the ledger name alone", driver.ErrInvalidArgument, text.Clip(name, 80)))
 	}
 	if _, err := driver.ParseID(name); err != nil {
 		return fail(fmt.Errorf("list branches: %w", err))

@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/chans"
 	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Event is one change seen by Watch: the ID, the concern, its watermark
@@ -202,11 +203,11 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 func diff(prev, next snapshot) []Event {
 	var evs []Event
 	for id, r := range next {
-		evs = append(evs, driver.Diff(prev[id], r)...)
+		evs = append(evs, driverutil.Diff(prev[id], r)...)
 	}
 	for id, r := range prev {
 		if _, ok := next[id]; !ok {
-			evs = append(evs, driver.Diff(r, nil)...)
+			evs = append(evs, driverutil.Diff(r, nil)...)
 		}
 	}
 	return evs

@@ -3,7 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
-	"strings"
+
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // Brancher is an optional capability: a driver that creates and drops
@@ -51,34 +52,6 @@ type Brancher interface {
 	ResetHead(ctx context.Context, id ID, head Value, index *Value) (*Record, error)
 }
 
-// MaxBranchNameBytes is the longest branch name CreateBranch accepts, as
-// Fluree's validate_branch_name.
-const MaxBranchNameBytes = 128
-
-// ValidateBranchName returns an error wrapping ErrInvalidID when branch may
-// not name a new branch. Besides the rules of ParseID (no ':', NUL or ".."
-// segment), Fluree's rule refuses '@' (its time-travel suffix) and names
-// over MaxBranchNameBytes. Existing records with such branches stay
-// readable; only new branches are refused.
-func ValidateBranchName(branch string) error {
-	switch {
-	case strings.Contains(branch, "@"):
-		return fmt.Errorf("%w: branch %q contains '@', reserved for time travel (name@t:42)", ErrInvalidID, Clip(branch, maxEchoedID))
-	case len(branch) > MaxBranchNameBytes:
-		return fmt.Errorf("%w: branch %q is longer than %d bytes (%d)", ErrInvalidID, Clip(branch, maxEchoedID), MaxBranchNameBytes, len(branch))
-	}
-	if p := idProblem("x:"+branch, ID{Name: "x", Branch: branch}); p != "" {
-		return fmt.Errorf("%w: branch %q: %s", ErrInvalidID, Clip(branch, maxEchoedID), p)
-	}
-	return nil
-}
-
-// HasBranchesError returns the error of a drop refused because n branches
-// of id exist.
-func HasBranchesError(id ID, n int64) error {
-	return fmt.Errorf("%w: %s has %d branch(es); drop them first", ErrHasBranches, id, n)
-}
-
 // validateBranching checks the branch bookkeeping of r: a count that is
 // not negative, and a branch point only on a branch, with an address and a
 // t from 1.
@@ -93,7 +66,7 @@ func (r *Record) validateBranching() error {
 	case r.SourceBranch == "":
 		return fmt.Errorf("%w: record %s: a branch point without a source branch", ErrInvalidArgument, r.ID)
 	case bp.Address == "" || bp.T < 1:
-		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, Clip(bp.Address, maxEchoedID), bp.T)
+		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, text.Clip(bp.Address, maxEchoedID), bp.T)
 	}
 	return nil
 }

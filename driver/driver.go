@@ -195,46 +195,6 @@ type ExactWatcher interface {
 	ExactWatch()
 }
 
-// Diff returns the events that take record old to record new (either may be
-// nil: created, deleted): one per concern whose value changed, in concern
-// order, or a Deleted event. Drivers that watch by re-reading records, and
-// the portable polling watch, use it so that all report changes alike.
-func Diff(old, new *Record) []Event {
-	if new == nil {
-		if old == nil {
-			return nil
-		}
-		return []Event{{ID: old.ID, Deleted: true}}
-	}
-	var evs []Event
-	for _, c := range Concerns {
-		nv := new.Value(c)
-		if nv == nil {
-			continue
-		}
-		var ov Value
-		if old != nil && old.Value(c) != nil {
-			ov = *old.Value(c)
-		}
-		if old == nil || !ov.Equal(*nv) {
-			evs = append(evs, Event{ID: new.ID, Concern: c, Old: ov.V, New: nv.Clone()})
-		}
-	}
-	return evs
-}
-
-// PerRecord reports whether err, met while List read one record, belongs in
-// Page.Failed (what is stored for that record is at fault) rather than
-// failing the whole page: an unreachable or throttling backend, or a caller
-// that gave up, fails the page, since every later record would fail alike.
-func PerRecord(err error) bool {
-	switch Code(err) {
-	case Unavailable, Throttled, Canceled:
-		return false
-	}
-	return true
-}
-
 // Versioner is an optional capability: a driver that can tell which records
 // changed from a listing alone, so that a polling watch reads only those.
 type Versioner interface {

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // DefaultBranch is the branch of an ID given without one.
@@ -52,7 +54,7 @@ func ParseID(s string) (ID, error) {
 	}
 	id := ID{Name: name, Branch: branch}
 	if p := idProblem(s, id); p != "" {
-		return ID{}, fmt.Errorf("%w %q: %s", ErrInvalidID, Clip(s, maxEchoedID), p)
+		return ID{}, fmt.Errorf("%w %q: %s", ErrInvalidID, text.Clip(s, maxEchoedID), p)
 	}
 	return id, nil
 }
@@ -61,23 +63,9 @@ func ParseID(s string) (ID, error) {
 // ParseID.
 func (id ID) Validate() error {
 	if p := idProblem(id.String(), id); p != "" {
-		return fmt.Errorf("%w %q: %s", ErrInvalidID, Clip(id.String(), maxEchoedID), p)
+		return fmt.Errorf("%w %q: %s", ErrInvalidID, text.Clip(id.String(), maxEchoedID), p)
 	}
 	return nil
-}
-
-// Clip returns s cut to at most n bytes (on a rune boundary) with "..." and
-// the full length appended when it was cut, for repeating outside input in
-// messages.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s...(%d bytes)", s[:cut], len(s))
 }
 
 // idProblem returns what is wrong with id, or "" when nothing is.
@@ -89,7 +77,7 @@ func idProblem(raw string, id ID) string {
 		return fmt.Sprintf("longer than %d bytes (%d)", MaxIDLength, len(id.String()))
 	}
 	if !norm.NFC.IsNormalString(raw) {
-		return fmt.Sprintf("not in Unicode normalisation form NFC (write it as %q)", Clip(norm.NFC.String(raw), maxEchoedID))
+		return fmt.Sprintf("not in Unicode normalisation form NFC (write it as %q)", text.Clip(norm.NFC.String(raw), maxEchoedID))
 	}
 	if strings.Contains(id.Branch, ":") {
 		return "more than one ':'"

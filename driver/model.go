@@ -117,7 +117,7 @@ type GraphIndex struct {
 }
 
 // GraphsValue returns the index Value for named graphs: its address and t
-// are those of graphs[DefaultGraph]. ValidateValue refuses it when the
+// are those of graphs[DefaultGraph]. Value.Validate refuses it when the
 // default graph is missing or not indexed.
 func GraphsValue(graphs map[string]*GraphIndex) Value {
 	r := Ref{Graphs: graphs}
@@ -321,10 +321,4 @@ func (r *Record) Clone() *Record {
 // {state: retracted, retracted_at: Unix seconds}.
 func RetractedStatus(at time.Time) Object {
 	return Object{"state": StateRetracted, "retracted_at": json.Number(strconv.FormatInt(at.Unix(), 10))}
-}
-
-// Matches reports whether r passes the kind and retracted filters of opts
-// (not the prefix or the page token).
-func Matches(r *Record, opts ListOptions) bool {
-	return (opts.Kind == "" || r.Kind == opts.Kind) && (opts.IncludeRetracted || !r.Retracted)
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
-	"unicode/utf8"
+
+	"nameservice.dev/nameservice/internal/jsonx"
+
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // Object is a JSON object held as JSON-normal Go values: nil, bool, string,
@@ -18,7 +20,7 @@ type Object map[string]any
 // NormalizeObject converts v (a map, a struct, raw JSON bytes or an Object
 // built by hand) to a JSON-normal Object. It returns an error wrapping
 // ErrInvalidArgument when v is not a JSON object, holds invalid UTF-8 or a
-// repeated key, or nests deeper than MaxDecodeDepth.
+// repeated key, or nests deeper than jsonx.MaxDepth.
 func NormalizeObject(v any) (Object, error) {
 	var raw []byte
 	switch x := v.(type) {
@@ -31,8 +33,8 @@ func NormalizeObject(v any) (Object, error) {
 	case map[string]any, Object:
 		// Checked before encoding: json.Marshal would silently replace bad
 		// UTF-8 with U+FFFD.
-		if s, ok := invalidUTF8(x); !ok {
-			return nil, fmt.Errorf("%w: payload holds a string that is not valid UTF-8: %q", ErrInvalidArgument, Clip(s, 40))
+		if s, ok := jsonx.InvalidUTF8(x); !ok {
+			return nil, fmt.Errorf("%w: payload holds a string that is not valid UTF-8: %q", ErrInvalidArgument, text.Clip(s, 40))
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -53,7 +55,7 @@ func NormalizeObject(v any) (Object, error) {
 // ErrInvalidArgument when raw is not a single JSON object, or breaks a rule
 // of DecodeJSON (invalid UTF-8, a repeated key, too deep); "null" yields nil.
 func ParseObject(raw []byte) (Object, error) {
-	v, err := DecodeJSON(raw)
+	v, err := jsonx.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: payload is not valid JSON: %v", ErrInvalidArgument, err)
 	}
@@ -62,30 +64,9 @@ func ParseObject(raw []byte) (Object, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, JSONKind(v))
+		return nil, fmt.Errorf("%w: payload is a JSON %s, not an object", ErrInvalidArgument, jsonx.Kind(v))
 	}
 	return Object(m), nil
-}
-
-// JSONKind names the JSON type of v, a value as encoding/json decodes it
-// with UseNumber ("null", "array", "object", "string", "number",
-// "boolean"), for error messages.
-func JSONKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	case string:
-		return "string"
-	case json.Number:
-		return "number"
-	case bool:
-		return "boolean"
-	}
-	return "value"
 }
 
 // Clone returns a deep copy of o.
@@ -124,29 +105,7 @@ func (o Object) String(key string) string {
 
 // Int returns o's value at key as an int64, and whether it is an integer.
 func (o Object) Int(key string) (int64, bool) {
-	return AsInt(o[key])
-}
-
-// AsInt returns v as an int64 when v is an integral JSON number.
-func AsInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i, true
-		}
-		if d, ok := parseDecimal(string(x)); ok {
-			return d.int64()
-		}
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x), true
-		}
-	}
-	return 0, false
+	return jsonx.AsInt(o[key])
 }
 
 // Equal reports whether a and b hold the same JSON: the same keys, and equal
@@ -155,56 +114,7 @@ func (o Object) Equal(p Object) bool {
 	if (o == nil) != (p == nil) {
 		return false
 	}
-	return JSONEqual(map[string]any(o), map[string]any(p))
-}
-
-// JSONEqual reports whether two JSON-normal values are equal, comparing
-// numbers by value whatever their Go type.
-func JSONEqual(a, b any) bool {
-	if x, ok := a.(json.Number); ok && b == x {
-		return true // the same text: no need to read it
-	}
-	if da, ok := asDecimal(a); ok {
-		db, ok := asDecimal(b)
-		return ok && da == db
-	}
-	switch x := a.(type) {
-	case json.Number:
-		// Not a number's text (a Go caller's json.Number): compared as text.
-		y, ok := b.(json.Number)
-		return ok && x == y
-	case Object:
-		return JSONEqual(map[string]any(x), b)
-	case map[string]any:
-		if o, ok := b.(Object); ok {
-			b = map[string]any(o)
-		}
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !JSONEqual(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !JSONEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case nil, bool, string:
-		return a == b
-	}
-	return false
+	return jsonx.Equal(map[string]any(o), map[string]any(p))
 }
 
 // leadingKeys are written first, in this order, when an Object is encoded;
@@ -264,30 +174,4 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 	}
 	*o = obj
 	return nil
-}
-
-// invalidUTF8 returns the first key or string in v that is not valid UTF-8.
-func invalidUTF8(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, utf8.ValidString(x)
-	case map[string]any:
-		for k, e := range x {
-			if !utf8.ValidString(k) {
-				return k, false
-			}
-			if s, ok := invalidUTF8(e); !ok {
-				return s, false
-			}
-		}
-	case Object:
-		return invalidUTF8(map[string]any(x))
-	case []any:
-		for _, e := range x {
-			if s, ok := invalidUTF8(e); !ok {
-				return s, false
-			}
-		}
-	}
-	return "", true
 }

@@ -188,7 +188,7 @@ func (r *Record) Validate() error {
 		if v == nil {
 			continue
 		}
-		if err := ValidateValue(c, *v); err != nil {
+		if err := v.Validate(c); err != nil {
 			return fmt.Errorf("record %s: %w", r.ID, err)
 		}
 	}
@@ -202,9 +202,9 @@ func presence(want bool, c Concern) string {
 	return "has no " + c.String()
 }
 
-// ValidateValue returns an error wrapping ErrInvalidArgument when v is not a
+// Validate returns an error wrapping ErrInvalidArgument when v is not a
 // well-formed value of concern c (see Record.Validate).
-func ValidateValue(c Concern, v Value) error {
+func (v Value) Validate(c Concern) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, c, fmt.Sprintf(format, args...))
 	}

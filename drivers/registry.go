@@ -32,6 +32,7 @@ import (
 	"sync"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // Opener opens a driver for a parsed URL whose scheme it registered. It
@@ -143,7 +144,7 @@ func checkQuery(u *url.URL) error {
 	for k, v := range q {
 		if len(v) > 1 {
 			return fmt.Errorf("%w: nameservice URL %q gives the parameter %q %d times; give it once",
-				driver.ErrInvalidArgument, Redact(u), driver.Clip(k, 64), len(v))
+				driver.ErrInvalidArgument, Redact(u), text.Clip(k, 64), len(v))
 		}
 	}
 	return nil

@@ -20,12 +20,12 @@ func (g *Driver) brancher() (driver.Brancher, error) {
 }
 
 // CreateBranch implements driver.Brancher: rec must pass CheckRecord and
-// its branch name driver.ValidateBranchName.
+// its branch name CheckBranchName.
 func (g *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
 	if err := CheckRecord(rec); err != nil {
 		return nil, err
 	}
-	if err := driver.ValidateBranchName(rec.ID.Branch); err != nil {
+	if err := CheckBranchName(rec.ID.Branch); err != nil {
 		return nil, err
 	}
 	b, err := g.brancher()

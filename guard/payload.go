@@ -2,10 +2,11 @@ package guard
 
 import (
 	"errors"
-	"unicode/utf8"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // CheckPayload returns an error wrapping ErrInvalidArgument, naming field,
@@ -19,8 +20,8 @@ func CheckPayload(field string, p driver.Object) error {
 	if d := depth(map[string]any(p), 1); d > MaxPayloadDepth {
 		return invalid("%s nests more than %d levels deep, over the limit of %d", field, MaxPayloadDepth, MaxPayloadDepth)
 	}
-	if s, ok := invalidUTF8(map[string]any(p)); !ok {
-		return invalid("%s holds a string that is not valid UTF-8: %q", field, driver.Clip(s, 40))
+	if s, ok := jsonx.InvalidUTF8(map[string]any(p)); !ok {
+		return invalid("%s holds a string that is not valid UTF-8: %q", field, text.Clip(s, 40))
 	}
 	b, err := p.MarshalJSON()
 	if err != nil {
@@ -59,32 +60,6 @@ func depth(v any, d int) int {
 		}
 	}
 	return max(m, d)
-}
-
-// invalidUTF8 returns the first key or string in v that is not valid UTF-8.
-func invalidUTF8(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, utf8.ValidString(x)
-	case map[string]any:
-		for k, e := range x {
-			if !utf8.ValidString(k) {
-				return k, false
-			}
-			if s, ok := invalidUTF8(e); !ok {
-				return s, false
-			}
-		}
-	case driver.Object:
-		return invalidUTF8(map[string]any(x))
-	case []any:
-		for _, e := range x {
-			if s, ok := invalidUTF8(e); !ok {
-				return s, false
-			}
-		}
-	}
-	return "", true
 }
 
 // errorsIsNotCID reports whether err says its text is no content ID.

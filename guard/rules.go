@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // Limits on what a write may hold, the same on every backend (see
@@ -128,7 +129,7 @@ func checkMeta(rec *driver.Record) error {
 // is too long, not UTF-8, or a content ID Fluree cannot read, or the
 // payload breaks CheckPayload.
 func CheckValue(c driver.Concern, v driver.Value) error {
-	if err := driver.ValidateValue(c, v); err != nil {
+	if err := (v).Validate(c); err != nil {
 		return err
 	}
 	if v.V > MaxWatermark {
@@ -161,11 +162,11 @@ func checkRef(what string, ref driver.Ref) error {
 		if g == nil {
 			continue
 		}
-		if err := CheckAddress(fmt.Sprintf("%s graph %q address", what, driver.Clip(name, 40)), g.Address); err != nil {
+		if err := CheckAddress(fmt.Sprintf("%s graph %q address", what, text.Clip(name, 40)), g.Address); err != nil {
 			return err
 		}
 		if g.T > MaxWatermark || g.Rev > MaxWatermark {
-			return invalid("%s graph %q: t or rev over the limit of %d", what, driver.Clip(name, 40), int64(MaxWatermark))
+			return invalid("%s graph %q: t or rev over the limit of %d", what, text.Clip(name, 40), int64(MaxWatermark))
 		}
 	}
 	return nil
@@ -190,7 +191,7 @@ func CheckAddress(field, address string) error {
 // all (a file address) is left alone.
 func checkContentID(field, s string) error {
 	if err := cid.Parse(s); err != nil && !errorsIsNotCID(err) {
-		return invalid("%s %q: %v", field, driver.Clip(s, 80), err)
+		return invalid("%s %q: %v", field, text.Clip(s, 80), err)
 	}
 	return nil
 }
@@ -237,7 +238,7 @@ func CheckUpdate(c driver.Concern, cond driver.Condition, next driver.Value) err
 func CheckList(opts driver.ListOptions) error {
 	switch {
 	case opts.Kind != "" && !opts.Kind.Valid():
-		return invalid("kind %q is neither ledger nor graph_source", driver.Clip(string(opts.Kind), 40))
+		return invalid("kind %q is neither ledger nor graph_source", text.Clip(string(opts.Kind), 40))
 	case opts.PageSize < 0:
 		return invalid("page size %d is negative", opts.PageSize)
 	case !utf8.ValidString(opts.Prefix):

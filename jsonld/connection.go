@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // SystemVocab is the vocabulary of Fluree JSON-LD connection configs.
@@ -90,7 +91,7 @@ func (c *config) addNodes(ctx *jsonContext, raw json.RawMessage) error {
 	for _, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return fmt.Errorf("@graph holds a %s, not a node", driver.JSONKind(e))
+			return fmt.Errorf("@graph holds a %s, not a node", jsonx.Kind(e))
 		}
 		n := &node{fields: map[string]any{}}
 		for k, v := range m {
@@ -247,7 +248,7 @@ func field(n *node, name string) (string, bool, error) {
 	case bool:
 		return fmt.Sprint(x), true, nil
 	}
-	return "", false, fmt.Errorf("%s of %q is a %s, not a value", name, n.id, driver.JSONKind(v))
+	return "", false, fmt.Errorf("%s of %q is a %s, not a value", name, n.id, jsonx.Kind(v))
 }
 
 func configValue(n *node, name string, m map[string]any) (string, bool, error) {

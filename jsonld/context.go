@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // member is one member of a JSON object, in file order.
@@ -75,7 +75,7 @@ func tokenObject(data []byte) ([]member, error) {
 func splitObject(data []byte) ([]member, error) {
 	var out []member
 	var seen map[string]bool // once there are too many members to scan
-	err := driver.EachMember(compactValid(data), func(key string, raw []byte) error {
+	err := jsonx.EachMember(compactValid(data), func(key string, raw []byte) error {
 		if seen == nil && len(out) == 16 {
 			seen = map[string]bool{}
 			for _, m := range out {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // ErrMalformed marks a file this codec cannot read. It wraps
@@ -211,7 +212,7 @@ func (r *reader) typeMember(raw json.RawMessage) error {
 	for _, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return fmt.Errorf("@type holds a %s, not a string", driver.JSONKind(e))
+			return fmt.Errorf("@type holds a %s, not a string", jsonx.Kind(e))
 		}
 		r.types = append(r.types, r.f.ctx.compactIRI(s))
 	}
@@ -234,7 +235,7 @@ func (r *reader) finish() error {
 // key repeated inside a member, or invalid UTF-8, is an error: the file is
 // corrupt, and picking one of the values would hide it.
 func value(raw json.RawMessage) (any, error) {
-	return driver.DecodeJSON(raw)
+	return jsonx.Decode(raw)
 }
 
 func mustValue(raw json.RawMessage) any {
@@ -264,7 +265,7 @@ func asInt(v any) (int64, bool) {
 	if s, ok := v.(string); ok {
 		v = json.Number(s)
 	}
-	return driver.AsInt(v)
+	return jsonx.AsInt(v)
 }
 
 // asRef reads a pointer written as "address", {"@id": "address"} or
@@ -337,7 +338,7 @@ func readAs[T any](r *reader, name string, as func(any) (T, bool), want string) 
 	}
 	x, ok := as(v)
 	if !ok {
-		return zero, false, fmt.Errorf("%s is a JSON %s, not %s", name, driver.JSONKind(v), want)
+		return zero, false, fmt.Errorf("%s is a JSON %s, not %s", name, jsonx.Kind(v), want)
 	}
 	return x, true, nil
 }
@@ -351,7 +352,7 @@ func (r *reader) nested(name string) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s is a %s, not an object", name, driver.JSONKind(v))
+		return nil, fmt.Errorf("%s is a %s, not an object", name, jsonx.Kind(v))
 	}
 	out := make(map[string]any, len(m))
 	for k, e := range m {
@@ -583,7 +584,7 @@ func (r *reader) indexGraphs(v *driver.Value) error {
 		return err
 	}
 	v.Payload["graphs"] = map[string]any(g)
-	if err := driver.ValidateValue(driver.Index, *v); err != nil {
+	if err := (*v).Validate(driver.Index); err != nil {
 		return fmt.Errorf("indexGraphs: %v", err)
 	}
 	return nil
@@ -773,7 +774,7 @@ func (r *reader) jsonText(name string) (driver.Object, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, driver.JSONKind(v))
+		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, jsonx.Kind(v))
 	}
 	o, err := driver.ParseObject([]byte(s))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // Dialect is a form Encode writes.
@@ -318,7 +319,7 @@ func sameValue(name string, a, b json.RawMessage) bool {
 	case "graphSourceIndex":
 		va, vb = withoutType(va), withoutType(vb)
 	}
-	return driver.JSONEqual(va, vb)
+	return jsonx.Equal(va, vb)
 }
 
 func configJSON(v any) any {

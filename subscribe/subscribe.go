@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/chans"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Watermarks is one record's entry in a subscription map: its kind and the
@@ -148,7 +149,7 @@ func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Sub
 			continue
 		}
 		s.kinds[rec.ID.String()] = rec
-		catchUp = append(catchUp, driver.Diff(nil, rec)...)
+		catchUp = append(catchUp, driverutil.Diff(nil, rec)...)
 	}
 	for id := range s.m {
 		if !seen[id] {

@@ -16,10 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // source is a nameservice to migrate from, with a way to make one of its
@@ -99,7 +99,7 @@ func s3Source(t *testing.T) source {
 	endpoint := testenv.S3Endpoint(t)
 	ctx := context.Background()
 	bucket := fmt.Sprintf("migrate-%d", storeSeq.Add(1)+int64(os.Getpid())*1000)
-	cfg := s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true, Layout: driver.LayoutB}
+	cfg := s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true, Layout: jsonld.LayoutB}
 	client, err := s3etag.NewClient(ctx, cfg)
 	must(t, err)
 	_, err = client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket})

@@ -24,10 +24,10 @@ import (
 	"google.golang.org/api/option"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -192,7 +192,7 @@ func TestCheckDynamoDBFullSuite(t *testing.T) {
 func s3Bucket(t *testing.T, endpoint string) string {
 	t.Helper()
 	bucket := "ns-check-" + randomHex(4)
-	client, err := s3etag.NewClient(context.Background(), s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true, Layout: driver.LayoutB})
+	client, err := s3etag.NewClient(context.Background(), s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true, Layout: jsonld.LayoutB})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,8 +14,8 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
-	"nameservice.dev/nameservice/driver"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // command is one subcommand: its usage, its flags and what it does.
@@ -62,7 +62,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	name, rest := g.Arg(0), g.Args()[1:]
 	cmd := commands[name]
 	if cmd == nil {
-		return usagef("unknown command %q; run ns help", driver.Clip(name, 40))
+		return usagef("unknown command %q; run ns help", text.Clip(name, 40))
 	}
 	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -244,7 +244,7 @@ func (c *call) done(msg string) error {
 func parseInt(what, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, usagef("%s %q is not an integer", what, driver.Clip(s, 40))
+		return 0, usagef("%s %q is not an integer", what, text.Clip(s, 40))
 	}
 	return n, nil
 }

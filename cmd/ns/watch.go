@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/internal/text"
 	"nameservice.dev/nameservice/subscribe"
 )
 
@@ -121,7 +122,7 @@ func parseState(b []byte) (*subscribe.Map, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: not a subscription map: %s", nameservice.ErrInvalidArgument, fmt.Sprintf(format, args...))
 	}
-	if _, err := driver.DecodeJSON(b); err != nil {
+	if _, err := jsonx.Decode(b); err != nil {
 		return nil, bad("%v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -139,7 +140,7 @@ func parseState(b []byte) (*subscribe.Map, error) {
 			return nil, bad("key %q is not in the normalised form %q", k, id.String())
 		}
 		if !w.Kind.Valid() {
-			return nil, bad("%s: kind %q", k, driver.Clip(string(w.Kind), 40))
+			return nil, bad("%s: kind %q", k, text.Clip(string(w.Kind), 40))
 		}
 		if w.CommitT < 0 || w.IndexT < 0 || w.StatusV < 0 || w.ConfigV < 0 {
 			return nil, bad("%s: a negative watermark", k)

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // BenchmarkPushGCS and BenchmarkPushAzure measure an uncontended publish
@@ -79,7 +80,7 @@ func ptr[T any](v T) *T { return &v }
 // benchPush alternates a push through the driver with raw(body).
 func benchPush(b *testing.B, s *server, bucket string, raw func(body []byte)) {
 	ctx := context.Background()
-	d := openDriver(b, s, bucket, blob.Config{Layout: driver.LayoutB}, nil)
+	d := openDriver(b, s, bucket, blob.Config{Layout: jsonld.LayoutB}, nil)
 	id := driver.ID{Name: "bench", Branch: "main"}
 	if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)

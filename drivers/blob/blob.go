@@ -64,8 +64,8 @@ func init() {
 
 // The layouts a bucket can use (those of the filesystem driver).
 const (
-	LayoutB = driver.LayoutB
-	LayoutC = driver.LayoutC
+	LayoutB = jsonld.LayoutB
+	LayoutC = jsonld.LayoutC
 )
 
 // Config says which bucket Open opens and how records are kept in it. Only
@@ -77,7 +77,7 @@ type Config struct {
 	BucketURL string
 	// Prefix is the key prefix under which ns@v2/ lives ("" or "a/b").
 	Prefix  string
-	Layout  driver.Layout
+	Layout  jsonld.Layout
 	Dialect jsonld.Dialect // jsonld.Spec (the default) or jsonld.FlureeV4
 	// ListParallel bounds the objects List reads at once (0:
 	// objstore.DefaultListParallel); URL parameter list_parallel.

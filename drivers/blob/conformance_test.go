@@ -8,13 +8,14 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // harness serves the whole suite from one bucket of s (the suite isolates
 // its tests by ID prefix); every client is an independent driver on a
 // bucket handle and SDK client of its own, with its own cache, as another
 // process would be.
-func harness(t *testing.T, s *server, l driver.Layout) conformance.Harness {
+func harness(t *testing.T, s *server, l jsonld.Layout) conformance.Harness {
 	bucket := s.newBucket(t)
 	opts := blob.Config{Prefix: "suite", Layout: l}
 	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
@@ -42,17 +43,17 @@ func harness(t *testing.T, s *server, l driver.Layout) conformance.Harness {
 }
 
 func TestConformanceGCSLayoutB(t *testing.T) {
-	conformance.Run(t, harness(t, gcsServer(t), driver.LayoutB))
+	conformance.Run(t, harness(t, gcsServer(t), jsonld.LayoutB))
 }
 
 func TestConformanceGCSLayoutC(t *testing.T) {
-	conformance.Run(t, harness(t, gcsServer(t), driver.LayoutC))
+	conformance.Run(t, harness(t, gcsServer(t), jsonld.LayoutC))
 }
 
 func TestConformanceAzureLayoutB(t *testing.T) {
-	conformance.Run(t, harness(t, azureServer(t), driver.LayoutB))
+	conformance.Run(t, harness(t, azureServer(t), jsonld.LayoutB))
 }
 
 func TestConformanceAzureLayoutC(t *testing.T) {
-	conformance.Run(t, harness(t, azureServer(t), driver.LayoutC))
+	conformance.Run(t, harness(t, azureServer(t), jsonld.LayoutC))
 }

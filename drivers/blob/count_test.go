@@ -6,6 +6,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/objstore/objstoretest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 func TestRequestCountsGCS(t *testing.T)   { testRequestCounts(t, gcsServer(t)) }
@@ -17,6 +18,6 @@ func testRequestCounts(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	cnt, hc := newCounter()
 	objstoretest.RequestCounts(t, cnt, func() driver.Driver {
-		return openDriver(t, s, bucket, blob.Config{Layout: driver.LayoutB}, hc)
+		return openDriver(t, s, bucket, blob.Config{Layout: jsonld.LayoutB}, hc)
 	})
 }

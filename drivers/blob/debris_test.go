@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore/debristest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 func TestDebrisGCS(t *testing.T)   { testDebris(t, gcsServer(t)) }
@@ -19,7 +20,7 @@ func TestDebrisAzure(t *testing.T) { testDebris(t, azureServer(t)) }
 // that stopped after removing the defining file) do not show through a
 // re-create, and a writer whose cache predates the purge gets ErrNotFound.
 func testDebris(t *testing.T, s *server) {
-	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			bucket := s.newBucket(t)
 			ctx := context.Background()

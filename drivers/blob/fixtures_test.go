@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 func TestFixturesGCS(t *testing.T)   { testFixtures(t, gcsServer(t)) }
@@ -21,7 +22,7 @@ func TestFixturesAzure(t *testing.T) { testFixtures(t, azureServer(t)) }
 func testFixtures(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	fixturetest.Run(t, func(t *testing.T, name string, files map[string][]byte) driver.Driver {
-		d := openDriver(t, s, bucket, blob.Config{Prefix: name, Layout: driver.LayoutB}, nil)
+		d := openDriver(t, s, bucket, blob.Config{Prefix: name, Layout: jsonld.LayoutB}, nil)
 		for rel, data := range files {
 			opts := &gblob.WriterOptions{ContentType: "application/json"}
 			if err := d.Bucket().Upload(context.Background(), path.Join(name, rel), bytes.NewReader(data), opts); err != nil {

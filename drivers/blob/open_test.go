@@ -16,18 +16,19 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 func TestParseURL(t *testing.T) {
 	good := []struct {
 		in, bucketURL, prefix string
-		layout                driver.Layout
+		layout                jsonld.Layout
 	}{
-		{"gs://b", "gs://b", "", driver.LayoutB},
-		{"gs://b/p/q?layout=c&anonymous=true", "gs://b?anonymous=true", "/p/q", driver.LayoutC},
-		{"GS://b/?dialect=fluree-v4&access_id=-", "gs://b?access_id=-", "/", driver.LayoutB},
+		{"gs://b", "gs://b", "", jsonld.LayoutB},
+		{"gs://b/p/q?layout=c&anonymous=true", "gs://b?anonymous=true", "/p/q", jsonld.LayoutC},
+		{"GS://b/?dialect=fluree-v4&access_id=-", "gs://b?access_id=-", "/", jsonld.LayoutB},
 		{"azblob://c/ns?domain=127.0.0.1:10000&protocol=http&localemu=true&layout=C",
-			"azblob://c?domain=127.0.0.1%3A10000&localemu=true&protocol=http", "/ns", driver.LayoutC},
+			"azblob://c?domain=127.0.0.1%3A10000&localemu=true&protocol=http", "/ns", jsonld.LayoutC},
 	}
 	for _, g := range good {
 		u, _ := url.Parse(g.in)

@@ -7,6 +7,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 func TestVersionsGCS(t *testing.T)   { testVersions(t, gcsServer(t)) }
@@ -19,7 +20,7 @@ func TestVersionsAzure(t *testing.T) { testVersions(t, azureServer(t)) }
 func testVersions(t *testing.T, s *server) {
 	bucket := s.newBucket(t)
 	ctx := context.Background()
-	opts := blob.Config{Layout: driver.LayoutB}
+	opts := blob.Config{Layout: jsonld.LayoutB}
 	writer := openDriver(t, s, bucket, opts, nil)
 	ids := make([]driver.ID, 5)
 	for i := range ids {

@@ -12,6 +12,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -51,11 +52,11 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	recs, errs := d.records(ctx, metas)
 	for i, r := range recs {
 		switch {
-		case errs[i] != nil && !driver.PerRecord(errs[i]):
+		case errs[i] != nil && !driverutil.PerRecord(errs[i]):
 			return nil, errs[i]
 		case errs[i] != nil:
 			page.Failed = append(page.Failed, &driver.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
-		case r != nil && driver.Matches(r, opts):
+		case r != nil && driverutil.Matches(r, opts):
 			page.Records = append(page.Records, r)
 		}
 	}

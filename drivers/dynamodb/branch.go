@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 var _ driver.Brancher = (*Driver)(nil)
@@ -146,7 +147,7 @@ func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items m
 	case m.Kind != driver.Ledger:
 		return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s, not a branch", op, driver.ErrWrongKind, id, m.Kind)
 	case m.Branches > 0:
-		return nil, fmt.Errorf("dynamodb: %w", driver.HasBranchesError(id, m.Branches))
+		return nil, fmt.Errorf("dynamodb: %w", driverutil.HasBranchesError(id, m.Branches))
 	}
 	tx := []types.TransactWriteItem{{Delete: &types.Delete{
 		TableName: aws.String(d.table), Key: keyOf(pk, skMeta),

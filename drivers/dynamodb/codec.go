@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // This file converts JSON-normal payload values (see driver.Object) to
@@ -27,7 +28,7 @@ func toAV(v any) (types.AttributeValue, error) {
 	case string:
 		return &types.AttributeValueMemberS{Value: x}, nil
 	case json.Number:
-		if !driver.IsNumber(string(x)) {
+		if !jsonx.IsNumber(string(x)) {
 			return nil, fmt.Errorf("%w: %q is not a number", driver.ErrInvalidArgument, string(x))
 		}
 		return &types.AttributeValueMemberN{Value: string(x)}, nil

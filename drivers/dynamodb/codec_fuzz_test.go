@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // itemsJSON encodes a record's items as the fuzz input form: a JSON object
@@ -37,7 +38,7 @@ func itemsJSON(t testing.TB, rec *driver.Record) []byte {
 // fuzzItems turns the fuzz input into items: every JSON value becomes the
 // attribute value toAV makes of it (S, N, BOOL, NULL, L, M).
 func fuzzItems(data []byte) (map[string]item, bool) {
-	v, err := driver.DecodeJSON(data)
+	v, err := jsonx.Decode(data)
 	m, ok := v.(map[string]any)
 	if err != nil || !ok {
 		return nil, false

@@ -17,6 +17,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -87,7 +88,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		if err := fails[c.pk]; err != nil {
 			id, _ := driver.ParseID(c.pk)
 			page.Failed = append(page.Failed, &driver.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
-		} else if r := recs[c.pk]; r != nil && driver.Matches(r, opts) {
+		} else if r := recs[c.pk]; r != nil && driverutil.Matches(r, opts) {
 			page.Records = append(page.Records, r)
 			d.kinds.put(r.ID, r.Kind)
 		}

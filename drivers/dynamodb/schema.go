@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/jsonx"
 )
 
 // The wire schema of dynamodb-nameservice-guide.md. These names are the
@@ -131,7 +132,7 @@ func getInt(it item, name string) (v int64, ok bool, err error) {
 	if !isN {
 		return 0, false, fmt.Errorf("%s is a %T, not a number", name, av)
 	}
-	i, ok := driver.AsInt(json.Number(n.Value))
+	i, ok := jsonx.AsInt(json.Number(n.Value))
 	if !ok {
 		return 0, false, fmt.Errorf("%s %q is not a 64-bit integer", name, n.Value)
 	}

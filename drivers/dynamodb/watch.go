@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/chans"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 var _ driver.Watcher = (*Driver)(nil)
@@ -29,7 +30,7 @@ var _ driver.Watcher = (*Driver)(nil)
 // When records were lost to the reader (trimmed after the stream's 24 h
 // retention, or an iterator expired), Watch starts again at the latest
 // records, re-reads the watched records and reports the difference (as
-// driver.Diff), so no change is lost, though changes made during the gap
+// driverutil.Diff), so no change is lost, though changes made during the gap
 // arrive as one event per concern.
 //
 // On a table without a stream Watch returns an error wrapping
@@ -117,7 +118,7 @@ func (w *watch) recover(ctx context.Context, send func(driver.Event) bool) error
 		return err
 	}
 	for id, r := range now {
-		for _, ev := range driver.Diff(w.known[id], r) {
+		for _, ev := range driverutil.Diff(w.known[id], r) {
 			if !send(ev) {
 				return ctx.Err()
 			}
@@ -140,7 +141,7 @@ func (w *watch) read(ctx context.Context, prev map[driver.ID]*driver.Record) (ma
 		r, err := w.d.Get(ctx, w.opts.ID)
 		switch {
 		case errors.Is(err, driver.ErrNotFound):
-		case driver.PerRecord(err) && prev[w.opts.ID] != nil:
+		case driverutil.PerRecord(err) && prev[w.opts.ID] != nil:
 			recs[w.opts.ID] = prev[w.opts.ID]
 		case err != nil:
 			return nil, err

@@ -45,8 +45,8 @@ func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
 
 // The layouts a directory can use.
 const (
-	LayoutB = driver.LayoutB // {branch}.json + {branch}.index.json (Fluree's)
-	LayoutC = driver.LayoutC // {branch}.head/.index/.status/.config.json
+	LayoutB = jsonld.LayoutB // {branch}.json + {branch}.index.json (Fluree's)
+	LayoutC = jsonld.LayoutC // {branch}.head/.index/.status/.config.json
 )
 
 // DefaultLockTimeout bounds the wait for another writer's lock.
@@ -60,7 +60,7 @@ type Config struct {
 	Dir string
 	// Layout is LayoutB or LayoutC. Every process sharing a directory must
 	// use the same layout; a file of the other layout fails List.
-	Layout driver.Layout
+	Layout jsonld.Layout
 	// Dialect is the form of the files written (jsonld.Spec or
 	// jsonld.FlureeV4); every dialect is read.
 	Dialect jsonld.Dialect
@@ -142,7 +142,7 @@ func ParseURL(u *url.URL) (Config, error) {
 		val := v[len(v)-1]
 		switch k {
 		case "layout":
-			if cfg.Layout, err = driver.ParseLayout(val); err != nil {
+			if cfg.Layout, err = jsonld.ParseLayout(val); err != nil {
 				return Config{}, fmt.Errorf("fs: %w", err)
 			}
 		case "dialect":

@@ -37,7 +37,7 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		return
 	}
-	l, _ := driver.ParseLayout(os.Getenv(helperLayout))
+	l, _ := jsonld.ParseLayout(os.Getenv(helperLayout))
 	d, err := nsfs.Open(context.Background(), nsfs.Config{Dir: os.Getenv(helperDir), Layout: l})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -86,7 +86,7 @@ func casIncrements(d driver.Driver, n int) (int, error) {
 	return applied, nil
 }
 
-func spawn(t *testing.T, mode, dir string, l driver.Layout, n int) *exec.Cmd {
+func spawn(t *testing.T, mode, dir string, l jsonld.Layout, n int) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperDir+"="+dir, helperLayout+"="+l.String(), helperN+"="+strconv.Itoa(n))
@@ -97,7 +97,7 @@ func spawn(t *testing.T, mode, dir string, l driver.Layout, n int) *exec.Cmd {
 // TestCrossProcessContention: this process and a child CAS-increment the
 // same status at once; the final status_v is every applied push plus one.
 func TestCrossProcessContention(t *testing.T) {
-	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			d := open(t, dir, nsfs.Config{Layout: l})
@@ -180,7 +180,7 @@ func pushForever(d driver.Driver, n int) error {
 // pushes in all. After each kill every record file parses and every
 // watermark is at least the last one the child acknowledged.
 func TestCrashSafety(t *testing.T) {
-	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			d := open(t, dir, nsfs.Config{Layout: l})
@@ -206,7 +206,7 @@ func TestCrashSafety(t *testing.T) {
 // crashRound runs one child and kills it a random moment (0-500µs) after
 // its k-th acknowledgement, k random from 1 to 15, so kills land while it
 // writes; it records what the child acknowledged.
-func crashRound(t *testing.T, dir string, l driver.Layout, n int, acked map[string]int64) (int, bool) {
+func crashRound(t *testing.T, dir string, l jsonld.Layout, n int, acked map[string]int64) (int, bool) {
 	t.Helper()
 	child := spawn(t, "push", dir, l, n)
 	out, err := child.StdoutPipe()

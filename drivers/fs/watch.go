@@ -11,6 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 )
 
@@ -213,13 +214,13 @@ func (ws *watchState) refresh(ctx context.Context, id driver.ID, report bool) er
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
 		rec = nil
-	case err != nil && driver.PerRecord(err):
+	case err != nil && driverutil.PerRecord(err):
 		return nil
 	case err != nil:
 		return err
 	}
 	if report {
-		for _, ev := range driver.Diff(ws.snap[id], rec) {
+		for _, ev := range driverutil.Diff(ws.snap[id], rec) {
 			if !ws.send(ev) {
 				return nil
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 var _ driver.Brancher = (*Driver)(nil)
@@ -59,7 +60,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	case r.Kind != driver.Ledger:
 		return fmt.Errorf("mem: %w: %s is a %s, not a branch", driver.ErrWrongKind, id, r.Kind)
 	case r.Branches > 0:
-		return fmt.Errorf("mem: %w", driver.HasBranchesError(id, r.Branches))
+		return fmt.Errorf("mem: %w", driverutil.HasBranchesError(id, r.Branches))
 	}
 	if r.SourceBranch != "" {
 		if src, ok := d.s.recs[driver.ID{Name: id.Name, Branch: r.SourceBranch}]; ok && src.Branches > 0 {

@@ -21,6 +21,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -277,7 +278,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	for ; i < len(ids) && strings.HasPrefix(ids[i].key, opts.Prefix); i++ {
 		k := ids[i]
 		corrupt := len(d.s.corrupt) > 0 && d.s.corrupt[k.id]
-		if k.key <= after || !(corrupt || driver.Matches(k.rec, opts)) {
+		if k.key <= after || !(corrupt || driverutil.Matches(k.rec, opts)) {
 			continue
 		}
 		if len(page.Records)+len(page.Failed) == size {

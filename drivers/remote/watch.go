@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/chans"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -219,11 +220,11 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 func (w *watcher) resume(ctx context.Context, snap map[driver.ID]*driver.Record, ch chan<- driver.Event) bool {
 	var evs []driver.Event
 	for id, rec := range snap {
-		evs = append(evs, driver.Diff(w.known[id], rec)...)
+		evs = append(evs, driverutil.Diff(w.known[id], rec)...)
 	}
 	for id, rec := range w.known {
 		if snap[id] == nil {
-			evs = append(evs, driver.Diff(rec, nil)...)
+			evs = append(evs, driverutil.Diff(rec, nil)...)
 		}
 	}
 	w.known = snap

@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // BenchmarkPush measures an uncontended publish (warm cache: one
@@ -24,7 +25,7 @@ import (
 func BenchmarkPush(b *testing.B) {
 	endpoint, bucket := newBucket(b)
 	ctx := context.Background()
-	d, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, driver.LayoutB))
+	d, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, jsonld.LayoutB))
 	if err != nil {
 		b.Fatal(err)
 	}

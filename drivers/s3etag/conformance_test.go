@@ -14,12 +14,13 @@ import (
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // harness serves the whole suite from one bucket (the suite isolates its
 // tests by ID prefix); every client is an independent Open, with its own
 // cache, as another process would be.
-func harness(t *testing.T, l driver.Layout, lock *s3etag.LockConfig) conformance.Harness {
+func harness(t *testing.T, l jsonld.Layout, lock *s3etag.LockConfig) conformance.Harness {
 	endpoint, bucket := newBucket(t)
 	cfg := baseConfig(endpoint, bucket, l)
 	cfg.Prefix = "suite"
@@ -51,15 +52,15 @@ func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
 }
 
 func TestConformanceLayoutB(t *testing.T) {
-	conformance.Run(t, harness(t, driver.LayoutB, nil))
+	conformance.Run(t, harness(t, jsonld.LayoutB, nil))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
-	conformance.Run(t, harness(t, driver.LayoutC, nil))
+	conformance.Run(t, harness(t, jsonld.LayoutC, nil))
 }
 
 func TestConformanceLockMode(t *testing.T) {
-	conformance.Run(t, harness(t, driver.LayoutB, newLockTable(t, 2*time.Second)))
+	conformance.Run(t, harness(t, jsonld.LayoutB, newLockTable(t, 2*time.Second)))
 }
 
 // newLockTable creates a lock table of its own on DynamoDB Local.
@@ -80,7 +81,7 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 // the DynamoDB lock alone keeps the writers apart.
 func TestConformanceLockModeIgnoringStore(t *testing.T) {
 	endpoint, bucket := newBucket(t)
-	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, driver.LayoutC)
+	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutC)
 	cfg.Prefix = "suite"
 	cfg.Lock = newLockTable(t, 2*time.Second)
 	conformance.Run(t, suiteHarness(cfg))
@@ -93,7 +94,7 @@ func TestConformanceLockModeIgnoringStore(t *testing.T) {
 // creates included, since no decision rests on a conditional delete.
 func TestConformanceDeleteIfMatchIgnored(t *testing.T) {
 	endpoint, bucket := newBucket(t)
-	cfg := baseConfig(testenv.S3IgnoringDeletePreconditions(t, endpoint, testCreds), bucket, driver.LayoutB)
+	cfg := baseConfig(testenv.S3IgnoringDeletePreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutB)
 	cfg.Prefix = "suite"
 	d, err := s3etag.Open(context.Background(), cfg)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/objstore/objstoretest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestRequestCounts checks the request counts of each operation on one
@@ -18,7 +19,7 @@ import (
 func TestRequestCounts(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	cnt, httpClient := newCounter()
-	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+	cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 	cfg.HTTPClient = httpClient
 	objstoretest.RequestCounts(t, cnt, func() driver.Driver {
 		d, err := s3etag.Open(context.Background(), cfg)
@@ -35,7 +36,7 @@ func TestRequestCounts(t *testing.T) {
 // and C.
 func TestListRequestCounts(t *testing.T) {
 	// enough records for two list pages: B has 1 or 2 objects a record, C 4
-	for l, n := range map[driver.Layout]int{driver.LayoutB: 1100, driver.LayoutC: 260} {
+	for l, n := range map[jsonld.Layout]int{jsonld.LayoutB: 1100, jsonld.LayoutC: 260} {
 		t.Run(l.String(), func(t *testing.T) {
 			endpoint, bucket := newBucket(t)
 			ctx := context.Background()

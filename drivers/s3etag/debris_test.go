@@ -15,13 +15,14 @@ import (
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore/debristest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestDebris: files of a purged record written back with the SDK (a purge
 // that stopped after removing the defining file) do not show through a
 // re-create, and a writer whose cache predates the purge gets ErrNotFound.
 func TestDebris(t *testing.T) {
-	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			endpoint, bucket := newBucket(t)
 			ctx := context.Background()

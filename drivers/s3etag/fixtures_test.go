@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestFixtures uploads every fixture case to a prefix of one bucket and
@@ -18,7 +19,7 @@ import (
 func TestFixtures(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	fixturetest.Run(t, func(t *testing.T, name string, files map[string][]byte) driver.Driver {
-		cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+		cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 		cfg.Prefix = name
 		d, err := s3etag.Open(context.Background(), cfg)
 		if err != nil {

@@ -5,16 +5,16 @@ import (
 	"net/http"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/objstore/objstoretest"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 var testCreds = testenv.Credentials
 
 // baseConfig returns a config for bucket on the test server.
-func baseConfig(endpoint, bucket string, l driver.Layout) s3etag.Config {
+func baseConfig(endpoint, bucket string, l jsonld.Layout) s3etag.Config {
 	return s3etag.Config{
 		Bucket: bucket, Region: "us-east-1", Endpoint: endpoint, PathStyle: true,
 		Layout: l, Credentials: testCreds,
@@ -26,7 +26,7 @@ func baseConfig(endpoint, bucket string, l driver.Layout) s3etag.Config {
 func newBucket(t testing.TB) (endpoint, bucket string) {
 	t.Helper()
 	endpoint = testenv.S3Endpoint(t)
-	client, err := s3etag.NewClient(context.Background(), baseConfig(endpoint, "", driver.LayoutB))
+	client, err := s3etag.NewClient(context.Background(), baseConfig(endpoint, "", jsonld.LayoutB))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestLastingFailures checks, against versitygw, that a missing bucket and
@@ -23,7 +24,7 @@ func TestLastingFailures(t *testing.T) {
 
 	t.Run("MissingBucket", func(t *testing.T) {
 		c, hc := newCounter()
-		cfg := baseConfig(endpoint, "no-such-bucket-"+testenv.RandomHex(4), driver.LayoutB)
+		cfg := baseConfig(endpoint, "no-such-bucket-"+testenv.RandomHex(4), jsonld.LayoutB)
 		cfg.HTTPClient = hc
 		_, err := s3etag.Open(ctx, cfg)
 		if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), cfg.Bucket) || !strings.Contains(err.Error(), "create it") {
@@ -36,7 +37,7 @@ func TestLastingFailures(t *testing.T) {
 	t.Run("WrongCredentials", func(t *testing.T) {
 		const secret = "WRONGsecretWRONG0123456789"
 		c, hc := newCounter()
-		cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+		cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 		cfg.HTTPClient = hc
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), secret, "") // a known key, a wrong secret
 		_, err := s3etag.Open(ctx, cfg)
@@ -51,7 +52,7 @@ func TestLastingFailures(t *testing.T) {
 		}
 	})
 	t.Run("MissingLockTable", func(t *testing.T) {
-		cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+		cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 		cfg.Lock = &s3etag.LockConfig{Table: "no-such-lock-" + testenv.RandomHex(4), Region: "us-east-1",
 			Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testCreds}
 		d, err := s3etag.Open(ctx, cfg)

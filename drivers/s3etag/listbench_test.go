@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // listPage is the page size of BenchmarkList: one ListObjectsV2 page.
@@ -37,14 +38,14 @@ const listPage = 1000
 //
 //	NS_BENCH_LIST_SIZES=1000,10000,100000 go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/s3etag/
 func BenchmarkList(b *testing.B) {
-	for _, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		for _, n := range testenv.ListSizes(b) {
 			b.Run(fmt.Sprintf("layout=%s/n=%d", l, n), func(b *testing.B) { benchList(b, l, n) })
 		}
 	}
 }
 
-func benchList(b *testing.B, l driver.Layout, n int) {
+func benchList(b *testing.B, l jsonld.Layout, n int) {
 	endpoint, bucket := newBucket(b)
 	ctx := context.Background()
 	cfg := baseConfig(endpoint, bucket, l)

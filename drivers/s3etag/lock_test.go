@@ -14,6 +14,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestLockTakeover: a holder took the lock for the head's current ETag and
@@ -24,7 +25,7 @@ import (
 func TestLockTakeover(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	lc := newLockTable(t, time.Second) // skew 2: takeover after 2 s
-	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+	cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 	cfg.Prefix = "tk"
 	cfg.Lock = lc
 	ctx := context.Background()

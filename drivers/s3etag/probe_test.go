@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestProbeRefusesStoreIgnoringConditions: through the proxy, Open fails
@@ -20,7 +21,7 @@ import (
 func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	ctx := context.Background()
-	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, driver.LayoutB)
+	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutB)
 	_, err := s3etag.Open(ctx, cfg)
 	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "If-None-Match") {
 		t.Fatalf("open through a proxy that drops preconditions: %v, want ErrUnsupported naming If-None-Match", err)
@@ -39,7 +40,7 @@ func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	if _, err := s3etag.Open(ctx, cfg); err != nil {
 		t.Fatalf("open in lock mode: %v", err)
 	}
-	direct, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, driver.LayoutB))
+	direct, err := s3etag.Open(ctx, baseConfig(endpoint, bucket, jsonld.LayoutB))
 	if err != nil {
 		t.Fatal(err)
 	}

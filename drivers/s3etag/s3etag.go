@@ -60,8 +60,8 @@ func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
 
 // The layouts a bucket can use (those of the filesystem driver).
 const (
-	LayoutB = driver.LayoutB
-	LayoutC = driver.LayoutC
+	LayoutB = jsonld.LayoutB
+	LayoutC = jsonld.LayoutC
 )
 
 // Defaults of Config.
@@ -82,7 +82,7 @@ type Config struct {
 	// PathStyle addresses the bucket in the path (http://host/bucket/key);
 	// most S3-compatible servers need it.
 	PathStyle bool
-	Layout    driver.Layout
+	Layout    jsonld.Layout
 	Dialect   jsonld.Dialect // jsonld.Spec (the default) or jsonld.FlureeV4
 	// Unsafe opens a store whose probe shows it ignores preconditions.
 	// Concurrent writers can then lose updates.

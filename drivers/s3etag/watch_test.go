@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/objstore/objstoretest"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // pollMark is when a poll began and the requests a counter had sent then.
@@ -94,7 +95,7 @@ func (w *listWatched) List(ctx context.Context, opts driver.ListOptions) (*drive
 func TestWatchPollReadsWhatChanged(t *testing.T) {
 	endpoint, bucket := newBucket(t)
 	ctx := context.Background()
-	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+	cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 	writer, err := s3etag.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func TestWatchPollReadsWhatChanged(t *testing.T) {
 func BenchmarkWatch(b *testing.B) {
 	endpoint, bucket := newBucket(b)
 	ctx := context.Background()
-	cfg := baseConfig(endpoint, bucket, driver.LayoutB)
+	cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
 	d, err := s3etag.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)

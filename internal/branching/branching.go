@@ -46,6 +46,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -278,7 +279,7 @@ func droppable(s Store, b *Book) error {
 		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), driver.ErrWrongKind, b.ID, b.Record.Kind)
 	}
 	if b.Branches > 0 {
-		return fmt.Errorf("%s: %w", s.Name(), driver.HasBranchesError(b.ID, b.Branches))
+		return fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
 	}
 	switch {
 	case slices.ContainsFunc(b.Ops, dropping):

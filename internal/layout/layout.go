@@ -30,21 +30,21 @@ type Layout int
 const (
 	// B: {branch}.json holds identity, head, status and config;
 	// {branch}.index.json holds the index. Fluree's own layout.
-	B = Layout(driver.LayoutB)
+	B = Layout(jsonld.LayoutB)
 	// C: one file per concern, {branch}.head.json, .index.json,
 	// .status.json and .config.json; the status file also holds the
 	// identity, so a retract (retracted flag and status) is one write.
-	C = Layout(driver.LayoutC)
+	C = Layout(jsonld.LayoutC)
 )
 
-// Parse returns the layout named s (driver.ParseLayout).
+// Parse returns the layout named s (jsonld.ParseLayout).
 func Parse(s string) (Layout, error) {
-	l, err := driver.ParseLayout(s)
+	l, err := jsonld.ParseLayout(s)
 	return Layout(l), err
 }
 
 // String returns "b" or "c".
-func (l Layout) String() string { return driver.Layout(l).String() }
+func (l Layout) String() string { return jsonld.Layout(l).String() }
 
 // File is one file of a record.
 type File struct {

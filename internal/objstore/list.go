@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/pagetoken"
 	"nameservice.dev/nameservice/jsonld"
@@ -291,10 +292,10 @@ func (l *lister) readReady(ctx context.Context, all bool) error {
 // is one more match.
 func (l *lister) take(r *pendingRead) error {
 	rec, err := r.rec, r.err
-	if err == nil && (rec == nil || !driver.Matches(rec, l.opts)) {
+	if err == nil && (rec == nil || !driverutil.Matches(rec, l.opts)) {
 		return nil
 	}
-	if err != nil && !driver.PerRecord(err) {
+	if err != nil && !driverutil.PerRecord(err) {
 		return err
 	}
 	c := r.c
@@ -632,7 +633,7 @@ func (l *lister) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, 
 	var cands []candidate
 	for i, err := range errs {
 		if err != nil {
-			if !driver.PerRecord(err) {
+			if !driverutil.PerRecord(err) {
 				return nil, err
 			}
 			c, ok := misplaced(keys[i].key, err)

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -17,7 +16,7 @@ var FileParams = []string{"layout", "dialect", "list_parallel"}
 // FileOptions are the options every file-based driver takes for its files,
 // as its Config spells them.
 type FileOptions struct {
-	Layout       driver.Layout
+	Layout       jsonld.Layout
 	Dialect      jsonld.Dialect
 	ListParallel int
 }
@@ -28,7 +27,7 @@ type FileOptions struct {
 func ParseFileParams(q url.Values) (FileOptions, error) {
 	var o FileOptions
 	var err error
-	if o.Layout, err = driver.ParseLayout(q.Get("layout")); err != nil {
+	if o.Layout, err = jsonld.ParseLayout(q.Get("layout")); err != nil {
 		return FileOptions{}, err
 	}
 	o.Dialect = jsonld.Dialect(q.Get("dialect"))

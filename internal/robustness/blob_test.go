@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // TestLinearizableGCS checks the blob driver on fake-gcs-server, with
@@ -22,12 +23,12 @@ import (
 func TestLinearizableGCS(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.GCSEndpoint(t)
-	runChecked(t, gcsOpener(t, endpoint, endpoint, driver.LayoutB), workload(8), false)
+	runChecked(t, gcsOpener(t, endpoint, endpoint, jsonld.LayoutB), workload(8), false)
 }
 
 // gcsOpener returns an opener of the blob driver on a new bucket of
 // fake-gcs-server, reached through endpoint (the server or a proxy).
-func gcsOpener(t *testing.T, server, endpoint string, l driver.Layout) Opener {
+func gcsOpener(t *testing.T, server, endpoint string, l jsonld.Layout) Opener {
 	t.Helper()
 	// JSON reads: fake-gcs-server routes XML-API reads by Host, which the
 	// proxy keeps as its own.
@@ -58,7 +59,7 @@ func gcsOpener(t *testing.T, server, endpoint string, l driver.Layout) Opener {
 
 // azureOpener returns an opener of the blob driver on a new container of
 // Azurite, reached through endpoint (the server or a proxy).
-func azureOpener(t *testing.T, server, endpoint string, l driver.Layout) Opener {
+func azureOpener(t *testing.T, server, endpoint string, l jsonld.Layout) Opener {
 	t.Helper()
 	const account = "devstoreaccount1"
 	cred, err := azblob.NewSharedKeyCredential(account, "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
@@ -96,7 +97,7 @@ func azureOpener(t *testing.T, server, endpoint string, l driver.Layout) Opener 
 func TestFaultsGCS(t *testing.T) {
 	t.Parallel()
 	server := testenv.GCSEndpoint(t)
-	for i, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for i, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			p := startProxy(t, server, 21+uint64(i), rates(nil))
 			runChecked(t, gcsOpener(t, server, p.URL(), l), faultWorkload(9, p), true)
@@ -108,7 +109,7 @@ func TestFaultsGCS(t *testing.T) {
 func TestFaultsAzure(t *testing.T) {
 	t.Parallel()
 	server := testenv.AzureEndpoint(t)
-	for i, l := range []driver.Layout{driver.LayoutB, driver.LayoutC} {
+	for i, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			p := startProxy(t, server, 31+uint64(i), rates(nil))
 			runChecked(t, azureOpener(t, server, p.URL(), l), faultWorkload(10, p), true)
@@ -122,5 +123,5 @@ func TestFaultsAzure(t *testing.T) {
 func TestLinearizableAzure(t *testing.T) {
 	t.Parallel()
 	server := testenv.AzureEndpoint(t)
-	runChecked(t, azureOpener(t, server, server, driver.LayoutC), workload(12), false)
+	runChecked(t, azureOpener(t, server, server, jsonld.LayoutC), workload(12), false)
 }

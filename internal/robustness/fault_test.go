@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/faultproxy"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // faults common to both servers: about one request in five is hit, and
@@ -75,7 +76,7 @@ func TestFaultsDynamoDB(t *testing.T) {
 
 func TestFaultsS3(t *testing.T) {
 	t.Parallel()
-	for i, l := range []driver.Layout{s3etag.LayoutB, s3etag.LayoutC} {
+	for i, l := range []jsonld.Layout{s3etag.LayoutB, s3etag.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			cfg := s3Config(t, l)
 			p := startProxy(t, cfg.Endpoint, 12+uint64(i), rates(map[faultproxy.Fault]float64{faultproxy.SlowDown: 0.04, faultproxy.Conflict409: 0.05}))

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // The size of a run: clients × ops operations on two ledgers created first
@@ -71,7 +72,7 @@ func TestLinearizableMem(t *testing.T) {
 
 func TestLinearizableFS(t *testing.T) {
 	t.Parallel()
-	for _, l := range []driver.Layout{fs.LayoutB, fs.LayoutC} {
+	for _, l := range []jsonld.Layout{fs.LayoutB, fs.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			open := func(context.Context) (driver.Driver, error) {
@@ -90,7 +91,7 @@ func TestLinearizableDynamoDB(t *testing.T) {
 
 func TestLinearizableS3(t *testing.T) {
 	t.Parallel()
-	for _, l := range []driver.Layout{s3etag.LayoutB, s3etag.LayoutC} {
+	for _, l := range []jsonld.Layout{s3etag.LayoutB, s3etag.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			cfg := s3Config(t, l)
 			runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(4), false)
@@ -163,7 +164,7 @@ func dynamoConfig(t *testing.T) dynamodb.Config {
 
 // s3Config creates a bucket of the test's own on versitygw and removes it,
 // with its objects, when the test ends.
-func s3Config(t *testing.T, l driver.Layout) s3etag.Config {
+func s3Config(t *testing.T, l jsonld.Layout) s3etag.Config {
 	t.Helper()
 	cfg := s3etag.Config{
 		Region: "us-east-1", Endpoint: testenv.S3Endpoint(t),

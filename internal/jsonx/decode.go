@@ -1,4 +1,4 @@
-package driver
+package jsonx
 
 import (
 	"bytes"
@@ -7,28 +7,30 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"nameservice.dev/nameservice/internal/text"
 )
 
-// MaxDecodeDepth bounds the nesting of any JSON value DecodeJSON reads, well
+// MaxDepth bounds the nesting of any JSON value Decode reads, well
 // above MaxPayloadDepth (the write limit) and far below encoding/json's own
 // limit, so that every value read can also be encoded again inside a record.
-const MaxDecodeDepth = 512
+const MaxDepth = 512
 
-// DecodeJSON decodes exactly one JSON value into JSON-normal Go values
+// Decode decodes exactly one JSON value into JSON-normal Go values
 // (numbers as json.Number). Unlike encoding/json it refuses, with an error
 // naming the problem, what would otherwise be silently rewritten: invalid
 // UTF-8 (encoding/json replaces it with U+FFFD) and an object key that
 // appears twice (encoding/json keeps the last). It also refuses nesting deeper
-// than MaxDecodeDepth and data after the value.
-func DecodeJSON(raw []byte) (any, error) {
+// than MaxDepth and data after the value.
+func Decode(raw []byte) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
 	}
 	if json.Valid(raw) {
 		// The fast path for valid text: its depth, then one pass that
 		// builds the value (see validText).
-		if _, depth := shape(raw); depth > MaxDecodeDepth {
-			return nil, fmt.Errorf("nested deeper than %d levels", MaxDecodeDepth)
+		if _, depth := shape(raw); depth > MaxDepth {
+			return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
 		}
 		return (&validText{b: raw}).value()
 	}
@@ -93,8 +95,8 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	if !ok {
 		return tok, nil // nil, bool, string or json.Number
 	}
-	if depth > MaxDecodeDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", MaxDecodeDepth)
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
 	}
 	switch d {
 	case '[':
@@ -117,7 +119,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 			}
 			k, _ := tok.(string)
 			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("an object has the key %q twice", Clip(k, 64))
+				return nil, fmt.Errorf("an object has the key %q twice", text.Clip(k, 64))
 			}
 			if m[k], err = decodeValue(dec, depth+1); err != nil {
 				return nil, err

@@ -1,16 +1,18 @@
-package driver
+package jsonx
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"nameservice.dev/nameservice/internal/text"
 )
 
 // validText reads JSON text that json.Valid has accepted: it need not
 // check the grammar, only build values, which spares encoding/json's
 // Decoder (a buffer and a scanner per call, tens of allocations for a
-// value of a few bytes). DecodeJSON and EachMember use it; whatever is
+// value of a few bytes). Decode and EachMember use it; whatever is
 // not valid goes the Decoder's way, whose errors name the problem.
 type validText struct {
 	b []byte
@@ -37,7 +39,7 @@ func (t *validText) value() (any, error) {
 		m := map[string]any{}
 		err := t.members(func(k string, _ int) error {
 			if _, dup := m[k]; dup {
-				return fmt.Errorf("an object has the key %q twice", Clip(k, 64))
+				return fmt.Errorf("an object has the key %q twice", text.Clip(k, 64))
 			}
 			v, err := t.value()
 			m[k] = v

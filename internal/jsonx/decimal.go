@@ -1,4 +1,4 @@
-package driver
+package jsonx
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package driver
+package jsonx
 
 import (
 	"bytes"
@@ -32,10 +32,10 @@ func BenchmarkParseObject(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("keys=%d/bytes=%d/ParseObject", n, len(raw)), func(b *testing.B) {
+		b.Run(fmt.Sprintf("keys=%d/bytes=%d/Decode", n, len(raw)), func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
-				if _, err := ParseObject(raw); err != nil {
+				if _, err := Decode(raw); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -44,14 +44,14 @@ func BenchmarkParseObject(b *testing.B) {
 }
 
 // BenchmarkNumberEqual compares two spellings of one number by value at
-// growing exponents, beside big.Rat (what JSONEqual used before), whose cost
+// growing exponents, beside big.Rat (what Equal used before), whose cost
 // grows with the exponent's value rather than with its text.
 func BenchmarkNumberEqual(b *testing.B) {
 	for _, exp := range []int{2, 300, 30000} {
 		x, y := json.Number(fmt.Sprintf("1.5E%d", exp)), json.Number(fmt.Sprintf("15e%d", exp-1))
 		b.Run(fmt.Sprintf("exp=%d/JSONEqual", exp), func(b *testing.B) {
 			for b.Loop() {
-				if !JSONEqual(x, y) {
+				if !Equal(x, y) {
 					b.Fatal("not equal")
 				}
 			}

@@ -1,4 +1,4 @@
-package driver
+package jsonx
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestDecodeJSONValidText checks the fast path of DecodeJSON (valid text)
+// TestDecodeJSONValidText checks the fast path of Decode (valid text)
 // against the key-by-key decoder, values and errors alike, and
 // EachMember against the values it splits.
 func TestDecodeJSONValidText(t *testing.T) {
@@ -18,7 +18,7 @@ func TestDecodeJSONValidText(t *testing.T) {
 		`{"k":"q\"uo}te]","n":-1.5e+10,"t":true,"f":false,"z":null,"l":[1, "2" ,[3]]}`,
 		"{\"a\" :\t[ {\"b\" : [ ] } , \"}\" , 0 ] ,\n\"c\":{}}",
 	} {
-		got, err := DecodeJSON([]byte(s))
+		got, err := Decode([]byte(s))
 		dec := json.NewDecoder(bytes.NewReader([]byte(s)))
 		dec.UseNumber()
 		want, werr := decodeValue(dec, 1)
@@ -26,14 +26,14 @@ func TestDecodeJSONValidText(t *testing.T) {
 			t.Errorf("%s: error %v, want %v", s, err, werr)
 			continue
 		}
-		if err == nil && !JSONEqual(got, want) {
+		if err == nil && !Equal(got, want) {
 			t.Errorf("%s: got %#v, want %#v", s, got, want)
 		}
 		if m, ok := want.(map[string]any); ok && err == nil {
 			n := 0
 			if err := EachMember([]byte(s), func(k string, raw []byte) error {
-				v, err := DecodeJSON(raw)
-				if err != nil || !JSONEqual(v, m[k]) {
+				v, err := Decode(raw)
+				if err != nil || !Equal(v, m[k]) {
 					t.Errorf("%s: member %q is %s (%v)", s, k, raw, err)
 				}
 				n++
@@ -62,12 +62,12 @@ func TestDecodeJSONReplacesBadUTF8(t *testing.T) {
 }
 
 // A \u escape of a lone surrogate names no character: encoding/json would
-// read it as U+FFFD, so DecodeJSON refuses it, naming the escape; a pair,
+// read it as U+FFFD, so Decode refuses it, naming the escape; a pair,
 // and other escapes beside it, read as encoding/json reads them.
 func TestDecodeJSONRefusesLoneSurrogates(t *testing.T) {
 	for _, bad := range []string{`"\udcff"`, `{"a":"x\ud800"}`, `["\ud800\u0041"]`, `{"\udfff":1}`, `"\ud83d\ud83d"`} {
-		if _, err := DecodeJSON([]byte(bad)); err == nil || !strings.Contains(err.Error(), "lone UTF-16 surrogate") {
-			t.Errorf("DecodeJSON(%s) = %v, want a lone surrogate refused", bad, err)
+		if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "lone UTF-16 surrogate") {
+			t.Errorf("Decode(%s) = %v, want a lone surrogate refused", bad, err)
 		}
 	}
 	for _, good := range []string{`"\ud83d\ude00"`, `"\\udcff"`, `"a\n\"\u00e9\ud83d\ude00b"`, `"\\\ud83d\ude00"`} {
@@ -75,9 +75,9 @@ func TestDecodeJSONRefusesLoneSurrogates(t *testing.T) {
 		if err := json.Unmarshal([]byte(good), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := DecodeJSON([]byte(good))
+		got, err := Decode([]byte(good))
 		if err != nil || got != want {
-			t.Errorf("DecodeJSON(%s) = %q, %v; want %q", good, got, err, want)
+			t.Errorf("Decode(%s) = %q, %v; want %q", good, got, err, want)
 		}
 	}
 }

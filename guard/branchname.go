@@ -1,0 +1,34 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/text"
+)
+
+// MaxBranchNameBytes is the longest branch name CreateBranch accepts, as
+// Fluree's validate_branch_name.
+const MaxBranchNameBytes = 128
+
+// maxEchoed is how much of a refused name an error repeats.
+const maxEchoed = 80
+
+// CheckBranchName returns an error wrapping driver.ErrInvalidID when branch may
+// not name a new branch. Besides the rules of ParseID (no ':', NUL or ".."
+// segment), Fluree's rule refuses '@' (its time-travel suffix) and names
+// over MaxBranchNameBytes. Existing records with such branches stay
+// readable; only new branches are refused.
+func CheckBranchName(branch string) error {
+	switch {
+	case strings.Contains(branch, "@"):
+		return fmt.Errorf("%w: branch %q contains '@', reserved for time travel (name@t:42)", driver.ErrInvalidID, text.Clip(branch, maxEchoed))
+	case len(branch) > MaxBranchNameBytes:
+		return fmt.Errorf("%w: branch %q is longer than %d bytes (%d)", driver.ErrInvalidID, text.Clip(branch, maxEchoed), MaxBranchNameBytes, len(branch))
+	}
+	if _, err := driver.ParseID("x:" + branch); err != nil {
+		return fmt.Errorf("branch %q: %w", text.Clip(branch, maxEchoed), err)
+	}
+	return nil
+}

@@ -23,6 +23,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/internal/buildinfo"
 	"nameservice.dev/nameservice/internal/cli"
 )
 
@@ -49,6 +50,7 @@ type options struct {
 	parallel         int
 	report, resume   string
 	progressEvery    time.Duration
+	version          bool
 }
 
 const usageText = `usage: ns-migrate --from URL|--from-config FILE --to URL|--to-config FILE [flags]
@@ -88,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.report, "report", "", "write one JSON line per record to `file` (id, action, result, error)")
 	fs.StringVar(&o.resume, "resume", "", "skip the records a previous report `file` shows done")
 	fs.DurationVar(&o.progressEvery, "progress-every", 10*time.Second, "interval of the progress lines when not on a terminal")
+	fs.BoolVar(&o.version, "version", false, "print the version, commit and Go version, and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -96,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if o.version {
+		return o, nil
 	}
 	o.sel.kind = nameservice.Kind(*kind)
 	return o, o.check()
@@ -133,6 +139,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "ns-migrate:", err)
 		return exitUsage
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "ns-migrate %s\n", buildinfo.Read())
+		return exitOK
 	}
 	ok, err := migrate(ctx, o, stdout, stderr)
 	switch {

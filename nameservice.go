@@ -9,14 +9,17 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // NameService is the portable API over one driver. It is safe for concurrent
 // use; open one per process and share it.
 type NameService struct {
-	d          driver.Driver
+	d          driver.Driver // raw, or raw instrumented (telemetry)
+	raw        driver.Driver
 	now        func() time.Time
 	maxRetries int
+	tel        telemetry.Config
 }
 
 // Option configures a NameService.
@@ -31,10 +34,11 @@ func WithRetryLimit(n int) Option { return func(ns *NameService) { ns.maxRetries
 
 // New returns a NameService over d.
 func New(d driver.Driver, opts ...Option) *NameService {
-	ns := &NameService{d: d, now: time.Now, maxRetries: 8}
+	ns := &NameService{raw: d, now: time.Now, maxRetries: 8}
 	for _, o := range opts {
 		o(ns)
 	}
+	ns.d = telemetry.Wrap(d, ns.tel)
 	return ns
 }
 
@@ -45,7 +49,8 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 	if err != nil {
 		return nil, err
 	}
-	return New(d, opts...), nil
+	backend, namespace := telemetry.FromURL(rawURL)
+	return New(d, append([]Option{withBackend(backend, namespace)}, opts...)...), nil
 }
 
 // Now returns the time on the clock set by WithClock, for recipes built on
@@ -53,8 +58,15 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 func (ns *NameService) Now() time.Time { return ns.now() }
 
 // Driver returns the driver underneath, for type assertions to optional
-// capabilities.
-func (ns *NameService) Driver() driver.Driver { return ns.d }
+// capabilities. Calls made on it directly are not instrumented: use
+// Calls for those.
+func (ns *NameService) Driver() driver.Driver { return ns.raw }
+
+// Calls returns the driver that ns's own calls go through: Driver's, with
+// the telemetry of WithTracerProvider, WithMeterProvider and WithLogHandler
+// when one is set, else Driver itself. It implements driver.Driver only:
+// assert optional capabilities on Driver.
+func (ns *NameService) Calls() driver.Driver { return ns.d }
 
 // Close closes the driver.
 func (ns *NameService) Close() error { return ns.d.Close() }

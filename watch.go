@@ -51,10 +51,10 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
 	p.interval = defaults.Positive(p.interval, DefaultWatchInterval)
-	if v, ok := ns.d.(driver.Versioner); ok && wo.ID.IsZero() {
+	if v, ok := ns.raw.(driver.Versioner); ok && wo.ID.IsZero() {
 		p.vs = v
 	}
-	if w, ok := ns.d.(driver.Watcher); ok {
+	if w, ok := ns.raw.(driver.Watcher); ok {
 		ch, err := w.Watch(ctx, wo)
 		if !errors.Is(err, driver.ErrUnsupported) {
 			return ch, err

@@ -109,7 +109,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		reg = prometheus.NewRegistry()
 	}
 	s := &Server{
-		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(),
+		ns: ns, d: ns.Calls(), opts: opts, log: log, mux: http.NewServeMux(),
 		metrics: newMetrics(reg), idem: newIdemCache(100_000, 10*time.Minute),
 		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 	}

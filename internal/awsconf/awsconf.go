@@ -12,6 +12,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/aws/aws-sdk-go-v2/otelaws"
+
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // Load returns the configuration of the SDK's default chain (environment,
@@ -33,5 +36,8 @@ func Load(ctx context.Context, region, profile string, creds aws.CredentialsProv
 	if err == nil && c.Region == "" {
 		c.Region = defaultRegion
 	}
+	// The SDK's spans, as children of an instrumented driver call; nothing
+	// is traced for a call that is not (see telemetry.FollowContext).
+	otelaws.AppendMiddlewares(&c.APIOptions, otelaws.WithTracerProvider(telemetry.FollowContext()))
 	return c, err
 }

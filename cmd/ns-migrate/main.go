@@ -21,6 +21,8 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"nameservice.dev/nameservice"
 	_ "nameservice.dev/nameservice/drivers/all"
 	"nameservice.dev/nameservice/internal/buildinfo"
@@ -51,6 +53,8 @@ type options struct {
 	report, resume   string
 	progressEvery    time.Duration
 	version          bool
+	otlpEndpoint     string
+	tracer           trace.Tracer // a span per record; nil: none
 }
 
 const usageText = `usage: ns-migrate --from URL|--from-config FILE --to URL|--to-config FILE [flags]
@@ -91,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.resume, "resume", "", "skip the records a previous report `file` shows done")
 	fs.DurationVar(&o.progressEvery, "progress-every", 10*time.Second, "interval of the progress lines when not on a terminal")
 	fs.BoolVar(&o.version, "version", false, "print the version, commit and Go version, and exit")
+	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 // serveFlags are the flags of ns serve.
 type serveFlags struct {
 	listen, tokens, issuers, cert, key, logLevel string
+	otlpEndpoint                                 string
 	noAuth                                       bool
 	maxBody                                      int64
 	maxStreams                                   int
@@ -29,8 +30,9 @@ type serveFlags struct {
 func init() {
 	var f serveFlags
 	commands["serve"] = &command{
-		usage: "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--tls-cert F --tls-key F] [--insecure-no-auth]",
-		nargs: 0,
+		usage:        "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--tls-cert F --tls-key F] [--insecure-no-auth] [--otlp-endpoint URL]",
+		nargs:        0,
+		otlpEndpoint: &f.otlpEndpoint,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8090", "")
 			fs.StringVar(&f.tokens, "tokens", "", "")
@@ -38,6 +40,7 @@ func init() {
 			fs.StringVar(&f.cert, "tls-cert", "", "")
 			fs.StringVar(&f.key, "tls-key", "", "")
 			fs.StringVar(&f.logLevel, "log-level", "info", "")
+			fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
@@ -76,6 +79,9 @@ func serve(c *call, f serveFlags) error {
 	}
 	srv := server.New(c.ns, opts)
 	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout})
+	if c.otel != nil {
+		hs.Handler = srv.Traced(c.otel.Tracer, c.otel.Meter, c.otel.Propagator)
+	}
 	scheme := "http"
 	if f.cert != "" || f.key != "" {
 		if f.cert == "" || f.key == "" {

@@ -144,6 +144,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 
 	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
+	s.mountUI(m) // the console, ui.go
 }
 
 // ServeHTTP implements http.Handler: it routes, bounds the body, counts

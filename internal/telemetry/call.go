@@ -19,6 +19,7 @@ import (
 type call struct {
 	in      *instruments
 	op      string
+	id      driver.ID
 	concern string
 	span    trace.Span
 	start   time.Time
@@ -28,7 +29,7 @@ type call struct {
 type callKey struct{}
 
 func (in *instruments) start(ctx context.Context, op string, id driver.ID, concern string) (context.Context, *call) {
-	c := &call{in: in, op: op, concern: concern, start: time.Now()}
+	c := &call{in: in, op: op, id: id, concern: concern, start: time.Now()}
 	attrs := make([]attribute.KeyValue, 0, len(in.base)+3)
 	attrs = append(attrs, in.base...)
 	attrs = append(attrs, keyOperation.String(op))
@@ -83,6 +84,9 @@ func (c *call) log(ctx context.Context, outcome string, elapsed time.Duration, e
 	}
 	attrs := []slog.Attr{slog.String("backend", c.in.backend), slog.String("operation", c.op),
 		slog.String("outcome", outcome), slog.Duration("duration", elapsed)}
+	if !c.id.IsZero() {
+		attrs = append(attrs, slog.String("id", c.id.String()))
+	}
 	if c.concern != "" {
 		attrs = append(attrs, slog.String("concern", c.concern))
 	}

@@ -143,7 +143,7 @@ func TestOutcomes(t *testing.T) {
 	}
 	var l map[string]any
 	must(t, json.Unmarshal([]byte(lines[2]), &l))
-	if l["operation"] != "update" || l["outcome"] != "stale" || l["level"] != "DEBUG" {
+	if l["operation"] != "update" || l["outcome"] != "stale" || l["level"] != "DEBUG" || l["id"] != "books:main" || l["concern"] != "head" {
 		t.Errorf("log line of the stale push = %v", l)
 	}
 }

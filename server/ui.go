@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
@@ -106,7 +107,7 @@ type uiRecordPage struct {
 	Row          uiRow
 	SourceType   string
 	Dependencies []string
-	CreatedAt    int64
+	CreatedAt    string
 	Concerns     []uiConcern
 }
 
@@ -210,7 +211,7 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
-		CreatedAt: rec.CreatedAt, Concerns: concernsOf(rec)}
+		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format("2006-01-02 15:04:05Z"), Concerns: concernsOf(rec)}
 	s.render(w, http.StatusOK, "record.html", uiPage{Title: id.String(), Principal: p.Name,
 		Events: "/ui/events?id=" + url.QueryEscape(id.String()), Record: rp})
 }

@@ -33,7 +33,10 @@ type command struct {
 	// otlpEndpoint, when set, is the command's --otlp-endpoint flag: it
 	// exports traces and metrics (internal/otelexport).
 	otlpEndpoint *string
-	run          func(c *call) error
+	// options, when set, are more options of the NameService the command
+	// runs over, read once its flags are parsed.
+	options func() ([]nameservice.Option, error)
+	run     func(c *call) error
 }
 
 // call is one invocation of a command.
@@ -101,7 +104,15 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer shutdownExport(ex, stderr)
 		c.otel = ex
 	}
-	ns, err := openNS(ctx, *url, *cfg, c.otel.Options()...)
+	opts := c.otel.Options()
+	if cmd.options != nil {
+		more, err := cmd.options()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, more...)
+	}
+	ns, err := openNS(ctx, *url, *cfg, opts...)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,4 +212,27 @@ func TestServeExportsOTLP(t *testing.T) {
 		t.Errorf("backend call span %q: %v", c.Name, c.Attributes)
 	}
 	srv.stop(t)
+}
+
+// TestServeDebugLogsCalls: at --log-level debug ns serve logs each backend
+// call (the library's slog records) beside its request lines; at info it
+// logs none.
+func TestServeDebugLogsCalls(t *testing.T) {
+	bin := buildNS(t)
+	for _, level := range []string{"debug", "info"} {
+		srv := startServe(t, bin, "file://"+t.TempDir(), "--insecure-no-auth", "--log-level", level)
+		client, err := nameservice.Open(context.Background(), srv.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Init(context.Background(), "books"); err != nil {
+			t.Fatal(err)
+		}
+		_ = client.Close()
+		srv.stop(t)
+		logged := strings.Contains(srv.stderr.String(), `"msg":"nameservice call","backend":"file","operation":"create","id":"books:main","outcome":"applied"`)
+		if logged != (level == "debug") {
+			t.Errorf("--log-level %s: call logged %v; stderr:\n%s", level, logged, srv.stderr)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -33,6 +34,7 @@ func init() {
 		usage:        "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--tls-cert F --tls-key F] [--insecure-no-auth] [--otlp-endpoint URL]",
 		nargs:        0,
 		otlpEndpoint: &f.otlpEndpoint,
+		options:      f.nameserviceOptions,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8090", "")
 			fs.StringVar(&f.tokens, "tokens", "", "")
@@ -113,6 +115,16 @@ func serve(c *call, f serveFlags) error {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	return nil
+}
+
+// nameserviceOptions hands the server's log to the library at debug
+// level: one line per backend call, beside the request lines.
+func (f *serveFlags) nameserviceOptions() ([]nameservice.Option, error) {
+	log, err := newLogger(f.logLevel)
+	if err != nil || !log.Enabled(context.Background(), slog.LevelDebug) {
+		return nil, err
+	}
+	return []nameservice.Option{nameservice.WithLogHandler(log.Handler())}, nil
 }
 
 func authOptions(opts *server.Options, f serveFlags) error {

@@ -82,14 +82,14 @@ func (c *call) log(ctx context.Context, outcome string, elapsed time.Duration, e
 	if l == nil || !l.Enabled(ctx, level) {
 		return
 	}
-	attrs := []slog.Attr{slog.String("backend", c.in.backend), slog.String("operation", c.op),
-		slog.String("outcome", outcome), slog.Duration("duration", elapsed)}
+	attrs := []slog.Attr{slog.String("backend", c.in.backend), slog.String("operation", c.op)}
 	if !c.id.IsZero() {
 		attrs = append(attrs, slog.String("id", c.id.String()))
 	}
 	if c.concern != "" {
 		attrs = append(attrs, slog.String("concern", c.concern))
 	}
+	attrs = append(attrs, slog.String("outcome", outcome), slog.Duration("duration", elapsed))
 	if n := c.retries.Load(); n > 0 {
 		attrs = append(attrs, slog.Int64("retries", n))
 	}

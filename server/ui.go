@@ -94,6 +94,7 @@ func (s *Server) render(w http.ResponseWriter, status int, page string, data any
 type uiPage struct {
 	Title     string
 	Principal string
+	SignOut   bool   // the caller signed in with a token
 	Events    string // the page's event stream, "" for none
 	Error     string
 	Rows      []uiRow
@@ -109,6 +110,11 @@ type uiRecordPage struct {
 	Dependencies []string
 	CreatedAt    string
 	Concerns     []uiConcern
+}
+
+// pageFor starts the page of an authenticated request.
+func (s *Server) pageFor(r *http.Request, title string) uiPage {
+	return uiPage{Title: title, Principal: principalOf(r.Context()).Name, SignOut: !s.opts.NoAuth}
 }
 
 func (s *Server) uiLoginForm(w http.ResponseWriter, _ *http.Request) {
@@ -170,7 +176,8 @@ func (s *Server) visibleRows(ctx context.Context, p *Principal) (rows []uiRow, t
 func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
 	rows, truncated, err := s.visibleRows(r.Context(), p)
-	page := uiPage{Title: "Records", Principal: p.Name, Events: "/ui/events", Rows: rows, Truncated: truncated}
+	page := s.pageFor(r, "Records")
+	page.Events, page.Rows, page.Truncated = "/ui/events", rows, truncated
 	if err != nil {
 		page.Error = err.Error()
 	}
@@ -181,8 +188,8 @@ func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
 	rows, truncated, err := s.visibleRows(r.Context(), p)
 	bars := lagBars(rows)
-	page := uiPage{Title: "Index lag", Principal: p.Name, Events: "/ui/events", Bars: bars, Truncated: truncated,
-		ChartH: max(barHeight, len(bars)*barHeight)}
+	page := s.pageFor(r, "Index lag")
+	page.Events, page.Bars, page.Truncated, page.ChartH = "/ui/events", bars, truncated, max(barHeight, len(bars)*barHeight)
 	if err != nil {
 		page.Error = err.Error()
 	}
@@ -193,7 +200,9 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
 	id, err := driver.ParseID(r.PathValue("id"))
 	if err != nil {
-		s.render(w, http.StatusBadRequest, "error.html", uiPage{Title: "Bad ID", Principal: p.Name, Error: err.Error()})
+		page := s.pageFor(r, "Bad ID")
+		page.Error = err.Error()
+		s.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
 	var rec *driver.Record
@@ -207,13 +216,16 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, driver.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
-		s.render(w, status, "error.html", uiPage{Title: "Record", Principal: p.Name, Error: msg})
+		page := s.pageFor(r, "Record")
+		page.Error = msg
+		s.render(w, status, "error.html", page)
 		return
 	}
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format("2006-01-02 15:04:05Z"), Concerns: concernsOf(rec)}
-	s.render(w, http.StatusOK, "record.html", uiPage{Title: id.String(), Principal: p.Name,
-		Events: "/ui/events?id=" + url.QueryEscape(id.String()), Record: rp})
+	page := s.pageFor(r, id.String())
+	page.Events, page.Record = "/ui/events?id="+url.QueryEscape(id.String()), rp
+	s.render(w, http.StatusOK, "record.html", page)
 }
 
 // uiChange is one event of /ui/events: the record's row after the change,

@@ -230,7 +230,7 @@ func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc 
 		r.remember(id, f.Key, tag, data)
 		return true, nil
 	case errors.Is(err, ErrPrecondition):
-		telemetry.PreconditionFailed(ctx, "412")
+		telemetry.PreconditionFailed(ctx, r.preconditionCode())
 		telemetry.Retry(ctx, "precondition failed")
 		return false, nil
 	case r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
@@ -246,6 +246,15 @@ func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc 
 		return r.resolve(ctx, id, f.Key, pc, data, err)
 	}
 	return false, err
+}
+
+// preconditionCode names a failed precondition in telemetry: HTTP's 412
+// on an object store, a changed file on the local file system.
+func (r *Records) preconditionCode() string {
+	if r.cfg.LocalReads {
+		return "file changed"
+	}
+	return "412"
 }
 
 // resolve reads key after a write of data under pc whose outcome is

@@ -213,6 +213,9 @@ func TestPreconditionRetry(t *testing.T) {
 	if strings.Join(names, ",") != "precondition failed,retry" {
 		t.Errorf("events %v, want a failed precondition then a retry", names)
 	}
+	if code := attrs(spans[0].Events[0].Attributes)["nameservice.backend.code"]; code != "file changed" {
+		t.Errorf("precondition code %q, want file changed", code)
+	}
 	if n := r.sum(t, "nameservice.retries", map[string]string{"nameservice.backend": "fs", "nameservice.retry.reason": "precondition failed"}); n != 1 {
 		t.Errorf("retries = %d, want 1", n)
 	}

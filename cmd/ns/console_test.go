@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -204,6 +206,41 @@ func TestConsoleInBrowser(t *testing.T) {
 	consoleRecordPage(t, ctx, f, shots)
 	consoleLagChart(t, ctx, f, shots)
 	consoleScoped(t, path, f)
+	consoleWithoutJS(t, path, f)
+}
+
+// consoleWithoutJS: with scripts off, the sign-in form, the records and a
+// record's page still work (they are rendered by the server), and the
+// page does not claim to be live.
+func consoleWithoutJS(t *testing.T, path string, f *consoleFixture) {
+	ctx := browser(t, path)
+	must(t, chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	})))
+	must(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"/ui"), chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), "admin-token\r"), chromedp.WaitVisible(chromedp.ID("records"))))
+	rows, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("records")))
+	must(t, err)
+	for _, s := range []string{"tenant-a/lagging:main", "tenant-b/secret:main", xssID, "indexer-7"} {
+		if !strings.Contains(rows, s) {
+			t.Errorf("without JavaScript the records table lacks %q:\n%s", s, rows)
+		}
+	}
+	// With scripts on, the event stream opens within milliseconds and
+	// the script unhides the live mark: give it ample time to be wrong.
+	time.Sleep(500 * time.Millisecond)
+	live, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.ID("live"), "hidden"))
+	must(t, err)
+	if !live.Exists {
+		t.Error("without JavaScript the page shows itself live")
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"/ui/record/tenant-a/lagging:main"), chromedp.WaitVisible(chromedp.ID("concerns"))))
+	concerns, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("concerns")))
+	must(t, err)
+	if !strings.Contains(concerns, "fluree:file://lagging/i40") {
+		t.Errorf("without JavaScript the record page shows:\n%s", concerns)
+	}
 }
 
 // consoleRecordPage: a record's page shows its concerns, and each change

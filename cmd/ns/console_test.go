@@ -282,6 +282,14 @@ func consoleLagChart(t *testing.T, ctx context.Context, f *consoleFixture, shots
 		t.Errorf("lag bars = %v, want tenant-a/lagging:main=50 first", bars)
 	}
 	screenshot(t, ctx, shots, "console-lag.png")
+	// The bar follows a push made elsewhere.
+	must(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("live"))))
+	f.push(t, "publish-commit", "tenant-a/lagging", "95", "fluree:file://lagging/c95")
+	bar := `(() => { const g = Array.from(document.querySelectorAll("#lag g")).find(g => g.dataset.id === "tenant-a/lagging:main");
+		return g.querySelector('[data-f="gap_text"]').textContent })()`
+	if _, err := waitText(ctx, bar, "55", time.Second); err != nil {
+		t.Error(err)
+	}
 }
 
 // consoleScoped: a token scoped to tenant-a/ sees only tenant-a/, live
@@ -290,8 +298,8 @@ func consoleScoped(t *testing.T, path string, f *consoleFixture) {
 	ctx := browser(t, path)
 	must(t, chromedp.Do(ctx, login(f.url, "tenant-token")))
 	f.push(t, "publish-commit", "tenant-b/secret", "13", "fluree:file://secret/c13")
-	f.push(t, "publish-commit", "tenant-a/lagging", "91", "fluree:file://lagging/c91")
-	if _, err := waitText(ctx, cell("tenant-a/lagging:main", "head_t"), "91", time.Second); err != nil {
+	f.push(t, "publish-commit", "tenant-a/lagging", "96", "fluree:file://lagging/c96")
+	if _, err := waitText(ctx, cell("tenant-a/lagging:main", "head_t"), "96", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ids := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#records tbody tr")).map(r => r.dataset.id)`)

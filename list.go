@@ -16,13 +16,19 @@ import (
 // the iteration. Retracted records are left out unless opts.IncludeRetracted
 // is set.
 func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Record, error] {
+	return listFrom(ctx, ns.d, opts)
+}
+
+// listFrom is List over d: the NameService's calls, or its raw driver for
+// the polls of a watch, which are not worth a span each.
+func listFrom(ctx context.Context, d driver.Driver, opts ListOptions) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
 		if opts.Kind != "" && !opts.Kind.Valid() {
 			yield(nil, fmt.Errorf("list: %w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, opts.Kind))
 			return
 		}
 		for {
-			page, err := ns.d.List(ctx, opts)
+			page, err := d.List(ctx, opts)
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
 				return

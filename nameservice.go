@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // NameService is the portable API over one driver. It is safe for concurrent
@@ -20,6 +21,7 @@ type NameService struct {
 	d          *guard.Driver
 	now        func() time.Time
 	maxRetries int
+	tel        telemetry.Config
 }
 
 // Option configures a NameService.
@@ -32,12 +34,14 @@ func WithClock(now func() time.Time) Option { return func(ns *NameService) { ns.
 // PublishGraphSource (default 8).
 func WithRetryLimit(n int) Option { return func(ns *NameService) { ns.maxRetries = max(1, n) } }
 
-// New returns a NameService over d, behind guard.New.
+// New returns a NameService over d, behind guard.New (and instrumented
+// when a telemetry option is given).
 func New(d driver.Driver, opts ...Option) *NameService {
-	ns := &NameService{raw: d, d: guard.New(d), now: time.Now, maxRetries: 8}
+	ns := &NameService{raw: d, now: time.Now, maxRetries: 8}
 	for _, o := range opts {
 		o(ns)
 	}
+	ns.d = guard.New(telemetry.Wrap(d, ns.tel))
 	return ns
 }
 
@@ -48,7 +52,8 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 	if err != nil {
 		return nil, err
 	}
-	return New(d, opts...), nil
+	backend, namespace := telemetry.FromURL(rawURL)
+	return New(d, append([]Option{withBackend(backend, namespace)}, opts...)...), nil
 }
 
 // Now returns the time on the clock set by WithClock, for recipes built on

@@ -95,7 +95,9 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 	}
 	s := snapshot{}
 	if !p.opts.ID.IsZero() {
-		r, err := p.ns.d.Get(ctx, p.opts.ID)
+		// A watch's polls go to the raw driver: one span or metric point
+		// per poll would drown the calls an operator looks for.
+		r, err := p.ns.raw.Get(ctx, p.opts.ID)
 		if errors.Is(err, driver.ErrNotFound) {
 			return s, nil
 		}
@@ -111,7 +113,7 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 // list reads every watched record with List.
 func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
-	for r, err := range p.ns.List(ctx, ListOptions{Prefix: p.opts.Prefix, IncludeRetracted: true}) {
+	for r, err := range listFrom(ctx, p.ns.raw, ListOptions{Prefix: p.opts.Prefix, IncludeRetracted: true}) {
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):

@@ -91,3 +91,6 @@ func (g *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 
 // Close implements driver.Driver.
 func (g *Driver) Close() error { return g.d.Close() }
+
+// Unwrap returns the driver behind the guard.
+func (g *Driver) Unwrap() driver.Driver { return g.d }

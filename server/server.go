@@ -179,6 +179,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	s.flureeBranchRoutes(m)
 	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
 	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
+	s.mountUI(m) // the console, ui.go
 }
 
 // ServeHTTP implements http.Handler: it bounds the request (see bound),
@@ -272,7 +273,8 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	_, err := s.d.Get(ctx, driver.ID{Name: "readyz-probe", Branch: "main"})
+	// The raw driver: a probe every few seconds is not a call to trace.
+	_, err := s.ns.Driver().Get(ctx, driver.ID{Name: "readyz-probe", Branch: "main"})
 	if err != nil && !errors.Is(err, driver.ErrNotFound) {
 		s.log.Warn("readiness probe failed", slog.String("error", err.Error()))
 		http.Error(w, "backend unreachable\n", http.StatusServiceUnavailable)

@@ -31,6 +31,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/buildinfo"
 )
 
 func main() {
@@ -41,7 +42,12 @@ func main() {
 	flag.IntVar(&sz.list, "list", 1000, "records to create and list")
 	only := flag.String("only", "", "comma-separated drivers to run (mem, fs-b, fs-c, dynamodb, s3); default all reachable")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound on the whole run")
+	version := flag.Bool("version", false, "print the version, commit and Go version, and exit")
 	flag.Parse()
+	if *version {
+		fmt.Printf("ns-bench %s\n", buildinfo.Read())
+		return
+	}
 	if sz.pushes < 1 || sz.writers < 1 || sz.rounds < 1 || sz.list < 1 {
 		fmt.Fprintln(os.Stderr, "ns-bench: -n, -writers, -rounds and -list must be positive")
 		os.Exit(2)

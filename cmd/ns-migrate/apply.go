@@ -164,7 +164,7 @@ func (c *copier) retract(ctx context.Context, id string, s step) error {
 	if sec, ok := s.to.Payload.Int("retracted_at"); ok {
 		at = time.Unix(sec, 0)
 	}
-	rns := nameservice.New(c.dst.Driver(), nameservice.WithClock(func() time.Time { return at }))
+	rns := nameservice.New(c.dst.Guarded(), nameservice.WithClock(func() time.Time { return at }))
 	if err := rns.Retract(ctx, id); err != nil {
 		return err
 	}

@@ -21,8 +21,11 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"nameservice.dev/nameservice"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/internal/buildinfo"
 	"nameservice.dev/nameservice/internal/cli"
 )
 
@@ -49,6 +52,9 @@ type options struct {
 	parallel         int
 	report, resume   string
 	progressEvery    time.Duration
+	version          bool
+	otlpEndpoint     string
+	tracer           trace.Tracer // a span per record; nil: none
 }
 
 const usageText = `usage: ns-migrate --from URL|--from-config FILE --to URL|--to-config FILE [flags]
@@ -88,6 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.report, "report", "", "write one JSON line per record to `file` (id, action, result, error)")
 	fs.StringVar(&o.resume, "resume", "", "skip the records a previous report `file` shows done")
 	fs.DurationVar(&o.progressEvery, "progress-every", 10*time.Second, "interval of the progress lines when not on a terminal")
+	fs.BoolVar(&o.version, "version", false, "print the version, commit and Go version, and exit")
+	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -96,6 +104,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if o.version {
+		return o, nil
 	}
 	o.sel.kind = nameservice.Kind(*kind)
 	return o, o.check()
@@ -133,6 +144,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "ns-migrate:", err)
 		return exitUsage
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "ns-migrate %s\n", buildinfo.Read())
+		return exitOK
 	}
 	ok, err := migrate(ctx, o, stdout, stderr)
 	switch {

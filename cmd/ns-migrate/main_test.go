@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -165,6 +166,9 @@ func TestUsage(t *testing.T) {
 	}
 	if r := runCmd(t, "--help"); r.code != exitOK || !strings.Contains(r.stderr, "-verify-only") {
 		t.Errorf("--help: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runCmd(t, "--version"); r.code != exitOK || !strings.HasPrefix(r.stdout, "ns-migrate ") || !strings.Contains(r.stdout, runtime.Version()) {
+		t.Errorf("--version: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
 

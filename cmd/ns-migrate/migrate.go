@@ -9,22 +9,35 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cli"
+	"nameservice.dev/nameservice/internal/otelexport"
 )
 
 // migrate runs the copy (or plan) pass and then, if asked, the verify pass.
 // ok is false when a record failed, conflicted or differs, or when the run
 // was interrupted.
 func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool, err error) {
-	src, err := openSide(ctx, "--from", o.from, o.fromConfig)
+	ex, err := otelexport.Start(ctx, o.otlpEndpoint, "ns-migrate")
+	if err != nil {
+		return false, usagef("%v", err)
+	}
+	defer shutdownExport(ex, stderr)
+	if ex != nil {
+		o.tracer = ex.Tracer.Tracer("nameservice.dev/nameservice/cmd/ns-migrate")
+	}
+	src, err := openSide(ctx, "--from", o.from, o.fromConfig, ex.Options()...)
 	if err != nil {
 		return false, err
 	}
 	defer src.Close()
-	dst, err := openSide(ctx, "--to", o.to, o.toConfig)
+	dst, err := openSide(ctx, "--to", o.to, o.toConfig, ex.Options()...)
 	if err != nil {
 		return false, err
 	}
@@ -67,14 +80,14 @@ func (o *options) openReport() (*reporter, error) {
 }
 
 // openSide opens one side from its URL or its connection config.
-func openSide(ctx context.Context, flagName, rawURL, configFile string) (*nameservice.NameService, error) {
+func openSide(ctx context.Context, flagName, rawURL, configFile string, opts ...nameservice.Option) (*nameservice.NameService, error) {
 	var ns *nameservice.NameService
 	var err error
 	if configFile != "" {
-		ns, err = connconfig.Open(ctx, configFile)
+		ns, err = connconfig.Open(ctx, configFile, opts...)
 		flagName += "-config"
 	} else {
-		ns, err = nameservice.Open(ctx, rawURL)
+		ns, err = nameservice.Open(ctx, rawURL, opts...)
 	}
 	if errors.Is(err, nameservice.ErrInvalidArgument) || errors.Is(err, nameservice.ErrUnsupported) || errors.Is(err, fs.ErrNotExist) {
 		return nil, usagef("%s: %v", flagName, err)
@@ -133,7 +146,7 @@ func runPass(ctx context.Context, o *options, src *nameservice.NameService, work
 		wg.Go(func() {
 			for it := range items {
 				if ctx.Err() == nil {
-					results <- work(workCtx, it)
+					results <- o.traced(workCtx, it, work)
 				}
 			}
 		})
@@ -143,6 +156,31 @@ func runPass(ctx context.Context, o *options, src *nameservice.NameService, work
 		close(results)
 	}()
 	t.collect(results)
+}
+
+// traced runs work on one record in a span of its own, when tracing.
+func (o *options) traced(ctx context.Context, it item, work func(context.Context, item) outcome) outcome {
+	if o.tracer == nil {
+		return work(ctx, it)
+	}
+	ctx, span := o.tracer.Start(ctx, "migrate record", trace.WithAttributes(attribute.String("nameservice.record.id", it.id)))
+	defer span.End()
+	r := work(ctx, it)
+	span.SetAttributes(attribute.String("nameservice.migrate.action", r.action), attribute.String("nameservice.migrate.result", r.result))
+	if r.err != nil {
+		span.SetStatus(codes.Error, r.err.Error())
+	}
+	return r
+}
+
+// shutdownExport sends the spans and metrics still buffered, for at most
+// 5 seconds: a collector that is down must not hold the command.
+func shutdownExport(ex *otelexport.Exporter, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ex.Shutdown(ctx); err != nil {
+		fmt.Fprintln(stderr, "ns-migrate: OpenTelemetry export:", err)
+	}
 }
 
 func copyPass(ctx context.Context, o *options, src, dst *nameservice.NameService, rep *reporter, stdout, stderr io.Writer) bool {

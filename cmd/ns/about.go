@@ -4,14 +4,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sort"
 	"strings"
+
+	"nameservice.dev/nameservice/internal/buildinfo"
 )
 
 func init() {
 	commands["version"] = &command{usage: "", nargs: 0, local: true, run: func(c *call) error {
-		v := buildVersion()
+		v := buildinfo.Read()
 		if c.json {
 			return c.printJSON(v)
 		}
@@ -27,50 +28,6 @@ func init() {
 		}
 		return usagef("completion: no script for shell %q (want bash or zsh)", c.args[0])
 	}}
-}
-
-// version is what ns version prints, from the binary's build information.
-type version struct {
-	Module   string `json:"module"`
-	Version  string `json:"version"`            // the module version, "(devel)" for a build in the repository
-	Revision string `json:"revision,omitempty"` // the VCS revision it was built from
-	Time     string `json:"time,omitempty"`     // that revision's commit time
-	Modified bool   `json:"modified,omitempty"` // built from a work tree with changes
-	Go       string `json:"go"`
-}
-
-func buildVersion() version {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version{Version: "unknown"}
-	}
-	v := version{Module: info.Main.Path, Version: info.Main.Version, Go: info.GoVersion}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Revision = s.Value
-		case "vcs.time":
-			v.Time = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		}
-	}
-	return v
-}
-
-func (v version) String() string {
-	s := v.Version
-	if v.Revision != "" {
-		s += " (" + v.Revision
-		if v.Time != "" {
-			s += " " + v.Time
-		}
-		if v.Modified {
-			s += ", modified"
-		}
-		s += ")"
-	}
-	return s + " " + v.Go
 }
 
 // completionWords returns the command names, sorted, and for each command the

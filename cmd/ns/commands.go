@@ -11,10 +11,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/internal/otelexport"
 	"nameservice.dev/nameservice/internal/text"
 )
 
@@ -29,13 +31,20 @@ type command struct {
 	ownsConfig bool
 	// local: the command needs no nameservice (version, completion).
 	local bool
-	run   func(c *call) error
+	// otlpEndpoint, when set, is the command's --otlp-endpoint flag: it
+	// exports traces and metrics (internal/otelexport).
+	otlpEndpoint *string
+	// options, when set, are more options of the NameService the command
+	// runs over, read once its flags are parsed.
+	options func() ([]nameservice.Option, error)
+	run     func(c *call) error
 }
 
 // call is one invocation of a command.
 type call struct {
 	ctx    context.Context
 	ns     *nameservice.NameService
+	otel   *otelexport.Exporter // nil when not exporting
 	args   []string
 	flags  *flag.FlagSet
 	json   bool
@@ -92,7 +101,23 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *url == "" && (isSet(g, "url") || isSet(fs, "url")) {
 		return usagef("--url is empty; give a nameservice URL, or leave --url out for $NAMESERVICE_URL or %s", DefaultURL)
 	}
-	ns, err := openNS(ctx, *url, *cfg)
+	if cmd.otlpEndpoint != nil {
+		ex, err := otelexport.Start(ctx, *cmd.otlpEndpoint, "ns")
+		if err != nil {
+			return usagef("%v", err)
+		}
+		defer shutdownExport(ex, stderr)
+		c.otel = ex
+	}
+	opts := c.otel.Options()
+	if cmd.options != nil {
+		more, err := cmd.options()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, more...)
+	}
+	ns, err := openNS(ctx, *url, *cfg, opts...)
 	if err != nil {
 		return err
 	}
@@ -119,6 +144,16 @@ func printCommandHelp(w io.Writer, name, usage string, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w, line)
 	})
+}
+
+// shutdownExport sends the spans and metrics still buffered, for at most
+// 5 seconds: a collector that is down must not hold the command.
+func shutdownExport(ex *otelexport.Exporter, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ex.Shutdown(ctx); err != nil {
+		fmt.Fprintln(stderr, "ns: OpenTelemetry export:", err)
+	}
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -168,19 +203,19 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-func openNS(ctx context.Context, url, cfg string) (*nameservice.NameService, error) {
+func openNS(ctx context.Context, url, cfg string, opts ...nameservice.Option) (*nameservice.NameService, error) {
 	switch {
 	case url != "" && cfg != "":
 		return nil, usagef("give --url or --config, not both")
 	case cfg != "":
-		return connconfig.Open(ctx, cfg)
+		return connconfig.Open(ctx, cfg, opts...)
 	case url == "":
 		url = os.Getenv("NAMESERVICE_URL")
 	}
 	if url == "" {
 		url = DefaultURL
 	}
-	return nameservice.Open(ctx, url)
+	return nameservice.Open(ctx, url, opts...)
 }
 
 func helpText() string {

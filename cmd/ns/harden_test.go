@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/buildinfo"
 )
 
 // Issue 14, item 4: a bad T is a usage error whatever its form, and -1 is
@@ -187,7 +188,7 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "ns ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version = %q", out)
 	}
-	var v version
+	var v buildinfo.Info
 	if err := json.Unmarshal([]byte(c.want(exitOK, "--json", "version")), &v); err != nil || v.Go != runtime.Version() || v.Version == "" {
 		t.Fatalf("version --json = %+v, %v", v, err)
 	}

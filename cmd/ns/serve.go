@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -27,13 +28,16 @@ type serveFlags struct {
 	pollInterval, keepAlive, shutdownGrace        time.Duration
 	readHeaderTimeout, idleTimeout, bodyTimeout   time.Duration
 	writeTimeout, jwksCacheTTL                    time.Duration
+	otlpEndpoint                                  string
 }
 
 func init() {
 	var f serveFlags
 	commands["serve"] = &command{
-		usage: "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--oidc-issuer ISS --jwks-url URL] [--tls-cert F --tls-key F] [--insecure-no-auth]",
-		nargs: 0,
+		usage:        "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--oidc-issuer ISS --jwks-url URL] [--tls-cert F --tls-key F] [--insecure-no-auth] [--otlp-endpoint URL]",
+		nargs:        0,
+		otlpEndpoint: &f.otlpEndpoint,
+		options:      f.nameserviceOptions,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8090", "")
 			fs.StringVar(&f.tokens, "tokens", "", "")
@@ -41,6 +45,7 @@ func init() {
 			fs.StringVar(&f.cert, "tls-cert", "", "")
 			fs.StringVar(&f.key, "tls-key", "", "")
 			fs.StringVar(&f.logLevel, "log-level", "info", "")
+			fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
 			fs.StringVar(&f.eventsAuth, "events-auth", server.EventsAuthRequired.String(), "")
 			fs.StringVar(&f.oidcIssuer, "oidc-issuer", "", "")
@@ -91,6 +96,9 @@ func serve(c *call, f serveFlags) error {
 	srv := server.New(c.ns, opts)
 	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout,
 		MaxConns: f.maxConns, MaxConnsPerAddr: f.maxConnsPerAddr})
+	if c.otel != nil {
+		hs.Handler = srv.Traced(c.otel.Tracer, c.otel.Meter, c.otel.Propagator)
+	}
 	scheme := "http"
 	if f.cert != "" || f.key != "" {
 		if f.cert == "" || f.key == "" {
@@ -126,6 +134,16 @@ func serve(c *call, f serveFlags) error {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	return nil
+}
+
+// nameserviceOptions hands the server's log to the library at debug
+// level: one line per backend call, beside the request lines.
+func (f *serveFlags) nameserviceOptions() ([]nameservice.Option, error) {
+	log, err := newLogger(f.logLevel)
+	if err != nil || !log.Enabled(context.Background(), slog.LevelDebug) {
+		return nil, err
+	}
+	return []nameservice.Option{nameservice.WithLogHandler(log.Handler())}, nil
 }
 
 func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {

@@ -15,6 +15,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // maxResends bounds how often Update resends a write whose answer was lost.
@@ -91,8 +92,10 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
+			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
 			out, again, err := u.conditionFailed(ccf.Item)
 			if again {
+				telemetry.Retry(ctx, "condition corrected")
 				continue
 			}
 			return out, err
@@ -101,6 +104,7 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 			if maybeApplied(err) {
 				u.ambiguous = true
 				u.resends++
+				telemetry.Retry(ctx, "answer lost")
 				continue
 			}
 			if u.ambiguous && refused(err) {
@@ -108,6 +112,7 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 				// later write to the item makes the earlier attempt harder to
 				// recognise (see writtenSince).
 				u.resends++
+				telemetry.Retry(ctx, "throttled")
 				if err := backoff.Sleep(ctx, backoff.Jitter(time.Millisecond, 20*time.Millisecond, u.resends)); err != nil {
 					return driver.Outcome{}, u.d.fail(ctx, u.op(), err)
 				}

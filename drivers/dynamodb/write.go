@@ -13,6 +13,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // maxTxAttempts bounds the driver's own retries of a transaction cancelled
@@ -198,9 +199,11 @@ func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWr
 		var tce *types.TransactionCanceledException
 		switch {
 		case errors.As(err, &tce) && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
+			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
 			return tce.CancellationReasons, nil
 		case errors.As(err, &tce) && attempt+1 < attempts && retryableCancel(tce.CancellationReasons):
 			in.ClientRequestToken = aws.String(newToken()) // the cancelled attempt wrote nothing
+			telemetry.Retry(ctx, "transaction conflict")
 			if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
 				return nil, err
 			}
@@ -208,6 +211,7 @@ func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWr
 			return nil, d.failCancel(ctx, op, tce.CancellationReasons, err)
 		case maybeApplied(err) && ctx.Err() == nil && resends < maxResends:
 			resends++
+			telemetry.Retry(ctx, "answer lost")
 		default:
 			return nil, d.fail(ctx, op, err)
 		}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -61,7 +60,7 @@ func (c *dirCache) read(dir string) ([]dirEnt, error) {
 		if err != nil {
 			return nil, err
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && s.ino == st.Ino && s.mtime == fi.ModTime().UnixNano() && s.ctime == ctimeOf(st) {
+		if _, ino, ctime, ok := statOf(fi); ok && s.ino == ino && s.mtime == fi.ModTime().UnixNano() && s.ctime == ctime {
 			return s.ents, nil
 		}
 	}
@@ -79,11 +78,11 @@ func (c *dirCache) read(dir string) ([]dirEnt, error) {
 // keep caches ents, read from dir from start on, under the stat fi taken
 // after the read, unless dir changed after start less racyWindow.
 func (c *dirCache) keep(dir string, fi os.FileInfo, ents []dirEnt, start time.Time) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	_, ino, ctime, ok := statOf(fi)
 	if !ok {
 		return
 	}
-	mtime, ctime := fi.ModTime().UnixNano(), ctimeOf(st)
+	mtime := fi.ModTime().UnixNano()
 	if max(mtime, ctime) >= start.Add(-racyWindow).UnixNano() {
 		return
 	}
@@ -92,7 +91,7 @@ func (c *dirCache) keep(dir string, fi os.FileInfo, ents []dirEnt, start time.Ti
 	if c.m == nil || len(c.m) >= maxCachedDirs {
 		c.m = map[string]dirSnap{}
 	}
-	c.m[dir] = dirSnap{ino: st.Ino, mtime: mtime, ctime: ctime, ents: ents}
+	c.m[dir] = dirSnap{ino: ino, mtime: mtime, ctime: ctime, ents: ents}
 }
 
 // readSorted returns the entries of dir in key order.

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"nameservice.dev/nameservice/driver"
 )
 
@@ -28,7 +26,7 @@ var errCollision = errors.New("path taken")
 // readFile returns the contents of a record file, or nil when it is absent:
 // missing, zero-length (a create that never finished), or not a file.
 func readFile(path string) ([]byte, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oCloexec, 0)
 	if err != nil {
 		if absentErr(err) {
 			return nil, nil, nil
@@ -127,7 +125,7 @@ func writeTemp(path string, data []byte) (string, error) {
 	for range 8 {
 		_, _ = rand.Read(suffix[:])
 		name := path + "." + hex.EncodeToString(suffix[:]) + tmpSuffix
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o644)
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oCloexec, 0o644)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -211,7 +209,7 @@ func linkUnsupported(err error) bool {
 }
 
 func claimAndRename(tmp, path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oCloexec, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return replaceEmpty(tmp, path)
 	}

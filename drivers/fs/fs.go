@@ -103,6 +103,9 @@ var (
 // wrapping driver.ErrInvalidArgument when Dir is empty, exists and is not a
 // directory, or an option is invalid.
 func Open(_ context.Context, cfg Config) (*Driver, error) {
+	if err := platformProblem(); err != nil {
+		return nil, err
+	}
 	if cfg.Dir == "" {
 		return nil, fmt.Errorf("fs: %w: empty directory", driver.ErrInvalidArgument)
 	}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"nameservice.dev/nameservice/driver"
 )
 
@@ -34,7 +32,7 @@ func (l *heldLock) unlock(remove bool) {
 	if remove {
 		_ = os.Remove(l.path)
 	}
-	_ = unix.Flock(int(l.file.Fd()), unix.LOCK_UN)
+	unlock(l.file)
 	_ = l.file.Close()
 	l.release()
 }
@@ -124,7 +122,7 @@ func (d *Driver) lockWaitError(ctx context.Context, lp string, err error) error 
 // the path no longer names the locked file (a delete removed it).
 func flockWait(ctx context.Context, lp string) (*os.File, error) {
 	for {
-		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o644)
+		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|oCloexec, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +133,7 @@ func flockWait(ctx context.Context, lp string) (*os.File, error) {
 		if sameFile(f, lp) {
 			return f, nil
 		}
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		unlock(f)
 		_ = f.Close()
 	}
 }
@@ -143,11 +141,11 @@ func flockWait(ctx context.Context, lp string) (*os.File, error) {
 func pollFlock(ctx context.Context, f *os.File) error {
 	delay := minPoll
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		busy, err := tryLock(f)
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		if !busy {
 			return err
 		}
 		t := time.NewTimer(delay)

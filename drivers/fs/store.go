@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -292,12 +291,12 @@ func tagOf(fi os.FileInfo, data []byte) string {
 
 func statTag(fi os.FileInfo) string {
 	var b []byte
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		b = strconv.AppendUint(b, uint64(st.Dev), 16)
+	if dev, ino, ctime, ok := statOf(fi); ok {
+		b = strconv.AppendUint(b, dev, 16)
 		b = append(b, '-')
-		b = strconv.AppendUint(b, st.Ino, 16)
+		b = strconv.AppendUint(b, ino, 16)
 		b = append(b, '-')
-		b = strconv.AppendInt(b, ctimeOf(st), 16)
+		b = strconv.AppendInt(b, ctime, 16)
 		b = append(b, '-')
 	}
 	b = strconv.AppendInt(b, fi.Size(), 16)
@@ -308,8 +307,8 @@ func statTag(fi os.FileInfo) string {
 
 func racy(fi os.FileInfo) bool {
 	changed := fi.ModTime()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if c := time.Unix(0, ctimeOf(st)); c.After(changed) {
+	if _, _, ctime, ok := statOf(fi); ok {
+		if c := time.Unix(0, ctime); c.After(changed) {
 			changed = c
 		}
 	}

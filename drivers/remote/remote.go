@@ -40,6 +40,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/backoff"
@@ -279,6 +281,8 @@ func (d *Driver) send(ctx context.Context, method, path string, body []byte, key
 	if d.token != "" {
 		req.Header.Set("Authorization", "Bearer "+d.token)
 	}
+	// The trace of the call, for the server's spans (nothing without one).
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if key != "" {
 		req.Header.Set(nswire.HeaderIdempotencyKey, key)
 		req.Header.Set(nswire.HeaderAttempt, strconv.Itoa(attempt))

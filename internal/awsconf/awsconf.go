@@ -15,8 +15,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	//lint:ignore SA1019 otelaws is deprecated upstream for smithy-go's smithyoteltracing, which the module proxy this project uses does not serve; otelaws still works with this SDK (TestAWSSpansAreChildren)
+	"go.opentelemetry.io/contrib/instrumentation/github.com/aws/aws-sdk-go-v2/otelaws"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // Load returns the configuration of the SDK's default chain (environment,
@@ -44,6 +47,9 @@ func Load(ctx context.Context, region, profile string, creds aws.CredentialsProv
 	if c.Region == "" {
 		c.Region = defaultRegion
 	}
+	// The SDK's spans, as children of an instrumented driver call; nothing
+	// is traced for a call that is not (see telemetry.FollowContext).
+	otelaws.AppendMiddlewares(&c.APIOptions, otelaws.WithTracerProvider(telemetry.FollowContext()))
 	return c, CheckCredentials(ctx, c)
 }
 

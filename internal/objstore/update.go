@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/telemetry"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -229,18 +230,31 @@ func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc 
 		r.remember(id, f.Key, tag, data)
 		return true, nil
 	case errors.Is(err, ErrPrecondition):
+		telemetry.PreconditionFailed(ctx, r.preconditionCode())
+		telemetry.Retry(ctx, "precondition failed")
 		return false, nil
 	case r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
+		telemetry.Retry(ctx, "throttled")
 		return false, nil // the caller backs off, re-reads and tries again
 	case errors.Is(err, ErrMissing):
 		// Removed since it was read (a collector, after a purge): the
 		// caller's fresh read decides (not found, or free to create).
 		r.cache.drop(f.Key)
+		telemetry.Retry(ctx, "object removed")
 		return false, nil
 	case r.maybeApplied(err) && ctx.Err() == nil:
 		return r.resolve(ctx, id, f.Key, pc, data, err)
 	}
 	return false, err
+}
+
+// preconditionCode names a failed precondition in telemetry: HTTP's 412
+// on an object store, a changed file on the local file system.
+func (r *Records) preconditionCode() string {
+	if r.cfg.LocalReads {
+		return "file changed"
+	}
+	return "412"
 }
 
 // resolve reads key after a write of data under pc whose outcome is

@@ -1,0 +1,109 @@
+package telemetry
+
+import (
+	"errors"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Attribute keys: OpenTelemetry's database conventions, and ours under
+// "nameservice.".
+const (
+	keySystem    = attribute.Key("db.system.name")
+	keyOperation = attribute.Key("db.operation.name")
+	keyNamespace = attribute.Key("db.namespace")
+	keyErrorType = attribute.Key("error.type")
+	keyBackend   = attribute.Key("nameservice.backend")
+	keyID        = attribute.Key("nameservice.record.id")
+	keyConcern   = attribute.Key("nameservice.concern")
+	keyOutcome   = attribute.Key("nameservice.outcome")
+	keyReason    = attribute.Key("nameservice.retry.reason")
+	keyAttempt   = attribute.Key("nameservice.retry.attempt")
+)
+
+// Outcomes of a call (nameservice.outcome).
+const (
+	OutcomeOK       = "ok"        // a read or listing answered
+	OutcomeApplied  = "applied"   // a write landed
+	OutcomeStale    = "stale"     // a monotonic publish at or below the current watermark
+	OutcomeConflict = "conflict"  // a compare-and-set whose expected value was not current; a create of a taken ID
+	OutcomeNotFound = "not_found" // no such record (or concern)
+	OutcomeError    = "error"     // any other error
+)
+
+// instruments are what a wrapped driver reports to.
+type instruments struct {
+	tracer    trace.Tracer
+	log       *slog.Logger
+	backend   string
+	namespace string
+	base      []attribute.KeyValue // on every span
+	backendKV attribute.KeyValue
+
+	calls     metric.Int64Counter
+	duration  metric.Float64Histogram
+	conflicts metric.Int64Counter
+	retries   metric.Int64Counter
+}
+
+func newInstruments(cfg Config) *instruments {
+	tp, mp := cfg.TracerProvider, cfg.MeterProvider
+	if tp == nil {
+		tp = tracenoop.NewTracerProvider()
+	}
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	in := &instruments{tracer: tp.Tracer(ScopeName), log: cfg.Logger, backend: cfg.Backend, namespace: cfg.Namespace,
+		backendKV: keyBackend.String(cfg.Backend)}
+	in.base = []attribute.KeyValue{keySystem.String(systemName(cfg.Backend)), in.backendKV}
+	if cfg.Namespace != "" {
+		in.base = append(in.base, keyNamespace.String(cfg.Namespace))
+	}
+	m := mp.Meter(ScopeName)
+	var errs [4]error
+	in.calls, errs[0] = m.Int64Counter("nameservice.operations",
+		metric.WithDescription("Driver calls, by backend, operation and outcome."), metric.WithUnit("{operation}"))
+	in.duration, errs[1] = m.Float64Histogram("db.client.operation.duration",
+		metric.WithDescription("Duration of driver calls."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+	in.conflicts, errs[2] = m.Int64Counter("nameservice.conflicts",
+		metric.WithDescription("Writes not applied: stale publishes and compare-and-set conflicts."), metric.WithUnit("{operation}"))
+	in.retries, errs[3] = m.Int64Counter("nameservice.retries",
+		metric.WithDescription("Requests a driver sent again within one call (failed preconditions, lost answers, contention)."),
+		metric.WithUnit("{retry}"))
+	// A provider that refuses an instrument still returns one that works or
+	// does nothing; the names here are fixed and valid, so an error says the
+	// provider is broken, and the wrapper reports what it can.
+	if err := errors.Join(errs[:]...); err != nil && in.log != nil {
+		in.log.Warn("nameservice telemetry: creating instruments", slog.String("error", err.Error()))
+	}
+	fallback := noop.Meter{}
+	if in.calls == nil {
+		in.calls, _ = fallback.Int64Counter("")
+	}
+	if in.duration == nil {
+		in.duration, _ = fallback.Float64Histogram("")
+	}
+	if in.conflicts == nil {
+		in.conflicts, _ = fallback.Int64Counter("")
+	}
+	if in.retries == nil {
+		in.retries, _ = fallback.Int64Counter("")
+	}
+	return in
+}
+
+// systemName is db.system.name: the convention's name where it has one.
+func systemName(backend string) string {
+	switch backend {
+	case "dynamodb":
+		return "aws.dynamodb"
+	}
+	return backend
+}

@@ -1,0 +1,78 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"nameservice.dev/nameservice/server"
+)
+
+// TestConsoleAuth: the console asks a browser for its token, keeps a good
+// one in an HttpOnly, SameSite=Strict cookie, refuses a bad one, and shows
+// a scoped token only its scope. Over a real listener; the browser test is
+// cmd/ns's TestConsoleInBrowser.
+func TestConsoleAuth(t *testing.T) {
+	auth, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
+		{Name: "tenant", SHA256: server.HashToken("tenant-token"), Read: []string{"tenant-a/"}},
+	}})
+	must(t, err)
+	s := start(t, server.Options{Auth: auth})
+	ctx := context.Background()
+	for _, id := range []string{"tenant-a/books", "tenant-b/secret"} {
+		must(t, s.ns.Init(ctx, id))
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, cookie string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		resp, err := noRedirect.Do(req)
+		must(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if resp, _ := get("/ui", ""); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login" {
+		t.Fatalf("/ui without a token: %d to %q, want 303 to /ui/login", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	login := func(token string) *http.Response {
+		resp, err := noRedirect.PostForm(s.URL+"/ui/login", url.Values{"token": {token}})
+		must(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := login("wrong"); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("a wrong token: %d with cookies %v, want 401 and none", resp.StatusCode, resp.Cookies())
+	}
+	resp := login("tenant-token")
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly ||
+		cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/ui" {
+		t.Fatalf("login: %d, cookies %+v", resp.StatusCode, cookies)
+	}
+	c := cookies[0].Name + "=" + cookies[0].Value
+	resp, body := get("/ui", c)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "tenant-a/books:main") || strings.Contains(body, "tenant-b") {
+		t.Errorf("records page of a tenant-a token: %d\n%s", resp.StatusCode, body)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	if resp, body := get("/ui/record/tenant-b/secret:main", c); resp.StatusCode != http.StatusNotFound || strings.Contains(body, "ready") {
+		t.Errorf("another tenant's record: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, _ := get("/ui/record/tenant-b/absent:main", c); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a missing record: %d", resp.StatusCode)
+	}
+	if resp, _ := get("/ui/events?id=tenant-b/secret", c); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("events of another tenant's record: %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := get("/ui", "ns_console_token=forged"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a forged cookie: %d, want 401", resp.StatusCode)
+	}
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// uiRow is one record as the console shows it: rendered into the table by
+// the templates, and sent as JSON to the page's script on every change, so
+// that both show exactly the same thing.
+type uiRow struct {
+	ID        string `json:"id"`
+	Href      string `json:"href"`
+	Kind      string `json:"kind"`
+	HeadT     string `json:"head_t"`
+	IndexT    string `json:"index_t"`
+	Gap       int64  `json:"gap"` // head t - index t; 0 when not a ledger
+	GapText   string `json:"gap_text"`
+	Status    string `json:"status"`
+	Lease     string `json:"lease"`
+	Retracted bool   `json:"retracted"`
+}
+
+// uiConcern is one concern on a record's page.
+type uiConcern struct {
+	Name    string `json:"concern"`
+	V       int64  `json:"v"`
+	Payload string `json:"payload"` // indented JSON, or "unborn"
+}
+
+func recordHref(id driver.ID) string {
+	segs := strings.Split(id.String(), "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return "/ui/record/" + strings.Join(segs, "/")
+}
+
+func watermark(v *driver.Value) string {
+	if v == nil {
+		return ""
+	}
+	if v.Unborn() {
+		return "–"
+	}
+	return strconv.FormatInt(v.V, 10)
+}
+
+func rowOf(rec *driver.Record) uiRow {
+	r := uiRow{ID: rec.ID.String(), Href: recordHref(rec.ID), Kind: string(rec.Kind),
+		HeadT: watermark(rec.Head), IndexT: watermark(rec.Index), Retracted: rec.Retracted}
+	if rec.Status != nil {
+		r.Status = rec.Status.State()
+		r.Lease = leaseText(rec.Status.Payload)
+	}
+	if rec.Head != nil && rec.Index != nil {
+		r.Gap = max(0, rec.Head.V-rec.Index.V)
+		r.GapText = strconv.FormatInt(r.Gap, 10)
+	}
+	return r
+}
+
+// leaseText describes the leases held in a status payload, as package
+// lease stores them (NAME_lock: {holder, expires_at, ...}).
+func leaseText(p driver.Object) string {
+	var held []string
+	for k, raw := range p {
+		name, ok := strings.CutSuffix(k, "_lock")
+		if !ok || raw == nil {
+			continue
+		}
+		b, _ := json.Marshal(raw)
+		var l struct {
+			Holder    string `json:"holder"`
+			ExpiresAt int64  `json:"expires_at"`
+		}
+		if json.Unmarshal(b, &l) != nil {
+			held = append(held, name+": (unreadable)")
+			continue
+		}
+		s := name + ": " + l.Holder
+		if l.ExpiresAt > 0 {
+			s += " until " + time.Unix(l.ExpiresAt, 0).UTC().Format(time.TimeOnly) + "Z"
+		}
+		held = append(held, s)
+	}
+	sort.Strings(held)
+	return strings.Join(held, "; ")
+}
+
+func concernsOf(rec *driver.Record) []uiConcern {
+	var cs []uiConcern
+	for _, c := range driver.Concerns {
+		if v := rec.Value(c); v != nil {
+			cs = append(cs, concernOf(c, *v))
+		}
+	}
+	return cs
+}
+
+func concernOf(c driver.Concern, v driver.Value) uiConcern {
+	p := "unborn"
+	if !v.Unborn() {
+		b, err := json.MarshalIndent(v.Payload, "", "  ")
+		if err == nil {
+			p = string(b)
+		}
+	}
+	return uiConcern{Name: c.String(), V: v.V, Payload: p}
+}
+
+// uiBar is one bar of the index-lag chart.
+type uiBar struct {
+	Row   uiRow
+	Y     int
+	Width int // of the bar, out of chartWidth
+}
+
+const (
+	chartWidth = 600
+	barHeight  = 22
+	maxBars    = 50
+)
+
+// lagBars are the ledgers with an index behind their head, most behind
+// first, at most maxBars of them.
+func lagBars(rows []uiRow) []uiBar {
+	var lag []uiRow
+	for _, r := range rows {
+		if r.Gap > 0 && !r.Retracted {
+			lag = append(lag, r)
+		}
+	}
+	sort.SliceStable(lag, func(i, j int) bool { return lag[i].Gap > lag[j].Gap })
+	lag = lag[:min(len(lag), maxBars)]
+	bars := make([]uiBar, len(lag))
+	for i, r := range lag {
+		bars[i] = uiBar{Row: r, Y: i * barHeight, Width: max(2, int(int64(chartWidth)*r.Gap/lag[0].Gap))}
+	}
+	return bars
+}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,9 @@ func main() {
 	only := flag.String("only", "", "comma-separated drivers to run (mem, fs-b, fs-c, dynamodb, s3); default all reachable")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound on the whole run")
 	version := flag.Bool("version", false, "print the version, commit and Go version, and exit")
+	if slices.ContainsFunc(os.Args[1:], func(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "--h" }) {
+		flag.CommandLine.SetOutput(os.Stdout) // asked for: the usage is the answer, not an error
+	}
 	flag.Parse()
 	if *version {
 		fmt.Printf("ns-bench %s\n", buildinfo.Read())

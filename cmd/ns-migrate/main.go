@@ -65,14 +65,13 @@ advance when the target is behind, conflict when it is ahead or diverged.
 
 `
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+// parseFlags parses the command line. For --help it prints the usage and
+// the flags to stdout and returns flag.ErrHelp.
+func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("ns-migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard) // errors are returned, and printed once by run
+	fs.Usage = func() {}
 	fs.StringVar(&o.from, "from", "", "source nameservice URL (file:///dir, dynamodb://table, mem://name, ...)")
 	fs.StringVar(&o.fromConfig, "from-config", "", "source as a Fluree JSON-LD connection config `file`")
 	fs.StringVar(&o.to, "to", "", "target nameservice URL")
@@ -98,6 +97,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return nil, err
 		}
 		return nil, cli.UsageError{Msg: err.Error()}
@@ -137,7 +139,7 @@ func (o *options) check() error {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -245,5 +246,18 @@ func TestConnectionConfigs(t *testing.T) {
 	r := want(t, exitUsage, "--from-config", filepath.Join(cfgDir, "absent.jsonld"), "--to-config", to)
 	if !strings.Contains(r.stderr, "absent.jsonld") {
 		t.Fatalf("want the missing config named: %s", r.stderr)
+	}
+}
+
+// TestHelp: --help prints the usage and every flag on stdout and exits 0.
+func TestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &out, &errb); code != exitOK || errb.Len() > 0 {
+		t.Fatalf("--help: exit %d, stderr %q", code, errb.String())
+	}
+	for _, want := range []string{"usage: ns-migrate", "-from", "-to", "-verify", "-otlp-endpoint"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -1,19 +1,29 @@
 // Package driver is the contract between the portable nameservice package and
 // its backends. It holds the model (IDs, records, concerns, values), the small
-// Driver interface every backend implements, the optional capability
-// interfaces, and the error codes drivers report.
+// Driver interface every backend implements, the error codes drivers report,
+// and the optional capabilities a driver declares by implementing them:
 //
-// Package driver imports nothing else of this module, so a backend can be
-// written against it without pulling in the portable API.
+//   - Watcher (and ExactWatcher): a native change feed;
+//   - Versioner: which records changed, from a listing alone;
+//   - Provisioner: resources to create first (a table);
+//   - Collector: removes what purges left behind;
+//   - Prober: checks the backend enforces the conditions the driver relies on;
+//   - Brancher: branches created and dropped with their source's count.
+//
+// Tools and the server find a capability by type assertion on the driver,
+// never on a concrete driver type. Of this module, package driver uses only
+// its JSON engine (internal/jsonx), so a backend can be written against it
+// without pulling in the portable API.
 //
 // # Division of labour
 //
-// The portable package validates IDs and payloads, enforces the rules that can
-// be checked before a write (a new status_v above the expected one, a head t
-// equal to its payload's t, ...), classifies errors and runs retry loops.
-// A driver does only what must be atomic in its backend: create a whole record,
-// apply one conditional update to one concern and report the current value
-// when the condition fails, retract, delete, and list.
+// Package guard, through which every caller writes, checks IDs, payloads,
+// limits and the rules that can be checked before a write (a new status_v
+// above the expected one, a head t equal to its payload's t, values Fluree
+// can read); the portable package classifies errors and runs retry loops.
+// A driver does only what must be atomic in its backend: create a whole
+// record, apply one conditional update to one concern and report the
+// current value when the condition fails, retract, delete, and list.
 //
 // # Errors
 //

@@ -117,7 +117,7 @@ type eventsState struct {
 	p     *Principal
 	q     *eventsQuery
 	kinds map[string]driver.Kind // kinds of the records seen, for purges
-	last  map[string]string      // the last event ID sent per record
+	last  map[string]string      // the last state sent per record
 }
 
 func (st *eventsState) visible(k driver.Kind, id string) bool {
@@ -240,50 +240,58 @@ type nsRetractedData struct {
 	EmittedAt  string `json:"emitted_at"`
 }
 
-// recordEvent returns the ID and data of rec's ns-record event.
-func recordEvent(rec *driver.Record, now time.Time) (string, []byte, error) {
+// recordEvent returns the ID and data of rec's ns-record event, and the
+// state it announces (the record as the event carries it).
+func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []byte, err error) {
 	id := rec.ID.String()
-	data := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
+	d := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
 	if rec.Kind == driver.Ledger {
 		ns, err := nsRecordOf(rec)
 		if err != nil {
-			return "", nil, err
+			return "", "", nil, err
 		}
 		lr := ledgerEventRecord{LedgerID: id, Branch: ns.Branch, heads: ns.heads, Retracted: ns.Retracted, Branches: ns.Branches}
 		if ns.SourceBranch != "" {
 			lr.SourceBranch = &ns.SourceBranch
 		}
-		data.Record = lr
-		return fmt.Sprintf("ledger:%s:%d:%d", id, ns.CommitT, ns.IndexT), marshal(data), nil
+		d.Record = lr
+		evID = fmt.Sprintf("ledger:%s:%d:%d", id, ns.CommitT, ns.IndexT)
+	} else {
+		gs, err := graphSourceOf(rec)
+		if err != nil {
+			return "", "", nil, err
+		}
+		// The event's record is GraphSourceRecord with the type as a string
+		// and the config's secrets redacted (the ID hashes the config as is).
+		sum := sha256.Sum256([]byte(gs.Config))
+		gs.SourceType, gs.Config = flureeTypeString(rec.SourceType), redactConfig(gs.Config)
+		d.Record = gs
+		evID = fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4]))
 	}
-	gs, err := graphSourceOf(rec)
-	if err != nil {
-		return "", nil, err
-	}
-	// The event's record is GraphSourceRecord with the type as a string
-	// and the config's secrets redacted (the ID hashes the config as is).
-	sum := sha256.Sum256([]byte(gs.Config))
-	gs.SourceType, gs.Config = flureeTypeString(rec.SourceType), redactConfig(gs.Config)
-	data.Record = gs
-	return fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4])), marshal(data), nil
+	return evID, string(marshal(d.Record)), marshal(d), nil
 }
 
+// sendRecord sends rec's ns-record event unless the stream announced the
+// same state last. The state, not the event ID, decides: an index
+// republished at the same t with a new CID keeps Fluree's event ID
+// (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
+// server announces it too.
 func (st *eventsState) sendRecord(rec *driver.Record) bool {
-	evID, data, err := recordEvent(rec, st.s.opts.Now())
+	evID, state, data, err := recordEvent(rec, st.s.opts.Now())
 	if err != nil {
 		return st.sse.Comment("skipped: "+err.Error()) == nil
 	}
-	if st.last[rec.ID.String()] == evID {
+	if st.last[rec.ID.String()] == state {
 		return true // the same state again (a change Fluree does not announce)
 	}
-	st.last[rec.ID.String()] = evID
+	st.last[rec.ID.String()] = state
 	return st.sse.Event("ns-record", evID, data) == nil
 }
 
 func (st *eventsState) sendRetracted(k driver.Kind, id string) bool {
 	now := st.s.opts.Now()
 	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
-	st.last[id] = evID
+	st.last[id] = evID // no record's state
 	data := nsRetractedData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
 	return st.sse.Event("ns-retracted", evID, marshal(data)) == nil
 }

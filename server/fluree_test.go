@@ -261,3 +261,33 @@ func TestFlureeBarePrefix(t *testing.T) {
 	st, b = s.call(t, "GET", "/fluree/storage/ns/bare", "")
 	want(t, "lookup under /fluree", st, b, 200, `{"ledger_id":"bare:main","name":"bare","branch":"main","commit_head_id":null,"commit_t":0,"index_head_id":null,"index_t":0,"retracted":false}`)
 }
+
+// An index republished at the same t with a new CID is announced: Fluree's
+// event ID stays ledger:ID:commit_t:index_t, but peers must load the new
+// index. The same state again (a status push) announces nothing.
+func TestFlureeEventsIndexRepublishedAtSameT(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	i1, i2 := cid("index-1"), cid("index-2")
+	must(t, s.ns.Init(ctx, "a"))
+	_, err := s.ns.PublishIndex(ctx, "a", 3, i1)
+	must(t, err)
+	ev := s.stream(t, "/v1/fluree/events?all=true")
+	if got := ev.next(t); !strings.Contains(got, `"index_head_id":"`+i1+`","index_t":3`) {
+		t.Fatalf("first event %q, want the record with the first index", got)
+	}
+	out, err := s.ns.AdminPublishIndex(ctx, "a", 3, i2)
+	if err != nil || !out.Applied {
+		t.Fatalf("republish: %v %v", out, err)
+	}
+	if got := ev.next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:a:main:0:3\n") || !strings.Contains(got, `"index_head_id":"`+i2+`","index_t":3`) {
+		t.Fatalf("after the republish: %q, want the record with the new index at the same t", got)
+	}
+	_, err = s.ns.PushStatus(ctx, "a", nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "busy", nil))
+	must(t, err)
+	_, err = s.ns.PublishCommit(ctx, "a", 4, cid("c4"))
+	must(t, err)
+	if got := ev.next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:a:main:4:3\n") {
+		t.Fatalf("after the commit: %q, want the commit and nothing for the status push", got)
+	}
+}

@@ -65,9 +65,9 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	feed, err := s.ns.Watch(ctx, nameservice.WatchOptions{Interval: s.opts.PollInterval})
+	feed, err := s.feeds.Watch(ctx, nameservice.WatchOptions{Interval: s.opts.PollInterval})
 	if err != nil {
-		writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
+		writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+s.public(ctx, "watch", fromBackend(err)).Error())
 		return
 	}
 	// The records are read before the answer starts, as Fluree does: a
@@ -124,6 +124,12 @@ func (st *eventsState) visible(k driver.Kind, id string) bool {
 	return st.q.selects(k, id) && st.p.canEvent(k, id)
 }
 
+// mayKnow reports whether the stream may name id, a record of unknown kind
+// (one that cannot be read): whether it would see it as either kind.
+func (st *eventsState) mayKnow(id driver.ID) bool {
+	return !id.IsZero() && (st.visible(driver.Ledger, id.String()) || st.visible(driver.GraphSource, id.String()))
+}
+
 // initial returns the records a stream starts with: the selected ones
 // the caller may see that are not retracted, ledgers then graph sources.
 func (st *eventsState) initial(ctx context.Context) []*driver.Record {
@@ -132,8 +138,12 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 		var recs []*driver.Record
 		if st.q.all {
 			for rec, err := range st.s.ns.List(ctx, nameservice.ListOptions{Kind: k}) {
-				if err == nil {
+				var re *driver.RecordError
+				switch {
+				case err == nil:
 					recs = append(recs, rec)
+				case errors.As(err, &re) && st.mayKnow(re.ID):
+					st.s.skip(ctx, "events", re.ID, re.Err)
 				}
 			}
 		} else {
@@ -179,6 +189,10 @@ func (st *eventsState) change(ctx context.Context, ev driver.Event) bool {
 		return true
 	}
 	if err != nil {
+		if !st.mayKnow(ev.ID) {
+			return true
+		}
+		st.s.skip(ctx, "events", ev.ID, err)
 		return st.sse.Comment("lookup of "+id+" failed") == nil
 	}
 	st.kinds[id] = rec.Kind
@@ -279,6 +293,7 @@ func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []
 func (st *eventsState) sendRecord(rec *driver.Record) bool {
 	evID, state, data, err := recordEvent(rec, st.s.opts.Now())
 	if err != nil {
+		st.s.skip(context.Background(), "events", rec.ID, err)
 		return st.sse.Comment("skipped: "+err.Error()) == nil
 	}
 	if st.last[rec.ID.String()] == state {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/server"
 )
@@ -32,7 +33,13 @@ type testServer struct {
 // start runs a server over a fresh memory store on a loopback listener.
 func start(t *testing.T, opts server.Options) *testServer {
 	t.Helper()
-	ns := nameservice.New(mem.NewStore().Open(), nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
+	return startOn(t, mem.NewStore().Open(), opts)
+}
+
+// startOn runs a server over d on a loopback listener.
+func startOn(t *testing.T, d driver.Driver, opts server.Options) *testServer {
+	t.Helper()
+	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
 	if opts.Auth == nil {
 		opts.NoAuth = true
 	}

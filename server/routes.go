@@ -77,7 +77,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := s.d.Get(r.Context(), id)
 	if err != nil {
-		writeAnswer(w, id, err)
+		writeAnswer(w, id, s.public(r.Context(), "get "+id.String(), err))
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)
@@ -108,7 +108,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := s.d.List(r.Context(), opts)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, s.public(r.Context(), "list", err))
 		return
 	}
 	p := principalOf(r.Context())
@@ -120,7 +120,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, f := range page.Failed {
 		if visibleFailure(p, f) {
-			resp.Failed = append(resp.Failed, wireRecordError(f))
+			resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
@@ -133,14 +133,6 @@ func visibleFailure(p *Principal, f *driver.RecordError) bool {
 		return p.readsAll()
 	}
 	return p.CanRead(f.ID.String())
-}
-
-func wireRecordError(f *driver.RecordError) nswire.RecordError {
-	e := nswire.RecordError{Object: f.Object, Error: f.Err.Error(), Code: driver.Code(f.Err).String()}
-	if !f.ID.IsZero() {
-		e.ID = f.ID.String()
-	}
-	return e
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +163,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			}
 			return s.unknown(fmt.Errorf("create %s: a resend found the ID taken by a record that differs from ours", id))
 		}
-		return answer(id, err)
+		return answer(id, s.public(ctx, "create "+id.String(), err))
 	})
 }
 
@@ -181,7 +173,7 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(id, s.d.Delete(ctx, id), resend, "purge", "an earlier attempt may have removed it")
+		return s.noContent(ctx, id, s.d.Delete(ctx, id), resend, "purge", "an earlier attempt may have removed it")
 	})
 }
 
@@ -202,7 +194,7 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 		at = s.opts.Now()
 	}
 	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(id, s.d.Retract(ctx, id, at), resend, "retract", "it may have been retracted and purged since")
+		return s.noContent(ctx, id, s.d.Retract(ctx, id, at), resend, "retract", "it may have been retracted and purged since")
 	})
 }
 
@@ -233,6 +225,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	}
 	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
 		out, err := s.d.Update(ctx, id, c, cond, req.New)
+		err = s.public(ctx, "push "+c.String()+" "+id.String(), err)
 		switch {
 		case errors.Is(err, driver.ErrUnavailable):
 			return s.unknown(err)
@@ -294,12 +287,12 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.opContext(r)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), req.SourceType, req.Dependencies, req.Config); err != nil {
-		writeAnswer(w, id, err)
+		writeAnswer(w, id, s.public(ctx, "publish graph source "+id.String(), err))
 		return
 	}
 	rec, err := s.d.Get(ctx, id)
 	if err != nil {
-		writeAnswer(w, id, err)
+		writeAnswer(w, id, s.public(ctx, "get "+id.String(), err))
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)
@@ -361,7 +354,8 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 // noContent answers a write whose success has no body: 204, or the error. A
 // resend that finds no record cannot tell whether an earlier attempt did the
 // work, so its outcome is unknown (why says what may have happened).
-func (s *Server) noContent(id driver.ID, err error, resend bool, op, why string) (int, []byte) {
+func (s *Server) noContent(ctx context.Context, id driver.ID, err error, resend bool, op, why string) (int, []byte) {
+	err = s.public(ctx, op+" "+id.String(), err)
 	switch {
 	case resend && errors.Is(err, driver.ErrNotFound):
 		return s.unknown(fmt.Errorf("%s %s: a resend found no record: %s", op, id, why))

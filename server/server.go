@@ -77,12 +77,17 @@ type Options struct {
 // Server is the HTTP handler. Close it (or call Shutdown through
 // http.Server.RegisterOnShutdown) to end its event streams.
 type Server struct {
+	// ns and d reach the backend through markedDriver (see public); feeds
+	// is the caller's NameService, for watches, which need the driver's
+	// change feed.
 	ns      *nameservice.NameService
 	d       driver.Driver
+	feeds   *nameservice.NameService
 	opts    Options
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
+	skipped *prometheus.CounterVec // records left out of Fluree's answers
 	idem    *idemCache
 	streams chan struct{}
 	stop    chan struct{}
@@ -108,11 +113,13 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	d := markedDriver{ns.Driver()}
 	s := &Server{
-		ns: ns, d: ns.Driver(), opts: opts, log: log, mux: http.NewServeMux(),
+		ns: nameservice.New(d, nameservice.WithClock(ns.Now)), d: d, feeds: ns, opts: opts, log: log, mux: http.NewServeMux(),
 		metrics: newMetrics(reg), idem: newIdemCache(100_000, 10*time.Minute),
 		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 	}
+	s.skipped = newSkipCounter(reg)
 	s.routes(reg)
 	return s
 }

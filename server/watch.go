@@ -68,9 +68,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if !id.IsZero() {
 		wo.ID = id.String()
 	}
-	feed, err := s.ns.Watch(ctx, wo)
+	feed, err := s.feeds.Watch(ctx, wo)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, s.public(ctx, "watch", fromBackend(err)))
 		return
 	}
 	sse := nswire.NewSSEWriter(w)
@@ -85,7 +85,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	}
 	s.pump(ctx, sse, feed, func(ev driver.Event) bool {
 		if ev.Err != nil {
-			_, b := errorBody(ev.Err)
+			_, b := errorBody(s.public(ctx, "watch", fromBackend(ev.Err)))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}
@@ -132,7 +132,7 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Princip
 		case errors.Is(err, driver.ErrNotFound):
 			return true
 		case err != nil:
-			_, b := errorBody(err)
+			_, b := errorBody(s.public(ctx, "get "+id.String(), err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}
@@ -142,12 +142,12 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Princip
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
-			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", marshal(wireRecordError(re))) != nil {
+			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", marshal(s.publicFailure(ctx, re))) != nil {
 				return false
 			}
 			continue
 		case err != nil:
-			_, b := errorBody(err)
+			_, b := errorBody(s.public(ctx, "list", err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}

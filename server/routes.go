@@ -83,47 +83,62 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec)
 }
 
+// list serves GET /ns/v1/records: one page of the records the caller may
+// read (see sources), with a sealed token for the next (see PageTokenKey).
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	opts := driver.ListOptions{Kind: driver.Kind(q.Get("kind")), Prefix: q.Get("prefix"), PageToken: q.Get("page_token")}
-	if opts.Kind != "" && !opts.Kind.Valid() {
-		writeError(w, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, opts.Kind))
+	q, size, err := parseListQuery(r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	var err error
-	if v := q.Get("include_retracted"); v != "" {
-		if opts.IncludeRetracted, err = strconv.ParseBool(v); err != nil {
-			writeError(w, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, v))
-			return
-		}
+	p := principalOf(r.Context())
+	bound := binding(p, q)
+	pos, err := s.opts.PageTokenKey.open(r.URL.Query().Get("page_token"), bound)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
-	if v := q.Get("page_size"); v != "" {
-		if opts.PageSize, err = strconv.Atoi(v); err != nil || opts.PageSize < 0 {
-			writeError(w, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, v))
-			return
-		}
-	}
-	if opts.PageSize == 0 || opts.PageSize > maxPageSize {
-		opts.PageSize = maxPageSize
-	}
-	page, err := s.d.List(r.Context(), opts)
+	page, next, err := s.listPage(r.Context(), p, q, pos, size)
 	if err != nil {
 		writeError(w, s.public(r.Context(), "list", err))
 		return
 	}
-	p := principalOf(r.Context())
-	resp := nswire.ListResponse{Records: []*driver.Record{}, NextPageToken: page.NextPageToken}
-	for _, rec := range page.Records {
-		if p.CanRead(rec.ID.String()) {
-			resp.Records = append(resp.Records, rec)
-		}
+	resp := nswire.ListResponse{Records: page.records}
+	if resp.Records == nil {
+		resp.Records = []*driver.Record{}
 	}
-	for _, f := range page.Failed {
-		if visibleFailure(p, f) {
-			resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
-		}
+	for _, f := range page.failed {
+		resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
+	}
+	if next != nil {
+		resp.NextPageToken = s.opts.PageTokenKey.seal(*next, bound)
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// parseListQuery returns the query of GET /ns/v1/records and its page size.
+func parseListQuery(r *http.Request) (listQuery, int, error) {
+	v := r.URL.Query()
+	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix")}
+	if q.kind != "" && !q.kind.Valid() {
+		return q, 0, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, q.kind)
+	}
+	var err error
+	if s := v.Get("include_retracted"); s != "" {
+		if q.includeRetracted, err = strconv.ParseBool(s); err != nil {
+			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, s)
+		}
+	}
+	size := 0
+	if s := v.Get("page_size"); s != "" {
+		if size, err = strconv.Atoi(s); err != nil || size < 0 {
+			return q, 0, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, s)
+		}
+	}
+	if size == 0 || size > maxPageSize {
+		size = maxPageSize
+	}
+	return q, size, nil
 }
 
 // visibleFailure reports whether p may learn of a record that failed to

@@ -72,6 +72,11 @@ type Options struct {
 	BodyTimeout time.Duration
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
+	// PageTokenKey seals the page tokens of GET /ns/v1/records. Servers
+	// behind one load balancer must share it (made from one secret), or a
+	// page may reach a server that refuses its token. Nil: a random key of
+	// this server's own, good until it restarts.
+	PageTokenKey *PageTokenKey
 }
 
 // Server is the HTTP handler. Close it (or call Shutdown through
@@ -103,6 +108,9 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	opts.OpTimeout = defaults.Positive(opts.OpTimeout, DefaultOpTimeout)
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.PageTokenKey == nil {
+		opts.PageTokenKey = randomPageTokenKey()
 	}
 	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, 30*time.Second)
 	log := opts.Logger

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -19,6 +20,7 @@ import (
 // serveFlags are the flags of ns serve.
 type serveFlags struct {
 	listen, tokens, issuers, cert, key, logLevel string
+	pageTokenKey                                 string
 	noAuth                                       bool
 	maxBody                                      int64
 	maxStreams                                   int
@@ -38,6 +40,7 @@ func init() {
 			fs.StringVar(&f.cert, "tls-cert", "", "")
 			fs.StringVar(&f.key, "tls-key", "", "")
 			fs.StringVar(&f.logLevel, "log-level", "info", "")
+			fs.StringVar(&f.pageTokenKey, "page-token-key", "", "")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "")
@@ -65,6 +68,11 @@ func serve(c *call, f serveFlags) error {
 		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout}
 	if err := authOptions(&opts, f); err != nil {
 		return err
+	}
+	if f.pageTokenKey != "" {
+		if opts.PageTokenKey, err = loadPageTokenKey(f.pageTokenKey); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -145,6 +153,20 @@ func authOptions(opts *server.Options, f serveFlags) error {
 	}
 	opts.Auth = a
 	return nil
+}
+
+// loadPageTokenKey reads the secret of --page-token-key: the file's
+// content, spaces around it left out.
+func loadPageTokenKey(path string) (*server.PageTokenKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--page-token-key: %w", err)
+	}
+	k, err := server.NewPageTokenKey(bytes.TrimSpace(b))
+	if err != nil {
+		return nil, usagef("--page-token-key %s: %v (make one with: openssl rand -hex 32 > FILE)", path, err)
+	}
+	return k, nil
 }
 
 func isLoopback(a net.Addr) bool {

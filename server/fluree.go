@@ -366,47 +366,121 @@ func (s *Server) flureeLookup(w http.ResponseWriter, r *http.Request, alias stri
 }
 
 // flureeSnapshot serves GET /v1/fluree/nameservice/snapshot: every record
-// the caller may see. A record that cannot be read, or that Fluree's wire
-// cannot carry (an address that is not a CID), is left out, logged by its ID
-// and counted, and the others are served.
+// the caller may see, ledgers then graph sources, written as they are read
+// (one backend page at a time). A record that cannot be read, or that
+// Fluree's wire cannot carry (an address that is not a CID), is left out,
+// logged by its ID and counted, and the others are served.
 func (s *Server) flureeSnapshot(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	resp := struct {
-		Ledgers      []nsRecord          `json:"ledgers"`
-		GraphSources []graphSourceRecord `json:"graph_sources"`
-	}{Ledgers: []nsRecord{}, GraphSources: []graphSourceRecord{}}
-	// A Fluree JWS scoped to some ledgers sees no graph sources, as in
-	// Fluree; a static token sees those in its scope.
-	gsVisible := p.storageAll || !p.jws
-	for rec, err := range s.ns.List(r.Context(), nameservice.ListOptions{IncludeRetracted: true}) {
+	ctx := r.Context()
+	p := principalOf(ctx)
+	sn := &snapshotWriter{s: s, ctx: ctx, out: newStreamedJSON(w), failed: map[driver.ID]bool{},
+		// A Fluree JWS scoped to some ledgers sees no graph sources, as
+		// in Fluree; a static token sees those in its scope.
+		gsVisible: p.storageAll || !p.jws}
+	fail := func(err error) {
+		sn.out.fail(func() {
+			writeFlureeError(w, http.StatusInternalServerError, "Failed to list ledgers: "+s.public(ctx, "list", err).Error())
+		}, s.log)
+	}
+	// One pass writes the ledgers and keeps the graph sources (usually
+	// few) for after them; past maxSpool bytes of those, a second pass
+	// lists them alone.
+	sn.out.str(`{"ledgers":[`)
+	if err := sn.pass(p, ""); err != nil {
+		fail(err)
+		return
+	}
+	sn.out.str(`],"graph_sources":[`)
+	sn.n = 0
+	if sn.spill {
+		if err := sn.pass(p, driver.GraphSource); err != nil {
+			fail(err)
+			return
+		}
+	}
+	for _, b := range sn.spool {
+		sn.entry(b)
+	}
+	sn.out.str("]}")
+	sn.out.finish()
+}
+
+// maxSpool bounds the graph sources a snapshot keeps while it writes the
+// ledgers.
+const maxSpool = 1 << 20
+
+// snapshotWriter writes the entries of one snapshot.
+type snapshotWriter struct {
+	s         *Server
+	ctx       context.Context
+	out       *streamedJSON
+	gsVisible bool
+	failed    map[driver.ID]bool // counted once, though listed in both passes
+	n         int                // entries written in the current array
+	spool     [][]byte           // graph sources for after the ledgers
+	spoolSize int
+	spill     bool // the graph sources did not fit the spool
+}
+
+// pass lists the records of kind ("" for all): it writes the ledgers when
+// kind is "", else the graph sources, and spools the graph sources of an
+// unfiltered pass.
+func (sn *snapshotWriter) pass(p *Principal, kind driver.Kind) error {
+	for rec, err := range sn.s.scan(sn.ctx, p, listQuery{kind: kind, includeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
-			if re.ID.IsZero() || p.CanRead(re.ID.String()) {
-				s.skip(r.Context(), "snapshot", re.ID, re.Err)
+			if !sn.failed[re.ID] || re.ID.IsZero() {
+				sn.failed[re.ID] = true
+				sn.s.skip(sn.ctx, "snapshot", re.ID, re.Err)
 			}
 			continue
 		case err != nil:
-			writeFlureeError(w, http.StatusInternalServerError, "Failed to list ledgers: "+s.public(r.Context(), "list", err).Error())
-			return
-		case !p.CanRead(rec.ID.String()):
+			return err
+		case rec.Kind == driver.GraphSource && !sn.gsVisible:
 			continue
 		}
-		if rec.Kind == driver.Ledger {
-			if ns, err := nsRecordOf(rec); err != nil {
-				s.skip(r.Context(), "snapshot", rec.ID, err)
-			} else {
-				resp.Ledgers = append(resp.Ledgers, ns)
-			}
-		} else if gsVisible {
-			if gs, err := graphSourceOf(rec); err != nil {
-				s.skip(r.Context(), "snapshot", rec.ID, err)
-			} else {
-				resp.GraphSources = append(resp.GraphSources, gs)
-			}
+		b, err := snapshotEntry(rec)
+		switch {
+		case err != nil:
+			sn.s.skip(sn.ctx, "snapshot", rec.ID, err)
+		case kind == "" && rec.Kind == driver.GraphSource:
+			sn.keep(b)
+		default:
+			sn.entry(b)
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+func (sn *snapshotWriter) keep(b []byte) {
+	if sn.spill {
+		return
+	}
+	if sn.spoolSize += len(b); sn.spoolSize > maxSpool {
+		sn.spool, sn.spill = nil, true
+		return
+	}
+	sn.spool = append(sn.spool, b)
+}
+
+func (sn *snapshotWriter) entry(b []byte) {
+	if sn.n > 0 {
+		sn.out.str(",")
+	}
+	sn.out.write(b)
+	sn.n++
+}
+
+// snapshotEntry is rec as the snapshot lists it: NsRecord or
+// GraphSourceRecord.
+func snapshotEntry(rec *driver.Record) ([]byte, error) {
+	if rec.Kind == driver.Ledger {
+		ns, err := nsRecordOf(rec)
+		return marshal(ns), err
+	}
+	gs, err := graphSourceOf(rec)
+	return marshal(gs), err
 }
 
 // Reasons a record is left out of Fluree's answers.

@@ -37,7 +37,7 @@ func start(t *testing.T, opts server.Options) *testServer {
 }
 
 // startOn runs a server over d on a loopback listener.
-func startOn(t *testing.T, d driver.Driver, opts server.Options) *testServer {
+func startOn(t testing.TB, d driver.Driver, opts server.Options) *testServer {
 	t.Helper()
 	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
 	if opts.Auth == nil {

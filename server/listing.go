@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -142,4 +143,35 @@ func (s *Server) listPage(ctx context.Context, p *Principal, q listQuery, pos po
 		return page, nil, nil
 	}
 	return page, &pos, nil
+}
+
+// scanPageSize is the size of the backend pages a whole listing reads.
+const scanPageSize = 500
+
+// scan yields every record of q that p may read in ID order, and the
+// records that could not be read as *driver.RecordError errors (after the
+// records of their backend page); another error ends it. It holds one
+// backend page at a time.
+func (s *Server) scan(ctx context.Context, p *Principal, q listQuery) iter.Seq2[*driver.Record, error] {
+	return func(yield func(*driver.Record, error) bool) {
+		srcs := sources(p, q.prefix)
+		for pos := (position{}); pos.src < len(srcs); {
+			e, next, err := s.step(ctx, p, srcs, q, pos, scanPageSize)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, rec := range e.records {
+				if !yield(rec, nil) {
+					return
+				}
+			}
+			for _, f := range e.failed {
+				if !yield(nil, f) {
+					return
+				}
+			}
+			pos = next
+		}
+	}
 }

@@ -60,16 +60,11 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	ctx, done := s.stream(w, r)
-	if ctx == nil {
+	ctx, sub, done := s.subscribe(w, r, watchKey{})
+	if sub == nil {
 		return
 	}
 	defer done()
-	feed, err := s.feeds.Watch(ctx, nameservice.WatchOptions{Interval: s.opts.PollInterval})
-	if err != nil {
-		writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+s.public(ctx, "watch", fromBackend(err)).Error())
-		return
-	}
 	// The records are read before the answer starts, as Fluree does: a
 	// client whose stream is open has its snapshot.
 	st := &eventsState{s: s, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
@@ -82,7 +77,7 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.pump(ctx, st.sse, feed, func(ev driver.Event) bool {
+	s.pump(ctx, st.sse, sub.events, func(ev *hubEvent) bool {
 		// On a feed error the client reconnects and gets the records again.
 		return ev.Err == nil && st.change(ctx, ev)
 	})
@@ -174,7 +169,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 }
 
 // change sends what one change of the backend means to Fluree's peers.
-func (st *eventsState) change(ctx context.Context, ev driver.Event) bool {
+func (st *eventsState) change(ctx context.Context, ev *hubEvent) bool {
 	id := ev.ID.String()
 	if ev.Deleted {
 		k, known := st.kinds[id]
@@ -184,7 +179,7 @@ func (st *eventsState) change(ctx context.Context, ev driver.Event) bool {
 		}
 		return st.sendRetracted(k, id)
 	}
-	rec, err := st.s.d.Get(ctx, ev.ID)
+	rec, err := st.s.hub.record(ev)
 	if errors.Is(err, driver.ErrNotFound) {
 		return true
 	}

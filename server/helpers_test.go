@@ -119,7 +119,7 @@ type sseStream struct {
 	r    *bufio.Reader
 }
 
-func (s *testServer) stream(t *testing.T, path string) *sseStream {
+func (s *testServer) stream(t testing.TB, path string) *sseStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -141,7 +141,7 @@ func (s *testServer) stream(t *testing.T, path string) *sseStream {
 
 // next returns the next event's raw text, comments included, up to and
 // including its blank line, within a time limit.
-func (s *sseStream) next(t *testing.T) string {
+func (s *sseStream) next(t testing.TB) string {
 	t.Helper()
 	type res struct {
 		s   string

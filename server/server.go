@@ -97,6 +97,8 @@ type Server struct {
 	streams chan struct{}
 	stop    chan struct{}
 	once    sync.Once
+	hub     *hub
+	endHub  context.CancelFunc
 }
 
 // New returns a server over ns.
@@ -128,6 +130,9 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 	}
 	s.skipped = newSkipCounter(reg)
+	var hubCtx context.Context
+	hubCtx, s.endHub = context.WithCancel(context.Background())
+	s.hub = newHub(s, hubCtx, reg)
 	s.routes(reg)
 	return s
 }
@@ -135,7 +140,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 // Close ends every open event stream. In-flight requests are not affected;
 // http.Server.Shutdown waits for them.
 func (s *Server) Close() error {
-	s.once.Do(func() { close(s.stop) })
+	s.once.Do(func() { close(s.stop); s.endHub() })
 	return nil
 }
 

@@ -80,3 +80,26 @@ func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	}
 	return float64(hwm) / 1024, float64(rss) / 1024
 }
+
+// CPUTime returns the CPU time (user and system) the server has used so
+// far, from /proc/PID/stat; 0 where that cannot be read.
+func (p *ServeProcess) CPUTime() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces) start
+	// after the last ')': state is field 3, utime and stime 14 and 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	// Clock ticks are 1/100 s on Linux (USER_HZ).
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}

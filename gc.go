@@ -23,14 +23,7 @@ type (
 // the driver cannot collect, and ErrInvalidArgument for a negative
 // OlderThan.
 func (ns *NameService) Collect(ctx context.Context, opts CollectOptions) (CollectStats, error) {
-	if opts.OlderThan < 0 {
-		return CollectStats{}, fmt.Errorf("collect: %w: older than %s: a duration cannot be negative", driver.ErrInvalidArgument, opts.OlderThan)
-	}
-	c, ok := ns.raw.(driver.Collector)
-	if !ok {
-		return CollectStats{}, fmt.Errorf("collect: %w: the %T driver cannot collect what purges left", driver.ErrUnsupported, ns.raw)
-	}
-	st, err := c.Collect(ctx, opts)
+	st, err := ns.d.Collect(ctx, opts)
 	if err != nil {
 		return st, fmt.Errorf("collect: %w", err)
 	}

@@ -32,7 +32,8 @@ func (g *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 	if err != nil {
 		return nil, err
 	}
-	return b.CreateBranch(ctx, rec)
+	out, err := b.CreateBranch(ctx, rec)
+	return out, fromBackend(err)
 }
 
 // DropBranch implements driver.Brancher: id must be valid.
@@ -44,7 +45,7 @@ func (g *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	if err != nil {
 		return err
 	}
-	return b.DropBranch(ctx, id)
+	return fromBackend(b.DropBranch(ctx, id))
 }
 
 // ResetHead implements driver.Brancher: id must be valid, head a born head
@@ -69,5 +70,6 @@ func (g *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 	if err != nil {
 		return nil, err
 	}
-	return b.ResetHead(ctx, id, head, index)
+	prev, err := b.ResetHead(ctx, id, head, index)
+	return prev, fromBackend(err)
 }

@@ -3,7 +3,8 @@
 // spirit of etcd's namespace.NewKV: every call is checked, and a call that
 // breaks a rule returns an error wrapping driver.ErrInvalidArgument (or
 // driver.ErrInvalidID) that names the field and the limit, without calling
-// the driver, so nothing is written. The rules, the same on every backend
+// the driver, so nothing is written; an error of the driver itself comes
+// back marked as a BackendError. The rules, the same on every backend
 // (docs/model.md):
 //
 //   - IDs follow driver.ParseID's rules;
@@ -42,7 +43,7 @@ func (g *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	if err := CheckRecord(rec); err != nil {
 		return err
 	}
-	return g.d.Create(ctx, rec)
+	return fromBackend(g.d.Create(ctx, rec))
 }
 
 // Get implements driver.Driver: id must be valid.
@@ -50,7 +51,8 @@ func (g *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	return g.d.Get(ctx, id)
+	rec, err := g.d.Get(ctx, id)
+	return rec, fromBackend(err)
 }
 
 // Update implements driver.Driver: id must be valid and the update pass
@@ -62,7 +64,8 @@ func (g *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	if err := CheckUpdate(c, cond, next); err != nil {
 		return driver.Outcome{}, err
 	}
-	return g.d.Update(ctx, id, c, cond, next)
+	out, err := g.d.Update(ctx, id, c, cond, next)
+	return out, fromBackend(err)
 }
 
 // Retract implements driver.Driver: id must be valid.
@@ -70,7 +73,7 @@ func (g *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 	if err := id.Validate(); err != nil {
 		return err
 	}
-	return g.d.Retract(ctx, id, at)
+	return fromBackend(g.d.Retract(ctx, id, at))
 }
 
 // Delete implements driver.Driver: id must be valid.
@@ -78,7 +81,7 @@ func (g *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := id.Validate(); err != nil {
 		return err
 	}
-	return g.d.Delete(ctx, id)
+	return fromBackend(g.d.Delete(ctx, id))
 }
 
 // List implements driver.Driver: opts must pass CheckList.
@@ -86,7 +89,8 @@ func (g *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err := CheckList(opts); err != nil {
 		return nil, err
 	}
-	return g.d.List(ctx, opts)
+	page, err := g.d.List(ctx, opts)
+	return page, fromBackend(err)
 }
 
 // Close implements driver.Driver.

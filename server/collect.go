@@ -43,7 +43,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 		},
 	})
 	if err != nil {
-		_, b := errorBody(err)
+		_, b := errorBody(s.public(r.Context(), "collect", err))
 		var e nswire.Error
 		_ = json.Unmarshal(b, &e)
 		_ = enc.Encode(nswire.CollectLine{Error: &e})

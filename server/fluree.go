@@ -1,13 +1,17 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
@@ -177,7 +181,7 @@ func refOf(id driver.ID, c driver.Concern, v driver.Value) (flureeRef, error) {
 	}
 	addr := v.Payload.String("address")
 	if err := checkCID(addr); err != nil {
-		return flureeRef{}, notExpressible(id, c.String()+" address", addr, err)
+		return flureeRef{}, notExpressible(id, c.String()+" address", err)
 	}
 	return flureeRef{ID: &addr, T: v.V}, nil
 }
@@ -187,9 +191,11 @@ type errNotExpressible struct{ msg string }
 
 func (e errNotExpressible) Error() string { return e.msg }
 
-func notExpressible(id driver.ID, what, value string, why error) error {
-	return errNotExpressible{fmt.Sprintf("record %s cannot be expressed on Fluree's wire: its %s %q is not a content ID (%v); read it on /ns/v1/records",
-		id, what, value, why)}
+// notExpressible names the record and the field, not its value: an
+// address may be a path on the server (a file nameservice's).
+func notExpressible(id driver.ID, what string, why error) error {
+	return errNotExpressible{fmt.Sprintf("record %s cannot be expressed on Fluree's wire: its %s is not a content ID (%v); read it on /ns/v1/records",
+		id, what, why)}
 }
 
 // valueOf returns the Value a RefValue stands for: unborn at t when id is
@@ -281,6 +287,7 @@ func (s *Server) flureeCAS(w http.ResponseWriter, r *http.Request, alias, verb s
 	ctx, cancel := s.opContext(r)
 	defer cancel()
 	out, err := s.ns.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
+	err = s.public(ctx, "compare-and-set "+verb+" "+id.String(), err)
 	switch {
 	case errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrWrongKind):
 		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
@@ -322,7 +329,7 @@ func (s *Server) flureeInit(w http.ResponseWriter, r *http.Request, alias string
 	}
 	ctx, cancel := s.opContext(r)
 	defer cancel()
-	err := s.ns.Init(ctx, id.String())
+	err := s.public(ctx, "init "+id.String(), s.ns.Init(ctx, id.String()))
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, map[string]bool{"created": true})
@@ -344,7 +351,7 @@ func (s *Server) flureeLookup(w http.ResponseWriter, r *http.Request, alias stri
 		ledgerNotFound(w)
 		return
 	case err != nil:
-		writeFlureeError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+err.Error())
+		writeFlureeError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+s.public(r.Context(), "get "+id.String(), err).Error())
 		return
 	case rec.Kind != driver.Ledger:
 		ledgerNotFound(w)
@@ -358,39 +365,160 @@ func (s *Server) flureeLookup(w http.ResponseWriter, r *http.Request, alias stri
 	writeJSON(w, http.StatusOK, nsRecordResponse(ns))
 }
 
+// flureeSnapshot serves GET /v1/fluree/nameservice/snapshot: every record
+// the caller may see, ledgers then graph sources, written as they are read
+// (one backend page at a time). A record that cannot be read, or that
+// Fluree's wire cannot carry (an address that is not a CID), is left out,
+// logged by its ID and counted, and the others are served.
 func (s *Server) flureeSnapshot(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	resp := struct {
-		Ledgers      []nsRecord          `json:"ledgers"`
-		GraphSources []graphSourceRecord `json:"graph_sources"`
-	}{Ledgers: []nsRecord{}, GraphSources: []graphSourceRecord{}}
-	// A Fluree JWS scoped to some ledgers sees no graph sources, as in
-	// Fluree; a static token sees those in its scope.
-	gsVisible := p.storageAll || !p.jws
-	for rec, err := range s.ns.List(r.Context(), nameservice.ListOptions{IncludeRetracted: true}) {
-		if err != nil {
-			writeFlureeError(w, http.StatusInternalServerError, "Failed to list ledgers: "+err.Error())
-			return
-		}
-		if !p.CanRead(rec.ID.String()) {
-			continue
-		}
-		var err error
-		if rec.Kind == driver.Ledger {
-			var ns nsRecord
-			if ns, err = nsRecordOf(rec); err == nil {
-				resp.Ledgers = append(resp.Ledgers, ns)
-			}
-		} else if gsVisible {
-			var gs graphSourceRecord
-			if gs, err = graphSourceOf(rec); err == nil {
-				resp.GraphSources = append(resp.GraphSources, gs)
-			}
-		}
-		if err != nil {
-			writeFlureeError(w, http.StatusBadRequest, err.Error())
+	ctx := r.Context()
+	p := principalOf(ctx)
+	sn := &snapshotWriter{s: s, ctx: ctx, out: newStreamedJSON(w), failed: map[driver.ID]bool{},
+		// A Fluree JWS scoped to some ledgers sees no graph sources, as
+		// in Fluree; a static token sees those in its scope.
+		gsVisible: p.storageAll || !p.jws}
+	fail := func(err error) {
+		sn.out.fail(func() {
+			writeFlureeError(w, http.StatusInternalServerError, "Failed to list ledgers: "+s.public(ctx, "list", err).Error())
+		}, s.log)
+	}
+	// One pass writes the ledgers and keeps the graph sources (usually
+	// few) for after them; past maxSpool bytes of those, a second pass
+	// lists them alone.
+	sn.out.str(`{"ledgers":[`)
+	if err := sn.pass(p, ""); err != nil {
+		fail(err)
+		return
+	}
+	sn.out.str(`],"graph_sources":[`)
+	sn.n = 0
+	if sn.spill {
+		if err := sn.pass(p, driver.GraphSource); err != nil {
+			fail(err)
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	for _, b := range sn.spool {
+		sn.entry(b)
+	}
+	sn.out.str("]}")
+	sn.out.finish()
+}
+
+// maxSpool bounds the graph sources a snapshot keeps while it writes the
+// ledgers.
+const maxSpool = 1 << 20
+
+// snapshotWriter writes the entries of one snapshot.
+type snapshotWriter struct {
+	s         *Server
+	ctx       context.Context
+	out       *streamedJSON
+	gsVisible bool
+	failed    map[driver.ID]bool // counted once, though listed in both passes
+	n         int                // entries written in the current array
+	spool     [][]byte           // graph sources for after the ledgers
+	spoolSize int
+	spill     bool // the graph sources did not fit the spool
+}
+
+// pass lists the records of kind ("" for all): it writes the ledgers when
+// kind is "", else the graph sources, and spools the graph sources of an
+// unfiltered pass.
+func (sn *snapshotWriter) pass(p *Principal, kind driver.Kind) error {
+	for rec, err := range sn.s.scan(sn.ctx, p, listQuery{kind: kind, includeRetracted: true}) {
+		var re *driver.RecordError
+		switch {
+		case errors.As(err, &re):
+			if !sn.failed[re.ID] || re.ID.IsZero() {
+				sn.failed[re.ID] = true
+				sn.s.skip(sn.ctx, "snapshot", re.ID, re.Err)
+			}
+			continue
+		case err != nil:
+			return err
+		case rec.Kind == driver.GraphSource && !sn.gsVisible:
+			continue
+		}
+		b, err := snapshotEntry(rec)
+		switch {
+		case err != nil:
+			sn.s.skip(sn.ctx, "snapshot", rec.ID, err)
+		case kind == "" && rec.Kind == driver.GraphSource:
+			sn.keep(b)
+		default:
+			sn.entry(b)
+		}
+	}
+	return nil
+}
+
+func (sn *snapshotWriter) keep(b []byte) {
+	if sn.spill {
+		return
+	}
+	if sn.spoolSize += len(b); sn.spoolSize > maxSpool {
+		sn.spool, sn.spill = nil, true
+		return
+	}
+	sn.spool = append(sn.spool, b)
+}
+
+func (sn *snapshotWriter) entry(b []byte) {
+	if sn.n > 0 {
+		sn.out.str(",")
+	}
+	sn.out.write(b)
+	sn.n++
+}
+
+// snapshotEntry is rec as the snapshot lists it: NsRecord or
+// GraphSourceRecord.
+func snapshotEntry(rec *driver.Record) ([]byte, error) {
+	if rec.Kind == driver.Ledger {
+		ns, err := nsRecordOf(rec)
+		return marshal(ns), err
+	}
+	gs, err := graphSourceOf(rec)
+	return marshal(gs), err
+}
+
+// Reasons a record is left out of Fluree's answers.
+const (
+	skipUnreadable     = "unreadable"
+	skipNotExpressible = "not_expressible"
+)
+
+// skip logs and counts a record left out of a Fluree answer of route
+// (snapshot, events): one that cannot be read or one Fluree's wire cannot
+// carry (err says which). The log names the record by its ID only.
+func (s *Server) skip(ctx context.Context, route string, id driver.ID, err error) {
+	reason := skipUnreadable
+	var ne errNotExpressible
+	if errors.As(err, &ne) {
+		reason = skipNotExpressible
+	}
+	s.skipped.WithLabelValues(route, reason).Inc()
+	name := id.String()
+	if id.IsZero() {
+		name = "(an object with no ID)"
+	}
+	s.log.LogAttrs(ctx, slog.LevelWarn, "record left out of a Fluree answer", slog.String("route", route),
+		slog.String("id", name), slog.String("reason", reason), slog.String("code", driver.Code(err).String()))
+}
+
+// newSkipCounter registers the count of records left out of Fluree's
+// answers, by route and reason.
+func newSkipCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "nameservice_fluree_records_skipped_total",
+		Help: "Records left out of Fluree's snapshot and event streams: unreadable, or not expressible on Fluree's wire.",
+	}, []string{"route", "reason"})
+	reg.MustRegister(c)
+	for _, route := range []string{"snapshot", "events"} {
+		for _, reason := range []string{skipUnreadable, skipNotExpressible} {
+			c.WithLabelValues(route, reason)
+		}
+	}
+	return c
 }

@@ -136,7 +136,7 @@ func (s *Server) flureeCreateBranch(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	rec, err := s.ns.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
 	if err != nil {
-		flureeAnswer(w, err)
+		flureeAnswer(w, s.public(ctx, "create branch "+id.String(), err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
@@ -162,7 +162,7 @@ func (s *Server) flureeListBranches(w http.ResponseWriter, r *http.Request) {
 			writeFlureeError(w, http.StatusBadRequest, err.Error())
 			return
 		case err != nil:
-			writeFlureeError(w, http.StatusInternalServerError, err.Error())
+			writeFlureeError(w, http.StatusInternalServerError, s.public(r.Context(), "list branches", err).Error())
 			return
 		}
 		if !rec.Retracted && p.CanRead(rec.ID.String()) {
@@ -184,7 +184,7 @@ func (s *Server) flureeDropBranch(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.opContext(r)
 	defer cancel()
 	if err := s.ns.DropBranch(ctx, id.String()); err != nil {
-		flureeAnswer(w, err)
+		flureeAnswer(w, s.public(ctx, "drop branch "+id.String(), err))
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {

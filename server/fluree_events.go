@@ -60,16 +60,11 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	ctx, done := s.stream(w, r)
-	if ctx == nil {
+	ctx, sub, done := s.subscribe(w, r, watchKey{})
+	if sub == nil {
 		return
 	}
 	defer done()
-	feed, err := s.ns.Watch(ctx, nameservice.WatchOptions{Interval: s.opts.PollInterval})
-	if err != nil {
-		writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
-		return
-	}
 	// The records are read before the answer starts, as Fluree does: a
 	// client whose stream is open has its snapshot.
 	st := &eventsState{s: s, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
@@ -82,7 +77,7 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.pump(ctx, st.sse, feed, func(ev driver.Event) bool {
+	s.pump(ctx, st.sse, sub.events, func(ev *hubEvent) bool {
 		// On a feed error the client reconnects and gets the records again.
 		return ev.Err == nil && st.change(ctx, ev)
 	})
@@ -117,11 +112,17 @@ type eventsState struct {
 	p     *Principal
 	q     *eventsQuery
 	kinds map[string]driver.Kind // kinds of the records seen, for purges
-	last  map[string]string      // the last event ID sent per record
+	last  map[string]string      // the last state sent per record
 }
 
 func (st *eventsState) visible(k driver.Kind, id string) bool {
 	return st.q.selects(k, id) && st.p.canEvent(k, id)
+}
+
+// mayKnow reports whether the stream may name id, a record of unknown kind
+// (one that cannot be read): whether it would see it as either kind.
+func (st *eventsState) mayKnow(id driver.ID) bool {
+	return !id.IsZero() && (st.visible(driver.Ledger, id.String()) || st.visible(driver.GraphSource, id.String()))
 }
 
 // initial returns the records a stream starts with: the selected ones
@@ -132,8 +133,12 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 		var recs []*driver.Record
 		if st.q.all {
 			for rec, err := range st.s.ns.List(ctx, nameservice.ListOptions{Kind: k}) {
-				if err == nil {
+				var re *driver.RecordError
+				switch {
+				case err == nil:
 					recs = append(recs, rec)
+				case errors.As(err, &re) && st.mayKnow(re.ID):
+					st.s.skip(ctx, "events", re.ID, re.Err)
 				}
 			}
 		} else {
@@ -164,7 +169,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 }
 
 // change sends what one change of the backend means to Fluree's peers.
-func (st *eventsState) change(ctx context.Context, ev driver.Event) bool {
+func (st *eventsState) change(ctx context.Context, ev *hubEvent) bool {
 	id := ev.ID.String()
 	if ev.Deleted {
 		k, known := st.kinds[id]
@@ -174,11 +179,15 @@ func (st *eventsState) change(ctx context.Context, ev driver.Event) bool {
 		}
 		return st.sendRetracted(k, id)
 	}
-	rec, err := st.s.d.Get(ctx, ev.ID)
+	rec, err := st.s.hub.record(ev)
 	if errors.Is(err, driver.ErrNotFound) {
 		return true
 	}
 	if err != nil {
+		if !st.mayKnow(ev.ID) {
+			return true
+		}
+		st.s.skip(ctx, "events", ev.ID, err)
 		return st.sse.Comment("lookup of "+id+" failed") == nil
 	}
 	st.kinds[id] = rec.Kind
@@ -240,50 +249,59 @@ type nsRetractedData struct {
 	EmittedAt  string `json:"emitted_at"`
 }
 
-// recordEvent returns the ID and data of rec's ns-record event.
-func recordEvent(rec *driver.Record, now time.Time) (string, []byte, error) {
+// recordEvent returns the ID and data of rec's ns-record event, and the
+// state it announces (the record as the event carries it).
+func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []byte, err error) {
 	id := rec.ID.String()
-	data := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
+	d := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
 	if rec.Kind == driver.Ledger {
 		ns, err := nsRecordOf(rec)
 		if err != nil {
-			return "", nil, err
+			return "", "", nil, err
 		}
 		lr := ledgerEventRecord{LedgerID: id, Branch: ns.Branch, heads: ns.heads, Retracted: ns.Retracted, Branches: ns.Branches}
 		if ns.SourceBranch != "" {
 			lr.SourceBranch = &ns.SourceBranch
 		}
-		data.Record = lr
-		return fmt.Sprintf("ledger:%s:%d:%d", id, ns.CommitT, ns.IndexT), marshal(data), nil
+		d.Record = lr
+		evID = fmt.Sprintf("ledger:%s:%d:%d", id, ns.CommitT, ns.IndexT)
+	} else {
+		gs, err := graphSourceOf(rec)
+		if err != nil {
+			return "", "", nil, err
+		}
+		// The event's record is GraphSourceRecord with the type as a string
+		// and the config's secrets redacted (the ID hashes the config as is).
+		sum := sha256.Sum256([]byte(gs.Config))
+		gs.SourceType, gs.Config = flureeTypeString(rec.SourceType), redactConfig(gs.Config)
+		d.Record = gs
+		evID = fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4]))
 	}
-	gs, err := graphSourceOf(rec)
-	if err != nil {
-		return "", nil, err
-	}
-	// The event's record is GraphSourceRecord with the type as a string
-	// and the config's secrets redacted (the ID hashes the config as is).
-	sum := sha256.Sum256([]byte(gs.Config))
-	gs.SourceType, gs.Config = flureeTypeString(rec.SourceType), redactConfig(gs.Config)
-	data.Record = gs
-	return fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4])), marshal(data), nil
+	return evID, string(marshal(d.Record)), marshal(d), nil
 }
 
+// sendRecord sends rec's ns-record event unless the stream announced the
+// same state last. The state, not the event ID, decides: an index
+// republished at the same t with a new CID keeps Fluree's event ID
+// (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
+// server announces it too.
 func (st *eventsState) sendRecord(rec *driver.Record) bool {
-	evID, data, err := recordEvent(rec, st.s.opts.Now())
+	evID, state, data, err := recordEvent(rec, st.s.opts.Now())
 	if err != nil {
+		st.s.skip(context.Background(), "events", rec.ID, err)
 		return st.sse.Comment("skipped: "+err.Error()) == nil
 	}
-	if st.last[rec.ID.String()] == evID {
+	if st.last[rec.ID.String()] == state {
 		return true // the same state again (a change Fluree does not announce)
 	}
-	st.last[rec.ID.String()] = evID
+	st.last[rec.ID.String()] = state
 	return st.sse.Event("ns-record", evID, data) == nil
 }
 
 func (st *eventsState) sendRetracted(k driver.Kind, id string) bool {
 	now := st.s.opts.Now()
 	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
-	st.last[id] = evID
+	st.last[id] = evID // no record's state
 	data := nsRetractedData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
 	return st.sse.Event("ns-retracted", evID, marshal(data)) == nil
 }

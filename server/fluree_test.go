@@ -109,25 +109,23 @@ func TestFlureeErrors(t *testing.T) {
 	}
 }
 
-// A record whose addresses are not CIDs is refused on Fluree's routes with a
-// 400 naming the problem, and served on ours.
+// A record whose addresses are not CIDs is refused by Fluree's lookup with
+// a 400 naming the record and the field (not the value), left out of the
+// snapshot, and served on our routes.
 func TestFlureeNotExpressible(t *testing.T) {
 	s := start(t, server.Options{})
 	ctx := context.Background()
-	if err := s.ns.Init(ctx, "files"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.ns.Init(ctx, "files"))
+	must(t, s.ns.Init(ctx, "ok"))
 	if _, err := s.ns.PublishCommit(ctx, "files", 3, "fluree:file://files/main/commit/t3.json"); err != nil {
 		t.Fatal(err)
 	}
 	st, b := s.call(t, "GET", "/v1/fluree/storage/ns/files", "")
-	if st != 400 || !strings.Contains(b, "is not a content ID") || !strings.Contains(b, `"@type":"err:api/BadRequest"`) {
-		t.Fatalf("lookup of a file-address record: %d %s", st, b)
-	}
+	want(t, "lookup of a file-address record", st, b, 400, `{"error":"Bad request: record files:main cannot be expressed on Fluree's wire: `+
+		`its head address is not a content ID (not a CIDv1 in base32 lower case (b...)); read it on /ns/v1/records","status":400,"@type":"err:api/BadRequest"}`)
 	st, b = s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
-	if st != 400 || !strings.Contains(b, "files:main") {
-		t.Fatalf("snapshot with a file-address record: %d %s", st, b)
-	}
+	want(t, "snapshot with a file-address record", st, b, 200, `{"ledgers":[`+
+		`{"ledger_id":"ok:main","name":"ok","branch":"main","commit_head_id":null,"commit_t":0,"index_head_id":null,"index_t":0,"default_context":null,"retracted":false,"config_id":null}],"graph_sources":[]}`)
 	st, b = s.call(t, "GET", "/ns/v1/records/files:main", "")
 	if st != 200 || !strings.Contains(b, "fluree:file://files/main/commit/t3.json") {
 		t.Fatalf("our route: %d %s", st, b)
@@ -260,4 +258,34 @@ func TestFlureeBarePrefix(t *testing.T) {
 	want(t, "init under /fluree", st, b, 200, `{"created":true}`)
 	st, b = s.call(t, "GET", "/fluree/storage/ns/bare", "")
 	want(t, "lookup under /fluree", st, b, 200, `{"ledger_id":"bare:main","name":"bare","branch":"main","commit_head_id":null,"commit_t":0,"index_head_id":null,"index_t":0,"retracted":false}`)
+}
+
+// An index republished at the same t with a new CID is announced: Fluree's
+// event ID stays ledger:ID:commit_t:index_t, but peers must load the new
+// index. The same state again (a status push) announces nothing.
+func TestFlureeEventsIndexRepublishedAtSameT(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	i1, i2 := cid("index-1"), cid("index-2")
+	must(t, s.ns.Init(ctx, "a"))
+	_, err := s.ns.PublishIndex(ctx, "a", 3, i1)
+	must(t, err)
+	ev := s.stream(t, "/v1/fluree/events?all=true")
+	if got := ev.next(t); !strings.Contains(got, `"index_head_id":"`+i1+`","index_t":3`) {
+		t.Fatalf("first event %q, want the record with the first index", got)
+	}
+	out, err := s.ns.AdminPublishIndex(ctx, "a", 3, i2)
+	if err != nil || !out.Applied {
+		t.Fatalf("republish: %v %v", out, err)
+	}
+	if got := ev.next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:a:main:0:3\n") || !strings.Contains(got, `"index_head_id":"`+i2+`","index_t":3`) {
+		t.Fatalf("after the republish: %q, want the record with the new index at the same t", got)
+	}
+	_, err = s.ns.PushStatus(ctx, "a", nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "busy", nil))
+	must(t, err)
+	_, err = s.ns.PublishCommit(ctx, "a", 4, cid("c4"))
+	must(t, err)
+	if got := ev.next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:a:main:4:3\n") {
+		t.Fatalf("after the commit: %q, want the commit and nothing for the status push", got)
+	}
 }

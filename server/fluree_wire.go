@@ -85,7 +85,7 @@ func nsRecordOf(rec *driver.Record) (nsRecord, error) {
 			continue
 		}
 		if err := checkCID(s); err != nil {
-			return nsRecord{}, notExpressible(rec.ID, f.key, s, err)
+			return nsRecord{}, notExpressible(rec.ID, f.key, err)
 		}
 		*f.dst = &s
 	}

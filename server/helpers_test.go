@@ -37,7 +37,7 @@ func start(t *testing.T, opts server.Options) *testServer {
 }
 
 // startOn runs a server over d on a loopback listener.
-func startOn(t *testing.T, d driver.Driver, opts server.Options) *testServer {
+func startOn(t testing.TB, d driver.Driver, opts server.Options) *testServer {
 	t.Helper()
 	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
 	if opts.Auth == nil {
@@ -119,7 +119,7 @@ type sseStream struct {
 	r    *bufio.Reader
 }
 
-func (s *testServer) stream(t *testing.T, path string) *sseStream {
+func (s *testServer) stream(t testing.TB, path string) *sseStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -141,7 +141,7 @@ func (s *testServer) stream(t *testing.T, path string) *sseStream {
 
 // next returns the next event's raw text, comments included, up to and
 // including its blank line, within a time limit.
-func (s *sseStream) next(t *testing.T) string {
+func (s *sseStream) next(t testing.TB) string {
 	t.Helper()
 	type res struct {
 		s   string

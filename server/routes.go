@@ -77,53 +77,68 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := s.d.Get(r.Context(), id)
 	if err != nil {
-		writeAnswer(w, id, err)
+		writeAnswer(w, id, s.public(r.Context(), "get "+id.String(), err))
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)
 }
 
+// list serves GET /ns/v1/records: one page of the records the caller may
+// read (see sources), with a sealed token for the next (see PageTokenKey).
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	opts := driver.ListOptions{Kind: driver.Kind(q.Get("kind")), Prefix: q.Get("prefix"), PageToken: q.Get("page_token")}
-	if opts.Kind != "" && !opts.Kind.Valid() {
-		writeError(w, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, opts.Kind))
-		return
-	}
-	var err error
-	if v := q.Get("include_retracted"); v != "" {
-		if opts.IncludeRetracted, err = strconv.ParseBool(v); err != nil {
-			writeError(w, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, v))
-			return
-		}
-	}
-	if v := q.Get("page_size"); v != "" {
-		if opts.PageSize, err = strconv.Atoi(v); err != nil || opts.PageSize < 0 {
-			writeError(w, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, v))
-			return
-		}
-	}
-	if opts.PageSize == 0 || opts.PageSize > maxPageSize {
-		opts.PageSize = maxPageSize
-	}
-	page, err := s.d.List(r.Context(), opts)
+	q, size, err := parseListQuery(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	p := principalOf(r.Context())
-	resp := nswire.ListResponse{Records: []*driver.Record{}, NextPageToken: page.NextPageToken}
-	for _, rec := range page.Records {
-		if p.CanRead(rec.ID.String()) {
-			resp.Records = append(resp.Records, rec)
-		}
+	bound := binding(p, q)
+	pos, err := s.opts.PageTokenKey.open(r.URL.Query().Get("page_token"), bound)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
-	for _, f := range page.Failed {
-		if visibleFailure(p, f) {
-			resp.Failed = append(resp.Failed, wireRecordError(f))
-		}
+	page, next, err := s.listPage(r.Context(), p, q, pos, size)
+	if err != nil {
+		writeError(w, s.public(r.Context(), "list", err))
+		return
+	}
+	resp := nswire.ListResponse{Records: page.records}
+	if resp.Records == nil {
+		resp.Records = []*driver.Record{}
+	}
+	for _, f := range page.failed {
+		resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
+	}
+	if next != nil {
+		resp.NextPageToken = s.opts.PageTokenKey.seal(*next, bound)
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// parseListQuery returns the query of GET /ns/v1/records and its page size.
+func parseListQuery(r *http.Request) (listQuery, int, error) {
+	v := r.URL.Query()
+	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix")}
+	if q.kind != "" && !q.kind.Valid() {
+		return q, 0, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, q.kind)
+	}
+	var err error
+	if s := v.Get("include_retracted"); s != "" {
+		if q.includeRetracted, err = strconv.ParseBool(s); err != nil {
+			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, s)
+		}
+	}
+	size := 0
+	if s := v.Get("page_size"); s != "" {
+		if size, err = strconv.Atoi(s); err != nil || size < 0 {
+			return q, 0, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, s)
+		}
+	}
+	if size == 0 || size > maxPageSize {
+		size = maxPageSize
+	}
+	return q, size, nil
 }
 
 // visibleFailure reports whether p may learn of a record that failed to
@@ -133,14 +148,6 @@ func visibleFailure(p *Principal, f *driver.RecordError) bool {
 		return p.readsAll()
 	}
 	return p.CanRead(f.ID.String())
-}
-
-func wireRecordError(f *driver.RecordError) nswire.RecordError {
-	e := nswire.RecordError{Object: f.Object, Error: f.Err.Error(), Code: driver.Code(f.Err).String()}
-	if !f.ID.IsZero() {
-		e.ID = f.ID.String()
-	}
-	return e
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +178,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			}
 			return s.unknown(fmt.Errorf("create %s: a resend found the ID taken by a record that differs from ours", id))
 		}
-		return answer(id, err)
+		return answer(id, s.public(ctx, "create "+id.String(), err))
 	})
 }
 
@@ -181,7 +188,7 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(id, s.d.Delete(ctx, id), resend, "purge", "an earlier attempt may have removed it")
+		return s.noContent(ctx, id, s.d.Delete(ctx, id), resend, "purge", "an earlier attempt may have removed it")
 	})
 }
 
@@ -202,7 +209,7 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 		at = s.opts.Now()
 	}
 	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(id, s.d.Retract(ctx, id, at), resend, "retract", "it may have been retracted and purged since")
+		return s.noContent(ctx, id, s.d.Retract(ctx, id, at), resend, "retract", "it may have been retracted and purged since")
 	})
 }
 
@@ -233,6 +240,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	}
 	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
 		out, err := s.d.Update(ctx, id, c, cond, req.New)
+		err = s.public(ctx, "push "+c.String()+" "+id.String(), err)
 		switch {
 		case errors.Is(err, driver.ErrUnavailable):
 			return s.unknown(err)
@@ -265,12 +273,12 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.opContext(r)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), req.SourceType, req.Dependencies, req.Config); err != nil {
-		writeAnswer(w, id, err)
+		writeAnswer(w, id, s.public(ctx, "publish graph source "+id.String(), err))
 		return
 	}
 	rec, err := s.d.Get(ctx, id)
 	if err != nil {
-		writeAnswer(w, id, err)
+		writeAnswer(w, id, s.public(ctx, "get "+id.String(), err))
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)
@@ -336,7 +344,8 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 // noContent answers a write whose success has no body: 204, or the error. A
 // resend that finds no record cannot tell whether an earlier attempt did the
 // work, so its outcome is unknown (why says what may have happened).
-func (s *Server) noContent(id driver.ID, err error, resend bool, op, why string) (int, []byte) {
+func (s *Server) noContent(ctx context.Context, id driver.ID, err error, resend bool, op, why string) (int, []byte) {
+	err = s.public(ctx, op+" "+id.String(), err)
 	switch {
 	case resend && errors.Is(err, driver.ErrNotFound):
 		return s.unknown(fmt.Errorf("%s %s: a resend found no record: %s", op, id, why))

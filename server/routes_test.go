@@ -57,13 +57,17 @@ func TestPathEncoding(t *testing.T) {
 	}
 }
 
-func mustOpen(t *testing.T, url string) *remote.Driver {
-	t.Helper()
+func mustOpen(t *testing.T, url string) *remote.Driver { return mustRemoteB(t, url) }
+
+// mustRemoteB opens an http:// driver of the server at url for the test
+// or benchmark.
+func mustRemoteB(tb testing.TB, url string) *remote.Driver {
+	tb.Helper()
 	d, err := remote.Open(context.Background(), remote.Config{BaseURL: url})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.Close() })
+	tb.Cleanup(func() { _ = d.Close() })
 	return d
 }
 

@@ -91,6 +91,11 @@ type Options struct {
 	IdempotencyCacheBytes int64
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
+	// PageTokenKey seals the page tokens of GET /ns/v1/records. Servers
+	// behind one load balancer must share it (made from one secret), or a
+	// page may reach a server that refuses its token. Nil: a random key of
+	// this server's own, good until it restarts.
+	PageTokenKey *PageTokenKey
 }
 
 // Server is the HTTP handler. Close it (or call Shutdown through
@@ -105,12 +110,15 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
+	skipped *prometheus.CounterVec // records left out of Fluree's answers
 	idem    *idemCache
 	streams chan struct{}
 	// perPrincipal caps the streams of each principal within streams.
 	perPrincipal *streamQuota
 	stop         chan struct{}
 	once         sync.Once
+	hub          *hub
+	endHub       context.CancelFunc
 }
 
 // New returns a server over ns.
@@ -123,6 +131,9 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	opts.OpTimeout = defaults.Positive(opts.OpTimeout, DefaultOpTimeout)
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.PageTokenKey == nil {
+		opts.PageTokenKey = randomPageTokenKey()
 	}
 	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.WriteTimeout = defaults.Positive(opts.WriteTimeout, DefaultWriteTimeout)
@@ -143,6 +154,10 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
 		stop:         make(chan struct{}),
 	}
+	s.skipped = newSkipCounter(reg)
+	var hubCtx context.Context
+	hubCtx, s.endHub = context.WithCancel(context.Background())
+	s.hub = newHub(s, hubCtx, reg)
 	s.routes(reg)
 	return s
 }
@@ -150,7 +165,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 // Close ends every open event stream. In-flight requests are not affected;
 // http.Server.Shutdown waits for them.
 func (s *Server) Close() error {
-	s.once.Do(func() { close(s.stop) })
+	s.once.Do(func() { close(s.stop); s.endHub() })
 	return nil
 }
 

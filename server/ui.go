@@ -240,37 +240,32 @@ type uiChange struct {
 // as "change" events, each with the record's row read after it.
 func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
-	wo := nameservice.WatchOptions{Interval: s.opts.PollInterval}
+	var key watchKey
 	if v := r.URL.Query().Get("id"); v != "" {
 		id, err := driver.ParseID(v)
 		if err != nil || !p.CanRead(id.String()) {
 			http.NotFound(w, r)
 			return
 		}
-		wo.ID = id.String()
+		key.id = id.String()
 	}
-	ctx, done := s.stream(w, r)
-	if ctx == nil {
+	ctx, sub, done := s.subscribe(w, r, key)
+	if sub == nil {
 		return
 	}
 	defer done()
-	feed, err := s.ns.Watch(ctx, wo)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	sse := nswire.NewSSEWriter(w)
 	if sse == nil || sse.Comment("watching") != nil {
 		return
 	}
-	s.pump(ctx, sse, feed, func(ev driver.Event) bool {
+	s.pump(ctx, sse, sub.events, func(ev *hubEvent) bool {
 		if ev.Err != nil {
 			return false
 		}
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		return sse.Event("change", "", marshal(s.uiChangeOf(ctx, ev))) == nil
+		return sse.Event("change", "", marshal(s.uiChangeOf(ctx, ev.Event))) == nil
 	})
 }
 

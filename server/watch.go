@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -38,10 +39,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 
 // watch serves GET /ns/v1/watch?id=ID or ?prefix=P: the matching records
 // ("record" events, or "failed" for one that cannot be read), "synced", then
-// every change ("change"), with keep-alive comments. The watch starts
-// before the records are read, so no change falls between the two; a change
-// the records already show comes again as an event, and clients drop it by
-// its watermark.
+// every change ("change"), with keep-alive comments. The stream subscribes
+// to the hub before the records are read, so no change falls between the
+// two; a change the records already show comes again as an event, and
+// clients drop it by its watermark.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := principalOf(r.Context())
@@ -57,20 +58,15 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	prefix := q.Get("prefix")
-	ctx, done := s.stream(w, r)
-	if ctx == nil {
+	key := watchKey{prefix: prefix}
+	if !id.IsZero() {
+		key = watchKey{id: id.String()}
+	}
+	ctx, sub, done := s.subscribe(w, r, key)
+	if sub == nil {
 		return
 	}
 	defer done()
-	wo := nameservice.WatchOptions{Prefix: prefix, Interval: s.opts.PollInterval}
-	if !id.IsZero() {
-		wo.ID = id.String()
-	}
-	feed, err := s.ns.Watch(ctx, wo)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	sse := nswire.NewSSEWriter(w)
 	if sse == nil {
 		return
@@ -81,28 +77,57 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if sse.Event(nswire.EventSynced, "", []byte("{}")) != nil {
 		return
 	}
-	s.pump(ctx, sse, feed, func(ev driver.Event) bool {
+	s.pump(ctx, sse, sub.events, func(ev *hubEvent) bool {
 		if ev.Err != nil {
-			_, b := errorBody(ev.Err)
+			_, b := errorBody(s.public(ctx, "watch", guard.FromBackend(ev.Err)))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
-		if !ev.Deleted {
-			v := ev.New
-			c.Concern, c.New = ev.Concern.String(), &v
-		}
-		return sse.Event(nswire.EventChange, "", marshal(c)) == nil
+		return sse.Event(nswire.EventChange, "", ev.changeData()) == nil
 	})
 }
 
+// subscribe takes a stream slot and subscribes to the hub's upstream of
+// key, answering the request itself (and returning a nil subscriber) when
+// either fails. The stream's context ends when the client goes, the
+// server closes or the hub drops the stream; done releases both.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey) (context.Context, *subscriber, func()) {
+	ctx, release := s.stream(w, r)
+	if ctx == nil {
+		return nil, nil, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	rc := http.NewResponseController(w)
+	sub, err := s.hub.subscribe(ctx, key, func() {
+		cancel()
+		// A handler stuck writing to a client that does not read returns.
+		_ = rc.SetWriteDeadline(time.Now())
+	})
+	if err != nil {
+		cancel()
+		release()
+		err = s.public(r.Context(), "watch", err)
+		if _, fluree := flureeRest(r.URL.Path); fluree {
+			writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
+		} else {
+			writeError(w, err)
+		}
+		return nil, nil, nil
+	}
+	return ctx, sub, func() {
+		s.hub.unsubscribe(sub)
+		cancel()
+		release()
+	}
+}
+
 // pump writes a keep-alive comment every KeepAlive and hands each event of
-// feed to handle, until ctx ends, the feed closes, a write fails or handle
-// returns false.
-func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, feed <-chan driver.Event, handle func(driver.Event) bool) {
+// the subscription to handle, until ctx ends, the subscription ends, a
+// write fails or handle returns false.
+func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, events <-chan *hubEvent, handle func(*hubEvent) bool) {
 	keep := time.NewTicker(s.opts.KeepAlive)
 	defer keep.Stop()
 	for {
@@ -113,8 +138,10 @@ func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, feed <-chan dr
 			if sse.Comment("") != nil {
 				return
 			}
-		case ev, ok := <-feed:
-			if !ok || !handle(ev) {
+		case ev, ok := <-events:
+			// A dropped stream's channel still holds events: the
+			// canceled context ends it before any is written.
+			if !ok || ctx.Err() != nil || !handle(ev) {
 				return
 			}
 		}
@@ -130,7 +157,7 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Princip
 		case errors.Is(err, driver.ErrNotFound):
 			return true
 		case err != nil:
-			_, b := errorBody(err)
+			_, b := errorBody(s.public(ctx, "get "+id.String(), err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}
@@ -140,12 +167,12 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Princip
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
-			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", marshal(wireRecordError(re))) != nil {
+			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", marshal(s.publicFailure(ctx, re))) != nil {
 				return false
 			}
 			continue
 		case err != nil:
-			_, b := errorBody(err)
+			_, b := errorBody(s.public(ctx, "list", err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}

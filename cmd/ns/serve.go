@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -29,6 +30,7 @@ type serveFlags struct {
 	readHeaderTimeout, idleTimeout, bodyTimeout   time.Duration
 	writeTimeout, jwksCacheTTL                    time.Duration
 	otlpEndpoint                                  string
+	pageTokenKey                                  string
 }
 
 func init() {
@@ -65,6 +67,7 @@ func init() {
 			fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a keep-alive connection idle this long")
 			fs.DurationVar(&f.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "cut off a request whose body has not arrived by then")
 			fs.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "cut off an answer (not an event stream) not written by then")
+			fs.StringVar(&f.pageTokenKey, "page-token-key", "", "file of the key (32 bytes or more) that seals page tokens; share it between instances behind one balancer")
 		},
 		run: func(c *call) error { return serve(c, f) },
 	}
@@ -84,6 +87,11 @@ func serve(c *call, f serveFlags) error {
 		IdempotencyCacheBytes: f.idemBytes}
 	if err := authOptions(&opts, f, log); err != nil {
 		return err
+	}
+	if f.pageTokenKey != "" {
+		if opts.PageTokenKey, err = loadPageTokenKey(f.pageTokenKey); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -197,6 +205,20 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 	}
 	opts.Auth = a
 	return nil
+}
+
+// loadPageTokenKey reads the secret of --page-token-key: the file's
+// content, spaces around it left out.
+func loadPageTokenKey(path string) (*server.PageTokenKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--page-token-key: %w", err)
+	}
+	k, err := server.NewPageTokenKey(bytes.TrimSpace(b))
+	if err != nil {
+		return nil, usagef("--page-token-key %s: %v (make one with: openssl rand -hex 32 > FILE)", path, err)
+	}
+	return k, nil
 }
 
 func isLoopback(a net.Addr) bool {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
@@ -274,4 +275,53 @@ func TestServeDuplicateTokenHash(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatal("ns serve started with two tokens of one hash")
 	}
+}
+
+// Two instances given one --page-token-key accept each other's page
+// tokens, as they must behind one load balancer; a key shorter than 32
+// bytes is refused at start.
+func TestServePageTokenKeyShared(t *testing.T) {
+	dir := t.TempDir()
+	backend := "file://" + dir
+	c := &cli{t: t, url: backend}
+	for _, n := range []string{"a", "b", "c"} {
+		c.want(exitOK, "init", n)
+	}
+	keys := t.TempDir()
+	keyFile := filepath.Join(keys, "page-token.key")
+	if err := os.WriteFile(keyFile, []byte("5f2b7c9e4a1d3f6b8c0e2a4d6f8b0c2e4a6d8f0b2c4e6a8d0f2b4c6e8a0d2f4b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildNS(t)
+	s1 := startServe(t, bin, backend, "--insecure-no-auth", "--page-token-key", keyFile)
+	s2 := startServe(t, bin, backend, "--insecure-no-auth", "--page-token-key", keyFile)
+	d1, d2 := mustRemote(t, s1.url), mustRemote(t, s2.url)
+	first, err := d1.List(context.Background(), driver.ListOptions{PageSize: 1})
+	if err != nil || len(first.Records) != 1 || first.NextPageToken == "" {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	rest, err := d2.List(context.Background(), driver.ListOptions{PageSize: 5, PageToken: first.NextPageToken})
+	if err != nil || len(rest.Records) != 2 || rest.Records[0].ID.Name != "b" {
+		t.Fatalf("the other instance on the first one's token: %+v, %v", rest, err)
+	}
+
+	short := filepath.Join(keys, "short.key")
+	if err := os.WriteFile(short, []byte("too short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--url", "mem://", "serve", "--insecure-no-auth", "--listen", "127.0.0.1:0", "--page-token-key", short}, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "at least 32") {
+		t.Fatalf("a short key: exit %d, %s", code, errb.String())
+	}
+}
+
+func mustRemote(t *testing.T, u string) *remote.Driver {
+	t.Helper()
+	d, err := remote.Open(context.Background(), remote.Config{BaseURL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
 }

@@ -3,132 +3,179 @@ package remote_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"runtime"
+	neturl "net/url"
+	"os"
+	"path/filepath"
 	"slices"
-	"sync/atomic"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
-// BenchmarkPush measures one applied PublishCommit straight to a backend
-// and through ns serve's handler on a loopback listener in front of the
-// same kind of backend, in the same run, and reports p50 and p99. The
-// difference of the p50s is what HTTP adds. Run it with
+// benchRounds is how many times a push benchmark alternates between the
+// direct call and the call through the server.
+const benchRounds = 20
+
+// BenchmarkPushOverhead measures applied head publishes (PublishCommit)
+// straight to a backend and through `ns serve` (in a process of its own, as
+// deployed) in front of the same kind of backend, in the same run: rounds
+// alternate between the two, each writer (its own client, its own record)
+// pushing the same number of times, and the figures are medians over the
+// rounds. The server runs with a static token and logs a JSON line per
+// request; every push carries an idempotency key. Reported: µs per push
+// (wall time over all the writers' pushes) each way, their ratio, and the
+// server process's CPU time per push.
 //
-//	go test -run '^$' -bench BenchmarkPush -benchtime 3000x ./drivers/remote/
-func BenchmarkPush(b *testing.B) {
-	backends := map[string]func(b *testing.B) driver.Driver{
-		"mem": func(*testing.B) driver.Driver { return mem.NewStore().Open() },
-		"fs": func(b *testing.B) driver.Driver {
-			d, err := fs.Open(context.Background(), fs.Config{Dir: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return d
-		},
-	}
-	for _, name := range []string{"mem", "fs"} {
-		b.Run(name+"/direct", func(b *testing.B) { benchPush(b, backends[name](b)) })
-		b.Run(name+"/http", func(b *testing.B) { benchPush(b, throughServer(b, backends[name](b))) })
-	}
-}
-
-// throughServer serves backend on a loopback listener and returns an
-// http:// client of it.
-func throughServer(b *testing.B, backend driver.Driver) driver.Driver {
-	srv := server.New(nameservice.New(backend), server.Options{NoAuth: true})
-	hs := httptest.NewServer(srv)
-	b.Cleanup(func() { _ = srv.Close(); hs.Close(); _ = backend.Close() })
-	d, err := remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return d
-}
-
-func benchPush(b *testing.B, d driver.Driver) {
-	ns := nameservice.New(d)
-	defer ns.Close()
-	ctx := context.Background()
-	if err := ns.Init(ctx, "bench"); err != nil {
-		b.Fatal(err)
-	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
-		out, err := ns.PublishCommit(ctx, "bench", int64(i+1), "c")
-		if err != nil || !out.Applied {
-			b.Fatalf("push %d: %v %v", i, out, err)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	reportPercentiles(b, lat)
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Nanoseconds()) / 1e3 }
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-}
-
-// BenchmarkThroughput32 runs 32 clients pushing status CAS to their own
-// records through the server (and straight to the backend, as the
-// baseline), reporting requests per second.
-func BenchmarkThroughput32(b *testing.B) {
-	for _, via := range []string{"direct", "http"} {
-		b.Run("mem/"+via, func(b *testing.B) {
-			backend := driver.Driver(mem.NewStore().Open())
-			open := func() driver.Driver { return backend }
-			if via == "http" {
-				srv := server.New(nameservice.New(backend), server.Options{NoAuth: true})
-				hs := httptest.NewServer(srv)
-				b.Cleanup(func() { _ = srv.Close(); hs.Close() })
-				open = func() driver.Driver {
-					d, err := remote.Open(context.Background(), remote.Config{BaseURL: hs.URL})
+//	scripts/testservers.sh start && eval "$(scripts/testservers.sh env)"
+//	go test -run '^$' -bench PushOverhead -benchtime 2000x ./drivers/remote/
+func BenchmarkPushOverhead(b *testing.B) {
+	for _, be := range []string{"mem", "fs", "dynamodb"} {
+		for _, writers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/writers=%d", be, writers), func(b *testing.B) {
+				backend, url := openBenchBackend(b, be)
+				srv := testenv.ServeCLI(b, url, "--tokens", tokenFile(b))
+				direct := make([]*nameservice.NameService, writers)
+				viaHTTP := make([]*nameservice.NameService, writers)
+				for i := range writers {
+					direct[i] = nameservice.New(backend)
+					d, err := remote.Open(context.Background(), remote.Config{BaseURL: srv.URL, Token: benchToken})
 					if err != nil {
 						b.Fatal(err)
 					}
-					return d
+					viaHTTP[i] = nameservice.New(d)
+					b.Cleanup(func() { _ = d.Close() })
 				}
-			}
-			var next atomic.Int64
-			b.SetParallelism(max(1, 32/parallelism()))
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				ns := nameservice.New(open())
-				ctx := context.Background()
-				id := fmt.Sprintf("tp%d", next.Add(1))
-				if err := ns.Init(ctx, id); err != nil {
-					b.Error(err)
-					return
+				each := max(1, b.N/writers/benchRounds)
+				run := pushRunner(b, writers, each)
+				var d, h, ratio []float64
+				var serverCPU, directCPU time.Duration
+				b.ResetTimer()
+				for r := range benchRounds {
+					own := selfCPU()
+					dr := run(direct, fmt.Sprintf("direct%d", r))
+					directCPU += selfCPU() - own
+					cpu := srv.CPUTime()
+					hr := run(viaHTTP, fmt.Sprintf("http%d", r))
+					serverCPU += srv.CPUTime() - cpu
+					d, h, ratio = append(d, dr), append(h, hr), append(ratio, hr/dr)
 				}
-				cur := nameservice.StatusValue(1, "ready", nil)
-				for pb.Next() {
-					nv := nameservice.StatusValue(cur.V+1, "ready", nil)
-					out, err := ns.PushStatus(ctx, id, cur, nv)
-					if err != nil || !out.Applied {
-						b.Errorf("push: %v %v", out, err)
-						return
-					}
-					cur = nv
-				}
+				b.StopTimer()
+				b.ReportMetric(median(d), "direct-µs/push")
+				b.ReportMetric(median(h), "http-µs/push")
+				b.ReportMetric(median(ratio), "ratio")
+				// CPU per push (inits included: one per writer and round),
+				// however busy the machine is: this process's for the direct
+				// pushes, the server's for those through it.
+				pushes := float64(benchRounds * writers * each)
+				b.ReportMetric(float64(directCPU.Microseconds())/pushes, "direct-cpu-µs/push")
+				b.ReportMetric(float64(serverCPU.Microseconds())/pushes, "server-cpu-µs/push")
+				b.ReportMetric(0, "ns/op")
 			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-		})
+		}
 	}
 }
 
-func parallelism() int { return max(1, testingGOMAXPROCS()) }
+const benchToken = "bench-token"
 
-func testingGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }
+// tokenFile writes a token file granting benchToken everything.
+func tokenFile(b *testing.B) string {
+	f := filepath.Join(b.TempDir(), "tokens.json")
+	body := `{"tokens":[{"name":"bench","sha256":"` + server.HashToken(benchToken) + `","read":[""],"write":[""]}]}`
+	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+// openBenchBackend opens a backend of kind for the direct pushes, and
+// returns the URL under which ns serve opens the same kind: for mem a
+// store of its own, for fs the same directory, for DynamoDB Local the same
+// new table (deleted when the benchmark ends).
+func openBenchBackend(b *testing.B, kind string) (driver.Driver, string) {
+	ctx := context.Background()
+	var d driver.Driver
+	var url string
+	switch kind {
+	case "mem":
+		d, url = mem.NewStore().Open(), "mem://"
+	case "fs":
+		dir := b.TempDir()
+		fd, err := fs.Open(ctx, fs.Config{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, url = fd, "file://"+dir
+	case "dynamodb":
+		endpoint := testenv.DynamoDBEndpoint(b)
+		cfg := dynamodb.Config{Table: "ns-bench-" + testenv.RandomHex(4), Region: "us-east-1",
+			Endpoint: endpoint, Credentials: testenv.Credentials}
+		dd, err := dynamodb.Open(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := dd.Provision(ctx); err != nil {
+			b.Fatal(err)
+		}
+		testenv.DropTable(b, dd.Client(), cfg.Table)
+		b.Setenv("AWS_ACCESS_KEY_ID", "test")
+		b.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+		d, url = dd, "dynamodb://"+cfg.Table+"?region=us-east-1&endpoint="+neturl.QueryEscape(endpoint)
+	}
+	b.Cleanup(func() { _ = d.Close() })
+	return d, url
+}
+
+// pushRunner returns a function that has every client create a record of
+// its own (named after tag) and push its head each times, all at once, and
+// returns the µs per push over all of them.
+func pushRunner(b *testing.B, writers, each int) func(clients []*nameservice.NameService, tag string) float64 {
+	return func(clients []*nameservice.NameService, tag string) float64 {
+		ctx := context.Background()
+		for i, ns := range clients {
+			if err := ns.Init(ctx, fmt.Sprintf("bench-%s-%d", tag, i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i, ns := range clients {
+			wg.Go(func() {
+				id := fmt.Sprintf("bench-%s-%d", tag, i)
+				for t := range each {
+					out, err := ns.PublishCommit(ctx, id, int64(t+1), "c")
+					if err != nil || !out.Applied {
+						b.Errorf("push %s %d: %v %v", id, t+1, out, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return float64(time.Since(start).Microseconds()) / float64(writers*each)
+	}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// selfCPU returns the CPU time (user and system) this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

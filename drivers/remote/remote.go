@@ -366,11 +366,17 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	if err != nil {
 		return driver.Outcome{}, err
 	}
-	if _, isErr := resp.serverError(); isErr || (resp.status != http.StatusOK && resp.status != http.StatusConflict) {
-		return driver.Outcome{}, resp.err(op) // a 409 may be an error too (WrongKind)
+	// One decoding tells an outcome from the server's error form (a 409
+	// may be an error too: WrongKind).
+	var out struct {
+		nswire.PushResponse
+		Code string `json:"code"`
 	}
-	var out nswire.PushResponse
-	if err := json.Unmarshal(resp.body, &out); err != nil || out.Applied != (resp.status == http.StatusOK) {
+	err = json.Unmarshal(resp.body, &out)
+	switch {
+	case resp.status != http.StatusOK && resp.status != http.StatusConflict, err == nil && out.Code != "":
+		return driver.Outcome{}, resp.err(op)
+	case err != nil || out.Applied != (resp.status == http.StatusOK):
 		return driver.Outcome{}, fmt.Errorf("remote: %s: %w: malformed answer: %s", op, driver.ErrInternal, snippet(resp.body))
 	}
 	return driver.Outcome{Applied: out.Applied, Current: out.Current}, nil

@@ -56,8 +56,21 @@ func PerRecord(err error) bool {
 	return true
 }
 
+// BranchesError is the error of a drop refused because N branches of ID
+// exist. It matches driver.ErrHasBranches; a server reads the count from it
+// to tell its client, without the rest of a backend's message.
+type BranchesError struct {
+	ID driver.ID
+	N  int64
+}
+
+func (e *BranchesError) Error() string {
+	return fmt.Sprintf("%v: %s has %d branch(es); drop them first", driver.ErrHasBranches, e.ID, e.N)
+}
+
+// Is reports whether target is driver.ErrHasBranches.
+func (e *BranchesError) Is(target error) bool { return target == driver.ErrHasBranches }
+
 // HasBranchesError returns the error of a drop refused because n branches
 // of id exist.
-func HasBranchesError(id driver.ID, n int64) error {
-	return fmt.Errorf("%w: %s has %d branch(es); drop them first", driver.ErrHasBranches, id, n)
-}
+func HasBranchesError(id driver.ID, n int64) error { return &BranchesError{ID: id, N: n} }

@@ -66,7 +66,21 @@ func (w *instrumented) List(ctx context.Context, opts driver.ListOptions) (*driv
 
 func (w *instrumented) Close() error { return w.d.Close() }
 
-var _ driver.Brancher = (*instrumented)(nil)
+var (
+	_ driver.Brancher  = (*instrumented)(nil)
+	_ driver.Collector = (*instrumented)(nil)
+)
+
+func (w *instrumented) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
+	c, ok := w.d.(driver.Collector)
+	if !ok {
+		return driver.CollectStats{}, fmt.Errorf("%w: this backend's driver cannot collect what purges left", driver.ErrUnsupported)
+	}
+	ctx, call := w.in.start(ctx, "collect", driver.ID{}, "")
+	st, err := c.Collect(ctx, opts)
+	call.end(ctx, errOutcome(err, OutcomeOK), err)
+	return st, err
+}
 
 // brancher returns the branch operations of the driver underneath.
 func (w *instrumented) brancher() (driver.Brancher, error) {

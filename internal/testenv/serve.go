@@ -1,0 +1,105 @@
+package testenv
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ServeProcess is `ns serve` running in a process of its own, so that its
+// memory can be measured apart from the test's.
+type ServeProcess struct {
+	URL string // http://127.0.0.1:PORT
+	cmd *exec.Cmd
+}
+
+// ServeCLI starts `ns --url URL serve --listen 127.0.0.1:0 ARGS...` (cmd/ns
+// built once per test process), waits for the URL it prints, and kills it
+// when the test ends.
+func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
+	tb.Helper()
+	bin, err := nsBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("ns serve: %v", err)
+	}
+	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- s
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case s := <-line:
+		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
+		if !ok {
+			tb.Fatalf("ns serve printed %q", s)
+		}
+		return &ServeProcess{URL: u, cmd: cmd}
+	case <-time.After(time.Minute):
+		tb.Fatal("ns serve did not start within a minute")
+		return nil
+	}
+}
+
+// PeakRSS runs f and returns the server's peak resident set during f and
+// its resident set just before, in MB: the kernel's high-water mark
+// (VmHWM), reset before f through the process's clear_refs. Both are -1
+// where that file is not writable.
+func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
+	tb.Helper()
+	dir := "/proc/" + strconv.Itoa(p.cmd.Process.Pid)
+	if err := os.WriteFile(dir+"/clear_refs", []byte("5"), 0); err != nil {
+		tb.Logf("peak RSS of ns serve not measured: %v", err)
+		f()
+		return -1, -1
+	}
+	rss, err := statusKB(dir+"/status", "VmRSS")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f()
+	hwm, err := statusKB(dir+"/status", "VmHWM")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return float64(hwm) / 1024, float64(rss) / 1024
+}
+
+// CPUTime returns the CPU time (user and system) the server has used so
+// far, from /proc/PID/stat; 0 where that cannot be read.
+func (p *ServeProcess) CPUTime() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces) start
+	// after the last ')': state is field 3, utime and stime 14 and 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	// Clock ticks are 1/100 s on Linux (USER_HZ).
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}

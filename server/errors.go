@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// A backend's error may hold what no client should learn: the server's
+// paths (a file store's directory), a backend's raw message (a table's
+// attribute names), object keys. So the server reaches its backend only
+// through package guard, which marks every error the backend returns
+// (guard.BackendError; a change feed's are marked with guard.FromBackend),
+// and every error reaches a client through public: a marked error is told as
+// the operation, the ID and the description of its code, never its own
+// text, and goes to the server's log. The errors of the checks made before
+// the backend is asked (the server's and the portable layer's: a limit, a
+// malformed dependency) name what was wrong and are told as they are.
+
+// publicError is what a client is told of a backend's error.
+type publicError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *publicError) Error() string { return e.msg }
+func (e *publicError) Unwrap() error { return e.sentinel }
+
+// publicText describes each code without the backend's message.
+var publicText = map[driver.ErrorCode]string{
+	driver.NotFound:         "not found",
+	driver.AlreadyExists:    "already exists",
+	driver.WrongKind:        "wrong kind: the operation does not apply to the record's kind",
+	driver.InvalidArgument:  "invalid argument: the backend refused the request",
+	driver.Throttled:        "throttled: the backend refused for load; retry later",
+	driver.Unavailable:      "unavailable: the backend did not answer",
+	driver.Unsupported:      "unsupported: the backend cannot do this",
+	driver.Internal:         "internal error: the backend holds data the server cannot read",
+	driver.Canceled:         "unavailable: the operation was canceled or timed out",
+	driver.NotProvisioned:   "not provisioned: the backend's table or bucket does not exist",
+	driver.PermissionDenied: "permission denied: the backend refused the server's credentials",
+	driver.HasBranches:      "has branches: drop the branches of the record first",
+}
+
+// expected are the codes of ordinary outcomes, which are not logged.
+func expected(c driver.ErrorCode) bool {
+	return c == driver.NotFound || c == driver.AlreadyExists || c == driver.WrongKind || c == driver.HasBranches
+}
+
+// public returns the error a client is told of err, met in operation op
+// (which names the ID: "push head a:main"): err itself unless the backend
+// returned it, else op and the description of its code, logging err unless
+// it is an ordinary outcome (not found, already exists, wrong kind).
+func (s *Server) public(ctx context.Context, op string, err error) error {
+	var be *guard.BackendError
+	if !errors.As(err, &be) {
+		return err
+	}
+	code := driver.Code(err)
+	text, ok := publicText[code]
+	sentinel := code.Sentinel()
+	if !ok || sentinel == nil {
+		code, text, sentinel = driver.Internal, "internal error", driver.ErrInternal
+	}
+	var branches *driverutil.BranchesError
+	if errors.As(err, &branches) {
+		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
+	}
+	if !expected(code) {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
+			slog.String("code", code.String()), slog.String("error", err.Error()),
+			slog.String("principal", principalName(ctx)))
+		text += " (details in the server's log)"
+	}
+	return &publicError{msg: op + ": " + text, sentinel: sentinel}
+}
+
+// publicFailure returns a record a listing could not read as a client may
+// see it: its ID, and as its object the ID or, for an object whose ID is not
+// known, a digest of the object's name that the log gives beside the name.
+func (s *Server) publicFailure(ctx context.Context, f *driver.RecordError) nswire.RecordError {
+	code := driver.Code(f.Err)
+	if code == driver.Unknown {
+		code = driver.Internal
+	}
+	e := nswire.RecordError{Code: code.String()}
+	if f.ID.IsZero() {
+		sum := sha256.Sum256([]byte(f.Object))
+		e.Object = "object-" + hex.EncodeToString(sum[:6])
+	} else {
+		e.ID, e.Object = f.ID.String(), f.ID.String()
+	}
+	e.Error = s.public(ctx, "read "+e.Object, guard.FromBackend(f.Err)).Error()
+	if f.ID.IsZero() {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
+	}
+	return e
+}

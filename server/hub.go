@@ -1,0 +1,213 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/internal/nswire"
+)
+
+// subscriberBuffer bounds the events waiting for one stream. Events are
+// shared by every stream, so the memory they hold is bounded by this many
+// events whatever the number of streams.
+const subscriberBuffer = 256
+
+// hub runs one upstream watch per key the open streams need (a prefix, or
+// one ID) and fans each of its events out to every stream on that key,
+// which filters them to its caller's scope and query. So the backend's work
+// (a poll per interval, or its change feed) does not grow with the number
+// of streams. A stream that does not keep up, with subscriberBuffer events
+// waiting, is dropped, never waited for: it ends, and its client reconnects
+// and resumes by snapshot.
+type hub struct {
+	s       *Server
+	ctx     context.Context // ends when the server closes
+	mu      sync.Mutex
+	ups     map[watchKey]*upstream
+	dropped prometheus.Counter
+	running prometheus.Gauge
+}
+
+// watchKey is what an upstream watches: one ID, or the IDs under prefix.
+type watchKey struct {
+	id     string
+	prefix string
+}
+
+type upstream struct {
+	key    watchKey
+	cancel context.CancelFunc
+	ready  chan struct{} // closed once the watch started, or failed to
+	err    error         // why it failed to start; read after ready
+	subs   map[*subscriber]struct{}
+}
+
+// subscriber is one stream's share of an upstream.
+type subscriber struct {
+	up *upstream
+	// events is closed by the hub when the upstream ends or the stream is
+	// dropped.
+	events chan *hubEvent
+	// onDrop, called (under hub.mu, so quickly) when the stream is
+	// dropped, unblocks its handler, which may be stuck writing to a
+	// client that does not read.
+	onDrop func()
+}
+
+// hubEvent is one event of an upstream, shared by every stream: none may
+// change it. What streams derive from it (the record now, the change's
+// JSON) is made once, by the first stream that needs it.
+type hubEvent struct {
+	driver.Event
+	recOnce    sync.Once
+	rec        *driver.Record
+	recErr     error
+	changeOnce sync.Once
+	change     []byte
+}
+
+func newHub(s *Server, ctx context.Context, reg prometheus.Registerer) *hub {
+	h := &hub{s: s, ctx: ctx, ups: map[watchKey]*upstream{},
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "nameservice_sse_dropped_total", Help: "Event streams ended because their client did not keep up.",
+		}),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nameservice_watch_upstreams", Help: "Watches of the backend running now, each shared by the streams on its key.",
+		}),
+	}
+	reg.MustRegister(h.dropped, h.running)
+	return h
+}
+
+// subscribe returns a subscription to the upstream of key, started when
+// none runs. It returns once the upstream watches the backend, so that
+// every change after the return is sent: a stream reads its records after
+// subscribing. onDrop is called when the stream is dropped for being slow.
+func (h *hub) subscribe(ctx context.Context, key watchKey, onDrop func()) (*subscriber, error) {
+	h.mu.Lock()
+	up := h.ups[key]
+	if up == nil {
+		up = h.start(key)
+	}
+	sub := &subscriber{up: up, events: make(chan *hubEvent, subscriberBuffer), onDrop: onDrop}
+	up.subs[sub] = struct{}{}
+	h.mu.Unlock()
+	select {
+	case <-up.ready:
+	case <-ctx.Done():
+		h.unsubscribe(sub)
+		return nil, ctx.Err()
+	}
+	if up.err != nil {
+		h.unsubscribe(sub)
+		return nil, up.err
+	}
+	return sub, nil
+}
+
+// unsubscribe ends sub; the upstream stops with its last subscriber.
+func (h *hub) unsubscribe(sub *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	up := sub.up
+	if _, ok := up.subs[sub]; ok {
+		delete(up.subs, sub)
+		close(sub.events)
+	}
+	if len(up.subs) == 0 && h.ups[up.key] == up {
+		delete(h.ups, up.key)
+		up.cancel()
+		h.running.Dec()
+	}
+}
+
+// start runs the upstream of key; h.mu is held.
+func (h *hub) start(key watchKey) *upstream {
+	ctx, cancel := context.WithCancel(h.ctx)
+	up := &upstream{key: key, cancel: cancel, ready: make(chan struct{}), subs: map[*subscriber]struct{}{}}
+	h.ups[key] = up
+	h.running.Inc()
+	go h.run(ctx, up)
+	return up
+}
+
+func (h *hub) run(ctx context.Context, up *upstream) {
+	defer h.end(up)
+	feed, err := h.s.ns.Watch(ctx, nameservice.WatchOptions{ID: up.key.id, Prefix: up.key.prefix, Interval: h.s.opts.PollInterval})
+	if err != nil {
+		up.err = guard.FromBackend(err)
+		close(up.ready)
+		return
+	}
+	close(up.ready)
+	for ev := range feed {
+		h.fanout(up, &hubEvent{Event: ev})
+		if ev.Err != nil {
+			return // the feed's last event; streams end, clients reconnect
+		}
+	}
+}
+
+// end ends the upstream and every stream on it.
+func (h *hub) end(up *upstream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range up.subs {
+		delete(up.subs, sub)
+		close(sub.events)
+	}
+	if h.ups[up.key] == up {
+		delete(h.ups, up.key)
+		h.running.Dec()
+	}
+	up.cancel()
+}
+
+// fanout hands ev to every stream of up, dropping those whose buffer is
+// full.
+func (h *hub) fanout(up *upstream, ev *hubEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range up.subs {
+		select {
+		case sub.events <- ev:
+		default:
+			delete(up.subs, sub)
+			close(sub.events)
+			h.dropped.Inc()
+			if sub.onDrop != nil {
+				sub.onDrop()
+			}
+		}
+	}
+}
+
+// record returns the record of ev as read after it, read once for every
+// stream (with the server's context, not a stream's).
+func (h *hub) record(ev *hubEvent) (*driver.Record, error) {
+	ev.recOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
+		defer cancel()
+		ev.rec, ev.recErr = h.s.d.Get(ctx, ev.ID)
+	})
+	return ev.rec, ev.recErr
+}
+
+// changeData returns the data of ev's "change" event on /ns/v1/watch,
+// encoded once.
+func (ev *hubEvent) changeData() []byte {
+	ev.changeOnce.Do(func() {
+		c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
+		if !ev.Deleted {
+			v := ev.New
+			c.Concern, c.New = ev.Concern.String(), &v
+		}
+		ev.change = marshal(c)
+	})
+	return ev.change
+}

@@ -1,0 +1,179 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/server"
+)
+
+// countingPoll hides a store's change feed, so the server polls it, and
+// counts the listings and reads the server makes.
+type countingPoll struct {
+	driver.Driver
+	calls atomic.Int64
+}
+
+func (c *countingPoll) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	c.calls.Add(1)
+	return c.Driver.List(ctx, opts)
+}
+
+func (c *countingPoll) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+	c.calls.Add(1)
+	return c.Driver.Get(ctx, id)
+}
+
+// The backend is polled once per interval whatever the number of streams:
+// one upstream watch per key serves every stream on it (and the metrics
+// say so).
+func TestWatchOneUpstreamForManyStreams(t *testing.T) {
+	store := mem.NewStore()
+	backend := &countingPoll{Driver: store.Open()}
+	s := startOn(t, backend, server.Options{PollInterval: 20 * time.Millisecond})
+	for i := range 5 {
+		must(t, s.ns.Init(context.Background(), fmt.Sprintf("db%d", i)))
+	}
+	window := func() int64 {
+		before := backend.calls.Load()
+		time.Sleep(time.Second)
+		return backend.calls.Load() - before
+	}
+	streams := []*sseStream{synced(t, s.stream(t, "/ns/v1/watch?prefix=db"))}
+	one := window()
+	for range 19 {
+		streams = append(streams, synced(t, s.stream(t, "/ns/v1/watch?prefix=db")))
+	}
+	for range 10 {
+		ev := s.stream(t, "/v1/fluree/events?all=true")
+		ev.next(t)
+		streams = append(streams, ev)
+	}
+	_, b := s.call(t, "GET", "/metrics", "")
+	if !strings.Contains(b, "nameservice_watch_upstreams 2\n") {
+		t.Fatalf("upstreams: %s, want 2 (prefix db, and every record)", grepLines(b, "upstreams"))
+	}
+	many := window()
+	if one == 0 || many > 2*one+4 {
+		t.Fatalf("backend calls in a second: %d with one stream, %d with 30", one, many)
+	}
+	// Every stream sees a change; the upstreams stop with their last stream.
+	_, err := s.ns.PublishCommit(context.Background(), "db3", 1, cid("x"))
+	must(t, err)
+	for _, st := range streams[:20] {
+		if got := st.next(t); !strings.Contains(got, `"id":"db3:main"`) {
+			t.Fatalf("change event %q", got)
+		}
+	}
+	for _, st := range streams {
+		st.resp.Body.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ; time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, b = s.call(t, "GET", "/metrics", ""); strings.Contains(b, "nameservice_watch_upstreams 0\n") {
+			return
+		}
+	}
+	t.Fatalf("upstreams after every stream closed: %s", grepLines(b, "upstreams"))
+}
+
+// synced reads a watch stream up to its "synced" event.
+func synced(t *testing.T, st *sseStream) *sseStream {
+	t.Helper()
+	for !strings.HasPrefix(st.next(t), "event: synced") {
+	}
+	return st
+}
+
+// A client that stops reading its stream does not delay the others: they
+// get every change as it happens, while the stalled stream, once its
+// buffers are full, is dropped and its connection closed (its memory with
+// it).
+func TestWatchStalledSubscriberDropped(t *testing.T) {
+	ns := nameservice.New(mem.NewStore().Open())
+	srv := server.New(ns, server.Options{NoAuth: true})
+	hs := httptest.NewUnstartedServer(srv)
+	closed := make(chan string, 64)
+	hs.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closed <- c.RemoteAddr().String()
+		}
+	}
+	hs.Start()
+	t.Cleanup(func() { _ = srv.Close(); hs.Close() })
+	s := &testServer{Server: hs, ns: ns, srv: srv}
+	ctx := context.Background()
+	must(t, s.ns.Init(ctx, "db"))
+
+	u, _ := url.Parse(s.URL)
+	conn, err := net.Dial("tcp", u.Host)
+	must(t, err)
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	_, err = io.WriteString(conn, "GET /ns/v1/watch?prefix= HTTP/1.1\r\nHost: x\r\n\r\n")
+	must(t, err)
+
+	healthy := make([]*sseStream, 3)
+	for i := range healthy {
+		healthy[i] = synced(t, s.stream(t, "/ns/v1/watch?prefix="))
+	}
+	const pushes = 600
+	pad := strings.Repeat("p", 40_000)
+	var wg sync.WaitGroup
+	late := make(chan string, len(healthy))
+	for i, st := range healthy {
+		wg.Go(func() {
+			for v := int64(1); v <= pushes; v++ {
+				got := st.next(t)
+				if !strings.Contains(got, fmt.Sprintf(`"new":{"v":%d,`, v)) {
+					late <- fmt.Sprintf("stream %d: event %.80q, want config v%d", i, got, v)
+					return
+				}
+			}
+		})
+	}
+	cur := nameservice.Value{}
+	for v := int64(1); v <= pushes; v++ {
+		next := nameservice.Value{V: v, Payload: nameservice.Object{"pad": pad}}
+		out, err := s.ns.PushConfig(ctx, "db", cur, next)
+		if err != nil || !out.Applied {
+			t.Fatalf("push %d: %v %v", v, out, err)
+		}
+		cur = next
+	}
+	wg.Wait()
+	close(late)
+	for msg := range late {
+		t.Fatal(msg)
+	}
+	// The stalled stream was dropped: the server closed its connection
+	// (what the kernel still buffers for it is no longer the server's).
+	for timeout := time.After(10 * time.Second); ; {
+		select {
+		case addr := <-closed:
+			if addr != conn.LocalAddr().String() {
+				continue
+			}
+		case <-timeout:
+			t.Fatal("the server did not close the stalled stream's connection")
+		}
+		break
+	}
+	_, b := s.call(t, "GET", "/metrics", "")
+	if !strings.Contains(b, "nameservice_sse_dropped_total 1\n") {
+		t.Fatalf("dropped streams: %s", grepLines(b, "dropped"))
+	}
+}

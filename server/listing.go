@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
+)
+
+// A scoped principal's listing reads only what its scope covers: the
+// sources of the listing are the read prefixes that meet the query's prefix
+// (listed with the backend's own paging) and the exact IDs it may read
+// (read one by one). Nothing outside the scope is ever read, so neither the
+// answer, nor its page tokens, nor its size or its time tells anything
+// about the records outside it.
+
+// source is one range of a listing: the IDs starting with key, or when
+// exact the ID key alone.
+type source struct {
+	key   string
+	exact bool
+}
+
+// sources returns the ranges a listing of the IDs starting with prefix
+// reads for p, in ID order: sorted by key, none inside another, they list
+// in ID order one after the other (two prefixes neither of which starts
+// the other cover disjoint, ordered ranges).
+func sources(p *Principal, prefix string) []source {
+	if p.readsAll() {
+		return []source{{key: prefix}}
+	}
+	var out []source
+	for _, rp := range p.Read {
+		switch {
+		case strings.HasPrefix(prefix, rp):
+			out = append(out, source{key: prefix})
+		case strings.HasPrefix(rp, prefix):
+			out = append(out, source{key: rp})
+		}
+	}
+	for id := range p.Exact {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, source{key: id, exact: true})
+		}
+	}
+	slices.SortFunc(out, func(a, b source) int { return strings.Compare(a.key, b.key) })
+	out = slices.CompactFunc(out, func(a, b source) bool { return a.key == b.key && a.exact == b.exact })
+	var kept []source
+	for _, s := range out {
+		inside := slices.ContainsFunc(out, func(o source) bool {
+			return !o.exact && strings.HasPrefix(s.key, o.key) && (o.key != s.key || s.exact)
+		})
+		if !inside {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+// entries are what one read of a source gave: records and the records that
+// could not be read, in ID order each.
+type entries struct {
+	records []*driver.Record
+	failed  []*driver.RecordError
+}
+
+// step reads up to max entries of the listing srcs of q from pos, and
+// returns them with the position after them; the position is past the last
+// source when the listing is done.
+func (s *Server) step(ctx context.Context, p *Principal, srcs []source, q listQuery, pos position, max int) (entries, position, error) {
+	src := srcs[pos.src]
+	next := position{src: pos.src + 1}
+	if src.exact {
+		e, err := s.readExact(ctx, src.key, q)
+		return e, next, err
+	}
+	page, err := s.d.List(ctx, driver.ListOptions{Kind: q.kind, Prefix: src.key, IncludeRetracted: q.includeRetracted,
+		PageSize: max, PageToken: pos.tok})
+	if err != nil {
+		return entries{}, pos, err
+	}
+	if page.NextPageToken != "" {
+		if page.NextPageToken == pos.tok {
+			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", driver.ErrInternal)
+		}
+		next = position{src: pos.src, tok: page.NextPageToken}
+	}
+	var e entries
+	for _, rec := range page.Records {
+		if p.CanRead(rec.ID.String()) {
+			e.records = append(e.records, rec)
+		}
+	}
+	for _, f := range page.Failed {
+		if visibleFailure(p, f) {
+			e.failed = append(e.failed, f)
+		}
+	}
+	return e, next, nil
+}
+
+// readExact reads the one record of an exact source, when the query
+// selects it.
+func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entries, error) {
+	id, err := driver.ParseID(key)
+	if err != nil {
+		return entries{}, nil
+	}
+	rec, err := s.d.Get(ctx, id)
+	switch {
+	case errors.Is(err, driver.ErrNotFound):
+		return entries{}, nil
+	case err != nil && driverutil.PerRecord(err):
+		return entries{failed: []*driver.RecordError{{ID: id, Object: key, Err: err}}}, nil
+	case err != nil:
+		return entries{}, err
+	case (q.kind != "" && rec.Kind != q.kind) || (rec.Retracted && !q.includeRetracted):
+		return entries{}, nil
+	}
+	return entries{records: []*driver.Record{rec}}, nil
+}
+
+// listPage reads the page of size entries of q for p that starts at pos,
+// and returns it with the position of the next page (nil when none).
+func (s *Server) listPage(ctx context.Context, p *Principal, q listQuery, pos position, size int) (entries, *position, error) {
+	srcs := sources(p, q.prefix)
+	var page entries
+	for n := 0; pos.src < len(srcs) && n < size; {
+		e, next, err := s.step(ctx, p, srcs, q, pos, size-n)
+		if err != nil {
+			return entries{}, nil, err
+		}
+		page.records = append(page.records, e.records...)
+		page.failed = append(page.failed, e.failed...)
+		n += len(e.records) + len(e.failed)
+		pos = next
+	}
+	if pos.src >= len(srcs) {
+		return page, nil, nil
+	}
+	return page, &pos, nil
+}
+
+// scanPageSize is the size of the backend pages a whole listing reads.
+const scanPageSize = 500
+
+// scan yields every record of q that p may read in ID order, and the
+// records that could not be read as *driver.RecordError errors (after the
+// records of their backend page); another error ends it. It holds one
+// backend page at a time.
+func (s *Server) scan(ctx context.Context, p *Principal, q listQuery) iter.Seq2[*driver.Record, error] {
+	return func(yield func(*driver.Record, error) bool) {
+		srcs := sources(p, q.prefix)
+		for pos := (position{}); pos.src < len(srcs); {
+			e, next, err := s.step(ctx, p, srcs, q, pos, scanPageSize)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, rec := range e.records {
+				if !yield(rec, nil) {
+					return
+				}
+			}
+			for _, f := range e.failed {
+				if !yield(nil, f) {
+					return
+				}
+			}
+			pos = next
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server"
+)
+
+// listServer serves a store of tenant-a/ and tenant-b/ records with a token
+// scoped to tenant-a/ ("secret-a"), one reading everything ("secret-all")
+// and a trusted issuer, under the page token key made from secret.
+func listServer(t *testing.T, store *mem.Store, is issuer, secret string) *testServer {
+	t.Helper()
+	a, err := server.NewAuthenticator(server.AuthConfig{
+		Tokens: []server.TokenEntry{
+			{Name: "tenant-a", SHA256: server.HashToken("secret-a"), Read: []string{"tenant-a/"}},
+			{Name: "admin", SHA256: server.HashToken("secret-all"), Read: []string{""}},
+		},
+		TrustedIssuers: []string{is.did},
+	})
+	must(t, err)
+	key, err := server.NewPageTokenKey([]byte(secret))
+	must(t, err)
+	return startOn(t, store.Open(), server.Options{Auth: a, PageTokenKey: key})
+}
+
+func seedTenants(t *testing.T, s *testServer) {
+	t.Helper()
+	for _, n := range []string{"tenant-a/x1", "tenant-a/x2", "tenant-aa/other", "tenant-b/secretname", "tenant-a/x3", "zz"} {
+		must(t, s.ns.Init(context.Background(), n))
+	}
+}
+
+// pages lists path page by page and returns the IDs and the tokens.
+func (s *testServer) pages(t *testing.T, path string) (ids, tokens []string) {
+	t.Helper()
+	tok := ""
+	for range 20 {
+		p := path
+		if tok != "" {
+			p += "&page_token=" + url.QueryEscape(tok)
+		}
+		st, b := s.call(t, "GET", p, "")
+		var lr nswire.ListResponse
+		if st != 200 || json.Unmarshal([]byte(b), &lr) != nil {
+			t.Fatalf("%s: %d %s", p, st, b)
+		}
+		for _, r := range lr.Records {
+			ids = append(ids, r.ID.String())
+		}
+		if tok = lr.NextPageToken; tok == "" {
+			return ids, tokens
+		}
+		tokens = append(tokens, tok)
+	}
+	t.Fatalf("%s: more than 20 pages", path)
+	return nil, nil
+}
+
+const longSecret = "0123456789abcdef0123456789abcdef-one"
+
+// A scoped token's listing reads only its scope, and its page tokens are
+// sealed: they decode to nothing that names a record, in scope or not. A
+// token that is altered, made for another query or another scope, or
+// sealed with another key is refused with 400.
+func TestListPageTokensScopedAndSealed(t *testing.T) {
+	store := mem.NewStore()
+	is := newIssuer(t)
+	s := listServer(t, store, is, longSecret)
+	seedTenants(t, s)
+	s.token = "secret-a"
+	ids, tokens := s.pages(t, "/ns/v1/records?page_size=1")
+	if strings.Join(ids, " ") != "tenant-a/x1:main tenant-a/x2:main tenant-a/x3:main" {
+		t.Fatalf("scoped listing = %q", ids)
+	}
+	if len(tokens) < 2 {
+		t.Fatalf("%d page tokens for 3 records in pages of 1", len(tokens))
+	}
+	for _, tok := range tokens {
+		for _, enc := range []*base64.Encoding{base64.RawURLEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.StdEncoding} {
+			b, _ := enc.DecodeString(tok)
+			for _, leak := range []string{"tenant", "secret", ":main", "a/x"} {
+				if strings.Contains(string(b), leak) || strings.Contains(tok, leak) {
+					t.Fatalf("page token %q decodes to %q, which holds %q", tok, b, leak)
+				}
+			}
+		}
+	}
+
+	refused := map[string]string{
+		"altered":               alter(tokens[0]),
+		"truncated":             tokens[0][:len(tokens[0])-4],
+		"another query":         "prefix=tenant-a/x&page_token=" + url.QueryEscape(tokens[0]),
+		"another kind":          "kind=ledger&page_token=" + url.QueryEscape(tokens[0]),
+		"with retracted":        "include_retracted=true&page_token=" + url.QueryEscape(tokens[0]),
+		"plain ID, as before":   base64.RawURLEncoding.EncodeToString([]byte("tenant-b/secretname:main")),
+		"empty sealed envelope": base64.RawURLEncoding.EncodeToString([]byte{1}),
+	}
+	for name, q := range refused {
+		if !strings.Contains(q, "page_token=") {
+			q = "page_token=" + url.QueryEscape(q)
+		}
+		st, b := s.call(t, "GET", "/ns/v1/records?page_size=1&"+q, "")
+		if st != 400 || !strings.Contains(b, `"code":"InvalidArgument"`) || !strings.Contains(b, "page_token") {
+			t.Errorf("%s: %d %s, want 400", name, st, b)
+		}
+	}
+	// The admin's token is not the tenant's, nor the tenant's the admin's.
+	s.token = "secret-all"
+	_, adminTokens := s.pages(t, "/ns/v1/records?page_size=2")
+	for _, c := range []struct{ bearer, tok string }{{"secret-a", adminTokens[0]}, {"secret-all", tokens[0]}} {
+		s.token = c.bearer
+		if st, b := s.call(t, "GET", "/ns/v1/records?page_size=1&page_token="+url.QueryEscape(c.tok), ""); st != 400 {
+			t.Errorf("a token of another scope: %d %s, want 400", st, b)
+		}
+	}
+}
+
+// alter flips one bit in the middle of a token.
+func alter(tok string) string {
+	b, _ := base64.RawURLEncoding.DecodeString(tok)
+	b[len(b)/2] ^= 1
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Servers given the same secret accept each other's page tokens; a server
+// with another secret refuses them.
+func TestListPageTokensSharedKey(t *testing.T) {
+	store := mem.NewStore()
+	is := newIssuer(t)
+	s1 := listServer(t, store, is, longSecret)
+	s2 := listServer(t, store, is, longSecret)
+	s3 := listServer(t, store, is, "another secret of at least 32 bytes")
+	seedTenants(t, s1)
+	for _, s := range []*testServer{s1, s2, s3} {
+		s.token = "secret-a"
+	}
+	_, tokens := s1.pages(t, "/ns/v1/records?page_size=1")
+	st, b := s2.call(t, "GET", "/ns/v1/records?page_size=5&page_token="+url.QueryEscape(tokens[0]), "")
+	if st != 200 || !strings.Contains(b, "tenant-a/x2:main") || strings.Contains(b, "tenant-a/x1:") {
+		t.Fatalf("the second server on the first's token: %d %s", st, b)
+	}
+	if st, b := s3.call(t, "GET", "/ns/v1/records?page_size=5&page_token="+url.QueryEscape(tokens[0]), ""); st != 400 {
+		t.Fatalf("a server with another key: %d %s, want 400", st, b)
+	}
+	if _, err := server.NewPageTokenKey([]byte("short")); err == nil {
+		t.Fatal("a 5-byte page token key was accepted")
+	}
+}
+
+// A Fluree JWS granting exact ledgers lists exactly those, in ID order,
+// whatever lies between them.
+func TestListExactGrants(t *testing.T) {
+	store := mem.NewStore()
+	is := newIssuer(t)
+	s := listServer(t, store, is, longSecret)
+	seedTenants(t, s)
+	s.token = is.token(t, is.claims(map[string]any{"fluree.storage.ledgers": []string{"zz", "tenant-a/x2", "tenant-b/missing"}}))
+	ids, _ := s.pages(t, "/ns/v1/records?page_size=1")
+	if strings.Join(ids, " ") != "tenant-a/x2:main zz:main" {
+		t.Fatalf("listing of exact grants = %q", ids)
+	}
+	ids, _ = s.pages(t, "/ns/v1/records?page_size=10&prefix=tenant")
+	if strings.Join(ids, " ") != "tenant-a/x2:main" {
+		t.Fatalf("listing of exact grants under a prefix = %q", ids)
+	}
+}

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -94,39 +91,7 @@ func seedFiles(b *testing.B, dir string, n int) {
 	defer d.Close()
 	tmpl := driver.NewLedger(driver.ID{Name: "tmpl", Branch: "main"}, 1_700_000_000)
 	*tmpl.Head = driver.RefValue(cid("head"), 1)
-	if err := d.Create(ctx, tmpl); err != nil {
-		b.Fatal(err)
-	}
-	src := filepath.Join(dir, "ns@v2", "tmpl")
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			data, err := os.ReadFile(filepath.Join(src, e.Name()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			files[e.Name()] = string(data)
-		}
-	}
-	if err := os.RemoveAll(src); err != nil {
-		b.Fatal(err)
-	}
-	for i := range n {
-		name := fmt.Sprintf("l%06d", i)
-		sub := filepath.Join(dir, "ns@v2", name)
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		for f, data := range files {
-			if err := os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"tmpl`, `"`+name)), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	testenv.SeedCopies(b, d, dir, tmpl, "l%06d", n)
 }
 
 // snapshotBytes reads the whole snapshot and returns its size.

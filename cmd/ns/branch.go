@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"nameservice.dev/nameservice"
 )
@@ -81,45 +79,16 @@ func parseRefArg(flagName, s string) (nameservice.Ref, error) {
 // branchList prints the branches of a ledger: a table for a person, else
 // JSON lines (each record, with its source and count).
 func branchList(c *call, name string) error {
-	var table *tabwriter.Writer
-	if c.human() {
-		table = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(table, "BRANCH\tSOURCE\tCOMMIT_T\tBRANCHES\tRETRACTED")
+	return printRecords(c, "branch list", "BRANCH\tSOURCE\tCOMMIT_T\tBRANCHES\tRETRACTED", c.ns.ListBranches(c.ctx, name), branchRow)
+}
+
+func branchRow(rec *nameservice.Record) string {
+	src := rec.SourceBranch
+	if src == "" {
+		src = "-"
 	}
-	bad := 0
-	for rec, err := range c.ns.ListBranches(c.ctx, name) {
-		var re *nameservice.RecordError
-		switch {
-		case err != nil && errors.As(err, &re):
-			bad++
-			fmt.Fprintln(c.stderr, "ns:", err)
-			continue
-		case err != nil:
-			if table != nil {
-				table.Flush()
-			}
-			return err
-		}
-		if table == nil {
-			if err := c.printJSON(rec); err != nil {
-				return err
-			}
-			continue
-		}
-		src := rec.SourceBranch
-		if src == "" {
-			src = "-"
-		}
-		fmt.Fprintln(table, strings.Join([]string{oneLine(rec.ID.Branch), oneLine(src), strconv.FormatInt(rec.Head.V, 10),
-			strconv.FormatInt(rec.Branches, 10), strconv.FormatBool(rec.Retracted)}, "\t"))
-	}
-	if table != nil {
-		table.Flush()
-	}
-	if bad > 0 {
-		return fmt.Errorf("branch list: %d record(s) could not be read (named above)", bad)
-	}
-	return nil
+	return strings.Join([]string{oneLine(rec.ID.Branch), oneLine(src), strconv.FormatInt(rec.Head.V, 10),
+		strconv.FormatInt(rec.Branches, 10), strconv.FormatBool(rec.Retracted)}, "\t")
 }
 
 // resetHeadCommand is `ns reset-head ID --commit ADDRESS@T [--index

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
@@ -86,13 +87,21 @@ func listCommand() *command {
 // each one that could not be read or printed on stderr and goes on, and
 // fails at the end when there was any.
 func list(c *call, opts nameservice.ListOptions) error {
+	return printRecords(c, "list", "ID\tKIND\tCOMMIT_T\tINDEX_T\tSTATUS\tRETRACTED", c.ns.List(c.ctx, opts), tableRow)
+}
+
+// printRecords prints the records recs yields: a table with header and a
+// row of each for a person, else JSON lines. It names each record that
+// could not be read or printed on stderr and goes on, and fails at the end
+// (saying what, the command) when there was any.
+func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Record, error], row func(*nameservice.Record) string) error {
 	var table *tabwriter.Writer
 	if c.human() {
 		table = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(table, "ID\tKIND\tCOMMIT_T\tINDEX_T\tSTATUS\tRETRACTED")
+		fmt.Fprintln(table, header)
 	}
 	bad := 0
-	for rec, err := range c.ns.List(c.ctx, opts) {
+	for rec, err := range recs {
 		var re *nameservice.RecordError
 		switch {
 		case err != nil && errors.As(err, &re):
@@ -106,7 +115,7 @@ func list(c *call, opts nameservice.ListOptions) error {
 			return err
 		}
 		if table != nil {
-			fmt.Fprintln(table, tableRow(rec))
+			fmt.Fprintln(table, row(rec))
 		} else if err := c.printJSON(rec); err != nil {
 			bad++
 			fmt.Fprintf(c.stderr, "ns: %s: %v\n", rec.ID, err)
@@ -116,7 +125,7 @@ func list(c *call, opts nameservice.ListOptions) error {
 		table.Flush()
 	}
 	if bad > 0 {
-		return fmt.Errorf("list: %d record(s) could not be read or printed (named above)", bad)
+		return fmt.Errorf("%s: %d record(s) could not be read or printed (named above)", what, bad)
 	}
 	return nil
 }

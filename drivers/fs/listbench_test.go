@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +41,7 @@ func benchList(b *testing.B, opts nsfs.Config, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	seedFS(b, d, dir, n)
+	testenv.SeedCopies(b, d, dir, driver.NewLedger(driver.ID{Name: "tmpl", Branch: "main"}, 1), "ledger-%06d", n)
 	root := filepath.Join(dir, "ns@v2")
 	// The CLI's listing, first, also warms the page cache for both.
 	cli := testenv.ListCLI(b, n, "file://"+dir+"?layout="+opts.Layout.String(), "--page-size", "100")
@@ -59,45 +58,6 @@ func benchList(b *testing.B, opts nsfs.Config, n int) {
 		}
 	}
 	testenv.ReportList(b, list, raw, cli.PeakRSSMB)
-}
-
-// seedFS writes n records as copies of the files of one the driver
-// creates, with the name changed.
-func seedFS(b *testing.B, d *nsfs.Driver, dir string, n int) {
-	tmpl := driver.ID{Name: "tmpl", Branch: "main"}
-	if err := d.Create(context.Background(), driver.NewLedger(tmpl, 1)); err != nil {
-		b.Fatal(err)
-	}
-	src := filepath.Join(dir, "ns@v2", "tmpl")
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			data, err := os.ReadFile(filepath.Join(src, e.Name()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			files[e.Name()] = string(data)
-		}
-	}
-	if err := os.RemoveAll(src); err != nil {
-		b.Fatal(err)
-	}
-	for i := range n {
-		name := fmt.Sprintf("ledger-%06d", i)
-		sub := filepath.Join(dir, "ns@v2", name)
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		for f, data := range files {
-			if err := os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"tmpl`, `"`+name)), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 }
 
 // rawWalk is the floor of a listing: walk root and read every file, par

@@ -252,3 +252,44 @@ func ReportVsRaw(b *testing.B, name string, lat []time.Duration, rawName string,
 	}
 	b.ReportMetric(0, "ns/op")
 }
+
+// SeedCopies writes n records into the file store at dir, which d opens:
+// d creates tmpl (an ID named "tmpl"), and its files are copied n times
+// under the names fmt.Sprintf(nameFormat, i), raw writes being far quicker
+// than n creates, each with its fsyncs.
+func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *driver.Record, nameFormat string, n int) {
+	tb.Helper()
+	if err := d.Create(context.Background(), tmpl); err != nil {
+		tb.Fatal(err)
+	}
+	src := filepath.Join(dir, "ns@v2", tmpl.ID.Name)
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			data, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			files[e.Name()] = string(data)
+		}
+	}
+	if err := os.RemoveAll(src); err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		name := fmt.Sprintf(nameFormat, i)
+		sub := filepath.Join(dir, "ns@v2", name)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		for f, data := range files {
+			if err := os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"`+tmpl.ID.Name, `"`+name)), 0o644); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package nameservice_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -43,5 +44,31 @@ func TestErrorsNameTheIDOnce(t *testing.T) {
 		if n := strings.Count(c.err.Error(), c.id); n != 1 {
 			t.Errorf("%q names %s %d times, want once", c.err, c.id, n)
 		}
+	}
+}
+
+// TestStructuredError: every operation's error is an *Error that names
+// its operation, record and code, and still matches its sentinel and the
+// cause's.
+func TestStructuredError(t *testing.T) {
+	ctx := context.Background()
+	ns, err := nameservice.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	_, err = ns.PublishCommit(ctx, "nosuch", 1, "c1")
+	var e *nameservice.Error
+	if !errors.As(err, &e) || e.Op != "publish commit" || e.ID.String() != "nosuch:main" || e.Code != nameservice.ErrorCodeOf(err) ||
+		e.Code.Sentinel() != nameservice.ErrNotFound || !errors.Is(err, nameservice.ErrNotFound) {
+		t.Fatalf("publish to an unknown ID: %#v (%v), want an *Error of publish commit on nosuch:main, NotFound", e, err)
+	}
+	err = ns.Init(ctx, "bad:id:x")
+	if !errors.As(err, &e) || e.Op != "init" || !e.ID.IsZero() || !errors.Is(err, nameservice.ErrInvalidID) || !errors.Is(err, nameservice.ErrInvalidArgument) {
+		t.Fatalf("init of an invalid ID: %#v (%v), want an *Error of init without an ID, matching ErrInvalidID and ErrInvalidArgument", e, err)
+	}
+	_, err = ns.PushStatus(ctx, "nosuch", nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "x", nil))
+	if !errors.As(err, &e) || e.Op != "push status" || e.Code.Sentinel() != nameservice.ErrNotFound {
+		t.Fatalf("push status to an unknown ID: %#v (%v)", e, err)
 	}
 }

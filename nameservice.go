@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -75,25 +74,22 @@ func (ns *NameService) Close() error { return ns.d.Close() }
 func parse(op, id string) (driver.ID, error) {
 	pid, err := driver.ParseID(id)
 	if err != nil {
-		return pid, fmt.Errorf("%s: %w", op, err)
+		return pid, &driver.Error{Code: driver.InvalidArgument, Op: op, Err: err}
 	}
 	return pid, nil
 }
 
-// wrap adds the operation, and the ID unless the driver's message already
-// names it, so that an error names the ID once.
+// wrap returns err as the *Error of operation op on record id; nil stays
+// nil.
 func wrap(op string, id driver.ID, err error) error {
 	if err == nil {
 		return nil
 	}
-	if strings.Contains(err.Error(), id.String()) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return fmt.Errorf("%s %s: %w", op, id, err)
+	return &driver.Error{Code: driver.Code(err), Op: op, ID: id, Err: err}
 }
 
 func invalid(op string, id driver.ID, format string, args ...any) error {
-	return fmt.Errorf("%s %s: %w: %s", op, id, driver.ErrInvalidArgument, fmt.Sprintf(format, args...))
+	return wrap(op, id, fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...)))
 }
 
 // Init creates ledger id with every concern at once: head, index and config

@@ -18,6 +18,9 @@ type (
 	ErrorCode   = driver.ErrorCode
 	RecordError = driver.RecordError
 	GraphIndex  = driver.GraphIndex
+	// Error is the structured error of every operation: errors.As finds
+	// it to read the code, the operation and the ID.
+	Error = driver.Error
 )
 
 // Kinds and concerns.

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // ErrorCode classifies an error returned by a driver.
@@ -113,4 +114,56 @@ func Code(err error) ErrorCode {
 		}
 	}
 	return Unknown
+}
+
+// Error is the error of one operation of the portable API: its code, the
+// operation ("publish commit"), the record (zero when there is none, or
+// when its ID was what was refused), and the cause. Programs read it with
+// errors.As; errors.Is matches the sentinel of its Code as well as
+// whatever the cause matches.
+type Error struct {
+	Code ErrorCode
+	Op   string
+	ID   ID
+	Err  error
+}
+
+// Error names the operation, the ID once (not again when the cause names
+// it already), and the cause.
+func (e *Error) Error() string {
+	msg := e.Op
+	if !e.ID.IsZero() && !names(e.Err, e.ID) {
+		msg += " " + e.ID.String()
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel of e's Code. A canceled
+// operation matches only what its cause matches (context.Canceled or
+// context.DeadlineExceeded), which one code cannot tell apart.
+func (e *Error) Is(target error) bool {
+	if e.Code == Canceled {
+		return false
+	}
+	s := e.Code.Sentinel()
+	return s != nil && s == target
+}
+
+// names reports whether err's message names id: an *Error for id inside
+// it does, and so does a driver's message that spells it.
+func names(err error, id ID) bool {
+	if err == nil {
+		return false
+	}
+	var inner *Error
+	if errors.As(err, &inner) && inner.ID == id {
+		return true
+	}
+	return strings.Contains(err.Error(), id.String())
 }

@@ -87,23 +87,13 @@ func benchPush(b *testing.B, s *server, bucket string, raw func(body []byte)) {
 	}
 	rec, _ := d.Get(ctx, id)
 	size := len(fmt.Sprint(rec)) + 400
-	push := make([]time.Duration, 0, b.N)
-	rawd := make([]time.Duration, 0, b.N)
 	raw(body(size))
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
+	testenv.BenchVsRaw(b, "push", func(i int) {
 		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("bagaybqabciq", int64(i+1)))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}
-		push = append(push, time.Since(start))
-		start = time.Now()
-		raw(body(size))
-		rawd = append(rawd, time.Since(start))
-	}
-	b.StopTimer()
-	testenv.ReportVsRaw(b, "push", push, "raw", rawd)
+	}, "raw", func(int) { raw(body(size)) })
 }
 
 func body(size int) []byte {

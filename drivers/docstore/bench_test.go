@@ -29,28 +29,20 @@ func BenchmarkPush(b *testing.B) {
 	if err != nil || raw == nil {
 		b.Fatalf("raw head: %v", err)
 	}
-	var push, replace []time.Duration
-	t := int64(0)
-	for b.Loop() {
-		t++
-		next := driver.RefValue("c"+strconv.FormatInt(t, 10), t)
-		start := time.Now()
-		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), next)
-		push = append(push, time.Since(start))
+	next := func(i int) driver.Value { return driver.RefValue("c"+strconv.Itoa(i+1), int64(i+1)) }
+	testenv.BenchVsRaw(b, "push", func(i int) {
+		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), next(i))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}
-		if err := raw.setValue(next); err != nil {
+	}, "raw-replace", func(i int) {
+		if err := raw.setValue(next(i)); err != nil {
 			b.Fatal(err)
 		}
-		start = time.Now()
-		err = d.coll.Replace(ctx, raw) // sets raw's new revision
-		replace = append(replace, time.Since(start))
-		if err != nil {
+		if err := d.coll.Replace(ctx, raw); err != nil { // sets raw's new revision
 			b.Fatalf("raw Replace: %v", err)
 		}
-	}
-	testenv.ReportVsRaw(b, "push", push, "raw-replace", replace)
+	})
 }
 
 // BenchmarkLookup compares Get (one action list of five Gets, a
@@ -58,21 +50,15 @@ func BenchmarkPush(b *testing.B) {
 func BenchmarkLookup(b *testing.B) {
 	d, ctx := benchDriver(b)
 	id := benchLedger(b, d)
-	var get, raw []time.Duration
-	for b.Loop() {
-		start := time.Now()
+	testenv.BenchVsRaw(b, "lookup", func(int) {
 		if _, err := d.Get(ctx, id); err != nil {
 			b.Fatal(err)
 		}
-		get = append(get, time.Since(start))
-		start = time.Now()
-		err := d.coll.Get(ctx, keyDoc(id, "head"))
-		raw = append(raw, time.Since(start))
-		if err != nil {
+	}, "raw-get", func(int) {
+		if err := d.coll.Get(ctx, keyDoc(id, "head")); err != nil {
 			b.Fatalf("raw Get: %v", err)
 		}
-	}
-	testenv.ReportVsRaw(b, "lookup", get, "raw-get", raw)
+	})
 }
 
 func benchDriver(b *testing.B) (*Driver, context.Context) {

@@ -27,18 +27,15 @@ func BenchmarkPush(b *testing.B) {
 	d, ctx := benchDriver(b)
 	id, rawID := benchLedger(b, d), benchLedger(b, d)
 	key := map[string]types.AttributeValue{"pk": s(rawID.String()), "sk": s("head")}
-	var push, raw []time.Duration
-	t := int64(0)
-	for b.Loop() {
-		t++
-		start := time.Now()
+	testenv.BenchVsRaw(b, "push", func(i int) {
+		t := int64(i + 1)
 		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c"+strconv.FormatInt(t, 10), t))
-		push = append(push, time.Since(start))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}
-		start = time.Now()
-		_, err = d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
+	}, "raw-update", func(i int) {
+		t := int64(i + 1)
+		_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
 			TableName:           aws.String(d.Table()),
 			Key:                 key,
 			ConditionExpression: aws.String("attribute_exists(pk) AND commit_t < :t"),
@@ -48,12 +45,10 @@ func BenchmarkPush(b *testing.B) {
 			},
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
-		raw = append(raw, time.Since(start))
 		if err != nil {
 			b.Fatalf("raw UpdateItem: %v", err)
 		}
-	}
-	testenv.ReportVsRaw(b, "push", push, "raw-update", raw)
+	})
 }
 
 // BenchmarkLookup compares Get (a consistent Query of the partition, decoded
@@ -61,26 +56,21 @@ func BenchmarkPush(b *testing.B) {
 func BenchmarkLookup(b *testing.B) {
 	d, ctx := benchDriver(b)
 	id := benchLedger(b, d)
-	var get, raw []time.Duration
-	for b.Loop() {
-		start := time.Now()
+	testenv.BenchVsRaw(b, "lookup", func(int) {
 		if _, err := d.Get(ctx, id); err != nil {
 			b.Fatal(err)
 		}
-		get = append(get, time.Since(start))
-		start = time.Now()
+	}, "raw-query", func(int) {
 		out, err := d.Client().Query(ctx, &awsdynamodb.QueryInput{
 			TableName:                 aws.String(d.Table()),
 			KeyConditionExpression:    aws.String("pk = :pk"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(id.String())},
 			ConsistentRead:            aws.Bool(true),
 		})
-		raw = append(raw, time.Since(start))
 		if err != nil || len(out.Items) != 5 {
 			b.Fatalf("raw Query: %d items, %v", len(out.Items), err)
 		}
-	}
-	testenv.ReportVsRaw(b, "lookup", get, "raw-query", raw)
+	})
 }
 
 func benchDriver(b *testing.B) (*dynamodb.Driver, context.Context) {

@@ -35,24 +35,14 @@ func BenchmarkPush(b *testing.B) {
 	}
 	rec, _ := d.Get(ctx, id)
 	size := len(fmt.Sprint(rec)) + 400
-	push := make([]time.Duration, 0, b.N)
-	raw := make([]time.Duration, 0, b.N)
 	key := "raw/object.json"
 	etag := rawPut(b, d.Client(), bucket, key, size, nil)
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
+	testenv.BenchVsRaw(b, "push", func(i int) {
 		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("bagaybqabciq", int64(i+1)))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}
-		push = append(push, time.Since(start))
-		start = time.Now()
-		etag = rawPut(b, d.Client(), bucket, key, size, etag)
-		raw = append(raw, time.Since(start))
-	}
-	b.StopTimer()
-	testenv.ReportVsRaw(b, "push", push, "raw", raw)
+	}, "raw", func(int) { etag = rawPut(b, d.Client(), bucket, key, size, etag) })
 }
 
 func rawPut(b *testing.B, c *s3.Client, bucket, key string, size int, etag *string) *string {

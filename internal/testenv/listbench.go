@@ -293,3 +293,22 @@ func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *driver.Record,
 		}
 	}
 }
+
+// BenchVsRaw runs b.N rounds, each timing op(i) and then raw(i), the SDK
+// or syscall baseline of the same work, and reports both with
+// ReportVsRaw under name and rawName. op and raw fail b themselves.
+func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw func(i int)) {
+	lat := make([]time.Duration, 0, b.N)
+	base := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		op(i)
+		lat = append(lat, time.Since(start))
+		start = time.Now()
+		raw(i)
+		base = append(base, time.Since(start))
+	}
+	b.StopTimer()
+	ReportVsRaw(b, name, lat, rawName, base)
+}

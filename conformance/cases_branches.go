@@ -18,7 +18,7 @@ const (
 )
 
 var groupBranches = group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", cases: []testCase{
-	testCase{name: "CreateFromHead", quick: true, run: func(e *env) {
+	{name: "CreateFromHead", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
@@ -36,7 +36,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		}
 		e.wantBranches("db", 1)
 	}},
-	testCase{name: "CreateAtCommit", quick: true, run: func(e *env) {
+	{name: "CreateAtCommit", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		at := &nameservice.Ref{Address: "c2", T: 2}
@@ -49,7 +49,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantAbsent("db:future")
 		e.wantBranches("db", 1)
 	}},
-	testCase{name: "CreateFromAnotherBranch", run: func(e *env) {
+	{name: "CreateFromAnotherBranch", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.createBranch("db:dev", "")
@@ -60,7 +60,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantBranches("db", 1)
 		e.wantBranches("db:dev", 1)
 	}},
-	testCase{name: "CreateNeedsALiveLedgerSource", quick: true, run: func(e *env) {
+	{name: "CreateNeedsALiveLedgerSource", quick: true, run: func(e *env) {
 		e.init("unborn", "gone")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("gone"), 1, "c1"))
 		e.must(e.ns.Retract(e.ctx, e.id("gone")))
@@ -84,7 +84,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantBranches("unborn", 0)
 		e.wantBranches("gone", 0)
 	}},
-	testCase{name: "CreateOverExistingIsAlreadyExists", run: func(e *env) {
+	{name: "CreateOverExistingIsAlreadyExists", run: func(e *env) {
 		e.init("db", "db:taken", "db:was")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.must(e.ns.Retract(e.ctx, e.id("db:was")))
@@ -96,7 +96,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantBranches("db", 0)
 		e.wantBranches("db:taken", 0)
 	}},
-	testCase{name: "CreateRefusesFlureeInvalidNames", run: func(e *env) {
+	{name: "CreateRefusesFlureeInvalidNames", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		for _, b := range []string{"v1@t:3", strings.Repeat("b", 129), "a/../b", "x:y"} {
@@ -105,7 +105,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		}
 		e.wantBranches("db", 0)
 	}},
-	testCase{name: "RacingCreatesOfOneNameHaveOneWinner", run: func(e *env) {
+	{name: "RacingCreatesOfOneNameHaveOneWinner", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		var won atomic.Int64
@@ -123,7 +123,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		}
 		e.wantBranches("db", 1)
 	}},
-	testCase{name: "DropRefusedWithBranches", quick: true, run: func(e *env) {
+	{name: "DropRefusedWithBranches", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.createBranch("db:dev", "")
@@ -142,7 +142,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantBranches("db:dev", 1)
 		e.wantBranch("db:feature", "dev", nil, 0)
 	}},
-	testCase{name: "DropLeafDecrements", quick: true, run: func(e *env) {
+	{name: "DropLeafDecrements", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.createBranch("db:a", "")
@@ -161,12 +161,12 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantAbsent("db")
 		e.createBranchErr("db:c", "", nameservice.ErrNotFound)
 	}},
-	testCase{name: "DropOfGraphSourceIsWrongKind", run: func(e *env) {
+	{name: "DropOfGraphSourceIsWrongKind", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.wantErr(e.ns.DropBranch(e.ctx, e.id("gs")), nameservice.ErrWrongKind)
 		e.lookup("gs")
 	}},
-	testCase{name: "ConcurrentCreatesAndDropsLeaveExactCount", quick: true, run: func(e *env) {
+	{name: "ConcurrentCreatesAndDropsLeaveExactCount", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		for i := range branchDrops {
@@ -201,7 +201,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 			e.t.Fatalf("%d branches of main listed, want %d", n, branchCreates-branchDrops)
 		}
 	}},
-	testCase{name: "ListBranches", run: func(e *env) {
+	{name: "ListBranches", run: func(e *env) {
 		e.init("db", "dbx")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.createBranch("db:dev", "")
@@ -219,7 +219,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 			e.wantErr(err, nameservice.ErrInvalidArgument)
 		}
 	}},
-	testCase{name: "ResetHeadMovesBack", quick: true, run: func(e *env) {
+	{name: "ResetHeadMovesBack", quick: true, run: func(e *env) {
 		e.init("db")
 		for t := int64(1); t <= 5; t++ {
 			e.applied(ref(fmt.Sprint("c", t), t))(e.ns.PublishCommit(e.ctx, e.id("db"), t, fmt.Sprint("c", t)))
@@ -245,7 +245,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantValue("db", nameservice.Index, unborn)
 		e.wantValue("db", nameservice.Status, ready)
 	}},
-	testCase{name: "ResetHeadErrors", run: func(e *env) {
+	{name: "ResetHeadErrors", run: func(e *env) {
 		e.graphSource("gs", nil)
 		_, err := e.ns.ResetHead(e.ctx, e.id("gs"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
 		e.wantErr(err, nameservice.ErrWrongKind)

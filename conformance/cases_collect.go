@@ -13,10 +13,10 @@ import (
 )
 
 var groupCollect = group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", cases: []testCase{
-	testCase{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
-	testCase{name: "DryRunRemovesNothing", run: collectDryRun},
-	testCase{name: "SparesRecreated", run: collectSparesRecreated},
-	testCase{name: "RacingWriters", run: collectRacingWriters},
+	{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
+	{name: "DryRunRemovesNothing", run: collectDryRun},
+	{name: "SparesRecreated", run: collectSparesRecreated},
+	{name: "RacingWriters", run: collectRacingWriters},
 }}
 
 // collect runs Collect under the test's prefix and returns what it did,

@@ -17,15 +17,15 @@ const (
 )
 
 var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers: every applied write is counted once and none is lost", cases: []testCase{
-	testCase{name: "StatusRaceCountsEverySuccessOnce", quick: true, run: func(e *env) {
+	{name: "StatusRaceCountsEverySuccessOnce", quick: true, run: func(e *env) {
 		e.init("db")
 		e.raceIncrements(nameservice.Status, ready, func(v int64) nameservice.Value { return status(v, "ready", nameservice.Object{"n": v}) })
 	}},
-	testCase{name: "ConfigRaceCountsEverySuccessOnce", run: func(e *env) {
+	{name: "ConfigRaceCountsEverySuccessOnce", run: func(e *env) {
 		e.init("db")
 		e.raceIncrements(nameservice.Config, unborn, func(v int64) nameservice.Value { return config(v, nameservice.Object{"n": v}) })
 	}},
-	testCase{name: "HeadAndIndexPublishersNeverConflict", quick: true, run: func(e *env) {
+	{name: "HeadAndIndexPublishersNeverConflict", quick: true, run: func(e *env) {
 		e.init("db")
 		const n = 25
 		runParallel(e, 2, func(i int, c *nameservice.NameService) {
@@ -40,7 +40,7 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 		e.wantValue("db", nameservice.Head, ref("a", n))
 		e.wantValue("db", nameservice.Index, ref("a", n))
 	}},
-	testCase{name: "StatusAndConfigWritersNeverConflict", run: func(e *env) {
+	{name: "StatusAndConfigWritersNeverConflict", run: func(e *env) {
 		e.init("db")
 		const n = 15
 		runParallel(e, 3, func(i int, c *nameservice.NameService) {
@@ -60,7 +60,7 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 			}
 		})
 	}},
-	testCase{name: "ConcurrentPublishersEndAtMax", quick: true, run: func(e *env) {
+	{name: "ConcurrentPublishersEndAtMax", quick: true, run: func(e *env) {
 		e.init("db")
 		var applied atomic.Int64
 		runParallel(e, raceClients, func(i int, c *nameservice.NameService) {
@@ -79,7 +79,7 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 			e.t.Fatal("no publish applied")
 		}
 	}},
-	testCase{name: "RacingPurgesOneWins", run: func(e *env) {
+	{name: "RacingPurgesOneWins", run: func(e *env) {
 		for round := range 5 {
 			e.init("db") // the same ID each round: a purge frees the name
 			var won atomic.Int64
@@ -143,13 +143,13 @@ func (e *env) raceIncrements(c nameservice.Concern, start nameservice.Value, mk 
 }
 
 var groupContext = group{name: "Context", guarantee: "cancellation: a canceled or expired context fails every operation", cases: []testCase{
-	testCase{name: "CanceledContextFailsEveryOperation", quick: true, run: func(e *env) {
+	{name: "CanceledContextFailsEveryOperation", quick: true, run: func(e *env) {
 		e.init("db")
 		ctx, cancel := context.WithCancel(e.ctx)
 		cancel()
 		e.everyOpFails(ctx, context.Canceled)
 	}},
-	testCase{name: "ExpiredDeadlineFailsEveryOperation", run: func(e *env) {
+	{name: "ExpiredDeadlineFailsEveryOperation", run: func(e *env) {
 		e.init("db")
 		ctx, cancel := context.WithDeadline(e.ctx, time.Now().Add(-time.Second))
 		defer cancel()

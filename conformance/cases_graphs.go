@@ -20,7 +20,7 @@ func graphs(t, rev int64) map[string]*nameservice.GraphIndex {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an index's graph map is stored and read exactly, under the index_t watermark rules", cases: []testCase{
-	testCase{name: "StoredAndReadExactly", quick: true, run: func(e *env) {
+	{name: "StoredAndReadExactly", quick: true, run: func(e *env) {
 		e.init("db")
 		want := driver.GraphsValue(graphs(5, 0))
 		e.applied(want)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 0)))
@@ -35,7 +35,7 @@ var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an i
 			}
 		}
 	}},
-	testCase{name: "WatermarkRulesApplyToIndexT", run: func(e *env) {
+	{name: "WatermarkRulesApplyToIndexT", run: func(e *env) {
 		e.init("db")
 		cur := driver.GraphsValue(graphs(5, 0))
 		e.applied(cur)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 0)))
@@ -46,7 +46,7 @@ var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an i
 		e.applied(ref("plain", 6))(e.ns.PublishIndex(e.ctx, e.id("db"), 6, "plain"))
 		e.wantValue("db", nameservice.Index, ref("plain", 6))
 	}},
-	testCase{name: "CompareAndSetCarriesGraphs", run: func(e *env) {
+	{name: "CompareAndSetCarriesGraphs", run: func(e *env) {
 		e.init("db")
 		first := driver.GraphsValue(graphs(3, 0))
 		e.applied(first)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(3, 0)))
@@ -55,7 +55,7 @@ var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an i
 		e.rejected(first)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &stale, next))
 		e.applied(next.Value())(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &first, next))
 	}},
-	testCase{name: "InvalidGraphsWriteNothing", run: func(e *env) {
+	{name: "InvalidGraphsWriteNothing", run: func(e *env) {
 		e.init("db")
 		noDefault := graphs(5, 0)
 		delete(noDefault, nameservice.DefaultGraph)

@@ -22,7 +22,7 @@ func (e *env) leaseOpts(holder string, wait bool) lease.Options {
 }
 
 var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, with increasing fencing tokens", cases: []testCase{
-	testCase{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
+	{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
 		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
@@ -48,7 +48,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
 		}
 	}},
-	testCase{name: "MutualExclusion", run: func(e *env) {
+	{name: "MutualExclusion", run: func(e *env) {
 		e.init("db")
 		type span struct {
 			from, to time.Time
@@ -88,7 +88,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 			e.t.Fatalf("%d leases held, want 12", len(spans))
 		}
 	}},
-	testCase{name: "ExpiredLeaseIsTakenOver", run: func(e *env) {
+	{name: "ExpiredLeaseIsTakenOver", run: func(e *env) {
 		e.init("db")
 		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
@@ -116,7 +116,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 			e.t.Fatalf("after the takeover's release: %v, want state ready", *st)
 		}
 	}},
-	testCase{name: "RefreshKeepsTheLease", run: func(e *env) {
+	{name: "RefreshKeepsTheLease", run: func(e *env) {
 		e.init("db")
 		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
@@ -133,7 +133,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 		e.wantErr(err, context.DeadlineExceeded)
 		e.must(a.Release(e.ctx))
 	}},
-	testCase{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
+	{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
 		e.init("db")
 		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
@@ -147,7 +147,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 		}
 		e.must(a.Release(e.ctx))
 	}},
-	testCase{name: "RunWhileLeasedCancelsWhenBroken", run: func(e *env) {
+	{name: "RunWhileLeasedCancelsWhenBroken", run: func(e *env) {
 		e.init("db")
 		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
 			info, err := lease.Break(e.ctx, e.client(), e.id("db"), "index")
@@ -166,7 +166,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 			e.t.Fatalf("lease.Run = %v, want lease.ErrLost", err)
 		}
 	}},
-	testCase{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
+	{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
 		e.init("db")
 		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
 			time.Sleep(2 * e.leaseTTL) // outlives the TTL: only refreshes keep it

@@ -10,7 +10,7 @@ import (
 )
 
 var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init creates a record exactly once; retract and purge act once and leave nothing behind", cases: []testCase{
-	testCase{name: "InitCreatesUnbornLedger", quick: true, run: func(e *env) {
+	{name: "InitCreatesUnbornLedger", quick: true, run: func(e *env) {
 		e.init("db")
 		r := e.lookup("db")
 		if r.Kind != nameservice.Ledger || r.Retracted || r.ID.Name != e.id("db") || r.ID.Branch != "main" {
@@ -22,26 +22,26 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.wantValue("db", c, want)
 		}
 	}},
-	testCase{name: "InitRecordsCreatedAt", run: func(e *env) {
+	{name: "InitRecordsCreatedAt", run: func(e *env) {
 		e.init("db")
 		if got := e.lookup("db").CreatedAt; got != clock.Unix() {
 			e.t.Fatalf("created_at = %d, want %d", got, clock.Unix())
 		}
 	}},
-	testCase{name: "InitDefaultsBranchToMain", run: func(e *env) {
+	{name: "InitDefaultsBranchToMain", run: func(e *env) {
 		e.init("db")
 		if _, err := e.ns.Lookup(e.ctx, e.id("db")+":main"); err != nil {
 			e.t.Fatalf("lookup with explicit main branch: %v", err)
 		}
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")+":main"), nameservice.ErrAlreadyExists)
 	}},
-	testCase{name: "InitBranchesAreSeparateRecords", run: func(e *env) {
+	{name: "InitBranchesAreSeparateRecords", run: func(e *env) {
 		e.init("db", "db:dev")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db:dev"), 3, "c3"))
 		e.wantValue("db", nameservice.Head, unborn)
 		e.wantValue("db:dev", nameservice.Head, ref("c3", 3))
 	}},
-	testCase{name: "InitNestedNamesAndBranches", run: func(e *env) {
+	{name: "InitNestedNamesAndBranches", run: func(e *env) {
 		id := "tenant/customers:release/v1.0"
 		e.init(id)
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id(id), 1, "c1"))
@@ -51,13 +51,13 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 		e.listIDs(nameservice.ListOptions{}, id)
 	}},
-	testCase{name: "InitTwiceIsAlreadyExists", quick: true, run: func(e *env) {
+	{name: "InitTwiceIsAlreadyExists", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c4", 4))(e.ns.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
 		e.wantValue("db", nameservice.Head, ref("c4", 4))
 	}},
-	testCase{name: "InitOverRetractedIsAlreadyExists", run: func(e *env) {
+	{name: "InitOverRetractedIsAlreadyExists", run: func(e *env) {
 		e.init("db")
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
@@ -65,7 +65,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatal("init over a retracted record un-retracted it")
 		}
 	}},
-	testCase{name: "InitRaceHasOneWinner", quick: true, run: func(e *env) {
+	{name: "InitRaceHasOneWinner", quick: true, run: func(e *env) {
 		const k = 4
 		var wg sync.WaitGroup
 		errs := make([]error, k)
@@ -89,8 +89,8 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 		e.wantValue("db", nameservice.Status, ready)
 	}},
-	testCase{name: "LookupUnknownIsNotFound", run: func(e *env) { e.wantAbsent("nothing") }},
-	testCase{name: "TwoClientsSeeEachOthersWrites", run: func(e *env) {
+	{name: "LookupUnknownIsNotFound", run: func(e *env) { e.wantAbsent("nothing") }},
+	{name: "TwoClientsSeeEachOthersWrites", run: func(e *env) {
 		a, b := e.ns, e.client()
 		e.must(a.Init(e.ctx, e.id("db")))
 		e.applied(ref("c1", 1))(b.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
@@ -100,7 +100,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatalf("client A reads head %v right after client B wrote c1", got)
 		}
 	}},
-	testCase{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
+	{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "c2"))
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
@@ -111,7 +111,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		e.wantValue("db", nameservice.Status, status(2, "retracted", nameservice.Object{"retracted_at": json.Number(strconv.FormatInt(clock.Unix(), 10))}))
 		e.wantValue("db", nameservice.Head, ref("c2", 2))
 	}},
-	testCase{name: "RetractAfterStatusPushesBumpsFromCurrent", run: func(e *env) {
+	{name: "RetractAfterStatusPushesBumpsFromCurrent", run: func(e *env) {
 		e.init("db")
 		cur := ready
 		for v := int64(2); v <= 4; v++ {
@@ -124,7 +124,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatalf("status after retract = %v, want v5 retracted", *got)
 		}
 	}},
-	testCase{name: "RetractTwiceIsNoOp", run: func(e *env) {
+	{name: "RetractTwiceIsNoOp", run: func(e *env) {
 		e.init("db")
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
@@ -132,7 +132,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatalf("status_v after two retracts = %d, want 2", v)
 		}
 	}},
-	testCase{name: "RetractRaceBumpsOnce", run: func(e *env) {
+	{name: "RetractRaceBumpsOnce", run: func(e *env) {
 		e.init("db")
 		var wg sync.WaitGroup
 		for range 4 {
@@ -145,7 +145,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatalf("status_v after concurrent retracts = %d, want 2", v)
 		}
 	}},
-	testCase{name: "RetractUnknownIsNotFoundAndLeavesNothing", run: func(e *env) {
+	{name: "RetractUnknownIsNotFoundAndLeavesNothing", run: func(e *env) {
 		e.wantErr(e.ns.Retract(e.ctx, e.id("db")), nameservice.ErrNotFound)
 		e.wantAbsent("db")
 		e.init("db")
@@ -153,14 +153,14 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatal("init after a failed retract came back retracted")
 		}
 	}},
-	testCase{name: "RetractGraphSource", run: func(e *env) {
+	{name: "RetractGraphSource", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.must(e.ns.Retract(e.ctx, e.id("gs")))
 		if r := e.lookup("gs"); !r.Retracted || r.Status.V != 2 {
 			e.t.Fatalf("graph source after retract: retracted=%v status=%v", r.Retracted, *r.Status)
 		}
 	}},
-	testCase{name: "PurgeFreesTheName", quick: true, run: func(e *env) {
+	{name: "PurgeFreesTheName", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c9", 9))(e.ns.PublishCommit(e.ctx, e.id("db"), 9, "c9"))
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
@@ -173,7 +173,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatal("re-initialised record is retracted")
 		}
 	}},
-	testCase{name: "PurgeGraphSourceThenInitLedger", run: func(e *env) {
+	{name: "PurgeGraphSourceThenInitLedger", run: func(e *env) {
 		e.graphSource("x", map[string]any{"k": 1})
 		e.must(e.ns.Purge(e.ctx, e.id("x")))
 		e.init("x")
@@ -181,7 +181,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 			e.t.Fatalf("after purge and init: kind %s head %v", r.Kind, r.Head)
 		}
 	}},
-	testCase{name: "PurgeUnknownIsNotFound", run: func(e *env) {
+	{name: "PurgeUnknownIsNotFound", run: func(e *env) {
 		e.wantErr(e.ns.Purge(e.ctx, e.id("db")), nameservice.ErrNotFound)
 	}},
 }}
@@ -301,7 +301,7 @@ func validIDCases() []testCase {
 }
 
 var groupImport = group{name: "Import", guarantee: "import: a record is created exactly as given, or refused whole", cases: []testCase{
-	testCase{name: "CreatesTheRecordExactly", quick: true, run: func(e *env) {
+	{name: "CreatesTheRecordExactly", quick: true, run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("db:dev"))
 		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
 		h, i := ref("c9", 9), ref("i7", 7)
@@ -314,7 +314,7 @@ var groupImport = group{name: "Import", guarantee: "import: a record is created 
 		}
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrAlreadyExists)
 	}},
-	testCase{name: "GraphSource", run: func(e *env) {
+	{name: "GraphSource", run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("gs"))
 		i, s, c := ref("g3", 3), status(2, "syncing", nil), config(5, nameservice.Object{"k": 1})
 		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:IcebergSource", Dependencies: []string{"a:main"}, CreatedAt: 5},
@@ -324,7 +324,7 @@ var groupImport = group{name: "Import", guarantee: "import: a record is created 
 			e.t.Fatalf("imported graph source reads back as\n%s\nwant\n%s", js(got), js(rec))
 		}
 	}},
-	testCase{name: "RejectsInvalidRecords", run: func(e *env) {
+	{name: "RejectsInvalidRecords", run: func(e *env) {
 		id, _ := nameservice.ParseID(e.id("db"))
 		bad := ref("c", 3)
 		bad.V = 4 // payload t disagrees with the watermark

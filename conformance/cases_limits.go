@@ -15,7 +15,7 @@ import (
 // over any limit is refused with ErrInvalidArgument naming the limit, and
 // nothing is written.
 var groupLimits = group{name: "Limits", guarantee: "limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing", cases: []testCase{
-	testCase{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
+	{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
 		e.init("db")
 		addr := strings.Repeat("h", guard.MaxAddressBytes)
 		e.applied(ref(addr, 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, addr))
@@ -31,7 +31,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		e.wantPrintable(rec)
 		e.listIDs(nameservice.ListOptions{}, "db")
 	}},
-	testCase{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {
+	{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {
 		deps := make([]string, guard.MaxDependencies)
 		for i := range deps {
 			deps[i] = e.id(fmt.Sprintf("%03d/%s", i, strings.Repeat("d", driver.MaxIDLength-len(e.prefix)-10)))
@@ -46,7 +46,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		e.wantValue("gs", nameservice.Config, config(1, cfg))
 		e.wantPrintable(rec)
 	}},
-	testCase{name: "OverALimitIsRefusedAndNothingWritten", run: func(e *env) {
+	{name: "OverALimitIsRefusedAndNothingWritten", run: func(e *env) {
 		e.init("db")
 		e.graphSource("gs", nil)
 		before, beforeGS := e.lookup("db"), e.lookup("gs")
@@ -83,7 +83,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 			e.wantAbsent(n)
 		}
 	}},
-	testCase{name: "ImportOverALimitIsRefused", run: func(e *env) {
+	{name: "ImportOverALimitIsRefused", run: func(e *env) {
 		id, err := nameservice.ParseID(e.id("db"))
 		e.must(err)
 		rec := driver.NewLedger(id, 1)
@@ -91,7 +91,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
 	}},
-	testCase{name: "GraphSourceTypeCannotChange", run: func(e *env) {
+	{name: "GraphSourceTypeCannotChange", run: func(e *env) {
 		e.graphSource("gs", nameservice.Object{"k": json.Number("1")})
 		err := e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:VectorIndex", nil, nameservice.Object{"k": json.Number("2")})
 		e.wantErr(err, nameservice.ErrAlreadyExists)

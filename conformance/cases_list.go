@@ -9,43 +9,43 @@ import (
 )
 
 var groupList = group{name: "List", guarantee: "listing: exactly the records under a prefix, in ID order, whole, across pages", cases: []testCase{
-	testCase{name: "EmptyPrefixListsNothing", run: func(e *env) { e.listIDs(nameservice.ListOptions{IncludeRetracted: true}) }},
-	testCase{name: "OrderedByID", quick: true, run: func(e *env) {
+	{name: "EmptyPrefixListsNothing", run: func(e *env) { e.listIDs(nameservice.ListOptions{IncludeRetracted: true}) }},
+	{name: "OrderedByID", quick: true, run: func(e *env) {
 		e.init("m", "b", "z", "a:dev", "a", "a/x")
 		e.listIDs(nameservice.ListOptions{}, "a/x", "a:dev", "a", "b", "m", "z")
 	}},
-	testCase{name: "Prefix", quick: true, run: func(e *env) {
+	{name: "Prefix", quick: true, run: func(e *env) {
 		e.init("app/one", "app/two", "apple", "other")
 		e.listIDs(nameservice.ListOptions{Prefix: "app/"}, "app/one", "app/two")
 		e.listIDs(nameservice.ListOptions{Prefix: "app"}, "app/one", "app/two", "apple")
 		e.listIDs(nameservice.ListOptions{Prefix: "nothing"})
 	}},
-	testCase{name: "Kind", run: func(e *env) {
+	{name: "Kind", run: func(e *env) {
 		e.init("l1", "l2")
 		e.graphSource("g1", nil)
 		e.listIDs(nameservice.ListOptions{Kind: nameservice.Ledger}, "l1", "l2")
 		e.listIDs(nameservice.ListOptions{Kind: nameservice.GraphSource}, "g1")
 		e.listIDs(nameservice.ListOptions{}, "g1", "l1", "l2")
 	}},
-	testCase{name: "InvalidKind", run: func(e *env) {
+	{name: "InvalidKind", run: func(e *env) {
 		for _, err := range e.ns.List(e.ctx, nameservice.ListOptions{Kind: "table"}) {
 			e.wantErr(err, nameservice.ErrInvalidArgument)
 			return
 		}
 		e.t.Fatal("list with an invalid kind yielded nothing")
 	}},
-	testCase{name: "RetractedFilter", run: func(e *env) {
+	{name: "RetractedFilter", run: func(e *env) {
 		e.init("a", "b", "c")
 		e.must(e.ns.Retract(e.ctx, e.id("b")))
 		e.listIDs(nameservice.ListOptions{}, "a", "c")
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "a", "b", "c")
 	}},
-	testCase{name: "PurgedRecordsLeave", run: func(e *env) {
+	{name: "PurgedRecordsLeave", run: func(e *env) {
 		e.init("a", "b")
 		e.must(e.ns.Purge(e.ctx, e.id("a")))
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "b")
 	}},
-	testCase{name: "ListedRecordsAreWhole", run: func(e *env) {
+	{name: "ListedRecordsAreWhole", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
@@ -62,7 +62,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 			}
 		}
 	}},
-	testCase{name: "PaginatesAcrossPages", quick: true, run: func(e *env) {
+	{name: "PaginatesAcrossPages", quick: true, run: func(e *env) {
 		var names []string
 		for i := range 7 {
 			names = append(names, fmt.Sprintf("r%02d", i))
@@ -94,7 +94,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 			e.t.Fatalf("7 records in pages of 2 took %d pages, want at least 3", pages)
 		}
 	}},
-	testCase{name: "IteratorPagesUnderneath", run: func(e *env) {
+	{name: "IteratorPagesUnderneath", run: func(e *env) {
 		var names []string
 		for i := range 5 {
 			names = append(names, fmt.Sprintf("r%d", i))
@@ -102,7 +102,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		e.init(names...)
 		e.listIDs(nameservice.ListOptions{PageSize: 2}, names...)
 	}},
-	testCase{name: "BadPageTokenIsInvalid", run: func(e *env) {
+	{name: "BadPageTokenIsInvalid", run: func(e *env) {
 		e.init("a")
 		_, err := e.ns.Driver().List(e.ctx, driver.ListOptions{Prefix: e.prefix, PageToken: "%%not a token%%"})
 		e.wantErr(err, nameservice.ErrInvalidArgument)

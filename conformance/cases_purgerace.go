@@ -19,7 +19,7 @@ import (
 const purgeRaceRounds = 200
 
 var groupPurgeRacesCreate = group{name: "PurgeRacesCreate", guarantee: "creates racing a purge of their ID: exactly one create wins, and the record it wrote is the one that stays", cases: []testCase{
-	testCase{name: "OnePurgeFourCreators", long: true, run: purgeRacesCreate},
+	{name: "OnePurgeFourCreators", long: true, run: purgeRacesCreate},
 }}
 
 // purgeRacesCreate plays purgeRaceRounds rounds on one ID. Each round one

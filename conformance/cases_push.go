@@ -7,43 +7,43 @@ import (
 )
 
 var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index pointer only moves forward; a stale or equal t is not applied and reports the current value", cases: []testCase{
-	testCase{name: "CommitApplied", run: func(e *env) {
+	{name: "CommitApplied", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.wantValue("db", nameservice.Head, ref("c1", 1))
 	}},
-	testCase{name: "CommitSequenceIsMonotonic", quick: true, run: func(e *env) {
+	{name: "CommitSequenceIsMonotonic", quick: true, run: func(e *env) {
 		e.init("db")
 		for t := int64(1); t <= 20; t++ {
 			e.applied(ref("c", t))(e.ns.PublishCommit(e.ctx, e.id("db"), t, "c"))
 		}
 		e.wantValue("db", nameservice.Head, ref("c", 20))
 	}},
-	testCase{name: "CommitStaleCarriesCurrent", quick: true, run: func(e *env) {
+	{name: "CommitStaleCarriesCurrent", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		e.rejected(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		e.wantValue("db", nameservice.Head, ref("c5", 5))
 	}},
-	testCase{name: "CommitEqualTIsStale", run: func(e *env) {
+	{name: "CommitEqualTIsStale", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		e.rejected(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "other"))
 	}},
-	testCase{name: "CommitUnknownIsNotFoundAndCreatesNothing", run: func(e *env) {
+	{name: "CommitUnknownIsNotFoundAndCreatesNothing", run: func(e *env) {
 		_, err := e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1")
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true})
 	}},
-	testCase{name: "CommitOnGraphSourceIsWrongKind", run: func(e *env) {
+	{name: "CommitOnGraphSourceIsWrongKind", run: func(e *env) {
 		e.graphSource("gs", nil)
 		_, err := e.ns.PublishCommit(e.ctx, e.id("gs"), 1, "c1")
 		e.wantErr(err, nameservice.ErrWrongKind)
 		_, err = e.ns.Head(e.ctx, e.id("gs"))
 		e.wantErr(err, nameservice.ErrWrongKind)
 	}},
-	testCase{name: "CommitInvalidArguments", run: func(e *env) {
+	{name: "CommitInvalidArguments", run: func(e *env) {
 		e.init("db")
 		for _, c := range []struct {
 			t    int64
@@ -54,24 +54,24 @@ var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index
 		}
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-	testCase{name: "IndexApplied", run: func(e *env) {
+	{name: "IndexApplied", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "i7"))
 		e.wantValue("db", nameservice.Index, ref("i7", 7))
 	}},
-	testCase{name: "IndexStaleAndEqualCarryCurrent", quick: true, run: func(e *env) {
+	{name: "IndexStaleAndEqualCarryCurrent", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "i7"))
 		e.rejected(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 6, "i6"))
 		e.rejected(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "again"))
 	}},
-	testCase{name: "IndexUnknownIsNotFoundAndLeavesNoOrphan", run: func(e *env) {
+	{name: "IndexUnknownIsNotFoundAndLeavesNoOrphan", run: func(e *env) {
 		_, err := e.ns.PublishIndex(e.ctx, e.id("db"), 1, "i1")
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.init("db")
 		e.wantValue("db", nameservice.Index, unborn)
 	}},
-	testCase{name: "AdminIndexAcceptsEqualT", run: func(e *env) {
+	{name: "AdminIndexAcceptsEqualT", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i7", 7))(e.ns.PublishIndex(e.ctx, e.id("db"), 7, "i7"))
 		e.applied(ref("i7b", 7))(e.ns.AdminPublishIndex(e.ctx, e.id("db"), 7, "i7b"))
@@ -79,13 +79,13 @@ var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index
 		e.applied(ref("i8", 8))(e.ns.AdminPublishIndex(e.ctx, e.id("db"), 8, "i8"))
 		e.wantValue("db", nameservice.Index, ref("i8", 8))
 	}},
-	testCase{name: "IndexOnGraphSource", run: func(e *env) {
+	{name: "IndexOnGraphSource", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.applied(ref("g42", 42))(e.ns.PublishIndex(e.ctx, e.id("gs"), 42, "g42"))
 		e.rejected(ref("g42", 42))(e.ns.PublishIndex(e.ctx, e.id("gs"), 41, "g41"))
 		e.wantValue("gs", nameservice.Index, ref("g42", 42))
 	}},
-	testCase{name: "PublishDoesNotTouchOtherConcerns", run: func(e *env) {
+	{name: "PublishDoesNotTouchOtherConcerns", run: func(e *env) {
 		e.init("db")
 		before := e.lookup("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
@@ -97,48 +97,48 @@ var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index
 }}
 
 var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-and-set: a pointer changes only from the expected value; a stale expected value must not apply", cases: []testCase{
-	testCase{name: "HeadFromUnborn", run: func(e *env) {
+	{name: "HeadFromUnborn", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1}))
 	}},
-	testCase{name: "HeadFromCurrent", quick: true, run: func(e *env) {
+	{name: "HeadFromCurrent", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		cur := ref("c1", 1)
 		e.applied(ref("c2", 2))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c2", T: 2}))
 		e.wantValue("db", nameservice.Head, ref("c2", 2))
 	}},
-	testCase{name: "HeadWrongAddressConflicts", quick: true, run: func(e *env) {
+	{name: "HeadWrongAddressConflicts", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		exp := ref("diverged", 1)
 		e.rejected(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c2", T: 2}))
 	}},
-	testCase{name: "HeadWrongTConflicts", run: func(e *env) {
+	{name: "HeadWrongTConflicts", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		exp := ref("c3", 2) // same address, other t: the reference's file backend wrongly accepts this
 		e.rejected(ref("c3", 3))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c4", T: 4}))
 	}},
-	testCase{name: "HeadUnbornExpectedOnBornConflicts", run: func(e *env) {
+	{name: "HeadUnbornExpectedOnBornConflicts", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
 		e.rejected(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c2", T: 2}))
 	}},
-	testCase{name: "HeadExpectedNoAddressPositiveTConflicts", run: func(e *env) {
+	{name: "HeadExpectedNoAddressPositiveTConflicts", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		exp := nameservice.Value{V: 5} // address none, t > 0: the reference's DynamoDB backend panics here
 		e.rejected(ref("c5", 5))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c6", T: 6}))
 	}},
-	testCase{name: "HeadNeedsHigherT", run: func(e *env) {
+	{name: "HeadNeedsHigherT", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		cur := ref("c5", 5)
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c5b", T: 5}))
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c4", T: 4}))
 	}},
-	testCase{name: "IndexAcceptsEqualT", run: func(e *env) {
+	{name: "IndexAcceptsEqualT", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("i5", 5))(e.ns.PublishIndex(e.ctx, e.id("db"), 5, "i5"))
 		cur := ref("i5", 5)
@@ -146,7 +146,7 @@ var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-
 		cur = ref("i5b", 5)
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &cur, nameservice.Ref{Address: "i4", T: 4}))
 	}},
-	testCase{name: "BootstrapCreatesLedger", run: func(e *env) {
+	{name: "BootstrapCreatesLedger", run: func(e *env) {
 		e.applied(ref("c3", 3))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, nil, nameservice.Ref{Address: "c3", T: 3}))
 		r := e.lookup("db")
 		if r.Kind != nameservice.Ledger || r.Retracted {
@@ -157,17 +157,17 @@ var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-
 		e.wantValue("db", nameservice.Status, ready)
 		e.wantValue("db", nameservice.Config, unborn)
 	}},
-	testCase{name: "BootstrapIndex", run: func(e *env) {
+	{name: "BootstrapIndex", run: func(e *env) {
 		e.applied(ref("i2", 2))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, nil, nameservice.Ref{Address: "i2", T: 2}))
 		e.wantValue("db", nameservice.Head, unborn)
 		e.wantValue("db", nameservice.Index, ref("i2", 2))
 	}},
-	testCase{name: "BootstrapOnExistingConflicts", run: func(e *env) {
+	{name: "BootstrapOnExistingConflicts", run: func(e *env) {
 		e.init("db")
 		e.rejected(unborn)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1}))
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-	testCase{name: "BootstrapRaceLoserSeesWinner", quick: true, run: func(e *env) {
+	{name: "BootstrapRaceLoserSeesWinner", quick: true, run: func(e *env) {
 		const k = 4
 		outs := make([]nameservice.Outcome, k)
 		runParallel(e, k, func(i int, c *nameservice.NameService) {
@@ -193,22 +193,22 @@ var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-
 			}
 		}
 	}},
-	testCase{name: "UnknownWithExpectedIsNotFound", run: func(e *env) {
+	{name: "UnknownWithExpectedIsNotFound", run: func(e *env) {
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1})
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
 	}},
-	testCase{name: "HeadOnGraphSourceIsWrongKind", run: func(e *env) {
+	{name: "HeadOnGraphSourceIsWrongKind", run: func(e *env) {
 		e.graphSource("gs", nil)
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id("gs"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1})
 		e.wantErr(err, nameservice.ErrWrongKind)
 	}},
-	testCase{name: "StatusIsNotARef", run: func(e *env) {
+	{name: "StatusIsNotARef", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Status, &ready, nameservice.Ref{Address: "x", T: 2})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-	testCase{name: "FastForwardCommit", run: func(e *env) {
+	{name: "FastForwardCommit", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c2", 2))(e.ns.FastForwardCommit(e.ctx, e.id("db"), 2, "c2"))
 		e.applied(ref("c5", 5))(e.ns.FastForwardCommit(e.ctx, e.id("db"), 5, "c5"))
@@ -217,19 +217,19 @@ var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-
 }}
 
 var groupPushStatus = group{name: "PushStatus", guarantee: "status push: applies only over the expected status, to a higher watermark", cases: []testCase{
-	testCase{name: "Applied", quick: true, run: func(e *env) {
+	{name: "Applied", quick: true, run: func(e *env) {
 		e.init("db")
 		next := status(2, "indexing", nameservice.Object{"queue_depth": 3})
 		e.applied(next)(e.ns.PushStatus(e.ctx, e.id("db"), ready, next))
 		e.wantValue("db", nameservice.Status, next)
 	}},
-	testCase{name: "StaleWatermarkConflicts", quick: true, run: func(e *env) {
+	{name: "StaleWatermarkConflicts", quick: true, run: func(e *env) {
 		e.init("db")
 		s2 := status(2, "indexing", nil)
 		e.applied(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, s2))
 		e.rejected(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, status(2, "maintenance", nil)))
 	}},
-	testCase{name: "DifferentExtraFieldsConflict", run: func(e *env) {
+	{name: "DifferentExtraFieldsConflict", run: func(e *env) {
 		e.init("db")
 		s2 := status(2, "ready", nameservice.Object{"queue_depth": 3})
 		e.applied(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, s2))
@@ -238,7 +238,7 @@ var groupPushStatus = group{name: "PushStatus", guarantee: "status push: applies
 		exp = status(2, "ready", nil)
 		e.rejected(s2)(e.ns.PushStatus(e.ctx, e.id("db"), exp, status(3, "ready", nil)))
 	}},
-	testCase{name: "NumbersCompareByValue", run: func(e *env) {
+	{name: "NumbersCompareByValue", run: func(e *env) {
 		e.init("db")
 		s2 := status(2, "ready", nameservice.Object{"n": json.Number("2")})
 		e.applied(s2)(e.ns.PushStatus(e.ctx, e.id("db"), ready, s2))
@@ -246,7 +246,7 @@ var groupPushStatus = group{name: "PushStatus", guarantee: "status push: applies
 		s3 := status(3, "ready", nil)
 		e.applied(s3)(e.ns.PushStatus(e.ctx, e.id("db"), exp, s3))
 	}},
-	testCase{name: "PayloadRoundTripsExactly", run: func(e *env) {
+	{name: "PayloadRoundTripsExactly", run: func(e *env) {
 		e.init("db")
 		extra := nameservice.Object{
 			"big": json.Number("9007199254740993"), "neg": json.Number("-42"), "frac": json.Number("0.125"),
@@ -263,18 +263,18 @@ var groupPushStatus = group{name: "PushStatus", guarantee: "status push: applies
 			e.t.Fatalf("big integer lost precision: %v", got.Payload["big"])
 		}
 	}},
-	testCase{name: "NotAboveIsInvalid", run: func(e *env) {
+	{name: "NotAboveIsInvalid", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.PushStatus(e.ctx, e.id("db"), ready, status(1, "x", nil))
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Status, ready)
 	}},
-	testCase{name: "NoStateIsInvalid", run: func(e *env) {
+	{name: "NoStateIsInvalid", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.PushStatus(e.ctx, e.id("db"), ready, nameservice.Value{V: 2, Payload: nameservice.Object{"x": 1}})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-	testCase{name: "UnknownIsNotFound", run: func(e *env) {
+	{name: "UnknownIsNotFound", run: func(e *env) {
 		_, err := e.ns.PushStatus(e.ctx, e.id("db"), ready, status(2, "x", nil))
 		e.wantErr(err, nameservice.ErrNotFound)
 		e.wantAbsent("db")
@@ -282,31 +282,31 @@ var groupPushStatus = group{name: "PushStatus", guarantee: "status push: applies
 }}
 
 var groupPushConfig = group{name: "PushConfig", guarantee: "config push: applies only over the expected config, to a higher watermark", cases: []testCase{
-	testCase{name: "FromUnborn", quick: true, run: func(e *env) {
+	{name: "FromUnborn", quick: true, run: func(e *env) {
 		e.init("db")
 		next := config(1, nameservice.Object{"default_context": "ctx1", "index_threshold": 1000})
 		e.applied(next)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, next))
 		e.wantValue("db", nameservice.Config, next)
 	}},
-	testCase{name: "Conflict", quick: true, run: func(e *env) {
+	{name: "Conflict", quick: true, run: func(e *env) {
 		e.init("db")
 		c1 := config(1, nameservice.Object{"default_context": "ctx1"})
 		e.applied(c1)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, c1))
 		e.rejected(c1)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, config(1, nameservice.Object{"default_context": "ctx2"})))
 		e.rejected(c1)(e.ns.PushConfig(e.ctx, e.id("db"), config(1, nameservice.Object{"default_context": "other"}), config(2, nameservice.Object{})))
 	}},
-	testCase{name: "ExtraKeysRoundTrip", run: func(e *env) {
+	{name: "ExtraKeysRoundTrip", run: func(e *env) {
 		e.init("db")
 		next := config(3, nameservice.Object{"index_threshold": 500, "replication": map[string]any{"factor": 3, "regions": []any{"a", "b"}}})
 		e.applied(next)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, next))
 		e.wantValue("db", nameservice.Config, next)
 	}},
-	testCase{name: "NilPayloadIsInvalid", run: func(e *env) {
+	{name: "NilPayloadIsInvalid", run: func(e *env) {
 		e.init("db")
 		_, err := e.ns.PushConfig(e.ctx, e.id("db"), unborn, nameservice.Value{V: 1})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
-	testCase{name: "GraphSource", run: func(e *env) {
+	{name: "GraphSource", run: func(e *env) {
 		e.graphSource("gs", map[string]any{"k1": 1.2})
 		cur := config(1, nameservice.Object{"k1": 1.2})
 		next := config(2, nameservice.Object{"k1": 1.5, "fields": []any{"title"}})
@@ -316,7 +316,7 @@ var groupPushConfig = group{name: "PushConfig", guarantee: "config push: applies
 }}
 
 var groupGraphSource = group{name: "GraphSource", guarantee: "graph sources: created and republished with kind, dependencies and config intact", cases: []testCase{
-	testCase{name: "Create", quick: true, run: func(e *env) {
+	{name: "Create", quick: true, run: func(e *env) {
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:Bm25Index", []string{e.id("db"), e.id("other:dev")}, map[string]any{"k1": 1.2, "b": 0.75}))
 		r := e.lookup("gs")
 		if r.Kind != nameservice.GraphSource || r.SourceType != "db:Bm25Index" || r.Head != nil {
@@ -329,7 +329,7 @@ var groupGraphSource = group{name: "GraphSource", guarantee: "graph sources: cre
 		e.wantValue("gs", nameservice.Status, ready)
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k1": 1.2, "b": 0.75}))
 	}},
-	testCase{name: "EmptyAndAbsentDependenciesStayApart", run: func(e *env) {
+	{name: "EmptyAndAbsentDependenciesStayApart", run: func(e *env) {
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("absent"), "db:X", nil, nil))
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("empty"), "db:X", []string{}, nil))
 		id, _ := nameservice.ParseID(e.id("imported"))
@@ -350,24 +350,24 @@ var groupGraphSource = group{name: "GraphSource", guarantee: "graph sources: cre
 			check("list", r)
 		}
 	}},
-	testCase{name: "CreateWithoutConfig", run: func(e *env) {
+	{name: "CreateWithoutConfig", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.wantValue("gs", nameservice.Config, unborn)
 	}},
-	testCase{name: "RepublishUpdatesConfigKeepsIndex", quick: true, run: func(e *env) {
+	{name: "RepublishUpdatesConfigKeepsIndex", quick: true, run: func(e *env) {
 		e.graphSource("gs", map[string]any{"k1": 1})
 		e.applied(ref("g9", 9))(e.ns.PublishIndex(e.ctx, e.id("gs"), 9, "g9"))
 		e.graphSource("gs", map[string]any{"k1": 2})
 		e.wantValue("gs", nameservice.Config, config(2, nameservice.Object{"k1": 2}))
 		e.wantValue("gs", nameservice.Index, ref("g9", 9))
 	}},
-	testCase{name: "RepublishSameConfigChangesNothing", run: func(e *env) {
+	{name: "RepublishSameConfigChangesNothing", run: func(e *env) {
 		e.graphSource("gs", map[string]any{"k1": 1})
 		e.graphSource("gs", map[string]any{"k1": 1.0})
 		e.graphSource("gs", nil)
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k1": 1}))
 	}},
-	testCase{name: "OnLedgerIsWrongKind", run: func(e *env) {
+	{name: "OnLedgerIsWrongKind", run: func(e *env) {
 		e.init("db")
 		err := e.ns.PublishGraphSource(e.ctx, e.id("db"), "db:Bm25Index", nil, map[string]any{"k": 1})
 		e.wantErr(err, nameservice.ErrWrongKind)
@@ -375,11 +375,11 @@ var groupGraphSource = group{name: "GraphSource", guarantee: "graph sources: cre
 			e.t.Fatalf("ledger changed by a graph-source publish: %+v config %v", r.Meta, *r.Config)
 		}
 	}},
-	testCase{name: "InitOnGraphSourceIsAlreadyExists", run: func(e *env) {
+	{name: "InitOnGraphSourceIsAlreadyExists", run: func(e *env) {
 		e.graphSource("gs", nil)
 		e.wantErr(e.ns.Init(e.ctx, e.id("gs")), nameservice.ErrAlreadyExists)
 	}},
-	testCase{name: "InvalidArguments", run: func(e *env) {
+	{name: "InvalidArguments", run: func(e *env) {
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "", nil, nil), nameservice.ErrInvalidArgument)
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:X", []string{"bad:dep:x"}, nil), nameservice.ErrInvalidID)
 		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:X", nil, []int{1}), nameservice.ErrInvalidArgument)

@@ -16,11 +16,12 @@ import (
 // no text are refused with ErrInvalidArgument naming what is wrong, and
 // nothing is written.
 var groupRules = group{name: "Rules", guarantee: "rules: watermarks never overflow, values Fluree cannot read and text that is no UTF-8 are refused, and nothing is written", cases: []testCase{
-	testCase{name: "WatermarkAtTheTopIsRefused", quick: true, run: rulesWatermarkTop},
-	testCase{name: "RetractAtTheLimitDoesNotWrap", run: rulesRetractAtLimit},
-	testCase{name: "ContentIDsFlureeCannotReadAreRefused", quick: true, run: rulesContentIDs},
-	testCase{name: "BranchCountOverU32IsRefused", run: rulesBranchCount},
-	testCase{name: "LoneSurrogateIsRefused", run: rulesLoneSurrogate},
+	{name: "WatermarkAtTheTopIsRefused", quick: true, run: rulesWatermarkTop},
+	{name: "RetractAtTheLimitDoesNotWrap", run: rulesRetractAtLimit},
+	{name: "ContentIDsFlureeCannotReadAreRefused", quick: true, run: rulesContentIDs},
+	{name: "BranchCountOverU32IsRefused", run: rulesBranchCount},
+	{name: "LoneSurrogateIsRefused", run: rulesLoneSurrogate},
+	{name: "IDsSharingAFileStayApart", quick: true, run: rulesSharedFile},
 }}
 
 // wantRefused checks that err wraps ErrInvalidArgument and names want.
@@ -113,4 +114,35 @@ func rulesLoneSurrogate(e *env) {
 	e.wantRefused("surrogate bytes", second(e.ns.PushStatus(e.ctx, e.id("db"), ready,
 		status(2, "ready", nameservice.Object{"note": "a\xed\xb3\xbfb"}))), "UTF-8")
 	e.wantSame("db", before)
+}
+
+// rulesSharedFile: x/y:main and x:y/main map to one file in the file
+// layouts. On a store where they collide the second create is refused
+// with ErrAlreadyExists, and a lookup of it is not found, neither naming
+// the first ID; elsewhere both are records of their own. Either way the
+// first record is untouched and no answer about one reads the other.
+func rulesSharedFile(e *env) {
+	first, second := e.id("x/y:main"), e.id("x:y/main")
+	e.must(e.ns.Init(e.ctx, first))
+	e.applied(ref("fluree:file://first/1", 1))(e.ns.PublishCommit(e.ctx, first, 1, "fluree:file://first/1"))
+	before := e.lookup("x/y:main")
+	err := e.ns.Init(e.ctx, second)
+	switch {
+	case err == nil:
+		if rec := e.lookup("x:y/main"); !rec.Head.Unborn() {
+			e.t.Fatalf("%s created beside %s reads the other's head: %s", second, first, js(rec))
+		}
+	case !isErr(err, nameservice.ErrAlreadyExists) || strings.Contains(err.Error(), "x/y:main"):
+		e.t.Fatalf("create %s beside %s: %v; want success, or ErrAlreadyExists not naming the other", second, first, err)
+	default:
+		_, err := e.ns.Lookup(e.ctx, second)
+		if !isErr(err, nameservice.ErrNotFound) || strings.Contains(err.Error(), "x/y:main") {
+			e.t.Fatalf("lookup %s, refused beside %s: %v; want ErrNotFound not naming the other", second, first, err)
+		}
+		_, err = e.ns.PublishCommit(e.ctx, second, 2, "fluree:file://second/2")
+		if !isErr(err, nameservice.ErrNotFound) || strings.Contains(err.Error(), "x/y:main") {
+			e.t.Fatalf("publish to %s, refused beside %s: %v; want ErrNotFound not naming the other", second, first, err)
+		}
+	}
+	e.wantSame("x/y:main", before)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 var groupSubscribe = group{name: "Subscribe", guarantee: "subscriptions: every change seen once, resumable without loss", cases: []testCase{
-	testCase{name: "SeesEveryChangeOnce", quick: true, run: func(e *env) {
+	{name: "SeesEveryChangeOnce", quick: true, run: func(e *env) {
 		e.init("db")
 		sub, cancel := e.subscribe(nil)
 		defer cancel()
@@ -29,7 +29,7 @@ var groupSubscribe = group{name: "Subscribe", guarantee: "subscriptions: every c
 			e.t.Fatalf("subscription map entry = %+v", got)
 		}
 	}},
-	testCase{name: "ResumeFromSavedMapLosesNothing", run: func(e *env) {
+	{name: "ResumeFromSavedMapLosesNothing", run: func(e *env) {
 		e.init("db")
 		e.graphSource("gs", nil)
 		sub, cancel := e.subscribe(nil)
@@ -71,7 +71,7 @@ var groupSubscribe = group{name: "Subscribe", guarantee: "subscriptions: every c
 			e.t.Fatalf("resumed map = %+v", got)
 		}
 	}},
-	testCase{name: "ResumeReportsPurgedRecords", run: func(e *env) {
+	{name: "ResumeReportsPurgedRecords", run: func(e *env) {
 		e.init("db")
 		sub, cancel := e.subscribe(nil)
 		saved := sub.Map()

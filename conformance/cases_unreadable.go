@@ -13,14 +13,14 @@ import (
 
 // These cases need a harness that can corrupt records (Corrupter).
 var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee: "unreadable records: listing and watch go past a corrupt record and name it", cases: []testCase{
-	testCase{name: "ListGoesPastCorruptRecords", run: func(e *env) {
+	{name: "ListGoesPastCorruptRecords", run: func(e *env) {
 		names, bad := e.corruptSome()
 		want := listing(e, names, bad)
 		for _, size := range []int{0, 1, 2, 3, 4} {
 			e.wantListing(nameservice.ListOptions{PageSize: size}, want)
 		}
 	}},
-	testCase{name: "PagesCountFailures", run: func(e *env) {
+	{name: "PagesCountFailures", run: func(e *env) {
 		names, bad := e.corruptSome()
 		e.wantListing(nameservice.ListOptions{}, listing(e, names, bad))
 		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 3}
@@ -41,7 +41,7 @@ var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee:
 			e.t.Fatalf("pages of 3 = %q, want %q", got, want)
 		}
 	}},
-	testCase{name: "WatchGoesPastCorruptRecord", run: func(e *env) {
+	{name: "WatchGoesPastCorruptRecord", run: func(e *env) {
 		e.needCorrupter()
 		e.init("a", "b")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
@@ -54,7 +54,7 @@ var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee:
 			}
 		}
 	}},
-	testCase{name: "LookupFailsPurgeFrees", run: func(e *env) {
+	{name: "LookupFailsPurgeFrees", run: func(e *env) {
 		e.init("a")
 		e.corruptRecord("a")
 		_, err := e.ns.Lookup(e.ctx, e.id("a"))

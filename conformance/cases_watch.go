@@ -13,7 +13,7 @@ import (
 const watchInterval = 20 * time.Millisecond
 
 var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watched record is reported once, in order", cases: []testCase{
-	testCase{name: "SeesEveryHeadChangeInOrder", quick: true, run: func(e *env) {
+	{name: "SeesEveryHeadChangeInOrder", quick: true, run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
 			for t := int64(1); t <= 10; t++ {
@@ -23,7 +23,7 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head && ev.New.V == 10 })
 		e.checkChain(evs, nameservice.Head, 0, 10)
 	}},
-	testCase{name: "NoEventForNoOpWrites", run: func(e *env) {
+	{name: "NoEventForNoOpWrites", run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
@@ -38,7 +38,7 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 			}
 		}
 	}},
-	testCase{name: "PrefixSeesEveryRecordAndConcern", run: func(e *env) {
+	{name: "PrefixSeesEveryRecordAndConcern", run: func(e *env) {
 		e.init("a", "b")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
 			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("a"), 1, "c1"))
@@ -56,7 +56,7 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 			}
 		}
 	}},
-	testCase{name: "PurgeIsReported", run: func(e *env) {
+	{name: "PurgeIsReported", run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
 			e.must(w.Purge(e.ctx, e.id("db")))

@@ -165,8 +165,8 @@ func TestUsage(t *testing.T) {
 			t.Errorf("ns-migrate %s: exit %d, stderr %q; want exit 2 with a message", strings.Join(args, " "), r.code, r.stderr)
 		}
 	}
-	if r := runCmd(t, "--help"); r.code != exitOK || !strings.Contains(r.stderr, "-verify-only") {
-		t.Errorf("--help: exit %d\n%s", r.code, r.stderr)
+	if r := runCmd(t, "--help"); r.code != exitOK || !strings.Contains(r.stdout, "-verify-only") || r.stderr != "" {
+		t.Errorf("--help: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	if r := runCmd(t, "--version"); r.code != exitOK || !strings.HasPrefix(r.stdout, "ns-migrate ") || !strings.Contains(r.stdout, runtime.Version()) {
 		t.Errorf("--version: exit %d, stdout %q", r.code, r.stdout)

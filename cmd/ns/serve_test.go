@@ -63,7 +63,6 @@ type serveProcess struct {
 func startServe(t *testing.T, bin, backend string, args ...string) *serveProcess {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--url", backend, "serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

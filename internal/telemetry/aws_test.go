@@ -22,8 +22,6 @@ import (
 // shows as an event.
 func TestAWSSpansAreChildren(t *testing.T) {
 	endpoint := testenv.DynamoDBEndpoint(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	table := "ns-otel-" + testenv.RandomHex(4)
@@ -91,8 +89,6 @@ func TestAWSSpansAreChildren(t *testing.T) {
 // with both events, and the S3 SDK's requests as its children.
 func TestS3PreconditionSpans(t *testing.T) {
 	endpoint := testenv.S3Endpoint(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client, err := s3etag.NewClient(ctx, s3etag.Config{Bucket: "x", Region: "us-east-1", Endpoint: endpoint, PathStyle: true})

@@ -8,8 +8,11 @@
 //	NAMESERVICE_TEST_GCS_ENDPOINT       fake-gcs-server (GCS JSON API), e.g. http://127.0.0.1:4443
 //	NAMESERVICE_TEST_AZURE_ENDPOINT     Azurite's blob service, e.g. http://127.0.0.1:10000
 //	                                    (account devstoreaccount1 with Azurite's well-known key)
-//	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
-//	                                    credentials both servers accept
+//	AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
+//	                                    the credentials of the S3 server (versitygw's, as
+//	                                    scripts/testservers.sh env exports them), which
+//	                                    DynamoDB Local accepts too (it keeps one database
+//	                                    per access key: every client of a test must use the same)
 //	CI                                  when non-empty, a missing endpoint fails the
 //	                                    test instead of skipping it
 //

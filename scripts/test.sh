@@ -4,7 +4,8 @@
 #   scripts/test.sh [go test flags] [packages]
 #
 # Starts the real test servers (scripts/testservers.sh: DynamoDB Local,
-# versitygw for S3, fake-gcs-server, Azurite), exports their endpoints, runs
+# versitygw for S3, fake-gcs-server, Azurite), installs Debian's Chromium for
+# the console's browser test when none is there, exports the endpoints, runs
 #   go test -race -count=1 -timeout 30m ./... "$@"
 # and stops the servers on any exit. Exits with go test's status.
 #
@@ -58,6 +59,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 ns_testservers_here start
+_ns_ensure_chromium
 server_env=$(ns_testservers_here env) # separate step: a failure here must stop the script
 eval "$server_env"
 

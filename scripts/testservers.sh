@@ -192,20 +192,22 @@ _ns_java_major() {
 	printf '%s' "${v%%[!0-9]*}"
 }
 
+# _ns_apt_install PKG: install a Debian package with apt-get, as root or
+# with password-less sudo; false when neither is possible or it failed.
+_ns_apt_install() {
+	local sudo=
+	if [[ $(id -u) != 0 ]]; then
+		command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || return 1
+		sudo="sudo -n"
+	fi
+	command -v apt-get >/dev/null 2>&1 || return 1
+	_ns_log "$1 not found; installing it with apt-get"
+	$sudo apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1" >&2
+}
+
 _ns_ensure_java() {
 	if ! command -v java >/dev/null 2>&1; then
-		local sudo=
-		if [[ $(id -u) != 0 ]]; then
-			if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-				sudo="sudo -n"
-			fi
-		fi
-		if command -v apt-get >/dev/null 2>&1 && { [[ $(id -u) == 0 ]] || [[ -n $sudo ]]; }; then
-			_ns_log "java not found; installing openjdk-17-jre-headless with apt-get"
-			$sudo apt-get update -qq >&2 &&
-				DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jre-headless >&2 ||
-				_ns_die "apt-get install openjdk-17-jre-headless failed; install Java 17+ yourself"
-		fi
+		_ns_apt_install openjdk-17-jre-headless || _ns_log "could not install openjdk-17-jre-headless with apt-get"
 		command -v java >/dev/null 2>&1 ||
 			_ns_die "java not found: DynamoDB Local needs Java 17+ (e.g. apt-get install openjdk-17-jre-headless), or set NS_TEST_SERVERS=s3"
 	fi
@@ -213,6 +215,19 @@ _ns_ensure_java() {
 	major=$(_ns_java_major)
 	[[ -n $major && $major -ge 17 ]] ||
 		_ns_die "DynamoDB Local needs Java 17+, found: $(java -version 2>&1 | head -n1)"
+}
+
+# _ns_ensure_chromium: the console's browser test drives a headless
+# Chromium; install Debian's when none is there. Without one the test
+# skips, and fails when CI is set, so in CI a failed install stops here.
+_ns_ensure_chromium() {
+	local b
+	for b in chromium chromium-browser google-chrome-stable google-chrome; do
+		command -v "$b" >/dev/null 2>&1 && return 0
+	done
+	_ns_apt_install chromium && command -v chromium >/dev/null 2>&1 && return 0
+	[[ -z ${CI:-} ]] || _ns_die "no Chromium for the console's browser test, and apt-get could not install Debian's chromium"
+	_ns_log "no Chromium: the console's browser test will skip (apt-get install chromium to run it)"
 }
 
 _ns_dynamodb_installed() {

@@ -23,15 +23,15 @@ import (
 )
 
 // chromium returns the path of a Chromium or Chrome, skipping the test
-// when there is none, or failing it in CI (.ci/run installs Debian's
-// chromium).
+// when there is none, or failing it in CI (scripts/test.sh installs
+// Debian's chromium).
 func chromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	const msg = "no Chromium to drive: install Debian's chromium (apt-get install chromium); .ci/run does"
+	const msg = "no Chromium to drive: install Debian's chromium (apt-get install chromium); scripts/test.sh does"
 	if testenv.Required() {
 		t.Fatal(msg)
 	}

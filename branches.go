@@ -101,7 +101,7 @@ func (ns *NameService) branchRecord(ctx context.Context, id, src driver.ID, at *
 	head := *s.Head
 	if at != nil {
 		head = at.Value()
-		if err := checkRef(driver.Head, head); err != nil {
+		if err := checkRef(head); err != nil {
 			return nil, fmt.Errorf("at: %w", err)
 		}
 		if head.V > s.Head.V {
@@ -165,7 +165,7 @@ func (ns *NameService) ResetHead(ctx context.Context, id string, commit Ref, opt
 		return nil, err
 	}
 	head := commit.Value()
-	if err := checkRef(driver.Head, head); err != nil {
+	if err := checkRef(head); err != nil {
 		return nil, wrap(op, pid, err)
 	}
 	var index *Value
@@ -174,7 +174,7 @@ func (ns *NameService) ResetHead(ctx context.Context, id string, commit Ref, opt
 		return nil, invalid(op, pid, "give an index or clear it, not both")
 	case opts.Index != nil:
 		v := opts.Index.Value()
-		if err := checkRef(driver.Index, v); err != nil {
+		if err := checkRef(v); err != nil {
 			return nil, wrap(op, pid, fmt.Errorf("index: %w", err))
 		}
 		index = &v

@@ -23,10 +23,6 @@ func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Re
 // the polls of a watch, which are not worth a span each.
 func listFrom(ctx context.Context, d driver.Driver, opts ListOptions) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
-		if opts.Kind != "" && !opts.Kind.Valid() {
-			yield(nil, fmt.Errorf("list: %w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, opts.Kind))
-			return
-		}
 		for {
 			page, err := d.List(ctx, opts)
 			if err != nil {

@@ -38,20 +38,8 @@ func newIssuer(t testing.TB) issuer {
 // header, as Fluree's tokens are.
 func (is issuer) token(t *testing.T, claims map[string]any) string {
 	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: is.priv}, (&jose.SignerOptions{EmbedJWK: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, _ := json.Marshal(claims)
-	jws, err := signer.Sign(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jws.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return is.rawToken(t, string(b))
 }
 
 func (is issuer) claims(extra map[string]any) map[string]any {
@@ -338,11 +326,17 @@ func TestSlowBodyCutOff(t *testing.T) {
 // rawToken signs payload as it is (a map cannot hold a repeated name).
 func (is issuer) rawToken(t testing.TB, payload string) string {
 	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: is.priv}, (&jose.SignerOptions{EmbedJWK: true}))
+	return signCompact(t, jose.SigningKey{Algorithm: jose.EdDSA, Key: is.priv}, (&jose.SignerOptions{EmbedJWK: true}), []byte(payload))
+}
+
+// signCompact signs payload with key and returns the JWS in compact form.
+func signCompact(t testing.TB, key jose.SigningKey, opts *jose.SignerOptions, payload []byte) string {
+	t.Helper()
+	signer, err := jose.NewSigner(key, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jws, err := signer.Sign([]byte(payload))
+	jws, err := signer.Sign(payload)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,20 +92,8 @@ func (p *idp) token(t *testing.T, kid string, claims map[string]any) string {
 	p.mu.Lock()
 	k := p.keys[kid]
 	p.mu.Unlock()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k}, (&jose.SignerOptions{}).WithType("JWT"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, _ := json.Marshal(claims)
-	jws, err := signer.Sign(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jws.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return signCompact(t, jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k}, (&jose.SignerOptions{}).WithType("JWT"), b)
 }
 
 func (p *idp) claims(extra map[string]any) map[string]any {

@@ -104,7 +104,7 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 		t.Fatal(err)
 	}
 	f.srv = startServe(t, f.bin, "file://"+f.dir, "--tokens", tokens, "--poll-interval", "100ms")
-	f.url = f.srv.url
+	f.url = f.srv.URL
 	return f
 }
 

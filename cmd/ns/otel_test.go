@@ -147,7 +147,7 @@ func TestServeExportsOTLP(t *testing.T) {
 	clientSpans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(clientSpans))
 	defer tp.Shutdown(context.Background())
-	client, err := nameservice.Open(context.Background(), srv.url, nameservice.WithTracerProvider(tp),
+	client, err := nameservice.Open(context.Background(), srv.URL, nameservice.WithTracerProvider(tp),
 		nameservice.WithMeterProvider(sdkmetric.NewMeterProvider()))
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestServeExportsOTLP(t *testing.T) {
 		spanAttr(c, "nameservice.backend") != "file" {
 		t.Errorf("backend call span %q: %v", c.Name, c.Attributes)
 	}
-	srv.stop(t)
+	stopServe(t, srv)
 }
 
 // TestServeDebugLogsCalls: at --log-level debug ns serve logs each backend
@@ -221,7 +221,7 @@ func TestServeDebugLogsCalls(t *testing.T) {
 	bin := buildNS(t)
 	for _, level := range []string{"debug", "info"} {
 		srv := startServe(t, bin, "file://"+t.TempDir(), "--insecure-no-auth", "--log-level", level)
-		client, err := nameservice.Open(context.Background(), srv.url)
+		client, err := nameservice.Open(context.Background(), srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,10 +229,10 @@ func TestServeDebugLogsCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = client.Close()
-		srv.stop(t)
-		logged := strings.Contains(srv.stderr.String(), `"msg":"nameservice call","backend":"file","operation":"create","id":"books:main","outcome":"applied"`)
+		stopServe(t, srv)
+		logged := strings.Contains(srv.Stderr.String(), `"msg":"nameservice call","backend":"file","operation":"create","id":"books:main","outcome":"applied"`)
 		if logged != (level == "debug") {
-			t.Errorf("--log-level %s: call logged %v; stderr:\n%s", level, logged, srv.stderr)
+			t.Errorf("--log-level %s: call logged %v; stderr:\n%s", level, logged, srv.Stderr)
 		}
 	}
 }

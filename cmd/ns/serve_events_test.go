@@ -44,7 +44,7 @@ func TestServeEventsAuthForPeers(t *testing.T) {
 		p := startServe(t, bin, "mem://peer", args...)
 		call := func(method, path, token, body string) *http.Response {
 			t.Helper()
-			req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
+			req, _ := http.NewRequest(method, p.URL+path, strings.NewReader(body))
 			if body != "" {
 				req.Header.Set("Content-Type", "application/json")
 			}
@@ -82,9 +82,9 @@ func TestServeEventsAuthForPeers(t *testing.T) {
 		if resp := call("GET", "/v1/fluree/nameservice/snapshot", "", ""); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("events auth %q: the snapshot without a token: %d, want 401", mode, resp.StatusCode)
 		}
-		p.stop(t)
-		if warned := strings.Contains(p.stderr.String(), "admits watchers without a token"); warned != open {
-			t.Fatalf("events auth %q: warned %v at start; stderr %s", mode, warned, p.stderr)
+		stopServe(t, p)
+		if warned := strings.Contains(p.Stderr.String(), "admits watchers without a token"); warned != open {
+			t.Fatalf("events auth %q: warned %v at start; stderr %s", mode, warned, p.Stderr)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func TestServeOIDC(t *testing.T) {
 		t.Fatalf("%d fetches of the key set at start, want 1", n)
 	}
 	call := func(method, path, token string) int {
-		req, _ := http.NewRequest(method, p.url+path, nil)
+		req, _ := http.NewRequest(method, p.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -82,8 +82,8 @@ func TestServeOIDC(t *testing.T) {
 	if n := fetches.Load(); n != 1 {
 		t.Fatalf("%d fetches of the key set, want 1 (cached)", n)
 	}
-	p.stop(t)
-	if strings.Contains(p.stderr.String(), sign(keys[0], "nameservice")[:40]) {
+	stopServe(t, p)
+	if strings.Contains(p.Stderr.String(), sign(keys[0], "nameservice")[:40]) {
 		t.Fatal("the server logged a token")
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -52,58 +50,27 @@ func buildNS(t *testing.T) string {
 }
 
 // serveProcess is a running "ns serve".
-type serveProcess struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *bytes.Buffer
-}
+type serveProcess = testenv.ServeProcess
 
 // startServe runs "ns --url backend serve --listen 127.0.0.1:0 args..." and
 // waits for the URL it prints.
 func startServe(t *testing.T, bin, backend string, args ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--url", backend, "serve", "--listen", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProcess{cmd: cmd, stderr: &bytes.Buffer{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- s
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case s := <-line:
-		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
-		if !ok {
-			t.Fatalf("ns serve printed %q; stderr %s", s, p.stderr)
-		}
-		p.url = u
-	case <-time.After(30 * time.Second):
-		t.Fatalf("ns serve did not start; stderr %s", p.stderr)
-	}
-	return p
+	return testenv.StartServe(t, bin, backend, args...)
 }
 
-// stop sends SIGTERM and requires a clean exit (graceful shutdown).
-func (p *serveProcess) stop(t *testing.T) {
+// stopServe sends SIGTERM and requires a clean exit (graceful shutdown).
+func stopServe(t *testing.T, p *serveProcess) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
+	go func() { done <- p.Cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("ns serve exited with %v after SIGTERM; stderr %s", err, p.stderr)
+			t.Fatalf("ns serve exited with %v after SIGTERM; stderr %s", err, p.Stderr)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("ns serve did not stop within 30s of SIGTERM")
@@ -131,7 +98,7 @@ func TestServeTwoInstancesOneTable(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i := range clients {
-		d, err := remote.Open(context.Background(), remote.Config{BaseURL: servers[i%2].url})
+		d, err := remote.Open(context.Background(), remote.Config{BaseURL: servers[i%2].URL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +132,7 @@ func TestServeTwoInstancesOneTable(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	check, err := remote.Open(context.Background(), remote.Config{BaseURL: servers[1].url})
+	check, err := remote.Open(context.Background(), remote.Config{BaseURL: servers[1].URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +145,7 @@ func TestServeTwoInstancesOneTable(t *testing.T) {
 		t.Fatalf("final status v%d count %d, want v%d count %d", final.V, count, 1+clients*each, clients*each)
 	}
 	for _, s := range servers {
-		s.stop(t)
+		stopServe(t, s)
 	}
 }
 
@@ -223,23 +190,23 @@ func TestServeProcessWithTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startServe(t, buildNS(t), "mem://served", "--tokens", tokens)
-	anon := &cli{t: t, url: p.url}
+	anon := &cli{t: t, url: p.URL}
 	if code, _, errs := anon.run("init", "db"); code == exitOK || !strings.Contains(errs, "Bearer token required") {
 		t.Fatalf("init without a token: exit %d, %s", code, errs)
 	}
-	c := &cli{t: t, url: p.url + "?token_file=" + url.QueryEscape(tokFile)}
+	c := &cli{t: t, url: p.URL + "?token_file=" + url.QueryEscape(tokFile)}
 	c.want(exitOK, "init", "tenant/db")
 	c.want(exitOK, "publish-commit", "tenant/db", "3", "c3")
 	c.want(exitNotApplied, "publish-commit", "tenant/db", "2", "c2")
 	if out := c.want(exitOK, "lookup", "tenant/db", "--json"); !strings.Contains(out, `"head":{"v":3,"payload":{"address":"c3","t":3}}`) {
 		t.Fatalf("lookup = %s", out)
 	}
-	p.stop(t)
-	if strings.Contains(p.stderr.String(), tok) {
+	stopServe(t, p)
+	if strings.Contains(p.Stderr.String(), tok) {
 		t.Fatal("the server logged the token")
 	}
-	if !strings.Contains(p.stderr.String(), `"principal":"ops"`) {
-		t.Fatalf("the request log lacks the principal's name: %s", p.stderr)
+	if !strings.Contains(p.Stderr.String(), `"principal":"ops"`) {
+		t.Fatalf("the request log lacks the principal's name: %s", p.Stderr)
 	}
 }
 
@@ -294,7 +261,7 @@ func TestServePageTokenKeyShared(t *testing.T) {
 	bin := buildNS(t)
 	s1 := startServe(t, bin, backend, "--insecure-no-auth", "--page-token-key", keyFile)
 	s2 := startServe(t, bin, backend, "--insecure-no-auth", "--page-token-key", keyFile)
-	d1, d2 := mustRemote(t, s1.url), mustRemote(t, s2.url)
+	d1, d2 := mustRemote(t, s1.URL), mustRemote(t, s2.URL)
 	first, err := d1.List(context.Background(), driver.ListOptions{PageSize: 1})
 	if err != nil || len(first.Records) != 1 || first.NextPageToken == "" {
 		t.Fatalf("first page: %+v, %v", first, err)

@@ -56,19 +56,19 @@ func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
 	p := startServe(t, buildNS(t), "mem://tls", "--insecure-no-auth", "--tls-cert", cert, "--tls-key", key)
-	if !strings.HasPrefix(p.url, "https://") {
-		t.Fatalf("ns serve with TLS printed %s", p.url)
+	if !strings.HasPrefix(p.URL, "https://") {
+		t.Fatalf("ns serve with TLS printed %s", p.URL)
 	}
-	c := &cli{t: t, url: p.url + "?ca_file=" + url.QueryEscape(cert)}
+	c := &cli{t: t, url: p.URL + "?ca_file=" + url.QueryEscape(cert)}
 	c.want(exitOK, "init", "secure")
 	if out := c.want(exitOK, "lookup", "secure", "--json"); !strings.Contains(out, `"id":"secure:main"`) {
 		t.Fatalf("lookup over https = %s", out)
 	}
-	plain := &cli{t: t, url: strings.Replace(p.url, "https://", "http://", 1)}
+	plain := &cli{t: t, url: strings.Replace(p.URL, "https://", "http://", 1)}
 	if code, _, _ := plain.run("lookup", "secure"); code == exitOK {
 		t.Fatal("plain http to the TLS listener succeeded")
 	}
-	p.stop(t)
+	stopServe(t, p)
 }
 
 // Over TLS 1.2, ns serve offers only ECDHE suites with an AEAD cipher: a
@@ -77,7 +77,7 @@ func TestServeTLS12AEADOnly(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
 	p := startServe(t, buildNS(t), "mem://tls", "--insecure-no-auth", "--tls-cert", cert, "--tls-key", key)
-	addr := strings.TrimPrefix(p.url, "https://")
+	addr := strings.TrimPrefix(p.URL, "https://")
 	handshake := func(suite uint16) error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{suite}})
 		if err == nil {
@@ -107,5 +107,5 @@ func TestServeTLS12AEADOnly(t *testing.T) {
 		t.Fatalf("TLS 1.3: %v", err)
 	}
 	c.Close()
-	p.stop(t)
+	stopServe(t, p)
 }

@@ -11,29 +11,37 @@ import (
 	"time"
 )
 
-// ServeProcess is `ns serve` running in a process of its own, so that its
-// memory can be measured apart from the test's.
+// ServeProcess is `ns serve` running in a process of its own (as
+// deployed, and so that its memory and CPU can be measured apart from the
+// test's).
 type ServeProcess struct {
-	URL string // http://127.0.0.1:PORT
-	cmd *exec.Cmd
+	URL    string           // http://127.0.0.1:PORT
+	Cmd    *exec.Cmd        // the running process
+	Stderr *strings.Builder // what it logged; read it once the process has written it
 }
 
 // ServeCLI starts `ns --url URL serve --listen 127.0.0.1:0 ARGS...` (cmd/ns
-// built once per test process), waits for the URL it prints, and kills it
-// when the test ends.
+// built once per test process) with StartServe.
 func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
 	tb.Helper()
 	bin, err := nsBinary()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return StartServe(tb, bin, url, args...)
+}
+
+// StartServe starts `BIN --url URL serve --listen 127.0.0.1:0 ARGS...`,
+// waits for the URL it prints, and kills it when the test ends.
+func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
+	tb.Helper()
 	cmd := exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	p := &ServeProcess{Cmd: cmd, Stderr: &strings.Builder{}}
+	cmd.Stderr = p.Stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("ns serve: %v", err)
 	}
@@ -48,11 +56,12 @@ func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
 	case s := <-line:
 		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
 		if !ok {
-			tb.Fatalf("ns serve printed %q", s)
+			tb.Fatalf("ns serve printed %q; stderr %s", s, p.Stderr)
 		}
-		return &ServeProcess{URL: u, cmd: cmd}
+		p.URL = u
+		return p
 	case <-time.After(time.Minute):
-		tb.Fatal("ns serve did not start within a minute")
+		tb.Fatalf("ns serve did not start within a minute; stderr %s", p.Stderr)
 		return nil
 	}
 }
@@ -63,7 +72,7 @@ func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
 // where that file is not writable.
 func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	tb.Helper()
-	dir := "/proc/" + strconv.Itoa(p.cmd.Process.Pid)
+	dir := "/proc/" + strconv.Itoa(p.Cmd.Process.Pid)
 	if err := os.WriteFile(dir+"/clear_refs", []byte("5"), 0); err != nil {
 		tb.Logf("peak RSS of ns serve not measured: %v", err)
 		f()
@@ -84,7 +93,7 @@ func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 // CPUTime returns the CPU time (user and system) the server has used so
 // far, from /proc/PID/stat; 0 where that cannot be read.
 func (p *ServeProcess) CPUTime() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/stat")
 	if err != nil {
 		return 0
 	}

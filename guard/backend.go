@@ -13,14 +13,12 @@ func (e *BackendError) Error() string { return e.Err.Error() }
 // Unwrap returns the driver's error.
 func (e *BackendError) Unwrap() error { return e.Err }
 
-// fromBackend marks err as the driver's; nil stays nil.
-func fromBackend(err error) error {
+// FromBackend marks err as an error of the backend: the guard marks every
+// error its driver returns, and callers that reach a driver's capabilities
+// beside the guard (a change feed) mark theirs. nil stays nil.
+func FromBackend(err error) error {
 	if err == nil {
 		return nil
 	}
 	return &BackendError{Err: err}
 }
-
-// FromBackend marks err as an error of the backend, for callers that reach
-// a driver's capabilities (a change feed) beside the guard; nil stays nil.
-func FromBackend(err error) error { return fromBackend(err) }

@@ -33,7 +33,7 @@ func (g *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 		return nil, err
 	}
 	out, err := b.CreateBranch(ctx, rec)
-	return out, fromBackend(err)
+	return out, FromBackend(err)
 }
 
 // DropBranch implements driver.Brancher: id must be valid.
@@ -45,7 +45,7 @@ func (g *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	if err != nil {
 		return err
 	}
-	return fromBackend(b.DropBranch(ctx, id))
+	return FromBackend(b.DropBranch(ctx, id))
 }
 
 // ResetHead implements driver.Brancher: id must be valid, head a born head
@@ -71,5 +71,5 @@ func (g *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 		return nil, err
 	}
 	prev, err := b.ResetHead(ctx, id, head, index)
-	return prev, fromBackend(err)
+	return prev, FromBackend(err)
 }

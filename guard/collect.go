@@ -27,5 +27,5 @@ func (g *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 		return driver.CollectStats{}, fmt.Errorf("%w: this backend's driver cannot collect what purges left", driver.ErrUnsupported)
 	}
 	st, err := c.Collect(ctx, opts)
-	return st, fromBackend(err)
+	return st, FromBackend(err)
 }

@@ -43,7 +43,7 @@ func (g *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	if err := CheckRecord(rec); err != nil {
 		return err
 	}
-	return fromBackend(g.d.Create(ctx, rec))
+	return FromBackend(g.d.Create(ctx, rec))
 }
 
 // Get implements driver.Driver: id must be valid.
@@ -52,7 +52,7 @@ func (g *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 		return nil, err
 	}
 	rec, err := g.d.Get(ctx, id)
-	return rec, fromBackend(err)
+	return rec, FromBackend(err)
 }
 
 // Update implements driver.Driver: id must be valid and the update pass
@@ -65,7 +65,7 @@ func (g *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		return driver.Outcome{}, err
 	}
 	out, err := g.d.Update(ctx, id, c, cond, next)
-	return out, fromBackend(err)
+	return out, FromBackend(err)
 }
 
 // Retract implements driver.Driver: id must be valid.
@@ -73,7 +73,7 @@ func (g *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 	if err := id.Validate(); err != nil {
 		return err
 	}
-	return fromBackend(g.d.Retract(ctx, id, at))
+	return FromBackend(g.d.Retract(ctx, id, at))
 }
 
 // Delete implements driver.Driver: id must be valid.
@@ -81,7 +81,7 @@ func (g *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := id.Validate(); err != nil {
 		return err
 	}
-	return fromBackend(g.d.Delete(ctx, id))
+	return FromBackend(g.d.Delete(ctx, id))
 }
 
 // List implements driver.Driver: opts must pass CheckList.
@@ -90,7 +90,7 @@ func (g *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return nil, err
 	}
 	page, err := g.d.List(ctx, opts)
-	return page, fromBackend(err)
+	return page, FromBackend(err)
 }
 
 // Close implements driver.Driver.

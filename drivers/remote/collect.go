@@ -2,7 +2,6 @@ package remote
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,13 +26,9 @@ func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 		return driver.CollectStats{}, err
 	}
 	body, _ := json.Marshal(nswire.CollectRequest{Prefix: opts.Prefix, OlderThanMS: opts.OlderThan.Milliseconds(), DryRun: opts.DryRun})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+"/collect", bytes.NewReader(body))
+	req, err := d.newRequest(ctx, http.MethodPost, "/collect", body)
 	if err != nil {
-		return driver.CollectStats{}, fmt.Errorf("remote: %s: %w: %v", op, driver.ErrInvalidArgument, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if d.token != "" {
-		req.Header.Set("Authorization", "Bearer "+d.token)
+		return driver.CollectStats{}, fmt.Errorf("remote: %s: %w", op, err)
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {

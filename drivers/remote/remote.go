@@ -267,22 +267,10 @@ func lost(op string, write bool, attempts int, resp *response, err error) error 
 func (d *Driver) send(ctx context.Context, method, path string, body []byte, key string, attempt int) (*response, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
+	req, err := d.newRequest(ctx, method, path, body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if d.token != "" {
-		req.Header.Set("Authorization", "Bearer "+d.token)
-	}
-	// The trace of the call, for the server's spans (nothing without one).
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if key != "" {
 		req.Header.Set(nswire.HeaderIdempotencyKey, key)
 		req.Header.Set(nswire.HeaderAttempt, strconv.Itoa(attempt))
@@ -297,6 +285,28 @@ func (d *Driver) send(ctx context.Context, method, path string, body []byte, key
 		return nil, transportError(err)
 	}
 	return &response{status: resp.StatusCode, body: b}, nil
+}
+
+// newRequest builds a request of the protocol: the token, the trace of the
+// call (for the server's spans; nothing without one), and a JSON body when
+// body is not nil.
+func (d *Driver) newRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if d.token != "" {
+		req.Header.Set("Authorization", "Bearer "+d.token)
+	}
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	return req, nil
 }
 
 // transportError describes a failed exchange without the request's URL

@@ -65,14 +65,11 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.R
 	if w.opts.Prefix != "" {
 		q.Set("prefix", w.opts.Prefix)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.d.base+"/watch?"+q.Encode(), nil)
+	req, err := w.d.newRequest(ctx, http.MethodGet, "/watch?"+q.Encode(), nil)
 	if err != nil {
-		return nil, nil, permanent{fmt.Errorf("remote: watch: %w: %v", driver.ErrInvalidArgument, err)}
+		return nil, nil, permanent{fmt.Errorf("remote: watch: %w", err)}
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	if w.d.token != "" {
-		req.Header.Set("Authorization", "Bearer "+w.d.token)
-	}
 	resp, err := w.d.stream.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote: watch: %w", transportError(err))

@@ -3,10 +3,14 @@ package remote_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,14 +31,19 @@ import (
 const benchRounds = 20
 
 // BenchmarkPushOverhead measures applied head publishes (PublishCommit)
-// straight to a backend and through `ns serve` (in a process of its own, as
-// deployed) in front of the same kind of backend, in the same run: rounds
-// alternate between the two, each writer (its own client, its own record)
-// pushing the same number of times, and the figures are medians over the
-// rounds. The server runs with a static token and logs a JSON line per
-// request; every push carries an idempotency key. Reported: µs per push
-// (wall time over all the writers' pushes) each way, their ratio, and the
-// server process's CPU time per push.
+// three ways in the same run: straight to a backend; through bareserve, the
+// library's push behind the thinnest HTTP server, in a process of its own
+// (the floor: what any HTTP hop between two processes costs here); and
+// through `ns serve`, also in a process of its own, as deployed. Each runs
+// in front of the same kind of backend. Rounds alternate between the three,
+// each writer (its own client, its own record) pushing the same number of
+// times, and the figures are medians over the rounds. `ns serve` runs with
+// a static token and logs a JSON line per request; every push carries an
+// idempotency key. Reported: µs per push (wall time over all the writers'
+// pushes) each way; the ratios of `ns serve` (ratio) and of the floor
+// (bare-ratio) to the direct call, and of `ns serve` to the floor
+// (over-bare); and CPU time per push: this process's for the direct calls,
+// the servers' for the others.
 //
 //	scripts/testservers.sh start && eval "$(scripts/testservers.sh env)"
 //	go test -run '^$' -bench PushOverhead -benchtime 2000x ./drivers/remote/
@@ -44,46 +53,142 @@ func BenchmarkPushOverhead(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/writers=%d", be, writers), func(b *testing.B) {
 				backend, url := openBenchBackend(b, be)
 				srv := testenv.ServeCLI(b, url, "--tokens", tokenFile(b))
-				direct := make([]*nameservice.NameService, writers)
-				viaHTTP := make([]*nameservice.NameService, writers)
-				for i := range writers {
-					direct[i] = nameservice.New(backend)
+				bare := testenv.BareServe(b, url)
+				ways := []*pushWay{
+					{name: "direct", cpu: selfCPU},
+					{name: "bare", cpu: bare.CPUTime},
+					{name: "http", cpu: srv.CPUTime},
+				}
+				for range writers {
+					ways[0].clients = append(ways[0].clients, nsPusher{nameservice.New(backend)})
+					ways[1].clients = append(ways[1].clients, bareClient(bare.URL))
 					d, err := remote.Open(context.Background(), remote.Config{BaseURL: srv.URL, Token: benchToken})
 					if err != nil {
 						b.Fatal(err)
 					}
-					viaHTTP[i] = nameservice.New(d)
 					b.Cleanup(func() { _ = d.Close() })
+					ways[2].clients = append(ways[2].clients, nsPusher{nameservice.New(d)})
 				}
 				each := max(1, b.N/writers/benchRounds)
-				run := pushRunner(b, writers, each)
-				var d, h, ratio []float64
-				var serverCPU, directCPU time.Duration
 				b.ResetTimer()
+				// Ratios are taken within a round, then their median: load
+				// that comes and goes falls on both sides of each.
+				var ratio, bareRatio, overBare []float64
 				for r := range benchRounds {
-					own := selfCPU()
-					dr := run(direct, fmt.Sprintf("direct%d", r))
-					directCPU += selfCPU() - own
-					cpu := srv.CPUTime()
-					hr := run(viaHTTP, fmt.Sprintf("http%d", r))
-					serverCPU += srv.CPUTime() - cpu
-					d, h, ratio = append(d, dr), append(h, hr), append(ratio, hr/dr)
+					for _, w := range ways {
+						w.round(b, fmt.Sprintf("%s%d", w.name, r), each)
+					}
+					direct, bare, http := ways[0].last(), ways[1].last(), ways[2].last()
+					ratio, bareRatio, overBare = append(ratio, http/direct), append(bareRatio, bare/direct), append(overBare, http/bare)
 				}
 				b.StopTimer()
-				b.ReportMetric(median(d), "direct-µs/push")
-				b.ReportMetric(median(h), "http-µs/push")
-				b.ReportMetric(median(ratio), "ratio")
-				// CPU per push (inits included: one per writer and round),
-				// however busy the machine is: this process's for the direct
-				// pushes, the server's for those through it.
 				pushes := float64(benchRounds * writers * each)
-				b.ReportMetric(float64(directCPU.Microseconds())/pushes, "direct-cpu-µs/push")
-				b.ReportMetric(float64(serverCPU.Microseconds())/pushes, "server-cpu-µs/push")
+				for _, w := range ways {
+					b.ReportMetric(median(w.us), w.name+"-µs/push")
+					// CPU per push (inits included: one per writer and
+					// round), however busy the machine is.
+					b.ReportMetric(float64(w.spent.Microseconds())/pushes, w.name+"-cpu-µs/push")
+				}
+				b.ReportMetric(median(ratio), "ratio")
+				b.ReportMetric(median(bareRatio), "bare-ratio")
+				b.ReportMetric(median(overBare), "over-bare")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
 	}
 }
+
+// pushWay is one way of pushing (direct, bare HTTP, ns serve): its clients,
+// one per writer; where its CPU time is read; and what its rounds took.
+type pushWay struct {
+	name    string
+	clients []pusher
+	cpu     func() time.Duration
+	spent   time.Duration
+	us      []float64 // µs per push, a figure per round
+}
+
+// round has every client create a record of its own (named after tag) and
+// push its head each times, all at once, and records the µs per push over
+// all of them and the CPU time spent.
+func (w *pushWay) round(b *testing.B, tag string, each int) {
+	ctx := context.Background()
+	cpu := w.cpu()
+	defer func() { w.spent += w.cpu() - cpu }()
+	for i, c := range w.clients {
+		if err := c.Init(ctx, fmt.Sprintf("bench-%s-%d", tag, i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, c := range w.clients {
+		wg.Go(func() {
+			id := fmt.Sprintf("bench-%s-%d", tag, i)
+			for t := range each {
+				if err := c.Push(ctx, id, int64(t+1)); err != nil {
+					b.Errorf("%s: push %s %d: %v", w.name, id, t+1, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	w.us = append(w.us, float64(time.Since(start).Microseconds())/float64(len(w.clients)*each))
+}
+
+func (w *pushWay) last() float64 { return w.us[len(w.us)-1] }
+
+// pusher creates records and pushes their heads, applied.
+type pusher interface {
+	Init(ctx context.Context, id string) error
+	Push(ctx context.Context, id string, t int64) error
+}
+
+type nsPusher struct{ ns *nameservice.NameService }
+
+func (p nsPusher) Init(ctx context.Context, id string) error { return p.ns.Init(ctx, id) }
+
+func (p nsPusher) Push(ctx context.Context, id string, t int64) error {
+	out, err := p.ns.PublishCommit(ctx, id, t, "c")
+	if err == nil && !out.Applied {
+		err = fmt.Errorf("not applied: current %v", out.Current)
+	}
+	return err
+}
+
+// bareClient pushes through bareserve at base with a client (and so a
+// connection) of its own.
+type bareClient string
+
+func (c bareClient) Init(ctx context.Context, id string) error {
+	return c.post(ctx, "/init/"+neturl.PathEscape(id))
+}
+
+func (c bareClient) Push(ctx context.Context, id string, t int64) error {
+	return c.post(ctx, "/push/"+neturl.PathEscape(id)+"/"+strconv.FormatInt(t, 10))
+}
+
+func (c bareClient) post(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, string(c)+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := bareHTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return err
+}
+
+// bareHTTP keeps a connection per writer, as the http:// driver's clients
+// each do.
+var bareHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
 const benchToken = "bench-token"
 
@@ -133,36 +238,6 @@ func openBenchBackend(b *testing.B, kind string) (driver.Driver, string) {
 	return d, url
 }
 
-// pushRunner returns a function that has every client create a record of
-// its own (named after tag) and push its head each times, all at once, and
-// returns the µs per push over all of them.
-func pushRunner(b *testing.B, writers, each int) func(clients []*nameservice.NameService, tag string) float64 {
-	return func(clients []*nameservice.NameService, tag string) float64 {
-		ctx := context.Background()
-		for i, ns := range clients {
-			if err := ns.Init(ctx, fmt.Sprintf("bench-%s-%d", tag, i)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i, ns := range clients {
-			wg.Go(func() {
-				id := fmt.Sprintf("bench-%s-%d", tag, i)
-				for t := range each {
-					out, err := ns.PublishCommit(ctx, id, int64(t+1), "c")
-					if err != nil || !out.Applied {
-						b.Errorf("push %s %d: %v %v", id, t+1, out, err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		return float64(time.Since(start).Microseconds()) / float64(writers*each)
-	}
-}
-
 func median(v []float64) float64 {
 	v = slices.Clone(v)
 	slices.Sort(v)
@@ -176,4 +251,20 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestBareServe checks the floor BenchmarkPushOverhead holds ns serve
+// against: it creates a record, applies a push, and refuses a stale one.
+func TestBareServe(t *testing.T) {
+	c := bareClient(testenv.BareServe(t, "mem://").URL)
+	ctx := context.Background()
+	if err := c.Init(ctx, "floor"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Push(ctx, "floor", 2); err != nil {
+		t.Fatalf("push 2: %v", err)
+	}
+	if err := c.Push(ctx, "floor", 1); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Fatalf("stale push 1: %v, want 409", err)
+	}
 }

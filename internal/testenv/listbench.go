@@ -43,18 +43,26 @@ func ListSizes(tb testing.TB) []int {
 	return sizes
 }
 
-var nsBinary = sync.OnceValues(func() (string, error) {
+var (
+	nsBinary   = sync.OnceValues(func() (string, error) { return build("ns", "nameservice.dev/nameservice/cmd/ns") })
+	bareBinary = sync.OnceValues(func() (string, error) {
+		return build("bareserve", "nameservice.dev/nameservice/internal/testenv/bareserve")
+	})
+)
+
+// build builds pkg into a new temporary directory as name.
+func build(name, pkg string) (string, error) {
 	dir, err := os.MkdirTemp("", "ns-cli-")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "ns")
-	out, err := exec.Command("go", "build", "-o", bin, "nameservice.dev/nameservice/cmd/ns").CombinedOutput()
+	bin := filepath.Join(dir, name)
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build ./cmd/ns: %w\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
-})
+}
 
 // ListProcess is what one `ns list` child process printed and cost.
 type ListProcess struct {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,7 +36,26 @@ func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
 // waits for the URL it prints, and kills it when the test ends.
 func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 	tb.Helper()
-	cmd := exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...)
+	return start(tb, exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...))
+}
+
+// BareServe starts the floor the push benchmarks hold `ns serve` against
+// (internal/testenv/bareserve, built once per test process) in front of
+// url: the library's push behind the thinnest HTTP server.
+func BareServe(tb testing.TB, url string) *ServeProcess {
+	tb.Helper()
+	bin, err := bareBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return start(tb, exec.Command(bin, url))
+}
+
+// start starts cmd, waits for the "listening on URL" line it prints first,
+// and kills it when the test ends.
+func start(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
+	tb.Helper()
+	name := filepath.Base(cmd.Path)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -43,7 +63,7 @@ func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 	p := &ServeProcess{Cmd: cmd, Stderr: &strings.Builder{}}
 	cmd.Stderr = p.Stderr
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("ns serve: %v", err)
+		tb.Fatalf("%s: %v", name, err)
 	}
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line := make(chan string, 1)
@@ -56,12 +76,12 @@ func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 	case s := <-line:
 		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
 		if !ok {
-			tb.Fatalf("ns serve printed %q; stderr %s", s, p.Stderr)
+			tb.Fatalf("%s printed %q; stderr %s", name, s, p.Stderr)
 		}
 		p.URL = u
 		return p
 	case <-time.After(time.Minute):
-		tb.Fatalf("ns serve did not start within a minute; stderr %s", p.Stderr)
+		tb.Fatalf("%s did not start within a minute; stderr %s", name, p.Stderr)
 		return nil
 	}
 }

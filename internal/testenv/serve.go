@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// ServeProcess is `ns serve` running in a process of its own (as
-// deployed, and so that its memory and CPU can be measured apart from the
-// test's).
+// ServeProcess is a server (`ns serve`, or the benchmarks' bare floor)
+// running in a process of its own (as deployed, and so that its memory and
+// CPU can be measured apart from the test's).
 type ServeProcess struct {
 	URL    string           // http://127.0.0.1:PORT
 	Cmd    *exec.Cmd        // the running process

@@ -56,6 +56,10 @@ var (
 	// ErrHasBranches: DropBranch refused a record that branches were
 	// created from and still exist; the error names how many.
 	ErrHasBranches = driver.ErrHasBranches
+	// ErrOutcomeUnknown: a write's answer was lost and what the store
+	// holds cannot tell whether it landed (it comes with ErrUnavailable).
+	// Read the record to see where things stand before writing again.
+	ErrOutcomeUnknown = driver.ErrOutcomeUnknown
 )
 
 // ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.

@@ -10,8 +10,24 @@ import (
 // Driver is what a backend implements. Every method is safe for concurrent
 // use, honours ctx (returning an error for which Code is Canceled, or that
 // wraps ctx.Err(), once ctx is done), and never returns a partial write: a
-// method that returns an error other than Canceled or Unavailable changed
-// nothing. IDs and values passed in have been validated by the caller.
+// write that returns an error other than Canceled or one wrapping
+// ErrOutcomeUnknown changed nothing. IDs and values passed in have been
+// validated by the caller.
+//
+// # Writes whose answer is lost
+//
+// Create, Update, Retract and Delete each apply at most once per Write (see
+// WithWrite and WriteOf: the caller's, or one the driver makes for the
+// call), on the record that existed when the write was first sent. When an
+// answer is lost (a timeout, a reset, a 5xx after the request may have been
+// applied), or the Write is a resend, the driver establishes what happened
+// from what the backend holds before it answers: the write's own ID found
+// means applied; proof that it never landed lets the write be sent again,
+// conditioned so that it cannot land on a record created since; anything
+// else, a purge or re-create in between included, is an error wrapping
+// ErrOutcomeUnknown. It never answers a conflict, ErrNotFound or
+// ErrAlreadyExists for a write that may have landed, and never applies a
+// write twice.
 type Driver interface {
 	// Create stores rec, every concern at once: a reader sees all of it or
 	// none of it. It returns an error wrapping ErrAlreadyExists when a record
@@ -32,9 +48,8 @@ type Driver interface {
 	// not an error. It returns an error wrapping ErrNotFound when the record
 	// does not exist or has no such concern (a head on a graph source).
 	//
-	// When the backend's answer is ambiguous (a timeout or retry after the
-	// request may have been applied), Update resolves it by reading before it
-	// answers: it never reports Applied false for a write that landed.
+	// An ambiguous answer is resolved as the Driver doc says: Update never
+	// reports Applied false for a write that may have landed.
 	Update(ctx context.Context, id ID, c Concern, cond Condition, next Value) (Outcome, error)
 
 	// Retract marks record id retracted and, in the same atomic step, sets

@@ -68,6 +68,11 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrHasBranches: a drop refused because branches of the record exist.
 	ErrHasBranches = errors.New("has branches")
+	// ErrOutcomeUnknown: a write may or may not have been applied (its
+	// answer was lost, and what the backend holds cannot tell). It always
+	// comes with ErrUnavailable, whose code it has: a caller that resends
+	// must send the same Write (see WithWrite), marked as a resend.
+	ErrOutcomeUnknown = errors.New("outcome unknown")
 )
 
 var sentinelCodes = []struct {

@@ -34,7 +34,8 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 	}
 	op := "create branch " + rec.ID.String()
 	now := d.nowMS()
-	items, err := recordItems(rec, now)
+	w := driver.WriteOf(ctx)
+	items, err := recordItems(rec, now, w.ID)
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
@@ -45,7 +46,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 			TableName: aws.String(d.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		}})
 	}
-	reasons, err := d.transactN(ctx, op, tx, branchTxAttempts)
+	reasons, err := d.transactN(ctx, op, tx, txToken(w, "create branch", rec.ID, 0), branchTxAttempts)
 	switch {
 	case err != nil:
 		return nil, err
@@ -105,6 +106,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 		return err
 	}
 	pk, op := id.String(), "drop branch "+id.String()
+	w := driver.WriteOf(ctx)
 	for range branchTxAttempts {
 		items, err := d.queryPK(ctx, op, pk, false)
 		if err != nil {
@@ -115,13 +117,13 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 			return err
 		}
 		n := min(len(tx), 100)
-		reasons, err := d.transactN(ctx, op, tx[:n], branchTxAttempts)
+		reasons, err := d.transactN(ctx, op, tx[:n], txToken(w, "drop branch", id, 0), branchTxAttempts)
 		if err != nil {
 			return err
 		}
 		if reasons == nil {
 			d.kinds.forget(id)
-			_, err := d.deleteItems(ctx, op, tx[n:]) // a partition of more than 98 items
+			_, err := d.inBatches(ctx, op, w, "drop branch rest", id, tx[n:], maxTxAttempts) // a partition of more than 98 items
 			return err
 		}
 	}
@@ -197,14 +199,16 @@ func (d *Driver) sourceDecrement(ctx context.Context, op string, src driver.ID) 
 // ResetHead implements driver.Brancher with one TransactWriteItems updating
 // the head item (and the index item), each on condition it still holds
 // exactly what was read, so that the record returned is the one replaced.
-// The write ID it records is not a watermark write ("reset:" + a token): an
-// Update resolving a lost answer afterwards cannot rely on the watermark
-// order a reset broke, and reports the outcome unknown rather than guess.
+// The items get a new incarnation ("reset" + a token, also recorded as the
+// write ID): an Update resolving a lost answer afterwards cannot rely on the
+// watermark order a reset broke, and reports the outcome unknown rather
+// than guess.
 func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
 	pk, op := id.String(), "reset head "+id.String()
+	w := driver.WriteOf(ctx)
 	for range maxTxAttempts {
 		items, err := d.queryPK(ctx, op, pk, false)
 		if err != nil {
@@ -223,8 +227,9 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 		if err != nil {
 			return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 		}
-		reasons, err := d.transact(ctx, op, tx)
+		reasons, err := d.transact(ctx, op, tx, txToken(w, "reset head", id, 0))
 		if err != nil || reasons == nil {
+			d.incs.forget(pk)
 			return rec, err
 		}
 	}
@@ -232,7 +237,7 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 }
 
 func (d *Driver) resetItems(pk string, items map[string]item, head driver.Value, index *driver.Value) ([]types.TransactWriteItem, error) {
-	tok := "reset:" + newToken()
+	tok := "reset" + newToken()
 	u, err := d.resetUpdate(pk, headLayout, items[skHead], head, tok)
 	if err != nil || index == nil {
 		return []types.TransactWriteItem{{Update: u}}, err
@@ -248,7 +253,10 @@ func (d *Driver) resetUpdate(pk string, l layout, cur item, v driver.Value, writ
 	if err != nil {
 		return nil, err
 	}
-	upd := expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS())))
+	// A new incarnation: the watermarks moved back, so a resolution of a
+	// write sent before must not reason from their order (see neverLanded).
+	upd := expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS()))).
+		Set(nameB(attrIncarnation), valueB(stringAV(writeID)))
 	for _, n := range sortedNames(attrs) {
 		if attrs[n] == nil {
 			upd = upd.Remove(nameB(n))

@@ -16,7 +16,7 @@ import (
 // itemsJSON encodes a record's items as the fuzz input form: a JSON object
 // of sort key -> item, each attribute a JSON value (see fuzzItems).
 func itemsJSON(t testing.TB, rec *driver.Record) []byte {
-	items, err := recordItems(rec, 1)
+	items, err := recordItems(rec, 1, "inc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err := rec.Validate(); err != nil {
 			t.Fatalf("decoded an invalid record: %v", err)
 		}
-		again, err := recordItems(rec, 1)
+		again, err := recordItems(rec, 1, "inc")
 		if err != nil {
 			if errors.Is(err, driver.ErrInvalidArgument) && strings.Contains(err.Error(), "400 KB") {
 				return
@@ -149,7 +149,7 @@ func TestRecordAtEveryLimitFitsOneItem(t *testing.T) {
 		if err := guard.CheckRecord(rec); err != nil {
 			t.Fatalf("%s: not at the limits but over them: %v", rec.ID, err)
 		}
-		items, err := recordItems(rec, 1)
+		items, err := recordItems(rec, 1, "inc")
 		if err != nil {
 			t.Fatalf("%s: %v", rec.ID, err)
 		}

@@ -41,25 +41,13 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 // have been applied (see awsconf.MaybeApplied).
 func maybeApplied(err error) bool { return awsconf.MaybeApplied(err) }
 
-// conditionalWriteOptions makes the SDK stop retrying a conditional
-// UpdateItem after an attempt that may have been applied: the driver resolves
-// such attempts itself (resend, then look for its write ID), because a blind
-// retry after a backoff would find the item changed and could not tell its
-// own write from a later one.
+// conditionalWriteOptions makes the SDK stop retrying a conditional write
+// after an attempt that may have been applied: the driver resolves such
+// attempts itself, from what the table holds (see update.resolve), because a
+// blind retry could land a second time, on a record created since.
 func conditionalWriteOptions(o *dynamodb.Options) {
 	o.Retryer = awsconf.SkipIf(o.Retryer, maybeApplied)
 }
-
-// resolvingWriteOptions is used while resolving an ambiguous write: the SDK
-// makes one attempt and the driver decides what to do next.
-func resolvingWriteOptions(o *dynamodb.Options) {
-	o.Retryer = awsconf.SkipIf(o.Retryer, maybeApplied)
-	o.RetryMaxAttempts = 1
-}
-
-// refused reports whether DynamoDB refused a request for load (throttling,
-// a conflicting transaction): it was not applied and may be sent again.
-func refused(err error) bool { return awsconf.Refused(err) }
 
 // newToken returns a random token for write IDs and transaction idempotency.
 func newToken() string {

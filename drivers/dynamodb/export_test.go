@@ -9,7 +9,7 @@ import (
 // RecordItems returns the items Create would put for rec, for tests that
 // seed many records fast with BatchWriteItem.
 func RecordItems(rec *driver.Record, nowMS int64) ([]map[string]types.AttributeValue, error) {
-	return recordItems(rec, nowMS)
+	return recordItems(rec, nowMS, "inc")
 }
 
 // CachedKinds returns how many records d's kind cache holds.

@@ -8,9 +8,9 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// recordItems returns the items of a new record, meta first, as Create puts
-// them.
-func recordItems(rec *driver.Record, nowMS int64) ([]item, error) {
+// recordItems returns the items of a new record of incarnation inc, meta
+// first, as Create puts them.
+func recordItems(rec *driver.Record, nowMS int64, inc string) ([]item, error) {
 	pk := rec.ID.String()
 	items := []item{metaItem(rec, nowMS)}
 	for _, sk := range sortKeys(rec.Kind)[1:] {
@@ -32,6 +32,7 @@ func recordItems(rec *driver.Record, nowMS int64) ([]item, error) {
 		items = append(items, it)
 	}
 	for _, it := range items {
+		it[attrIncarnation] = stringAV(inc)
 		if err := checkSize(pk, it[attrSK].(*types.AttributeValueMemberS).Value, it); err != nil {
 			return nil, err
 		}

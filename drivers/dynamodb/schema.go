@@ -59,6 +59,10 @@ const (
 	attrWriteID1 = "write_id_1"
 	attrWriteID2 = "write_id_2"
 
+	// attrIncarnation names an item's life (see incarnation.go): the write
+	// ID of the create that made it, or a token an update adopted.
+	attrIncarnation = "incarnation"
+
 	// schemaVersion is the value of the schema attribute.
 	schemaVersion = 2
 

@@ -172,15 +172,15 @@ func TestWireSchema(t *testing.T) {
 	must(t, ns.Retract(ctx, p+"gs"))
 
 	want := map[string]string{
-		"db:main/meta":   "branch:S created_at:N kind:S name:S pk:S retracted:BOOL schema:N sk:S updated_at_ms:N",
-		"db:main/head":   "commit_address:S commit_t:N pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
-		"db:main/index":  "index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
-		"db:main/config": "config_meta:M config_v:N default_context_address:S pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
-		"db:main/status": "pk:S schema:N sk:S status:S status_v:N updated_at_ms:N",
-		"gs:main/meta":   "branch:S created_at:N dependencies:L kind:S name:S pk:S retracted:BOOL schema:N sk:S source_type:S updated_at_ms:N",
-		"gs:main/index":  "index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
-		"gs:main/config": "config_json:S config_v:N pk:S schema:N sk:S updated_at_ms:N",
-		"gs:main/status": "pk:S schema:N sk:S status:S status_meta:M status_v:N updated_at_ms:N",
+		"db:main/meta":   "branch:S created_at:N incarnation:S kind:S name:S pk:S retracted:BOOL schema:N sk:S updated_at_ms:N",
+		"db:main/head":   "commit_address:S commit_t:N incarnation:S pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
+		"db:main/index":  "incarnation:S index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
+		"db:main/config": "config_meta:M config_v:N default_context_address:S incarnation:S pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
+		"db:main/status": "incarnation:S pk:S schema:N sk:S status:S status_v:N updated_at_ms:N",
+		"gs:main/meta":   "branch:S created_at:N dependencies:L incarnation:S kind:S name:S pk:S retracted:BOOL schema:N sk:S source_type:S updated_at_ms:N",
+		"gs:main/index":  "incarnation:S index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
+		"gs:main/config": "config_json:S config_v:N incarnation:S pk:S schema:N sk:S updated_at_ms:N",
+		"gs:main/status": "incarnation:S pk:S schema:N sk:S status:S status_meta:M status_v:N updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
 	}
 	for key, attrs := range want {
 		pk, sk, _ := strings.Cut(key, "/")

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -14,36 +11,40 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/telemetry"
 )
 
-// maxResends bounds how often Update resends a write whose answer was lost.
+// maxResends bounds how often Update sends a write again after an answer
+// was lost (and reading the item proved the write had not landed).
 const maxResends = 8
 
 // Update implements driver.Driver with one conditional UpdateItem. Its
-// condition is attribute_exists(pk) and, for Above, watermark < next.V; for
-// AtLeast, watermark <= next.V; for Equals, the watermark and every payload
-// attribute equal to the expected value's (see layout.equals). The request
-// asks for the item back when the condition fails, so a stale or conflicting
-// push costs the same one request and reports the current value; an empty
-// item back means the record (or the concern) does not exist.
+// condition is attribute_exists(pk), the item's incarnation when the driver
+// has seen it, that the write's ID is not among the item's, and, for Above,
+// watermark < next.V; for AtLeast, watermark <= next.V; for Equals, the
+// watermark and every payload attribute equal to the expected value's (see
+// layout.equals). The request asks for the item back when the condition
+// fails, so a stale or conflicting push costs the same one request and
+// reports the current value; a failed condition without an item back is
+// resolved by reading the item.
 //
-// Two cases cost more requests: a config push for a record whose kind this
-// client has not seen yet and that turns out to be a graph source (one more),
-// and a compare-and-set whose expected value equals the stored one by value
-// but not by representation, such as JSON text written by another client (one
-// more).
+// More requests in three cases: a config push for a record whose kind this
+// client has not seen yet and that turns out to be a graph source (one
+// more), a compare-and-set whose expected value equals the stored one by
+// value but not by representation, such as JSON text written by another
+// client (one more), and an item whose incarnation changed since the client
+// saw it (one more).
 //
-// When an attempt's answer is lost (connection broken after sending, timeout,
-// 5xx), the SDK does not retry it; Update resends at once, up to maxResends
-// times. Every write records its random write ID (with the watermark it
-// writes) among the item's last three write IDs, so a resend whose condition
-// fails on an item holding its ID reports Applied, and one whose item proves
-// the lost attempt never happened reports the conflict. Only when three later
-// writes at higher watermarks have pushed the ID out is the outcome unknown:
-// Update then returns an error wrapping driver.ErrUnavailable that says so. It
-// never reports a conflict for a write that landed.
+// Every write records its write ID (with the watermark it writes) among the
+// item's last three. When an attempt's answer is lost (connection broken
+// after sending, timeout, 5xx; the SDK does not retry those), or the write
+// is a resend (driver.Write), Update reads the item before anything else:
+// its write ID there means applied; an item of the incarnation the write
+// was sent to that proves the write never landed (see neverLanded) lets it
+// send the write again, or report the conflict; anything else (the item
+// purged or re-created since, an incarnation the first attempt did not know,
+// three later writes that pushed the ID out) is an error wrapping
+// driver.ErrOutcomeUnknown.
 func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -51,26 +52,45 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	if !c.Valid() {
 		return driver.Outcome{}, fmt.Errorf("dynamodb: %w: unknown concern %d", driver.ErrInvalidArgument, c)
 	}
-	u := &update{d: d, id: id, pk: id.String(), c: c, cond: cond, next: next,
-		token: newToken(), layout: layoutFor(c, d.kinds.get(id))}
+	w := driver.WriteOf(ctx)
+	pk := id.String()
+	u := &update{d: d, id: id, pk: pk, c: c, cond: cond, next: next, w: w,
+		layout: layoutFor(c, d.kinds.get(id))}
+	u.inc = d.incs.get(pk, u.layout.sk)
+	if u.inc == "" {
+		u.adopt = newToken()
+	}
+	if w.Resend {
+		// An earlier attempt, perhaps by another process, may have landed
+		// on an incarnation this one cannot know: only finding it decides.
+		u.inc, u.adopt, u.ambiguous = "", "", true
+		if out, again, err := u.resolve(ctx, errors.New("the write is a resend")); !again {
+			return out, err
+		}
+	}
 	return u.run(ctx)
 }
 
 // update is the state of one Update call.
 type update struct {
-	d     *Driver
-	id    driver.ID
-	pk    string
-	c     driver.Concern
-	cond  driver.Condition
-	next  driver.Value
-	token string // this call's write ID
+	d    *Driver
+	id   driver.ID
+	pk   string
+	c    driver.Concern
+	cond driver.Condition
+	next driver.Value
+	w    driver.Write
 
-	layout    layout
-	exact     item // when set, the condition is "the item holds exactly these attributes"
-	ambiguous bool // an earlier attempt may have been applied
-	resends   int
-	switched  bool // the config layout was corrected once
+	layout layout
+	// inc is the incarnation the attempts are conditioned on: the one the
+	// driver saw last, "" when it has seen none. adopt is what an attempt
+	// without one sets when the item has none: finding it proves that an
+	// attempt landed.
+	inc, adopt string
+	exact      item // when set, the condition is "the item holds exactly these attributes"
+	ambiguous  bool // an earlier attempt may have been applied
+	resends    int
+	switched   bool // the config layout was corrected once
 }
 
 func (u *update) op() string { return fmt.Sprintf("update %s %s", u.pk, u.c) }
@@ -81,60 +101,118 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 		if err != nil {
 			return driver.Outcome{}, fmt.Errorf("dynamodb: %s: %w", u.op(), err)
 		}
-		opts := conditionalWriteOptions
-		if u.ambiguous {
-			opts = resolvingWriteOptions
-		}
-		_, err = u.d.client.UpdateItem(ctx, in, opts)
+		res, err := u.d.client.UpdateItem(ctx, in, conditionalWriteOptions)
 		if err == nil {
-			u.d.noteConfigKind(u.id, u.layout)
+			u.applied(res.Attributes)
 			return driver.Outcome{Applied: true, Current: u.next.Clone()}, nil
 		}
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
+		var (
+			out   driver.Outcome
+			again bool
+			ccf   *types.ConditionalCheckFailedException
+		)
+		switch {
+		case errors.As(err, &ccf):
 			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
-			out, again, err := u.conditionFailed(ccf.Item)
-			if again {
-				telemetry.Retry(ctx, "condition corrected")
-				continue
-			}
+			out, again, err = u.conditionFailed(ctx, ccf.Item)
+		case maybeApplied(err) && ctx.Err() == nil:
+			u.ambiguous = true
+			telemetry.Retry(ctx, "answer lost")
+			out, again, err = u.resolve(ctx, err)
+		case u.ambiguous:
+			err = u.unknown(ctx, err)
+		default:
+			err = u.d.fail(ctx, u.op(), err)
+		}
+		if !again {
 			return out, err
 		}
-		if ctx.Err() == nil && u.resends < maxResends {
-			if maybeApplied(err) {
-				u.ambiguous = true
-				u.resends++
-				telemetry.Retry(ctx, "answer lost")
-				continue
-			}
-			if u.ambiguous && refused(err) {
-				// Throttled while resolving: wait only briefly, since every
-				// later write to the item makes the earlier attempt harder to
-				// recognise (see writtenSince).
-				u.resends++
-				telemetry.Retry(ctx, "throttled")
-				if err := backoff.Sleep(ctx, backoff.Jitter(time.Millisecond, 20*time.Millisecond, u.resends)); err != nil {
-					return driver.Outcome{}, u.d.fail(ctx, u.op(), err)
-				}
-				continue
-			}
-		}
-		if u.ambiguous {
-			err = fmt.Errorf("outcome unknown after %d attempts whose answers were lost or refused: %w", u.resends+1, err)
-		}
-		return driver.Outcome{}, u.d.fail(ctx, u.op(), err)
+		telemetry.Retry(ctx, "condition corrected")
 	}
+}
+
+// applied notes what a write that landed taught: the item's incarnation
+// (returned when the write could adopt one) and the record's kind.
+func (u *update) applied(it item) {
+	if inc := incarnationOf(it); inc != "" {
+		u.d.incs.put(u.pk, u.layout.sk, inc)
+	}
+	u.d.noteConfigKind(u.id, u.layout)
+}
+
+func (u *update) appliedOutcome(it item) driver.Outcome {
+	u.applied(it)
+	return driver.Outcome{Applied: true, Current: u.next.Clone()}
+}
+
+// resolve establishes what became of the write after a lost answer (cause)
+// or for a resend, from the item read now. again is true when the write
+// provably never landed and may be sent again.
+func (u *update) resolve(ctx context.Context, cause error) (out driver.Outcome, again bool, err error) {
+	if u.resends >= maxResends {
+		return out, false, u.unknown(ctx, cause)
+	}
+	u.resends++
+	it, err := u.d.getItem(ctx, u.op(), u.pk, u.layout.sk)
+	if err != nil {
+		return out, false, u.unknown(ctx, fmt.Errorf("%v; reading the item back failed: %w", cause, err))
+	}
+	return u.decide(ctx, cause, it)
+}
+
+// decide is resolve's judgement on item it (nil: absent).
+func (u *update) decide(ctx context.Context, cause error, it item) (out driver.Outcome, again bool, err error) {
+	switch {
+	case it == nil:
+		return out, false, u.unknown(ctx, fmt.Errorf("%v; the record has been purged since", cause))
+	case hasWriteID(it, u.writeID()) || u.adopt != "" && incarnationOf(it) == u.adopt:
+		return u.appliedOutcome(it), false, nil
+	case u.inc == "":
+		return out, false, u.unknown(ctx, fmt.Errorf("%v; the write is not in %s, and this client cannot tell whether the record was purged and created again since", cause, u.layout.describe(u.pk)))
+	case incarnationOf(it) != u.inc:
+		return out, false, u.unknown(ctx, fmt.Errorf("%v; %s was created again since", cause, u.layout.describe(u.pk)))
+	}
+	cur, err := u.layout.decode(u.pk, it)
+	if err != nil {
+		return out, false, err
+	}
+	if !neverLanded(it, cur.V, u.next.V, u.c != driver.Index) {
+		return out, false, u.unknown(ctx, fmt.Errorf("%v; %s has been written three times since, at watermarks that could have overwritten the write", cause, u.layout.describe(u.pk)))
+	}
+	if u.cond.Holds(cur, u.next) {
+		return out, true, nil
+	}
+	return driver.Outcome{Current: cur}, false, nil
+}
+
+func (u *update) unknown(ctx context.Context, cause error) error {
+	if ctx.Err() != nil {
+		return u.d.fail(ctx, u.op(), cause)
+	}
+	return fmt.Errorf("dynamodb: %s: %w", u.op(), driver.OutcomeUnknown("%v", cause))
 }
 
 // conditionFailed interprets the item a failed condition returned. again is
 // true when the request should be sent again with a corrected condition.
-func (u *update) conditionFailed(it item) (out driver.Outcome, again bool, err error) {
+func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outcome, again bool, err error) {
 	if len(it) == 0 {
+		// Some DynamoDB-compatible servers return no item: read it.
+		if it, err = u.d.getItem(ctx, u.op(), u.pk, u.layout.sk); err != nil {
+			return out, false, err
+		}
+	}
+	switch {
+	case u.ambiguous:
+		return u.decide(ctx, errors.New("a resend was refused"), it)
+	case it == nil:
 		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), driver.ErrNotFound, u.layout.sk)
+	case hasWriteID(it, u.writeID()):
+		return u.appliedOutcome(it), false, nil
 	}
-	if hasWriteID(it, u.writeID()) {
-		return driver.Outcome{Applied: true, Current: u.next.Clone()}, false, nil
-	}
+	inc := incarnationOf(it)
+	renewed := u.inc != "" && inc != u.inc // created again since this client saw it
+	u.inc = inc
+	u.d.incs.put(u.pk, u.layout.sk, inc)
 	if u.c == driver.Config && !u.switched {
 		if actual := configLayoutOf(it); actual.shape != u.layout.shape {
 			u.layout, u.switched = actual, true
@@ -150,14 +228,8 @@ func (u *update) conditionFailed(it item) (out driver.Outcome, again bool, err e
 		u.exact = it // equal by value, not by representation
 		return out, true, nil
 	}
-	if u.ambiguous {
-		if cur.Equal(u.next) {
-			return driver.Outcome{Applied: true, Current: cur}, false, nil
-		}
-		if mayHaveBeenOverwritten(it, u.cond.Kind, u.next.V) {
-			return out, false, fmt.Errorf("dynamodb: %s: %w: outcome unknown: an answer was lost and %s has since been written three times at higher watermarks",
-				u.op(), driver.ErrUnavailable, u.layout.describe(u.pk))
-		}
+	if renewed && u.cond.Holds(cur, u.next) {
+		return out, true, nil // the attempt wrote nothing: a fresh one is safe
 	}
 	return driver.Outcome{Current: cur}, false, nil
 }
@@ -184,7 +256,17 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 		ExpressionAttributeNames:            expr.Names(),
 		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnValues:                        u.returnValues(),
 	}, nil
+}
+
+// returnValues asks for the item's incarnation back when the write may
+// adopt one (the updated attributes include it), and for nothing otherwise.
+func (u *update) returnValues() types.ReturnValue {
+	if u.inc == "" {
+		return types.ReturnValueUpdatedNew
+	}
+	return types.ReturnValueNone
 }
 
 // updateExpr sets the watermark and payload attributes (removing those the
@@ -203,8 +285,12 @@ func (u *update) updateExpr(attrs map[string]types.AttributeValue) (expression.U
 		written[n] = attrs[n]
 	}
 	upd = pushWriteID(upd, u.writeID())
+	if u.inc == "" && u.adopt != "" {
+		upd = upd.Set(nameB(attrIncarnation), nameB(attrIncarnation).IfNotExists(valueB(stringAV(u.adopt))))
+		written[attrIncarnation] = stringAV(u.adopt)
+	}
 	written[attrUpdatedAt] = now
-	for _, n := range []string{attrWriteID, attrWriteID1, attrWriteID2} {
+	for _, n := range writeIDs {
 		written[n] = stringAV(u.writeID())
 	}
 	return upd, written
@@ -230,10 +316,14 @@ func (u *update) condition() expression.ConditionBuilder {
 	default:
 		return never()
 	}
-	if w, ok := u.layout.witness(); ok {
-		return expression.And(itemExists(), c, w)
+	more := []expression.ConditionBuilder{lacksWriteID(u.writeID())}
+	if u.inc != "" {
+		more = append(more, incarnationIs(u.inc))
 	}
-	return expression.And(itemExists(), c)
+	if w, ok := u.layout.witness(); ok {
+		more = append(more, w)
+	}
+	return expression.And(itemExists(), c, more...)
 }
 
 // noteConfigKind records the record kind a config layout implies.
@@ -246,47 +336,6 @@ func (d *Driver) noteConfigKind(id driver.ID, l layout) {
 	}
 }
 
-// writeID is what this call records in the item: its random token and the
+// writeID is what this call records in the item: its write ID and the
 // watermark it writes.
-func (u *update) writeID() string { return u.token + "@" + formatInt(u.next.V) }
-
-// pushWriteID makes id the item's newest write ID, keeping the two before.
-func pushWriteID(upd expression.UpdateBuilder, id string) expression.UpdateBuilder {
-	none := stringAV("")
-	return upd.Set(nameB(attrWriteID2), nameB(attrWriteID1).IfNotExists(valueB(none))).
-		Set(nameB(attrWriteID1), nameB(attrWriteID).IfNotExists(valueB(none))).
-		Set(nameB(attrWriteID), valueB(stringAV(id)))
-}
-
-func hasWriteID(it item, id string) bool {
-	for _, n := range []string{attrWriteID, attrWriteID1, attrWriteID2} {
-		if s, ok := getString(it, n); ok && s == id {
-			return true
-		}
-	}
-	return false
-}
-
-// mayHaveBeenOverwritten reports whether a write of watermark v whose write
-// ID the item does not hold may nevertheless have been applied and then
-// pushed out of the item's last three write IDs. It may only if all three
-// are set and were written after it: every write after one at v has a
-// watermark above v (at or above v for AtLeast), so a remembered write at or
-// below that (or a free slot) proves the write at v never happened.
-func mayHaveBeenOverwritten(it item, k driver.CondKind, v int64) bool {
-	for _, n := range []string{attrWriteID, attrWriteID1, attrWriteID2} {
-		s, _ := getString(it, n)
-		if s == "" {
-			return false
-		}
-		i := strings.LastIndexByte(s, '@')
-		w, err := strconv.ParseInt(s[i+1:], 10, 64)
-		if i < 0 || err != nil {
-			return true // written by something else: assume the worst
-		}
-		if w < v || (w == v && k != driver.AtLeast) {
-			return false
-		}
-	}
-	return true
-}
+func (u *update) writeID() string { return writeIDOf(u.w, u.next.V) }

@@ -2,8 +2,12 @@ package dynamodb
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/telemetry"
 )
@@ -22,70 +27,105 @@ const maxTxAttempts = 6
 
 // Create implements driver.Driver: one TransactWriteItems putting every item
 // of the record (5 for a ledger, 4 for a graph source), each on condition
-// attribute_not_exists(pk). A cancellation because of those conditions means
-// the ID is taken (even by a single stray item) and returns an error wrapping
-// driver.ErrAlreadyExists. The transaction carries a client request token, so
-// the SDK's retries (and the driver's resend after a lost answer) are
-// idempotent: a retry of a create that landed succeeds.
+// attribute_not_exists(pk) and carrying the create's write ID as its
+// incarnation. A cancellation because of those conditions means the ID is
+// taken (even by a single stray item) and returns an error wrapping
+// driver.ErrAlreadyExists, unless the meta item returned is of this
+// create's incarnation: then an earlier attempt of it landed. The
+// transaction's token makes every attempt of the write, resends from other
+// processes included, land at most once (see transact).
 func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
+	w := driver.WriteOf(ctx)
 	op := "create " + rec.ID.String()
-	items, err := recordItems(rec, d.nowMS())
+	items, err := recordItems(rec, d.nowMS(), w.ID)
 	if err != nil {
 		return fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
 	tx := make([]types.TransactWriteItem, len(items))
 	for i, it := range items {
 		tx[i] = types.TransactWriteItem{Put: &types.Put{
-			TableName:           aws.String(d.table),
-			Item:                it,
-			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			TableName:                           aws.String(d.table),
+			Item:                                it,
+			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}}
 	}
-	reasons, err := d.transact(ctx, op, tx)
+	reasons, err := d.transact(ctx, op, tx, txToken(w, "create", rec.ID, 0))
 	if err != nil {
 		return err
 	}
-	if reasons != nil {
+	if reasons != nil && incarnationOf(reasons[0].Item) != w.ID {
 		return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
 	}
 	d.kinds.put(rec.ID, rec.Kind)
+	for _, sk := range sortKeys(rec.Kind) {
+		d.incs.put(rec.ID.String(), sk, w.ID)
+	}
 	return nil
 }
 
 // Retract implements driver.Driver: one TransactWriteItems that sets the meta
 // item's retracted on condition it exists and is not retracted, and moves the
-// status item to status_v + 1, {state: retracted, retracted_at}. When the
-// meta condition fails, the returned meta item tells the two cases apart:
-// none means ErrNotFound, retracted means there is nothing to do.
+// status item to status_v + 1, {state: retracted, retracted_at}, recording
+// the write's ID there. Both items are conditioned on the incarnations this
+// client saw, when it saw them. When the meta condition fails, the returned
+// meta item tells the cases apart: none means ErrNotFound, retracted means
+// there is nothing to do, another incarnation means the record was created
+// again since the client saw it (the retract is tried on it).
 func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "retract "+id.String()
-	tx, err := d.retractItems(pk, at)
-	if err != nil {
-		return fmt.Errorf("dynamodb: %s: %w", op, err)
-	}
-	reasons, err := d.transact(ctx, op, tx)
-	if err != nil || reasons == nil {
-		return err
-	}
-	if reasons[0].Code != nil && *reasons[0].Code == "ConditionalCheckFailed" {
-		if len(reasons[0].Item) == 0 {
-			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+	w := driver.WriteOf(ctx)
+	incs := [2]string{d.incs.get(pk, skMeta), d.incs.get(pk, skStatus)}
+	for range maxTxAttempts {
+		tx, err := d.retractItems(pk, at, w, incs)
+		if err != nil {
+			return fmt.Errorf("dynamodb: %s: %w", op, err)
 		}
-		return nil // already retracted
+		reasons, err := d.transact(ctx, op, tx, txToken(w, "retract", id, 0))
+		switch {
+		case err != nil || reasons == nil:
+			return err
+		case !failed(reasons[0]) && !failed(reasons[1]):
+			return malformed(pk, skStatus, "missing, or without status_v, under a meta item")
+		}
+		meta, status := reasons[0].Item, reasons[1].Item
+		switch {
+		case len(meta) == 0:
+			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		case isRetracted(meta):
+			return nil // already retracted: nothing to do
+		}
+		// Created again since this client saw it: the attempt wrote
+		// nothing; try the record there is now.
+		incs = [2]string{incarnationOf(meta), incarnationOf(status)}
+		d.incs.put(pk, skMeta, incs[0])
+		d.incs.put(pk, skStatus, incs[1])
 	}
-	return malformed(pk, skStatus, "missing, or without status_v, under a meta item")
+	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
 }
 
-func (d *Driver) retractItems(pk string, at time.Time) ([]types.TransactWriteItem, error) {
+func isRetracted(meta item) bool {
+	r, ok := meta[attrRetracted].(*types.AttributeValueMemberBOOL)
+	return ok && r.Value
+}
+
+func (d *Driver) retractItems(pk string, at time.Time, w driver.Write, incs [2]string) ([]types.TransactWriteItem, error) {
 	now := numberAV(d.nowMS())
 	metaCond := expression.And(itemExists(), expression.Or(isNullish(attrRetracted),
 		nameB(attrRetracted).Equal(valueB(&types.AttributeValueMemberBOOL{Value: false}))))
+	statusCond := expression.And(itemExists(), nameB(attrStatusV).AttributeExists())
+	if incs[0] != "" {
+		metaCond = expression.And(metaCond, incarnationIs(incs[0]))
+	}
+	if incs[1] != "" {
+		statusCond = expression.And(statusCond, incarnationIs(incs[1]))
+	}
 	metaUpd := expression.Set(nameB(attrRetracted), valueB(&types.AttributeValueMemberBOOL{Value: true})).
 		Set(nameB(attrUpdatedAt), valueB(now))
 	meta, err := expression.NewBuilder().WithCondition(metaCond).WithUpdate(metaUpd).Build()
@@ -100,9 +140,11 @@ func (d *Driver) retractItems(pk string, at time.Time) ([]types.TransactWriteIte
 		Set(nameB(attrStatus), valueB(stringAV(driver.StateRetracted))).
 		Set(nameB(attrStatusMeta), valueB(retractedMeta)).
 		Set(nameB(attrUpdatedAt), valueB(now))
-	status, err := expression.NewBuilder().
-		WithCondition(expression.And(itemExists(), nameB(attrStatusV).AttributeExists())).
-		WithUpdate(statusUpd).Build()
+	// The new status_v is not known here: the write ID records no
+	// watermark, so that it proves nothing to an update resolving a lost
+	// answer (see neverLanded).
+	status, err := expression.NewBuilder().WithCondition(statusCond).
+		WithUpdate(pushWriteID(statusUpd, w.ID+"@retract")).Build()
 	if err != nil {
 		return nil, err
 	}
@@ -126,16 +168,19 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 
 // Delete implements driver.Driver: a consistent Query of the record's keys,
 // then one TransactWriteItems deleting them all, each on condition it still
-// exists, so that no reader sees half a record and exactly one of racing
-// deletes succeeds. A failed condition means another delete (perhaps
-// followed by a create) got there first: the keys are queried again, and
-// an empty partition returns an error wrapping driver.ErrNotFound.
+// exists with the incarnation the query saw, so that no reader sees half a
+// record and exactly one of racing deletes succeeds. A failed condition
+// means another delete (perhaps followed by a create) got there first: the
+// keys are queried again, and an empty partition returns an error wrapping
+// driver.ErrNotFound. The transaction's token makes every attempt of the
+// write land at most once (see transact).
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "delete "+id.String()
-	for attempt := 0; attempt < maxTxAttempts; attempt++ {
+	w := driver.WriteOf(ctx)
+	for range maxTxAttempts {
 		items, err := d.queryPK(ctx, op, pk, true)
 		if err != nil {
 			return err
@@ -143,32 +188,49 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		if len(items) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
-		var tx []types.TransactWriteItem
-		for sk := range items {
-			tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
-				TableName: aws.String(d.table), Key: keyOf(pk, sk),
-				ConditionExpression: aws.String("attribute_exists(pk)"),
-			}})
-		}
-		done, err := d.deleteItems(ctx, op, tx)
+		done, err := d.deleteItems(ctx, op, w, id, items)
 		if err != nil {
 			return err
 		}
 		if done {
 			d.kinds.forget(id)
+			d.incs.forget(pk)
 			return nil
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
 }
 
-// deleteItems runs tx in transactions of at most 100 items (DynamoDB's
-// limit; a record has 5, a damaged partition may hold more). It reports
-// false when a condition failed: another delete got there first.
-func (d *Driver) deleteItems(ctx context.Context, op string, tx []types.TransactWriteItem) (bool, error) {
-	for len(tx) > 0 {
+// deleteItems deletes items, each on condition it exists with the
+// incarnation it has (or none), in transactions of at most 100 items
+// (DynamoDB's limit; a record has 5, a damaged partition may hold more). It
+// reports false when a condition failed: another delete got there first.
+func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id driver.ID, items map[string]item) (bool, error) {
+	pk := id.String()
+	tx := make([]types.TransactWriteItem, 0, len(items))
+	for _, sk := range slices.Sorted(maps.Keys(items)) {
+		cond := expression.And(itemExists(), nameB(attrIncarnation).AttributeNotExists())
+		if inc := incarnationOf(items[sk]); inc != "" {
+			cond = expression.And(itemExists(), incarnationIs(inc))
+		}
+		e, err := expression.NewBuilder().WithCondition(cond).Build()
+		if err != nil {
+			return false, fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
+		}
+		tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
+			TableName: aws.String(d.table), Key: keyOf(pk, sk),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		}})
+	}
+	return d.inBatches(ctx, op, w, "delete", id, tx, maxTxAttempts)
+}
+
+// inBatches runs tx in transactions of at most 100 items, each with a token
+// of its own for the write. It reports false when a condition failed.
+func (d *Driver) inBatches(ctx context.Context, op string, w driver.Write, kind string, id driver.ID, tx []types.TransactWriteItem, attempts int) (bool, error) {
+	for part := 0; len(tx) > 0; part++ {
 		n := min(len(tx), 100)
-		reasons, err := d.transact(ctx, op, tx[:n])
+		reasons, err := d.transactN(ctx, op, tx[:n], txToken(w, kind, id, part), attempts)
 		if err != nil || reasons != nil {
 			return false, err
 		}
@@ -177,22 +239,38 @@ func (d *Driver) deleteItems(ctx context.Context, op string, tx []types.Transact
 	return true, nil
 }
 
-// transact runs a TransactWriteItems. It returns the cancellation reasons
-// when the transaction was cancelled by a condition, and nil reasons when it
-// succeeded. It retries, with a new token and backoff, cancellations caused
-// by conflicting transactions or writes, and resends with the same token
-// (idempotently) after a lost answer.
-func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWriteItem) ([]types.CancellationReason, error) {
-	return d.transactN(ctx, op, tx, maxTxAttempts)
+// txToken returns the ClientRequestToken of part of a write of kind
+// ("create", "delete", ...) on record id: the same for every attempt of
+// the write, in any process, and different for every other write.
+func txToken(w driver.Write, kind string, id driver.ID, part int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%d", w.ID, kind, id, part)))
+	return hex.EncodeToString(h[:16]) // DynamoDB takes 1 to 36 characters
+}
+
+// transact runs a TransactWriteItems under token. It returns the
+// cancellation reasons when the transaction was cancelled by a condition,
+// and nil reasons when it succeeded. It retries cancellations caused by
+// conflicting transactions or writes (with backoff: a cancelled transaction
+// wrote nothing), and resends after a lost answer.
+//
+// The token is what makes a write land at most once: DynamoDB applies a
+// token's transaction once, answers success to a resend with the same
+// parameters and IdempotentParameterMismatch to one with others (another
+// process's attempt of the same write: transact then reports success too),
+// within ten minutes; a cancelled transaction leaves no token behind.
+// Probe checks that the server does so, and `ns check` refuses a server
+// that does not.
+func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWriteItem, token string) ([]types.CancellationReason, error) {
+	return d.transactN(ctx, op, tx, token, maxTxAttempts)
 }
 
 // transactN is transact with at most attempts tries of a conflicting
 // transaction.
-func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWriteItem, attempts int) ([]types.CancellationReason, error) {
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: tx, ClientRequestToken: aws.String(newToken())}
+func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWriteItem, token string, attempts int) ([]types.CancellationReason, error) {
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: tx, ClientRequestToken: aws.String(token)}
 	resends := 0
-	for attempt := 0; ; attempt++ {
-		_, err := d.client.TransactWriteItems(ctx, in)
+	for attempt := 0; ; {
+		_, err := d.client.TransactWriteItems(ctx, in, conditionalWriteOptions)
 		if err == nil {
 			return nil, nil
 		}
@@ -202,16 +280,20 @@ func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWr
 			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
 			return tce.CancellationReasons, nil
 		case errors.As(err, &tce) && attempt+1 < attempts && retryableCancel(tce.CancellationReasons):
-			in.ClientRequestToken = aws.String(newToken()) // the cancelled attempt wrote nothing
+			attempt++
 			telemetry.Retry(ctx, "transaction conflict")
-			if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
+			if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt-1)); err != nil {
 				return nil, err
 			}
 		case errors.As(err, &tce):
 			return nil, d.failCancel(ctx, op, tce.CancellationReasons, err)
+		case awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException":
+			return nil, nil // an attempt of this write, from another process, landed
 		case maybeApplied(err) && ctx.Err() == nil && resends < maxResends:
 			resends++
 			telemetry.Retry(ctx, "answer lost")
+		case maybeApplied(err) && ctx.Err() == nil:
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%d attempts whose answers were lost: %v", resends+1, err))
 		default:
 			return nil, d.fail(ctx, op, err)
 		}
@@ -265,15 +347,16 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 	}
 	d.kinds.put(id, rec.Kind)
+	d.incs.learn(pk, items)
 	return rec, nil
 }
 
 // queryPK returns the items of partition pk by sort key, read consistently;
-// keysOnly fetches only the keys.
+// keysOnly fetches only the keys and incarnations.
 func (d *Driver) queryPK(ctx context.Context, op, pk string, keysOnly bool) (map[string]item, error) {
 	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(stringAV(pk))))
 	if keysOnly {
-		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
+		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK), nameB(attrIncarnation)))
 	}
 	expr, err := b.Build()
 	if err != nil {

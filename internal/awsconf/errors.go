@@ -77,14 +77,6 @@ func Code(err error) driver.ErrorCode {
 // Sentinel returns the driver sentinel of Code(err).
 func Sentinel(err error) error { return Code(err).Sentinel() }
 
-// Refused reports whether the service refused a request for load
-// (throttling, a conflicting DynamoDB transaction): it was not applied and
-// may be sent again.
-func Refused(err error) bool {
-	var ae smithy.APIError
-	return errors.As(err, &ae) && (throttleCodes[ae.ErrorCode()] || ae.ErrorCode() == "TransactionConflictException")
-}
-
 // ErrorCodeOf returns the service's error code of err, "" when it has none.
 func ErrorCodeOf(err error) string {
 	var ae smithy.APIError

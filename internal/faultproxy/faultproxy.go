@@ -102,6 +102,13 @@ type Config struct {
 	// answered, its body and the server's status code, whatever the client
 	// is then told: a test learns from it which writes really landed.
 	Forwarded func(r *http.Request, body []byte, status int)
+	// Lose, when set, is called after the server answered a write (see
+	// IsWrite) with success, before the client is answered: when it
+	// returns true, the client gets a 500 instead, as if the answer had
+	// been lost after the write landed. It runs in the request's goroutine,
+	// so the client waits while other requests (another client's purge)
+	// go through.
+	Lose func(r *http.Request) bool
 }
 
 // Proxy is a running fault-injecting proxy.

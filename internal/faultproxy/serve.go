@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.cfg.Forwarded != nil {
 		p.cfg.Forwarded(r, body, resp.StatusCode)
 	}
+	if p.cfg.Lose != nil && resp.StatusCode < 300 && IsWrite(r) && p.cfg.Lose(r) {
+		pl.fault = Error500After
+	}
 	switch pl.fault {
 	case ResetAfter:
 		reset(w)
@@ -58,6 +62,25 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(respBody)
 	}
+}
+
+// dynamoWrites are the DynamoDB operations that change a table's items.
+var dynamoWrites = map[string]bool{"UpdateItem": true, "PutItem": true, "DeleteItem": true,
+	"TransactWriteItems": true, "BatchWriteItem": true}
+
+// IsWrite reports whether r may change what the server holds: a DynamoDB
+// request of a write operation, or any other request but GET, HEAD and
+// OPTIONS (S3, GCS, Azure and the nameservice's own routes).
+func IsWrite(r *http.Request) bool {
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		_, op, _ := strings.Cut(t, ".")
+		return dynamoWrites[op]
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
 }
 
 // draw picks the plan for r: a delay, and one fault that applies to r.

@@ -1,0 +1,161 @@
+package dynamodb
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// An item's incarnation names the life of that item: Create writes the
+// create's write ID into every item of the record, ResetHead gives the head
+// and index items new ones (it moves watermarks back, which is a new life
+// for the proofs below), and an update of an item without one (written by
+// Fluree) adopts one. Every conditional write the driver makes after it has
+// seen an item's incarnation carries it in its condition, so that a resend
+// can never land on an item created since the write was first sent, and a
+// write ID missing from an item of another incarnation proves nothing.
+//
+// incCache remembers the incarnation last seen of each item, by pk and sk.
+// A stale entry costs one failed condition and a retry, never a wrong
+// write: the item returned by the failed condition corrects it.
+type incCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// maxCachedIncarnations bounds the cache; it is cleared when full.
+const maxCachedIncarnations = 200_000
+
+func incKey(pk, sk string) string { return pk + "\x00" + sk }
+
+func (c *incCache) get(pk, sk string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[incKey(pk, sk)]
+}
+
+// put records inc as item pk/sk's incarnation; "" forgets it.
+func (c *incCache) put(pk, sk, inc string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := incKey(pk, sk)
+	if inc == "" {
+		delete(c.m, k)
+		return
+	}
+	if c.m == nil || len(c.m) >= maxCachedIncarnations {
+		c.m = map[string]string{}
+	}
+	c.m[strings.Clone(k)] = strings.Clone(inc)
+}
+
+// learn records the incarnation of every item of pk in items.
+func (c *incCache) learn(pk string, items map[string]item) {
+	for sk, it := range items {
+		inc, _ := getString(it, attrIncarnation)
+		c.put(pk, sk, inc)
+	}
+}
+
+// forget drops every item of pk.
+func (c *incCache) forget(pk string) {
+	for _, sk := range sortKeys(driver.Ledger) {
+		c.put(pk, sk, "")
+	}
+}
+
+// incarnationOf returns the incarnation an item holds, "" for none.
+func incarnationOf(it item) string {
+	s, _ := getString(it, attrIncarnation)
+	return s
+}
+
+// incarnationIs is the condition "the item is of incarnation inc".
+func incarnationIs(inc string) expression.ConditionBuilder {
+	return nameB(attrIncarnation).Equal(valueB(stringAV(inc)))
+}
+
+// writeIDs are the attributes holding an item's last three write IDs,
+// newest first.
+var writeIDs = []string{attrWriteID, attrWriteID1, attrWriteID2}
+
+// pushWriteID makes id the item's newest write ID, keeping the two before.
+func pushWriteID(upd expression.UpdateBuilder, id string) expression.UpdateBuilder {
+	none := stringAV("")
+	return upd.Set(nameB(attrWriteID2), nameB(attrWriteID1).IfNotExists(valueB(none))).
+		Set(nameB(attrWriteID1), nameB(attrWriteID).IfNotExists(valueB(none))).
+		Set(nameB(attrWriteID), valueB(stringAV(id)))
+}
+
+// lacksWriteID is the condition "id is none of the item's write IDs": an
+// attempt of a write that landed already can never land again.
+func lacksWriteID(id string) expression.ConditionBuilder {
+	v := valueB(stringAV(id))
+	return expression.Not(expression.Or(nameB(attrWriteID).Equal(v), nameB(attrWriteID1).Equal(v), nameB(attrWriteID2).Equal(v)))
+}
+
+func hasWriteID(it item, id string) bool {
+	for _, n := range writeIDs {
+		if s, ok := getString(it, n); ok && s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// writeIDOf is what a write records in an item: its ID and the watermark it
+// writes.
+func writeIDOf(w driver.Write, v int64) string { return w.ID + "@" + formatInt(v) }
+
+// neverLanded reports whether item it, of the incarnation a write of
+// watermark v was sent to and not holding its write ID, proves that the
+// write never landed. Within one incarnation watermarks never decrease, and
+// every write of this driver records its ID, so a write that landed is in
+// the item until three later writes, each at a watermark of at least v
+// (above v where strict), pushed it out. So either of these is proof:
+//   - the item's watermark is below v;
+//   - a write ID slot is free, or holds a write at a watermark below v (at
+//     v where strict): it was written before a write at v could have been.
+//
+// strict is set for concerns whose every write raises the watermark (head,
+// status, config); an index may be written again at the same t.
+func neverLanded(it item, wm, v int64, strict bool) bool {
+	if wm < v {
+		return true
+	}
+	for _, n := range writeIDs {
+		s, _ := getString(it, n)
+		if s == "" {
+			return true
+		}
+		i := strings.LastIndexByte(s, '@')
+		if i < 0 {
+			continue // written by something else: proves nothing
+		}
+		w, err := strconv.ParseInt(s[i+1:], 10, 64)
+		if err == nil && (w < v || (w == v && strict)) {
+			return true
+		}
+	}
+	return false
+}
+
+// getItem reads one item consistently; nil when absent.
+func (d *Driver) getItem(ctx context.Context, op, pk, sk string) (item, error) {
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.table), Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, d.fail(ctx, op, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}

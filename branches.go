@@ -2,6 +2,7 @@ package nameservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -65,9 +66,20 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	}
 	created, err := ns.d.CreateBranch(ctx, rec)
 	if err != nil {
-		return nil, wrap(op, pid, err)
+		return nil, wrap(op, pid, resentBranchOp(ctx, err, driver.ErrAlreadyExists))
 	}
 	return created, nil
+}
+
+// resentBranchOp returns err, or an error wrapping ErrOutcomeUnknown when
+// the branch operation was a resend (see driver.Write) refused with
+// refusal: the earlier attempt may be what the ID was taken, or dropped, by.
+// The Brancher capability does not resolve resends itself.
+func resentBranchOp(ctx context.Context, err, refusal error) error {
+	if w, ok := driver.WriteFrom(ctx); ok && w.Resend && errors.Is(err, refusal) {
+		return driver.OutcomeUnknown("a resend was refused (%v), perhaps because an earlier attempt landed", err)
+	}
+	return err
 }
 
 // sourceOf returns the source ID of branch id: name:from, main by default.
@@ -128,7 +140,7 @@ func (ns *NameService) DropBranch(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap(op, pid, ns.d.DropBranch(ctx, pid))
+	return wrap(op, pid, resentBranchOp(ctx, ns.d.DropBranch(ctx, pid), driver.ErrNotFound))
 }
 
 // ListBranches yields every branch of ledger name (every ledger record

@@ -45,10 +45,16 @@ func WithWrite(ctx context.Context, w Write) context.Context {
 // WriteOf returns the Write ctx carries, or a new one with a random ID
 // that is not a resend.
 func WriteOf(ctx context.Context) Write {
-	if w, ok := ctx.Value(writeKey{}).(Write); ok && w.ID != "" {
+	if w, ok := WriteFrom(ctx); ok {
 		return w
 	}
 	return Write{ID: NewWriteID()}
+}
+
+// WriteFrom returns the Write ctx carries, if any.
+func WriteFrom(ctx context.Context) (Write, bool) {
+	w, ok := ctx.Value(writeKey{}).(Write)
+	return w, ok && w.ID != ""
 }
 
 // NewWriteID returns a random write ID: 32 hex digits.

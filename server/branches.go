@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -42,16 +41,13 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	if req.At != nil {
 		opts.At = &nameservice.Ref{Address: req.At.Address, T: req.At.T}
 	}
-	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
+	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
 		rec, err := s.ns.CreateBranch(ctx, id.String(), opts)
-		switch {
-		case err == nil:
-			return http.StatusCreated, marshal(rec)
-		case resend && errors.Is(err, driver.ErrAlreadyExists):
-			return s.unknown(fmt.Errorf("create branch %s: a resend found the ID taken, perhaps by an earlier attempt", id))
+		if err != nil {
+			// A NotFound here is the source's, which the caller may read.
+			return errorBody(s.public(ctx, "create branch "+id.String(), err))
 		}
-		// A NotFound here is the source's, which the caller may read.
-		return errorBody(s.public(ctx, "create branch "+id.String(), err))
+		return http.StatusCreated, marshal(rec)
 	})
 }
 
@@ -62,8 +58,8 @@ func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
 	if !ok || !canWrite(w, r, id) {
 		return
 	}
-	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.DropBranch(ctx, id.String()), resend, "drop branch", "an earlier attempt may have dropped it")
+	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, id, s.ns.DropBranch(ctx, id.String()), "drop branch")
 	})
 }
 
@@ -90,7 +86,7 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 		opts.Index = &nameservice.Ref{Address: req.Index.Address, T: req.Index.T}
 	}
 	commit := nameservice.Ref{Address: req.Commit.Address, T: req.Commit.T}
-	s.write(w, r, body, func(ctx context.Context, _ bool) (int, []byte) {
+	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
 		prev, err := s.ns.ResetHead(ctx, id.String(), commit, opts)
 		if err != nil {
 			return answer(id, s.public(ctx, "reset head "+id.String(), err))

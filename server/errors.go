@@ -34,6 +34,10 @@ type publicError struct {
 func (e *publicError) Error() string { return e.msg }
 func (e *publicError) Unwrap() error { return e.sentinel }
 
+// unknownText is what a client is told of a write whose outcome the backend
+// could not establish.
+const unknownText = "outcome unknown: the write's answer was lost and the backend cannot tell whether it landed; read the record before writing again"
+
 // publicText describes each code without the backend's message.
 var publicText = map[driver.ErrorCode]string{
 	driver.NotFound:         "not found",
@@ -73,6 +77,10 @@ func (s *Server) public(ctx context.Context, op string, err error) error {
 	var branches *driverutil.BranchesError
 	if errors.As(err, &branches) {
 		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
+	}
+	if errors.Is(err, driver.ErrOutcomeUnknown) {
+		s.metrics.unknown.Inc()
+		text, sentinel = unknownText, errors.Join(driver.ErrUnavailable, driver.ErrOutcomeUnknown)
 	}
 	if !expected(code) {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),

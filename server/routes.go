@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -164,21 +166,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", driver.ErrInvalidArgument, rec.ID, id))
 		return
 	}
-	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
-		err := s.d.Create(ctx, &rec)
-		if err == nil {
-			return http.StatusCreated, nil
+	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
+		if err := s.d.Create(ctx, &rec); err != nil {
+			return answer(id, s.public(ctx, "create "+id.String(), err))
 		}
-		if resend && errors.Is(err, driver.ErrAlreadyExists) {
-			// An earlier attempt may be the record found: it is ours when it
-			// is exactly the record we create.
-			cur, gerr := s.d.Get(ctx, id)
-			if gerr == nil && string(marshal(cur)) == string(marshal(&rec)) {
-				return http.StatusCreated, nil
-			}
-			return s.unknown(fmt.Errorf("create %s: a resend found the ID taken by a record that differs from ours", id))
-		}
-		return answer(id, s.public(ctx, "create "+id.String(), err))
+		return http.StatusCreated, nil
 	})
 }
 
@@ -187,8 +179,8 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 	if !ok || !canWrite(w, r, id) {
 		return
 	}
-	s.write(w, r, nil, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(ctx, id, s.d.Delete(ctx, id), resend, "purge", "an earlier attempt may have removed it")
+	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, id, s.d.Delete(ctx, id), "purge")
 	})
 }
 
@@ -208,8 +200,8 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	if req.At == 0 {
 		at = s.opts.Now()
 	}
-	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
-		return s.noContent(ctx, id, s.d.Retract(ctx, id, at), resend, "retract", "it may have been retracted and purged since")
+	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, id, s.d.Retract(ctx, id, at), "retract")
 	})
 }
 
@@ -238,22 +230,13 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
 		return
 	}
-	s.write(w, r, body, func(ctx context.Context, resend bool) (int, []byte) {
+	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
 		out, err := s.d.Update(ctx, id, c, cond, req.New)
-		err = s.public(ctx, "push "+c.String()+" "+id.String(), err)
 		switch {
-		case errors.Is(err, driver.ErrUnavailable):
-			return s.unknown(err)
 		case err != nil:
-			return answer(id, err)
+			return answer(id, s.public(ctx, "push "+c.String()+" "+id.String(), err))
 		case out.Applied:
 			return http.StatusOK, marshal(nswire.PushResponse{Applied: true, Current: out.Current})
-		case resend && out.Current.Equal(req.New):
-			// An earlier attempt landed: the value is ours (or identical).
-			return http.StatusOK, marshal(nswire.PushResponse{Applied: true, Current: out.Current})
-		case resend:
-			return s.unknown(fmt.Errorf("push %s %s: a resend was refused with %s as current: an earlier attempt may have landed and been overwritten",
-				c, id, out.Current))
 		}
 		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
 		return http.StatusConflict, marshal(nswire.PushResponse{Current: out.Current})
@@ -284,12 +267,6 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec)
 }
 
-// unknown answers a write whose outcome cannot be known.
-func (s *Server) unknown(err error) (int, []byte) {
-	s.metrics.unknown.Inc()
-	return http.StatusServiceUnavailable, marshal(nswire.Error{Error: "outcome unknown: " + err.Error(), Code: driver.Unavailable.String()})
-}
-
 func (s *Server) bodyError(w http.ResponseWriter, err error) {
 	var tl errTooLarge
 	if errors.As(err, &tl) {
@@ -301,16 +278,18 @@ func (s *Server) bodyError(w http.ResponseWriter, err error) {
 
 // write runs a write under the request's idempotency key: the first request
 // with a key runs it and keeps its answer; a resend with the same key gets
-// that answer (waiting while it runs). A resend this server has not seen
-// runs with resend set, and must then resolve an ambiguous result against
-// the backend. Answers of 5xx are not kept: a resend tries again.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run func(ctx context.Context, resend bool) (int, []byte)) {
+// that answer (waiting while it runs). The write runs under a driver.Write
+// whose ID is derived from the key and the caller, so that the backend
+// records it and any server, this one after a restart included, recognises
+// the write; a resend this server has no answer for (Ns-Attempt above 1)
+// runs as a driver resend, which the backend resolves before it writes.
+// Answers of 5xx are not kept: a resend asks again.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run func(ctx context.Context) (int, []byte)) {
 	key := r.Header.Get(nswire.HeaderIdempotencyKey)
-	resend := r.Header.Get(nswire.HeaderAttempt) != "" && r.Header.Get(nswire.HeaderAttempt) != "1"
 	ctx, cancel := s.opContext(r)
 	defer cancel()
 	if key == "" {
-		status, b := run(ctx, resend)
+		status, b := run(ctx)
 		writeRaw(w, status, b)
 		return
 	}
@@ -333,7 +312,9 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		writeRaw(w, e.status, e.body)
 		return
 	}
-	status, b := run(ctx, resend)
+	attempt, _ := strconv.Atoi(r.Header.Get(nswire.HeaderAttempt))
+	ctx = driver.WithWrite(ctx, driver.Write{ID: writeID(scoped), Resend: attempt > 1})
+	status, b := run(ctx)
 	s.idem.finish(e, status, b)
 	if status >= 500 {
 		s.idem.forget(scoped, e)
@@ -341,16 +322,17 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	writeRaw(w, status, b)
 }
 
-// noContent answers a write whose success has no body: 204, or the error. A
-// resend that finds no record cannot tell whether an earlier attempt did the
-// work, so its outcome is unknown (why says what may have happened).
-func (s *Server) noContent(ctx context.Context, id driver.ID, err error, resend bool, op, why string) (int, []byte) {
-	err = s.public(ctx, op+" "+id.String(), err)
-	switch {
-	case resend && errors.Is(err, driver.ErrNotFound):
-		return s.unknown(fmt.Errorf("%s %s: a resend found no record: %s", op, id, why))
-	case err != nil:
-		return answer(id, err)
+// writeID returns the write ID of a request's scoped idempotency key: a
+// digest, so that it is the same on every server and names no caller.
+func writeID(scoped string) string {
+	sum := sha256.Sum256([]byte(scoped))
+	return "k" + hex.EncodeToString(sum[:16])
+}
+
+// noContent answers a write whose success has no body: 204, or the error.
+func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op string) (int, []byte) {
+	if err != nil {
+		return answer(id, s.public(ctx, op+" "+id.String(), err))
 	}
 	return http.StatusNoContent, nil
 }

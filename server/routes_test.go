@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server"
@@ -99,7 +100,9 @@ func TestPushRules(t *testing.T) {
 // A resend with the same idempotency key gets the first answer, also when
 // the first push was applied and a second run would be refused.
 func TestIdempotentReplay(t *testing.T) {
-	s := start(t, server.Options{})
+	store := mem.NewStore()
+	s := startOn(t, store.Open(), server.Options{})
+	other := startOn(t, store.Open(), server.Options{}) // another instance over the same store
 	must(t, s.ns.Init(context.Background(), "db"))
 	body := `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`
 	hdr := []string{nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "1"}
@@ -115,17 +118,20 @@ func TestIdempotentReplay(t *testing.T) {
 	if st != 400 {
 		t.Fatalf("key reused for a different body: %d, want 400", st)
 	}
-	// A resend this server never saw is resolved against the backend: the
-	// value is ours, so it was applied.
+	// A resend the other instance never saw is resolved against the
+	// backend, which recorded the write's ID with the write: applied.
+	st, b = other.call(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "2")
+	want(t, "resend on another instance", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
+	// A resend whose write the backend does not hold is an unknown
+	// outcome, even when the value is the same: another writer may have
+	// written it, and the resend's first attempt may have landed on a
+	// record purged since.
 	st, b = s.call(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k-elsewhere", nswire.HeaderAttempt, "2")
-	want(t, "unseen resend whose value is current", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
-	// ... and one refused with another value current is an unknown outcome.
-	stale := `{"condition":"above","new":{"v":1,"payload":{"address":"z","t":1}}}`
-	st, b = s.call(t, "POST", "/ns/v1/push/head/db:main", stale, nswire.HeaderIdempotencyKey, "k-other", nswire.HeaderAttempt, "3")
-	if st != 503 || !strings.Contains(b, "outcome unknown") {
-		t.Fatalf("unseen resend refused: %d %s, want 503 outcome unknown", st, b)
+	if st != 503 || !strings.Contains(b, "outcome unknown") || !strings.Contains(b, `"outcome_unknown":true`) {
+		t.Fatalf("unseen resend: %d %s, want 503 outcome unknown", st, b)
 	}
 	// Without a resend mark the same push is a plain conflict.
+	stale := `{"condition":"above","new":{"v":1,"payload":{"address":"z","t":1}}}`
 	st, _ = s.call(t, "POST", "/ns/v1/push/head/db:main", stale)
 	if st != 409 {
 		t.Fatalf("first attempt refused: %d, want 409", st)

@@ -347,7 +347,7 @@ func errorBody(err error) (int, []byte) {
 	if code == driver.Canceled {
 		name = driver.Unavailable.String()
 	}
-	return nswire.Status(code), marshal(nswire.Error{Error: err.Error(), Code: name})
+	return nswire.Status(code), marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, driver.ErrOutcomeUnknown)})
 }
 
 func writeError(w http.ResponseWriter, err error) {

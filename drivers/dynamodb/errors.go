@@ -21,6 +21,9 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("dynamodb: %s: %w (%v)", op, ctx.Err(), err)
 	}
+	if unknownOperation(err) {
+		return d.unsupported(op, err)
+	}
 	switch awsconf.Code(err) {
 	case driver.Throttled:
 		return fmt.Errorf("dynamodb: %s: %w: still throttled after the SDK's retries: %w", op, driver.ErrThrottled, err)

@@ -185,6 +185,14 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		if err != nil {
 			return err
 		}
+		if len(items) == 0 && w.Resend {
+			// Purged by an earlier attempt of this write, or by another:
+			// the token tells.
+			if w, err = d.deletedBefore(ctx, op, w, id); err != nil || w.ID == "" {
+				return err
+			}
+			continue
+		}
 		if len(items) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
@@ -199,6 +207,32 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
+}
+
+// deletedBefore establishes, for a resend of a delete that found no items,
+// whether an earlier attempt deleted them: it sends a transaction under the
+// delete's token that only checks the meta item exists. DynamoDB answers
+// IdempotentParameterMismatch when an attempt of the delete landed (done:
+// nil error, zero Write); a failed check means none did and nothing is
+// there (ErrNotFound). A check that passes found a record created since:
+// no attempt landed, and the delete goes on, under a Write of its own
+// (the check used the token).
+func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id driver.ID) (driver.Write, error) {
+	check := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
+		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConditionExpression: aws.String("attribute_exists(pk)"),
+	}}}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: check, ClientRequestToken: aws.String(txToken(w, "delete", id, 0))}
+	_, err := d.client.TransactWriteItems(ctx, in, conditionalWriteOptions)
+	var tce *types.TransactionCanceledException
+	switch {
+	case err == nil:
+		return driver.Write{ID: w.ID + "-after-check"}, nil
+	case awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException":
+		return driver.Write{}, nil
+	case errors.As(err, &tce) && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
+		return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+	}
+	return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err))
 }
 
 // deleteItems deletes items, each on condition it exists with the

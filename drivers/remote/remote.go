@@ -13,26 +13,27 @@
 //
 // # Writes whose answer is lost
 //
-// Every write carries a random idempotency key. When its answer is lost (the
-// connection drops after sending, or a proxy answers 5xx) the driver resends
-// it with the same key: the server that ran it replays its answer, and a
-// server that never saw it resolves the resend against the backend. When
-// neither can tell, the write fails with an error wrapping
-// driver.ErrUnavailable that says "outcome unknown": a write that landed is
-// never reported as not applied.
+// Every write carries an idempotency key: the ID of the caller's
+// driver.Write, or a random one. When its answer is lost (the connection
+// drops after sending, or a proxy answers 5xx) the driver resends it with
+// the same key, marked as a resend: the server that ran it replays its
+// answer, and any other resolves it against the backend, which records the
+// write's ID with the write. When neither can tell, the write fails with an
+// error wrapping driver.ErrOutcomeUnknown, and so does a write the server
+// answered so: a write that landed is never reported as not applied, and
+// never sent as new again.
 package remote
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -209,36 +210,58 @@ func snippet(b []byte) string {
 	return strings.TrimSpace(string(b))
 }
 
-// ambiguous reports whether an answer may not be the server's own: a 5xx
-// without the server's error body comes from a proxy in between.
+// ambiguous reports whether an answer does not settle a request: a 5xx
+// without the server's error body comes from a proxy in between (the
+// server may have run the request), and the server's own Unavailable (it
+// could not reach its backend, and changed nothing) may pass. An answer
+// that the outcome is unknown settles it: resending cannot tell more.
 func (r *response) ambiguous() bool {
 	if r.status < 500 {
 		return false
 	}
 	e, ours := r.serverError()
-	return !ours || e.Code == driver.Unavailable.String()
+	return !ours || e.Code == driver.Unavailable.String() && !e.OutcomeUnknown
+}
+
+// proxied reports whether a 5xx answer came from something between the
+// client and the server, which may have passed the request on.
+func (r *response) proxied() bool {
+	_, ours := r.serverError()
+	return r.status >= 500 && !ours
 }
 
 // do sends one request, resending it while its answer is lost. A write
-// carries an idempotency key, the same on every resend.
+// carries an idempotency key, the same on every resend: the Write's ID when
+// ctx carries one (driver.WithWrite), else a random one. Its attempt number
+// stays 1 until an attempt may have reached the server (a broken exchange
+// after connecting, a proxy's 5xx): from then on the server resolves the
+// write against the backend before writing (driver.Write.Resend).
 func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, write bool) (*response, error) {
 	if err := d.closed.Check(ctx, "remote: "+op); err != nil {
 		return nil, err
 	}
-	key := ""
+	var key string
+	sent := 0 // attempts that may have reached a server
 	if write {
-		key = newKey()
+		w := driver.WriteOf(ctx)
+		key = w.ID
+		if w.Resend {
+			sent = 1
+		}
 	}
 	for attempt := 1; ; attempt++ {
-		resp, err := d.send(ctx, method, path, body, key, attempt)
+		resp, err := d.send(ctx, method, path, body, key, sent+1)
 		if err == nil && !resp.ambiguous() {
 			return resp, nil
+		}
+		if write && (err != nil && !neverSent(err) || err == nil && resp.proxied()) {
+			sent++
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("remote: %s: %w", op, ctx.Err())
 		}
 		if attempt >= d.cfg.MaxAttempts {
-			return nil, lost(op, write, attempt, resp, err)
+			return nil, lost(op, sent > 0, attempt, resp, err)
 		}
 		if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, time.Second, attempt)); err != nil {
 			return nil, fmt.Errorf("remote: %s: %w", op, err)
@@ -246,14 +269,22 @@ func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, w
 	}
 }
 
+// neverSent reports whether a failed exchange ended before the request
+// could reach a server: the connection was never made.
+func neverSent(err error) bool {
+	var e *exchangeError
+	return errors.As(err, &e) && e.dial
+}
+
 // lost returns the error of a request whose last attempt got no answer
-// (err, wrapping ErrUnavailable) or an ambiguous one (resp). It names op,
-// but for the server's own error: its message names the operation and the
-// ID already.
-func lost(op string, write bool, attempts int, resp *response, err error) error {
+// (err, wrapping ErrUnavailable) or an ambiguous one (resp). maybeLanded
+// says a write's attempt may have reached a server: its outcome is then
+// unknown. It names op, but for the server's own error: its message names
+// the operation and the ID already.
+func lost(op string, maybeLanded bool, attempts int, resp *response, err error) error {
 	what := fmt.Sprintf("gave up after %d attempts", attempts)
-	if write {
-		what = fmt.Sprintf("outcome unknown after %d attempts", attempts)
+	if maybeLanded {
+		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, lastAnswer(resp, err)))
 	}
 	if err != nil {
 		return fmt.Errorf("remote: %s: %s: %w", op, what, err)
@@ -264,9 +295,19 @@ func lost(op string, write bool, attempts int, resp *response, err error) error 
 	return fmt.Errorf("remote: %s: %w: %s: HTTP %d: %s", op, driver.ErrUnavailable, what, resp.status, snippet(resp.body))
 }
 
+func lastAnswer(resp *response, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("HTTP %d: %s", resp.status, snippet(resp.body))
+}
+
 func (d *Driver) send(ctx context.Context, method, path string, body []byte, key string, attempt int) (*response, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
+	if key != "" && body == nil {
+		body = []byte("{}") // see newRequest: a write always has a body
+	}
 	req, err := d.newRequest(ctx, method, path, body)
 	if err != nil {
 		return nil, err
@@ -274,6 +315,10 @@ func (d *Driver) send(ctx context.Context, method, path string, body []byte, key
 	if key != "" {
 		req.Header.Set(nswire.HeaderIdempotencyKey, key)
 		req.Header.Set(nswire.HeaderAttempt, strconv.Itoa(attempt))
+		// Without GetBody, net/http never sends the request again by
+		// itself (it would for one with an Idempotency-Key whose
+		// connection broke): every resend is this driver's, numbered.
+		req.GetBody = nil
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
@@ -316,14 +361,19 @@ func transportError(err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("%w: %v", driver.ErrUnavailable, err)
+	var op *net.OpError
+	return &exchangeError{msg: driver.ErrUnavailable.Error() + ": " + err.Error(), dial: errors.As(err, &op) && op.Op == "dial"}
 }
 
-func newKey() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// exchangeError is a failed exchange with the server. dial says it failed
+// before a connection was made: the request never left.
+type exchangeError struct {
+	msg  string
+	dial bool
 }
+
+func (e *exchangeError) Error() string { return e.msg }
+func (e *exchangeError) Unwrap() error { return driver.ErrUnavailable }
 
 func recordPath(id driver.ID) string { return "/records/" + nswire.PathID(id) }
 

@@ -22,8 +22,11 @@ import (
 const Prefix = "/ns/v1"
 
 // Headers of a write. IdempotencyKey names one logical write across its
-// resends; Attempt counts them from 1, so that the server knows a resend
-// whose first attempt it never saw may have landed elsewhere.
+// resends: the server derives the write's ID (driver.Write) from it, so that
+// the backend records it and any server can recognise the write. Attempt is
+// 1 until an earlier attempt may have reached a server, and counts from
+// there: above 1 the server resolves the write against the backend before
+// it writes (driver.Write.Resend).
 const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	HeaderAttempt        = "Ns-Attempt"
@@ -140,6 +143,10 @@ const (
 type Error struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
+	// OutcomeUnknown is set on a write's 503 when the server could not
+	// establish whether the write landed (driver.ErrOutcomeUnknown): the
+	// client reports it and does not send the write again.
+	OutcomeUnknown bool `json:"outcome_unknown,omitempty"`
 }
 
 // Sentinel returns the driver sentinel of the code named code, or nil for
@@ -178,24 +185,33 @@ func Status(c driver.ErrorCode) int {
 // message, matching its sentinel with errors.Is. The sentinel's text is
 // added only when the message lacks it, so that it is not said twice.
 func (e *Error) ToDriverError() error {
-	s := Sentinel(e.Code)
-	switch {
-	case s == nil:
-		return errors.New(e.Error)
-	case !strings.Contains(e.Error, s.Error()):
-		return fmt.Errorf("%w: %s", s, e.Error)
+	var sentinels []error
+	if s := Sentinel(e.Code); s != nil {
+		sentinels = append(sentinels, s)
 	}
-	return serverError{msg: e.Error, sentinel: s}
+	if e.OutcomeUnknown {
+		sentinels = append(sentinels, driver.ErrOutcomeUnknown)
+	}
+	msg := e.Error
+	for _, s := range sentinels {
+		if !strings.Contains(msg, s.Error()) {
+			msg = s.Error() + ": " + msg
+		}
+	}
+	if len(sentinels) == 0 {
+		return errors.New(msg)
+	}
+	return serverError{msg: msg, sentinels: sentinels}
 }
 
-// serverError is a server's error message that already names its sentinel.
+// serverError is a server's error message, naming its sentinels.
 type serverError struct {
-	msg      string
-	sentinel error
+	msg       string
+	sentinels []error
 }
 
-func (e serverError) Error() string { return e.msg }
-func (e serverError) Unwrap() error { return e.sentinel }
+func (e serverError) Error() string   { return e.msg }
+func (e serverError) Unwrap() []error { return e.sentinels }
 
 // CollectRequest is the body of POST /ns/v1/collect.
 type CollectRequest struct {

@@ -1,0 +1,154 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsconf"
+)
+
+// The checks of Probe, by the request they make.
+const (
+	ProbeConditionalUpdate = "UpdateItem with a failing ConditionExpression"
+	ProbeReturnedItem      = "ReturnValuesOnConditionCheckFailure=ALL_OLD returns the item"
+	ProbeTransactions      = "TransactWriteItems"
+	ProbeClientToken       = "TransactWriteItems ClientRequestToken applied once"
+	ProbeStream            = "a NEW_AND_OLD_IMAGES stream on the table"
+)
+
+var _ driver.Prober = (*Driver)(nil)
+
+// Probe implements driver.Prober. On items of its own (a partition key that
+// is no valid ID, so no record or listing ever meets it, deleted at the end)
+// it checks what the driver relies on: a conditional UpdateItem is refused
+// when its condition fails; transactions run; a transaction's
+// ClientRequestToken makes a resend with the same parameters succeed without
+// applying again, and one with other parameters fail with
+// IdempotentParameterMismatch (every create, retract, purge and branch
+// operation rests on it to land at most once). It also reports, without
+// relying on them, whether a failed condition returns the item (without it,
+// each conflict costs one more read) and whether the table has a stream
+// (without one, watches poll). A server that does not know an operation
+// fails its check; any other error ends the probe.
+func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
+	if err := d.begin(ctx); err != nil {
+		return driver.ProbeResult{}, err
+	}
+	pk := "~probe/" + newToken()
+	defer d.removeProbe(context.WithoutCancel(ctx), pk)
+	var res driver.ProbeResult
+	add := func(request string, enforced, required bool) {
+		res.Checks = append(res.Checks, driver.ProbeCheck{Request: request, Enforced: enforced, Required: required})
+	}
+	if _, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: keyOf(pk, "a")}); err != nil {
+		return res, d.fail(ctx, "probe", err)
+	}
+	refused, item, err := d.probeUpdate(ctx, pk)
+	if err != nil {
+		return res, err
+	}
+	add(ProbeConditionalUpdate, refused, true)
+	add(ProbeReturnedItem, item, false)
+	ran, once, err := d.probeToken(ctx, pk)
+	if err != nil {
+		return res, err
+	}
+	add(ProbeTransactions, ran, true)
+	add(ProbeClientToken, once, true)
+	stream, err := d.hasStream(ctx)
+	if err != nil {
+		return res, err
+	}
+	add(ProbeStream, stream, false)
+	return res, nil
+}
+
+// probeUpdate sends an UpdateItem whose condition fails, asking for the item
+// back.
+func (d *Driver) probeUpdate(ctx context.Context, pk string) (refused, item bool, err error) {
+	_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: keyOf(pk, "a"),
+		UpdateExpression:                    aws.String("SET #x = :x"),
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames:            map[string]string{"#x": "x", "#pk": attrPK},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":x": stringAV("x")},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return true, len(ccf.Item) > 0, nil
+	case err == nil || unknownOperation(err):
+		return false, false, nil
+	}
+	return false, false, d.fail(ctx, "probe", err)
+}
+
+// probeToken runs a transaction under a token, then the same again and one
+// with other parameters under the same token.
+func (d *Driver) probeToken(ctx context.Context, pk string) (ran, once bool, err error) {
+	tx := func(n string) *dynamodb.TransactWriteItemsInput {
+		return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String("probe-" + pk[len("~probe/"):]),
+			TransactItems: []types.TransactWriteItem{{Update: &types.Update{
+				TableName: aws.String(d.table), Key: keyOf(pk, "a"),
+				UpdateExpression:          aws.String("ADD #n :one"),
+				ExpressionAttributeNames:  map[string]string{"#n": n},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberAV(1)},
+			}}}}
+	}
+	_, err = d.client.TransactWriteItems(ctx, tx("n"))
+	switch {
+	case unknownOperation(err):
+		return false, false, nil
+	case err != nil:
+		return false, false, d.fail(ctx, "probe", err)
+	}
+	if _, err = d.client.TransactWriteItems(ctx, tx("n")); err != nil {
+		return true, false, nil
+	}
+	_, err = d.client.TransactWriteItems(ctx, tx("m"))
+	mismatch := awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException"
+	out, gerr := d.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: keyOf(pk, "a"), ConsistentRead: aws.Bool(true)})
+	if gerr != nil {
+		return true, false, d.fail(ctx, "probe", gerr)
+	}
+	n, _, _ := getInt(out.Item, "n")
+	_, hasM := out.Item["m"]
+	return true, mismatch && n == 1 && !hasM, nil
+}
+
+// hasStream reports whether the table has a stream of new and old images.
+func (d *Driver) hasStream(ctx context.Context) (bool, error) {
+	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+	if err != nil {
+		return false, d.fail(ctx, "probe", err)
+	}
+	s := out.Table.StreamSpecification
+	return s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == types.StreamViewTypeNewAndOldImages, nil
+}
+
+func (d *Driver) removeProbe(ctx context.Context, pk string) {
+	_, _ = d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: keyOf(pk, "a")})
+}
+
+// unknownOperation reports whether the server does not know the operation
+// (a DynamoDB-compatible server without it).
+func unknownOperation(err error) bool {
+	switch awsconf.ErrorCodeOf(err) {
+	case "UnknownOperationException", "UnknownOperation", "NotImplemented", "InvalidAction":
+		return true
+	}
+	return false
+}
+
+// unsupported returns the error of an operation the server does not know.
+func (d *Driver) unsupported(op string, err error) error {
+	return fmt.Errorf("dynamodb: %s: %w: the server does not support %s (it answered %s); use Amazon DynamoDB or a server that implements it",
+		op, driver.ErrUnsupported, awsconf.Operation(err), awsconf.ErrorCodeOf(err))
+}

@@ -26,7 +26,7 @@ func (s *Store) created(id driver.ID, inc string) {
 // wrote records the write w, of watermark v, to concern c of record id. The
 // caller holds s.mu.
 func (s *Store) wrote(id driver.ID, c driver.Concern, w driver.Write, v int64) {
-	if l := s.lives[id]; l != nil {
+	if l := s.lives[id]; l != nil && c.Valid() {
 		l.writes[c].Push(driverutil.WriteTag(w.ID, v))
 	}
 }
@@ -59,7 +59,7 @@ func resent(op string, id driver.ID, w driver.Write, found bool) error {
 // of record id. The caller holds s.mu.
 func (s *Store) hasWrite(id driver.ID, c driver.Concern, w driver.Write) bool {
 	l := s.lives[id]
-	return l != nil && l.writes[c].Has(w.ID)
+	return l != nil && c.Valid() && l.writes[c].Has(w.ID)
 }
 
 // createdBy reports whether record id is the one the write w created. The

@@ -21,7 +21,7 @@ import (
 // TestLostAnswers loses the answer of each write at a proxy in front of
 // DynamoDB Local while another client purges (and creates again) the record.
 // The answer lost is that of the write that decides the operation (see
-// decidingProxy).
+// deciding).
 func TestLostAnswers(t *testing.T) {
 	conformance.RunLostAnswers(t, lossyHarness(deciding))
 }

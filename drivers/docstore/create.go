@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -23,11 +24,36 @@ const cleanupTimeout = 10 * time.Second
 // document in state creating, creates the concern documents, and commits the
 // meta document to live with its revision. Readers see the record only once
 // it is live; a creation that fails removes, by revision, what it wrote.
+// The record's generation is the create's write ID (driver.WriteOf), so
+// that any process can tell the record it made; a resend is resolved by
+// resendCreate.
 func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
-	return d.create(ctx, rec, token(), time.Time{})
+	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return d.resendCreate(ctx, rec.ID, w.ID)
+	}
+	return d.create(ctx, rec, w.ID, time.Time{})
+}
+
+// resendCreate resolves a resend of the create of id with generation gen
+// without writing: a meta document of that generation, live or marked by a
+// purge since, means the create landed. Anything else is an error wrapping
+// driver.ErrOutcomeUnknown: the earlier attempt, in another process, may
+// still be at work, may have died half-way, or may have created a record
+// that was purged since.
+func (d *Driver) resendCreate(ctx context.Context, id driver.ID, gen string) error {
+	what := "create " + id.String()
+	meta, err := d.getOne(ctx, keyDoc(id, skMeta))
+	switch {
+	case err != nil:
+		return outcomeUnknown(ctx, what, "the write is a resend, and reading the record failed: %v", err)
+	case meta != nil && meta.Gen == gen && meta.State != stateCreating:
+		return nil
+	}
+	return outcomeUnknown(ctx, what, "the write is a resend, and the record is not one it created: this process cannot tell whether an earlier attempt is still at work, or created a record purged since")
 }
 
 // create is Create with the record's generation gen. A create of a branch
@@ -82,7 +108,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 		case err != nil:
 			return err
 		case cur == nil: // deleted meanwhile: try again
-		case cur.Gen == meta.Gen: // our own create, whose answer was lost
+		case cur.Gen == meta.Gen && cur.State == stateCreating: // ours, whose answer was lost
 			meta.Rev = cur.Rev
 			return nil
 		case cur.State == stateLive:
@@ -171,31 +197,50 @@ func (d *Driver) createDocs(ctx context.Context, docs []*document, gen string) (
 	return again, nil
 }
 
-// commit turns the claimed meta document live, by revision.
+// commit turns the claimed meta document live, by revision: the moment the
+// record starts to exist. After a lost answer it reads the meta document: of
+// its generation and still creating, the commit has not landed (a live meta
+// document never returns to creating) and is sent again; of its generation
+// and live or purging, it landed; gone or of another generation, the record
+// may have been created and purged since, and the outcome is unknown.
 func (d *Driver) commit(ctx context.Context, meta *document) error {
+	what := "create " + meta.PK
 	next := *meta
 	next.State, next.CreatingMS = stateLive, 0
+	var lost error // the first lost answer
 	for attempt := range writeAttempts {
 		err := d.coll.Replace(ctx, &next)
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if !retryable(ctx, err) {
-			return fmt.Errorf("docstore: create %s: %w", meta.PK, classify(ctx, err))
+		case maybeApplied(ctx, err):
+			lost = cmp.Or(lost, err)
+		case !retryable(ctx, err) && lost != nil:
+			return outcomeUnknown(ctx, what, "%v; sending the commit again failed: %v", lost, err)
+		case !retryable(ctx, err):
+			return fmt.Errorf("docstore: %s: %w", what, classify(ctx, err))
 		}
 		cur, err := d.getOne(ctx, meta)
 		switch {
+		case err != nil && lost != nil:
+			return outcomeUnknown(ctx, what, "%v; reading the record back failed: %v", lost, err)
 		case err != nil:
 			return err
-		case cur == nil || cur.Gen != meta.Gen:
-			return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", meta.PK, driver.ErrUnavailable, StaleAfter)
-		case cur.State == stateLive:
+		case cur != nil && cur.Gen == meta.Gen && cur.State == stateCreating:
+			next.Rev = cur.Rev
+		case cur != nil && cur.Gen == meta.Gen:
 			return nil // our commit landed; its answer was lost
+		case lost != nil:
+			return outcomeUnknown(ctx, what, "%v; the record has been purged, or purged and created again, since", lost)
+		default:
+			return fmt.Errorf("docstore: %s: %w: the creation took longer than %v and another creator took the ID over", what, driver.ErrUnavailable, StaleAfter)
 		}
-		next.Rev = cur.Rev
 		pause(ctx, attempt)
 	}
-	return gaveUp(ctx, "create "+meta.PK, nil)
+	if lost != nil {
+		return outcomeUnknown(ctx, what, "%v; no conclusive answer in %d attempts", lost, writeAttempts)
+	}
+	return gaveUp(ctx, what, nil)
 }
 
 // rollback removes, by revision, the documents a failed creation wrote:

@@ -1,19 +1,29 @@
 package docstore
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
 )
 
 // Delete implements driver.Driver. It first marks the meta document
-// purging, by revision: from then on the record does not exist, and of
-// racing deletes exactly one wins (a Delete by revision cannot tell them
-// apart, since some providers accept it when the document is already gone).
-// It then removes the meta document and the concern documents of the
-// record's generation, each by revision. A mark left by a delete that died
-// is removed by the next creator once StaleAfter has passed.
+// purging, by revision, recording the delete's write ID (driver.WriteOf):
+// from then on the record does not exist, and of racing deletes exactly one
+// wins (a Delete by revision cannot tell them apart, since some providers
+// accept it when the document is already gone). It then removes the meta
+// document and the concern documents of the record's generation, each by
+// revision. A mark left by a delete that died is removed by the next
+// creator once StaleAfter has passed.
+//
+// After a lost answer, or for a resend, the meta document decides: marked
+// with the write's ID, the mark landed (the delete finishes the purge); of
+// the generation the lost mark was sent to and still live, or marked by
+// another delete, it never landed (a marked meta document never returns to
+// live, and a mark needs a live one); gone, of another generation, or a
+// resend not found, the outcome is unknown.
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -26,44 +36,93 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 // purge, so that the mark (by revision) is conditional on a version check
 // accepted.
 func (d *Driver) purge(ctx context.Context, id driver.ID, check func(*document) error) error {
-	w := token()
+	p := &purge{d: d, id: id, w: driver.WriteOf(ctx), what: "delete " + id.String()}
+	if p.w.Resend {
+		p.lost = errors.New("the write is a resend")
+	}
 	for attempt := range writeAttempts {
 		docs, err := d.getDocs(ctx, id, allSorts)
 		if err != nil {
-			return err
+			return p.or(ctx, err)
 		}
-		if m := docs[0]; m != nil && m.State == statePurging && m.W == w {
-			return d.finishPurge(ctx, m, docs) // our mark landed though its answer was lost
+		m := docs[0]
+		if m != nil && m.State == statePurging && m.W == p.w.ID {
+			d.finishPurge(ctx, m, docs) // our mark landed though its answer was lost
+			return nil
 		}
-		if err := live(id, docs[0]); err != nil {
+		if err := p.check(ctx, m); err != nil {
 			return err
 		}
 		if check != nil {
-			if err := check(docs[0]); err != nil {
+			if err := check(m); err != nil {
 				return err
 			}
 		}
-		mark := *docs[0]
-		mark.State, mark.CreatingMS, mark.W = statePurging, d.now().UnixMilli(), w
+		mark := *m
+		mark.State, mark.CreatingMS, mark.W = statePurging, d.now().UnixMilli(), p.w.ID
 		err = d.coll.Replace(ctx, &mark)
-		if err == nil {
-			return d.finishPurge(ctx, &mark, docs)
-		}
-		if !retryable(ctx, err) {
-			return fmt.Errorf("docstore: delete %s: %w", id, classify(ctx, err))
+		switch {
+		case err == nil:
+			d.finishPurge(ctx, &mark, docs)
+			return nil
+		case maybeApplied(ctx, err):
+			p.lost, p.gen = cmp.Or(p.lost, err), cmp.Or(p.gen, m.Gen)
+		case !retryable(ctx, err):
+			return p.or(ctx, fmt.Errorf("docstore: %s: %w", p.what, classify(ctx, err)))
 		}
 		pause(ctx, attempt)
 	}
-	return gaveUp(ctx, "delete "+id.String(), nil)
+	if p.lost != nil {
+		return outcomeUnknown(ctx, p.what, "%v; no conclusive answer in %d attempts", p.lost, writeAttempts)
+	}
+	return gaveUp(ctx, p.what, nil)
+}
+
+// purge is the state of one Delete across its attempts.
+type purge struct {
+	d    *Driver
+	id   driver.ID
+	w    driver.Write
+	what string
+	// lost is the first lost answer (or the resend), gen the generation
+	// the lost mark was sent to ("" for a resend).
+	lost error
+	gen  string
+}
+
+// check returns the error that stops the purge at meta document m (nil:
+// mark it), after a lost answer too.
+func (p *purge) check(ctx context.Context, m *document) error {
+	switch {
+	case p.lost == nil:
+		return live(p.id, m)
+	case p.gen == "":
+		return outcomeUnknown(ctx, p.what, "%v; the record holds no mark of this write, and this process cannot tell whether an earlier attempt purged a record created since", p.lost)
+	case m != nil && m.Gen == p.gen && m.State == statePurging:
+		return live(p.id, nil) // another delete marked it: ours never landed
+	case m == nil || m.Gen != p.gen || m.State != stateLive:
+		return outcomeUnknown(ctx, p.what, "%v; the record has been purged, or purged and created again, since", p.lost)
+	}
+	return nil // still live: the mark never landed
+}
+
+// or returns err, the error of a step of the purge, or once an answer was
+// lost, the unknown outcome it leaves.
+func (p *purge) or(ctx context.Context, err error) error {
+	if p.lost == nil {
+		return err
+	}
+	return outcomeUnknown(ctx, p.what, "%v; then: %v", p.lost, err)
 }
 
 // finishPurge removes the marked meta document, then the concern documents
-// among docs of its generation.
-func (d *Driver) finishPurge(ctx context.Context, mark *document, docs []*document) error {
-	if err := d.deleteDoc(ctx, mark); err != nil {
-		return err
+// among docs of its generation. The purge is done once the mark landed, so
+// this reports nothing: what it cannot remove stays invisible, and the next
+// creator of the ID removes it once StaleAfter has passed.
+func (d *Driver) finishPurge(ctx context.Context, mark *document, docs []*document) {
+	if d.deleteDoc(ctx, mark) == nil {
+		_ = d.deleteConcerns(ctx, docs)
 	}
-	return d.deleteConcerns(ctx, docs)
 }
 
 // deleteConcerns removes the concern documents among docs (meta first) that

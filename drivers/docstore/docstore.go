@@ -30,6 +30,20 @@
 // document to "live"; readers see a record only once its meta is live. The
 // status document is authoritative for the retracted flag, so Retract is one
 // conditional write. docs/docstore.md has the details.
+//
+// # Lost answers
+//
+// Every write records its write ID (driver.WriteOf) with what it changes: a
+// push or retract among its concern document's last three, a purge with its
+// mark, a create as the record's generation. Every attempt is conditional on
+// the revision read, so it lands at most once and never on a document
+// written since, of a later generation included. The DynamoDB client does
+// not retry a write whose answer may have been lost; the driver reads what
+// the collection holds instead, and answers done when it finds the write,
+// goes on when the document of the generation the lost attempt was sent to
+// proves it never landed, and otherwise returns an error wrapping
+// driver.ErrOutcomeUnknown (see concernWrite, commit and purge). A resend
+// (driver.Write.Resend) writes nothing unless it finds its write.
 package docstore
 
 import (

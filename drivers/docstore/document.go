@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Field names of the documents. They are the storage format: never rename one.
@@ -39,9 +40,19 @@ type document struct {
 	PK  string `docstore:"pk"`
 	SK  string `docstore:"sk"`
 	Gen string `docstore:"gen"`
-	// W is the random token of the write that produced this version, so a
-	// writer whose answer was lost can tell its own write from another's.
-	W string `docstore:"w,omitempty"`
+	// W, W1 and W2 are the IDs of the last three writes of a concern
+	// document, newest first (driverutil.WriteIDs), so that a writer whose
+	// answer was lost can tell its own write from another's, and prove
+	// that it never landed. In a meta document, W is the ID of the purge
+	// that marked it, or the token of the last branch step.
+	W  string `docstore:"w,omitempty"`
+	W1 string `docstore:"w1,omitempty"`
+	W2 string `docstore:"w2,omitempty"`
+	// Life names the life of a concern document within its generation:
+	// empty from its creation until a write that does not raise the
+	// watermark where writes must (a head reset), which sets it to its own
+	// write ID. The proofs of driverutil.WriteIDs hold within one life.
+	Life string `docstore:"life,omitempty"`
 
 	// meta
 	State        string   `docstore:"state,omitempty"`
@@ -135,16 +146,30 @@ func (d *document) value() (driver.Value, error) {
 	return driver.Value{V: d.V, Payload: p}, nil
 }
 
-// next returns the version of concern document d that holds v, written
-// under token w, with d's revision so that the write is conditional.
-func (d *document) next(v driver.Value, w string) (*document, error) {
+// writes returns the write IDs concern document d records.
+func (d *document) writes() driverutil.WriteIDs { return driverutil.WriteIDs{d.W, d.W1, d.W2} }
+
+// next returns the version of concern document d that holds v, written by
+// the write w, with d's revision so that the write is conditional. A write
+// that does not raise the watermark where every write must (see rising)
+// starts a new life of the document.
+func (d *document) next(v driver.Value, w driver.Write) (*document, error) {
 	n := *d
-	n.W = w
+	ids := d.writes()
+	ids.Push(driverutil.WriteTag(w.ID, v.V))
+	n.W, n.W1, n.W2 = ids[0], ids[1], ids[2]
+	if v.V < d.V || v.V == d.V && rising(d.SK) {
+		n.Life = w.ID
+	}
 	if err := n.setValue(v); err != nil {
 		return nil, err
 	}
 	return &n, nil
 }
+
+// rising reports whether every write of the concern document sk raises its
+// watermark: all but the index, which may be written again at the same t.
+func rising(sk string) bool { return sk != driver.Index.String() }
 
 // meta returns the record identity held by meta document d.
 func (d *document) meta() (driver.ID, driver.Meta, error) {

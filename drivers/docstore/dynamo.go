@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/docstore"
 	dsdynamodb "gocloud.dev/docstore/awsdynamodb/v2"
@@ -88,8 +90,40 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	}
 	// gocloud's URL parameters set the endpoint; the CRC32 check follows the
 	// module's rule (awsconf.LocalDynamoDB) unless ParamNoCRC32 says otherwise.
-	t.client = awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) { o.DisableValidateResponseChecksum = noCRC })
+	t.client = awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) {
+		o.DisableValidateResponseChecksum = noCRC
+		o.Retryer = awsconf.SkipIf(o.Retryer, isLostWrite)
+		o.APIOptions = append(o.APIOptions, markLostWrites)
+	})
 	return t, nil
+}
+
+// lostWrite marks the error of a write attempt that may have been applied
+// (awsconf.MaybeApplied), so that the SDK does not send it again: a blind
+// resend of a conditional write that landed fails its own condition, and
+// the driver would take its own write for another's. The driver resolves
+// such an attempt itself, from what the table holds (see concernWrite).
+type lostWrite struct{ error }
+
+func (e lostWrite) Unwrap() error { return e.error }
+
+func isLostWrite(err error) bool { return errors.As(err, new(lostWrite)) }
+
+// dynamoWrites are the DynamoDB operations that change items.
+var dynamoWrites = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true,
+	"BatchWriteItem": true, "TransactWriteItems": true}
+
+// markLostWrites adds, inside the SDK's retry loop, the middleware that
+// marks the lost answers of writes (lostWrite).
+func markLostWrites(stack *middleware.Stack) error {
+	mark := middleware.FinalizeMiddlewareFunc("MarkLostWrites", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+		out, md, err := next.HandleFinalize(ctx, in)
+		if err != nil && dynamoWrites[awsmiddleware.GetOperationName(ctx)] && awsconf.MaybeApplied(err) {
+			err = lostWrite{err}
+		}
+		return out, md, err
+	})
+	return stack.Finalize.Insert(mark, "Retry", middleware.After)
 }
 
 // open opens the collection; gocloud describes the table to do so.

@@ -95,6 +95,32 @@ func actionErrors(err error, n int) []error {
 	return errs
 }
 
+// maybeApplied reports whether a write that failed with err may have been
+// applied nevertheless: its answer was lost (a timeout, a broken
+// connection, a 5xx). A refusal by the store (a failed condition, a
+// throttle, a bad request), a connection never made and a cancellation of
+// ctx are not.
+func maybeApplied(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false // the caller's cancellation wins: the error says so
+	}
+	switch code(err) {
+	case gcerrors.Unknown, gcerrors.Internal, gcerrors.DeadlineExceeded:
+		return awsconf.MaybeApplied(err)
+	}
+	return false
+}
+
+// outcomeUnknown is the error of a write of what (e.g. "update ID head")
+// that may have landed and whose outcome cannot be established; a done
+// ctx wins, as in classify.
+func outcomeUnknown(ctx context.Context, what string, format string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("docstore: %s: %w", what, err)
+	}
+	return fmt.Errorf("docstore: %s: %w", what, driver.OutcomeUnknown(format, args...))
+}
+
 // retryable reports whether a conditional write that failed with err should
 // be resolved by reading again: a revision conflict, a document that went
 // away, or an answer that may hide a write that landed.

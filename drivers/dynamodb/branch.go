@@ -254,7 +254,7 @@ func (d *Driver) resetUpdate(pk string, l layout, cur item, v driver.Value, writ
 		return nil, err
 	}
 	// A new incarnation: the watermarks moved back, so a resolution of a
-	// write sent before must not reason from their order (see neverLanded).
+	// write sent before must not reason from their order (see driverutil.WriteIDs.NeverLanded).
 	upd := expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS()))).
 		Set(nameB(attrIncarnation), valueB(stringAV(writeID)))
 	for _, n := range sortedNames(attrs) {

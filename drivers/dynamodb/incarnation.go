@@ -2,7 +2,6 @@ package dynamodb
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // An item's incarnation names the life of that item: Create writes the
@@ -101,50 +101,13 @@ func lacksWriteID(id string) expression.ConditionBuilder {
 	return expression.Not(expression.Or(nameB(attrWriteID).Equal(v), nameB(attrWriteID1).Equal(v), nameB(attrWriteID2).Equal(v)))
 }
 
-func hasWriteID(it item, id string) bool {
-	for _, n := range writeIDs {
-		if s, ok := getString(it, n); ok && s == id {
-			return true
-		}
+// writeIDsOf returns the write IDs item it records.
+func writeIDsOf(it item) driverutil.WriteIDs {
+	var h driverutil.WriteIDs
+	for i, n := range writeIDs {
+		h[i], _ = getString(it, n)
 	}
-	return false
-}
-
-// writeIDOf is what a write records in an item: its ID and the watermark it
-// writes.
-func writeIDOf(w driver.Write, v int64) string { return w.ID + "@" + formatInt(v) }
-
-// neverLanded reports whether item it, of the incarnation a write of
-// watermark v was sent to and not holding its write ID, proves that the
-// write never landed. Within one incarnation watermarks never decrease, and
-// every write of this driver records its ID, so a write that landed is in
-// the item until three later writes, each at a watermark of at least v
-// (above v where strict), pushed it out. So either of these is proof:
-//   - the item's watermark is below v;
-//   - a write ID slot is free, or holds a write at a watermark below v (at
-//     v where strict): it was written before a write at v could have been.
-//
-// strict is set for concerns whose every write raises the watermark (head,
-// status, config); an index may be written again at the same t.
-func neverLanded(it item, wm, v int64, strict bool) bool {
-	if wm < v {
-		return true
-	}
-	for _, n := range writeIDs {
-		s, _ := getString(it, n)
-		if s == "" {
-			return true
-		}
-		i := strings.LastIndexByte(s, '@')
-		if i < 0 {
-			continue // written by something else: proves nothing
-		}
-		w, err := strconv.ParseInt(s[i+1:], 10, 64)
-		if err == nil && (w < v || (w == v && strict)) {
-			return true
-		}
-	}
-	return false
+	return h
 }
 
 // getItem reads one item consistently; nil when absent.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/telemetry"
 )
 
@@ -40,7 +41,7 @@ const maxResends = 8
 // after sending, timeout, 5xx; the SDK does not retry those), or the write
 // is a resend (driver.Write), Update reads the item before anything else:
 // its write ID there means applied; an item of the incarnation the write
-// was sent to that proves the write never landed (see neverLanded) lets it
+// was sent to that proves the write never landed (see driverutil.WriteIDs.NeverLanded) lets it
 // send the write again, or report the conflict; anything else (the item
 // purged or re-created since, an incarnation the first attempt did not know,
 // three later writes that pushed the ID out) is an error wrapping
@@ -165,7 +166,7 @@ func (u *update) decide(ctx context.Context, cause error, it item) (out driver.O
 	switch {
 	case it == nil:
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; the record has been purged since", cause))
-	case hasWriteID(it, u.writeID()) || u.adopt != "" && incarnationOf(it) == u.adopt:
+	case writeIDsOf(it).Has(u.w.ID) || u.adopt != "" && incarnationOf(it) == u.adopt:
 		return u.appliedOutcome(it), false, nil
 	case u.inc == "":
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; the write is not in %s, and this client cannot tell whether the record was purged and created again since", cause, u.layout.describe(u.pk)))
@@ -176,7 +177,7 @@ func (u *update) decide(ctx context.Context, cause error, it item) (out driver.O
 	if err != nil {
 		return out, false, err
 	}
-	if !neverLanded(it, cur.V, u.next.V, u.c != driver.Index) {
+	if !writeIDsOf(it).NeverLanded(cur.V, u.next.V, u.c != driver.Index) {
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; %s has been written three times since, at watermarks that could have overwritten the write", cause, u.layout.describe(u.pk)))
 	}
 	if u.cond.Holds(cur, u.next) {
@@ -206,7 +207,7 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 		return u.decide(ctx, errors.New("a resend was refused"), it)
 	case it == nil:
 		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), driver.ErrNotFound, u.layout.sk)
-	case hasWriteID(it, u.writeID()):
+	case writeIDsOf(it).Has(u.w.ID):
 		return u.appliedOutcome(it), false, nil
 	}
 	inc := incarnationOf(it)
@@ -338,4 +339,4 @@ func (d *Driver) noteConfigKind(id driver.ID, l layout) {
 
 // writeID is what this call records in the item: its write ID and the
 // watermark it writes.
-func (u *update) writeID() string { return writeIDOf(u.w, u.next.V) }
+func (u *update) writeID() string { return driverutil.WriteTag(u.w.ID, u.next.V) }

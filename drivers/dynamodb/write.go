@@ -142,7 +142,7 @@ func (d *Driver) retractItems(pk string, at time.Time, w driver.Write, incs [2]s
 		Set(nameB(attrUpdatedAt), valueB(now))
 	// The new status_v is not known here: the write ID records no
 	// watermark, so that it proves nothing to an update resolving a lost
-	// answer (see neverLanded).
+	// answer (see driverutil.WriteIDs.NeverLanded).
 	status, err := expression.NewBuilder().WithCondition(statusCond).
 		WithUpdate(pushWriteID(statusUpd, w.ID+"@retract")).Build()
 	if err != nil {

@@ -41,6 +41,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 	}
 	d.s.recs[rec.ID] = rec.Clone()
 	d.s.sorted = nil
+	d.s.created(rec.ID, driver.WriteOf(ctx).ID)
 	src.Branches++
 	d.s.notifyCreated(rec)
 	return rec, nil
@@ -69,6 +70,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	}
 	delete(d.s.recs, id)
 	d.s.sorted = nil
+	d.s.purged(id, driver.Write{})
 	d.s.notify(driver.Event{ID: id, Deleted: true})
 	return nil
 }

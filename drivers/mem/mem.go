@@ -7,6 +7,16 @@
 // with the same NAME in one process sees the same records, so two opens act
 // as two independent clients of one store. "mem://" (no name) opens a new
 // private store each time. Nothing is persisted.
+//
+// # Resends
+//
+// A call runs whole under the store's lock, so no answer is lost inside the
+// driver; but a client of ns serve resends a write whose answer it lost, as
+// a driver.Write with Resend set. The store records each record's
+// incarnation (its create's write ID), each concern's last three write IDs
+// and the write ID of the last purge of each ID; a resend writes nothing,
+// and answers done when it finds its write (a retract: the record
+// retracted), and an error wrapping driver.ErrOutcomeUnknown otherwise.
 package mem
 
 import (
@@ -77,6 +87,11 @@ type Store struct {
 	recs    map[driver.ID]*driver.Record
 	corrupt map[driver.ID]bool // see Corrupt
 	subs    map[*subscriber]bool
+	// lives and purges record writes for resends (see writes.go): the
+	// life of each record, and the write ID of the last purge of each ID
+	// (one short string per ID ever purged).
+	lives  map[driver.ID]*life
+	purges map[driver.ID]string
 	// sorted holds the IDs of recs in ID order, for List to resume a page
 	// by binary search; nil after a Create or Delete, rebuilt by the next
 	// List, so a listing between writes sorts once, not once per page.
@@ -162,18 +177,24 @@ func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
 	return d.s.mu.Unlock, nil
 }
 
-// Create implements driver.Driver.
+// Create implements driver.Driver. The record's incarnation is the
+// create's write ID (driver.WriteOf).
 func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return resent("create", rec.ID, w, d.s.createdBy(rec.ID, w))
+	}
 	if _, ok := d.s.recs[rec.ID]; ok {
 		return fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
 	}
 	d.s.recs[rec.ID] = rec.Clone()
 	d.s.sorted = nil
+	d.s.created(rec.ID, w.ID)
 	d.s.notifyCreated(rec)
 	return nil
 }
@@ -199,6 +220,13 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		return driver.Outcome{}, err
 	}
 	defer unlock()
+	w := driver.WriteOf(ctx)
+	if w.Resend {
+		if err := resent("update", id, w, d.s.hasWrite(id, c, w)); err != nil {
+			return driver.Outcome{}, err
+		}
+		return driver.Outcome{Applied: true, Current: next.Clone()}, nil
+	}
 	r, err := d.s.record(id)
 	if err != nil {
 		return driver.Outcome{}, err
@@ -211,6 +239,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		return driver.Outcome{Current: cur.Clone()}, nil
 	}
 	r.SetValue(c, next.Clone())
+	d.s.wrote(id, c, w, next.V)
 	if !cur.Equal(next) {
 		d.s.notify(driver.Event{ID: id, Concern: c, Old: cur.V, New: next.Clone()})
 	}
@@ -224,16 +253,21 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 		return err
 	}
 	defer unlock()
+	w := driver.WriteOf(ctx)
 	r, err := d.s.record(id)
-	if err != nil {
+	switch {
+	case w.Resend:
+		// Retracted is done, whoever retracted it.
+		return resent("retract", id, w, err == nil && r.Retracted)
+	case err != nil:
 		return err
-	}
-	if r.Retracted {
+	case r.Retracted:
 		return nil
 	}
 	r.Retracted = true
 	old := r.Status.V
 	r.Status = &driver.Value{V: old + 1, Payload: driver.RetractedStatus(at)}
+	d.s.wrote(id, driver.Status, w, old+1)
 	d.s.notify(driver.Event{ID: id, Concern: driver.Status, Old: old, New: r.Status.Clone()})
 	return nil
 }
@@ -245,12 +279,17 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		return err
 	}
 	defer unlock()
+	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return resent("delete", id, w, d.s.purges[id] == w.ID)
+	}
 	if _, ok := d.s.recs[id]; !ok {
 		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
 	}
 	delete(d.s.recs, id)
 	d.s.sorted = nil
 	delete(d.s.corrupt, id)
+	d.s.purged(id, w)
 	d.s.notify(driver.Event{ID: id, Deleted: true})
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package driverutil holds what the drivers of this module share beyond
 // the contract of package driver: filtering a listing, telling a failure of
 // one record from one of the whole page, the events between two reads of a
-// record, and the error of a drop refused for branches.
+// record, the error of a drop refused for branches, and the write IDs by
+// which a driver recognises its writes after a lost answer.
 package driverutil
 
 import (

@@ -162,7 +162,9 @@ func open(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error
 	if err != nil {
 		return nil, err
 	}
-	oc.Name, oc.RetryThrottled = be.name(), true
+	// A GCS generation and an Azure ETag name one version of an object for
+	// good: a lost answer can be resolved by the tag alone.
+	oc.Name, oc.RetryThrottled, oc.UniqueTags = be.name(), true, true
 	d := &Driver{bucket: bucket, be: be, prefix: objstore.KeyPrefix(cfg.Prefix)}
 	d.records = objstore.New(store{d}, oc)
 	if err := d.probe(ctx); err != nil {

@@ -90,8 +90,8 @@ type File struct {
 	// when the file holds no member of that concern.
 	Head, Index, Status, Config *driver.Value
 
-	// Incarnation is the random token (f:incarnation) a create put in the
-	// defining file and every later write copies into the record's other
+	// Incarnation is the token (f:incarnation: unique, the create's write
+	// ID, or a branch step's random token) a create put in the defining file and every later write copies into the record's other
 	// files, "" when the file has none (written by Fluree or by an older
 	// version). A non-defining file whose token is not its defining file's
 	// is debris of an earlier record of the same ID.

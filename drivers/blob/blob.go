@@ -29,6 +29,16 @@
 // driver caches the tag and contents of every file it read or wrote, so an
 // uncontended push is one write.
 //
+// A write whose answer is lost is resolved as internal/objstore says: every
+// write records its driver.Write in the file it writes (a create's token,
+// an entry of f:writeIDs, a purge's mark), the SDKs do not retry a
+// conditional write, and after a timeout, a broken connection or a 5xx the
+// driver reads the file back: its entry means done; the file still at the
+// generation or ETag the attempt was conditioned on (both name one version
+// for good) means the same request is sent again; anything else is an
+// error wrapping driver.ErrOutcomeUnknown. A resend (driver.Write.Resend)
+// writes nothing and is done only when its entry is found.
+//
 // A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
 // these preconditions through gocloud and is refused by Open with an error
 // wrapping driver.ErrUnsupported; so is a service that the probe on open

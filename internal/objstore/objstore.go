@@ -16,12 +16,12 @@
 //   - a write records its driver.Write in the file it writes, so that one
 //     whose answer was lost, or a resend from another process, is
 //     resolved by reading the object back (see lost.go);
-//   - Create writes one object, the defining file, holding a random
-//     incarnation token that every later write of the record's other files
-//     copies; readers ignore a file of another token (debris of an earlier
-//     record of the ID), and Delete seals the others before it replaces
-//     the defining file by a mark (see Records.Delete), so a lookup is one
-//     parallel read of the record's files;
+//   - Create writes one object, the defining file, holding an incarnation
+//     token (the create's write ID) that every later write of the record's
+//     other files copies; readers ignore a file of another token (debris
+//     of an earlier record of the ID), and Delete seals the others before
+//     it replaces the defining file by a mark (see Records.Delete), so a
+//     lookup is one parallel read of the record's files;
 //   - only conditional writes decide: no create, push or purge deletes an
 //     object, so nothing rests on a store honouring a precondition on
 //     DeleteObject (several ignore it, some check it apart from the
@@ -232,6 +232,3 @@ func normTag(t string) string {
 	t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
 	return strings.Trim(t, `"`)
 }
-
-// token returns a random hex token.
-func token() string { return Token() }

@@ -157,7 +157,7 @@ func (r *Records) resolveLost(ctx context.Context, s *sent, cause error) error {
 		}
 		if s.gate != nil {
 			if err := s.gate(); err != nil {
-				return err
+				return r.unknown(s.key, "the answer was lost (%v), and it may not be sent again: %v", cause, err)
 			}
 		}
 		l, err := r.attempt(ctx, s.id, s.key, s.pc, s.data)

@@ -58,7 +58,7 @@ var knownParts = map[string]Part{
 	"defaultContext": ConfigPart, "defaultContextCid": ConfigPart, "configCid": ConfigPart,
 	"configV": ConfigPart, "configMeta": ConfigPart, "graphSourceConfig": ConfigPart,
 	// marks of the object-store protocol, in no part (see File.Incarnation)
-	"incarnation": 0, "purged": 0, "purgedAt": 0, "collectUntil": 0, "branchOps": 0,
+	"incarnation": 0, "purged": 0, "purgedAt": 0, "collectUntil": 0, "branchOps": 0, "writeIDs": 0,
 }
 
 // File is one decoded ns@v2 file: what it says about a record, and the
@@ -90,8 +90,8 @@ type File struct {
 	// when the file holds no member of that concern.
 	Head, Index, Status, Config *driver.Value
 
-	// Incarnation is the random token (f:incarnation) a create put in the
-	// defining file and every later write copies into the record's other
+	// Incarnation is the token (f:incarnation: unique, the create's write
+	// ID, or a branch step's random token) a create put in the defining file and every later write copies into the record's other
 	// files, "" when the file has none (written by Fluree or by an older
 	// version). A non-defining file whose token is not its defining file's
 	// is debris of an earlier record of the same ID.
@@ -108,6 +108,12 @@ type File struct {
 	// BranchOps (f:branchOps) are the branch creates and drops under way
 	// from this record, recorded by the object-store protocol.
 	BranchOps []BranchOp
+	// WriteIDs (f:writeIDs) are the entries of the last writes of this
+	// file, newest first, at most MaxWriteIDs: each names a write (see
+	// driver.Write) and what it did ("ID@v", "ID@retract", "ID@purge"), so
+	// that an attempt whose answer was lost, or a resend from another
+	// process, can find whether it landed.
+	WriteIDs []string
 
 	ctxRaw  json.RawMessage
 	ctx     *jsonContext
@@ -425,7 +431,8 @@ func (r *reader) identity() error {
 	return errors.Join(errs...)
 }
 
-// marks reads f:incarnation, f:purged, f:purgedAt and f:collectUntil.
+// marks reads f:incarnation, f:purged, f:purgedAt, f:collectUntil,
+// f:writeIDs and f:branchOps.
 func (r *reader) marks() error {
 	var err error
 	if r.f.Incarnation, _, err = r.str("incarnation"); err != nil {
@@ -442,6 +449,9 @@ func (r *reader) marks() error {
 		return err
 	}
 	if r.f.CollectUntil, _, err = r.integer("collectUntil"); err != nil {
+		return err
+	}
+	if r.f.WriteIDs, _, err = readAs(r, "writeIDs", asStrings, "a list of strings"); err != nil {
 		return err
 	}
 	return r.branchOps()

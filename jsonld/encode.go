@@ -67,7 +67,13 @@ type EncodeOptions struct {
 	// BranchOps, when not nil, replaces Prev's f:branchOps (an empty list
 	// removes it); when nil, Prev's is kept.
 	BranchOps *[]BranchOp
+	// WriteID, when set, is written as the newest entry of f:writeIDs,
+	// before the newest MaxWriteIDs-1 of Prev's; when "", Prev's are kept.
+	WriteID string
 }
+
+// MaxWriteIDs is how many entries f:writeIDs keeps.
+const MaxWriteIDs = 3
 
 // Encode writes the parts opts.Parts of rec as one ns@v2 file of
 // opts.Dialect: members in a fixed order, indented by two spaces. It
@@ -80,7 +86,7 @@ func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
 	}
 	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{},
 		incarnation: opts.Incarnation, tombstone: opts.Tombstone, purgedAt: opts.PurgedAt, collectUntil: opts.CollectUntil,
-		branchOps: opts.BranchOps}
+		branchOps: opts.BranchOps, writeID: opts.WriteID}
 	if w.prev == nil {
 		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
 	}
@@ -104,6 +110,7 @@ type writer struct {
 	tombstone              bool
 	purgedAt, collectUntil int64
 	branchOps              *[]BranchOp
+	writeID                string
 }
 
 func (w *writer) graph() bool { return w.rec.Kind == driver.GraphSource }
@@ -136,12 +143,17 @@ func (w *writer) build() error {
 	return w.unique()
 }
 
-// marks writes f:incarnation, f:purged and its times as the options say;
-// prev's purge marks are dropped when this is not a tombstone, and its
-// times whenever the options set none (a new seal is timed anew).
+// marks writes f:incarnation, f:writeIDs, f:purged and its times as the
+// options say; prev's purge marks are dropped when this is not a
+// tombstone, and its times whenever the options set none (a new seal is
+// timed anew).
 func (w *writer) marks() {
 	if w.incarnation != "" {
 		w.emit("incarnation", w.incarnation)
+	}
+	if w.writeID != "" {
+		ids := append([]string{w.writeID}, w.prev.WriteIDs...)
+		w.emit("writeIDs", ids[:min(len(ids), MaxWriteIDs)])
 	}
 	if w.tombstone {
 		w.emit("purged", true)

@@ -1,6 +1,7 @@
 package jsonld
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,49 @@ func TestPurgeTimes(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{"@context":{"f":"` + Vocab + `"},"f:purgedAt":"soon"}`)); err == nil {
 		t.Fatal("a non-integer f:purgedAt decoded")
+	}
+}
+
+// TestWriteIDs: f:writeIDs round-trips in both dialects, a write with a
+// WriteID puts it first and keeps the newest MaxWriteIDs entries, one
+// without keeps Prev's (a seal too), and a value that is not a list of
+// strings does not decode.
+func TestWriteIDs(t *testing.T) {
+	rec := driver.NewLedger(driver.ID{Name: "db", Branch: "main"}, 1)
+	for _, d := range []Dialect{Spec, FlureeV4} {
+		var prev *File
+		for i, id := range []string{"a@1", "b@2", "c@3", "d@4"} {
+			b, err := Encode(rec, EncodeOptions{Dialect: d, Parts: mainParts, Prev: prev, Incarnation: "tok", WriteID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev = mustDecode(t, string(b))
+			if prev.WriteIDs[0] != id || len(prev.WriteIDs) != min(i+1, MaxWriteIDs) {
+				t.Fatalf("%s: after writing %s: f:writeIDs %q\n%s", d, id, prev.WriteIDs, b)
+			}
+		}
+		if want := []string{"d@4", "c@3", "b@2"}; !slices.Equal(prev.WriteIDs, want) {
+			t.Fatalf("%s: f:writeIDs %q, want %q", d, prev.WriteIDs, want)
+		}
+		h := driver.RefValue("c", 2)
+		next := rec.Clone()
+		next.Head = &h
+		b, err := Encode(next, EncodeOptions{Dialect: d, Parts: mainParts, Prev: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := mustDecode(t, string(b)); !slices.Equal(f.WriteIDs, prev.WriteIDs) {
+			t.Fatalf("%s: a write without a WriteID changed f:writeIDs to %q", d, f.WriteIDs)
+		}
+		b, err = Encode(next, EncodeOptions{Dialect: d, Parts: mainParts, Prev: prev, Tombstone: true, PurgedAt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := mustDecode(t, string(b)); !f.Purged || !slices.Equal(f.WriteIDs, prev.WriteIDs) {
+			t.Fatalf("%s: a seal lost f:writeIDs: %q", d, f.WriteIDs)
+		}
+	}
+	if _, err := Decode([]byte(`{"@context":{"f":"` + Vocab + `"},"f:writeIDs":[1]}`)); err == nil {
+		t.Fatal("a list of numbers as f:writeIDs decoded")
 	}
 }

@@ -29,6 +29,16 @@
 // driver caches the tag and contents of every file it read or wrote, so an
 // uncontended push is one write.
 //
+// A write whose answer is lost is resolved as internal/objstore says: every
+// write records its driver.Write in the file it writes (a create's token,
+// an entry of f:writeIDs, a purge's mark), the SDKs do not retry a
+// conditional write, and after a timeout, a broken connection or a 5xx the
+// driver reads the file back: its entry means done; the file still at the
+// generation or ETag the attempt was conditioned on (both name one version
+// for good) means the same request is sent again; anything else is an
+// error wrapping driver.ErrOutcomeUnknown. A resend (driver.Write.Resend)
+// writes nothing and is done only when its entry is found.
+//
 // A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
 // these preconditions through gocloud and is refused by Open with an error
 // wrapping driver.ErrUnsupported; so is a service that the probe on open
@@ -162,7 +172,9 @@ func open(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error
 	if err != nil {
 		return nil, err
 	}
-	oc.Name, oc.RetryThrottled = be.name(), true
+	// A GCS generation and an Azure ETag name one version of an object for
+	// good: a lost answer can be resolved by the tag alone.
+	oc.Name, oc.RetryThrottled, oc.UniqueTags = be.name(), true, true
 	d := &Driver{bucket: bucket, be: be, prefix: objstore.KeyPrefix(cfg.Prefix)}
 	d.records = objstore.New(store{d}, oc)
 	if err := d.probe(ctx); err != nil {

@@ -18,6 +18,13 @@
 // store. NFS and other network filesystems are not safe: their flock and
 // rename guarantees are weaker. docs/fs.md has the details and
 // docs/format.md the file format.
+//
+// Every write records its driver.Write in the file it writes (a create's
+// token, an entry of f:writeIDs, a purge's mark), as on the object stores
+// (internal/objstore). A local write has no lost answer; a write marked as
+// a resend (driver.Write.Resend: another process may have made it) writes
+// nothing, and is done when its entry is found, an error wrapping
+// driver.ErrOutcomeUnknown otherwise.
 package fs
 
 import (

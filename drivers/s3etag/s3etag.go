@@ -27,6 +27,18 @@
 // push is one PUT; a stale entry costs a 412 and a re-read, never a wrong
 // answer.
 //
+// A write whose answer is lost is resolved as internal/objstore says: every
+// write records its driver.Write in the file it writes (a create's token,
+// an entry of f:writeIDs, a purge's mark), the SDK does not retry a
+// conditional PUT that may have landed, and after a timeout, a broken
+// connection or a 5xx the driver reads the file back: its entry means done;
+// the file still at the ETag the attempt was conditioned on means the same
+// request is sent again, where that ETag cannot have come back (the bytes
+// it names carry a token or entries: an ETag is a digest of the bytes);
+// anything else is an error wrapping driver.ErrOutcomeUnknown. A resend
+// (driver.Write.Resend) writes nothing and is done only when its entry is
+// found.
+//
 // Open probes that the endpoint enforces If-None-Match and If-Match on
 // PutObject (and reports whether it enforces If-Match on DeleteObject,
 // which nothing relies on), and refuses a store that does not, unless the

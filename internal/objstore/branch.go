@@ -201,7 +201,7 @@ func (s branchStore) Fence(ctx context.Context, id driver.ID, inc string) error 
 			}
 			pc = ifMatch(obj.tag)
 		}
-		data, err := r.tombstone(id, inc)
+		data, err := r.tombstone(id, inc, "")
 		if err != nil {
 			return err
 		}

@@ -15,14 +15,15 @@ import (
 )
 
 // Create implements driver.Driver with one write: the defining file, with
-// IfAbsent, holding the initial value of every concern and a new random
-// incarnation token (f:incarnation). Files of the record's other concerns
-// are only written by later pushes, each carrying that token; a file at
-// their keys with another token is debris of an earlier record of the ID,
-// which readers ignore and the first push replaces. A create that finds a
-// purge's mark at the key replaces the mark, conditional on its tag: only
-// conditional writes decide which of racing creates wins, never a delete.
-// A create that finds a record writes nothing: an error wrapping
+// IfAbsent, holding the initial value of every concern and an incarnation
+// token (f:incarnation), the ID of the create's driver.Write, so that the
+// write can be found again (see lost.go). Files of the record's other
+// concerns are only written by later pushes, each carrying that token; a
+// file at their keys with another token is debris of an earlier record of
+// the ID, which readers ignore and the first push replaces. A create that
+// finds a purge's mark at the key replaces the mark, conditional on its
+// tag: only conditional writes decide which of racing creates wins, never
+// a delete. A create that finds a record writes nothing: an error wrapping
 // ErrAlreadyExists (a/b:main and a:b/main share ns@v2/a/b/main.json; the
 // error does not name the other).
 func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
@@ -36,7 +37,14 @@ func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
 	if err := rec.Validate(); err != nil {
 		return fmt.Errorf("%s: create: %w", r.cfg.Name, err)
 	}
-	return r.writeDefining(ctx, rec, files[0], token(), time.Time{})
+	w, err := r.writeOf(ctx)
+	if err != nil {
+		return err
+	}
+	if w.Resend {
+		return r.resent(ctx, rec.ID, files[0].Key, func(doc *jsonld.File) bool { return createdBy(doc, w.ID) })
+	}
+	return r.writeDefining(ctx, rec, files[0], w.ID, time.Time{})
 }
 
 // allParts are the parts a create writes into the defining file.
@@ -44,11 +52,10 @@ const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.S
 
 // writeDefining creates the defining file: with IfAbsent, or over a
 // purge's mark on the mark's tag. A write that did not land (the key
-// changed meanwhile, or a lost answer that reading back shows never
-// landed) is decided again from a fresh read: only a record that is really
-// there makes the create fail with ErrAlreadyExists. The token makes the
-// bytes unique to this create, so reading back tells our write from
-// another's. tok is the new record's incarnation token. A create of a
+// changed meanwhile) is decided again from a fresh read: only a record
+// that is really there makes the create fail with ErrAlreadyExists, and
+// one holding tok (the new record's incarnation token) is this create's,
+// landed before. A lost answer is resolved as lost.go says. A create of a
 // branch gives a deadline (see CreateBranch): it sends no write after it,
 // and gives up when it finds a mark holding its own token (a settler's
 // fence).
@@ -57,54 +64,103 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	pc, collecting := ifAbsent(), false
+	inTime := func() error {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, branching.CreateWindow)
+		}
+		return nil
+	}
+	over := overMark{pc: ifAbsent()}
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, branching.CreateWindow)
-		}
-		done, err := r.writeCAS(ctx, rec.ID, f, pc, data)
-		if err != nil || done {
+		if err := inTime(); err != nil {
 			return err
 		}
-		if pc, collecting, err = r.createOver(ctx, rec.ID, f.Key, tok); err != nil {
+		l, err := r.attempt(ctx, rec.ID, f.Key, over.pc, data)
+		switch {
+		case l == landed:
+			return nil
+		case l == lost:
+			pc, mark := over.pc, over.mark
+			s := &sent{id: rec.ID, key: f.Key, pc: pc, data: data, gate: inTime, settle: func(ctx context.Context, cause error) (bool, error) {
+				return r.settleCreate(ctx, rec.ID, f.Key, tok, pc, mark, cause)
+			}}
+			return r.resolveLost(ctx, s, err)
+		case err != nil:
+			return err
+		}
+		if over, err = r.createOver(ctx, rec.ID, f.Key, tok); err != nil || over.landed {
 			return err
 		}
 	}
-	if collecting {
+	if over.collecting {
 		return fmt.Errorf("%s: create %s: %w: a collector (ns gc) is removing what a purge left at %s; try again", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key)
 	}
 	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
 }
 
+// settleCreate reads back the defining file of a create whose answer was
+// lost: it landed when the file holds its token (the record, or the mark
+// of its purge); it may be sent again when the file is still the mark it
+// was to replace. An absent file proves nothing: the create may have
+// landed and been purged, and a collector removed the mark.
+func (r *Records) settleCreate(ctx context.Context, id driver.ID, key, tok string, pc Precondition, mark *jsonld.File, cause error) (bool, error) {
+	now, err := r.readBack(ctx, id, key, cause)
+	switch {
+	case err != nil:
+		return false, err
+	case now != nil && createdBy(now.doc, tok):
+		r.found(key, now)
+		return true, nil
+	case pc.Tag != "" && r.holds(now, pc, mark):
+		return false, nil
+	case now == nil:
+		return false, r.unknown(key, "the answer was lost (%v), and the file is absent: a purge and a collector (ns gc) may have removed what the create wrote", cause)
+	}
+	return false, r.unknown(key, "the answer was lost (%v), and another create or a purge has written the file since", cause)
+}
+
+// overMark is what a create does next after a write that did not land:
+// write with pc (IfAbsent, or over a purge's mark, read as mark), wait
+// for a collector, or nothing, since its record is there (landed).
+type overMark struct {
+	pc         Precondition
+	mark       *jsonld.File
+	collecting bool
+	landed     bool
+}
+
 // createOver reads the defining file after a create's write did not land
-// and returns the precondition of the next attempt: IfAbsent when the key
-// is free, the tag of a purge's mark (replaced, never deleted), or an error
-// wrapping ErrAlreadyExists when it holds a record. A mark a collector is
-// removing (see Collect) is not replaced but waited for: collecting is set,
-// and IfAbsent fails until the collector has removed it.
-func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string) (pc Precondition, collecting bool, err error) {
+// and returns what to do next: write with IfAbsent when the key is free,
+// or on the tag of a purge's mark (replaced, never deleted); nothing when
+// the file holds tok (this create landed before); an error wrapping
+// ErrAlreadyExists when it holds a record. A mark a collector is removing
+// (see Collect) is not replaced but waited for: collecting is set, and
+// IfAbsent fails until the collector has removed it.
+func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string) (overMark, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
-		return ifAbsent(), false, err
+		return overMark{pc: ifAbsent()}, err
 	}
 	doc, err := jsonld.Decode(obj.data)
 	switch {
 	case err != nil:
-		return Precondition{}, false, fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, r.object(key), err)
+		return overMark{}, fmt.Errorf("%s: create %s: %s: %w", r.cfg.Name, id, r.object(key), err)
+	case ownedBy(doc, id) && createdBy(doc, tok):
+		return overMark{landed: true}, nil
 	case doc.Purged && doc.Incarnation == tok:
-		return Precondition{}, false, fmt.Errorf("%s: create %s: %w: the branch's create was settled as failed while it was held up", r.cfg.Name, id, driver.ErrUnavailable)
+		return overMark{}, fmt.Errorf("%s: create %s: %w: the branch's create was settled as failed while it was held up", r.cfg.Name, id, driver.ErrUnavailable)
 	case doc.Purged && collectingNow(doc):
-		return ifAbsent(), true, nil
+		return overMark{pc: ifAbsent(), collecting: true}, nil
 	case doc.Purged:
-		return ifMatch(obj.tag), false, nil
+		return overMark{pc: ifMatch(obj.tag), mark: doc}, nil
 	case doc.ID != "" && doc.ID != id.String():
-		return Precondition{}, false, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
+		return overMark{}, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
 			id, driver.ErrAlreadyExists, r.object(key))
 	}
-	return Precondition{}, false, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
+	return overMark{}, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
 }
 
 // Delete implements driver.Driver with conditional writes only: it reads
@@ -135,14 +191,30 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 // purge is Delete. When check is not nil it is called with each read of the
 // defining file (nil when it does not decode) before anything is written,
 // and its error stops the purge: the mark is then conditional on a file
-// check accepted.
+// check accepted. The mark records the write's entry (see lost.go); once a
+// seal's answer was lost, finding the record gone or created again is an
+// error wrapping driver.ErrOutcomeUnknown rather than ErrNotFound.
 func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.File) error) error {
 	files, err := r.files(id)
 	if err != nil {
 		return err
 	}
+	w, err := r.writeOf(ctx)
+	if err != nil {
+		return err
+	}
+	entry := purgeEntry(w)
+	if w.Resend {
+		return r.resent(ctx, id, files[0].Key, func(doc *jsonld.File) bool { return doc.Purged && hasEntry(doc, entry) })
+	}
 	defer r.cache.drop(keys(files)...)
-	first := ""
+	first, unsure := "", false
+	gone := func(err error) error {
+		if unsure && errors.Is(err, driver.ErrNotFound) {
+			return r.unknown(files[0].Key, "a seal's answer was lost, and the record was purged by another meanwhile")
+		}
+		return err
+	}
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
@@ -153,7 +225,7 @@ func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.Fi
 		}
 		def, err := r.purgeable(id, files[0].Key, objs[0])
 		if err != nil {
-			return err
+			return gone(err)
 		}
 		if check != nil {
 			if err := check(def); err != nil {
@@ -169,9 +241,11 @@ func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.Fi
 		} else if tok != first {
 			// The record this purge set out to remove was purged by
 			// another, and the ID created again: not ours to remove.
-			return r.errNotFound(id)
+			return gone(r.errNotFound(id))
 		}
-		if done, err := r.purgeOnce(ctx, id, def, files, objs); err != nil || done {
+		done, lostSeal, err := r.purgeOnce(ctx, id, def, files, objs, entry)
+		unsure = unsure || lostSeal
+		if err != nil || done {
 			return err
 		}
 	}
@@ -180,20 +254,22 @@ func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.Fi
 
 // purgeOnce purges the record whose files were read as objs (def is the
 // defining file decoded, nil when it does not decode). done is false when
-// a file changed meanwhile (read again).
-func (r *Records) purgeOnce(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (bool, error) {
+// a file changed meanwhile (read again); lostSeal is set when a seal's
+// answer was lost.
+func (r *Records) purgeOnce(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object, entry string) (done, lostSeal bool, err error) {
 	if def == nil || def.Incarnation == "" {
-		done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, "")
+		done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
 		if done {
 			r.sealRead(ctx, id, files[1:], objs[1:])
 		}
-		return done, err
+		return done, false, err
 	}
-	sealed, err := r.seal(ctx, id, def, files[1:], objs[1:])
+	sealed, lostSeal, err := r.seal(ctx, id, def, files[1:], objs[1:])
 	if err != nil || !sealed {
-		return false, err
+		return false, lostSeal, err
 	}
-	return r.mark(ctx, id, files[0].Key, objs[0].tag, def.Incarnation)
+	done, err = r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
+	return done, lostSeal, err
 }
 
 // readObjects reads keys in parallel, without decoding; nil entries are
@@ -230,37 +306,48 @@ func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File
 	return c.doc, nil
 }
 
-// mark replaces the defining file at tag by a purge's mark (its @id and
-// token, f:purged, f:purgedAt): the record is gone from then on, and of
-// purges racing for it exactly one wins this write. The mark stays: a
-// reader takes it for an absent record, a create replaces it on its tag,
-// and Collect removes it. done is false when the defining file changed
-// meanwhile.
-func (r *Records) mark(ctx context.Context, id driver.ID, key, tag, tok string) (bool, error) {
-	data, err := r.tombstone(id, tok)
+// mark replaces the defining file at tag (def, decoded; nil when it does
+// not decode) by a purge's mark (its @id and token, f:purged, f:purgedAt
+// and the purge's entry): the record is gone from then on, and of purges
+// racing for it exactly one wins this write. The mark stays: a reader
+// takes it for an absent record, a create replaces it on its tag, and
+// Collect removes it. done is false when the defining file changed
+// meanwhile. A lost answer is resolved as lost.go says.
+func (r *Records) mark(ctx context.Context, id driver.ID, key, tag string, def *jsonld.File, entry string) (bool, error) {
+	tok := ""
+	if def != nil {
+		tok = def.Incarnation
+	}
+	data, err := r.tombstone(id, tok, entry)
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
 	}
-	_, err = r.put(ctx, key, data, ifMatch(tag))
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing):
-		return false, nil
-	case r.maybeApplied(err) && ctx.Err() == nil:
-		obj, gerr := r.get(ctx, key)
-		if gerr == nil && obj != nil && normTag(obj.tag) == normTag(tag) {
-			return false, nil // it did not land
-		}
-		return false, fmt.Errorf("%s: purge %s: %w: outcome unknown: the answer was lost (%v) and the record is gone, by this purge or another", r.cfg.Name, id, driver.ErrUnavailable, err)
+	pc := ifMatch(tag)
+	l, err := r.attempt(ctx, id, key, pc, data)
+	if l != lost {
+		return l == landed, err
 	}
-	return false, err
+	s := &sent{id: id, key: key, pc: pc, data: data, settle: func(ctx context.Context, cause error) (bool, error) {
+		now, err := r.readBack(ctx, id, key, cause)
+		switch {
+		case err != nil:
+			return false, err
+		case now != nil && now.doc != nil && now.doc.Purged && hasEntry(now.doc, entry):
+			return true, nil
+		case r.holds(now, pc, def):
+			return false, nil
+		}
+		return false, r.unknown(key, "the answer was lost (%v), and the record was written since, by another writer or purge", cause)
+	}}
+	err = r.resolveLost(ctx, s, err)
+	return err == nil, err
 }
 
-// tombstone encodes a bare tombstone of id with token tok, timed now.
-func (r *Records) tombstone(id driver.ID, tok string) ([]byte, error) {
+// tombstone encodes a bare tombstone of id with token tok and the write
+// entry (none when ""), timed now.
+func (r *Records) tombstone(id driver.ID, tok, entry string) ([]byte, error) {
 	return jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true,
-		PurgedAt: time.Now().UnixMilli()})
+		PurgedAt: time.Now().UnixMilli(), WriteID: entry})
 }
 
 // sealRead replaces each existing file of objs by a tombstone without a
@@ -270,7 +357,7 @@ func (r *Records) tombstone(id driver.ID, tok string) ([]byte, error) {
 // record is gone already, and a file that changed meanwhile belongs to a
 // record created since.
 func (r *Records) sealRead(ctx context.Context, id driver.ID, files []layout.File, objs []*object) {
-	data, err := r.tombstone(id, "")
+	data, err := r.tombstone(id, "", "")
 	if err != nil {
 		return
 	}
@@ -284,47 +371,50 @@ func (r *Records) sealRead(ctx context.Context, id driver.ID, files []layout.Fil
 }
 
 // seal seals the other files of the record whose defining file is def, in
-// parallel. ok is false when one of them changed meanwhile (read again).
-func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (bool, error) {
-	oks := make([]bool, len(files))
+// parallel. ok is false when one of them changed meanwhile (read again);
+// unsure is set when a seal's answer was lost.
+func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (ok, unsure bool, err error) {
+	res := make([]landing, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i, f := range files {
-		wg.Go(func() { oks[i], errs[i] = r.sealOne(ctx, id, def, f, objs[i]) })
+		wg.Go(func() { res[i], errs[i] = r.sealOne(ctx, id, def, f, objs[i]) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return false, err
+	if slices.Contains(res, lost) {
+		return false, true, nil // the next read shows what is there now
 	}
-	return !slices.Contains(oks, false), nil
+	if err := errors.Join(errs...); err != nil {
+		return false, false, err
+	}
+	return !slices.Contains(res, refused), false, nil
 }
 
-// sealOne seals file f as read in obj; see Delete.
-func (r *Records) sealOne(ctx context.Context, id driver.ID, def *jsonld.File, f layout.File, obj *object) (bool, error) {
+// sealOne seals file f as read in obj; see Delete. A seal is the same
+// whoever writes it, so one sealed already is as good as one this call
+// wrote.
+func (r *Records) sealOne(ctx context.Context, id driver.ID, def *jsonld.File, f layout.File, obj *object) (landing, error) {
 	pc, rec := ifAbsent(), &driver.Record{ID: id}
 	opts := jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true, PurgedAt: time.Now().UnixMilli()}
 	if obj != nil {
 		pc = ifMatch(obj.tag)
 		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {
 			if doc.Purged {
-				return true, nil
+				return landed, nil
 			}
 			if rec, err = jsonld.Assemble(id, def, doc); err != nil {
-				return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+				return refused, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 			}
 			opts.Parts, opts.Prev = f.Parts, doc
 		}
 	}
 	data, err := jsonld.Encode(rec, opts)
 	if err != nil {
-		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+		return refused, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	_, err = r.put(ctx, f.Key, data, pc)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing), r.maybeApplied(err) && ctx.Err() == nil:
-		return false, nil // the next read shows what is there now
+	l, err := r.attempt(ctx, id, f.Key, pc, data)
+	if l == lost {
+		return lost, nil
 	}
-	return false, err
+	return l, err
 }

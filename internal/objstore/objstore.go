@@ -13,13 +13,15 @@
 //     (bounded, with jitter);
 //   - the tag and contents of every file read or written are cached, so an
 //     uncontended push is one write;
-//   - a write whose answer was lost is resolved by reading the object back;
-//   - Create writes one object, the defining file, holding a random
-//     incarnation token that every later write of the record's other files
-//     copies; readers ignore a file of another token (debris of an earlier
-//     record of the ID), and Delete seals the others before it replaces
-//     the defining file by a mark (see Records.Delete), so a lookup is one
-//     parallel read of the record's files;
+//   - a write records its driver.Write in the file it writes, so that one
+//     whose answer was lost, or a resend from another process, is
+//     resolved by reading the object back (see lost.go);
+//   - Create writes one object, the defining file, holding an incarnation
+//     token (the create's write ID) that every later write of the record's
+//     other files copies; readers ignore a file of another token (debris
+//     of an earlier record of the ID), and Delete seals the others before
+//     it replaces the defining file by a mark (see Records.Delete), so a
+//     lookup is one parallel read of the record's files;
 //   - only conditional writes decide: no create, push or purge deletes an
 //     object, so nothing rests on a store honouring a precondition on
 //     DeleteObject (several ignore it, some check it apart from the
@@ -117,6 +119,13 @@ type Config struct {
 	Name    string
 	Layout  layout.Layout
 	Dialect jsonld.Dialect
+	// UniqueTags says a tag names one version of an object for good: no
+	// later write gives the object a tag it had before (GCS generations,
+	// Azure ETags). S3's ETag is a digest of the bytes, so writing bytes
+	// again brings their tag back; then a lost answer is resolved by a tag
+	// only where the bytes it names carry a token or write entries, which
+	// no later write repeats (see lost.go).
+	UniqueTags bool
 	// RetryThrottled makes a conditional write the store refused for load
 	// (an error wrapping driver.ErrThrottled) count as not done: the
 	// operation backs off, re-reads and tries again.
@@ -223,6 +232,3 @@ func normTag(t string) string {
 	t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
 	return strings.Trim(t, `"`)
 }
-
-// token returns a random hex token.
-func token() string { return Token() }

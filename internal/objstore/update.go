@@ -3,14 +3,12 @@ package objstore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/internal/telemetry"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -25,9 +23,9 @@ const maxAttempts = 16
 // of the ID) and the record they make.
 type state struct {
 	def, target *cached
-	// debris is the tag of a file at the target's key that belongs to
-	// another record of the ID: a write replaces it on that tag.
-	debris string
+	// debris is a file at the target's key that belongs to another record
+	// of the ID: a write replaces it on its tag.
+	debris *cached
 	rec    *driver.Record
 	// read is set when the files came from the store in this call, not
 	// from the cache: a conflict found on them needs no re-read.
@@ -87,7 +85,7 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 			}
 			st.changed = !same
 		}
-		st.debris, st.target = st.target.tag, nil
+		st.debris, st.target = st.target, nil
 	}
 	rec, err := jsonld.Assemble(id, st.def.doc, others...)
 	if err != nil {
@@ -122,8 +120,9 @@ func (r *Records) orNotFound(err error, id driver.ID) error {
 // Update implements driver.Driver. It compares with cond.Holds on the
 // cached file (read when not cached) and writes the one file holding
 // concern c conditional on its tag (IfAbsent when the file does not exist
-// yet). A failed precondition makes it re-read and compare again; a conflict is only ever
-// reported from a fresh read.
+// yet), recording the write's entry (see lost.go). A failed precondition
+// makes it re-read and compare again; a conflict is only ever reported
+// from a fresh read.
 func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
 	if err := r.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -135,13 +134,25 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 	if err != nil {
 		return driver.Outcome{}, err
 	}
-	target := fileOf(files, c)
+	w, err := r.writeOf(ctx)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
+	u := &update{id: id, files: files, target: fileOf(files, c), c: c, next: next, entry: updateEntry(w, next.V)}
+	applied := driver.Outcome{Applied: true, Current: next.Clone()}
+	if w.Resend {
+		err := r.resent(ctx, id, files[u.target].Key, func(doc *jsonld.File) bool { return hasEntry(doc, u.entry) })
+		if err != nil {
+			return driver.Outcome{}, err
+		}
+		return applied, nil
+	}
 	fresh := false
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return driver.Outcome{}, err
 		}
-		st, err := r.state(ctx, id, files, target, fresh)
+		st, err := r.state(ctx, id, files, u.target, fresh)
 		if err != nil {
 			return driver.Outcome{}, err
 		}
@@ -164,16 +175,30 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 			fresh = true // a purge is under way: wait for it
 			continue
 		}
-		done, err := r.apply(ctx, id, files[target], st, c, next)
+		done, err := r.apply(ctx, u, st)
 		if err != nil || done {
-			if done && target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == driver.Index {
+			if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == driver.Index {
 				r.foldInline(ctx, id, files[0], st.def)
 			}
-			return driver.Outcome{Applied: done, Current: next.Clone()}, err
+			if err != nil {
+				return driver.Outcome{}, err
+			}
+			return applied, nil
 		}
 		fresh = true
 	}
 	return driver.Outcome{}, r.contended(id, c)
+}
+
+// update is one Update call: the record, the file it writes, the value and
+// the entry it records.
+type update struct {
+	id     driver.ID
+	files  []layout.File
+	target int // index in files of the file holding c
+	c      driver.Concern
+	next   driver.Value
+	entry  string
 }
 
 func (r *Records) contended(id driver.ID, c driver.Concern) error {
@@ -199,53 +224,102 @@ func fileOf(files []layout.File, c driver.Concern) int {
 	return 0
 }
 
-// apply writes concern c of st.rec as next to file f. done is false when
-// the file changed since it was read (try again).
-func (r *Records) apply(ctx context.Context, id driver.ID, f layout.File, st *state, c driver.Concern, next driver.Value) (bool, error) {
+// apply writes concern u.c of st.rec as u.next to the file holding it.
+// done is false when the file changed since it was read (try again). A
+// lost answer is resolved (see lost.go): done, or an error.
+func (r *Records) apply(ctx context.Context, u *update, st *state) (bool, error) {
+	f := u.files[u.target]
+	was := st.rec.Value(u.c).Clone()
 	rec := st.rec
-	rec.SetValue(c, next.Clone())
-	pc, prev := ifAbsent(), (*jsonld.File)(nil)
+	rec.SetValue(u.c, u.next.Clone())
+	pc, prev, at := ifAbsent(), (*jsonld.File)(nil), (*jsonld.File)(nil)
 	switch {
 	case st.target != nil:
-		pc, prev = ifMatch(st.target.tag), st.target.doc
-	case st.debris != "":
-		pc = ifMatch(st.debris)
+		pc, prev, at = ifMatch(st.target.tag), st.target.doc, st.target.doc
+	case st.debris != nil:
+		pc, at = ifMatch(st.debris.tag), st.debris.doc
 	}
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: prev,
-		Incarnation: st.def.doc.Incarnation})
+		Incarnation: st.def.doc.Incarnation, WriteID: u.entry})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	return r.writeCAS(ctx, id, f, pc, data)
+	l, err := r.attempt(ctx, u.id, f.Key, pc, data)
+	if l != lost {
+		return l == landed, err
+	}
+	s := &sent{id: u.id, key: f.Key, pc: pc, data: data, settle: func(ctx context.Context, cause error) (bool, error) {
+		return r.settleUpdate(ctx, u, st.def, pc, at, was, cause)
+	}}
+	err = r.resolveLost(ctx, s, err)
+	return err == nil, err
 }
 
-// writeCAS writes data to f under pc and caches it. done is false when the
-// precondition failed (the caller re-reads and decides again). A write
-// whose outcome is unknown (timeout, 5xx) is resolved by reading (see
-// resolve).
-func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc Precondition, data []byte) (bool, error) {
-	tag, err := r.put(ctx, f.Key, data, pc)
+// settleUpdate reads back the file of an update whose answer was lost: it
+// landed when the file holds its entry; it may be sent again when the
+// file is still at the attempt's precondition (pc, on the file at, as
+// read) and the record is still the one the update was decided on (def,
+// the concern at value was).
+func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc Precondition, at *jsonld.File, was driver.Value, cause error) (bool, error) {
+	key := u.files[u.target].Key
+	now, err := r.readBack(ctx, u.id, key, cause)
 	switch {
-	case err == nil:
-		r.remember(id, f.Key, tag, data)
+	case err != nil:
+		return false, err
+	case now != nil && hasEntry(now.doc, u.entry):
+		r.found(key, now)
 		return true, nil
-	case errors.Is(err, ErrPrecondition):
-		telemetry.PreconditionFailed(ctx, r.preconditionCode())
-		telemetry.Retry(ctx, "precondition failed")
+	case !r.holds(now, pc, at):
+		return false, r.unknown(key, "the answer was lost (%v), and the file was written since, by another writer or a purge", cause)
+	case u.target == 0:
 		return false, nil
-	case r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
-		telemetry.Retry(ctx, "throttled")
-		return false, nil // the caller backs off, re-reads and tries again
-	case errors.Is(err, ErrMissing):
-		// Removed since it was read (a collector, after a purge): the
-		// caller's fresh read decides (not found, or free to create).
-		r.cache.drop(f.Key)
-		telemetry.Retry(ctx, "object removed")
-		return false, nil
-	case r.maybeApplied(err) && ctx.Err() == nil:
+	}
+	// Read after the file, so that a purge and a collector cannot have
+	// removed it in between unseen.
+	defNow, err := r.readBack(ctx, u.id, u.files[0].Key, cause)
+	if err != nil {
+		return false, err
+	}
+	if !r.sameRecord(u, def, defNow, now, was) {
+		return false, r.unknown(key, "the answer was lost (%v), and the record has changed since: purged, created again, or the value rewritten", cause)
+	}
+	return false, nil
+}
+
+// sameRecord reports whether the defining file now (target: the file
+// holding u.c, as read just before) is of the record def was, and gives
+// u.c the value was. A token proves the record is the same; without one
+// (a record written by Fluree) only a defining file unchanged since does.
+func (r *Records) sameRecord(u *update, def, now, target *cached, was driver.Value) bool {
+	switch {
+	case now == nil || now.doc == nil || now.doc.Purged || now.doc.Incarnation != def.doc.Incarnation:
+		return false
+	case def.doc.Incarnation == "" && !r.holds(now, ifMatch(def.tag), def.doc):
+		return false
+	}
+	var others []*jsonld.File
+	if target != nil && target.doc != nil && belongs(now.doc, target.doc) {
+		others = append(others, target.doc)
+	}
+	rec, err := jsonld.Assemble(u.id, now.doc, others...)
+	if err != nil {
+		return false
+	}
+	v := rec.Value(u.c)
+	return v != nil && v.Equal(was)
+}
+
+// writeCAS writes data to f under pc and caches it, for the writes that
+// record no entry (the bookkeeping of branches, folds of an inline
+// index). done is false when the precondition failed (the caller re-reads
+// and decides again). A write whose outcome is unknown (timeout, 5xx) is
+// resolved by reading (see resolve).
+func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc Precondition, data []byte) (bool, error) {
+	l, err := r.attempt(ctx, id, f.Key, pc, data)
+	if l == lost {
 		return r.resolve(ctx, id, f.Key, pc, data, err)
 	}
-	return false, err
+	return l == landed, err
 }
 
 // preconditionCode names a failed precondition in telemetry: HTTP's 412
@@ -258,17 +332,16 @@ func (r *Records) preconditionCode() string {
 }
 
 // resolve reads key after a write of data under pc whose outcome is
-// unknown. The write landed when the object holds exactly data, and did not
-// when the object is still what pc required (absent, or at pc's tag), so
-// the caller may decide again. Anything else means another writer changed
-// the object meanwhile, maybe after our write landed: the store keeps no
-// history to tell, so resolve returns an error wrapping
-// driver.ErrUnavailable rather than report a conflict for a write that may
-// have landed.
+// unknown, for writeCAS. The write landed when the object holds exactly
+// data (these writes carry a token or a fence's time, which no other
+// write repeats), and did not when the object is still what pc required
+// (absent, or at pc's tag), so the caller may decide again. Anything else
+// means another writer changed the object meanwhile, maybe after our write
+// landed: an error wrapping driver.ErrOutcomeUnknown.
 func (r *Records) resolve(ctx context.Context, id driver.ID, key string, pc Precondition, data []byte, cause error) (bool, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
-		return false, fmt.Errorf("%s: %s: %w: outcome unknown: %w (and reading it back failed: %v)", r.cfg.Name, key, driver.ErrUnavailable, cause, err)
+		return false, r.unknown(key, "the answer was lost (%v); reading it back failed: %v", cause, err)
 	}
 	switch {
 	case obj != nil && bytes.Equal(obj.data, data):
@@ -277,8 +350,7 @@ func (r *Records) resolve(ctx context.Context, id driver.ID, key string, pc Prec
 	case obj == nil && pc.Absent, obj != nil && pc.Tag != "" && normTag(obj.tag) == normTag(pc.Tag):
 		return false, nil // untouched: the write never landed
 	}
-	r.cache.drop(key)
-	return false, fmt.Errorf("%s: %s: %w: outcome unknown: the write's answer was lost (%v) and another writer changed the object before it could be read back", r.cfg.Name, key, driver.ErrUnavailable, cause)
+	return false, r.unknown(key, "the answer was lost (%v), and another writer changed the object before it could be read back", cause)
 }
 
 // remember caches what the driver just wrote to key.
@@ -316,7 +388,7 @@ func (r *Records) foldInline(ctx context.Context, id driver.ID, f layout.File, d
 
 // Retract implements driver.Driver: one conditional write of the file
 // holding identity and status (the main file of layout B, the status file
-// of layout C).
+// of layout C), recording the write's entry.
 func (r *Records) Retract(ctx context.Context, id driver.ID, at time.Time) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -325,12 +397,20 @@ func (r *Records) Retract(ctx context.Context, id driver.ID, at time.Time) error
 	if err != nil {
 		return err
 	}
+	w, err := r.writeOf(ctx)
+	if err != nil {
+		return err
+	}
+	rt := &retraction{id: id, f: files[0], at: at, entry: retractEntry(w)}
+	if w.Resend {
+		return r.resent(ctx, id, rt.f.Key, rt.done)
+	}
 	fresh := false
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		done, err := r.retractOnce(ctx, id, files[0], at, fresh)
+		done, err := r.retractOnce(ctx, rt, fresh)
 		if err != nil || done {
 			return err
 		}
@@ -339,7 +419,27 @@ func (r *Records) Retract(ctx context.Context, id driver.ID, at time.Time) error
 	return r.contended(id, driver.Status)
 }
 
-func (r *Records) retractOnce(ctx context.Context, id driver.ID, f layout.File, at time.Time, fresh bool) (bool, error) {
+// retraction is one Retract call.
+type retraction struct {
+	id    driver.ID
+	f     layout.File // the defining file
+	at    time.Time
+	entry string
+}
+
+// done reports whether def, the defining file, shows the retraction done:
+// its entry, or a live record retracted (retracting it again would change
+// nothing).
+func (rt *retraction) done(def *jsonld.File) bool {
+	if hasEntry(def, rt.entry) {
+		return true
+	}
+	rec, err := jsonld.Assemble(rt.id, def)
+	return err == nil && !def.Purged && rec.Retracted
+}
+
+func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (bool, error) {
+	id, f := rt.id, rt.f
 	def, err := r.docFor(ctx, id, f.Key, fresh)
 	if err != nil || def == nil || def.doc.Purged && fresh {
 		return false, r.orNotFound(err, id)
@@ -355,10 +455,29 @@ func (r *Records) retractOnce(ctx context.Context, id driver.ID, f layout.File, 
 		return fresh, nil // a cached "retracted" may be a purged record's
 	}
 	rec.Retracted = true
-	rec.Status = &driver.Value{V: rec.Status.V + 1, Payload: driver.RetractedStatus(at)}
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc})
+	rec.Status = &driver.Value{V: rec.Status.V + 1, Payload: driver.RetractedStatus(rt.at)}
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc, WriteID: rt.entry})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	return r.writeCAS(ctx, id, f, ifMatch(def.tag), data)
+	pc := ifMatch(def.tag)
+	l, err := r.attempt(ctx, id, f.Key, pc, data)
+	if l != lost {
+		return l == landed, err
+	}
+	s := &sent{id: id, key: f.Key, pc: pc, data: data, settle: func(ctx context.Context, cause error) (bool, error) {
+		now, err := r.readBack(ctx, id, f.Key, cause)
+		switch {
+		case err != nil:
+			return false, err
+		case now != nil && now.doc != nil && rt.done(now.doc):
+			r.found(f.Key, now)
+			return true, nil
+		case r.holds(now, pc, def.doc):
+			return false, nil
+		}
+		return false, r.unknown(f.Key, "the answer was lost (%v), and the record was written since, by another writer or a purge", cause)
+	}}
+	err = r.resolveLost(ctx, s, err)
+	return err == nil, err
 }

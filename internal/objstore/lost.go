@@ -1,0 +1,239 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/jsonld"
+)
+
+// Writes whose answer is lost (see driver.Driver).
+//
+// Every write of a record (Create, Update, Retract, Delete) names itself
+// with its driver.Write: a create takes the write's ID as the record's
+// incarnation token, and every other write puts an entry, "ID@v" (the
+// watermark it writes), "ID@retract" or "ID@purge", first in f:writeIDs of
+// the file it writes, which keeps the last jsonld.MaxWriteIDs of them. A
+// purge's seals keep a file's entries, and its mark carries its own. So a
+// write that landed can be found in what the store holds, by this process
+// or another, until three later writes of that file push it out.
+//
+// Every attempt is a conditional write of one file, on the tag the file
+// was read at or on its absence. When an attempt's answer is lost (the
+// Store's MaybeApplied), the write reads the file again (see resolveLost):
+//
+//   - its entry (for a create: its token, in the record or in the mark a
+//     purge left) means it landed;
+//   - the file still at the attempt's precondition, and the record still
+//     the one the write was decided on, means it has not landed: the same
+//     request, on the same precondition, is sent again, so that of it and
+//     the lost one at most one lands;
+//   - anything else (the file changed by another writer, the record purged
+//     or created again) is an error wrapping driver.ErrOutcomeUnknown,
+//     never a conflict, a not found or a second write.
+//
+// A write marked as a resend (driver.Write.Resend) was perhaps sent by
+// another process, to an incarnation this one cannot know: it writes
+// nothing, and is done when its entry (or token) is found, or, for a
+// retract, when the record is retracted; ErrOutcomeUnknown otherwise.
+
+// maxResends bounds how often a write whose answers were lost is sent
+// again after reading showed it had not landed.
+const maxResends = 8
+
+// writeOf returns the Write of ctx, checked: its ID becomes part of what is
+// stored.
+func (r *Records) writeOf(ctx context.Context) (driver.Write, error) {
+	w := driver.WriteOf(ctx)
+	if err := w.Validate(); err != nil {
+		return driver.Write{}, fmt.Errorf("%s: %w", r.cfg.Name, err)
+	}
+	return w, nil
+}
+
+// updateEntry, retractEntry and purgeEntry are the entries writes record.
+func updateEntry(w driver.Write, v int64) string { return w.ID + "@" + strconv.FormatInt(v, 10) }
+func retractEntry(w driver.Write) string         { return w.ID + "@retract" }
+func purgeEntry(w driver.Write) string           { return w.ID + "@purge" }
+
+// hasEntry reports whether doc records the write entry.
+func hasEntry(doc *jsonld.File, entry string) bool {
+	return doc != nil && slices.Contains(doc.WriteIDs, entry)
+}
+
+// isPurgeMark reports whether doc is a mark a purge left (not a
+// collector's, nor a branch create's fence): it records the purge.
+func isPurgeMark(doc *jsonld.File) bool {
+	return doc.Purged && slices.ContainsFunc(doc.WriteIDs, func(e string) bool { return strings.HasSuffix(e, "@purge") })
+}
+
+// createdBy reports whether doc, a defining file, shows that the create
+// with token tok landed: the record it made, or the mark of its purge.
+func createdBy(doc *jsonld.File, tok string) bool {
+	return doc != nil && doc.Incarnation == tok && (!doc.Purged || isPurgeMark(doc))
+}
+
+// landing is what became of one attempt of a write.
+type landing int
+
+const (
+	// refused: the store refused it (a failed precondition, a missing
+	// object, throttling): nothing was written.
+	refused landing = iota
+	landed
+	// lost: no answer, or a 5xx: it may have landed.
+	lost
+)
+
+// attempt sends one conditional write of data to key. Its error is the
+// store's for a write that failed for good, or the cause of a lost one.
+func (r *Records) attempt(ctx context.Context, id driver.ID, key string, pc Precondition, data []byte) (landing, error) {
+	tag, err := r.put(ctx, key, data, pc)
+	switch {
+	case err == nil:
+		r.remember(id, key, tag, data)
+		return landed, nil
+	case errors.Is(err, ErrPrecondition):
+		telemetry.PreconditionFailed(ctx, r.preconditionCode())
+		telemetry.Retry(ctx, "precondition failed")
+		return refused, nil
+	case r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
+		telemetry.Retry(ctx, "throttled")
+		return refused, nil
+	case errors.Is(err, ErrMissing):
+		// Removed since it was read (a collector, after a purge): the
+		// caller's fresh read decides.
+		r.cache.drop(key)
+		telemetry.Retry(ctx, "object removed")
+		return refused, nil
+	case r.maybeApplied(err) && ctx.Err() == nil:
+		r.cache.drop(key)
+		telemetry.Retry(ctx, "answer lost")
+		return lost, err
+	}
+	return refused, err
+}
+
+// sent is a write one of whose attempts may have landed: the request, to
+// send again as it was, and how to tell from the store whether it landed.
+type sent struct {
+	id   driver.ID
+	key  string
+	pc   Precondition
+	data []byte
+	// settle reads what the store holds now: true when the write landed,
+	// false when it has not and pc still holds (it may be sent again), an
+	// error (wrapping driver.ErrOutcomeUnknown when it cannot tell)
+	// otherwise.
+	settle func(ctx context.Context, cause error) (bool, error)
+	// gate, when set, is called before each resend; its error stops them
+	// (a branch create's deadline).
+	gate func() error
+}
+
+// resolveLost establishes whether s landed after an attempt whose answer
+// was lost (cause), sending it again while reading shows it has not. It
+// returns nil when it landed.
+func (r *Records) resolveLost(ctx context.Context, s *sent, cause error) error {
+	for n := 0; ; n++ {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %s: %w: the outcome is unknown: %v", r.cfg.Name, r.object(s.key), ctx.Err(), cause)
+		}
+		done, err := s.settle(ctx, cause)
+		if err != nil || done {
+			return err
+		}
+		if n == maxResends {
+			return r.unknown(s.key, "%d attempts whose answers were lost, the last: %v", n+1, cause)
+		}
+		if err := r.backoff(ctx, n+1); err != nil {
+			return err
+		}
+		if s.gate != nil {
+			if err := s.gate(); err != nil {
+				return r.unknown(s.key, "the answer was lost (%v), and it may not be sent again: %v", cause, err)
+			}
+		}
+		l, err := r.attempt(ctx, s.id, s.key, s.pc, s.data)
+		switch {
+		case l == landed:
+			return nil
+		case l == lost:
+			cause = err
+		case err != nil:
+			return r.unknown(s.key, "an earlier attempt's answer was lost (%v), and sending it again failed: %v", cause, err)
+		}
+	}
+}
+
+// unknown returns the error of a write whose outcome cannot be
+// established.
+func (r *Records) unknown(key, format string, args ...any) error {
+	r.cache.drop(key)
+	return fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), driver.OutcomeUnknown(format, args...))
+}
+
+// readBack reads key after a lost answer (cause). The result is nil when
+// key is absent; its doc is nil when it is not a file of id.
+func (r *Records) readBack(ctx context.Context, id driver.ID, key string, cause error) (*cached, error) {
+	obj, err := r.get(ctx, key)
+	if err != nil {
+		return nil, r.unknown(key, "%v; reading it back failed: %v", cause, err)
+	}
+	if obj == nil {
+		return nil, nil
+	}
+	c := &cached{tag: obj.tag, data: obj.data}
+	if d, err := r.decodeDoc(id, key, obj); err == nil {
+		c.doc = d.doc
+	}
+	return c, nil
+}
+
+// errResend is the cause given for a write marked as a resend.
+var errResend = errors.New("the write is a resend")
+
+// resent settles a write marked as a resend without writing anything: it
+// returns nil when done reports that the file at key holds the write, and
+// an error wrapping driver.ErrOutcomeUnknown otherwise (the earlier attempt
+// may have landed on a record purged since, or may land still).
+func (r *Records) resent(ctx context.Context, id driver.ID, key string, done func(*jsonld.File) bool) error {
+	now, err := r.readBack(ctx, id, key, errResend)
+	if err != nil {
+		return err
+	}
+	if now != nil && now.doc != nil && done(now.doc) {
+		r.found(key, now)
+		return nil
+	}
+	return r.unknown(key, "%v, and the store holds no trace of an earlier attempt", errResend)
+}
+
+// holds reports whether obj, as read now, still meets pc, the
+// precondition of an attempt that was decided on prev (the file at pc's
+// tag; nil for an absent one). A tag proves that nothing was written since
+// only when it cannot come back: tags that name one version for good
+// (Config.UniqueTags), or bytes that carry a token or entries, which no
+// later write repeats.
+func (r *Records) holds(obj *cached, pc Precondition, prev *jsonld.File) bool {
+	if pc.Absent {
+		return obj == nil
+	}
+	return obj != nil && normTag(obj.tag) == normTag(pc.Tag) && (r.cfg.UniqueTags || tagged(prev))
+}
+
+// tagged reports whether doc carries a token or write entries.
+func tagged(doc *jsonld.File) bool {
+	return doc != nil && (doc.Incarnation != "" || len(doc.WriteIDs) > 0)
+}
+
+// found caches c (read back, decoded), which holds a write that landed.
+func (r *Records) found(key string, c *cached) {
+	r.cache.put(key, *c)
+}

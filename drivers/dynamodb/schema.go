@@ -38,10 +38,10 @@ const (
 
 	// concern items
 	attrCommitAddress  = "commit_address"
-	attrCommitID       = "commit_id" // Fluree v4's name, read but never written
+	attrCommitID       = "commit_id" // Fluree v4's: a content ID (see layout.encodeRef)
 	attrCommitT        = "commit_t"
 	attrIndexAddress   = "index_address"
-	attrIndexID        = "index_id" // Fluree v4's name, read but never written
+	attrIndexID        = "index_id" // Fluree v4's: a content ID
 	attrIndexT         = "index_t"
 	attrIndexGraphs    = "index_graphs" // named graphs: JSON text of {name: {address, t, rev} | null}
 	attrDefaultContext = "default_context_address"

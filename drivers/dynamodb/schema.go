@@ -52,6 +52,11 @@ const (
 	attrStatusMeta     = "status_meta"
 	attrStatusV        = "status_v"
 
+	// commit-index rows (Fluree v4's), sort key skCommitPrefix + t
+	// zero-padded to commitSKDigits digits
+	attrCommitCID = "commit_cid"
+	attrTTL       = "ttl" // Unix seconds: written + commitRowTTL (a DynamoDB TTL, if enabled)
+
 	// Write IDs: the random IDs of the last three conditional writes to an
 	// item, newest first. They let Update tell its own write from another
 	// client's when a response was lost (see resolve in update.go).
@@ -73,6 +78,13 @@ const (
 	skIndex  = "index"
 	skConfig = "config"
 	skStatus = "status"
+)
+
+// Commit-index rows: Fluree's put_commit_index_item (fluree-db-storage-aws).
+const (
+	skCommitPrefix = "commit#"
+	commitSKDigits = 20
+	commitRowTTL   = 30 * 24 * 60 * 60 // seconds
 )
 
 // Payload keys of the model that have attributes of their own.

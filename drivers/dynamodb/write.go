@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -124,57 +125,54 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 	}
 }
 
-// Delete implements driver.Driver: a consistent Query of the record's keys,
-// then one TransactWriteItems deleting them all, each on condition it still
-// exists, so that no reader sees half a record and exactly one of racing
-// deletes succeeds. A failed condition means another delete (perhaps
-// followed by a create) got there first: the keys are queried again, and
-// an empty partition returns an error wrapping driver.ErrNotFound.
+// Delete implements driver.Driver: a consistent keys-only Query of the
+// partition; plain deletes (BatchWriteItem) of the rows that are not the
+// record's own (Fluree's commit-index rows); then one TransactWriteItems
+// deleting the record's own items, each on condition it still exists, so
+// that no reader sees half a record and exactly one of racing deletes
+// succeeds. A failed condition means another delete (perhaps followed by a
+// create) got there first: the keys are queried again, and a partition
+// without the record's items returns an error wrapping driver.ErrNotFound.
+//
+// The other rows go first, while the record still exists, so that no
+// create of the ID can come between their deletion and the record's: a
+// create racing the purge fails (the ID is taken) instead of seeing the
+// rows its new ledger writes deleted under it. The price is that a row
+// written after the Query (a commit Fluree publishes to the record while it
+// is purged) outlives the record; Collect removes such rows.
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "delete "+id.String()
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
-		items, err := d.queryPK(ctx, op, pk, true)
+		own, rows, err := d.partitionKeys(ctx, op, pk)
 		if err != nil {
 			return err
 		}
-		if len(items) == 0 {
+		if len(own) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
+		if err := d.deleteRows(ctx, op, pk, rows); err != nil {
+			return err
+		}
 		var tx []types.TransactWriteItem
-		for sk := range items {
+		for _, sk := range own {
 			tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
 				TableName: aws.String(d.table), Key: keyOf(pk, sk),
 				ConditionExpression: aws.String("attribute_exists(pk)"),
 			}})
 		}
-		done, err := d.deleteItems(ctx, op, tx)
+		reasons, err := d.transact(ctx, op, tx)
 		if err != nil {
 			return err
 		}
-		if done {
+		if reasons == nil {
 			d.kinds.forget(id)
 			return nil
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
-}
-
-// deleteItems runs tx in transactions of at most 100 items (DynamoDB's
-// limit; a record has 5, a damaged partition may hold more). It reports
-// false when a condition failed: another delete got there first.
-func (d *Driver) deleteItems(ctx context.Context, op string, tx []types.TransactWriteItem) (bool, error) {
-	for len(tx) > 0 {
-		n := min(len(tx), 100)
-		reasons, err := d.transact(ctx, op, tx[:n])
-		if err != nil || reasons != nil {
-			return false, err
-		}
-		tx = tx[n:]
-	}
-	return true, nil
 }
 
 // transact runs a TransactWriteItems. It returns the cancellation reasons
@@ -247,13 +245,13 @@ func (d *Driver) failCancel(ctx context.Context, op string, reasons []types.Canc
 }
 
 // Get implements driver.Driver with one consistent Query of the record's
-// partition.
+// items (see queryRecord).
 func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
 	pk, op := id.String(), "get "+id.String()
-	items, err := d.queryPK(ctx, op, pk, false)
+	items, err := d.queryRecord(ctx, op, pk)
 	if err != nil {
 		return nil, err
 	}
@@ -268,16 +266,50 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	return rec, nil
 }
 
-// queryPK returns the items of partition pk by sort key, read consistently;
-// keysOnly fetches only the keys.
-func (d *Driver) queryPK(ctx context.Context, op, pk string, keysOnly bool) (map[string]item, error) {
-	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(stringAV(pk))))
-	if keysOnly {
-		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
-	}
+// queryRecord returns the record's own items of partition pk by sort key,
+// read consistently. Its key condition, sk >= "config", is Fluree's: every
+// sort key of a record sorts at or after "config", and Fluree's
+// commit-index rows ("commit#…") before it, so the Query reads the record's
+// few items (one request) however many rows the partition holds.
+func (d *Driver) queryRecord(ctx context.Context, op, pk string) (map[string]item, error) {
+	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
+		And(expression.Key(attrSK).GreaterThanEqual(expression.Value(stringAV(skConfig))))
+	items := map[string]item{}
+	err := d.query(ctx, op, expression.NewBuilder().WithKeyCondition(key), func(it item) {
+		if sk, ok := getString(it, attrSK); ok {
+			items[sk] = it
+		}
+	})
+	return items, err
+}
+
+// partitionKeys returns the sort keys of every row of partition pk, read
+// consistently: own are the record's items, rows the others.
+func (d *Driver) partitionKeys(ctx context.Context, op, pk string) (own, rows []string, err error) {
+	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(stringAV(pk)))).
+		WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
+	err = d.query(ctx, op, b, func(it item) {
+		sk, _ := getString(it, attrSK)
+		if isRecordSK(sk) {
+			own = append(own, sk)
+		} else {
+			rows = append(rows, sk)
+		}
+	})
+	return own, rows, err
+}
+
+// isRecordSK reports whether sk is the sort key of one of a record's items.
+func isRecordSK(sk string) bool {
+	return slices.Contains(sortKeys(driver.Ledger), sk)
+}
+
+// query runs a consistent Query built by b on the table, page by page,
+// calling fn with each item.
+func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn func(item)) error {
 	expr, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
+		return fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),
@@ -287,28 +319,18 @@ func (d *Driver) queryPK(ctx context.Context, op, pk string, keysOnly bool) (map
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(true),
 	}
-	items := map[string]item{}
 	for {
 		out, err := d.client.Query(ctx, in)
 		if err != nil {
-			return nil, d.fail(ctx, op, err)
+			return d.fail(ctx, op, err)
 		}
 		for _, it := range out.Items {
-			if sk, ok := getString(it, attrSK); ok {
-				items[sk] = it
-			}
+			fn(it)
 		}
 		if len(out.LastEvaluatedKey) == 0 {
-			return items, nil
+			return nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 }
 
-// Collect implements driver.Collector: a purge deletes every item of the
-// record in one transaction, so there is never anything to collect.
-func (d *Driver) Collect(ctx context.Context, _ driver.CollectOptions) (driver.CollectStats, error) {
-	return driver.CollectStats{}, d.begin(ctx)
-}
-
-var _ driver.Collector = (*Driver)(nil)

@@ -215,12 +215,12 @@ func (f fluree) lookup(ctx context.Context, pk string) (flRecord, error) {
 // interop is one ledger written by both sides, and the pointers it must
 // hold: the last write applied.
 type interop struct {
-	t          *testing.T
-	ns         *nameservice.NameService
-	fl         fluree
-	id         string
-	head       driver.Value
-	index      driver.Value
+	t     *testing.T
+	ns    *nameservice.NameService
+	fl    fluree
+	id    string
+	head  driver.Value
+	index driver.Value
 }
 
 // step is one write by one side; it returns the new value of concern c

@@ -260,7 +260,7 @@ func TestErrors(t *testing.T) {
 	// do, after one request (the SDK must not retry it).
 	missing := cfg
 	missing.Table = "no-such-table-" + testenv.RandomHex(3)
-	counter := &countingTransport{base: http.DefaultTransport, n: map[string]int{}, failed: map[string]int{}}
+	counter := newCountingTransport(http.DefaultTransport)
 	missing.HTTPClient = &http.Client{Transport: counter}
 	dm, err := dynamodb.Open(ctx, missing)
 	must(t, err)

@@ -98,7 +98,7 @@ func wantHead(t *testing.T, ev driver.Event, id driver.ID, old, new int64) {
 // BatchGetItem after the baseline), and reports a purge.
 func TestWatchReadsStream(t *testing.T) {
 	cfg := testConfig(t)
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	ct := newCountingTransport(http.DefaultTransport.(*http.Transport).Clone())
 	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
 	d, w := openWith(t, cfg), openWith(t, testConfig(t))
 	id := newWatchedLedger(t, w)

@@ -333,4 +333,3 @@ func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn 
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 }
-

@@ -2,6 +2,7 @@ package dynamodb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -125,7 +126,7 @@ func TestCommitIndexRows(t *testing.T) {
 // TestCollectRows: rows written into a partition after its record was
 // purged (Fluree publishing to a ledger while it is purged) are removed by
 // Collect, those younger than OlderThan kept, and the rows of a live record
-// never touched.
+// never touched; a purge of the gone ID removes such rows too.
 func TestCollectRows(t *testing.T) {
 	d := openDriver(t)
 	ns := nameservice.New(d)
@@ -160,6 +161,10 @@ func TestCollectRows(t *testing.T) {
 	must(t, err)
 	if st.Removed != 10 || partitionSize(t, fl, gone) != 0 {
 		t.Fatalf("collect: %+v, %d rows left, want the last 10 removed", st, partitionSize(t, fl, gone))
+	}
+	putCommitRows(t, fl, gone, 41, 43, time.Now())
+	if err := ns.Purge(ctx, gone); !errors.Is(err, nameservice.ErrNotFound) || partitionSize(t, fl, gone) != 0 {
+		t.Errorf("purge of the purged ID beside 3 rows: %v, %d rows left, want ErrNotFound and none", err, partitionSize(t, fl, gone))
 	}
 	if n := partitionSize(t, fl, live); n != 5+5 {
 		t.Errorf("the live record's partition holds %d rows, want its 5 items and 5 commit rows", n)

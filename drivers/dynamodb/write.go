@@ -131,15 +131,16 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // deleting the record's own items, each on condition it still exists, so
 // that no reader sees half a record and exactly one of racing deletes
 // succeeds. A failed condition means another delete (perhaps followed by a
-// create) got there first: the keys are queried again, and a partition
-// without the record's items returns an error wrapping driver.ErrNotFound.
+// create) got there first: the keys are queried again.
 //
 // The other rows go first, while the record still exists, so that no
 // create of the ID can come between their deletion and the record's: a
 // create racing the purge fails (the ID is taken) instead of seeing the
 // rows its new ledger writes deleted under it. The price is that a row
 // written after the Query (a commit Fluree publishes to the record while it
-// is purged) outlives the record; Collect removes such rows.
+// is purged) outlives the record; Collect removes such rows, and so does a
+// purge of the ID, which removes the other rows of a partition without a
+// record too (and then returns the error wrapping driver.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -150,11 +151,11 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		if err != nil {
 			return err
 		}
-		if len(own) == 0 {
-			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
-		}
 		if err := d.deleteRows(ctx, op, pk, rows); err != nil {
 			return err
+		}
+		if len(own) == 0 {
+			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
 		var tx []types.TransactWriteItem
 		for _, sk := range own {

@@ -502,3 +502,82 @@ func TestFlureeConfigInterop(t *testing.T) {
 		t.Fatalf("Fluree reads default context %q at v%d (%v), want %q at v3", fr.defaultContext, fr.configV, err, ctx3)
 	}
 }
+
+// pendingCommitCIDs is PendingCommitCIDs' request in Fluree
+// (DynamoDbNameService::pending_commit_cids): a consistent Query of the
+// sort keys between "commit#" and t = sinceT+1 zero-padded and "commit#"
+// and twenty 9s, reading commit_t and commit_cid.
+func (f fluree) pendingCommitCIDs(ctx context.Context, pk string, sinceT int64) ([]nameservice.CommitEntry, error) {
+	out, err := f.c.Query(ctx, &awsdynamodb.QueryInput{
+		TableName:                 aws.String(f.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
+		ExpressionAttributeNames:  map[string]string{"#pk": "pk", "#sk": "sk"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":lo": s(fmt.Sprintf("commit#%020d", sinceT+1)), ":hi": s("commit#99999999999999999999")},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var entries []nameservice.CommitEntry
+	for _, it := range out.Items {
+		c, _ := it["commit_cid"].(*types.AttributeValueMemberS)
+		t, _ := it["commit_t"].(*types.AttributeValueMemberN)
+		if c != nil && t != nil && cid.Parse(c.Value) == nil {
+			n, _ := strconv.ParseInt(t.Value, 10, 64)
+			entries = append(entries, nameservice.CommitEntry{T: n, CID: c.Value})
+		}
+	}
+	return entries, nil
+}
+
+// TestFlureeCommitIndex: a content-ID head published here writes the same
+// commit-index row as Fluree's publish_commit (the same attributes, a ttl
+// 30 days on); each side reads the other's rows with pending_commit_cids,
+// and a prune here removes Fluree's rows too.
+func TestFlureeCommitIndex(t *testing.T) {
+	d := openDriver(t)
+	ns := nameservice.New(d)
+	fl := newFluree(t)
+	ctx := context.Background()
+	id := "interopci" + testenv.RandomHex(3) + "/db:main"
+	must(t, ns.Init(ctx, id))
+	c1, c2, c3 := testenv.CID("c1"), testenv.CID("c2"), testenv.CID("c3")
+	_, err := ns.PublishCommit(ctx, id, 1, c1)
+	must(t, err)
+	ok, err := fl.publishCommit(ctx, id, 2, c2)
+	if err != nil || !ok {
+		t.Fatalf("Fluree's publish after ours: %v, %v", ok, err)
+	}
+	exp := driver.RefValue(c2, 2)
+	_, err = ns.CompareAndSetRef(ctx, id, nameservice.Head, &exp, nameservice.Ref{Address: c3, T: 3})
+	must(t, err)
+	row := func(t64 int64) map[string]types.AttributeValue {
+		out, err := d.Client().GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(d.Table()), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": s(id), "sk": s(fmt.Sprintf("commit#%020d", t64))}})
+		must(t, err)
+		return out.Item
+	}
+	ours, theirs := row(1), row(2)
+	if describeItem(ours) != describeItem(theirs) || describeItem(ours) != "commit_cid:S commit_t:N pk:S sk:S ttl:N" {
+		t.Errorf("our commit row %s, Fluree's %s", describeItem(ours), describeItem(theirs))
+	}
+	ttl, _ := strconv.ParseInt(ours["ttl"].(*types.AttributeValueMemberN).Value, 10, 64)
+	if days := time.Until(time.Unix(ttl, 0)).Hours() / 24; days < 29 || days > 31 {
+		t.Errorf("our commit row's ttl is %.1f days on, want 30", days)
+	}
+	want := []nameservice.CommitEntry{{T: 1, CID: c1}, {T: 2, CID: c2}, {T: 3, CID: c3}}
+	got, err := fl.pendingCommitCIDs(ctx, id, 0)
+	must(t, err)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Fluree's pending_commit_cids: %v, want %v", got, want)
+	}
+	mine, found, err := ns.PendingCommitCIDs(ctx, id, 1)
+	must(t, err)
+	if !found || fmt.Sprint(mine) != fmt.Sprint(want[1:]) {
+		t.Errorf("our pending above 1: %v (ok %v), want %v", mine, found, want[1:])
+	}
+	must(t, ns.PruneCommitIndex(ctx, id, 2))
+	if got, err = fl.pendingCommitCIDs(ctx, id, 0); err != nil || fmt.Sprint(got) != fmt.Sprint(want[2:]) {
+		t.Errorf("Fluree's pending_commit_cids after our prune up to 2: %v, %v, want %v", got, err, want[2:])
+	}
+}

@@ -1,19 +1,25 @@
 package dynamodb
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/cid"
 )
 
 // A partition may hold rows beside a record's own items: Fluree v4 keeps
@@ -21,6 +27,90 @@ import (
 // zero-padded) there. Lookups never read them (queryRecord); a purge
 // deletes them with plain deletes (deleteRows); Collect removes those a
 // purged record left.
+
+var _ driver.CommitIndexer = (*Driver)(nil)
+
+// commitSK returns the sort key of the commit-index row of t: the prefix
+// and t zero-padded, so that the rows sort by t.
+func commitSK(t int64) string {
+	return fmt.Sprintf("%s%0*d", skCommitPrefix, commitSKDigits, max(t, 0))
+}
+
+// indexCommit writes the commit-index row of head v when its address is a
+// content ID, as Fluree's put_commit_index_item does after a head update
+// applied: one PutItem, best effort (the index is an accelerator Fluree's
+// indexer checks; a failure here must not fail the publish that landed).
+func (d *Driver) indexCommit(ctx context.Context, pk string, v driver.Value) {
+	ref, ok := v.Ref()
+	if !ok || cid.Parse(ref.Address) != nil {
+		return
+	}
+	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item{
+		attrPK: stringAV(pk), attrSK: stringAV(commitSK(ref.T)), attrCommitCID: stringAV(ref.Address),
+		attrCommitT: numberAV(ref.T), attrTTL: numberAV(d.now().Unix() + commitRowTTL),
+	}})
+	if err != nil {
+		slog.Debug("dynamodb: commit-index row not written", "pk", pk, "t", ref.T, "err", err)
+	}
+}
+
+// PendingCommitCIDs implements driver.CommitIndexer as Fluree's
+// pending_commit_cids does: one consistent Query (paged) of the rows from
+// t = sinceT+1 up; none means no usable index (ok false). Rows it cannot
+// read are skipped.
+func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, false, err
+	}
+	if sinceT == math.MaxInt64 {
+		return nil, false, nil
+	}
+	var out []driver.CommitEntry
+	err := d.commitRows(ctx, "pending commit cids "+id.String(), id.String(), commitSK(sinceT+1), skCommitPrefix+strings.Repeat("9", commitSKDigits), false, func(it item) {
+		t, ok, err := getInt(it, attrCommitT)
+		c, _ := getString(it, attrCommitCID)
+		if ok && err == nil && cid.Parse(c) == nil {
+			out = append(out, driver.CommitEntry{T: t, CID: c})
+		}
+	})
+	slices.SortStableFunc(out, func(a, b driver.CommitEntry) int { return cmp.Compare(a.T, b.T) })
+	return out, len(out) > 0, err
+}
+
+// PruneCommitIndex implements driver.CommitIndexer as Fluree's
+// prune_commit_index does: a Query of the keys of the rows up to t = upToT,
+// then their deletion with BatchWriteItem.
+func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+	if err := d.begin(ctx); err != nil {
+		return err
+	}
+	if upToT < 0 {
+		return nil
+	}
+	pk, op := id.String(), "prune commit index "+id.String()
+	var sks []string
+	err := d.commitRows(ctx, op, pk, commitSK(0), commitSK(upToT), true, func(it item) {
+		if sk, ok := getString(it, attrSK); ok {
+			sks = append(sks, sk)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return d.deleteRows(ctx, op, pk, sks)
+}
+
+// commitRows calls fn with the rows of partition pk whose sort keys are
+// from lo to hi, read consistently; keysOnly fetches only the keys.
+func (d *Driver) commitRows(ctx context.Context, op, pk, lo, hi string, keysOnly bool, fn func(item)) error {
+	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
+		And(expression.Key(attrSK).Between(expression.Value(stringAV(lo)), expression.Value(stringAV(hi))))
+	b := expression.NewBuilder().WithKeyCondition(key)
+	if keysOnly {
+		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
+	}
+	return d.query(ctx, op, b, fn)
+}
 
 // maxBatchWrites is DynamoDB's limit of requests per BatchWriteItem.
 const maxBatchWrites = 25

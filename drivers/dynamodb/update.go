@@ -44,6 +44,9 @@ const maxResends = 8
 // writes at higher watermarks have pushed the ID out is the outcome unknown:
 // Update then returns an error wrapping driver.ErrUnavailable that says so. It
 // never reports a conflict for a write that landed.
+//
+// A head update that applied with a content ID is followed, as in Fluree,
+// by one PutItem of its commit-index row (see indexCommit).
 func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -53,7 +56,11 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	}
 	u := &update{d: d, id: id, pk: id.String(), c: c, cond: cond, next: next,
 		token: newToken(), layout: layoutFor(c, d.kinds.get(id))}
-	return u.run(ctx)
+	out, err := u.run(ctx)
+	if err == nil && out.Applied && c == driver.Head {
+		d.indexCommit(ctx, u.pk, next) // as Fluree does after a head update applied
+	}
+	return out, err
 }
 
 // update is the state of one Update call.

@@ -1,16 +1,22 @@
 package fs
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 )
@@ -48,6 +54,120 @@ func (d *Driver) removeCommits(id driver.ID) error {
 	}
 	d.removeEmptyDirs(filepath.Dir(path))
 	return nil
+}
+
+var _ driver.CommitIndexer = (*Driver)(nil)
+
+// Update implements driver.Driver (objstore.Records.Update). A head update
+// that applied with a content ID then appends its line to the commit index,
+// as Fluree's append_commit_index_entry does: best effort, a failure is
+// logged at debug level and the outcome stands.
+func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+	out, err := d.records.Update(ctx, id, c, cond, next)
+	if err == nil && out.Applied && c == driver.Head {
+		if err := d.appendCommit(id, next); err != nil {
+			slog.Debug("fs: commit index line not written", "id", id.String(), "err", err)
+		}
+	}
+	return out, err
+}
+
+// appendCommit appends head v's line to id's commit index when v's address
+// is a content ID: {"t":<t>,"cid":"<cid>"} and a newline, one write to a
+// file opened for appending, so that lines from several writers (Fluree's
+// among them) never interleave.
+func (d *Driver) appendCommit(id driver.ID, v driver.Value) error {
+	ref, ok := v.Ref()
+	if !ok || cid.Parse(ref.Address) != nil {
+		return nil
+	}
+	line, err := json.Marshal(driver.CommitEntry{T: ref.T, CID: ref.Address})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(d.commitsPath(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow|oCloexec, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	return errors.Join(err, f.Close())
+}
+
+// PendingCommitCIDs implements driver.CommitIndexer as Fluree's file
+// nameservice does: no file, or a line that is not a JSON entry (a torn
+// append) or not a content ID, means no usable index (ok false); otherwise
+// the entries above sinceT, each (t, cid) once, ascending by t.
+func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+	lines, err := d.readCommits(ctx, id)
+	if lines == nil || err != nil {
+		return nil, false, err
+	}
+	seen := map[driver.CommitEntry]bool{}
+	out := []driver.CommitEntry{}
+	for _, l := range lines {
+		var e driver.CommitEntry
+		if json.Unmarshal(l, &e) != nil || cid.Parse(e.CID) != nil {
+			return nil, false, nil
+		}
+		if e.T > sinceT && !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b driver.CommitEntry) int { return cmp.Compare(a.T, b.T) })
+	return out, true, nil
+}
+
+// PruneCommitIndex implements driver.CommitIndexer as Fluree's file
+// nameservice does: the lines with t above upToT are kept (lines that are
+// not entries go), written to a temp file renamed over the index. An append
+// racing the rewrite may be lost, as with Fluree's own prune; the index is
+// an accelerator its reader checks.
+func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+	lines, err := d.readCommits(ctx, id)
+	if lines == nil || err != nil {
+		return err
+	}
+	var kept []byte
+	for _, l := range lines {
+		var e driver.CommitEntry
+		if json.Unmarshal(l, &e) == nil && e.T > upToT {
+			kept = append(append(kept, l...), '\n')
+		}
+	}
+	path := d.commitsPath(id)
+	if err := replaceFile(path, kept); err != nil {
+		return ioError("write", path, err)
+	}
+	return nil
+}
+
+// readCommits returns the non-empty lines of id's commit index, trimmed;
+// nil when there is no index, none (but not nil) when it is empty.
+func (d *Driver) readCommits(ctx context.Context, id driver.ID) ([][]byte, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	if err := layout.Check(id); err != nil {
+		return nil, err
+	}
+	path := d.commitsPath(id)
+	data, _, err := d.readNoLinks(path)
+	if err != nil {
+		return nil, ioError("read", path, err)
+	}
+	lines := [][]byte{}
+	if data == nil {
+		if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+			return nil, nil // no index (an empty one reads as absent to readNoLinks)
+		}
+	}
+	for l := range bytes.Lines(data) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
 }
 
 // Delete implements driver.Driver: it removes the record's commit index,

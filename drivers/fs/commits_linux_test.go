@@ -149,3 +149,61 @@ func TestCommitIndexFileKept(t *testing.T) {
 		t.Errorf("the branch's commit index outlived its drop (%v)", err)
 	}
 }
+
+// TestCommitIndexFileLines: a content-ID head published here appends the
+// line Fluree's append_commit_index_entry appends ({"t":T,"cid":"C"} and a
+// newline), an address that is no content ID none; pending reads Fluree's
+// lines and ours alike, each (t, cid) once; a torn last line makes the
+// index unusable (ok false), as in Fluree; a prune keeps the lines above
+// its t.
+func TestCommitIndexFileLines(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ns := nameservice.New(open(t, dir, layouts["B"]))
+	if err := ns.Init(ctx, "mydb"); err != nil {
+		t.Fatal(err)
+	}
+	c1, c2, c3 := testenv.CID("1"), testenv.CID("2"), testenv.CID("3")
+	for _, p := range []struct {
+		t    int64
+		addr string
+	}{{1, c1}, {2, "fluree:file://mydb/commit/2.json"}, {3, c3}} {
+		if _, err := ns.PublishCommit(ctx, "mydb", p.t, p.addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "ns@v2", "mydb", "main.commits.jsonl")
+	wantFile := func(want string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil || string(b) != want {
+			t.Fatalf("commit index:\n%s(%v)\nwant\n%s", b, err, want)
+		}
+	}
+	line := func(t int64, c string) string { return fmt.Sprintf("{\"t\":%d,\"cid\":\"%s\"}\n", t, c) }
+	wantFile(line(1, c1) + line(3, c3))
+
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(line(2, c2) + line(3, c3)) // Fluree's lines: one new, one again
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := ns.PendingCommitCIDs(ctx, "mydb", 1)
+	if want := []nameservice.CommitEntry{{T: 2, CID: c2}, {T: 3, CID: c3}}; err != nil || !ok || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("pending above 1: %v (ok %v, %v), want %v", got, ok, err, want)
+	}
+	if err := ns.PruneCommitIndex(ctx, "mydb", 2); err != nil {
+		t.Fatal(err)
+	}
+	wantFile(line(3, c3) + line(3, c3))
+	if err := os.WriteFile(path, []byte(line(3, c3)+`{"t":4,"ci`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := ns.PendingCommitCIDs(ctx, "mydb", 0); err != nil || ok || got != nil {
+		t.Fatalf("pending beside a torn line: %v (ok %v, %v), want no usable index", got, ok, err)
+	}
+}

@@ -459,17 +459,24 @@ func (x *interop) run(ctx context.Context, steps ...step) {
 	}
 }
 
+// sharedLedger creates a new ledger on the test table and returns this
+// driver, a NameService over it, Fluree's client and the ledger's ID
+// (name:main, as Fluree's pk).
+func sharedLedger(t *testing.T) (*dynamodb.Driver, *nameservice.NameService, fluree, string) {
+	d := openDriver(t)
+	ns := nameservice.New(d)
+	id := "shared" + testenv.RandomHex(4) + "/db:main"
+	must(t, ns.Init(context.Background(), id))
+	return d, ns, newFluree(t), id
+}
+
 // TestFlureeConfigInterop pushes a ledger config both ways: Fluree reads
 // the default context this driver wrote (a content ID, as Fluree writes
 // it) and compares-and-sets against it; this driver reads Fluree's and
 // compares-and-sets against that.
 func TestFlureeConfigInterop(t *testing.T) {
-	d := openDriver(t)
-	ns := nameservice.New(d)
-	fl := newFluree(t)
+	_, ns, fl, id := sharedLedger(t)
 	ctx := context.Background()
-	id := "interopcfg" + testenv.RandomHex(3) + "/db"
-	must(t, ns.Init(ctx, id))
 	ctx1, ctx2, ctx3 := testenv.CID("ctx1"), testenv.CID("ctx2"), testenv.CID("ctx3")
 	v1 := nameservice.Value{V: 1, Payload: nameservice.Object{"default_context": ctx1}}
 	out, err := ns.PushConfig(ctx, id, nameservice.Value{}, v1)
@@ -477,12 +484,12 @@ func TestFlureeConfigInterop(t *testing.T) {
 	if !out.Applied {
 		t.Fatalf("our push: %v", out.Current)
 	}
-	fr, err := fl.lookup(ctx, id+":main")
+	fr, err := fl.lookup(ctx, id)
 	must(t, err)
 	if fr.defaultContext != ctx1 || fr.configV != 1 {
 		t.Fatalf("Fluree reads default context %q at v%d, want %q at v1", fr.defaultContext, fr.configV, ctx1)
 	}
-	ok, err := fl.pushConfig(ctx, id+":main", 1, 2, ctx2)
+	ok, err := fl.pushConfig(ctx, id, 1, 2, ctx2)
 	must(t, err)
 	if !ok {
 		t.Fatal("Fluree's compare-and-set against our config failed")
@@ -498,7 +505,7 @@ func TestFlureeConfigInterop(t *testing.T) {
 	if !out.Applied {
 		t.Fatalf("our compare-and-set against Fluree's config: %v", out.Current)
 	}
-	if fr, err = fl.lookup(ctx, id+":main"); err != nil || fr.defaultContext != ctx3 || fr.configV != 3 {
+	if fr, err = fl.lookup(ctx, id); err != nil || fr.defaultContext != ctx3 || fr.configV != 3 {
 		t.Fatalf("Fluree reads default context %q at v%d (%v), want %q at v3", fr.defaultContext, fr.configV, err, ctx3)
 	}
 }
@@ -535,12 +542,8 @@ func (f fluree) pendingCommitCIDs(ctx context.Context, pk string, sinceT int64) 
 // 30 days on); each side reads the other's rows with pending_commit_cids,
 // and a prune here removes Fluree's rows too.
 func TestFlureeCommitIndex(t *testing.T) {
-	d := openDriver(t)
-	ns := nameservice.New(d)
-	fl := newFluree(t)
+	d, ns, fl, id := sharedLedger(t)
 	ctx := context.Background()
-	id := "interopci" + testenv.RandomHex(3) + "/db:main"
-	must(t, ns.Init(ctx, id))
 	c1, c2, c3 := testenv.CID("c1"), testenv.CID("c2"), testenv.CID("c3")
 	_, err := ns.PublishCommit(ctx, id, 1, c1)
 	must(t, err)

@@ -95,8 +95,8 @@ func (d *Driver) countUpdate(src driver.ID, delta int64, nowMS int64) *types.Upd
 
 // DropBranch implements driver.Brancher. It reads the record's items
 // (consistently) and, when its branches are 0, deletes the partition's
-// other rows (as Delete does, and for the same reason first) and then runs
-// one TransactWriteItems that deletes the record's items, the meta item on
+// other rows (as Delete does, first and once more at the end, for the same
+// reasons) and runs one TransactWriteItems that deletes the record's items, the meta item on
 // condition its count is still 0, and decrements the source's count on
 // condition it is above 0 (or, when the source is gone or its count is 0
 // already, checks that it still is). A failed condition means a concurrent
@@ -128,7 +128,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 		}
 		if reasons == nil {
 			d.kinds.forget(id)
-			return nil
+			return d.sweepLeftRows(ctx, op, pk)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, driver.ErrUnavailable, branchTxAttempts)

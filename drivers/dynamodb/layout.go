@@ -155,7 +155,8 @@ func (l layout) encodeRef(v driver.Value, attrs map[string]types.AttributeValue)
 	if !ok || ref.T != v.V || (ref.Graphs != nil && len(l.fields) < 2) {
 		return fmt.Errorf("a ref payload is exactly {address: string, t: %s} (an index may add graphs)", l.wm)
 	}
-	attrs[l.addressAttr(ref.Address)], attrs[l.otherAttr(ref.Address)] = stringAV(ref.Address), nil
+	set, removed := l.refAttrs(ref.Address)
+	attrs[set], attrs[removed] = stringAV(ref.Address), nil
 	if ref.Graphs != nil {
 		b, err := json.Marshal(v.Payload["graphs"]) // sorted keys: equal graphs, equal text
 		if err != nil {
@@ -166,20 +167,13 @@ func (l layout) encodeRef(v driver.Value, attrs map[string]types.AttributeValue)
 	return nil
 }
 
-// addressAttr names the attribute a ref layout writes address to, and
-// otherAttr the one it then removes.
-func (l layout) addressAttr(address string) string {
+// refAttrs returns the attribute a ref layout writes address to, and the
+// one it removes.
+func (l layout) refAttrs(address string) (set, removed string) {
 	if cid.Parse(address) == nil {
-		return l.cidAt
+		return l.cidAt, l.fields[0]
 	}
-	return l.fields[0]
-}
-
-func (l layout) otherAttr(address string) string {
-	if l.addressAttr(address) == l.cidAt {
-		return l.fields[0]
-	}
-	return l.cidAt
+	return l.fields[0], l.cidAt
 }
 
 // setExtras stores the payload's keys other than own as a map in attribute

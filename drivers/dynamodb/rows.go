@@ -143,6 +143,18 @@ func (d *Driver) deleteOtherRows(ctx context.Context, op, pk string) error {
 	return d.deleteRows(ctx, op, pk, rows)
 }
 
+// sweepLeftRows deletes, after a purge, the rows written into partition pk
+// while it ran (a commit-index row whose PutItem was on its way when the
+// head went), unless a record of the ID has been created since: the rows
+// are then its own.
+func (d *Driver) sweepLeftRows(ctx context.Context, op, pk string) error {
+	own, rows, err := d.partitionKeys(ctx, op, pk)
+	if err != nil || len(own) > 0 {
+		return err
+	}
+	return d.deleteRows(ctx, op, pk, rows)
+}
+
 // batchWrite sends reqs (at most 25) until every one is processed.
 func (d *Driver) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
 	stalled := 0

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,5 +171,84 @@ func TestCollectRows(t *testing.T) {
 	}
 	if n := partitionSize(t, fl, live); n != 5+5 {
 		t.Errorf("the live record's partition holds %d rows, want its 5 items and 5 commit rows", n)
+	}
+}
+
+// afterTransaction runs hook once, when armed, after a TransactWriteItems
+// answered: the writes it makes land between a purge's transaction and
+// what follows.
+type afterTransaction struct {
+	base  http.RoundTripper
+	armed atomic.Bool
+	hook  func()
+}
+
+func (a *afterTransaction) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := a.base.RoundTrip(r)
+	if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") && a.armed.CompareAndSwap(true, false) {
+		a.hook()
+	}
+	return resp, err
+}
+
+// TestPurgeSweepsLateRows: commit rows whose PutItem lands after the
+// purge's transaction (Fluree's, for a head it published just before) are
+// removed by the purge too; so are rows left in a partition without a
+// record, by a purge of that ID (then ErrNotFound); a live record's rows are
+// never touched.
+func TestPurgeSweepsLateRows(t *testing.T) {
+	fl := newFluree(t)
+	cfg := testConfig(t)
+	late := &afterTransaction{base: http.DefaultTransport.(*http.Transport).Clone()}
+	cfg.HTTPClient = &http.Client{Transport: late, Timeout: time.Minute}
+	ns := nameservice.New(openWith(t, cfg))
+	ctx := context.Background()
+	prefix := "laterows" + testenv.RandomHex(3) + "/"
+	gone, live := prefix+"gone:main", prefix+"live:main"
+	must(t, ns.Init(ctx, gone))
+	must(t, ns.Init(ctx, live))
+	putCommitRows(t, fl, gone, 1, 30, time.Now())
+	putCommitRows(t, fl, live, 1, 5, time.Now())
+	late.hook = func() { putCommitRows(t, fl, gone, 31, 33, time.Now()) }
+	late.armed.Store(true)
+	must(t, ns.Purge(ctx, gone))
+	if n := partitionSize(t, fl, gone); n != 0 || late.armed.Load() {
+		t.Fatalf("the purge left %d rows (rows written after its transaction: %v)", n, !late.armed.Load())
+	}
+	putCommitRows(t, fl, gone, 41, 43, time.Now())
+	if err := ns.Purge(ctx, gone); !errors.Is(err, nameservice.ErrNotFound) || partitionSize(t, fl, gone) != 0 {
+		t.Errorf("purge of the purged ID beside 3 rows: %v, %d rows left, want ErrNotFound and none", err, partitionSize(t, fl, gone))
+	}
+	if n := partitionSize(t, fl, live); n != 5+5 {
+		t.Errorf("the live record's partition holds %d rows, want its 5 items and 5 commit rows", n)
+	}
+}
+
+// TestDropBranchRows: a branch dropped takes its commit-index rows along,
+// and one its own branches keep loses none.
+func TestDropBranchRows(t *testing.T) {
+	d := openDriver(t)
+	ns := nameservice.New(d)
+	fl := newFluree(t)
+	ctx := context.Background()
+	name := "droprows" + testenv.RandomHex(3) + "/db"
+	must(t, ns.Init(ctx, name))
+	_, err := ns.PublishCommit(ctx, name, 1, testenv.CID("c1"))
+	must(t, err)
+	_, err = ns.CreateBranch(ctx, name+":dev", nameservice.BranchOptions{})
+	must(t, err)
+	_, err = ns.CreateBranch(ctx, name+":feature", nameservice.BranchOptions{From: "dev"})
+	must(t, err)
+	putCommitRows(t, fl, name+":dev", 2, 40, time.Now())
+	if err := ns.DropBranch(ctx, name+":dev"); !errors.Is(err, nameservice.ErrHasBranches) {
+		t.Fatalf("drop of a branch with a branch: %v, want ErrHasBranches", err)
+	}
+	if n := partitionSize(t, fl, name+":dev"); n != 5+39 {
+		t.Fatalf("a refused drop left %d rows, want the 5 items and 39 commit rows", n)
+	}
+	must(t, ns.DropBranch(ctx, name+":feature"))
+	must(t, ns.DropBranch(ctx, name+":dev"))
+	if n := partitionSize(t, fl, name+":dev"); n != 0 {
+		t.Errorf("the drop left %d rows", n)
 	}
 }

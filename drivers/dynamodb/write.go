@@ -127,20 +127,25 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 
 // Delete implements driver.Driver: a consistent keys-only Query of the
 // partition; plain deletes (BatchWriteItem) of the rows that are not the
-// record's own (Fluree's commit-index rows); then one TransactWriteItems
+// record's own (Fluree's commit index); then one TransactWriteItems
 // deleting the record's own items, each on condition it still exists, so
 // that no reader sees half a record and exactly one of racing deletes
-// succeeds. A failed condition means another delete (perhaps followed by a
+// succeeds; then one more keys-only Query, and the deletion of rows written
+// meanwhile. A failed condition means another delete (perhaps followed by a
 // create) got there first: the keys are queried again.
 //
-// The other rows go first, while the record still exists, so that no
-// create of the ID can come between their deletion and the record's: a
-// create racing the purge fails (the ID is taken) instead of seeing the
-// rows its new ledger writes deleted under it. The price is that a row
-// written after the Query (a commit Fluree publishes to the record while it
-// is purged) outlives the record; Collect removes such rows, and so does a
-// purge of the ID, which removes the other rows of a partition without a
-// record too (and then returns the error wrapping driver.ErrNotFound).
+// The rows go first, while the record still exists, so that no create of
+// the ID can come between their deletion and the record's: a create racing
+// the purge fails (the ID is taken) instead of seeing rows its new ledger
+// writes deleted under it. A row written after the first Query (a commit
+// Fluree published to the record while it was purged: its head update came
+// before the transaction, its commit-index PutItem after) is caught by the
+// last Query, unless a create of the ID came first: the rows are then the
+// new record's, and stay. A row whose PutItem lands after the last Query
+// stays too (Fluree's own purge leaves it the same way): DynamoDB TTL on
+// the ttl attribute removes it, and so does a purge of the ID, which
+// removes the rows of a partition without a record too (and then returns
+// an error wrapping driver.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -170,7 +175,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 		}
 		if reasons == nil {
 			d.kinds.forget(id)
-			return nil
+			return d.sweepLeftRows(ctx, op, pk)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
 	"math"
@@ -62,8 +63,19 @@ func rulesRetractAtLimit(e *env) {
 }
 
 // contentID returns a CIDv1 (dag-cbor, sha2-256 code) in base32 with a
-// digest of n bytes; pad > 0 writes its version varint in pad+1 bytes.
-func contentID(n, pad int) string {
+// digest of n zero bytes; pad > 0 writes its version varint in pad+1 bytes.
+func contentID(n, pad int) string { return contentIDOf(make([]byte, n), pad) }
+
+// commitID returns a content ID as Fluree names commits, its digest the
+// SHA-256 of seed: equal seeds, equal IDs.
+func commitID(seed string) string {
+	sum := sha256.Sum256([]byte(seed))
+	return contentIDOf(sum[:], 0)
+}
+
+// contentIDOf returns the CIDv1 (dag-cbor, sha2-256 code) of digest in
+// base32; pad > 0 writes its version varint in pad+1 bytes.
+func contentIDOf(digest []byte, pad int) string {
 	v := []byte{1}
 	if pad > 0 {
 		v = []byte{0x81}
@@ -73,8 +85,8 @@ func contentID(n, pad int) string {
 		v = append(v, 0)
 	}
 	b := binary.AppendUvarint(append(v, 0x71), 0x12)
-	b = binary.AppendUvarint(b, uint64(n))
-	b = append(b, make([]byte, n)...)
+	b = binary.AppendUvarint(b, uint64(len(digest)))
+	b = append(b, digest...)
 	return "b" + base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding).EncodeToString(b)
 }
 

@@ -17,7 +17,9 @@
 // the optional driver.Collector and driver.Brancher, whose groups (Collect,
 // Branches) fail without them. driver.Watcher, driver.ExactWatcher and
 // driver.Versioner are used when present (the Watch and Subscribe groups
-// pass without them through the portable polling watch).
+// pass without them through the portable polling watch), and so is
+// driver.CommitIndexer (without it the CommitIndex group checks that the
+// portable API answers ErrUnsupported).
 //
 // # Sharing a server
 //

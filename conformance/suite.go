@@ -67,7 +67,7 @@ var groups = []group{
 	groupLimits, groupRules, groupList,
 	groupConcurrency, groupPurgeRacesCreate, groupContext,
 	groupWatch, groupSubscribe, groupLease,
-	groupBranches, groupCollect, groupUnreadable,
+	groupBranches, groupCollect, groupCommitIndex, groupUnreadable,
 }
 
 // clock is the fixed time the suite's clients use, so created_at and

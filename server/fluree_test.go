@@ -177,6 +177,37 @@ func TestFlureeLookupConfigFields(t *testing.T) {
 		`","commit_t":5,"index_head_id":null,"index_t":0,"retracted":false,"config_id":"`+cfg+`"}`)
 }
 
+// A lookup answers for a retracted record too, with its source branch and
+// branch count: Fluree's branched reads (fluree-db-nameservice
+// src/branched_store.rs, build_branched_store) look up every ancestor of a
+// branch through source_branch, and an ancestor retracted since still
+// holds the commits before the fork.
+func TestFlureeLookupRetractedAncestor(t *testing.T) {
+	s := start(t, server.Options{})
+	ctx := context.Background()
+	c1, c2 := cid("c1"), cid("c2")
+	must(t, s.ns.Init(ctx, "mydb"))
+	_, err := s.ns.PublishCommit(ctx, "mydb", 1, c1)
+	must(t, err)
+	_, err = s.ns.CreateBranch(ctx, "mydb:dev", nameservice.BranchOptions{})
+	must(t, err)
+	_, err = s.ns.PublishCommit(ctx, "mydb:dev", 2, c2)
+	must(t, err)
+	_, err = s.ns.CreateBranch(ctx, "mydb:feature", nameservice.BranchOptions{From: "dev"})
+	must(t, err)
+	must(t, s.ns.Retract(ctx, "mydb:dev"))
+	must(t, s.ns.Retract(ctx, "mydb:main"))
+	st, b := s.call(t, "GET", "/v1/fluree/storage/ns/mydb:feature", "")
+	want(t, "the branch", st, b, 200, `{"ledger_id":"mydb:feature","name":"mydb","branch":"feature","commit_head_id":"`+c2+
+		`","commit_t":2,"index_head_id":null,"index_t":0,"retracted":false,"source_branch":"dev"}`)
+	st, b = s.call(t, "GET", "/v1/fluree/storage/ns/mydb:dev", "")
+	want(t, "its retracted source", st, b, 200, `{"ledger_id":"mydb:dev","name":"mydb","branch":"dev","commit_head_id":"`+c2+
+		`","commit_t":2,"index_head_id":null,"index_t":0,"retracted":true,"source_branch":"main","branches":1}`)
+	st, b = s.call(t, "GET", "/v1/fluree/storage/ns/mydb:main", "")
+	want(t, "the retracted root", st, b, 200, `{"ledger_id":"mydb:main","name":"mydb","branch":"main","commit_head_id":"`+c1+
+		`","commit_t":1,"index_head_id":null,"index_t":0,"retracted":true,"branches":1}`)
+}
+
 func TestFlureeDiscovery(t *testing.T) {
 	s := start(t, server.Options{})
 	st, b := s.call(t, "GET", "/.well-known/fluree.json", "")

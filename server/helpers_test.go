@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -107,11 +108,7 @@ func want(t *testing.T, what string, gotStatus int, gotBody string, status int, 
 
 // cid returns a valid CIDv1 (dag-cbor, sha2-256) in base32 lower case,
 // derived from seed.
-func cid(seed string) string {
-	sum := sha256.Sum256([]byte(seed))
-	b := append([]byte{0x01, 0x71, 0x12, 0x20}, sum[:]...)
-	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-}
+func cid(seed string) string { return testenv.CID(seed) }
 
 // sseStream reads raw events (their lines, joined) from an event stream.
 type sseStream struct {

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,15 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
 // testCID returns a CIDv1 (dag-cbor, sha2-256, base32 lower case) from seed.
-func testCID(seed string) string {
-	sum := sha256.Sum256([]byte(seed))
-	b := append([]byte{0x01, 0x71, 0x12, 0x20}, sum[:]...)
-	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-}
+func testCID(seed string) string { return testenv.CID(seed) }
 
 // A Fluree peer subscribes to ns serve's events as it would to a Fluree
 // transaction server's: GET /v1/fluree/events?all=true, Accept:

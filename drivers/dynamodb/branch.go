@@ -95,20 +95,22 @@ func (d *Driver) countUpdate(src driver.ID, delta int64, nowMS int64) *types.Upd
 }
 
 // DropBranch implements driver.Brancher. It reads the record's items
-// (consistently) and, when its branches are 0, runs one TransactWriteItems
-// that deletes them, the meta item on condition its count is still 0, and
-// decrements the source's count on condition it is above 0 (or, when the
-// source is gone or its count is 0 already, checks that it still is). A
-// failed condition means a concurrent create or drop got there first: it
-// reads again and decides again.
+// (consistently) and, when its branches are 0, deletes the partition's
+// other rows (as Delete does, first and once more at the end, for the same
+// reasons) and runs one TransactWriteItems that deletes the record's items, the meta item on
+// condition its count is still 0, and decrements the source's count on
+// condition it is above 0 (or, when the source is gone or its count is 0
+// already, checks that it still is). A failed condition means a concurrent
+// create or drop got there first: it reads again and decides again.
 func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "drop branch "+id.String()
 	w := driver.WriteOf(ctx)
+	swept := false
 	for range branchTxAttempts {
-		items, err := d.queryPK(ctx, op, pk, false)
+		items, err := d.queryRecord(ctx, op, pk)
 		if err != nil {
 			return err
 		}
@@ -116,15 +118,20 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 		if err != nil {
 			return err
 		}
-		n := min(len(tx), 100)
-		reasons, err := d.transactN(ctx, op, tx[:n], txToken(w, "drop branch", id, 0), branchTxAttempts)
+		if !swept {
+			if err := d.deleteOtherRows(ctx, op, pk); err != nil {
+				return err
+			}
+			swept = true
+		}
+		reasons, err := d.transactN(ctx, op, tx, txToken(w, "drop branch", id, 0), branchTxAttempts)
 		if err != nil {
 			return err
 		}
 		if reasons == nil {
 			d.kinds.forget(id)
-			_, err := d.inBatches(ctx, op, w, "drop branch rest", id, tx[n:], maxTxAttempts) // a partition of more than 98 items
-			return err
+			d.incs.forget(pk)
+			return d.sweepLeftRows(ctx, op, pk)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, driver.ErrUnavailable, branchTxAttempts)
@@ -165,7 +172,7 @@ func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items m
 		tx = append(tx, op)
 	}
 	for sk := range items {
-		if sk != skMeta {
+		if sk != skMeta && isRecordSK(sk) {
 			tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
 				TableName: aws.String(d.table), Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)"),
 			}})
@@ -210,7 +217,7 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 	pk, op := id.String(), "reset head "+id.String()
 	w := driver.WriteOf(ctx)
 	for range maxTxAttempts {
-		items, err := d.queryPK(ctx, op, pk, false)
+		items, err := d.queryRecord(ctx, op, pk)
 		if err != nil {
 			return nil, err
 		}

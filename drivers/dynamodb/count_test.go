@@ -22,13 +22,18 @@ import (
 // countingTransport counts requests by DynamoDB operation (the X-Amz-Target
 // header, e.g. "DynamoDB_20120810.UpdateItem" counts as UpdateItem), and
 // the answers that rightly cost one more call: failed attempts (which the
-// SDK retries) and BatchGetItem answers that left keys unprocessed.
+// SDK retries) and BatchGetItem and BatchWriteItem answers that left keys
+// unprocessed.
 type countingTransport struct {
 	base        http.RoundTripper
 	mu          sync.Mutex
 	n           map[string]int
 	failed      map[string]int
-	unprocessed int
+	unprocessed map[string]int
+}
+
+func newCountingTransport(base http.RoundTripper) *countingTransport {
+	return &countingTransport{base: base, n: map[string]int{}, failed: map[string]int{}, unprocessed: map[string]int{}}
 }
 
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -45,15 +50,15 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		c.mu.Lock()
 		c.failed[op]++
 		c.mu.Unlock()
-	case op == "BatchGetItem" && resp.StatusCode == http.StatusOK:
-		err = c.noteUnprocessed(resp)
+	case (op == "BatchGetItem" || op == "BatchWriteItem") && resp.StatusCode == http.StatusOK:
+		err = c.noteUnprocessed(op, resp)
 	}
 	return resp, err
 }
 
-// noteUnprocessed reads a BatchGetItem answer, counts it when it left keys
-// unprocessed, and puts the body back for the SDK.
-func (c *countingTransport) noteUnprocessed(resp *http.Response) error {
+// noteUnprocessed reads a batch answer, counts it when it left keys or
+// writes unprocessed, and puts the body back for the SDK.
+func (c *countingTransport) noteUnprocessed(op string, resp *http.Response) error {
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
@@ -61,11 +66,11 @@ func (c *countingTransport) noteUnprocessed(resp *http.Response) error {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var out struct {
-		UnprocessedKeys map[string]json.RawMessage
+		UnprocessedKeys, UnprocessedItems map[string]json.RawMessage
 	}
-	if json.Unmarshal(body, &out) == nil && len(out.UnprocessedKeys) > 0 {
+	if json.Unmarshal(body, &out) == nil && len(out.UnprocessedKeys)+len(out.UnprocessedItems) > 0 {
 		c.mu.Lock()
-		c.unprocessed++
+		c.unprocessed[op]++
 		c.mu.Unlock()
 	}
 	return nil
@@ -78,8 +83,10 @@ func (c *countingTransport) takeRetries() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.failed
-	n["BatchGetItem"] += c.unprocessed
-	c.failed, c.unprocessed = map[string]int{}, 0
+	for op, k := range c.unprocessed {
+		n[op] += k
+	}
+	c.failed, c.unprocessed = map[string]int{}, map[string]int{}
 	return n
 }
 
@@ -107,7 +114,7 @@ func (c *countingTransport) take() map[string]int {
 func countingNS(t *testing.T) (*nameservice.NameService, *countingTransport) {
 	t.Helper()
 	cfg := testConfig(t)
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	ct := newCountingTransport(http.DefaultTransport.(*http.Transport).Clone())
 	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
 	d, err := dynamodb.Open(context.Background(), cfg)
 	if err != nil {
@@ -183,7 +190,7 @@ func TestRequestCounts(t *testing.T) {
 	must(t, ns.Retract(ctx, id))
 	wantRequests(t, ct, "retract again (no-op)", one("TransactWriteItems"))
 	must(t, ns.Purge(ctx, id))
-	wantRequests(t, ct, "purge", map[string]int{"Query": 1, "TransactWriteItems": 1})
+	wantRequests(t, ct, "purge", map[string]int{"Query": 2, "TransactWriteItems": 1}) // keys before and after
 }
 
 // TestListRequestCount lists 250 ledgers in pages of 100. The cost is
@@ -255,7 +262,7 @@ func TestListRemembersOnlyGraphSources(t *testing.T) {
 		must(t, writer.Create(ctx, driver.NewGraphSource(id(g), "db:Bm25Index", nil, nil, 1)))
 	}
 
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	ct := newCountingTransport(http.DefaultTransport.(*http.Transport).Clone())
 	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
 	reader, err := dynamodb.Open(ctx, cfg)
 	must(t, err)

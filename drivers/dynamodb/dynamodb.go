@@ -15,16 +15,21 @@
 // per request (default 5) and retry_limiter=standard turns the SDK's
 // client-side retry token bucket back on (it is off by default: under load it
 // fails healthy requests with "retry quota exceeded"). list_parallel bounds
-// the BatchGetItem calls of one List page in flight (default 8).
+// the batch calls in flight (default 8): the BatchGetItem calls of one List
+// page, the BatchWriteItem calls of one purge.
 //
 // # Requests
 //
 // Create, Retract and Delete are one TransactWriteItems each (Delete first
-// queries the partition). Every Update is one conditional UpdateItem that
-// returns the current item when its condition fails. Get is one consistent
-// Query. List is a query of the GSI plus one consistent BatchGetItem per 100
-// items, issued in parallel. docs/dynamodb.md has the table definition, IAM
-// policy and costs.
+// queries the partition's keys and deletes the rows that are not the
+// record's, Fluree's commit index, with BatchWriteItem). Every Update is one
+// conditional UpdateItem that returns the current item when its condition
+// fails (and, for a head applied with a content ID, one PutItem of its
+// commit-index row, as Fluree writes it). Get is one consistent Query of the
+// record's items alone. List is a query of the GSI plus one consistent
+// BatchGetItem per 100 items, issued in parallel. docs/dynamodb.md has the
+// table definition, IAM policy and costs, and what this driver and Fluree
+// v4 each read and write in a table they share.
 //
 // # Errors
 //
@@ -89,8 +94,9 @@ type Config struct {
 	HTTPClient dynamodb.HTTPClient
 	// Credentials overrides the default credential chain when set.
 	Credentials aws.CredentialsProvider
-	// ListParallel bounds the BatchGetItem calls one List page has in
-	// flight; 0 means DefaultListParallel.
+	// ListParallel bounds the batch calls in flight: the BatchGetItem
+	// calls of one List page, the BatchWriteItem calls of one purge or
+	// prune; 0 means DefaultListParallel.
 	ListParallel int
 	// AWSConfig, when set, is used instead of loading the shared AWS
 	// configuration (Profile is then ignored; Region and Credentials still

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cid"
 )
 
 // A layout maps one concern's Value to the attributes of its item and back,
@@ -20,7 +21,7 @@ type layout struct {
 	sk     string
 	wm     string   // the watermark attribute
 	fields []string // the attributes that hold the payload
-	legacy string   // ref shapes: Fluree v4's attribute, read when fields[0] is absent
+	cidAt  string   // ref shapes: Fluree v4's content-ID attribute (see encodeRef)
 }
 
 type shape int
@@ -95,25 +96,7 @@ func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeVa
 	null := &types.AttributeValueMemberNULL{Value: true}
 	switch l.shape {
 	case refShape:
-		attrs[l.fields[0]], attrs[l.legacy] = null, nil
-		if len(l.fields) > 1 {
-			attrs[l.fields[1]] = nil
-		}
-		if v.Payload == nil {
-			return nil
-		}
-		ref, ok := v.Ref()
-		if !ok || ref.T != v.V || (ref.Graphs != nil && len(l.fields) < 2) {
-			return fmt.Errorf("a ref payload is exactly {address: string, t: %s} (an index may add graphs)", l.wm)
-		}
-		attrs[l.fields[0]] = stringAV(ref.Address)
-		if ref.Graphs != nil {
-			b, err := json.Marshal(v.Payload["graphs"]) // sorted keys: equal graphs, equal text
-			if err != nil {
-				return err
-			}
-			attrs[l.fields[1]] = stringAV(string(b))
-		}
+		return l.encodeRef(v, attrs)
 	case statusShape:
 		attrs[attrStatus], attrs[attrStatusMeta] = nil, nil
 		if v.Payload == nil {
@@ -151,6 +134,46 @@ func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeVa
 		attrs[attrConfigJSON] = stringAV(string(b))
 	}
 	return nil
+}
+
+// encodeRef sets the attributes of a head or index. The pointer lives in
+// exactly one attribute: a content ID Fluree reads (internal/cid) in the
+// content-ID attribute, commit_id or index_id, where Fluree v4 reads and
+// compares it; any other address in the guide's commit_address or
+// index_address, which Fluree never parses. The other attribute is
+// removed, so that an item this driver wrote holds one pointer only. An
+// unborn ref has a NULL address, as in the guide.
+func (l layout) encodeRef(v driver.Value, attrs map[string]types.AttributeValue) error {
+	attrs[l.fields[0]], attrs[l.cidAt] = &types.AttributeValueMemberNULL{Value: true}, nil
+	if len(l.fields) > 1 {
+		attrs[l.fields[1]] = nil
+	}
+	if v.Payload == nil {
+		return nil
+	}
+	ref, ok := v.Ref()
+	if !ok || ref.T != v.V || (ref.Graphs != nil && len(l.fields) < 2) {
+		return fmt.Errorf("a ref payload is exactly {address: string, t: %s} (an index may add graphs)", l.wm)
+	}
+	set, removed := l.refAttrs(ref.Address)
+	attrs[set], attrs[removed] = stringAV(ref.Address), nil
+	if ref.Graphs != nil {
+		b, err := json.Marshal(v.Payload["graphs"]) // sorted keys: equal graphs, equal text
+		if err != nil {
+			return err
+		}
+		attrs[l.fields[1]] = stringAV(string(b))
+	}
+	return nil
+}
+
+// refAttrs returns the attribute a ref layout writes address to, and the
+// one it removes.
+func (l layout) refAttrs(address string) (set, removed string) {
+	if cid.Parse(address) == nil {
+		return l.cidAt, l.fields[0]
+	}
+	return l.fields[0], l.cidAt
 }
 
 // setExtras stores the payload's keys other than own as a map in attribute
@@ -208,10 +231,16 @@ func (l layout) decodePayload(v int64, it item) (driver.Object, error) {
 	return decodeSourceConfig(v, it)
 }
 
+// decodeRef reads a head or index. The content-ID attribute wins over the
+// address attribute when both are there: this driver never leaves both, so
+// both mean that a writer of the content-ID attribute only (Fluree v4) moved
+// the pointer after a write of the address (by this driver or a guide
+// implementation), and its t is the one beside it. Fluree reads the same
+// attribute, so the two always read the same pointer (docs/dynamodb.md).
 func decodeRef(l layout, v int64, it item) (driver.Object, error) {
-	name := l.fields[0]
+	name := l.cidAt
 	if nullish(it, name) {
-		name = l.legacy
+		name = l.fields[0]
 	}
 	if nullish(it, name) {
 		if v == 0 {
@@ -233,9 +262,27 @@ func decodeRef(l layout, v int64, it item) (driver.Object, error) {
 		if err != nil || g == nil {
 			return nil, fmt.Errorf("%s is not a JSON object", l.fields[1])
 		}
-		p["graphs"] = map[string]any(g)
+		if graphsOf(g, addr, v) {
+			p["graphs"] = map[string]any(g)
+		}
 	}
 	return p, nil
+}
+
+// graphsOf reports whether named graphs g belong to the index at address
+// and t. Graphs whose default graph is another index were written before
+// a writer that knows no named graphs (Fluree's publish_index sets index_id
+// and index_t only) moved the index on: they are stale, and read as none.
+// Anything else is kept, for the record's validation to judge.
+func graphsOf(g driver.Object, address string, t int64) bool {
+	m, ok := g[driver.DefaultGraph].(map[string]any)
+	if !ok {
+		return true
+	}
+	def := driver.Object(m)
+	a, okA := def[keyAddress].(string)
+	dt, okT := def.Int(keyT)
+	return !okA || !okT || (a == address && dt == t)
 }
 
 func decodeStatus(v int64, it item) (driver.Object, error) {
@@ -360,7 +407,11 @@ func (l layout) witness() (expression.ConditionBuilder, bool) {
 }
 
 // equals returns the condition "the item holds e"; ok is false when no item
-// of this layout can hold e, so that nothing can match it.
+// of this layout can hold e, so that nothing can match it. It holds exactly
+// when decode returns e, with one exception: an index item with stale named
+// graphs (see graphsOf) decodes without them, while the condition for a
+// value without graphs asks for no index_graphs attribute; Update's retry
+// on the item's exact attributes (update.exact) covers that case.
 func (l layout) equals(e driver.Value) (cond expression.ConditionBuilder, ok bool) {
 	if (e.V == 0) != (e.Payload == nil) {
 		return cond, false // decode yields payloads exactly for born values, which start above 0
@@ -372,7 +423,11 @@ func (l layout) equals(e driver.Value) (cond expression.ConditionBuilder, ok boo
 	parts := []expression.ConditionBuilder{nameB(l.wm).Equal(valueB(attrs[l.wm]))}
 	switch l.shape {
 	case refShape:
-		parts = append(parts, l.refEquals(attrs[l.fields[0]]))
+		addr := attrs[l.cidAt] // where encodeRef put the address
+		if addr == nil {
+			addr = attrs[l.fields[0]]
+		}
+		parts = append(parts, l.refEquals(addr))
 		if len(l.fields) > 1 {
 			parts = append(parts, equalOrNullish(l.fields[1], attrs[l.fields[1]]))
 		}
@@ -391,15 +446,17 @@ func isNull(av types.AttributeValue) bool {
 	return av == nil || ok
 }
 
-// refEquals mirrors decodeRef: the address is the primary attribute, or the
-// legacy one when the primary is absent or NULL.
+// refEquals mirrors decodeRef: the address is the content-ID attribute, or
+// the address attribute when the content-ID attribute is absent or NULL.
+// Fluree's own compare-and-set (commit_id = :exp_id AND commit_t = :exp_t)
+// matches what encodeRef writes, since a content ID goes to commit_id.
 func (l layout) refEquals(addr types.AttributeValue) expression.ConditionBuilder {
-	primary, legacy := l.fields[0], l.legacy
+	id, address := l.cidAt, l.fields[0]
 	if isNull(addr) {
-		return expression.And(isNullish(primary), isNullish(legacy))
+		return expression.And(isNullish(id), isNullish(address))
 	}
-	return expression.Or(nameB(primary).Equal(valueB(addr)),
-		expression.And(isNullish(primary), nameB(legacy).Equal(valueB(addr))))
+	return expression.Or(nameB(id).Equal(valueB(addr)),
+		expression.And(isNullish(id), nameB(address).Equal(valueB(addr))))
 }
 
 func equalOrNullish(name string, av types.AttributeValue) expression.ConditionBuilder {
@@ -437,8 +494,8 @@ func defaultContextEquals(e driver.Value, av types.AttributeValue) expression.Co
 // list, ...).
 func (l layout) exactly(it item) expression.ConditionBuilder {
 	names := append([]string{l.wm}, l.fields...)
-	if l.legacy != "" {
-		names = append(names, l.legacy)
+	if l.cidAt != "" {
+		names = append(names, l.cidAt)
 	}
 	parts := make([]expression.ConditionBuilder, 0, len(names))
 	for _, n := range names {

@@ -174,7 +174,7 @@ func BenchmarkWatch(b *testing.B) {
 	seed(b, d, prefix, n)
 	cfg := testConfig(b)
 	cfg.Table = d.Table()
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	ct := newCountingTransport(http.DefaultTransport.(*http.Transport).Clone())
 	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: time.Minute}
 	counted, err := dynamodb.Open(ctx, cfg)
 	if err != nil {

@@ -38,10 +38,10 @@ const (
 
 	// concern items
 	attrCommitAddress  = "commit_address"
-	attrCommitID       = "commit_id" // Fluree v4's name, read but never written
+	attrCommitID       = "commit_id" // Fluree v4's: a content ID (see layout.encodeRef)
 	attrCommitT        = "commit_t"
 	attrIndexAddress   = "index_address"
-	attrIndexID        = "index_id" // Fluree v4's name, read but never written
+	attrIndexID        = "index_id" // Fluree v4's: a content ID
 	attrIndexT         = "index_t"
 	attrIndexGraphs    = "index_graphs" // named graphs: JSON text of {name: {address, t, rev} | null}
 	attrDefaultContext = "default_context_address"
@@ -51,6 +51,11 @@ const (
 	attrStatus         = "status"
 	attrStatusMeta     = "status_meta"
 	attrStatusV        = "status_v"
+
+	// commit-index rows (Fluree v4's), sort key skCommitPrefix + t
+	// zero-padded to commitSKDigits digits
+	attrCommitCID = "commit_cid"
+	attrTTL       = "ttl" // Unix seconds: written + commitRowTTL (a DynamoDB TTL, if enabled)
 
 	// Write IDs: the random IDs of the last three conditional writes to an
 	// item, newest first. They let Update tell its own write from another
@@ -77,6 +82,13 @@ const (
 	skIndex  = "index"
 	skConfig = "config"
 	skStatus = "status"
+)
+
+// Commit-index rows: Fluree's put_commit_index_item (fluree-db-storage-aws).
+const (
+	skCommitPrefix = "commit#"
+	commitSKDigits = 20
+	commitRowTTL   = 30 * 24 * 60 * 60 // seconds
 )
 
 // Payload keys of the model that have attributes of their own.

@@ -54,7 +54,7 @@ func TestEqualsMatchesHolds(t *testing.T) {
 		extra  []driver.Value // expected values no item can hold
 	}{
 		{driver.Ledger, driver.Head,
-			[]driver.Value{{}, ref("a", 1), ref("b", 1), ref("a", 2)},
+			[]driver.Value{{}, ref("a", 1), ref("b", 1), ref("a", 2), ref(testenv.CID("a"), 1)},
 			[]driver.Value{{V: 1, Payload: obj(`{"address":"a","t":1,"x":1}`)}, {V: 1}, {V: 0, Payload: obj(`{}`)}}},
 		{driver.Ledger, driver.Status,
 			[]driver.Value{driver.ReadyStatus(), {V: 1, Payload: obj(`{"state":"ready","x":1}`)}, {V: 1, Payload: obj(`{"state":"ready","x":2}`)},
@@ -203,34 +203,47 @@ func describeItem(it map[string]types.AttributeValue) string {
 	return strings.Join(parts, " ")
 }
 
-// TestFlureeV4Attributes reads items written with Fluree v4's commit_id and
-// index_id, compares and sets against them, and checks that a write moves the
-// pointer to commit_address.
+// TestFlureeV4Attributes reads items written with Fluree v4's commit_id,
+// compares and sets against them, and checks where a write puts the
+// pointer: a content ID in commit_id, any other address in commit_address,
+// the other attribute removed.
 func TestFlureeV4Attributes(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
 	id, _ := driver.ParseID("v4" + testenv.RandomHex(3) + "/db")
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}}
 	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
-	_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(d.Table()),
-		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}},
+	c4, c5 := testenv.CID("c4"), testenv.CID("c5")
+	_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(d.Table()), Key: key,
 		UpdateExpression:          aws.String("SET commit_t = :t, commit_id = :c REMOVE commit_address"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: "4"}, ":c": &types.AttributeValueMemberS{Value: "bagcid4"}}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: "4"}, ":c": &types.AttributeValueMemberS{Value: c4}}})
 	must(t, err)
 	rec, err := d.Get(ctx, id)
 	must(t, err)
-	if want := driver.RefValue("bagcid4", 4); !rec.Head.Equal(want) {
+	if want := driver.RefValue(c4, 4); !rec.Head.Equal(want) {
 		t.Fatalf("head %v, want %v", *rec.Head, want)
 	}
-	out, err := d.Update(ctx, id, driver.Head, driver.IfEquals(driver.RefValue("bagcid4", 4)), driver.RefValue("bagcid5", 5))
-	must(t, err)
-	if !out.Applied {
-		t.Fatalf("compare-and-set against commit_id not applied: current %v", out.Current)
+	head := func() string {
+		raw, err := d.Client().GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(d.Table()), ConsistentRead: aws.Bool(true), Key: key})
+		must(t, err)
+		return describeItem(raw.Item)
 	}
-	raw, err := d.Client().GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(d.Table()), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}}})
-	must(t, err)
-	if _, ok := raw.Item["commit_id"]; ok {
-		t.Errorf("commit_id kept after a write: %v", describeItem(raw.Item))
+	for _, step := range []struct {
+		from, to driver.Value
+		attrs    string
+	}{
+		{driver.RefValue(c4, 4), driver.RefValue(c5, 5), "commit_id:S commit_t:N"},
+		{driver.RefValue(c5, 5), driver.RefValue("fluree:file://db/commit/6.json", 6), "commit_address:S commit_t:N"},
+		{driver.RefValue("fluree:file://db/commit/6.json", 6), driver.RefValue(c4, 7), "commit_id:S commit_t:N"},
+	} {
+		out, err := d.Update(ctx, id, driver.Head, driver.IfEquals(step.from), step.to)
+		must(t, err)
+		if !out.Applied {
+			t.Fatalf("compare-and-set from %v not applied: current %v", step.from, out.Current)
+		}
+		if got := head(); !strings.HasPrefix(got, step.attrs+" pk:S") {
+			t.Errorf("after writing %v the head item holds %s, want %s and no other pointer", step.to, got, step.attrs)
+		}
 	}
 }
 
@@ -247,7 +260,7 @@ func TestErrors(t *testing.T) {
 	// do, after one request (the SDK must not retry it).
 	missing := cfg
 	missing.Table = "no-such-table-" + testenv.RandomHex(3)
-	counter := &countingTransport{base: http.DefaultTransport, n: map[string]int{}, failed: map[string]int{}}
+	counter := newCountingTransport(http.DefaultTransport)
 	missing.HTTPClient = &http.Client{Transport: counter}
 	dm, err := dynamodb.Open(ctx, missing)
 	must(t, err)

@@ -46,6 +46,9 @@ const maxResends = 8
 // purged or re-created since, an incarnation the first attempt did not know,
 // three later writes that pushed the ID out) is an error wrapping
 // driver.ErrOutcomeUnknown.
+//
+// A head update that applied with a content ID is followed, as in Fluree,
+// by one PutItem of its commit-index row (see indexCommit).
 func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -61,9 +64,18 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	if u.inc == "" {
 		u.adopt = newToken()
 	}
-	if w.Resend {
-		// An earlier attempt, perhaps by another process, may have landed
-		// on an incarnation this one cannot know: only finding it decides.
+	out, err := u.start(ctx)
+	if err == nil && out.Applied && c == driver.Head {
+		d.indexCommit(ctx, pk, next) // as Fluree does after a head update applied
+	}
+	return out, err
+}
+
+// start runs the update, first finding a resend's earlier attempt: it may
+// have landed, perhaps by another process, on an incarnation this one
+// cannot know, and only finding it decides.
+func (u *update) start(ctx context.Context) (driver.Outcome, error) {
+	if u.w.Resend {
 		u.inc, u.adopt, u.ambiguous = "", "", true
 		if out, again, err := u.resolve(ctx, errors.New("the write is a resend")); !again {
 			return out, err

@@ -178,8 +178,8 @@ func (w *watch) apply(r stypes.Record) []driver.Event {
 		return nil
 	}
 	pk, sk := streamString(r.Dynamodb.Keys, attrPK), streamString(r.Dynamodb.Keys, attrSK)
-	if !w.watched(pk) {
-		return nil
+	if !w.watched(pk) || !isRecordSK(sk) {
+		return nil // other rows of the partition (Fluree's commit index) are no concern
 	}
 	id, err := driver.ParseID(pk)
 	if err != nil {

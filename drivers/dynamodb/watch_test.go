@@ -1,12 +1,16 @@
 package dynamodb_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,7 +102,7 @@ func wantHead(t *testing.T, ev driver.Event, id driver.ID, old, new int64) {
 // BatchGetItem after the baseline), and reports a purge.
 func TestWatchReadsStream(t *testing.T) {
 	cfg := testConfig(t)
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}, failed: map[string]int{}}
+	ct := newCountingTransport(http.DefaultTransport.(*http.Transport).Clone())
 	cfg.HTTPClient = &http.Client{Transport: ct, Timeout: 10 * time.Second}
 	d, w := openWith(t, cfg), openWith(t, testConfig(t))
 	id := newWatchedLedger(t, w)
@@ -169,4 +173,51 @@ func TestWatchWithoutStreamPolls(t *testing.T) {
 	must(t, err)
 	pushHead(t, d, id, 1, 1)
 	wantHead(t, nextEvent(t, ch), id, 0, 1)
+}
+
+// syncBuffer is a bytes.Buffer safe for the watch's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestWatchIgnoresCommitRows: Fluree's publishes write a commit-index row
+// beside each head; the watch reports the heads, in order, and takes the
+// rows' stream records for what they are (no concern), not for unreadable
+// items it warns about.
+func TestWatchIgnoresCommitRows(t *testing.T) {
+	var logs syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	d := openWith(t, testConfig(t))
+	fl := newFluree(t)
+	id := newWatchedLedger(t, d)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := d.Watch(ctx, driver.WatchOptions{ID: id})
+	must(t, err)
+	for v := int64(1); v <= 3; v++ {
+		if ok, err := fl.publishCommit(ctx, id.String(), v, testenv.CID(fmt.Sprint(id, v))); err != nil || !ok {
+			t.Fatalf("Fluree's publish %d: %v, %v", v, ok, err)
+		}
+	}
+	for v := int64(1); v <= 3; v++ {
+		wantHead(t, nextEvent(t, ch), id, v-1, v)
+	}
+	if strings.Contains(logs.String(), "unreadable stream record") {
+		t.Errorf("the watch warned about the commit rows:\n%s", logs.String())
+	}
 }

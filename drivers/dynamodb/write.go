@@ -166,14 +166,30 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 	}
 }
 
-// Delete implements driver.Driver: a consistent Query of the record's keys,
-// then one TransactWriteItems deleting them all, each on condition it still
-// exists with the incarnation the query saw, so that no reader sees half a
-// record and exactly one of racing deletes succeeds. A failed condition
-// means another delete (perhaps followed by a create) got there first: the
-// keys are queried again, and an empty partition returns an error wrapping
+// Delete implements driver.Driver: a consistent keys-only Query of the
+// partition; plain deletes (BatchWriteItem) of the rows that are not the
+// record's own (Fluree's commit index); then one TransactWriteItems
+// deleting the record's own items, each on condition it still exists with
+// the incarnation the query saw, so that no reader sees half a record and
+// exactly one of racing deletes succeeds; then one more keys-only Query,
+// and the deletion of rows written meanwhile. A failed condition means
+// another delete (perhaps followed by a create) got there first: the keys
+// are queried again, and no record item returns an error wrapping
 // driver.ErrNotFound. The transaction's token makes every attempt of the
 // write land at most once (see transact).
+//
+// The rows go first, while the record still exists, so that no create of
+// the ID can come between their deletion and the record's: a create racing
+// the purge fails (the ID is taken) instead of seeing rows its new ledger
+// writes deleted under it. A row written after the first Query (a commit
+// Fluree published to the record while it was purged: its head update came
+// before the transaction, its commit-index PutItem after) is caught by the
+// last Query, unless a create of the ID came first: the rows are then the
+// new record's, and stay. A row whose PutItem lands after the last Query
+// stays too (Fluree's own purge leaves it the same way): Collect removes
+// it, DynamoDB TTL on the ttl attribute too, and so does a purge of the ID,
+// which removes the rows of a partition without a record too (and then
+// returns an error wrapping driver.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -181,11 +197,14 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	pk, op := id.String(), "delete "+id.String()
 	w := driver.WriteOf(ctx)
 	for range maxTxAttempts {
-		items, err := d.queryPK(ctx, op, pk, true)
+		own, rows, err := d.partitionKeys(ctx, op, pk)
 		if err != nil {
 			return err
 		}
-		if len(items) == 0 && w.Resend {
+		if err := d.deleteRows(ctx, op, pk, rows); err != nil {
+			return err
+		}
+		if len(own) == 0 && w.Resend {
 			// Purged by an earlier attempt of this write, or by another:
 			// the token tells.
 			if w, err = d.deletedBefore(ctx, op, w, id); err != nil || w.ID == "" {
@@ -193,17 +212,17 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 			}
 			continue
 		}
-		if len(items) == 0 {
+		if len(own) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
 		}
-		done, err := d.deleteItems(ctx, op, w, id, items)
+		done, err := d.deleteItems(ctx, op, w, id, own)
 		if err != nil {
 			return err
 		}
 		if done {
 			d.kinds.forget(id)
 			d.incs.forget(pk)
-			return nil
+			return d.sweepLeftRows(ctx, op, pk)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
@@ -363,13 +382,13 @@ func (d *Driver) failCancel(ctx context.Context, op string, reasons []types.Canc
 }
 
 // Get implements driver.Driver with one consistent Query of the record's
-// partition.
+// items (see queryRecord).
 func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
 	pk, op := id.String(), "get "+id.String()
-	items, err := d.queryPK(ctx, op, pk, false)
+	items, err := d.queryRecord(ctx, op, pk)
 	if err != nil {
 		return nil, err
 	}
@@ -385,16 +404,52 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	return rec, nil
 }
 
-// queryPK returns the items of partition pk by sort key, read consistently;
-// keysOnly fetches only the keys and incarnations.
-func (d *Driver) queryPK(ctx context.Context, op, pk string, keysOnly bool) (map[string]item, error) {
-	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(stringAV(pk))))
-	if keysOnly {
-		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK), nameB(attrIncarnation)))
-	}
+// queryRecord returns the record's own items of partition pk by sort key,
+// read consistently. Its key condition, sk >= "config", is Fluree's: every
+// sort key of a record sorts at or after "config", and Fluree's
+// commit-index rows ("commit#…") before it, so the Query reads the record's
+// few items (one request) however many rows the partition holds.
+func (d *Driver) queryRecord(ctx context.Context, op, pk string) (map[string]item, error) {
+	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
+		And(expression.Key(attrSK).GreaterThanEqual(expression.Value(stringAV(skConfig))))
+	items := map[string]item{}
+	err := d.query(ctx, op, expression.NewBuilder().WithKeyCondition(key), func(it item) {
+		if sk, ok := getString(it, attrSK); ok {
+			items[sk] = it
+		}
+	})
+	return items, err
+}
+
+// partitionKeys returns the rows of partition pk, read consistently: own
+// are the record's items by sort key (keys and incarnation only), rows the
+// others' sort keys.
+func (d *Driver) partitionKeys(ctx context.Context, op, pk string) (own map[string]item, rows []string, err error) {
+	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(stringAV(pk)))).
+		WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK), nameB(attrIncarnation)))
+	own = map[string]item{}
+	err = d.query(ctx, op, b, func(it item) {
+		sk, _ := getString(it, attrSK)
+		if isRecordSK(sk) {
+			own[sk] = it
+		} else {
+			rows = append(rows, sk)
+		}
+	})
+	return own, rows, err
+}
+
+// isRecordSK reports whether sk is the sort key of one of a record's items.
+func isRecordSK(sk string) bool {
+	return slices.Contains(sortKeys(driver.Ledger), sk)
+}
+
+// query runs a consistent Query built by b on the table, page by page,
+// calling fn with each item.
+func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn func(item)) error {
 	expr, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
+		return fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),
@@ -404,28 +459,17 @@ func (d *Driver) queryPK(ctx context.Context, op, pk string, keysOnly bool) (map
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(true),
 	}
-	items := map[string]item{}
 	for {
 		out, err := d.client.Query(ctx, in)
 		if err != nil {
-			return nil, d.fail(ctx, op, err)
+			return d.fail(ctx, op, err)
 		}
 		for _, it := range out.Items {
-			if sk, ok := getString(it, attrSK); ok {
-				items[sk] = it
-			}
+			fn(it)
 		}
 		if len(out.LastEvaluatedKey) == 0 {
-			return items, nil
+			return nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 }
-
-// Collect implements driver.Collector: a purge deletes every item of the
-// record in one transaction, so there is never anything to collect.
-func (d *Driver) Collect(ctx context.Context, _ driver.CollectOptions) (driver.CollectStats, error) {
-	return driver.CollectStats{}, d.begin(ctx)
-}
-
-var _ driver.Collector = (*Driver)(nil)

@@ -2,13 +2,10 @@ package fs
 
 import (
 	"context"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
@@ -18,14 +15,18 @@ const lockProbe = 10 * time.Millisecond
 
 // Collect implements driver.Collector: what purges left, as the object
 // stores collect it (a removed file takes its lock file, its temp files
-// and the directories left empty with it), then the lock files of the
-// files that stay. Each is removed under its own lock, taken only when no
+// and the directories left empty with it), then the commit index files of
+// records that no longer exist (see collectCommits), then the lock files of
+// the files that stay. Each is removed under its own lock, taken only when no
 // writer holds it: a writer that then locks the removed file sees that the
 // path no longer names it and starts over (see heldLock.unlock). Temp
 // files that crashed writers left beside the file go with it.
 func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
 	st, err := d.records.Collect(ctx, opts)
-	if err != nil || opts.DryRun {
+	if err != nil {
+		return st, err
+	}
+	if err := d.collectCommits(ctx, opts, &st); err != nil || opts.DryRun {
 		return st, err
 	}
 	err = d.sweepLocks(ctx, objstore.IDKeyPrefix(opts.Prefix), func(path string) {
@@ -39,33 +40,12 @@ func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 
 // sweepLocks removes the idle lock files whose key starts with prefix.
 func (d *Driver) sweepLocks(ctx context.Context, prefix string, removed func(path string)) error {
-	root := d.path(layout.Root)
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if absentErr(err) {
-				return nil // removed by a delete meanwhile
-			}
-			return ioError("list", p, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		key := filepath.ToSlash(strings.TrimPrefix(p, d.root+string(filepath.Separator)))
-		switch {
-		case e.IsDir() && p != root && !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/"):
-			return filepath.SkipDir
-		case e.IsDir() || !strings.HasSuffix(p, lockSuffix) || !strings.HasPrefix(key, prefix):
-			return nil
-		}
+	return d.walkFiles(ctx, prefix, lockSuffix, func(p, _ string) error {
 		if d.removeIdleLock(ctx, strings.TrimSuffix(p, lockSuffix)) {
 			removed(p)
 		}
 		return nil
 	})
-	if absentErr(err) {
-		return nil
-	}
-	return err
 }
 
 // removeIdleLock removes the lock file of path, and its temp files, when

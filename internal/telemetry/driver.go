@@ -124,6 +124,39 @@ func (w *instrumented) ResetHead(ctx context.Context, id driver.ID, head driver.
 	return prev, err
 }
 
+var _ driver.CommitIndexer = (*instrumented)(nil)
+
+// commitIndexer returns the commit index of the driver underneath.
+func (w *instrumented) commitIndexer() (driver.CommitIndexer, error) {
+	ci, ok := w.d.(driver.CommitIndexer)
+	if !ok {
+		return nil, fmt.Errorf("%w: this backend's driver keeps no commit index", driver.ErrUnsupported)
+	}
+	return ci, nil
+}
+
+func (w *instrumented) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+	ci, err := w.commitIndexer()
+	if err != nil {
+		return nil, false, err
+	}
+	ctx, c := w.in.start(ctx, "pending commit cids", id, "head")
+	entries, ok, err := ci.PendingCommitCIDs(ctx, id, sinceT)
+	c.end(ctx, errOutcome(err, OutcomeOK), err)
+	return entries, ok, err
+}
+
+func (w *instrumented) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+	ci, err := w.commitIndexer()
+	if err != nil {
+		return err
+	}
+	ctx, c := w.in.start(ctx, "prune commit index", id, "head")
+	err = ci.PruneCommitIndex(ctx, id, upToT)
+	c.end(ctx, errOutcome(err, OutcomeApplied), err)
+	return err
+}
+
 // Unwrap returns the driver underneath.
 func (w *instrumented) Unwrap() driver.Driver { return w.d }
 

@@ -1,0 +1,295 @@
+package dynamodb
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/cid"
+)
+
+// A partition may hold rows beside a record's own items: Fluree v4 keeps
+// one commit-index row per published commit head ("commit#" and t,
+// zero-padded) there. Lookups never read them (queryRecord); a purge
+// deletes them with plain deletes (deleteRows); Collect removes those a
+// purged record left.
+
+var _ driver.CommitIndexer = (*Driver)(nil)
+
+// commitSK returns the sort key of the commit-index row of t: the prefix
+// and t zero-padded, so that the rows sort by t.
+func commitSK(t int64) string {
+	return fmt.Sprintf("%s%0*d", skCommitPrefix, commitSKDigits, max(t, 0))
+}
+
+// indexCommit writes the commit-index row of head v when its address is a
+// content ID, as Fluree's put_commit_index_item does after a head update
+// applied: one PutItem, best effort (the index is an accelerator Fluree's
+// indexer checks; a failure here must not fail the publish that landed).
+func (d *Driver) indexCommit(ctx context.Context, pk string, v driver.Value) {
+	ref, ok := v.Ref()
+	if !ok || cid.Parse(ref.Address) != nil {
+		return
+	}
+	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item{
+		attrPK: stringAV(pk), attrSK: stringAV(commitSK(ref.T)), attrCommitCID: stringAV(ref.Address),
+		attrCommitT: numberAV(ref.T), attrTTL: numberAV(d.now().Unix() + commitRowTTL),
+	}})
+	if err != nil {
+		slog.Debug("dynamodb: commit-index row not written", "pk", pk, "t", ref.T, "err", err)
+	}
+}
+
+// PendingCommitCIDs implements driver.CommitIndexer as Fluree's
+// pending_commit_cids does: one consistent Query (paged) of the rows from
+// t = sinceT+1 up; none means no usable index (ok false). Rows it cannot
+// read are skipped.
+func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, false, err
+	}
+	if sinceT == math.MaxInt64 {
+		return nil, false, nil
+	}
+	var out []driver.CommitEntry
+	err := d.commitRows(ctx, "pending commit cids "+id.String(), id.String(), commitSK(sinceT+1), skCommitPrefix+strings.Repeat("9", commitSKDigits), false, func(it item) {
+		t, ok, err := getInt(it, attrCommitT)
+		c, _ := getString(it, attrCommitCID)
+		if ok && err == nil && cid.Parse(c) == nil {
+			out = append(out, driver.CommitEntry{T: t, CID: c})
+		}
+	})
+	slices.SortStableFunc(out, func(a, b driver.CommitEntry) int { return cmp.Compare(a.T, b.T) })
+	return out, len(out) > 0, err
+}
+
+// PruneCommitIndex implements driver.CommitIndexer as Fluree's
+// prune_commit_index does: a Query of the keys of the rows up to t = upToT,
+// then their deletion with BatchWriteItem.
+func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+	if err := d.begin(ctx); err != nil {
+		return err
+	}
+	if upToT < 0 {
+		return nil
+	}
+	pk, op := id.String(), "prune commit index "+id.String()
+	var sks []string
+	err := d.commitRows(ctx, op, pk, commitSK(0), commitSK(upToT), true, func(it item) {
+		if sk, ok := getString(it, attrSK); ok {
+			sks = append(sks, sk)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return d.deleteRows(ctx, op, pk, sks)
+}
+
+// commitRows calls fn with the rows of partition pk whose sort keys are
+// from lo to hi, read consistently; keysOnly fetches only the keys.
+func (d *Driver) commitRows(ctx context.Context, op, pk, lo, hi string, keysOnly bool, fn func(item)) error {
+	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
+		And(expression.Key(attrSK).Between(expression.Value(stringAV(lo)), expression.Value(stringAV(hi))))
+	b := expression.NewBuilder().WithKeyCondition(key)
+	if keysOnly {
+		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
+	}
+	return d.query(ctx, op, b, fn)
+}
+
+// maxBatchWrites is DynamoDB's limit of requests per BatchWriteItem.
+const maxBatchWrites = 25
+
+// deleteRows deletes the rows sks of partition pk with BatchWriteItem calls
+// of up to 25 deletes, up to d.parallel() of them at once. Unprocessed
+// deletes are sent again at once while some get through, and with
+// exponential backoff and jitter when none do, up to maxStalledBatches
+// times; then it returns an error wrapping driver.ErrThrottled.
+func (d *Driver) deleteRows(ctx context.Context, op, pk string, sks []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(d.parallel())
+	for batch := range slices.Chunk(sks, maxBatchWrites) {
+		reqs := make([]types.WriteRequest, len(batch))
+		for i, sk := range batch {
+			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(pk, sk)}}
+		}
+		g.Go(func() error { return d.batchWrite(gctx, op, reqs) })
+	}
+	return g.Wait()
+}
+
+// deleteOtherRows deletes the rows of partition pk that are not a record's
+// items.
+func (d *Driver) deleteOtherRows(ctx context.Context, op, pk string) error {
+	_, rows, err := d.partitionKeys(ctx, op, pk)
+	if err != nil {
+		return err
+	}
+	return d.deleteRows(ctx, op, pk, rows)
+}
+
+// sweepLeftRows deletes, after a purge, the rows written into partition pk
+// while it ran (a commit-index row whose PutItem was on its way when the
+// head went), unless a record of the ID has been created since: the rows
+// are then its own.
+func (d *Driver) sweepLeftRows(ctx context.Context, op, pk string) error {
+	own, rows, err := d.partitionKeys(ctx, op, pk)
+	if err != nil || len(own) > 0 {
+		return err
+	}
+	return d.deleteRows(ctx, op, pk, rows)
+}
+
+// batchWrite sends reqs (at most 25) until every one is processed.
+func (d *Driver) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
+	stalled := 0
+	for len(reqs) > 0 {
+		out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{d.table: reqs}})
+		if err != nil {
+			return d.fail(ctx, op+" (BatchWriteItem)", err)
+		}
+		left := out.UnprocessedItems[d.table]
+		if len(left) < len(reqs) {
+			stalled = 0
+		} else if stalled++; stalled > maxStalledBatches {
+			return fmt.Errorf("dynamodb: %s: %w: BatchWriteItem left %d deletes unprocessed after %d retries", op, driver.ErrThrottled, len(left), maxStalledBatches)
+		} else if err := backoff.Sleep(ctx, backoff.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
+			return err
+		}
+		reqs = left
+	}
+	return nil
+}
+
+// Collect implements driver.Collector: it removes the rows of partitions
+// whose record is gone, such as commit-index rows Fluree wrote while the
+// record was purged (see Delete), or those of a purge cut short. It finds
+// them with one Scan of the table (projected to keys, a read of every
+// item: run it rarely on a large table), confirms with a consistent Query
+// that the record is still absent, and deletes them with BatchWriteItem. A
+// row whose ttl (Fluree's: written + 30 days) says it is younger than
+// opts.OlderThan is kept; one without a ttl is of unknown age and goes.
+func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
+	var st driver.CollectStats
+	if err := d.begin(ctx); err != nil {
+		return st, err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	orphans, err := d.scanRows(ctx, opts.Prefix)
+	if err != nil {
+		return st, err
+	}
+	for _, pk := range slices.Sorted(maps.Keys(orphans)) {
+		items, err := d.queryRecord(ctx, "collect "+pk, pk)
+		if err != nil {
+			return st, err
+		}
+		if len(items) > 0 {
+			continue // a record lives here (created since the scan): its rows are its own
+		}
+		if err := d.collectRows(ctx, pk, orphans[pk], opts, now(), &st); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+var _ driver.Collector = (*Driver)(nil)
+
+// orphanRow is a row Collect found: its sort key and when it was written
+// (0: unknown).
+type orphanRow struct {
+	sk        string
+	writtenAt int64 // Unix seconds
+}
+
+// scanRows returns, by pk, the rows other than a record's own items of the
+// partitions under the ID prefix that hold no record item.
+func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orphanRow, error) {
+	in := &dynamodb.ScanInput{
+		TableName:                aws.String(d.table),
+		ProjectionExpression:     aws.String("#pk, #sk, #ttl"),
+		ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK, "#ttl": attrTTL},
+		ConsistentRead:           aws.Bool(true),
+	}
+	if prefix != "" {
+		in.FilterExpression = aws.String("begins_with(#pk, :prefix)")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":prefix": stringAV(prefix)}
+	}
+	rows, live := map[string][]orphanRow{}, map[string]bool{}
+	for {
+		out, err := d.client.Scan(ctx, in)
+		if err != nil {
+			return nil, d.fail(ctx, "collect (Scan)", err)
+		}
+		for _, it := range out.Items {
+			pk, _ := getString(it, attrPK)
+			sk, _ := getString(it, attrSK)
+			if isRecordSK(sk) {
+				live[pk] = true
+				continue
+			}
+			ttl, _, _ := getInt(it, attrTTL)
+			rows[pk] = append(rows[pk], orphanRow{sk: sk, writtenAt: max(ttl-commitRowTTL, 0)})
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	for pk := range live {
+		delete(rows, pk)
+	}
+	return rows, nil
+}
+
+// collectRows removes (or, in a dry run, reports) the rows of partition pk,
+// whose record is gone, keeping those younger than opts.OlderThan.
+func (d *Driver) collectRows(ctx context.Context, pk string, rows []orphanRow, opts driver.CollectOptions, now time.Time, st *driver.CollectStats) error {
+	report := func(sk string, removed bool, reason string) {
+		if removed {
+			st.Removed++
+		} else {
+			st.Kept++
+		}
+		if opts.Report != nil {
+			opts.Report(driver.Collected{Object: pk + "/" + sk, ID: pk, Removed: removed, Reason: reason})
+		}
+	}
+	var gone []string
+	for _, r := range rows {
+		age := now.Sub(time.Unix(r.writtenAt, 0))
+		if r.writtenAt > 0 && opts.OlderThan > 0 && age < opts.OlderThan {
+			report(r.sk, false, fmt.Sprintf("written %s ago, younger than %s", age.Round(time.Second), opts.OlderThan))
+			continue
+		}
+		gone = append(gone, r.sk)
+	}
+	if !opts.DryRun {
+		if err := d.deleteRows(ctx, "collect "+pk, pk, gone); err != nil {
+			return err
+		}
+	}
+	for _, sk := range gone {
+		report(sk, true, "row of a purged record")
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package fs
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/objstore"
+)
+
+// Fluree v4 keeps a commit index beside a ledger's record:
+// ns@v2/{name}/{branch}.commits.jsonl, one line {"t":<t>,"cid":"<cid>"} per
+// commit head it published (fluree-db-nameservice src/file.rs). It is no
+// record file (Classify ignores it: it does not end in ".json"), so lookups,
+// listings and watches never read it; a purge removes it, as Fluree's does,
+// and Collect removes one a purged record left.
+
+// commitsSuffix ends the name of a commit index file.
+const commitsSuffix = ".commits.jsonl"
+
+// commitsPath returns the path of id's commit index.
+func (d *Driver) commitsPath(id driver.ID) string {
+	return d.path(layout.Root + "/" + layout.Stem(id) + commitsSuffix)
+}
+
+// removeCommits removes id's commit index, if any, and the directories it
+// leaves empty.
+func (d *Driver) removeCommits(id driver.ID) error {
+	if err := layout.Check(id); err != nil {
+		return err
+	}
+	path := d.commitsPath(id)
+	if err := d.checkLinks(path); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil {
+		if absentErr(err) {
+			return nil
+		}
+		return ioError("remove", path, err)
+	}
+	d.removeEmptyDirs(filepath.Dir(path))
+	return nil
+}
+
+var _ driver.CommitIndexer = (*Driver)(nil)
+
+// Update implements driver.Driver (objstore.Records.Update). A head update
+// that applied with a content ID then appends its line to the commit index,
+// as Fluree's append_commit_index_entry does: best effort, a failure is
+// logged at debug level and the outcome stands.
+func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+	out, err := d.records.Update(ctx, id, c, cond, next)
+	if err == nil && out.Applied && c == driver.Head {
+		if err := d.appendCommit(id, next); err != nil {
+			slog.Debug("fs: commit index line not written", "id", id.String(), "err", err)
+		}
+	}
+	return out, err
+}
+
+// appendCommit appends head v's line to id's commit index when v's address
+// is a content ID: {"t":<t>,"cid":"<cid>"} and a newline, one write to a
+// file opened for appending, so that lines from several writers (Fluree's
+// among them) never interleave.
+func (d *Driver) appendCommit(id driver.ID, v driver.Value) error {
+	ref, ok := v.Ref()
+	if !ok || cid.Parse(ref.Address) != nil {
+		return nil
+	}
+	line, err := json.Marshal(driver.CommitEntry{T: ref.T, CID: ref.Address})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(d.commitsPath(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow|oCloexec, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	return errors.Join(err, f.Close())
+}
+
+// PendingCommitCIDs implements driver.CommitIndexer as Fluree's file
+// nameservice does: no file, or a line that is not a JSON entry (a torn
+// append) or not a content ID, means no usable index (ok false); otherwise
+// the entries above sinceT, each (t, cid) once, ascending by t.
+func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+	lines, err := d.readCommits(ctx, id)
+	if lines == nil || err != nil {
+		return nil, false, err
+	}
+	seen := map[driver.CommitEntry]bool{}
+	out := []driver.CommitEntry{}
+	for _, l := range lines {
+		var e driver.CommitEntry
+		if json.Unmarshal(l, &e) != nil || cid.Parse(e.CID) != nil {
+			return nil, false, nil
+		}
+		if e.T > sinceT && !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b driver.CommitEntry) int { return cmp.Compare(a.T, b.T) })
+	return out, true, nil
+}
+
+// PruneCommitIndex implements driver.CommitIndexer as Fluree's file
+// nameservice does: the lines with t above upToT are kept (lines that are
+// not entries go), written to a temp file renamed over the index. An append
+// racing the rewrite may be lost, as with Fluree's own prune; the index is
+// an accelerator its reader checks.
+func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+	lines, err := d.readCommits(ctx, id)
+	if lines == nil || err != nil {
+		return err
+	}
+	var kept []byte
+	for _, l := range lines {
+		var e driver.CommitEntry
+		if json.Unmarshal(l, &e) == nil && e.T > upToT {
+			kept = append(append(kept, l...), '\n')
+		}
+	}
+	path := d.commitsPath(id)
+	if err := replaceFile(path, kept); err != nil {
+		return ioError("write", path, err)
+	}
+	return nil
+}
+
+// readCommits returns the non-empty lines of id's commit index, trimmed;
+// nil when there is no index, none (but not nil) when it is empty.
+func (d *Driver) readCommits(ctx context.Context, id driver.ID) ([][]byte, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	if err := layout.Check(id); err != nil {
+		return nil, err
+	}
+	path := d.commitsPath(id)
+	data, _, err := d.readNoLinks(path)
+	if err != nil {
+		return nil, ioError("read", path, err)
+	}
+	lines := [][]byte{}
+	if data == nil {
+		if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+			return nil, nil // no index (an empty one reads as absent to readNoLinks)
+		}
+	}
+	for l := range bytes.Lines(data) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}
+
+// Delete implements driver.Driver: it removes the record's commit index,
+// then purges the record (objstore.Records.Delete). The index goes first,
+// while the record still exists, so that no create of the ID comes between
+// the two: a ledger created again never loses the index it starts. A line
+// Fluree appends in between outlives the record, and Collect removes it.
+// A purge of an ID that has no record still removes its commit index, and
+// returns an error wrapping driver.ErrNotFound.
+func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+	if err := d.begin(ctx); err != nil {
+		return err
+	}
+	if err := d.removeCommits(id); err != nil {
+		return err
+	}
+	return d.records.Delete(ctx, id)
+}
+
+// DropBranch implements driver.Brancher: the drop (objstore), then the
+// removal of the branch's commit index. The index goes after: a drop the
+// branch's own branches refuse must leave it.
+func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+	if err := d.records.DropBranch(ctx, id); err != nil {
+		return err
+	}
+	return d.removeCommits(id)
+}
+
+// collectCommits removes the commit index files under the ID prefix whose
+// record does not exist (purged, collected, or never created by this
+// driver), when last written opts.OlderThan ago or earlier.
+func (d *Driver) collectCommits(ctx context.Context, opts driver.CollectOptions, st *driver.CollectStats) error {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	return d.walkFiles(ctx, objstore.IDKeyPrefix(opts.Prefix), commitsSuffix, func(path, key string) error {
+		stem := strings.TrimSuffix(strings.TrimPrefix(key, layout.Root+"/"), commitsSuffix)
+		id, ok := layout.PathDefault(stem)
+		if !ok {
+			return nil
+		}
+		if _, err := d.records.Get(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+			return nil // a record (readable or not) keeps its index
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		report := func(removed bool, reason string) {
+			if removed {
+				st.Removed++
+			} else {
+				st.Kept++
+			}
+			if opts.Report != nil {
+				opts.Report(driver.Collected{Object: path, ID: id.String(), Removed: removed, Reason: reason})
+			}
+		}
+		if age := now().Sub(fi.ModTime()); opts.OlderThan > 0 && age < opts.OlderThan {
+			report(false, fmt.Sprintf("commit index written %s ago, younger than %s", age.Round(time.Second), opts.OlderThan))
+			return nil
+		}
+		if !opts.DryRun {
+			if err := d.removeCommits(id); err != nil {
+				return err
+			}
+		}
+		report(true, "commit index of a purged record")
+		return nil
+	})
+}
+
+// walkFiles calls fn with the path and key of every file under ns@v2 whose
+// key starts with prefix and whose name ends in suffix.
+func (d *Driver) walkFiles(ctx context.Context, prefix, suffix string, fn func(path, key string) error) error {
+	root := d.path(layout.Root)
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if absentErr(err) {
+				return nil // removed by a delete meanwhile
+			}
+			return ioError("list", p, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key := filepath.ToSlash(strings.TrimPrefix(p, d.root+string(filepath.Separator)))
+		switch {
+		case e.IsDir() && p != root && !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/"):
+			return filepath.SkipDir
+		case e.IsDir() || !strings.HasSuffix(p, suffix) || !strings.HasPrefix(key, prefix):
+			return nil
+		}
+		return fn(p, key)
+	})
+	if absentErr(err) {
+		return nil
+	}
+	return err
+}

@@ -75,9 +75,13 @@ done
 # (setsid execs in place here), so cleanup can stop the test binaries too.
 setsid=()
 command -v setsid >/dev/null 2>&1 && setsid=(setsid)
-${setsid[@]+"${setsid[@]}"} go test -race -count=1 -timeout 30m ${pkgs[@]+"${pkgs[@]}"} "$@" &
+gotest=(go test -race -count=1 -timeout 30m ${pkgs[@]+"${pkgs[@]}"} "$@")
+printf 'test.sh: %s\n' "${gotest[*]}" >&2
+began=$SECONDS
+${setsid[@]+"${setsid[@]}"} "${gotest[@]}" &
 gotest_pid=$!
 status=0
 wait "$gotest_pid" || status=$?
 gotest_pid=
+printf 'test.sh: go test exited %d after %ds\n' "$status" "$((SECONDS - began))" >&2
 exit "$status"

@@ -1,10 +1,12 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"slices"
 	"testing"
 	"time"
@@ -14,16 +16,57 @@ import (
 )
 
 // Run runs the whole suite against the stores h makes. Every test gets a
-// store of its own (or its own ID prefix on a shared one).
+// store of its own (or its own ID prefix on a shared one), and the tests
+// run in parallel (as many at once as go test's -parallel allows): each
+// case waits on its store's round trips, seldom on the processor. With
+// -failfast they run one at a time, in order, so that the first failure
+// ends the run.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
-	for _, group := range groups {
+	parallel := func(t *testing.T) {
+		if !failFast() {
+			t.Parallel()
+		}
+	}
+	for _, group := range runOrder() {
 		t.Run(group.name, func(t *testing.T) {
+			parallel(t)
 			for _, c := range group.cases {
-				t.Run(c.name, func(t *testing.T) { c.run(newTestEnv(t, h, c.timeout(testTimeout))) })
+				t.Run(c.name, func(t *testing.T) {
+					parallel(t)
+					c.run(newTestEnv(t, h, c.timeout(testTimeout)))
+				})
 			}
 		})
 	}
+}
+
+// runOrder returns the groups in the order Run starts them: with cases in
+// parallel, those with a long case first, so that the longest cases do not
+// start last; with -failfast, as listed.
+func runOrder() []group {
+	order := slices.Clone(groups)
+	if !failFast() {
+		slices.SortStableFunc(order, func(a, b group) int { return cmp.Compare(short(a), short(b)) })
+	}
+	return order
+}
+
+// short is 0 for a group with a long case, 1 for the others.
+func short(g group) int {
+	for _, c := range g.cases {
+		if c.long {
+			return 0
+		}
+	}
+	return 1
+}
+
+// failFast reports whether go test runs with -failfast: parallel tests
+// already begun would run on after the first failure.
+func failFast() bool {
+	f := flag.Lookup("test.failfast")
+	return f != nil && f.Value.String() == "true"
 }
 
 type testCase struct {

@@ -156,6 +156,7 @@ func readJUnit(t *testing.T, path string) junitSuites {
 }
 
 func TestCheckMemFullSuite(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	r := runCheckCmd(t, fmt.Sprintf("mem://check-%d", stores.Add(1)), "--junit", junit)
 	wantPassed(t, r)
@@ -171,6 +172,7 @@ func TestCheckMemFullSuite(t *testing.T) {
 }
 
 func TestCheckQuickIsASubset(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	wantPassed(t, runCheckCmd(t, fmt.Sprintf("mem://check-%d", stores.Add(1)), "--quick", "--junit", junit))
 	if j := readJUnit(t, junit); j.Tests < 20 || j.Tests > 60 {
@@ -179,10 +181,12 @@ func TestCheckQuickIsASubset(t *testing.T) {
 }
 
 func TestCheckFile(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	wantPassed(t, runCheckCmd(t, "file://"+filepath.ToSlash(t.TempDir()), "--quick"))
 }
 
 func TestCheckDynamoDBFullSuite(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.DynamoDBEndpoint(t)
 	u := "dynamodb://ns-check-" + randomHex(4) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
 	(&cli{t: t, url: u}).want(exitOK, "table", "create")
@@ -203,6 +207,7 @@ func s3Bucket(t *testing.T, endpoint string) string {
 }
 
 func TestCheckS3(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.S3Endpoint(t)
 	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
 	r := runCheckCmd(t, u, "--quick")
@@ -221,6 +226,7 @@ func TestCheckS3(t *testing.T) {
 // passes, the race of purges and creates included, and the probe's finding
 // is printed.
 func TestCheckS3IgnoringDeleteIfMatch(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.S3Endpoint(t)
 	proxy := testenv.S3IgnoringDeletePreconditions(t, endpoint, testenv.Credentials)
 	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(proxy)
@@ -237,6 +243,7 @@ func TestCheckS3IgnoringDeleteIfMatch(t *testing.T) {
 // drops If-Match and If-None-Match, opened with unsafe=true, fails the probe
 // and the suite, naming the broken guarantees, in the output and in JUnit.
 func TestCheckFailsOnStoreIgnoringPreconditions(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.S3Endpoint(t)
 	proxy := testenv.S3IgnoringPreconditions(t, endpoint, testenv.Credentials)
 	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&unsafe=true&endpoint=" + url.QueryEscape(proxy)
@@ -290,6 +297,7 @@ func TestCheckFailsOnStoreIgnoringPreconditions(t *testing.T) {
 // TestCheckLockModeOnStoreIgnoringPreconditions: the same store in lock
 // mode passes, the probe's finding printed as a note.
 func TestCheckLockModeOnStoreIgnoringPreconditions(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint, dynamo := testenv.S3Endpoint(t), testenv.DynamoDBEndpoint(t)
 	creds := testenv.Credentials
 	proxy := testenv.S3IgnoringPreconditions(t, endpoint, creds)
@@ -364,6 +372,7 @@ func TestCheckRefusesAUsedPrefix(t *testing.T) {
 // test binary run as ns) on a directory store: it stops, purges its prefix
 // and collects what the purges left (leaving no file) and exits 1.
 func TestCheckInterruptedLeavesNothing(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	dir := t.TempDir()
 	u := "file://" + filepath.ToSlash(dir)
 	prefix := "nscheck-int-" + randomHex(4) + "/"
@@ -425,12 +434,14 @@ func TestCheckInterruptedLeavesNothing(t *testing.T) {
 }
 
 func TestCheckDocstoreMem(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	wantPassed(t, runCheckCmd(t, fmt.Sprintf("docstore+mem://check-%d", stores.Add(1)), "--quick"))
 }
 
 // TestCheckService runs ns check through the http:// driver against a real
 // ns serve handler on a loopback listener, over a memory store.
 func TestCheckService(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	srv := server.New(nameservice.New(mem.NewStore().Open()), server.Options{NoAuth: true})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); _ = srv.Close() })

@@ -164,6 +164,7 @@ func waitText(ctx context.Context, expr, want string, d time.Duration) (time.Dur
 }
 
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	path := chromium(t)
 	f := newConsoleFixture(t)
 	ctx := browser(t, path)

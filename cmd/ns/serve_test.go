@@ -82,6 +82,7 @@ func stopServe(t *testing.T, p *serveProcess) {
 // increments of a counter in one record's status. Every increment that
 // reports applied must be counted exactly once.
 func TestServeTwoInstancesOneTable(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.DynamoDBEndpoint(t)
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

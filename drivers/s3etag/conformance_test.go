@@ -52,14 +52,17 @@ func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
 }
 
 func TestConformanceLayoutB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, jsonld.LayoutB, nil))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, jsonld.LayoutC, nil))
 }
 
 func TestConformanceLockMode(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, jsonld.LayoutB, newLockTable(t, 2*time.Second)))
 }
 
@@ -80,6 +83,7 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 // a store that ignores every precondition (versitygw behind testenv.S3IgnoringPreconditions):
 // the DynamoDB lock alone keeps the writers apart.
 func TestConformanceLockModeIgnoringStore(t *testing.T) {
+	t.Parallel()
 	endpoint, bucket := newBucket(t)
 	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutC)
 	cfg.Prefix = "suite"
@@ -93,6 +97,7 @@ func TestConformanceLockModeIgnoringStore(t *testing.T) {
 // records the ignored condition) and keeps every guarantee, purges racing
 // creates included, since no decision rests on a conditional delete.
 func TestConformanceDeleteIfMatchIgnored(t *testing.T) {
+	t.Parallel()
 	endpoint, bucket := newBucket(t)
 	cfg := baseConfig(testenv.S3IgnoringDeletePreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutB)
 	cfg.Prefix = "suite"

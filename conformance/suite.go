@@ -266,7 +266,12 @@ func (e *env) wantAbsent(name string) {
 	e.wantErr(err, nameservice.ErrNotFound)
 }
 
-// listIDs lists under the test's prefix, waiting up to a few seconds for
+// listingSettles is how long a listing may take to show what was written:
+// DynamoDB's GSI converges in well under a second, but a loaded machine
+// may take seconds, which is no failure.
+const listingSettles = 30 * time.Second
+
+// listIDs lists under the test's prefix, waiting up to listingSettles for
 // the listing to equal want: drivers whose listing index is eventually
 // consistent (DynamoDB's GSI) must converge to exactly the right records.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
@@ -274,7 +279,7 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string
 	var recs []*nameservice.Record
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(listingSettles); ; time.Sleep(100 * time.Millisecond) {
 		got, recs = nil, nil
 		for r, err := range e.ns.List(e.ctx, opts) {
 			e.must(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 // run in parallel (as many at once as go test's -parallel allows): each
 // case waits on its store's round trips, seldom on the processor. With
 // -failfast they run one at a time, in order, so that the first failure
-// ends the run.
+// ends the run. Its long cases are played short unless the environment
+// variable LongEnv is set.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	parallel := func(t *testing.T) {
@@ -129,6 +131,8 @@ type env struct {
 	ns       *nameservice.NameService
 	prefix   string
 	leaseTTL time.Duration // the TTL of the lease cases' leases
+	// purgeRounds is how many rounds PurgeRacesCreate plays.
+	purgeRounds int
 }
 
 // newTestEnv prepares a store from h for one go test bounded by timeout.
@@ -150,12 +154,16 @@ func newTestEnv(t *testing.T, h Harness, timeout time.Duration) *env {
 		// A Corrupter promises the unreadable-record cases; a nil func would skip them.
 		t.Fatal("harness: NewCorruptibleStore returned a nil CorruptFunc")
 	}
-	return newEnv(ctx, t, open, corrupt, "ct"+randomHex(6)+"/")
+	e := newEnv(ctx, t, open, corrupt, "ct"+randomHex(6)+"/")
+	if os.Getenv(LongEnv) == "" {
+		e.purgeRounds = shortPurgeRaceRounds
+	}
+	return e
 }
 
 // newEnv returns the environment of one case: its records go under prefix.
 func newEnv(ctx context.Context, t T, open Opener, corrupt CorruptFunc, prefix string) *env {
-	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL}
+	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL, purgeRounds: purgeRaceRounds}
 	e.ns = e.client()
 	return e
 }

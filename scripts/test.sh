@@ -12,6 +12,10 @@
 # When the arguments name packages (./x, ./x/..., nameservice.dev/...), they
 # replace ./..., e.g. scripts/test.sh -run TestPut ./drivers/...
 #
+# -long (a flag of this script, not passed to go test) plays the soak-style
+# loops at full length (NS_TEST_LONG=1; the conformance suite's
+# PurgeRacesCreate: 200 rounds instead of 40). CI runs with it.
+#
 # Each run uses its own run directory (NS_TEST_RUN, default a fresh temp dir), so
 # runs can overlap; the install cache (NS_TEST_CACHE) is shared.
 # NS_TEST_SERVERS selects the servers ("dynamodb s3 gcs azure" by default).
@@ -64,10 +68,16 @@ server_env=$(ns_testservers_here env) # separate step: a failure here must stop 
 eval "$server_env"
 
 pkgs=(./...)
+args=()
 for arg in "$@"; do
 	case $arg in
+	-long | --long)
+		export NS_TEST_LONG=1
+		continue
+		;;
 	. | .. | ./* | ../* | nameservice.dev/*) pkgs=() ;;
 	esac
+	args+=("$arg")
 done
 
 # In the background, so a signal to this script stops go test and the servers
@@ -77,8 +87,8 @@ setsid=()
 command -v setsid >/dev/null 2>&1 && setsid=(setsid)
 # -parallel 8: the conformance cases and the long tests run in parallel
 # (t.Parallel) and mostly wait on the servers, not the processor.
-gotest=(go test -race -count=1 -timeout 30m -parallel 8 ${pkgs[@]+"${pkgs[@]}"} "$@")
-printf 'test.sh: %s\n' "${gotest[*]}" >&2
+gotest=(go test -race -count=1 -timeout 30m -parallel 8 ${pkgs[@]+"${pkgs[@]}"} ${args[@]+"${args[@]}"})
+printf 'test.sh: %s%s\n' "${NS_TEST_LONG:+NS_TEST_LONG=1 }" "${gotest[*]}" >&2
 began=$SECONDS
 ${setsid[@]+"${setsid[@]}"} "${gotest[@]}" &
 gotest_pid=$!

@@ -16,6 +16,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // ns runs the CLI in-process against a named in-memory store and returns
@@ -177,8 +178,8 @@ func TestWatchResumesFromState(t *testing.T) {
 	c.want(exitOK, "init", "db")
 	c.want(exitOK, "publish-commit", "db", "1", "c1")
 	state := t.TempDir() + "/state.json"
-	watch := func(args ...string) (out *lockedBuffer, stop func()) {
-		out = &lockedBuffer{}
+	watch := func(args ...string) (out *testenv.Buffer, stop func()) {
+		out = &testenv.Buffer{}
 		lists := len(listed(c.url))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -217,24 +218,6 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waited a minute for %s", what)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer one goroutine writes while another reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // pageSizes is a mem driver (scheme "pagesizes", a process-wide store per

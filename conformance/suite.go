@@ -9,6 +9,7 @@ import (
 	"flag"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,11 +37,26 @@ func Run(t *testing.T, h Harness) {
 			for _, c := range group.cases {
 				t.Run(c.name, func(t *testing.T) {
 					parallel(t)
+					defer hold(group.alone)()
 					c.run(newTestEnv(t, h, c.timeout(testTimeout)))
 				})
 			}
 		})
 	}
+}
+
+// running is held, shared, by every case Run runs, and alone by the cases
+// of the groups that must run alone.
+var running sync.RWMutex
+
+// hold takes running, alone or shared, and returns its release.
+func hold(alone bool) (release func()) {
+	if alone {
+		running.Lock()
+		return running.Unlock
+	}
+	running.RLock()
+	return running.RUnlock
 }
 
 // runOrder returns the groups in the order Run starts them: with cases in
@@ -100,7 +116,11 @@ type group struct {
 	// needsCorrupter: every case corrupts records, which only a harness
 	// (never a live deployment) can do.
 	needsCorrupter bool
-	cases          []testCase
+	// alone: its cases time leases or the protocol's windows, which a
+	// machine busy with other cases can miss; Run runs each with no other
+	// case of any suite in the test process.
+	alone bool
+	cases []testCase
 }
 
 // groups is the suite, group by group, in the order Run runs them: the

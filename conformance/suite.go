@@ -123,9 +123,10 @@ type group struct {
 	cases []testCase
 }
 
-// groups is the suite, group by group, in the order Run runs them: the
-// single-record operations first, then their limits and rules, listings,
-// concurrency, change feeds, the recipes, branches and collection.
+// groups is the suite, group by group, in the order it is listed (Run
+// starts the groups with a long case first): the single-record operations
+// first, then their limits and rules, listings, concurrency, change feeds,
+// the recipes, branches and collection.
 var groups = []group{
 	groupLifecycle, groupIDs, groupImport,
 	groupPublish, groupCompareAndSetRef, groupPushStatus, groupPushConfig, groupGraphSource, groupNamedGraphs,

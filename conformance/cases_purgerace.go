@@ -22,6 +22,9 @@ const purgeRaceRounds = 200
 // fail a store whose create is not exclusive, or whose purge removes a
 // record created after it began: such a store loses a round within the
 // first few (the mem driver's create-overwrites mutant loses the first).
+// The rare loss needs the full length: every run still plays it through
+// ns check (cmd/ns TestCheckS3IgnoringDeleteIfMatch, on a store that
+// ignores a conditional DELETE), and CI in every suite.
 const shortPurgeRaceRounds = 40
 
 // LongEnv names the environment variable that, when set, makes Run play

@@ -48,12 +48,19 @@ type checkRun struct {
 	prefix string
 }
 
+// checks bounds the ns check runs at once: two keep the long ones short,
+// more load the servers until the suite's timed cases (branch creates
+// within the protocol's window, leases) miss on a busy machine.
+var checks = make(chan struct{}, 2)
+
 // runCheckCmd runs ns check on storeURL under a prefix of the test's own,
 // after putting a record outside that prefix, and checks the run's promises
 // on the store: the outside record is untouched and nothing remains under
 // the prefix.
 func runCheckCmd(t *testing.T, storeURL string, args ...string) checkRun {
 	t.Helper()
+	checks <- struct{}{}
+	defer func() { <-checks }()
 	ctx := context.Background()
 	ns, err := nameservice.Open(ctx, storeURL)
 	if err != nil {

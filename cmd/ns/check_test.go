@@ -48,10 +48,11 @@ type checkRun struct {
 	prefix string
 }
 
-// checks bounds the ns check runs at once: two keep the long ones short,
-// more load the servers until the suite's timed cases (branch creates
-// within the protocol's window, leases) miss on a busy machine.
-var checks = make(chan struct{}, 2)
+// checks lets one ns check run at a time (beside the package's other
+// tests): two at once, on a busy machine, load the servers until the
+// suite's timed cases (branch creates within the protocol's 20 s window)
+// miss.
+var checks = make(chan struct{}, 1)
 
 // runCheckCmd runs ns check on storeURL under a prefix of the test's own,
 // after putting a record outside that prefix, and checks the run's promises

@@ -23,31 +23,8 @@ import (
 	"nameservice.dev/nameservice/server"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildNS builds this command once per test process.
-func buildNS(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ns-serve-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "ns")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+// buildNS returns this command, built once per test process.
+func buildNS(t *testing.T) string { return testenv.NSBinary(t) }
 
 // serveProcess is a running "ns serve".
 type serveProcess = testenv.ServeProcess

@@ -32,7 +32,7 @@ const shortPurgeRaceRounds = 40
 // with it).
 const LongEnv = "NS_TEST_LONG"
 
-var groupPurgeRacesCreate = group{name: "PurgeRacesCreate", guarantee: "creates racing a purge of their ID: exactly one create wins, and the record it wrote is the one that stays", cases: []testCase{
+var groupPurgeRacesCreate = group{name: "PurgeRacesCreate", guarantee: "creates racing a purge of their ID: exactly one create wins, and the record it wrote is the one that stays", alone: true, cases: []testCase{
 	{name: "OnePurgeFourCreators", long: true, run: purgeRacesCreate},
 }}
 

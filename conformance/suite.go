@@ -117,8 +117,10 @@ type group struct {
 	// (never a live deployment) can do.
 	needsCorrupter bool
 	// alone: its cases time leases or the protocol's windows, which a
-	// machine busy with other cases can miss; Run runs each with no other
-	// case of any suite in the test process.
+	// machine busy with other cases can miss, or flood the store with
+	// requests (PurgeRacesCreate's creators), which starves the other
+	// cases on a one-threaded emulator (Azurite); Run runs each with no
+	// other case of any suite in the test process.
 	alone bool
 	cases []testCase
 }

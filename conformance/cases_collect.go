@@ -12,7 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-var groupCollect = group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", cases: []testCase{
+var groupCollect = group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", alone: true, cases: []testCase{
 	{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
 	{name: "DryRunRemovesNothing", run: collectDryRun},
 	{name: "SparesRecreated", run: collectSparesRecreated},

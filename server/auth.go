@@ -113,7 +113,9 @@ type AuthConfig struct {
 	TrustedIssuers []string // did:key identifiers
 	// OIDC, when set, accepts the tokens of an OIDC issuer.
 	OIDC *OIDCConfig
-	Now  func() time.Time
+	// Now is the clock that tokens' times and the age of the OIDC key set
+	// are measured by; nil: time.Now.
+	Now func() time.Time
 }
 
 // NewAuthenticator checks cfg and returns an authenticator. It returns an
@@ -137,7 +139,7 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		a.issuers[iss] = true
 	}
 	if cfg.OIDC != nil {
-		if a.oidc, err = newJWKS(*cfg.OIDC); err != nil {
+		if a.oidc, err = newJWKS(*cfg.OIDC, a.now); err != nil {
 			return nil, err
 		}
 	}

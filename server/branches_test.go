@@ -1,39 +1,20 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
+	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // branchServer serves t1/db (head at t 3) with tokens: a writer of t1/, a
 // writer of t1/db:feature alone, a reader of everything and an admin of
 // t1/; its log goes to the returned buffer.
-func branchServer(t *testing.T) (*testServer, *lockedBuffer) {
+func branchServer(t *testing.T) (*testServer, *testenv.Buffer) {
 	t.Helper()
 	a, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
 		{Name: "t1-writer", SHA256: server.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
@@ -44,7 +25,7 @@ func branchServer(t *testing.T) (*testServer, *lockedBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testenv.Buffer{}
 	s := start(t, server.Options{Auth: a, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	ctx := context.Background()
 	for _, id := range []string{"t1/db", "t2/db"} {

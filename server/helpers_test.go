@@ -166,8 +166,8 @@ func (s *sseStream) next(t testing.TB) string {
 			t.Fatalf("stream ended: %v after %q", r.err, r.s)
 		}
 		return r.s
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
+	case <-time.After(time.Minute): // a loaded machine's delay is no failure
+		t.Fatal("no event within a minute")
 		return ""
 	}
 }

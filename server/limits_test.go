@@ -125,7 +125,9 @@ func TestSlowBodiesCutOffOnEveryRoute(t *testing.T) {
 	const bodyTimeout, conns = 2 * time.Second, 500
 	s := rootServer(t, server.Options{BodyTimeout: bodyTimeout})
 	addr := serveLimited(t, s, server.Limits{})
-	limit := bodyTimeout + 4*time.Second // scheduling slack on a busy machine
+	// Far past the body timeout: a loaded machine is late by seconds, a
+	// connection without a deadline stays open for good.
+	limit := 15 * bodyTimeout
 	var wg sync.WaitGroup
 	held := make([]time.Duration, conns)
 	errs := make(chan error, conns)
@@ -235,9 +237,9 @@ func TestConnectionCaps(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
+			t.Fatal("condition not met within a minute")
 		}
 	}
 }

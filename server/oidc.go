@@ -65,6 +65,7 @@ type jwks struct {
 	cfg    OIDCConfig
 	client *http.Client
 	group  singleflight.Group
+	now    func() time.Time // the Authenticator's clock
 
 	mu      sync.Mutex
 	keys    map[string]jose.JSONWebKey // by kid
@@ -72,7 +73,7 @@ type jwks struct {
 	tried   time.Time                  // the last fetch, failed or not
 }
 
-func newJWKS(cfg OIDCConfig) (*jwks, error) {
+func newJWKS(cfg OIDCConfig, now func() time.Time) (*jwks, error) {
 	if cfg.Issuer == "" {
 		return nil, errors.New("OIDC: an issuer is required")
 	}
@@ -99,7 +100,7 @@ func newJWKS(cfg OIDCConfig) (*jwks, error) {
 		}
 		return checkJWKSURL(req.URL.String())
 	}
-	return &jwks{cfg: cfg, client: &c}, nil
+	return &jwks{cfg: cfg, client: &c, now: now}, nil
 }
 
 // checkJWKSURL refuses a key set URL whose keys an attacker on the path
@@ -125,8 +126,8 @@ func checkJWKSURL(raw string) error {
 func (j *jwks) key(kid string) (jose.JSONWebKey, error) {
 	j.mu.Lock()
 	k, ok := j.keys[kid]
-	fresh := time.Since(j.fetched) < j.cfg.CacheTTL
-	mayFetch := time.Since(j.tried) >= j.cfg.MinRefresh
+	fresh := j.now().Sub(j.fetched) < j.cfg.CacheTTL
+	mayFetch := j.now().Sub(j.tried) >= j.cfg.MinRefresh
 	j.mu.Unlock()
 	if ok && fresh || !mayFetch {
 		if ok {
@@ -151,11 +152,11 @@ func (j *jwks) key(kid string) (jose.JSONWebKey, error) {
 // the keys held.
 func (j *jwks) refresh() error {
 	j.mu.Lock()
-	if time.Since(j.tried) < j.cfg.MinRefresh {
+	if j.now().Sub(j.tried) < j.cfg.MinRefresh {
 		j.mu.Unlock()
 		return nil // fetched by another caller meanwhile
 	}
-	j.tried = time.Now()
+	j.tried = j.now()
 	j.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), jwksFetchTimeout)
 	defer cancel()
@@ -184,7 +185,7 @@ func (j *jwks) refresh() error {
 		return fmt.Errorf("GET %s: %w", j.cfg.JWKSURL, err)
 	}
 	j.mu.Lock()
-	j.keys, j.fetched = keys, time.Now()
+	j.keys, j.fetched = keys, j.now()
 	j.mu.Unlock()
 	return nil
 }

@@ -48,12 +48,20 @@ type checkRun struct {
 	prefix string
 }
 
+// checks lets one ns check run at a time (beside the package's other
+// tests): two at once, on a busy machine, load the servers until the
+// suite's timed cases (branch creates within the protocol's 20 s window)
+// miss.
+var checks = make(chan struct{}, 1)
+
 // runCheckCmd runs ns check on storeURL under a prefix of the test's own,
 // after putting a record outside that prefix, and checks the run's promises
 // on the store: the outside record is untouched and nothing remains under
 // the prefix.
 func runCheckCmd(t *testing.T, storeURL string, args ...string) checkRun {
 	t.Helper()
+	checks <- struct{}{}
+	defer func() { <-checks }()
 	ctx := context.Background()
 	ns, err := nameservice.Open(ctx, storeURL)
 	if err != nil {
@@ -156,6 +164,7 @@ func readJUnit(t *testing.T, path string) junitSuites {
 }
 
 func TestCheckMemFullSuite(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	r := runCheckCmd(t, fmt.Sprintf("mem://check-%d", stores.Add(1)), "--junit", junit)
 	wantPassed(t, r)
@@ -171,6 +180,7 @@ func TestCheckMemFullSuite(t *testing.T) {
 }
 
 func TestCheckQuickIsASubset(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	wantPassed(t, runCheckCmd(t, fmt.Sprintf("mem://check-%d", stores.Add(1)), "--quick", "--junit", junit))
 	if j := readJUnit(t, junit); j.Tests < 20 || j.Tests > 60 {
@@ -179,10 +189,12 @@ func TestCheckQuickIsASubset(t *testing.T) {
 }
 
 func TestCheckFile(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	wantPassed(t, runCheckCmd(t, "file://"+filepath.ToSlash(t.TempDir()), "--quick"))
 }
 
 func TestCheckDynamoDBFullSuite(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.DynamoDBEndpoint(t)
 	u := "dynamodb://ns-check-" + randomHex(4) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
 	(&cli{t: t, url: u}).want(exitOK, "table", "create")
@@ -203,6 +215,7 @@ func s3Bucket(t *testing.T, endpoint string) string {
 }
 
 func TestCheckS3(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.S3Endpoint(t)
 	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
 	r := runCheckCmd(t, u, "--quick")
@@ -221,6 +234,7 @@ func TestCheckS3(t *testing.T) {
 // passes, the race of purges and creates included, and the probe's finding
 // is printed.
 func TestCheckS3IgnoringDeleteIfMatch(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.S3Endpoint(t)
 	proxy := testenv.S3IgnoringDeletePreconditions(t, endpoint, testenv.Credentials)
 	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(proxy)
@@ -238,6 +252,7 @@ func TestCheckS3IgnoringDeleteIfMatch(t *testing.T) {
 // which names the missing feature once, and stops there, in the output and
 // in JUnit.
 func TestCheckFailsOnStoreIgnoringPreconditions(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.S3Endpoint(t)
 	proxy := testenv.S3IgnoringPreconditions(t, endpoint, testenv.Credentials)
 	u := "s3://" + s3Bucket(t, endpoint) + "?path_style=true&region=us-east-1&unsafe=true&endpoint=" + url.QueryEscape(proxy)
@@ -286,6 +301,7 @@ func TestCheckFailsOnStoreIgnoringPreconditions(t *testing.T) {
 // TestCheckLockModeOnStoreIgnoringPreconditions: the same store in lock
 // mode passes, the probe's finding printed as a note.
 func TestCheckLockModeOnStoreIgnoringPreconditions(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint, dynamo := testenv.S3Endpoint(t), testenv.DynamoDBEndpoint(t)
 	creds := testenv.Credentials
 	proxy := testenv.S3IgnoringPreconditions(t, endpoint, creds)
@@ -360,6 +376,7 @@ func TestCheckRefusesAUsedPrefix(t *testing.T) {
 // test binary run as ns) on a directory store: it stops, purges its prefix
 // and collects what the purges left (leaving no file) and exits 1.
 func TestCheckInterruptedLeavesNothing(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	dir := t.TempDir()
 	u := "file://" + filepath.ToSlash(dir)
 	prefix := "nscheck-int-" + randomHex(4) + "/"
@@ -421,12 +438,14 @@ func TestCheckInterruptedLeavesNothing(t *testing.T) {
 }
 
 func TestCheckDocstoreMem(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	wantPassed(t, runCheckCmd(t, fmt.Sprintf("docstore+mem://check-%d", stores.Add(1)), "--quick"))
 }
 
 // TestCheckService runs ns check through the http:// driver against a real
 // ns serve handler on a loopback listener, over a memory store.
 func TestCheckService(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	srv := server.New(nameservice.New(mem.NewStore().Open()), server.Options{NoAuth: true})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); _ = srv.Close() })

@@ -139,6 +139,10 @@ func gcStores(t *testing.T) map[string]func(t *testing.T) string {
 	}
 }
 
+// keptYoung is the line ns gc prints for gc/gone's young purge, whatever
+// its age in whole seconds.
+var keptYoung = regexp.MustCompile(`(?m)^kept .*\(gc/gone:main\): purged [0-9hms]+ ago, younger than 24h0m0s$`)
+
 // TestGC runs ns gc on what purges left (the commit index of the heads
 // published included) beside a live record and a record created again
 // after its purge: a young purge is kept, a dry run removes
@@ -163,7 +167,8 @@ func TestGC(t *testing.T) {
 			if regexp.MustCompile(`(?m)^removed .*gc/gone:main`).MatchString(out) {
 				t.Errorf("ns gc with the default --older-than removed a purge a moment old:\n%s", out)
 			}
-			if name != "dynamodb" && !regexp.MustCompile(`\(gc/gone:main\): purged \d+s ago, younger than 24h0m0s`).MatchString(out) {
+			// The age is the wall clock's: a loaded machine may print 1s or more.
+			if name != "dynamodb" && !keptYoung.MatchString(out) {
 				t.Errorf("ns gc does not say it kept the young purge:\n%s", out)
 			}
 			wantLeft(t, c.url, before, "after ns gc with the default --older-than")

@@ -16,6 +16,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/testenv"
 )
 
 // ns runs the CLI in-process against a named in-memory store and returns
@@ -173,63 +174,89 @@ func TestTableCreateNeedsATableBackend(t *testing.T) {
 }
 
 func TestWatchResumesFromState(t *testing.T) {
-	c := newCLI(t)
+	c := &cli{t: t, url: fmt.Sprintf("pagesizes://cli-%d", stores.Add(1))}
 	c.want(exitOK, "init", "db")
 	c.want(exitOK, "publish-commit", "db", "1", "c1")
 	state := t.TempDir() + "/state.json"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan string)
-	go func() {
-		var out, errb bytes.Buffer
-		run(ctx, []string{"--url", c.url, "--json", "watch", "--prefix", "db", "--state", state, "--interval", "10ms"}, &out, &errb)
-		done <- out.String() + errb.String()
-	}()
-	time.Sleep(100 * time.Millisecond)
-	c.want(exitOK, "publish-commit", "db", "2", "c2")
-	time.Sleep(100 * time.Millisecond)
-	cancel()
-	if out := <-done; !strings.Contains(out, `"concern":"head","old":1,"new":{"v":2`) {
-		t.Fatalf("watch printed %q", out)
+	watch := func(args ...string) (out *testenv.Buffer, stop func()) {
+		out = &testenv.Buffer{}
+		lists := len(listed(c.url))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			run(ctx, append([]string{"--url", c.url, "--json", "watch", "--state", state}, args...), out, out)
+		}()
+		// The watch has read the records (its one List) once that List returned.
+		waitUntil(t, "the watch reading the records", func() bool { return len(listed(c.url)) > lists })
+		return out, func() { cancel(); <-done }
 	}
+	out, stop := watch("--prefix", "db", "--interval", "10ms")
+	c.want(exitOK, "publish-commit", "db", "2", "c2")
+	waitUntil(t, "the watch printing the push", func() bool {
+		return strings.Contains(out.String(), `"concern":"head","old":1,"new":{"v":2`)
+	})
+	stop()
 	// Changes while no watch runs are reported on resume, from the state.
 	c.want(exitOK, "publish-commit", "db", "3", "c3")
-	ctx, cancel = context.WithCancel(context.Background())
-	go func() {
-		var out bytes.Buffer
-		run(ctx, []string{"--url", c.url, "--json", "watch", "db", "--state", state}, &out, &out)
-		done <- out.String()
-	}()
-	time.Sleep(100 * time.Millisecond)
-	cancel()
-	out := <-done
-	if !strings.Contains(out, `"old":2,"new":{"v":3`) || strings.Contains(out, `"v":2,`) {
+	out, stop = watch("db")
+	waitUntil(t, "the resumed watch printing the push it missed", func() bool {
+		return strings.Contains(out.String(), `"old":2,"new":{"v":3`)
+	})
+	stop()
+	if strings.Contains(out.String(), `"v":2,`) {
 		t.Fatalf("resumed watch printed %q", out)
 	}
 }
 
+// waitUntil polls cond until it holds; only a minute without fails, so a
+// loaded machine is waited for.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+	}
+}
+
 // pageSizes is a mem driver (scheme "pagesizes", a process-wide store per
-// host) that records the page size of every List call.
+// host) that records the page size of every List call, per store, once
+// the call returned. It keeps mem's change feed.
 type pageSizes struct {
 	driver.Driver
-	seen *[]int
+	url string
 }
 
 var (
 	pageSizesMu   sync.Mutex
-	pageSizesSeen []int
+	pageSizesSeen = map[string][]int{}
 )
 
 func (p pageSizes) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	page, err := p.Driver.List(ctx, opts)
 	pageSizesMu.Lock()
-	*p.seen = append(*p.seen, opts.PageSize)
+	pageSizesSeen[p.url] = append(pageSizesSeen[p.url], opts.PageSize)
 	pageSizesMu.Unlock()
-	return p.Driver.List(ctx, opts)
+	return page, err
+}
+
+func (p pageSizes) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
+	return p.Driver.(driver.Watcher).Watch(ctx, opts)
+}
+
+// listed returns the page sizes of the List calls made so far on the
+// pagesizes store at url.
+func listed(url string) []int {
+	pageSizesMu.Lock()
+	defer pageSizesMu.Unlock()
+	return slices.Clone(pageSizesSeen[url])
 }
 
 func init() {
 	drivers.Register("pagesizes", func(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		d, err := drivers.Open(ctx, "mem://"+u.Host)
-		return pageSizes{d, &pageSizesSeen}, err
+		return pageSizes{d, "pagesizes://" + u.Host}, err
 	})
 }
 
@@ -241,16 +268,12 @@ func TestListPageSize(t *testing.T) {
 		c.want(exitOK, "init", id)
 	}
 	want := c.want(exitOK, "list")
-	pageSizesMu.Lock()
-	pageSizesSeen = nil
-	pageSizesMu.Unlock()
+	before := len(listed(c.url))
 	if got := c.want(exitOK, "list", "--page-size", "2"); got != want || strings.Count(got, "\n") != 5 {
 		t.Fatalf("list --page-size 2 = %s, want the 5 records of list:\n%s", got, want)
 	}
-	pageSizesMu.Lock()
-	defer pageSizesMu.Unlock()
-	if !slices.Equal(pageSizesSeen, []int{2, 2, 2}) {
-		t.Errorf("list --page-size 2 over 5 records asked for pages %v, want [2 2 2]", pageSizesSeen)
+	if seen := listed(c.url)[before:]; !slices.Equal(seen, []int{2, 2, 2}) {
+		t.Errorf("list --page-size 2 over 5 records asked for pages %v, want [2 2 2]", seen)
 	}
 	c.want(exitUsage, "list", "--page-size", "-1")
 }

@@ -118,10 +118,11 @@ func spanAttr(s *tracepb.Span, key string) string {
 	return ""
 }
 
-// waitFor polls cond for up to 15 s.
+// waitFor polls cond for up to a minute (the exports come every few
+// hundred milliseconds; a loaded machine may be seconds late).
 func waitFor(t *testing.T, what string, cond func() bool, r *otlpReceiver) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			r.mu.Lock()

@@ -23,31 +23,8 @@ import (
 	"nameservice.dev/nameservice/server"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildNS builds this command once per test process.
-func buildNS(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ns-serve-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "ns")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+// buildNS returns this command, built once per test process.
+func buildNS(t *testing.T) string { return testenv.NSBinary(t) }
 
 // serveProcess is a running "ns serve".
 type serveProcess = testenv.ServeProcess
@@ -82,6 +59,7 @@ func stopServe(t *testing.T, p *serveProcess) {
 // increments of a counter in one record's status. Every increment that
 // reports applied must be counted exactly once.
 func TestServeTwoInstancesOneTable(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	endpoint := testenv.DynamoDBEndpoint(t)
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

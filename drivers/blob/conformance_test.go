@@ -43,17 +43,21 @@ func harness(t *testing.T, s *server, l jsonld.Layout) conformance.Harness {
 }
 
 func TestConformanceGCSLayoutB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, gcsServer(t), jsonld.LayoutB))
 }
 
 func TestConformanceGCSLayoutC(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, gcsServer(t), jsonld.LayoutC))
 }
 
 func TestConformanceAzureLayoutB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, azureServer(t), jsonld.LayoutB))
 }
 
 func TestConformanceAzureLayoutC(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, azureServer(t), jsonld.LayoutC))
 }

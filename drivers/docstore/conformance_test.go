@@ -48,6 +48,7 @@ func corrupt(ctx context.Context, rawURL string, id driver.ID) error {
 func memURL(t *testing.T) string { return "docstore+mem://ns" + testenv.RandomHex(6) }
 
 func TestConformanceMem(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, urlHarness(memURL))
 }
 
@@ -127,5 +128,6 @@ func openURL(ctx context.Context, rawURL string) (*Driver, error) {
 }
 
 func TestConformanceDynamoDB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, urlHarness(func(t *testing.T) string { return dynamoURL(t) }))
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
@@ -203,9 +205,7 @@ func TestListRequestCount(t *testing.T) {
 	ctx := context.Background()
 	prefix := "list" + testenv.RandomHex(4) + "/"
 	const n, pageSize = 250, 100
-	for i := range n {
-		must(t, ns.Init(ctx, fmt.Sprintf("%sdb%03d", prefix, i)))
-	}
+	createAll(t, n, func(i int) error { return ns.Init(ctx, fmt.Sprintf("%sdb%03d", prefix, i)) })
 	ct.take()
 	ct.takeRetries()
 	for _, tc := range []struct {
@@ -235,6 +235,18 @@ func TestListRequestCount(t *testing.T) {
 	}
 }
 
+// createAll runs create(i) for every i below n, eight at a time: the
+// records a test lists are made, not counted.
+func createAll(t *testing.T, n int, create func(i int) error) {
+	t.Helper()
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range n {
+		g.Go(func() error { return create(i) })
+	}
+	must(t, g.Wait())
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -255,9 +267,7 @@ func TestListRemembersOnlyGraphSources(t *testing.T) {
 	t.Cleanup(func() { _ = writer.Close() })
 	prefix := "kinds" + testenv.RandomHex(4) + "/"
 	id := func(name string) driver.ID { return driver.ID{Name: prefix + name, Branch: "main"} }
-	for i := range 40 {
-		must(t, writer.Create(ctx, driver.NewLedger(id(fmt.Sprintf("l%02d", i)), 1)))
-	}
+	createAll(t, 40, func(i int) error { return writer.Create(ctx, driver.NewLedger(id(fmt.Sprintf("l%02d", i)), 1)) })
 	for _, g := range []string{"g1", "g2"} {
 		must(t, writer.Create(ctx, driver.NewGraphSource(id(g), "db:Bm25Index", nil, nil, 1)))
 	}

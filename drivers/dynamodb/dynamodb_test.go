@@ -73,6 +73,7 @@ func testConfig(t testing.TB) dynamodb.Config {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		cfg := testConfig(t)
 		open := func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }

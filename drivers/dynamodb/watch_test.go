@@ -84,8 +84,8 @@ func nextEvent(t *testing.T, ch <-chan driver.Event) driver.Event {
 			t.Fatalf("watch failed: %v", ev.Err)
 		}
 		return ev
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
+	case <-time.After(time.Minute): // a loaded machine's delay is no failure
+		t.Fatal("no event within a minute")
 	}
 	return driver.Event{}
 }

@@ -25,13 +25,16 @@ func harness(opts fs.Config) conformance.Harness {
 }
 
 func TestConformanceLayoutB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutB}))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutC}))
 }
 
 func TestConformanceFlureeV4Dialect(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutB, Dialect: "fluree-v4"}))
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		open := func(context.Context) (driver.Driver, error) { return s.Open(), nil }
@@ -29,6 +30,7 @@ func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.C
 }
 
 func TestConformanceWithoutChangeFeed(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		open := func(context.Context) (driver.Driver, error) {

@@ -53,6 +53,7 @@ func harness(newBackend func(t *testing.T) (driver.Driver, conformance.CorruptFu
 // TestConformanceMem corrupts records in the mem store behind the server,
 // so the suite also sees unreadable records through the service.
 func TestConformanceMem(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
 		return s.Open(), func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
@@ -71,6 +72,7 @@ func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.C
 }
 
 func TestConformanceMemPolled(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
 		d := s.Open()
@@ -79,6 +81,7 @@ func TestConformanceMemPolled(t *testing.T) {
 }
 
 func TestConformanceFS(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(func(t *testing.T) (driver.Driver, conformance.CorruptFunc) {
 		cfg := fs.Config{Dir: t.TempDir(), Layout: fs.LayoutB}
 		d, err := fs.Open(context.Background(), cfg)

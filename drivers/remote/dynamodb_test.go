@@ -70,6 +70,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestConformanceDynamoDB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(func(t *testing.T) (driver.Driver, conformance.CorruptFunc) {
 		cfg := dynamoConfig(t)
 		d, err := dynamodb.Open(context.Background(), cfg)

@@ -52,10 +52,12 @@ func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
 }
 
 func TestConformanceLayoutB(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, jsonld.LayoutB, nil))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, jsonld.LayoutC, nil))
 }
 
@@ -65,6 +67,7 @@ func TestConformanceLayoutC(t *testing.T) {
 const suiteLease = 10 * time.Second
 
 func TestConformanceLockMode(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, harness(t, jsonld.LayoutB, newLockTable(t, suiteLease)))
 }
 
@@ -85,6 +88,7 @@ func newLockTable(t testing.TB, timeout time.Duration) *s3etag.LockConfig {
 // a store that ignores every precondition (versitygw behind testenv.S3IgnoringPreconditions):
 // the DynamoDB lock alone keeps the writers apart.
 func TestConformanceLockModeIgnoringStore(t *testing.T) {
+	t.Parallel()
 	endpoint, bucket := newBucket(t)
 	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutC)
 	cfg.Prefix = "suite"
@@ -98,6 +102,7 @@ func TestConformanceLockModeIgnoringStore(t *testing.T) {
 // records the ignored condition) and keeps every guarantee, purges racing
 // creates included, since no decision rests on a conditional delete.
 func TestConformanceDeleteIfMatchIgnored(t *testing.T) {
+	t.Parallel()
 	endpoint, bucket := newBucket(t)
 	cfg := baseConfig(testenv.S3IgnoringDeletePreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutB)
 	cfg.Prefix = "suite"

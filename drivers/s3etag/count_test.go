@@ -38,6 +38,7 @@ func TestListRequestCounts(t *testing.T) {
 	// enough records for two list pages: B has 1 or 2 objects a record, C 4
 	for l, n := range map[jsonld.Layout]int{jsonld.LayoutB: 1100, jsonld.LayoutC: 260} {
 		t.Run(l.String(), func(t *testing.T) {
+			t.Parallel() // a bucket of its own
 			endpoint, bucket := newBucket(t)
 			ctx := context.Background()
 			cfg := baseConfig(endpoint, bucket, l)

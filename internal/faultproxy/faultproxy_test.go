@@ -111,7 +111,9 @@ func TestLatencyIsBounded(t *testing.T) {
 		if status, _ := send(t, http.MethodGet, p.URL()+"/", nil); status != 200 {
 			t.Fatalf("status %d", status)
 		}
-		if d := time.Since(begin); d > time.Second {
+		// Far above MaxLatency, so that a loaded machine's delays are not
+		// taken for an unbounded one.
+		if d := time.Since(begin); d > 10*time.Second {
 			t.Fatalf("request took %v with MaxLatency 30ms", d)
 		}
 	}

@@ -138,8 +138,12 @@ func harness(l layout.Layout) conformance.Harness {
 // TestConformance runs the driver suite over a store in memory: every
 // client is its own Records (its own cache) over one shared store.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, l := range []layout.Layout{layout.B, layout.C} {
-		t.Run(l.String(), func(t *testing.T) { conformance.Run(t, harness(l)) })
+		t.Run(l.String(), func(t *testing.T) {
+			t.Parallel()
+			conformance.Run(t, harness(l))
+		})
 	}
 }
 

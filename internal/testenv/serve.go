@@ -25,11 +25,17 @@ type ServeProcess struct {
 // built once per test process) with StartServe.
 func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
 	tb.Helper()
+	return StartServe(tb, NSBinary(tb), url, args...)
+}
+
+// NSBinary returns the path of cmd/ns, built once per test process.
+func NSBinary(tb testing.TB) string {
+	tb.Helper()
 	bin, err := nsBinary()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return StartServe(tb, bin, url, args...)
+	return bin
 }
 
 // StartServe starts `BIN --url URL serve --listen 127.0.0.1:0 ARGS...`,

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
 )
@@ -98,10 +97,12 @@ type uiPage struct {
 	Events    string // the page's event stream, "" for none
 	Error     string
 	Rows      []uiRow
-	Truncated bool
-	Bars      []uiBar
-	ChartH    int
-	Record    *uiRecordPage
+	// Unreadable counts the rows of records that could not be read.
+	Unreadable int
+	Truncated  bool
+	Bars       []uiBar
+	ChartH     int
+	Record     *uiRecordPage
 }
 
 type uiRecordPage struct {
@@ -152,25 +153,53 @@ func (s *Server) uiLogout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 }
 
-// visibleRows lists the records the caller may read, at most uiMaxRecords.
+// visibleRows lists the records the caller may read, at most uiMaxRecords,
+// with a row for each record that could not be read (see unreadableRow).
+// Its error is the one a client may be told.
 func (s *Server) visibleRows(ctx context.Context, p *Principal) (rows []uiRow, truncated bool, err error) {
-	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{IncludeRetracted: true}) {
+	for rec, err := range s.scan(ctx, p, listQuery{includeRetracted: true}) {
 		var re *driver.RecordError
+		row := uiRow{}
 		switch {
 		case errors.As(err, &re):
-			continue
+			row = s.unreadableRow(ctx, re)
 		case err != nil:
-			return rows, false, err
-		}
-		if !p.CanRead(rec.ID.String()) {
-			continue
+			return rows, false, s.public(ctx, "list", err)
+		default:
+			row = rowOf(rec)
 		}
 		if len(rows) == uiMaxRecords {
 			return rows, true, nil
 		}
-		rows = append(rows, rowOf(rec))
+		rows = append(rows, row)
 	}
 	return rows, false, nil
+}
+
+// unreadableRow is the row of a record a listing could not read: its ID (or
+// the digest the API names an object by) and "cannot be read", never the
+// backend's text, which goes to the server's log as the API's does.
+func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
+	f := s.publicFailure(ctx, re)
+	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
+	if !re.ID.IsZero() {
+		row.Href = recordHref(re.ID)
+	}
+	return row
+}
+
+// uiUnreadable is the status the console shows for a record it cannot read.
+const uiUnreadable = "cannot be read"
+
+// unreadable counts the rows of records that could not be read.
+func unreadable(rows []uiRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.Unreadable {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
@@ -178,6 +207,7 @@ func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
 	rows, truncated, err := s.visibleRows(r.Context(), p)
 	page := s.pageFor(r, "Records")
 	page.Events, page.Rows, page.Truncated = "/ui/events", rows, truncated
+	page.Unreadable = unreadable(rows)
 	if err != nil {
 		page.Error = err.Error()
 	}
@@ -212,7 +242,8 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 		err = driver.ErrNotFound // outside the scope: exactly as missing
 	}
 	if err != nil {
-		status, msg := http.StatusInternalServerError, err.Error()
+		// The message the API gives, never the backend's own text.
+		status, msg := http.StatusInternalServerError, s.public(r.Context(), "get "+id.String(), err).Error()
 		if errors.Is(err, driver.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
@@ -275,11 +306,14 @@ func (s *Server) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	}
 	c := concernOf(ev.Concern, ev.New)
 	ch := uiChange{Change: &c}
-	if rec, err := s.d.Get(ctx, ev.ID); err == nil {
+	rec, err := s.d.Get(ctx, ev.ID)
+	switch {
+	case err == nil:
 		ch.Row = rowOf(rec)
-	} else {
-		ch.Row = uiRow{ID: ev.ID.String(), Href: recordHref(ev.ID)}
-		ch.Deleted = errors.Is(err, driver.ErrNotFound)
+	case errors.Is(err, driver.ErrNotFound):
+		ch.Row, ch.Deleted = uiRow{ID: ev.ID.String()}, true
+	default:
+		ch.Row = s.unreadableRow(ctx, &driver.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
 	}
 	return ch
 }

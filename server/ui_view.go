@@ -25,6 +25,9 @@ type uiRow struct {
 	Status    string `json:"status"`
 	Lease     string `json:"lease"`
 	Retracted bool   `json:"retracted"`
+	// Unreadable: the record could not be read; only ID (and Href when the
+	// ID is known) and Status are set.
+	Unreadable bool `json:"unreadable"`
 }
 
 // uiConcern is one concern on a record's page.

@@ -52,7 +52,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	if !errors.Is(err, errNotApplied) { // its outcome is printed already
+	// A not applied outcome is printed already; a run canceled because its
+	// reader closed the pipe (ns list | head -1) ends quietly.
+	quiet := errors.Is(err, errNotApplied) ||
+		(errors.Is(context.Cause(ctx), cmdline.ErrStdoutClosed) && errors.Is(err, context.Canceled))
+	if !quiet {
 		fmt.Fprintln(stderr, "ns:", err)
 	}
 	return exitCode(err)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"nameservice.dev/nameservice"
+	cmdline "nameservice.dev/nameservice/internal/cli"
 )
 
 func init() {
@@ -56,8 +57,8 @@ func (c *call) human() bool {
 	case "json":
 		return false
 	}
-	f, ok := c.stdout.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	f := cmdline.File(c.stdout)
+	return f != nil && term.IsTerminal(int(f.Fd()))
 }
 
 func listCommand() *command {
@@ -98,7 +99,15 @@ func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Reco
 	var table *tabwriter.Writer
 	if c.human() {
 		table = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(table, header)
+	}
+	// The header goes out with the first row, or at the end of a listing
+	// that did not fail: a listing refused at once prints no header.
+	headed := false
+	head := func() {
+		if table != nil && !headed {
+			fmt.Fprintln(table, header)
+			headed = true
+		}
 	}
 	bad := 0
 	for rec, err := range recs {
@@ -115,6 +124,7 @@ func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Reco
 			return err
 		}
 		if table != nil {
+			head()
 			fmt.Fprintln(table, row(rec))
 		} else if err := c.printJSON(rec); err != nil {
 			bad++
@@ -122,6 +132,7 @@ func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Reco
 		}
 	}
 	if table != nil {
+		head()
 		table.Flush()
 	}
 	if bad > 0 {

@@ -20,6 +20,7 @@
     }
     if (el.tagName === "TR") {
       el.classList.toggle("retracted", !!row.retracted);
+      el.classList.toggle("unreadable", !!row.unreadable);
       const gap = el.querySelector('[data-f="gap_text"]');
       if (gap) gap.classList.toggle("behind", row.gap > 0);
     }

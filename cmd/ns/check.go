@@ -28,8 +28,10 @@ import (
 // missing or access is denied.
 func init() {
 	commands["check"] = &command{
-		usage: "URL [--quick] [--junit FILE] [--prefix P] | URL --prefix P --cleanup",
-		nargs: 1, local: true,
+		usage:   "URL [--quick] [--junit FILE] [--prefix P] | URL --prefix P --cleanup",
+		summary: "run the capability probe and the conformance suite against a live store, under a prefix of its own",
+		example: "ns check 'dynamodb://staging-nameservice?region=eu-west-1' --quick --junit ns-check.xml",
+		nargs:   1, local: true,
 		flags: func(fs *flag.FlagSet) {
 			fs.Bool("quick", false, "run the quick subset")
 			fs.String("junit", "", "write a JUnit XML report to FILE")

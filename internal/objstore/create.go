@@ -100,9 +100,12 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string)
 		return ifAbsent(), true, nil
 	case doc.Purged:
 		return ifMatch(obj.tag), false, nil
-	case doc.ID != "" && doc.ID != id.String():
+	}
+	if err := r.owner(id, key, doc); errors.Is(err, errOtherID) {
 		return Precondition{}, false, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
 			id, driver.ErrAlreadyExists, r.object(key))
+	} else if err != nil {
+		return Precondition{}, false, err
 	}
 	return Precondition{}, false, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
 }

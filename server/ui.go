@@ -7,9 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"strings"
-	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
@@ -26,13 +24,11 @@ import (
 var uiFiles embed.FS
 
 var uiPages = template.Must(template.New("").
-	Funcs(template.FuncMap{"emptyRow": func() uiRow { return uiRow{} }}).
+	Funcs(template.FuncMap{"emptyRow": func() uiRow { return uiRow{} }, "last": func(rows []uiRow) int { return len(rows) - 1 }}).
 	ParseFS(uiFiles, "ui/*.html"))
 
 const (
 	uiCookie = "ns_console_token"
-	// uiMaxRecords bounds the records one page lists.
-	uiMaxRecords = 5000
 	// uiCSP allows nothing from elsewhere, and no inline script or style.
 	uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
@@ -96,21 +92,9 @@ type uiPage struct {
 	SignOut   bool   // the caller signed in with a token
 	Events    string // the page's event stream, "" for none
 	Error     string
-	Rows      []uiRow
-	// Unreadable counts the rows of records that could not be read.
-	Unreadable int
-	Truncated  bool
-	Bars       []uiBar
-	ChartH     int
-	Record     *uiRecordPage
-}
-
-type uiRecordPage struct {
-	Row          uiRow
-	SourceType   string
-	Dependencies []string
-	CreatedAt    string
-	Concerns     []uiConcern
+	List      *uiList
+	Lag       *uiLag
+	Record    *uiRecordPage
 }
 
 // pageFor starts the page of an authenticated request.
@@ -151,112 +135,6 @@ func (s *Server) uiLogout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
-}
-
-// visibleRows lists the records the caller may read, at most uiMaxRecords,
-// with a row for each record that could not be read (see unreadableRow).
-// Its error is the one a client may be told.
-func (s *Server) visibleRows(ctx context.Context, p *Principal) (rows []uiRow, truncated bool, err error) {
-	for rec, err := range s.scan(ctx, p, listQuery{includeRetracted: true}) {
-		var re *driver.RecordError
-		row := uiRow{}
-		switch {
-		case errors.As(err, &re):
-			row = s.unreadableRow(ctx, re)
-		case err != nil:
-			return rows, false, s.public(ctx, "list", err)
-		default:
-			row = rowOf(rec)
-		}
-		if len(rows) == uiMaxRecords {
-			return rows, true, nil
-		}
-		rows = append(rows, row)
-	}
-	return rows, false, nil
-}
-
-// unreadableRow is the row of a record a listing could not read: its ID (or
-// the digest the API names an object by) and "cannot be read", never the
-// backend's text, which goes to the server's log as the API's does.
-func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
-	f := s.publicFailure(ctx, re)
-	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
-	if !re.ID.IsZero() {
-		row.Href = recordHref(re.ID)
-	}
-	return row
-}
-
-// uiUnreadable is the status the console shows for a record it cannot read.
-const uiUnreadable = "cannot be read"
-
-// unreadable counts the rows of records that could not be read.
-func unreadable(rows []uiRow) int {
-	n := 0
-	for _, r := range rows {
-		if r.Unreadable {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	rows, truncated, err := s.visibleRows(r.Context(), p)
-	page := s.pageFor(r, "Records")
-	page.Events, page.Rows, page.Truncated = "/ui/events", rows, truncated
-	page.Unreadable = unreadable(rows)
-	if err != nil {
-		page.Error = err.Error()
-	}
-	s.render(w, http.StatusOK, "records.html", page)
-}
-
-func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	rows, truncated, err := s.visibleRows(r.Context(), p)
-	bars := lagBars(rows)
-	page := s.pageFor(r, "Index lag")
-	page.Events, page.Bars, page.Truncated, page.ChartH = "/ui/events", bars, truncated, max(barHeight, len(bars)*barHeight)
-	if err != nil {
-		page.Error = err.Error()
-	}
-	s.render(w, http.StatusOK, "lag.html", page)
-}
-
-func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	id, err := driver.ParseID(r.PathValue("id"))
-	if err != nil {
-		page := s.pageFor(r, "Bad ID")
-		page.Error = err.Error()
-		s.render(w, http.StatusBadRequest, "error.html", page)
-		return
-	}
-	var rec *driver.Record
-	if p.CanRead(id.String()) {
-		rec, err = s.d.Get(r.Context(), id)
-	} else {
-		err = driver.ErrNotFound // outside the scope: exactly as missing
-	}
-	if err != nil {
-		// The message the API gives, never the backend's own text.
-		status, msg := http.StatusInternalServerError, s.public(r.Context(), "get "+id.String(), err).Error()
-		if errors.Is(err, driver.ErrNotFound) {
-			status, msg = http.StatusNotFound, "no record "+id.String()
-		}
-		page := s.pageFor(r, "Record")
-		page.Error = msg
-		s.render(w, status, "error.html", page)
-		return
-	}
-	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
-		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format("2006-01-02 15:04:05Z"), Concerns: concernsOf(rec)}
-	page := s.pageFor(r, id.String())
-	page.Events, page.Record = "/ui/events?id="+url.QueryEscape(id.String()), rp
-	s.render(w, http.StatusOK, "record.html", page)
 }
 
 // uiChange is one event of /ui/events: the record's row after the change,

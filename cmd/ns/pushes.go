@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -11,15 +12,9 @@ import (
 )
 
 func init() {
-	commands["init"] = &command{usage: "ID", nargs: 1, ids: true, creates: true,
-		summary: "create ledger ID: head, index and config unborn, status v1 ready",
-		example: "ns init mydb",
-		run: func(c *call) error {
-			if err := c.ns.Init(c.ctx, c.args[0]); err != nil {
-				return err
-			}
-			return c.done("initialised " + c.args[0])
-		}}
+	commands["init"] = idCommand("create ledger ID: head, index and config unborn, status v1 ready", "ns init mydb", "initialised",
+		(*nameservice.NameService).Init)
+	commands["init"].creates = true
 	commands["publish-commit"] = &command{usage: "ID T ADDRESS", nargs: 3, ids: true,
 		summary: "move the commit head of ID to ADDRESS at t T, when T is above the current commit_t",
 		example: "ns publish-commit mydb 42 fluree:s3://bucket/commits/t42.json",
@@ -42,25 +37,23 @@ func init() {
 	commands["push-config"] = pushCommand("ID --expect-v V JSON|@FILE|@-",
 		"set the config of ID to the JSON object as config_v V+1, when it is at V",
 		`ns push-config mydb --expect-v 0 '{"default_context":"fluree:s3://b/ctx.json"}'`, nameservice.Config)
-	commands["retract"] = &command{usage: "ID", nargs: 1, ids: true,
-		summary: "mark ID retracted: listings leave it out unless asked, its values stay",
-		example: "ns retract mydb",
-		run: func(c *call) error {
-			if err := c.ns.Retract(c.ctx, c.args[0]); err != nil {
-				return err
-			}
-			return c.done("retracted " + c.args[0])
-		}}
-	commands["purge"] = &command{usage: "ID", nargs: 1, ids: true,
-		summary: "remove ID (its ID is free again); ns gc removes what purges leave",
-		example: "ns purge mydb",
-		run: func(c *call) error {
-			if err := c.ns.Purge(c.ctx, c.args[0]); err != nil {
-				return err
-			}
-			return c.done("purged " + c.args[0])
-		}}
+	commands["retract"] = idCommand("mark ID retracted: listings leave it out unless asked, its values stay", "ns retract mydb", "retracted",
+		(*nameservice.NameService).Retract)
+	commands["purge"] = idCommand("remove ID (its ID is free again); ns gc removes what purges leave", "ns purge mydb", "purged",
+		(*nameservice.NameService).Purge)
 	commands["create-graph-source"] = graphSourceCommand()
+}
+
+// idCommand is a command that runs op on one ID and then says verb and the
+// ID.
+func idCommand(summary, example, verb string, op func(*nameservice.NameService, context.Context, string) error) *command {
+	return &command{usage: "ID", nargs: 1, ids: true, summary: summary, example: example,
+		run: func(c *call) error {
+			if err := op(c.ns, c.ctx, c.args[0]); err != nil {
+				return err
+			}
+			return c.done(verb + " " + c.args[0])
+		}}
 }
 
 func casRefCommand() *command {

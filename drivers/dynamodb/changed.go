@@ -17,11 +17,8 @@ var _ driver.ChangeTimer = (*Driver)(nil)
 // sets on a concern's item (the schema's), read consistently. A concern
 // whose item lacks it (a writer that does not set it) is left out.
 func (d *Driver) ChangedAt(ctx context.Context, id driver.ID) (map[driver.Concern]time.Time, error) {
-	if err := d.begin(ctx); err != nil {
-		return nil, err
-	}
-	pk, op := id.String(), "changed at "+id.String()
-	items, err := d.queryPK(ctx, op, pk, false)
+	op := "changed at " + id.String()
+	items, err := d.partition(ctx, op, id)
 	if err != nil {
 		return nil, err
 	}

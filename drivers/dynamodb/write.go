@@ -249,15 +249,12 @@ func (d *Driver) failCancel(ctx context.Context, op string, reasons []types.Canc
 // Get implements driver.Driver with one consistent Query of the record's
 // partition.
 func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
-	if err := d.begin(ctx); err != nil {
-		return nil, err
-	}
-	pk, op := id.String(), "get "+id.String()
-	items, err := d.queryPK(ctx, op, pk, false)
+	op := "get " + id.String()
+	items, err := d.partition(ctx, op, id)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRecord(pk, items)
+	rec, err := decodeRecord(id.String(), items)
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +263,15 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	}
 	d.kinds.put(id, rec.Kind)
 	return rec, nil
+}
+
+// partition returns the items of record id by sort key, read consistently,
+// for operation op (which names the ID).
+func (d *Driver) partition(ctx context.Context, op string, id driver.ID) (map[string]item, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	return d.queryPK(ctx, op, id.String(), false)
 }
 
 // queryPK returns the items of partition pk by sort key, read consistently;

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -64,7 +65,7 @@ func runCheck(c *call) error {
 		return err
 	}
 	defer ns.Close()
-	finish := fmt.Sprintf("ns check %s --prefix %s --cleanup", shellQuote(url), prefix)
+	finish := fmt.Sprintf("ns check %s --prefix %s --cleanup", shellQuote(redact(url)), prefix)
 	if cleanup {
 		return cleanPrefix(c.ctx, c.stdout, ns, prefix, finish)
 	}
@@ -107,6 +108,16 @@ func runCheck(c *call) error {
 		return purgeErr
 	}
 	return summary(c.stdout, rep)
+}
+
+// redact returns rawURL with its secrets (a password, a key given as a
+// parameter) replaced, for printing.
+func redact(rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return "URL"
+	}
+	return drivers.Redact(u)
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain

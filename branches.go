@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/text"
 )
 
@@ -49,12 +48,9 @@ type ResetOptions struct {
 // beyond the source's head; ErrUnsupported when the driver has no branches.
 func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchOptions) (*Record, error) {
 	const op = "create branch"
-	pid, err := parse(op, id)
+	pid, err := parseNew(op, id)
 	if err != nil {
 		return nil, err
-	}
-	if err := guard.CheckBranchName(pid.Branch); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	src, err := sourceOf(pid, opts.From)
 	if err != nil {

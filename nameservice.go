@@ -88,6 +88,18 @@ func wrap(op string, id driver.ID, err error) error {
 	return &driver.Error{Code: driver.Code(err), Op: op, ID: id, Err: err}
 }
 
+// parseNew parses the ID of a record to create: one guard.CheckNewID
+// accepts.
+func parseNew(op, id string) (driver.ID, error) {
+	pid, err := parse(op, id)
+	if err == nil {
+		if err = guard.CheckNewID(pid); err != nil {
+			err = &driver.Error{Code: driver.InvalidArgument, Op: op, Err: err}
+		}
+	}
+	return pid, err
+}
+
 func invalid(op string, id driver.ID, format string, args ...any) error {
 	return wrap(op, id, fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...)))
 }
@@ -95,9 +107,10 @@ func invalid(op string, id driver.ID, format string, args ...any) error {
 // Init creates ledger id with every concern at once: head, index and config
 // unborn, status v1 {state: ready}. It returns an error wrapping
 // ErrAlreadyExists when the ID is taken, even by a retracted record (Purge
-// frees it), and ErrInvalidID for a malformed ID.
+// frees it), and ErrInvalidID for a malformed ID or one no new record may
+// take (guard.CheckNewID: an '@', which Fluree reads as time travel).
 func (ns *NameService) Init(ctx context.Context, id string) error {
-	pid, err := parse("init", id)
+	pid, err := parseNew("init", id)
 	if err != nil {
 		return err
 	}
@@ -115,7 +128,7 @@ func (ns *NameService) Init(ctx context.Context, id string) error {
 // type.
 func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType string, deps []string, config any) error {
 	const op = "publish graph source"
-	pid, err := parse(op, id)
+	pid, err := parseNew(op, id)
 	if err != nil {
 		return err
 	}
@@ -281,6 +294,9 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 		return Outcome{}, wrap(op, pid, err)
 	}
 	if expected == nil {
+		if err := guard.CheckNewID(pid); err != nil {
+			return Outcome{}, wrap(op, pid, err)
+		}
 		return ns.bootstrapRef(ctx, pid, c, nv)
 	}
 	if nv.V < expected.V || (c == driver.Head && nv.V == expected.V) {

@@ -187,7 +187,8 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 }}
 
 var groupIDs = group{name: "IDs", guarantee: "IDs: an invalid ID is refused by every operation and creates nothing; a valid one round-trips; an error names its ID once",
-	cases: append(append(invalidIDCases(), validIDCases()...), testCase{name: "ErrorsNameTheIDOnce", run: errorsNameTheIDOnce})}
+	cases: append(append(invalidIDCases(), validIDCases()...), testCase{name: "ErrorsNameTheIDOnce", run: errorsNameTheIDOnce},
+		testCase{name: "AtSignOnlyInExistingRecords", run: atSignOnlyInExistingRecords})}
 
 // errorsNameTheIDOnce checks that the errors of operations on one record
 // (not found, already exists, wrong kind, invalid argument) name its ID
@@ -286,8 +287,27 @@ func (e *env) rejectID(suffix string) {
 	e.listIDs(nameservice.ListOptions{IncludeRetracted: true})
 }
 
+// atSignOnlyInExistingRecords: no new record may take an ID with '@' (Fluree
+// reads it as time travel, and could not address the record), but one that
+// exists (written before, or by another writer, here imported) is read and
+// written as any other.
+func atSignOnlyInExistingRecords(e *env) {
+	for _, form := range []string{"db:feat@1", "db@1"} {
+		e.wantErr(e.ns.Init(e.ctx, e.id(form)), nameservice.ErrInvalidID)
+		e.wantErr(e.ns.PublishGraphSource(e.ctx, e.id(form), "db:Bm25Index", nil, nil), nameservice.ErrInvalidID)
+		_, err := e.ns.CompareAndSetRef(e.ctx, e.id(form), nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
+		e.wantErr(err, nameservice.ErrInvalidID)
+	}
+	id, err := nameservice.ParseID(e.id("old:feat@1"))
+	e.must(err)
+	h, i, s, c := ref("c1", 1), nameservice.Value{}, status(1, "ready", nil), nameservice.Value{}
+	e.must(e.ns.Import(e.ctx, &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, CreatedAt: 1}, Head: &h, Index: &i, Status: &s, Config: &c}))
+	e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, id.String(), 2, "c2"))
+	e.wantValue("old:feat@1", nameservice.Head, ref("c2", 2))
+}
+
 func validIDCases() []testCase {
-	forms := []string{"plain", "a.b:c.d", "x.indexer", "données:branche", "t/c:release/v1.0", "a-b_c~d:feat@1", strings.Repeat("n", 400)}
+	forms := []string{"plain", "a.b:c.d", "x.indexer", "données:branche", "t/c:release/v1.0", "a-b_c~d:feat-1", strings.Repeat("n", 400)}
 	var cases []testCase
 	for i, form := range forms {
 		cases = append(cases, testCase{name: "Accept" + strconv.Itoa(i), quick: i == 1, run: func(e *env) {

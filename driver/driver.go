@@ -249,3 +249,12 @@ type VersionPage struct {
 	Failed        []*RecordError
 	NextPageToken string
 }
+
+// ChangeTimer is a driver whose backend keeps when each concern of a
+// record last changed (DynamoDB's updated_at_ms). The console shows it.
+type ChangeTimer interface {
+	// ChangedAt returns when each concern of record id last changed, for
+	// the concerns whose time the backend holds. It returns an error
+	// wrapping ErrNotFound when the record does not exist.
+	ChangedAt(ctx context.Context, id ID) (map[Concern]time.Time, error)
+}

@@ -32,3 +32,15 @@ func CheckBranchName(branch string) error {
 	}
 	return nil
 }
+
+// CheckNewID returns an error wrapping driver.ErrInvalidID when no new
+// record may take id: its branch breaks CheckBranchName, or its name holds
+// '@', which Fluree reads as the start of a time-travel suffix in any ID
+// (so it could not address the record). Existing records with such IDs
+// stay readable and writable.
+func CheckNewID(id driver.ID) error {
+	if strings.Contains(id.Name, "@") {
+		return fmt.Errorf("%w: name %q contains '@', reserved for time travel (name@t:42)", driver.ErrInvalidID, text.Clip(id.Name, maxEchoed))
+	}
+	return CheckBranchName(id.Branch)
+}

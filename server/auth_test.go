@@ -428,9 +428,9 @@ func TestAuthTokenEntriesRefused(t *testing.T) {
 // ParseTokenFile names the line of what it refuses, and of each entry.
 func TestParseTokenFile(t *testing.T) {
 	h := server.HashToken("x")
-	good := "{\n  \"tokens\": [\n    {\"name\": \"a\", \"sha256\": \"" + h + "\", \"read\": [\"\"]},\n\n    {\"name\": \"b\",\n     \"sha256\": \"" + server.HashToken("y") + "\", \"write\": [\"b/\"]}\n  ]\n}\n"
+	good := "{\n  \"tokens\": [\n    {\"name\": \"a\", \"sha256\": \"" + h + "\", \"read\": [\"\"]},\n\n    {\"name\": \"b\",\n     \"sha256\": \"" + server.HashToken("y") + "\", \"write\": [\"b/\"], \"admin\": [\"b/\"]}\n  ]\n}\n"
 	toks, err := server.ParseTokenFile([]byte(good))
-	if err != nil || len(toks) != 2 || toks[0].Line != 3 || toks[1].Line != 5 || toks[1].Write[0] != "b/" {
+	if err != nil || len(toks) != 2 || toks[0].Line != 3 || toks[1].Line != 5 || toks[1].Write[0] != "b/" || toks[1].Admin[0] != "b/" {
 		t.Fatalf("ParseTokenFile = %+v, %v", toks, err)
 	}
 	for name, c := range map[string]struct{ file, want string }{

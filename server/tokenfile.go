@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
+	"strings"
 
 	josejson "github.com/go-jose/go-jose/v4/json"
 )
@@ -36,6 +38,20 @@ type TokenEntry struct {
 	// was not read from one); errors about the entry name it.
 	Line int `json:"-"`
 }
+
+// tokenFields are the names of TokenEntry's fields in a token file, read
+// from its JSON tags so that the parser accepts exactly what the type holds.
+var tokenFields = func() []string {
+	var names []string
+	t := reflect.TypeFor[TokenEntry]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}()
 
 // where names the i-th entry t in errors: by name, and by line when it
 // came from a file.
@@ -163,8 +179,8 @@ func parseTokenEntry(raw []byte) (TokenEntry, error) {
 		return TokenEntry{}, err
 	}
 	for k := range fields {
-		if k != "name" && k != "sha256" && k != "read" && k != "write" {
-			return TokenEntry{}, fmt.Errorf("unknown field %q", k)
+		if !slices.Contains(tokenFields, k) {
+			return TokenEntry{}, fmt.Errorf("unknown field %q (an entry holds %s)", k, strings.Join(tokenFields, ", "))
 		}
 	}
 	var e TokenEntry

@@ -7,11 +7,8 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"strings"
-	"time"
 
-	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
 )
@@ -27,13 +24,11 @@ import (
 var uiFiles embed.FS
 
 var uiPages = template.Must(template.New("").
-	Funcs(template.FuncMap{"emptyRow": func() uiRow { return uiRow{} }}).
+	Funcs(template.FuncMap{"emptyRow": func() uiRow { return uiRow{} }, "last": func(rows []uiRow) int { return len(rows) - 1 }}).
 	ParseFS(uiFiles, "ui/*.html"))
 
 const (
 	uiCookie = "ns_console_token"
-	// uiMaxRecords bounds the records one page lists.
-	uiMaxRecords = 5000
 	// uiCSP allows nothing from elsewhere, and no inline script or style.
 	uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
@@ -97,19 +92,9 @@ type uiPage struct {
 	SignOut   bool   // the caller signed in with a token
 	Events    string // the page's event stream, "" for none
 	Error     string
-	Rows      []uiRow
-	Truncated bool
-	Bars      []uiBar
-	ChartH    int
+	List      *uiList
+	Lag       *uiLag
 	Record    *uiRecordPage
-}
-
-type uiRecordPage struct {
-	Row          uiRow
-	SourceType   string
-	Dependencies []string
-	CreatedAt    string
-	Concerns     []uiConcern
 }
 
 // pageFor starts the page of an authenticated request.
@@ -150,82 +135,6 @@ func (s *Server) uiLogout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
-}
-
-// visibleRows lists the records the caller may read, at most uiMaxRecords.
-func (s *Server) visibleRows(ctx context.Context, p *Principal) (rows []uiRow, truncated bool, err error) {
-	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{IncludeRetracted: true}) {
-		var re *driver.RecordError
-		switch {
-		case errors.As(err, &re):
-			continue
-		case err != nil:
-			return rows, false, err
-		}
-		if !p.CanRead(rec.ID.String()) {
-			continue
-		}
-		if len(rows) == uiMaxRecords {
-			return rows, true, nil
-		}
-		rows = append(rows, rowOf(rec))
-	}
-	return rows, false, nil
-}
-
-func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	rows, truncated, err := s.visibleRows(r.Context(), p)
-	page := s.pageFor(r, "Records")
-	page.Events, page.Rows, page.Truncated = "/ui/events", rows, truncated
-	if err != nil {
-		page.Error = err.Error()
-	}
-	s.render(w, http.StatusOK, "records.html", page)
-}
-
-func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	rows, truncated, err := s.visibleRows(r.Context(), p)
-	bars := lagBars(rows)
-	page := s.pageFor(r, "Index lag")
-	page.Events, page.Bars, page.Truncated, page.ChartH = "/ui/events", bars, truncated, max(barHeight, len(bars)*barHeight)
-	if err != nil {
-		page.Error = err.Error()
-	}
-	s.render(w, http.StatusOK, "lag.html", page)
-}
-
-func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	id, err := driver.ParseID(r.PathValue("id"))
-	if err != nil {
-		page := s.pageFor(r, "Bad ID")
-		page.Error = err.Error()
-		s.render(w, http.StatusBadRequest, "error.html", page)
-		return
-	}
-	var rec *driver.Record
-	if p.CanRead(id.String()) {
-		rec, err = s.d.Get(r.Context(), id)
-	} else {
-		err = driver.ErrNotFound // outside the scope: exactly as missing
-	}
-	if err != nil {
-		status, msg := http.StatusInternalServerError, err.Error()
-		if errors.Is(err, driver.ErrNotFound) {
-			status, msg = http.StatusNotFound, "no record "+id.String()
-		}
-		page := s.pageFor(r, "Record")
-		page.Error = msg
-		s.render(w, status, "error.html", page)
-		return
-	}
-	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
-		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format("2006-01-02 15:04:05Z"), Concerns: concernsOf(rec)}
-	page := s.pageFor(r, id.String())
-	page.Events, page.Record = "/ui/events?id="+url.QueryEscape(id.String()), rp
-	s.render(w, http.StatusOK, "record.html", page)
 }
 
 // uiChange is one event of /ui/events: the record's row after the change,
@@ -275,11 +184,14 @@ func (s *Server) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	}
 	c := concernOf(ev.Concern, ev.New)
 	ch := uiChange{Change: &c}
-	if rec, err := s.d.Get(ctx, ev.ID); err == nil {
+	rec, err := s.d.Get(ctx, ev.ID)
+	switch {
+	case err == nil:
 		ch.Row = rowOf(rec)
-	} else {
-		ch.Row = uiRow{ID: ev.ID.String(), Href: recordHref(ev.ID)}
-		ch.Deleted = errors.Is(err, driver.ErrNotFound)
+	case errors.Is(err, driver.ErrNotFound):
+		ch.Row, ch.Deleted = uiRow{ID: ev.ID.String()}, true
+	default:
+		ch.Row = s.unreadableRow(ctx, &driver.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
 	}
 	return ch
 }

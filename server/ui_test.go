@@ -5,9 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -74,5 +78,46 @@ func TestConsoleAuth(t *testing.T) {
 	}
 	if resp, _ := get("/ui", "ns_console_token=forged"); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a forged cookie: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestConsoleChangeTimes: over DynamoDB, which keeps when each concern's
+// item last changed (updated_at_ms), a record's page shows it per concern;
+// over a backend that keeps none it says so.
+func TestConsoleChangeTimes(t *testing.T) {
+	ctx := context.Background()
+	table := "ns-ui-times-" + testenv.RandomHex(4)
+	d, err := dynamodb.Open(ctx, dynamodb.Config{Table: table, Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testenv.Credentials})
+	must(t, err)
+	must(t, d.Provision(ctx))
+	testenv.DropTable(t, d.Client(), table)
+	s := startOn(t, d, server.Options{})
+	before := time.Now().Add(-time.Minute) // DynamoDB Local's clock is this machine's
+	must(t, s.ns.Init(ctx, "mydb"))
+	_, err = s.ns.PublishCommit(ctx, "mydb", 3, "fluree:file://c3")
+	must(t, err)
+	after := time.Now().Add(time.Minute)
+	st, body := s.call(t, "GET", "/ui/record/mydb:main", "")
+	if st != 200 {
+		t.Fatalf("record page: %d\n%s", st, body)
+	}
+	cells := regexp.MustCompile(`<tr data-concern="(\w+)">.*?<td data-f="changed_at">([^<]*)</td>`).FindAllStringSubmatch(body, -1)
+	if len(cells) != 4 {
+		t.Fatalf("%d concern rows with a change time:\n%s", len(cells), body)
+	}
+	for _, c := range cells {
+		at, err := time.Parse("2006-01-02 15:04:05Z", c[2])
+		if err != nil || at.Before(before) || at.After(after) {
+			t.Errorf("%s last changed %q, want a time between %v and %v (%v)", c[1], c[2], before, after, err)
+		}
+	}
+	if strings.Contains(body, "keeps no time of change") {
+		t.Error("the page says DynamoDB keeps no change times")
+	}
+
+	m := start(t, server.Options{})
+	must(t, m.ns.Init(ctx, "mydb"))
+	if _, body := m.call(t, "GET", "/ui/record/mydb:main", ""); !strings.Contains(body, `<td data-f="changed_at">–</td>`) || !strings.Contains(body, "keeps no time of change") {
+		t.Errorf("over a memory store the page shows change times:\n%s", body)
 	}
 }

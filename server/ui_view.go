@@ -25,6 +25,9 @@ type uiRow struct {
 	Status    string `json:"status"`
 	Lease     string `json:"lease"`
 	Retracted bool   `json:"retracted"`
+	// Unreadable: the record could not be read; only ID (and Href when the
+	// ID is known) and Status are set.
+	Unreadable bool `json:"unreadable"`
 }
 
 // uiConcern is one concern on a record's page.
@@ -32,6 +35,9 @@ type uiConcern struct {
 	Name    string `json:"concern"`
 	V       int64  `json:"v"`
 	Payload string `json:"payload"` // indented JSON, or "unborn"
+	// ChangedAt is when it last changed, where the backend keeps it.
+	ChangedAt string         `json:"-"`
+	concern   driver.Concern // for ChangedAt
 }
 
 func recordHref(id driver.ID) string {
@@ -59,12 +65,31 @@ func rowOf(rec *driver.Record) uiRow {
 		r.Status = rec.Status.State()
 		r.Lease = leaseText(rec.Status.Payload)
 	}
-	if rec.Head != nil && rec.Index != nil {
-		r.Gap = max(0, rec.Head.V-rec.Index.V)
-		r.GapText = strconv.FormatInt(r.Gap, 10)
-	}
+	r.Gap, r.GapText = gapOf(rec)
 	return r
 }
+
+// gapOf returns the commits rec's index has not caught up with, and how
+// to show them. A branch without an index of its own is not behind by its
+// whole head: the commits up to where it branched are its source's to
+// index. So its gap counts the commits made on it since it branched when
+// that commit is known (a branch created at a commit), and is "no index
+// yet" otherwise.
+func gapOf(rec *driver.Record) (int64, string) {
+	switch {
+	case rec.Head == nil || rec.Index == nil:
+		return 0, ""
+	case rec.Index.Unborn() && rec.SourceBranch != "" && rec.BranchPoint == nil:
+		return 0, "no index yet"
+	case rec.Index.Unborn() && rec.SourceBranch != "":
+		gap := max(0, rec.Head.V-rec.BranchPoint.T)
+		return gap, itoa(gap) + " since branching"
+	}
+	gap := max(0, rec.Head.V-rec.Index.V)
+	return gap, itoa(gap)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // leaseText describes the leases held in a status payload, as package
 // lease stores them (NAME_lock: {holder, expires_at, ...}).
@@ -112,7 +137,7 @@ func concernOf(c driver.Concern, v driver.Value) uiConcern {
 			p = string(b)
 		}
 	}
-	return uiConcern{Name: c.String(), V: v.V, Payload: p}
+	return uiConcern{Name: c.String(), V: v.V, Payload: p, concern: c}
 }
 
 // uiBar is one bar of the index-lag chart.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sync"
 	"time"
 
@@ -291,12 +292,26 @@ func (t *tally) line() string {
 	return fmt.Sprintf("%s: %d records in %s (%.1f records/s): %s", t.name, t.n, el.Round(time.Millisecond), rate(t.n, el), t.countsText())
 }
 
+// verifyResults are the results of the verify pass, in the order the
+// summary prints them.
+var verifyResults = []string{"same", "differs", "failed"}
+
+// countsText is every action (every verify result) with its count, in a
+// fixed order whatever order the records came in.
 func (t *tally) countsText() string {
-	keys := t.order
+	keys := slices.Clone(verifyResults)
+	if t.name == "verify" && t.n == 0 {
+		return "nothing selected"
+	}
 	if t.name != "verify" {
 		keys = nil
 		for _, a := range actions {
 			keys = append(keys, string(a))
+		}
+	}
+	for _, k := range t.order {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	s := ""
@@ -305,9 +320,6 @@ func (t *tally) countsText() string {
 			s += ", "
 		}
 		s += fmt.Sprintf("%s %d", k, t.counts[k])
-	}
-	if s == "" {
-		s = "nothing selected"
 	}
 	return s
 }

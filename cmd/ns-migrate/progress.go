@@ -3,11 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"nameservice.dev/nameservice/internal/cli"
 )
 
 // progress shows how a pass goes: a spinner with a count and a rate on a
@@ -22,7 +23,7 @@ type progress interface {
 // newProgress returns a bar when w is a terminal, else plain lines made by
 // line.
 func newProgress(name string, w io.Writer, every time.Duration, line func() string) progress {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f := cli.File(w); f != nil && term.IsTerminal(int(f.Fd())) {
 		// The total is unknown: the source is streamed, never counted first.
 		return &barProgress{bar: progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(w),

@@ -4,144 +4,267 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/buildinfo"
 )
 
 func init() {
-	commands["version"] = &command{usage: "", nargs: 0, local: true, run: func(c *call) error {
-		v := buildinfo.Read()
-		if c.json {
-			return c.printJSON(v)
-		}
-		fmt.Fprintf(c.stdout, "ns %s\n", v)
-		return nil
-	}}
-	commands["completion"] = &command{usage: "bash|zsh", nargs: 1, local: true, run: func(c *call) error {
-		switch c.args[0] {
-		case "bash":
-			return writeBashCompletion(c.stdout)
-		case "zsh":
-			return writeZshCompletion(c.stdout)
-		}
-		return usagef("completion: no script for shell %q (want bash or zsh)", c.args[0])
-	}}
+	commands["version"] = &command{usage: "", nargs: 0, local: true,
+		summary: "print the version, commit and Go version of this build",
+		example: "ns version --json",
+		run: func(c *call) error {
+			v := buildinfo.Read()
+			if c.json {
+				return c.printJSON(v)
+			}
+			fmt.Fprintf(c.stdout, "ns %s\n", v)
+			return nil
+		}}
+	commands["__ids"] = idsCommand()
+	commands["completion"] = &command{usage: "bash|zsh", nargs: 1, local: true,
+		summary: "print the completion script of a shell (commands, subcommands, flags, IDs); load it with source <(ns completion bash)",
+		example: "ns completion zsh",
+		run: func(c *call) error {
+			switch c.args[0] {
+			case "bash":
+				return writeBashCompletion(c.stdout)
+			case "zsh":
+				return writeZshCompletion(c.stdout)
+			}
+			return usagef("completion: no script for shell %q (want bash or zsh)", c.args[0])
+		}}
 }
 
-// completionWords returns the command names, sorted, and for each command the
-// flags it takes (global ones included), with their leading "--".
-func completionWords() ([]string, map[string][]string) {
-	names := make([]string, 0, len(commands))
-	flags := map[string][]string{}
+// maxCompletedIDs bounds the IDs __ids prints: completion is for a person
+// choosing among a few.
+const maxCompletedIDs = 200
+
+// idsCommand is __ids PREFIX, the completion scripts' helper: the IDs that
+// start with PREFIX, one a line, retracted ones included.
+func idsCommand() *command {
+	return &command{usage: "PREFIX", nargs: 1, hidden: true, summary: "print the IDs starting with PREFIX (for completion)",
+		example: "ns __ids my",
+		run: func(c *call) error {
+			n := 0
+			for rec, err := range c.ns.List(c.ctx, nameservice.ListOptions{Prefix: c.args[0], IncludeRetracted: true}) {
+				if err != nil || n == maxCompletedIDs {
+					return nil // a completion shows what it found, or nothing
+				}
+				fmt.Fprintln(c.stdout, rec.ID)
+				n++
+			}
+			return nil
+		}}
+}
+
+// completion is what the scripts complete: the command names, the groups
+// and their subcommands, the flags of each command (global ones included,
+// with their leading "--") by key ("list", "branch create"), and the keys
+// whose arguments are IDs.
+type completion struct {
+	names, groups, idKeys []string
+	subs, flags           map[string][]string
+}
+
+func completionWords() completion {
+	w := completion{subs: map[string][]string{}, flags: map[string][]string{}}
 	for name, cmd := range commands {
-		names = append(names, name)
-		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		if cmd.hidden {
+			continue
+		}
+		w.names = append(w.names, name)
+		if cmd.subs != nil {
+			w.groups = append(w.groups, name)
+			w.subs[name] = subNames(cmd)
+		}
+	}
+	for _, e := range listCommands() {
+		fs := flag.NewFlagSet(e.name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		if cmd.flags != nil {
-			cmd.flags(fs)
+		if e.cmd.flags != nil {
+			e.cmd.flags(fs)
 		}
 		for _, g := range []string{"url", "config", "json"} {
 			if fs.Lookup(g) == nil {
 				fs.Bool(g, false, "")
 			}
 		}
-		fs.VisitAll(func(f *flag.Flag) { flags[name] = append(flags[name], "--"+f.Name) })
+		fs.VisitAll(func(f *flag.Flag) { w.flags[e.name] = append(w.flags[e.name], "--"+f.Name) })
+		if e.cmd.ids {
+			w.idKeys = append(w.idKeys, e.name)
+		}
 	}
-	sort.Strings(names)
-	return names, flags
+	slices.Sort(w.names)
+	slices.Sort(w.groups)
+	return w
 }
 
-// The scripts find the command as the first word after ns that is not a flag
-// or the value of --url or --config, then offer that command's flags for a
-// word starting with "-", the kinds after --kind, files after --config,
-// --state and completion's shells; else command names.
+// quoteKey quotes a key with a space ("branch create") as a case pattern.
+func quoteKey(k string) string {
+	if strings.Contains(k, " ") {
+		return `"` + k + `"`
+	}
+	return k
+}
+
+// writeCompletion fills tmpl's placeholders: {{NAMES}}, {{GROUPS}}, {{IDKEYS}}
+// (a case pattern), and {{FLAGCASES}} and {{SUBCASES}}, one case line each
+// by caseLine from a key and its words.
+func writeCompletion(w io.Writer, tmpl string, caseLine func(key, words string) string) error {
+	c := completionWords()
+	var flagCases, subCases strings.Builder
+	keys := make([]string, 0, len(c.flags))
+	for k := range c.flags {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		flagCases.WriteString(caseLine(quoteKey(k), strings.Join(c.flags[k], " ")))
+	}
+	for _, g := range c.groups {
+		subCases.WriteString(caseLine(g, strings.Join(c.subs[g], " ")))
+	}
+	idKeys := make([]string, len(c.idKeys))
+	for i, k := range c.idKeys {
+		idKeys[i] = quoteKey(k)
+	}
+	_, err := io.WriteString(w, strings.NewReplacer(
+		"{{NAMES}}", strings.Join(c.names, " "),
+		"{{GROUPS}}", strings.Join(c.groups, " "),
+		"{{IDKEYS}}", strings.Join(idKeys, " | "),
+		"{{FLAGCASES}}", flagCases.String(),
+		"{{SUBCASES}}", subCases.String(),
+	).Replace(tmpl))
+	return err
+}
+
+// The scripts find the command as the first word after ns that is not a
+// flag or the value of --url or --config, and a group's subcommand as the
+// word after it. They offer the command's flags for a word starting with
+// "-", the kinds after --kind, files after --config and --state, a group's
+// subcommands, completion's shells, and for a command taking IDs the IDs
+// of the nameservice the line names (ns __ids, with the line's --url or
+// --config); else command names. bash splits words at ':' (an ID's), so
+// its script reads the line itself.
 const bashCompletion = `# bash completion for ns; load with: source <(ns completion bash)
 _ns() {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i
-	for ((i = 1; i < COMP_CWORD; i++)); do
-		case ${COMP_WORDS[i]} in
-		--url | --config | -url | -config) ((i++)) ;;
+	local line=${COMP_LINE:0:COMP_POINT} cmd="" sub="" key i
+	local -a words conn=() reply=()
+	read -ra words <<<"$line"
+	if [[ -z $line || $line == *[[:space:]] ]]; then words+=(""); fi
+	local n=${#words[@]}
+	local cur=${words[n-1]} prev=${words[n-2]}
+	for ((i = 1; i < n - 1; i++)); do
+		case ${words[i]} in
+		--url | --config | -url | -config)
+			if [[ -z $cmd || ${words[i]} == *url ]]; then conn+=("${words[i]}" "${words[i+1]}"); fi
+			((i++)) ;;
 		-*) ;;
-		*) cmd=${COMP_WORDS[i]}; break ;;
+		*)
+			if [[ -z $cmd ]]; then
+				cmd=${words[i]}
+			elif [[ -z $sub && " {{GROUPS}} " == *" $cmd "* ]]; then
+				sub=${words[i]}
+			fi ;;
 		esac
 	done
+	key=$cmd
+	if [[ -n $sub ]]; then key="$cmd $sub"; fi
 	case $prev in
-	--kind) COMPREPLY=($(compgen -W "ledger graph_source" -- "$cur")); return ;;
-	--config | --state) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--url) return ;;
-	esac
-	if [[ -z $cmd ]]; then
-		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--url --config --json" -- "$cur"))
+	--kind) reply=($(compgen -W "ledger graph_source" -- "$cur")) ;;
+	--config | --state) reply=($(compgen -f -- "$cur")) ;;
+	--url) ;;
+	*)
+		if [[ -z $cmd ]]; then
+			if [[ $cur == -* ]]; then
+				reply=($(compgen -W "--url --config --json" -- "$cur"))
+			else
+				reply=($(compgen -W "{{NAMES}}" -- "$cur"))
+			fi
+		elif [[ $cur == -* ]]; then
+			case $key in
+{{FLAGCASES}}			esac
+		elif [[ -z $sub && " {{GROUPS}} " == *" $cmd "* ]]; then
+			case $cmd in
+{{SUBCASES}}			esac
+		elif [[ $cmd == completion ]]; then
+			reply=($(compgen -W "bash zsh" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "%s" -- "$cur"))
-		fi
-		return
+			case $key in
+			{{IDKEYS}}) reply=($(compgen -W "$(ns "${conn[@]}" __ids "$cur" 2>/dev/null)" -- "$cur")) ;;
+			esac
+		fi ;;
+	esac
+	# bash replaces only the part of the word after its last ':'.
+	if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then
+		local colon=${cur%"${cur##*:}"}
+		for i in "${!reply[@]}"; do reply[i]=${reply[i]#"$colon"}; done
 	fi
-	if [[ $cur == -* ]]; then
-		case $cmd in
-%s		esac
-		return
-	fi
-	if [[ $cmd == completion ]]; then
-		COMPREPLY=($(compgen -W "bash zsh" -- "$cur"))
-	fi
+	COMPREPLY=("${reply[@]}")
 }
 complete -F _ns ns
 `
 
 func writeBashCompletion(w io.Writer) error {
-	return writeCompletion(w, bashCompletion, func(name, flags string) string {
-		return fmt.Sprintf("\t\t%s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", name, flags)
+	return writeCompletion(w, bashCompletion, func(key, words string) string {
+		return fmt.Sprintf("\t\t\t%s) reply=($(compgen -W %q -- \"$cur\")) ;;\n", key, words)
 	})
-}
-
-// writeCompletion fills tmpl with the command names and one case line per
-// command, as caseLine writes it from the command and its flags.
-func writeCompletion(w io.Writer, tmpl string, caseLine func(name, flags string) string) error {
-	names, flags := completionWords()
-	var cases strings.Builder
-	for _, n := range names {
-		cases.WriteString(caseLine(n, strings.Join(flags[n], " ")))
-	}
-	_, err := fmt.Fprintf(w, tmpl, strings.Join(names, " "), cases.String())
-	return err
 }
 
 const zshCompletion = `#compdef ns
 # zsh completion for ns; load with: source <(ns completion zsh)
 _ns() {
-	local cmd="" i
+	local cmd="" sub="" key cur=${words[CURRENT]} i
+	local -a conn
 	for ((i = 2; i < CURRENT; i++)); do
 		case ${words[i]} in
-		--url | --config | -url | -config) ((i++)) ;;
+		--url | --config | -url | -config)
+			if [[ -z $cmd || ${words[i]} == *url ]]; then conn+=(${words[i]} ${words[i+1]}); fi
+			((i++)) ;;
 		-*) ;;
-		*) cmd=${words[i]}; break ;;
+		*)
+			if [[ -z $cmd ]]; then
+				cmd=${words[i]}
+			elif [[ -z $sub && " {{GROUPS}} " == *" $cmd "* ]]; then
+				sub=${words[i]}
+			fi ;;
 		esac
 	done
+	key=$cmd
+	if [[ -n $sub ]]; then key="$cmd $sub"; fi
 	case ${words[CURRENT-1]} in
 	--kind) compadd ledger graph_source; return ;;
 	--config | --state) _files; return ;;
 	--url) return ;;
 	esac
 	if [[ -z $cmd ]]; then
-		if [[ ${words[CURRENT]} == -* ]]; then
+		if [[ $cur == -* ]]; then
 			compadd -- --url --config --json
 		else
-			compadd -- %s
+			compadd -- {{NAMES}}
 		fi
 		return
 	fi
-	if [[ ${words[CURRENT]} == -* ]]; then
+	if [[ $cur == -* ]]; then
+		case $key in
+{{FLAGCASES}}		esac
+		return
+	fi
+	if [[ -z $sub && " {{GROUPS}} " == *" $cmd "* ]]; then
 		case $cmd in
-%s		esac
+{{SUBCASES}}		esac
 		return
 	fi
 	if [[ $cmd == completion ]]; then
 		compadd bash zsh
+		return
 	fi
+	case $key in
+	{{IDKEYS}}) compadd -- ${(f)"$(ns $conn __ids "$cur" 2>/dev/null)"} ;;
+	esac
 }
 if [[ $zsh_eval_context[-1] == loadautoload ]]; then
 	_ns "$@"
@@ -151,7 +274,7 @@ fi
 `
 
 func writeZshCompletion(w io.Writer) error {
-	return writeCompletion(w, zshCompletion, func(name, flags string) string {
-		return fmt.Sprintf("\t\t%s) compadd -- %s ;;\n", name, flags)
+	return writeCompletion(w, zshCompletion, func(key, words string) string {
+		return fmt.Sprintf("\t\t%s) compadd -- %s ;;\n", key, words)
 	})
 }

@@ -7,38 +7,55 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 )
 
 func init() {
-	commands["branch"] = branchCommand()
+	commands["branch"] = &command{summary: "create, list and drop a ledger's branches, as Fluree's", subs: map[string]*command{
+		"create": branchCreateCommand(),
+		"list": {usage: "NAME", nargs: 1,
+			summary: "list the branches of ledger NAME: branch, source, commit_t, branches, retracted",
+			example: "ns branch list mydb",
+			run:     func(c *call) error { return branchList(c, c.args[0]) }},
+		"drop": branchDropCommand(),
+	}}
 	commands["reset-head"] = resetHeadCommand()
 }
 
-// branchCommand is `ns branch create|list|drop`.
-func branchCommand() *command {
+func branchCreateCommand() *command {
 	var from, at string
-	return &command{usage: "create ID [--from SOURCE] [--at ADDRESS@T] | list NAME | drop ID", nargs: 2,
+	return &command{usage: "ID [--from SOURCE] [--at ADDRESS@T]", nargs: 1, ids: true,
+		summary: "create branch ID from its source's head (main unless --from), or at the commit --at",
+		example: "ns branch create mydb:dev --from main",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&from, "from", "", "the source branch (default main)")
 			fs.StringVar(&at, "at", "", "start at this commit, ADDRESS@T, instead of the source head")
 		},
+		run: func(c *call) error { return branchCreate(c, c.args[0], from, at) }}
+}
+
+// branchDropCommand drops a branch. Dropping a ledger's main removes the
+// ledger's head with it, so it asks for --yes.
+func branchDropCommand() *command {
+	var yes bool
+	return &command{usage: "ID [--yes]", nargs: 1, ids: true,
+		summary: "drop branch ID and uncount it in its source (refused while branches of it exist; main needs --yes)",
+		example: "ns branch drop mydb:dev",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&yes, "yes", false, "drop even a ledger's main branch, with its head")
+		},
 		run: func(c *call) error {
-			sub, arg := c.args[0], c.args[1]
-			if sub != "create" && (isSet(c.flags, "from") || isSet(c.flags, "at")) {
-				return usagef("branch %s takes no --from or --at", sub)
+			id, err := nameservice.ParseID(c.args[0])
+			if err != nil {
+				return err
 			}
-			switch sub {
-			case "create":
-				return branchCreate(c, arg, from, at)
-			case "list":
-				return branchList(c, arg)
-			case "drop":
-				if err := c.ns.DropBranch(c.ctx, arg); err != nil {
-					return err
-				}
-				return c.done("dropped " + arg)
+			if id.Branch == driver.DefaultBranch && !yes {
+				return usagef("branch drop %s: %s is the ledger's main branch: dropping it removes the ledger and its head; give --yes to drop it (ns retract %s hides it instead)", id, id, id.Name)
 			}
-			return usagef("branch %q: want create, list or drop", sub)
+			if err := c.ns.DropBranch(c.ctx, id.String()); err != nil {
+				return err
+			}
+			return c.done("dropped " + id.String())
 		}}
 }
 
@@ -96,7 +113,9 @@ func branchRow(rec *nameservice.Record) string {
 func resetHeadCommand() *command {
 	var commit, index string
 	var noIndex bool
-	return &command{usage: "ID --commit ADDRESS@T [--index ADDRESS@T | --no-index]", nargs: 1,
+	return &command{usage: "ID --commit ADDRESS@T [--index ADDRESS@T | --no-index]", nargs: 1, ids: true,
+		summary: "set the head (and index) of ID whatever the watermarks: moves a head back (admin)",
+		example: "ns reset-head mydb:dev --commit fluree:s3://b/commits/t38.json@38 --no-index",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&commit, "commit", "", "the commit head to set, ADDRESS@T")
 			fs.StringVar(&index, "index", "", "the index head to set as well, ADDRESS@T")

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	cmdline "nameservice.dev/nameservice/internal/cli"
 )
 
 // ns check URL runs the capability probe and the conformance suite against a
@@ -27,12 +29,15 @@ import (
 // missing or access is denied.
 func init() {
 	commands["check"] = &command{
-		usage: "URL [--quick] [--junit FILE] [--prefix P]",
-		nargs: 1, local: true,
+		usage:   "URL [--quick] [--junit FILE] [--prefix P] | URL --prefix P --cleanup",
+		summary: "run the capability probe and the conformance suite against a live store, under a prefix of its own",
+		example: "ns check 'dynamodb://staging-nameservice?region=eu-west-1' --quick --junit ns-check.xml",
+		nargs:   1, local: true,
 		flags: func(fs *flag.FlagSet) {
 			fs.Bool("quick", false, "run the quick subset")
 			fs.String("junit", "", "write a JUnit XML report to FILE")
 			fs.String("prefix", "", "ID prefix to work under (default nscheck-<random>/)")
+			fs.Bool("cleanup", false, "run no case: only remove what a check that was killed left under --prefix")
 		},
 		run: runCheck,
 	}
@@ -45,8 +50,13 @@ const purgeTimeout = 2 * time.Minute
 func runCheck(c *call) error {
 	url := c.args[0]
 	quick := c.flags.Lookup("quick").Value.(flag.Getter).Get().(bool)
+	cleanup := c.flags.Lookup("cleanup").Value.(flag.Getter).Get().(bool)
 	junit := c.flags.Lookup("junit").Value.String()
-	prefix, err := checkPrefix(c.flags.Lookup("prefix").Value.String())
+	given := c.flags.Lookup("prefix").Value.String()
+	if cleanup && given == "" {
+		return usagef("check: --cleanup needs the --prefix of the check that was killed")
+	}
+	prefix, err := checkPrefix(given)
 	if err != nil {
 		return err
 	}
@@ -55,14 +65,18 @@ func runCheck(c *call) error {
 		return err
 	}
 	defer ns.Close()
-	if err := refuseUsedPrefix(c.ctx, ns, prefix); err != nil {
+	finish := fmt.Sprintf("ns check %s --prefix %s --cleanup", shellQuote(redact(url)), prefix)
+	if cleanup {
+		return cleanPrefix(c.ctx, c.stdout, ns, prefix, finish)
+	}
+	if err := refuseUsedPrefix(c.ctx, ns, prefix, finish); err != nil {
 		return err
 	}
 	mode := "full suite"
 	if quick {
 		mode = "quick subset"
 	}
-	fmt.Fprintf(c.stdout, "ns check: %s under prefix %s\n", mode, prefix)
+	fmt.Fprintf(c.stdout, "ns check: %s under prefix %s (should the run be killed, %s removes what it left)\n", mode, prefix, finish)
 
 	var rep conformance.Report
 	probe, probed := probeStore(c.ctx, ns.Driver())
@@ -84,19 +98,43 @@ func runCheck(c *call) error {
 		}
 	}
 
-	if rep.Interrupted {
-		fmt.Fprintf(c.stdout, "interrupted; removing the records under %s\n", prefix)
+	// With its standard output closed the run says what it does on stderr.
+	notes := c.stdout
+	if errors.Is(context.Cause(c.ctx), cmdline.ErrStdoutClosed) {
+		notes = c.stderr
 	}
-	purgeErr := cleanPrefix(context.WithoutCancel(c.ctx), c.stdout, ns, prefix)
+	if rep.Interrupted {
+		fmt.Fprintf(notes, "interrupted; removing the records under %s\n", prefix)
+	}
+	purgeErr := cleanPrefix(context.WithoutCancel(c.ctx), notes, ns, prefix, finish)
 	if junit != "" {
 		if err := writeJUnit(junit, rep); err != nil {
 			return err
 		}
 	}
 	if purgeErr != nil {
-		return fmt.Errorf("check: records or what their purges left may remain under %s: %w", prefix, purgeErr)
+		return purgeErr
 	}
 	return summary(c.stdout, rep)
+}
+
+// redact returns rawURL with its secrets (a password, a key given as a
+// parameter) replaced, for printing.
+func redact(rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return "URL"
+	}
+	return drivers.Redact(u)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// characters, so that a printed command can be pasted.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-_./:@%,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkPrefix returns the prefix to work under: p with a trailing "/", or a
@@ -118,7 +156,7 @@ func checkPrefix(p string) (string, error) {
 
 // refuseUsedPrefix refuses a prefix that already holds records: the final
 // purge would remove them.
-func refuseUsedPrefix(ctx context.Context, ns *nameservice.NameService, prefix string) error {
+func refuseUsedPrefix(ctx context.Context, ns *nameservice.NameService, prefix, finish string) error {
 	for r, err := range ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true, PageSize: 1}) {
 		var re *nameservice.RecordError
 		if err != nil && !errors.As(err, &re) {
@@ -128,7 +166,7 @@ func refuseUsedPrefix(ctx context.Context, ns *nameservice.NameService, prefix s
 		if r != nil {
 			what = r.ID.String()
 		}
-		return usagef("check: prefix %s already holds records (%s); ns check purges its prefix, so give one that holds nothing", prefix, what)
+		return usagef("check: prefix %s already holds records (%s); ns check purges its prefix, so give one that holds nothing (when a killed check left them, %s removes them)", prefix, what, finish)
 	}
 	return nil
 }
@@ -228,16 +266,18 @@ func summary(w io.Writer, rep conformance.Report) error {
 }
 
 // cleanPrefix purges every record under prefix, then collects at once what
-// the purges left: nothing else writes under the check's own prefix.
-func cleanPrefix(ctx context.Context, w io.Writer, ns *nameservice.NameService, prefix string) error {
+// the purges left: nothing else writes under the check's own prefix. When
+// it cannot, its error names finish, the command that completes it.
+func cleanPrefix(ctx context.Context, w io.Writer, ns *nameservice.NameService, prefix, finish string) error {
 	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
 	defer cancel()
-	if err := purgePrefix(ctx, ns, prefix); err != nil {
-		return err
+	err := purgePrefix(ctx, ns, prefix)
+	var st nameservice.CollectStats
+	if err == nil {
+		st, err = ns.Collect(ctx, nameservice.CollectOptions{Prefix: prefix})
 	}
-	st, err := ns.Collect(ctx, nameservice.CollectOptions{Prefix: prefix})
 	if err != nil {
-		return err
+		return fmt.Errorf("check: records or what their purges left may remain under %s (%s finishes the cleanup): %w", prefix, finish, err)
 	}
 	fmt.Fprintf(w, "removed the records under %s and the %s their purges left\n", prefix, plural(st.Removed, "object"))
 	return nil

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,13 +16,22 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/otelexport"
 	"nameservice.dev/nameservice/internal/text"
 )
 
-// command is one subcommand: its usage, its flags and what it does.
+// command is one command (or one subcommand of a group such as branch): its
+// usage, its flags and what it does.
 type command struct {
-	usage string
+	usage   string
+	summary string // one line: what it does
+	// example is one command line that uses it, shown by its help; every
+	// example parses (TestHelpExamplesParse).
+	example string
+	// subs, when set, make the command a group (ns branch create|list|drop):
+	// it runs none of its own, and the other fields but summary are unused.
+	subs  map[string]*command
 	flags func(fs *flag.FlagSet) // registers the command's own flags
 	nargs int                    // exact number of positional arguments; -1: any
 	// ownsConfig: after the command name --config is the command's own flag
@@ -31,6 +40,14 @@ type command struct {
 	ownsConfig bool
 	// local: the command needs no nameservice (version, completion).
 	local bool
+	// creates: the command may create the store's first record, so a file
+	// store whose directory does not exist is no mistake for it (see
+	// missingStore).
+	creates bool
+	// ids: its positional arguments are record IDs (for completion).
+	ids bool
+	// hidden: left out of help and completion (the completion's helper).
+	hidden bool
 	// otlpEndpoint, when set, is the command's --otlp-endpoint flag: it
 	// exports traces and metrics (internal/otelexport).
 	otlpEndpoint *string
@@ -54,51 +71,26 @@ type call struct {
 
 var commands = map[string]*command{}
 
+// invocation is a command line parsed: the command, its call (without a
+// nameservice yet) and the connection it names.
+type invocation struct {
+	cmd      *command
+	c        *call
+	url, cfg string
+	emptyURL bool // --url was given empty
+}
+
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	// Global flags may come before the command.
-	g := flag.NewFlagSet("ns", flag.ContinueOnError)
-	g.SetOutput(io.Discard)
-	url, cfg, asJSON := globalFlags(g)
-	if err := g.Parse(args); err == flag.ErrHelp || g.Arg(0) == "help" || len(args) == 0 {
-		fmt.Fprint(stdout, helpText())
-		return nil
-	} else if err != nil {
-		return usagef("%v", err)
+	inv, err := parseLine(args, stdout, stderr)
+	if inv == nil || err != nil {
+		return err
 	}
-	if g.NArg() == 0 {
-		return usagef("no command given; run ns help")
-	}
-	name, rest := g.Arg(0), g.Args()[1:]
-	cmd := commands[name]
-	if cmd == nil {
-		return usagef("unknown command %q; run ns help", text.Clip(name, 40))
-	}
-	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(url, "url", *url, "nameservice URL (default $NAMESERVICE_URL, else file://./.nameservice)")
-	if !cmd.ownsConfig {
-		fs.StringVar(cfg, "config", *cfg, "Fluree JSON-LD connection config file, instead of --url")
-	}
-	fs.BoolVar(asJSON, "json", *asJSON, "print JSON")
-	if cmd.flags != nil {
-		cmd.flags(fs)
-	}
-	pos, err := parseInterleaved(fs, rest)
-	if errors.Is(err, flag.ErrHelp) {
-		printCommandHelp(stdout, name, cmd.usage, fs)
-		return nil
-	}
-	if err != nil {
-		return usagef("%s: %v (usage: ns %s %s)", name, err, name, cmd.usage)
-	}
-	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
-		return usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
-	}
-	c := &call{ctx: ctx, args: pos, flags: fs, json: *asJSON, stdout: stdout, stderr: stderr}
+	inv.c.ctx = ctx
+	cmd, c := inv.cmd, inv.c
 	if cmd.local {
 		return cmd.run(c)
 	}
-	if *url == "" && (isSet(g, "url") || isSet(fs, "url")) {
+	if inv.emptyURL {
 		return usagef("--url is empty; give a nameservice URL, or leave --url out for $NAMESERVICE_URL or %s", DefaultURL)
 	}
 	if cmd.otlpEndpoint != nil {
@@ -117,34 +109,113 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		opts = append(opts, more...)
 	}
-	ns, err := openNS(ctx, *url, *cfg, opts...)
+	ns, err := openNS(ctx, inv.url, inv.cfg, opts...)
 	if err != nil {
 		return err
 	}
 	defer ns.Close()
+	if !cmd.creates {
+		if err := missingStore(ns); err != nil {
+			return err
+		}
+	}
 	c.ns = ns
 	return cmd.run(c)
 }
 
-// printCommandHelp prints a command's usage and every flag it takes, its
-// own and the global ones, for --help.
-func printCommandHelp(w io.Writer, name, usage string, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: ns %s %s\n\nflags:\n", name, usage)
-	fs.VisitAll(func(f *flag.Flag) {
-		arg, help := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if arg != "" {
-			line += " " + arg
-		}
-		if help != "" {
-			line += "\n    \t" + strings.ReplaceAll(help, "\n", "\n    \t")
-		}
-		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
-			line += fmt.Sprintf(" (default %s)", d)
-		}
-		fmt.Fprintln(w, line)
-	})
+// parseLine parses a command line: global flags, the command, its flags
+// and arguments. It serves help itself (and returns a nil invocation), and
+// returns a usage error for anything malformed.
+func parseLine(args []string, stdout, stderr io.Writer) (*invocation, error) {
+	// Global flags may come before the command.
+	g := flag.NewFlagSet("ns", flag.ContinueOnError)
+	g.SetOutput(io.Discard)
+	url, cfg, asJSON := globalFlags(g)
+	err := g.Parse(args)
+	switch {
+	case err == flag.ErrHelp:
+		fmt.Fprint(stdout, helpText())
+		return nil, nil
+	case err != nil:
+		return nil, usagef("%s; run ns help", flagError(err))
+	case g.NArg() == 0:
+		fmt.Fprint(stderr, helpText())
+		return nil, usagef("no command given")
+	case g.Arg(0) == "help":
+		return nil, help(stdout, g.Args()[1:])
+	}
+	name, cmd, rest, err := resolve(g.Args())
+	if err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(url, "url", *url, "nameservice URL (default $NAMESERVICE_URL, else file://./.nameservice)")
+	if !cmd.ownsConfig {
+		fs.StringVar(cfg, "config", *cfg, "Fluree JSON-LD connection config file, instead of --url")
+	}
+	fs.BoolVar(asJSON, "json", *asJSON, "print JSON")
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	pos, err := parseInterleaved(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		printCommandHelp(stdout, name, cmd, fs)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, usagef("%s: %s (usage: ns %s %s)", name, flagError(err), name, cmd.usage)
+	}
+	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
+		return nil, usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
+	}
+	return &invocation{cmd: cmd, url: *url, cfg: *cfg, emptyURL: *url == "" && (isSet(g, "url") || isSet(fs, "url")),
+		c: &call{args: pos, flags: fs, json: *asJSON, stdout: stdout, stderr: stderr}}, nil
 }
+
+// resolve finds the command args start with: a command, or a group's
+// subcommand (branch create). It returns its full name and the arguments
+// after it.
+func resolve(args []string) (string, *command, []string, error) {
+	name, rest := args[0], args[1:]
+	cmd := commands[name]
+	if cmd == nil {
+		return "", nil, nil, usagef("unknown command %q; run ns help", text.Clip(name, 40))
+	}
+	if cmd.subs == nil {
+		return name, cmd, rest, nil
+	}
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		return "", nil, nil, usagef("%s needs a subcommand: %s; run ns help %s", name, strings.Join(subNames(cmd), ", "), name)
+	}
+	sub := cmd.subs[rest[0]]
+	if sub == nil {
+		return "", nil, nil, usagef("unknown subcommand %q of %s (want %s); run ns help %s", text.Clip(rest[0], 40), name, strings.Join(subNames(cmd), ", "), name)
+	}
+	return name + " " + rest[0], sub, rest[1:], nil
+}
+
+// missingStore refuses a file store whose directory does not exist: every
+// read of it would find nothing, which hides a mistyped URL. Commands that
+// create records (init) create the directory instead.
+func missingStore(ns *nameservice.NameService) error {
+	d, ok := ns.Driver().(interface{ Dir() string })
+	if !ok {
+		return nil
+	}
+	if _, err := os.Stat(d.Dir()); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: no nameservice at %s: the directory does not exist (check the URL; ns init creates it)", nameservice.ErrNotProvisioned, d.Dir())
+	}
+	return nil
+}
+
+// flagError rewords an error of package flag with the double dashes help
+// shows (flag writes "-name").
+func flagError(err error) string {
+	return singleDash.ReplaceAllString(err.Error(), "$1--$2")
+}
+
+var singleDash = regexp.MustCompile(`((?:defined|argument|for flag|flag):? )-([A-Za-z])`)
 
 // shutdownExport sends the spans and metrics still buffered, for at most
 // 5 seconds: a collector that is down must not hold the command.
@@ -218,23 +289,6 @@ func openNS(ctx context.Context, url, cfg string, opts ...nameservice.Option) (*
 	return nameservice.Open(ctx, url, opts...)
 }
 
-func helpText() string {
-	var b strings.Builder
-	b.WriteString("usage: ns [--url URL | --config FILE] [--json] COMMAND [ARGS]\n\n")
-	b.WriteString("The URL defaults to $NAMESERVICE_URL, else " + DefaultURL + ".\n\ncommands:\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %s %s\n", n, commands[n].usage)
-	}
-	b.WriteString("\nexit codes: 0 done, 3 not applied or refused (a branch with branches), 4 not found, 5 already exists, 2 usage, invalid ID or argument, 1 other\n")
-	b.WriteString("output: a table or readable record on a terminal, JSON with --json or when piped ($" + outputEnv + "=human|json forces one)\n")
-	return b.String()
-}
-
 // printOutcome prints a push's outcome and returns errNotApplied when it was
 // not applied.
 func (c *call) printOutcome(out nameservice.Outcome) error {
@@ -278,23 +332,70 @@ func (c *call) done(msg string) error {
 
 func parseInt(what, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, usagef("%s %s is out of range: at most %d", what, text.Clip(s, 40), int64(guard.MaxWatermark))
+	}
 	if err != nil {
 		return 0, usagef("%s %q is not an integer", what, text.Clip(s, 40))
 	}
 	return n, nil
 }
 
-// parseT parses a T argument: an integer from 1 up.
+// parseT parses a T argument: an integer from 1 to guard.MaxWatermark.
 func parseT(s string) (int64, error) {
 	t, err := parseInt("T", s)
-	if err == nil && t < 1 {
+	switch {
+	case err != nil:
+		return 0, err
+	case t < 1:
 		return 0, usagef("T %d: t starts at 1", t)
+	case t > guard.MaxWatermark:
+		return 0, usagef("T %d is out of range: at most %d", t, int64(guard.MaxWatermark))
 	}
-	return t, err
+	return t, nil
 }
 
+// stdin is what a payload argument of "@-" reads.
+var stdin io.Reader = os.Stdin
+
+// maxPayloadFile bounds what a payload argument reads from a file or
+// stdin: far above any payload a record may hold.
+const maxPayloadFile = 16 << 20
+
+// payloadText returns the text of a JSON payload argument: s itself, or
+// with "@FILE" the file's content, with "@-" standard input's (no JSON
+// value starts with '@').
+func payloadText(what, s string) ([]byte, error) {
+	name, ok := strings.CutPrefix(s, "@")
+	if !ok {
+		return []byte(s), nil
+	}
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usagef("%s: %v", what, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxPayloadFile+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: read %s: %w", what, s, err)
+	case len(b) > maxPayloadFile:
+		return nil, usagef("%s: %s holds over %d bytes", what, s, maxPayloadFile)
+	}
+	return b, nil
+}
+
+// parseObject parses a JSON object argument (see payloadText).
 func parseObject(what, s string) (nameservice.Object, error) {
-	o, err := nameservice.ParseObject([]byte(s))
+	b, err := payloadText(what, s)
+	if err != nil {
+		return nil, err
+	}
+	o, err := nameservice.ParseObject(b)
 	if err != nil {
 		return nil, usagef("%s: %v", what, err)
 	}

@@ -51,8 +51,8 @@ func browser(t *testing.T, path string) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
-	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	must(t, chromedp.Do(ctx)) // start the browser and open the tab
+	ctx, cancelT := context.WithTimeout(ctx, 10*time.Minute) // a bound for a hung browser, not a speed
+	must(t, chromedp.Do(ctx))                                // start the browser and open the tab
 	// An alert, confirm or prompt would mean a page ran script it was shown.
 	must(t, chromedp.Listen(ctx, func(ev any) {
 		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {

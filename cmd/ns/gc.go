@@ -17,8 +17,10 @@ const defaultOlderThan = 24 * time.Hour
 // then the totals.
 func init() {
 	commands["gc"] = &command{
-		usage: "[--older-than D] [--dry-run] [--prefix P]",
-		nargs: 0,
+		usage:   "[--older-than D] [--dry-run] [--prefix P]",
+		summary: "remove what purges left (object stores), once older than --older-than",
+		example: "ns gc --older-than 48h --dry-run",
+		nargs:   0,
 		flags: func(fs *flag.FlagSet) {
 			fs.Duration("older-than", defaultOlderThan, "keep what purges left less than this long ago")
 			fs.Bool("dry-run", false, "print what would be removed, remove nothing")

@@ -194,31 +194,41 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestBashCompletion loads the script into bash and asks it to complete.
+// TestBashCompletion loads the script into bash and asks it to complete
+// lines as bash gives them (COMP_LINE, COMP_POINT; bash splits COMP_WORDS
+// at ':'), with ns on PATH for the IDs of the line's --url.
 func TestBashCompletion(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatal("bash is needed to test its completion script")
 	}
-	c := newCLI(t)
+	c := &cli{t: t, url: "file://" + t.TempDir()}
+	for _, id := range []string{"mydb", "mydb:dev", "other"} {
+		c.want(exitOK, "init", id)
+	}
 	script := filepath.Join(t.TempDir(), "ns.bash")
 	if err := os.WriteFile(script, []byte(c.want(exitOK, "completion", "bash")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	bin := buildNS(t)
 	for line, want := range map[string]string{
-		"ns pub":                  "publish-commit publish-index",
-		"ns --url mem://x lis":    "list",
-		"ns list --k":             "--kind",
-		"ns list --kind ":         "ledger graph_source",
-		"ns --json push-status -": "--config --expect-v --json --meta --url",
-		"ns completion ":          "bash zsh",
+		"ns pub":                               "publish-commit publish-index",
+		"ns --url mem://x lis":                 "list",
+		"ns list --k":                          "--kind",
+		"ns list --kind ":                      "ledger graph_source",
+		"ns --json push-status -":              "--config --expect-v --json --meta --url",
+		"ns completion ":                       "bash zsh",
+		"ns branch ":                           "create drop list",
+		"ns lease b":                           "break",
+		"ns branch create --":                  "--at --config --from --json --url",
+		"ns branch drop --y":                   "--yes",
+		"ns --url " + c.url + " lookup my":     "mydb:dev mydb:main",
+		"ns --url " + c.url + " lookup mydb:":  "dev main", // bash puts them after the ':'
+		"ns branch drop --url " + c.url + " o": "other:main",
+		"ns --url " + c.url + " purge o":       "other:main",
 	} {
-		words := strings.Fields(line)
-		if strings.HasSuffix(line, " ") {
-			words = append(words, "")
-		}
-		prog := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _ns; echo "${COMPREPLY[*]}"`
-		got, err := exec.Command(bash, append([]string{"-c", prog, "bash", script}, words...)...).CombinedOutput()
+		prog := `source "$1"; bin=$2; ns() { "$bin" "$@"; }; COMP_LINE=$3; COMP_POINT=${#3}; _ns; echo "${COMPREPLY[*]}"`
+		got, err := exec.Command(bash, "-c", prog, "bash", script, bin, line).CombinedOutput()
 		if err != nil || strings.TrimSpace(string(got)) != want {
 			t.Errorf("completing %q = %q (%v), want %q", line, got, err, want)
 		}
@@ -234,9 +244,9 @@ func TestZshCompletionNamesEveryCommand(t *testing.T) {
 	if !strings.HasPrefix(out, "#compdef ns\n") {
 		t.Fatalf("zsh script does not start with #compdef: %.40q", out)
 	}
-	for name := range commands {
-		if !strings.Contains(out, "\t\t"+name+") compadd -- ") {
-			t.Errorf("zsh script has no flags case for %s", name)
+	for _, e := range listCommands() {
+		if !strings.Contains(out, "\t\t"+quoteKey(e.name)+") compadd -- ") {
+			t.Errorf("zsh script has no flags case for %s", e.name)
 		}
 	}
 	if zsh, err := exec.LookPath("zsh"); err == nil {

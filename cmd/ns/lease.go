@@ -10,17 +10,17 @@ import (
 
 func init() {
 	var prefix string
-	commands["lease"] = &command{usage: "list [--prefix P] | break ID NAME", nargs: -1,
-		flags: func(fs *flag.FlagSet) { fs.StringVar(&prefix, "prefix", "", "only records whose ID starts with P") },
-		run: func(c *call) error {
-			switch {
-			case len(c.args) == 1 && c.args[0] == "list":
-				return listLeases(c, prefix)
-			case len(c.args) == 3 && c.args[0] == "break":
-				return breakLease(c, c.args[1], c.args[2])
-			}
-			return usagef("usage: ns lease list [--prefix P] | ns lease break ID NAME")
-		}}
+	commands["lease"] = &command{summary: "list and break the leases held in records' status (package lease)", subs: map[string]*command{
+		"list": {usage: "[--prefix P]", nargs: 0,
+			summary: "print every lease held, one JSON line each",
+			example: "ns lease list --prefix tenant-eu/",
+			flags:   func(fs *flag.FlagSet) { fs.StringVar(&prefix, "prefix", "", "only records whose ID starts with P") },
+			run:     func(c *call) error { return listLeases(c, prefix) }},
+		"break": {usage: "ID NAME", nargs: 2, ids: true,
+			summary: "break lease NAME of ID: its holder's fencing token is refused from then on",
+			example: "ns lease break mydb index",
+			run:     func(c *call) error { return breakLease(c, c.args[0], c.args[1]) }},
+	}}
 }
 
 func listLeases(c *call, prefix string) error {

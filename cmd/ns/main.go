@@ -8,7 +8,7 @@
 //
 // Exit codes: 0 done; 3 not applied (stale or conflict) or refused (a
 // drop of a branch that has branches); 4 not found; 5 already exists; 6
-// the table or bucket does not exist; 7 permission denied; 2 usage,
+// the table, bucket or directory does not exist; 7 permission denied; 2 usage,
 // invalid ID or invalid argument (a T below 1, a payload over a limit); 1
 // anything else, also a record that could not be read or printed. Errors
 // go to stderr, one line each.
@@ -52,7 +52,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	if !errors.Is(err, errNotApplied) { // its outcome is printed already
+	// A not applied outcome is printed already; a run canceled because its
+	// reader closed the pipe (ns list | head -1) ends quietly.
+	quiet := errors.Is(err, errNotApplied) ||
+		(errors.Is(context.Cause(ctx), cmdline.ErrStdoutClosed) && errors.Is(err, context.Canceled))
+	if !quiet {
 		fmt.Fprintln(stderr, "ns:", err)
 	}
 	return exitCode(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/url"
 	"slices"
@@ -276,28 +275,4 @@ func TestListPageSize(t *testing.T) {
 		t.Errorf("list --page-size 2 over 5 records asked for pages %v, want [2 2 2]", seen)
 	}
 	c.want(exitUsage, "list", "--page-size", "-1")
-}
-
-// TestHelpOfEveryCommand: ns COMMAND --help prints the command's usage and
-// every flag it takes on stdout, and exits 0.
-func TestHelpOfEveryCommand(t *testing.T) {
-	for name, cmd := range commands {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{name, "--help"}, &out, &errb); code != exitOK || errb.Len() > 0 {
-			t.Errorf("ns %s --help: exit %d, stderr %q", name, code, errb.String())
-			continue
-		}
-		if !strings.HasPrefix(out.String(), "usage: ns "+name+" ") {
-			t.Errorf("ns %s --help does not start with its usage:\n%s", name, out.String())
-		}
-		fs := flag.NewFlagSet(name, flag.ContinueOnError)
-		if cmd.flags != nil {
-			cmd.flags(fs)
-		}
-		fs.VisitAll(func(f *flag.Flag) {
-			if !strings.Contains(out.String(), "--"+f.Name) {
-				t.Errorf("ns %s --help does not list --%s:\n%s", name, f.Name, out.String())
-			}
-		})
-	}
 }

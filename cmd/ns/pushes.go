@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -11,47 +12,57 @@ import (
 )
 
 func init() {
-	commands["init"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
-		if err := c.ns.Init(c.ctx, c.args[0]); err != nil {
-			return err
-		}
-		return c.done("initialised " + c.args[0])
-	}}
-	commands["publish-commit"] = &command{usage: "ID T ADDRESS", nargs: 3, run: func(c *call) error {
-		t, err := parseT(c.args[1])
-		if err != nil {
-			return err
-		}
-		out, err := c.ns.PublishCommit(c.ctx, c.args[0], t, c.args[2])
-		if err != nil {
-			return err
-		}
-		return c.printOutcome(out)
-	}}
+	commands["init"] = idCommand("create ledger ID: head, index and config unborn, status v1 ready", "ns init mydb", "initialised",
+		(*nameservice.NameService).Init)
+	commands["init"].creates = true
+	commands["publish-commit"] = &command{usage: "ID T ADDRESS", nargs: 3, ids: true,
+		summary: "move the commit head of ID to ADDRESS at t T, when T is above the current commit_t",
+		example: "ns publish-commit mydb 42 fluree:s3://bucket/commits/t42.json",
+		run: func(c *call) error {
+			t, err := parseT(c.args[1])
+			if err != nil {
+				return err
+			}
+			out, err := c.ns.PublishCommit(c.ctx, c.args[0], t, c.args[2])
+			if err != nil {
+				return err
+			}
+			return c.printOutcome(out)
+		}}
 	commands["publish-index"] = publishIndexCommand()
 	commands["cas-ref"] = casRefCommand()
-	commands["push-status"] = pushCommand("ID --expect-v V STATE [--meta JSON]", nameservice.Status)
-	commands["push-config"] = pushCommand("ID --expect-v V JSON", nameservice.Config)
-	commands["retract"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
-		if err := c.ns.Retract(c.ctx, c.args[0]); err != nil {
-			return err
-		}
-		return c.done("retracted " + c.args[0])
-	}}
-	commands["purge"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
-		if err := c.ns.Purge(c.ctx, c.args[0]); err != nil {
-			return err
-		}
-		return c.done("purged " + c.args[0])
-	}}
+	commands["push-status"] = pushCommand("ID --expect-v V STATE [--meta JSON|@FILE|@-]",
+		"set the status of ID to STATE (and --meta's fields) as status_v V+1, when it is at V",
+		`ns push-status mydb --expect-v 1 indexing --meta '{"queue_depth":3}'`, nameservice.Status)
+	commands["push-config"] = pushCommand("ID --expect-v V JSON|@FILE|@-",
+		"set the config of ID to the JSON object as config_v V+1, when it is at V",
+		`ns push-config mydb --expect-v 0 '{"default_context":"fluree:s3://b/ctx.json"}'`, nameservice.Config)
+	commands["retract"] = idCommand("mark ID retracted: listings leave it out unless asked, its values stay", "ns retract mydb", "retracted",
+		(*nameservice.NameService).Retract)
+	commands["purge"] = idCommand("remove ID (its ID is free again); ns gc removes what purges leave", "ns purge mydb", "purged",
+		(*nameservice.NameService).Purge)
 	commands["create-graph-source"] = graphSourceCommand()
+}
+
+// idCommand is a command that runs op on one ID and then says verb and the
+// ID.
+func idCommand(summary, example, verb string, op func(*nameservice.NameService, context.Context, string) error) *command {
+	return &command{usage: "ID", nargs: 1, ids: true, summary: summary, example: example,
+		run: func(c *call) error {
+			if err := op(c.ns, c.ctx, c.args[0]); err != nil {
+				return err
+			}
+			return c.done(verb + " " + c.args[0])
+		}}
 }
 
 func casRefCommand() *command {
 	var none bool
 	var expT int64
 	var expAddr string
-	return &command{usage: "ID head|index (--expect-none | --expect-t T --expect-address A) T ADDRESS", nargs: 4,
+	return &command{usage: "ID head|index (--expect-none | --expect-t T --expect-address A) T ADDRESS", nargs: 4, ids: true, creates: true,
+		summary: "compare-and-set the head or index of ID: --expect-none creates the ledger, --expect-t 0 expects it unborn",
+		example: "ns cas-ref mydb head --expect-t 41 --expect-address fluree:s3://b/c/t41.json 42 fluree:s3://b/c/t42.json",
 		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&none, "expect-none", false, "expect no record (create it)")
 			fs.Int64Var(&expT, "expect-t", -1, "the expected t")
@@ -83,6 +94,9 @@ func casRefCommand() *command {
 			if err != nil {
 				return err
 			}
+			if none && !out.Applied && out.Current.Unborn() {
+				fmt.Fprintf(c.stderr, "ns: %s exists, its %s unborn: --expect-none expects no record; --expect-t 0 expects an unborn %s\n", c.args[0], concern, concern)
+			}
 			return c.printOutcome(out)
 		}}
 }
@@ -100,10 +114,10 @@ func parseRefConcern(s string) (nameservice.Concern, error) {
 // pushCommand builds push-status and push-config. The CLI takes only the
 // expected watermark: it reads the current value and compare-and-sets from
 // it when the watermark matches, so a concurrent change is still detected.
-func pushCommand(usage string, concern nameservice.Concern) *command {
+func pushCommand(usage, summary, example string, concern nameservice.Concern) *command {
 	var expV int64
 	var meta string
-	return &command{usage: usage, nargs: 2,
+	return &command{usage: usage, nargs: 2, ids: true, summary: summary, example: example,
 		flags: func(fs *flag.FlagSet) {
 			fs.Int64Var(&expV, "expect-v", -1, "the expected watermark")
 			if concern == nameservice.Status {
@@ -150,6 +164,9 @@ func pushPayload(concern nameservice.Concern, arg, meta string) (nameservice.Obj
 		if err != nil {
 			return nil, err
 		}
+		if _, ok := m["state"]; ok {
+			return nil, usagef("--meta holds \"state\": the STATE argument gives the state")
+		}
 		p = m
 	}
 	p["state"] = arg
@@ -166,7 +183,9 @@ func currentValue(c *call, concern nameservice.Concern) (nameservice.Value, erro
 func graphSourceCommand() *command {
 	var typ, cfg string
 	var deps multiFlag
-	return &command{usage: "ID --type TYPE [--dep ID]... [--config JSON]", nargs: 1,
+	return &command{usage: "ID --type TYPE [--dep ID]... [--config JSON|@FILE|@-]", nargs: 1, ids: true, creates: true,
+		summary:    "create graph source ID of TYPE over the ledgers --dep, or push its new --config",
+		example:    `ns create-graph-source search --type db:Bm25Index --dep mydb --config '{"k1":1.2}'`,
 		ownsConfig: true,
 		flags: func(fs *flag.FlagSet) {
 			deps = nil
@@ -203,7 +222,9 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 func publishIndexCommand() *command {
 	var admin bool
 	var graphs map[string]*nameservice.GraphIndex
-	return &command{usage: "ID T ADDRESS [--admin] [--graph NAME=ADDRESS@T[:REV] | --graph NAME=null]...", nargs: 3,
+	return &command{usage: "ID T ADDRESS [--admin] [--graph NAME=ADDRESS@T[:REV] | --graph NAME=null]...", nargs: 3, ids: true,
+		summary: "move the index of ID to ADDRESS at t T (--admin: also at the current index_t, a rebuilt index)",
+		example: "ns publish-index mydb 40 fluree:s3://bucket/index/t40.json",
 		flags: func(fs *flag.FlagSet) {
 			graphs = nil
 			fs.BoolVar(&admin, "admin", false, "also publish at the current index_t (a rebuilt index)")

@@ -16,27 +16,31 @@ import (
 	"golang.org/x/term"
 
 	"nameservice.dev/nameservice"
+	cmdline "nameservice.dev/nameservice/internal/cli"
 )
 
 func init() {
-	commands["lookup"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
-		rec, err := c.ns.Lookup(c.ctx, c.args[0])
-		if err != nil {
-			return err
-		}
-		switch {
-		case c.human():
-			return printRecord(c.stdout, rec)
-		case c.json:
-			return c.printJSON(rec)
-		}
-		b, err := json.MarshalIndent(rec, "", "  ")
-		if err != nil {
-			return c.printJSON(rec) // prints the error record and fails
-		}
-		fmt.Fprintf(c.stdout, "%s\n", b)
-		return nil
-	}}
+	commands["lookup"] = &command{usage: "ID", nargs: 1, ids: true,
+		summary: "print record ID: every concern, its meta and branches",
+		example: "ns lookup mydb",
+		run: func(c *call) error {
+			rec, err := c.ns.Lookup(c.ctx, c.args[0])
+			if err != nil {
+				return err
+			}
+			switch {
+			case c.human():
+				return printRecord(c.stdout, rec)
+			case c.json:
+				return c.printJSON(rec)
+			}
+			b, err := json.MarshalIndent(rec, "", "  ")
+			if err != nil {
+				return c.printJSON(rec) // prints the error record and fails
+			}
+			fmt.Fprintf(c.stdout, "%s\n", b)
+			return nil
+		}}
 	commands["list"] = listCommand()
 }
 
@@ -56,8 +60,8 @@ func (c *call) human() bool {
 	case "json":
 		return false
 	}
-	f, ok := c.stdout.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	f := cmdline.File(c.stdout)
+	return f != nil && term.IsTerminal(int(f.Fd()))
 }
 
 func listCommand() *command {
@@ -65,6 +69,8 @@ func listCommand() *command {
 	var retracted bool
 	var pageSize int
 	return &command{usage: "[--kind ledger|graph_source] [--prefix P] [--retracted] [--page-size N]", nargs: 0,
+		summary: "print every record: a table on a terminal, JSON lines when piped",
+		example: "ns list --kind ledger --prefix tenant-eu/",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&kind, "kind", "", "ledger or graph_source")
 			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
@@ -97,8 +103,16 @@ func list(c *call, opts nameservice.ListOptions) error {
 func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Record, error], row func(*nameservice.Record) string) error {
 	var table *tabwriter.Writer
 	if c.human() {
-		table = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(table, header)
+		table = newTable(c.stdout)
+	}
+	// The header goes out with the first row, or at the end of a listing
+	// that did not fail: a listing refused at once prints no header.
+	headed := false
+	head := func() {
+		if table != nil && !headed {
+			fmt.Fprintln(table, header)
+			headed = true
+		}
 	}
 	bad := 0
 	for rec, err := range recs {
@@ -115,6 +129,7 @@ func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Reco
 			return err
 		}
 		if table != nil {
+			head()
 			fmt.Fprintln(table, row(rec))
 		} else if err := c.printJSON(rec); err != nil {
 			bad++
@@ -122,6 +137,7 @@ func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Reco
 		}
 	}
 	if table != nil {
+		head()
 		table.Flush()
 	}
 	if bad > 0 {
@@ -154,7 +170,7 @@ func oneLine(s string) string {
 
 // printRecord prints rec for a person: one field per line.
 func printRecord(w io.Writer, rec *nameservice.Record) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	line("id", rec.ID.String())
 	line("kind", string(rec.Kind))

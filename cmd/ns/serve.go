@@ -37,6 +37,9 @@ func init() {
 	var f serveFlags
 	commands["serve"] = &command{
 		usage:        "--listen ADDR [--tokens FILE] [--trusted-issuers FILE] [--oidc-issuer ISS --jwks-url URL] [--tls-cert F --tls-key F] [--insecure-no-auth] [--otlp-endpoint URL]",
+		summary:      "serve the nameservice over HTTP: Fluree's nameservice routes, the http:// driver's, and the console at /ui",
+		example:      "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' serve --listen 0.0.0.0:8090 --tokens /etc/ns/tokens.json",
+		creates:      true,
 		nargs:        0,
 		otlpEndpoint: &f.otlpEndpoint,
 		options:      f.nameserviceOptions,

@@ -9,22 +9,27 @@ import (
 )
 
 func init() {
-	commands["table"] = &command{usage: "create | migrate-branches", nargs: 1, run: func(c *call) error {
-		if c.args[0] == "migrate-branches" {
-			return migrateBranches(c)
-		}
-		if c.args[0] != "create" {
-			return usagef("usage: ns table create | migrate-branches")
-		}
-		p, ok := c.ns.Driver().(driver.Provisioner)
-		if !ok {
-			return fmt.Errorf("%w: this backend has no table to create", nameservice.ErrUnsupported)
-		}
-		if err := p.Provision(c.ctx); err != nil {
-			return err
-		}
-		return c.done("table ready")
+	commands["table"] = &command{summary: "create or migrate the backend's table (DynamoDB)", subs: map[string]*command{
+		"create": {usage: "", nargs: 0, creates: true,
+			summary: "create the table the URL names, with its index and stream, and wait until it is active",
+			example: "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' table create",
+			run:     createTable},
+		"migrate-branches": {usage: "", nargs: 0,
+			summary: "rename the branch attributes earlier versions wrote (source_branch) to Fluree's (bp_source)",
+			example: "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' table migrate-branches",
+			run:     migrateBranches},
 	}}
+}
+
+func createTable(c *call) error {
+	p, ok := c.ns.Driver().(driver.Provisioner)
+	if !ok {
+		return fmt.Errorf("%w: this backend has no table to create", nameservice.ErrUnsupported)
+	}
+	if err := p.Provision(c.ctx); err != nil {
+		return err
+	}
+	return c.done("table ready")
 }
 
 // branchMigrator is a driver whose tables earlier versions wrote with other

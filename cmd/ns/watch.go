@@ -19,7 +19,9 @@ import (
 func init() {
 	var prefix, state string
 	var interval time.Duration
-	commands["watch"] = &command{usage: "[ID | --prefix P] [--state FILE] [--interval D]", nargs: -1,
+	commands["watch"] = &command{usage: "[ID | --prefix P] [--state FILE] [--interval D]", nargs: -1, ids: true,
+		summary: "print every change as a JSON line until interrupted (--state resumes after a restart)",
+		example: "ns watch --prefix tenant-eu/ --state /var/lib/ns-watch.json",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
 			fs.StringVar(&state, "state", "", "file to keep what was seen, to resume after a restart")

@@ -392,7 +392,7 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRecord(pk, items)
+	rec, err := decodeRecord(id.String(), items)
 	if err != nil {
 		return nil, err
 	}

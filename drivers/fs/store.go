@@ -147,10 +147,13 @@ func (s store) lockPut(ctx context.Context, path string, pc objstore.Preconditio
 		return lk, err
 	}
 	for range 8 {
-		if err := mkdirs(filepath.Dir(path)); err != nil {
-			if errors.Is(err, errCollision) {
-				return nil, fmt.Errorf("fs: write %s: %w: %w", path, driver.ErrAlreadyExists, err)
-			}
+		err := mkdirs(filepath.Dir(path))
+		switch {
+		case errors.Is(err, errCollision):
+			return nil, fmt.Errorf("fs: write %s: %w: %w", path, driver.ErrAlreadyExists, err)
+		case errors.Is(err, fs.ErrNotExist):
+			continue // a delete removed a parent just made: make it again
+		case err != nil:
 			return nil, ioError("create directory for", path, err)
 		}
 		lk, err := s.d.lock(ctx, path)

@@ -197,10 +197,25 @@ func (r *response) serverError() (*nswire.Error, bool) {
 // the ID already (the portable layer's op and the backend's message), and
 // saying them again would name the ID twice.
 func (r *response) err(op string) error {
+	if r.status == http.StatusUnauthorized {
+		return r.unauthorized(op)
+	}
 	if e, ok := r.serverError(); ok {
 		return fmt.Errorf("remote: %w", e.ToDriverError())
 	}
 	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, driver.ErrInternal, r.status, snippet(r.body))
+}
+
+// unauthorized is the error of a 401: the server took no token, or not
+// this one. It wraps driver.ErrPermissionDenied, like a 403, and says where
+// the driver reads its token.
+func (r *response) unauthorized(op string) error {
+	says := ""
+	if e, ok := r.serverError(); ok && e.Error != "" {
+		says = " (the server says: " + e.Error + ")"
+	}
+	return fmt.Errorf("remote: %s: %w: no valid token%s; the driver sends the token of $NAMESERVICE_TOKEN, or of the file ?token_file=PATH in the URL",
+		op, driver.ErrPermissionDenied, says)
 }
 
 func snippet(b []byte) string {

@@ -130,7 +130,7 @@ func Reset(ctx context.Context, d driver.Driver, id driver.ID, head driver.Value
 		return nil, err
 	}
 	if prev.Kind != driver.Ledger {
-		return nil, fmt.Errorf("%w: %s is a %s and has no head", driver.ErrWrongKind, id, prev.Kind)
+		return nil, fmt.Errorf("%w: %s is a %s and has no head to reset", driver.ErrWrongKind, id, prev.Kind)
 	}
 	if index != nil {
 		if err := force(ctx, d, id, driver.Index, *index); err != nil {

@@ -12,18 +12,58 @@ import (
 	"syscall"
 )
 
+// ErrStdoutClosed is the cause (context.Cause) of the context of a run whose
+// standard output was closed by its reader, as `ns check URL | head -1`
+// does once it has its line.
+var ErrStdoutClosed = errors.New("standard output closed")
+
 // Main runs run with the program's arguments and standard streams, under a
 // context canceled by the first SIGINT or SIGTERM (a second one kills the
-// process at once), and exits with the code run returns.
+// process at once), or by the first write to a closed standard output (with
+// cause ErrStdoutClosed), and exits with the code run returns. So a run
+// cleans up alike however it is interrupted: by a signal, or by the pipe it
+// writes to closing, which would otherwise kill it with SIGPIPE.
 func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
 		stop() // a second Ctrl-C kills at once
 	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// Notified, SIGPIPE no longer kills the process: a write to the closed
+	// pipe fails with EPIPE instead, which Stdout turns into a cancel.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	code := run(ctx, os.Args[1:], Stdout{File: os.Stdout, Closed: func() { cancel(ErrStdoutClosed) }}, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// Stdout is the standard output of a run: a write that fails because its
+// reader closed the pipe (EPIPE) calls Closed.
+type Stdout struct {
+	*os.File
+	Closed func()
+}
+
+func (s Stdout) Write(b []byte) (int, error) {
+	n, err := s.File.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		s.Closed()
+	}
+	return n, err
+}
+
+// File returns the file behind w: the standard output or error a run was
+// given, to ask whether it is a terminal. It returns nil for any other
+// writer.
+func File(w io.Writer) *os.File {
+	switch f := w.(type) {
+	case *os.File:
+		return f
+	case Stdout:
+		return f.File
+	}
+	return nil
 }
 
 // UsageError is a mistake in the command line: the commands exit 2 for it.

@@ -55,11 +55,10 @@ func (r *Records) ResetHead(ctx context.Context, id driver.ID, head driver.Value
 	if index != nil {
 		fold = func(ctx context.Context) error { return r.dropInlineIndex(ctx, id, *index) }
 	}
-	prev, err := branching.Reset(ctx, r, id, head, index, fold)
-	if err != nil {
-		return nil, fmt.Errorf("%s: reset head: %w", r.cfg.Name, err)
-	}
-	return prev, nil
+	// The errors of Reset are those of r's own reads and writes, which
+	// name the driver and the ID already: saying "reset head" here again
+	// would repeat the portable layer's operation.
+	return branching.Reset(ctx, r, id, head, index, fold)
 }
 
 // dropInlineIndex rewrites the defining file of id without its inline

@@ -156,9 +156,12 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string)
 		return overMark{pc: ifAbsent(), collecting: true}, nil
 	case doc.Purged:
 		return overMark{pc: ifMatch(obj.tag), mark: doc}, nil
-	case doc.ID != "" && doc.ID != id.String():
+	}
+	if err := r.owner(id, key, doc); errors.Is(err, errOtherID) {
 		return overMark{}, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
 			id, driver.ErrAlreadyExists, r.object(key))
+	} else if err != nil {
+		return overMark{}, err
 	}
 	return overMark{}, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
 }

@@ -673,7 +673,7 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 		}
 	}
 	if layout.Stem(id) != st {
-		return nil, fmt.Errorf("%s: %s: %w: the file holds record %s, whose key is another", name, obj, driver.ErrInternal, id)
+		return nil, errMisplaced(name, obj, id)
 	}
 	if k, ok := l.src.(knownIDs); ok {
 		k.rememberID(key, tag, id)

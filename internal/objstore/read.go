@@ -44,10 +44,36 @@ func (r *Records) decodeDoc(id driver.ID, key string, obj *object) (*cached, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)
 	}
-	if !ownedBy(doc, id) {
-		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), errOtherID)
+	if err := r.owner(id, key, doc); err != nil {
+		return nil, err
 	}
 	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
+}
+
+// owner checks that doc, read at id's key, may be a file of id. When it
+// is another ID's it returns errOtherID (wrapped) if that ID maps to the
+// same key (a/b:main and a:b/main), and errMisplaced's error if it does not,
+// the one diagnosis every operation gives such a file.
+func (r *Records) owner(id driver.ID, key string, doc *jsonld.File) error {
+	if ownedBy(doc, id) {
+		return nil
+	}
+	other, _, err := doc.RecordID()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)
+	case layout.Stem(other) != layout.Stem(id):
+		return errMisplaced(r.cfg.Name, r.object(key), other)
+	}
+	return fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), errOtherID)
+}
+
+// errMisplaced is the error of the defining file obj holding record id, whose
+// own file is another: a file copied or moved by hand. Reads, creates,
+// purges and listings all give it.
+func errMisplaced(name, obj string, id driver.ID) error {
+	return fmt.Errorf("%s: %s: %w: the file holds record %s, whose file is another (moved or copied by hand? move it back, or remove it)",
+		name, obj, driver.ErrInternal, id)
 }
 
 // ownedBy reports whether doc may be a file of id: it names id, or no ID.

@@ -57,6 +57,13 @@ func BareServe(tb testing.TB, url string) *ServeProcess {
 	return start(tb, exec.Command(bin, url))
 }
 
+// StartCmd starts cmd, a server of ours given as any command line (a
+// documented one, run by a shell), as StartServe does.
+func StartCmd(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
+	tb.Helper()
+	return start(tb, cmd)
+}
+
 // start starts cmd, waits for the "listening on URL" line it prints first,
 // and kills it when the test ends.
 func start(tb testing.TB, cmd *exec.Cmd) *ServeProcess {

@@ -20,17 +20,32 @@
     }
     if (el.tagName === "TR") {
       el.classList.toggle("retracted", !!row.retracted);
+      el.classList.toggle("unreadable", !!row.unreadable);
       const gap = el.querySelector('[data-f="gap_text"]');
       if (gap) gap.classList.toggle("behind", row.gap > 0);
     }
   }
 
-  // The records table: update the record's row, or add one.
+  // onThisPage reports whether a row belongs on this page of the records
+  // table: its filter (ID prefix, kind, retracted) and its ID range when
+  // there are pages before or after it.
+  function onThisPage(table, row) {
+    const d = table.dataset;
+    if (d.prefix && !row.id.startsWith(d.prefix)) return false;
+    if (d.kind && row.kind && row.kind !== d.kind) return false;
+    if (row.retracted && !d.retracted) return false;
+    if (d.first && row.id < d.first) return false;
+    if (d.last && row.id > d.last) return false;
+    return true;
+  }
+
+  // The records table: update the record's row, add one, or remove it when
+  // it no longer belongs on the page.
   function updateTable(ch) {
     const table = document.getElementById("records");
     if (!table) return;
     const rows = rowsFor(ch.row.id).filter((el) => table.contains(el));
-    if (ch.deleted) {
+    if (ch.deleted || !onThisPage(table, ch.row)) {
       rows.forEach((el) => el.remove());
     } else if (rows.length) {
       rows.forEach((el) => fill(el, ch.row));

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// The records page lists what a filter selects (ID prefix, kind, state,
+// retracted ones or not), one page at a time: a page holds uiPageSize
+// entries and links to the next with a sealed page token, as the API's
+// listing does, so any number of records can be gone through.
+
+// uiPageSize is the entries (records, and records that could not be read)
+// of one page of the records table.
+const uiPageSize = 1000
+
+// uiFilter is what the records page lists, from its query string.
+type uiFilter struct {
+	Prefix    string
+	Kind      string // "", ledger or graph_source
+	State     string // a status state; "" is any (see consoleQuery)
+	Retracted bool   // include retracted records
+	Page      string // the sealed token of the page; "" the first
+	N         int    // the page's number, from 1 (shown only)
+}
+
+// parseFilter reads a filter from r's query string.
+func parseFilter(r *http.Request) (uiFilter, error) {
+	q := r.URL.Query()
+	f := uiFilter{Prefix: q.Get("prefix"), Kind: q.Get("kind"), State: q.Get("state"), Retracted: q.Get("retracted") == "1",
+		Page: q.Get("page"), N: 1}
+	if f.Kind != "" && !driver.Kind(f.Kind).Valid() {
+		return f, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, f.Kind)
+	}
+	if n, err := strconv.Atoi(q.Get("n")); err == nil && n > 1 {
+		f.N = n
+	}
+	return f, nil
+}
+
+// query returns the query string of f for page token tok (number n).
+func (f uiFilter) query(tok string, n int) string {
+	v := url.Values{}
+	for k, s := range map[string]string{"prefix": f.Prefix, "kind": f.Kind, "state": f.State, "page": tok} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if f.Retracted {
+		v.Set("retracted", "1")
+	}
+	if n > 1 {
+		v.Set("n", strconv.Itoa(n))
+	}
+	return v.Encode()
+}
+
+// consoleQuery is the listing a filter asks the backend for.
+//
+// TODO(issue 38): select f.State in the listing itself (ListOptions.State,
+// through listQuery and its page-token binding) once the listing takes a
+// state. Until then the state field is shown and kept across pages but
+// filters nothing, rather than being filtered here and again there.
+func consoleQuery(f uiFilter) listQuery {
+	return listQuery{kind: driver.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted}
+}
+
+// uiList is a page of the records table.
+type uiList struct {
+	Filter     uiFilter
+	Rows       []uiRow
+	Unreadable int    // rows of records that could not be read
+	First      int    // the number of the page's first entry, from 1
+	Next, Top  string // the next page's and the first page's links; "" for none
+}
+
+func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
+	page := s.pageFor(r, "Records")
+	f, err := parseFilter(r)
+	if err != nil {
+		page.Error = err.Error()
+		s.render(w, http.StatusBadRequest, "error.html", page)
+		return
+	}
+	list, err := s.listRows(r.Context(), principalOf(r.Context()), f)
+	if errors.Is(err, driver.ErrInvalidArgument) {
+		page.Error = err.Error() // a page token of another filter or key
+		s.render(w, http.StatusBadRequest, "error.html", page)
+		return
+	}
+	if err != nil {
+		page.Error = err.Error()
+	}
+	page.Events, page.List = "/ui/events", list
+	s.render(w, http.StatusOK, "records.html", page)
+}
+
+// listRows reads the page of f that p may read, a row for each entry, in ID
+// order. Its error is the one a client may be told.
+func (s *Server) listRows(ctx context.Context, p *Principal, f uiFilter) (*uiList, error) {
+	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
+	q := consoleQuery(f)
+	bound := binding(p, q)
+	pos, err := s.opts.PageTokenKey.open(f.Page, bound)
+	if err != nil {
+		return list, err
+	}
+	page, next, err := s.listPage(ctx, p, q, pos, uiPageSize)
+	if err != nil {
+		return list, s.public(ctx, "list", err)
+	}
+	for _, rec := range page.records {
+		list.Rows = append(list.Rows, rowOf(rec))
+	}
+	for _, fail := range page.failed {
+		list.Rows = append(list.Rows, s.unreadableRow(ctx, fail))
+		list.Unreadable++
+	}
+	sort.SliceStable(list.Rows, func(i, j int) bool { return list.Rows[i].ID < list.Rows[j].ID })
+	if next != nil {
+		list.Next = "/ui?" + f.query(s.opts.PageTokenKey.seal(*next, bound), f.N+1)
+	}
+	if f.Page != "" {
+		list.Top = "/ui?" + f.query("", 1)
+	}
+	return list, nil
+}
+
+// unreadableRow is the row of a record a listing could not read: its ID (or
+// the digest the API names an object by) and "cannot be read", never the
+// backend's text, which goes to the server's log as the API's does.
+func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
+	f := s.publicFailure(ctx, re)
+	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
+	if !re.ID.IsZero() {
+		row.Href = recordHref(re.ID)
+	}
+	return row
+}
+
+// uiUnreadable is the status the console shows for a record it cannot read.
+const uiUnreadable = "cannot be read"
+
+// uiLag is the index-lag chart: the ledgers most behind of every record
+// the caller may read.
+type uiLag struct {
+	Bars   []uiBar
+	ChartH int
+}
+
+func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
+	page := s.pageFor(r, "Index lag")
+	rows, err := s.lagging(r.Context(), principalOf(r.Context()))
+	if err != nil {
+		page.Error = err.Error()
+	}
+	bars := lagBars(rows)
+	page.Events, page.Lag = "/ui/events", &uiLag{Bars: bars, ChartH: max(barHeight, len(bars)*barHeight)}
+	s.render(w, http.StatusOK, "lag.html", page)
+}
+
+// lagging returns the rows of the ledgers whose index is behind, at most
+// maxBars of them, most behind first, from every record p may read, holding
+// no more than a few pages of them at a time. Its error is the one a client
+// may be told.
+func (s *Server) lagging(ctx context.Context, p *Principal) ([]uiRow, error) {
+	var rows []uiRow
+	trim := func() {
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
+		rows = rows[:min(len(rows), maxBars)]
+	}
+	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger}) {
+		var re *driver.RecordError
+		switch {
+		case errors.As(err, &re):
+			continue
+		case err != nil:
+			return rows, s.public(ctx, "list", err)
+		}
+		if row := rowOf(rec); row.Gap > 0 {
+			rows = append(rows, row)
+		}
+		if len(rows) >= 4*maxBars {
+			trim()
+		}
+	}
+	trim()
+	return rows, nil
+}

@@ -8,45 +8,51 @@ import (
 // and file backends): pending prints the entries above a t, one "t cid"
 // line each, as Fluree's indexer reads them; prune removes those up to a t.
 func init() {
-	commands["commits"] = &command{usage: "pending ID [SINCE_T] | prune ID UP_TO_T", nargs: -1, run: func(c *call) error {
-		switch {
-		case len(c.args) >= 2 && len(c.args) <= 3 && c.args[0] == "pending":
-			return pendingCommits(c)
-		case len(c.args) == 3 && c.args[0] == "prune":
-			upTo, err := parseInt("UP_TO_T", c.args[2])
-			if err != nil {
-				return err
-			}
-			if err := c.ns.PruneCommitIndex(c.ctx, c.args[1], upTo); err != nil {
-				return err
-			}
-			return c.done(fmt.Sprintf("pruned the commit index of %s up to t %d", c.args[1], upTo))
-		}
-		return usagef("usage: ns commits pending ID [SINCE_T] | prune ID UP_TO_T")
+	commands["commits"] = &command{summary: "read and prune Fluree's commit index of a ledger (DynamoDB and files)", subs: map[string]*command{
+		"pending": {usage: "ID [SINCE_T]", nargs: -1, ids: true,
+			summary: "print the commit index entries of ID above SINCE_T (default 0), one \"t cid\" line each, as Fluree's indexer reads them",
+			example: "ns commits pending mydb 40",
+			run:     pendingCommits},
+		"prune": {usage: "ID UP_TO_T", nargs: 2, ids: true,
+			summary: "remove the commit index entries of ID up to t UP_TO_T, as Fluree's indexer does once it indexed them",
+			example: "ns commits prune mydb 40",
+			run: func(c *call) error {
+				upTo, err := parseInt("UP_TO_T", c.args[1])
+				if err != nil {
+					return err
+				}
+				if err := c.ns.PruneCommitIndex(c.ctx, c.args[0], upTo); err != nil {
+					return err
+				}
+				return c.done(fmt.Sprintf("pruned the commit index of %s up to t %d", c.args[0], upTo))
+			}},
 	}}
 }
 
 func pendingCommits(c *call) error {
+	if len(c.args) < 1 || len(c.args) > 2 {
+		return usagef("usage: ns commits pending ID [SINCE_T]")
+	}
 	since := int64(0)
-	if len(c.args) == 3 {
+	if len(c.args) == 2 {
 		var err error
-		if since, err = parseInt("SINCE_T", c.args[2]); err != nil {
+		if since, err = parseInt("SINCE_T", c.args[1]); err != nil {
 			return err
 		}
 	}
-	entries, ok, err := c.ns.PendingCommitCIDs(c.ctx, c.args[1], since)
+	entries, ok, err := c.ns.PendingCommitCIDs(c.ctx, c.args[0], since)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		out := map[string]any{"id": c.args[1], "since_t": since, "commits": entries}
+		out := map[string]any{"id": c.args[0], "since_t": since, "commits": entries}
 		if !ok {
 			out["commits"] = nil
 		}
 		return c.printJSON(out)
 	}
 	if !ok {
-		fmt.Fprintf(c.stdout, "no usable commit index of %s above t %d: walk the commit chain\n", c.args[1], since)
+		fmt.Fprintf(c.stdout, "no usable commit index of %s above t %d: walk the commit chain\n", c.args[0], since)
 		return nil
 	}
 	for _, e := range entries {

@@ -8,7 +8,8 @@
 //   - Provisioner: resources to create first (a table);
 //   - Collector: removes what purges left behind;
 //   - Prober: checks the backend enforces the conditions the driver relies on;
-//   - Brancher: branches created and dropped with their source's count.
+//   - Brancher: branches created and dropped with their source's count;
+//   - HeadsReader: a ledger's head and index in one cheap read.
 //
 // Tools and the server find a capability by type assertion on the driver,
 // never on a concrete driver type. Of this module, package driver uses only

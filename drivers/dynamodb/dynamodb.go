@@ -106,6 +106,7 @@ type Driver struct {
 	table  string
 	now    func() time.Time
 	kinds  kindCache
+	ix     indexCache // the table's optional indexes, for List
 	closed closed.Flag
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
 

@@ -98,6 +98,7 @@ func (d *Driver) retractItems(pk string, at time.Time) ([]types.TransactWriteIte
 	}
 	statusUpd := expression.Set(nameB(attrStatusV), nameB(attrStatusV).Plus(valueB(numberAV(1)))).
 		Set(nameB(attrStatus), valueB(stringAV(driver.StateRetracted))).
+		Set(nameB(attrStatusState), valueB(indexedState(driver.StateRetracted))).
 		Set(nameB(attrStatusMeta), valueB(retractedMeta)).
 		Set(nameB(attrUpdatedAt), valueB(now))
 	status, err := expression.NewBuilder().

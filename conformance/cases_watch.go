@@ -80,7 +80,9 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 			e.applied(ref("i1", 1))(w.PublishIndex(e.ctx, e.id("db"), 1, "i1"))
 			e.must(w.Retract(e.ctx, e.id("db")))
 		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Status && ev.New.V == 2 })
-		e.onlyEvents(evs, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Index || ev.Concern == nameservice.Status })
+		e.onlyEvents(evs, func(ev nameservice.Event) bool {
+			return ev.Concern == nameservice.Index || ev.Concern == nameservice.Status
+		})
 		e.checkChain(evs, nameservice.Index, 0, 1)
 	}},
 	{name: "KindSelectsRecords", run: func(e *env) {

@@ -232,7 +232,9 @@ func (f *noFeed) complete() (polls int, requests int) {
 	return n, f.starts[n] - f.starts[0]
 }
 
-func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
+// scaleDriver returns a driver over a new table, which the benchmark
+// deletes at its end; edits change the CreateTable request first.
+func scaleDriver(b *testing.B, edits ...func(*awsdynamodb.CreateTableInput)) (*dynamodb.Driver, context.Context) {
 	ctx := context.Background()
 	cfg := testConfig(b)
 	cfg.Table = "ns-bench-" + testenv.RandomHex(4)
@@ -240,6 +242,15 @@ func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 	d, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if len(edits) > 0 {
+		in := dynamodb.CreateTableInput(cfg.Table)
+		for _, e := range edits {
+			e(in)
+		}
+		if _, err := d.Client().CreateTable(ctx, in); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := d.Provision(ctx); err != nil {
 		b.Fatal(err)

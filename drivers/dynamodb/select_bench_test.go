@@ -33,9 +33,10 @@ import (
 // and then the same selection made directly with the SDK: a parallel
 // filtered Scan, or a Query of the index (or of gsi1-kind's graph sources
 // filtered on source_type), then consistent BatchGetItem of the records'
-// items. It reports the median time and the requests of each. Run it with
+// items. Each round runs three times; it reports the median time and the
+// requests of each. Run it with
 //
-//	go test -run '^$' -bench 'ListSelect$' -benchtime 3x -timeout 90m ./drivers/dynamodb/
+//	go test -run '^$' -bench 'ListSelect$' -benchtime 1x -timeout 90m ./drivers/dynamodb/
 func BenchmarkListSelect(b *testing.B) {
 	d, ctx := scaleDriver(b, noStream)
 	ledgers, sources := envInt(b, "NS_BENCH_SELECT_LEDGERS", 100_000), envInt(b, "NS_BENCH_SELECT_SOURCES", 10_000)

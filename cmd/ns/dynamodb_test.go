@@ -146,7 +146,7 @@ func TestTableIndexes(t *testing.T) {
 		t.Cleanup(func() { deleteTable(t, c.url, table) })
 		c.want(exitOK, "init", "a")
 		c.want(exitOK, "init", "b")
-		c.want(exitOK, "push-status", "b", "--expect-v", "1", "error")
+		c.want(exitOK, "push-status", "b", "--expect-v", "1", "indexing")
 		up := c.want(exitOK, "table", "upgrade", "--json")
 		indexed := len(create) == 3
 		if indexed && (!strings.Contains(out, "state-index, source-type-index") || strings.TrimSpace(up) != `{"added":null,"backfilled":0}`) {
@@ -157,12 +157,12 @@ func TestTableIndexes(t *testing.T) {
 		}
 		var got string
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if got = c.want(exitOK, "list", "--state", "error", "--json"); strings.Contains(got, `"id":"b:main"`) {
+			if got = c.want(exitOK, "list", "--state", "indexing", "--kind", "ledger", "--json"); strings.Contains(got, `"id":"b:main"`) {
 				break
 			}
 		}
 		if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"id":"b:main"`) {
-			t.Fatalf("ns list --state error = %q", got)
+			t.Fatalf("ns list --state indexing --kind ledger = %q", got)
 		}
 	}
 }

@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"slices"
-	"time"
 
 	"nameservice.dev/nameservice"
 )
@@ -17,23 +15,23 @@ var groupSelect = group{name: "Select", guarantee: "selection: a listing by stat
 		e.setState("g", "indexing")
 		e.setState("c", "error")
 		e.must(e.ns.Retract(e.ctx, e.id("a")))
-		e.listState(nameservice.ListOptions{State: "indexing"}, "b", "d", "g")
-		e.listState(nameservice.ListOptions{State: "indexing", Kind: nameservice.Ledger}, "b", "d")
-		e.listState(nameservice.ListOptions{State: "indexing", Kind: nameservice.GraphSource}, "g")
-		e.listState(nameservice.ListOptions{State: "error"}, "c")
-		e.listState(nameservice.ListOptions{State: "ready"}, "e")
-		e.listState(nameservice.ListOptions{State: "retracted"})
-		e.listState(nameservice.ListOptions{State: "retracted", IncludeRetracted: true}, "a")
-		e.listState(nameservice.ListOptions{State: "nowhere"})
+		e.listIDs(nameservice.ListOptions{State: "indexing"}, "b", "d", "g")
+		e.listIDs(nameservice.ListOptions{State: "indexing", Kind: nameservice.Ledger}, "b", "d")
+		e.listIDs(nameservice.ListOptions{State: "indexing", Kind: nameservice.GraphSource}, "g")
+		e.listIDs(nameservice.ListOptions{State: "error"}, "c")
+		e.listIDs(nameservice.ListOptions{State: "ready"}, "e")
+		e.listIDs(nameservice.ListOptions{State: "retracted"})
+		e.listIDs(nameservice.ListOptions{State: "retracted", IncludeRetracted: true}, "a")
+		e.listIDs(nameservice.ListOptions{State: "nowhere"})
 	}},
 	{name: "ByStateFollowsChanges", run: func(e *env) {
 		e.init("a", "b")
 		e.setState("a", "indexing")
-		e.listState(nameservice.ListOptions{State: "indexing"}, "a")
+		e.listIDs(nameservice.ListOptions{State: "indexing"}, "a")
 		e.setState("a", "ready")
 		e.setState("b", "indexing")
-		e.listState(nameservice.ListOptions{State: "indexing"}, "b")
-		e.listState(nameservice.ListOptions{State: "ready"}, "a")
+		e.listIDs(nameservice.ListOptions{State: "indexing"}, "b")
+		e.listIDs(nameservice.ListOptions{State: "ready"}, "a")
 	}},
 	{name: "ByStateAcrossPages", run: func(e *env) {
 		var names, want []string
@@ -48,8 +46,8 @@ var groupSelect = group{name: "Select", guarantee: "selection: a listing by stat
 		for _, n := range want {
 			e.setState(n, "error")
 		}
-		e.listState(nameservice.ListOptions{State: "error", PageSize: 2}, want...)
-		e.listState(nameservice.ListOptions{State: "ready", PageSize: 1}, "r1", "r4", "r7")
+		e.listIDs(nameservice.ListOptions{State: "error", PageSize: 2}, want...)
+		e.listIDs(nameservice.ListOptions{State: "ready", PageSize: 1}, "r1", "r4", "r7")
 	}},
 	{name: "BySourceType", quick: true, run: func(e *env) {
 		e.init("l")
@@ -65,7 +63,7 @@ var groupSelect = group{name: "Select", guarantee: "selection: a listing by stat
 		e.listIDs(nameservice.ListOptions{SourceType: "db:HnswIndex", Kind: nameservice.Ledger})
 		e.listIDs(nameservice.ListOptions{SourceType: "db:Other"})
 		e.setState("g3", "indexing")
-		e.listState(nameservice.ListOptions{SourceType: "db:Bm25Index", State: "indexing"}, "g3")
+		e.listIDs(nameservice.ListOptions{SourceType: "db:Bm25Index", State: "indexing"}, "g3")
 	}},
 	{name: "MalformedSelectionIsInvalid", run: func(e *env) {
 		for _, opts := range []nameservice.ListOptions{{State: "\xff"}, {SourceType: "\xff"}, {SourceType: string(make([]byte, 300))}} {
@@ -84,43 +82,6 @@ func (e *env) setState(name, state string) {
 	cur := e.lookup(name).Status
 	next := status(cur.V+1, state, nil)
 	e.applied(next)(e.ns.PushStatus(e.ctx, e.id(name), *cur, next))
-}
-
-// listState lists as listIDs does (waiting for an index to catch up), and
-// fails at once when any listing holds a record whose state, as listed,
-// is not opts.State: a listing may miss a change for a moment, never
-// report a record that is not in the state.
-func (e *env) listState(opts nameservice.ListOptions, want ...string) {
-	e.t.Helper()
-	opts.Prefix = e.prefix + opts.Prefix
-	var got []string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		got = nil
-		for r, err := range e.ns.List(e.ctx, opts) {
-			e.must(err)
-			if opts.State != "" && r.Status.State() != opts.State {
-				e.t.Fatalf("list %+v holds %s in state %q", opts, r.ID, r.Status.State())
-			}
-			if cur := e.lookupID(r.ID.String()); opts.State != "" && cur.Status.State() != opts.State {
-				e.t.Fatalf("list %+v holds %s, whose state is %q", opts, r.ID, cur.Status.State())
-			}
-			got = append(got, r.ID.String())
-		}
-		if slices.Equal(got, e.ids(want...)) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if !slices.Equal(got, e.ids(want...)) {
-		e.t.Fatalf("list %+v = %q, want %q", opts, got, e.ids(want...))
-	}
-}
-
-// lookupID looks up a whole ID (not a name under the test's prefix).
-func (e *env) lookupID(id string) *nameservice.Record {
-	e.t.Helper()
-	r, err := e.ns.Lookup(e.ctx, id)
-	e.must(err)
-	return r
 }
 
 var groupHeads = group{name: "Heads", guarantee: "heads: a ledger's head and index read together are the record's", cases: []testCase{

@@ -242,7 +242,8 @@ func (e *env) wantAbsent(name string) {
 
 // listIDs lists under the test's prefix, waiting up to a few seconds for
 // the listing to equal want: drivers whose listing index is eventually
-// consistent (DynamoDB's GSI) must converge to exactly the right records.
+// consistent (DynamoDB's GSI) must converge to exactly the right records,
+// and no listing may hold one that opts does not select.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
 	e.t.Helper()
 	opts.Prefix = e.prefix + opts.Prefix
@@ -252,6 +253,11 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 		got, recs = nil, nil
 		for r, err := range e.ns.List(e.ctx, opts) {
 			e.must(err)
+			if !opts.Matches(r) {
+				// A listing may miss a change for a moment (an index), but
+				// never hold a record it does not select (a stale entry).
+				e.t.Fatalf("list %+v holds %s, which it does not select: %s", opts, r.ID, js(r))
+			}
 			got = append(got, r.ID.String())
 			recs = append(recs, r)
 		}

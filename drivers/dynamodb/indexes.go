@@ -209,10 +209,10 @@ type tableIndexes struct {
 	state, sourceType bool
 }
 
-// indexCache holds the table's optional indexes, described once. While
-// one is missing it is described again at most every indexRecheck, so
-// that a long-running client starts using an index `ns table upgrade`
-// added without a restart.
+// indexCache holds the table's optional indexes, described once and again
+// at most every indexRecheck, so that a long-running client starts using
+// an index `ns table upgrade` added (and stops using one an operator
+// deleted) without a restart.
 type indexCache struct {
 	mu     sync.Mutex
 	known  bool
@@ -221,7 +221,7 @@ type indexCache struct {
 	warned map[string]bool // the costly listings already logged
 }
 
-// indexRecheck is how long a description that lacks an index is trusted.
+// indexRecheck is how long a description is trusted.
 const indexRecheck = 5 * time.Minute
 
 // indexes returns the table's optional indexes that are ACTIVE. A
@@ -231,7 +231,7 @@ func (d *Driver) indexes(ctx context.Context) tableIndexes {
 	c := &d.ix
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.known && (c.has.state && c.has.sourceType || time.Since(c.at) < indexRecheck) {
+	if c.known && time.Since(c.at) < indexRecheck {
 		return c.has
 	}
 	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})

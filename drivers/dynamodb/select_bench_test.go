@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,71 +122,29 @@ func indexed(b *testing.B, ctx context.Context, d *dynamodb.Driver) bool {
 	return len(out.Table.GlobalSecondaryIndexes) == 3
 }
 
-// seedSelect writes the ledgers and graph sources of BenchmarkListSelect
-// with BatchWriteItem, 25 items a call, 8 calls at once, generating each
-// batch as it goes.
+// seedSelect writes the ledgers and graph sources of BenchmarkListSelect.
 func seedSelect(b *testing.B, d *dynamodb.Driver, ledgers, sources, matches int) {
 	b.Helper()
-	recs := make(chan *driver.Record, 64)
-	go func() {
-		defer close(recs)
+	putRecords(b, d, func(yield func(*driver.Record) bool) {
 		for i := range ledgers {
 			r := driver.NewLedger(driver.ID{Name: fmt.Sprintf("sel/db%06d", i), Branch: "main"}, 1)
 			if i%(ledgers/matches) == 0 {
 				r.Status = &driver.Value{V: 2, Payload: driver.Object{"state": "indexing"}}
 			}
-			recs <- r
+			if !yield(r) {
+				return
+			}
 		}
 		for i := range sources {
 			typ := "db:Bm25Index"
 			if i%(sources/matches) == 0 {
 				typ = "db:HnswIndex"
 			}
-			recs <- driver.NewGraphSource(driver.ID{Name: fmt.Sprintf("sel/gs%05d", i), Branch: "main"}, typ, nil, nil, 1)
-		}
-	}()
-	batches := make(chan []types.WriteRequest, 16)
-	go func() {
-		defer close(batches)
-		var batch []types.WriteRequest
-		for r := range recs {
-			items, err := dynamodb.RecordItems(r, 1)
-			if err != nil {
-				panic(err)
-			}
-			for _, it := range items {
-				batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-				if len(batch) == 25 {
-					batches <- batch
-					batch = nil
-				}
+			if !yield(driver.NewGraphSource(driver.ID{Name: fmt.Sprintf("sel/gs%05d", i), Branch: "main"}, typ, nil, nil, 1)) {
+				return
 			}
 		}
-		if len(batch) > 0 {
-			batches <- batch
-		}
-	}()
-	g, gctx := errgroup.WithContext(context.Background())
-	for range 8 {
-		g.Go(func() error {
-			for batch := range batches {
-				req := map[string][]types.WriteRequest{d.Table(): batch}
-				for len(req) > 0 {
-					out, err := d.Client().BatchWriteItem(gctx, &awsdynamodb.BatchWriteItemInput{RequestItems: req})
-					if err != nil {
-						return err
-					}
-					req = out.UnprocessedItems
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		for range batches { // let the generators end
-		}
-		b.Fatalf("seed: %v", err)
-	}
+	}, nil)
 }
 
 // selectRaw makes, with the SDK alone, the selection of opts (State or
@@ -226,30 +183,12 @@ func selectRaw(ctx context.Context, c *awsdynamodb.Client, table string, opts dr
 			keys = append(keys, map[string]types.AttributeValue{"pk": s(pk), "sk": s(sk)})
 		}
 	}
-	var got atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(dynamodb.DefaultListParallel)
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), 100)]
-		keys = keys[len(batch):]
-		g.Go(func() error {
-			req := map[string]types.KeysAndAttributes{table: {Keys: batch, ConsistentRead: aws.Bool(true)}}
-			for len(req) > 0 {
-				out, err := c.BatchGetItem(gctx, &awsdynamodb.BatchGetItemInput{RequestItems: req})
-				if err != nil {
-					return err
-				}
-				got.Add(int64(len(out.Responses[table])))
-				req = out.UnprocessedKeys
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	got, err := batchGetCount(ctx, c, table, keys, dynamodb.DefaultListParallel)
+	if err != nil {
 		return 0, err
 	}
-	if want := int64(len(pks) * len(sks)); got.Load() != want {
-		return 0, fmt.Errorf("read %d items of %d records, want %d", got.Load(), len(pks), want)
+	if want := int64(len(pks) * len(sks)); got != want {
+		return 0, fmt.Errorf("read %d items of %d records, want %d", got, len(pks), want)
 	}
 	return len(pks), nil
 }

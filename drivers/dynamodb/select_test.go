@@ -246,6 +246,25 @@ func wantStatesInStep(t *testing.T, d *dynamodb.Driver, n int) {
 
 var raceStates = []string{"ready", "indexing", "error", "reindexing"}
 
+// wantListedByState checks that a listing by each state under prefix
+// lists exactly the records of ids in that state.
+func wantListedByState(t *testing.T, ns *nameservice.NameService, prefix string, ids []string) {
+	t.Helper()
+	for _, st := range raceStates {
+		var want []string
+		for _, id := range ids {
+			cur, err := ns.StatusOf(context.Background(), id)
+			must(t, err)
+			if cur.State() == st {
+				pid, err := nameservice.ParseID(id)
+				must(t, err)
+				want = append(want, pid.String())
+			}
+		}
+		waitListed(t, ns, nameservice.ListOptions{Prefix: prefix, State: st}, want...)
+	}
+}
+
 // pushRandomStates pushes, from one client, rounds status changes to
 // random records of ids, each a compare-and-set from the status it read
 // (retried on conflict), and returns how many it applied.
@@ -302,17 +321,7 @@ func TestStatusStateUnderConcurrentPushes(t *testing.T) {
 		t.Fatalf("%d pushes applied, want %d", applied.Load(), 16*25)
 	}
 	wantStatesInStep(t, openWith(t, cfg), len(ids))
-	for _, st := range raceStates {
-		var want []string
-		for _, id := range ids {
-			cur, err := setup.StatusOf(ctx, id)
-			must(t, err)
-			if cur.State() == st {
-				want = append(want, id+":main")
-			}
-		}
-		waitListed(t, setup, nameservice.ListOptions{Prefix: "race/", State: st}, want...)
-	}
+	wantListedByState(t, setup, "race/", ids)
 }
 
 // seedAsFluree writes n ledgers under prefix as Fluree does: with no
@@ -322,32 +331,22 @@ func TestStatusStateUnderConcurrentPushes(t *testing.T) {
 func seedAsFluree(t *testing.T, d *dynamodb.Driver, prefix string, n int) []string {
 	t.Helper()
 	var ids []string
-	var reqs []types.WriteRequest
-	for i := range n {
-		rec := driver.NewLedger(driver.ID{Name: fmt.Sprintf("%s%03d", prefix, i), Branch: "main"}, 1)
-		ids = append(ids, rec.ID.String())
-		items, err := dynamodb.RecordItems(rec, time.Now().UnixMilli())
-		must(t, err)
-		for _, it := range items {
-			if attr(it, "sk") == "status" {
-				delete(it, "status_state")
-				if i%3 == 0 {
-					it["status_state"] = s("indexing")
-				}
+	putRecords(t, d, func(yield func(*driver.Record) bool) {
+		for i := range n {
+			rec := driver.NewLedger(driver.ID{Name: fmt.Sprintf("%s%03d", prefix, i), Branch: "main"}, 1)
+			ids = append(ids, rec.ID.String())
+			if !yield(rec) {
+				return
 			}
-			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 		}
-	}
-	for len(reqs) > 0 {
-		batch := reqs[:min(len(reqs), 25)]
-		reqs = reqs[len(batch):]
-		req := map[string][]types.WriteRequest{d.Table(): batch}
-		for len(req) > 0 {
-			out, err := d.Client().BatchWriteItem(context.Background(), &awsdynamodb.BatchWriteItemInput{RequestItems: req})
-			must(t, err)
-			req = out.UnprocessedItems
+	}, func(i int, it map[string]types.AttributeValue) {
+		if attr(it, "sk") == "status" {
+			delete(it, "status_state")
+			if i%3 == 0 {
+				it["status_state"] = s("indexing")
+			}
 		}
-	}
+	})
 	return ids
 }
 
@@ -390,18 +389,7 @@ func TestUpgradeWhileWriting(t *testing.T) {
 	if len(again.Added) != 0 || again.Backfilled != 0 {
 		t.Fatalf("second upgrade = %+v, want nothing to do", again)
 	}
-	ns := nameservice.New(openWith(t, cfg))
-	for _, st := range raceStates {
-		var want []string
-		for _, id := range ids {
-			cur, err := ns.StatusOf(ctx, id)
-			must(t, err)
-			if cur.State() == st {
-				want = append(want, id)
-			}
-		}
-		waitListed(t, ns, nameservice.ListOptions{Prefix: "up/", State: st}, want...)
-	}
+	wantListedByState(t, nameservice.New(openWith(t, cfg)), "up/", ids)
 }
 
 // TestFlureeStatusPushesAndTheIndex: Fluree pushes a status without

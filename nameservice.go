@@ -464,6 +464,27 @@ func (ns *NameService) ConfigOf(ctx context.Context, id string) (Value, error) {
 	return ns.get(ctx, id, driver.Config)
 }
 
+// Heads returns the head and index of ledger id, read strongly
+// consistently, retracted or not: with the driver's own read of the two
+// (driver.HeadsReader: one request on DynamoDB) when it has one, else with
+// Lookup's read. It returns an error wrapping ErrNotFound for an unknown ID
+// and ErrWrongKind for a graph source.
+func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
+	const op = "get heads"
+	pid, err := parse(op, id)
+	if err != nil {
+		return Heads{}, err
+	}
+	h, err := ns.d.Heads(ctx, pid)
+	if errors.Is(err, driver.ErrUnsupported) {
+		var rec *Record
+		if rec, err = ns.d.Get(ctx, pid); err == nil {
+			h, err = driver.HeadsOf(rec)
+		}
+	}
+	return h, wrap(op, pid, err)
+}
+
 func (ns *NameService) get(ctx context.Context, id string, c driver.Concern) (Value, error) {
 	pid, err := parse("get "+c.String(), id)
 	if err != nil {

@@ -18,6 +18,7 @@ type (
 	ErrorCode   = driver.ErrorCode
 	RecordError = driver.RecordError
 	GraphIndex  = driver.GraphIndex
+	Heads       = driver.Heads
 	// Error is the structured error of every operation: errors.As finds
 	// it to read the code, the operation and the ID.
 	Error = driver.Error
@@ -64,6 +65,10 @@ var (
 
 // ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.
 func ParseID(s string) (ID, error) { return driver.ParseID(s) }
+
+// ParseConcerns returns the concerns of a comma-separated list such as
+// "head,index" (see driver.ParseConcerns).
+func ParseConcerns(s string) ([]Concern, error) { return driver.ParseConcerns(s) }
 
 // ErrorCodeOf classifies err (driver.NotFound, driver.Throttled, ...).
 func ErrorCodeOf(err error) ErrorCode { return driver.Code(err) }

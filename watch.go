@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/chans"
 	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/driverutil"
@@ -23,6 +24,13 @@ type WatchOptions struct {
 	ID       string        // one record; "" for every record under Prefix
 	Prefix   string        // IDs (name:branch) starting with Prefix
 	Interval time.Duration // polling interval for drivers without a change feed (default 1s)
+	// Concerns, when not empty, are the only concerns whose changes are
+	// reported (a query client that follows heads alone gets no event for
+	// an index, status or config change); a purge is reported whatever
+	// they are.
+	Concerns []Concern
+	// Kind, when set, is the only kind of record reported on.
+	Kind Kind
 }
 
 // DefaultWatchInterval is the polling interval of Watch when none is given.
@@ -42,13 +50,16 @@ const DefaultWatchInterval = time.Second
 // a prefix costs the listing plus reads of the records that changed;
 // otherwise each poll reads every record.
 func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
-	wo := driver.WatchOptions{Prefix: opts.Prefix}
+	wo := driver.WatchOptions{Prefix: opts.Prefix, Concerns: opts.Concerns, Kind: opts.Kind}
 	if opts.ID != "" {
 		id, err := parse("watch", opts.ID)
 		if err != nil {
 			return nil, err
 		}
 		wo.ID = id
+	}
+	if err := guard.CheckWatch(wo); err != nil {
+		return nil, &driver.Error{Code: driver.InvalidArgument, Op: "watch", Err: err}
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
 	p.interval = defaults.Positive(p.interval, DefaultWatchInterval)
@@ -113,7 +124,7 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 // list reads every watched record with List.
 func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
-	for r, err := range listFrom(ctx, p.ns.raw, ListOptions{Prefix: p.opts.Prefix, IncludeRetracted: true}) {
+	for r, err := range listFrom(ctx, p.ns.raw, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):
@@ -191,7 +202,7 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 			}
 			return
 		}
-		for _, ev := range diff(prev, next) {
+		for _, ev := range diff(prev, next, p.opts) {
 			if !chans.Send(ctx, ch, ev) {
 				return
 			}
@@ -200,16 +211,17 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 	}
 }
 
-// diff returns the events that take prev to next. A record that was purged
-// and re-created between polls shows as its concerns' changes.
-func diff(prev, next snapshot) []Event {
+// diff returns the events that take prev to next that opts reports. A
+// record that was purged and re-created between polls shows as its
+// concerns' changes.
+func diff(prev, next snapshot, opts driver.WatchOptions) []Event {
 	var evs []Event
 	for id, r := range next {
-		evs = append(evs, driverutil.Diff(prev[id], r)...)
+		evs = append(evs, driverutil.Selected(opts, prev[id], r)...)
 	}
 	for id, r := range prev {
 		if _, ok := next[id]; !ok {
-			evs = append(evs, driverutil.Diff(r, nil)...)
+			evs = append(evs, driverutil.Selected(opts, r, nil)...)
 		}
 	}
 	return evs

@@ -56,6 +56,62 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 			}
 		}
 	}},
+	{name: "HeadsOnlySeeNoOtherConcern", quick: true, run: func(e *env) {
+		e.init("db")
+		heads := []nameservice.Concern{nameservice.Head}
+		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix, Concerns: heads}, func(w *nameservice.NameService) {
+			e.applied(ref("i1", 1))(w.PublishIndex(e.ctx, e.id("db"), 1, "i1"))
+			st := status(2, "indexing", nil)
+			e.applied(st)(w.PushStatus(e.ctx, e.id("db"), ready, st))
+			cfg := config(1, nameservice.Object{"k": 1})
+			e.applied(cfg)(w.PushConfig(e.ctx, e.id("db"), unborn, cfg))
+			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head && ev.New.V == 1 })
+		e.onlyEvents(evs, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Head })
+		e.checkChain(evs, nameservice.Head, 0, 1)
+	}},
+	{name: "ConcernsOfOneRecord", run: func(e *env) {
+		e.init("db")
+		sel := []nameservice.Concern{nameservice.Index, nameservice.Status}
+		evs := e.watch(nameservice.WatchOptions{ID: e.id("db"), Concerns: sel}, func(w *nameservice.NameService) {
+			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+			cfg := config(1, nameservice.Object{"k": 1})
+			e.applied(cfg)(w.PushConfig(e.ctx, e.id("db"), unborn, cfg))
+			e.applied(ref("i1", 1))(w.PublishIndex(e.ctx, e.id("db"), 1, "i1"))
+			e.must(w.Retract(e.ctx, e.id("db")))
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Status && ev.New.V == 2 })
+		e.onlyEvents(evs, func(ev nameservice.Event) bool {
+			return ev.Concern == nameservice.Index || ev.Concern == nameservice.Status
+		})
+		e.checkChain(evs, nameservice.Index, 0, 1)
+	}},
+	{name: "KindSelectsRecords", run: func(e *env) {
+		e.init("l", "gone")
+		e.graphSource("g", nil)
+		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix, Kind: nameservice.GraphSource}, func(w *nameservice.NameService) {
+			e.applied(ref("c1", 1))(w.PublishCommit(e.ctx, e.id("l"), 1, "c1"))
+			e.applied(ref("i1", 1))(w.PublishIndex(e.ctx, e.id("l"), 1, "i1"))
+			e.must(w.Purge(e.ctx, e.id("gone")))
+			e.must(w.Init(e.ctx, e.id("new")))
+			e.applied(ref("i1", 1))(w.PublishIndex(e.ctx, e.id("new"), 1, "i1"))
+			e.applied(ref("i2", 2))(w.PublishIndex(e.ctx, e.id("g"), 2, "i2"))
+		}, func(ev nameservice.Event) bool { return ev.Concern == nameservice.Index && ev.New.V == 2 })
+		g := e.ids("g")[0]
+		e.onlyEvents(evs, func(ev nameservice.Event) bool { return ev.ID.String() == g })
+	}},
+	{name: "PurgeIsReportedToEverySelection", run: func(e *env) {
+		e.init("db")
+		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix, Concerns: []nameservice.Concern{nameservice.Config}, Kind: nameservice.Ledger},
+			func(w *nameservice.NameService) { e.must(w.Purge(e.ctx, e.id("db"))) },
+			func(ev nameservice.Event) bool { return ev.Deleted })
+		e.onlyEvents(evs, func(ev nameservice.Event) bool { return ev.Deleted && ev.ID.String() == e.ids("db")[0] })
+	}},
+	{name: "MalformedSelectionIsInvalid", run: func(e *env) {
+		_, err := e.ns.Watch(e.ctx, nameservice.WatchOptions{Prefix: e.prefix, Concerns: []nameservice.Concern{7}})
+		e.wantErr(err, nameservice.ErrInvalidArgument)
+		_, err = e.ns.Watch(e.ctx, nameservice.WatchOptions{Prefix: e.prefix, Kind: "table"})
+		e.wantErr(err, nameservice.ErrInvalidArgument)
+	}},
 	{name: "PurgeIsReported", run: func(e *env) {
 		e.init("db")
 		evs := e.watch(nameservice.WatchOptions{Prefix: e.prefix}, func(w *nameservice.NameService) {
@@ -103,6 +159,16 @@ func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameS
 			return evs
 		case <-timeout:
 			e.t.Fatalf("watch: the expected event never came; got %+v", evs)
+		}
+	}
+}
+
+// onlyEvents fails when an event is not one the watch selects (want).
+func (e *env) onlyEvents(evs []nameservice.Event, want func(nameservice.Event) bool) {
+	e.t.Helper()
+	for _, ev := range evs {
+		if !want(ev) {
+			e.t.Fatalf("the watch reported %+v, which it does not select (events %+v)", ev, evs)
 		}
 	}
 }

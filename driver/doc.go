@@ -10,6 +10,7 @@
 //   - Prober: checks the backend enforces the conditions the driver relies on;
 //   - Brancher: branches created and dropped with their source's count;
 //   - CommitIndexer: Fluree's commit index kept beside each ledger.
+//   - HeadsReader: a ledger's head and index in one cheap read.
 //
 // Tools and the server find a capability by type assertion on the driver,
 // never on a concrete driver type. Of this module, package driver uses only

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -140,6 +141,30 @@ type ListOptions struct {
 	IncludeRetracted bool   // retracted records are left out unless set
 	PageSize         int    // at most this many records per page; 0: the driver's default
 	PageToken        string // "" for the first page, else a previous Page's NextPageToken
+	// State, when set, selects the records whose status state (the
+	// status payload's "state") equals it; "" selects any. A driver
+	// that keeps an index of states may miss a record whose state
+	// changed a moment ago, but never lists one whose state, as read
+	// with the record, differs.
+	State string
+	// SourceType, when set, selects the graph sources of that type
+	// (ledgers have none); "" selects any.
+	SourceType string
+}
+
+// Matches reports whether r passes the kind, retracted, state and source
+// type filters of opts (not the prefix or the page token): the one
+// definition of them, which every driver applies to what it read.
+func (opts ListOptions) Matches(r *Record) bool {
+	switch {
+	case opts.Kind != "" && r.Kind != opts.Kind,
+		r.Retracted && !opts.IncludeRetracted,
+		opts.SourceType != "" && (r.Kind != GraphSource || r.SourceType != opts.SourceType):
+		return false
+	case opts.State != "":
+		return r.Status != nil && r.Status.State() == opts.State
+	}
+	return true
 }
 
 // Page is one page of List.
@@ -185,10 +210,39 @@ type Watcher interface {
 	Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error)
 }
 
-// WatchOptions selects the records Watch reports on.
+// WatchOptions selects the records and changes Watch reports on.
 type WatchOptions struct {
 	ID     ID     // one record; zero for all matching Prefix
 	Prefix string // IDs starting with Prefix
+	// Concerns, when not empty, are the only concerns whose changes are
+	// reported: a subscriber to heads alone gets no event for an index,
+	// status or config change. A purge (Deleted) is reported whatever
+	// they are.
+	Concerns []Concern
+	// Kind, when set, is the only kind of record reported on, purges
+	// included.
+	Kind Kind
+}
+
+// Reports reports whether ev, an event of a record of kind k, passes the
+// concern and kind filters of opts: the one definition of them, which
+// every Watcher applies before it sends an event (a failure of the feed,
+// Err, always passes).
+func (opts WatchOptions) Reports(k Kind, ev Event) bool {
+	switch {
+	case ev.Err != nil:
+		return true
+	case opts.Kind != "" && k != opts.Kind:
+		return false
+	case ev.Deleted:
+		return true
+	}
+	return opts.Watches(ev.Concern)
+}
+
+// Watches reports whether opts selects changes to concern c.
+func (opts WatchOptions) Watches(c Concern) bool {
+	return len(opts.Concerns) == 0 || slices.Contains(opts.Concerns, c)
 }
 
 // Event is one change seen by Watch.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -64,6 +65,35 @@ func ParseConcern(s string) (Concern, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: unknown concern %q (want head, index, status or config)", ErrInvalidArgument, s)
+}
+
+// ParseConcerns returns the concerns named in s, a comma-separated list
+// ("head,index"); "" is none. It returns an error wrapping
+// ErrInvalidArgument naming the first unknown one.
+func ParseConcerns(s string) ([]Concern, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []Concern
+	for _, name := range strings.Split(s, ",") {
+		c, err := ParseConcern(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// FormatConcerns returns cs as ParseConcerns reads them.
+func FormatConcerns(cs []Concern) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.String()
+	}
+	return strings.Join(names, ",")
 }
 
 // AppliesTo reports whether a record of kind k has this concern.

@@ -23,6 +23,7 @@ package guard
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -91,6 +92,26 @@ func (g *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	page, err := g.d.List(ctx, opts)
 	return page, FromBackend(err)
+}
+
+var _ driver.HeadsReader = (*Driver)(nil)
+
+// errNoHeadsReader tells the caller of Heads to read the record with Get.
+var errNoHeadsReader = fmt.Errorf("%w: this backend's driver has no read of the heads alone", driver.ErrUnsupported)
+
+// Heads implements driver.HeadsReader: id must be valid. It returns an
+// error wrapping ErrUnsupported when the driver has no cheaper read than
+// Get.
+func (g *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) {
+	if err := id.Validate(); err != nil {
+		return driver.Heads{}, err
+	}
+	h, ok := g.d.(driver.HeadsReader)
+	if !ok {
+		return driver.Heads{}, errNoHeadsReader
+	}
+	heads, err := h.Heads(ctx, id)
+	return heads, FromBackend(err)
 }
 
 // Close implements driver.Driver.

@@ -233,18 +233,49 @@ func CheckUpdate(c driver.Concern, cond driver.Condition, next driver.Value) err
 }
 
 // CheckList returns an error wrapping ErrInvalidArgument when opts is
-// malformed: an unknown kind, a negative page size, or a prefix that is
-// not valid UTF-8 or longer than any ID.
+// malformed: an unknown kind, a negative page size, a prefix that is not
+// valid UTF-8 or longer than any ID, a state or source type that is not
+// valid UTF-8 or longer than any can be (a payload, MaxSourceTypeBytes).
 func CheckList(opts driver.ListOptions) error {
+	if err := checkKind(opts.Kind); err != nil {
+		return err
+	}
 	switch {
-	case opts.Kind != "" && !opts.Kind.Valid():
-		return invalid("kind %q is neither ledger nor graph_source", text.Clip(string(opts.Kind), 40))
 	case opts.PageSize < 0:
 		return invalid("page size %d is negative", opts.PageSize)
 	case !utf8.ValidString(opts.Prefix):
 		return invalid("prefix is not valid UTF-8")
 	case len(opts.Prefix) > driver.MaxIDLength:
 		return limitError("prefix", "bytes", len(opts.Prefix), driver.MaxIDLength)
+	case !utf8.ValidString(opts.State):
+		return invalid("state is not valid UTF-8")
+	case len(opts.State) > MaxPayloadBytes:
+		return limitError("state", "bytes", len(opts.State), MaxPayloadBytes)
+	case !utf8.ValidString(opts.SourceType):
+		return invalid("source type is not valid UTF-8")
+	case len(opts.SourceType) > MaxSourceTypeBytes:
+		return limitError("source type", "bytes", len(opts.SourceType), MaxSourceTypeBytes)
+	}
+	return nil
+}
+
+// CheckWatch returns an error wrapping ErrInvalidArgument when opts is
+// malformed: an unknown concern or kind, or a prefix CheckList refuses.
+func CheckWatch(opts driver.WatchOptions) error {
+	for _, c := range opts.Concerns {
+		if !c.Valid() {
+			return invalid("concern %d is none of head, index, status, config", int(c))
+		}
+	}
+	if err := checkKind(opts.Kind); err != nil {
+		return err
+	}
+	return CheckList(driver.ListOptions{Prefix: opts.Prefix})
+}
+
+func checkKind(k driver.Kind) error {
+	if k != "" && !k.Valid() {
+		return invalid("kind %q is neither ledger nor graph_source", text.Clip(string(k), 40))
 	}
 	return nil
 }

@@ -33,10 +33,21 @@ type hub struct {
 	running prometheus.Gauge
 }
 
-// watchKey is what an upstream watches: one ID, or the IDs under prefix.
+// watchKey is what an upstream watches: one ID, or the IDs under prefix;
+// only the changes of concerns (comma-separated, "" for all) and of
+// records of kind ("" for both), so that the backend filters them where it
+// can (a change feed at its source).
 type watchKey struct {
-	id     string
-	prefix string
+	id       string
+	prefix   string
+	concerns string
+	kind     driver.Kind
+}
+
+// options returns the portable watch options of k, the ID aside.
+func (k watchKey) options() driver.WatchOptions {
+	cs, _ := driver.ParseConcerns(k.concerns) // made by FormatConcerns
+	return driver.WatchOptions{Prefix: k.prefix, Concerns: cs, Kind: k.kind}
 }
 
 type upstream struct {
@@ -138,7 +149,8 @@ func (h *hub) start(key watchKey) *upstream {
 
 func (h *hub) run(ctx context.Context, up *upstream) {
 	defer h.end(up)
-	feed, err := h.s.ns.Watch(ctx, nameservice.WatchOptions{ID: up.key.id, Prefix: up.key.prefix, Interval: h.s.opts.PollInterval})
+	o := up.key.options()
+	feed, err := h.s.ns.Watch(ctx, nameservice.WatchOptions{ID: up.key.id, Prefix: o.Prefix, Concerns: o.Concerns, Kind: o.Kind, Interval: h.s.opts.PollInterval})
 	if err != nil {
 		up.err = guard.FromBackend(err)
 		close(up.ready)

@@ -63,7 +63,7 @@ func rootServer(t *testing.T, opts server.Options) *testServer {
 // has), with a body where the route takes one.
 var everyRoute = []string{
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /.well-known/fluree.json", "GET /openapi.yaml",
-	"GET /ns/v1/records", "GET /ns/v1/records/db:main", "PUT /ns/v1/records/new:main", "DELETE /ns/v1/records/other:main",
+	"GET /ns/v1/records", "GET /ns/v1/records/db:main", "GET /ns/v1/heads/db:main", "PUT /ns/v1/records/new:main", "DELETE /ns/v1/records/other:main",
 	"POST /ns/v1/push/head/db:main", "POST /ns/v1/retract/db:main", "POST /ns/v1/graph-sources/gs:main", "GET /ns/v1/watch",
 	"POST /v1/fluree/nameservice/refs/db:main/commit", "POST /v1/fluree/nameservice/refs/db:main/index",
 	"POST /v1/fluree/nameservice/refs/db:main/init", "GET /v1/fluree/nameservice/snapshot",

@@ -79,8 +79,9 @@ func (s *Server) step(ctx context.Context, p *Principal, srcs []source, q listQu
 		e, err := s.readExact(ctx, src.key, q)
 		return e, next, err
 	}
-	page, err := s.d.List(ctx, driver.ListOptions{Kind: q.kind, Prefix: src.key, IncludeRetracted: q.includeRetracted,
-		PageSize: max, PageToken: pos.tok})
+	opts := q.options(src.key)
+	opts.PageSize, opts.PageToken = max, pos.tok
+	page, err := s.d.List(ctx, opts)
 	if err != nil {
 		return entries{}, pos, err
 	}
@@ -119,7 +120,7 @@ func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entrie
 		return entries{failed: []*driver.RecordError{{ID: id, Object: key, Err: err}}}, nil
 	case err != nil:
 		return entries{}, err
-	case (q.kind != "" && rec.Kind != q.kind) || (rec.Retracted && !q.includeRetracted):
+	case !q.options(key).Matches(rec):
 		return entries{}, nil
 	}
 	return entries{records: []*driver.Record{rec}}, nil

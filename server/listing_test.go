@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server"
@@ -100,6 +101,8 @@ func TestListPageTokensScopedAndSealed(t *testing.T) {
 		"another query":         "prefix=tenant-a/x&page_token=" + url.QueryEscape(tokens[0]),
 		"another kind":          "kind=ledger&page_token=" + url.QueryEscape(tokens[0]),
 		"with retracted":        "include_retracted=true&page_token=" + url.QueryEscape(tokens[0]),
+		"another state":         "state=ready&page_token=" + url.QueryEscape(tokens[0]),
+		"another source type":   "source_type=db:Bm25Index&page_token=" + url.QueryEscape(tokens[0]),
 		"plain ID, as before":   base64.RawURLEncoding.EncodeToString([]byte("tenant-b/secretname:main")),
 		"empty sealed envelope": base64.RawURLEncoding.EncodeToString([]byte{1}),
 	}
@@ -171,4 +174,55 @@ func TestListExactGrants(t *testing.T) {
 	if strings.Join(ids, " ") != "tenant-a/x2:main" {
 		t.Fatalf("listing of exact grants under a prefix = %q", ids)
 	}
+}
+
+// A listing by state or source type reads only the caller's scope, and
+// its page tokens open only for the same selection.
+func TestListBySelectionScoped(t *testing.T) {
+	store := mem.NewStore()
+	s := listServer(t, store, newIssuer(t), longSecret)
+	seedTenants(t, s)
+	ctx := context.Background()
+	for _, id := range []string{"tenant-a/x1", "tenant-a/x3", "tenant-b/secretname"} {
+		_, err := s.ns.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "error", nil))
+		must(t, err)
+	}
+	must(t, s.ns.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
+	must(t, s.ns.PublishGraphSource(ctx, "tenant-b/gs", "db:Bm25Index", nil, nil))
+	s.token = "secret-a"
+	ids, tokens := s.pages(t, "/ns/v1/records?page_size=1&state=error")
+	if strings.Join(ids, " ") != "tenant-a/x1:main tenant-a/x3:main" {
+		t.Fatalf("scoped listing by state = %q", ids)
+	}
+	if st, b := s.call(t, "GET", "/ns/v1/records?page_size=1&state=ready&page_token="+url.QueryEscape(tokens[0]), ""); st != 400 {
+		t.Fatalf("a token of state=error for state=ready: %d %s, want 400", st, b)
+	}
+	if ids, _ = s.pages(t, "/ns/v1/records?source_type=db:Bm25Index"); strings.Join(ids, " ") != "tenant-a/gs:main" {
+		t.Fatalf("scoped listing by source type = %q", ids)
+	}
+	if st, b := s.call(t, "GET", "/ns/v1/records?state=%FF", ""); st != 400 || !strings.Contains(b, "UTF-8") {
+		t.Fatalf("a state that is not UTF-8: %d %s, want 400", st, b)
+	}
+}
+
+// GET /ns/v1/heads/{id} answers a ledger's two pointers; a graph source
+// is 409 WrongKind, and an ID outside the caller's scope the same 404 as
+// one that does not exist.
+func TestHeadsRoute(t *testing.T) {
+	store := mem.NewStore()
+	s := listServer(t, store, newIssuer(t), longSecret)
+	seedTenants(t, s)
+	ctx := context.Background()
+	_, err := s.ns.PublishCommit(ctx, "tenant-a/x1", 2, "c2")
+	must(t, err)
+	must(t, s.ns.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
+	s.token = "secret-a"
+	st, b := s.call(t, "GET", "/ns/v1/heads/tenant-a/x1:main", "")
+	want(t, "heads", st, b, 200, `{"head":{"v":2,"payload":{"address":"c2","t":2}},"index":{"v":0}}`)
+	if st, b := s.call(t, "GET", "/ns/v1/heads/tenant-a/gs", ""); st != 409 || !strings.Contains(b, `"code":"WrongKind"`) {
+		t.Fatalf("heads of a graph source: %d %s", st, b)
+	}
+	_, missing := s.call(t, "GET", "/ns/v1/heads/tenant-a/none", "")
+	st, b = s.call(t, "GET", "/ns/v1/heads/tenant-b/secretname", "")
+	want(t, "heads out of scope", st, strings.ReplaceAll(b, "tenant-b/secretname", "tenant-a/none"), 404, missing)
 }

@@ -109,6 +109,14 @@ type listQuery struct {
 	kind             driver.Kind
 	prefix           string
 	includeRetracted bool
+	state            string
+	sourceType       string
+}
+
+// options returns the driver's options of q over the IDs starting with
+// prefix.
+func (q listQuery) options(prefix string) driver.ListOptions {
+	return driver.ListOptions{Kind: q.kind, Prefix: prefix, IncludeRetracted: q.includeRetracted, State: q.state, SourceType: q.sourceType}
 }
 
 // binding returns what a page token of q for p is bound to: the principal,
@@ -142,6 +150,12 @@ func binding(p *Principal, q listQuery) []byte {
 		field("retracted")
 	} else {
 		field("")
+	}
+	if q.state != "" || q.sourceType != "" {
+		// Only then, so that the tokens of servers from before these
+		// filters still open: no binding with them is one without.
+		field(q.state)
+		field(q.sourceType)
 	}
 	return b
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -85,6 +86,21 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec)
 }
 
+// heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
+// with the driver's own read of the two where it has one.
+func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !canRead(w, r, id) {
+		return
+	}
+	h, err := s.ns.Heads(r.Context(), id.String())
+	if err != nil {
+		writeAnswer(w, id, s.public(r.Context(), "get heads "+id.String(), err))
+		return
+	}
+	writeJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
+}
+
 // list serves GET /ns/v1/records: one page of the records the caller may
 // read (see sources), with a sealed token for the next (see PageTokenKey).
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
@@ -121,9 +137,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // parseListQuery returns the query of GET /ns/v1/records and its page size.
 func parseListQuery(r *http.Request) (listQuery, int, error) {
 	v := r.URL.Query()
-	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix")}
-	if q.kind != "" && !q.kind.Valid() {
-		return q, 0, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, q.kind)
+	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix"), state: v.Get("state"), sourceType: v.Get("source_type")}
+	if err := guard.CheckList(q.options(q.prefix)); err != nil {
+		return q, 0, err
 	}
 	var err error
 	if s := v.Get("include_retracted"); s != "" {

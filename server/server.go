@@ -180,6 +180,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	p := nswire.Prefix
 	m.HandleFunc("GET "+p+"/records", s.auth(s.list))
 	m.HandleFunc("GET "+p+"/records/{id...}", s.auth(s.lookup))
+	m.HandleFunc("GET "+p+"/heads/{id...}", s.auth(s.heads))
 	m.HandleFunc("PUT "+p+"/records/{id...}", s.auth(s.create))
 	m.HandleFunc("DELETE "+p+"/records/{id...}", s.auth(s.purge))
 	m.HandleFunc("POST "+p+"/push/{concern}/{id...}", s.auth(s.push))

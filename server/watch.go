@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -37,9 +38,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 	}
 }
 
-// watch serves GET /ns/v1/watch?id=ID or ?prefix=P: the matching records
-// ("record" events, or "failed" for one that cannot be read), "synced", then
-// every change ("change"), with keep-alive comments. The stream subscribes
+// watch serves GET /ns/v1/watch?id=ID or ?prefix=P, with concerns=head,...
+// and kind=K to select: the matching records ("record" events, or "failed"
+// for one that cannot be read), "synced", then every selected change
+// ("change"), with keep-alive comments. The stream subscribes
 // to the hub before the records are read, so no change falls between the
 // two; a change the records already show comes again as an event, and
 // clients drop it by its watermark.
@@ -57,10 +59,18 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	prefix := q.Get("prefix")
-	key := watchKey{prefix: prefix}
+	concerns, err := driver.ParseConcerns(q.Get("concerns"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: driver.Kind(q.Get("kind"))}
+	if err := guard.CheckWatch(key.options()); err != nil {
+		writeError(w, err)
+		return
+	}
 	if !id.IsZero() {
-		key = watchKey{id: id.String()}
+		key.id, key.prefix = id.String(), ""
 	}
 	ctx, sub, done := s.subscribe(w, r, key)
 	if sub == nil {
@@ -71,7 +81,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if sse == nil {
 		return
 	}
-	if !s.snapshot(ctx, sse, p, id, prefix) {
+	if !s.snapshot(ctx, sse, p, id, key) {
 		return
 	}
 	if sse.Event(nswire.EventSynced, "", []byte("{}")) != nil {
@@ -88,6 +98,17 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.Event(nswire.EventChange, "", ev.changeData()) == nil
 	})
+}
+
+// concernsKey returns the upstream key of a selection of concerns: sorted,
+// and "" for every concern, so that streams asking alike share one
+// upstream.
+func concernsKey(cs []driver.Concern) string {
+	if len(cs) == len(driver.Concerns) {
+		return ""
+	}
+	slices.Sort(cs)
+	return driver.FormatConcerns(cs)
 }
 
 // subscribe takes a stream slot and subscribes to the hub's upstream of
@@ -148,9 +169,9 @@ func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, events <-chan 
 	}
 }
 
-// snapshot writes the records a watch starts from; false when the stream
-// ended.
-func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Principal, id driver.ID, prefix string) bool {
+// snapshot writes the records a watch of key starts from; false when the
+// stream ended.
+func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Principal, id driver.ID, key watchKey) bool {
 	if !id.IsZero() {
 		rec, err := s.d.Get(ctx, id)
 		switch {
@@ -160,10 +181,12 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Princip
 			_, b := errorBody(s.public(ctx, "get "+id.String(), err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
+		case key.kind != "" && rec.Kind != key.kind:
+			return true
 		}
 		return sse.Event(nswire.EventRecord, "", marshal(rec)) == nil
 	}
-	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true}) {
+	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{Prefix: key.prefix, Kind: key.kind, IncludeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):

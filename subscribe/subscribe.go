@@ -67,6 +67,12 @@ type Options struct {
 	Prefix   string        // IDs starting with Prefix ("" for all)
 	Interval time.Duration // polling interval for drivers without a change feed
 	From     *Map          // resume from this map; nil starts from the current state
+	// Concerns, when not empty, are the only concerns followed (as
+	// nameservice.WatchOptions.Concerns); the map keeps the others at the
+	// watermarks it holds.
+	Concerns []nameservice.Concern
+	// Kind, when set, is the only kind of record followed.
+	Kind nameservice.Kind
 }
 
 // Subscriber follows changes by comparing watermarks with its map. Read it
@@ -76,6 +82,8 @@ type Subscriber struct {
 	m     map[string]Watermarks
 	kinds map[string]*nameservice.Record // kinds of records first seen while catching up
 	raw   chan nameservice.Event         // catch-up events, then the watch feed, unfiltered
+	ns    *nameservice.NameService
+	opts  driver.WatchOptions // the concerns and kind followed
 }
 
 // ErrEnded is returned by Next once the subscription's context
@@ -98,6 +106,7 @@ func (s *Subscriber) Next(ctx context.Context) (nameservice.Event, error) {
 			if ev.Err != nil {
 				return nameservice.Event{}, fmt.Errorf("subscription: %w", ev.Err)
 			}
+			s.learnKind(ctx, ev)
 			if ev, news := s.take(ev); news {
 				return ev, nil
 			}
@@ -125,21 +134,23 @@ func (s *Subscriber) Map() Map {
 func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Subscriber, error) {
 	// Watch first, then read the state: a change between the two is seen by
 	// the watch and dropped as a duplicate if the read already caught it.
-	feed, err := ns.Watch(ctx, nameservice.WatchOptions{Prefix: opts.Prefix, Interval: opts.Interval})
+	wo := nameservice.WatchOptions{Prefix: opts.Prefix, Interval: opts.Interval, Concerns: opts.Concerns, Kind: opts.Kind}
+	feed, err := ns.Watch(ctx, wo)
 	if err != nil {
 		return nil, err
 	}
-	s := &Subscriber{m: map[string]Watermarks{}, kinds: map[string]*nameservice.Record{}, raw: make(chan nameservice.Event, 64)}
+	s := &Subscriber{m: map[string]Watermarks{}, kinds: map[string]*nameservice.Record{}, raw: make(chan nameservice.Event, 64),
+		ns: ns, opts: driver.WatchOptions{Concerns: opts.Concerns, Kind: opts.Kind}}
 	if opts.From != nil {
 		for id, w := range opts.From.Subscriptions {
-			if strings.HasPrefix(id, opts.Prefix) {
+			if strings.HasPrefix(id, opts.Prefix) && (opts.Kind == "" || w.Kind == opts.Kind) {
 				s.m[id] = w
 			}
 		}
 	}
 	var catchUp []nameservice.Event
 	seen := map[string]bool{}
-	for rec, err := range ns.List(ctx, nameservice.ListOptions{Prefix: opts.Prefix, IncludeRetracted: true}) {
+	for rec, err := range ns.List(ctx, nameservice.ListOptions{Prefix: opts.Prefix, Kind: opts.Kind, IncludeRetracted: true}) {
 		if err != nil {
 			return nil, fmt.Errorf("subscribe: %w", err)
 		}
@@ -149,7 +160,7 @@ func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Sub
 			continue
 		}
 		s.kinds[rec.ID.String()] = rec
-		catchUp = append(catchUp, driverutil.Diff(nil, rec)...)
+		catchUp = append(catchUp, driverutil.Selected(s.opts, nil, rec)...)
 	}
 	for id := range s.m {
 		if !seen[id] {
@@ -185,6 +196,31 @@ func (s *Subscriber) forward(ctx context.Context, feed <-chan nameservice.Event,
 	}
 }
 
+// learnKind reads the record of ev when it is new to the map and its kind
+// cannot be told from the events followed: only a ledger has a head, and a
+// new ledger's head event comes first, but a subscriber that does not
+// follow heads (nor one kind) learns it from the record itself, once. When
+// the record cannot be read (purged since: its Deleted event follows) the
+// kind is guessed as for a subscriber of every concern.
+func (s *Subscriber) learnKind(ctx context.Context, ev nameservice.Event) {
+	if ev.Deleted || s.opts.Kind != "" || s.opts.Watches(nameservice.Head) {
+		return
+	}
+	id := ev.ID.String()
+	s.mu.Lock()
+	_, had := s.m[id]
+	known := s.kinds[id] != nil
+	s.mu.Unlock()
+	if had || known {
+		return
+	}
+	if rec, err := s.ns.Lookup(ctx, id); err == nil {
+		s.mu.Lock()
+		s.kinds[id] = rec
+		s.mu.Unlock()
+	}
+}
+
 // take records ev in the map when it is news, and reports whether it was.
 func (s *Subscriber) take(ev nameservice.Event) (nameservice.Event, bool) {
 	ev, w, news := s.check(ev)
@@ -217,6 +253,8 @@ func (s *Subscriber) check(ev nameservice.Event) (nameservice.Event, Watermarks,
 	switch rec := s.kinds[id]; {
 	case rec != nil:
 		w.Kind, w.SourceType = rec.Kind, rec.SourceType
+	case s.opts.Kind != "":
+		w.Kind = s.opts.Kind
 	case ev.Concern == nameservice.Head:
 		w.Kind = nameservice.Ledger // only ledgers have a head; a new record's head event comes first
 	case !had:

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -131,4 +132,47 @@ func TestBranchAgainstDynamoDBLocal(t *testing.T) {
 	if dev = meta("mydb:dev"); str(dev, "bp_source") != "main" {
 		t.Fatalf("after migration: %v", dev)
 	}
+}
+
+// TestTableIndexes: `ns table create --indexes` makes a table with the
+// optional indexes, `ns table upgrade` adds them to a table without (and
+// says so), and `ns list --state` lists through either.
+func TestTableIndexes(t *testing.T) {
+	endpoint := testenv.DynamoDBEndpoint(t)
+	for _, create := range [][]string{{"table", "create", "--indexes"}, {"table", "create"}} {
+		table := "ns-cli-ix-" + testenv.RandomHex(4)
+		c := &cli{t: t, url: "dynamodb://" + table + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)}
+		out := c.want(exitOK, create...)
+		t.Cleanup(func() { deleteTable(t, c.url, table) })
+		c.want(exitOK, "init", "a")
+		c.want(exitOK, "init", "b")
+		c.want(exitOK, "push-status", "b", "--expect-v", "1", "indexing")
+		up := c.want(exitOK, "table", "upgrade", "--json")
+		indexed := len(create) == 3
+		if indexed && (!strings.Contains(out, "state-index, source-type-index") || strings.TrimSpace(up) != `{"added":null,"backfilled":0}`) {
+			t.Fatalf("create --indexes printed %q, then upgrade %q", out, up)
+		}
+		if !indexed && strings.TrimSpace(up) != `{"added":["state-index","source-type-index"],"backfilled":0}` {
+			t.Fatalf("upgrade of a table without the indexes printed %q", up)
+		}
+		var got string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if got = c.want(exitOK, "list", "--state", "indexing", "--kind", "ledger", "--json"); strings.Contains(got, `"id":"b:main"`) {
+				break
+			}
+		}
+		if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"id":"b:main"`) {
+			t.Fatalf("ns list --state indexing --kind ledger = %q", got)
+		}
+	}
+}
+
+func deleteTable(t *testing.T, rawURL, table string) {
+	ns, err := nameservice.Open(context.Background(), rawURL)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer ns.Close()
+	_, _ = ns.Driver().(*dynamodb.Driver).Client().DeleteTable(context.Background(), &awsdynamodb.DeleteTableInput{TableName: aws.String(table)})
 }

@@ -42,6 +42,26 @@ func init() {
 			return nil
 		}}
 	commands["list"] = listCommand()
+	commands["heads"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
+		h, err := c.ns.Heads(c.ctx, c.args[0])
+		if err != nil {
+			return err
+		}
+		if !c.human() {
+			return c.printJSON(map[string]nameservice.Value{"head": h.Head, "index": h.Index})
+		}
+		for _, p := range []struct {
+			c nameservice.Concern
+			v nameservice.Value
+		}{{nameservice.Head, h.Head}, {nameservice.Index, h.Index}} {
+			s, err := describe(p.c, p.v)
+			if err != nil {
+				return fmt.Errorf("%s: %s cannot be printed: %w", c.args[0], p.c, err)
+			}
+			fmt.Fprintf(c.stdout, "%-6s %s\n", p.c, s)
+		}
+		return nil
+	}}
 }
 
 // outputEnv forces the output form: "human" (a table or readable record, as
@@ -65,20 +85,23 @@ func (c *call) human() bool {
 }
 
 func listCommand() *command {
-	var kind, prefix string
+	var kind, prefix, state, sourceType string
 	var retracted bool
 	var pageSize int
-	return &command{usage: "[--kind ledger|graph_source] [--prefix P] [--retracted] [--page-size N]", nargs: 0,
+	return &command{usage: "[--kind ledger|graph_source] [--prefix P] [--state S] [--source-type T] [--retracted] [--page-size N]", nargs: 0,
 		summary: "print every record: a table on a terminal, JSON lines when piped",
 		example: "ns list --kind ledger --prefix tenant-eu/",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&kind, "kind", "", "ledger or graph_source")
 			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
+			fs.StringVar(&state, "state", "", "only records whose status state is S (e.g. error, indexing)")
+			fs.StringVar(&sourceType, "source-type", "", "only graph sources of type T (e.g. db:Bm25Index)")
 			fs.BoolVar(&retracted, "retracted", false, "include retracted records")
 			fs.IntVar(&pageSize, "page-size", 0, "records per backend page (default: the driver's)")
 		},
 		run: func(c *call) error {
-			opts := nameservice.ListOptions{Kind: nameservice.Kind(kind), Prefix: prefix, IncludeRetracted: retracted, PageSize: pageSize}
+			opts := nameservice.ListOptions{Kind: nameservice.Kind(kind), Prefix: prefix, IncludeRetracted: retracted, PageSize: pageSize,
+				State: state, SourceType: sourceType}
 			if kind != "" && !opts.Kind.Valid() {
 				return usagef("--kind %q is neither ledger nor graph_source", kind)
 			}

@@ -2,23 +2,43 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strings"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 )
 
 func init() {
-	commands["table"] = &command{summary: "create or migrate the backend's table (DynamoDB)", subs: map[string]*command{
-		"create": {usage: "", nargs: 0, creates: true,
-			summary: "create the table the URL names, with its index and stream, and wait until it is active",
-			example: "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' table create",
-			run:     createTable},
+	commands["table"] = &command{summary: "create, upgrade or migrate the backend's table (DynamoDB)", subs: map[string]*command{
+		"create": tableCreateCommand(),
+		"upgrade": {usage: "", nargs: 0,
+			summary: "add the optional state-index and source-type-index to the table and back-fill what they index",
+			example: "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' table upgrade",
+			run:     func(c *call) error { return upgradeTable(c, false) }},
 		"migrate-branches": {usage: "", nargs: 0,
 			summary: "rename the branch attributes earlier versions wrote (source_branch) to Fluree's (bp_source)",
 			example: "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' table migrate-branches",
 			run:     migrateBranches},
 	}}
+}
+
+func tableCreateCommand() *command {
+	var indexes bool
+	return &command{usage: "[--indexes]", nargs: 0, creates: true,
+		summary: "create the table the URL names, with its index and stream, and wait until it is active",
+		example: "ns --url 'dynamodb://fluree-nameservice?region=eu-west-1' table create --indexes",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&indexes, "indexes", false, "also the optional state-index and source-type-index (DynamoDB)")
+		},
+		run: func(c *call) error {
+			if indexes {
+				return upgradeTable(c, true)
+			}
+			return createTable(c)
+		}}
 }
 
 func createTable(c *call) error {
@@ -30,6 +50,39 @@ func createTable(c *call) error {
 		return err
 	}
 	return c.done("table ready")
+}
+
+// indexedTable is a driver whose table can hold the schema's optional
+// indexes (DynamoDB's state-index and source-type-index).
+type indexedTable interface {
+	ProvisionIndexes(ctx context.Context) (dynamodb.Upgrade, error)
+	UpgradeTable(ctx context.Context) (dynamodb.Upgrade, error)
+}
+
+// upgradeTable adds the optional indexes to the table, creating it first
+// when create is set, and back-fills what they index.
+func upgradeTable(c *call, create bool) error {
+	t, ok := c.ns.Driver().(indexedTable)
+	if !ok {
+		return fmt.Errorf("%w: this backend has no table indexes to add", nameservice.ErrUnsupported)
+	}
+	upgrade := t.UpgradeTable
+	if create {
+		upgrade = t.ProvisionIndexes
+	}
+	up, err := upgrade(c.ctx)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(map[string]any{"added": up.Added, "backfilled": up.Backfilled})
+	}
+	added := "none"
+	if len(up.Added) > 0 {
+		added = strings.Join(up.Added, ", ")
+	}
+	fmt.Fprintf(c.stdout, "table ready; indexes added: %s; status_state back-filled on %d item(s)\n", added, up.Backfilled)
+	return nil
 }
 
 // branchMigrator is a driver whose tables earlier versions wrote with other

@@ -17,13 +17,15 @@ import (
 )
 
 func init() {
-	var prefix, state string
+	var prefix, state, concerns, kind string
 	var interval time.Duration
-	commands["watch"] = &command{usage: "[ID | --prefix P] [--state FILE] [--interval D]", nargs: -1, ids: true,
+	commands["watch"] = &command{usage: "[ID | --prefix P] [--concerns head,index,status,config] [--kind ledger|graph_source] [--state FILE] [--interval D]", nargs: -1, ids: true,
 		summary: "print every change as a JSON line until interrupted (--state resumes after a restart)",
 		example: "ns watch --prefix tenant-eu/ --state /var/lib/ns-watch.json",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
+			fs.StringVar(&concerns, "concerns", "", "only changes of these concerns, comma-separated (default: all; a purge always)")
+			fs.StringVar(&kind, "kind", "", "only records of this kind: ledger or graph_source")
 			fs.StringVar(&state, "state", "", "file to keep what was seen, to resume after a restart")
 			fs.DurationVar(&interval, "interval", 0, "poll interval when the backend has no change feed")
 		},
@@ -38,7 +40,15 @@ func init() {
 				}
 				prefix = id.String()
 			}
-			return watch(c, prefix, state, interval)
+			opts := subscribe.Options{Prefix: prefix, Interval: interval, Kind: nameservice.Kind(kind)}
+			var err error
+			if opts.Concerns, err = nameservice.ParseConcerns(concerns); err != nil {
+				return usagef("--concerns: %v", err)
+			}
+			if kind != "" && !opts.Kind.Valid() {
+				return usagef("--kind %q is neither ledger nor graph_source", text.Clip(kind, 40))
+			}
+			return watch(c, opts, state)
 		}}
 }
 
@@ -54,12 +64,14 @@ type event struct {
 // watch prints changes until interrupted. With --state FILE it resumes from
 // the subscription map saved there and saves it after every event, so a
 // restarted watch misses nothing.
-func watch(c *call, prefix, state string, interval time.Duration) error {
+func watch(c *call, opts subscribe.Options, state string) error {
 	from, err := loadState(state)
 	if err != nil {
 		return err
 	}
-	sub, err := subscribe.Start(c.ctx, c.ns, subscribe.Options{Prefix: prefix, Interval: interval, From: from})
+	opts.From = from
+	prefix := opts.Prefix
+	sub, err := subscribe.Start(c.ctx, c.ns, opts)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 			return nil, errs[i]
 		case errs[i] != nil:
 			page.Failed = append(page.Failed, &driver.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
-		case r != nil && driverutil.Matches(r, opts):
+		case r != nil && opts.Matches(r):
 			page.Records = append(page.Records, r)
 		}
 	}

@@ -113,6 +113,7 @@ type Driver struct {
 	now    func() time.Time
 	kinds  kindCache
 	incs   incCache
+	ix     indexCache // the table's optional indexes, for List
 	closed closed.Flag
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
 

@@ -98,7 +98,7 @@ func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeVa
 	case refShape:
 		return l.encodeRef(v, attrs)
 	case statusShape:
-		attrs[attrStatus], attrs[attrStatusMeta] = nil, nil
+		attrs[attrStatus], attrs[attrStatusMeta], attrs[attrStatusState] = nil, nil, nil
 		if v.Payload == nil {
 			return nil
 		}
@@ -106,7 +106,9 @@ func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeVa
 		if !ok {
 			return fmt.Errorf("a status payload needs a string state")
 		}
-		attrs[attrStatus] = stringAV(state)
+		// status_state goes with the status in every write of it, so
+		// the two are never out of step (decode ignores it).
+		attrs[attrStatus], attrs[attrStatusState] = stringAV(state), indexedState(state)
 		return setExtras(attrs, attrStatusMeta, v.Payload, keyState)
 	case ledgerConfigShape:
 		attrs[attrDefaultContext], attrs[attrConfigMeta] = null, nil

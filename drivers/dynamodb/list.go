@@ -17,7 +17,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
-	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -47,7 +46,8 @@ type candidate struct {
 // entries the GSI shows retracted, then reads the page's records with
 // consistent BatchGetItem calls of up to 100 keys (5 per ledger, 4 per graph
 // source), up to Config.ListParallel of them at once, and filters again on
-// what they hold.
+// what they hold. A listing by state or source type reads its candidates
+// otherwise (see stateCandidates and sourceTypeCandidates).
 //
 // The GSI is eventually consistent: a record created or purged a moment ago
 // may be missing from, or still present in, the GSI. A record listed by the
@@ -62,23 +62,22 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err != nil {
 		return nil, err
 	}
-	kinds := []driver.Kind{driver.Ledger, driver.GraphSource}
-	if opts.Kind != "" {
-		kinds = []driver.Kind{opts.Kind}
-	}
 	var cands []candidate
-	for _, k := range kinds {
-		c, err := d.gsiPage(ctx, k, opts, after, size+1)
-		if err != nil {
-			return nil, err
-		}
-		cands = append(cands, c...)
+	var next string
+	switch {
+	case opts.State != "":
+		cands, next, err = d.stateCandidates(ctx, opts, after, size)
+	case opts.SourceType != "":
+		cands, next, err = d.sourceTypeCandidates(ctx, opts, after, size)
+	default:
+		cands, next, err = d.pageOf(ctx, kindSources(opts), opts, after, size)
 	}
-	cands = mergeCandidates(cands)
+	if err != nil {
+		return nil, err
+	}
 	page := &driver.Page{}
-	if len(cands) > size {
-		cands = cands[:size]
-		page.NextPageToken = pagetoken.Encode(cands[size-1].pk)
+	if next != "" {
+		page.NextPageToken = pagetoken.Encode(next)
 	}
 	recs, fails, err := d.fetch(ctx, cands)
 	if err != nil {
@@ -88,12 +87,58 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		if err := fails[c.pk]; err != nil {
 			id, _ := driver.ParseID(c.pk)
 			page.Failed = append(page.Failed, &driver.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
-		} else if r := recs[c.pk]; r != nil && driverutil.Matches(r, opts) {
+		} else if r := recs[c.pk]; r != nil && opts.Matches(r) {
 			page.Records = append(page.Records, r)
 			d.kinds.put(r.ID, r.Kind)
 		}
 	}
 	return page, nil
+}
+
+// gsiSource is one partition of an index that List reads candidates from.
+type gsiSource struct {
+	index string      // the index
+	hash  string      // its partition key attribute
+	value string      // the partition read
+	sk    string      // the sort key of the items it holds
+	kind  driver.Kind // the kind of the records it lists; "" when it cannot tell
+}
+
+// kindSources returns the partitions of gsi1-kind a listing reads: the
+// kind asked for, or both; only graph sources when a source type is.
+func kindSources(opts driver.ListOptions) []gsiSource {
+	var srcs []gsiSource
+	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
+		if (opts.Kind == "" || opts.Kind == k) && (opts.SourceType == "" || k == driver.GraphSource) {
+			srcs = append(srcs, gsiSource{index: IndexName, hash: attrKind, value: string(k), sk: skMeta, kind: k})
+		}
+	}
+	return srcs
+}
+
+// pageOf returns the first size candidates after pk `after` of srcs, and
+// the pk a next page starts after ("" when none follows).
+func (d *Driver) pageOf(ctx context.Context, srcs []gsiSource, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
+	cands, err := d.merged(ctx, srcs, opts, after, size+1)
+	if err != nil || len(cands) <= size {
+		return cands, "", err
+	}
+	return cands[:size], cands[size-1].pk, nil
+}
+
+// merged returns the first n candidates after pk `after` of srcs, merged
+// in pk order.
+func (d *Driver) merged(ctx context.Context, srcs []gsiSource, opts driver.ListOptions, after string, n int) ([]candidate, error) {
+	var cands []candidate
+	for _, src := range srcs {
+		c, err := d.gsiPage(ctx, src, opts, after, n)
+		if err != nil {
+			return nil, err
+		}
+		cands = append(cands, c...)
+	}
+	cands = mergeCandidates(cands)
+	return cands[:min(len(cands), n)], nil
 }
 
 // mergeCandidates sorts by pk and merges a pk listed under both kinds.
@@ -110,22 +155,31 @@ func mergeCandidates(cands []candidate) []candidate {
 	return out
 }
 
-// gsiPage returns up to want entries of kind k after pk `after` whose pk
-// starts with opts.Prefix, leaving out those the GSI shows retracted unless
-// opts.IncludeRetracted.
-func (d *Driver) gsiPage(ctx context.Context, k driver.Kind, opts driver.ListOptions, after string, want int) ([]candidate, error) {
-	key := expression.Key(attrKind).Equal(expression.Value(stringAV(string(k))))
+// gsiPage returns up to want entries of src after pk `after` whose pk
+// starts with opts.Prefix, leaving out those the index shows retracted
+// unless opts.IncludeRetracted, and those it shows of another source type
+// than opts.SourceType.
+func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOptions, after string, want int) ([]candidate, error) {
+	key := expression.Key(src.hash).Equal(expression.Value(stringAV(src.value)))
 	if opts.Prefix != "" {
 		key = key.And(expression.Key(attrPK).BeginsWith(opts.Prefix))
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+	b := expression.NewBuilder().WithKeyCondition(key)
+	if opts.SourceType != "" && src.hash == attrKind {
+		// gsi1-kind projects source_type; an entry without it (an index
+		// that does not project it) is kept, and filtered once read.
+		b = b.WithFilter(expression.Or(nameB(attrSourceType).AttributeNotExists(),
+			nameB(attrSourceType).Equal(valueB(stringAV(opts.SourceType)))))
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: list: %w: build expression: %v", driver.ErrInternal, err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),
-		IndexName:                 aws.String(IndexName),
+		IndexName:                 aws.String(src.index),
 		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}
@@ -135,22 +189,25 @@ func (d *Driver) gsiPage(ctx context.Context, k driver.Kind, opts driver.ListOpt
 				return nil, nil // the token is past every ID with the prefix
 			}
 		} else {
-			in.ExclusiveStartKey = item{attrKind: stringAV(string(k)), attrPK: stringAV(after), attrSK: stringAV(skMeta)}
+			in.ExclusiveStartKey = item{src.hash: stringAV(src.value), attrPK: stringAV(after), attrSK: stringAV(src.sk)}
 		}
 	}
 	var cands []candidate
 	for len(cands) < want {
 		in.Limit = aws.Int32(int32(min(want-len(cands), 1000)))
+		if in.FilterExpression != nil {
+			in.Limit = aws.Int32(1000) // the filter may leave few: read on in large pages
+		}
 		out, err := d.client.Query(ctx, in)
 		if err != nil {
-			return nil, d.fail(ctx, "list "+string(k)+" (query "+IndexName+")", err)
+			return nil, d.fail(ctx, "list "+src.value+" (query "+src.index+")", err)
 		}
 		for _, it := range out.Items {
 			pk, _ := getString(it, attrPK)
 			if r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL); ok && r.Value && !opts.IncludeRetracted {
 				continue
 			}
-			cands = append(cands, candidate{pk: pk, kind: k})
+			cands = append(cands, candidate{pk: pk, kind: src.kind})
 		}
 		if len(out.LastEvaluatedKey) == 0 {
 			break

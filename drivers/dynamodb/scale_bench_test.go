@@ -8,14 +8,12 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
@@ -126,30 +124,12 @@ func listRaw(ctx context.Context, c *awsdynamodb.Client, table, prefix string, p
 				keys = append(keys, map[string]types.AttributeValue{"pk": it["pk"], "sk": s(sk)})
 			}
 		}
-		var got atomic.Int64
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(parallel)
-		for len(keys) > 0 {
-			batch := keys[:min(len(keys), 100)]
-			keys = keys[len(batch):]
-			g.Go(func() error {
-				req := map[string]types.KeysAndAttributes{table: {Keys: batch, ConsistentRead: aws.Bool(true)}}
-				for len(req) > 0 {
-					out, err := c.BatchGetItem(gctx, &awsdynamodb.BatchGetItemInput{RequestItems: req})
-					if err != nil {
-						return err
-					}
-					got.Add(int64(len(out.Responses[table])))
-					req = out.UnprocessedKeys
-				}
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
+		got, err := batchGetCount(ctx, c, table, keys, parallel)
+		if err != nil {
 			return total, err
 		}
-		if got.Load() != int64(5*len(items)) {
-			return total, fmt.Errorf("raw: read %d items for %d records", got.Load(), len(items))
+		if got != int64(5*len(items)) {
+			return total, fmt.Errorf("raw: read %d items for %d records", got, len(items))
 		}
 		total += len(items)
 		if !more {
@@ -232,7 +212,9 @@ func (f *noFeed) complete() (polls int, requests int) {
 	return n, f.starts[n] - f.starts[0]
 }
 
-func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
+// scaleDriver returns a driver over a new table, which the benchmark
+// deletes at its end; edits change the CreateTable request first.
+func scaleDriver(b *testing.B, edits ...func(*awsdynamodb.CreateTableInput)) (*dynamodb.Driver, context.Context) {
 	ctx := context.Background()
 	cfg := testConfig(b)
 	cfg.Table = "ns-bench-" + testenv.RandomHex(4)
@@ -240,6 +222,15 @@ func scaleDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 	d, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if len(edits) > 0 {
+		in := dynamodb.CreateTableInput(cfg.Table)
+		for _, e := range edits {
+			e(in)
+		}
+		if _, err := d.Client().CreateTable(ctx, in); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := d.Provision(ctx); err != nil {
 		b.Fatal(err)
@@ -261,36 +252,13 @@ func seed(b *testing.B, d *dynamodb.Driver, prefix string, n int) {
 	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	var reqs []types.WriteRequest
-	for i := range n {
-		items, err := dynamodb.RecordItems(driver.NewLedger(benchID(prefix, i), 1), time.Now().UnixMilli())
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, it := range items {
-			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-		}
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for len(reqs) > 0 {
-		batch := reqs[:min(len(reqs), 25)]
-		reqs = reqs[len(batch):]
-		g.Go(func() error {
-			req := map[string][]types.WriteRequest{d.Table(): batch}
-			for len(req) > 0 {
-				out, err := d.Client().BatchWriteItem(gctx, &awsdynamodb.BatchWriteItemInput{RequestItems: req})
-				if err != nil {
-					return err
-				}
-				req = out.UnprocessedItems
+	putRecords(b, d, func(yield func(*driver.Record) bool) {
+		for i := range n {
+			if !yield(driver.NewLedger(benchID(prefix, i), 1)) {
+				return
 			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatalf("seed: %v", err)
-	}
+		}
+	}, nil)
 	for deadline := time.Now().Add(2 * time.Minute); ; {
 		got, err := listRaw(ctx, d.Client(), d.Table(), prefix, dynamodb.DefaultListParallel)
 		if err == nil && got == n {

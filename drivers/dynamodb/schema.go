@@ -51,6 +51,10 @@ const (
 	attrStatus         = "status"
 	attrStatusMeta     = "status_meta"
 	attrStatusV        = "status_v"
+	// attrStatusState is the schema's optional denormalised status.state,
+	// the key of the state-index: written with the status, in the same
+	// conditional write (see indexedState).
+	attrStatusState = "status_state"
 
 	// commit-index rows (Fluree v4's), sort key skCommitPrefix + t
 	// zero-padded to commitSKDigits digits
@@ -73,7 +77,29 @@ const (
 
 	// IndexName is the global secondary index listing meta items by kind.
 	IndexName = "gsi1-kind"
+	// StateIndexName is the schema's optional index of status items by
+	// status_state (`ns table create --indexes`, `ns table upgrade`).
+	StateIndexName = "state-index"
+	// SourceTypeIndexName is the schema's optional index of graph sources'
+	// meta items by source_type.
+	SourceTypeIndexName = "source-type-index"
 )
+
+// maxIndexKeyBytes is DynamoDB's limit on the partition key of an index:
+// an item whose status_state or source_type is longer cannot be written to
+// a table with that index.
+const maxIndexKeyBytes = 2048
+
+// indexedState returns the status_state attribute of a status of state,
+// or nil (absent) when no index may hold it: the empty string and a state
+// over maxIndexKeyBytes are refused by DynamoDB as index keys. Such a
+// state is listed by scanning (see List).
+func indexedState(state string) types.AttributeValue {
+	if state == "" || len(state) > maxIndexKeyBytes {
+		return nil
+	}
+	return stringAV(state)
+}
 
 // The sort keys of the items of one record.
 const (

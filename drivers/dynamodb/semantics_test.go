@@ -157,7 +157,8 @@ func recordsEqual(a, b *driver.Record) bool {
 }
 
 // TestWireSchema reads the raw items of a ledger and a graph source and
-// checks the guide's attribute names and types.
+// checks the guide's attribute names and types (status_state is the
+// schema's optional denormalised status.state, for state-index).
 func TestWireSchema(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
@@ -176,11 +177,11 @@ func TestWireSchema(t *testing.T) {
 		"db:main/head":   "commit_address:S commit_t:N incarnation:S pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
 		"db:main/index":  "incarnation:S index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
 		"db:main/config": "config_meta:M config_v:N default_context_address:S incarnation:S pk:S schema:N sk:S updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
-		"db:main/status": "incarnation:S pk:S schema:N sk:S status:S status_v:N updated_at_ms:N",
+		"db:main/status": "incarnation:S pk:S schema:N sk:S status:S status_state:S status_v:N updated_at_ms:N",
 		"gs:main/meta":   "branch:S created_at:N dependencies:L incarnation:S kind:S name:S pk:S retracted:BOOL schema:N sk:S source_type:S updated_at_ms:N",
 		"gs:main/index":  "incarnation:S index_address:NULL index_t:N pk:S schema:N sk:S updated_at_ms:N",
 		"gs:main/config": "config_json:S config_v:N incarnation:S pk:S schema:N sk:S updated_at_ms:N",
-		"gs:main/status": "incarnation:S pk:S schema:N sk:S status:S status_meta:M status_v:N updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
+		"gs:main/status": "incarnation:S pk:S schema:N sk:S status:S status_meta:M status_state:S status_v:N updated_at_ms:N write_id:S write_id_1:S write_id_2:S",
 	}
 	for key, attrs := range want {
 		pk, sk, _ := strings.Cut(key, "/")

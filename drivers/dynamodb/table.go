@@ -58,8 +58,14 @@ func (d *Driver) Provision(ctx context.Context) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
-	op := "provision table " + d.table
 	_, err := awsconf.EnsureTable(ctx, d.client, CreateTableInput(d.table), checkTable)
+	return d.provisionError(ctx, err)
+}
+
+// provisionError returns the error of awsconf.EnsureTable as Provision
+// does; nil stays nil.
+func (d *Driver) provisionError(ctx context.Context, err error) error {
+	op := "provision table " + d.table
 	switch {
 	case err == nil:
 		return nil

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"nameservice.dev/nameservice/driver"
@@ -43,7 +45,7 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 	if err != nil {
 		return nil, err
 	}
-	w := &watch{d: d, s: s, opts: opts}
+	w := &watch{d: d, s: s, opts: opts, kinds: map[driver.ID]driver.Kind{}}
 	if w.known, err = w.read(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -57,6 +59,9 @@ type watch struct {
 	s     *stream
 	opts  driver.WatchOptions
 	known map[driver.ID]*driver.Record // the watched records as last reported
+	// kinds holds the kinds learnt of records the stream showed, when
+	// opts selects a kind.
+	kinds map[driver.ID]driver.Kind
 }
 
 func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
@@ -73,7 +78,7 @@ func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 			}
 		} else {
 			n, err = w.s.round(ctx, func(r stypes.Record) bool {
-				for _, ev := range w.apply(r) {
+				for _, ev := range w.apply(ctx, r) {
 					if !send(ev) {
 						return false
 					}
@@ -117,15 +122,17 @@ func (w *watch) recover(ctx context.Context, send func(driver.Event) bool) error
 	if err != nil {
 		return err
 	}
+	var evs []driver.Event
 	for id, r := range now {
-		for _, ev := range driverutil.Diff(w.known[id], r) {
-			if !send(ev) {
-				return ctx.Err()
-			}
-		}
+		evs = append(evs, driverutil.Selected(w.opts, w.known[id], r)...)
 	}
 	for id, r := range w.known {
-		if _, ok := now[id]; !ok && !send(driver.Event{ID: r.ID, Deleted: true}) {
+		if _, ok := now[id]; !ok {
+			evs = append(evs, driverutil.Selected(w.opts, r, nil)...)
+		}
+	}
+	for _, ev := range evs {
+		if !send(ev) {
 			return ctx.Err()
 		}
 	}
@@ -145,12 +152,12 @@ func (w *watch) read(ctx context.Context, prev map[driver.ID]*driver.Record) (ma
 			recs[w.opts.ID] = prev[w.opts.ID]
 		case err != nil:
 			return nil, err
-		default:
+		case w.opts.Kind == "" || r.Kind == w.opts.Kind:
 			recs[r.ID] = r
 		}
 		return recs, nil
 	}
-	lo := driver.ListOptions{Prefix: w.opts.Prefix, IncludeRetracted: true, PageSize: 500}
+	lo := driver.ListOptions{Prefix: w.opts.Prefix, Kind: w.opts.Kind, IncludeRetracted: true, PageSize: 500}
 	for {
 		page, err := w.d.List(ctx, lo)
 		if err != nil {
@@ -172,8 +179,9 @@ func (w *watch) read(ctx context.Context, prev map[driver.ID]*driver.Record) (ma
 }
 
 // apply maps one stream record to the events it causes and notes the new
-// value in w.known.
-func (w *watch) apply(r stypes.Record) []driver.Event {
+// value in w.known. A change of a concern or of a kind of record that
+// w.opts does not select is dropped before its images are decoded.
+func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 	if r.Dynamodb == nil {
 		return nil
 	}
@@ -187,6 +195,7 @@ func (w *watch) apply(r stypes.Record) []driver.Event {
 	}
 	known := w.known[id]
 	if sk == skMeta {
+		w.noteKind(id, r)
 		if r.EventName != stypes.OperationTypeRemove || known == nil {
 			return nil // identity and retraction are not watched concerns
 		}
@@ -197,13 +206,24 @@ func (w *watch) apply(r stypes.Record) []driver.Event {
 		return nil // a concern item goes only with its record: the meta's removal reports it
 	}
 	c := concernOfSK(sk)
-	nv, err := decodeImage(sk, pk, r.Dynamodb.NewImage)
+	if !w.opts.Watches(c) {
+		return nil
+	}
+	img, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
+	if err != nil {
+		slog.Warn("dynamodb: watch skips an unreadable stream record", "table", w.d.table, "err", err)
+		return nil
+	}
+	if w.opts.Kind != "" && w.kindOf(ctx, id, sk, img) != w.opts.Kind {
+		return nil
+	}
+	nv, err := layoutOfItem(sk, img).decode(pk, img)
 	if err != nil {
 		slog.Warn("dynamodb: watch skips an unreadable stream record", "table", w.d.table, "err", err)
 		return nil
 	}
 	if known == nil {
-		known = &driver.Record{ID: id}
+		known = &driver.Record{ID: id, Meta: driver.Meta{Kind: w.opts.Kind}}
 		w.known[id] = known
 	}
 	var old driver.Value
@@ -215,6 +235,56 @@ func (w *watch) apply(r stypes.Record) []driver.Event {
 	}
 	known.SetValue(c, nv)
 	return []driver.Event{{ID: id, Concern: c, Old: old.V, New: nv.Clone()}}
+}
+
+// noteKind notes the kind a meta item's new image shows, when the watch
+// selects a kind, and forgets it when the item goes.
+func (w *watch) noteKind(id driver.ID, r stypes.Record) {
+	if w.opts.Kind == "" {
+		return
+	}
+	if r.EventName == stypes.OperationTypeRemove {
+		delete(w.kinds, id)
+		return
+	}
+	if k := streamString(r.Dynamodb.NewImage, attrKind); k != "" {
+		w.kinds[id] = driver.Kind(k)
+	}
+}
+
+// kindOf returns the kind of record id, whose concern item sk the stream
+// shows as img: from what the watch knows (the baseline, meta items the
+// stream showed), from the item (only ledgers have a head; a config item's
+// layout is its kind's), or else from one read of the meta item, once per
+// record. "" means the record is gone.
+func (w *watch) kindOf(ctx context.Context, id driver.ID, sk string, img item) driver.Kind {
+	if rec := w.known[id]; rec != nil && rec.Kind != "" {
+		return rec.Kind
+	}
+	if k := w.kinds[id]; k != "" {
+		return k
+	}
+	var k driver.Kind
+	switch sk {
+	case skHead:
+		k = driver.Ledger
+	case skConfig:
+		k = driver.Ledger
+		if configLayoutOf(img).shape == sourceConfigShape {
+			k = driver.GraphSource
+		}
+	default:
+		var err error
+		if k, err = w.d.metaKind(ctx, id); err != nil {
+			// Better an event of the other kind than a lost one.
+			slog.Warn("dynamodb: watch cannot read a record's kind; reporting its change", "table", w.d.table, "err", err)
+			return w.opts.Kind
+		}
+	}
+	if k != "" {
+		w.kinds[id] = k
+	}
+	return k
 }
 
 // follows reports whether the change r starts from old, the value last
@@ -251,4 +321,18 @@ func streamString(it map[string]stypes.AttributeValue, name string) string {
 		return s.Value
 	}
 	return ""
+}
+
+// metaKind returns the kind record id's meta item holds, read
+// consistently; "" when there is none.
+func (d *Driver) metaKind(ctx context.Context, id driver.ID) (driver.Kind, error) {
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#k"), ExpressionAttributeNames: map[string]string{"#k": attrKind},
+	})
+	if err != nil {
+		return "", d.fail(ctx, "kind of "+id.String(), err)
+	}
+	k, _ := getString(out.Item, attrKind)
+	return driver.Kind(k), nil
 }

@@ -138,6 +138,7 @@ func (d *Driver) retractItems(pk string, at time.Time, w driver.Write, incs [2]s
 	}
 	statusUpd := expression.Set(nameB(attrStatusV), nameB(attrStatusV).Plus(valueB(numberAV(1)))).
 		Set(nameB(attrStatus), valueB(stringAV(driver.StateRetracted))).
+		Set(nameB(attrStatusState), valueB(indexedState(driver.StateRetracted))).
 		Set(nameB(attrStatusMeta), valueB(retractedMeta)).
 		Set(nameB(attrUpdatedAt), valueB(now))
 	// The new status_v is not known here: the write ID records no

@@ -207,7 +207,7 @@ func (ws *watchState) refreshPath(ctx context.Context, path string) error {
 }
 
 // refresh re-reads record id and, when report is set, sends the events that
-// take the snapshot to it. A record that cannot be read keeps its place in
+// take the snapshot to it and the watch's options select. A record that cannot be read keeps its place in
 // the snapshot: one bad file neither ends the watch nor reads as a purge.
 func (ws *watchState) refresh(ctx context.Context, id driver.ID, report bool) error {
 	rec, err := ws.d.Get(ctx, id)
@@ -220,7 +220,7 @@ func (ws *watchState) refresh(ctx context.Context, id driver.ID, report bool) er
 		return err
 	}
 	if report {
-		for _, ev := range driverutil.Diff(ws.snap[id], rec) {
+		for _, ev := range driverutil.Selected(ws.opts, ws.snap[id], rec) {
 			if !ws.send(ev) {
 				return nil
 			}

@@ -71,7 +71,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	delete(d.s.recs, id)
 	d.s.sorted = nil
 	d.s.purged(id, driver.Write{})
-	d.s.notify(driver.Event{ID: id, Deleted: true})
+	d.s.notify(r.Kind, driver.Event{ID: id, Deleted: true})
 	return nil
 }
 
@@ -103,6 +103,6 @@ func (s *Store) set(r *driver.Record, c driver.Concern, v driver.Value) {
 	old := *r.Value(c)
 	r.SetValue(c, v.Clone())
 	if !old.Equal(v) {
-		s.notify(driver.Event{ID: r.ID, Concern: c, Old: old.V, New: v.Clone()})
+		s.notify(r.Kind, driver.Event{ID: r.ID, Concern: c, Old: old.V, New: v.Clone()})
 	}
 }

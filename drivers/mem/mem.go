@@ -31,7 +31,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/closed"
-	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
@@ -241,7 +240,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	r.SetValue(c, next.Clone())
 	d.s.wrote(id, c, w, next.V)
 	if !cur.Equal(next) {
-		d.s.notify(driver.Event{ID: id, Concern: c, Old: cur.V, New: next.Clone()})
+		d.s.notify(r.Kind, driver.Event{ID: id, Concern: c, Old: cur.V, New: next.Clone()})
 	}
 	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
 }
@@ -268,7 +267,7 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 	old := r.Status.V
 	r.Status = &driver.Value{V: old + 1, Payload: driver.RetractedStatus(at)}
 	d.s.wrote(id, driver.Status, w, old+1)
-	d.s.notify(driver.Event{ID: id, Concern: driver.Status, Old: old, New: r.Status.Clone()})
+	d.s.notify(r.Kind, driver.Event{ID: id, Concern: driver.Status, Old: old, New: r.Status.Clone()})
 	return nil
 }
 
@@ -283,14 +282,15 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	if w.Resend {
 		return resent("delete", id, w, d.s.purges[id] == w.ID)
 	}
-	if _, ok := d.s.recs[id]; !ok {
+	r, ok := d.s.recs[id]
+	if !ok {
 		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
 	}
 	delete(d.s.recs, id)
 	d.s.sorted = nil
 	delete(d.s.corrupt, id)
 	d.s.purged(id, w)
-	d.s.notify(driver.Event{ID: id, Deleted: true})
+	d.s.notify(r.Kind, driver.Event{ID: id, Deleted: true})
 	return nil
 }
 
@@ -317,7 +317,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	for ; i < len(ids) && strings.HasPrefix(ids[i].key, opts.Prefix); i++ {
 		k := ids[i]
 		corrupt := len(d.s.corrupt) > 0 && d.s.corrupt[k.id]
-		if k.key <= after || !(corrupt || driverutil.Matches(k.rec, opts)) {
+		if k.key <= after || !(corrupt || opts.Matches(k.rec)) {
 			continue
 		}
 		if len(page.Records)+len(page.Failed) == size {

@@ -18,11 +18,12 @@ type subscriber struct {
 	wake chan struct{}
 }
 
-func (s *subscriber) matches(id driver.ID) bool {
+// matches reports whether s reports ev, an event of a record of kind k.
+func (s *subscriber) matches(k driver.Kind, ev driver.Event) bool {
 	if !s.opts.ID.IsZero() {
-		return id == s.opts.ID
+		return ev.ID == s.opts.ID && s.opts.Reports(k, ev)
 	}
-	return strings.HasPrefix(id.String(), s.opts.Prefix)
+	return strings.HasPrefix(ev.ID.String(), s.opts.Prefix) && s.opts.Reports(k, ev)
 }
 
 func (s *subscriber) push(ev driver.Event) {
@@ -88,10 +89,11 @@ func (d *Driver) forward(ctx context.Context, sub *subscriber, out chan<- driver
 	}
 }
 
-// notify queues ev for every matching subscriber. The caller holds s.mu.
-func (s *Store) notify(ev driver.Event) {
+// notify queues ev, an event of a record of kind k, for every subscriber
+// that reports it. The caller holds s.mu.
+func (s *Store) notify(k driver.Kind, ev driver.Event) {
 	for sub := range s.subs {
-		if sub.matches(ev.ID) {
+		if sub.matches(k, ev) {
 			sub.push(ev)
 		}
 	}
@@ -101,7 +103,7 @@ func (s *Store) notify(ev driver.Event) {
 func (s *Store) notifyCreated(r *driver.Record) {
 	for _, c := range driver.Concerns {
 		if v := r.Value(c); v != nil {
-			s.notify(driver.Event{ID: r.ID, Concern: c, New: v.Clone()})
+			s.notify(r.Kind, driver.Event{ID: r.ID, Concern: c, New: v.Clone()})
 		}
 	}
 }

@@ -408,6 +408,30 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	return &rec, nil
 }
 
+var _ driver.HeadsReader = (*Driver)(nil)
+
+// Heads implements driver.HeadsReader with one GET /ns/v1/heads/{id}. A
+// server without that route answers a plain 404, which is returned as an
+// error wrapping driver.ErrUnsupported (the caller then uses Get).
+func (d *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) {
+	op := "heads " + id.String()
+	resp, err := d.do(ctx, op, http.MethodGet, "/heads/"+nswire.PathID(id), nil, false)
+	if err != nil {
+		return driver.Heads{}, err
+	}
+	if _, ours := resp.serverError(); resp.status == http.StatusNotFound && !ours {
+		return driver.Heads{}, fmt.Errorf("remote: %s: %w: the server has no heads route", op, driver.ErrUnsupported)
+	}
+	if resp.status != http.StatusOK {
+		return driver.Heads{}, resp.err(op)
+	}
+	var hr nswire.HeadsResponse
+	if err := json.Unmarshal(resp.body, &hr); err != nil {
+		return driver.Heads{}, fmt.Errorf("remote: %s: %w: malformed answer: %v", op, driver.ErrInternal, err)
+	}
+	return driver.Heads{Head: hr.Head, Index: hr.Index}, nil
+}
+
 // Create implements driver.Driver.
 func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 	body, err := rec.MarshalJSON()
@@ -502,6 +526,12 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if opts.PageToken != "" {
 		q.Set("page_token", opts.PageToken)
 	}
+	if opts.State != "" {
+		q.Set("state", opts.State)
+	}
+	if opts.SourceType != "" {
+		q.Set("source_type", opts.SourceType)
+	}
 	path := "/records"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -517,7 +547,14 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err := json.Unmarshal(resp.body, &lr); err != nil {
 		return nil, fmt.Errorf("remote: list: %w: malformed answer: %v", driver.ErrInternal, err)
 	}
-	page := &driver.Page{Records: lr.Records, NextPageToken: lr.NextPageToken}
+	page := &driver.Page{NextPageToken: lr.NextPageToken}
+	for _, r := range lr.Records {
+		// A server older than the state and source type filters ignores
+		// them: what it sends is filtered here again.
+		if opts.Matches(r) {
+			page.Records = append(page.Records, r)
+		}
+	}
 	for _, f := range lr.Failed {
 		page.Failed = append(page.Failed, recordError(f))
 	}

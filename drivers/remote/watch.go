@@ -19,7 +19,8 @@ import (
 // maxEventBytes bounds one line of an event stream.
 const maxEventBytes = 8 << 20
 
-// Watch implements driver.Watcher over the server's event stream. It
+// Watch implements driver.Watcher over the server's event stream, which
+// selects the concerns and kind of opts at the server. It
 // returns once the server has sent the current records, so every change
 // after the return is reported. When the stream breaks it reconnects (with
 // backoff, until ctx is done) and resumes by snapshot: the records the new
@@ -64,6 +65,12 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.R
 	}
 	if w.opts.Prefix != "" {
 		q.Set("prefix", w.opts.Prefix)
+	}
+	if len(w.opts.Concerns) > 0 {
+		q.Set("concerns", driver.FormatConcerns(w.opts.Concerns))
+	}
+	if w.opts.Kind != "" {
+		q.Set("kind", string(w.opts.Kind))
 	}
 	req, err := w.d.newRequest(ctx, http.MethodGet, "/watch?"+q.Encode(), nil)
 	if err != nil {
@@ -193,12 +200,13 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 		return driver.Event{ID: id, Deleted: true}, true
 	}
 	concern, err := driver.ParseConcern(c.Concern)
-	if err != nil || c.New == nil {
+	if err != nil || c.New == nil || !w.opts.Watches(concern) {
 		return driver.Event{}, false
 	}
 	rec := w.known[id]
 	if rec == nil {
-		rec = &driver.Record{ID: id}
+		// The server sends only changes of the kind asked for.
+		rec = &driver.Record{ID: id, Meta: driver.Meta{Kind: w.opts.Kind}}
 		w.known[id] = rec
 	}
 	old := c.Old
@@ -217,11 +225,11 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 func (w *watcher) resume(ctx context.Context, snap map[driver.ID]*driver.Record, ch chan<- driver.Event) bool {
 	var evs []driver.Event
 	for id, rec := range snap {
-		evs = append(evs, driverutil.Diff(w.known[id], rec)...)
+		evs = append(evs, driverutil.Selected(w.opts, w.known[id], rec)...)
 	}
 	for id, rec := range w.known {
 		if snap[id] == nil {
-			evs = append(evs, driverutil.Diff(rec, nil)...)
+			evs = append(evs, driverutil.Selected(w.opts, rec, nil)...)
 		}
 	}
 	w.known = snap

@@ -1,5 +1,5 @@
 // Package driverutil holds what the drivers of this module share beyond
-// the contract of package driver: filtering a listing, telling a failure of
+// the contract of package driver: telling a failure of
 // one record from one of the whole page, the events between two reads of a
 // record, the error of a drop refused for branches, and the write IDs by
 // which a driver recognises its writes after a lost answer.
@@ -10,12 +10,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 )
-
-// Matches reports whether r passes the kind and retracted filters of opts
-// (not the prefix or the page token).
-func Matches(r *driver.Record, opts driver.ListOptions) bool {
-	return (opts.Kind == "" || r.Kind == opts.Kind) && (opts.IncludeRetracted || !r.Retracted)
-}
 
 // Diff returns the events that take record old to record new (either may be
 // nil: created, deleted): one per concern whose value changed, in concern
@@ -43,6 +37,36 @@ func Diff(old, new *driver.Record) []driver.Event {
 		}
 	}
 	return evs
+}
+
+// Selected returns the events of Diff(old, new) that opts reports
+// (WatchOptions.Reports), a record's kind being new's, or old's when it
+// was purged; a record purged and created again as the other kind is a
+// purge of the one and a creation of the other.
+func Selected(opts driver.WatchOptions, old, new *driver.Record) []driver.Event {
+	if old != nil && new != nil && old.Kind != "" && old.Kind != new.Kind {
+		// Purged and created again as the other kind.
+		return append(Selected(opts, old, nil), Selected(opts, nil, new)...)
+	}
+	evs := Diff(old, new)
+	k := kindOf(old, new)
+	out := evs[:0]
+	for _, ev := range evs {
+		if opts.Reports(k, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func kindOf(old, new *driver.Record) driver.Kind {
+	if new != nil {
+		return new.Kind
+	}
+	if old != nil {
+		return old.Kind
+	}
+	return ""
 }
 
 // PerRecord reports whether err, met while List read one record, belongs in

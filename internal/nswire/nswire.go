@@ -111,6 +111,13 @@ type ListResponse struct {
 	NextPageToken string           `json:"next_page_token,omitempty"`
 }
 
+// HeadsResponse is the answer of GET /ns/v1/heads/{id}: a ledger's head
+// and index.
+type HeadsResponse struct {
+	Head  driver.Value `json:"head"`
+	Index driver.Value `json:"index"`
+}
+
 // RecordError is a driver.RecordError on the wire.
 type RecordError struct {
 	ID     string `json:"id,omitempty"`

@@ -292,7 +292,7 @@ func (l *lister) readReady(ctx context.Context, all bool) error {
 // is one more match.
 func (l *lister) take(r *pendingRead) error {
 	rec, err := r.rec, r.err
-	if err == nil && (rec == nil || !driverutil.Matches(rec, l.opts)) {
+	if err == nil && (rec == nil || !l.opts.Matches(rec)) {
 		return nil
 	}
 	if err != nil && !driverutil.PerRecord(err) {

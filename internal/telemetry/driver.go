@@ -157,6 +157,19 @@ func (w *instrumented) PruneCommitIndex(ctx context.Context, id driver.ID, upToT
 	return err
 }
 
+var _ driver.HeadsReader = (*instrumented)(nil)
+
+func (w *instrumented) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) {
+	h, ok := w.d.(driver.HeadsReader)
+	if !ok {
+		return driver.Heads{}, fmt.Errorf("%w: this backend's driver has no read of the heads alone", driver.ErrUnsupported)
+	}
+	ctx, c := w.in.start(ctx, "heads", id, "")
+	heads, err := h.Heads(ctx, id)
+	c.end(ctx, errOutcome(err, OutcomeOK), err)
+	return heads, err
+}
+
 // Unwrap returns the driver underneath.
 func (w *instrumented) Unwrap() driver.Driver { return w.d }
 

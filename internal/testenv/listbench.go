@@ -221,7 +221,7 @@ func ListAll(ctx context.Context, d driver.Driver, opts driver.ListOptions) (rec
 // scripts/listbench.sh reads: the median driver listing and raw floor in
 // ms, their ratio, and the peak RSS of a listing in MB.
 func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
-	m, r := medianMS(list), medianMS(raw)
+	m, r := MedianMS(list), MedianMS(raw)
 	b.ReportMetric(m, "list-ms")
 	b.ReportMetric(r, "raw-ms")
 	b.ReportMetric(m/r, "ratio")
@@ -229,7 +229,8 @@ func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func medianMS(l []time.Duration) float64 {
+// MedianMS returns the median of l in milliseconds, 0 for none.
+func MedianMS(l []time.Duration) float64 {
 	if len(l) == 0 {
 		return 0
 	}

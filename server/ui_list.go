@@ -62,14 +62,11 @@ func (f uiFilter) query(tok string, n int) string {
 	return v.Encode()
 }
 
-// consoleQuery is the listing a filter asks the backend for.
-//
-// TODO(issue 38): select f.State in the listing itself (ListOptions.State,
-// through listQuery and its page-token binding) once the listing takes a
-// state. Until then the state field is shown and kept across pages but
-// filters nothing, rather than being filtered here and again there.
+// consoleQuery is the listing a filter asks the backend for: the state is
+// selected by the backend (ListOptions.State), so that a page holds a full
+// page of records in that state and its token is bound to it.
 func consoleQuery(f uiFilter) listQuery {
-	return listQuery{kind: driver.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted}
+	return listQuery{kind: driver.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted, state: f.State}
 }
 
 // uiList is a page of the records table.

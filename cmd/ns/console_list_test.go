@@ -142,8 +142,19 @@ func TestConsoleListingInBrowser(t *testing.T) {
 	if got := strings.Join(filter("shop-s", "graph_source", false), ","); got != "shop-search:main" {
 		t.Errorf("prefix shop-s, kind graph_source: %s", got)
 	}
-	// The state field is kept (it selects once the listing takes a state:
-	// issue 38).
+	// A state: the backend selects it, and the next page keeps it.
+	push := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"--url", "file://" + dir}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ns %v: %v\n%s", args, err, out)
+		}
+	}
+	push("push-status", "shop:hotfix", "--expect-v", "1", "indexing")
+	must(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ui?prefix=shop&state=indexing"), chromedp.WaitVisible(chromedp.ID("records"))))
+	if got := strings.Join(eval[[]string](t, ctx, rowIDs), ","); got != "shop:hotfix" {
+		t.Errorf("prefix shop, state indexing: %s, want shop:hotfix alone", got)
+	}
 	must(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ui?prefix=bulk/&state=ready"), chromedp.WaitVisible(chromedp.ID("next-page"))))
 	if v := eval[string](t, ctx, `document.querySelector("[name=state]").value + " " + document.getElementById("next-page").getAttribute("href")`); !strings.HasPrefix(v, "ready /ui?") || !strings.Contains(v, "state=ready") {
 		t.Errorf("the state filter is not kept: %q", v)
@@ -151,12 +162,6 @@ func TestConsoleListingInBrowser(t *testing.T) {
 
 	// A filtered page takes live changes of its records only.
 	must(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ui?prefix=shop&kind=ledger"), chromedp.WaitVisible(chromedp.ID("live"))))
-	push := func(args ...string) {
-		out, err := exec.Command(bin, append([]string{"--url", "file://" + dir}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("ns %v: %v\n%s", args, err, out)
-		}
-	}
 	push("publish-commit", "bulk/db-00001", "5", "fluree:file://bulk/t5")
 	push("publish-commit", "shop", "13", "fluree:file://shop/t13")
 	if _, err := waitText(ctx, cell("shop:main", "head_t"), "13", time.Minute); err != nil {

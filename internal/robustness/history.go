@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -103,7 +104,7 @@ func (h *History) Stats() Stats {
 		s.Ops++
 		s.Kinds[e.In.Kind]++
 		if d := time.Duration(e.Return - e.Call); d > s.Slowest {
-			s.Slowest, s.SlowOp = d, describeOp(op{e.In, e.In.Concern}, e.Out)
+			s.Slowest, s.SlowOp = d, describeEvent(e)
 		}
 		switch {
 		case e.Out.Unknown:
@@ -140,9 +141,15 @@ func (s Stats) String() string {
 // fails rather than passes.
 const checkTimeout = time.Minute
 
+// ArtifactsEnv names the directory a failing check writes its files to
+// (scripts/test.sh sets it inside the run, for CI to keep); unset, the
+// system's temporary directory.
+const ArtifactsEnv = "NS_TEST_ARTIFACTS"
+
 // Check runs porcupine on h and fails t when the history is not
-// linearizable, writing the visualisation to a file and naming it. The
-// file goes to $NS_ROBUSTNESS_DIR, or the system's temporary directory.
+// linearizable: it prints the failing sub-histories (one ID and concern
+// each) into the test's log, and writes the whole history as text and
+// porcupine's visualisation as HTML under $NS_TEST_ARTIFACTS, naming both.
 func Check(t testing.TB, h *History) {
 	t.Helper()
 	ops := h.Operations()
@@ -154,26 +161,46 @@ func Check(t testing.TB, h *History) {
 		t.Errorf("porcupine could not decide within %v (%d projected operations)", checkTimeout, len(ops))
 		return
 	}
-	path, err := visualize(t.Name(), info)
+	parts := illegalParts(ops, 80)
+	files, err := writeArtifacts(t.Name(), h, parts, info)
 	if err != nil {
-		t.Errorf("history is NOT linearizable; writing the visualisation failed: %v", err)
-		return
+		t.Errorf("writing the failing history: %v", err)
 	}
-	t.Errorf("history is NOT linearizable (%d projected operations); visualisation: %s\n%s", len(ops), path, illegalParts(ops, 80))
+	t.Errorf("history is NOT linearizable (%d projected operations); written to %s\n%s", len(ops), strings.Join(files, " and "), parts)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-func visualize(name string, info porcupine.LinearizationInfo) (string, error) {
-	dir := os.Getenv("NS_ROBUSTNESS_DIR")
+// writeArtifacts writes the history of test name (its failing
+// sub-histories, then every event in call order) and the visualisation,
+// and returns the files' paths.
+func writeArtifacts(name string, h *History, parts string, info porcupine.LinearizationInfo) ([]string, error) {
+	dir := os.Getenv(ArtifactsEnv)
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	f, err := os.CreateTemp(dir, "porcupine-"+unsafeName.ReplaceAllString(name, "_")+"-*.html")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	base := "robustness-" + unsafeName.ReplaceAllString(name, "_") + "-"
+	text, err := writeFile(dir, base+"*.txt", func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%s: NOT linearizable\n%s\n\nfailing sub-histories:\n%s\nevery operation, in call order:\n%s",
+			name, h.Stats(), parts, h.Text())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	html, err := writeFile(dir, base+"*.html", func(w io.Writer) error { return porcupine.Visualize(model, info, w) })
+	return []string{text, html}, err
+}
+
+// writeFile creates a new file in dir named after pattern (os.CreateTemp),
+// fills it with write and returns its absolute path.
+func writeFile(dir, pattern string, write func(io.Writer) error) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}
-	if err := porcupine.Visualize(model, info, f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return "", err
 	}
@@ -182,6 +209,19 @@ func visualize(name string, info porcupine.LinearizationInfo) (string, error) {
 	}
 	return filepath.Abs(f.Name())
 }
+
+// Text describes every event, one a line, in call order.
+func (h *History) Text() string {
+	events := h.Events()
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Call < events[j].Call })
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "  [%9.3f ms, %9.3f ms] client %d: %s\n", float64(e.Call)/1e6, float64(e.Return)/1e6, e.Client, describeEvent(e))
+	}
+	return b.String()
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // outcome converts a push's result to an Output.
 func outcome(out driver.Outcome, err error) Output {

@@ -74,11 +74,7 @@ func TestLinearizableFS(t *testing.T) {
 	t.Parallel()
 	for _, l := range []jsonld.Layout{fs.LayoutB, fs.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			open := func(context.Context) (driver.Driver, error) {
-				return fs.Open(context.Background(), fs.Config{Dir: dir, Layout: l})
-			}
-			runChecked(t, open, workload(2), false)
+			runChecked(t, fsOpener(t.TempDir(), l), workload(2), false)
 		})
 	}
 }
@@ -117,16 +113,24 @@ func TestLinearizableS3LockMode(t *testing.T) {
 
 func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 	t.Parallel()
+	endpoint, at := docstoreDynamoDB(t)
+	runChecked(t, at(endpoint), workload(7), false)
+}
+
+// docstoreDynamoDB provisions a table of the test's own on DynamoDB Local
+// for the docstore driver, deletes it when the test ends, and returns
+// DynamoDB Local's endpoint and the opener of the table's clients through
+// an endpoint.
+func docstoreDynamoDB(t *testing.T) (string, Endpoints) {
+	t.Helper()
 	endpoint := testenv.DynamoDBEndpoint(t)
 	table := "ns-robust-doc-" + testenv.RandomHex(4)
+	url := func(endpoint string) string {
+		return "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := awsdynamodb.New(awsdynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: testCreds,
-		DisableValidateResponseChecksum: true,
-	})
-	url := "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
-	d, err := drivers.Open(ctx, url)
+	d, err := drivers.Open(ctx, url(endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +138,12 @@ func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 	if err := d.(driver.Provisioner).Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
+	client := awsdynamodb.New(awsdynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: testCreds,
+		DisableValidateResponseChecksum: true,
+	})
 	testenv.DropTable(t, client, table)
-	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(7), false)
+	return endpoint, docstoreAt(url)
 }
 
 var testCreds = testenv.Credentials

@@ -241,23 +241,42 @@ func failed(err error) Output {
 }
 
 // illegalParts describes the sub-histories (one ID and concern) that are
-// not linearizable, one operation a line in call order, at most max lines.
+// not linearizable, one operation a line in call order. It shows where
+// each fails: the shortest prefix (in call order) that is not linearizable
+// already, with the operations that began before its last one returned;
+// of those, the last limit operations and the earlier ones still running
+// when they began.
 func illegalParts(ops []porcupine.Operation, limit int) string {
 	var b strings.Builder
 	for _, part := range partition(ops) {
-		if porcupine.CheckOperationsTimeout(model, part, checkTimeout) != porcupine.Illegal {
+		if !illegal(part) {
 			continue
 		}
+		sort.SliceStable(part, func(i, j int) bool { return part[i].Call < part[j].Call })
+		n := 1 + sort.Search(len(part), func(k int) bool { return illegal(part[:k+1]) })
 		o := part[0].Input.(op)
-		fmt.Fprintf(&b, "sub-history %s %s (%d operations):\n", o.in.ID, o.concern, len(part))
-		sort.Slice(part, func(i, j int) bool { return part[i].Call < part[j].Call })
-		for i, p := range part {
-			if i == limit {
-				fmt.Fprintf(&b, "  ...\n")
-				break
+		fmt.Fprintf(&b, "sub-history %s %s (%d operations; the first %d are not linearizable already):\n", o.in.ID, o.concern, len(part), n)
+		if last := part[n-1]; !last.Output.(Output).Unknown {
+			for n < len(part) && part[n].Call < last.Return {
+				n++ // began before the last returned: perhaps why it is wrong
+			}
+		}
+		from, skipped := max(0, n-limit), 0
+		for i, p := range part[:n] {
+			if i < from && p.Return < part[from].Call {
+				skipped++
+				continue
+			}
+			if skipped > 0 {
+				fmt.Fprintf(&b, "  ... %d operations over before the next ones began\n", skipped)
+				skipped = 0
 			}
 			fmt.Fprintf(&b, "  [%9.3f ms, %9.3f ms] client %d: %s\n", float64(p.Call)/1e6, float64(p.Return)/1e6, p.ClientId, describeOp(p.Input, p.Output))
 		}
 	}
 	return b.String()
+}
+
+func illegal(part []porcupine.Operation) bool {
+	return porcupine.CheckOperationsTimeout(model, part, checkTimeout) == porcupine.Illegal
 }

@@ -27,7 +27,7 @@ import (
 // the client then acts on a random ID every Interval on average.
 //
 // The workload's IDs must have distinct ledger names: Lose finds the ID a
-// write was about by its ledger name in the request's path or body.
+// write was about by its ledger name in the request's path, query or body.
 type Chaos struct {
 	// Open opens the chaos client: its requests must not pass the proxy
 	// that loses answers (they would open windows of their own).
@@ -117,7 +117,8 @@ func (x *Chaos) Lose(r *http.Request) bool {
 		return false
 	}
 	body, _ := io.ReadAll(r.Body)
-	id := run.target(r.URL.Path + "\n" + string(body))
+	query, _ := url.QueryUnescape(r.URL.RawQuery) // GCS names an object in the query
+	id := run.target(r.URL.Path + "\n" + query + "\n" + string(body))
 	if id == "" || !x.window.TryLock() {
 		return false
 	}

@@ -123,6 +123,9 @@ func (x *Chaos) Lose(r *http.Request) bool {
 		return false
 	}
 	defer x.window.Unlock()
+	if now, _ := x.run.Load().(*chaosRun); now != run {
+		return false // the workload ended meanwhile
+	}
 	x.act(run, id)
 	return true
 }

@@ -80,7 +80,7 @@ func replicated(t *testing.T, seed uint64, url string, faulty bool) {
 	t.Cleanup(front.Close)
 
 	w := workload(seed)
-	w.Clients, w.Ops, w.Duration, w.Timeout = replicaClients, 1000, replicaRun, 3*time.Minute
+	w.Clients, w.Ops, w.Duration = replicaClients, 1000, replicaRun
 	k := &killer{procs: procs, rnd: rand.New(rand.NewPCG(seed, 0x4111))}
 	ctx, stop := context.WithCancel(context.Background())
 	var killing sync.WaitGroup

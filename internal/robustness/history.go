@@ -173,24 +173,30 @@ func Check(t testing.TB, h *History) {
 // sub-histories, then every event in call order) and the visualisation,
 // and returns the files' paths.
 func writeArtifacts(name string, h *History, parts string, info porcupine.LinearizationInfo) ([]string, error) {
-	dir := os.Getenv(ArtifactsEnv)
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	base := "robustness-" + unsafeName.ReplaceAllString(name, "_") + "-"
-	text, err := writeFile(dir, base+"*.txt", func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "%s: NOT linearizable\n%s\n\nfailing sub-histories:\n%s\nevery operation, in call order:\n%s",
-			name, h.Stats(), parts, h.Text())
+	text, err := writeArtifact(name, ".txt", func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%s: NOT linearizable\n%s\n\nfailing sub-histories:\n%s\nevery operation, in call order (ms since %s):\n%s",
+			name, h.Stats(), parts, h.start.UTC().Format(time.RFC3339Nano), h.Text())
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	html, err := writeFile(dir, base+"*.html", func(w io.Writer) error { return porcupine.Visualize(model, info, w) })
+	html, err := writeArtifact(name, ".html", func(w io.Writer) error { return porcupine.Visualize(model, info, w) })
 	return []string{text, html}, err
+}
+
+// writeArtifact writes a new file of test name, ending in ext, under
+// $NS_TEST_ARTIFACTS (or the system's temporary directory) with write, and
+// returns its absolute path.
+func writeArtifact(name, ext string, write func(io.Writer) error) (string, error) {
+	dir := os.Getenv(ArtifactsEnv)
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return writeFile(dir, "robustness-"+unsafeName.ReplaceAllString(name, "_")+"-*"+ext, write)
 }
 
 // writeFile creates a new file in dir named after pattern (os.CreateTemp),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -70,7 +71,8 @@ func replicated(t *testing.T, seed uint64, url string, faulty bool) {
 	var procs []*testenv.ServeProcess
 	var targets []string
 	for range instances {
-		p := testenv.ServeCLI(t, url, "--insecure-no-auth")
+		// Debug: one log line per backend call, to trace a failing run.
+		p := testenv.ServeCLI(t, url, "--insecure-no-auth", "--log-level", "debug")
 		procs = append(procs, p)
 		targets = append(targets, p.URL)
 	}
@@ -82,6 +84,9 @@ func replicated(t *testing.T, seed uint64, url string, faulty bool) {
 	w := workload(seed)
 	w.Clients, w.Ops, w.Duration = replicaClients, 1000, replicaRun
 	k := &killer{procs: procs, rnd: rand.New(rand.NewPCG(seed, 0x4111))}
+	for i, p := range procs {
+		k.all = append(k.all, started{i, p})
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	var killing sync.WaitGroup
 	entry := front.URL
@@ -110,16 +115,22 @@ func replicated(t *testing.T, seed uint64, url string, faulty bool) {
 			t.Errorf("instance %d answered no request", i)
 		}
 	}
-	k.requireNoPanic(t)
+	k.stop(t)
 }
 
 // killer kills a random instance with SIGKILL every 1 to 3 s and restarts
 // it on its port.
 type killer struct {
 	procs []*testenv.ServeProcess
-	all   []*testenv.ServeProcess // every process started, the killed ones too
+	all   []started // every process started, in order
 	rnd   *rand.Rand
 	kills int
+}
+
+// started is a process that ran as an instance.
+type started struct {
+	instance int
+	p        *testenv.ServeProcess
 }
 
 func (k *killer) run(ctx context.Context, t *testing.T) {
@@ -134,28 +145,45 @@ func (k *killer) run(ctx context.Context, t *testing.T) {
 			t.Errorf("kill instance %d: %v", i, err)
 			return
 		}
-		k.all = append(k.all, k.procs[i])
 		p, err := k.procs[i].Restart(t)
 		if err != nil {
 			t.Errorf("restart instance %d: %v", i, err)
 			return
 		}
 		k.procs[i] = p
+		k.all = append(k.all, started{i, p})
 		k.kills++
 	}
 }
 
-// requireNoPanic kills the instances and fails t when one of them, or of
-// those killed during the run, had panicked: a server that crashed by
-// itself is a bug, not a fault.
-func (k *killer) requireNoPanic(t *testing.T) {
+// stop kills the instances and fails t when one of them, or of those
+// killed during the run, had panicked: a server that crashed by itself is
+// a bug, not a fault. When t has failed, it writes every process's log
+// under $NS_TEST_ARTIFACTS, to trace the failing history's operations.
+func (k *killer) stop(t *testing.T) {
 	for _, p := range k.procs {
 		_ = p.Kill()
 	}
-	for _, p := range append(k.all, k.procs...) {
-		if s := p.Stderr.String(); strings.Contains(s, "panic:") {
-			t.Errorf("an instance panicked:\n%s", s)
+	var logs []string
+	for n, s := range k.all {
+		log := s.p.Stderr.String()
+		if strings.Contains(log, "panic:") {
+			t.Errorf("instance %d panicked:\n%s", s.instance, log)
 		}
+		if !t.Failed() {
+			continue
+		}
+		f, err := writeArtifact(fmt.Sprintf("%s-instance%d-process%d", t.Name(), s.instance, n), ".log", func(w io.Writer) error {
+			_, err := io.WriteString(w, log)
+			return err
+		})
+		if err != nil {
+			t.Errorf("writing the log of instance %d: %v", s.instance, err)
+		}
+		logs = append(logs, f)
+	}
+	if len(logs) > 0 {
+		t.Logf("the instances' logs: %s", strings.Join(logs, " "))
 	}
 }
 

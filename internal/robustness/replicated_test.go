@@ -26,7 +26,8 @@ import (
 const (
 	instances      = 3
 	replicaClients = 8
-	replicaRun     = 20 * time.Second // clients start no operation after it
+	replicaOps     = 40               // each client's operations at least,
+	replicaRun     = 20 * time.Second // and more until this has passed
 )
 
 // TestReplicatedDynamoDB and TestReplicatedFS run three ns serve processes
@@ -82,7 +83,7 @@ func replicated(t *testing.T, seed uint64, url string, faulty bool) {
 	t.Cleanup(front.Close)
 
 	w := workload(seed)
-	w.Clients, w.Ops, w.Duration = replicaClients, 1000, replicaRun
+	w.Clients, w.Ops, w.Duration = replicaClients, replicaOps, replicaRun
 	k := &killer{procs: procs, rnd: rand.New(rand.NewPCG(seed, 0x4111))}
 	for i, p := range procs {
 		k.all = append(k.all, started{i, p})

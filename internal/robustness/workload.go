@@ -26,8 +26,10 @@ type Workload struct {
 	// Started, when set, is called once the IDs exist and just before the
 	// clients start (to turn faults on).
 	Started func()
-	// Duration, when positive, stops the clients from starting an
-	// operation once it has passed since they started.
+	// Duration, when positive, keeps each client going after its Ops
+	// operations until it has passed since they started: a run lasts at
+	// least that long, and holds at least Ops operations per client
+	// however slow the machine.
 	Duration time.Duration
 	// Chaos, when set, is one more client, numbered Clients, that purges
 	// and creates the IDs again while another client's answer is lost
@@ -70,7 +72,7 @@ func Run(ctx context.Context, open Opener, w Workload) (*History, error) {
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Go(func() {
-			for i := 0; i < w.Ops && ctx.Err() == nil && (end.IsZero() || time.Now().Before(end)); i++ {
+			for i := 0; ctx.Err() == nil && (i < w.Ops || time.Now().Before(end)); i++ {
 				c.one(ctx, h)
 			}
 		})

@@ -159,33 +159,30 @@ func (k *killer) run(ctx context.Context, t *testing.T) {
 
 // stop kills the instances and fails t when one of them, or of those
 // killed during the run, had panicked: a server that crashed by itself is
-// a bug, not a fault. When t has failed, it writes every process's log
-// under $NS_TEST_ARTIFACTS, to trace the failing history's operations.
+// a bug, not a fault. When t has failed, it writes the logs of every
+// process, in the order they started, to one file under
+// $NS_TEST_ARTIFACTS, to trace the failing history's operations.
 func (k *killer) stop(t *testing.T) {
 	for _, p := range k.procs {
 		_ = p.Kill()
 	}
-	var logs []string
-	for n, s := range k.all {
-		log := s.p.Stderr.String()
-		if strings.Contains(log, "panic:") {
+	for _, s := range k.all {
+		if log := s.p.Stderr.String(); strings.Contains(log, "panic:") {
 			t.Errorf("instance %d panicked:\n%s", s.instance, log)
 		}
-		if !t.Failed() {
-			continue
-		}
-		f, err := writeArtifact(fmt.Sprintf("%s-instance%d-process%d", t.Name(), s.instance, n), ".log", func(w io.Writer) error {
-			_, err := io.WriteString(w, log)
-			return err
-		})
-		if err != nil {
-			t.Errorf("writing the log of instance %d: %v", s.instance, err)
-		}
-		logs = append(logs, f)
 	}
-	if len(logs) > 0 {
-		t.Logf("the instances' logs: %s", strings.Join(logs, " "))
+	if !t.Failed() {
+		return
 	}
+	f, err := writeArtifact(t.Name()+"-instances", ".log", func(w io.Writer) error {
+		for n, s := range k.all {
+			if _, err := fmt.Fprintf(w, "== instance %d, process %d (%s)\n%s", s.instance, n, s.p.URL, s.p.Stderr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	t.Logf("the instances' logs: %s (%v)", f, err)
 }
 
 // balancer is the clients' single URL: it sends each request to a random

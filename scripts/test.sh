@@ -32,6 +32,7 @@ if [[ -z ${NS_TEST_RUN:-} ]]; then
 	own_run=$NS_TEST_RUN
 fi
 export NS_TEST_RUN
+export NS_TEST_ARTIFACTS=${NS_TEST_ARTIFACTS:-$NS_TEST_RUN/artifacts} # failing tests' files (internal/robustness)
 
 # shellcheck source=testservers.sh
 . "$root/scripts/testservers.sh"
@@ -54,6 +55,7 @@ cleanup() {
 		wait "$gotest_pid" 2>/dev/null || true
 	fi
 	ns_testservers_here stop || true
+	[[ -z $(ls -A "$NS_TEST_ARTIFACTS" 2>/dev/null) ]] || { echo "test.sh: failing tests wrote files to $NS_TEST_ARTIFACTS (kept)" >&2; own_run=; }
 	[[ -z $own_run ]] || rm -rf -- "$own_run"
 	exit "$rc"
 }

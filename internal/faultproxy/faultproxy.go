@@ -107,7 +107,7 @@ type Config struct {
 	// returns true, the client gets a 500 instead, as if the answer had
 	// been lost after the write landed. It runs in the request's goroutine,
 	// so the client waits while other requests (another client's purge)
-	// go through.
+	// go through. r.Body holds the request's body again, for Lose to read.
 	Lose func(r *http.Request) bool
 }
 

@@ -173,3 +173,34 @@ func TestBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestLoseSeesTheWrite: Lose is asked only about writes the server answered
+// with success, after the server saw them, and can read what was written;
+// the client of a lost answer gets a 500.
+func TestLoseSeesTheWrite(t *testing.T) {
+	srv, seen := upstream(t)
+	var asked []string
+	p := start(t, Config{Target: srv.URL, Lose: func(r *http.Request) bool {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		asked = append(asked, r.Method+" "+string(b))
+		return r.Method == http.MethodPut
+	}})
+	if code, _ := send(t, http.MethodGet, p.URL(), nil); code != http.StatusOK {
+		t.Errorf("a read got %d, want 200", code)
+	}
+	if code, _ := send(t, http.MethodPost, p.URL(), nil); code != http.StatusOK {
+		t.Errorf("a write kept got %d, want 200", code)
+	}
+	if code, _ := send(t, http.MethodPut, p.URL(), nil); code != http.StatusInternalServerError {
+		t.Errorf("a write lost got %d, want 500", code)
+	}
+	if want := "POST body,PUT body"; strings.Join(asked, ",") != want {
+		t.Errorf("Lose was asked about %q, want %q", asked, want)
+	}
+	if seen.Load() != 3 {
+		t.Errorf("the server saw %d requests, want 3", seen.Load())
+	}
+}

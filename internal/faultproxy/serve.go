@@ -47,8 +47,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.cfg.Forwarded != nil {
 		p.cfg.Forwarded(r, body, resp.StatusCode)
 	}
-	if p.cfg.Lose != nil && resp.StatusCode < 300 && IsWrite(r) && p.cfg.Lose(r) {
-		pl.fault = Error500After
+	if p.cfg.Lose != nil && resp.StatusCode < 300 && IsWrite(r) {
+		r.Body = io.NopCloser(bytes.NewReader(body)) // Lose may read it, to learn what was written
+		if p.cfg.Lose(r) {
+			pl.fault = Error500After
+		}
 	}
 	switch pl.fault {
 	case ResetAfter:

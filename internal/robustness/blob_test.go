@@ -23,12 +23,12 @@ import (
 func TestLinearizableGCS(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.GCSEndpoint(t)
-	runChecked(t, gcsOpener(t, endpoint, endpoint, jsonld.LayoutB), workload(8), false)
+	runChecked(t, gcsAt(t, endpoint, jsonld.LayoutB)(endpoint), workload(8), false)
 }
 
-// gcsOpener returns an opener of the blob driver on a new bucket of
-// fake-gcs-server, reached through endpoint (the server or a proxy).
-func gcsOpener(t *testing.T, server, endpoint string, l jsonld.Layout) Opener {
+// gcsAt creates a bucket of fake-gcs-server (at server) and opens clients
+// of the blob driver on it through an endpoint (the server or a proxy).
+func gcsAt(t *testing.T, server string, l jsonld.Layout) Endpoints {
 	t.Helper()
 	// JSON reads: fake-gcs-server routes XML-API reads by Host, which the
 	// proxy keeps as its own.
@@ -44,22 +44,24 @@ func gcsOpener(t *testing.T, server, endpoint string, l jsonld.Layout) Opener {
 	if err := c.Bucket(bucket).Create(context.Background(), "test", nil); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
-	return func(ctx context.Context) (driver.Driver, error) {
-		c, err := client(ctx, endpoint)
-		if err != nil {
-			return nil, err
+	return func(endpoint string) Opener {
+		return func(ctx context.Context) (driver.Driver, error) {
+			c, err := client(ctx, endpoint)
+			if err != nil {
+				return nil, err
+			}
+			b, err := gcsblob.OpenBucket(ctx, nil, bucket, &gcsblob.Options{Client: c})
+			if err != nil {
+				return nil, err
+			}
+			return blob.OpenBucket(ctx, b, blob.Config{Layout: l})
 		}
-		b, err := gcsblob.OpenBucket(ctx, nil, bucket, &gcsblob.Options{Client: c})
-		if err != nil {
-			return nil, err
-		}
-		return blob.OpenBucket(ctx, b, blob.Config{Layout: l})
 	}
 }
 
-// azureOpener returns an opener of the blob driver on a new container of
-// Azurite, reached through endpoint (the server or a proxy).
-func azureOpener(t *testing.T, server, endpoint string, l jsonld.Layout) Opener {
+// azureAt creates a container of Azurite (at server) and opens clients of
+// the blob driver on it through an endpoint (the server or a proxy).
+func azureAt(t *testing.T, server string, l jsonld.Layout) Endpoints {
 	t.Helper()
 	const account = "devstoreaccount1"
 	cred, err := azblob.NewSharedKeyCredential(account, "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
@@ -78,30 +80,29 @@ func azureOpener(t *testing.T, server, endpoint string, l jsonld.Layout) Opener 
 		t.Fatalf("create container: %v", err)
 	}
 	t.Cleanup(func() { _, _ = c.Delete(context.Background(), nil) })
-	return func(ctx context.Context) (driver.Driver, error) {
-		c, err := client(endpoint)
-		if err != nil {
-			return nil, err
+	return func(endpoint string) Opener {
+		return func(ctx context.Context) (driver.Driver, error) {
+			c, err := client(endpoint)
+			if err != nil {
+				return nil, err
+			}
+			b, err := azureblob.OpenBucket(ctx, c, nil)
+			if err != nil {
+				return nil, err
+			}
+			return blob.OpenBucket(ctx, b, blob.Config{Layout: l})
 		}
-		b, err := azureblob.OpenBucket(ctx, c, nil)
-		if err != nil {
-			return nil, err
-		}
-		return blob.OpenBucket(ctx, b, blob.Config{Layout: l})
 	}
 }
 
-// TestFaultsGCS and TestFaultsAzure run the workload, purges included,
-// through a fault proxy in front of fake-gcs-server and Azurite, in both
-// layouts.
+// TestFaultsGCS and TestFaultsAzure run the fault campaign through a fault
+// proxy in front of fake-gcs-server and Azurite, in both layouts.
 func TestFaultsGCS(t *testing.T) {
 	t.Parallel()
 	server := testenv.GCSEndpoint(t)
-	for i, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
-			p := startProxy(t, server, 21+uint64(i), rates(nil))
-			runChecked(t, gcsOpener(t, server, p.URL(), l), faultWorkload(9, p), true)
-			requireFaults(t, p)
+			campaign(t, func(t *testing.T, seed uint64) { faultRun(t, seed, server, gcsAt(t, server, l), rates(nil)) })
 		})
 	}
 }
@@ -109,11 +110,9 @@ func TestFaultsGCS(t *testing.T) {
 func TestFaultsAzure(t *testing.T) {
 	t.Parallel()
 	server := testenv.AzureEndpoint(t)
-	for i, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
-			p := startProxy(t, server, 31+uint64(i), rates(nil))
-			runChecked(t, azureOpener(t, server, p.URL(), l), faultWorkload(10, p), true)
-			requireFaults(t, p)
+			campaign(t, func(t *testing.T, seed uint64) { faultRun(t, seed, server, azureAt(t, server, l), rates(nil)) })
 		})
 	}
 }
@@ -123,5 +122,5 @@ func TestFaultsAzure(t *testing.T) {
 func TestLinearizableAzure(t *testing.T) {
 	t.Parallel()
 	server := testenv.AzureEndpoint(t)
-	runChecked(t, azureOpener(t, server, server, jsonld.LayoutC), workload(12), false)
+	runChecked(t, azureAt(t, server, jsonld.LayoutC)(server), workload(12), false)
 }

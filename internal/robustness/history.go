@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,17 +60,19 @@ func (h *History) Events() []Event {
 
 // Operations returns the history as porcupine operations, each projected
 // onto the concerns it touches. An operation with an unknown outcome
-// returns after every other one, at the end of the history; a Lookup that
-// failed is left out (it constrains nothing).
+// returns after every other one, at the end of the history. Left out, as
+// they constrain nothing: a Lookup that failed, and an update with an
+// unknown outcome whose value no operation saw (see unseen).
 func (h *History) Operations() []porcupine.Operation {
 	events := h.Events()
 	var end int64
 	for _, e := range events {
 		end = max(end, e.Return)
 	}
+	seen := observed(events)
 	var ops []porcupine.Operation
 	for _, e := range events {
-		if e.Out.Unknown && e.In.Kind == Lookup {
+		if e.Out.Unknown && (e.In.Kind == Lookup || unseen(e.In, seen)) {
 			continue
 		}
 		ret := e.Return
@@ -81,6 +84,50 @@ func (h *History) Operations() []porcupine.Operation {
 		}
 	}
 	return ops
+}
+
+// observed returns the values each ID's concerns were seen to hold: read
+// by a Lookup, reported current by an update not applied, or expected by
+// a compare-and-set applied.
+func observed(events []Event) map[partKey][]driver.Value {
+	seen := map[partKey][]driver.Value{}
+	for _, e := range events {
+		switch {
+		case e.Out.Unknown || e.Out.NotFound:
+		case e.In.Kind == Lookup:
+			for _, c := range driver.Concerns {
+				if v := e.Out.Record.Value(c); v != nil {
+					seen[partKey{e.In.ID, c}] = append(seen[partKey{e.In.ID, c}], *v)
+				}
+			}
+		case !e.Out.Applied:
+			seen[partKey{e.In.ID, e.In.Concern}] = append(seen[partKey{e.In.ID, e.In.Concern}], e.Out.Current)
+		case e.In.Expected != nil:
+			seen[partKey{e.In.ID, e.In.Concern}] = append(seen[partKey{e.In.ID, e.In.Concern}], *e.In.Expected)
+		}
+	}
+	return seen
+}
+
+// unseen reports whether in is an update whose value no operation saw.
+// Such an update, when its outcome is unknown, can be left out of the
+// check without changing its verdict: a history with it is linearizable
+// when one without it is (it goes last, as if it never landed), and one
+// without it is when one with it is (no operation saw its value; an update
+// that applied after it on a watermark above or at its own applies on the
+// lower one before it too). Porcupine's search grows with every operation
+// left open to the end of the history.
+func unseen(in Input, seen map[partKey][]driver.Value) bool {
+	switch in.Kind {
+	case Create, Lookup, Purge:
+		return false
+	}
+	for _, v := range seen[partKey{in.ID, in.Concern}] {
+		if v.Equal(in.Next) {
+			return false
+		}
+	}
+	return true
 }
 
 // Stats counts a history's events.
@@ -103,7 +150,7 @@ func (h *History) Stats() Stats {
 		s.Ops++
 		s.Kinds[e.In.Kind]++
 		if d := time.Duration(e.Return - e.Call); d > s.Slowest {
-			s.Slowest, s.SlowOp = d, describeOp(op{e.In, e.In.Concern}, e.Out)
+			s.Slowest, s.SlowOp = d, describeEvent(e)
 		}
 		switch {
 		case e.Out.Unknown:
@@ -137,43 +184,80 @@ func (s Stats) String() string {
 }
 
 // checkTimeout bounds porcupine's search; a check that runs out of time
-// fails rather than passes.
-const checkTimeout = time.Minute
+// fails rather than passes. It is far above what a check takes (well under
+// a second for a campaign's run), so that only a search that went wrong
+// hits it, not a slow machine.
+const checkTimeout = 10 * time.Minute
+
+// ArtifactsEnv names the directory a failing check writes its files to
+// (scripts/test.sh sets it inside the run, for CI to keep); unset, the
+// system's temporary directory.
+const ArtifactsEnv = "NS_TEST_ARTIFACTS"
 
 // Check runs porcupine on h and fails t when the history is not
-// linearizable, writing the visualisation to a file and naming it. The
-// file goes to $NS_ROBUSTNESS_DIR, or the system's temporary directory.
+// linearizable: it prints the failing sub-histories (one ID and concern
+// each) into the test's log, and writes the whole history as text and
+// porcupine's visualisation as HTML under $NS_TEST_ARTIFACTS, naming both.
 func Check(t testing.TB, h *History) {
 	t.Helper()
 	ops := h.Operations()
+	start := time.Now()
 	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
 	switch res {
 	case porcupine.Ok:
+		t.Logf("linearizable: %d projected operations checked in %v", len(ops), time.Since(start).Round(time.Millisecond))
 		return
 	case porcupine.Unknown:
-		t.Errorf("porcupine could not decide within %v (%d projected operations)", checkTimeout, len(ops))
+		f, err := writeArtifact(t.Name(), ".txt", func(w io.Writer) error { _, err := io.WriteString(w, h.Text()); return err })
+		t.Errorf("porcupine could not decide within %v (%d projected operations); history written to %s (%v)", checkTimeout, len(ops), f, err)
 		return
 	}
-	path, err := visualize(t.Name(), info)
+	parts := illegalParts(ops, 80)
+	files, err := writeArtifacts(t.Name(), h, parts, info)
 	if err != nil {
-		t.Errorf("history is NOT linearizable; writing the visualisation failed: %v", err)
-		return
+		t.Errorf("writing the failing history: %v", err)
 	}
-	t.Errorf("history is NOT linearizable (%d projected operations); visualisation: %s\n%s", len(ops), path, illegalParts(ops, 80))
+	t.Errorf("history is NOT linearizable (%d projected operations); written to %s\n%s", len(ops), strings.Join(files, " and "), parts)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+// writeArtifacts writes the history of test name (its failing
+// sub-histories, then every event in call order) and the visualisation,
+// and returns the files' paths.
+func writeArtifacts(name string, h *History, parts string, info porcupine.LinearizationInfo) ([]string, error) {
+	text, err := writeArtifact(name, ".txt", func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%s: NOT linearizable\n%s\n\nfailing sub-histories:\n%s\nevery operation, in call order (ms since %s):\n%s",
+			name, h.Stats(), parts, h.start.UTC().Format(time.RFC3339Nano), h.Text())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	html, err := writeArtifact(name, ".html", func(w io.Writer) error { return porcupine.Visualize(model, info, w) })
+	return []string{text, html}, err
+}
 
-func visualize(name string, info porcupine.LinearizationInfo) (string, error) {
-	dir := os.Getenv("NS_ROBUSTNESS_DIR")
+// writeArtifact writes a new file of test name, ending in ext, under
+// $NS_TEST_ARTIFACTS (or the system's temporary directory) with write, and
+// returns its absolute path.
+func writeArtifact(name, ext string, write func(io.Writer) error) (string, error) {
+	dir := os.Getenv(ArtifactsEnv)
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	f, err := os.CreateTemp(dir, "porcupine-"+unsafeName.ReplaceAllString(name, "_")+"-*.html")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return writeFile(dir, "robustness-"+unsafeName.ReplaceAllString(name, "_")+"-*"+ext, write)
+}
+
+// writeFile creates a new file in dir named after pattern (os.CreateTemp),
+// fills it with write and returns its absolute path.
+func writeFile(dir, pattern string, write func(io.Writer) error) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}
-	if err := porcupine.Visualize(model, info, f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return "", err
 	}
@@ -182,6 +266,19 @@ func visualize(name string, info porcupine.LinearizationInfo) (string, error) {
 	}
 	return filepath.Abs(f.Name())
 }
+
+// Text describes every event, one a line, in call order.
+func (h *History) Text() string {
+	events := h.Events()
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Call < events[j].Call })
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "  [%9.3f ms, %9.3f ms] client %d: %s\n", float64(e.Call)/1e6, float64(e.Return)/1e6, e.Client, describeEvent(e))
+	}
+	return b.String()
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // outcome converts a push's result to an Output.
 func outcome(out driver.Outcome, err error) Output {
@@ -201,23 +298,42 @@ func failed(err error) Output {
 }
 
 // illegalParts describes the sub-histories (one ID and concern) that are
-// not linearizable, one operation a line in call order, at most max lines.
+// not linearizable, one operation a line in call order. It shows where
+// each fails: the shortest prefix (in call order) that is not linearizable
+// already, with the operations that began before its last one returned;
+// of those, the last limit operations and the earlier ones still running
+// when they began.
 func illegalParts(ops []porcupine.Operation, limit int) string {
 	var b strings.Builder
 	for _, part := range partition(ops) {
-		if porcupine.CheckOperationsTimeout(model, part, checkTimeout) != porcupine.Illegal {
+		if !illegal(part) {
 			continue
 		}
+		sort.SliceStable(part, func(i, j int) bool { return part[i].Call < part[j].Call })
+		n := 1 + sort.Search(len(part), func(k int) bool { return illegal(part[:k+1]) })
 		o := part[0].Input.(op)
-		fmt.Fprintf(&b, "sub-history %s %s (%d operations):\n", o.in.ID, o.concern, len(part))
-		sort.Slice(part, func(i, j int) bool { return part[i].Call < part[j].Call })
-		for i, p := range part {
-			if i == limit {
-				fmt.Fprintf(&b, "  ...\n")
-				break
+		fmt.Fprintf(&b, "sub-history %s %s (%d operations; the first %d are not linearizable already):\n", o.in.ID, o.concern, len(part), n)
+		if last := part[n-1]; !last.Output.(Output).Unknown {
+			for n < len(part) && part[n].Call < last.Return {
+				n++ // began before the last returned: perhaps why it is wrong
+			}
+		}
+		from, skipped := max(0, n-limit), 0
+		for i, p := range part[:n] {
+			if i < from && p.Return < part[from].Call {
+				skipped++
+				continue
+			}
+			if skipped > 0 {
+				fmt.Fprintf(&b, "  ... %d operations over before the next ones began\n", skipped)
+				skipped = 0
 			}
 			fmt.Fprintf(&b, "  [%9.3f ms, %9.3f ms] client %d: %s\n", float64(p.Call)/1e6, float64(p.Return)/1e6, p.ClientId, describeOp(p.Input, p.Output))
 		}
 	}
 	return b.String()
+}
+
+func illegal(part []porcupine.Operation) bool {
+	return porcupine.CheckOperationsTimeout(model, part, checkTimeout) == porcupine.Illegal
 }

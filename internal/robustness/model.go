@@ -25,6 +25,7 @@ package robustness
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/anishathalye/porcupine"
 
@@ -219,19 +220,31 @@ func partition(history []porcupine.Operation) [][]porcupine.Operation {
 
 func describeOp(in, out any) string {
 	o, r := in.(op), out.(Output)
-	s := fmt.Sprintf("%s %s", o.in.ID, o.in.Kind)
-	if o.in.Kind != Lookup && o.in.Kind != Create && o.in.Kind != Purge {
-		s += " " + o.in.Concern.String()
-	}
-	if o.in.Expected != nil {
-		s += fmt.Sprintf(" expect %s", o.in.Expected)
-	}
-	if o.in.Kind != Lookup && o.in.Next.Payload != nil {
-		s += fmt.Sprintf(" -> %s", o.in.Next)
-	}
-	return s + " = " + describeOutput(o, r)
+	return fmt.Sprintf("%s %s = %s", o.in.ID, describeInput(o.in), describeOutput(o, r))
 }
 
+// describeInput names an operation and the concerns it writes: every
+// operation but a Lookup names them, a create and a purge included.
+func describeInput(in Input) string {
+	switch {
+	case in.Kind == Lookup:
+		return "lookup"
+	case in.Kind == Purge:
+		return "purge (every concern)"
+	case in.Kind == Create && in.Next.Payload == nil:
+		return "create by init (every concern)"
+	case in.Kind == Create:
+		return fmt.Sprintf("create by cas (every concern) %s -> %s", in.Concern, in.Next)
+	}
+	s := fmt.Sprintf("%s %s", in.Kind, in.Concern)
+	if in.Expected != nil {
+		s += fmt.Sprintf(" expect %s", in.Expected)
+	}
+	return s + fmt.Sprintf(" -> %s", in.Next)
+}
+
+// describeOutput says what an operation returned, as seen from the
+// concern it is projected onto (for a Lookup, that concern's value).
 func describeOutput(o op, r Output) string {
 	switch {
 	case r.Unknown:
@@ -243,10 +256,29 @@ func describeOutput(o op, r Output) string {
 			return fmt.Sprintf("%s %s", o.concern, v)
 		}
 		return "no " + o.concern.String()
+	case o.in.Kind == Purge:
+		return "purged"
+	case o.in.Kind == Create && r.Applied:
+		return "created"
+	case o.in.Kind == Create && o.in.Next.Payload == nil:
+		return "exists already"
 	case r.Applied:
-		return fmt.Sprintf("applied, %s", r.Current)
+		return fmt.Sprintf("applied, %s %s", o.in.Concern, r.Current)
 	}
-	return fmt.Sprintf("not applied, current %s", r.Current)
+	return fmt.Sprintf("not applied, current %s %s", o.in.Concern, r.Current)
+}
+
+// describeEvent describes an event whole: a Lookup with every concern it
+// read.
+func describeEvent(e Event) string {
+	if e.In.Kind != Lookup || e.Out.Unknown || e.Out.NotFound {
+		return describeOp(op{e.In, e.In.Concern}, e.Out)
+	}
+	var vs []string
+	for _, c := range driver.Concerns {
+		vs = append(vs, describeOutput(op{e.In, c}, e.Out))
+	}
+	return fmt.Sprintf("%s lookup = %s", e.In.ID, strings.Join(vs, ", "))
 }
 
 func describeState(s any) string {

@@ -22,15 +22,18 @@ import (
 
 // The size of a run: clients × ops operations on two ledgers created first
 // and one ID the clients bootstrap. Bounded so that every run together
-// stays well under two minutes under -race.
+// stays well under two minutes under -race; runTimeout only stops a run
+// that hangs (a fault run takes over a minute on a machine loaded 15 times
+// over).
 const (
-	clients = 4
-	ops     = 100
+	clients    = 4
+	ops        = 100
+	runTimeout = 5 * time.Minute
 )
 
 func workload(seed uint64) Workload {
 	return Workload{
-		Clients: clients, Ops: ops, Seed: seed, Timeout: time.Minute,
+		Clients: clients, Ops: ops, Seed: seed, Timeout: runTimeout,
 		IDs:   []string{"rb/a", "rb/b:dev"},
 		Fresh: []string{"rb/fresh"},
 	}
@@ -74,11 +77,7 @@ func TestLinearizableFS(t *testing.T) {
 	t.Parallel()
 	for _, l := range []jsonld.Layout{fs.LayoutB, fs.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			open := func(context.Context) (driver.Driver, error) {
-				return fs.Open(context.Background(), fs.Config{Dir: dir, Layout: l})
-			}
-			runChecked(t, open, workload(2), false)
+			runChecked(t, fsOpener(t.TempDir(), l), workload(2), false)
 		})
 	}
 }
@@ -117,16 +116,24 @@ func TestLinearizableS3LockMode(t *testing.T) {
 
 func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 	t.Parallel()
+	endpoint, at := docstoreDynamoDB(t)
+	runChecked(t, at(endpoint), workload(7), false)
+}
+
+// docstoreDynamoDB provisions a table of the test's own on DynamoDB Local
+// for the docstore driver, deletes it when the test ends, and returns
+// DynamoDB Local's endpoint and the opener of the table's clients through
+// an endpoint.
+func docstoreDynamoDB(t *testing.T) (string, Endpoints) {
+	t.Helper()
 	endpoint := testenv.DynamoDBEndpoint(t)
 	table := "ns-robust-doc-" + testenv.RandomHex(4)
+	url := func(endpoint string) string {
+		return "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := awsdynamodb.New(awsdynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: testCreds,
-		DisableValidateResponseChecksum: true,
-	})
-	url := "docstore+dynamodb://" + table + "?region=us-east-1&disable_response_crc32=true&endpoint=" + neturl.QueryEscape(endpoint)
-	d, err := drivers.Open(ctx, url)
+	d, err := drivers.Open(ctx, url(endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +141,12 @@ func TestLinearizableDocstoreDynamoDB(t *testing.T) {
 	if err := d.(driver.Provisioner).Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
+	client := awsdynamodb.New(awsdynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: testCreds,
+		DisableValidateResponseChecksum: true,
+	})
 	testenv.DropTable(t, client, table)
-	runChecked(t, func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }, workload(7), false)
+	return endpoint, docstoreAt(url)
 }
 
 var testCreds = testenv.Credentials

@@ -26,6 +26,15 @@ type Workload struct {
 	// Started, when set, is called once the IDs exist and just before the
 	// clients start (to turn faults on).
 	Started func()
+	// Duration, when positive, keeps each client going after its Ops
+	// operations until it has passed since they started: a run lasts at
+	// least that long, and holds at least Ops operations per client
+	// however slow the machine.
+	Duration time.Duration
+	// Chaos, when set, is one more client, numbered Clients, that purges
+	// and creates the IDs again while another client's answer is lost
+	// (see Chaos).
+	Chaos *Chaos
 }
 
 // Run opens w.Clients clients with open, creates w.IDs, runs the clients
@@ -46,13 +55,24 @@ func Run(ctx context.Context, open Opener, w Workload) (*History, error) {
 	for _, id := range w.IDs {
 		clients[0].init(ctx, h, id)
 	}
+	if w.Chaos != nil {
+		stop, err := w.Chaos.start(ctx, h, w)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	if w.Started != nil {
 		w.Started()
+	}
+	var end time.Time
+	if w.Duration > 0 {
+		end = time.Now().Add(w.Duration)
 	}
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Go(func() {
-			for i := 0; i < w.Ops && ctx.Err() == nil; i++ {
+			for i := 0; ctx.Err() == nil && (i < w.Ops || time.Now().Before(end)); i++ {
 				c.one(ctx, h)
 			}
 		})
@@ -64,23 +84,35 @@ func Run(ctx context.Context, open Opener, w Workload) (*History, error) {
 func openClients(ctx context.Context, open Opener, w Workload) ([]*client, error) {
 	var clients []*client
 	for i := range w.Clients {
-		d, err := open(ctx)
+		c, err := newClient(ctx, open, w, i)
 		if err != nil {
 			for _, c := range clients {
 				_ = c.ns.Close()
 			}
-			return nil, fmt.Errorf("open client %d: %w", i, err)
+			return nil, err
 		}
-		clients = append(clients, &client{
-			n:    i,
-			ns:   nameservice.New(d),
-			rnd:  rand.New(rand.NewPCG(w.Seed, uint64(i))),
-			ids:  append(append([]string(nil), w.IDs...), w.Fresh...),
-			seen: map[string]*driver.Record{},
-		})
+		clients = append(clients, c)
 	}
 	return clients, nil
 }
+
+// newClient opens client n of w with open.
+func newClient(ctx context.Context, open Opener, w Workload, n int) (*client, error) {
+	d, err := open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open client %d: %w", n, err)
+	}
+	return &client{
+		n:    n,
+		ns:   nameservice.New(d),
+		rnd:  rand.New(rand.NewPCG(w.Seed, uint64(n))),
+		ids:  w.all(),
+		seen: map[string]*driver.Record{},
+	}, nil
+}
+
+// all returns every ID of w: those created first, then the fresh ones.
+func (w Workload) all() []string { return append(append([]string(nil), w.IDs...), w.Fresh...) }
 
 // client is one independent client and what it has seen.
 type client struct {
@@ -117,11 +149,15 @@ func (c *client) pick() Kind {
 	return Lookup
 }
 
-// one runs one random operation.
+// one runs one random operation on a random ID.
 func (c *client) one(ctx context.Context, h *History) {
+	c.act(ctx, h, c.ids[c.rnd.IntN(len(c.ids))], c.pick())
+}
+
+// act runs one operation of kind k on id.
+func (c *client) act(ctx context.Context, h *History, id string, k Kind) {
 	c.seq++
-	id := c.ids[c.rnd.IntN(len(c.ids))]
-	switch c.pick() {
+	switch k {
 	case Lookup:
 		c.lookup(ctx, h, id)
 	case PublishCommit:

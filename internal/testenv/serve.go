@@ -2,10 +2,13 @@ package testenv
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,15 +71,25 @@ func StartCmd(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
 // and kills it when the test ends.
 func start(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
 	tb.Helper()
+	p, err := startProcess(tb, cmd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// startProcess is start, returning its failure: for a caller outside the
+// test's goroutine.
+func startProcess(tb testing.TB, cmd *exec.Cmd) (*ServeProcess, error) {
 	name := filepath.Base(cmd.Path)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	p := &ServeProcess{Cmd: cmd, Stderr: &strings.Builder{}}
 	cmd.Stderr = p.Stderr
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line := make(chan string, 1)
@@ -89,14 +102,45 @@ func start(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
 	case s := <-line:
 		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
 		if !ok {
-			tb.Fatalf("%s printed %q; stderr %s", name, s, p.Stderr)
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("%s printed %q; stderr %s", name, s, p.Stderr)
 		}
 		p.URL = u
-		return p
+		return p, nil
 	case <-time.After(time.Minute):
-		tb.Fatalf("%s did not start within a minute; stderr %s", name, p.Stderr)
-		return nil
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("%s did not start within a minute; stderr %s", name, p.Stderr)
 	}
+}
+
+// Kill kills the server with SIGKILL, as a crash would, and waits until it
+// has exited. Its Stderr is complete then.
+func (p *ServeProcess) Kill() error {
+	if err := p.Cmd.Process.Kill(); err != nil {
+		return err
+	}
+	_ = p.Cmd.Wait() // "signal: killed"
+	return nil
+}
+
+// Restart starts a server that has exited again, with the same arguments
+// but for --listen, which becomes the address it listened on, and returns
+// it; it kills it when the test ends. It may be called outside the test's
+// goroutine.
+func (p *ServeProcess) Restart(tb testing.TB) (*ServeProcess, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return nil, err
+	}
+	args := slices.Clone(p.Cmd.Args[1:])
+	for i, a := range args[:len(args)-1] {
+		if a == "--listen" {
+			args[i+1] = u.Host
+		}
+	}
+	return startProcess(tb, exec.Command(p.Cmd.Path, args...))
 }
 
 // PeakRSS runs f and returns the server's peak resident set during f and

@@ -3,6 +3,7 @@ package docstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -64,18 +65,23 @@ func (d *Driver) create(ctx context.Context, rec *driver.Record, gen string, dea
 	if err := d.claim(ctx, meta, deadline); err != nil {
 		return err
 	}
-	docs, err := d.createConcerns(ctx, rec, gen)
+	// Past half of StaleAfter another creator may soon take the ID over
+	// and write documents of its own: this creation then writes no more.
+	held := time.UnixMilli(meta.CreatingMS).Add(StaleAfter / 2)
+	docs, err := d.createConcerns(ctx, rec, gen, held)
 	if err == nil {
 		err = late(rec.ID, deadline)
 	}
 	if err == nil {
 		err = d.commit(ctx, meta)
 	}
-	if err != nil {
+	// A commit whose outcome is unknown may have made the record live:
+	// removing its documents then would tear it. What stays, if it did not
+	// land, is an invisible claim the next creator takes over once stale.
+	if err != nil && !errors.Is(err, driver.ErrOutcomeUnknown) {
 		d.rollback(ctx, meta, docs)
-		return err
 	}
-	return nil
+	return err
 }
 
 // late returns an error wrapping ErrUnavailable once deadline (when set)
@@ -96,6 +102,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 		if err := late(driver.ID{Name: meta.Name, Branch: meta.Branch}, deadline); err != nil {
 			return err
 		}
+		meta.CreatingMS = d.now().UnixMilli() // the claim's age counts from when it is made
 		err := d.coll.Create(ctx, meta)
 		if err == nil {
 			return nil
@@ -109,7 +116,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 			return err
 		case cur == nil: // deleted meanwhile: try again
 		case cur.Gen == meta.Gen && cur.State == stateCreating: // ours, whose answer was lost
-			meta.Rev = cur.Rev
+			meta.Rev, meta.CreatingMS = cur.Rev, cur.CreatingMS
 			return nil
 		case cur.State == stateLive:
 			return fmt.Errorf("docstore: %w: %s", driver.ErrAlreadyExists, id)
@@ -141,8 +148,11 @@ func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) 
 // createConcerns creates the concern documents of rec under gen. A document
 // already there is a leftover of an earlier record or of a failed creation:
 // it is removed by revision and the create tried again. It returns the
-// documents, with the revisions of those it created.
-func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen string) ([]*document, error) {
+// documents, with the revisions of those it created. Past held (when set)
+// it writes nothing more and fails: a creator that took a stale claim over
+// may be writing documents of its own, which this one would take for
+// leftovers and remove under it.
+func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen string, held time.Time) ([]*document, error) {
 	var docs []*document
 	for _, c := range driver.Concerns {
 		if rec.Value(c) == nil {
@@ -158,6 +168,9 @@ func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen str
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt == writeAttempts {
 			return docs, gaveUp(ctx, "create "+rec.ID.String(), nil)
+		}
+		if !held.IsZero() && d.now().After(held) {
+			return docs, fmt.Errorf("docstore: create %s: %w: the creation took longer than %v, after which another creator may take the ID over", rec.ID, driver.ErrUnavailable, StaleAfter/2)
 		}
 		var err error
 		if pending, err = d.createDocs(ctx, pending, gen); err != nil {

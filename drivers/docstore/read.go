@@ -95,8 +95,11 @@ func assemble(id driver.ID, docs []*document) (*driver.Record, error) {
 			continue // a head document here is a leftover of an earlier ledger
 		}
 		cd := docs[i+1]
-		if cd == nil || cd.Gen != meta.Gen {
-			return nil, fmt.Errorf("record %s: %s document missing or of another generation: %w", id, c, errTorn)
+		if cd == nil {
+			return nil, fmt.Errorf("record %s: %s document missing (meta generation %s): %w", id, c, meta.Gen, errTorn)
+		}
+		if cd.Gen != meta.Gen {
+			return nil, fmt.Errorf("record %s: %s document of generation %s, meta of %s: %w", id, c, cd.Gen, meta.Gen, errTorn)
 		}
 		v, err := cd.value()
 		if err != nil {

@@ -103,6 +103,7 @@ type update struct {
 	exact      item // when set, the condition is "the item holds exactly these attributes"
 	ambiguous  bool // an earlier attempt may have been applied
 	resends    int
+	retries    int  // attempts sent again after a condition that failed on an item since changed
 	switched   bool // the config layout was corrected once
 }
 
@@ -223,7 +224,6 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 		return u.appliedOutcome(it), false, nil
 	}
 	inc := incarnationOf(it)
-	renewed := u.inc != "" && inc != u.inc // created again since this client saw it
 	u.inc = inc
 	u.d.incs.put(u.pk, u.layout.sk, inc)
 	if u.c == driver.Config && !u.switched {
@@ -241,8 +241,16 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 		u.exact = it // equal by value, not by representation
 		return out, true, nil
 	}
-	if renewed && u.cond.Holds(cur, u.next) {
-		return out, true, nil // the attempt wrote nothing: a fresh one is safe
+	if u.cond.Holds(cur, u.next) {
+		// The item changed between the condition and now: created again
+		// since this client saw it, or created after a condition that found
+		// none (an item read back, not returned). The attempt wrote nothing,
+		// and "not applied" would name a value the write did not fail on: a
+		// fresh attempt is safe and says what happens.
+		if u.retries++; u.retries > maxResends {
+			return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), driver.ErrUnavailable, u.retries)
+		}
+		return out, true, nil
 	}
 	return driver.Outcome{Current: cur}, false, nil
 }

@@ -132,20 +132,21 @@ func unseen(in Input, seen map[partKey][]driver.Value) bool {
 
 // Stats counts a history's events.
 type Stats struct {
-	Ops      int            // events recorded
-	Kinds    map[Kind]int   // events per kind
-	Applied  int            // writes reported applied
-	Rejected int            // writes reported not applied (stale or conflicting)
-	NotFound int            // events answered ErrNotFound
-	Unknown  int            // events that failed with another error
-	Codes    map[string]int // those errors by code
-	Slowest  time.Duration  // the longest operation
-	SlowOp   string         // and what it was
+	Ops      int               // events recorded
+	Kinds    map[Kind]int      // events per kind
+	Applied  int               // writes reported applied
+	Rejected int               // writes reported not applied (stale or conflicting)
+	NotFound int               // events answered ErrNotFound
+	Unknown  int               // events that failed with another error
+	Codes    map[string]int    // those errors by code
+	Example  map[string]string // by code, the first such event, described with its error
+	Slowest  time.Duration     // the longest operation
+	SlowOp   string            // and what it was
 }
 
 // Stats returns the history's counts.
 func (h *History) Stats() Stats {
-	s := Stats{Kinds: map[Kind]int{}, Codes: map[string]int{}}
+	s := Stats{Kinds: map[Kind]int{}, Codes: map[string]int{}, Example: map[string]string{}}
 	for _, e := range h.Events() {
 		s.Ops++
 		s.Kinds[e.In.Kind]++
@@ -155,7 +156,10 @@ func (h *History) Stats() Stats {
 		switch {
 		case e.Out.Unknown:
 			s.Unknown++
-			s.Codes[e.Out.Code.String()]++
+			code := e.Out.Code.String()
+			if s.Codes[code]++; s.Codes[code] == 1 {
+				s.Example[code] = describeEvent(e) + ": " + e.Out.Err
+			}
 		case e.Out.NotFound:
 			s.NotFound++
 		case e.In.Kind == Lookup:

@@ -52,9 +52,9 @@ func runChecked(t *testing.T, open Opener, w Workload, faulty bool) Stats {
 	for code, n := range st.Codes {
 		switch {
 		case !faulty:
-			t.Errorf("%d operations failed with %s without any fault injected", n, code)
+			t.Errorf("%d operations failed with %s without any fault injected; the first: %s", n, code, st.Example[code])
 		case code == "InvalidArgument" || code == "WrongKind" || code == "AlreadyExists" || code == "Internal":
-			t.Errorf("%d operations failed with %s: a bug, not a fault", n, code)
+			t.Errorf("%d operations failed with %s: a bug, not a fault; the first: %s", n, code, st.Example[code])
 		}
 	}
 	if st.Ops < w.Clients*w.Ops/2 {

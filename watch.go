@@ -9,8 +9,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
-	"nameservice.dev/nameservice/internal/chans"
-	"nameservice.dev/nameservice/internal/defaults"
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
@@ -62,7 +60,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 		return nil, &driver.Error{Code: driver.InvalidArgument, Op: "watch", Err: err}
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
-	p.interval = defaults.Positive(p.interval, DefaultWatchInterval)
+	p.interval = driverutil.Positive(p.interval, DefaultWatchInterval)
 	if v, ok := ns.raw.(driver.Versioner); ok && wo.ID.IsZero() {
 		p.vs = v
 	}
@@ -198,12 +196,12 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 		next, err := p.snapshot(ctx, prev)
 		if err != nil {
 			if ctx.Err() == nil {
-				chans.Send(ctx, ch, Event{Err: err})
+				driverutil.Send(ctx, ch, Event{Err: err})
 			}
 			return
 		}
 		for _, ev := range diff(prev, next, p.opts) {
-			if !chans.Send(ctx, ch, ev) {
+			if !driverutil.Send(ctx, ch, ev) {
 				return
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // T is what a case needs of its test: *testing.T satisfies it, and so does
@@ -120,8 +120,8 @@ func (r Report) Failed() bool {
 // starting cases when ctx ends and marks the rest skipped. It leaves what
 // the cases wrote under opts.Prefix: the caller purges it.
 func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
-	opts.CaseTimeout = defaults.Positive(opts.CaseTimeout, testTimeout)
-	opts.LeaseTTL = defaults.Positive(opts.LeaseTTL, checkLeaseTTL)
+	opts.CaseTimeout = driverutil.Positive(opts.CaseTimeout, testTimeout)
+	opts.LeaseTTL = driverutil.Positive(opts.LeaseTTL, checkLeaseTTL)
 	start := time.Now()
 	var rep Report
 	for _, g := range checkOrder() {

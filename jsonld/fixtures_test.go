@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/internal/testing/fixturetest"
 )
 
 // fixtureRoot holds the ns@v2 fixtures.

@@ -20,7 +20,7 @@
 # runs can overlap; the install cache (NS_TEST_CACHE) is shared.
 # NS_TEST_SERVERS selects the servers ("dynamodb s3 gcs azure" by default).
 # With CI set, tests whose server is missing fail instead of skipping (see
-# internal/testenv).
+# internal/testing/testenv).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,7 +32,7 @@ if [[ -z ${NS_TEST_RUN:-} ]]; then
 	own_run=$NS_TEST_RUN
 fi
 export NS_TEST_RUN
-export NS_TEST_ARTIFACTS=${NS_TEST_ARTIFACTS:-$NS_TEST_RUN/artifacts} # failing tests' files (internal/robustness)
+export NS_TEST_ARTIFACTS=${NS_TEST_ARTIFACTS:-$NS_TEST_RUN/artifacts} # failing tests' files (internal/testing/robustness)
 
 # shellcheck source=testservers.sh
 . "$root/scripts/testservers.sh"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -48,11 +48,11 @@ type Limits struct {
 // ServeHTTP); there is no overall read or write timeout on the connection,
 // which would cut event streams.
 func (s *Server) HTTPServer(l Limits) *http.Server {
-	l.ReadHeaderTimeout = defaults.Positive(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	l.IdleTimeout = defaults.Positive(l.IdleTimeout, DefaultIdleTimeout)
-	l.MaxHeaderBytes = defaults.Positive(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	l.ReadHeaderTimeout = driverutil.Positive(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	l.IdleTimeout = driverutil.Positive(l.IdleTimeout, DefaultIdleTimeout)
+	l.MaxHeaderBytes = driverutil.Positive(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	cl := &connLimiter{
-		max: defaults.Positive(l.MaxConns, DefaultMaxConns), perAddr: defaults.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr),
+		max: driverutil.Positive(l.MaxConns, DefaultMaxConns), perAddr: driverutil.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr),
 		byAddr: map[netip.Prefix]int{}, open: map[net.Conn]netip.Prefix{}, m: s.metrics,
 	}
 	hs := &http.Server{

@@ -27,7 +27,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -123,21 +123,21 @@ type Server struct {
 
 // New returns a server over ns.
 func New(ns *nameservice.NameService, opts Options) *Server {
-	opts.MaxBodyBytes = defaults.Positive(opts.MaxBodyBytes, DefaultMaxBodyBytes)
-	opts.MaxStreams = defaults.Positive(opts.MaxStreams, DefaultMaxStreams)
-	opts.MaxStreamsPerPrincipal = defaults.Positive(opts.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
-	opts.KeepAlive = defaults.Positive(opts.KeepAlive, DefaultKeepAlive)
-	opts.PollInterval = defaults.Positive(opts.PollInterval, DefaultPollInterval)
-	opts.OpTimeout = defaults.Positive(opts.OpTimeout, DefaultOpTimeout)
+	opts.MaxBodyBytes = driverutil.Positive(opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	opts.MaxStreams = driverutil.Positive(opts.MaxStreams, DefaultMaxStreams)
+	opts.MaxStreamsPerPrincipal = driverutil.Positive(opts.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
+	opts.KeepAlive = driverutil.Positive(opts.KeepAlive, DefaultKeepAlive)
+	opts.PollInterval = driverutil.Positive(opts.PollInterval, DefaultPollInterval)
+	opts.OpTimeout = driverutil.Positive(opts.OpTimeout, DefaultOpTimeout)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.PageTokenKey == nil {
 		opts.PageTokenKey = randomPageTokenKey()
 	}
-	opts.BodyTimeout = defaults.Positive(opts.BodyTimeout, DefaultBodyTimeout)
-	opts.WriteTimeout = defaults.Positive(opts.WriteTimeout, DefaultWriteTimeout)
-	opts.IdempotencyCacheBytes = defaults.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)
+	opts.BodyTimeout = driverutil.Positive(opts.BodyTimeout, DefaultBodyTimeout)
+	opts.WriteTimeout = driverutil.Positive(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.IdempotencyCacheBytes = driverutil.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

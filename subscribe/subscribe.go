@@ -15,7 +15,6 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/chans"
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
@@ -185,12 +184,12 @@ func watermarksOf(rec *nameservice.Record) Watermarks {
 func (s *Subscriber) forward(ctx context.Context, feed <-chan nameservice.Event, catchUp []nameservice.Event) {
 	defer close(s.raw)
 	for _, ev := range catchUp {
-		if !chans.Send(ctx, s.raw, ev) {
+		if !driverutil.Send(ctx, s.raw, ev) {
 			return
 		}
 	}
 	for ev := range feed {
-		if !chans.Send(ctx, s.raw, ev) || ev.Err != nil {
+		if !driverutil.Send(ctx, s.raw, ev) || ev.Err != nil {
 			return
 		}
 	}

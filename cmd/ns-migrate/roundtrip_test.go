@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/internal/fixturetest"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/fixturetest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 var fixtures = fixturetest.NSv2()

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/chans"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // item is one selected source record, or the error that kept it from being
@@ -53,7 +53,7 @@ func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out c
 		if it.rec != nil && !s.keep(it.rec) {
 			return true
 		}
-		return chans.Send(ctx, out, it)
+		return driverutil.Send(ctx, out, it)
 	}
 	if s.explicit() {
 		s.scanIDs(ctx, src, send)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // withoutTransactions serves DynamoDB Local's API at a URL of its own,

@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/lease"
 	"nameservice.dev/nameservice/server"
 )

@@ -28,7 +28,7 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/s3bucket"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/lease"
 	"nameservice.dev/nameservice/server"

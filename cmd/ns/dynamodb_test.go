@@ -15,7 +15,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // TestAgainstDynamoDBLocal runs the CLI end to end on a table it creates.

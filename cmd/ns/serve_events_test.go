@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
 

@@ -56,7 +56,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -103,7 +103,7 @@ type Driver struct {
 	prefix string // "" or ending in "/"
 	*records
 	probed driver.ProbeResult
-	closed closed.Flag
+	closed driverutil.ClosedFlag
 }
 
 var (

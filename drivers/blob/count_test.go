@@ -5,7 +5,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/objstore/objstoretest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
 )
 

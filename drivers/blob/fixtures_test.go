@@ -10,7 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/internal/testing/fixturetest"
 	"nameservice.dev/nameservice/jsonld"
 )
 

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/api/option"
 
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/objstore/objstoretest"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // Azurite's well-known development account.

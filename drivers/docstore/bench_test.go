@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // The benchmarks run on DynamoDB Local and time each driver operation next

@@ -14,7 +14,7 @@ import (
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // urlHarness opens every client of a store with Open(rawURL()), as a

@@ -60,7 +60,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // SchemePrefix is put in front of a gocloud docstore scheme to name this
@@ -99,7 +99,7 @@ type Driver struct {
 	coll    *docstore.Collection
 	table   *dynamoTable // the DynamoDB table of a docstore+dynamodb URL, else nil
 	release func() error
-	closed  closed.Flag
+	closed  driverutil.ClosedFlag
 	// listMode remembers whether the provider runs ordered queries:
 	// 0 not yet known, modeOrdered, or modeScan.
 	listMode atomic.Int32

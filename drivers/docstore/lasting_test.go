@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // TestMissingTable checks, against DynamoDB Local, that a docstore+dynamodb

@@ -13,7 +13,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
-	"nameservice.dev/nameservice/internal/pagetoken"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -37,7 +36,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if opts.Kind != "" && !opts.Kind.Valid() {
 		return nil, fmt.Errorf("docstore: %w: kind %q", driver.ErrInvalidArgument, opts.Kind)
 	}
-	after, size, err := pagetoken.Start(opts, DefaultPageSize)
+	after, size, err := driverutil.PageStart(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +46,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	page := &driver.Page{}
 	if more {
-		page.NextPageToken = pagetoken.Encode(metas[len(metas)-1].PK)
+		page.NextPageToken = driverutil.EncodePageToken(metas[len(metas)-1].PK)
 	}
 	recs, errs := d.records(ctx, metas)
 	for i, r := range recs {

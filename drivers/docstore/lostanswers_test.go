@@ -14,8 +14,8 @@ import (
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/faultproxy"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // TestLostAnswers loses the answer of each write at a proxy in front of

@@ -12,7 +12,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 func rawItem(t *testing.T, d *dynamodb.Driver, pk, sk string) map[string]types.AttributeValue {

@@ -59,8 +59,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/closed"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -114,7 +113,7 @@ type Driver struct {
 	kinds  kindCache
 	incs   incCache
 	ix     indexCache // the table's optional indexes, for List
-	closed closed.Flag
+	closed driverutil.ClosedFlag
 	idle   interface{ CloseIdleConnections() } // the HTTP client Open built, if any
 
 	listParallel int // Config.ListParallel
@@ -214,7 +213,7 @@ func validTable(name string) error {
 func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 	// TransactionConflictException: refused because another transaction
 	// holds the item; nothing was written, so a retry is safe.
-	return awsconf.NewRetryer(defaults.Positive(maxAttempts, DefaultMaxAttempts), limiter, 25*time.Millisecond, "TransactionConflictException")
+	return awsconf.NewRetryer(driverutil.Positive(maxAttempts, DefaultMaxAttempts), limiter, 25*time.Millisecond, "TransactionConflictException")
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.

@@ -15,8 +15,8 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/internal/faultproxy"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // landedLog records the bodies of the UpdateItem requests DynamoDB applied,

@@ -17,7 +17,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/cid"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // fluree issues the requests of Fluree v4.1.6's DynamoDB nameservice

@@ -17,7 +17,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
-	"nameservice.dev/nameservice/internal/pagetoken"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -58,7 +58,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
-	after, size, err := pagetoken.Start(opts, DefaultPageSize)
+	after, size, err := driverutil.PageStart(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	page := &driver.Page{}
 	if next != "" {
-		page.NextPageToken = pagetoken.Encode(next)
+		page.NextPageToken = driverutil.EncodePageToken(next)
 	}
 	recs, fails, err := d.fetch(ctx, cands)
 	if err != nil {

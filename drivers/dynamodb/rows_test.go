@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // putCommitRows writes rows t = from..to of pk's commit index as Fluree's

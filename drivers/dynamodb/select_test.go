@@ -24,7 +24,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // ownTable creates a table of the test's own, with the schema's optional

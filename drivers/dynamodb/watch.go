@@ -14,7 +14,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
-	"nameservice.dev/nameservice/internal/chans"
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
@@ -66,7 +65,7 @@ type watch struct {
 
 func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 	defer close(ch)
-	send := func(ev driver.Event) bool { return chans.Send(ctx, ch, ev) }
+	send := func(ev driver.Event) bool { return driverutil.Send(ctx, ch, ev) }
 	failures, gap := 0, false
 	for ctx.Err() == nil {
 		var n int

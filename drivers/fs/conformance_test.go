@@ -8,7 +8,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // harness gives each test a fresh directory; every client is an independent

@@ -10,7 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/internal/objstore/debristest"
+	"nameservice.dev/nameservice/internal/testing/debristest"
 )
 
 // TestDebris: files of a purged record written back behind the driver's

@@ -10,7 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/internal/testing/fixturetest"
 )
 
 // fixtures are the ns@v2 fixture cases.

@@ -38,8 +38,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/closed"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
@@ -97,7 +96,7 @@ type Driver struct {
 	real   atomic.Pointer[string]
 	opts   settings
 	dirs   dirCache
-	closed closed.Flag
+	closed driverutil.ClosedFlag
 }
 
 var (
@@ -123,7 +122,7 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
 	}
-	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: defaults.Positive(cfg.LockTimeout, DefaultLockTimeout), ListParallel: cfg.ListParallel}
+	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout), ListParallel: cfg.ListParallel}
 	if opts.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/internal/testing/fixturetest"
 	"nameservice.dev/nameservice/jsonld"
 )
 

@@ -13,7 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/objstore"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // BenchmarkList lists N records (NS_BENCH_LIST_SIZES, default 1000,10000)

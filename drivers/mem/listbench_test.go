@@ -9,7 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // BenchmarkList lists N ledgers (NS_BENCH_LIST_SIZES, default 1000,10000)

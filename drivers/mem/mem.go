@@ -30,8 +30,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/closed"
-	"nameservice.dev/nameservice/internal/pagetoken"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -160,7 +159,7 @@ func (s *Store) Open() *Driver { return &Driver{s: s} }
 // Driver is one client of a Store.
 type Driver struct {
 	s      *Store
-	closed closed.Flag
+	closed driverutil.ClosedFlag
 }
 
 var (
@@ -300,7 +299,7 @@ const DefaultPageSize = 100
 // List implements driver.Driver. The page token is the last ID of the
 // previous page, so pages stay correct while records are added or removed.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	after, size, err := pagetoken.Start(opts, DefaultPageSize)
+	after, size, err := driverutil.PageStart(opts, DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +320,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 			continue
 		}
 		if len(page.Records)+len(page.Failed) == size {
-			page.NextPageToken = pagetoken.Encode(last)
+			page.NextPageToken = driverutil.EncodePageToken(last)
 			break
 		}
 		if corrupt {

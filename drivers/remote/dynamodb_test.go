@@ -15,7 +15,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 var (

@@ -9,7 +9,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
-	"nameservice.dev/nameservice/internal/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
 	"nameservice.dev/nameservice/server"
 )
 

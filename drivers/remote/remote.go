@@ -46,8 +46,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/backoff"
-	"nameservice.dev/nameservice/internal/closed"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
 
@@ -92,7 +91,7 @@ type Driver struct {
 	client *http.Client
 	stream *http.Client // without a timeout, for event streams
 	cfg    Config
-	closed closed.Flag
+	closed driverutil.ClosedFlag
 }
 
 var (
@@ -152,8 +151,8 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
 		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", driver.ErrInvalidArgument)
 	}
-	cfg.Timeout = defaults.Positive(cfg.Timeout, DefaultTimeout)
-	cfg.MaxAttempts = defaults.Positive(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
+	cfg.MaxAttempts = driverutil.Positive(cfg.MaxAttempts, DefaultMaxAttempts)
 	d := &Driver{base: strings.TrimRight(cfg.BaseURL, "/") + nswire.Prefix, token: cfg.Token, cfg: cfg}
 	if cfg.HTTPClient != nil {
 		d.client, d.stream = cfg.HTTPClient, cfg.HTTPClient

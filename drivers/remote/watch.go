@@ -11,7 +11,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/backoff"
-	"nameservice.dev/nameservice/internal/chans"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
@@ -146,7 +145,7 @@ func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 			var err error
 			st, snap, err = w.connect(ctx)
 			if _, perm := err.(permanent); perm {
-				chans.Send(ctx, ch, driver.Event{Err: err})
+				driverutil.Send(ctx, ch, driver.Event{Err: err})
 				return
 			}
 			if err == nil {
@@ -179,7 +178,7 @@ func (w *watcher) follow(ctx context.Context, st *stream, ch chan<- driver.Event
 			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
 				return err
 			}
-			if e, ok := w.take(c); ok && !chans.Send(ctx, ch, e) {
+			if e, ok := w.take(c); ok && !driverutil.Send(ctx, ch, e) {
 				return ctx.Err()
 			}
 		case nswire.EventError:
@@ -234,7 +233,7 @@ func (w *watcher) resume(ctx context.Context, snap map[driver.ID]*driver.Record,
 	}
 	w.known = snap
 	for _, e := range evs {
-		if !chans.Send(ctx, ch, e) {
+		if !driverutil.Send(ctx, ch, e) {
 			return false
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/objstore/objstoretest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
 )
 

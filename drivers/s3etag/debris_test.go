@@ -14,7 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/internal/objstore/debristest"
+	"nameservice.dev/nameservice/internal/testing/debristest"
 	"nameservice.dev/nameservice/jsonld"
 )
 

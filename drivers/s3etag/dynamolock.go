@@ -17,7 +17,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/backoff"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
@@ -89,10 +89,10 @@ func ParseLockURL(raw string) (LockConfig, error) {
 }
 
 func (lc *LockConfig) defaults() {
-	lc.Timeout = defaults.Positive(lc.Timeout, DefaultLockTimeout)
-	lc.SkewRate = defaults.Positive(lc.SkewRate, DefaultLockSkewRate)
-	lc.TTL = defaults.Positive(lc.TTL, DefaultLockTTL)
-	lc.Poll = defaults.Positive(lc.Poll, DefaultLockPoll)
+	lc.Timeout = driverutil.Positive(lc.Timeout, DefaultLockTimeout)
+	lc.SkewRate = driverutil.Positive(lc.SkewRate, DefaultLockSkewRate)
+	lc.TTL = driverutil.Positive(lc.TTL, DefaultLockTTL)
+	lc.Poll = driverutil.Positive(lc.Poll, DefaultLockPoll)
 }
 
 type dynamoLock struct {

@@ -10,7 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/fixturetest"
+	"nameservice.dev/nameservice/internal/testing/fixturetest"
 	"nameservice.dev/nameservice/jsonld"
 )
 

@@ -60,7 +60,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -196,7 +196,7 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 }
 
 func newRetryer(maxAttempts int) aws.Retryer {
-	maxAttempts = defaults.Positive(maxAttempts, DefaultMaxAttempts)
+	maxAttempts = driverutil.Positive(maxAttempts, DefaultMaxAttempts)
 	return awsconf.NewRetryer(maxAttempts, nil, 20*time.Millisecond, "ConditionalRequestConflict")
 }
 

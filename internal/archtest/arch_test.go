@@ -1,7 +1,8 @@
 // Package archtest checks the architecture's rules: with go list, that the
 // import arrows point one way, cmd -> nameservice -> drivers/registry ->
-// driver; with the type checker, that every write reaches a driver through
-// package guard.
+// driver, and that the commands' helper and the test-only packages are
+// imported only by their own; with the type checker, that every write
+// reaches a driver through package guard.
 package archtest
 
 import (
@@ -22,9 +23,11 @@ const module = "nameservice.dev/nameservice"
 
 // pkg is what go list -json says of one package of the module.
 type pkg struct {
-	ImportPath string
-	Imports    []string // direct, non-test imports
-	Deps       []string // every package it depends on, transitively
+	ImportPath   string
+	Imports      []string // direct, non-test imports
+	TestImports  []string // direct imports of its in-package _test.go files
+	XTestImports []string // direct imports of its _test.go files in package x_test
+	Deps         []string // every package it depends on, transitively
 }
 
 // listModule returns every package of the module, by import path.
@@ -122,24 +125,38 @@ func TestImports(t *testing.T) {
 	}
 }
 
-// TestCommandsOnly checks that internal/cli, the commands' shared main and
-// usage error, stays theirs: no library package depends on it.
-func TestCommandsOnly(t *testing.T) {
+// TestImportedOnlyBy checks the packages only some may import in non-test
+// files: internal/cli, the commands' shared main and usage error, is the
+// commands'; the packages under internal/testing/ are the tests' (and each
+// other's), never the product's.
+func TestImportedOnlyBy(t *testing.T) {
 	pkgs := listModule(t)
-	cli := module + "/internal/cli"
-	users := 0
-	for path, p := range pkgs {
-		if !slices.Contains(p.Imports, cli) {
-			continue
+	for _, rule := range []struct {
+		pkg, by  string // directories under the module
+		minUsers int    // importers, tests included, below which the check proves nothing
+	}{
+		{"internal/cli", "cmd", 2},
+		{"internal/testing", "internal/testing", 10},
+	} {
+		users := 0
+		for path, p := range pkgs {
+			if slices.ContainsFunc(p.Imports, func(imp string) bool { return within(imp, rule.pkg) }) && !within(path, rule.by) {
+				t.Errorf("%s imports a package of %s in non-test code; only %s may", path, rule.pkg, rule.by)
+			}
+			if slices.ContainsFunc(slices.Concat(p.Imports, p.TestImports, p.XTestImports), func(imp string) bool { return within(imp, rule.pkg) }) {
+				users++
+			}
 		}
-		users++
-		if !strings.HasPrefix(path, module+"/cmd/") {
-			t.Errorf("%s imports %s; only commands may", path, cli)
+		if users < rule.minUsers {
+			t.Errorf("%d packages import %s, want at least %d; the check would prove nothing", users, rule.pkg, rule.minUsers)
 		}
 	}
-	if users < 2 {
-		t.Errorf("%d packages import %s, want ns and ns-migrate at least", users, cli)
-	}
+}
+
+// within reports whether path is the module's package dir or one below it.
+func within(path, dir string) bool {
+	dir = module + "/" + dir
+	return path == dir || strings.HasPrefix(path, dir+"/")
 }
 
 // writeMethods are the driver contract's methods that change a record.

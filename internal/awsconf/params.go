@@ -11,7 +11,7 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Params are the URL parameters every AWS-backed URL shares.
@@ -67,6 +67,6 @@ func ParseParams(u *url.URL, known []string) (Params, error) {
 // HTTPClient returns the SDK's buildable HTTP client with each request
 // (one attempt) bounded by timeout, or by def when timeout is 0.
 func HTTPClient(timeout, def time.Duration) *awshttp.BuildableClient {
-	timeout = defaults.Positive(timeout, def)
+	timeout = driverutil.Positive(timeout, def)
 	return awshttp.NewBuildableClient().WithTimeout(timeout)
 }

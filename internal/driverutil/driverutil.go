@@ -1,8 +1,12 @@
 // Package driverutil holds what the drivers of this module share beyond
 // the contract of package driver: telling a failure of
 // one record from one of the whole page, the events between two reads of a
-// record, the error of a drop refused for branches, and the write IDs by
-// which a driver recognises its writes after a lost answer.
+// record, the error of a drop refused for branches, the write IDs by
+// which a driver recognises its writes after a lost answer, the
+// closed-driver check, and the page token of the drivers that resume after
+// an ID. The packages around the drivers share two rules from here too:
+// options whose zero value means the default (Positive), and how a watch
+// feed sends (Send).
 package driverutil
 
 import (

@@ -13,7 +13,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/internal/pagetoken"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -457,10 +456,12 @@ func idFloor(key string) string {
 // encodeToken and decodeToken carry the last ID returned and the key to
 // list after; a token holding only an ID (from an older version) lists
 // the whole prefix again.
-func encodeToken(after, resume string) string { return pagetoken.Encode(after + "\x00" + resume) }
+func encodeToken(after, resume string) string {
+	return driverutil.EncodePageToken(after + "\x00" + resume)
+}
 
 func decodeToken(tok string) (after, resume string, err error) {
-	s, err := pagetoken.Decode(tok)
+	s, err := driverutil.DecodePageToken(tok)
 	if err != nil {
 		return "", "", err
 	}

@@ -39,7 +39,7 @@ import (
 	"sync"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/closed"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -155,7 +155,7 @@ type Records struct {
 	// idOfKey maps the key of a defining file whose key fits several IDs
 	// to the ID it held at a tag, so listing does not read it again.
 	idOfKey sync.Map // key -> nestedIDEntry
-	closed  closed.Flag
+	closed  driverutil.ClosedFlag
 }
 
 // New returns the Records of store. cfg.Layout and cfg.Dialect must be

@@ -14,7 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
-	"nameservice.dev/nameservice/internal/objstore/debristest"
+	"nameservice.dev/nameservice/internal/testing/debristest"
 )
 
 // memStore is an objstore.Store in memory that enforces preconditions, as

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // DefaultVersionsPageSize is the page size of Versions when none is asked
@@ -29,7 +29,7 @@ func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*d
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	opts.PageSize = defaults.Positive(opts.PageSize, DefaultVersionsPageSize)
+	opts.PageSize = driverutil.Positive(opts.PageSize, DefaultVersionsPageSize)
 	src := &versionSource{recordsSource: recordsSource{r}, known: opts.Known, v: map[driver.ID]string{}, kept: map[driver.ID]bool{}}
 	lo := driver.ListOptions{Prefix: opts.Prefix, IncludeRetracted: true, PageSize: opts.PageSize, PageToken: opts.PageToken}
 	page, err := ListPage(ctx, src, ListConfig{Name: r.cfg.Name, Layout: r.cfg.Layout, Parallel: r.cfg.ListParallel}, lo)

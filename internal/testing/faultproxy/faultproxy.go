@@ -27,7 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"nameservice.dev/nameservice/internal/defaults"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Fault is what the proxy does to one request.
@@ -164,9 +164,9 @@ func check(cfg *Config) error {
 	if sum > 1 {
 		return errors.New("faultproxy: the rates of the faults other than latency add up to more than 1")
 	}
-	cfg.MaxLatency = defaults.Positive(cfg.MaxLatency, DefaultMaxLatency)
-	cfg.Limit = defaults.Positive(cfg.Limit, DefaultLimit)
-	cfg.Timeout = defaults.Positive(cfg.Timeout, DefaultTimeout)
+	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
+	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
+	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package closed
+package driverutil
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-func TestFlag(t *testing.T) {
-	var f Flag
+func TestClosedFlag(t *testing.T) {
+	var f ClosedFlag
 	ctx := context.Background()
 	if err := f.Check(ctx, "x"); err != nil {
 		t.Fatalf("open: %v", err)

@@ -11,7 +11,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
 	"nameservice.dev/nameservice/jsonld"
 )
 

@@ -1,7 +1,4 @@
-// Package closed gives drivers their closed-driver check once: every
-// driver must refuse operations after Close with an error wrapping
-// driver.ErrInvalidArgument, and a second Close must be harmless.
-package closed
+package driverutil
 
 import (
 	"context"
@@ -11,18 +8,20 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// Flag records whether a driver is closed; its zero value is open. It is
-// safe for concurrent use.
-type Flag struct{ closed atomic.Bool }
+// ClosedFlag gives drivers their closed-driver check once: every driver must
+// refuse operations after Close with an error wrapping
+// driver.ErrInvalidArgument, and a second Close must be harmless. Its zero
+// value is open. It is safe for concurrent use.
+type ClosedFlag struct{ closed atomic.Bool }
 
 // Close marks the driver closed and reports whether this call closed it
 // (false when it already was: the caller then has nothing to release).
-func (f *Flag) Close() bool { return !f.closed.Swap(true) }
+func (f *ClosedFlag) Close() bool { return !f.closed.Swap(true) }
 
 // Check returns an error naming the driver (e.g. "mem") when ctx is done,
 // wrapping ctx's error, or when the driver is closed, wrapping
 // driver.ErrInvalidArgument; nil otherwise.
-func (f *Flag) Check(ctx context.Context, name string) error {
+func (f *ClosedFlag) Check(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
 )
 
 // LossyProxy starts a fault proxy to target that calls lose after the server

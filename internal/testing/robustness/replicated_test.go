@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/internal/faultproxy"
-	"nameservice.dev/nameservice/internal/testenv"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // The replicated service: instances of ns serve over one store, clients

@@ -49,7 +49,7 @@ func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 }
 
 // BareServe starts the floor the push benchmarks hold `ns serve` against
-// (internal/testenv/bareserve, built once per test process) in front of
+// (internal/testing/testenv/bareserve, built once per test process) in front of
 // url: the library's push behind the thinnest HTTP server.
 func BareServe(tb testing.TB, url string) *ServeProcess {
 	tb.Helper()

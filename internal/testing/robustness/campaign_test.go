@@ -15,8 +15,8 @@ import (
 // with N+1, N+2...; unset or "random", every campaign draws fresh seeds. A
 // failure is replayed with its seed:
 //
-//	NS_ROBUSTNESS_RUNS=200 NS_ROBUSTNESS_SEED=random go test -timeout 0 -run TestFaultsDynamoDB ./internal/robustness/
-//	NS_ROBUSTNESS_SEED=1234 go test -run 'TestFaultsDynamoDB/seed=1234$' ./internal/robustness/
+//	NS_ROBUSTNESS_RUNS=200 NS_ROBUSTNESS_SEED=random go test -timeout 0 -run TestFaultsDynamoDB ./internal/testing/robustness/
+//	NS_ROBUSTNESS_SEED=1234 go test -run 'TestFaultsDynamoDB/seed=1234$' ./internal/testing/robustness/
 const (
 	runsEnv = "NS_ROBUSTNESS_RUNS"
 	seedEnv = "NS_ROBUSTNESS_SEED"
@@ -30,7 +30,7 @@ func campaign(t *testing.T, run func(t *testing.T, seed uint64)) {
 	for i := range uint64(runs) {
 		seed := first + i
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			t.Logf("seed %d; replay: %s=%d go test -run '%s$' ./internal/robustness/", seed, seedEnv, seed, t.Name())
+			t.Logf("seed %d; replay: %s=%d go test -run '%s$' ./internal/testing/robustness/", seed, seedEnv, seed, t.Name())
 			run(t, seed)
 		})
 	}

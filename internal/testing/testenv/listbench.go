@@ -46,7 +46,7 @@ func ListSizes(tb testing.TB) []int {
 var (
 	nsBinary   = sync.OnceValues(func() (string, error) { return build("ns", "nameservice.dev/nameservice/cmd/ns") })
 	bareBinary = sync.OnceValues(func() (string, error) {
-		return build("bareserve", "nameservice.dev/nameservice/internal/testenv/bareserve")
+		return build("bareserve", "nameservice.dev/nameservice/internal/testing/testenv/bareserve")
 	})
 )
 

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
 // TestListBySelection: ns list --state and --source-type list exactly the
@@ -70,24 +70,6 @@ func TestHeads(t *testing.T) {
 	c.want(exitNotFound, "heads", "none")
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWatchSelection: ns watch --concerns head --kind ledger prints the
 // ledgers' head changes and nothing else, though their indexes and a graph
 // source change before each head.
@@ -96,7 +78,7 @@ func TestWatchSelection(t *testing.T) {
 	c.want(exitOK, "init", "db")
 	c.want(exitOK, "create-graph-source", "gs", "--type", "db:Bm25Index")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testenv.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"--url", c.url, "--json", "watch", "--concerns", "head", "--kind", "ledger"}, &out, &out)

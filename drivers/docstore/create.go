@@ -169,19 +169,31 @@ func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen str
 		if attempt == writeAttempts {
 			return docs, gaveUp(ctx, "create "+rec.ID.String(), nil)
 		}
-		if !held.IsZero() && d.now().After(held) {
-			return docs, fmt.Errorf("docstore: create %s: %w: the creation took longer than %v, after which another creator may take the ID over", rec.ID, driver.ErrUnavailable, StaleAfter/2)
+		if err := d.stillHeld(rec.ID, held); err != nil {
+			return docs, err
 		}
 		var err error
-		if pending, err = d.createDocs(ctx, pending, gen); err != nil {
+		if pending, err = d.createDocs(ctx, rec.ID, pending, gen, held); err != nil {
 			return docs, err
 		}
 	}
 	return docs, nil
 }
 
-// createDocs creates docs at once and returns those to create again.
-func (d *Driver) createDocs(ctx context.Context, docs []*document, gen string) ([]*document, error) {
+// stillHeld returns an error wrapping ErrUnavailable once held (when set)
+// has passed: a creator that took the claim over may be at work.
+func (d *Driver) stillHeld(id driver.ID, held time.Time) error {
+	if held.IsZero() || !d.now().After(held) {
+		return nil
+	}
+	return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v, after which another creator may take the ID over", id, driver.ErrUnavailable, StaleAfter/2)
+}
+
+// createDocs creates docs at once and returns those to create again. A
+// leftover is removed only while the claim is held (see createConcerns),
+// checked after reading it: a document read later may be the new
+// creator's.
+func (d *Driver) createDocs(ctx context.Context, id driver.ID, docs []*document, gen string, held time.Time) ([]*document, error) {
 	al := d.coll.Actions()
 	for _, doc := range docs {
 		al.Create(doc)
@@ -203,6 +215,9 @@ func (d *Driver) createDocs(ctx context.Context, docs []*document, gen string) (
 			continue
 		}
 		if cur != nil {
+			if err := d.stillHeld(id, held); err != nil {
+				return nil, err
+			}
 			_ = d.coll.Delete(ctx, cur) // a leftover; by revision
 		}
 		again = append(again, docs[i])

@@ -1,7 +1,6 @@
 package dynamodb_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -175,30 +173,12 @@ func TestWatchWithoutStreamPolls(t *testing.T) {
 	wantHead(t, nextEvent(t, ch), id, 0, 1)
 }
 
-// syncBuffer is a bytes.Buffer safe for the watch's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWatchIgnoresCommitRows: Fluree's publishes write a commit-index row
 // beside each head; the watch reports the heads, in order, and takes the
 // rows' stream records for what they are (no concern), not for unreadable
 // items it warns about.
 func TestWatchIgnoresCommitRows(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(prev) })

@@ -164,6 +164,15 @@ func TestDisplacedCreatorWritesNoMore(t *testing.T) {
 		if _, err := d.createConcerns(ctx, driver.NewLedger(id, 1), old.Gen, held); !errors.Is(err, driver.ErrUnavailable) {
 			t.Fatalf("concern documents of the displaced creator: %v, want unavailable", err)
 		}
+		// One whose creates were sent in time but answered after the
+		// take-over finds the new creator's documents: it leaves them.
+		head, err := concernDoc(driver.NewLedger(id, 1), driver.Head, old.Gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.createDocs(ctx, id, []*document{head}, old.Gen, held); !errors.Is(err, driver.ErrUnavailable) {
+			t.Fatalf("a late answer to the displaced creator's creates: %v, want unavailable", err)
+		}
 		if got, err := d.Get(ctx, id); err != nil || got.CreatedAt != 7 {
 			t.Fatalf("record after the displaced creator went on: %+v, %v", got, err)
 		}

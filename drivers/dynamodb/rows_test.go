@@ -174,18 +174,19 @@ func TestCollectRows(t *testing.T) {
 	}
 }
 
-// afterTransaction runs hook once, when armed, after a TransactWriteItems
-// answered: the writes it makes land between a purge's transaction and
-// what follows.
-type afterTransaction struct {
+// afterRequest runs hook once, when armed, after a request of operation op
+// (TransactWriteItems, UpdateItem, ...) answered: the writes it makes land
+// between that request and what the client does next.
+type afterRequest struct {
 	base  http.RoundTripper
+	op    string
 	armed atomic.Bool
 	hook  func()
 }
 
-func (a *afterTransaction) RoundTrip(r *http.Request) (*http.Response, error) {
+func (a *afterRequest) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := a.base.RoundTrip(r)
-	if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") && a.armed.CompareAndSwap(true, false) {
+	if strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+a.op) && a.armed.CompareAndSwap(true, false) {
 		a.hook()
 	}
 	return resp, err
@@ -199,7 +200,7 @@ func (a *afterTransaction) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestPurgeSweepsLateRows(t *testing.T) {
 	fl := newFluree(t)
 	cfg := testConfig(t)
-	late := &afterTransaction{base: http.DefaultTransport.(*http.Transport).Clone()}
+	late := &afterRequest{base: http.DefaultTransport.(*http.Transport).Clone(), op: "TransactWriteItems"}
 	cfg.HTTPClient = &http.Client{Transport: late, Timeout: time.Minute}
 	ns := nameservice.New(openWith(t, cfg))
 	ctx := context.Background()

@@ -360,3 +360,24 @@ func TestProvisionIsIdempotent(t *testing.T) {
 }
 
 func slicesSort(s []string) { sort.Strings(s) }
+
+// TestUpdateOnARecordCreatedMeanwhile: a push whose condition failed on a
+// missing record, which another client created before the push read the
+// item back, is sent again and applies: "not applied" would name a value
+// (the new record's unborn head) it never failed on.
+func TestUpdateOnARecordCreatedMeanwhile(t *testing.T) {
+	cfg := testConfig(t)
+	creator := nameservice.New(openDriver(t))
+	ctx := context.Background()
+	id := "meanwhile" + testenv.RandomHex(3)
+	created := &afterRequest{base: http.DefaultTransport.(*http.Transport).Clone(), op: "UpdateItem"}
+	created.hook = func() { must(t, creator.Init(ctx, id)) }
+	created.armed.Store(true)
+	cfg.HTTPClient = &http.Client{Transport: created, Timeout: time.Minute}
+	pusher := nameservice.New(openWith(t, cfg))
+	out, err := pusher.PublishCommit(ctx, id, 1, "fluree:file://c1")
+	must(t, err)
+	if created.armed.Load() || !out.Applied || out.Current.V != 1 {
+		t.Fatalf("publish over a record created meanwhile: %+v (record created: %v), want applied", out, !created.armed.Load())
+	}
+}

@@ -776,6 +776,9 @@ func writeFormatRecords(t *testing.T, ns *nameservice.NameService) {
 // incarnations matches the random token a writer puts in its files.
 var incarnations = regexp.MustCompile(`"(f|db):incarnation":\s*"[0-9a-f]*"`)
 
+// writeIDs matches the random part of an entry of f:writeIDs ("ID@v").
+var writeIDs = regexp.MustCompile(`"[0-9a-f]{16,64}@`)
+
 func (s *nsv2Stores) make(t *testing.T, d *docsRun) {
 	s.dirs = map[string]string{}
 	for _, c := range []struct {
@@ -810,6 +813,9 @@ func runNSv2Example(t *testing.T, d *docsRun, b docBlock, note string) {
 	// The token is random: the example's stands for any.
 	doc := incarnations.ReplaceAllString(b.text, `"$1:incarnation": "TOKEN"`)
 	written = incarnations.ReplaceAll(written, []byte(`"$1:incarnation": "TOKEN"`))
+	// So are the write IDs (the example's stand for any), not what follows @.
+	doc = writeIDs.ReplaceAllString(doc, `"ID@`)
+	written = writeIDs.ReplaceAll(written, []byte(`"ID@`))
 	if eq, err := jsonEqual([]byte(doc), written); err != nil || !eq {
 		t.Errorf("%s is not the file the driver writes (%v):\n%s", b, err, written)
 	}

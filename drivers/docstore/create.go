@@ -65,10 +65,7 @@ func (d *Driver) create(ctx context.Context, rec *driver.Record, gen string, dea
 	if err := d.claim(ctx, meta, deadline); err != nil {
 		return err
 	}
-	// Past half of StaleAfter another creator may soon take the ID over
-	// and write documents of its own: this creation then writes no more.
-	held := time.UnixMilli(meta.CreatingMS).Add(StaleAfter / 2)
-	docs, err := d.createConcerns(ctx, rec, gen, held)
+	docs, err := d.createConcerns(ctx, rec, meta)
 	if err == nil {
 		err = late(rec.ID, deadline)
 	}
@@ -145,14 +142,13 @@ func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) 
 	return nil, fmt.Errorf("docstore: read %s %s: %w", like.PK, like.SK, classify(ctx, err))
 }
 
-// createConcerns creates the concern documents of rec under gen. A document
-// already there is a leftover of an earlier record or of a failed creation:
-// it is removed by revision and the create tried again. It returns the
-// documents, with the revisions of those it created. Past held (when set)
-// it writes nothing more and fails: a creator that took a stale claim over
-// may be writing documents of its own, which this one would take for
-// leftovers and remove under it.
-func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen string, held time.Time) ([]*document, error) {
+// createConcerns creates the concern documents of rec under the generation
+// of claim, the creation's meta document. A document already there is a
+// leftover of an earlier record or of a failed creation: it is removed by
+// revision and the create tried again. It returns the documents, with the
+// revisions of those it created.
+func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, claim *document) ([]*document, error) {
+	gen := claim.Gen
 	var docs []*document
 	for _, c := range driver.Concerns {
 		if rec.Value(c) == nil {
@@ -169,31 +165,37 @@ func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, gen str
 		if attempt == writeAttempts {
 			return docs, gaveUp(ctx, "create "+rec.ID.String(), nil)
 		}
-		if err := d.stillHeld(rec.ID, held); err != nil {
-			return docs, err
-		}
 		var err error
-		if pending, err = d.createDocs(ctx, rec.ID, pending, gen, held); err != nil {
+		if pending, err = d.createDocs(ctx, claim, pending); err != nil {
 			return docs, err
 		}
 	}
 	return docs, nil
 }
 
-// stillHeld returns an error wrapping ErrUnavailable once held (when set)
-// has passed: a creator that took the claim over may be at work.
-func (d *Driver) stillHeld(id driver.ID, held time.Time) error {
-	if held.IsZero() || !d.now().After(held) {
-		return nil
+// stillClaimed returns an error wrapping ErrUnavailable unless claim, the
+// meta document of a creation, is still there, of its generation and
+// creating: another creator may have taken a stale claim over.
+func (d *Driver) stillClaimed(ctx context.Context, claim *document) error {
+	cur, err := d.getOne(ctx, claim)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v, after which another creator may take the ID over", id, driver.ErrUnavailable, StaleAfter/2)
+	if cur == nil || cur.Gen != claim.Gen || cur.State != stateCreating {
+		return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", claim.PK, driver.ErrUnavailable, StaleAfter)
+	}
+	return nil
 }
 
-// createDocs creates docs at once and returns those to create again. A
-// leftover is removed only while the claim is held (see createConcerns),
-// checked after reading it: a document read later may be the new
-// creator's.
-func (d *Driver) createDocs(ctx context.Context, id driver.ID, docs []*document, gen string, held time.Time) ([]*document, error) {
+// createDocs creates docs, of the generation of claim, at once and returns
+// those to create again. A leftover is removed only once the claim is
+// found still there after the leftover was read: a creator that takes a
+// stale claim over removes it before it writes documents of its own, so
+// the leftover read is not one of them (a creation slowed past StaleAfter
+// would otherwise remove the new creator's documents under its live
+// record).
+func (d *Driver) createDocs(ctx context.Context, claim *document, docs []*document) ([]*document, error) {
+	gen := claim.Gen
 	al := d.coll.Actions()
 	for _, doc := range docs {
 		al.Create(doc)
@@ -215,7 +217,7 @@ func (d *Driver) createDocs(ctx context.Context, id driver.ID, docs []*document,
 			continue
 		}
 		if cur != nil {
-			if err := d.stillHeld(id, held); err != nil {
+			if err := d.stillClaimed(ctx, claim); err != nil {
 				return nil, err
 			}
 			_ = d.coll.Delete(ctx, cur) // a leftover; by revision

@@ -42,26 +42,29 @@ func init() {
 			return nil
 		}}
 	commands["list"] = listCommand()
-	commands["heads"] = &command{usage: "ID", nargs: 1, run: func(c *call) error {
-		h, err := c.ns.Heads(c.ctx, c.args[0])
-		if err != nil {
-			return err
-		}
-		if !c.human() {
-			return c.printJSON(map[string]nameservice.Value{"head": h.Head, "index": h.Index})
-		}
-		for _, p := range []struct {
-			c nameservice.Concern
-			v nameservice.Value
-		}{{nameservice.Head, h.Head}, {nameservice.Index, h.Index}} {
-			s, err := describe(p.c, p.v)
+	commands["heads"] = &command{usage: "ID", nargs: 1, ids: true,
+		summary: "print ledger ID's head and index pointers, read together in one request where the backend allows",
+		example: "ns heads mydb",
+		run: func(c *call) error {
+			h, err := c.ns.Heads(c.ctx, c.args[0])
 			if err != nil {
-				return fmt.Errorf("%s: %s cannot be printed: %w", c.args[0], p.c, err)
+				return err
 			}
-			fmt.Fprintf(c.stdout, "%-6s %s\n", p.c, s)
-		}
-		return nil
-	}}
+			if !c.human() {
+				return c.printJSON(map[string]nameservice.Value{"head": h.Head, "index": h.Index})
+			}
+			for _, p := range []struct {
+				c nameservice.Concern
+				v nameservice.Value
+			}{{nameservice.Head, h.Head}, {nameservice.Index, h.Index}} {
+				s, err := describe(p.c, p.v)
+				if err != nil {
+					return fmt.Errorf("%s: %s cannot be printed: %w", c.args[0], p.c, err)
+				}
+				fmt.Fprintf(c.stdout, "%-6s %s\n", p.c, s)
+			}
+			return nil
+		}}
 }
 
 // outputEnv forces the output form: "human" (a table or readable record, as

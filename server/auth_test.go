@@ -8,8 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // issuer is an Ed25519 key that signs Fluree-style tokens.
@@ -31,7 +30,7 @@ func newIssuer(t testing.TB) issuer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return issuer{priv: priv, did: server.DIDKey(pub)}
+	return issuer{priv: priv, did: auth.DIDKey(pub)}
 }
 
 // token signs claims as a compact JWS with the public key embedded in the
@@ -54,10 +53,10 @@ func (is issuer) claims(extra map[string]any) map[string]any {
 // reader of everything) and one trusted issuer.
 func authServer(t *testing.T, trusted issuer) *testServer {
 	t.Helper()
-	a, err := server.NewAuthenticator(server.AuthConfig{
-		Tokens: []server.TokenEntry{
-			{Name: "t1-writer", SHA256: server.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
-			{Name: "reader", SHA256: server.HashToken("secret-reader"), Read: []string{""}},
+	a, err := auth.NewAuthenticator(auth.Config{
+		Tokens: []auth.TokenEntry{
+			{Name: "t1-writer", SHA256: auth.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
+			{Name: "reader", SHA256: auth.HashToken("secret-reader"), Read: []string{""}},
 		},
 		TrustedIssuers: []string{trusted.did},
 	})
@@ -269,22 +268,6 @@ func TestSlowHeadersCutOff(t *testing.T) {
 	}
 }
 
-// The token file format: hashed tokens only.
-func TestLoadTokenFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "tokens.json")
-	must(t, os.WriteFile(p, []byte(`{"tokens":[{"name":"a","sha256":"`+server.HashToken("x")+`","read":[""],"write":["t/"]}]}`), 0o600))
-	toks, err := server.LoadTokenFile(p)
-	if err != nil || len(toks) != 1 || toks[0].Write[0] != "t/" {
-		t.Fatalf("LoadTokenFile = %+v, %v", toks, err)
-	}
-	if _, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{{Name: "a", SHA256: "x"}}}); err == nil {
-		t.Fatal("a token entry whose sha256 is not a hash was accepted")
-	}
-	if _, err := server.NewAuthenticator(server.AuthConfig{TrustedIssuers: []string{"did:key:zNotAKey"}}); err == nil {
-		t.Fatal("a malformed trusted issuer was accepted")
-	}
-}
-
 func wantCall(t *testing.T, what string, s *testServer, method, path, body string, status int, wantBody string) {
 	t.Helper()
 	st, b := s.call(t, method, path, body)
@@ -402,47 +385,6 @@ func TestAuthJWSClaimsStrict(t *testing.T) {
 		s.token = trusted.rawToken(t, payload)
 		if st, b := s.call(t, "GET", "/v1/fluree/storage/ns/t2%2Fdb:main", ""); st != http.StatusOK {
 			t.Errorf("%s: %d %s, want 200", name, st, b)
-		}
-	}
-}
-
-// A static token entry without any scope, a repeated name or a repeated
-// hash is refused, naming the entries.
-func TestAuthTokenEntriesRefused(t *testing.T) {
-	h := server.HashToken("x")
-	for name, c := range map[string]struct {
-		tokens []server.TokenEntry
-		want   string
-	}{
-		"no scope":      {[]server.TokenEntry{{Name: "a", SHA256: h}}, `token "a": no read or write scope`},
-		"repeated hash": {[]server.TokenEntry{{Name: "a", SHA256: h, Read: []string{"a/"}}, {Name: "b", SHA256: strings.ToUpper(h), Read: []string{""}}}, `token "b": the same sha256 as token "a"`},
-		"repeated name": {[]server.TokenEntry{{Name: "a", SHA256: h, Read: []string{"a/"}}, {Name: "a", SHA256: server.HashToken("y"), Read: []string{""}}}, `token "a": the name is already token "a"'s`},
-	} {
-		_, err := server.NewAuthenticator(server.AuthConfig{Tokens: c.tokens})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want an error containing %q", name, err, c.want)
-		}
-	}
-}
-
-// ParseTokenFile names the line of what it refuses, and of each entry.
-func TestParseTokenFile(t *testing.T) {
-	h := server.HashToken("x")
-	good := "{\n  \"tokens\": [\n    {\"name\": \"a\", \"sha256\": \"" + h + "\", \"read\": [\"\"]},\n\n    {\"name\": \"b\",\n     \"sha256\": \"" + server.HashToken("y") + "\", \"write\": [\"b/\"], \"admin\": [\"b/\"]}\n  ]\n}\n"
-	toks, err := server.ParseTokenFile([]byte(good))
-	if err != nil || len(toks) != 2 || toks[0].Line != 3 || toks[1].Line != 5 || toks[1].Write[0] != "b/" || toks[1].Admin[0] != "b/" {
-		t.Fatalf("ParseTokenFile = %+v, %v", toks, err)
-	}
-	for name, c := range map[string]struct{ file, want string }{
-		"case-variant field": {"{\"tokens\": [\n{\"Name\": \"a\", \"sha256\": \"" + h + "\"}]}", `token at line 2: unknown field "Name"`},
-		"repeated field":     {"{\"tokens\": [\n\n{\"name\": \"a\", \"read\": [\"a/\"], \"read\": [\"\"]}]}", "token at line 3: json: duplicate key 'read'"},
-		"unknown top field":  {"{\"tokens\": [],\n \"admin\": true}", `line 2: unexpected field "admin"`},
-		"repeated tokens":    {"{\"tokens\": [],\n \"tokens\": []}", `line 2: unexpected field "tokens"`},
-		"trailing data":      {"{\"tokens\": []}\n{}", "line 2: data after the token object"},
-		"not an object":      {"[]", "line 1: want {"},
-	} {
-		if _, err := server.ParseTokenFile([]byte(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want an error containing %q", name, err, c.want)
 		}
 	}
 }

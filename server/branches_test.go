@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // branchServer serves t1/db (head at t 3) with tokens: a writer of t1/, a
@@ -16,11 +17,11 @@ import (
 // t1/; its log goes to the returned buffer.
 func branchServer(t *testing.T) (*testServer, *testenv.Buffer) {
 	t.Helper()
-	a, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
-		{Name: "t1-writer", SHA256: server.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
-		{Name: "feature", SHA256: server.HashToken("secret-feature"), Read: []string{"t1/db:feature"}, Write: []string{"t1/db:feature"}},
-		{Name: "reader", SHA256: server.HashToken("secret-reader"), Read: []string{""}},
-		{Name: "t1-admin", SHA256: server.HashToken("secret-admin"), Read: []string{"t1/"}, Write: []string{"t1/"}, Admin: []string{"t1/"}},
+	a, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
+		{Name: "t1-writer", SHA256: auth.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
+		{Name: "feature", SHA256: auth.HashToken("secret-feature"), Read: []string{"t1/db:feature"}, Write: []string{"t1/db:feature"}},
+		{Name: "reader", SHA256: auth.HashToken("secret-reader"), Read: []string{""}},
+		{Name: "t1-admin", SHA256: auth.HashToken("secret-admin"), Read: []string{"t1/"}, Write: []string{"t1/"}, Admin: []string{"t1/"}},
 	}})
 	if err != nil {
 		t.Fatal(err)

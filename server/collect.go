@@ -27,7 +27,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if !covers(principalOf(r.Context()).Write, req.Prefix) {
+	if !principalOf(r.Context()).CanWriteUnder(req.Prefix) {
 		writeJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
 			Code: driver.PermissionDenied.String()})
 		return

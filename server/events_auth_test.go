@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // eventsServer serves t1/db and t2/db (each with a commit, so each is in
 // the events' snapshot) to a static token reading t2/ and JWS of trusted,
 // its events route in mode.
-func eventsServer(t *testing.T, trusted issuer, mode server.EventsAuth) *testServer {
+func eventsServer(t *testing.T, trusted issuer, mode auth.EventsAuth) *testServer {
 	t.Helper()
-	a, err := server.NewAuthenticator(server.AuthConfig{
-		Tokens:         []server.TokenEntry{{Name: "t2", SHA256: server.HashToken("secret-t2"), Read: []string{"t2/"}}},
+	a, err := auth.NewAuthenticator(auth.Config{
+		Tokens:         []auth.TokenEntry{{Name: "t2", SHA256: auth.HashToken("secret-t2"), Read: []string{"t2/"}}},
 		TrustedIssuers: []string{trusted.did},
 	})
 	if err != nil {
@@ -67,12 +68,12 @@ func TestEventsAuthModes(t *testing.T) {
 	untrusted := stranger.token(t, stranger.claims(map[string]any{"fluree.events.all": true}))
 	both := []string{"t1/db", "t2/db"}
 	for _, c := range []struct {
-		mode                       server.EventsAuth
+		mode                       auth.EventsAuth
 		anonymous, invalid, scoped []string // nil: 401
 	}{
-		{server.EventsAuthRequired, nil, nil, []string{"t2/db"}},
-		{server.EventsAuthOptional, both, nil, []string{"t2/db"}},
-		{server.EventsAuthNone, both, both, both},
+		{auth.EventsAuthRequired, nil, nil, []string{"t2/db"}},
+		{auth.EventsAuthOptional, both, nil, []string{"t2/db"}},
+		{auth.EventsAuthNone, both, both, both},
 	} {
 		s := eventsServer(t, trusted, c.mode)
 		for _, tc := range []struct {
@@ -89,7 +90,7 @@ func TestEventsAuthModes(t *testing.T) {
 		}
 		// The static token sees its read scope, unless tokens are ignored.
 		want := "t2/db"
-		if c.mode == server.EventsAuthNone {
+		if c.mode == auth.EventsAuthNone {
 			want = "t1/db"
 		}
 		if st, ids := firstEvents(t, s, "secret-t2", "all=true", 1); st != http.StatusOK || ids[0] != want {
@@ -106,12 +107,12 @@ func TestEventsAuthModes(t *testing.T) {
 }
 
 func TestParseEventsAuth(t *testing.T) {
-	for _, m := range []server.EventsAuth{server.EventsAuthRequired, server.EventsAuthOptional, server.EventsAuthNone} {
-		if got, err := server.ParseEventsAuth(m.String()); err != nil || got != m {
+	for _, m := range []auth.EventsAuth{auth.EventsAuthRequired, auth.EventsAuthOptional, auth.EventsAuthNone} {
+		if got, err := auth.ParseEventsAuth(m.String()); err != nil || got != m {
 			t.Errorf("ParseEventsAuth(%q) = %v, %v", m, got, err)
 		}
 	}
-	if _, err := server.ParseEventsAuth("Required"); err == nil {
+	if _, err := auth.ParseEventsAuth("Required"); err == nil {
 		t.Error("ParseEventsAuth accepted Required")
 	}
 }

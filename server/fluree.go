@@ -15,6 +15,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // flureeBase is the prefix of Fluree's versioned API. The same routes are
@@ -374,9 +375,7 @@ func (s *Server) flureeSnapshot(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := principalOf(ctx)
 	sn := &snapshotWriter{s: s, ctx: ctx, out: newStreamedJSON(w), failed: map[driver.ID]bool{},
-		// A Fluree JWS scoped to some ledgers sees no graph sources, as
-		// in Fluree; a static token sees those in its scope.
-		gsVisible: p.storageAll || !p.jws}
+		gsVisible: p.ListsGraphSources()}
 	fail := func(err error) {
 		sn.out.fail(func() {
 			writeFlureeError(w, http.StatusInternalServerError, "Failed to list ledgers: "+s.public(ctx, "list", err).Error())
@@ -425,7 +424,7 @@ type snapshotWriter struct {
 // pass lists the records of kind ("" for all): it writes the ledgers when
 // kind is "", else the graph sources, and spools the graph sources of an
 // unfiltered pass.
-func (sn *snapshotWriter) pass(p *Principal, kind driver.Kind) error {
+func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
 	for rec, err := range sn.s.scan(sn.ctx, p, listQuery{kind: kind, includeRetracted: true}) {
 		var re *driver.RecordError
 		switch {

@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // Fluree's SSE kinds.
@@ -109,14 +110,14 @@ func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 type eventsState struct {
 	s     *Server
 	sse   *nswire.SSEWriter
-	p     *Principal
+	p     *auth.Principal
 	q     *eventsQuery
 	kinds map[string]driver.Kind // kinds of the records seen, for purges
 	last  map[string]string      // the last state sent per record
 }
 
 func (st *eventsState) visible(k driver.Kind, id string) bool {
-	return st.q.selects(k, id) && st.p.canEvent(k, id)
+	return st.q.selects(k, id) && st.p.CanEvent(k, id)
 }
 
 // mayKnow reports whether the stream may name id, a record of unknown kind

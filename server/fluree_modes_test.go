@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // The tests of this file send the requests of the Fluree components that
@@ -296,12 +297,12 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 	trusted := newIssuer(t)
 	peerJWS := trusted.token(t, trusted.claims(map[string]any{"sub": "peer-1", "fluree.events.all": true}))
 	for _, c := range []struct {
-		mode   server.EventsAuth
+		mode   auth.EventsAuth
 		tokens []string // the tokens a peer may hold in this mode; "" none
 	}{
-		{server.EventsAuthRequired, []string{peerJWS, "secret-t2"}},
-		{server.EventsAuthOptional, []string{"", peerJWS}},
-		{server.EventsAuthNone, []string{""}},
+		{auth.EventsAuthRequired, []string{peerJWS, "secret-t2"}},
+		{auth.EventsAuthOptional, []string{"", peerJWS}},
+		{auth.EventsAuthNone, []string{""}},
 	} {
 		s := eventsServer(t, trusted, c.mode)
 		head, at := cid("t2/db"), int64(1)
@@ -320,7 +321,7 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 				t.Fatalf("%s, token %d: live record %+v", c.mode, i, r)
 			}
 		}
-		if c.mode == server.EventsAuthRequired {
+		if c.mode == auth.EventsAuthRequired {
 			if st, _ := peerSubscribe(t, s, ""); st != http.StatusUnauthorized {
 				t.Fatalf("required, a peer without a token: %d, want 401", st)
 			}

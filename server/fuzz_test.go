@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // fuzzServer is a server over a store holding ledger db, for in-process
@@ -129,8 +129,8 @@ var wellFormedGood = regexp.MustCompile(`^(?i:bearer) +good[ \t]*$`)
 // FuzzAuthorization feeds arbitrary Authorization headers: every one is
 // refused with 401 unless it is the static token, and none is echoed.
 func FuzzAuthorization(f *testing.F) {
-	a, err := server.NewAuthenticator(server.AuthConfig{
-		Tokens:         []server.TokenEntry{{Name: "t", SHA256: server.HashToken("good"), Read: []string{""}}},
+	a, err := auth.NewAuthenticator(auth.Config{
+		Tokens:         []auth.TokenEntry{{Name: "t", SHA256: auth.HashToken("good"), Read: []string{""}}},
 		TrustedIssuers: []string{"did:key:z6MkqpTi7zUDy5nnSfpLf7SPGsepMNJAxRiH1jbCZbuaZoEz"},
 		Now:            func() time.Time { return time.Unix(1_700_000_000, 0) },
 	})
@@ -169,49 +169,13 @@ func urlSegment(s string) string {
 	return b.String()
 }
 
-// FuzzParseTokenFile: what ParseTokenFile accepts, encoding/json reads the
-// same (ParseTokenFile is the stricter: exact and unrepeated names), and
-// every entry's line is in the file.
-func FuzzParseTokenFile(f *testing.F) {
-	h := server.HashToken("x")
-	f.Add("{\"tokens\": [\n{\"name\": \"a\", \"sha256\": \"" + h + "\", \"read\": [\"\"], \"write\": []}\n]}")
-	f.Add(`{"tokens":[{"name":"a","name":"b"}]}`)
-	f.Add(`{"tokens":[{"NAME":"a"}],"x":1}`)
-	f.Add("{\"tokens\":[]}\n\n")
-	f.Fuzz(func(t *testing.T, file string) {
-		entries, err := server.ParseTokenFile([]byte(file))
-		if err != nil {
-			return
-		}
-		var std server.TokenFile
-		dec := json.NewDecoder(strings.NewReader(file))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&std); err != nil {
-			t.Fatalf("accepted %q, which encoding/json refuses: %v", file, err)
-		}
-		lines := strings.Count(file, "\n") + 1
-		if len(std.Tokens) != len(entries) {
-			t.Fatalf("%q: %d entries, encoding/json reads %d", file, len(entries), len(std.Tokens))
-		}
-		for i, e := range entries {
-			if e.Line < 1 || e.Line > lines {
-				t.Fatalf("%q: entry %d at line %d of %d", file, i, e.Line, lines)
-			}
-			e.Line = 0
-			if !reflect.DeepEqual(e, std.Tokens[i]) {
-				t.Fatalf("%q: entry %d is %+v, encoding/json reads %+v", file, i, e, std.Tokens[i])
-			}
-		}
-	})
-}
-
 // FuzzJWSClaims signs arbitrary payloads with a trusted key: a token is
 // refused (401) unless its payload, read as plain JSON, holds the exact
 // claims that grant the read; never a 500.
 func FuzzJWSClaims(f *testing.F) {
 	now := time.Unix(1_700_000_000, 0)
 	is := newIssuer(f)
-	a, err := server.NewAuthenticator(server.AuthConfig{TrustedIssuers: []string{is.did}, Now: func() time.Time { return now }})
+	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{is.did}, Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)
 	}

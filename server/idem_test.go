@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // An Idempotency-Key longer than MaxIdempotencyKey is refused with 400,
@@ -74,7 +75,7 @@ func TestIdempotencyCacheBytes(t *testing.T) {
 // subjects of one JWS issuer are two principals.
 func TestIdempotencyPerPrincipal(t *testing.T) {
 	trusted := newIssuer(t)
-	a, err := server.NewAuthenticator(server.AuthConfig{TrustedIssuers: []string{trusted.did}})
+	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{trusted.did}})
 	if err != nil {
 		t.Fatal(err)
 	}

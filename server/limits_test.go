@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // serveLimited serves s's handler through HTTPServer(l) on a loopback
@@ -47,8 +48,8 @@ func dialFrom(t *testing.T, host int, addr string) net.Conn {
 // and write everything.
 func rootServer(t *testing.T, opts server.Options) *testServer {
 	t.Helper()
-	a, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
-		{Name: "root", SHA256: server.HashToken("root"), Read: []string{""}, Write: []string{""}},
+	a, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
+		{Name: "root", SHA256: auth.HashToken("root"), Read: []string{""}, Write: []string{""}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // A scoped principal's listing reads only what its scope covers: the
@@ -30,8 +31,8 @@ type source struct {
 // reads for p, in ID order: sorted by key, none inside another, they list
 // in ID order one after the other (two prefixes neither of which starts
 // the other cover disjoint, ordered ranges).
-func sources(p *Principal, prefix string) []source {
-	if p.readsAll() {
+func sources(p *auth.Principal, prefix string) []source {
+	if p.ReadsAll() {
 		return []source{{key: prefix}}
 	}
 	var out []source
@@ -72,7 +73,7 @@ type entries struct {
 // step reads up to max entries of the listing srcs of q from pos, and
 // returns them with the position after them; the position is past the last
 // source when the listing is done.
-func (s *Server) step(ctx context.Context, p *Principal, srcs []source, q listQuery, pos position, max int) (entries, position, error) {
+func (s *Server) step(ctx context.Context, p *auth.Principal, srcs []source, q listQuery, pos position, max int) (entries, position, error) {
 	src := srcs[pos.src]
 	next := position{src: pos.src + 1}
 	if src.exact {
@@ -128,7 +129,7 @@ func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entrie
 
 // listPage reads the page of size entries of q for p that starts at pos,
 // and returns it with the position of the next page (nil when none).
-func (s *Server) listPage(ctx context.Context, p *Principal, q listQuery, pos position, size int) (entries, *position, error) {
+func (s *Server) listPage(ctx context.Context, p *auth.Principal, q listQuery, pos position, size int) (entries, *position, error) {
 	srcs := sources(p, q.prefix)
 	var page entries
 	for n := 0; pos.src < len(srcs) && n < size; {
@@ -154,7 +155,7 @@ const scanPageSize = 500
 // records that could not be read as *driver.RecordError errors (after the
 // records of their backend page); another error ends it. It holds one
 // backend page at a time.
-func (s *Server) scan(ctx context.Context, p *Principal, q listQuery) iter.Seq2[*driver.Record, error] {
+func (s *Server) scan(ctx context.Context, p *auth.Principal, q listQuery) iter.Seq2[*driver.Record, error] {
 	return func(yield func(*driver.Record, error) bool) {
 		srcs := sources(p, q.prefix)
 		for pos := (position{}); pos.src < len(srcs); {

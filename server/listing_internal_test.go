@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
+
+	"nameservice.dev/nameservice/server/auth"
 )
 
 func TestSources(t *testing.T) {
@@ -27,7 +29,7 @@ func TestSources(t *testing.T) {
 		{exact: []string{"a:main"}, read: []string{"a:main"}, want: "[{a:main false}]"},
 		{exact: []string{"a:main", "b:main"}, prefix: "b", want: "[{b:main true}]"},
 	} {
-		p := &Principal{Read: c.read, Exact: map[string]bool{}}
+		p := &auth.Principal{Read: c.read, Exact: map[string]bool{}}
 		for _, e := range c.exact {
 			p.Exact[e] = true
 		}
@@ -44,13 +46,13 @@ func TestPageTokenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := binding(&Principal{Name: "n", Read: []string{"a/"}}, listQuery{prefix: "a"})
+	b := binding(&auth.Principal{Name: "n", Read: []string{"a/"}}, listQuery{prefix: "a"})
 	pos := position{src: 3, tok: "driver token"}
 	got, err := k.open(k.seal(pos, b), b)
 	if err != nil || got != pos {
 		t.Fatalf("open(seal(%v)) = %v, %v", pos, got, err)
 	}
-	other := binding(&Principal{Name: "n", Read: []string{"a/", "b/"}}, listQuery{prefix: "a"})
+	other := binding(&auth.Principal{Name: "n", Read: []string{"a/", "b/"}}, listQuery{prefix: "a"})
 	if _, err := k.open(k.seal(pos, b), other); !errors.Is(err, driver.ErrInvalidArgument) {
 		t.Fatalf("open under a wider scope: %v, want ErrInvalidArgument", err)
 	}
@@ -63,7 +65,7 @@ func TestPageTokenRoundTrip(t *testing.T) {
 // refused with ErrInvalidArgument; nothing panics.
 func FuzzPageToken(f *testing.F) {
 	k, _ := NewPageTokenKey([]byte("0123456789abcdef0123456789abcdef"))
-	b := binding(&Principal{Name: "n", Read: []string{""}}, listQuery{})
+	b := binding(&auth.Principal{Name: "n", Read: []string{""}}, listQuery{})
 	// The only position ever sealed under this key: a token that opens to
 	// anything else was forged.
 	sealed := position{src: 1, tok: "x"}

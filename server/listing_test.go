@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // listServer serves a store of tenant-a/ and tenant-b/ records with a token
@@ -19,10 +20,10 @@ import (
 // and a trusted issuer, under the page token key made from secret.
 func listServer(t *testing.T, store *mem.Store, is issuer, secret string) *testServer {
 	t.Helper()
-	a, err := server.NewAuthenticator(server.AuthConfig{
-		Tokens: []server.TokenEntry{
-			{Name: "tenant-a", SHA256: server.HashToken("secret-a"), Read: []string{"tenant-a/"}},
-			{Name: "admin", SHA256: server.HashToken("secret-all"), Read: []string{""}},
+	a, err := auth.NewAuthenticator(auth.Config{
+		Tokens: []auth.TokenEntry{
+			{Name: "tenant-a", SHA256: auth.HashToken("secret-a"), Read: []string{"tenant-a/"}},
+			{Name: "admin", SHA256: auth.HashToken("secret-all"), Read: []string{""}},
 		},
 		TrustedIssuers: []string{is.did},
 	})

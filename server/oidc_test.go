@@ -19,6 +19,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // idp is an OIDC identity provider on a loopback listener: it publishes
@@ -129,10 +130,10 @@ func (p *idp) claims(extra map[string]any) map[string]any {
 	return c
 }
 
-func oidcServer(t *testing.T, p *idp, cfg server.OIDCConfig) *testServer {
+func oidcServer(t *testing.T, p *idp, cfg auth.OIDCConfig) *testServer {
 	t.Helper()
 	cfg.Issuer, cfg.JWKSURL = p.issuer, p.URL+"/jwks.json"
-	a, err := server.NewAuthenticator(server.AuthConfig{OIDC: &cfg, Now: p.clock.now})
+	a, err := auth.NewAuthenticator(auth.Config{OIDC: &cfg, Now: p.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestOIDCJWKSRotation(t *testing.T) {
 	}
 	p.publish("rsa-1", "ec-1", "ed-1")
 	const minRefresh = 500 * time.Millisecond
-	s := oidcServer(t, p, server.OIDCConfig{Audience: "nameservice", CacheTTL: time.Hour, MinRefresh: minRefresh})
+	s := oidcServer(t, p, auth.OIDCConfig{Audience: "nameservice", CacheTTL: time.Hour, MinRefresh: minRefresh})
 	for _, kid := range []string{"rsa-1", "ec-1", "ed-1", "rsa-1"} {
 		if st := lookupAs(t, s, p.token(t, kid, p.claims(nil))); st != http.StatusOK {
 			t.Fatalf("token of %s: %d", kid, st)
@@ -216,7 +217,7 @@ func TestOIDCRefusals(t *testing.T) {
 	p.addKey(t, "ec-1", jose.ES256)
 	p.addKey(t, "unpublished", jose.RS256)
 	p.publish("rsa-1", "ec-1")
-	s := oidcServer(t, p, server.OIDCConfig{Audience: "nameservice"})
+	s := oidcServer(t, p, auth.OIDCConfig{Audience: "nameservice"})
 	rsaAsEC := jose.JSONWebKey{Key: p.keys["rsa-1"].Key, KeyID: "ec-1"}
 	forged, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: rsaAsEC}, nil)
 	if err != nil {
@@ -256,7 +257,7 @@ func TestOIDCCacheTTL(t *testing.T) {
 	p.addKey(t, "k", jose.ES256)
 	p.publish("k")
 	const ttl = time.Second
-	s := oidcServer(t, p, server.OIDCConfig{CacheTTL: ttl, MinRefresh: 50 * time.Millisecond})
+	s := oidcServer(t, p, auth.OIDCConfig{CacheTTL: ttl, MinRefresh: 50 * time.Millisecond})
 	tok := p.token(t, "k", p.claims(nil))
 	for range 3 {
 		if st := lookupAs(t, s, tok); st != http.StatusOK {
@@ -277,12 +278,12 @@ func TestOIDCCacheTTL(t *testing.T) {
 // A JWKS URL an attacker on the path could answer is refused.
 func TestOIDCConfigRefused(t *testing.T) {
 	for _, u := range []string{"http://idp.example/jwks.json", "ftp://127.0.0.1/jwks", "https:///jwks", "::"} {
-		_, err := server.NewAuthenticator(server.AuthConfig{OIDC: &server.OIDCConfig{Issuer: "https://idp.example/", JWKSURL: u}})
+		_, err := auth.NewAuthenticator(auth.Config{OIDC: &auth.OIDCConfig{Issuer: "https://idp.example/", JWKSURL: u}})
 		if err == nil {
 			t.Errorf("JWKS URL %q accepted", u)
 		}
 	}
-	if _, err := server.NewAuthenticator(server.AuthConfig{OIDC: &server.OIDCConfig{JWKSURL: "https://idp.example/jwks.json"}}); err == nil {
+	if _, err := auth.NewAuthenticator(auth.Config{OIDC: &auth.OIDCConfig{JWKSURL: "https://idp.example/jwks.json"}}); err == nil {
 		t.Error("an OIDC configuration without an issuer accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // MinPageTokenKeyBytes is the shortest secret NewPageTokenKey accepts.
@@ -122,7 +123,7 @@ func (q listQuery) options(prefix string) driver.ListOptions {
 // binding returns what a page token of q for p is bound to: the principal,
 // its read scope, and the query. Each field is length-prefixed, so that no
 // two different bindings encode alike.
-func binding(p *Principal, q listQuery) []byte {
+func binding(p *auth.Principal, q listQuery) []byte {
 	exact := make([]string, 0, len(p.Exact))
 	for id := range p.Exact {
 		exact = append(exact, id)
@@ -141,7 +142,7 @@ func binding(p *Principal, q listQuery) []byte {
 			field(s)
 		}
 	}
-	field(p.key) // who: a static token, or a JWS issuer and subject
+	field(p.Key()) // who: a static token, or a JWS issuer and subject
 	list(read)
 	list(exact)
 	field(string(q.kind))

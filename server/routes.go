@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // maxPageSize bounds one page of GET /ns/v1/records.
@@ -161,9 +162,9 @@ func parseListQuery(r *http.Request) (listQuery, int, error) {
 
 // visibleFailure reports whether p may learn of a record that failed to
 // read: one in its scope, or any when it reads everything.
-func visibleFailure(p *Principal, f *driver.RecordError) bool {
+func visibleFailure(p *auth.Principal, f *driver.RecordError) bool {
 	if f.ID.IsZero() {
-		return p.readsAll()
+		return p.ReadsAll()
 	}
 	return p.CanRead(f.ID.String())
 }

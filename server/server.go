@@ -7,6 +7,9 @@
 // table or bucket behave as one service; the only memory a server keeps is a
 // short cache of write outcomes by idempotency key, which makes a resend that
 // reaches the same server exact (see docs/serve.md).
+//
+// Who a request acts for, and what it may touch, is package server/auth's
+// answer; the server asks it once per request and refuses with 401.
 package server
 
 import (
@@ -29,6 +32,7 @@ import (
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // Defaults of Options.
@@ -47,13 +51,13 @@ const (
 type Options struct {
 	// Auth verifies bearer tokens. Nil with NoAuth false refuses every
 	// authenticated route with 401.
-	Auth *Authenticator
+	Auth *auth.Authenticator
 	// NoAuth serves every route to anyone with full rights. The command
 	// allows it only on a loopback address.
 	NoAuth bool
 	// EventsAuth is how Fluree's events route authenticates (default
-	// EventsAuthRequired); with NoAuth it is open anyway.
-	EventsAuth EventsAuth
+	// auth.EventsAuthRequired); with NoAuth it is open anyway.
+	EventsAuth auth.EventsAuth
 	// Logger receives one structured line per request (never a token).
 	// Nil discards.
 	Logger *slog.Logger

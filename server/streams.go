@@ -40,8 +40,8 @@ func (q *streamQuota) release(key string) {
 // for a request without one (no authentication, or Fluree's events route
 // open to anonymous watchers) its client address.
 func streamKey(r *http.Request) string {
-	if p := principalOf(r.Context()); p != nil && p.key != "" {
-		return p.key
+	if p := principalOf(r.Context()); p != nil && p.Key() != "" {
+		return p.Key()
 	}
 	return "addr:" + clientPrefix(r.RemoteAddr).String()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // streamStatus opens a stream as token and returns its status, leaving a
@@ -33,10 +34,10 @@ func streamStatus(t *testing.T, s *testServer, token, path string) int {
 // static tokens, and a JWS issuer's subjects one by one.
 func TestStreamsPerPrincipal(t *testing.T) {
 	trusted := newIssuer(t)
-	a, err := server.NewAuthenticator(server.AuthConfig{
-		Tokens: []server.TokenEntry{
-			{Name: "greedy", SHA256: server.HashToken("greedy"), Read: []string{""}},
-			{Name: "other", SHA256: server.HashToken("other"), Read: []string{""}},
+	a, err := auth.NewAuthenticator(auth.Config{
+		Tokens: []auth.TokenEntry{
+			{Name: "greedy", SHA256: auth.HashToken("greedy"), Read: []string{""}},
+			{Name: "other", SHA256: auth.HashToken("other"), Read: []string{""}},
 		},
 		TrustedIssuers: []string{trusted.did},
 	})

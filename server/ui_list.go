@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // The records page lists what a filter selects (ID prefix, kind, state,
@@ -101,7 +102,7 @@ func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
 
 // listRows reads the page of f that p may read, a row for each entry, in ID
 // order. Its error is the one a client may be told.
-func (s *Server) listRows(ctx context.Context, p *Principal, f uiFilter) (*uiList, error) {
+func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
 	q := consoleQuery(f)
 	bound := binding(p, q)
@@ -167,7 +168,7 @@ func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
 // maxBars of them, most behind first, from every record p may read, holding
 // no more than a few pages of them at a time. Its error is the one a client
 // may be told.
-func (s *Server) lagging(ctx context.Context, p *Principal) ([]uiRow, error) {
+func (s *Server) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error) {
 	var rows []uiRow
 	trim := func() {
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })

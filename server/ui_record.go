@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // uiRecordPage is a record's page: its facts, its concerns (with when each
@@ -79,7 +80,7 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 // recordPage gathers what rec's page shows. Its error (reading the change
 // times or the branches) is the one a client may be told; the page shows
 // what was read.
-func (s *Server) recordPage(ctx context.Context, p *Principal, rec *driver.Record) (*uiRecordPage, error) {
+func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *driver.Record) (*uiRecordPage, error) {
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format(uiTime), Source: rec.SourceBranch, Branches: rec.Branches,
 		Concerns: concernsOf(rec), Ledger: rec.Kind == driver.Ledger}
@@ -117,7 +118,7 @@ func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage
 
 // branchRows lists the branches of ledger name that p may read, in ID
 // order; one that cannot be read gets a row saying so.
-func (s *Server) branchRows(ctx context.Context, p *Principal, name string) ([]uiBranch, error) {
+func (s *Server) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
 	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger, prefix: name + ":", includeRetracted: true}) {
 		var re *driver.RecordError

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // TestConsoleAuth: the console asks a browser for its token, keeps a good
@@ -20,11 +21,11 @@ import (
 // a scoped token only its scope. Over a real listener; the browser test is
 // cmd/ns's TestConsoleInBrowser.
 func TestConsoleAuth(t *testing.T) {
-	auth, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
-		{Name: "tenant", SHA256: server.HashToken("tenant-token"), Read: []string{"tenant-a/"}},
+	authn, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
+		{Name: "tenant", SHA256: auth.HashToken("tenant-token"), Read: []string{"tenant-a/"}},
 	}})
 	must(t, err)
-	s := start(t, server.Options{Auth: auth})
+	s := start(t, server.Options{Auth: authn})
 	ctx := context.Background()
 	for _, id := range []string{"tenant-a/books", "tenant-b/secret"} {
 		must(t, s.ns.Init(ctx, id))

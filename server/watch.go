@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // stream holds a stream slot (see admitStream) and ends when the client
@@ -171,7 +172,7 @@ func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, events <-chan 
 
 // snapshot writes the records a watch of key starts from; false when the
 // stream ended.
-func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *Principal, id driver.ID, key watchKey) bool {
+func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id driver.ID, key watchKey) bool {
 	if !id.IsZero() {
 		rec, err := s.d.Get(ctx, id)
 		switch {

@@ -19,7 +19,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/lease"
-	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // chromium returns the path of a Chromium or Chrome, skipping the test
@@ -95,9 +95,9 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 		t.Fatal(err)
 	}
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	tf := server.TokenFile{Tokens: []server.TokenEntry{
-		{Name: "admin", SHA256: server.HashToken("admin-token"), Read: []string{""}},
-		{Name: "tenant-a", SHA256: server.HashToken("tenant-token"), Read: []string{"tenant-a/"}},
+	tf := auth.TokenFile{Tokens: []auth.TokenEntry{
+		{Name: "admin", SHA256: auth.HashToken("admin-token"), Read: []string{""}},
+		{Name: "tenant-a", SHA256: auth.HashToken("tenant-token"), Read: []string{"tenant-a/"}},
 	}}
 	b, _ := json.Marshal(tf)
 	if err := os.WriteFile(tokens, b, 0o600); err != nil {

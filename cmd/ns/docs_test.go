@@ -31,7 +31,7 @@ import (
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/lease"
-	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // TestDocsExamples runs every example of README.md and docs/ that a user
@@ -404,7 +404,7 @@ func (d *docsRun) makeEtcNS(t *testing.T, dir string) {
 	must(t, os.WriteFile(filepath.Join(dir, "tokens.json"), tokens, 0o600))
 	pub, _, err := ed25519.GenerateKey(nil)
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, "issuers.txt"), []byte("# the example's issuer\n"+server.DIDKey(pub)+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "issuers.txt"), []byte("# the example's issuer\n"+auth.DIDKey(pub)+"\n"), 0o644))
 	selfSigned(t, dir) // tls.crt, tls.key
 }
 
@@ -415,8 +415,8 @@ func (d *docsRun) startTLSServe(t *testing.T) string {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
 	tokens := filepath.Join(dir, "tokens.json")
-	b, err := json.Marshal(server.TokenFile{Tokens: []server.TokenEntry{
-		{Name: "ns-check", SHA256: server.HashToken("check-token"), Read: []string{"nscheck-"}, Write: []string{"nscheck-"}, Admin: []string{"nscheck-"}}}})
+	b, err := json.Marshal(auth.TokenFile{Tokens: []auth.TokenEntry{
+		{Name: "ns-check", SHA256: auth.HashToken("check-token"), Read: []string{"nscheck-"}, Write: []string{"nscheck-"}, Admin: []string{"nscheck-"}}}})
 	must(t, err)
 	must(t, os.WriteFile(tokens, b, 0o600))
 	must(t, os.WriteFile(filepath.Join(dir, "ns-token"), []byte("check-token\n"), 0o600))
@@ -445,12 +445,12 @@ func runServeExample(t *testing.T, d *docsRun, b docBlock, _ string) {
 // runTokenFileExample: the documented token file parses, makes an
 // authenticator, and holds the hashes of the example tokens the page names.
 func runTokenFileExample(t *testing.T, _ *docsRun, b docBlock, _ string) {
-	entries, err := server.ParseTokenFile([]byte(b.text))
+	entries, err := auth.ParseTokenFile([]byte(b.text))
 	must(t, err)
-	_, err = server.NewAuthenticator(server.AuthConfig{Tokens: entries})
+	_, err = auth.NewAuthenticator(auth.Config{Tokens: entries})
 	must(t, err)
 	for _, tok := range []string{docIndexerToken, docAuditorToken, docOpsToken} {
-		if !strings.Contains(b.text, server.HashToken(tok)) {
+		if !strings.Contains(b.text, auth.HashToken(tok)) {
 			t.Errorf("%s lacks the hash of the example token %q", b, tok)
 		}
 	}

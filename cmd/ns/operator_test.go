@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // The operator's paths of README.md and docs/serve.md, each through the
@@ -65,7 +65,7 @@ func documentedTokenFile(t *testing.T) string {
 	t.Helper()
 	blk := findDocBlock(t, "docs/serve.md", "json", `"tokens"`)
 	for _, tok := range []string{docIndexerToken, docAuditorToken, docOpsToken} {
-		if !strings.Contains(blk.text, server.HashToken(tok)) {
+		if !strings.Contains(blk.text, auth.HashToken(tok)) {
 			t.Fatalf("%s: the token file lacks the hash of the example token %q", blk, tok)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // serveFlags are the flags of ns serve.
@@ -52,11 +53,11 @@ func init() {
 			fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug logs every backend call)")
 			fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this URL (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
 			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "serve every route to anyone (loopback addresses only)")
-			fs.StringVar(&f.eventsAuth, "events-auth", server.EventsAuthRequired.String(), "required, optional or none: whether /v1/fluree/events needs a token")
+			fs.StringVar(&f.eventsAuth, "events-auth", auth.EventsAuthRequired.String(), "required, optional or none: whether /v1/fluree/events needs a token")
 			fs.StringVar(&f.oidcIssuer, "oidc-issuer", "", "accept bearer tokens of this OIDC issuer (with --jwks-url)")
 			fs.StringVar(&f.jwksURL, "jwks-url", "", "the OIDC issuer's key set")
 			fs.StringVar(&f.oidcAudience, "oidc-audience", "", "the audience OIDC tokens must name")
-			fs.DurationVar(&f.jwksCacheTTL, "jwks-cache-ttl", server.DefaultJWKSCacheTTL, "how long the key set is kept before it is fetched again")
+			fs.DurationVar(&f.jwksCacheTTL, "jwks-cache-ttl", auth.DefaultJWKSCacheTTL, "how long the key set is kept before it is fetched again")
 			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes")
 			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "event streams open at once")
 			fs.IntVar(&f.maxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "event streams one principal may hold")
@@ -126,7 +127,7 @@ func serve(c *call, f serveFlags) error {
 		scheme = "https"
 	}
 	log.Info("serving", slog.String("url", scheme+"://"+ln.Addr().String()), slog.Bool("auth", !f.noAuth))
-	if !f.noAuth && opts.EventsAuth != server.EventsAuthRequired {
+	if !f.noAuth && opts.EventsAuth != auth.EventsAuthRequired {
 		log.Warn("the events route admits watchers without a token: they see the ID and heads of every record",
 			slog.String("events_auth", opts.EventsAuth.String()))
 	}
@@ -158,7 +159,7 @@ func (f *serveFlags) nameserviceOptions() ([]nameservice.Option, error) {
 }
 
 func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
-	mode, err := server.ParseEventsAuth(f.eventsAuth)
+	mode, err := auth.ParseEventsAuth(f.eventsAuth)
 	if err != nil {
 		return usagef("--events-auth: %v", err)
 	}
@@ -170,9 +171,9 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 		opts.NoAuth = true
 		return nil
 	}
-	var cfg server.AuthConfig
+	var cfg auth.Config
 	if f.tokens != "" {
-		t, err := server.LoadTokenFile(f.tokens)
+		t, err := auth.LoadTokenFile(f.tokens)
 		if err != nil {
 			return err
 		}
@@ -193,13 +194,13 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 		return usagef("--oidc-issuer and --jwks-url go together")
 	}
 	if f.oidcIssuer != "" {
-		cfg.OIDC = &server.OIDCConfig{Issuer: f.oidcIssuer, JWKSURL: f.jwksURL, Audience: f.oidcAudience,
+		cfg.OIDC = &auth.OIDCConfig{Issuer: f.oidcIssuer, JWKSURL: f.jwksURL, Audience: f.oidcAudience,
 			CacheTTL: f.jwksCacheTTL, Logger: log}
 	}
 	if len(cfg.Tokens) == 0 && len(cfg.TrustedIssuers) == 0 && cfg.OIDC == nil {
 		return usagef("serve needs --tokens FILE, --trusted-issuers FILE or --oidc-issuer ISS --jwks-url URL (or --insecure-no-auth on a loopback address)")
 	}
-	a, err := server.NewAuthenticator(cfg)
+	a, err := auth.NewAuthenticator(cfg)
 	if err != nil {
 		return err
 	}

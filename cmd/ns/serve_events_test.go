@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/internal/testing/testenv"
-	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // testCID returns a CIDv1 (dag-cbor, sha2-256, base32 lower case) from seed.
@@ -26,7 +26,7 @@ func testCID(seed string) string { return testenv.CID(seed) }
 // token.
 func TestServeEventsAuthForPeers(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	entry := fmt.Sprintf(`{"tokens":[{"name":"writer","sha256":%q,"read":[""],"write":[""]}]}`, server.HashToken("writer-secret"))
+	entry := fmt.Sprintf(`{"tokens":[{"name":"writer","sha256":%q,"read":[""],"write":[""]}]}`, auth.HashToken("writer-secret"))
 	if err := os.WriteFile(tokens, []byte(entry), 0o600); err != nil {
 		t.Fatal(err)
 	}

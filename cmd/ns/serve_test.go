@@ -20,7 +20,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testing/testenv"
-	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // buildNS returns this command, built once per test process.
@@ -160,7 +160,7 @@ func TestServeProcessWithTokens(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.json")
 	tok := "tok-" + hex.EncodeToString([]byte("0123456789abcdef"))
-	if err := os.WriteFile(tokens, []byte(fmt.Sprintf(`{"tokens":[{"name":"ops","sha256":%q,"read":[""],"write":[""]}]}`, server.HashToken(tok))), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(fmt.Sprintf(`{"tokens":[{"name":"ops","sha256":%q,"read":[""],"write":[""]}]}`, auth.HashToken(tok))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tokFile := filepath.Join(dir, "token")
@@ -192,10 +192,10 @@ func TestServeProcessWithTokens(t *testing.T) {
 // both entries by line (before, it served and the last one won).
 func TestServeDuplicateTokenHash(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "tokens.json")
-	h := server.HashToken("shared-secret")
+	h := auth.HashToken("shared-secret")
 	file := "{\"tokens\": [\n" +
 		"  {\"name\": \"tenant-a\", \"sha256\": \"" + h + "\", \"read\": [\"a/\"], \"write\": [\"a/\"]},\n" +
-		"  {\"name\": \"ops\", \"sha256\": \"" + server.HashToken("other") + "\", \"read\": [\"\"]},\n" +
+		"  {\"name\": \"ops\", \"sha256\": \"" + auth.HashToken("other") + "\", \"read\": [\"\"]},\n" +
 		"  {\"name\": \"admin\", \"sha256\": \"" + strings.ToUpper(h) + "\", \"read\": [\"\"], \"write\": [\"\"]}\n" +
 		"]}\n"
 	if err := os.WriteFile(p, []byte(file), 0o600); err != nil {

@@ -23,7 +23,7 @@ import (
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testing/testenv"
-	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // benchRounds is how many times a push benchmark alternates between the
@@ -195,7 +195,7 @@ const benchToken = "bench-token"
 // tokenFile writes a token file granting benchToken everything.
 func tokenFile(b *testing.B) string {
 	f := filepath.Join(b.TempDir(), "tokens.json")
-	body := `{"tokens":[{"name":"bench","sha256":"` + server.HashToken(benchToken) + `","read":[""],"write":[""]}]}`
+	body := `{"tokens":[{"name":"bench","sha256":"` + auth.HashToken(benchToken) + `","read":[""],"write":[""]}]}`
 	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
 	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // When every answer to a request is lost, the error says so, matches
@@ -52,8 +53,8 @@ func second[T any](_ T, err error) error { return err }
 // A token that may read but not write a record: the server's 403 is an
 // error wrapping ErrPermissionDenied on the client, naming the ID once.
 func TestReadOnlyTokenIsPermissionDenied(t *testing.T) {
-	auth, err := server.NewAuthenticator(server.AuthConfig{Tokens: []server.TokenEntry{
-		{Name: "reader", SHA256: server.HashToken("read-token"), Read: []string{""}},
+	authn, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
+		{Name: "reader", SHA256: auth.HashToken("read-token"), Read: []string{""}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestReadOnlyTokenIsPermissionDenied(t *testing.T) {
 	if err := nameservice.New(backend).Init(ctx, "ro"); err != nil {
 		t.Fatal(err)
 	}
-	hs := serve(t, backend, server.Options{Auth: auth})
+	hs := serve(t, backend, server.Options{Auth: authn})
 	d, err := remote.Open(ctx, remote.Config{BaseURL: hs.URL, Token: "read-token"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"bytes"
@@ -22,18 +22,6 @@ func TestDIDKeyVector(t *testing.T) {
 	for _, bad := range []string{"did:key:z", "did:key:z0OIl", "did:web:x", "did:key:z6Mk"} {
 		if _, err := pubKeyFromDID(bad); err == nil {
 			t.Errorf("pubKeyFromDID(%q) accepted", bad)
-		}
-	}
-}
-
-func TestCheckCID(t *testing.T) {
-	good := "bafyreibnoelefnzgwbcacyt4vh52ymxvzbjq7mmqhtcnwarfq4lzegsiqe"
-	if err := checkCID(good); err != nil {
-		t.Fatalf("checkCID(%s): %v", good, err)
-	}
-	for _, bad := range []string{"", "b", "Qmfoo", "bafy", good[:len(good)-2], good + "a", "B" + good[1:], "fluree:file://x"} {
-		if checkCID(bad) == nil {
-			t.Errorf("checkCID(%q) accepted", bad)
 		}
 	}
 }

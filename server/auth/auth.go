@@ -1,7 +1,10 @@
-package server
+// Package auth decides who calls the server and what they may do: the
+// principal and its scopes, static tokens and their token file, Fluree's
+// did:key JWS, OIDC tokens, and the events route's modes. It knows no
+// route; package server turns its answers into HTTP ones.
+package auth
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -37,11 +40,17 @@ type Principal struct {
 	jws            bool
 	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
 	storageAll bool
-	// key tells principals apart: its event streams are counted under it
-	// (see streamQuota) and the outcomes of its resent writes kept under
-	// it. A static token's name; a JWS's issuer and identity.
+	// key tells principals apart (see Key).
 	key string
 }
+
+// Key tells principals apart, for what is counted or kept per principal
+// (the server counts event streams and keeps the outcomes of resent writes
+// under it): "token:" and a static token's name, or "jws:" and a JWS's
+// issuer and identity. It is "" for a principal built outside this package
+// and for an anonymous one; two principals with the same non-empty key
+// act for the same caller.
+func (p *Principal) Key() string { return p.key }
 
 func covers(prefixes []string, id string) bool {
 	for _, p := range prefixes {
@@ -62,11 +71,16 @@ func (p *Principal) CanWrite(id string) bool { return covers(p.Write, id) || p.E
 // (normalised).
 func (p *Principal) CanAdmin(id string) bool { return covers(p.Admin, id) }
 
-// readsAll reports whether p may read every record.
-func (p *Principal) readsAll() bool { return slices.Contains(p.Read, "") }
+// CanWriteUnder reports whether p may write every ID under prefix: one of
+// its write prefixes is a prefix of prefix.
+func (p *Principal) CanWriteUnder(prefix string) bool { return covers(p.Write, prefix) }
 
-// canEvent reports whether p may see events of a record of kind k.
-func (p *Principal) canEvent(k driver.Kind, id string) bool {
+// ReadsAll reports whether p may read every record.
+func (p *Principal) ReadsAll() bool { return slices.Contains(p.Read, "") }
+
+// CanEvent reports whether p may see the events of record id (normalised)
+// of kind k.
+func (p *Principal) CanEvent(k driver.Kind, id string) bool {
 	if !p.jws {
 		return p.CanRead(id)
 	}
@@ -78,6 +92,12 @@ func (p *Principal) canEvent(k driver.Kind, id string) bool {
 	}
 	return p.eventsLedgers[id]
 }
+
+// ListsGraphSources reports whether a listing of every record shows p the
+// graph sources in its scope. A Fluree JWS scoped to some ledgers sees
+// none, as in Fluree; a static token, or a JWS with fluree.storage.all,
+// sees them.
+func (p *Principal) ListsGraphSources() bool { return p.storageAll || !p.jws }
 
 // grants refuses a JWS whose claims grant nothing on the routes of the
 // request, as Fluree's server does: fluree.events.* on the events route,
@@ -95,7 +115,13 @@ func (p *Principal) grants(events bool) error {
 	return nil
 }
 
+// allRights is the principal of every request when authentication is off.
 var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Write: []string{""}, Admin: []string{""}, storageAll: true}
+
+// Unrestricted returns the principal of a server without authentication
+// (ns serve --no-auth): it may read, write and administer every record.
+// Callers must not modify it.
+func Unrestricted() *Principal { return allRights }
 
 // Authenticator verifies bearer tokens: static tokens (stored as SHA-256
 // hashes) and Ed25519 JWS from trusted did:key issuers carrying Fluree's
@@ -107,8 +133,8 @@ type Authenticator struct {
 	now     func() time.Time
 }
 
-// AuthConfig configures NewAuthenticator.
-type AuthConfig struct {
+// Config configures NewAuthenticator.
+type Config struct {
 	Tokens         []TokenEntry
 	TrustedIssuers []string // did:key identifiers
 	// OIDC, when set, accepts the tokens of an OIDC issuer.
@@ -123,7 +149,7 @@ type AuthConfig struct {
 // hex digits or repeats another's, a name is missing or repeated, or an
 // entry has no scope; or naming the issuer when it is not an Ed25519
 // did:key.
-func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
+func NewAuthenticator(cfg Config) (*Authenticator, error) {
 	tokens, err := checkTokens(cfg.Tokens)
 	if err != nil {
 		return nil, err
@@ -165,7 +191,8 @@ type errUnauthorized struct{ msg string }
 
 func (e errUnauthorized) Error() string { return e.msg }
 
-// Authenticate returns the principal of the request's bearer token.
+// Authenticate returns the principal of the request's bearer token. Its
+// errors are for a 401 answer: their text never holds the token.
 func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
@@ -223,64 +250,6 @@ func algNames(algs []jose.SignatureAlgorithm) string {
 	return s
 }
 
-// reqInfo is what the server learns about a request while serving it.
-type reqInfo struct{ principal *Principal }
-
-type reqInfoKey struct{}
-
-func (ri *reqInfo) name() string {
-	if ri.principal == nil {
-		return ""
-	}
-	return ri.principal.Name
-}
-
-func principalOf(ctx context.Context) *Principal {
-	if ri, ok := ctx.Value(reqInfoKey{}).(*reqInfo); ok && ri.principal != nil {
-		return ri.principal
-	}
-	return nil
-}
-
-// principalName returns the name of ctx's principal, for logs.
-func principalName(ctx context.Context) string {
-	if p := principalOf(ctx); p != nil {
-		return p.Name
-	}
-	return ""
-}
-
-// principalKey returns the key of ctx's principal (see Principal.key): the
-// outcomes of its resent writes are kept under it.
-func principalKey(ctx context.Context) string {
-	if p := principalOf(ctx); p != nil {
-		return p.key
-	}
-	return ""
-}
-
-// auth wraps h with authentication: 401 without a valid token.
-func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ri, _ := r.Context().Value(reqInfoKey{}).(*reqInfo)
-		if ri == nil {
-			ri = &reqInfo{}
-			r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
-		}
-		if s.opts.NoAuth {
-			ri.principal = allRights
-		} else {
-			p, err := s.authenticate(r)
-			if err != nil {
-				s.unauthorized(w, r, err)
-				return
-			}
-			ri.principal = p
-		}
-		h(w, r)
-	}
-}
-
 // EventsAuth is how Fluree's events route authenticates its watchers, the
 // choices of Fluree's server (--events-auth-mode). Every other route always
 // needs a token.
@@ -322,12 +291,14 @@ func ParseEventsAuth(s string) (EventsAuth, error) {
 // do nothing else.
 var anonymousWatcher = &Principal{Name: "anonymous", jws: true, eventsAll: true}
 
-// authenticate returns the principal of r, refusing a token without a
-// grant on r's route.
-func (s *Server) authenticate(r *http.Request) (*Principal, error) {
-	events := isEventsRoute(r)
+// Resolve returns the principal r acts for, by r's bearer token checked by
+// a (nil: no token is accepted), refusing a token without a grant on r's
+// route. events tells whether r is for Fluree's events route, which mode
+// may open to watchers without a token. Every error it returns is for a
+// 401 answer, and its text never holds the token.
+func Resolve(a *Authenticator, r *http.Request, events bool, mode EventsAuth) (*Principal, error) {
 	if events {
-		switch s.opts.EventsAuth {
+		switch mode {
 		case EventsAuthNone:
 			return anonymousWatcher, nil
 		case EventsAuthOptional:
@@ -336,28 +307,12 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 			}
 		}
 	}
-	if s.opts.Auth == nil {
+	if a == nil {
 		return nil, errUnauthorized{"authentication is not configured"}
 	}
-	p, err := s.opts.Auth.Authenticate(r)
+	p, err := a.Authenticate(r)
 	if err != nil {
 		return nil, err
 	}
 	return p, p.grants(events)
-}
-
-// isEventsRoute reports whether r is for Fluree's events route.
-func isEventsRoute(r *http.Request) bool {
-	rest, fluree := flureeRest(r.URL.EscapedPath())
-	return fluree && rest == "/events"
-}
-
-func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error) {
-	s.metrics.authFailures.Inc()
-	w.Header().Set("WWW-Authenticate", `Bearer realm="nameservice"`)
-	if _, fluree := flureeRest(r.URL.Path); fluree {
-		writeFlureeError(w, http.StatusUnauthorized, err.Error())
-		return
-	}
-	writeRaw(w, http.StatusUnauthorized, marshal(map[string]string{"error": err.Error(), "code": "Unauthenticated"}))
 }

@@ -12,11 +12,12 @@ import (
 )
 
 // leaseTTL is long enough that a machine loaded by a parallel -race run
-// keeps refreshing in time (1 s, then 2 s, lost leases there, with
-// DynamoDB Local answering in seconds), as Check's default; Run runs the
-// lease cases alone, so no other case slows them. Check uses its own
+// keeps refreshing in time (1 s, 2 s, then 3 s lost leases there: S3 in
+// lock mode takes a DynamoDB lock and an S3 write per refresh, each
+// answering in seconds under load); Run runs the lease cases alone, so no
+// other case of the package slows them. Check uses its own
 // (CheckOptions.LeaseTTL) for live stores across a network.
-const leaseTTL = 3 * time.Second
+const leaseTTL = 6 * time.Second
 
 func (e *env) leaseOpts(holder string, wait bool) lease.Options {
 	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}

@@ -6,7 +6,7 @@
 # Starts the real test servers (scripts/testservers.sh: DynamoDB Local,
 # versitygw for S3, fake-gcs-server, Azurite), installs Debian's Chromium for
 # the console's browser test when none is there, exports the endpoints, runs
-#   go test -race -count=1 -timeout 30m -parallel 2 ./... "$@"
+#   go test -race -count=1 -timeout 45m -parallel 2 ./... "$@"
 # and stops the servers on any exit. Exits with go test's status.
 #
 # When the arguments name packages (./x, ./x/..., nameservice.dev/...), they
@@ -90,7 +90,7 @@ command -v setsid >/dev/null 2>&1 && setsid=(setsid)
 # -parallel 2: the conformance cases and the long tests (t.Parallel) run two
 # at a time per package; four loaded the emulators (Azurite is one Node
 # thread) on two busy cores until the suite's timed cases missed.
-gotest=(go test -race -count=1 -timeout 30m -parallel 2 ${pkgs[@]+"${pkgs[@]}"} ${args[@]+"${args[@]}"})
+gotest=(go test -race -count=1 -timeout 45m -parallel 2 ${pkgs[@]+"${pkgs[@]}"} ${args[@]+"${args[@]}"})
 printf 'test.sh: %s%s\n' "${NS_TEST_LONG:+NS_TEST_LONG=1 }" "${gotest[*]}" >&2
 began=$SECONDS
 ${setsid[@]+"${setsid[@]}"} "${gotest[@]}" &

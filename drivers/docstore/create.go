@@ -13,9 +13,10 @@ import (
 	"nameservice.dev/nameservice/internal/branching"
 )
 
-// StaleAfter is how long a meta document may stay in state creating before
-// another creator may remove it: a creator that died half-way holds its ID
-// no longer than this. Creators' clocks must agree to well within it.
+// StaleAfter is how long, unless Config.StaleAfter says otherwise, a meta
+// document may stay in state creating before another creator may remove
+// it: a creator that died half-way holds its ID no longer than this.
+// Creators' clocks must agree to well within it.
 const StaleAfter = 30 * time.Second
 
 // cleanupTimeout bounds the removal of a failed creation's documents.
@@ -117,7 +118,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 			return nil
 		case cur.State == stateLive:
 			return fmt.Errorf("docstore: %w: %s", driver.ErrAlreadyExists, id)
-		case d.now().UnixMilli()-cur.CreatingMS > StaleAfter.Milliseconds():
+		case d.now().UnixMilli()-cur.CreatingMS > d.staleAfter.Milliseconds():
 			_ = d.coll.Delete(ctx, cur) // by revision: only if still that stale claim
 		default:
 			pause(ctx, attempt) // another creator is at work: wait for its outcome
@@ -182,7 +183,7 @@ func (d *Driver) stillClaimed(ctx context.Context, claim *document) error {
 		return err
 	}
 	if cur == nil || cur.Gen != claim.Gen || cur.State != stateCreating {
-		return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", claim.PK, driver.ErrUnavailable, StaleAfter)
+		return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", claim.PK, driver.ErrUnavailable, d.staleAfter)
 	}
 	return nil
 }
@@ -263,7 +264,7 @@ func (d *Driver) commit(ctx context.Context, meta *document) error {
 		case lost != nil:
 			return outcomeUnknown(ctx, what, "%v; the record has been purged, or purged and created again, since", lost)
 		default:
-			return fmt.Errorf("docstore: %s: %w: the creation took longer than %v and another creator took the ID over", what, driver.ErrUnavailable, StaleAfter)
+			return fmt.Errorf("docstore: %s: %w: the creation took longer than %v and another creator took the ID over", what, driver.ErrUnavailable, d.staleAfter)
 		}
 		pause(ctx, attempt)
 	}

@@ -89,6 +89,11 @@ type Config struct {
 	// firestore://..., mongo://DATABASE/COLLECTION. Open fills in the key
 	// fields and read options this driver needs unless it names them.
 	CollectionURL string
+	// StaleAfter is how long a creation may hold an ID before another
+	// creator may take it over (default StaleAfter, 30 s). Every client
+	// of a collection must use the same value, well above the longest
+	// creation and the clocks' disagreement.
+	StaleAfter time.Duration
 }
 
 // Driver is one client of a docstore collection.
@@ -104,6 +109,8 @@ type Driver struct {
 	// 0 not yet known, modeOrdered, or modeScan.
 	listMode atomic.Int32
 	now      func() time.Time
+	// staleAfter is Config.StaleAfter, or StaleAfter.
+	staleAfter time.Duration
 }
 
 var (
@@ -115,7 +122,7 @@ var (
 // the caller opened. The caller owns coll: Close does not close it. Two
 // drivers on one collection act as two clients.
 func OpenCollection(coll *docstore.Collection) *Driver {
-	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now}
+	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
 }
 
 // Collection returns the driver's collection (nil while its DynamoDB table
@@ -171,6 +178,14 @@ func ParseURL(u *url.URL) (Config, error) {
 // the program, and the provider's error, classified, when the collection
 // cannot be opened.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	d, err := open(ctx, cfg)
+	if err == nil && cfg.StaleAfter > 0 {
+		d.staleAfter = cfg.StaleAfter
+	}
+	return d, err
+}
+
+func open(ctx context.Context, cfg Config) (*Driver, error) {
 	u, err := url.Parse(cfg.CollectionURL)
 	if err != nil {
 		return nil, fmt.Errorf("docstore: %w: collection URL does not parse", driver.ErrInvalidArgument)

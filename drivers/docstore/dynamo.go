@@ -51,7 +51,7 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), err)
 	}
-	d := &Driver{table: t, release: func() error { return nil }, now: time.Now}
+	d := &Driver{table: t, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
 	coll, err := t.open()
 	switch {
 	case err == nil:
@@ -92,7 +92,9 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	// module's rule (awsconf.LocalDynamoDB) unless ParamNoCRC32 says otherwise.
 	t.client = awsdynamodb.NewFromConfig(cfg, func(o *awsdynamodb.Options) {
 		o.DisableValidateResponseChecksum = noCRC
-		o.Retryer = awsconf.SkipIf(o.Retryer, isLostWrite)
+		// The DynamoDB driver's retry policy: the SDK's default backs off up
+		// to 20 s and its retry quota fails healthy requests under load.
+		o.Retryer = awsconf.SkipIf(awsconf.NewRetryer(awsconf.DefaultMaxAttempts, nil, awsconf.BaseBackoff), isLostWrite)
 		o.APIOptions = append(o.APIOptions, markLostWrites)
 	})
 	return t, nil

@@ -69,7 +69,7 @@ const Scheme = "dynamodb"
 const (
 	DefaultRegion      = "us-east-1"
 	DefaultTimeout     = 5 * time.Second
-	DefaultMaxAttempts = 5
+	DefaultMaxAttempts = awsconf.DefaultMaxAttempts
 )
 
 func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
@@ -213,7 +213,7 @@ func validTable(name string) error {
 func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 	// TransactionConflictException: refused because another transaction
 	// holds the item; nothing was written, so a retry is safe.
-	return awsconf.NewRetryer(driverutil.Positive(maxAttempts, DefaultMaxAttempts), limiter, 25*time.Millisecond, "TransactionConflictException")
+	return awsconf.NewRetryer(driverutil.Positive(maxAttempts, DefaultMaxAttempts), limiter, awsconf.BaseBackoff, "TransactionConflictException")
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.

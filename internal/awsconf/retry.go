@@ -43,6 +43,14 @@ func (r skipRetryer) GetAttemptToken(ctx context.Context) (func(error) error, er
 	return r.GetInitialToken(), nil
 }
 
+// DefaultMaxAttempts is how many times the drivers' SDK clients send a
+// request at most.
+const DefaultMaxAttempts = 5
+
+// BaseBackoff is the drivers' first backoff between two attempts; it
+// doubles per attempt, with full jitter, up to a second.
+const BaseBackoff = 25 * time.Millisecond
+
 // NewRetryer returns the SDK's standard retryer with maxAttempts attempts,
 // limiter (nil: none — the SDK's client-side token bucket fails healthy
 // requests under load with "retry quota exceeded"), full-jitter backoff

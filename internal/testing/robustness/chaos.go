@@ -166,12 +166,14 @@ func (x *Chaos) tick(ctx context.Context, run *chaosRun) {
 
 // act is what the client does in one window, on id: read it (the lost
 // write shows, when it landed); then purge it, and create it again two
-// times in three, or else write to it twice.
+// times in three, or else write to it twice. Three windows in five purge,
+// the first always: a short run (files take a tenth of a second) still
+// has a purge in its history.
 func (x *Chaos) act(run *chaosRun, id string) {
 	x.windows.Add(1)
 	c, ctx, h := run.c, run.ctx, run.h
 	c.act(ctx, h, id, Lookup)
-	if c.rnd.IntN(5) < 3 {
+	if c.rnd.IntN(5) < 3 || x.purged.Load() == 0 {
 		c.act(ctx, h, id, Purge)
 		x.purged.Add(1)
 		if c.rnd.IntN(3) != 0 {

@@ -35,6 +35,10 @@ type CheckOptions struct {
 	// Quick runs only the cases marked quick: a subset that covers every
 	// group's guarantee in seconds.
 	Quick bool
+	// Groups, when not empty, names the groups to run (GroupNames lists
+	// them); the others are left out of the report. A name no group has is
+	// reported as a failed group.
+	Groups []string
 	// CaseTimeout bounds each case (default 2 minutes).
 	CaseTimeout time.Duration
 	// LeaseTTL is the TTL of the leases the lease cases take (default 3 s,
@@ -123,8 +127,11 @@ func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 	opts.CaseTimeout = driverutil.Positive(opts.CaseTimeout, testTimeout)
 	opts.LeaseTTL = driverutil.Positive(opts.LeaseTTL, checkLeaseTTL)
 	start := time.Now()
-	var rep Report
+	rep := Report{Groups: unknownGroups(opts.Groups)}
 	for _, g := range checkOrder() {
+		if len(opts.Groups) > 0 && !slices.Contains(opts.Groups, g.name) {
+			continue
+		}
 		res := GroupResult{Name: g.name, Guarantee: g.guarantee}
 		gstart := time.Now()
 		for _, c := range g.cases {
@@ -155,6 +162,28 @@ func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 	}
 	rep.Duration = time.Since(start)
 	return rep
+}
+
+// GroupNames returns the names of the suite's groups, in the order Check
+// runs them.
+func GroupNames() []string {
+	var names []string
+	for _, g := range checkOrder() {
+		names = append(names, g.name)
+	}
+	return names
+}
+
+// unknownGroups returns a failed result for each name no group has.
+func unknownGroups(names []string) []GroupResult {
+	var res []GroupResult
+	for _, n := range names {
+		if !slices.Contains(GroupNames(), n) {
+			res = append(res, GroupResult{Name: n, Cases: []CaseResult{{Name: "Select", Status: Fail,
+				Message: "the suite has no group of that name; its groups: " + strings.Join(GroupNames(), ", ")}}})
+		}
+	}
+	return res
 }
 
 // checkOrder returns the groups with Lease last: its cases time a 1 s

@@ -11,6 +11,7 @@ import (
 	"io"
 	neturl "net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,18 +30,34 @@ import (
 // missing or access is denied.
 func init() {
 	commands["check"] = &command{
-		usage:   "URL [--quick] [--junit FILE] [--prefix P] | URL --prefix P --cleanup",
+		usage:   "URL [--quick] [--group G,...] [--junit FILE] [--prefix P] | URL --prefix P --cleanup",
 		summary: "run the capability probe and the conformance suite against a live store, under a prefix of its own",
 		example: "ns check 'dynamodb://staging-nameservice?region=eu-west-1' --quick --junit ns-check.xml",
 		nargs:   1, local: true,
 		flags: func(fs *flag.FlagSet) {
 			fs.Bool("quick", false, "run the quick subset")
+			fs.String("group", "", "run only these groups, comma-separated (the probe runs always): "+strings.Join(conformance.GroupNames(), ", "))
 			fs.String("junit", "", "write a JUnit XML report to FILE")
 			fs.String("prefix", "", "ID prefix to work under (default nscheck-<random>/)")
 			fs.Bool("cleanup", false, "run no case: only remove what a check that was killed left under --prefix")
 		},
 		run: runCheck,
 	}
+}
+
+// checkGroups parses --group: a comma-separated list of the suite's group
+// names (none: every group).
+func checkGroups(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	names := strings.Split(list, ",")
+	for _, n := range names {
+		if !slices.Contains(conformance.GroupNames(), n) {
+			return nil, usagef("check: --group: the suite has no group %q; its groups: %s", n, strings.Join(conformance.GroupNames(), ", "))
+		}
+	}
+	return names, nil
 }
 
 // purgeTimeout bounds the final purge and collection, which run even after
@@ -55,6 +72,10 @@ func runCheck(c *call) error {
 	given := c.flags.Lookup("prefix").Value.String()
 	if cleanup && given == "" {
 		return usagef("check: --cleanup needs the --prefix of the check that was killed")
+	}
+	groups, err := checkGroups(c.flags.Lookup("group").Value.String())
+	if err != nil {
+		return err
 	}
 	prefix, err := checkPrefix(given)
 	if err != nil {
@@ -90,7 +111,7 @@ func runCheck(c *call) error {
 	} else {
 		open := func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }
 		rep = conformance.Check(c.ctx, open, conformance.CheckOptions{
-			Prefix: prefix, Quick: quick,
+			Prefix: prefix, Quick: quick, Groups: groups,
 			Progress: func(g conformance.GroupResult) { printGroup(c.stdout, g) },
 		})
 		if probed {

@@ -14,8 +14,8 @@ import (
 // leaseTTL is long enough that a machine loaded by a parallel -race run
 // keeps refreshing in time (1 s, 2 s, then 3 s lost leases there: S3 in
 // lock mode takes a DynamoDB lock and an S3 write per refresh, each
-// answering in seconds under load); Run runs the lease cases alone, so no
-// other case of the package slows them. Check uses its own
+// answering in seconds under load); Run runs the lease cases beside no
+// other case of the package but lease cases, which mostly wait. Check uses its own
 // (CheckOptions.LeaseTTL) for live stores across a network.
 const leaseTTL = 6 * time.Second
 
@@ -23,7 +23,7 @@ func (e *env) leaseOpts(holder string, wait bool) lease.Options {
 	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
-var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, with increasing fencing tokens", alone: true, cases: []testCase{
+var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, with increasing fencing tokens", alone: true, light: true, cases: []testCase{
 	{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
 		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
@@ -123,7 +123,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
 		e.must(err)
 		other := e.client()
-		for range 6 {
+		for range 5 { // past the TTL: only the refreshes keep it
 			time.Sleep(e.leaseTTL / 4)
 			e.must(a.Refresh(e.ctx))
 			_, err := lease.Acquire(e.ctx, other, e.id("db"), e.leaseOpts("b", false))
@@ -171,7 +171,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 	{name: "RunWhileLeasedRefreshesAndReleases", run: func(e *env) {
 		e.init("db")
 		err := lease.Run(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false), func(ctx context.Context, l *lease.Lease) error {
-			time.Sleep(2 * e.leaseTTL) // outlives the TTL: only refreshes keep it
+			time.Sleep(3 * e.leaseTTL / 2) // outlives the TTL: only refreshes keep it
 			if ctx.Err() != nil {
 				e.t.Errorf("lease lost while refreshed: %v", ctx.Err())
 			}

@@ -133,7 +133,7 @@ func (e *env) wantListing(opts nameservice.ListOptions, want []string) {
 	e.t.Helper()
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string
-	for deadline := time.Now().Add(listingSettles); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
 		got = nil
 		for r, err := range e.ns.List(e.ctx, opts) {
 			if err == nil {

@@ -38,6 +38,7 @@ package conformance
 import (
 	"context"
 	"testing"
+	"time"
 
 	"nameservice.dev/nameservice/driver"
 )
@@ -88,4 +89,14 @@ func (f CorruptibleHarnessFunc) NewStore(ctx context.Context, t *testing.T) (Ope
 // NewCorruptibleStore calls f.
 func (f CorruptibleHarnessFunc) NewCorruptibleStore(ctx context.Context, t *testing.T) (Opener, CorruptFunc, error) {
 	return f(ctx, t)
+}
+
+// ListingSettler is a Harness that says how long its stores' listings may
+// take to show a write. Without it the suite waits up to 30 s (a DynamoDB
+// index on a loaded machine) before it fails a listing that misses a
+// write; a store whose listings show every write at once says 0, so that a
+// wrong listing fails at once.
+type ListingSettler interface {
+	Harness
+	ListingSettles() time.Duration
 }

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +53,7 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 			for _, c := range group.cases {
 				t.Run(c.name, func(t *testing.T) {
 					parallel(t)
-					defer hold(group.alone)()
+					defer hold(group)()
 					c.run(newTestEnv(t, h, c.runTimeout()))
 				})
 			}
@@ -62,18 +61,21 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 	}
 }
 
-// running is held, shared, by every case Run runs, and alone by the cases
-// of the groups that must run alone.
-var running sync.RWMutex
+// running admits the cases of every suite Run runs in the test process:
+// those of the ordinary groups beside one another, the cases of a group
+// that runs alone with no other, except that a light group's cases run
+// beside one another.
+var running gate
 
-// hold takes running, alone or shared, and returns its release.
-func hold(alone bool) (release func()) {
-	if alone {
-		running.Lock()
-		return running.Unlock
+// hold waits for g's case's turn and returns its release.
+func hold(g group) (release func()) {
+	switch {
+	case g.alone && g.light:
+		return running.enter(g.name, false)
+	case g.alone:
+		return running.enter(g.name, true)
 	}
-	running.RLock()
-	return running.RUnlock
+	return running.enter("", false)
 }
 
 // runOrder returns the groups in the order Run starts them: with cases in
@@ -150,6 +152,10 @@ type group struct {
 	// cases on a one-threaded emulator (Azurite); Run runs each with no
 	// other case of any suite in the test process.
 	alone bool
+	// light: its cases mostly wait (a lease's TTL), adding next to no load,
+	// so a group alone and light runs its cases, and those of the same
+	// group of the process's other suites, beside one another.
+	light bool
 	cases []testCase
 }
 
@@ -182,6 +188,8 @@ type env struct {
 	ns       *nameservice.NameService
 	prefix   string
 	leaseTTL time.Duration // the TTL of the lease cases' leases
+	// listingSettles bounds how long a listing may take to show a write.
+	listingSettles time.Duration
 	// purgeRounds is how many rounds PurgeRacesCreate plays.
 	purgeRounds int
 }
@@ -209,12 +217,15 @@ func newTestEnv(t *testing.T, h Harness, timeout time.Duration) *env {
 	if os.Getenv(LongEnv) == "" {
 		e.purgeRounds = shortPurgeRaceRounds
 	}
+	if ls, ok := h.(ListingSettler); ok {
+		e.listingSettles = ls.ListingSettles()
+	}
 	return e
 }
 
 // newEnv returns the environment of one case: its records go under prefix.
 func newEnv(ctx context.Context, t T, open Opener, corrupt CorruptFunc, prefix string) *env {
-	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL, purgeRounds: purgeRaceRounds}
+	e := &env{t: t, ctx: ctx, open: open, corrupt: corrupt, prefix: prefix, leaseTTL: leaseTTL, listingSettles: listingSettles, purgeRounds: purgeRaceRounds}
 	e.ns = e.client()
 	return e
 }
@@ -339,7 +350,7 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string
 	var recs []*nameservice.Record
-	for deadline := time.Now().Add(listingSettles); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
 		got, recs = nil, nil
 		for r, err := range e.ns.List(e.ctx, opts) {
 			e.must(err)

@@ -3,6 +3,7 @@ package mem_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
@@ -11,12 +12,20 @@ import (
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+	conformance.Run(t, exactListings{func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		open := func(context.Context) (driver.Driver, error) { return s.Open(), nil }
 		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
-	}))
+	}})
 }
+
+// exactListings is a harness of mem stores, whose listings show every
+// write at once: a listing that misses one fails without waiting.
+type exactListings struct {
+	conformance.CorruptibleHarnessFunc
+}
+
+func (exactListings) ListingSettles() time.Duration { return 0 }
 
 // noWatch hides the mem driver's change feed, so the suite exercises the
 // portable polling Watch; it keeps its collector and its branches.
@@ -31,12 +40,12 @@ func (n noWatch) Collect(ctx context.Context, o driver.CollectOptions) (driver.C
 
 func TestConformanceWithoutChangeFeed(t *testing.T) {
 	t.Parallel()
-	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+	conformance.Run(t, exactListings{func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		open := func(context.Context) (driver.Driver, error) {
 			d := s.Open()
 			return noWatch{d, d}, nil
 		}
 		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
-	}))
+	}})
 }

@@ -116,13 +116,13 @@ func TestMutantConformance(t *testing.T) {
 	if rule == "" {
 		return
 	}
-	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
+	conformance.Run(t, exactListings{func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		open := func(context.Context) (driver.Driver, error) {
 			return &mutant{Driver: s.Open(), rule: rule, page: map[string]int{}}, nil
 		}
 		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
-	}))
+	}})
 }
 
 func TestSuiteCatchesMutants(t *testing.T) {

@@ -232,8 +232,9 @@ func (e *env) client() *nameservice.NameService {
 	if err != nil {
 		e.t.Fatalf("harness: open client: %v", err)
 	}
-	e.t.Cleanup(func() { _ = d.Close() })
-	return nameservice.New(d, nameservice.WithClock(func() time.Time { return clock }))
+	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return clock }))
+	e.t.Cleanup(func() { _ = ns.Close() })
+	return ns
 }
 
 // id returns an ID under the test's prefix: id("db") is "ctXXXX/db".

@@ -40,12 +40,7 @@ func (ns *NameService) Probe(ctx context.Context) (ProbeResult, error) {
 	if !ok {
 		return ProbeResult{}, unsupported("has no conditions to probe")
 	}
-	var res ProbeResult
-	err := ns.traced(ctx, "probe", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
-		res, err = p.Probe(ctx)
-		return err
-	})
-	return res, err
+	return call(ctx, ns, "probe", ID{}, "", telemetry.OutcomeOK, p.Probe)
 }
 
 // ChangedAt returns when each concern of record id last changed, for the
@@ -60,12 +55,9 @@ func (ns *NameService) ChangedAt(ctx context.Context, id ID) (map[Concern]time.T
 	if !ok {
 		return nil, unsupported("keeps no change times")
 	}
-	var times map[Concern]time.Time
-	err := ns.traced(ctx, "changed at", id, "", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
-		times, err = ct.ChangedAt(ctx, id)
-		return err
+	return call(ctx, ns, "changed at", id, "", telemetry.OutcomeOK, func(ctx context.Context) (map[Concern]time.Time, error) {
+		return ct.ChangedAt(ctx, id)
 	})
-	return times, err
 }
 
 // As sets *target to the driver when the driver has the type target points
@@ -97,12 +89,9 @@ func (ns *NameService) heads(ctx context.Context, id ID) (Heads, error) {
 	if !ok {
 		return Heads{}, unsupported("has no read of the heads alone")
 	}
-	var heads Heads
-	err := ns.traced(ctx, "heads", id, "", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
-		heads, err = h.Heads(ctx, id)
-		return err
+	return call(ctx, ns, "heads", id, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
+		return h.Heads(ctx, id)
 	})
-	return heads, err
 }
 
 // brancher returns the driver's branch operations (driver.Brancher).
@@ -124,12 +113,9 @@ func (ns *NameService) createBranch(ctx context.Context, rec *Record) (*Record, 
 	if err != nil {
 		return nil, err
 	}
-	var out *Record
-	err = ns.traced(ctx, "create branch", rec.ID, "", telemetry.OutcomeApplied, func(ctx context.Context) (err error) {
-		out, err = b.CreateBranch(ctx, rec)
-		return err
+	return call(ctx, ns, "create branch", rec.ID, "", telemetry.OutcomeApplied, func(ctx context.Context) (*Record, error) {
+		return b.CreateBranch(ctx, rec)
 	})
-	return out, err
 }
 
 // dropBranch removes branch id and counts it out of its source.
@@ -159,12 +145,9 @@ func (ns *NameService) resetHead(ctx context.Context, id ID, head Value, index *
 	if err != nil {
 		return nil, err
 	}
-	var prev *Record
-	err = ns.traced(ctx, "reset head", id, "head", telemetry.OutcomeApplied, func(ctx context.Context) (err error) {
-		prev, err = b.ResetHead(ctx, id, head, index)
-		return err
+	return call(ctx, ns, "reset head", id, "head", telemetry.OutcomeApplied, func(ctx context.Context) (*Record, error) {
+		return b.ResetHead(ctx, id, head, index)
 	})
-	return prev, err
 }
 
 // collect removes what purges left (driver.Collector), with opts as
@@ -177,12 +160,9 @@ func (ns *NameService) collect(ctx context.Context, opts CollectOptions) (Collec
 	if !ok {
 		return CollectStats{}, unsupported("cannot collect what purges left")
 	}
-	var st CollectStats
-	err := ns.traced(ctx, "collect", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
-		st, err = c.Collect(ctx, opts)
-		return err
+	return call(ctx, ns, "collect", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (CollectStats, error) {
+		return c.Collect(ctx, opts)
 	})
-	return st, err
 }
 
 // commitIndexer returns the driver's commit index (driver.CommitIndexer).

@@ -42,10 +42,9 @@ func (ns *NameService) get(ctx context.Context, id ID, in *telemetry.Instruments
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	ctx, c := in.Start(ctx, "get", id, "")
-	rec, err := ns.d.Get(ctx, id)
-	c.End(ctx, telemetry.ErrOutcome(err, telemetry.OutcomeOK), err)
-	return rec, guard.FromBackend(err)
+	return callTo(ctx, in, "get", id, "", telemetry.OutcomeOK, func(ctx context.Context) (*Record, error) {
+		return ns.d.Get(ctx, id)
+	})
 }
 
 // Ping reads a record that need not exist, untraced (a readiness probe
@@ -127,10 +126,9 @@ func (ns *NameService) listPage(ctx context.Context, opts ListOptions, in *telem
 	if err := guard.CheckList(opts); err != nil {
 		return nil, err
 	}
-	ctx, c := in.Start(ctx, "list", ID{}, "")
-	page, err := ns.d.List(ctx, opts)
-	c.End(ctx, telemetry.ErrOutcome(err, telemetry.OutcomeOK), err)
-	return page, guard.FromBackend(err)
+	return callTo(ctx, in, "list", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (*Page, error) {
+		return ns.d.List(ctx, opts)
+	})
 }
 
 // Close closes the driver.
@@ -140,10 +138,21 @@ func (ns *NameService) Close() error { return ns.d.Close() }
 // and concern ("" for none), whose outcome is ok when it succeeds, and
 // marks its error as the backend's.
 func (ns *NameService) traced(ctx context.Context, op string, id ID, concern, ok string, f func(context.Context) error) error {
-	ctx, c := ns.in.Start(ctx, op, id, concern)
-	err := f(ctx)
+	_, err := call(ctx, ns, op, id, concern, ok, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+	return err
+}
+
+// call is traced for a call f that returns a result.
+func call[T any](ctx context.Context, ns *NameService, op string, id ID, concern, ok string, f func(context.Context) (T, error)) (T, error) {
+	return callTo(ctx, ns.in, op, id, concern, ok, f)
+}
+
+// callTo is call reporting to in (nil: untraced).
+func callTo[T any](ctx context.Context, in *telemetry.Instruments, op string, id ID, concern, ok string, f func(context.Context) (T, error)) (T, error) {
+	ctx, c := in.Start(ctx, op, id, concern)
+	v, err := f(ctx)
 	c.End(ctx, telemetry.ErrOutcome(err, ok), err)
-	return guard.FromBackend(err)
+	return v, guard.FromBackend(err)
 }
 
 // unsupported returns an error wrapping ErrUnsupported: the driver cannot

@@ -19,7 +19,6 @@ package guard
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"nameservice.dev/nameservice/driver"
 )
@@ -55,13 +54,8 @@ func CheckReset(head driver.Value, index *driver.Value) error {
 // malformed: a negative OlderThan, or a Prefix that is not valid UTF-8 or
 // longer than an ID.
 func CheckCollect(opts driver.CollectOptions) error {
-	switch {
-	case opts.OlderThan < 0:
+	if opts.OlderThan < 0 {
 		return invalid("older than %s: a duration cannot be negative", opts.OlderThan)
-	case !utf8.ValidString(opts.Prefix):
-		return invalid("prefix is not valid UTF-8")
-	case len(opts.Prefix) > driver.MaxIDLength:
-		return limitError("prefix", "bytes", len(opts.Prefix), driver.MaxIDLength)
 	}
-	return nil
+	return CheckList(driver.ListOptions{Prefix: opts.Prefix})
 }

@@ -60,7 +60,7 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, pid, err)
 	}
-	created, err := ns.d.CreateBranch(ctx, rec)
+	created, err := ns.createBranch(ctx, rec)
 	if err != nil {
 		return nil, wrap(op, pid, resentBranchOp(ctx, err, driver.ErrAlreadyExists))
 	}
@@ -95,7 +95,7 @@ func sourceOf(id driver.ID, from string) (driver.ID, error) {
 
 // branchRecord reads the source and returns the record of the new branch.
 func (ns *NameService) branchRecord(ctx context.Context, id, src driver.ID, at *Ref) (*Record, error) {
-	s, err := ns.d.Get(ctx, src)
+	s, err := ns.Get(ctx, src)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("source: %w", err)
@@ -136,7 +136,7 @@ func (ns *NameService) DropBranch(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap(op, pid, resentBranchOp(ctx, ns.d.DropBranch(ctx, pid), driver.ErrNotFound))
+	return wrap(op, pid, resentBranchOp(ctx, ns.dropBranch(ctx, pid), driver.ErrNotFound))
 }
 
 // ListBranches yields every branch of ledger name (every ledger record
@@ -189,6 +189,6 @@ func (ns *NameService) ResetHead(ctx context.Context, id string, commit Ref, opt
 	case opts.ClearIndex:
 		index = &Value{}
 	}
-	prev, err := ns.d.ResetHead(ctx, pid, head, index)
+	prev, err := ns.resetHead(ctx, pid, head, index)
 	return prev, wrap(op, pid, err)
 }

@@ -25,7 +25,7 @@ func (ns *NameService) PendingCommitCIDs(ctx context.Context, id string, sinceT 
 	if err != nil {
 		return nil, false, err
 	}
-	entries, ok, err := ns.d.PendingCommitCIDs(ctx, pid, sinceT)
+	entries, ok, err := ns.pendingCommitCIDs(ctx, pid, sinceT)
 	return entries, ok, wrap(op, pid, err)
 }
 
@@ -38,5 +38,5 @@ func (ns *NameService) PruneCommitIndex(ctx context.Context, id string, upToT in
 	if err != nil {
 		return err
 	}
-	return wrap(op, pid, ns.d.PruneCommitIndex(ctx, pid, upToT))
+	return wrap(op, pid, ns.pruneCommitIndex(ctx, pid, upToT))
 }

@@ -23,7 +23,7 @@ type (
 // the driver cannot collect, and ErrInvalidArgument for a negative
 // OlderThan.
 func (ns *NameService) Collect(ctx context.Context, opts CollectOptions) (CollectStats, error) {
-	st, err := ns.d.Collect(ctx, opts)
+	st, err := ns.collect(ctx, opts)
 	if err != nil {
 		return st, fmt.Errorf("collect: %w", err)
 	}

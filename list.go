@@ -16,15 +16,20 @@ import (
 // the iteration. Retracted records are left out unless opts.IncludeRetracted
 // is set.
 func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Record, error] {
-	return listFrom(ctx, ns.d, opts)
+	return listFrom(ctx, ns.ListPage, opts)
 }
 
-// listFrom is List over d: the NameService's calls, or its raw driver for
-// the polls of a watch, which are not worth a span each.
-func listFrom(ctx context.Context, d driver.Driver, opts ListOptions) iter.Seq2[*Record, error] {
+// untracedPage is ListPage untraced, for the polls of a watch, which are
+// not worth a span each.
+func (ns *NameService) untracedPage(ctx context.Context, opts ListOptions) (*Page, error) {
+	return ns.listPage(ctx, opts, nil)
+}
+
+// listFrom yields the records of the pages pageOf returns.
+func listFrom(ctx context.Context, pageOf func(context.Context, ListOptions) (*Page, error), opts ListOptions) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
 		for {
-			page, err := d.List(ctx, opts)
+			page, err := pageOf(ctx, opts)
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
 				return

@@ -12,12 +12,16 @@ import (
 	"nameservice.dev/nameservice/internal/telemetry"
 )
 
-// NameService is the portable API over one driver. It is safe for concurrent
-// use; open one per process and share it. Every call reaches the driver
-// through package guard, which enforces the rules of the model.
+// NameService is the portable API over one driver, and the one layer
+// between every caller and that driver (layer.go): each call is checked
+// against the rules of package guard, traced, made, and its error marked,
+// in one place. It is safe for concurrent use; open one per process and
+// share it. It hands out no handle to its driver: the driver's optional
+// capabilities are its methods (Provision, Probe, ChangedAt, ...), and As
+// reaches what one backend alone offers.
 type NameService struct {
-	raw        driver.Driver
-	d          *guard.Driver
+	d          driver.Driver
+	in         *telemetry.Instruments // nil: nothing reported
 	now        func() time.Time
 	maxRetries int
 	tel        telemetry.Config
@@ -33,14 +37,14 @@ func WithClock(now func() time.Time) Option { return func(ns *NameService) { ns.
 // PublishGraphSource (default 8).
 func WithRetryLimit(n int) Option { return func(ns *NameService) { ns.maxRetries = max(1, n) } }
 
-// New returns a NameService over d, behind guard.New (and instrumented
-// when a telemetry option is given).
+// New returns a NameService over d (instrumented when a telemetry option
+// is given).
 func New(d driver.Driver, opts ...Option) *NameService {
-	ns := &NameService{raw: d, now: time.Now, maxRetries: 8}
+	ns := &NameService{d: d, now: time.Now, maxRetries: 8}
 	for _, o := range opts {
 		o(ns)
 	}
-	ns.d = guard.New(telemetry.Wrap(d, ns.tel))
+	ns.in = telemetry.New(d, ns.tel)
 	return ns
 }
 
@@ -58,18 +62,6 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 // Now returns the time on the clock set by WithClock, for recipes built on
 // this package (leases stamp their lock with it).
 func (ns *NameService) Now() time.Time { return ns.now() }
-
-// Driver returns the driver underneath, for type assertions to optional
-// capabilities. Write through Guarded, never through it: it checks nothing.
-func (ns *NameService) Driver() driver.Driver { return ns.raw }
-
-// Guarded returns the driver as the NameService calls it, behind the guard
-// that checks every call against the rules of the model: the driver-level
-// handle for servers and tools (ns serve's routes write through it).
-func (ns *NameService) Guarded() *guard.Driver { return ns.d }
-
-// Close closes the driver.
-func (ns *NameService) Close() error { return ns.d.Close() }
 
 func parse(op, id string) (driver.ID, error) {
 	pid, err := driver.ParseID(id)
@@ -114,7 +106,7 @@ func (ns *NameService) Init(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap("init", pid, ns.d.Create(ctx, driver.NewLedger(pid, ns.now().Unix())))
+	return wrap("init", pid, ns.Create(ctx, driver.NewLedger(pid, ns.now().Unix())))
 }
 
 // PublishGraphSource creates graph source id of sourceType (e.g.
@@ -154,7 +146,7 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 		return fmt.Errorf("%s %s: %w", op, pid, err)
 	}
 	rec := driver.NewGraphSource(pid, sourceType, normDeps, cfg, ns.now().Unix())
-	err = ns.d.Create(ctx, rec)
+	err = ns.Create(ctx, rec)
 	if !errors.Is(err, driver.ErrAlreadyExists) {
 		return wrap(op, pid, err)
 	}
@@ -166,7 +158,7 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 // type is refused with ErrAlreadyExists (the ID is taken by a graph source of
 // that other type) rather than ignored.
 func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, sourceType string, cfg driver.Object) error {
-	cur, err := ns.d.Get(ctx, id)
+	cur, err := ns.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -185,7 +177,7 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 		if c.Payload.Equal(cfg) {
 			return nil
 		}
-		out, err := ns.d.Update(ctx, id, driver.Config, driver.IfEquals(c), driver.Value{V: c.V + 1, Payload: cfg})
+		out, err := ns.Update(ctx, id, driver.Config, driver.IfEquals(c), driver.Value{V: c.V + 1, Payload: cfg})
 		if err != nil || out.Applied {
 			return err
 		}
@@ -240,12 +232,12 @@ func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.C
 	if err := checkRef(next); err != nil {
 		return Outcome{}, wrap(op, pid, err)
 	}
-	out, err := ns.d.Update(ctx, pid, c, cond, next)
+	out, err := ns.Update(ctx, pid, c, cond, next)
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
 // checkRef refuses a head or index without a t from 1 or an address, in
-// the API's words; the guard checks every other rule where the value is
+// the API's words; the layer checks every other rule where the value is
 // written.
 func checkRef(v driver.Value) error {
 	if v.V < 1 {
@@ -264,7 +256,7 @@ func (ns *NameService) classifyMissing(ctx context.Context, id driver.ID, c driv
 	if c != driver.Head || !errors.Is(err, driver.ErrNotFound) {
 		return err
 	}
-	rec, gerr := ns.d.Get(ctx, id)
+	rec, gerr := ns.Get(ctx, id)
 	if gerr == nil && rec.Kind != driver.Ledger {
 		return fmt.Errorf("%w: %s is a %s and has no head", driver.ErrWrongKind, id, rec.Kind)
 	}
@@ -300,7 +292,7 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 		return ns.bootstrapRef(ctx, pid, c, nv)
 	}
 	if nv.V < expected.V || (c == driver.Head && nv.V == expected.V) {
-		// Not applied without a write, so the guard does not see next:
+		// Not applied without a write, so the layer does not see next:
 		// a malformed one is refused here, not answered as stale.
 		if err := guard.CheckValue(c, nv); err != nil {
 			return Outcome{}, wrap(op, pid, err)
@@ -308,7 +300,7 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 		cur, err := ns.value(ctx, pid, c)
 		return Outcome{Current: cur}, wrap(op, pid, err)
 	}
-	out, err := ns.d.Update(ctx, pid, c, driver.IfEquals(*expected), nv)
+	out, err := ns.Update(ctx, pid, c, driver.IfEquals(*expected), nv)
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
@@ -319,7 +311,7 @@ func (ns *NameService) bootstrapRef(ctx context.Context, id driver.ID, c driver.
 	// A record found taken may be purged before it is read: then the ID is
 	// free again and the create is tried again, a bounded number of times.
 	for range ns.maxRetries {
-		err := ns.d.Create(ctx, rec)
+		err := ns.Create(ctx, rec)
 		if err == nil {
 			return Outcome{Applied: true, Current: next}, nil
 		}
@@ -385,7 +377,7 @@ func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern
 		return Outcome{}, wrap(op, pid, err)
 	}
 	next.Payload = p
-	out, err := ns.d.Update(ctx, pid, c, driver.IfEquals(expected), next)
+	out, err := ns.Update(ctx, pid, c, driver.IfEquals(expected), next)
 	return out, wrap(op, pid, err)
 }
 
@@ -419,7 +411,7 @@ func (ns *NameService) Retract(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap("retract", pid, ns.d.Retract(ctx, pid, ns.now()))
+	return wrap("retract", pid, ns.RetractAt(ctx, pid, ns.now()))
 }
 
 // Purge removes id entirely, so the name can be initialised again. It
@@ -429,7 +421,7 @@ func (ns *NameService) Purge(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap("purge", pid, ns.d.Delete(ctx, pid))
+	return wrap("purge", pid, ns.Delete(ctx, pid))
 }
 
 // Lookup returns the whole record of id, read strongly consistently,
@@ -440,28 +432,28 @@ func (ns *NameService) Lookup(ctx context.Context, id string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := ns.d.Get(ctx, pid)
+	rec, err := ns.Get(ctx, pid)
 	return rec, wrap("lookup", pid, err)
 }
 
 // Head returns the head of ledger id; ErrWrongKind for a graph source.
 func (ns *NameService) Head(ctx context.Context, id string) (Value, error) {
-	return ns.get(ctx, id, driver.Head)
+	return ns.concern(ctx, id, driver.Head)
 }
 
 // IndexOf returns the index of id.
 func (ns *NameService) IndexOf(ctx context.Context, id string) (Value, error) {
-	return ns.get(ctx, id, driver.Index)
+	return ns.concern(ctx, id, driver.Index)
 }
 
 // StatusOf returns the status of id.
 func (ns *NameService) StatusOf(ctx context.Context, id string) (Value, error) {
-	return ns.get(ctx, id, driver.Status)
+	return ns.concern(ctx, id, driver.Status)
 }
 
 // ConfigOf returns the config of id.
 func (ns *NameService) ConfigOf(ctx context.Context, id string) (Value, error) {
-	return ns.get(ctx, id, driver.Config)
+	return ns.concern(ctx, id, driver.Config)
 }
 
 // Heads returns the head and index of ledger id, read strongly
@@ -475,17 +467,17 @@ func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
 	if err != nil {
 		return Heads{}, err
 	}
-	h, err := ns.d.Heads(ctx, pid)
+	h, err := ns.heads(ctx, pid)
 	if errors.Is(err, driver.ErrUnsupported) {
 		var rec *Record
-		if rec, err = ns.d.Get(ctx, pid); err == nil {
+		if rec, err = ns.Get(ctx, pid); err == nil {
 			h, err = driver.HeadsOf(rec)
 		}
 	}
 	return h, wrap(op, pid, err)
 }
 
-func (ns *NameService) get(ctx context.Context, id string, c driver.Concern) (Value, error) {
+func (ns *NameService) concern(ctx context.Context, id string, c driver.Concern) (Value, error) {
 	pid, err := parse("get "+c.String(), id)
 	if err != nil {
 		return Value{}, err
@@ -495,7 +487,7 @@ func (ns *NameService) get(ctx context.Context, id string, c driver.Concern) (Va
 }
 
 func (ns *NameService) value(ctx context.Context, id driver.ID, c driver.Concern) (Value, error) {
-	rec, err := ns.d.Get(ctx, id)
+	rec, err := ns.Get(ctx, id)
 	if err != nil {
 		return Value{}, err
 	}
@@ -515,5 +507,5 @@ func (ns *NameService) Import(ctx context.Context, rec *Record) error {
 	if rec == nil {
 		return fmt.Errorf("import: %w: nil record", driver.ErrInvalidArgument)
 	}
-	return wrap("import", rec.ID, ns.d.Create(ctx, rec.Clone()))
+	return wrap("import", rec.ID, ns.Create(ctx, rec.Clone()))
 }

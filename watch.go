@@ -61,14 +61,14 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
 	p.interval = driverutil.Positive(p.interval, DefaultWatchInterval)
-	if v, ok := ns.raw.(driver.Versioner); ok && wo.ID.IsZero() {
-		p.vs = v
+	if wo.ID.IsZero() {
+		p.versions = ns.versioner()
 	}
-	if w, ok := ns.raw.(driver.Watcher); ok {
-		ch, err := w.Watch(ctx, wo)
-		if !errors.Is(err, driver.ErrUnsupported) {
-			return ch, err
-		}
+	feed, err := ns.feed(ctx, wo)
+	if !errors.Is(err, driver.ErrUnsupported) {
+		return feed, err
+	}
+	if err != errNoFeed {
 		slog.Info("watch: no change feed here; polling instead", "reason", err, "interval", p.interval)
 	}
 	snap, err := p.snapshot(ctx, nil)
@@ -85,9 +85,9 @@ type poller struct {
 	ns       *NameService
 	opts     driver.WatchOptions
 	interval time.Duration
-	// vs lists versions, so that a poll reads only the records whose
-	// version moved; nil: each poll reads every record.
-	vs driver.Versioner
+	// versions lists versions, so that a poll reads only the records
+	// whose version moved; nil: each poll reads every record.
+	versions func(context.Context, driver.VersionsOptions) (*driver.VersionPage, error)
 	// seen is the version at which each record of the last snapshot was
 	// read (absent: unknown, to be read again).
 	seen map[driver.ID]string
@@ -99,14 +99,14 @@ type snapshot map[driver.ID]*driver.Record
 // its value in prev (a bad record neither stops the watch nor reads as
 // purged); prev is nil for the first snapshot.
 func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) {
-	if p.vs != nil {
-		return p.versions(ctx, prev)
+	if p.versions != nil {
+		return p.changed(ctx, prev)
 	}
 	s := snapshot{}
 	if !p.opts.ID.IsZero() {
-		// A watch's polls go to the raw driver: one span or metric point
-		// per poll would drown the calls an operator looks for.
-		r, err := p.ns.raw.Get(ctx, p.opts.ID)
+		// A watch's polls are not traced: one span or metric point per
+		// poll would drown the calls an operator looks for.
+		r, err := p.ns.get(ctx, p.opts.ID, nil)
 		if errors.Is(err, driver.ErrNotFound) {
 			return s, nil
 		}
@@ -122,7 +122,7 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 // list reads every watched record with List.
 func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
-	for r, err := range listFrom(ctx, p.ns.raw, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
+	for r, err := range listFrom(ctx, p.ns.untracedPage, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):
@@ -138,15 +138,15 @@ func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	return s, nil
 }
 
-// versions reads the watched records with the driver's Versions: a record
+// changed reads the watched records with the driver's Versions: a record
 // still at the version it was read at keeps its value in prev, and the
 // driver reads the others. A record that cannot be read keeps its value in
 // prev, as in list, and is read again at the next poll.
-func (p *poller) versions(ctx context.Context, prev snapshot) (snapshot, error) {
+func (p *poller) changed(ctx context.Context, prev snapshot) (snapshot, error) {
 	s, seen := snapshot{}, map[driver.ID]string{}
 	opts := driver.VersionsOptions{Prefix: p.opts.Prefix, PageSize: pollVersionsPage, Known: p.seen}
 	for {
-		page, err := p.vs.Versions(ctx, opts)
+		page, err := p.versions(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("versions: %w", err)
 		}

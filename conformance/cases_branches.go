@@ -17,7 +17,9 @@ const (
 	branchDrops   = 8
 )
 
-var groupBranches = group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
+// groupBranches tests driver.Brancher, an optional capability: without it
+// each case checks that DropBranch answers ErrUnsupported.
+var groupBranches = optional(hasBrancher, func(e *env) error { return e.ns.DropBranch(e.ctx, e.id("db")) }, group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
 	{name: "CreateFromHead", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
@@ -257,7 +259,7 @@ var groupBranches = group{name: "Branches", guarantee: "branches: a create or dr
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
-}}
+}})
 
 // createBranch creates branch id from source from ("" for main).
 func (e *env) createBranch(id, from string) {

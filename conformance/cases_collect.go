@@ -12,12 +12,17 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-var groupCollect = group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", alone: true, cases: []testCase{
+// groupCollect tests driver.Collector, an optional capability: without it
+// each case checks that Collect answers ErrUnsupported.
+var groupCollect = optional(hasCollector, func(e *env) error {
+	_, err := e.ns.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix})
+	return err
+}, group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", alone: true, cases: []testCase{
 	{name: "RemovesOnlyOldPurges", quick: true, run: collectOldPurges},
 	{name: "DryRunRemovesNothing", run: collectDryRun},
 	{name: "SparesRecreated", run: collectSparesRecreated},
 	{name: "RacingWriters", run: collectRacingWriters},
-}}
+}})
 
 // collect runs Collect under the test's prefix and returns what it did,
 // and the objects it reported that belong to a record (a driver may also

@@ -73,7 +73,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		pages := 0
 		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 2}
 		for {
-			page, err := e.ns.Driver().List(e.ctx, opts)
+			page, err := e.ns.ListPage(e.ctx, opts)
 			e.must(err)
 			pages++
 			if len(page.Records) > opts.PageSize {
@@ -104,7 +104,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 	}},
 	{name: "BadPageTokenIsInvalid", run: func(e *env) {
 		e.init("a")
-		_, err := e.ns.Driver().List(e.ctx, driver.ListOptions{Prefix: e.prefix, PageToken: "%%not a token%%"})
+		_, err := e.ns.ListPage(e.ctx, driver.ListOptions{Prefix: e.prefix, PageToken: "%%not a token%%"})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
 }}

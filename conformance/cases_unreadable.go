@@ -26,7 +26,7 @@ var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee:
 		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 3}
 		var got []string
 		for pages := 1; ; pages++ {
-			page, err := e.ns.Driver().List(e.ctx, opts)
+			page, err := e.ns.ListPage(e.ctx, opts)
 			e.must(err)
 			if n := len(page.Records) + len(page.Failed); n > opts.PageSize {
 				e.t.Fatalf("page %d holds %d entries, page size %d", pages, n, opts.PageSize)

@@ -179,7 +179,8 @@ func (e *env) onlyEvents(evs []nameservice.Event, want func(nameservice.Event) b
 // ..., to.
 func (e *env) checkChain(evs []nameservice.Event, c nameservice.Concern, from, to int64) {
 	e.t.Helper()
-	_, exact := e.ns.Driver().(driver.ExactWatcher)
+	var feed driver.ExactWatcher
+	exact := e.ns.As(&feed)
 	prev := from
 	for _, ev := range evs {
 		if ev.Concern != c {

@@ -74,3 +74,30 @@ func count(r conformance.Report) int {
 	}
 	return n
 }
+
+// contractOnly is a driver with the contract's methods alone: every
+// optional capability of the memory driver it wraps is hidden.
+type contractOnly struct{ driver.Driver }
+
+// TestOptionalCapabilities: a driver without Brancher, Collector, a commit
+// index or a change feed passes the quick suite; the Branches and Collect
+// groups run and pass by checking that the API answers ErrUnsupported.
+func TestOptionalCapabilities(t *testing.T) {
+	store := mem.NewStore()
+	open := func(context.Context) (driver.Driver, error) { return contractOnly{store.Open()}, nil }
+	rep := conformance.Check(context.Background(), open, conformance.CheckOptions{Prefix: "o/", Quick: true, CaseTimeout: time.Minute})
+	if rep.Failed() {
+		t.Fatalf("quick run on a contract-only driver failed: %+v", rep)
+	}
+	ran := map[string]int{}
+	for _, g := range rep.Groups {
+		for _, c := range g.Cases {
+			if c.Status == conformance.Pass {
+				ran[g.Name]++
+			}
+		}
+	}
+	if ran["Branches"] == 0 || ran["Collect"] == 0 {
+		t.Fatalf("passing cases by group %v: want the Branches and Collect groups run", ran)
+	}
+}

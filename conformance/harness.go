@@ -13,13 +13,14 @@
 // # Groups and capabilities
 //
 // The groups are listed, in the order they run, in suite.go (groups); each
-// names the guarantee it checks. A driver must implement driver.Driver and
-// the optional driver.Collector and driver.Brancher, whose groups (Collect,
-// Branches) fail without them. driver.Watcher, driver.ExactWatcher and
-// driver.Versioner are used when present (the Watch and Subscribe groups
-// pass without them through the portable polling watch), and so is
-// driver.CommitIndexer (without it the CommitIndex group checks that the
-// portable API answers ErrUnsupported).
+// names the guarantee it checks. A driver must implement driver.Driver; its
+// optional capabilities are tested where present. driver.Brancher,
+// driver.Collector and driver.CommitIndexer have groups of their own
+// (Branches, Collect, CommitIndex), which on a driver without the
+// capability check that the portable API answers ErrUnsupported.
+// driver.Watcher, driver.ExactWatcher and driver.Versioner are used when
+// present: the Watch and Subscribe groups pass without them through the
+// portable polling watch.
 //
 // # Sharing a server
 //

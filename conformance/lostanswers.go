@@ -169,8 +169,8 @@ func runLost(t *testing.T, h AnswerLoser, w lostWrite, world lossWorld, warm boo
 	if err != nil {
 		t.Fatalf("harness: open lossy client: %v", err)
 	}
-	defer d.Close()
 	a := nameservice.New(d, nameservice.WithClock(func() time.Time { return clock }))
+	defer a.Close()
 	if warm {
 		if _, err := a.Lookup(ctx, id); err != nil && !errors.Is(err, nameservice.ErrNotFound) {
 			t.Fatalf("lookup before the write: %v", err)

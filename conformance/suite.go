@@ -159,6 +159,37 @@ type group struct {
 	cases []testCase
 }
 
+// optional returns g for an optional capability of the driver, which has
+// reports on: on a driver without it each case checks instead that the
+// portable API answers ErrUnsupported (unsupported's call), so the suite
+// tests the capability only where present.
+func optional(has func(*nameservice.NameService) bool, unsupported func(e *env) error, g group) group {
+	cases := make([]testCase, len(g.cases))
+	for i, c := range g.cases {
+		run := c.run
+		c.run = func(e *env) {
+			if !has(e.ns) {
+				e.wantErr(unsupported(e), nameservice.ErrUnsupported)
+				return
+			}
+			run(e)
+		}
+		cases[i] = c
+	}
+	g.cases = cases
+	return g
+}
+
+func hasBrancher(ns *nameservice.NameService) bool {
+	var b driver.Brancher
+	return ns.As(&b)
+}
+
+func hasCollector(ns *nameservice.NameService) bool {
+	var c driver.Collector
+	return ns.As(&c)
+}
+
 // groups is the suite, group by group, in the order it is listed (Run
 // starts the groups with a long case first): the single-record operations
 // first, then their limits and rules, listings, concurrency, change feeds,
@@ -243,8 +274,9 @@ func (e *env) client() *nameservice.NameService {
 	if err != nil {
 		e.t.Fatalf("harness: open client: %v", err)
 	}
-	e.t.Cleanup(func() { _ = d.Close() })
-	return nameservice.New(d, nameservice.WithClock(func() time.Time { return clock }))
+	ns := nameservice.New(d, nameservice.WithClock(func() time.Time { return clock }))
+	e.t.Cleanup(func() { _ = ns.Close() })
+	return ns
 }
 
 // id returns an ID under the test's prefix: id("db") is "ctXXXX/db".

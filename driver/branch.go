@@ -21,6 +21,11 @@ import (
 // step in the source before the first write and settles one left
 // half-done by a writer that died on the next branch operation on that
 // source, so that the count is exact again once it has run.
+//
+// Without it the NameService answers branch operations with an error
+// wrapping ErrUnsupported, and the conformance suite's Branches group checks
+// just that; every driver of this module has it (a store without
+// multi-record transactions builds it on internal/branching).
 type Brancher interface {
 	// CreateBranch creates rec and adds one to the Branches of its source,
 	// the record rec.ID.Name:rec.SourceBranch, in one atomic step, and

@@ -9,6 +9,9 @@ import (
 // behind (a purge's mark at the record's defining file, sealed files of its
 // other concerns, lock files) that a collector removes later. A driver whose
 // purge removes everything it stored implements it too, finding nothing.
+// Without it the NameService answers Collect with an error wrapping
+// ErrUnsupported, and the conformance suite's Collect group checks just
+// that.
 type Collector interface {
 	// Collect removes what purges left under opts.Prefix once it is older
 	// than opts.OlderThan, and reports each object it removed or kept

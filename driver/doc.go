@@ -12,17 +12,21 @@
 //   - CommitIndexer: Fluree's commit index kept beside each ledger.
 //   - HeadsReader: a ledger's head and index in one cheap read.
 //
-// Tools and the server find a capability by type assertion on the driver,
-// never on a concrete driver type. Of this module, package driver uses only
-// its JSON engine (internal/jsonx), so a backend can be written against it
-// without pulling in the portable API.
+// Callers never hold a driver: nameservice.NameService, the one layer
+// between them and it, finds a capability by type assertion and offers it
+// as a method of its own (Provision, Probe, ChangedAt, CreateBranch, ...),
+// which answers an error wrapping ErrUnsupported when the driver lacks it.
+// Of this module, package driver uses only its JSON engine
+// (internal/jsonx) and message helper (internal/text), so a backend can be
+// written against it without pulling in the portable API.
 //
 // # Division of labour
 //
-// Package guard, through which every caller writes, checks IDs, payloads,
-// limits and the rules that can be checked before a write (a new status_v
-// above the expected one, a head t equal to its payload's t, values Fluree
-// can read); the portable package classifies errors and runs retry loops.
+// The NameService checks every call against the rules of package guard
+// before the driver is called: IDs, payloads, limits and the rules that can
+// be checked before a write (a new status_v above the expected one, a head
+// t equal to its payload's t, values Fluree can read); the portable package
+// classifies errors and runs retry loops.
 // A driver does only what must be atomic in its backend: create a whole
 // record, apply one conditional update to one concern and report the
 // current value when the condition fails, retract, delete, and list.

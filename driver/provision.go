@@ -4,8 +4,8 @@ import "context"
 
 // Provisioner is an optional capability: a driver whose backend needs
 // resources (a table, a lock table) created before records can be kept.
-// Tools reach it by type assertion (`ns table create`, `ns-migrate
-// --create-table`), so they need no backend-specific code.
+// Tools reach it through NameService.Provision (`ns table create`,
+// `ns-migrate --create-table`), so they need no backend-specific code.
 type Provisioner interface {
 	// Provision creates the resources the driver needs that do not exist
 	// yet, and returns only once they are usable (a new table ACTIVE, with

@@ -1,11 +1,10 @@
-// Package guard is the one place where the rules of the model are enforced
-// before anything reaches a driver. New wraps a driver.Driver, in the
-// spirit of etcd's namespace.NewKV: every call is checked, and a call that
-// breaks a rule returns an error wrapping driver.ErrInvalidArgument (or
-// driver.ErrInvalidID) that names the field and the limit, without calling
-// the driver, so nothing is written; an error of the driver itself comes
-// back marked as a BackendError. The rules, the same on every backend
-// (docs/model.md):
+// Package guard holds the rules of the model, the same on every backend
+// (docs/model.md). It wraps nothing: nameservice.NameService, the one layer
+// between callers and a driver, checks every call against them before the
+// driver is called, so a call that breaks a rule returns an error wrapping
+// driver.ErrInvalidArgument (or driver.ErrInvalidID) that names the field
+// and the limit, and nothing is written; the layer marks every error the
+// driver returns as a BackendError. The rules:
 //
 //   - IDs follow driver.ParseID's rules;
 //   - every limit below, on payloads, addresses, source types,
@@ -16,106 +15,47 @@
 //   - values Fluree can read: a content ID in canonical form with a digest
 //     of at most 64 bytes, a branch count that fits Fluree's u32;
 //   - every string valid UTF-8.
-//
-// nameservice.New, ns serve (both route families), ns-migrate and ns check
-// all write through it.
 package guard
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"nameservice.dev/nameservice/driver"
 )
 
-// Driver is a driver.Driver that checks every call before passing it on.
-type Driver struct {
-	d driver.Driver
-}
-
-// New returns d behind the guard.
-func New(d driver.Driver) *Driver { return &Driver{d: d} }
-
-var _ driver.Driver = (*Driver)(nil)
-
-// Create implements driver.Driver: rec must pass CheckRecord.
-func (g *Driver) Create(ctx context.Context, rec *driver.Record) error {
+// CheckBranchRecord returns an error when rec may not be created as a
+// branch: it breaks CheckRecord, or its branch name CheckBranchName.
+func CheckBranchRecord(rec *driver.Record) error {
 	if err := CheckRecord(rec); err != nil {
 		return err
 	}
-	return FromBackend(g.d.Create(ctx, rec))
+	return CheckBranchName(rec.ID.Branch)
 }
 
-// Get implements driver.Driver: id must be valid.
-func (g *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
+// CheckReset returns an error wrapping ErrInvalidArgument when a reset of
+// a head breaks a rule: head must be a born head and index, when given, an
+// index (unborn to clear it) that CheckValue accepts.
+func CheckReset(head driver.Value, index *driver.Value) error {
+	if head.Unborn() {
+		return invalid("head: a reset needs a commit")
 	}
-	rec, err := g.d.Get(ctx, id)
-	return rec, FromBackend(err)
-}
-
-// Update implements driver.Driver: id must be valid and the update pass
-// CheckUpdate.
-func (g *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
-	if err := id.Validate(); err != nil {
-		return driver.Outcome{}, err
-	}
-	if err := CheckUpdate(c, cond, next); err != nil {
-		return driver.Outcome{}, err
-	}
-	out, err := g.d.Update(ctx, id, c, cond, next)
-	return out, FromBackend(err)
-}
-
-// Retract implements driver.Driver: id must be valid.
-func (g *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
-	if err := id.Validate(); err != nil {
+	if err := CheckValue(driver.Head, head); err != nil {
 		return err
 	}
-	return FromBackend(g.d.Retract(ctx, id, at))
+	if index != nil {
+		if err := CheckValue(driver.Index, *index); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
 }
 
-// Delete implements driver.Driver: id must be valid.
-func (g *Driver) Delete(ctx context.Context, id driver.ID) error {
-	if err := id.Validate(); err != nil {
-		return err
+// CheckCollect returns an error wrapping ErrInvalidArgument when opts is
+// malformed: a negative OlderThan, or a Prefix that is not valid UTF-8 or
+// longer than an ID.
+func CheckCollect(opts driver.CollectOptions) error {
+	if opts.OlderThan < 0 {
+		return invalid("older than %s: a duration cannot be negative", opts.OlderThan)
 	}
-	return FromBackend(g.d.Delete(ctx, id))
+	return CheckList(driver.ListOptions{Prefix: opts.Prefix})
 }
-
-// List implements driver.Driver: opts must pass CheckList.
-func (g *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	if err := CheckList(opts); err != nil {
-		return nil, err
-	}
-	page, err := g.d.List(ctx, opts)
-	return page, FromBackend(err)
-}
-
-var _ driver.HeadsReader = (*Driver)(nil)
-
-// errNoHeadsReader tells the caller of Heads to read the record with Get.
-var errNoHeadsReader = fmt.Errorf("%w: this backend's driver has no read of the heads alone", driver.ErrUnsupported)
-
-// Heads implements driver.HeadsReader: id must be valid. It returns an
-// error wrapping ErrUnsupported when the driver has no cheaper read than
-// Get.
-func (g *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) {
-	if err := id.Validate(); err != nil {
-		return driver.Heads{}, err
-	}
-	h, ok := g.d.(driver.HeadsReader)
-	if !ok {
-		return driver.Heads{}, errNoHeadsReader
-	}
-	heads, err := h.Heads(ctx, id)
-	return heads, FromBackend(err)
-}
-
-// Close implements driver.Driver.
-func (g *Driver) Close() error { return g.d.Close() }
-
-// Unwrap returns the driver behind the guard.
-func (g *Driver) Unwrap() driver.Driver { return g.d }

@@ -17,8 +17,9 @@ import (
 // A backend's error may hold what no client should learn: the server's
 // paths (a file store's directory), a backend's raw message (a table's
 // attribute names), object keys. So the server reaches its backend only
-// through package guard, which marks every error the backend returns
-// (guard.BackendError; a change feed's are marked with guard.FromBackend),
+// through the NameService, which marks every error the backend returns
+// (guard.BackendError; a change feed's events are marked with
+// guard.FromBackend),
 // and every error reaches a client through public: a marked error is told as
 // the operation, the ID and the description of its code, never its own
 // text, and goes to the server's log. The errors of the checks made before

@@ -346,7 +346,7 @@ func (s *Server) flureeLookup(w http.ResponseWriter, r *http.Request, alias stri
 	if !ok {
 		return
 	}
-	rec, err := s.d.Get(r.Context(), id)
+	rec, err := s.ns.Get(r.Context(), id)
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
 		ledgerNotFound(w)

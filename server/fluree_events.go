@@ -154,7 +154,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 			slices.Sort(sorted)
 			for _, s := range sorted {
 				id, _ := driver.ParseID(s)
-				if rec, err := st.s.d.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
+				if rec, err := st.s.ns.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)
 				}
 			}

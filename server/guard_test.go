@@ -23,7 +23,7 @@ func ledgerJSON(id, status, config, extra string) string {
 }
 
 // TestRawRoutesKeepTheRules: the /ns/v1 routes, which speak the driver
-// contract, write through the guard: a record or value that breaks a rule
+// contract, write through the NameService: a record or value that breaks a rule
 // is refused with 400 naming it, and nothing is written.
 func TestRawRoutesKeepTheRules(t *testing.T) {
 	s := start(t, server.Options{})

@@ -205,7 +205,7 @@ func (h *hub) record(ev *hubEvent) (*driver.Record, error) {
 	ev.recOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
 		defer cancel()
-		ev.rec, ev.recErr = h.s.d.Get(ctx, ev.ID)
+		ev.rec, ev.recErr = h.s.ns.Get(ctx, ev.ID)
 	})
 	return ev.rec, ev.recErr
 }

@@ -82,7 +82,7 @@ func (s *Server) step(ctx context.Context, p *auth.Principal, srcs []source, q l
 	}
 	opts := q.options(src.key)
 	opts.PageSize, opts.PageToken = max, pos.tok
-	page, err := s.d.List(ctx, opts)
+	page, err := s.ns.ListPage(ctx, opts)
 	if err != nil {
 		return entries{}, pos, err
 	}
@@ -113,7 +113,7 @@ func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entrie
 	if err != nil {
 		return entries{}, nil
 	}
-	rec, err := s.d.Get(ctx, id)
+	rec, err := s.ns.Get(ctx, id)
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
 		return entries{}, nil

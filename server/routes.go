@@ -79,7 +79,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	if !ok || !canRead(w, r, id) {
 		return
 	}
-	rec, err := s.d.Get(r.Context(), id)
+	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
 		writeAnswer(w, id, s.public(r.Context(), "get "+id.String(), err))
 		return
@@ -184,7 +184,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		if err := s.d.Create(ctx, &rec); err != nil {
+		if err := s.ns.Create(ctx, &rec); err != nil {
 			return answer(id, s.public(ctx, "create "+id.String(), err))
 		}
 		return http.StatusCreated, nil
@@ -197,7 +197,7 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.d.Delete(ctx, id), "purge")
+		return s.noContent(ctx, id, s.ns.Delete(ctx, id), "purge")
 	})
 }
 
@@ -218,7 +218,7 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 		at = s.opts.Now()
 	}
 	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.d.Retract(ctx, id, at), "retract")
+		return s.noContent(ctx, id, s.ns.RetractAt(ctx, id, at), "retract")
 	})
 }
 
@@ -248,7 +248,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		out, err := s.d.Update(ctx, id, c, cond, req.New)
+		out, err := s.ns.Update(ctx, id, c, cond, req.New)
 		switch {
 		case err != nil:
 			return answer(id, s.public(ctx, "push "+c.String()+" "+id.String(), err))
@@ -276,7 +276,7 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, id, s.public(ctx, "publish graph source "+id.String(), err))
 		return
 	}
-	rec, err := s.d.Get(ctx, id)
+	rec, err := s.ns.Get(ctx, id)
 	if err != nil {
 		writeAnswer(w, id, s.public(ctx, "get "+id.String(), err))
 		return

@@ -29,7 +29,6 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
@@ -105,11 +104,10 @@ type Options struct {
 // Server is the HTTP handler. Close it (or call Shutdown through
 // http.Server.RegisterOnShutdown) to end its event streams.
 type Server struct {
-	ns *nameservice.NameService
-	// d is the driver behind the guard: the /ns/v1 routes, which speak the
-	// driver contract, write through it, so every rule of the model holds
-	// for them as for the Go API.
-	d       *guard.Driver
+	// ns is the one layer to the backend: both route families call it,
+	// the /ns/v1 routes by its record-level calls (Get, Update, ...), so
+	// every rule of the model holds for them as for the Go API.
+	ns      *nameservice.NameService
 	opts    Options
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -152,7 +150,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	}
 	m := newMetrics(reg)
 	s := &Server{
-		ns: ns, d: ns.Guarded(), opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
+		ns: ns, opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
 		idem:         newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
 		streams:      make(chan struct{}, opts.MaxStreams),
 		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
@@ -293,9 +291,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	// The raw driver: a probe every few seconds is not a call to trace.
-	_, err := s.ns.Driver().Get(ctx, driver.ID{Name: "readyz-probe", Branch: "main"})
-	if err != nil && !errors.Is(err, driver.ErrNotFound) {
+	if err := s.ns.Ping(ctx); err != nil {
 		s.log.Warn("readiness probe failed", slog.String("error", err.Error()))
 		http.Error(w, "backend unreachable\n", http.StatusServiceUnavailable)
 		return

@@ -62,7 +62,11 @@ func TestShutdownFinishesInFlightPush(t *testing.T) {
 		resp.Body.Close()
 		done <- result{status: resp.StatusCode}
 	}()
-	<-ns.Driver().(slowUpdates).started
+	var slow slowUpdates
+	if !ns.As(&slow) {
+		t.Fatal("the server's driver is not the slow one")
+	}
+	<-slow.started
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(ctx); err != nil {

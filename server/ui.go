@@ -184,7 +184,7 @@ func (s *Server) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	}
 	c := concernOf(ev.Concern, ev.New)
 	ch := uiChange{Change: &c}
-	rec, err := s.d.Get(ctx, ev.ID)
+	rec, err := s.ns.Get(ctx, ev.ID)
 	switch {
 	case err == nil:
 		ch.Row = rowOf(rec)

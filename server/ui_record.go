@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -53,7 +52,7 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	var rec *driver.Record
 	if p.CanRead(id.String()) {
-		rec, err = s.d.Get(ctx, id)
+		rec, err = s.ns.Get(ctx, id)
 	} else {
 		err = driver.ErrNotFound // outside the scope: exactly as missing
 	}
@@ -99,13 +98,12 @@ func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *driver.
 // changeTimes fills in when each concern of id last changed, when the
 // backend keeps it (driver.ChangeTimer).
 func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage) error {
-	ct, ok := s.ns.Driver().(driver.ChangeTimer)
-	if !ok {
+	times, err := s.ns.ChangedAt(ctx, id)
+	switch {
+	case errors.Is(err, driver.ErrUnsupported):
 		return nil
-	}
-	times, err := ct.ChangedAt(ctx, id)
-	if err != nil {
-		return s.public(ctx, "changed at "+id.String(), guard.FromBackend(err))
+	case err != nil:
+		return s.public(ctx, "changed at "+id.String(), err)
 	}
 	rp.ChangeTimes = true
 	for i, c := range rp.Concerns {

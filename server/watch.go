@@ -174,7 +174,7 @@ func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, events <-chan 
 // stream ended.
 func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id driver.ID, key watchKey) bool {
 	if !id.IsZero() {
-		rec, err := s.d.Get(ctx, id)
+		rec, err := s.ns.Get(ctx, id)
 		switch {
 		case errors.Is(err, driver.ErrNotFound):
 			return true

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
@@ -135,7 +136,7 @@ func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Provision(ctx); err != nil {
+	if err := nameservice.New(d).Provision(ctx); err != nil {
 		return nil, err
 	}
 	raw := d.Client()

@@ -164,9 +164,12 @@ func (c *copier) retract(ctx context.Context, id string, s step) error {
 	if sec, ok := s.to.Payload.Int("retracted_at"); ok {
 		at = time.Unix(sec, 0)
 	}
-	rns := nameservice.New(c.dst.Guarded(), nameservice.WithClock(func() time.Time { return at }))
-	if err := rns.Retract(ctx, id); err != nil {
+	pid, err := nameservice.ParseID(id)
+	if err != nil {
 		return err
+	}
+	if err := c.dst.RetractAt(ctx, pid, at); err != nil {
+		return fmt.Errorf("retract %s: %w", pid, err)
 	}
 	cur, err := c.dst.StatusOf(ctx, id)
 	if err != nil || cur.Equal(s.to) {

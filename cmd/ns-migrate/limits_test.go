@@ -33,7 +33,11 @@ func TestLimitsThroughMigrate(t *testing.T) {
 	must(t, src.Init(ctx, "ok"))
 	over := driver.NewLedger(driver.ID{Name: "over", Branch: "main"}, 1)
 	*over.Config = driver.Value{V: 1, Payload: driver.Object{"s": strings.Repeat("x", guard.MaxPayloadBytes)}}
-	must(t, src.Driver().Create(ctx, over)) // under the portable layer, as a foreign writer could
+	var raw driver.Driver
+	if !src.As(&raw) {
+		t.Fatal("As(*driver.Driver) = false")
+	}
+	must(t, raw.Create(ctx, over)) // under the portable layer, as a foreign writer could
 
 	r := want(t, exitFail, "--from", from, "--to", to, "--verify")
 	if !strings.Contains(r.stdout, "over:main") || !strings.Contains(r.stdout, "65536") {

@@ -103,18 +103,19 @@ func openSide(ctx context.Context, flagName, rawURL, configFile string, opts ...
 // one page of the target so that a missing table or a wrong endpoint is one
 // clear error before any record is touched.
 func prepareTarget(ctx context.Context, dst *nameservice.NameService, o *options) error {
-	// driver.Provisioner, found by type assertion, keeps this command free
-	// of backend-specific code.
-	tm, canCreate := dst.Driver().(driver.Provisioner)
+	// driver.Provisioner, the capability of every driver with a table to
+	// create, keeps this command free of backend-specific code.
+	var p driver.Provisioner
+	canCreate := dst.As(&p)
 	if o.createTable && !o.dryRun {
 		if !canCreate {
 			return usagef("--create-table: the target's driver has no table to create")
 		}
-		if err := tm.Provision(ctx); err != nil {
+		if err := dst.Provision(ctx); err != nil {
 			return fmt.Errorf("--create-table: %w", err)
 		}
 	}
-	_, err := dst.Driver().List(ctx, nameservice.ListOptions{PageSize: 1, IncludeRetracted: true})
+	_, err := dst.ListPage(ctx, nameservice.ListOptions{PageSize: 1, IncludeRetracted: true})
 	if err == nil || errors.Is(err, nameservice.ErrInternal) {
 		return nil // a record the target cannot decode is that record's problem
 	}

@@ -152,7 +152,7 @@ func TestWriterMovesBeforeEveryCopyWrite(t *testing.T) {
 	w := &writer{ns: dst, id: "live", maxV: 5, applied: map[nameservice.Concern][]nameservice.Value{}}
 	var commitT int64 = 1
 	moves := map[driver.Concern]int{}
-	race := &racing{Driver: dst.Driver(), before: func(c driver.Concern) {
+	race := &racing{Driver: rawDriver(t, dst), before: func(c driver.Concern) {
 		if moves[c]++; moves[c] > 2 {
 			return // then let the copier through
 		}
@@ -191,7 +191,7 @@ func TestWriterAheadWins(t *testing.T) {
 	dst := open(t, memURL(t, "dst"))
 	must(t, dst.Import(ctx, newLedger(t, "live")))
 	w := &writer{ns: dst, id: "live", maxV: 9, applied: map[nameservice.Concern][]nameservice.Value{}}
-	race := &racing{Driver: dst.Driver(), before: func(c driver.Concern) {
+	race := &racing{Driver: rawDriver(t, dst), before: func(c driver.Concern) {
 		for range 8 {
 			w.push(t, c)
 		}
@@ -206,4 +206,14 @@ func TestWriterAheadWins(t *testing.T) {
 	if ws := w.applied[nameservice.Status]; !got.Equal(ws[len(ws)-1]) || got.V != 9 {
 		t.Fatalf("status %s, want the writer's last %s", got, ws[len(ws)-1])
 	}
+}
+
+// rawDriver returns the driver under ns, for a test that wraps it.
+func rawDriver(t *testing.T, ns *nameservice.NameService) driver.Driver {
+	t.Helper()
+	var d driver.Driver
+	if !ns.As(&d) {
+		t.Fatal("As(*driver.Driver) = false")
+	}
+	return d
 }

@@ -100,7 +100,7 @@ func runCheck(c *call) error {
 	fmt.Fprintf(c.stdout, "ns check: %s under prefix %s (should the run be killed, %s removes what it left)\n", mode, prefix, finish)
 
 	var rep conformance.Report
-	probe, probed := probeStore(c.ctx, ns.Driver())
+	probe, probed := probeStore(c.ctx, ns)
 	if probed {
 		printGroup(c.stdout, probe)
 	}
@@ -198,13 +198,12 @@ const probeGuarantee = "what the driver relies on: the store rejects a write who
 // probeStore runs the capability probe of a driver that declares one
 // (driver.Prober). Its one case passes when the store is safe for the
 // driver, and notes every condition checked, enforced or not.
-func probeStore(ctx context.Context, d driver.Driver) (conformance.GroupResult, bool) {
-	p, ok := d.(driver.Prober)
-	if !ok {
+func probeStore(ctx context.Context, ns *nameservice.NameService) (conformance.GroupResult, bool) {
+	start := time.Now()
+	res, err := ns.Probe(ctx)
+	if errors.Is(err, nameservice.ErrUnsupported) {
 		return conformance.GroupResult{}, false
 	}
-	start := time.Now()
-	res, err := p.Probe(ctx)
 	c := conformance.CaseResult{Name: "PreconditionsEnforced", Status: conformance.Pass, Duration: time.Since(start), Message: res.String()}
 	if m := res.Missing(); m != "" {
 		c.Message = "missing or not enforced: " + m + " (" + c.Message + ")"

@@ -199,8 +199,8 @@ func resolve(args []string) (string, *command, []string, error) {
 // read of it would find nothing, which hides a mistyped URL. Commands that
 // create records (init) create the directory instead.
 func missingStore(ns *nameservice.NameService) error {
-	d, ok := ns.Driver().(interface{ Dir() string })
-	if !ok {
+	var d interface{ Dir() string }
+	if !ns.As(&d) {
 		return nil
 	}
 	if _, err := os.Stat(d.Dir()); errors.Is(err, os.ErrNotExist) {

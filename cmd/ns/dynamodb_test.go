@@ -76,7 +76,11 @@ func TestBranchAgainstDynamoDBLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Close()
-	client := ns.Driver().(*dynamodb.Driver).Client()
+	var d *dynamodb.Driver
+	if !ns.As(&d) {
+		t.Fatal("not a DynamoDB driver")
+	}
+	client := d.Client()
 	meta := func(pk string) map[string]types.AttributeValue {
 		out, err := client.GetItem(ctx, &awsdynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: "meta"}}})
@@ -174,5 +178,10 @@ func deleteTable(t *testing.T, rawURL, table string) {
 		return
 	}
 	defer ns.Close()
-	_, _ = ns.Driver().(*dynamodb.Driver).Client().DeleteTable(context.Background(), &awsdynamodb.DeleteTableInput{TableName: aws.String(table)})
+	var d *dynamodb.Driver
+	if !ns.As(&d) {
+		t.Error("not a DynamoDB driver")
+		return
+	}
+	_, _ = d.Client().DeleteTable(context.Background(), &awsdynamodb.DeleteTableInput{TableName: aws.String(table)})
 }

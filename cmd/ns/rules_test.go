@@ -11,7 +11,7 @@ import (
 	"nameservice.dev/nameservice/guard"
 )
 
-// TestCLIKeepsTheRules: the CLI writes through the guard: a 30-deep
+// TestCLIKeepsTheRules: the CLI writes through the NameService: a 30-deep
 // config, a watermark at 2^63-1, a content ID Fluree cannot read and a lone
 // surrogate are usage errors (exit 2) naming the rule, and nothing is
 // written.

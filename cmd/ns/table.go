@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 )
 
@@ -42,11 +41,7 @@ func tableCreateCommand() *command {
 }
 
 func createTable(c *call) error {
-	p, ok := c.ns.Driver().(driver.Provisioner)
-	if !ok {
-		return fmt.Errorf("%w: this backend has no table to create", nameservice.ErrUnsupported)
-	}
-	if err := p.Provision(c.ctx); err != nil {
+	if err := c.ns.Provision(c.ctx); err != nil {
 		return err
 	}
 	return c.done("table ready")
@@ -62,8 +57,8 @@ type indexedTable interface {
 // upgradeTable adds the optional indexes to the table, creating it first
 // when create is set, and back-fills what they index.
 func upgradeTable(c *call, create bool) error {
-	t, ok := c.ns.Driver().(indexedTable)
-	if !ok {
+	var t indexedTable
+	if !c.ns.As(&t) {
 		return fmt.Errorf("%w: this backend has no table indexes to add", nameservice.ErrUnsupported)
 	}
 	upgrade := t.UpgradeTable
@@ -94,8 +89,8 @@ type branchMigrator interface {
 // migrateBranches renames, in place, the branch attributes earlier versions
 // wrote to those Fluree reads.
 func migrateBranches(c *call) error {
-	m, ok := c.ns.Driver().(branchMigrator)
-	if !ok {
+	var m branchMigrator
+	if !c.ns.As(&m) {
 		return fmt.Errorf("%w: this backend has no branch attributes to migrate", nameservice.ErrUnsupported)
 	}
 	n, err := m.MigrateBranchAttributes(c.ctx)

@@ -1,8 +1,9 @@
 // Package archtest checks the architecture's rules: with go list, that the
 // import arrows point one way, cmd -> nameservice -> drivers/registry ->
 // driver, and that the commands' helper and the test-only packages are
-// imported only by their own; with the type checker, that every write
-// reaches a driver through package guard.
+// imported only by their own; with the type checker, that every call of a
+// driver is made by the one layer, package nameservice's layer.go and
+// capabilities.go.
 package archtest
 
 import (
@@ -159,62 +160,120 @@ func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, dir+"/")
 }
 
-// writeMethods are the driver contract's methods that change a record.
-var writeMethods = []string{"Create", "Update", "Retract", "Delete", "CreateBranch", "DropBranch", "ResetHead", "Collect"}
+// driverKits are the packages drivers are built from, which call the
+// driver they serve (the object-store protocol's records, branching's
+// settling of a branch operation): parts of a driver, beneath the layer.
+var driverKits = []string{module + "/internal/objstore", module + "/internal/branching"}
 
-// TestWritesGoThroughTheGuard: no code of the commands or the server calls
-// a write method of a driver except through package guard (a
-// *guard.Driver, or the portable API), so every rule of the model holds for
-// every entry point. Calls are found by type, not by name: a write method
-// whose receiver is driver.Driver, another driver interface, or a type of
-// a package under drivers/ is a violation.
-func TestWritesGoThroughTheGuard(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo}
-	pkgs, err := packages.Load(cfg, module+"/server/...", module+"/cmd/...")
+// layerFiles are the files of the root package that make the driver's
+// calls: the one layer between callers and a driver.
+var layerFiles = []string{"layer.go", "capabilities.go"}
+
+// TestOneLayer: no non-test code of the module calls a method of the
+// driver contract or of an optional capability (any interface of package
+// driver) on a driver, except the one layer (layerFiles of the root
+// package), so every call is checked, traced and marked there. Calls are
+// found by type, not by name: a method of an interface of package driver,
+// called on that interface, or on a type that implements driver.Driver
+// (a concrete driver), is a violation. Excepted, because a driver is built
+// from them: the packages under drivers/ (a driver calls itself and the
+// registry opens and closes drivers), driverKits, and package driver (the
+// contract's own helpers); the test-only packages under internal/testing/
+// (TestImportedOnlyBy keeps them out of the product). Tests are not checked: a test drives a driver beneath the
+// layer on purpose (a foreign writer, a fault injected between the two).
+// What one backend alone offers is reached by NameService.As, outside
+// the contract, and is not checked here.
+func TestOneLayer(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo | packages.NeedFiles}
+	pkgs, err := packages.Load(cfg, module+"/...")
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := 0
+	contract := contractOf(t, pkgs)
+	layerCalls := 0
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
 			t.Fatalf("load %s: %v", p.PkgPath, e)
 		}
+		if p.PkgPath == module+"/driver" || isDriver(p.PkgPath) || p.PkgPath == module+"/drivers" ||
+			slices.Contains(driverKits, p.PkgPath) || within(p.PkgPath, "internal/testing") {
+			continue
+		}
 		for _, f := range p.Syntax {
+			file := p.Fset.Position(f.Pos()).Filename
+			inLayer := p.PkgPath == module && slices.ContainsFunc(layerFiles, func(n string) bool { return strings.HasSuffix(file, "/"+n) })
 			ast.Inspect(f, func(n ast.Node) bool {
 				sel, ok := n.(*ast.SelectorExpr)
-				if !ok || !slices.Contains(writeMethods, sel.Sel.Name) {
+				if !ok {
 					return true
 				}
 				s := p.TypesInfo.Selections[sel]
-				if s == nil || s.Kind() != types.MethodVal {
+				if s == nil || s.Kind() != types.MethodVal || !contract.calledOn(sel.Sel.Name, s.Recv()) {
 					return true
 				}
-				calls++
-				if recv := rawDriver(s.Recv()); recv != "" {
-					t.Errorf("%s: %s called on %s, not through package guard", p.Fset.Position(sel.Pos()), sel.Sel.Name, recv)
+				if inLayer {
+					layerCalls++
+				} else {
+					t.Errorf("%s: %s called on %s, not through the layer (%s of package nameservice)",
+						p.Fset.Position(sel.Pos()), sel.Sel.Name, types.TypeString(s.Recv(), nil), strings.Join(layerFiles, ", "))
 				}
 				return true
 			})
 		}
 	}
-	if calls == 0 {
-		t.Fatal("found no call of a write method in server/ and cmd/; the check would prove nothing")
+	if layerCalls < 10 {
+		t.Fatalf("found %d driver calls in the layer, want at least 10 (one per method of the contract); the check would prove nothing", layerCalls)
 	}
 }
 
-// rawDriver names t when it is a driver that bypasses the guard: an
-// interface of package driver, or a type of a package under drivers/.
-func rawDriver(t types.Type) string {
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
+// contract is what TestOneLayer looks for: the methods of package driver's
+// interfaces and the Driver interface itself.
+type contract struct {
+	methods map[string]bool
+	driver  *types.Interface
+}
+
+// contractOf reads the interfaces of package driver.
+func contractOf(t *testing.T, pkgs []*packages.Package) contract {
+	t.Helper()
+	i := slices.IndexFunc(pkgs, func(p *packages.Package) bool { return p.PkgPath == module+"/driver" })
+	if i < 0 {
+		t.Fatal("package driver not loaded")
 	}
-	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return ""
+	c := contract{methods: map[string]bool{}}
+	scope := pkgs[i].Types.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		it, ok := tn.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		for m := range it.Methods() {
+			c.methods[m.Name()] = true
+		}
+		if name == "Driver" {
+			c.driver = it
+		}
 	}
-	path := n.Obj().Pkg().Path()
-	if path == module+"/driver" || isDriver(path) {
-		return types.TypeString(t, nil)
+	if c.driver == nil || len(c.methods) < 15 {
+		t.Fatalf("package driver: Driver %v, %d methods; the check would prove nothing", c.driver, len(c.methods))
 	}
-	return ""
+	return c
+}
+
+// calledOn reports whether calling method on a value of type recv is a
+// call of a driver: recv is an interface of package driver, or a driver.
+func (c contract) calledOn(method string, recv types.Type) bool {
+	if !c.methods[method] {
+		return false
+	}
+	if n, ok := recv.(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == module+"/driver" {
+		if _, isInterface := n.Underlying().(*types.Interface); isInterface {
+			return true
+		}
+	}
+	return types.Implements(recv, c.driver) || types.Implements(types.NewPointer(recv), c.driver)
 }

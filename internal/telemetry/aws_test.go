@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testing/testenv"
@@ -29,9 +28,12 @@ func TestAWSSpansAreChildren(t *testing.T) {
 	ns, err := nameservice.Open(ctx, "dynamodb://"+table+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint), r.options()...)
 	must(t, err)
 	defer ns.Close()
-	p := ns.Driver().(driver.Provisioner)
-	must(t, p.Provision(ctx))
-	testenv.DropTable(t, ns.Driver().(*dynamodb.Driver).Client(), table)
+	must(t, ns.Provision(ctx))
+	var d *dynamodb.Driver
+	if !ns.As(&d) {
+		t.Fatal("not a DynamoDB driver")
+	}
+	testenv.DropTable(t, d.Client(), table)
 	r.spans.Reset()
 
 	must(t, ns.Init(ctx, "books"))

@@ -14,10 +14,10 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// call is one instrumented driver call, found in its context by Retry and
-// PreconditionFailed.
-type call struct {
-	in      *instruments
+// Call is one instrumented driver call, found in its context by Retry and
+// PreconditionFailed. A nil *Call (of nil Instruments) reports nothing.
+type Call struct {
+	in      *Instruments
 	op      string
 	id      driver.ID
 	concern string
@@ -28,8 +28,15 @@ type call struct {
 
 type callKey struct{}
 
-func (in *instruments) start(ctx context.Context, op string, id driver.ID, concern string) (context.Context, *call) {
-	c := &call{in: in, op: op, id: id, concern: concern, start: time.Now()}
+// Start begins call op on record id (zero for none) and concern ("" for
+// none): a client span continuing the trace of ctx. The caller must End the
+// Call, with the context Start returns. On nil Instruments it returns ctx
+// and a nil Call.
+func (in *Instruments) Start(ctx context.Context, op string, id driver.ID, concern string) (context.Context, *Call) {
+	if in == nil {
+		return ctx, nil
+	}
+	c := &Call{in: in, op: op, id: id, concern: concern, start: time.Now()}
 	attrs := make([]attribute.KeyValue, 0, len(in.base)+3)
 	attrs = append(attrs, in.base...)
 	attrs = append(attrs, keyOperation.String(op))
@@ -47,7 +54,12 @@ func (in *instruments) start(ctx context.Context, op string, id driver.ID, conce
 	return context.WithValue(ctx, callKey{}, c), c
 }
 
-func (c *call) end(ctx context.Context, outcome string, err error) {
+// End ends the call with outcome (one of the Outcome constants) and err,
+// the driver's error: the span's status, the metrics and the log line.
+func (c *Call) End(ctx context.Context, outcome string, err error) {
+	if c == nil {
+		return
+	}
 	elapsed := time.Since(c.start)
 	in := c.in
 	c.span.SetAttributes(keyOutcome.String(outcome))
@@ -73,7 +85,7 @@ func (c *call) end(ctx context.Context, outcome string, err error) {
 }
 
 // log writes one line per call: debug, or warn for an error.
-func (c *call) log(ctx context.Context, outcome string, elapsed time.Duration, err error) {
+func (c *Call) log(ctx context.Context, outcome string, elapsed time.Duration, err error) {
 	l := c.in.log
 	level := slog.LevelDebug
 	if outcome == OutcomeError {
@@ -104,7 +116,7 @@ func (c *call) log(ctx context.Context, outcome string, elapsed time.Duration, e
 // its span and one on the retry counter. Outside an instrumented call it
 // does nothing.
 func Retry(ctx context.Context, reason string) {
-	c, ok := ctx.Value(callKey{}).(*call)
+	c, ok := ctx.Value(callKey{}).(*Call)
 	if !ok {
 		return
 	}
@@ -118,7 +130,7 @@ func Retry(ctx context.Context, reason string) {
 // ConditionalCheckFailed): an event on its span, with what the driver
 // does next. Outside an instrumented call it does nothing.
 func PreconditionFailed(ctx context.Context, backendCode string) {
-	c, ok := ctx.Value(callKey{}).(*call)
+	c, ok := ctx.Value(callKey{}).(*Call)
 	if !ok {
 		return
 	}

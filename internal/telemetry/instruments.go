@@ -36,8 +36,9 @@ const (
 	OutcomeError    = "error"     // any other error
 )
 
-// instruments are what a wrapped driver reports to.
-type instruments struct {
+// Instruments are what the calls of one NameService report to: New makes
+// them, Start begins a call. A nil *Instruments reports nothing.
+type Instruments struct {
 	tracer    trace.Tracer
 	log       *slog.Logger
 	backend   string
@@ -51,7 +52,7 @@ type instruments struct {
 	retries   metric.Int64Counter
 }
 
-func newInstruments(cfg Config) *instruments {
+func newInstruments(cfg Config) *Instruments {
 	tp, mp := cfg.TracerProvider, cfg.MeterProvider
 	if tp == nil {
 		tp = tracenoop.NewTracerProvider()
@@ -59,7 +60,7 @@ func newInstruments(cfg Config) *instruments {
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
-	in := &instruments{tracer: tp.Tracer(ScopeName), log: cfg.Logger, backend: cfg.Backend, namespace: cfg.Namespace,
+	in := &Instruments{tracer: tp.Tracer(ScopeName), log: cfg.Logger, backend: cfg.Backend, namespace: cfg.Namespace,
 		backendKV: keyBackend.String(cfg.Backend)}
 	in.base = []attribute.KeyValue{keySystem.String(systemName(cfg.Backend)), in.backendKV}
 	if cfg.Namespace != "" {

@@ -1,9 +1,11 @@
-// Package telemetry instruments a driver: a span, metrics and a log line per
-// driver call, following OpenTelemetry's database semantic conventions. It
-// is off unless the caller passes a provider or a log handler
-// (nameservice.WithTracerProvider, WithMeterProvider, WithLogHandler): it
-// sets no global provider, and without one Wrap returns the driver itself,
-// so an uninstrumented NameService pays nothing.
+// Package telemetry reports the driver calls of a NameService: a span,
+// metrics and a log line per call, following OpenTelemetry's database
+// semantic conventions. The NameService, the one layer between callers and
+// a driver, starts and ends each call (Instruments.Start, Call.End); this
+// package wraps nothing. It is off unless the caller passes a provider or a
+// log handler (nameservice.WithTracerProvider, WithMeterProvider,
+// WithLogHandler): it sets no global provider, and without one New returns
+// nil Instruments, whose calls cost nothing.
 //
 // Drivers report what happens inside one call (a retry, a failed
 // precondition) with Retry and PreconditionFailed, which are no-ops outside
@@ -11,6 +13,7 @@
 package telemetry
 
 import (
+	"errors"
 	"log/slog"
 	"net/url"
 	"reflect"
@@ -25,7 +28,7 @@ import (
 // ScopeName is the instrumentation scope of the spans and metrics.
 const ScopeName = "nameservice.dev/nameservice"
 
-// Config says where a wrapped driver reports. Nil fields report nothing.
+// Config says where the calls report. Nil fields report nothing.
 type Config struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
@@ -43,17 +46,42 @@ func (cfg Config) Enabled() bool {
 	return cfg.TracerProvider != nil || cfg.MeterProvider != nil || cfg.Logger != nil
 }
 
-// Wrap returns d instrumented as cfg says, or d itself when cfg reports
-// nothing. The wrapper implements driver.Driver only: assert optional
-// capabilities on the driver it wraps.
-func Wrap(d driver.Driver, cfg Config) driver.Driver {
+// New returns the Instruments the calls to d report to as cfg says, or nil
+// when cfg reports nothing.
+func New(d driver.Driver, cfg Config) *Instruments {
 	if !cfg.Enabled() {
-		return d
+		return nil
 	}
 	if cfg.Backend == "" {
 		cfg.Backend = BackendOf(d)
 	}
-	return &instrumented{d: d, in: newInstruments(cfg)}
+	return newInstruments(cfg)
+}
+
+// ErrOutcome is the outcome of a call that returned err: ok when nil.
+func ErrOutcome(err error, ok string) string {
+	switch {
+	case err == nil:
+		return ok
+	case errors.Is(err, driver.ErrNotFound):
+		return OutcomeNotFound
+	case errors.Is(err, driver.ErrAlreadyExists):
+		return OutcomeConflict
+	}
+	return OutcomeError
+}
+
+// UpdateOutcome is the outcome of an update under cond that returned out
+// and err: a write not applied is stale, or a conflict for a
+// compare-and-set.
+func UpdateOutcome(out driver.Outcome, cond driver.Condition, err error) string {
+	switch {
+	case err != nil || out.Applied:
+		return ErrOutcome(err, OutcomeApplied)
+	case cond.Kind == driver.Equals:
+		return OutcomeConflict
+	}
+	return OutcomeStale
 }
 
 // BackendOf names d's backend by its package: "dynamodb", "fs", "mem", ...

@@ -15,8 +15,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/telemetry"
 )
 
 // recorder collects what an instrumented NameService reports.
@@ -148,17 +150,21 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-// TestOffIsUnwrapped: without an option the guard of the NameService
-// calls the driver itself, and Driver returns the unwrapped driver with one.
-func TestOffIsUnwrapped(t *testing.T) {
-	d := mem.NewStore().Open()
-	ns := nameservice.New(d)
-	if ns.Guarded().Unwrap() != ns.Driver() || ns.Driver() != d {
-		t.Error("a NameService without telemetry wraps its driver")
+// TestOffIsNil: without an option there are no instruments, and a call
+// on them reports nothing and hands back its context.
+func TestOffIsNil(t *testing.T) {
+	if in := telemetry.New(mem.NewStore().Open(), telemetry.Config{}); in != nil {
+		t.Fatalf("New without a provider = %v, want nil", in)
 	}
-	on := nameservice.New(d, nameservice.WithMeterProvider(sdkmetric.NewMeterProvider()))
-	if on.Driver() != d || on.Guarded().Unwrap() == on.Driver() {
-		t.Error("with a meter provider, Driver must be the raw driver and the guard's the instrumented one")
+	var in *telemetry.Instruments
+	ctx := context.Background()
+	got, c := in.Start(ctx, "get", driver.ID{Name: "a", Branch: "main"}, "")
+	if got != ctx || c != nil {
+		t.Error("Start on nil instruments changed the context or began a call")
+	}
+	c.End(got, telemetry.OutcomeOK, nil) // must not panic
+	if in := telemetry.New(mem.NewStore().Open(), telemetry.Config{MeterProvider: sdkmetric.NewMeterProvider()}); in == nil {
+		t.Error("New with a meter provider = nil")
 	}
 }
 

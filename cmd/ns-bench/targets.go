@@ -23,6 +23,7 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/s3bucket"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // target is one backend to measure.
@@ -74,7 +75,7 @@ func fsTarget(l fs.Config, name string) (*target, error) {
 	}
 	l.Dir = dir
 	file := filepath.Join(dir, "ns@v2", "bench", "push", "main.json")
-	if l.Layout == fs.LayoutC {
+	if l.Layout == jsonld.LayoutC {
 		file = filepath.Join(dir, "ns@v2", "bench", "push", "main.head.json")
 	}
 	return &target{
@@ -183,7 +184,7 @@ func rawUpdateItem(ctx context.Context, c *awsdynamodb.Client, table string, i i
 func s3Target(ctx context.Context, endpoint string) (*target, error) {
 	cnt := newCounter()
 	cfg := s3etag.Config{Bucket: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
-		PathStyle: true, Layout: s3etag.LayoutB, HTTPClient: cnt.client()}
+		PathStyle: true, Layout: jsonld.LayoutB, HTTPClient: cnt.client()}
 	client, err := s3etag.NewClient(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/driverutil"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -48,12 +47,6 @@ import (
 const Scheme = "file"
 
 func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
-
-// The layouts a directory can use.
-const (
-	LayoutB = jsonld.LayoutB // {branch}.json + {branch}.index.json (Fluree's)
-	LayoutC = jsonld.LayoutC // {branch}.head/.index/.status/.config.json
-)
 
 // DefaultLockTimeout bounds the wait for another writer's lock.
 const DefaultLockTimeout = 10 * time.Second
@@ -64,8 +57,9 @@ type Config struct {
 	// Dir is the directory holding ns@v2 (absolute, or relative to the
 	// working directory). It need not exist yet: the first write creates it.
 	Dir string
-	// Layout is LayoutB or LayoutC. Every process sharing a directory must
-	// use the same layout; a file of the other layout fails List.
+	// Layout is jsonld.LayoutB (the default) or jsonld.LayoutC. Every
+	// process sharing a directory must use the same layout; a file of the
+	// other layout fails List.
 	Layout jsonld.Layout
 	// Dialect is the form of the files written (jsonld.Spec or
 	// jsonld.FlureeV4); every dialect is read.
@@ -80,7 +74,7 @@ type Config struct {
 
 // settings are a Config checked, with defaults filled in.
 type settings struct {
-	Layout       layout.Layout
+	Layout       jsonld.Layout
 	Dialect      jsonld.Dialect
 	LockTimeout  time.Duration
 	ListParallel int
@@ -122,7 +116,7 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
 	}
-	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout), ListParallel: cfg.ListParallel}
+	opts := settings{Layout: cfg.Layout, LockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout), ListParallel: cfg.ListParallel}
 	if opts.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
 	}

@@ -22,7 +22,7 @@ import (
 	"nameservice.dev/nameservice/jsonld"
 )
 
-var layouts = map[string]nsfs.Config{"B": {Layout: nsfs.LayoutB}, "C": {Layout: nsfs.LayoutC}}
+var layouts = map[string]nsfs.Config{"B": {Layout: jsonld.LayoutB}, "C": {Layout: jsonld.LayoutC}}
 
 func open(t *testing.T, dir string, opts nsfs.Config) *nsfs.Driver {
 	t.Helper()
@@ -310,8 +310,8 @@ func TestNoFilesForUnknownIDs(t *testing.T) {
 // records as failures naming the layout, not as an empty store.
 func TestLayoutMismatch(t *testing.T) {
 	dir := t.TempDir()
-	mustCreate(t, open(t, dir, nsfs.Config{Layout: nsfs.LayoutC}), "db")
-	p, err := open(t, dir, nsfs.Config{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
+	mustCreate(t, open(t, dir, nsfs.Config{Layout: jsonld.LayoutC}), "db")
+	p, err := open(t, dir, nsfs.Config{Layout: jsonld.LayoutB}).List(context.Background(), driver.ListOptions{})
 	if err != nil || len(p.Records) != 0 || len(p.Failed) != 1 {
 		t.Fatalf("list: %+v, %v; want one failure", p, err)
 	}

@@ -117,7 +117,7 @@ func (s *sentinel) Is(target error) bool { return target == s.base }
 type Config struct {
 	// Name prefixes every message ("s3", "gs", "azblob").
 	Name    string
-	Layout  layout.Layout
+	Layout  jsonld.Layout
 	Dialect jsonld.Dialect
 	// UniqueTags says a tag names one version of an object for good: no
 	// later write gives the object a tag it had before (GCS generations,
@@ -219,7 +219,7 @@ func (r *Records) begin(ctx context.Context) error {
 
 // files returns id's files, the defining file first.
 func (r *Records) files(id driver.ID) ([]layout.File, error) {
-	f, err := r.cfg.Layout.Files(id)
+	f, err := layout.Files(r.cfg.Layout, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
 	}

@@ -22,7 +22,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/s3bucket"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -240,5 +240,5 @@ func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, e
 func removeBucket(c *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s3bucket.Remove(ctx, c, bucket)
+	awsconf.RemoveBucket(ctx, c, bucket)
 }

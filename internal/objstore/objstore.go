@@ -1,8 +1,10 @@
-// Package objstore is the record protocol the object-store drivers share
-// (drivers/s3etag for S3, drivers/blob for GCS and Azure): the ns@v2 files
-// of the filesystem driver kept as objects, made safe for concurrent
-// writers by the store's conditional writes on a per-object version tag (an
-// ETag or a generation).
+// Package objstore is the record protocol the file and object-store drivers
+// share (drivers/fs for a directory, drivers/s3etag for S3, drivers/blob for
+// GCS and Azure): records kept as ns@v2 files (objects), made safe for
+// concurrent writers by the store's conditional writes on a per-object
+// version tag (an ETag, a generation, or for files a tag the filesystem
+// driver checks under the file's lock). It also parses and checks the
+// options those drivers share (ParseFileParams, NewConfig).
 //
 // A Records implements the record operations of driver.Driver over a
 // Store, which only reads, writes, removes and lists objects:

@@ -9,7 +9,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // purgeRaceRounds is how many rounds PurgeRacesCreate plays in Check, and
@@ -126,7 +126,7 @@ func createUntilDecided(e *env, c *nameservice.NameService, id string, i, round 
 		case after:
 			return false, nil
 		}
-		if err := backoff.Sleep(e.ctx, retryPause); err != nil {
+		if err := driverutil.Sleep(e.ctx, retryPause); err != nil {
 			return false, err
 		}
 	}

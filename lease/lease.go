@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Errors of leases; match with errors.Is.
@@ -138,7 +138,7 @@ func Acquire(ctx context.Context, ns *nameservice.NameService, id string, opts O
 				if !opts.Wait {
 					return nil, fmt.Errorf("acquire lease %s on %s: %w: %s since status_v %d", opts.Name, id, ErrHeld, held.Holder, cur.V)
 				}
-				if err := backoff.Sleep(ctx, min(ttl/4, 250*time.Millisecond)); err != nil {
+				if err := driverutil.Sleep(ctx, min(ttl/4, 250*time.Millisecond)); err != nil {
 					return nil, fmt.Errorf("acquire lease %s on %s: %w", opts.Name, id, err)
 				}
 				continue

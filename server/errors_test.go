@@ -7,8 +7,8 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -17,7 +17,7 @@ import (
 // about it, carries the server's data directory, a store path or a stack.
 func TestCorruptRecordLeaksNothing(t *testing.T) {
 	dir := t.TempDir()
-	d, err := fs.Open(context.Background(), fs.Config{Dir: dir, Layout: fs.LayoutB})
+	d, err := fs.Open(context.Background(), fs.Config{Dir: dir, Layout: jsonld.LayoutB})
 	must(t, err)
 	s := startOn(t, d, server.Options{})
 	ctx := context.Background()
@@ -31,7 +31,7 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 	// record's data), Fluree's never echo it.
 	_, err = s.ns.PublishCommit(ctx, "files", 1, "fluree:file://ledger-store/files/t1")
 	must(t, err)
-	must(t, testenv.CorruptFile(dir, layout.B, driver.ID{Name: "bad", Branch: "main"}))
+	must(t, testenv.CorruptFile(dir, jsonld.LayoutB, driver.ID{Name: "bad", Branch: "main"}))
 
 	leaks := func(what, body string) {
 		t.Helper()

@@ -33,6 +33,7 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/buildinfo"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 func main() {
@@ -73,10 +74,10 @@ type candidate struct {
 var candidates = []candidate{
 	{"mem", "", func(context.Context, string) (*target, error) { return memTarget(), nil }},
 	{"fs-b", "", func(context.Context, string) (*target, error) {
-		return fsTarget(fs.Config{Layout: fs.LayoutB}, "fs (layout B)")
+		return fsTarget(fs.Config{Layout: jsonld.LayoutB}, "fs (layout B)")
 	}},
 	{"fs-c", "", func(context.Context, string) (*target, error) {
-		return fsTarget(fs.Config{Layout: fs.LayoutC}, "fs (layout C)")
+		return fsTarget(fs.Config{Layout: jsonld.LayoutC}, "fs (layout C)")
 	}},
 	{"dynamodb", "NAMESERVICE_TEST_DYNAMODB_ENDPOINT", dynamoTarget},
 	{"s3", "NAMESERVICE_TEST_S3_ENDPOINT", s3Target},

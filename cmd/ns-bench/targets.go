@@ -23,7 +23,8 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/s3bucket"
+	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // target is one backend to measure.
@@ -75,7 +76,7 @@ func fsTarget(l fs.Config, name string) (*target, error) {
 	}
 	l.Dir = dir
 	file := filepath.Join(dir, "ns@v2", "bench", "push", "main.json")
-	if l.Layout == fs.LayoutC {
+	if l.Layout == jsonld.LayoutC {
 		file = filepath.Join(dir, "ns@v2", "bench", "push", "main.head.json")
 	}
 	return &target{
@@ -184,7 +185,7 @@ func rawUpdateItem(ctx context.Context, c *awsdynamodb.Client, table string, i i
 func s3Target(ctx context.Context, endpoint string) (*target, error) {
 	cnt := newCounter()
 	cfg := s3etag.Config{Bucket: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
-		PathStyle: true, Layout: s3etag.LayoutB, HTTPClient: cnt.client()}
+		PathStyle: true, Layout: jsonld.LayoutB, HTTPClient: cnt.client()}
 	client, err := s3etag.NewClient(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -240,5 +241,5 @@ func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, e
 func removeBucket(c *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s3bucket.Remove(ctx, c, bucket)
+	awsconf.RemoveBucket(ctx, c, bucket)
 }

@@ -27,7 +27,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/s3bucket"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/lease"
@@ -388,11 +388,11 @@ func (d *docsRun) dropTable(t *testing.T, table string) {
 func (d *docsRun) makeBucket(t *testing.T, bucket string) {
 	c, err := s3etag.NewClient(docCtx, s3etag.Config{Bucket: bucket, Region: "us-east-1", Endpoint: testenv.S3Endpoint(t), PathStyle: true})
 	must(t, err)
-	s3bucket.Remove(docCtx, c, bucket) // left by a run that was killed
+	awsconf.RemoveBucket(docCtx, c, bucket) // left by a run that was killed
 	if _, err := c.CreateBucket(docCtx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("create bucket %s: %v", bucket, err)
 	}
-	d.cleanup = append(d.cleanup, func() { s3bucket.Remove(docCtx, c, bucket) })
+	d.cleanup = append(d.cleanup, func() { awsconf.RemoveBucket(docCtx, c, bucket) })
 }
 
 // makeEtcNS writes what docs/serve.md's command reads from /etc/ns: the

@@ -72,12 +72,6 @@ func init() {
 	drivers.Register(SchemeAzure, drivers.Opens(ParseURL, Open))
 }
 
-// The layouts a bucket can use (those of the filesystem driver).
-const (
-	LayoutB = jsonld.LayoutB
-	LayoutC = jsonld.LayoutC
-)
-
 // Config says which bucket Open opens and how records are kept in it. Only
 // BucketURL is required (and OpenBucket ignores it); the rest defaults to
 // layout B, spec dialect, no prefix.

@@ -27,7 +27,7 @@ func harness(t *testing.T, s *server, l jsonld.Layout) conformance.Harness {
 			return blob.OpenBucket(ctx, b, opts)
 		}
 		corrupt := func(ctx context.Context, id driver.ID) error {
-			files, err := layout.Layout(l).Files(id)
+			files, err := layout.Files(l, id)
 			if err != nil {
 				return err
 			}

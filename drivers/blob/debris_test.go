@@ -8,7 +8,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/debristest"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -40,7 +39,7 @@ func testDebris(t *testing.T, s *server) {
 				},
 				Put: func(ctx context.Context, key string, data []byte) error { return b.WriteAll(ctx, key, data, nil) },
 			}
-			debristest.Run(t, layout.Layout(l), open, raw)
+			debristest.Run(t, l, open, raw)
 		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // The schema's two optional indexes ("Future GSIs"): status items by
@@ -177,7 +177,7 @@ func (d *Driver) waitIndex(ctx context.Context, op, name string) error {
 		case "", types.IndexStatusDeleting:
 			return fmt.Errorf("dynamodb: %s: the index is gone (deleted meanwhile?)", op)
 		}
-		if err := backoff.Sleep(ctx, awsconf.TablePoll); err != nil {
+		if err := driverutil.Sleep(ctx, awsconf.TablePoll); err != nil {
 			return fmt.Errorf("dynamodb: %s: still building when the wait ended: %w", op, err)
 		}
 	}

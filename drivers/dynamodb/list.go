@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
@@ -331,7 +330,7 @@ func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[
 			stalled = 0
 		} else if stalled++; stalled > maxStalledBatches {
 			return fmt.Errorf("dynamodb: list: %w: BatchGetItem left %d keys unprocessed after %d retries", driver.ErrThrottled, len(left.Keys), maxStalledBatches)
-		} else if err := backoff.Sleep(ctx, backoff.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
+		} else if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
 			return err
 		}
 		left.ConsistentRead = aws.Bool(true)

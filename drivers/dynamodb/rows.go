@@ -18,8 +18,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // A partition may hold rows beside a record's own items: Fluree v4 keeps
@@ -168,7 +168,7 @@ func (d *Driver) batchWrite(ctx context.Context, op string, reqs []types.WriteRe
 			stalled = 0
 		} else if stalled++; stalled > maxStalledBatches {
 			return fmt.Errorf("dynamodb: %s: %w: BatchWriteItem left %d deletes unprocessed after %d retries", op, driver.ErrThrottled, len(left), maxStalledBatches)
-		} else if err := backoff.Sleep(ctx, backoff.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
+		} else if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
 			return err
 		}
 		reqs = left

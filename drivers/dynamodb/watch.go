@@ -13,7 +13,6 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
@@ -99,13 +98,13 @@ func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 				}
 				return
 			}
-			if backoff.Sleep(ctx, backoff.Jitter(100*time.Millisecond, 5*time.Second, failures)) != nil {
+			if driverutil.Sleep(ctx, driverutil.Jitter(100*time.Millisecond, 5*time.Second, failures)) != nil {
 				return
 			}
 			continue
 		}
 		failures = 0
-		if n == 0 && backoff.Sleep(ctx, streamIdle) != nil {
+		if n == 0 && driverutil.Sleep(ctx, streamIdle) != nil {
 			return
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/telemetry"
 )
 
@@ -336,7 +336,7 @@ func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWr
 		case errors.As(err, &tce) && attempt+1 < attempts && retryableCancel(tce.CancellationReasons):
 			attempt++
 			telemetry.Retry(ctx, "transaction conflict")
-			if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt-1)); err != nil {
+			if err := driverutil.Sleep(ctx, driverutil.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt-1)); err != nil {
 				return nil, err
 			}
 		case errors.As(err, &tce):

@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // BenchmarkPushVsRaw times a status push (lock, read, compare, encode,
@@ -20,7 +21,7 @@ import (
 //
 //	go test -run '^$' -bench PushVsRaw ./drivers/fs/
 func BenchmarkPushVsRaw(b *testing.B) {
-	for _, l := range []nsfs.Config{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
+	for _, l := range []nsfs.Config{{Layout: jsonld.LayoutB}, {Layout: jsonld.LayoutC}} {
 		b.Run("layout="+l.Layout.String(), func(b *testing.B) { benchPushVsRaw(b, l) })
 	}
 }
@@ -37,7 +38,7 @@ func benchPushVsRaw(b *testing.B, opts nsfs.Config) {
 		b.Fatal(err)
 	}
 	file := "main.json"
-	if opts.Layout == nsfs.LayoutC {
+	if opts.Layout == jsonld.LayoutC {
 		file = "main.status.json"
 	}
 	data, err := os.ReadFile(filepath.Join(opts.Dir, "ns@v2", "bench", file))
@@ -106,12 +107,12 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 		layout   nsfs.Config
 		concerns []driver.Concern
 	}{
-		{"C/one-writer-head", nsfs.Config{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head}},
-		{"C/head+index", nsfs.Config{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Index}},
-		{"C/head+status", nsfs.Config{Layout: nsfs.LayoutC}, []driver.Concern{driver.Head, driver.Status}},
-		{"B/one-writer-head", nsfs.Config{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head}},
-		{"B/head+index", nsfs.Config{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Index}},
-		{"B/head+status", nsfs.Config{Layout: nsfs.LayoutB}, []driver.Concern{driver.Head, driver.Status}},
+		{"C/one-writer-head", nsfs.Config{Layout: jsonld.LayoutC}, []driver.Concern{driver.Head}},
+		{"C/head+index", nsfs.Config{Layout: jsonld.LayoutC}, []driver.Concern{driver.Head, driver.Index}},
+		{"C/head+status", nsfs.Config{Layout: jsonld.LayoutC}, []driver.Concern{driver.Head, driver.Status}},
+		{"B/one-writer-head", nsfs.Config{Layout: jsonld.LayoutB}, []driver.Concern{driver.Head}},
+		{"B/head+index", nsfs.Config{Layout: jsonld.LayoutB}, []driver.Concern{driver.Head, driver.Index}},
+		{"B/head+status", nsfs.Config{Layout: jsonld.LayoutB}, []driver.Concern{driver.Head, driver.Status}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchWriters(b, c.layout, c.concerns) })

@@ -7,8 +7,8 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // harness gives each test a fresh directory; every client is an independent
@@ -19,22 +19,22 @@ func harness(opts fs.Config) conformance.Harness {
 		cfg.Dir = t.TempDir()
 		open := func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, cfg) }
 		return open, func(_ context.Context, id driver.ID) error {
-			return testenv.CorruptFile(cfg.Dir, layout.Layout(cfg.Layout), id)
+			return testenv.CorruptFile(cfg.Dir, cfg.Layout, id)
 		}, nil
 	})
 }
 
 func TestConformanceLayoutB(t *testing.T) {
 	t.Parallel()
-	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutB}))
+	conformance.Run(t, harness(fs.Config{Layout: jsonld.LayoutB}))
 }
 
 func TestConformanceLayoutC(t *testing.T) {
 	t.Parallel()
-	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutC}))
+	conformance.Run(t, harness(fs.Config{Layout: jsonld.LayoutC}))
 }
 
 func TestConformanceFlureeV4Dialect(t *testing.T) {
 	t.Parallel()
-	conformance.Run(t, harness(fs.Config{Layout: fs.LayoutB, Dialect: "fluree-v4"}))
+	conformance.Run(t, harness(fs.Config{Layout: jsonld.LayoutB, Dialect: "fluree-v4"}))
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/debristest"
 )
 
@@ -34,7 +33,7 @@ func TestDebris(t *testing.T) {
 				},
 			}
 			open := func(t *testing.T) driver.Driver { return open(t, dir, opts) }
-			debristest.Run(t, layout.Layout(opts.Layout), open, raw)
+			debristest.Run(t, opts.Layout, open, raw)
 		})
 	}
 }

@@ -33,13 +33,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/driverutil"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -48,12 +49,6 @@ import (
 const Scheme = "file"
 
 func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
-
-// The layouts a directory can use.
-const (
-	LayoutB = jsonld.LayoutB // {branch}.json + {branch}.index.json (Fluree's)
-	LayoutC = jsonld.LayoutC // {branch}.head/.index/.status/.config.json
-)
 
 // DefaultLockTimeout bounds the wait for another writer's lock.
 const DefaultLockTimeout = 10 * time.Second
@@ -64,8 +59,9 @@ type Config struct {
 	// Dir is the directory holding ns@v2 (absolute, or relative to the
 	// working directory). It need not exist yet: the first write creates it.
 	Dir string
-	// Layout is LayoutB or LayoutC. Every process sharing a directory must
-	// use the same layout; a file of the other layout fails List.
+	// Layout is jsonld.LayoutB (the default) or jsonld.LayoutC. Every
+	// process sharing a directory must use the same layout; a file of the
+	// other layout fails List.
 	Layout jsonld.Layout
 	// Dialect is the form of the files written (jsonld.Spec or
 	// jsonld.FlureeV4); every dialect is read.
@@ -78,25 +74,18 @@ type Config struct {
 	ListParallel int
 }
 
-// settings are a Config checked, with defaults filled in.
-type settings struct {
-	Layout       layout.Layout
-	Dialect      jsonld.Dialect
-	LockTimeout  time.Duration
-	ListParallel int
-}
-
 // Driver is a filesystem nameservice. It is safe for concurrent use, and
 // any number of Drivers, in any number of processes, may share a directory.
 type Driver struct {
 	// records holds the record operations: the protocol the object
 	// stores share, over store (files under root).
 	*records
-	root   string // absolute
-	real   atomic.Pointer[string]
-	opts   settings
-	dirs   dirCache
-	closed driverutil.ClosedFlag
+	root        string // absolute
+	real        atomic.Pointer[string]
+	layout      jsonld.Layout
+	lockTimeout time.Duration
+	dirs        dirCache
+	closed      driverutil.ClosedFlag
 }
 
 var (
@@ -122,21 +111,21 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
 	}
-	opts := settings{Layout: layout.Layout(cfg.Layout), LockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout), ListParallel: cfg.ListParallel}
-	if opts.Dialect, err = jsonld.ParseDialect(string(cfg.Dialect)); err != nil {
-		return nil, fmt.Errorf("fs: %w", err)
+	oc, err := objstore.NewConfig("fs", objstore.FileOptions{Layout: cfg.Layout, Dialect: cfg.Dialect, ListParallel: cfg.ListParallel})
+	if err != nil {
+		return nil, err
 	}
-	if err := cfg.Layout.Valid(); err != nil {
-		return nil, fmt.Errorf("fs: %w", err)
-	}
-	d := &Driver{root: abs, opts: opts}
-	d.records = objstore.New(store{d}, objstore.Config{Name: "fs", Layout: opts.Layout, Dialect: opts.Dialect,
-		ListParallel: opts.ListParallel, LocalReads: true, Object: d.path})
+	d := &Driver{root: abs, layout: cfg.Layout, lockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout)}
+	oc.LocalReads, oc.Object = true, d.path
+	d.records = objstore.New(store{d}, oc)
 	return d, nil
 }
 
 // Dir returns the directory holding ns@v2.
 func (d *Driver) Dir() string { return d.root }
+
+// urlParams are the query parameters a file URL may carry.
+var urlParams = append([]string{"lock_timeout"}, objstore.FileParams...)
 
 // ParseURL returns the Config a file URL describes. It returns an error
 // wrapping driver.ErrInvalidArgument for a URL with no directory, an unknown
@@ -146,26 +135,20 @@ func ParseURL(u *url.URL) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{Dir: dir}
-	for k, v := range u.Query() {
-		val := v[len(v)-1]
-		switch k {
-		case "layout":
-			if cfg.Layout, err = jsonld.ParseLayout(val); err != nil {
-				return Config{}, fmt.Errorf("fs: %w", err)
-			}
-		case "dialect":
-			cfg.Dialect = jsonld.Dialect(val)
-		case "lock_timeout":
-			if cfg.LockTimeout, err = time.ParseDuration(val); err != nil || cfg.LockTimeout <= 0 {
-				return Config{}, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, val)
-			}
-		case "list_parallel":
-			if cfg.ListParallel, err = objstore.ParseListParallel(val); err != nil {
-				return Config{}, fmt.Errorf("fs: %w", err)
-			}
-		default:
-			return Config{}, fmt.Errorf("fs: %w: unknown URL parameter %q (want layout, dialect, lock_timeout or list_parallel)", driver.ErrInvalidArgument, k)
+	q := u.Query()
+	for k := range q {
+		if !slices.Contains(urlParams, k) {
+			return Config{}, fmt.Errorf("fs: %w: unknown URL parameter %q (want %s)", driver.ErrInvalidArgument, k, strings.Join(urlParams, ", "))
+		}
+	}
+	fo, err := objstore.ParseFileParams(q)
+	if err != nil {
+		return Config{}, fmt.Errorf("fs: %w", err)
+	}
+	cfg := Config{Dir: dir, Layout: fo.Layout, Dialect: fo.Dialect, ListParallel: fo.ListParallel}
+	if s := q.Get("lock_timeout"); s != "" {
+		if cfg.LockTimeout, err = time.ParseDuration(s); err != nil || cfg.LockTimeout <= 0 {
+			return Config{}, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, s)
 		}
 	}
 	return cfg, nil

@@ -22,7 +22,7 @@ import (
 	"nameservice.dev/nameservice/jsonld"
 )
 
-var layouts = map[string]nsfs.Config{"B": {Layout: nsfs.LayoutB}, "C": {Layout: nsfs.LayoutC}}
+var layouts = map[string]nsfs.Config{"B": {Layout: jsonld.LayoutB}, "C": {Layout: jsonld.LayoutC}}
 
 func open(t *testing.T, dir string, opts nsfs.Config) *nsfs.Driver {
 	t.Helper()
@@ -310,8 +310,8 @@ func TestNoFilesForUnknownIDs(t *testing.T) {
 // records as failures naming the layout, not as an empty store.
 func TestLayoutMismatch(t *testing.T) {
 	dir := t.TempDir()
-	mustCreate(t, open(t, dir, nsfs.Config{Layout: nsfs.LayoutC}), "db")
-	p, err := open(t, dir, nsfs.Config{Layout: nsfs.LayoutB}).List(context.Background(), driver.ListOptions{})
+	mustCreate(t, open(t, dir, nsfs.Config{Layout: jsonld.LayoutC}), "db")
+	p, err := open(t, dir, nsfs.Config{Layout: jsonld.LayoutB}).List(context.Background(), driver.ListOptions{})
 	if err != nil || len(p.Records) != 0 || len(p.Failed) != 1 {
 		t.Fatalf("list: %+v, %v; want one failure", p, err)
 	}
@@ -447,7 +447,7 @@ func TestUnknownMembersSurviveUpdates(t *testing.T) {
 func TestOpenURL(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	good := []string{"file://" + dir, "file://" + dir + "?layout=c", "file://localhost" + dir + "?layout=B&dialect=fluree-v4&lock_timeout=2s", "FILE://" + dir}
+	good := []string{"file://" + dir, "file://" + dir + "?layout=c", "file://localhost" + dir + "?layout=B&dialect=fluree-v4&lock_timeout=2s", "FILE://" + dir, "file://" + dir + "?list_parallel=4"}
 	for _, u := range good {
 		d, err := drivers.Open(ctx, u)
 		if err != nil {
@@ -456,7 +456,7 @@ func TestOpenURL(t *testing.T) {
 		}
 		_ = d.Close()
 	}
-	bad := []string{"file://host/x", "file://" + dir + "?layout=d", "file://" + dir + "?dialect=x", "file://" + dir + "?lock_timeout=-1s", "file://" + dir + "?bogus=1", "file://"}
+	bad := []string{"file://host/x", "file://" + dir + "?layout=d", "file://" + dir + "?dialect=x", "file://" + dir + "?lock_timeout=-1s", "file://" + dir + "?bogus=1", "file://" + dir + "?list_parallel=0", "file://"}
 	for _, u := range bad {
 		if _, err := drivers.Open(ctx, u); !errors.Is(err, driver.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v, want ErrInvalidArgument", u, err)

@@ -120,25 +120,18 @@ func (d *Driver) classify(path string) (*candidate, error) {
 	if err != nil {
 		return nil, nil
 	}
-	role, st := d.opts.Layout.Classify(filepath.ToSlash(rel))
+	role, st := layout.Classify(d.layout, filepath.ToSlash(rel))
 	switch role {
 	case layout.NotRecord, layout.Secondary:
 		return nil, nil
 	case layout.OtherLayout:
 		return nil, fmt.Errorf("fs: %s: %w: a file of the other layout in a layout %s store (open it with ?layout=%s)",
-			path, driver.ErrInternal, d.opts.Layout, otherLayout(d.opts.Layout))
+			path, driver.ErrInternal, d.layout, layout.Other(d.layout))
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], path: path}, nil
 	}
 	return d.nestedID(path, st)
-}
-
-func otherLayout(l layout.Layout) layout.Layout {
-	if l == layout.B {
-		return layout.C
-	}
-	return layout.B
 }
 
 // nestedID reads the ID of a defining file whose path fits several IDs, or

@@ -14,6 +14,7 @@ import (
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // BenchmarkList lists N records (NS_BENCH_LIST_SIZES, default 1000,10000)
@@ -26,7 +27,7 @@ import (
 //
 //	NS_BENCH_LIST_SIZES=1000,10000,100000 go test -run '^$' -bench 'List$' -benchtime 1x ./drivers/fs/
 func BenchmarkList(b *testing.B) {
-	for _, l := range []nsfs.Config{{Layout: nsfs.LayoutB}, {Layout: nsfs.LayoutC}} {
+	for _, l := range []nsfs.Config{{Layout: jsonld.LayoutB}, {Layout: jsonld.LayoutC}} {
 		for _, n := range testenv.ListSizes(b) {
 			b.Run(fmt.Sprintf("layout=%s/n=%d", l.Layout, n), func(b *testing.B) { benchList(b, l, n) })
 		}

@@ -83,14 +83,14 @@ const (
 	maxPoll = 20 * time.Millisecond
 )
 
-// lock takes the lock of record file path, waiting at most d.opts.LockTimeout
+// lock takes the lock of record file path, waiting at most d.lockTimeout
 // and never past ctx's deadline. It returns an error wrapping ErrUnavailable
 // when the wait times out, ctx's error (wrapped) when ctx ends, and one
 // satisfying errors.Is(err, fs.ErrNotExist) when the file's directory does
 // not exist.
 func (d *Driver) lock(ctx context.Context, path string) (*heldLock, error) {
 	lp := path + lockSuffix
-	wctx, cancel := context.WithTimeout(ctx, d.opts.LockTimeout)
+	wctx, cancel := context.WithTimeout(ctx, d.lockTimeout)
 	defer cancel()
 	release, err := procLocks.acquire(wctx, lp)
 	if err != nil {
@@ -112,7 +112,7 @@ func (d *Driver) lockWaitError(ctx context.Context, lp string, err error) error 
 		return fmt.Errorf("fs: waiting for lock %s: %w", lp, ctx.Err())
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("fs: %w: lock %s still held by another writer after %s", driver.ErrUnavailable, lp, d.opts.LockTimeout)
+		return fmt.Errorf("fs: %w: lock %s still held by another writer after %s", driver.ErrUnavailable, lp, d.lockTimeout)
 	}
 	return fmt.Errorf("fs: %w: lock %s: %v", driver.ErrUnavailable, lp, err)
 }

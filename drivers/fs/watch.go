@@ -160,7 +160,7 @@ func (ws *watchState) idOf(path string) (driver.ID, bool, error) {
 	if err != nil {
 		return driver.ID{}, false, nil
 	}
-	role, st := ws.d.opts.Layout.Classify(filepath.ToSlash(rel))
+	role, st := layout.Classify(ws.d.layout, filepath.ToSlash(rel))
 	if role != layout.Defining && role != layout.Secondary {
 		return driver.ID{}, false, nil
 	}
@@ -190,7 +190,7 @@ func (ws *watchState) definingPath(st string) (string, bool) {
 	if len(ids) == 0 {
 		return "", false
 	}
-	files, err := ws.d.opts.Layout.Files(ids[0])
+	files, err := layout.Files(ws.d.layout, ids[0])
 	if err != nil {
 		return "", false
 	}

@@ -12,8 +12,8 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -83,11 +83,11 @@ func TestConformanceMemPolled(t *testing.T) {
 func TestConformanceFS(t *testing.T) {
 	t.Parallel()
 	conformance.Run(t, harness(func(t *testing.T) (driver.Driver, conformance.CorruptFunc) {
-		cfg := fs.Config{Dir: t.TempDir(), Layout: fs.LayoutB}
+		cfg := fs.Config{Dir: t.TempDir(), Layout: jsonld.LayoutB}
 		d, err := fs.Open(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d, func(_ context.Context, id driver.ID) error { return testenv.CorruptFile(cfg.Dir, layout.B, id) }
+		return d, func(_ context.Context, id driver.ID) error { return testenv.CorruptFile(cfg.Dir, jsonld.LayoutB, id) }
 	}))
 }

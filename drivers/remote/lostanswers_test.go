@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -62,7 +63,7 @@ func TestLostAnswersFS(t *testing.T) {
 	conformance.RunLostAnswers(t, lossyHarness(func(t *testing.T) func() driver.Driver {
 		dir := t.TempDir()
 		return func() driver.Driver {
-			d, err := fs.Open(context.Background(), fs.Config{Dir: dir, Layout: fs.LayoutB})
+			d, err := fs.Open(context.Background(), fs.Config{Dir: dir, Layout: jsonld.LayoutB})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,7 +45,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
@@ -277,7 +276,7 @@ func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, w
 		if attempt >= d.cfg.MaxAttempts {
 			return nil, lost(op, sent > 0, attempt, resp, err)
 		}
-		if err := backoff.Sleep(ctx, backoff.Jitter(20*time.Millisecond, time.Second, attempt)); err != nil {
+		if err := driverutil.Sleep(ctx, driverutil.Jitter(20*time.Millisecond, time.Second, attempt)); err != nil {
 			return nil, fmt.Errorf("remote: %s: %w", op, err)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 )
@@ -138,7 +137,7 @@ func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 		st.body.Close()
 		for ctx.Err() == nil {
 			attempt++
-			if backoff.Sleep(ctx, backoff.Jitter(500*time.Millisecond, 30*time.Second, attempt)) != nil {
+			if driverutil.Sleep(ctx, driverutil.Jitter(500*time.Millisecond, 30*time.Second, attempt)) != nil {
 				return
 			}
 			var snap map[driver.ID]*driver.Record

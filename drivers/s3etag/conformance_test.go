@@ -38,7 +38,7 @@ func suiteHarness(cfg s3etag.Config) conformance.Harness {
 
 // corrupt overwrites the defining object of id with bytes that are no JSON.
 func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
-	files, err := layout.Layout(cfg.Layout).Files(id)
+	files, err := layout.Files(cfg.Layout, id)
 	if err != nil {
 		return err
 	}

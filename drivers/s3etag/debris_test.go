@@ -13,7 +13,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/debristest"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -56,7 +55,7 @@ func TestDebris(t *testing.T) {
 					return err
 				},
 			}
-			debristest.Run(t, layout.Layout(l), open, raw)
+			debristest.Run(t, l, open, raw)
 		})
 	}
 }

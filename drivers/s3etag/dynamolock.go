@@ -16,7 +16,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 )
@@ -247,7 +246,7 @@ func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk strin
 			cur.seen = time.Now()
 			held = cur
 		}
-		if err := backoff.Sleep(ctx, l.cfg.Poll/2+backoff.Jitter(l.cfg.Poll/2, l.cfg.Poll/2, 0)); err != nil {
+		if err := driverutil.Sleep(ctx, l.cfg.Poll/2+driverutil.Jitter(l.cfg.Poll/2, l.cfg.Poll/2, 0)); err != nil {
 			return 0, time.Time{}, err
 		}
 		if err := checkPrecond(ctx, d, key, pc); err != nil {

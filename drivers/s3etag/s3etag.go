@@ -70,12 +70,6 @@ const Scheme = "s3"
 
 func init() { drivers.Register(Scheme, drivers.Opens(ParseURL, Open)) }
 
-// The layouts a bucket can use (those of the filesystem driver).
-const (
-	LayoutB = jsonld.LayoutB
-	LayoutC = jsonld.LayoutC
-)
-
 // Defaults of Config.
 const (
 	DefaultRegion      = "us-east-1"

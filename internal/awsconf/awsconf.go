@@ -4,7 +4,8 @@
 // builds HTTP clients and retryers, classifies SDK errors into driver codes
 // (and tells whether a failed write may have been applied), applies the
 // DynamoDB response CRC32 rule for local endpoints, and creates DynamoDB
-// tables and waits for them.
+// tables and waits for them. It also removes the S3 buckets that tests and
+// ns-bench make for themselves (RemoveBucket).
 package awsconf
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // LocalDynamoDB reports whether the DynamoDB endpoint is not AWS's own:
@@ -84,7 +84,7 @@ func EnsureTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.Crea
 		if time.Now().After(deadline) {
 			return created, fmt.Errorf("%w after %s (status %s)", ErrTableNotActive, TableWait, out.Table.TableStatus)
 		}
-		if err := backoff.Sleep(ctx, TablePoll); err != nil {
+		if err := driverutil.Sleep(ctx, TablePoll); err != nil {
 			return created, err
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Backoff is full-jitter exponential backoff for the SDK's retryer
@@ -17,7 +17,7 @@ type Backoff struct{ Base, Max time.Duration }
 
 // BackoffDelay implements aws.BackoffDelayer.
 func (b Backoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
-	return backoff.Jitter(b.Base, b.Max, attempt), nil
+	return driverutil.Jitter(b.Base, b.Max, attempt), nil
 }
 
 // SkipIf returns r, except that errors for which skip reports true are not

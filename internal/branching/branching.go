@@ -45,7 +45,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -157,7 +156,7 @@ func (b *Book) remove(tok string, undo bool) bool {
 func bookkeep(ctx context.Context, s Store, id driver.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
 	for attempt := range attempts {
 		if attempt > 1 {
-			if err := backoff.Sleep(ctx, backoff.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2)); err != nil {
+			if err := driverutil.Sleep(ctx, driverutil.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2)); err != nil {
 				return err
 			}
 		}

@@ -4,9 +4,9 @@
 // record, the error of a drop refused for branches, the write IDs by
 // which a driver recognises its writes after a lost answer, the
 // closed-driver check, and the page token of the drivers that resume after
-// an ID. The packages around the drivers share two rules from here too:
-// options whose zero value means the default (Positive), and how a watch
-// feed sends (Send).
+// an ID. The packages around the drivers share three rules from here too:
+// options whose zero value means the default (Positive), how a watch feed
+// sends (Send), and how a retry loop waits (Jitter, Sleep).
 package driverutil
 
 import (

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // FuzzPathID checks the path <-> ID mapping both ways. From an ID: every
@@ -24,8 +25,8 @@ func FuzzPathID(f *testing.F) {
 		if id, err := driver.ParseID(s); err == nil {
 			checkID(t, id)
 		}
-		for _, l := range []Layout{B, C} {
-			role, st := l.Classify(s)
+		for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+			role, st := Classify(l, s)
 			if role == NotRecord {
 				if st != "" {
 					t.Fatalf("Classify(%q) = NotRecord with stem %q", s, st)
@@ -51,13 +52,13 @@ func FuzzPathID(f *testing.F) {
 }
 
 func checkID(t *testing.T, id driver.ID) {
-	for _, l := range []Layout{B, C} {
-		files, err := l.Files(id)
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+		files, err := Files(l, id)
 		if err != nil {
 			t.Fatalf("Files(%v): %v", id, err)
 		}
 		for _, f := range files {
-			role, st := l.Classify(f.Key)
+			role, st := Classify(l, f.Key)
 			want := Secondary
 			if f.Defining {
 				want = Defining
@@ -65,8 +66,8 @@ func checkID(t *testing.T, id driver.ID) {
 			if role != want || st != Stem(id) {
 				t.Fatalf("%v: Classify(%q) = %v %q, want %v %q", id, f.Key, role, st, want, Stem(id))
 			}
-			if other := 1 - l; other.plain(st) {
-				if r, _ := other.Classify(f.Key); r != OtherLayout && r != Defining && r != Secondary {
+			if other := Other(l); plain(st) {
+				if r, _ := Classify(other, f.Key); r != OtherLayout && r != Defining && r != Secondary {
 					t.Fatalf("%v: the other layout calls %q %v", id, f.Key, r)
 				}
 			}

@@ -23,29 +23,6 @@ import (
 // Root is the first segment of every key.
 const Root = "ns@v2"
 
-// Layout is a way of splitting a record into files.
-type Layout int
-
-// The layouts of nameservice-schema-v2.md.
-const (
-	// B: {branch}.json holds identity, head, status and config;
-	// {branch}.index.json holds the index. Fluree's own layout.
-	B = Layout(jsonld.LayoutB)
-	// C: one file per concern, {branch}.head.json, .index.json,
-	// .status.json and .config.json; the status file also holds the
-	// identity, so a retract (retracted flag and status) is one write.
-	C = Layout(jsonld.LayoutC)
-)
-
-// Parse returns the layout named s (jsonld.ParseLayout).
-func Parse(s string) (Layout, error) {
-	l, err := jsonld.ParseLayout(s)
-	return Layout(l), err
-}
-
-// String returns "b" or "c".
-func (l Layout) String() string { return jsonld.Layout(l).String() }
-
 // File is one file of a record.
 type File struct {
 	Key string
@@ -57,17 +34,19 @@ type File struct {
 	Defining bool
 }
 
-// suffixes of the files of each layout, defining file first.
-var suffixes = map[Layout][]struct {
+// suffixes of the files of each layout, defining file first. Layout C's
+// status file also holds the identity, so a retract (retracted flag and
+// status) is one write.
+var suffixes = map[jsonld.Layout][]struct {
 	suffix   string
 	parts    jsonld.Part
 	defining bool
 }{
-	B: {
+	jsonld.LayoutB: {
 		{".json", jsonld.Identity | jsonld.HeadPart | jsonld.StatusPart | jsonld.ConfigPart, true},
 		{".index.json", jsonld.IndexPart, false},
 	},
-	C: {
+	jsonld.LayoutC: {
 		{".status.json", jsonld.Identity | jsonld.StatusPart, true},
 		{".head.json", jsonld.HeadPart, false},
 		{".index.json", jsonld.IndexPart, false},
@@ -131,16 +110,16 @@ func Shortened(st string) bool {
 
 // Files returns the files of id in layout l, the defining file first. It
 // returns an error wrapping driver.ErrInvalidID when Check fails.
-func (l Layout) Files(id driver.ID) ([]File, error) {
+func Files(l jsonld.Layout, id driver.ID) ([]File, error) {
 	if err := Check(id); err != nil {
 		return nil, err
 	}
-	return l.StemFiles(Stem(id)), nil
+	return StemFiles(l, Stem(id)), nil
 }
 
 // StemFiles returns the files of stem st (see Classify) in layout l, the
 // defining file first, whichever ID they belong to.
-func (l Layout) StemFiles(st string) []File {
+func StemFiles(l jsonld.Layout, st string) []File {
 	var out []File
 	for _, s := range suffixes[l] {
 		out = append(out, File{Key: Root + "/" + st + s.suffix, Parts: s.parts, Defining: s.defining})
@@ -150,8 +129,8 @@ func (l Layout) StemFiles(st string) []File {
 
 // FileOf returns the file of id holding concern c (status: the defining
 // file of layout C; head, status and config: the defining file of B).
-func (l Layout) FileOf(id driver.ID, c driver.Concern) (File, error) {
-	files, err := l.Files(id)
+func FileOf(l jsonld.Layout, id driver.ID, c driver.Concern) (File, error) {
+	files, err := Files(l, id)
 	if err != nil {
 		return File{}, err
 	}
@@ -182,27 +161,32 @@ const (
 
 // Classify says what key is to layout l, and returns its stem (the key less
 // Root and the file suffix, e.g. "mydb/main").
-func (l Layout) Classify(key string) (Role, string) {
+func Classify(l jsonld.Layout, key string) (Role, string) {
 	rest, ok := strings.CutPrefix(key, Root+"/")
 	if !ok || !strings.HasSuffix(rest, ".json") {
 		return NotRecord, ""
 	}
-	if role, st := l.match(rest); role != NotRecord {
+	if role, st := match(l, rest); role != NotRecord {
 		return role, st
 	}
-	other := B
-	if l == B {
-		other = C
-	}
-	if role, st := other.match(rest); role != NotRecord {
+	if role, st := match(Other(l), rest); role != NotRecord {
 		return OtherLayout, st
 	}
 	return NotRecord, ""
 }
 
-// plain reports whether st could be the stem of l's defining file, i.e.
-// whether its last segment ends in no reserved suffix.
-func (l Layout) plain(st string) bool {
+// Other returns the layout that is not l: LayoutC for LayoutB and the
+// reverse.
+func Other(l jsonld.Layout) jsonld.Layout {
+	if l == jsonld.LayoutB {
+		return jsonld.LayoutC
+	}
+	return jsonld.LayoutB
+}
+
+// plain reports whether st could be the stem of a record's defining file,
+// i.e. whether its last segment ends in no reserved suffix.
+func plain(st string) bool {
 	base := st[strings.LastIndex(st, "/")+1:]
 	for _, s := range driver.ReservedSuffixes {
 		if strings.HasSuffix(base, s) {
@@ -214,11 +198,11 @@ func (l Layout) plain(st string) bool {
 
 // match finds the longest suffix of l that rest ends with, and the stem
 // before it, provided the stem's last segment ends in no reserved suffix.
-func (l Layout) match(rest string) (Role, string) {
+func match(l jsonld.Layout, rest string) (Role, string) {
 	best, role := -1, NotRecord
 	for _, s := range suffixes[l] {
 		st, ok := strings.CutSuffix(rest, s.suffix)
-		if !ok || len(s.suffix) <= best || st == "" || !l.plain(st) {
+		if !ok || len(s.suffix) <= best || st == "" || !plain(st) {
 			continue
 		}
 		best = len(s.suffix)

@@ -17,9 +17,9 @@ func id(s string) driver.ID {
 	return i
 }
 
-func keys(t *testing.T, l Layout, s string) []string {
+func keys(t *testing.T, l jsonld.Layout, s string) []string {
 	t.Helper()
-	files, err := l.Files(id(s))
+	files, err := Files(l, id(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,26 +31,26 @@ func keys(t *testing.T, l Layout, s string) []string {
 }
 
 func TestFiles(t *testing.T) {
-	if got := strings.Join(keys(t, B, "mydb"), " "); got != "ns@v2/mydb/main.json ns@v2/mydb/main.index.json" {
+	if got := strings.Join(keys(t, jsonld.LayoutB, "mydb"), " "); got != "ns@v2/mydb/main.json ns@v2/mydb/main.index.json" {
 		t.Errorf("B: %s", got)
 	}
 	want := "ns@v2/t/c/release/v1.status.json ns@v2/t/c/release/v1.head.json ns@v2/t/c/release/v1.index.json ns@v2/t/c/release/v1.config.json"
-	if got := strings.Join(keys(t, C, "t/c:release/v1"), " "); got != want {
+	if got := strings.Join(keys(t, jsonld.LayoutC, "t/c:release/v1"), " "); got != want {
 		t.Errorf("C: %s", got)
 	}
-	files, _ := C.Files(id("x:y"))
+	files, _ := Files(jsonld.LayoutC, id("x:y"))
 	if !files[0].Defining || files[0].Parts != jsonld.Identity|jsonld.StatusPart {
 		t.Errorf("C defining file = %+v; identity must live with the status", files[0])
 	}
-	f, err := B.FileOf(id("x:y"), driver.Status)
+	f, err := FileOf(jsonld.LayoutB, id("x:y"), driver.Status)
 	if err != nil || f.Key != "ns@v2/x/y.json" {
 		t.Errorf("B status file = %v, %v", f, err)
 	}
-	f, err = C.FileOf(id("x:y"), driver.Config)
+	f, err = FileOf(jsonld.LayoutC, id("x:y"), driver.Config)
 	if err != nil || f.Key != "ns@v2/x/y.config.json" {
 		t.Errorf("C config file = %v, %v", f, err)
 	}
-	if _, err := B.Files(driver.ID{Name: "a", Branch: "b.index"}); !errors.Is(err, driver.ErrInvalidID) {
+	if _, err := Files(jsonld.LayoutB, driver.ID{Name: "a", Branch: "b.index"}); !errors.Is(err, driver.ErrInvalidID) {
 		t.Errorf("branch b.index: err = %v", err)
 	}
 }
@@ -58,14 +58,14 @@ func TestFiles(t *testing.T) {
 // TestKeyRoundTrip: every key of a record classifies back to its stem, and
 // the record's ID is among the stem's candidates.
 func TestKeyRoundTrip(t *testing.T) {
-	for _, l := range []Layout{B, C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		for _, s := range []string{"mydb:main", "a/b:main", "a:b/main", "x.indexer:y.configs", "t/c:release/v1.0", "données:branche"} {
-			files, err := l.Files(id(s))
+			files, err := Files(l, id(s))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, f := range files {
-				role, st := l.Classify(f.Key)
+				role, st := Classify(l, f.Key)
 				want := Secondary
 				if f.Defining {
 					want = Defining
@@ -88,7 +88,7 @@ func TestKeyRoundTrip(t *testing.T) {
 // TestCollisions: the IDs of reference-behaviour.md defect 10 share a
 // path; the layout says so (several candidates), so readers must check @id.
 func TestCollisions(t *testing.T) {
-	a, b := keys(t, B, "a/b:main"), keys(t, B, "a:b/main")
+	a, b := keys(t, jsonld.LayoutB, "a/b:main"), keys(t, jsonld.LayoutB, "a:b/main")
 	if a[0] != b[0] {
 		t.Fatalf("expected a shared path, got %s and %s", a[0], b[0])
 	}
@@ -97,7 +97,7 @@ func TestCollisions(t *testing.T) {
 	}
 	// Branch x.index cannot exist, so x's index file is never another
 	// record's main file.
-	if role, _ := B.Classify("ns@v2/db/x.index.json"); role != Secondary {
+	if role, _ := Classify(jsonld.LayoutB, "ns@v2/db/x.index.json"); role != Secondary {
 		t.Errorf("x.index.json is %v, want Secondary", role)
 	}
 	if got := Candidates("db/x.index"); len(got) != 0 {
@@ -110,26 +110,26 @@ func TestCollisions(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	cases := []struct {
-		l    Layout
+		l    jsonld.Layout
 		key  string
 		role Role
 	}{
-		{B, "ns@v2/db/main.json", Defining},
-		{B, "ns@v2/db/main.index.json", Secondary},
-		{B, "ns@v2/db/main.json.lock", NotRecord},
-		{B, "ns@v2/db/main.json.0123456789abcdef.tmp", NotRecord},
-		{B, "ns@v2/db/README", NotRecord},
-		{B, "other/db/main.json", NotRecord},
-		{B, "ns@v2/db/main.status.json", OtherLayout},
-		{B, "ns@v2/db/main.head.json", OtherLayout},
-		{C, "ns@v2/db/main.status.json", Defining},
-		{C, "ns@v2/db/main.head.json", Secondary},
-		{C, "ns@v2/db/main.index.json", Secondary},
-		{C, "ns@v2/db/main.json", OtherLayout},
-		{C, "ns@v2/db/main.status.json.lock", NotRecord},
+		{jsonld.LayoutB, "ns@v2/db/main.json", Defining},
+		{jsonld.LayoutB, "ns@v2/db/main.index.json", Secondary},
+		{jsonld.LayoutB, "ns@v2/db/main.json.lock", NotRecord},
+		{jsonld.LayoutB, "ns@v2/db/main.json.0123456789abcdef.tmp", NotRecord},
+		{jsonld.LayoutB, "ns@v2/db/README", NotRecord},
+		{jsonld.LayoutB, "other/db/main.json", NotRecord},
+		{jsonld.LayoutB, "ns@v2/db/main.status.json", OtherLayout},
+		{jsonld.LayoutB, "ns@v2/db/main.head.json", OtherLayout},
+		{jsonld.LayoutC, "ns@v2/db/main.status.json", Defining},
+		{jsonld.LayoutC, "ns@v2/db/main.head.json", Secondary},
+		{jsonld.LayoutC, "ns@v2/db/main.index.json", Secondary},
+		{jsonld.LayoutC, "ns@v2/db/main.json", OtherLayout},
+		{jsonld.LayoutC, "ns@v2/db/main.status.json.lock", NotRecord},
 	}
 	for _, c := range cases {
-		if role, _ := c.l.Classify(c.key); role != c.role {
+		if role, _ := Classify(c.l, c.key); role != c.role {
 			t.Errorf("%s %s: %v, want %v", c.l, c.key, role, c.role)
 		}
 	}
@@ -138,7 +138,7 @@ func TestClassify(t *testing.T) {
 func TestLongSegments(t *testing.T) {
 	long := strings.Repeat("é", 200) // 400 bytes
 	i := driver.ID{Name: "t/" + long, Branch: "main"}
-	files, err := B.Files(i)
+	files, err := Files(jsonld.LayoutB, i)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestLongSegments(t *testing.T) {
 			t.Errorf("segment of %d bytes", len(seg))
 		}
 	}
-	_, st := B.Classify(files[0].Key)
+	_, st := Classify(jsonld.LayoutB, files[0].Key)
 	if !Shortened(st) || st != Stem(i) {
 		t.Errorf("stem %q: shortened %v", st, Shortened(st))
 	}
@@ -157,16 +157,5 @@ func TestLongSegments(t *testing.T) {
 	}
 	if Shortened("db/main") {
 		t.Error("db/main is not shortened")
-	}
-}
-
-func TestParse(t *testing.T) {
-	for s, want := range map[string]Layout{"": B, "b": B, "B": B, "c": C} {
-		if got, err := Parse(s); err != nil || got != want {
-			t.Errorf("Parse(%q) = %v, %v", s, got, err)
-		}
-	}
-	if _, err := Parse("a"); !errors.Is(err, driver.ErrInvalidArgument) {
-		t.Errorf("Parse(a): %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -25,10 +24,10 @@ type branchEnv struct {
 	r   *objstore.Records
 	ns  *nameservice.NameService
 	st  *memStore
-	l   layout.Layout
+	l   jsonld.Layout
 }
 
-func newBranchEnv(t *testing.T, l layout.Layout) *branchEnv {
+func newBranchEnv(t *testing.T, l jsonld.Layout) *branchEnv {
 	st := newMemStore()
 	r := objstore.New(st, objstore.Config{Name: "mem", Layout: l})
 	e := &branchEnv{t: t, ctx: context.Background(), r: r, ns: nameservice.New(memDriver{r}), st: st, l: l}
@@ -95,7 +94,7 @@ func (e *branchEnv) wantNoSteps(id string) {
 // the source settles both: the count keeps the branch that exists, and the
 // other's creator, were it only held up, can no longer write its branch.
 func TestBranchSettleCreate(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			e := newBranchEnv(t, l)
 			ghost, real := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:ghost", Token: "tokghost", Incarnation: "tokghost", At: stale, Delta: 1},
@@ -131,7 +130,7 @@ func TestBranchSettleCreate(t *testing.T) {
 // (only its dropping entry was set: cleared by the next drop of b), c (its
 // source counted it down but its entry was cleared: undone).
 func TestBranchSettleDrop(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			e := newBranchEnv(t, l)
 			e.create("db:a", "db:b", "db:c")
@@ -170,7 +169,7 @@ func TestBranchSettleDrop(t *testing.T) {
 // TestBranchCreateRefusedWhileDropping: a source being dropped takes no new
 // branch, and a drop of it waits while a fresh drop of it is under way.
 func TestBranchCreateRefusedWhileDropping(t *testing.T) {
-	e := newBranchEnv(t, layout.B)
+	e := newBranchEnv(t, jsonld.LayoutB)
 	e.create("db:dev")
 	_, err := e.ns.PublishCommit(e.ctx, "db:dev", 2, "c2")
 	e.must(err)

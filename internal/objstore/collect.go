@@ -77,7 +77,7 @@ func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driv
 func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFiles, error) {
 	byStem := map[string]*stemFiles{}
 	err := r.store.List(ctx, keyPrefix(prefix), "", func(key, _ string, _ int64) error {
-		role, st := r.cfg.Layout.Classify(key)
+		role, st := layout.Classify(r.cfg.Layout, key)
 		if role != layout.Defining && role != layout.Secondary {
 			return nil
 		}
@@ -189,7 +189,7 @@ func (c *collector) defKey(g *stemFiles) string {
 	if g.def != "" {
 		return g.def
 	}
-	return c.r.cfg.Layout.StemFiles(g.stem)[0].Key
+	return layout.StemFiles(c.r.cfg.Layout, g.stem)[0].Key
 }
 
 // identify returns the ID g's files belong to and when it was purged (0:

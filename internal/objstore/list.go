@@ -72,7 +72,7 @@ type Source interface {
 // ListConfig says how ListPage reads a Source.
 type ListConfig struct {
 	Name     string // message prefix
-	Layout   layout.Layout
+	Layout   jsonld.Layout
 	Parallel int // reads at once; DefaultListParallel when 0
 }
 
@@ -229,7 +229,7 @@ func (l *lister) add(c *candidate) {
 	if c.pos == "" {
 		c.pos = c.id.String()
 	}
-	if files, err := l.cfg.Layout.Files(c.id); err == nil && c.err == nil {
+	if files, err := layout.Files(l.cfg.Layout, c.id); err == nil && c.err == nil {
 		c.present = map[string]string{}
 		for _, f := range files[1:] {
 			if t, ok := l.seen[f.Key]; ok {
@@ -606,17 +606,13 @@ func keyPrefix(prefix string) string {
 // segment), nothing for other files, and an error for a file of the other
 // layout.
 func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) {
-	role, st := cfg.Layout.Classify(key)
+	role, st := layout.Classify(cfg.Layout, key)
 	switch role {
 	case layout.NotRecord, layout.Secondary:
 		return nil, false, nil
 	case layout.OtherLayout:
-		other := layout.B
-		if cfg.Layout == layout.B {
-			other = layout.C
-		}
 		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", cfg.Name,
-			src.Object(key), driver.ErrInternal, cfg.Layout, other)
+			src.Object(key), driver.ErrInternal, cfg.Layout, layout.Other(cfg.Layout))
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], key: key}, false, nil
@@ -667,7 +663,7 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
-	_, st := l.cfg.Layout.Classify(key)
+	_, st := layout.Classify(l.cfg.Layout, key)
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
 			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, driver.ErrInternal)
@@ -753,8 +749,8 @@ type nestedIDEntry struct {
 // be read or placed, at the ID its key suggests in either layout; false when
 // the key suggests none.
 func misplaced(key string, err error) (candidate, bool) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
-		if role, st := l.Classify(key); role == layout.Defining {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+		if role, st := layout.Classify(l, key); role == layout.Defining {
 			if id, ok := layout.PathDefault(st); ok {
 				return candidate{id: id, key: key, err: err}, true
 			}

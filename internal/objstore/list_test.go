@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // countingStore counts the keys the store's List hands out.
@@ -50,7 +50,7 @@ func trickyIDs() []driver.ID {
 // exactly the sorted IDs.
 func TestListOrderAcrossPages(t *testing.T) {
 	ctx := context.Background()
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		st := newMemStore()
 		r := objstore.New(st, objstore.Config{Name: "mem", Layout: l, ListParallel: 3})
 		ids := trickyIDs()
@@ -110,7 +110,7 @@ func listAll(t *testing.T, r *objstore.Records, prefix string, size int) []strin
 func TestListLinear(t *testing.T) {
 	ctx := context.Background()
 	st := &countingStore{memStore: newMemStore()}
-	r := objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B})
+	r := objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
 	const n = 2000
 	for i := range n {
 		id := driver.ID{Name: fmt.Sprintf("ledger-%05d", i), Branch: "main"}
@@ -120,7 +120,7 @@ func TestListLinear(t *testing.T) {
 	}
 	st.listed.Store(0)
 	st.calls.Store(0)
-	got := listAll(t, objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B}), "", 100)
+	got := listAll(t, objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB}), "", 100)
 	if len(got) != n {
 		t.Fatalf("listed %d records, want %d", len(got), n)
 	}

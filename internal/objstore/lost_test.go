@@ -10,8 +10,8 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // errLostAnswer is what a lossyStore answers for a write whose answer it
@@ -41,7 +41,7 @@ func (s *lossyStore) Put(ctx context.Context, key string, data []byte, pc objsto
 func (*lossyStore) MaybeApplied(err error) bool { return errors.Is(err, errLostAnswer) }
 
 // lossyHarness serves RunLostAnswers over one memStore.
-func lossyHarness(l layout.Layout) conformance.AnswerLoser {
+func lossyHarness(l jsonld.Layout) conformance.AnswerLoser {
 	return conformance.LossyHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.LossyOpener, error) {
 		st := newMemStore()
 		open := func(context.Context) (driver.Driver, error) {
@@ -58,7 +58,7 @@ func lossyHarness(l layout.Layout) conformance.AnswerLoser {
 // TestLostAnswers runs the lost-answer cases of the conformance suite over
 // the store in memory.
 func TestLostAnswers(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) { conformance.RunLostAnswers(t, lossyHarness(l)) })
 	}
 }
@@ -69,7 +69,7 @@ type lossEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	st    *memStore
-	l     layout.Layout
+	l     jsonld.Layout
 	plain *nameservice.NameService
 	r     *objstore.Records // the lossy client's
 	lossy *nameservice.NameService
@@ -78,7 +78,7 @@ type lossEnv struct {
 	puts  int // the lossy client's Puts
 }
 
-func newLossEnv(t *testing.T, l layout.Layout, cfg objstore.Config) *lossEnv {
+func newLossEnv(t *testing.T, l jsonld.Layout, cfg objstore.Config) *lossEnv {
 	e := &lossEnv{t: t, ctx: context.Background(), st: newMemStore(), l: l}
 	cfg.Name, cfg.Layout = "mem", l
 	e.plain = nameservice.New(memDriver{objstore.New(e.st, cfg)})
@@ -149,7 +149,7 @@ func TestLostAnswerPurgedAndCollected(t *testing.T) {
 		}},
 		{"Create", func(e *lossEnv) error { return e.lossy.Init(e.ctx, "db2") }},
 	}
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		for _, w := range writes {
 			for _, again := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/createdAgain=%v", l, w.name, again), func(t *testing.T) {
@@ -191,7 +191,7 @@ func TestLostAnswerPurgedAndCollected(t *testing.T) {
 // (a purge and a collector could have removed it), so it is outcome
 // unknown.
 func TestLostAnswerNotLanded(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			e := newLossEnv(t, l, objstore.Config{})
 			e.must(e.plain.Init(e.ctx, "db"))
@@ -234,7 +234,7 @@ func TestLostAnswerNotLanded(t *testing.T) {
 // retract), and outcome unknown otherwise, whatever happened to the
 // record since.
 func TestResend(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			e := newLossEnv(t, l, objstore.Config{})
 			e.must(e.plain.Init(e.ctx, "db"))
@@ -297,7 +297,7 @@ func TestLostAnswerContentTags(t *testing.T) {
 		`"f:ledger":{"@id":"db"},"f:branch":"main","f:t":0,"f:status":"ready"}`
 	for _, unique := range []bool{false, true} {
 		t.Run(fmt.Sprintf("UniqueTags=%v", unique), func(t *testing.T) {
-			e := newLossEnv(t, layout.B, objstore.Config{UniqueTags: unique})
+			e := newLossEnv(t, jsonld.LayoutB, objstore.Config{UniqueTags: unique})
 			_, err := e.st.Put(e.ctx, "ns@v2/db/main.json", []byte(fluree), objstore.Precondition{})
 			e.must(err)
 			e.loseOnce(false, nil)

@@ -1,8 +1,10 @@
-// Package objstore is the record protocol the object-store drivers share
-// (drivers/s3etag for S3, drivers/blob for GCS and Azure): the ns@v2 files
-// of the filesystem driver kept as objects, made safe for concurrent
-// writers by the store's conditional writes on a per-object version tag (an
-// ETag or a generation).
+// Package objstore is the record protocol the file and object-store drivers
+// share (drivers/fs for a directory, drivers/s3etag for S3, drivers/blob for
+// GCS and Azure): records kept as ns@v2 files (objects), made safe for
+// concurrent writers by the store's conditional writes on a per-object
+// version tag (an ETag, a generation, or for files a tag the filesystem
+// driver checks under the file's lock). It also parses and checks the
+// options those drivers share (ParseFileParams, NewConfig).
 //
 // A Records implements the record operations of driver.Driver over a
 // Store, which only reads, writes, removes and lists objects:
@@ -117,7 +119,7 @@ func (s *sentinel) Is(target error) bool { return target == s.base }
 type Config struct {
 	// Name prefixes every message ("s3", "gs", "azblob").
 	Name    string
-	Layout  layout.Layout
+	Layout  jsonld.Layout
 	Dialect jsonld.Dialect
 	// UniqueTags says a tag names one version of an object for good: no
 	// later write gives the object a tag it had before (GCS generations,
@@ -219,7 +221,7 @@ func (r *Records) begin(ctx context.Context) error {
 
 // files returns id's files, the defining file first.
 func (r *Records) files(id driver.ID) ([]layout.File, error) {
-	f, err := r.cfg.Layout.Files(id)
+	f, err := layout.Files(r.cfg.Layout, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
 	}

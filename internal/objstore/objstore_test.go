@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testing/debristest"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // memStore is an objstore.Store in memory that enforces preconditions, as
@@ -117,14 +118,14 @@ type memDriver struct{ *objstore.Records }
 
 var _ driver.Driver = memDriver{}
 
-func harness(l layout.Layout) conformance.Harness {
+func harness(l jsonld.Layout) conformance.Harness {
 	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		st := newMemStore()
 		open := func(context.Context) (driver.Driver, error) {
 			return memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})}, nil
 		}
 		corrupt := func(ctx context.Context, id driver.ID) error {
-			files, err := l.Files(id)
+			files, err := layout.Files(l, id)
 			if err != nil {
 				return err
 			}
@@ -139,7 +140,7 @@ func harness(l layout.Layout) conformance.Harness {
 // client is its own Records (its own cache) over one shared store.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			t.Parallel()
 			conformance.Run(t, harness(l))
@@ -149,7 +150,7 @@ func TestConformance(t *testing.T) {
 
 // TestClosed checks a closed Records refuses operations.
 func TestClosed(t *testing.T) {
-	r := objstore.New(newMemStore(), objstore.Config{Name: "mem", Layout: layout.B})
+	r := objstore.New(newMemStore(), objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestSentinel(t *testing.T) {
 
 // TestDebris runs the debris scenario over the store in memory.
 func TestDebris(t *testing.T) {
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			st := newMemStore()
 			open := func(*testing.T) driver.Driver {

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -51,7 +50,7 @@ func NewConfig(name string, o FileOptions) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Config{Name: name, Layout: layout.Layout(o.Layout), Dialect: dialect, ListParallel: o.ListParallel}, nil
+	return Config{Name: name, Layout: o.Layout, Dialect: dialect, ListParallel: o.ListParallel}, nil
 }
 
 // KeyPrefix returns prefix as a key prefix: "" or "a/b/" (slashes at either

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/backoff"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -211,7 +211,7 @@ func (r *Records) backoff(ctx context.Context, attempt int) error {
 	if attempt < 2 {
 		return ctx.Err()
 	}
-	return backoff.Sleep(ctx, backoff.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2))
+	return driverutil.Sleep(ctx, driverutil.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2))
 }
 
 // fileOf returns the index of the file holding concern c.

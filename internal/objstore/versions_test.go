@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // readCountingStore counts the objects read from the store.
@@ -85,7 +85,7 @@ func versionsKnown(t *testing.T, r *objstore.Records, prefix string, size int, k
 // not their ID order included.
 func TestVersionsOrderAcrossPages(t *testing.T) {
 	ctx := context.Background()
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		st := newMemStore()
 		r := objstore.New(st, objstore.Config{Name: "mem", Layout: l, ListParallel: 3})
 		for _, id := range trickyIDs() {
@@ -132,7 +132,7 @@ func retractedUnder(id driver.ID, prefix string) []string {
 func TestVersionsReadWhatChanged(t *testing.T) {
 	ctx := context.Background()
 	st := &readCountingStore{memStore: newMemStore()}
-	w := objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B})
+	w := objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
 	ids := make([]driver.ID, 300)
 	for i := range ids {
 		ids[i] = driver.ID{Name: fmt.Sprintf("ledger-%04d", i), Branch: "main"}
@@ -145,7 +145,7 @@ func TestVersionsReadWhatChanged(t *testing.T) {
 			}
 		}
 	}
-	r := objstore.New(st, objstore.Config{Name: "mem", Layout: layout.B})
+	r := objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
 	reads := func(name string, known map[driver.ID]string, want int64) map[driver.ID]driver.RecordVersion {
 		t.Helper()
 		st.reads.Store(0)
@@ -178,7 +178,7 @@ func TestVersionsReadWhatChanged(t *testing.T) {
 // changed nothing, or a write to another record, leaves it as it was.
 func TestVersionsChange(t *testing.T) {
 	ctx := context.Background()
-	for _, l := range []layout.Layout{layout.B, layout.C} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			st := newMemStore()
 			r := objstore.New(st, objstore.Config{Name: "mem", Layout: l})

@@ -28,10 +28,10 @@ type Raw struct {
 type Opener func(t *testing.T) driver.Driver
 
 // Run runs the scenario on layout l.
-func Run(t *testing.T, l layout.Layout, open Opener, raw Raw) {
+func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	ctx := context.Background()
 	id := driver.ID{Name: "debris", Branch: "main"}
-	files, err := l.Files(id)
+	files, err := layout.Files(l, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestFaultsDocstoreDynamoDB(t *testing.T) {
 
 func TestFaultsS3(t *testing.T) {
 	t.Parallel()
-	for _, l := range []jsonld.Layout{s3etag.LayoutB, s3etag.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			campaign(t, func(t *testing.T, seed uint64) {
 				cfg := s3Config(t, l)
@@ -152,7 +152,7 @@ func s3At(cfg s3etag.Config) Endpoints {
 // TestFaultsRemote/FS and TestReplicatedFS for that).
 func TestFaultsFS(t *testing.T) {
 	t.Parallel()
-	for _, l := range []jsonld.Layout{fs.LayoutB, fs.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			campaign(t, func(t *testing.T, seed uint64) {
 				open := fsOpener(t.TempDir(), l)

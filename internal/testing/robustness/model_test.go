@@ -1,246 +1,290 @@
+// Package robustness checks that every driver is linearizable: K
+// independent clients (separate driver instances, as separate processes
+// would be) run random operations on a few IDs, the calls and returns are
+// recorded, and porcupine searches for a sequential order of the history
+// that the model of this file, written from docs/model.md, accepts.
+//
+// # What is checked
+//
+// The model keeps one state per ID and concern: whether the record exists,
+// and the concern's value. Concerns are independent registers (writers of
+// different concerns never conflict, and no operation promises a snapshot
+// across them), so the history is split into one sub-history per ID and
+// concern and each is checked on its own; by locality that is
+// linearizability of every concern. An operation is projected onto the
+// concerns it touches: an update onto its own, a Lookup, a create (Init,
+// or CompareAndSetRef with a nil expected value) and a purge onto all
+// four. A purge that succeeded removes the record: every operation on it
+// then answers ErrNotFound until a create.
+//
+// Every operation's output is constrained: an Outcome's Applied and Current,
+// a Lookup's value, or ErrNotFound. An operation that returned any other
+// error may or may not have happened: it gets a return time after the end
+// of the history and no constraint on its output, as porcupine requires.
 package robustness
 
 import (
-	"context"
-	"errors"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
+	"fmt"
 	"strings"
-	"sync"
-	"testing"
 
 	"github.com/anishathalye/porcupine"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/drivers/mem"
 )
 
-func ref(addr string, t int64) driver.Value { return driver.RefValue(addr, t) }
+// Kind is the kind of a recorded operation.
+type Kind int
 
-func ledger(head driver.Value) *driver.Record {
-	r := driver.NewLedger(driver.ID{}, 0)
-	r.Head = &head
-	return r
+// The operations of the workload.
+const (
+	Create        Kind = iota // Init, or CompareAndSetRef with a nil expected value
+	PublishCommit             // head, applied when next.V > current.V
+	PublishIndex              // index, next.V > current.V
+	AdminIndex                // index, next.V >= current.V
+	CASRef                    // head or index, current == expected and next.V > (head) or >= (index) current.V
+	PushStatus                // status, current == expected
+	PushConfig                // config, current == expected
+	Lookup                    // the whole record
+	Purge                     // driver Delete: the record is gone until a create
+)
+
+var kindNames = [...]string{"create", "publish commit", "publish index", "admin publish index", "cas ref",
+	"push status", "push config", "lookup", "purge"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Input is one operation as called.
+type Input struct {
+	Kind     Kind
+	ID       string
+	Concern  driver.Concern // the concern written (for Lookup: unused)
+	Expected *driver.Value  // CASRef, PushStatus, PushConfig; nil for a create
+	Next     driver.Value   // the value written; for a plain Init, unused
 }
 
-// history builds a history of hand-written events.
-func history(events ...Event) *History {
-	return &History{events: events}
+// Output is what an operation returned.
+type Output struct {
+	Unknown  bool             // an error other than ErrNotFound: the outcome is unknown
+	NotFound bool             // ErrNotFound
+	Applied  bool             // Outcome.Applied; for a create, that it created; for a purge, that it purged
+	Current  driver.Value     // Outcome.Current; for a Lookup, the record's value
+	Record   *driver.Record   // what a Lookup returned
+	Code     driver.ErrorCode // the error's code
+	Err      string           // the error's message
 }
 
-func check(h *History) porcupine.CheckResult {
-	return porcupine.CheckOperationsTimeout(model, h.Operations(), checkTimeout)
+// op is one projected operation: an input seen from one concern.
+type op struct {
+	in      Input
+	concern driver.Concern // the partition
 }
 
-func TestModelHandWritten(t *testing.T) {
-	create := Event{Client: 0, In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 0, Return: 1}
-	publish := func(t int64, out Output, call, ret int64) Event {
-		return Event{Client: 1, In: Input{Kind: PublishCommit, ID: "x", Concern: driver.Head, Next: ref("a", t)}, Out: out, Call: call, Return: ret}
+// state is the model's state of one ID and concern.
+type state struct {
+	exists bool
+	value  driver.Value
+}
+
+// initial returns the value concern c has on a new ledger: unborn, and
+// status v1 ready.
+func initial(c driver.Concern) driver.Value {
+	if c == driver.Status {
+		return driver.ReadyStatus()
 	}
-	purge := func(out Output, call, ret int64) Event {
-		return Event{Client: 3, In: Input{Kind: Purge, ID: "x"}, Out: out, Call: call, Return: ret}
+	return driver.UnbornValue()
+}
+
+// step is the sequential specification of one operation on one concern.
+func step(s state, o op, out Output) (bool, state) {
+	switch o.in.Kind {
+	case Lookup:
+		return stepLookup(s, o, out), s
+	case Create:
+		return stepCreate(s, o, out)
+	case Purge:
+		return stepPurge(s, out)
 	}
-	read := func(head driver.Value, call, ret int64) Event {
-		return Event{Client: 2, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: ledger(head)}, Call: call, Return: ret}
+	if !s.exists {
+		return out.Unknown || out.NotFound, s
 	}
-	cases := []struct {
-		name string
-		h    *History
-		want porcupine.CheckResult
-	}{
-		{"read after write", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Ok},
-		{"stale read after write", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Illegal},
-		{"concurrent read may see either", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 5), read(driver.UnbornValue(), 3, 4)), porcupine.Ok},
-		{"stale publish must carry the current head", history(create,
-			publish(2, Output{Applied: true, Current: ref("a", 2)}, 2, 3),
-			publish(1, Output{Current: driver.UnbornValue()}, 4, 5)), porcupine.Illegal},
-		{"a conflict for a write that landed", history(create,
-			publish(1, Output{Current: driver.UnbornValue()}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Illegal},
-		{"an unknown outcome may have landed", history(create,
-			publish(1, Output{Unknown: true}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Ok},
-		{"an unknown outcome may not have landed", history(create,
-			publish(1, Output{Unknown: true}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Ok},
-		{"update before create", history(publish(1, Output{NotFound: true}, 0, 1), create), porcupine.Ok},
-		{"not found after create", history(create, publish(1, Output{NotFound: true}, 2, 3)), porcupine.Illegal},
-		{"not found after purge", history(create, purge(Output{Applied: true}, 2, 3), publish(1, Output{NotFound: true}, 4, 5)), porcupine.Ok},
-		{"a write applied after purge", history(create, purge(Output{Applied: true}, 2, 3),
-			publish(1, Output{Applied: true, Current: ref("a", 1)}, 4, 5)), porcupine.Illegal},
-		{"a read after purge", history(create, purge(Output{Applied: true}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Illegal},
-		{"a second purge", history(create, purge(Output{Applied: true}, 2, 3), purge(Output{Applied: true}, 4, 5)), porcupine.Illegal},
-		{"a purge of nothing", history(purge(Output{NotFound: true}, 0, 1), create), porcupine.Ok},
-		{"re-create after purge starts anew", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3),
-			purge(Output{Applied: true}, 4, 5), Event{Client: 0, In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 6, Return: 7},
-			read(ref("a", 1), 8, 9)), porcupine.Illegal},
+	if out.NotFound {
+		return false, s
 	}
-	for _, c := range cases {
-		if got := check(c.h); got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+	if holds(o.in, s.value) {
+		return out.Unknown || out.Applied && out.Current.Equal(o.in.Next), state{true, o.in.Next}
+	}
+	return out.Unknown || !out.Applied && out.Current.Equal(s.value), s
+}
+
+func stepLookup(s state, o op, out Output) bool {
+	if out.NotFound {
+		return !s.exists
+	}
+	return s.exists && out.Record != nil && out.Record.Value(o.concern) != nil && out.Record.Value(o.concern).Equal(s.value)
+}
+
+// stepCreate creates the record when it does not exist; the Outcome's
+// Current is checked only on the concern the create sets.
+func stepCreate(s state, o op, out Output) (bool, state) {
+	own := o.in.Next.Payload != nil && o.in.Concern == o.concern // a bootstrapping CompareAndSetRef
+	if !s.exists {
+		next := initial(o.concern)
+		if own {
+			next = o.in.Next
 		}
+		return out.Unknown || out.Applied, state{true, next}
 	}
-}
-
-// broken wraps a memory driver and breaks one promise in a share of calls.
-type broken struct {
-	driver.Driver
-	how  string
-	mu   sync.Mutex
-	rnd  *rand.Rand
-	last map[driver.ID]*driver.Record
-}
-
-func (b *broken) now() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.rnd.IntN(5) == 0
-}
-
-// Get returns, when stale, the record this client read before.
-func (b *broken) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
-	rec, err := b.Driver.Get(ctx, id)
-	if b.how != "stale read" || err != nil {
-		return rec, err
+	if out.Unknown {
+		return true, s
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	old := b.last[id]
-	b.last[id] = rec.Clone()
-	if old != nil && b.rnd.IntN(3) == 0 {
-		return old, nil
-	}
-	return rec, nil
+	return !out.Applied && (!own || out.Current.Equal(s.value)), s
 }
 
-func (b *broken) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+// stepPurge removes the record when it exists (reporting success) and
+// answers ErrNotFound when it does not.
+func stepPurge(s state, out Output) (bool, state) {
+	if !s.exists {
+		return out.Unknown || out.NotFound, s
+	}
+	return out.Unknown || out.Applied, state{}
+}
+
+// holds is the condition of an update against the current value.
+func holds(in Input, cur driver.Value) bool {
+	switch in.Kind {
+	case PublishCommit, PublishIndex:
+		return in.Next.V > cur.V
+	case AdminIndex:
+		return in.Next.V >= cur.V
+	case CASRef:
+		if !cur.Equal(*in.Expected) {
+			return false
+		}
+		if in.Concern == driver.Head {
+			return in.Next.V > cur.V
+		}
+		return in.Next.V >= cur.V
+	case PushStatus, PushConfig:
+		return cur.Equal(*in.Expected)
+	}
+	panic(fmt.Sprintf("robustness: no condition for %s", in.Kind))
+}
+
+// touches lists the concerns an input is projected onto.
+func touches(in Input) []driver.Concern {
+	if in.Kind == Lookup || in.Kind == Create || in.Kind == Purge {
+		return driver.Concerns
+	}
+	return []driver.Concern{in.Concern}
+}
+
+// partKey names the sub-history of one ID and concern.
+type partKey struct {
+	id      string
+	concern driver.Concern
+}
+
+// model is the porcupine model of the nameservice.
+var model = porcupine.Model{
+	Partition: partition,
+	Init:      func() any { return state{} },
+	Step: func(s, in, out any) (bool, any) {
+		return step(s.(state), in.(op), out.(Output))
+	},
+	Equal: func(a, b any) bool {
+		x, y := a.(state), b.(state)
+		return x.exists == y.exists && x.value.Equal(y.value)
+	},
+	DescribeOperation: describeOp,
+	DescribeState:     describeState,
+}
+
+// partition splits a projected history by ID and concern, keeping the
+// order of first appearance.
+func partition(history []porcupine.Operation) [][]porcupine.Operation {
+	index := map[partKey]int{}
+	var parts [][]porcupine.Operation
+	for _, h := range history {
+		o := h.Input.(op)
+		k := partKey{o.in.ID, o.concern}
+		i, ok := index[k]
+		if !ok {
+			i = len(parts)
+			index[k] = i
+			parts = append(parts, nil)
+		}
+		parts[i] = append(parts[i], h)
+	}
+	return parts
+}
+
+func describeOp(in, out any) string {
+	o, r := in.(op), out.(Output)
+	return fmt.Sprintf("%s %s = %s", o.in.ID, describeInput(o.in), describeOutput(o, r))
+}
+
+// describeInput names an operation and the concerns it writes: every
+// operation but a Lookup names them, a create and a purge included.
+func describeInput(in Input) string {
 	switch {
-	case b.how == "lost write" && b.now():
-		cur, err := b.Driver.Get(ctx, id)
-		if err != nil || !cond.Holds(*cur.Value(c), next) {
-			break
-		}
-		return driver.Outcome{Applied: true, Current: next}, nil
-	case b.how == "conflict for a landed write" && b.now():
-		cur, err := b.Driver.Get(ctx, id)
-		if err != nil {
-			break
-		}
-		out, err := b.Driver.Update(ctx, id, c, cond, next)
-		if out.Applied {
-			return driver.Outcome{Current: *cur.Value(c)}, err
-		}
-		return out, err
-	case b.how == "error for a write that did not land" && b.now():
-		return driver.Outcome{}, errors.New("injected: lost")
+	case in.Kind == Lookup:
+		return "lookup"
+	case in.Kind == Purge:
+		return "purge (every concern)"
+	case in.Kind == Create && in.Next.Payload == nil:
+		return "create by init (every concern)"
+	case in.Kind == Create:
+		return fmt.Sprintf("create by cas (every concern) %s -> %s", in.Concern, in.Next)
 	}
-	return b.Driver.Update(ctx, id, c, cond, next)
+	s := fmt.Sprintf("%s %s", in.Kind, in.Concern)
+	if in.Expected != nil {
+		s += fmt.Sprintf(" expect %s", in.Expected)
+	}
+	return s + fmt.Sprintf(" -> %s", in.Next)
 }
 
-// Delete, when broken, reports a purge it did not do.
-func (b *broken) Delete(ctx context.Context, id driver.ID) error {
-	if b.how == "purge that left the record" && !b.now() { // most purges: they are few
-		if _, err := b.Driver.Get(ctx, id); err != nil {
-			return err
+// describeOutput says what an operation returned, as seen from the
+// concern it is projected onto (for a Lookup, that concern's value).
+func describeOutput(o op, r Output) string {
+	switch {
+	case r.Unknown:
+		return "unknown (" + r.Err + ")"
+	case r.NotFound:
+		return "not found"
+	case o.in.Kind == Lookup:
+		if v := r.Record.Value(o.concern); v != nil {
+			return fmt.Sprintf("%s %s", o.concern, v)
 		}
-		return nil
+		return "no " + o.concern.String()
+	case o.in.Kind == Purge:
+		return "purged"
+	case o.in.Kind == Create && r.Applied:
+		return "created"
+	case o.in.Kind == Create && o.in.Next.Payload == nil:
+		return "exists already"
+	case r.Applied:
+		return fmt.Sprintf("applied, %s %s", o.in.Concern, r.Current)
 	}
-	return b.Driver.Delete(ctx, id)
+	return fmt.Sprintf("not applied, current %s %s", o.in.Concern, r.Current)
 }
 
-// TestCheckerCatchesBrokenDrivers runs the workload on drivers that break
-// one promise each: the check must reject every one of them, except an
-// error for a write that did not happen, which is allowed.
-func TestCheckerCatchesBrokenDrivers(t *testing.T) {
-	for _, how := range []string{"stale read", "lost write", "conflict for a landed write", "error for a write that did not land",
-		"purge that left the record"} {
-		t.Run(how, func(t *testing.T) {
-			store := mem.NewStore()
-			var n uint64
-			open := func(context.Context) (driver.Driver, error) {
-				n++
-				return &broken{Driver: store.Open(), how: how, rnd: rand.New(rand.NewPCG(n, 7)), last: map[driver.ID]*driver.Record{}}, nil
-			}
-			h, err := Run(context.Background(), open, workload(5))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := check(h)
-			want := porcupine.Illegal
-			if how == "error for a write that did not land" {
-				want = porcupine.Ok
-			}
-			if got != want {
-				t.Errorf("check says %s, want %s (%s)", got, want, h.Stats())
-			}
-		})
+// describeEvent describes an event whole: a Lookup with every concern it
+// read.
+func describeEvent(e Event) string {
+	if e.In.Kind != Lookup || e.Out.Unknown || e.Out.NotFound {
+		return describeOp(op{e.In, e.In.Concern}, e.Out)
 	}
+	var vs []string
+	for _, c := range driver.Concerns {
+		vs = append(vs, describeOutput(op{e.In, c}, e.Out))
+	}
+	return fmt.Sprintf("%s lookup = %s", e.In.ID, strings.Join(vs, ", "))
 }
 
-// TestArtifacts: a failing history is written where Check writes it, as
-// text naming the sub-history that fails and every operation with the
-// concerns it writes, and as porcupine's visualisation.
-func TestArtifacts(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv(ArtifactsEnv, dir)
-	h := history(
-		Event{In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 0, Return: 1},
-		Event{Client: 1, In: Input{Kind: PushConfig, ID: "x", Concern: driver.Config, Expected: &driver.Value{}, Next: driver.Value{V: 1, Payload: driver.Object{"k": "v"}}},
-			Out: Output{Current: driver.Value{}}, Call: 2, Return: 3},
-		Event{Client: 2, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: driver.NewLedger(driver.ID{}, 0)}, Call: 4, Return: 5},
-		Event{Client: 3, In: Input{Kind: Purge, ID: "x"}, Out: Output{Applied: true}, Call: 6, Return: 7},
-	)
-	h.events[2].Out.Record.Config = &driver.Value{V: 1, Payload: driver.Object{"k": "v"}}
-	ops := h.Operations()
-	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
-	if res != porcupine.Illegal {
-		t.Fatalf("check says %s, want Illegal", res)
+func describeState(s any) string {
+	st := s.(state)
+	if !st.exists {
+		return "absent"
 	}
-	parts := illegalParts(ops, 10)
-	for _, want := range []string{"sub-history x config (4 operations; the first 2 are not linearizable already)", "x create by init (every concern) = created"} {
-		if !strings.Contains(parts, want) {
-			t.Errorf("the failing sub-histories do not say %q:\n%s", want, parts)
-		}
-	}
-	files, err := writeArtifacts(t.Name(), h, parts, info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wants := [][]string{{"x purge (every concern) = purged", "x lookup = head v0 (unborn), index v0 (unborn), status v1"}, {"<html"}}
-	for i, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil || filepath.Dir(f) != dir {
-			t.Fatalf("%s (%v) is not in %s", f, err, dir)
-		}
-		for _, want := range wants[i] {
-			if !strings.Contains(string(b), want) {
-				t.Errorf("%s does not say %q:\n%.2000s", f, want, b)
-			}
-		}
-	}
-}
-
-// TestUnseenUnknownWritesLeftOut: an update with an unknown outcome whose
-// value nobody saw is left out of the check; one whose value a read saw
-// stays, and the history stays linearizable.
-func TestUnseenUnknownWritesLeftOut(t *testing.T) {
-	publish := func(client int, addr string, t int64, call int64) Event {
-		return Event{Client: client, In: Input{Kind: PublishCommit, ID: "x", Concern: driver.Head, Next: ref(addr, t)}, Out: Output{Unknown: true}, Call: call, Return: call + 1}
-	}
-	h := history(
-		Event{In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 0, Return: 1},
-		publish(1, "seen", 1, 2),
-		publish(2, "unseen", 2, 4),
-		Event{Client: 3, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: ledger(ref("seen", 1))}, Call: 6, Return: 7},
-	)
-	var kept []string
-	for _, o := range h.Operations() {
-		if in := o.Input.(op).in; in.Kind == PublishCommit {
-			kept = append(kept, in.Next.Payload.String("address"))
-		}
-	}
-	if len(kept) != 1 || kept[0] != "seen" {
-		t.Errorf("updates kept: %v, want [seen]", kept)
-	}
-	if got := check(h); got != porcupine.Ok {
-		t.Errorf("check says %s, want Ok", got)
-	}
+	return st.value.String()
 }

@@ -7,10 +7,9 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
-	"nameservice.dev/nameservice/drivers/s3etag"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -54,10 +53,10 @@ func TestFaultsRemote(t *testing.T) {
 			s := mem.NewStore()
 			return func(context.Context) (driver.Driver, error) { return s.Open(), nil }
 		}},
-		{"FS", func(t *testing.T) Opener { return fsOpener(t.TempDir(), fs.LayoutB) }},
+		{"FS", func(t *testing.T) Opener { return fsOpener(t.TempDir(), jsonld.LayoutB) }},
 		{"DynamoDB", func(t *testing.T) Opener { cfg := dynamoConfig(t); return dynamoAt(cfg)(cfg.Endpoint) }},
 		{"DocstoreDynamoDB", func(t *testing.T) Opener { endpoint, at := docstoreDynamoDB(t); return at(endpoint) }},
-		{"S3", func(t *testing.T) Opener { cfg := s3Config(t, s3etag.LayoutB); return s3At(cfg)(cfg.Endpoint) }},
+		{"S3", func(t *testing.T) Opener { cfg := s3Config(t, jsonld.LayoutB); return s3At(cfg)(cfg.Endpoint) }},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

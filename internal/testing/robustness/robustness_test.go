@@ -11,9 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	_ "nameservice.dev/nameservice/drivers/docstore" // docstore+ URLs
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testing/testenv"
@@ -75,7 +73,7 @@ func TestLinearizableMem(t *testing.T) {
 
 func TestLinearizableFS(t *testing.T) {
 	t.Parallel()
-	for _, l := range []jsonld.Layout{fs.LayoutB, fs.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			runChecked(t, fsOpener(t.TempDir(), l), workload(2), false)
 		})
@@ -90,7 +88,7 @@ func TestLinearizableDynamoDB(t *testing.T) {
 
 func TestLinearizableS3(t *testing.T) {
 	t.Parallel()
-	for _, l := range []jsonld.Layout{s3etag.LayoutB, s3etag.LayoutC} {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			cfg := s3Config(t, l)
 			runChecked(t, func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }, workload(4), false)
@@ -103,7 +101,7 @@ func TestLinearizableS3(t *testing.T) {
 // locks held in a DynamoDB table, ignoring the store's own preconditions.
 func TestLinearizableS3LockMode(t *testing.T) {
 	t.Parallel()
-	cfg := s3Config(t, s3etag.LayoutB)
+	cfg := s3Config(t, jsonld.LayoutB)
 	cfg.Lock = &s3etag.LockConfig{
 		Table: "nslock-" + testenv.RandomHex(6), Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t),
 		// A lease long enough for a write on a loaded machine (with 2 s, 6

@@ -11,12 +11,13 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
 )
 
 // CorruptFile overwrites the defining file of id, in a file store at dir of
 // layout l, with bytes that are no JSON (a conformance.CorruptFunc body).
-func CorruptFile(dir string, l layout.Layout, id driver.ID) error {
-	files, err := l.Files(id)
+func CorruptFile(dir string, l jsonld.Layout, id driver.ID) error {
+	files, err := layout.Files(l, id)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"nameservice.dev/nameservice/internal/s3bucket"
+	"nameservice.dev/nameservice/internal/awsconf"
 )
 
 // Credentials are the AWS credentials of the test servers, read from
@@ -50,7 +50,7 @@ func S3Bucket(t testing.TB, client *s3.Client, prefix string) string {
 func removeBucket(c *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s3bucket.Remove(ctx, c, bucket)
+	awsconf.RemoveBucket(ctx, c, bucket)
 }
 
 // DropTable deletes the DynamoDB table name through client when the test

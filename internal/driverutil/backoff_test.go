@@ -1,4 +1,4 @@
-package backoff
+package driverutil
 
 import (
 	"context"

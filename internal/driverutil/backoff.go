@@ -1,6 +1,4 @@
-// Package backoff holds the jittered waits every retry loop of the project
-// uses.
-package backoff
+package driverutil
 
 import (
 	"context"

@@ -1,6 +1,4 @@
-// Package s3bucket removes the S3 buckets that tests and benchmarks make
-// for themselves.
-package s3bucket
+package awsconf
 
 import (
 	"context"
@@ -9,9 +7,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// Remove deletes every object of bucket, then the bucket, ignoring
-// errors: it runs when a test or benchmark ends, whatever state it left.
-func Remove(ctx context.Context, client *s3.Client, bucket string) {
+// RemoveBucket deletes every object of bucket, then the bucket, ignoring
+// errors: tests and ns-bench call it when they end, whatever state they
+// left the bucket they made in.
+func RemoveBucket(ctx context.Context, client *s3.Client, bucket string) {
 	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

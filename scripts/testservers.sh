@@ -28,7 +28,9 @@
 #                          (default $NS_TEST_CACHE/run); use one per concurrent run
 #   NS_TEST_START_TIMEOUT  seconds to wait for a server to answer (default 120: a JVM on a
 #                          busy two-core machine can take over 30 s)
-#   NS_DYNAMODB_HEAP       DynamoDB Local's Java heap (default 1g: 100,000 ledgers are 500,000 items)
+#   NS_DYNAMODB_HEAP       DynamoDB Local's Java heap (default 2g: with 1g the whole suite
+#                          kept it at 800 MB resident, near its limit, while every S3
+#                          lock-mode write waits on it)
 #   NS_TEST_S3_ACCESS_KEY  versitygw's access key (default nstestaccess; DynamoDB Local, which shares the
 #                          variables, takes only letters and digits)
 #   NS_TEST_S3_SECRET_KEY  versitygw's secret key (default nstestsecretkey0123: some
@@ -340,7 +342,7 @@ _ns_launch() {
 	case $name in
 	dynamodb)
 		dir=$(_ns_dynamodb_dir) || _ns_die "DynamoDB Local is not installed"
-		(cd "$dir" && exec java "-Xmx${NS_DYNAMODB_HEAP:-1g}" -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
+		(cd "$dir" && exec java "-Xmx${NS_DYNAMODB_HEAP:-2g}" -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
 			-inMemory -port "$port" -disableTelemetry) </dev/null >"$log" 2>&1 &
 		pid=$!
 		;;

@@ -311,3 +311,36 @@ func TestLostAnswerContentTags(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleDefiningFile: a client whose cache still holds the defining
+// file of a record purged since learns the new record's index file from
+// a resend it settles, then pushes the index. The pair it holds is of two
+// records: the push must re-read, not write the index file with the
+// purged record's token (which would make the new record's index read as
+// debris, unborn, after a push that landed).
+func TestStaleDefiningFile(t *testing.T) {
+	e := newLossEnv(t, jsonld.LayoutB, objstore.Config{})
+	e.must(e.plain.Init(e.ctx, "db"))
+	_, err := e.plain.PublishIndex(e.ctx, "db", 1, "i1")
+	e.must(err)
+	if _, err := e.lossy.Lookup(e.ctx, "db"); err != nil { // caches both files
+		t.Fatal(err)
+	}
+	e.must(e.plain.Purge(e.ctx, "db"))
+	e.must(e.plain.Init(e.ctx, "db"))
+	push := driver.Write{ID: driver.NewWriteID()}
+	_, err = e.plain.PublishIndex(driver.WithWrite(e.ctx, push), "db", 5, "i5")
+	e.must(err)
+	push.Resend = true
+	if out, err := e.lossy.PublishIndex(driver.WithWrite(e.ctx, push), "db", 5, "i5"); err != nil || !out.Applied {
+		t.Fatalf("resend of a push that landed = %+v, %v; want applied", out, err)
+	}
+	if out, err := e.lossy.AdminPublishIndex(e.ctx, "db", 5, "i5b"); err != nil || !out.Applied {
+		t.Fatalf("admin publish at the current t = %+v, %v; want applied", out, err)
+	}
+	rec, err := e.plain.Lookup(e.ctx, "db")
+	e.must(err)
+	if rec.Index == nil || rec.Index.V != 5 || rec.Index.Payload["address"] != "i5b" {
+		t.Fatalf("index after both pushes = %v; want v5 i5b", rec.Index)
+	}
+}

@@ -75,16 +75,21 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 	case belongs(st.def.doc, st.target.doc):
 		others = append(others, st.target.doc)
 		st.sealed = st.target.doc.Purged
+	case !st.read:
+		// Files of two records in the cache: a defining file cached
+		// before a purge and a file of the record created since (read
+		// back by a resend) would make the write carry the purged
+		// record's token. Read both again.
+		st.changed = true
+		return st, nil
 	default:
 		// Debris, unless the defining file was read before a purge and
 		// the target after a re-create: check before replacing it.
-		if st.read {
-			same, err := r.sameIncarnation(ctx, id, files[0].Key, st.def)
-			if err != nil {
-				return nil, err
-			}
-			st.changed = !same
+		same, err := r.sameIncarnation(ctx, id, files[0].Key, st.def)
+		if err != nil {
+			return nil, err
 		}
+		st.changed = !same
 		st.debris, st.target = st.target, nil
 	}
 	rec, err := jsonld.Assemble(id, st.def.doc, others...)

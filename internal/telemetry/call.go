@@ -101,6 +101,9 @@ func (c *Call) log(ctx context.Context, outcome string, elapsed time.Duration, e
 	if c.concern != "" {
 		attrs = append(attrs, slog.String("concern", c.concern))
 	}
+	if w, ok := driver.WriteFrom(ctx); ok {
+		attrs = append(attrs, slog.String("write", w.ID), slog.Bool("resend", w.Resend))
+	}
 	attrs = append(attrs, slog.String("outcome", outcome), slog.Duration("duration", elapsed))
 	if n := c.retries.Load(); n > 0 {
 		attrs = append(attrs, slog.Int64("retries", n))

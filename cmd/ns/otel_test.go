@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -215,6 +215,11 @@ func TestServeExportsOTLP(t *testing.T) {
 	stopServe(t, srv)
 }
 
+// callLine is the debug line of the create TestServeDebugLogsCalls makes:
+// it names the write (derived from the request's idempotency key, the same
+// on every server) and whether it is a resend.
+var callLine = regexp.MustCompile(`"msg":"nameservice call","backend":"file","operation":"create","id":"books:main","write":"k[0-9a-f]{32}","resend":false,"outcome":"applied"`)
+
 // TestServeDebugLogsCalls: at --log-level debug ns serve logs each backend
 // call (the library's slog records) beside its request lines; at info it
 // logs none.
@@ -231,7 +236,7 @@ func TestServeDebugLogsCalls(t *testing.T) {
 		}
 		_ = client.Close()
 		stopServe(t, srv)
-		logged := strings.Contains(srv.Stderr.String(), `"msg":"nameservice call","backend":"file","operation":"create","id":"books:main","outcome":"applied"`)
+		logged := callLine.MatchString(srv.Stderr.String())
 		if logged != (level == "debug") {
 			t.Errorf("--log-level %s: call logged %v; stderr:\n%s", level, logged, srv.Stderr)
 		}

@@ -9,6 +9,8 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // createBranch serves POST /ns/v1/branches/{id}: write access to the new
@@ -20,7 +22,7 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req nswire.BranchRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := web.DecodeStrict(body, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -33,8 +35,8 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("create branch %s: source branch: %w", id, err))
 		return
 	}
-	if !principalOf(r.Context()).CanRead(src.String()) {
-		writeRaw(w, http.StatusNotFound, notFoundBody(src))
+	if !auth.FromContext(r.Context()).CanRead(src.String()) {
+		web.WriteRaw(w, http.StatusNotFound, notFoundBody(src))
 		return
 	}
 	opts := nameservice.BranchOptions{From: from}
@@ -45,9 +47,9 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 		rec, err := s.ns.CreateBranch(ctx, id.String(), opts)
 		if err != nil {
 			// A NotFound here is the source's, which the caller may read.
-			return errorBody(s.public(ctx, "create branch "+id.String(), err))
+			return errorBody(s.public.Error(ctx, "create branch "+id.String(), err))
 		}
-		return http.StatusCreated, marshal(rec)
+		return http.StatusCreated, web.Marshal(rec)
 	})
 }
 
@@ -71,13 +73,13 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	if !ok || !canAdmin(w, r, id) {
 		return
 	}
-	body, err := readBody(r)
+	body, err := web.ReadBody(r)
 	if err != nil {
 		s.bodyError(w, err)
 		return
 	}
 	var req nswire.ResetHeadRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := web.DecodeStrict(body, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -89,28 +91,28 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
 		prev, err := s.ns.ResetHead(ctx, id.String(), commit, opts)
 		if err != nil {
-			return answer(id, s.public(ctx, "reset head "+id.String(), err))
+			return answer(id, s.public.Error(ctx, "reset head "+id.String(), err))
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "head reset", slog.String("id", id.String()),
 			slog.String("principal", principalName(r.Context())),
 			slog.String("head_was", prev.Head.String()), slog.String("index_was", prev.Index.String()),
 			slog.Int64("head_t", commit.T), slog.String("head_address", commit.Address),
 			slog.Bool("index_set", opts.Index != nil), slog.Bool("index_cleared", opts.ClearIndex))
-		return http.StatusOK, marshal(prev)
+		return http.StatusOK, web.Marshal(prev)
 	})
 }
 
 // canAdmin answers 403 (404 when the caller may not even read id) and
 // returns false unless the caller has the admin scope on id.
 func canAdmin(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	p := principalOf(r.Context())
+	p := auth.FromContext(r.Context())
 	if p.CanAdmin(id.String()) {
 		return true
 	}
 	if p.CanRead(id.String()) {
-		writeRaw(w, http.StatusForbidden, marshal(nswire.Error{Error: "reset-head needs the admin scope on " + id.String(), Code: "PermissionDenied"}))
+		web.WriteRaw(w, http.StatusForbidden, web.Marshal(nswire.Error{Error: "reset-head needs the admin scope on " + id.String(), Code: "PermissionDenied"}))
 		return false
 	}
-	writeRaw(w, http.StatusNotFound, notFoundBody(id))
+	web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
 	return false
 }

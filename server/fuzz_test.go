@@ -13,6 +13,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -174,12 +175,12 @@ func urlSegment(s string) string {
 // claims that grant the read; never a 500.
 func FuzzJWSClaims(f *testing.F) {
 	now := time.Unix(1_700_000_000, 0)
-	is := newIssuer(f)
-	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{is.did}, Now: func() time.Time { return now }})
+	is := servertest.NewIssuer(f)
+	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{is.DID}, Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)
 	}
-	head := `{"iss":"` + is.did + `","exp":1700000100`
+	head := `{"iss":"` + is.DID + `","exp":1700000100`
 	f.Add(head + `,"fluree.storage.all":true}`)
 	f.Add(head + `,"fluree.storage.ledgers":["db"]}`)
 	f.Add(head + `,"fluree.storage.ledgers":["other"],"fluree.storage.ledgers":["db"]}`)
@@ -187,7 +188,7 @@ func FuzzJWSClaims(f *testing.F) {
 	f.Add(head + `,"nbf":9223372036854775807,"fluree.storage.all":true}`)
 	srv, _ := fuzzServer(f, server.Options{Auth: a})
 	f.Fuzz(func(t *testing.T, payload string) {
-		rec := serveOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.rawToken(t, payload))
+		rec := serveOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.RawToken(t, payload))
 		switch rec.Code {
 		case 401, 404:
 			return
@@ -201,7 +202,7 @@ func FuzzJWSClaims(f *testing.F) {
 		}
 		exp, _ := c["exp"].(float64)
 		ledgers, _ := c["fluree.storage.ledgers"].([]any)
-		if c["iss"] != is.did || exp < float64(now.Unix()-60) ||
+		if c["iss"] != is.DID || exp < float64(now.Unix()-60) ||
 			(c["fluree.storage.all"] != true && !slices.Contains(ledgers, any("db")) && !slices.Contains(ledgers, any("db:main"))) {
 			t.Fatalf("payload %q granted a read without the claims for it", payload)
 		}

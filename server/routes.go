@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // maxPageSize bounds one page of GET /ns/v1/records.
@@ -22,7 +24,7 @@ const maxPageSize = 1000
 // notFoundBody is the one answer for a record that does not exist and for
 // one outside the caller's scope, so that the two cannot be told apart.
 func notFoundBody(id driver.ID) []byte {
-	return marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
+	return web.Marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
 }
 
 // pathID parses the {id...} of the route, answering 400 when it is not a
@@ -38,25 +40,25 @@ func pathID(w http.ResponseWriter, r *http.Request) (driver.ID, bool) {
 
 // canRead answers 404 and returns false when the caller may not read id.
 func canRead(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	if principalOf(r.Context()).CanRead(id.String()) {
+	if auth.FromContext(r.Context()).CanRead(id.String()) {
 		return true
 	}
-	writeRaw(w, http.StatusNotFound, notFoundBody(id))
+	web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
 	return false
 }
 
 // canWrite answers 404 (403 when the caller may read id) and returns false
 // when the caller may not write id.
 func canWrite(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	p := principalOf(r.Context())
+	p := auth.FromContext(r.Context())
 	if p.CanWrite(id.String()) {
 		return true
 	}
 	if p.CanRead(id.String()) {
-		writeRaw(w, http.StatusForbidden, marshal(nswire.Error{Error: "no write access to " + id.String(), Code: "PermissionDenied"}))
+		web.WriteRaw(w, http.StatusForbidden, web.Marshal(nswire.Error{Error: "no write access to " + id.String(), Code: "PermissionDenied"}))
 		return false
 	}
-	writeRaw(w, http.StatusNotFound, notFoundBody(id))
+	web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
 	return false
 }
 
@@ -71,7 +73,7 @@ func answer(id driver.ID, err error) (int, []byte) {
 
 func writeAnswer(w http.ResponseWriter, id driver.ID, err error) {
 	status, b := answer(id, err)
-	writeRaw(w, status, b)
+	web.WriteRaw(w, status, b)
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
@@ -81,10 +83,10 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
-		writeAnswer(w, id, s.public(r.Context(), "get "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(r.Context(), "get "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, rec)
+	web.WriteJSON(w, http.StatusOK, rec)
 }
 
 // heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
@@ -96,10 +98,10 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
 	}
 	h, err := s.ns.Heads(r.Context(), id.String())
 	if err != nil {
-		writeAnswer(w, id, s.public(r.Context(), "get heads "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(r.Context(), "get heads "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
+	web.WriteJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
 }
 
 // list serves GET /ns/v1/records: one page of the records the caller may
@@ -110,41 +112,31 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	p := principalOf(r.Context())
-	bound := binding(p, q)
-	pos, err := s.opts.PageTokenKey.open(r.URL.Query().Get("page_token"), bound)
+	page, err := s.lister.Page(r.Context(), auth.FromContext(r.Context()), q, r.URL.Query().Get("page_token"), size)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, s.public.Error(r.Context(), "list", err))
 		return
 	}
-	page, next, err := s.listPage(r.Context(), p, q, pos, size)
-	if err != nil {
-		writeError(w, s.public(r.Context(), "list", err))
-		return
-	}
-	resp := nswire.ListResponse{Records: page.records}
+	resp := nswire.ListResponse{Records: page.Records, NextPageToken: page.Next}
 	if resp.Records == nil {
 		resp.Records = []*driver.Record{}
 	}
-	for _, f := range page.failed {
-		resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
+	for _, f := range page.Failed {
+		resp.Failed = append(resp.Failed, s.public.Failure(r.Context(), f))
 	}
-	if next != nil {
-		resp.NextPageToken = s.opts.PageTokenKey.seal(*next, bound)
-	}
-	writeJSON(w, http.StatusOK, resp)
+	web.WriteJSON(w, http.StatusOK, resp)
 }
 
 // parseListQuery returns the query of GET /ns/v1/records and its page size.
-func parseListQuery(r *http.Request) (listQuery, int, error) {
+func parseListQuery(r *http.Request) (nameservice.ListOptions, int, error) {
 	v := r.URL.Query()
-	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix"), state: v.Get("state"), sourceType: v.Get("source_type")}
-	if err := guard.CheckList(q.options(q.prefix)); err != nil {
+	q := nameservice.ListOptions{Kind: driver.Kind(v.Get("kind")), Prefix: v.Get("prefix"), State: v.Get("state"), SourceType: v.Get("source_type")}
+	if err := guard.CheckList(q); err != nil {
 		return q, 0, err
 	}
 	var err error
 	if s := v.Get("include_retracted"); s != "" {
-		if q.includeRetracted, err = strconv.ParseBool(s); err != nil {
+		if q.IncludeRetracted, err = strconv.ParseBool(s); err != nil {
 			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, s)
 		}
 	}
@@ -185,7 +177,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
-			return answer(id, s.public(ctx, "create "+id.String(), err))
+			return answer(id, s.public.Error(ctx, "create "+id.String(), err))
 		}
 		return http.StatusCreated, nil
 	})
@@ -208,7 +200,7 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	}
 	var req nswire.RetractRequest
 	if len(body) > 0 {
-		if err := decodeStrict(body, &req); err != nil {
+		if err := web.DecodeStrict(body, &req); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -232,13 +224,13 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	body, err := readBody(r)
+	body, err := web.ReadBody(r)
 	if err != nil {
 		s.bodyError(w, err)
 		return
 	}
 	var req nswire.PushRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := web.DecodeStrict(body, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -251,12 +243,12 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		out, err := s.ns.Update(ctx, id, c, cond, req.New)
 		switch {
 		case err != nil:
-			return answer(id, s.public(ctx, "push "+c.String()+" "+id.String(), err))
+			return answer(id, s.public.Error(ctx, "push "+c.String()+" "+id.String(), err))
 		case out.Applied:
-			return http.StatusOK, marshal(nswire.PushResponse{Applied: true, Current: out.Current})
+			return http.StatusOK, web.Marshal(nswire.PushResponse{Applied: true, Current: out.Current})
 		}
 		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
-		return http.StatusConflict, marshal(nswire.PushResponse{Current: out.Current})
+		return http.StatusConflict, web.Marshal(nswire.PushResponse{Current: out.Current})
 	})
 }
 
@@ -266,28 +258,28 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req nswire.GraphSourceRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := web.DecodeStrict(body, &req); err != nil {
 		writeError(w, err)
 		return
 	}
 	ctx, cancel := s.opContext(r)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), req.SourceType, req.Dependencies, req.Config); err != nil {
-		writeAnswer(w, id, s.public(ctx, "publish graph source "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(ctx, "publish graph source "+id.String(), err))
 		return
 	}
 	rec, err := s.ns.Get(ctx, id)
 	if err != nil {
-		writeAnswer(w, id, s.public(ctx, "get "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(ctx, "get "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, rec)
+	web.WriteJSON(w, http.StatusOK, rec)
 }
 
 func (s *Server) bodyError(w http.ResponseWriter, err error) {
-	var tl errTooLarge
+	var tl *web.TooLargeError
 	if errors.As(err, &tl) {
-		writeRaw(w, http.StatusRequestEntityTooLarge, marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
+		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
 		return
 	}
 	writeError(w, err)
@@ -307,7 +299,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	defer cancel()
 	if key == "" {
 		status, b := run(ctx)
-		writeRaw(w, status, b)
+		web.WriteRaw(w, status, b)
 		return
 	}
 	if len(key) > MaxIdempotencyKey {
@@ -326,7 +318,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		}
 		s.metrics.replays.Inc()
 		w.Header().Set(nswire.HeaderReplayed, "true")
-		writeRaw(w, e.status, e.body)
+		web.WriteRaw(w, e.status, e.body)
 		return
 	}
 	attempt, _ := strconv.Atoi(r.Header.Get(nswire.HeaderAttempt))
@@ -336,7 +328,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	if status >= 500 {
 		s.idem.forget(scoped, e)
 	}
-	writeRaw(w, status, b)
+	web.WriteRaw(w, status, b)
 }
 
 // writeID returns the write ID of a request's scoped idempotency key: a
@@ -349,7 +341,7 @@ func writeID(scoped string) string {
 // noContent answers a write whose success has no body: 204, or the error.
 func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op string) (int, []byte) {
 	if err != nil {
-		return answer(id, s.public(ctx, op+" "+id.String(), err))
+		return answer(id, s.public.Error(ctx, op+" "+id.String(), err))
 	}
 	return http.StatusNoContent, nil
 }
@@ -362,7 +354,7 @@ func (s *Server) writeRequest(w http.ResponseWriter, r *http.Request) (driver.ID
 	if !ok || !canWrite(w, r, id) {
 		return id, nil, false
 	}
-	body, err := readBody(r)
+	body, err := web.ReadBody(r)
 	if err != nil {
 		s.bodyError(w, err)
 		return id, nil, false

@@ -11,6 +11,8 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // The console: read-only pages at /ui, under the same authentication and
@@ -99,7 +101,7 @@ type uiPage struct {
 
 // pageFor starts the page of an authenticated request.
 func (s *Server) pageFor(r *http.Request, title string) uiPage {
-	return uiPage{Title: title, Principal: principalOf(r.Context()).Name, SignOut: !s.opts.NoAuth}
+	return uiPage{Title: title, Principal: auth.FromContext(r.Context()).Name, SignOut: !s.opts.NoAuth}
 }
 
 func (s *Server) uiLoginForm(w http.ResponseWriter, _ *http.Request) {
@@ -148,7 +150,7 @@ type uiChange struct {
 // uiEvents streams the changes the caller may see (?id= for one record)
 // as "change" events, each with the record's row read after it.
 func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
+	p := auth.FromContext(r.Context())
 	var key watchKey
 	if v := r.URL.Query().Get("id"); v != "" {
 		id, err := driver.ParseID(v)
@@ -158,23 +160,24 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		key.id = id.String()
 	}
-	ctx, sub, done := s.subscribe(w, r, key)
-	if sub == nil {
+	stream := s.subscribe(w, r, key)
+	if stream == nil {
 		return
 	}
-	defer done()
+	defer stream.Close()
+	ctx := stream.Ctx
 	sse := nswire.NewSSEWriter(w)
 	if sse == nil || sse.Comment("watching") != nil {
 		return
 	}
-	s.pump(ctx, sse, sub.events, func(ev *hubEvent) bool {
+	stream.Pump(sse, func(ev *web.Event) bool {
 		if ev.Err != nil {
 			return false
 		}
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		return sse.Event("change", "", marshal(s.uiChangeOf(ctx, ev.Event))) == nil
+		return sse.Event("change", "", web.Marshal(s.uiChangeOf(ctx, ev.Event))) == nil
 	})
 }
 

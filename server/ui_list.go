@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -66,8 +67,8 @@ func (f uiFilter) query(tok string, n int) string {
 // consoleQuery is the listing a filter asks the backend for: the state is
 // selected by the backend (ListOptions.State), so that a page holds a full
 // page of records in that state and its token is bound to it.
-func consoleQuery(f uiFilter) listQuery {
-	return listQuery{kind: driver.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted, state: f.State}
+func consoleQuery(f uiFilter) nameservice.ListOptions {
+	return nameservice.ListOptions{Kind: driver.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
 }
 
 // uiList is a page of the records table.
@@ -87,7 +88,7 @@ func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
-	list, err := s.listRows(r.Context(), principalOf(r.Context()), f)
+	list, err := s.listRows(r.Context(), auth.FromContext(r.Context()), f)
 	if errors.Is(err, driver.ErrInvalidArgument) {
 		page.Error = err.Error() // a page token of another filter or key
 		s.render(w, http.StatusBadRequest, "error.html", page)
@@ -104,26 +105,20 @@ func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
 // order. Its error is the one a client may be told.
 func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
-	q := consoleQuery(f)
-	bound := binding(p, q)
-	pos, err := s.opts.PageTokenKey.open(f.Page, bound)
+	page, err := s.lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
 	if err != nil {
-		return list, err
+		return list, s.public.Error(ctx, "list", err)
 	}
-	page, next, err := s.listPage(ctx, p, q, pos, uiPageSize)
-	if err != nil {
-		return list, s.public(ctx, "list", err)
-	}
-	for _, rec := range page.records {
+	for _, rec := range page.Records {
 		list.Rows = append(list.Rows, rowOf(rec))
 	}
-	for _, fail := range page.failed {
+	for _, fail := range page.Failed {
 		list.Rows = append(list.Rows, s.unreadableRow(ctx, fail))
 		list.Unreadable++
 	}
 	sort.SliceStable(list.Rows, func(i, j int) bool { return list.Rows[i].ID < list.Rows[j].ID })
-	if next != nil {
-		list.Next = "/ui?" + f.query(s.opts.PageTokenKey.seal(*next, bound), f.N+1)
+	if page.Next != "" {
+		list.Next = "/ui?" + f.query(page.Next, f.N+1)
 	}
 	if f.Page != "" {
 		list.Top = "/ui?" + f.query("", 1)
@@ -135,7 +130,7 @@ func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*
 // the digest the API names an object by) and "cannot be read", never the
 // backend's text, which goes to the server's log as the API's does.
 func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
-	f := s.publicFailure(ctx, re)
+	f := s.public.Failure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
 	if !re.ID.IsZero() {
 		row.Href = recordHref(re.ID)
@@ -155,7 +150,7 @@ type uiLag struct {
 
 func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
 	page := s.pageFor(r, "Index lag")
-	rows, err := s.lagging(r.Context(), principalOf(r.Context()))
+	rows, err := s.lagging(r.Context(), auth.FromContext(r.Context()))
 	if err != nil {
 		page.Error = err.Error()
 	}
@@ -174,13 +169,13 @@ func (s *Server) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
 		rows = rows[:min(len(rows), maxBars)]
 	}
-	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger}) {
+	for rec, err := range s.lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
 			continue
 		case err != nil:
-			return rows, s.public(ctx, "list", err)
+			return rows, s.public.Error(ctx, "list", err)
 		}
 		if row := rowOf(rec); row.Gap > 0 {
 			rows = append(rows, row)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -42,7 +43,7 @@ const uiTime = "2006-01-02 15:04:05Z"
 
 func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := principalOf(ctx)
+	p := auth.FromContext(ctx)
 	id, err := driver.ParseID(r.PathValue("id"))
 	if err != nil {
 		page := s.pageFor(r, "Bad ID")
@@ -58,7 +59,7 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		// The message the API gives, never the backend's own text.
-		status, msg := http.StatusInternalServerError, s.public(ctx, "get "+id.String(), err).Error()
+		status, msg := http.StatusInternalServerError, s.public.Error(ctx, "get "+id.String(), err).Error()
 		if errors.Is(err, driver.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
@@ -103,7 +104,7 @@ func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage
 	case errors.Is(err, driver.ErrUnsupported):
 		return nil
 	case err != nil:
-		return s.public(ctx, "changed at "+id.String(), err)
+		return s.public.Error(ctx, "changed at "+id.String(), err)
 	}
 	rp.ChangeTimes = true
 	for i, c := range rp.Concerns {
@@ -118,7 +119,7 @@ func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage
 // order; one that cannot be read gets a row saying so.
 func (s *Server) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
-	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger, prefix: name + ":", includeRetracted: true}) {
+	for rec, err := range s.lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger, Prefix: name + ":", IncludeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
@@ -126,7 +127,7 @@ func (s *Server) branchRows(ctx context.Context, p *auth.Principal, name string)
 			out = append(out, uiBranch{Row: row, Branch: re.ID.Branch})
 			continue
 		case err != nil:
-			return out, s.public(ctx, "list branches of "+name, err)
+			return out, s.public.Error(ctx, "list branches of "+name, err)
 		}
 		out = append(out, uiBranch{Row: rowOf(rec), Branch: rec.ID.Branch, Source: rec.SourceBranch, Branches: rec.Branches})
 	}

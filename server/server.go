@@ -4,7 +4,8 @@
 // hub every stream shares, and what bounds a request (limits, timeouts,
 // stream slots), counts it (metrics) and logs it; it mounts Fluree's
 // nameservice protocol (package server/fluree, under /v1/fluree and
-// /.well-known/fluree.json) and serves the console (under /ui).
+// /.well-known/fluree.json) and the console (package server/console,
+// under /ui).
 //
 // Every piece of state lives in the backend, so several servers over one
 // table or bucket behave as one service; the only memory a server keeps is a
@@ -31,6 +32,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/console"
 	"nameservice.dev/nameservice/server/fluree"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -201,7 +203,10 @@ func (s *Server) routes(reg *prometheus.Registry) {
 		Log: s.log, Registry: reg, Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown,
 		Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
 	}).Mount(m)
-	s.mountUI(m) // the console, ui.go
+	console.New(console.Config{
+		NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, Authenticator: s.opts.Auth,
+		NoAuth: s.opts.NoAuth, AuthFailures: s.metrics.authFailures, Log: s.log,
+	}).Mount(m)
 }
 
 // ServeHTTP implements http.Handler: it bounds the request (see bound),

@@ -1,4 +1,4 @@
-package server
+package console
 
 import (
 	"context"
@@ -80,40 +80,40 @@ type uiList struct {
 	Next, Top  string // the next page's and the first page's links; "" for none
 }
 
-func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
-	page := s.pageFor(r, "Records")
+func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
+	page := cs.pageFor(r, "Records")
 	f, err := parseFilter(r)
 	if err != nil {
 		page.Error = err.Error()
-		s.render(w, http.StatusBadRequest, "error.html", page)
+		cs.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
-	list, err := s.listRows(r.Context(), auth.FromContext(r.Context()), f)
+	list, err := cs.listRows(r.Context(), auth.FromContext(r.Context()), f)
 	if errors.Is(err, driver.ErrInvalidArgument) {
 		page.Error = err.Error() // a page token of another filter or key
-		s.render(w, http.StatusBadRequest, "error.html", page)
+		cs.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
 	if err != nil {
 		page.Error = err.Error()
 	}
 	page.Events, page.List = "/ui/events", list
-	s.render(w, http.StatusOK, "records.html", page)
+	cs.render(w, http.StatusOK, "records.html", page)
 }
 
 // listRows reads the page of f that p may read, a row for each entry, in ID
 // order. Its error is the one a client may be told.
-func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
+func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
-	page, err := s.lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
+	page, err := cs.lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
 	if err != nil {
-		return list, s.public.Error(ctx, "list", err)
+		return list, cs.pub.Error(ctx, "list", err)
 	}
 	for _, rec := range page.Records {
 		list.Rows = append(list.Rows, rowOf(rec))
 	}
 	for _, fail := range page.Failed {
-		list.Rows = append(list.Rows, s.unreadableRow(ctx, fail))
+		list.Rows = append(list.Rows, cs.unreadableRow(ctx, fail))
 		list.Unreadable++
 	}
 	sort.SliceStable(list.Rows, func(i, j int) bool { return list.Rows[i].ID < list.Rows[j].ID })
@@ -129,8 +129,8 @@ func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*
 // unreadableRow is the row of a record a listing could not read: its ID (or
 // the digest the API names an object by) and "cannot be read", never the
 // backend's text, which goes to the server's log as the API's does.
-func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
-	f := s.public.Failure(ctx, re)
+func (cs *Console) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
+	f := cs.pub.Failure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
 	if !re.ID.IsZero() {
 		row.Href = recordHref(re.ID)
@@ -148,34 +148,34 @@ type uiLag struct {
 	ChartH int
 }
 
-func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
-	page := s.pageFor(r, "Index lag")
-	rows, err := s.lagging(r.Context(), auth.FromContext(r.Context()))
+func (cs *Console) uiLag(w http.ResponseWriter, r *http.Request) {
+	page := cs.pageFor(r, "Index lag")
+	rows, err := cs.lagging(r.Context(), auth.FromContext(r.Context()))
 	if err != nil {
 		page.Error = err.Error()
 	}
 	bars := lagBars(rows)
 	page.Events, page.Lag = "/ui/events", &uiLag{Bars: bars, ChartH: max(barHeight, len(bars)*barHeight)}
-	s.render(w, http.StatusOK, "lag.html", page)
+	cs.render(w, http.StatusOK, "lag.html", page)
 }
 
 // lagging returns the rows of the ledgers whose index is behind, at most
 // maxBars of them, most behind first, from every record p may read, holding
 // no more than a few pages of them at a time. Its error is the one a client
 // may be told.
-func (s *Server) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error) {
+func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error) {
 	var rows []uiRow
 	trim := func() {
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
 		rows = rows[:min(len(rows), maxBars)]
 	}
-	for rec, err := range s.lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
+	for rec, err := range cs.lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
 			continue
 		case err != nil:
-			return rows, s.public.Error(ctx, "list", err)
+			return rows, cs.pub.Error(ctx, "list", err)
 		}
 		if row := rowOf(rec); row.Gap > 0 {
 			rows = append(rows, row)

@@ -1,4 +1,4 @@
-package server_test
+package console_test
 
 import (
 	"context"

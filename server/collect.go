@@ -19,14 +19,8 @@ import (
 // backend's object names), then the totals. Collection is safe to repeat,
 // so it needs no idempotency key; it runs until done or the client leaves.
 func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
-	body, err := web.ReadBody(r)
-	if err != nil {
-		s.bodyError(w, err)
-		return
-	}
 	var req nswire.CollectRequest
-	if err := web.DecodeStrict(body, &req); err != nil {
-		writeError(w, err)
+	if _, ok := s.read(w, r, in{body: &req}); !ok {
 		return
 	}
 	if !auth.FromContext(r.Context()).CanWriteUnder(req.Prefix) {

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
@@ -29,8 +30,14 @@ type lister struct {
 	key *PageTokenKey
 }
 
-// Page implements web.Lister.
+// Page implements web.Lister. It checks q (guard.CheckList), though the
+// layer checks a listing too: a scope of exact IDs, or one that meets no
+// prefix of q, asks the layer for no listing, and a malformed query must
+// be refused whatever the caller's scope.
 func (l *lister) Page(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, token string, size int) (web.Page, error) {
+	if err := guard.CheckList(q); err != nil {
+		return web.Page{}, err
+	}
 	bound := binding(p, q)
 	pos, err := l.key.open(token, bound)
 	if err != nil {

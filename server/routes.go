@@ -12,7 +12,6 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
@@ -25,41 +24,6 @@ const maxPageSize = 1000
 // one outside the caller's scope, so that the two cannot be told apart.
 func notFoundBody(id driver.ID) []byte {
 	return web.Marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
-}
-
-// pathID parses the {id...} of the route, answering 400 when it is not a
-// valid ID.
-func pathID(w http.ResponseWriter, r *http.Request) (driver.ID, bool) {
-	id, err := driver.ParseID(r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return id, false
-	}
-	return id, true
-}
-
-// canRead answers 404 and returns false when the caller may not read id.
-func canRead(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	if auth.FromContext(r.Context()).CanRead(id.String()) {
-		return true
-	}
-	web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
-	return false
-}
-
-// canWrite answers 404 (403 when the caller may read id) and returns false
-// when the caller may not write id.
-func canWrite(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	p := auth.FromContext(r.Context())
-	if p.CanWrite(id.String()) {
-		return true
-	}
-	if p.CanRead(id.String()) {
-		web.WriteRaw(w, http.StatusForbidden, web.Marshal(nswire.Error{Error: "no write access to " + id.String(), Code: "PermissionDenied"}))
-		return false
-	}
-	web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
-	return false
 }
 
 // answer returns the status and body of a driver error on the /ns/v1
@@ -77,10 +41,11 @@ func writeAnswer(w http.ResponseWriter, id driver.ID, err error) {
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canRead(w, r, id) {
+	req, ok := s.read(w, r, in{need: needRead})
+	if !ok {
 		return
 	}
+	id := req.id
 	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
 		writeAnswer(w, id, s.public.Error(r.Context(), "get "+id.String(), err))
@@ -92,10 +57,11 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 // heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
 // with the driver's own read of the two where it has one.
 func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canRead(w, r, id) {
+	req, ok := s.read(w, r, in{need: needRead})
+	if !ok {
 		return
 	}
+	id := req.id
 	h, err := s.ns.Heads(r.Context(), id.String())
 	if err != nil {
 		writeAnswer(w, id, s.public.Error(r.Context(), "get heads "+id.String(), err))
@@ -131,9 +97,6 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 func parseListQuery(r *http.Request) (nameservice.ListOptions, int, error) {
 	v := r.URL.Query()
 	q := nameservice.ListOptions{Kind: driver.Kind(v.Get("kind")), Prefix: v.Get("prefix"), State: v.Get("state"), SourceType: v.Get("source_type")}
-	if err := guard.CheckList(q); err != nil {
-		return q, 0, err
-	}
 	var err error
 	if s := v.Get("include_retracted"); s != "" {
 		if q.IncludeRetracted, err = strconv.ParseBool(s); err != nil {
@@ -162,20 +125,17 @@ func visibleFailure(p *auth.Principal, f *driver.RecordError) bool {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	id, body, ok := s.writeRequest(w, r)
+	var rec driver.Record
+	req, ok := s.read(w, r, in{need: needWrite, body: &rec})
 	if !ok {
 		return
 	}
-	var rec driver.Record
-	if err := rec.UnmarshalJSON(body); err != nil {
-		writeError(w, err)
-		return
-	}
+	id := req.id
 	if rec.ID != id {
 		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", driver.ErrInvalidArgument, rec.ID, id))
 		return
 	}
-	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
 			return answer(id, s.public.Error(ctx, "create "+id.String(), err))
 		}
@@ -184,63 +144,49 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
+	req, ok := s.read(w, r, in{need: needWrite})
+	if !ok {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.Delete(ctx, id), "purge")
+		return s.noContent(ctx, req.id, s.ns.Delete(ctx, req.id), "purge")
 	})
 }
 
 func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
-	id, body, ok := s.writeRequest(w, r)
+	var body nswire.RetractRequest
+	req, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
 	if !ok {
 		return
 	}
-	var req nswire.RetractRequest
-	if len(body) > 0 {
-		if err := web.DecodeStrict(body, &req); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	at := time.Unix(req.At, 0)
-	if req.At == 0 {
+	at := time.Unix(body.At, 0)
+	if body.At == 0 {
 		at = s.opts.Now()
 	}
-	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.RetractAt(ctx, id, at), "retract")
+	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, req.id, s.ns.RetractAt(ctx, req.id, at), "retract")
 	})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
+	var body nswire.PushRequest
+	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	if !ok {
 		return
 	}
+	id := req.id
 	c, err := driver.ParseConcern(r.PathValue("concern"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	body, err := web.ReadBody(r)
-	if err != nil {
-		s.bodyError(w, err)
-		return
-	}
-	var req nswire.PushRequest
-	if err := web.DecodeStrict(body, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	cond, err := req.DriverCondition()
+	cond, err := body.DriverCondition()
 	if err != nil {
 		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
 		return
 	}
-	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		out, err := s.ns.Update(ctx, id, c, cond, req.New)
+	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+		out, err := s.ns.Update(ctx, id, c, cond, body.New)
 		switch {
 		case err != nil:
 			return answer(id, s.public.Error(ctx, "push "+c.String()+" "+id.String(), err))
@@ -253,18 +199,15 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
-	id, body, ok := s.writeRequest(w, r)
+	var body nswire.GraphSourceRequest
+	req, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	var req nswire.GraphSourceRequest
-	if err := web.DecodeStrict(body, &req); err != nil {
-		writeError(w, err)
-		return
-	}
+	id := req.id
 	ctx, cancel := s.opContext(r)
 	defer cancel()
-	if err := s.ns.PublishGraphSource(ctx, id.String(), req.SourceType, req.Dependencies, req.Config); err != nil {
+	if err := s.ns.PublishGraphSource(ctx, id.String(), body.SourceType, body.Dependencies, body.Config); err != nil {
 		writeAnswer(w, id, s.public.Error(ctx, "publish graph source "+id.String(), err))
 		return
 	}
@@ -274,15 +217,6 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, rec)
-}
-
-func (s *Server) bodyError(w http.ResponseWriter, err error) {
-	var tl *web.TooLargeError
-	if errors.As(err, &tl) {
-		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
-		return
-	}
-	writeError(w, err)
 }
 
 // write runs a write under the request's idempotency key: the first request
@@ -344,20 +278,4 @@ func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op stri
 		return answer(id, s.public.Error(ctx, op+" "+id.String(), err))
 	}
 	return http.StatusNoContent, nil
-}
-
-// writeRequest reads the ID of a write and its body, answering the request
-// itself (and returning false) when the ID is malformed, out of the
-// caller's write scope, or the body cannot be read.
-func (s *Server) writeRequest(w http.ResponseWriter, r *http.Request) (driver.ID, []byte, bool) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
-		return id, nil, false
-	}
-	body, err := web.ReadBody(r)
-	if err != nil {
-		s.bodyError(w, err)
-		return id, nil, false
-	}
-	return id, body, true
 }

@@ -49,25 +49,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 // two; a change the records already show comes again as an event, and
 // clients drop it by its watermark.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p := auth.FromContext(r.Context())
-	var id driver.ID
-	if v := q.Get("id"); v != "" {
-		var err error
-		if id, err = driver.ParseID(v); err != nil {
-			writeError(w, err)
-			return
-		}
-		if !canRead(w, r, id) {
-			return
-		}
+	req, ok := s.read(w, r, in{need: needRead, query: true})
+	if !ok {
+		return
 	}
+	id, q, p := req.id, r.URL.Query(), auth.FromContext(r.Context())
 	concerns, err := driver.ParseConcerns(q.Get("concerns"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: driver.Kind(q.Get("kind"))}
+	// Checked here, though the layer checks a watch too: this stream may
+	// join an upstream already running for its key, which asks the layer
+	// nothing, and a refusal must be a 400, not an event of a stream.
 	if err := guard.CheckWatch(key.options()); err != nil {
 		writeError(w, err)
 		return

@@ -33,8 +33,9 @@ type Lister interface {
 	// backend page at a time.
 	Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*driver.Record, error]
 	// Page reads the page of q for p at page token ("" for the first),
-	// of at most size entries. A token of another query, scope or server
-	// key is refused with driver.ErrInvalidArgument.
+	// of at most size entries. A malformed q (guard.CheckList), and a
+	// token of another query, scope or server key, are refused with
+	// driver.ErrInvalidArgument.
 	Page(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, token string, size int) (Page, error)
 }
 

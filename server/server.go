@@ -198,15 +198,12 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("DELETE "+p+"/branches/{id...}", s.auth(s.dropBranch))
 	m.HandleFunc("POST "+p+"/reset-head/{id...}", s.auth(s.resetHead))
 
-	fluree.New(fluree.Config{
-		NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, TokenAuth: !s.opts.NoAuth,
-		Log: s.log, Registry: reg, Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown,
-		Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
+	env := web.Env{NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, Log: s.log}
+	fluree.New(fluree.Config{Env: env, TokenAuth: !s.opts.NoAuth, Registry: reg,
+		Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown, Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
 	}).Mount(m)
-	console.New(console.Config{
-		NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, Authenticator: s.opts.Auth,
-		NoAuth: s.opts.NoAuth, AuthFailures: s.metrics.authFailures, Log: s.log,
-	}).Mount(m)
+	console.New(console.Config{Env: env, Authenticator: s.opts.Auth, NoAuth: s.opts.NoAuth,
+		AuthFailures: s.metrics.authFailures}).Mount(m)
 }
 
 // ServeHTTP implements http.Handler: it bounds the request (see bound),

@@ -14,13 +14,11 @@ import (
 	"errors"
 	"html/template"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
@@ -40,42 +38,29 @@ const (
 	uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
-// Config is what the console needs of the server that mounts it.
+// Config is what the console needs of the server that mounts it; every
+// field but Authenticator must be set.
 type Config struct {
-	NS     *nameservice.NameService
-	Public *web.Public // tells clients of backend errors
-	Lister web.Lister  // the records a caller may read
-	Hub    web.Hub     // the event streams
-	// Auth wraps a handler with authentication: 401 without a valid
-	// token, else the principal in the request's context.
-	Auth func(http.HandlerFunc) http.HandlerFunc
+	web.Env
 	// Authenticator checks the token a browser signs in with; nil refuses
 	// every sign-in.
 	Authenticator *auth.Authenticator
 	// NoAuth lets everyone in, with full rights.
 	NoAuth       bool
 	AuthFailures prometheus.Counter // counts refused sign-ins
-	Log          *slog.Logger
 }
 
 // Console is the console over one NameService.
 type Console struct {
-	ns           *nameservice.NameService
-	pub          *web.Public
-	lister       web.Lister
-	hub          web.Hub
-	auth         func(http.HandlerFunc) http.HandlerFunc
+	web.Env
 	authn        *auth.Authenticator
 	noAuth       bool
 	authFailures prometheus.Counter
-	log          *slog.Logger
 }
 
-// New returns the console of cfg; every field of cfg but Authenticator
-// must be set.
+// New returns the console of cfg.
 func New(cfg Config) *Console {
-	return &Console{ns: cfg.NS, pub: cfg.Public, lister: cfg.Lister, hub: cfg.Hub, auth: cfg.Auth,
-		authn: cfg.Authenticator, noAuth: cfg.NoAuth, authFailures: cfg.AuthFailures, log: cfg.Log}
+	return &Console{Env: cfg.Env, authn: cfg.Authenticator, noAuth: cfg.NoAuth, authFailures: cfg.AuthFailures}
 }
 
 // Mount registers the console's routes, under /ui, on m.
@@ -96,7 +81,7 @@ func (cs *Console) Mount(m *http.ServeMux) {
 // the console cookie; without either it sends the browser to the login
 // page (with NoAuth, everyone is let in).
 func (cs *Console) uiAuth(h http.HandlerFunc) http.HandlerFunc {
-	authed := cs.auth(h)
+	authed := cs.Auth(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			if c, err := r.Cookie(uiCookie); err == nil && c.Value != "" {
@@ -122,7 +107,7 @@ func uiHeaders(w http.ResponseWriter) {
 func (cs *Console) render(w http.ResponseWriter, status int, page string, data any) {
 	var b strings.Builder
 	if err := uiPages.ExecuteTemplate(&b, page, data); err != nil {
-		cs.log.Error("console template", "page", page, "error", err.Error())
+		cs.Log.Error("console template", "page", page, "error", err.Error())
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return
 	}
@@ -204,7 +189,7 @@ func (cs *Console) uiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		id = parsed.String()
 	}
-	stream := cs.hub.Subscribe(w, r, id)
+	stream := cs.Hub.Subscribe(w, r, id)
 	if stream == nil {
 		return
 	}
@@ -231,7 +216,7 @@ func (cs *Console) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	}
 	c := concernOf(ev.Concern, ev.New)
 	ch := uiChange{Change: &c}
-	rec, err := cs.ns.Get(ctx, ev.ID)
+	rec, err := cs.NS.Get(ctx, ev.ID)
 	switch {
 	case err == nil:
 		ch.Row = rowOf(rec)

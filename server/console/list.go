@@ -96,9 +96,9 @@ func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
 // order. Its error is the one a client may be told.
 func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
-	page, err := cs.lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
+	page, err := cs.Lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
 	if err != nil {
-		return list, cs.pub.Error(ctx, "list", err)
+		return list, cs.Public.Error(ctx, "list", err)
 	}
 	for _, rec := range page.Records {
 		list.Rows = append(list.Rows, rowOf(rec))
@@ -121,7 +121,7 @@ func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) 
 // the digest the API names an object by) and "cannot be read", never the
 // backend's text, which goes to the server's log as the API's does.
 func (cs *Console) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
-	f := cs.pub.Failure(ctx, re)
+	f := cs.Public.Failure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
 	if !re.ID.IsZero() {
 		row.Href = recordHref(re.ID)
@@ -160,13 +160,13 @@ func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, err
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
 		rows = rows[:min(len(rows), maxBars)]
 	}
-	for rec, err := range cs.lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
+	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
 			continue
 		case err != nil:
-			return rows, cs.pub.Error(ctx, "list", err)
+			return rows, cs.Public.Error(ctx, "list", err)
 		}
 		if row := rowOf(rec); row.Gap > 0 {
 			rows = append(rows, row)

@@ -53,13 +53,13 @@ func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	var rec *driver.Record
 	if p.CanRead(id.String()) {
-		rec, err = cs.ns.Get(ctx, id)
+		rec, err = cs.NS.Get(ctx, id)
 	} else {
 		err = driver.ErrNotFound // outside the scope: exactly as missing
 	}
 	if err != nil {
 		// The message the API gives, never the backend's own text.
-		status, msg := http.StatusInternalServerError, cs.pub.Error(ctx, "get "+id.String(), err).Error()
+		status, msg := http.StatusInternalServerError, cs.Public.Error(ctx, "get "+id.String(), err).Error()
 		if errors.Is(err, driver.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
@@ -99,12 +99,12 @@ func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *drive
 // changeTimes fills in when each concern of id last changed, when the
 // backend keeps it (driver.ChangeTimer).
 func (cs *Console) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage) error {
-	times, err := cs.ns.ChangedAt(ctx, id)
+	times, err := cs.NS.ChangedAt(ctx, id)
 	switch {
 	case errors.Is(err, driver.ErrUnsupported):
 		return nil
 	case err != nil:
-		return cs.pub.Error(ctx, "changed at "+id.String(), err)
+		return cs.Public.Error(ctx, "changed at "+id.String(), err)
 	}
 	rp.ChangeTimes = true
 	for i, c := range rp.Concerns {
@@ -119,7 +119,7 @@ func (cs *Console) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPa
 // order; one that cannot be read gets a row saying so.
 func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
-	for rec, err := range cs.lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger, Prefix: name + ":", IncludeRetracted: true}) {
+	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger, Prefix: name + ":", IncludeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
@@ -127,7 +127,7 @@ func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name strin
 			out = append(out, uiBranch{Row: row, Branch: re.ID.Branch})
 			continue
 		case err != nil:
-			return out, cs.pub.Error(ctx, "list branches of "+name, err)
+			return out, cs.Public.Error(ctx, "list branches of "+name, err)
 		}
 		out = append(out, uiBranch{Row: rowOf(rec), Branch: rec.ID.Branch, Source: rec.SourceBranch, Branches: rec.Branches})
 	}

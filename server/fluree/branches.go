@@ -23,9 +23,9 @@ import (
 // the 404 of the catch-all Fluree route.
 func (a *API) branchRoutes(m *http.ServeMux) {
 	for _, p := range []string{Base, Bare} {
-		m.HandleFunc(p+"/branch", a.auth(only(http.MethodPost, a.createBranch)))
-		m.HandleFunc(p+"/branch/{ledger...}", a.auth(only(http.MethodGet, a.listBranches)))
-		m.HandleFunc(p+"/drop-branch", a.auth(only(http.MethodPost, a.dropBranch)))
+		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
+		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
+		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
 	}
 }
 
@@ -136,9 +136,9 @@ func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := a.opContext(r)
 	defer cancel()
-	rec, err := a.ns.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
+	rec, err := a.NS.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
 	if err != nil {
-		flureeAnswer(w, a.pub.Error(ctx, "create branch "+id.String(), err))
+		flureeAnswer(w, a.Public.Error(ctx, "create branch "+id.String(), err))
 		return
 	}
 	web.WriteJSON(w, http.StatusCreated, struct {
@@ -155,7 +155,7 @@ func (a *API) listBranches(w http.ResponseWriter, r *http.Request) {
 	ledger := r.PathValue("ledger")
 	p := auth.FromContext(r.Context())
 	out := []flureeBranchInfo{}
-	for rec, err := range a.ns.ListBranches(r.Context(), ledger) {
+	for rec, err := range a.NS.ListBranches(r.Context(), ledger) {
 		var bad *driver.RecordError
 		switch {
 		case errors.As(err, &bad):
@@ -164,7 +164,7 @@ func (a *API) listBranches(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, http.StatusBadRequest, err.Error())
 			return
 		case err != nil:
-			WriteError(w, http.StatusInternalServerError, a.pub.Error(r.Context(), "list branches", err).Error())
+			WriteError(w, http.StatusInternalServerError, a.Public.Error(r.Context(), "list branches", err).Error())
 			return
 		}
 		if !rec.Retracted && p.CanRead(rec.ID.String()) {
@@ -185,8 +185,8 @@ func (a *API) dropBranch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := a.opContext(r)
 	defer cancel()
-	if err := a.ns.DropBranch(ctx, id.String()); err != nil {
-		flureeAnswer(w, a.pub.Error(ctx, "drop branch "+id.String(), err))
+	if err := a.NS.DropBranch(ctx, id.String()); err != nil {
+		flureeAnswer(w, a.Public.Error(ctx, "drop branch "+id.String(), err))
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, struct {

@@ -62,7 +62,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := auth.FromContext(r.Context())
-	stream := a.hub.Subscribe(w, r, "")
+	stream := a.Hub.Subscribe(w, r, "")
 	if stream == nil {
 		return
 	}
@@ -135,7 +135,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
 		var recs []*driver.Record
 		if st.q.all {
-			for rec, err := range st.a.ns.List(ctx, nameservice.ListOptions{Kind: k}) {
+			for rec, err := range st.a.NS.List(ctx, nameservice.ListOptions{Kind: k}) {
 				var re *driver.RecordError
 				switch {
 				case err == nil:
@@ -156,7 +156,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 			slices.Sort(sorted)
 			for _, s := range sorted {
 				id, _ := driver.ParseID(s)
-				if rec, err := st.a.ns.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
+				if rec, err := st.a.NS.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)
 				}
 			}

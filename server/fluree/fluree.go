@@ -10,7 +10,6 @@ package fluree
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
@@ -42,18 +40,12 @@ func Rest(path string) (string, bool) {
 	return path, false
 }
 
-// Config is what the routes need of the server that mounts them.
+// Config is what the routes need of the server that mounts them; every
+// field must be set.
 type Config struct {
-	NS     *nameservice.NameService
-	Public *web.Public // tells clients of backend errors
-	Lister web.Lister  // the records a caller may read
-	Hub    web.Hub     // the event streams
-	// Auth wraps a handler with authentication: 401 in Fluree's form
-	// without a valid token, else the principal in the request's context.
-	Auth func(http.HandlerFunc) http.HandlerFunc
+	web.Env
 	// TokenAuth makes the discovery document advertise token auth.
 	TokenAuth bool
-	Log       *slog.Logger
 	Registry  prometheus.Registerer  // receives the count of records left out
 	Conflicts *prometheus.CounterVec // pushes not applied, by concern
 	Unknown   prometheus.Counter     // writes answered with an unknown outcome
@@ -63,13 +55,8 @@ type Config struct {
 
 // API is Fluree's protocol over one NameService.
 type API struct {
-	ns        *nameservice.NameService
-	pub       *web.Public
-	lister    web.Lister
-	hub       web.Hub
-	auth      func(http.HandlerFunc) http.HandlerFunc
+	web.Env
 	tokenAuth bool
-	log       *slog.Logger
 	conflicts *prometheus.CounterVec
 	unknown   prometheus.Counter
 	skipped   *prometheus.CounterVec // records left out of the answers
@@ -77,11 +64,10 @@ type API struct {
 	opTimeout time.Duration
 }
 
-// New returns the routes of cfg; every field of cfg must be set.
+// New returns the routes of cfg.
 func New(cfg Config) *API {
-	return &API{ns: cfg.NS, pub: cfg.Public, lister: cfg.Lister, hub: cfg.Hub, auth: cfg.Auth, tokenAuth: cfg.TokenAuth,
-		log: cfg.Log, conflicts: cfg.Conflicts, unknown: cfg.Unknown, skipped: newSkipCounter(cfg.Registry),
-		now: cfg.Now, opTimeout: cfg.OpTimeout}
+	return &API{Env: cfg.Env, tokenAuth: cfg.TokenAuth, conflicts: cfg.Conflicts, unknown: cfg.Unknown,
+		skipped: newSkipCounter(cfg.Registry), now: cfg.Now, opTimeout: cfg.OpTimeout}
 }
 
 // Mount registers the routes on m: the discovery document, the branch
@@ -89,8 +75,8 @@ func New(cfg Config) *API {
 func (a *API) Mount(m *http.ServeMux) {
 	m.HandleFunc("GET /.well-known/fluree.json", a.discovery)
 	a.branchRoutes(m)
-	m.HandleFunc(Base+"/", a.auth(a.fluree))
-	m.HandleFunc(Bare+"/", a.auth(a.fluree))
+	m.HandleFunc(Base+"/", a.Auth(a.fluree))
+	m.HandleFunc(Bare+"/", a.Auth(a.fluree))
 }
 
 // CatchAll reports whether pattern is the mux pattern of Mount's

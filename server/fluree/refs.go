@@ -103,8 +103,8 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 	}
 	ctx, cancel := a.opContext(r)
 	defer cancel()
-	out, err := a.ns.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
-	err = a.pub.Error(ctx, "compare-and-set "+verb+" "+id.String(), err)
+	out, err := a.NS.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
+	err = a.Public.Error(ctx, "compare-and-set "+verb+" "+id.String(), err)
 	switch {
 	case errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrWrongKind):
 		a.conflicts.WithLabelValues(c.String()).Inc()
@@ -146,7 +146,7 @@ func (a *API) initLedger(w http.ResponseWriter, r *http.Request, alias string) {
 	}
 	ctx, cancel := a.opContext(r)
 	defer cancel()
-	err := a.pub.Error(ctx, "init "+id.String(), a.ns.Init(ctx, id.String()))
+	err := a.Public.Error(ctx, "init "+id.String(), a.NS.Init(ctx, id.String()))
 	switch {
 	case err == nil:
 		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": true})
@@ -162,13 +162,13 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
 	if !ok {
 		return
 	}
-	rec, err := a.ns.Get(r.Context(), id)
+	rec, err := a.NS.Get(r.Context(), id)
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
 		ledgerNotFound(w)
 		return
 	case err != nil:
-		WriteError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+a.pub.Error(r.Context(), "get "+id.String(), err).Error())
+		WriteError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+a.Public.Error(r.Context(), "get "+id.String(), err).Error())
 		return
 	case rec.Kind != driver.Ledger:
 		ledgerNotFound(w)

@@ -26,8 +26,8 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 		gsVisible: p.ListsGraphSources()}
 	fail := func(err error) {
 		sn.out.fail(func() {
-			WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.pub.Error(ctx, "list", err).Error())
-		}, a.log)
+			WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
+		}, a.Log)
 	}
 	// One pass writes the ledgers and keeps the graph sources (usually
 	// few) for after them; past maxSpool bytes of those, a second pass
@@ -73,7 +73,7 @@ type snapshotWriter struct {
 // kind is "", else the graph sources, and spools the graph sources of an
 // unfiltered pass.
 func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
-	for rec, err := range sn.a.lister.Scan(sn.ctx, p, nameservice.ListOptions{Kind: kind, IncludeRetracted: true}) {
+	for rec, err := range sn.a.Lister.Scan(sn.ctx, p, nameservice.ListOptions{Kind: kind, IncludeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
@@ -150,7 +150,7 @@ func (a *API) skip(ctx context.Context, route string, id driver.ID, err error) {
 	if id.IsZero() {
 		name = "(an object with no ID)"
 	}
-	a.log.LogAttrs(ctx, slog.LevelWarn, "record left out of a Fluree answer", slog.String("route", route),
+	a.Log.LogAttrs(ctx, slog.LevelWarn, "record left out of a Fluree answer", slog.String("route", route),
 		slog.String("id", name), slog.String("reason", reason), slog.String("code", driver.Code(err).String()))
 }
 

@@ -10,8 +10,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"time"
+
+	"nameservice.dev/nameservice"
 )
 
 // Marshal encodes v as compact JSON without HTML escaping, as serde_json
@@ -46,4 +49,20 @@ func WriteRaw(w http.ResponseWriter, status int, body []byte) {
 // timeout.
 func OpContext(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
+}
+
+// Env is what package server lends every route family it mounts
+// (server/fluree, server/console): each reaches the backend, the listing,
+// the event hub and the log only through it.
+type Env struct {
+	NS     *nameservice.NameService
+	Public *Public // tells clients of backend errors
+	Lister Lister  // the records a caller may read
+	Hub    Hub     // the event streams
+	// Auth wraps a handler with authentication: 401 without a valid
+	// token, in the answer format of the request's route family; else
+	// the handler runs with the principal in its request's context
+	// (auth.FromContext).
+	Auth func(http.HandlerFunc) http.HandlerFunc
+	Log  *slog.Logger
 }

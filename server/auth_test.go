@@ -50,7 +50,7 @@ func TestAuthStaticScopes(t *testing.T) {
 	if stOut != 404 || stMissing != 404 || strings.Replace(bOut, "t2/db", "t2/nothing", 1) != bMissing {
 		t.Fatalf("out of scope %d %s; missing %d %s", stOut, bOut, stMissing, bMissing)
 	}
-	wantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
+	servertest.WantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
 		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
 	// The listing holds only the scope.
 	st, b := s.Call(t, "GET", "/ns/v1/records", "")
@@ -104,9 +104,9 @@ func TestAuthJWS(t *testing.T) {
 	cas := `{"expected":{"id":null,"t":0},"new":{"id":"` + c1 + `","t":1}}`
 
 	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))
-	wantCall(t, "JWS in scope", s, "POST", "/v1/fluree/nameservice/refs/t1%2Fdb:main/commit", cas, 200,
+	servertest.WantCall(t, "JWS in scope", s, "POST", "/v1/fluree/nameservice/refs/t1%2Fdb:main/commit", cas, 200,
 		`{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
-	wantCall(t, "JWS out of scope", s, "POST", "/v1/fluree/nameservice/refs/t2%2Fdb:main/commit", cas, 404,
+	servertest.WantCall(t, "JWS out of scope", s, "POST", "/v1/fluree/nameservice/refs/t2%2Fdb:main/commit", cas, 404,
 		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
 	st, b := s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	if st != 200 || !strings.Contains(b, `"t1/db:main"`) || strings.Contains(b, "t2/") || !strings.Contains(b, `"graph_sources":[]`) {
@@ -209,12 +209,6 @@ func TestSlowHeadersCutOff(t *testing.T) {
 	if d := time.Since(start); d >= limit {
 		t.Fatalf("cut off after %v, want about 300ms", d)
 	}
-}
-
-func wantCall(t *testing.T, what string, s *servertest.Server, method, path, body string, status int, wantBody string) {
-	t.Helper()
-	st, b := s.Call(t, method, path, body)
-	servertest.Want(t, what, st, b, status, wantBody)
 }
 
 // A client that sends its headers and then trickles its body is cut off

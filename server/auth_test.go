@@ -2,83 +2,26 @@ package server_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
-	"nameservice.dev/nameservice/server/auth"
 )
 
-// issuer is an Ed25519 key that signs Fluree-style tokens.
-type issuer struct {
-	priv ed25519.PrivateKey
-	did  string
-}
-
-func newIssuer(t testing.TB) issuer {
-	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return issuer{priv: priv, did: auth.DIDKey(pub)}
-}
-
-// token signs claims as a compact JWS with the public key embedded in the
-// header, as Fluree's tokens are.
-func (is issuer) token(t *testing.T, claims map[string]any) string {
-	t.Helper()
-	b, _ := json.Marshal(claims)
-	return is.rawToken(t, string(b))
-}
-
-func (is issuer) claims(extra map[string]any) map[string]any {
-	c := map[string]any{"iss": is.did, "exp": time.Now().Add(time.Hour).Unix()}
-	for k, v := range extra {
-		c[k] = v
-	}
-	return c
-}
-
-// authServer serves with two static tokens (tenant "t1/" read-write, and a
-// reader of everything) and one trusted issuer.
-func authServer(t *testing.T, trusted issuer) *testServer {
-	t.Helper()
-	a, err := auth.NewAuthenticator(auth.Config{
-		Tokens: []auth.TokenEntry{
-			{Name: "t1-writer", SHA256: auth.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
-			{Name: "reader", SHA256: auth.HashToken("secret-reader"), Read: []string{""}},
-		},
-		TrustedIssuers: []string{trusted.did},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := start(t, server.Options{Auth: a, MaxBodyBytes: 4096})
-	ctx := context.Background()
-	must(t, s.ns.Init(ctx, "t1/db"))
-	must(t, s.ns.Init(ctx, "t2/db"))
-	must(t, s.ns.PublishGraphSource(ctx, "t1/search", "db:Bm25Index", nil, nil))
-	return s
-}
-
 func TestAuthMissingMalformedWrong(t *testing.T) {
-	s := authServer(t, newIssuer(t))
+	s := servertest.AuthServer(t, servertest.NewIssuer(t))
 	for _, c := range []struct{ name, header string }{
 		{"missing", ""}, {"not bearer", "Basic c2VjcmV0LXQxOg=="}, {"empty bearer", "Bearer "},
 		{"wrong token", "Bearer secret-t3"}, {"garbage JWS", "Bearer a.b.c"},
 	} {
 		for _, path := range []string{"/ns/v1/records/t1/db:main", "/v1/fluree/storage/ns/t1%2Fdb:main"} {
-			st, b := s.call(t, "GET", path, "", "Authorization", c.header)
+			st, b := s.Call(t, "GET", path, "", "Authorization", c.header)
 			if st != http.StatusUnauthorized {
 				t.Fatalf("%s on %s: %d %s, want 401", c.name, path, st, b)
 			}
@@ -88,54 +31,54 @@ func TestAuthMissingMalformedWrong(t *testing.T) {
 		}
 	}
 	// Health and discovery need no token.
-	if st, _ := s.call(t, "GET", "/healthz", ""); st != 200 {
+	if st, _ := s.Call(t, "GET", "/healthz", ""); st != 200 {
 		t.Fatalf("healthz: %d", st)
 	}
-	st, b := s.call(t, "GET", "/.well-known/fluree.json", "")
-	want(t, "discovery with auth", st, b, 200, `{"version":1,"api_base_url":"/v1/fluree","auth":{"type":"token"}}`)
+	st, b := s.Call(t, "GET", "/.well-known/fluree.json", "")
+	servertest.Want(t, "discovery with auth", st, b, 200, `{"version":1,"api_base_url":"/v1/fluree","auth":{"type":"token"}}`)
 }
 
 func TestAuthStaticScopes(t *testing.T) {
-	s := authServer(t, newIssuer(t))
-	s.token = "secret-t1"
-	if st, b := s.call(t, "GET", "/ns/v1/records/t1/db:main", ""); st != 200 {
+	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s.Token = "secret-t1"
+	if st, b := s.Call(t, "GET", "/ns/v1/records/t1/db:main", ""); st != 200 {
 		t.Fatalf("in scope: %d %s", st, b)
 	}
 	// Out of scope and missing answer alike: no existence leak.
-	stOut, bOut := s.call(t, "GET", "/ns/v1/records/t2/db:main", "")
-	stMissing, bMissing := s.call(t, "GET", "/ns/v1/records/t2/nothing:main", "")
+	stOut, bOut := s.Call(t, "GET", "/ns/v1/records/t2/db:main", "")
+	stMissing, bMissing := s.Call(t, "GET", "/ns/v1/records/t2/nothing:main", "")
 	if stOut != 404 || stMissing != 404 || strings.Replace(bOut, "t2/db", "t2/nothing", 1) != bMissing {
 		t.Fatalf("out of scope %d %s; missing %d %s", stOut, bOut, stMissing, bMissing)
 	}
-	wantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
+	servertest.WantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
 		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
 	// The listing holds only the scope.
-	st, b := s.call(t, "GET", "/ns/v1/records", "")
+	st, b := s.Call(t, "GET", "/ns/v1/records", "")
 	if st != 200 || strings.Contains(b, "t2/") || !strings.Contains(b, "t1/db") {
 		t.Fatalf("list: %d %s", st, b)
 	}
 	// Writes outside the scope: 404; a reader's write: 403.
 	push := `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`
-	if st, _ := s.call(t, "POST", "/ns/v1/push/head/t2/db:main", push); st != 404 {
+	if st, _ := s.Call(t, "POST", "/ns/v1/push/head/t2/db:main", push); st != 404 {
 		t.Fatalf("write out of scope: %d", st)
 	}
-	if st, _ := s.call(t, "POST", "/ns/v1/push/head/t1/db:main", push); st != 200 {
+	if st, _ := s.Call(t, "POST", "/ns/v1/push/head/t1/db:main", push); st != 200 {
 		t.Fatalf("write in scope: %d", st)
 	}
-	s.token = "secret-reader"
-	if st, _ := s.call(t, "POST", "/ns/v1/push/head/t1/db:main", push); st != 403 {
+	s.Token = "secret-reader"
+	if st, _ := s.Call(t, "POST", "/ns/v1/push/head/t1/db:main", push); st != 403 {
 		t.Fatalf("reader's write: %d, want 403", st)
 	}
 }
 
 // A watch shows only the records in scope.
 func TestAuthWatchScope(t *testing.T) {
-	s := authServer(t, newIssuer(t))
-	s.token = "secret-t1"
-	ev := s.stream(t, "/ns/v1/watch")
+	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s.Token = "secret-t1"
+	ev := s.Stream(t, "/ns/v1/watch")
 	var names []string
 	for {
-		e := ev.next(t)
+		e := ev.Next(t)
 		if strings.HasPrefix(e, "event: synced") {
 			break
 		}
@@ -145,51 +88,51 @@ func TestAuthWatchScope(t *testing.T) {
 		t.Fatalf("snapshot events %q, want t1's two records", names)
 	}
 	ctx := context.Background()
-	_, err := s.ns.PublishCommit(ctx, "t2/db", 1, "x")
-	must(t, err)
-	_, err = s.ns.PublishCommit(ctx, "t1/db", 1, "y")
-	must(t, err)
-	if e := ev.next(t); !strings.Contains(e, `"id":"t1/db:main"`) {
+	_, err := s.NS.PublishCommit(ctx, "t2/db", 1, "x")
+	servertest.Must(t, err)
+	_, err = s.NS.PublishCommit(ctx, "t1/db", 1, "y")
+	servertest.Must(t, err)
+	if e := ev.Next(t); !strings.Contains(e, `"id":"t1/db:main"`) {
 		t.Fatalf("first change %q, want t1's (t2's is out of scope)", e)
 	}
 }
 
 func TestAuthJWS(t *testing.T) {
-	trusted, stranger := newIssuer(t), newIssuer(t)
-	s := authServer(t, trusted)
-	c1 := cid("c1")
+	trusted, stranger := servertest.NewIssuer(t), servertest.NewIssuer(t)
+	s := servertest.AuthServer(t, trusted)
+	c1 := servertest.CID("c1")
 	cas := `{"expected":{"id":null,"t":0},"new":{"id":"` + c1 + `","t":1}}`
 
-	s.token = trusted.token(t, trusted.claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))
-	wantCall(t, "JWS in scope", s, "POST", refs+"t1%2Fdb:main/commit", cas, 200,
+	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))
+	servertest.WantCall(t, "JWS in scope", s, "POST", "/v1/fluree/nameservice/refs/t1%2Fdb:main/commit", cas, 200,
 		`{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
-	wantCall(t, "JWS out of scope", s, "POST", refs+"t2%2Fdb:main/commit", cas, 404,
+	servertest.WantCall(t, "JWS out of scope", s, "POST", "/v1/fluree/nameservice/refs/t2%2Fdb:main/commit", cas, 404,
 		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
-	st, b := s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	st, b := s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	if st != 200 || !strings.Contains(b, `"t1/db:main"`) || strings.Contains(b, "t2/") || !strings.Contains(b, `"graph_sources":[]`) {
 		t.Fatalf("scoped snapshot: %d %s", st, b)
 	}
 
-	s.token = trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true}))
-	st, b = s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.all": true}))
+	st, b = s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	if st != 200 || !strings.Contains(b, "t2/db") || !strings.Contains(b, "t1/search") {
 		t.Fatalf("storage.all snapshot: %d %s", st, b)
 	}
 
 	refused := map[string]string{
-		"expired":        trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true, "exp": time.Now().Add(-2 * time.Minute).Unix()})),
-		"no exp":         trusted.token(t, map[string]any{"iss": trusted.did, "fluree.storage.all": true}),
-		"wrong issuer":   stranger.token(t, stranger.claims(map[string]any{"fluree.storage.all": true})),
-		"iss mismatch":   stranger.token(t, map[string]any{"iss": trusted.did, "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
-		"not yet valid":  trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true, "nbf": time.Now().Add(time.Hour).Unix()})),
-		"tampered":       tamper(trusted.token(t, trusted.claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))),
+		"expired":        trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.all": true, "exp": time.Now().Add(-2 * time.Minute).Unix()})),
+		"no exp":         trusted.Token(t, map[string]any{"iss": trusted.DID, "fluree.storage.all": true}),
+		"wrong issuer":   stranger.Token(t, stranger.Claims(map[string]any{"fluree.storage.all": true})),
+		"iss mismatch":   stranger.Token(t, map[string]any{"iss": trusted.DID, "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
+		"not yet valid":  trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.all": true, "nbf": time.Now().Add(time.Hour).Unix()})),
+		"tampered":       tamper(trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))),
 		"malformed JWS":  "eyJhbGciOiJFZERTQSJ9.e30.AAAA",
 		"three garbage":  "x.y.z",
 		"static as JWS!": "secret.t1.x",
 	}
 	for name, tok := range refused {
-		s.token = tok
-		st, b := s.call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb", "")
+		s.Token = tok
+		st, b := s.Call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb", "")
 		if st != 401 || !strings.Contains(b, `"@type":"err:policy/Unauthorized"`) {
 			t.Errorf("%s: %d %s, want 401", name, st, b)
 		}
@@ -205,27 +148,27 @@ func tamper(tok string) string {
 }
 
 func TestAuthEventsClaims(t *testing.T) {
-	trusted := newIssuer(t)
-	s := authServer(t, trusted)
-	s.token = trusted.token(t, trusted.claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
-	ev := s.stream(t, "/v1/fluree/events?all=true")
-	if e := ev.next(t); !strings.Contains(e, "id: ledger:t2/db:main:0:0\n") {
+	trusted := servertest.NewIssuer(t)
+	s := servertest.AuthServer(t, trusted)
+	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
+	ev := s.Stream(t, "/v1/fluree/events?all=true")
+	if e := ev.Next(t); !strings.Contains(e, "id: ledger:t2/db:main:0:0\n") {
 		t.Fatalf("first event %q, want t2/db's record only", e)
 	}
-	_, err := s.ns.PublishCommit(context.Background(), "t1/db", 1, cid("a"))
-	must(t, err)
-	_, err = s.ns.PublishCommit(context.Background(), "t2/db", 1, cid("b"))
-	must(t, err)
-	if e := ev.next(t); !strings.Contains(e, "id: ledger:t2/db:main:1:0\n") {
+	_, err := s.NS.PublishCommit(context.Background(), "t1/db", 1, servertest.CID("a"))
+	servertest.Must(t, err)
+	_, err = s.NS.PublishCommit(context.Background(), "t2/db", 1, servertest.CID("b"))
+	servertest.Must(t, err)
+	if e := ev.Next(t); !strings.Contains(e, "id: ledger:t2/db:main:1:0\n") {
 		t.Fatalf("next event %q, want t2/db's commit (t1/db is out of the claims)", e)
 	}
 }
 
 func TestOversizeBody(t *testing.T) {
-	s := authServer(t, newIssuer(t))
-	s.token = "secret-t1"
+	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s.Token = "secret-t1"
 	big := `{"condition":"above","new":{"v":1,"payload":{"address":"` + strings.Repeat("a", 8000) + `","t":1}}}`
-	if st, b := s.call(t, "POST", "/ns/v1/push/head/t1/db:main", big); st != http.StatusRequestEntityTooLarge {
+	if st, b := s.Call(t, "POST", "/ns/v1/push/head/t1/db:main", big); st != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversize push: %d %s, want 413", st, b)
 	}
 }
@@ -233,8 +176,8 @@ func TestOversizeBody(t *testing.T) {
 // A client that never finishes its headers is cut off after
 // ReadHeaderTimeout.
 func TestSlowHeadersCutOff(t *testing.T) {
-	s := start(t, server.Options{})
-	hs := s.srv.HTTPServer(server.Limits{ReadHeaderTimeout: 300 * time.Millisecond})
+	s := servertest.Start(t, server.Options{})
+	hs := s.Srv.HTTPServer(server.Limits{ReadHeaderTimeout: 300 * time.Millisecond})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -268,18 +211,12 @@ func TestSlowHeadersCutOff(t *testing.T) {
 	}
 }
 
-func wantCall(t *testing.T, what string, s *testServer, method, path, body string, status int, wantBody string) {
-	t.Helper()
-	st, b := s.call(t, method, path, body)
-	want(t, what, st, b, status, wantBody)
-}
-
 // A client that sends its headers and then trickles its body is cut off
 // after BodyTimeout.
 func TestSlowBodyCutOff(t *testing.T) {
-	s := start(t, server.Options{BodyTimeout: 300 * time.Millisecond})
-	must(t, s.ns.Init(context.Background(), "db"))
-	hs := s.srv.HTTPServer(server.Limits{})
+	s := servertest.Start(t, server.Options{BodyTimeout: 300 * time.Millisecond})
+	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	hs := s.Srv.HTTPServer(server.Limits{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -310,48 +247,24 @@ func TestSlowBodyCutOff(t *testing.T) {
 	}
 }
 
-// rawToken signs payload as it is (a map cannot hold a repeated name).
-func (is issuer) rawToken(t testing.TB, payload string) string {
-	t.Helper()
-	return signCompact(t, jose.SigningKey{Algorithm: jose.EdDSA, Key: is.priv}, (&jose.SignerOptions{EmbedJWK: true}), []byte(payload))
-}
-
-// signCompact signs payload with key and returns the JWS in compact form.
-func signCompact(t testing.TB, key jose.SigningKey, opts *jose.SignerOptions, payload []byte) string {
-	t.Helper()
-	signer, err := jose.NewSigner(key, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jws, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jws.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // Claims are read as Fluree's server reads them: exact names, no repeated
 // name, times as unsigned integers compared without overflow; a token
 // whose claims grant nothing on a route is refused there with 401.
 func TestAuthJWSClaimsStrict(t *testing.T) {
-	trusted := newIssuer(t)
-	s := authServer(t, trusted)
+	trusted := servertest.NewIssuer(t)
+	s := servertest.AuthServer(t, trusted)
 	exp := time.Now().Add(time.Hour).Unix()
-	head := `{"iss":"` + trusted.did + `","exp":` + itoa(exp)
+	head := `{"iss":"` + trusted.DID + `","exp":` + itoa(exp)
 	refused := map[string]string{
 		"nbf 2^63-1":           head + `,"nbf":9223372036854775807,"fluree.storage.all":true}`,
 		"iat 2^63-1":           head + `,"iat":9223372036854775807,"fluree.storage.all":true}`,
 		"nbf 2^64-1":           head + `,"nbf":18446744073709551615,"fluree.storage.all":true}`,
-		"negative exp":         `{"iss":"` + trusted.did + `","exp":-1,"fluree.storage.all":true}`,
-		"exp beyond u64":       `{"iss":"` + trusted.did + `","exp":18446744073709551616,"fluree.storage.all":true}`,
-		"fractional exp":       `{"iss":"` + trusted.did + `","exp":` + itoa(exp) + `.5,"fluree.storage.all":true}`,
+		"negative exp":         `{"iss":"` + trusted.DID + `","exp":-1,"fluree.storage.all":true}`,
+		"exp beyond u64":       `{"iss":"` + trusted.DID + `","exp":18446744073709551616,"fluree.storage.all":true}`,
+		"fractional exp":       `{"iss":"` + trusted.DID + `","exp":` + itoa(exp) + `.5,"fluree.storage.all":true}`,
 		"case-variant claim":   head + `,"Fluree.Storage.All":true}`,
-		"case-variant exp":     `{"iss":"` + trusted.did + `","EXP":` + itoa(exp) + `,"fluree.storage.all":true}`,
-		"case-variant iss":     `{"ISS":"` + trusted.did + `","exp":` + itoa(exp) + `,"fluree.storage.all":true}`,
+		"case-variant exp":     `{"iss":"` + trusted.DID + `","EXP":` + itoa(exp) + `,"fluree.storage.all":true}`,
+		"case-variant iss":     `{"ISS":"` + trusted.DID + `","exp":` + itoa(exp) + `,"fluree.storage.all":true}`,
 		"repeated claim":       head + `,"fluree.storage.ledgers":["t1/db"],"fluree.storage.ledgers":["t2/db"]}`,
 		"repeated exp":         head + `,"exp":99999999999,"fluree.storage.all":true}`,
 		"repeated, both equal": head + `,"fluree.storage.all":true,"fluree.storage.all":true}`,
@@ -360,16 +273,16 @@ func TestAuthJWSClaimsStrict(t *testing.T) {
 		"invalid ledger only":  head + `,"fluree.storage.ledgers":["not a ledger!:"]}`,
 	}
 	for name, payload := range refused {
-		s.token = trusted.rawToken(t, payload)
+		s.Token = trusted.RawToken(t, payload)
 		for _, path := range []string{"/v1/fluree/storage/ns/t2%2Fdb:main", "/v1/fluree/nameservice/snapshot", "/ns/v1/records", "/ns/v1/records/t2/db:main"} {
-			if st, b := s.call(t, "GET", path, ""); st != http.StatusUnauthorized {
+			if st, b := s.Call(t, "GET", path, ""); st != http.StatusUnauthorized {
 				t.Errorf("%s on %s: %d %s, want 401", name, path, st, b)
 			}
 		}
 	}
 	// The events route asks for the events claims.
-	s.token = trusted.rawToken(t, head+`,"fluree.storage.all":true}`)
-	resp := s.do(t, "GET", "/v1/fluree/events?all=true", "")
+	s.Token = trusted.RawToken(t, head+`,"fluree.storage.all":true}`)
+	resp := s.Do(t, "GET", "/v1/fluree/events?all=true", "")
 	resp.Body.Close() // a stream, if the server wrongly opened one
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("storage claims only on the events route: %d, want 401", resp.StatusCode)
@@ -377,14 +290,16 @@ func TestAuthJWSClaimsStrict(t *testing.T) {
 	// The same claims, well formed, are accepted: the refusals above are
 	// the claims' form, not the key.
 	for name, payload := range map[string]string{
-		"exp 2^63-1":  `{"iss":"` + trusted.did + `","exp":9223372036854775807,"fluree.storage.all":true}`,
-		"exp 2^64-1":  `{"iss":"` + trusted.did + `","exp":18446744073709551615,"fluree.storage.all":true}`,
+		"exp 2^63-1":  `{"iss":"` + trusted.DID + `","exp":9223372036854775807,"fluree.storage.all":true}`,
+		"exp 2^64-1":  `{"iss":"` + trusted.DID + `","exp":18446744073709551615,"fluree.storage.all":true}`,
 		"nbf and iat": head + `,"nbf":` + itoa(time.Now().Unix()) + `,"iat":` + itoa(time.Now().Unix()) + `,"fluree.storage.all":true}`,
 		"unknown":     head + `,"fluree.storage.all":true,"x-other":{"Exp":1,"exp":2}}`,
 	} {
-		s.token = trusted.rawToken(t, payload)
-		if st, b := s.call(t, "GET", "/v1/fluree/storage/ns/t2%2Fdb:main", ""); st != http.StatusOK {
+		s.Token = trusted.RawToken(t, payload)
+		if st, b := s.Call(t, "GET", "/v1/fluree/storage/ns/t2%2Fdb:main", ""); st != http.StatusOK {
 			t.Errorf("%s: %d %s, want 200", name, st, b)
 		}
 	}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

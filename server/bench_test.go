@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
@@ -90,7 +91,7 @@ func seedFiles(b *testing.B, dir string, n int) {
 	}
 	defer d.Close()
 	tmpl := driver.NewLedger(driver.ID{Name: "tmpl", Branch: "main"}, 1_700_000_000)
-	*tmpl.Head = driver.RefValue(cid("head"), 1)
+	*tmpl.Head = driver.RefValue(servertest.CID("head"), 1)
 	testenv.SeedCopies(b, d, dir, tmpl, "l%06d", n)
 }
 

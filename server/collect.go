@@ -9,6 +9,8 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // collect serves POST /ns/v1/collect: the collector over the prefix of
@@ -17,18 +19,12 @@ import (
 // backend's object names), then the totals. Collection is safe to repeat,
 // so it needs no idempotency key; it runs until done or the client leaves.
 func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		s.bodyError(w, err)
-		return
-	}
 	var req nswire.CollectRequest
-	if err := decodeStrict(body, &req); err != nil {
-		writeError(w, err)
+	if _, ok := s.read(w, r, in{body: &req}); !ok {
 		return
 	}
-	if !principalOf(r.Context()).CanWriteUnder(req.Prefix) {
-		writeJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
+	if !auth.FromContext(r.Context()).CanWriteUnder(req.Prefix) {
+		web.WriteJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
 			Code: driver.PermissionDenied.String()})
 		return
 	}
@@ -43,7 +39,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 		},
 	})
 	if err != nil {
-		_, b := errorBody(s.public(r.Context(), "collect", err))
+		_, b := errorBody(s.public.Error(r.Context(), "collect", err))
 		var e nswire.Error
 		_ = json.Unmarshal(b, &e)
 		_ = enc.Encode(nswire.CollectLine{Error: &e})

@@ -7,6 +7,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/server"
@@ -18,20 +19,20 @@ import (
 func TestCorruptRecordLeaksNothing(t *testing.T) {
 	dir := t.TempDir()
 	d, err := fs.Open(context.Background(), fs.Config{Dir: dir, Layout: jsonld.LayoutB})
-	must(t, err)
-	s := startOn(t, d, server.Options{})
+	servertest.Must(t, err)
+	s := servertest.StartOn(t, d, server.Options{})
 	ctx := context.Background()
 	for _, n := range []string{"a", "bad", "c", "files"} {
-		must(t, s.ns.Init(ctx, n))
+		servertest.Must(t, s.NS.Init(ctx, n))
 	}
-	_, err = s.ns.PublishCommit(ctx, "a", 1, cid("a1"))
-	must(t, err)
-	must(t, s.ns.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
+	_, err = s.NS.PublishCommit(ctx, "a", 1, servertest.CID("a1"))
+	servertest.Must(t, err)
+	servertest.Must(t, s.NS.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
 	// An address that is not a CID: our routes serve it (it is the
 	// record's data), Fluree's never echo it.
-	_, err = s.ns.PublishCommit(ctx, "files", 1, "fluree:file://ledger-store/files/t1")
-	must(t, err)
-	must(t, testenv.CorruptFile(dir, jsonld.LayoutB, driver.ID{Name: "bad", Branch: "main"}))
+	_, err = s.NS.PublishCommit(ctx, "files", 1, "fluree:file://ledger-store/files/t1")
+	servertest.Must(t, err)
+	servertest.Must(t, testenv.CorruptFile(dir, jsonld.LayoutB, driver.ID{Name: "bad", Branch: "main"}))
 
 	leaks := func(what, body string) {
 		t.Helper()
@@ -45,7 +46,7 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 			}
 		}
 	}
-	st, b := s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	st, b := s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	leaks("fluree snapshot", b)
 	if st != 200 || !strings.Contains(b, `"ledger_id":"a:main"`) || !strings.Contains(b, `"ledger_id":"c:main"`) ||
 		!strings.Contains(b, `"graph_source_id":"gs:main"`) || strings.Contains(b, "bad:main") || strings.Contains(b, "files:main") {
@@ -57,8 +58,8 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 	}{
 		{"GET", "/v1/fluree/storage/ns/bad", "", 500},
 		{"GET", "/v1/fluree/storage/ns/files", "", 400},
-		{"POST", "/v1/fluree/nameservice/refs/bad/commit", `{"expected":null,"new":{"id":"` + cid("x") + `","t":1}}`, 500},
-		{"POST", "/v1/fluree/nameservice/refs/bad/index", `{"expected":null,"new":{"id":"` + cid("x") + `","t":1}}`, 500},
+		{"POST", "/v1/fluree/nameservice/refs/bad/commit", `{"expected":null,"new":{"id":"` + servertest.CID("x") + `","t":1}}`, 500},
+		{"POST", "/v1/fluree/nameservice/refs/bad/index", `{"expected":null,"new":{"id":"` + servertest.CID("x") + `","t":1}}`, 500},
 		{"POST", "/v1/fluree/nameservice/refs/bad/init", "", 500},
 		{"GET", "/ns/v1/records/bad:main", "", 500},
 		{"GET", "/ns/v1/records", "", 200},
@@ -68,41 +69,41 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 		{"PUT", "/ns/v1/records/bad:main", `{"id":"bad:main","kind":"ledger","head":{"v":0},"index":{"v":0},"status":{"v":1,"payload":{"state":"ready"}},"config":{"v":0}}`, 500},
 		{"POST", "/ns/v1/graph-sources/bad:main", `{"source_type":"db:Bm25Index"}`, 500},
 	} {
-		st, b := s.call(t, c.method, c.path, c.body)
+		st, b := s.Call(t, c.method, c.path, c.body)
 		leaks(c.method+" "+c.path, b)
 		if st != c.status {
 			t.Errorf("%s %s: %d %s, want %d", c.method, c.path, st, b, c.status)
 		}
 	}
 	// The listing names the bad record by its ID and code only.
-	if _, b := s.call(t, "GET", "/ns/v1/records", ""); !strings.Contains(b, `"failed":[{"id":"bad:main","object":"bad:main","error":"read bad:main: internal error`) {
+	if _, b := s.Call(t, "GET", "/ns/v1/records", ""); !strings.Contains(b, `"failed":[{"id":"bad:main","object":"bad:main","error":"read bad:main: internal error`) {
 		t.Errorf("listing: %s, want bad:main in failed", b)
 	}
 	// Event streams: the records they start with, and the failure.
-	ev := s.stream(t, "/ns/v1/watch?prefix=")
+	ev := s.Stream(t, "/ns/v1/watch?prefix=")
 	for got := ""; !strings.HasPrefix(got, "event: synced"); {
-		got = ev.next(t)
+		got = ev.Next(t)
 		leaks("watch", got)
 	}
-	ev = s.stream(t, "/ns/v1/watch?id=bad:main")
-	if got := ev.next(t); !strings.HasPrefix(got, "event: error\n") {
+	ev = s.Stream(t, "/ns/v1/watch?id=bad:main")
+	if got := ev.Next(t); !strings.HasPrefix(got, "event: error\n") {
 		t.Errorf("watch of the bad record: %q, want an error event", got)
 	} else {
 		leaks("watch of the bad record", got)
 	}
-	ev = s.stream(t, "/v1/fluree/events?all=true")
+	ev = s.Stream(t, "/v1/fluree/events?all=true")
 	for got := ""; !strings.Contains(got, `"resource_id":"gs:main"`); {
-		got = ev.next(t)
+		got = ev.Next(t)
 		leaks("events", got)
 	}
-	st, b = s.call(t, "GET", "/metrics", "")
+	st, b = s.Call(t, "GET", "/metrics", "")
 	if st != 200 || !strings.Contains(b, `nameservice_fluree_records_skipped_total{reason="unreadable",route="snapshot"} 1`) ||
 		!strings.Contains(b, `nameservice_fluree_records_skipped_total{reason="not_expressible",route="snapshot"} 1`) {
 		t.Errorf("metrics do not count the records the snapshot left out:\n%s", grepLines(b, "skipped"))
 	}
 	// A purge frees the ID, and says nothing either.
-	st, b = s.call(t, "DELETE", "/ns/v1/records/bad:main", "")
-	want(t, "purge", st, b, 204, "")
+	st, b = s.Call(t, "DELETE", "/ns/v1/records/bad:main", "")
+	servertest.Want(t, "purge", st, b, 204, "")
 }
 
 func grepLines(s, sub string) string {

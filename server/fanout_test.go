@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
@@ -66,9 +67,9 @@ func fanoutServer(tb testing.TB, stream bool, streams int) *faultproxy.Proxy {
 		tb.Fatal(err)
 	}
 	testenv.DropTable(tb, d.Client(), table)
-	s := startOn(tb, d, server.Options{PollInterval: 200 * time.Millisecond, MaxStreamsPerPrincipal: 1000})
+	s := servertest.StartOn(tb, d, server.Options{PollInterval: 200 * time.Millisecond, MaxStreamsPerPrincipal: 1000})
 	for i := range 5 {
-		if err := s.ns.Init(ctx, fmt.Sprintf("db%d", i)); err != nil {
+		if err := s.NS.Init(ctx, fmt.Sprintf("db%d", i)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -84,10 +85,10 @@ func fanoutServer(tb testing.TB, stream bool, streams int) *faultproxy.Proxy {
 
 // openSynced opens a stream and reads what it starts with: /ns/v1/watch up
 // to "synced", Fluree's events their first record.
-func openSynced(tb testing.TB, s *testServer, path string) {
-	st := s.stream(tb, path)
+func openSynced(tb testing.TB, s *servertest.Server, path string) {
+	st := s.Stream(tb, path)
 	for {
-		ev := st.next(tb)
+		ev := st.Next(tb)
 		if path != "/ns/v1/watch?prefix=" || strings.HasPrefix(ev, "event: synced") {
 			return
 		}

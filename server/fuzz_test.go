@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,47 +10,20 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
-
-// fuzzServer is a server over a store holding ledger db, for in-process
-// fuzzing of the request decoders.
-func fuzzServer(f *testing.F, opts server.Options) (*server.Server, *nameservice.NameService) {
-	ns := nameservice.New(mem.NewStore().Open())
-	if err := ns.Init(context.Background(), "db"); err != nil {
-		f.Fatal(err)
-	}
-	if opts.Auth == nil {
-		opts.NoAuth = true
-	}
-	return server.New(ns, opts), ns
-}
-
-func serveOnce(h http.Handler, method, path, body string, header ...string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
-}
-
-// allowed are the answers a malformed or hostile body may get; never a 500.
-var allowed = map[int]bool{200: true, 201: true, 204: true, 400: true, 404: true, 409: true, 413: true, 415: true, 422: true}
 
 func FuzzPushBody(f *testing.F) {
 	f.Add("head", `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`)
 	f.Add("status", `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":2,"payload":{"state":"x"}}}`)
 	f.Add("index", `{"condition":"at_least","new":{"v":0}}`)
 	f.Add("config", `{"condition":"equals","expected":{"v":0},"new":{"v":1,"payload":{"a":[1,{"b":null}]}}}`)
-	srv, ns := fuzzServer(f, server.Options{})
+	srv, ns := servertest.FuzzServer(f, server.Options{})
 	f.Fuzz(func(t *testing.T, concern, body string) {
-		rec := serveOnce(srv, "POST", "/ns/v1/push/"+urlSegment(concern)+"/db:main", body)
-		if !allowed[rec.Code] {
+		rec := servertest.ServeOnce(srv, "POST", "/ns/v1/push/"+urlSegment(concern)+"/db:main", body)
+		if !servertest.Allowed[rec.Code] {
 			t.Fatalf("push %q %q: %d %s", concern, body, rec.Code, rec.Body)
 		}
 		if r, err := ns.Lookup(context.Background(), "db"); err != nil || r.Validate() != nil {
@@ -61,33 +32,15 @@ func FuzzPushBody(f *testing.F) {
 	})
 }
 
-func FuzzFlureeCASBody(f *testing.F) {
-	c := "bafyreibnoelefnzgwbcacyt4vh52ymxvzbjq7mmqhtcnwarfq4lzegsiqe"
-	f.Add(`{"expected":{"id":null,"t":0},"new":{"id":"` + c + `","t":1}}`)
-	f.Add(`{"expected":null,"new":{"id":"` + c + `","t":2}}`)
-	f.Add(`{"new":{"id":null,"t":-1}}`)
-	f.Add(`{"expected":{"t":"x"}}`)
-	srv, ns := fuzzServer(f, server.Options{})
-	f.Fuzz(func(t *testing.T, body string) {
-		rec := serveOnce(srv, "POST", "/v1/fluree/nameservice/refs/db:main/commit", body)
-		if !allowed[rec.Code] {
-			t.Fatalf("CAS %q: %d %s", body, rec.Code, rec.Body)
-		}
-		if r, err := ns.Lookup(context.Background(), "db"); err != nil || r.Validate() != nil {
-			t.Fatalf("the record no longer validates after CAS %q: %v", body, err)
-		}
-	})
-}
-
 func FuzzRetractAndGraphSourceBodies(f *testing.F) {
 	f.Add(`{"at":1700000000}`, `{"source_type":"db:Bm25Index","dependencies":["db"],"config":{"k":1}}`)
 	f.Add(`{"at":-5}`, `{"source_type":""}`)
-	srv, _ := fuzzServer(f, server.Options{})
+	srv, _ := servertest.FuzzServer(f, server.Options{})
 	f.Fuzz(func(t *testing.T, retract, gs string) {
-		if rec := serveOnce(srv, "POST", "/ns/v1/graph-sources/gs", gs); !allowed[rec.Code] {
+		if rec := servertest.ServeOnce(srv, "POST", "/ns/v1/graph-sources/gs", gs); !servertest.Allowed[rec.Code] {
 			t.Fatalf("graph source %q: %d %s", gs, rec.Code, rec.Body)
 		}
-		if rec := serveOnce(srv, "POST", "/ns/v1/retract/db:main", retract); !allowed[rec.Code] {
+		if rec := servertest.ServeOnce(srv, "POST", "/ns/v1/retract/db:main", retract); !servertest.Allowed[rec.Code] {
 			t.Fatalf("retract %q: %d %s", retract, rec.Code, rec.Body)
 		}
 	})
@@ -100,7 +53,7 @@ func FuzzBranchBodies(f *testing.F) {
 	f.Add(`{"from":"main"}`, `{"commit":{"address":"c1","t":1},"clear_index":true}`, `{"ledger":"db","branch":"dev"}`)
 	f.Add(`{"at":{"address":"c0","t":0}}`, `{"commit":{"address":"","t":-1},"index":{"address":"i","t":1},"clear_index":true}`, `{"ledger":"db","branch":"x","at":"t:1"}`)
 	f.Add(`{"from":"x:y"}`, `{"commit":{}}`, `{"ledger":"","branch":"main"}`)
-	srv, ns := fuzzServer(f, server.Options{})
+	srv, ns := servertest.FuzzServer(f, server.Options{})
 	if _, err := ns.PublishCommit(context.Background(), "db", 2, "c2"); err != nil {
 		f.Fatal(err)
 	}
@@ -109,7 +62,7 @@ func FuzzBranchBodies(f *testing.F) {
 			{"/ns/v1/branches/db:b1", create}, {"/ns/v1/reset-head/db:main", reset},
 			{"/fluree/branch", fluree}, {"/fluree/drop-branch", fluree},
 		} {
-			if rec := serveOnce(srv, "POST", c.path, c.body); !allowed[rec.Code] {
+			if rec := servertest.ServeOnce(srv, "POST", c.path, c.body); !servertest.Allowed[rec.Code] {
 				t.Fatalf("%s %q: %d %s", c.path, c.body, rec.Code, rec.Body)
 			}
 		}
@@ -143,9 +96,9 @@ func FuzzAuthorization(f *testing.F) {
 	f.Add("BeArer  good \t")   // valid: 1*SP, then trailing OWS
 	f.Add("Bearer \u00a0good") // not: only spaces separate
 	f.Add("Bearer\tgood")
-	srv, _ := fuzzServer(f, server.Options{Auth: a})
+	srv, _ := servertest.FuzzServer(f, server.Options{Auth: a})
 	f.Fuzz(func(t *testing.T, header string) {
-		rec := serveOnce(srv, "GET", "/ns/v1/records/db:main", "", "Authorization", header)
+		rec := servertest.ServeOnce(srv, "GET", "/ns/v1/records/db:main", "", "Authorization", header)
 		ok := wellFormedGood.MatchString(header)
 		if rec.Code != 401 && !(ok && rec.Code == 200) {
 			t.Fatalf("Authorization %q: %d %s", header, rec.Code, rec.Body)
@@ -174,20 +127,20 @@ func urlSegment(s string) string {
 // claims that grant the read; never a 500.
 func FuzzJWSClaims(f *testing.F) {
 	now := time.Unix(1_700_000_000, 0)
-	is := newIssuer(f)
-	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{is.did}, Now: func() time.Time { return now }})
+	is := servertest.NewIssuer(f)
+	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{is.DID}, Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)
 	}
-	head := `{"iss":"` + is.did + `","exp":1700000100`
+	head := `{"iss":"` + is.DID + `","exp":1700000100`
 	f.Add(head + `,"fluree.storage.all":true}`)
 	f.Add(head + `,"fluree.storage.ledgers":["db"]}`)
 	f.Add(head + `,"fluree.storage.ledgers":["other"],"fluree.storage.ledgers":["db"]}`)
 	f.Add(head + `,"Fluree.storage.all":true}`)
 	f.Add(head + `,"nbf":9223372036854775807,"fluree.storage.all":true}`)
-	srv, _ := fuzzServer(f, server.Options{Auth: a})
+	srv, _ := servertest.FuzzServer(f, server.Options{Auth: a})
 	f.Fuzz(func(t *testing.T, payload string) {
-		rec := serveOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.rawToken(t, payload))
+		rec := servertest.ServeOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.RawToken(t, payload))
 		switch rec.Code {
 		case 401, 404:
 			return
@@ -201,7 +154,7 @@ func FuzzJWSClaims(f *testing.F) {
 		}
 		exp, _ := c["exp"].(float64)
 		ledgers, _ := c["fluree.storage.ledgers"].([]any)
-		if c["iss"] != is.did || exp < float64(now.Unix()-60) ||
+		if c["iss"] != is.DID || exp < float64(now.Unix()-60) ||
 			(c["fluree.storage.all"] != true && !slices.Contains(ledgers, any("db")) && !slices.Contains(ledgers, any("db:main"))) {
 			t.Fatalf("payload %q granted a read without the claims for it", payload)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -26,9 +27,9 @@ func ledgerJSON(id, status, config, extra string) string {
 // contract, write through the NameService: a record or value that breaks a rule
 // is refused with 400 naming it, and nothing is written.
 func TestRawRoutesKeepTheRules(t *testing.T) {
-	s := start(t, server.Options{})
-	must(t, s.ns.Init(context.Background(), "db"))
-	before := s.body(t, "/ns/v1/records/db:main")
+	s := servertest.Start(t, server.Options{})
+	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	before := s.Get(t, "/ns/v1/records/db:main")
 	ready := `{"v":1,"payload":{"state":"ready"}}`
 	for _, c := range []struct{ name, method, path, body, want string }{
 		{"create with a 30-deep config", "PUT", "/ns/v1/records/new:main",
@@ -41,44 +42,22 @@ func TestRawRoutesKeepTheRules(t *testing.T) {
 			ledgerJSON("new:main", `{"v":9223372036854775807,"payload":{"state":"ready"}}`, `{"v":0}`, ""), "status_v"},
 		{"branches 2^32", "PUT", "/ns/v1/records/new:main", ledgerJSON("new:main", ready, `{"v":0}`, `,"branches":4294967296`), "branches"},
 		{"non-canonical content ID", "POST", "/ns/v1/push/head/db:main",
-			`{"condition":"above","new":{"v":1,"payload":{"address":"` + nonMinimalCID() + `","t":1}}}`, "shortest form"},
+			`{"condition":"above","new":{"v":1,"payload":{"address":"` + servertest.NonMinimalCID() + `","t":1}}}`, "shortest form"},
 		{"65-byte digest", "POST", "/ns/v1/push/index/db:main",
-			`{"condition":"above","new":{"v":1,"payload":{"address":"` + longDigestCID() + `","t":1}}}`, "65 bytes"},
+			`{"condition":"above","new":{"v":1,"payload":{"address":"` + servertest.LongDigestCID() + `","t":1}}}`, "65 bytes"},
 		{"lone surrogate", "POST", "/ns/v1/push/status/db:main",
 			`{"condition":"equals","expected":` + ready + `,"new":{"v":2,"payload":{"state":"x\udcff"}}}`, `\\udcff`},
 	} {
-		st, b := s.call(t, c.method, c.path, c.body)
+		st, b := s.Call(t, c.method, c.path, c.body)
 		if st != 400 || !strings.Contains(b, c.want) || !strings.Contains(b, `"code":"InvalidArgument"`) {
 			t.Errorf("%s: %d %s, want 400 naming %q", c.name, st, b, c.want)
 		}
 	}
-	if got := s.body(t, "/ns/v1/records/db:main"); got != before {
+	if got := s.Get(t, "/ns/v1/records/db:main"); got != before {
 		t.Errorf("a refused write changed the record:\n%s\n%s", before, got)
 	}
-	if st, b := s.call(t, "GET", "/ns/v1/records/new:main", ""); st != 404 {
+	if st, b := s.Call(t, "GET", "/ns/v1/records/new:main", ""); st != 404 {
 		t.Errorf("a refused create wrote the record: %d %s", st, b)
-	}
-}
-
-// TestFlureeRoutesKeepTheRules: Fluree's ref push refuses a content ID
-// Fluree itself cannot read and a t at which an increment would overflow,
-// writing nothing.
-func TestFlureeRoutesKeepTheRules(t *testing.T) {
-	s := start(t, server.Options{})
-	must(t, s.ns.Init(context.Background(), "db"))
-	before := s.body(t, "/ns/v1/records/db:main")
-	for _, c := range []struct{ name, body string }{
-		{"non-canonical content ID", `{"expected":{"id":null,"t":0},"new":{"id":"` + nonMinimalCID() + `","t":1}}`},
-		{"65-byte digest", `{"expected":{"id":null,"t":0},"new":{"id":"` + longDigestCID() + `","t":1}}`},
-		{"t 2^63-1", `{"expected":{"id":null,"t":0},"new":{"id":"` + cid("x") + `","t":9223372036854775807}}`},
-	} {
-		st, b := s.call(t, "POST", "/v1/fluree/nameservice/refs/db:main/commit", c.body)
-		if st != 400 && st != 422 {
-			t.Errorf("%s: %d %s, want 400 or 422", c.name, st, b)
-		}
-	}
-	if got := s.body(t, "/ns/v1/records/db:main"); got != before {
-		t.Errorf("a refused push changed the record:\n%s\n%s", before, got)
 	}
 }
 
@@ -90,27 +69,17 @@ func TestIDsSharingAFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startOn(t, d, server.Options{})
+	s := servertest.StartOn(t, d, server.Options{})
 	ready := `{"v":1,"payload":{"state":"ready"}}`
-	if st, b := s.call(t, "PUT", "/ns/v1/records/x/y:main", ledgerJSON("x/y:main", ready, `{"v":0}`, "")); st != 201 {
+	if st, b := s.Call(t, "PUT", "/ns/v1/records/x/y:main", ledgerJSON("x/y:main", ready, `{"v":0}`, "")); st != 201 {
 		t.Fatalf("create x/y:main: %d %s", st, b)
 	}
-	st, b := s.call(t, "PUT", "/ns/v1/records/x:y/main", ledgerJSON("x:y/main", ready, `{"v":0}`, ""))
+	st, b := s.Call(t, "PUT", "/ns/v1/records/x:y/main", ledgerJSON("x:y/main", ready, `{"v":0}`, ""))
 	if st != 409 || strings.Contains(b, "x/y:main") {
 		t.Errorf("create x:y/main beside x/y:main: %d %s, want 409 not naming x/y:main", st, b)
 	}
-	st, b = s.call(t, "GET", "/ns/v1/records/x:y/main", "")
+	st, b = s.Call(t, "GET", "/ns/v1/records/x:y/main", "")
 	if st != 404 || strings.Contains(b, "x/y:main") {
 		t.Errorf("lookup x:y/main: %d %s, want 404 not naming x/y:main", st, b)
 	}
-}
-
-// body returns the body of a GET that must answer 200.
-func (s *testServer) body(t *testing.T, path string) string {
-	t.Helper()
-	st, b := s.call(t, "GET", path, "")
-	if st != 200 {
-		t.Fatalf("GET %s: %d %s", path, st, b)
-	}
-	return b
 }

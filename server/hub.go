@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // subscriberBuffer bounds the events waiting for one stream. Events are
@@ -63,23 +65,11 @@ type subscriber struct {
 	up *upstream
 	// events is closed by the hub when the upstream ends or the stream is
 	// dropped.
-	events chan *hubEvent
+	events chan *web.Event
 	// onDrop, called (under hub.mu, so quickly) when the stream is
 	// dropped, unblocks its handler, which may be stuck writing to a
 	// client that does not read.
 	onDrop func()
-}
-
-// hubEvent is one event of an upstream, shared by every stream: none may
-// change it. What streams derive from it (the record now, the change's
-// JSON) is made once, by the first stream that needs it.
-type hubEvent struct {
-	driver.Event
-	recOnce    sync.Once
-	rec        *driver.Record
-	recErr     error
-	changeOnce sync.Once
-	change     []byte
 }
 
 func newHub(s *Server, ctx context.Context, reg prometheus.Registerer) *hub {
@@ -105,7 +95,7 @@ func (h *hub) subscribe(ctx context.Context, key watchKey, onDrop func()) (*subs
 	if up == nil {
 		up = h.start(key)
 	}
-	sub := &subscriber{up: up, events: make(chan *hubEvent, subscriberBuffer), onDrop: onDrop}
+	sub := &subscriber{up: up, events: make(chan *web.Event, subscriberBuffer), onDrop: onDrop}
 	up.subs[sub] = struct{}{}
 	h.mu.Unlock()
 	select {
@@ -158,7 +148,7 @@ func (h *hub) run(ctx context.Context, up *upstream) {
 	}
 	close(up.ready)
 	for ev := range feed {
-		h.fanout(up, &hubEvent{Event: ev})
+		h.fanout(up, web.NewEvent(ev, h.record))
 		if ev.Err != nil {
 			return // the feed's last event; streams end, clients reconnect
 		}
@@ -182,7 +172,7 @@ func (h *hub) end(up *upstream) {
 
 // fanout hands ev to every stream of up, dropping those whose buffer is
 // full.
-func (h *hub) fanout(up *upstream, ev *hubEvent) {
+func (h *hub) fanout(up *upstream, ev *web.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for sub := range up.subs {
@@ -199,27 +189,26 @@ func (h *hub) fanout(up *upstream, ev *hubEvent) {
 	}
 }
 
-// record returns the record of ev as read after it, read once for every
-// stream (with the server's context, not a stream's).
-func (h *hub) record(ev *hubEvent) (*driver.Record, error) {
-	ev.recOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
-		defer cancel()
-		ev.rec, ev.recErr = h.s.ns.Get(ctx, ev.ID)
-	})
-	return ev.rec, ev.recErr
+// record reads the record of an event after it, for every stream (see
+// web.Event.Record): with the server's context, not a stream's.
+func (h *hub) record(id driver.ID) (*driver.Record, error) {
+	ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
+	defer cancel()
+	return h.s.ns.Get(ctx, id)
 }
 
-// changeData returns the data of ev's "change" event on /ns/v1/watch,
-// encoded once.
-func (ev *hubEvent) changeData() []byte {
-	ev.changeOnce.Do(func() {
-		c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
-		if !ev.Deleted {
-			v := ev.New
-			c.Concern, c.New = ev.Concern.String(), &v
-		}
-		ev.change = marshal(c)
-	})
-	return ev.change
+// Subscribe implements web.Hub for the route families of package server's
+// subpackages.
+func (h *hub) Subscribe(w http.ResponseWriter, r *http.Request, id string) *web.Stream {
+	return h.s.subscribe(w, r, watchKey{id: id})
+}
+
+// changeData returns the data of ev's "change" event on /ns/v1/watch.
+func changeData(ev driver.Event) []byte {
+	c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
+	if !ev.Deleted {
+		v := ev.New
+		c.Concern, c.New = ev.Concern.String(), &v
+	}
+	return web.Marshal(c)
 }

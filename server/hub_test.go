@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -44,9 +45,9 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 	store := mem.NewStore()
 	backend := &countingPoll{Driver: store.Open()}
 	const interval = 20 * time.Millisecond
-	s := startOn(t, backend, server.Options{PollInterval: interval})
+	s := servertest.StartOn(t, backend, server.Options{PollInterval: interval})
 	for i := range 5 {
-		must(t, s.ns.Init(context.Background(), fmt.Sprintf("db%d", i)))
+		servertest.Must(t, s.NS.Init(context.Background(), fmt.Sprintf("db%d", i)))
 	}
 	// window counts the backend calls over a second or more, and returns
 	// the most polls one upstream can make in that time (a poll of five
@@ -59,19 +60,19 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 		}
 		return backend.calls.Load() - before, int64(time.Since(began)/interval) + 2
 	}
-	streams := []*sseStream{synced(t, s.stream(t, "/ns/v1/watch?prefix=db"))}
+	streams := []*servertest.SSE{synced(t, s.Stream(t, "/ns/v1/watch?prefix=db"))}
 	if one, most := window(); one > most {
 		t.Fatalf("backend calls with one stream: %d, want at most %d", one, most)
 	}
 	for range 19 {
-		streams = append(streams, synced(t, s.stream(t, "/ns/v1/watch?prefix=db")))
+		streams = append(streams, synced(t, s.Stream(t, "/ns/v1/watch?prefix=db")))
 	}
 	for range 10 {
-		ev := s.stream(t, "/v1/fluree/events?all=true")
-		ev.next(t)
+		ev := s.Stream(t, "/v1/fluree/events?all=true")
+		ev.Next(t)
 		streams = append(streams, ev)
 	}
-	_, b := s.call(t, "GET", "/metrics", "")
+	_, b := s.Call(t, "GET", "/metrics", "")
 	if !strings.Contains(b, "nameservice_watch_upstreams 2\n") {
 		t.Fatalf("upstreams: %s, want 2 (prefix db, and every record)", grepLines(b, "upstreams"))
 	}
@@ -79,19 +80,19 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 		t.Fatalf("backend calls with 30 streams on 2 upstreams: %d, want at most %d", many, 2*most)
 	}
 	// Every stream sees a change; the upstreams stop with their last stream.
-	_, err := s.ns.PublishCommit(context.Background(), "db3", 1, cid("x"))
-	must(t, err)
+	_, err := s.NS.PublishCommit(context.Background(), "db3", 1, servertest.CID("x"))
+	servertest.Must(t, err)
 	for _, st := range streams[:20] {
-		if got := st.next(t); !strings.Contains(got, `"id":"db3:main"`) {
+		if got := st.Next(t); !strings.Contains(got, `"id":"db3:main"`) {
 			t.Fatalf("change event %q", got)
 		}
 	}
 	for _, st := range streams {
-		st.resp.Body.Close()
+		st.Resp.Body.Close()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for ; time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, b = s.call(t, "GET", "/metrics", ""); strings.Contains(b, "nameservice_watch_upstreams 0\n") {
+		if _, b = s.Call(t, "GET", "/metrics", ""); strings.Contains(b, "nameservice_watch_upstreams 0\n") {
 			return
 		}
 	}
@@ -99,9 +100,9 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 }
 
 // synced reads a watch stream up to its "synced" event.
-func synced(t *testing.T, st *sseStream) *sseStream {
+func synced(t *testing.T, st *servertest.SSE) *servertest.SSE {
 	t.Helper()
-	for !strings.HasPrefix(st.next(t), "event: synced") {
+	for !strings.HasPrefix(st.Next(t), "event: synced") {
 	}
 	return st
 }
@@ -122,21 +123,21 @@ func TestWatchStalledSubscriberDropped(t *testing.T) {
 	}
 	hs.Start()
 	t.Cleanup(func() { _ = srv.Close(); hs.Close() })
-	s := &testServer{Server: hs, ns: ns, srv: srv}
+	s := &servertest.Server{Server: hs, NS: ns, Srv: srv}
 	ctx := context.Background()
-	must(t, s.ns.Init(ctx, "db"))
+	servertest.Must(t, s.NS.Init(ctx, "db"))
 
 	u, _ := url.Parse(s.URL)
 	conn, err := net.Dial("tcp", u.Host)
-	must(t, err)
+	servertest.Must(t, err)
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	_, err = io.WriteString(conn, "GET /ns/v1/watch?prefix= HTTP/1.1\r\nHost: x\r\n\r\n")
-	must(t, err)
+	servertest.Must(t, err)
 
-	healthy := make([]*sseStream, 3)
+	healthy := make([]*servertest.SSE, 3)
 	for i := range healthy {
-		healthy[i] = synced(t, s.stream(t, "/ns/v1/watch?prefix="))
+		healthy[i] = synced(t, s.Stream(t, "/ns/v1/watch?prefix="))
 	}
 	const pushes = 600
 	pad := strings.Repeat("p", 40_000)
@@ -145,7 +146,7 @@ func TestWatchStalledSubscriberDropped(t *testing.T) {
 	for i, st := range healthy {
 		wg.Go(func() {
 			for v := int64(1); v <= pushes; v++ {
-				got := st.next(t)
+				got := st.Next(t)
 				if !strings.Contains(got, fmt.Sprintf(`"new":{"v":%d,`, v)) {
 					late <- fmt.Sprintf("stream %d: event %.80q, want config v%d", i, got, v)
 					return
@@ -156,7 +157,7 @@ func TestWatchStalledSubscriberDropped(t *testing.T) {
 	cur := nameservice.Value{}
 	for v := int64(1); v <= pushes; v++ {
 		next := nameservice.Value{V: v, Payload: nameservice.Object{"pad": pad}}
-		out, err := s.ns.PushConfig(ctx, "db", cur, next)
+		out, err := s.NS.PushConfig(ctx, "db", cur, next)
 		if err != nil || !out.Applied {
 			t.Fatalf("push %d: %v %v", v, out, err)
 		}
@@ -180,7 +181,7 @@ func TestWatchStalledSubscriberDropped(t *testing.T) {
 		}
 		break
 	}
-	_, b := s.call(t, "GET", "/metrics", "")
+	_, b := s.Call(t, "GET", "/metrics", "")
 	if !strings.Contains(b, "nameservice_sse_dropped_total 1\n") {
 		t.Fatalf("dropped streams: %s", grepLines(b, "dropped"))
 	}

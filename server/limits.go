@@ -12,6 +12,8 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/fluree"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // Defaults of Limits.
@@ -85,10 +87,10 @@ func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	if r.ContentLength != 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		msg := r.Method + " requests carry no body"
-		if _, fluree := flureeRest(r.URL.Path); fluree {
-			writeFlureeError(w, http.StatusBadRequest, msg)
+		if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
+			fluree.WriteError(w, http.StatusBadRequest, msg)
 		} else {
-			writeRaw(w, http.StatusBadRequest, marshal(nswire.Error{Error: msg, Code: driver.InvalidArgument.String()}))
+			web.WriteRaw(w, http.StatusBadRequest, web.Marshal(nswire.Error{Error: msg, Code: driver.InvalidArgument.String()}))
 		}
 		return false
 	}

@@ -14,15 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
 
 // serveLimited serves s's handler through HTTPServer(l) on a loopback
 // listener of its own and returns its address.
-func serveLimited(t *testing.T, s *testServer, l server.Limits) string {
+func serveLimited(t *testing.T, s *servertest.Server, l server.Limits) string {
 	t.Helper()
-	hs := s.srv.HTTPServer(l)
+	hs := s.Srv.HTTPServer(l)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func dialFrom(t *testing.T, host int, addr string) net.Conn {
 
 // rootServer serves with authentication: the static token "root" may read
 // and write everything.
-func rootServer(t *testing.T, opts server.Options) *testServer {
+func rootServer(t *testing.T, opts server.Options) *servertest.Server {
 	t.Helper()
 	a, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
 		{Name: "root", SHA256: auth.HashToken("root"), Read: []string{""}, Write: []string{""}},
@@ -55,8 +56,8 @@ func rootServer(t *testing.T, opts server.Options) *testServer {
 		t.Fatal(err)
 	}
 	opts.Auth = a
-	s := start(t, opts)
-	must(t, s.ns.Init(context.Background(), "db"))
+	s := servertest.Start(t, opts)
+	servertest.Must(t, s.NS.Init(context.Background(), "db"))
 	return s
 }
 
@@ -189,9 +190,9 @@ func probe(t *testing.T, conn net.Conn) bool {
 }
 
 // metricValue returns the value of one series in /metrics ("" if absent).
-func metricValue(t *testing.T, s *testServer, series string) string {
+func metricValue(t *testing.T, s *servertest.Server, series string) string {
 	t.Helper()
-	_, b := s.call(t, "GET", "/metrics", "")
+	_, b := s.Call(t, "GET", "/metrics", "")
 	for line := range strings.Lines(b) {
 		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			return strings.TrimSpace(v)
@@ -204,7 +205,7 @@ func metricValue(t *testing.T, s *testServer, series string) string {
 // MaxConns; connections beyond either are closed on arrival, and the
 // others are still served.
 func TestConnectionCaps(t *testing.T) {
-	s := start(t, server.Options{})
+	s := servertest.Start(t, server.Options{})
 	addr := serveLimited(t, s, server.Limits{MaxConns: 12, MaxConnsPerAddr: 4})
 	var idle []net.Conn
 	for host := 2; host <= 4; host++ {
@@ -248,10 +249,10 @@ func waitFor(t *testing.T, cond func() bool) {
 // A client that does not take its answer is cut off after WriteTimeout;
 // an event stream is not.
 func TestWriteTimeout(t *testing.T) {
-	s := start(t, server.Options{WriteTimeout: 500 * time.Millisecond, KeepAlive: 100 * time.Millisecond})
+	s := servertest.Start(t, server.Options{WriteTimeout: 500 * time.Millisecond, KeepAlive: 100 * time.Millisecond})
 	ctx := context.Background()
 	for i := range 300 {
-		must(t, s.ns.Init(ctx, fmt.Sprintf("a-rather-long-ledger-name-to-make-the-answer-big-%04d", i)))
+		servertest.Must(t, s.NS.Init(ctx, fmt.Sprintf("a-rather-long-ledger-name-to-make-the-answer-big-%04d", i)))
 	}
 	addr := serveLimited(t, s, server.Limits{})
 	// Many requests for the 300-record snapshot, pipelined, never read: the
@@ -275,12 +276,12 @@ func TestWriteTimeout(t *testing.T) {
 		t.Fatalf("read %d bytes: every answer was sent", n)
 	}
 	// A stream outlives WriteTimeout.
-	ev := s.stream(t, "/ns/v1/watch?prefix=none/")
+	ev := s.Stream(t, "/ns/v1/watch?prefix=none/")
 	time.Sleep(time.Second)
-	if e := ev.next(t); !strings.HasPrefix(e, "event: synced") {
+	if e := ev.Next(t); !strings.HasPrefix(e, "event: synced") {
 		t.Fatalf("stream: %q", e)
 	}
-	if e := ev.next(t); e != ":\n\n" {
+	if e := ev.Next(t); e != ":\n\n" {
 		t.Fatalf("stream after WriteTimeout: %q, want a keep-alive", e)
 	}
 }

@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // A scoped principal's listing reads only what its scope covers: the
@@ -19,6 +22,37 @@ import (
 // (read one by one). Nothing outside the scope is ever read, so neither the
 // answer, nor its page tokens, nor its size or its time tells anything
 // about the records outside it.
+
+// lister lists what a principal may read (web.Lister), for every route
+// family, sealing its page tokens with key.
+type lister struct {
+	ns  *nameservice.NameService
+	key *PageTokenKey
+}
+
+// Page implements web.Lister. It checks q (guard.CheckList), though the
+// layer checks a listing too: a scope of exact IDs, or one that meets no
+// prefix of q, asks the layer for no listing, and a malformed query must
+// be refused whatever the caller's scope.
+func (l *lister) Page(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, token string, size int) (web.Page, error) {
+	if err := guard.CheckList(q); err != nil {
+		return web.Page{}, err
+	}
+	bound := binding(p, q)
+	pos, err := l.key.open(token, bound)
+	if err != nil {
+		return web.Page{}, err
+	}
+	e, next, err := l.listPage(ctx, p, q, pos, size)
+	if err != nil {
+		return web.Page{}, err
+	}
+	page := web.Page{Records: e.records, Failed: e.failed}
+	if next != nil {
+		page.Next = l.key.seal(*next, bound)
+	}
+	return page, nil
+}
 
 // source is one range of a listing: the IDs starting with key, or when
 // exact the ID key alone.
@@ -73,16 +107,16 @@ type entries struct {
 // step reads up to max entries of the listing srcs of q from pos, and
 // returns them with the position after them; the position is past the last
 // source when the listing is done.
-func (s *Server) step(ctx context.Context, p *auth.Principal, srcs []source, q listQuery, pos position, max int) (entries, position, error) {
+func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions, pos position, max int) (entries, position, error) {
 	src := srcs[pos.src]
 	next := position{src: pos.src + 1}
 	if src.exact {
-		e, err := s.readExact(ctx, src.key, q)
+		e, err := l.readExact(ctx, src.key, q)
 		return e, next, err
 	}
-	opts := q.options(src.key)
-	opts.PageSize, opts.PageToken = max, pos.tok
-	page, err := s.ns.ListPage(ctx, opts)
+	opts := q
+	opts.Prefix, opts.PageSize, opts.PageToken = src.key, max, pos.tok
+	page, err := l.ns.ListPage(ctx, opts)
 	if err != nil {
 		return entries{}, pos, err
 	}
@@ -108,12 +142,12 @@ func (s *Server) step(ctx context.Context, p *auth.Principal, srcs []source, q l
 
 // readExact reads the one record of an exact source, when the query
 // selects it.
-func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entries, error) {
+func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (entries, error) {
 	id, err := driver.ParseID(key)
 	if err != nil {
 		return entries{}, nil
 	}
-	rec, err := s.ns.Get(ctx, id)
+	rec, err := l.ns.Get(ctx, id)
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
 		return entries{}, nil
@@ -121,7 +155,7 @@ func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entrie
 		return entries{failed: []*driver.RecordError{{ID: id, Object: key, Err: err}}}, nil
 	case err != nil:
 		return entries{}, err
-	case !q.options(key).Matches(rec):
+	case !q.Matches(rec):
 		return entries{}, nil
 	}
 	return entries{records: []*driver.Record{rec}}, nil
@@ -129,11 +163,11 @@ func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entrie
 
 // listPage reads the page of size entries of q for p that starts at pos,
 // and returns it with the position of the next page (nil when none).
-func (s *Server) listPage(ctx context.Context, p *auth.Principal, q listQuery, pos position, size int) (entries, *position, error) {
-	srcs := sources(p, q.prefix)
+func (l *lister) listPage(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, pos position, size int) (entries, *position, error) {
+	srcs := sources(p, q.Prefix)
 	var page entries
 	for n := 0; pos.src < len(srcs) && n < size; {
-		e, next, err := s.step(ctx, p, srcs, q, pos, size-n)
+		e, next, err := l.step(ctx, p, srcs, q, pos, size-n)
 		if err != nil {
 			return entries{}, nil, err
 		}
@@ -151,15 +185,13 @@ func (s *Server) listPage(ctx context.Context, p *auth.Principal, q listQuery, p
 // scanPageSize is the size of the backend pages a whole listing reads.
 const scanPageSize = 500
 
-// scan yields every record of q that p may read in ID order, and the
-// records that could not be read as *driver.RecordError errors (after the
-// records of their backend page); another error ends it. It holds one
-// backend page at a time.
-func (s *Server) scan(ctx context.Context, p *auth.Principal, q listQuery) iter.Seq2[*driver.Record, error] {
+// Scan implements web.Lister: the records that could not be read come
+// after the records of their backend page.
+func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*driver.Record, error] {
 	return func(yield func(*driver.Record, error) bool) {
-		srcs := sources(p, q.prefix)
+		srcs := sources(p, q.Prefix)
 		for pos := (position{}); pos.src < len(srcs); {
-			e, next, err := s.step(ctx, p, srcs, q, pos, scanPageSize)
+			e, next, err := l.step(ctx, p, srcs, q, pos, scanPageSize)
 			if err != nil {
 				yield(nil, err)
 				return

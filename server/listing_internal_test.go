@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 
 	"nameservice.dev/nameservice/server/auth"
@@ -46,13 +47,13 @@ func TestPageTokenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := binding(&auth.Principal{Name: "n", Read: []string{"a/"}}, listQuery{prefix: "a"})
+	b := binding(&auth.Principal{Name: "n", Read: []string{"a/"}}, nameservice.ListOptions{Prefix: "a"})
 	pos := position{src: 3, tok: "driver token"}
 	got, err := k.open(k.seal(pos, b), b)
 	if err != nil || got != pos {
 		t.Fatalf("open(seal(%v)) = %v, %v", pos, got, err)
 	}
-	other := binding(&auth.Principal{Name: "n", Read: []string{"a/", "b/"}}, listQuery{prefix: "a"})
+	other := binding(&auth.Principal{Name: "n", Read: []string{"a/", "b/"}}, nameservice.ListOptions{Prefix: "a"})
 	if _, err := k.open(k.seal(pos, b), other); !errors.Is(err, driver.ErrInvalidArgument) {
 		t.Fatalf("open under a wider scope: %v, want ErrInvalidArgument", err)
 	}
@@ -65,7 +66,7 @@ func TestPageTokenRoundTrip(t *testing.T) {
 // refused with ErrInvalidArgument; nothing panics.
 func FuzzPageToken(f *testing.F) {
 	k, _ := NewPageTokenKey([]byte("0123456789abcdef0123456789abcdef"))
-	b := binding(&auth.Principal{Name: "n", Read: []string{""}}, listQuery{})
+	b := binding(&auth.Principal{Name: "n", Read: []string{""}}, nameservice.ListOptions{})
 	// The only position ever sealed under this key: a token that opens to
 	// anything else was forged.
 	sealed := position{src: 1, tok: "x"}

@@ -11,37 +11,38 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
 
 // listServer serves a store of tenant-a/ and tenant-b/ records with a token
 // scoped to tenant-a/ ("secret-a"), one reading everything ("secret-all")
-// and a trusted issuer, under the page token key made from secret.
-func listServer(t *testing.T, store *mem.Store, is issuer, secret string) *testServer {
+// and a trusted servertest.Issuer, under the page token key made from secret.
+func listServer(t *testing.T, store *mem.Store, is servertest.Issuer, secret string) *servertest.Server {
 	t.Helper()
 	a, err := auth.NewAuthenticator(auth.Config{
 		Tokens: []auth.TokenEntry{
 			{Name: "tenant-a", SHA256: auth.HashToken("secret-a"), Read: []string{"tenant-a/"}},
 			{Name: "admin", SHA256: auth.HashToken("secret-all"), Read: []string{""}},
 		},
-		TrustedIssuers: []string{is.did},
+		TrustedIssuers: []string{is.DID},
 	})
-	must(t, err)
+	servertest.Must(t, err)
 	key, err := server.NewPageTokenKey([]byte(secret))
-	must(t, err)
-	return startOn(t, store.Open(), server.Options{Auth: a, PageTokenKey: key})
+	servertest.Must(t, err)
+	return servertest.StartOn(t, store.Open(), server.Options{Auth: a, PageTokenKey: key})
 }
 
-func seedTenants(t *testing.T, s *testServer) {
+func seedTenants(t *testing.T, s *servertest.Server) {
 	t.Helper()
 	for _, n := range []string{"tenant-a/x1", "tenant-a/x2", "tenant-aa/other", "tenant-b/secretname", "tenant-a/x3", "zz"} {
-		must(t, s.ns.Init(context.Background(), n))
+		servertest.Must(t, s.NS.Init(context.Background(), n))
 	}
 }
 
 // pages lists path page by page and returns the IDs and the tokens.
-func (s *testServer) pages(t *testing.T, path string) (ids, tokens []string) {
+func pages(t *testing.T, s *servertest.Server, path string) (ids, tokens []string) {
 	t.Helper()
 	tok := ""
 	for range 20 {
@@ -49,7 +50,7 @@ func (s *testServer) pages(t *testing.T, path string) (ids, tokens []string) {
 		if tok != "" {
 			p += "&page_token=" + url.QueryEscape(tok)
 		}
-		st, b := s.call(t, "GET", p, "")
+		st, b := s.Call(t, "GET", p, "")
 		var lr nswire.ListResponse
 		if st != 200 || json.Unmarshal([]byte(b), &lr) != nil {
 			t.Fatalf("%s: %d %s", p, st, b)
@@ -74,11 +75,11 @@ const longSecret = "0123456789abcdef0123456789abcdef-one"
 // sealed with another key is refused with 400.
 func TestListPageTokensScopedAndSealed(t *testing.T) {
 	store := mem.NewStore()
-	is := newIssuer(t)
+	is := servertest.NewIssuer(t)
 	s := listServer(t, store, is, longSecret)
 	seedTenants(t, s)
-	s.token = "secret-a"
-	ids, tokens := s.pages(t, "/ns/v1/records?page_size=1")
+	s.Token = "secret-a"
+	ids, tokens := pages(t, s, "/ns/v1/records?page_size=1")
 	if strings.Join(ids, " ") != "tenant-a/x1:main tenant-a/x2:main tenant-a/x3:main" {
 		t.Fatalf("scoped listing = %q", ids)
 	}
@@ -111,17 +112,17 @@ func TestListPageTokensScopedAndSealed(t *testing.T) {
 		if !strings.Contains(q, "page_token=") {
 			q = "page_token=" + url.QueryEscape(q)
 		}
-		st, b := s.call(t, "GET", "/ns/v1/records?page_size=1&"+q, "")
+		st, b := s.Call(t, "GET", "/ns/v1/records?page_size=1&"+q, "")
 		if st != 400 || !strings.Contains(b, `"code":"InvalidArgument"`) || !strings.Contains(b, "page_token") {
 			t.Errorf("%s: %d %s, want 400", name, st, b)
 		}
 	}
 	// The admin's token is not the tenant's, nor the tenant's the admin's.
-	s.token = "secret-all"
-	_, adminTokens := s.pages(t, "/ns/v1/records?page_size=2")
+	s.Token = "secret-all"
+	_, adminTokens := pages(t, s, "/ns/v1/records?page_size=2")
 	for _, c := range []struct{ bearer, tok string }{{"secret-a", adminTokens[0]}, {"secret-all", tokens[0]}} {
-		s.token = c.bearer
-		if st, b := s.call(t, "GET", "/ns/v1/records?page_size=1&page_token="+url.QueryEscape(c.tok), ""); st != 400 {
+		s.Token = c.bearer
+		if st, b := s.Call(t, "GET", "/ns/v1/records?page_size=1&page_token="+url.QueryEscape(c.tok), ""); st != 400 {
 			t.Errorf("a token of another scope: %d %s, want 400", st, b)
 		}
 	}
@@ -138,20 +139,20 @@ func alter(tok string) string {
 // with another secret refuses them.
 func TestListPageTokensSharedKey(t *testing.T) {
 	store := mem.NewStore()
-	is := newIssuer(t)
+	is := servertest.NewIssuer(t)
 	s1 := listServer(t, store, is, longSecret)
 	s2 := listServer(t, store, is, longSecret)
 	s3 := listServer(t, store, is, "another secret of at least 32 bytes")
 	seedTenants(t, s1)
-	for _, s := range []*testServer{s1, s2, s3} {
-		s.token = "secret-a"
+	for _, s := range []*servertest.Server{s1, s2, s3} {
+		s.Token = "secret-a"
 	}
-	_, tokens := s1.pages(t, "/ns/v1/records?page_size=1")
-	st, b := s2.call(t, "GET", "/ns/v1/records?page_size=5&page_token="+url.QueryEscape(tokens[0]), "")
+	_, tokens := pages(t, s1, "/ns/v1/records?page_size=1")
+	st, b := s2.Call(t, "GET", "/ns/v1/records?page_size=5&page_token="+url.QueryEscape(tokens[0]), "")
 	if st != 200 || !strings.Contains(b, "tenant-a/x2:main") || strings.Contains(b, "tenant-a/x1:") {
 		t.Fatalf("the second server on the first's token: %d %s", st, b)
 	}
-	if st, b := s3.call(t, "GET", "/ns/v1/records?page_size=5&page_token="+url.QueryEscape(tokens[0]), ""); st != 400 {
+	if st, b := s3.Call(t, "GET", "/ns/v1/records?page_size=5&page_token="+url.QueryEscape(tokens[0]), ""); st != 400 {
 		t.Fatalf("a server with another key: %d %s, want 400", st, b)
 	}
 	if _, err := server.NewPageTokenKey([]byte("short")); err == nil {
@@ -163,15 +164,15 @@ func TestListPageTokensSharedKey(t *testing.T) {
 // whatever lies between them.
 func TestListExactGrants(t *testing.T) {
 	store := mem.NewStore()
-	is := newIssuer(t)
+	is := servertest.NewIssuer(t)
 	s := listServer(t, store, is, longSecret)
 	seedTenants(t, s)
-	s.token = is.token(t, is.claims(map[string]any{"fluree.storage.ledgers": []string{"zz", "tenant-a/x2", "tenant-b/missing"}}))
-	ids, _ := s.pages(t, "/ns/v1/records?page_size=1")
+	s.Token = is.Token(t, is.Claims(map[string]any{"fluree.storage.ledgers": []string{"zz", "tenant-a/x2", "tenant-b/missing"}}))
+	ids, _ := pages(t, s, "/ns/v1/records?page_size=1")
 	if strings.Join(ids, " ") != "tenant-a/x2:main zz:main" {
 		t.Fatalf("listing of exact grants = %q", ids)
 	}
-	ids, _ = s.pages(t, "/ns/v1/records?page_size=10&prefix=tenant")
+	ids, _ = pages(t, s, "/ns/v1/records?page_size=10&prefix=tenant")
 	if strings.Join(ids, " ") != "tenant-a/x2:main" {
 		t.Fatalf("listing of exact grants under a prefix = %q", ids)
 	}
@@ -181,27 +182,27 @@ func TestListExactGrants(t *testing.T) {
 // its page tokens open only for the same selection.
 func TestListBySelectionScoped(t *testing.T) {
 	store := mem.NewStore()
-	s := listServer(t, store, newIssuer(t), longSecret)
+	s := listServer(t, store, servertest.NewIssuer(t), longSecret)
 	seedTenants(t, s)
 	ctx := context.Background()
 	for _, id := range []string{"tenant-a/x1", "tenant-a/x3", "tenant-b/secretname"} {
-		_, err := s.ns.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "error", nil))
-		must(t, err)
+		_, err := s.NS.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "error", nil))
+		servertest.Must(t, err)
 	}
-	must(t, s.ns.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
-	must(t, s.ns.PublishGraphSource(ctx, "tenant-b/gs", "db:Bm25Index", nil, nil))
-	s.token = "secret-a"
-	ids, tokens := s.pages(t, "/ns/v1/records?page_size=1&state=error")
+	servertest.Must(t, s.NS.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
+	servertest.Must(t, s.NS.PublishGraphSource(ctx, "tenant-b/gs", "db:Bm25Index", nil, nil))
+	s.Token = "secret-a"
+	ids, tokens := pages(t, s, "/ns/v1/records?page_size=1&state=error")
 	if strings.Join(ids, " ") != "tenant-a/x1:main tenant-a/x3:main" {
 		t.Fatalf("scoped listing by state = %q", ids)
 	}
-	if st, b := s.call(t, "GET", "/ns/v1/records?page_size=1&state=ready&page_token="+url.QueryEscape(tokens[0]), ""); st != 400 {
+	if st, b := s.Call(t, "GET", "/ns/v1/records?page_size=1&state=ready&page_token="+url.QueryEscape(tokens[0]), ""); st != 400 {
 		t.Fatalf("a token of state=error for state=ready: %d %s, want 400", st, b)
 	}
-	if ids, _ = s.pages(t, "/ns/v1/records?source_type=db:Bm25Index"); strings.Join(ids, " ") != "tenant-a/gs:main" {
+	if ids, _ = pages(t, s, "/ns/v1/records?source_type=db:Bm25Index"); strings.Join(ids, " ") != "tenant-a/gs:main" {
 		t.Fatalf("scoped listing by source type = %q", ids)
 	}
-	if st, b := s.call(t, "GET", "/ns/v1/records?state=%FF", ""); st != 400 || !strings.Contains(b, "UTF-8") {
+	if st, b := s.Call(t, "GET", "/ns/v1/records?state=%FF", ""); st != 400 || !strings.Contains(b, "UTF-8") {
 		t.Fatalf("a state that is not UTF-8: %d %s, want 400", st, b)
 	}
 }
@@ -211,19 +212,19 @@ func TestListBySelectionScoped(t *testing.T) {
 // one that does not exist.
 func TestHeadsRoute(t *testing.T) {
 	store := mem.NewStore()
-	s := listServer(t, store, newIssuer(t), longSecret)
+	s := listServer(t, store, servertest.NewIssuer(t), longSecret)
 	seedTenants(t, s)
 	ctx := context.Background()
-	_, err := s.ns.PublishCommit(ctx, "tenant-a/x1", 2, "c2")
-	must(t, err)
-	must(t, s.ns.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
-	s.token = "secret-a"
-	st, b := s.call(t, "GET", "/ns/v1/heads/tenant-a/x1:main", "")
-	want(t, "heads", st, b, 200, `{"head":{"v":2,"payload":{"address":"c2","t":2}},"index":{"v":0}}`)
-	if st, b := s.call(t, "GET", "/ns/v1/heads/tenant-a/gs", ""); st != 409 || !strings.Contains(b, `"code":"WrongKind"`) {
+	_, err := s.NS.PublishCommit(ctx, "tenant-a/x1", 2, "c2")
+	servertest.Must(t, err)
+	servertest.Must(t, s.NS.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
+	s.Token = "secret-a"
+	st, b := s.Call(t, "GET", "/ns/v1/heads/tenant-a/x1:main", "")
+	servertest.Want(t, "heads", st, b, 200, `{"head":{"v":2,"payload":{"address":"c2","t":2}},"index":{"v":0}}`)
+	if st, b := s.Call(t, "GET", "/ns/v1/heads/tenant-a/gs", ""); st != 409 || !strings.Contains(b, `"code":"WrongKind"`) {
 		t.Fatalf("heads of a graph source: %d %s", st, b)
 	}
-	_, missing := s.call(t, "GET", "/ns/v1/heads/tenant-a/none", "")
-	st, b = s.call(t, "GET", "/ns/v1/heads/tenant-b/secretname", "")
-	want(t, "heads out of scope", st, strings.ReplaceAll(b, "tenant-b/secretname", "tenant-a/none"), 404, missing)
+	_, missing := s.Call(t, "GET", "/ns/v1/heads/tenant-a/none", "")
+	st, b = s.Call(t, "GET", "/ns/v1/heads/tenant-b/secretname", "")
+	servertest.Want(t, "heads out of scope", st, strings.ReplaceAll(b, "tenant-b/secretname", "tenant-a/none"), 404, missing)
 }

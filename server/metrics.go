@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"nameservice.dev/nameservice/server/fluree"
 )
 
 // metrics are the server's Prometheus series, all prefixed nameservice_.
@@ -72,7 +74,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	if status != http.StatusOK || (route != "GET /ns/v1/watch" && route != "GET "+flureeBase+"/events") {
+	if status != http.StatusOK || (route != "GET /ns/v1/watch" && route != fluree.EventsRoute) {
 		m.latency.WithLabelValues(route).Observe(d.Seconds())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -29,7 +30,7 @@ func junkRequest(rng *rand.Rand, base string, i int) (*http.Request, error) {
 // 10,000 junk requests, no token needed, leave /metrics under 100 KB: every
 // label value comes from a fixed set.
 func TestMetricsLabelsAreBounded(t *testing.T) {
-	s := start(t, server.Options{})
+	s := servertest.Start(t, server.Options{})
 	const n, workers = 10_000, 8
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -57,7 +58,7 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	st, b := s.call(t, "GET", "/metrics", "")
+	st, b := s.Call(t, "GET", "/metrics", "")
 	if st != http.StatusOK {
 		t.Fatalf("/metrics: %d", st)
 	}

@@ -18,6 +18,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -118,7 +119,7 @@ func (p *idp) token(t *testing.T, kid string, claims map[string]any) string {
 	k := p.keys[kid]
 	p.mu.Unlock()
 	b, _ := json.Marshal(claims)
-	return signCompact(t, jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k}, (&jose.SignerOptions{}).WithType("JWT"), b)
+	return servertest.SignCompact(t, jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k}, (&jose.SignerOptions{}).WithType("JWT"), b)
 }
 
 func (p *idp) claims(extra map[string]any) map[string]any {
@@ -130,25 +131,25 @@ func (p *idp) claims(extra map[string]any) map[string]any {
 	return c
 }
 
-func oidcServer(t *testing.T, p *idp, cfg auth.OIDCConfig) *testServer {
+func oidcServer(t *testing.T, p *idp, cfg auth.OIDCConfig) *servertest.Server {
 	t.Helper()
 	cfg.Issuer, cfg.JWKSURL = p.issuer, p.URL+"/jwks.json"
 	a, err := auth.NewAuthenticator(auth.Config{OIDC: &cfg, Now: p.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, server.Options{Auth: a})
+	s := servertest.Start(t, server.Options{Auth: a})
 	for _, name := range []string{"t1/db", "t2/db"} {
-		must(t, s.ns.Init(context.Background(), name))
+		servertest.Must(t, s.NS.Init(context.Background(), name))
 	}
 	return s
 }
 
 // lookupAs returns the status of a read of t1/db as token.
-func lookupAs(t *testing.T, s *testServer, token string) int {
+func lookupAs(t *testing.T, s *servertest.Server, token string) int {
 	t.Helper()
-	s.token = token
-	st, _ := s.call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb:main", "")
+	s.Token = token
+	st, _ := s.Call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb:main", "")
 	return st
 }
 
@@ -173,8 +174,8 @@ func TestOIDCJWKSRotation(t *testing.T) {
 		t.Fatalf("%d fetches for four tokens of a fresh set, want 1", n)
 	}
 	// The scope is the token's claims.
-	s.token = p.token(t, "rsa-1", p.claims(nil))
-	if st, _ := s.call(t, "GET", "/v1/fluree/storage/ns/t2%2Fdb:main", ""); st != http.StatusNotFound {
+	s.Token = p.token(t, "rsa-1", p.claims(nil))
+	if st, _ := s.Call(t, "GET", "/v1/fluree/storage/ns/t2%2Fdb:main", ""); st != http.StatusNotFound {
 		t.Fatalf("out of the token's ledgers: %d, want 404", st)
 	}
 
@@ -195,11 +196,11 @@ func TestOIDCJWKSRotation(t *testing.T) {
 		toks = append(toks, p.token(t, []string{"rsa-1", "ec-1"}[i%2], p.claims(nil))) // rotated out
 	}
 	p.clock.advance(minRefresh)
-	s.token = ""
+	s.Token = ""
 	var wg sync.WaitGroup
 	for _, tok := range toks {
 		wg.Go(func() {
-			if st, _ := s.call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb:main", "", "Authorization", "Bearer "+tok); st != http.StatusUnauthorized {
+			if st, _ := s.Call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb:main", "", "Authorization", "Bearer "+tok); st != http.StatusUnauthorized {
 				t.Errorf("token of a key rotated out: %d, want 401", st)
 			}
 		})
@@ -239,7 +240,7 @@ func TestOIDCRefusals(t *testing.T) {
 		"unpublished key":     p.token(t, "unpublished", p.claims(nil)),
 		"RS256 on an EC kid":  algMismatch,
 		"HS256":               hs256,
-		"did:key JWS, no did": newIssuer(t).token(t, map[string]any{"iss": "x", "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
+		"did:key JWS, no did": servertest.NewIssuer(t).Token(t, map[string]any{"iss": "x", "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
 	} {
 		if st := lookupAs(t, s, tok); st != http.StatusUnauthorized {
 			t.Errorf("%s: %d, want 401", name, st)

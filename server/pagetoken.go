@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -104,26 +105,10 @@ func (ts *PageTokenKey) open(tok string, binding []byte) (position, error) {
 	return position{src: int(src), tok: string(plain[n:])}, nil
 }
 
-// listQuery is what a listing of GET /ns/v1/records asks for, page size
-// aside.
-type listQuery struct {
-	kind             driver.Kind
-	prefix           string
-	includeRetracted bool
-	state            string
-	sourceType       string
-}
-
-// options returns the driver's options of q over the IDs starting with
-// prefix.
-func (q listQuery) options(prefix string) driver.ListOptions {
-	return driver.ListOptions{Kind: q.kind, Prefix: prefix, IncludeRetracted: q.includeRetracted, State: q.state, SourceType: q.sourceType}
-}
-
 // binding returns what a page token of q for p is bound to: the principal,
 // its read scope, and the query. Each field is length-prefixed, so that no
 // two different bindings encode alike.
-func binding(p *auth.Principal, q listQuery) []byte {
+func binding(p *auth.Principal, q nameservice.ListOptions) []byte {
 	exact := make([]string, 0, len(p.Exact))
 	for id := range p.Exact {
 		exact = append(exact, id)
@@ -145,18 +130,18 @@ func binding(p *auth.Principal, q listQuery) []byte {
 	field(p.Key()) // who: a static token, or a JWS issuer and subject
 	list(read)
 	list(exact)
-	field(string(q.kind))
-	field(q.prefix)
-	if q.includeRetracted {
+	field(string(q.Kind))
+	field(q.Prefix)
+	if q.IncludeRetracted {
 		field("retracted")
 	} else {
 		field("")
 	}
-	if q.state != "" || q.sourceType != "" {
+	if q.State != "" || q.SourceType != "" {
 		// Only then, so that the tokens of servers from before these
 		// filters still open: no binding with them is one without.
-		field(q.state)
-		field(q.sourceType)
+		field(q.State)
+		field(q.SourceType)
 	}
 	return b
 }

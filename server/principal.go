@@ -5,9 +5,12 @@ import (
 	"net/http"
 
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/fluree"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// reqInfo is what the server learns about a request while serving it.
+// reqInfo is what the server learns about a request while serving it, for
+// its log line.
 type reqInfo struct{ principal *auth.Principal }
 
 type reqInfoKey struct{}
@@ -19,16 +22,9 @@ func (ri *reqInfo) name() string {
 	return ri.principal.Name
 }
 
-func principalOf(ctx context.Context) *auth.Principal {
-	if ri, ok := ctx.Value(reqInfoKey{}).(*reqInfo); ok && ri.principal != nil {
-		return ri.principal
-	}
-	return nil
-}
-
 // principalName returns the name of ctx's principal, for logs.
 func principalName(ctx context.Context) string {
-	if p := principalOf(ctx); p != nil {
+	if p := auth.FromContext(ctx); p != nil {
 		return p.Name
 	}
 	return ""
@@ -37,47 +33,38 @@ func principalName(ctx context.Context) string {
 // principalKey returns the key of ctx's principal (see auth.Principal.Key):
 // the outcomes of its resent writes are kept under it.
 func principalKey(ctx context.Context) string {
-	if p := principalOf(ctx); p != nil {
+	if p := auth.FromContext(ctx); p != nil {
 		return p.Key()
 	}
 	return ""
 }
 
 // auth wraps h with authentication (package auth): 401 without a valid
-// token, in the answer format of h's route family.
+// token, in the answer format of h's route family; else h runs with the
+// principal in its request's context (auth.FromContext).
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ri, _ := r.Context().Value(reqInfoKey{}).(*reqInfo)
-		if ri == nil {
-			ri = &reqInfo{}
-			r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
-		}
-		if s.opts.NoAuth {
-			ri.principal = auth.Unrestricted()
-		} else {
-			p, err := auth.Resolve(s.opts.Auth, r, isEventsRoute(r), s.opts.EventsAuth)
-			if err != nil {
+		p := auth.Unrestricted()
+		if !s.opts.NoAuth {
+			var err error
+			if p, err = auth.Resolve(s.opts.Auth, r, fluree.IsEvents(r), s.opts.EventsAuth); err != nil {
 				s.unauthorized(w, r, err)
 				return
 			}
+		}
+		if ri, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
 			ri.principal = p
 		}
-		h(w, r)
+		h(w, r.WithContext(auth.NewContext(r.Context(), p)))
 	}
-}
-
-// isEventsRoute reports whether r is for Fluree's events route.
-func isEventsRoute(r *http.Request) bool {
-	rest, fluree := flureeRest(r.URL.EscapedPath())
-	return fluree && rest == "/events"
 }
 
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 	s.metrics.authFailures.Inc()
 	w.Header().Set("WWW-Authenticate", `Bearer realm="nameservice"`)
-	if _, fluree := flureeRest(r.URL.Path); fluree {
-		writeFlureeError(w, http.StatusUnauthorized, err.Error())
+	if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
+		fluree.WriteError(w, http.StatusUnauthorized, err.Error())
 		return
 	}
-	writeRaw(w, http.StatusUnauthorized, marshal(map[string]string{"error": err.Error(), "code": "Unauthenticated"}))
+	web.WriteRaw(w, http.StatusUnauthorized, web.Marshal(map[string]string{"error": err.Error(), "code": "Unauthenticated"}))
 }

@@ -10,10 +10,11 @@ import (
 	"strconv"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // maxPageSize bounds one page of GET /ns/v1/records.
@@ -22,42 +23,7 @@ const maxPageSize = 1000
 // notFoundBody is the one answer for a record that does not exist and for
 // one outside the caller's scope, so that the two cannot be told apart.
 func notFoundBody(id driver.ID) []byte {
-	return marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
-}
-
-// pathID parses the {id...} of the route, answering 400 when it is not a
-// valid ID.
-func pathID(w http.ResponseWriter, r *http.Request) (driver.ID, bool) {
-	id, err := driver.ParseID(r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return id, false
-	}
-	return id, true
-}
-
-// canRead answers 404 and returns false when the caller may not read id.
-func canRead(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	if principalOf(r.Context()).CanRead(id.String()) {
-		return true
-	}
-	writeRaw(w, http.StatusNotFound, notFoundBody(id))
-	return false
-}
-
-// canWrite answers 404 (403 when the caller may read id) and returns false
-// when the caller may not write id.
-func canWrite(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
-	p := principalOf(r.Context())
-	if p.CanWrite(id.String()) {
-		return true
-	}
-	if p.CanRead(id.String()) {
-		writeRaw(w, http.StatusForbidden, marshal(nswire.Error{Error: "no write access to " + id.String(), Code: "PermissionDenied"}))
-		return false
-	}
-	writeRaw(w, http.StatusNotFound, notFoundBody(id))
-	return false
+	return web.Marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
 }
 
 // answer returns the status and body of a driver error on the /ns/v1
@@ -71,35 +37,37 @@ func answer(id driver.ID, err error) (int, []byte) {
 
 func writeAnswer(w http.ResponseWriter, id driver.ID, err error) {
 	status, b := answer(id, err)
-	writeRaw(w, status, b)
+	web.WriteRaw(w, status, b)
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canRead(w, r, id) {
+	req, ok := s.read(w, r, in{need: needRead})
+	if !ok {
 		return
 	}
+	id := req.id
 	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
-		writeAnswer(w, id, s.public(r.Context(), "get "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(r.Context(), "get "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, rec)
+	web.WriteJSON(w, http.StatusOK, rec)
 }
 
 // heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
 // with the driver's own read of the two where it has one.
 func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canRead(w, r, id) {
+	req, ok := s.read(w, r, in{need: needRead})
+	if !ok {
 		return
 	}
+	id := req.id
 	h, err := s.ns.Heads(r.Context(), id.String())
 	if err != nil {
-		writeAnswer(w, id, s.public(r.Context(), "get heads "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(r.Context(), "get heads "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
+	web.WriteJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
 }
 
 // list serves GET /ns/v1/records: one page of the records the caller may
@@ -110,41 +78,28 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	p := principalOf(r.Context())
-	bound := binding(p, q)
-	pos, err := s.opts.PageTokenKey.open(r.URL.Query().Get("page_token"), bound)
+	page, err := s.lister.Page(r.Context(), auth.FromContext(r.Context()), q, r.URL.Query().Get("page_token"), size)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, s.public.Error(r.Context(), "list", err))
 		return
 	}
-	page, next, err := s.listPage(r.Context(), p, q, pos, size)
-	if err != nil {
-		writeError(w, s.public(r.Context(), "list", err))
-		return
-	}
-	resp := nswire.ListResponse{Records: page.records}
+	resp := nswire.ListResponse{Records: page.Records, NextPageToken: page.Next}
 	if resp.Records == nil {
 		resp.Records = []*driver.Record{}
 	}
-	for _, f := range page.failed {
-		resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
+	for _, f := range page.Failed {
+		resp.Failed = append(resp.Failed, s.public.Failure(r.Context(), f))
 	}
-	if next != nil {
-		resp.NextPageToken = s.opts.PageTokenKey.seal(*next, bound)
-	}
-	writeJSON(w, http.StatusOK, resp)
+	web.WriteJSON(w, http.StatusOK, resp)
 }
 
 // parseListQuery returns the query of GET /ns/v1/records and its page size.
-func parseListQuery(r *http.Request) (listQuery, int, error) {
+func parseListQuery(r *http.Request) (nameservice.ListOptions, int, error) {
 	v := r.URL.Query()
-	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix"), state: v.Get("state"), sourceType: v.Get("source_type")}
-	if err := guard.CheckList(q.options(q.prefix)); err != nil {
-		return q, 0, err
-	}
+	q := nameservice.ListOptions{Kind: driver.Kind(v.Get("kind")), Prefix: v.Get("prefix"), State: v.Get("state"), SourceType: v.Get("source_type")}
 	var err error
 	if s := v.Get("include_retracted"); s != "" {
-		if q.includeRetracted, err = strconv.ParseBool(s); err != nil {
+		if q.IncludeRetracted, err = strconv.ParseBool(s); err != nil {
 			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, s)
 		}
 	}
@@ -170,127 +125,98 @@ func visibleFailure(p *auth.Principal, f *driver.RecordError) bool {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	id, body, ok := s.writeRequest(w, r)
+	var rec driver.Record
+	req, ok := s.read(w, r, in{need: needWrite, body: &rec})
 	if !ok {
 		return
 	}
-	var rec driver.Record
-	if err := rec.UnmarshalJSON(body); err != nil {
-		writeError(w, err)
-		return
-	}
+	id := req.id
 	if rec.ID != id {
 		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", driver.ErrInvalidArgument, rec.ID, id))
 		return
 	}
-	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
-			return answer(id, s.public(ctx, "create "+id.String(), err))
+			return answer(id, s.public.Error(ctx, "create "+id.String(), err))
 		}
 		return http.StatusCreated, nil
 	})
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
+	req, ok := s.read(w, r, in{need: needWrite})
+	if !ok {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.Delete(ctx, id), "purge")
+		return s.noContent(ctx, req.id, s.ns.Delete(ctx, req.id), "purge")
 	})
 }
 
 func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
-	id, body, ok := s.writeRequest(w, r)
+	var body nswire.RetractRequest
+	req, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
 	if !ok {
 		return
 	}
-	var req nswire.RetractRequest
-	if len(body) > 0 {
-		if err := decodeStrict(body, &req); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	at := time.Unix(req.At, 0)
-	if req.At == 0 {
+	at := time.Unix(body.At, 0)
+	if body.At == 0 {
 		at = s.opts.Now()
 	}
-	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.RetractAt(ctx, id, at), "retract")
+	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, req.id, s.ns.RetractAt(ctx, req.id, at), "retract")
 	})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
+	var body nswire.PushRequest
+	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	if !ok {
 		return
 	}
+	id := req.id
 	c, err := driver.ParseConcern(r.PathValue("concern"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	body, err := readBody(r)
-	if err != nil {
-		s.bodyError(w, err)
-		return
-	}
-	var req nswire.PushRequest
-	if err := decodeStrict(body, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	cond, err := req.DriverCondition()
+	cond, err := body.DriverCondition()
 	if err != nil {
 		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
 		return
 	}
-	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
-		out, err := s.ns.Update(ctx, id, c, cond, req.New)
+	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+		out, err := s.ns.Update(ctx, id, c, cond, body.New)
 		switch {
 		case err != nil:
-			return answer(id, s.public(ctx, "push "+c.String()+" "+id.String(), err))
+			return answer(id, s.public.Error(ctx, "push "+c.String()+" "+id.String(), err))
 		case out.Applied:
-			return http.StatusOK, marshal(nswire.PushResponse{Applied: true, Current: out.Current})
+			return http.StatusOK, web.Marshal(nswire.PushResponse{Applied: true, Current: out.Current})
 		}
 		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
-		return http.StatusConflict, marshal(nswire.PushResponse{Current: out.Current})
+		return http.StatusConflict, web.Marshal(nswire.PushResponse{Current: out.Current})
 	})
 }
 
 func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
-	id, body, ok := s.writeRequest(w, r)
+	var body nswire.GraphSourceRequest
+	req, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	var req nswire.GraphSourceRequest
-	if err := decodeStrict(body, &req); err != nil {
-		writeError(w, err)
-		return
-	}
+	id := req.id
 	ctx, cancel := s.opContext(r)
 	defer cancel()
-	if err := s.ns.PublishGraphSource(ctx, id.String(), req.SourceType, req.Dependencies, req.Config); err != nil {
-		writeAnswer(w, id, s.public(ctx, "publish graph source "+id.String(), err))
+	if err := s.ns.PublishGraphSource(ctx, id.String(), body.SourceType, body.Dependencies, body.Config); err != nil {
+		writeAnswer(w, id, s.public.Error(ctx, "publish graph source "+id.String(), err))
 		return
 	}
 	rec, err := s.ns.Get(ctx, id)
 	if err != nil {
-		writeAnswer(w, id, s.public(ctx, "get "+id.String(), err))
+		writeAnswer(w, id, s.public.Error(ctx, "get "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, rec)
-}
-
-func (s *Server) bodyError(w http.ResponseWriter, err error) {
-	var tl errTooLarge
-	if errors.As(err, &tl) {
-		writeRaw(w, http.StatusRequestEntityTooLarge, marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
-		return
-	}
-	writeError(w, err)
+	web.WriteJSON(w, http.StatusOK, rec)
 }
 
 // write runs a write under the request's idempotency key: the first request
@@ -307,7 +233,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	defer cancel()
 	if key == "" {
 		status, b := run(ctx)
-		writeRaw(w, status, b)
+		web.WriteRaw(w, status, b)
 		return
 	}
 	if len(key) > MaxIdempotencyKey {
@@ -326,7 +252,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		}
 		s.metrics.replays.Inc()
 		w.Header().Set(nswire.HeaderReplayed, "true")
-		writeRaw(w, e.status, e.body)
+		web.WriteRaw(w, e.status, e.body)
 		return
 	}
 	attempt, _ := strconv.Atoi(r.Header.Get(nswire.HeaderAttempt))
@@ -336,7 +262,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	if status >= 500 {
 		s.idem.forget(scoped, e)
 	}
-	writeRaw(w, status, b)
+	web.WriteRaw(w, status, b)
 }
 
 // writeID returns the write ID of a request's scoped idempotency key: a
@@ -349,23 +275,7 @@ func writeID(scoped string) string {
 // noContent answers a write whose success has no body: 204, or the error.
 func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op string) (int, []byte) {
 	if err != nil {
-		return answer(id, s.public(ctx, op+" "+id.String(), err))
+		return answer(id, s.public.Error(ctx, op+" "+id.String(), err))
 	}
 	return http.StatusNoContent, nil
-}
-
-// writeRequest reads the ID of a write and its body, answering the request
-// itself (and returning false) when the ID is malformed, out of the
-// caller's write scope, or the body cannot be read.
-func (s *Server) writeRequest(w http.ResponseWriter, r *http.Request) (driver.ID, []byte, bool) {
-	id, ok := pathID(w, r)
-	if !ok || !canWrite(w, r, id) {
-		return id, nil, false
-	}
-	body, err := readBody(r)
-	if err != nil {
-		s.bodyError(w, err)
-		return id, nil, false
-	}
-	return id, body, true
 }

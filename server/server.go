@@ -1,7 +1,11 @@
 // Package server is the nameservice's HTTP service: a stateless handler in
-// front of any backend, speaking Fluree's nameservice protocol (under
-// /v1/fluree, with /.well-known/fluree.json) and the project's own routes for
-// the whole driver contract (under /ns/v1, the wire of the http:// driver).
+// front of any backend. It holds the project's own routes for the whole
+// driver contract (under /ns/v1, the wire of the http:// driver), the event
+// hub every stream shares, and what bounds a request (limits, timeouts,
+// stream slots), counts it (metrics) and logs it; it mounts Fluree's
+// nameservice protocol (package server/fluree, under /v1/fluree and
+// /.well-known/fluree.json) and the console (package server/console,
+// under /ui).
 //
 // Every piece of state lives in the backend, so several servers over one
 // table or bucket behave as one service; the only memory a server keeps is a
@@ -13,15 +17,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +32,9 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/console"
+	"nameservice.dev/nameservice/server/fluree"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // Defaults of Options.
@@ -112,7 +115,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
-	skipped *prometheus.CounterVec // records left out of Fluree's answers
+	public  *web.Public // every error a client is told passes it
+	lister  *lister
 	idem    *idemCache
 	streams chan struct{}
 	// perPrincipal caps the streams of each principal within streams.
@@ -156,7 +160,8 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
 		stop:         make(chan struct{}),
 	}
-	s.skipped = newSkipCounter(reg)
+	s.public = web.NewPublic(log, m.unknown)
+	s.lister = &lister{ns: ns, key: opts.PageTokenKey}
 	var hubCtx context.Context
 	hubCtx, s.endHub = context.WithCancel(context.Background())
 	s.hub = newHub(s, hubCtx, reg)
@@ -176,7 +181,6 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	m.HandleFunc("GET /readyz", s.ready)
 	m.Handle("GET /metrics", metricsHandler(reg))
-	m.HandleFunc("GET /.well-known/fluree.json", s.discovery)
 	m.HandleFunc("GET /openapi.yaml", serveOpenAPI)
 
 	p := nswire.Prefix
@@ -194,10 +198,12 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("DELETE "+p+"/branches/{id...}", s.auth(s.dropBranch))
 	m.HandleFunc("POST "+p+"/reset-head/{id...}", s.auth(s.resetHead))
 
-	s.flureeBranchRoutes(m)
-	m.HandleFunc(flureeBase+"/", s.auth(s.fluree))
-	m.HandleFunc(flureeBare+"/", s.auth(s.fluree))
-	s.mountUI(m) // the console, ui.go
+	env := web.Env{NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, Log: s.log}
+	fluree.New(fluree.Config{Env: env, TokenAuth: !s.opts.NoAuth, Registry: reg,
+		Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown, Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
+	}).Mount(m)
+	console.New(console.Config{Env: env, Authenticator: s.opts.Auth, NoAuth: s.opts.NoAuth,
+		AuthFailures: s.metrics.authFailures}).Mount(m)
 }
 
 // ServeHTTP implements http.Handler: it bounds the request (see bound),
@@ -232,32 +238,18 @@ func methodLabel(m string) string {
 }
 
 // routeLabel names the route of r for metrics and logs: the mux pattern,
-// or for Fluree's routes the route with its alias left out. Every value
-// comes from a fixed set (the method through methodLabel, the verb of a ref
-// route only when it is one of Fluree's), so requests cannot grow the
-// number of series.
+// or for Fluree's catch-all routes fluree.RouteLabel's. Every value comes
+// from a fixed set (the method through methodLabel), so requests cannot
+// grow the number of series.
 func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	_, pattern := mux.Handler(r)
 	switch {
 	case pattern == "":
 		return "unmatched"
-	case pattern != flureeBase+"/" && pattern != flureeBare+"/":
+	case !fluree.CatchAll(pattern):
 		return pattern
 	}
-	p, _ := flureeRest(r.URL.Path)
-	m := methodLabel(r.Method)
-	switch {
-	case p == "/nameservice/snapshot", p == "/events":
-		return m + " " + flureeBase + p
-	case strings.HasPrefix(p, "/storage/ns/"):
-		return m + " " + flureeBase + "/storage/ns/{alias}"
-	case strings.HasPrefix(p, "/nameservice/refs/"):
-		switch verb := p[strings.LastIndexByte(p, '/')+1:]; verb {
-		case "commit", "index", "init":
-			return m + " " + flureeBase + "/nameservice/refs/{alias}/" + verb
-		}
-	}
-	return "unmatched"
+	return fluree.RouteLabel(methodLabel(r.Method), r.URL.Path)
 }
 
 // statusRecorder remembers the status written, and passes Flush through for
@@ -299,45 +291,6 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-// marshal encodes v as compact JSON without HTML escaping, as serde_json
-// does, and without a trailing newline.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return []byte(`{"error":"cannot encode the answer","code":"Internal"}`)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	writeRaw(w, status, marshal(v))
-}
-
-func writeRaw(w http.ResponseWriter, status int, body []byte) {
-	if body != nil {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// decodeStrict decodes a request body, refusing unknown fields and
-// trailing data, into v.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: request body: %v", driver.ErrInvalidArgument, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: request body: data after the JSON value", driver.ErrInvalidArgument)
-	}
-	return nil
-}
-
 // errorBody returns the status and body of err on the /ns/v1 routes.
 func errorBody(err error) (int, []byte) {
 	code := driver.Code(err)
@@ -348,36 +301,15 @@ func errorBody(err error) (int, []byte) {
 	if code == driver.Canceled {
 		name = driver.Unavailable.String()
 	}
-	return nswire.Status(code), marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, driver.ErrOutcomeUnknown)})
+	return nswire.Status(code), web.Marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, driver.ErrOutcomeUnknown)})
 }
 
 func writeError(w http.ResponseWriter, err error) {
 	status, body := errorBody(err)
-	writeRaw(w, status, body)
+	web.WriteRaw(w, status, body)
 }
 
-// readBody reads the whole body, reporting an oversize one as a 413.
-func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, errTooLarge{limit: mbe.Limit}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading the body: %v", driver.ErrInvalidArgument, err)
-	}
-	return b, nil
-}
-
-type errTooLarge struct{ limit int64 }
-
-func (e errTooLarge) Error() string {
-	return fmt.Sprintf("request body larger than %d bytes", e.limit)
-}
-
-// opContext returns the context of a backend operation: not canceled when
-// the client goes away, so that a write it started lands or fails on its own
-// and its outcome can be given to a resend, but bounded by OpTimeout.
+// opContext is the context of a backend operation of r (web.OpContext).
 func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(r.Context()), s.opts.OpTimeout)
+	return web.OpContext(r, s.opts.OpTimeout)
 }

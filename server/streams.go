@@ -1,6 +1,7 @@
 package server
 
 import (
+	"nameservice.dev/nameservice/server/auth"
 	"net/http"
 	"sync"
 )
@@ -40,7 +41,7 @@ func (q *streamQuota) release(key string) {
 // for a request without one (no authentication, or Fluree's events route
 // open to anonymous watchers) its client address.
 func streamKey(r *http.Request) string {
-	if p := principalOf(r.Context()); p != nil && p.Key() != "" {
+	if p := auth.FromContext(r.Context()); p != nil && p.Key() != "" {
 		return p.Key()
 	}
 	return "addr:" + clientPrefix(r.RemoteAddr).String()

@@ -5,13 +5,14 @@ import (
 	"net/http"
 	"testing"
 
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
 
 // streamStatus opens a stream as token and returns its status, leaving a
 // 200 stream open until the test ends.
-func streamStatus(t *testing.T, s *testServer, token, path string) int {
+func streamStatus(t *testing.T, s *servertest.Server, token, path string) int {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -33,18 +34,18 @@ func streamStatus(t *testing.T, s *testServer, token, path string) int {
 // stream routes together; the others still get theirs. Principals are
 // static tokens, and a JWS issuer's subjects one by one.
 func TestStreamsPerPrincipal(t *testing.T) {
-	trusted := newIssuer(t)
+	trusted := servertest.NewIssuer(t)
 	a, err := auth.NewAuthenticator(auth.Config{
 		Tokens: []auth.TokenEntry{
 			{Name: "greedy", SHA256: auth.HashToken("greedy"), Read: []string{""}},
 			{Name: "other", SHA256: auth.HashToken("other"), Read: []string{""}},
 		},
-		TrustedIssuers: []string{trusted.did},
+		TrustedIssuers: []string{trusted.DID},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, server.Options{Auth: a, MaxStreamsPerPrincipal: 3, MaxStreams: 100})
+	s := servertest.Start(t, server.Options{Auth: a, MaxStreamsPerPrincipal: 3, MaxStreams: 100})
 	for i, path := range []string{"/ns/v1/watch", "/v1/fluree/events?all=true", "/ns/v1/watch"} {
 		if st := streamStatus(t, s, "greedy", path); st != http.StatusOK {
 			t.Fatalf("greedy's stream %d: %d", i+1, st)
@@ -57,7 +58,7 @@ func TestStreamsPerPrincipal(t *testing.T) {
 		t.Fatalf("another token's stream: %d", st)
 	}
 	tok := func(sub string) string {
-		return trusted.token(t, trusted.claims(map[string]any{"sub": sub, "fluree.events.all": true}))
+		return trusted.Token(t, trusted.Claims(map[string]any{"sub": sub, "fluree.events.all": true}))
 	}
 	for i := range 3 {
 		if st := streamStatus(t, s, tok("peer-1"), "/v1/fluree/events?all=true"); st != http.StatusOK {

@@ -12,6 +12,8 @@ import (
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/fluree"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // stream holds a stream slot (see admitStream) and ends when the client
@@ -47,25 +49,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 // two; a change the records already show comes again as an event, and
 // clients drop it by its watermark.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p := principalOf(r.Context())
-	var id driver.ID
-	if v := q.Get("id"); v != "" {
-		var err error
-		if id, err = driver.ParseID(v); err != nil {
-			writeError(w, err)
-			return
-		}
-		if !canRead(w, r, id) {
-			return
-		}
+	req, ok := s.read(w, r, in{need: needRead, query: true})
+	if !ok {
+		return
 	}
+	id, q, p := req.id, r.URL.Query(), auth.FromContext(r.Context())
 	concerns, err := driver.ParseConcerns(q.Get("concerns"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: driver.Kind(q.Get("kind"))}
+	// Checked here, though the layer checks a watch too: this stream may
+	// join an upstream already running for its key, which asks the layer
+	// nothing, and a refusal must be a 400, not an event of a stream.
 	if err := guard.CheckWatch(key.options()); err != nil {
 		writeError(w, err)
 		return
@@ -73,11 +70,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if !id.IsZero() {
 		key.id, key.prefix = id.String(), ""
 	}
-	ctx, sub, done := s.subscribe(w, r, key)
-	if sub == nil {
+	stream := s.subscribe(w, r, key)
+	if stream == nil {
 		return
 	}
-	defer done()
+	defer stream.Close()
+	ctx := stream.Ctx
 	sse := nswire.NewSSEWriter(w)
 	if sse == nil {
 		return
@@ -88,16 +86,16 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if sse.Event(nswire.EventSynced, "", []byte("{}")) != nil {
 		return
 	}
-	s.pump(ctx, sse, sub.events, func(ev *hubEvent) bool {
+	stream.Pump(sse, func(ev *web.Event) bool {
 		if ev.Err != nil {
-			_, b := errorBody(s.public(ctx, "watch", guard.FromBackend(ev.Err)))
+			_, b := errorBody(s.public.Error(ctx, "watch", guard.FromBackend(ev.Err)))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		return sse.Event(nswire.EventChange, "", ev.changeData()) == nil
+		return sse.Event(nswire.EventChange, "", ev.Data(changeData)) == nil
 	})
 }
 
@@ -113,13 +111,14 @@ func concernsKey(cs []driver.Concern) string {
 }
 
 // subscribe takes a stream slot and subscribes to the hub's upstream of
-// key, answering the request itself (and returning a nil subscriber) when
-// either fails. The stream's context ends when the client goes, the
-// server closes or the hub drops the stream; done releases both.
-func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey) (context.Context, *subscriber, func()) {
+// key, answering the request itself (and returning nil) when either fails,
+// in the answer format of r's route family. The stream's context ends when
+// the client goes, the server closes or the hub drops the stream; its
+// Close releases both.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey) *web.Stream {
 	ctx, release := s.stream(w, r)
 	if ctx == nil {
-		return nil, nil, nil
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rc := http.NewResponseController(w)
@@ -131,43 +130,19 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey)
 	if err != nil {
 		cancel()
 		release()
-		err = s.public(r.Context(), "watch", err)
-		if _, fluree := flureeRest(r.URL.Path); fluree {
-			writeFlureeError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
+		err = s.public.Error(r.Context(), "watch", err)
+		if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
+			fluree.WriteError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
 		} else {
 			writeError(w, err)
 		}
-		return nil, nil, nil
+		return nil
 	}
-	return ctx, sub, func() {
+	return web.NewStream(ctx, sub.events, s.opts.KeepAlive, func() {
 		s.hub.unsubscribe(sub)
 		cancel()
 		release()
-	}
-}
-
-// pump writes a keep-alive comment every KeepAlive and hands each event of
-// the subscription to handle, until ctx ends, the subscription ends, a
-// write fails or handle returns false.
-func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, events <-chan *hubEvent, handle func(*hubEvent) bool) {
-	keep := time.NewTicker(s.opts.KeepAlive)
-	defer keep.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-keep.C:
-			if sse.Comment("") != nil {
-				return
-			}
-		case ev, ok := <-events:
-			// A dropped stream's channel still holds events: the
-			// canceled context ends it before any is written.
-			if !ok || ctx.Err() != nil || !handle(ev) {
-				return
-			}
-		}
-	}
+	})
 }
 
 // snapshot writes the records a watch of key starts from; false when the
@@ -179,28 +154,28 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 		case errors.Is(err, driver.ErrNotFound):
 			return true
 		case err != nil:
-			_, b := errorBody(s.public(ctx, "get "+id.String(), err))
+			_, b := errorBody(s.public.Error(ctx, "get "+id.String(), err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		case key.kind != "" && rec.Kind != key.kind:
 			return true
 		}
-		return sse.Event(nswire.EventRecord, "", marshal(rec)) == nil
+		return sse.Event(nswire.EventRecord, "", web.Marshal(rec)) == nil
 	}
 	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{Prefix: key.prefix, Kind: key.kind, IncludeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
-			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", marshal(s.publicFailure(ctx, re))) != nil {
+			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", web.Marshal(s.public.Failure(ctx, re))) != nil {
 				return false
 			}
 			continue
 		case err != nil:
-			_, b := errorBody(s.public(ctx, "list", err))
+			_, b := errorBody(s.public.Error(ctx, "list", err))
 			_ = sse.Event(nswire.EventError, "", b)
 			return false
 		}
-		if p.CanRead(rec.ID.String()) && sse.Event(nswire.EventRecord, "", marshal(rec)) != nil {
+		if p.CanRead(rec.ID.String()) && sse.Event(nswire.EventRecord, "", web.Marshal(rec)) != nil {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package fluree
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // Fluree's server creates, lists and drops branches on its data routes
@@ -16,14 +18,14 @@ import (
 // commit by t or by content ID, which only its commit store can resolve:
 // it is refused here (POST /ns/v1/branches takes an address and t).
 
-// flureeBranchRoutes registers the routes under both Fluree prefixes. They
+// branchRoutes registers the routes under both Fluree prefixes. They
 // match every method, so that another method gets 405 here rather than
 // the 404 of the catch-all Fluree route.
-func (s *Server) flureeBranchRoutes(m *http.ServeMux) {
-	for _, p := range []string{flureeBase, flureeBare} {
-		m.HandleFunc(p+"/branch", s.auth(only(http.MethodPost, s.flureeCreateBranch)))
-		m.HandleFunc(p+"/branch/{ledger...}", s.auth(only(http.MethodGet, s.flureeListBranches)))
-		m.HandleFunc(p+"/drop-branch", s.auth(only(http.MethodPost, s.flureeDropBranch)))
+func (a *API) branchRoutes(m *http.ServeMux) {
+	for _, p := range []string{Base, Bare} {
+		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
+		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
+		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
 	}
 }
 
@@ -32,7 +34,7 @@ func only(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
-			writeFlureeTyped(w, http.StatusMethodNotAllowed, errTypeBadRequest, "method not allowed: use "+method)
+			writeTyped(w, http.StatusMethodNotAllowed, errTypeBadRequest, "method not allowed: use "+method)
 			return
 		}
 		h(w, r)
@@ -55,8 +57,8 @@ type flureeBranchInfo struct {
 	Source   string `json:"source,omitempty"`
 }
 
-func writeFlureeTyped(w http.ResponseWriter, status int, typ, msg string) {
-	writeJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
+func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
+	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
 }
 
 // flureeAnswer writes err in Fluree's form: 404 for a missing record (one
@@ -68,30 +70,30 @@ func flureeAnswer(w http.ResponseWriter, err error) {
 	case driver.NotFound:
 		ledgerNotFound(w)
 	case driver.AlreadyExists:
-		writeFlureeTyped(w, http.StatusConflict, "err:db/LedgerExists", err.Error())
+		writeTyped(w, http.StatusConflict, "err:db/LedgerExists", err.Error())
 	case driver.HasBranches:
-		writeFlureeTyped(w, http.StatusConflict, "err:system/NameServiceError", err.Error())
+		writeTyped(w, http.StatusConflict, "err:system/NameServiceError", err.Error())
 	case driver.InvalidArgument, driver.WrongKind:
-		writeFlureeError(w, http.StatusBadRequest, err.Error())
+		WriteError(w, http.StatusBadRequest, err.Error())
 	default:
-		writeFlureeError(w, http.StatusInternalServerError, err.Error())
+		WriteError(w, http.StatusInternalServerError, err.Error())
 	}
 }
 
 // flureeBranchBody reads the body of a create or drop and the branch's ID.
 func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchRequest, driver.ID, bool) {
 	var req flureeBranchRequest
-	body, err := readBody(r)
+	body, err := web.ReadBody(r)
 	if err == nil {
-		err = decodeStrict(body, &req)
+		err = web.DecodeStrict(body, &req)
 	}
 	if err != nil {
-		writeFlureeError(w, http.StatusBadRequest, err.Error())
+		WriteError(w, http.StatusBadRequest, err.Error())
 		return req, driver.ID{}, false
 	}
 	id, err := driver.ParseID(req.Ledger + ":" + req.Branch)
 	if err != nil || req.Ledger == "" || req.Branch == "" {
-		writeFlureeError(w, http.StatusBadRequest, fmt.Sprintf("ledger and branch must name a branch: %v", err))
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("ledger and branch must name a branch: %v", err))
 		return req, id, false
 	}
 	return req, id, true
@@ -100,25 +102,25 @@ func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchReque
 // flureeCanWrite answers as Fluree does (404 out of scope) unless the
 // caller may write id and read src.
 func flureeCanWrite(w http.ResponseWriter, r *http.Request, id, src driver.ID) bool {
-	p := principalOf(r.Context())
+	p := auth.FromContext(r.Context())
 	if p.CanWrite(id.String()) && p.CanRead(src.String()) {
 		return true
 	}
 	if p.CanRead(id.String()) {
-		writeFlureeTyped(w, http.StatusForbidden, "err:policy/AccessDenied", "no write access to "+id.String())
+		writeTyped(w, http.StatusForbidden, "err:policy/AccessDenied", "no write access to "+id.String())
 		return false
 	}
 	ledgerNotFound(w)
 	return false
 }
 
-func (s *Server) flureeCreateBranch(w http.ResponseWriter, r *http.Request) {
+func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 	req, id, ok := flureeBranchBody(w, r)
 	if !ok {
 		return
 	}
 	if req.At != nil {
-		writeFlureeError(w, http.StatusBadRequest, "at: this nameservice has no commit store to resolve a commit by t or content ID; POST /ns/v1/branches/{id} takes its address and t")
+		WriteError(w, http.StatusBadRequest, "at: this nameservice has no commit store to resolve a commit by t or content ID; POST /ns/v1/branches/{id} takes its address and t")
 		return
 	}
 	src, err := driver.ParseID(req.Ledger + ":" + req.Source)
@@ -126,20 +128,20 @@ func (s *Server) flureeCreateBranch(w http.ResponseWriter, r *http.Request) {
 		src, err = driver.ParseID(req.Ledger)
 	}
 	if err != nil {
-		writeFlureeError(w, http.StatusBadRequest, err.Error())
+		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if !flureeCanWrite(w, r, id, src) {
 		return
 	}
-	ctx, cancel := s.opContext(r)
+	ctx, cancel := a.opContext(r)
 	defer cancel()
-	rec, err := s.ns.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
+	rec, err := a.NS.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
 	if err != nil {
-		flureeAnswer(w, s.public(ctx, "create branch "+id.String(), err))
+		flureeAnswer(w, a.Public.Error(ctx, "create branch "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusCreated, struct {
+	web.WriteJSON(w, http.StatusCreated, struct {
 		LedgerID string `json:"ledger_id"`
 		Branch   string `json:"branch"`
 		Source   string `json:"source"`
@@ -147,22 +149,22 @@ func (s *Server) flureeCreateBranch(w http.ResponseWriter, r *http.Request) {
 	}{rec.ID.String(), rec.ID.Branch, rec.SourceBranch, rec.Head.V})
 }
 
-// flureeListBranches lists the live branches of a ledger the caller may
+// listBranches lists the live branches of a ledger the caller may
 // read; a ledger with none in scope is not found.
-func (s *Server) flureeListBranches(w http.ResponseWriter, r *http.Request) {
+func (a *API) listBranches(w http.ResponseWriter, r *http.Request) {
 	ledger := r.PathValue("ledger")
-	p := principalOf(r.Context())
+	p := auth.FromContext(r.Context())
 	out := []flureeBranchInfo{}
-	for rec, err := range s.ns.ListBranches(r.Context(), ledger) {
+	for rec, err := range a.NS.ListBranches(r.Context(), ledger) {
 		var bad *driver.RecordError
 		switch {
 		case errors.As(err, &bad):
 			continue // unreadable: Fluree's listing knows no such entry
 		case errors.Is(err, driver.ErrInvalidArgument), errors.Is(err, driver.ErrInvalidID):
-			writeFlureeError(w, http.StatusBadRequest, err.Error())
+			WriteError(w, http.StatusBadRequest, err.Error())
 			return
 		case err != nil:
-			writeFlureeError(w, http.StatusInternalServerError, s.public(r.Context(), "list branches", err).Error())
+			WriteError(w, http.StatusInternalServerError, a.Public.Error(r.Context(), "list branches", err).Error())
 			return
 		}
 		if !rec.Retracted && p.CanRead(rec.ID.String()) {
@@ -173,21 +175,21 @@ func (s *Server) flureeListBranches(w http.ResponseWriter, r *http.Request) {
 		ledgerNotFound(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	web.WriteJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) flureeDropBranch(w http.ResponseWriter, r *http.Request) {
+func (a *API) dropBranch(w http.ResponseWriter, r *http.Request) {
 	_, id, ok := flureeBranchBody(w, r)
 	if !ok || !flureeCanWrite(w, r, id, id) {
 		return
 	}
-	ctx, cancel := s.opContext(r)
+	ctx, cancel := a.opContext(r)
 	defer cancel()
-	if err := s.ns.DropBranch(ctx, id.String()); err != nil {
-		flureeAnswer(w, s.public(ctx, "drop branch "+id.String(), err))
+	if err := a.NS.DropBranch(ctx, id.String()); err != nil {
+		flureeAnswer(w, a.Public.Error(ctx, "drop branch "+id.String(), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	web.WriteJSON(w, http.StatusOK, struct {
 		LedgerID string `json:"ledger_id"`
 		Status   string `json:"status"`
 		Deferred bool   `json:"deferred"`

@@ -1,14 +1,14 @@
-package server
+package console
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -32,18 +32,16 @@ type uiFilter struct {
 	N         int    // the page's number, from 1 (shown only)
 }
 
-// parseFilter reads a filter from r's query string.
-func parseFilter(r *http.Request) (uiFilter, error) {
+// parseFilter reads a filter from r's query string; the listing checks it
+// (web.Lister.Page).
+func parseFilter(r *http.Request) uiFilter {
 	q := r.URL.Query()
 	f := uiFilter{Prefix: q.Get("prefix"), Kind: q.Get("kind"), State: q.Get("state"), Retracted: q.Get("retracted") == "1",
 		Page: q.Get("page"), N: 1}
-	if f.Kind != "" && !driver.Kind(f.Kind).Valid() {
-		return f, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, f.Kind)
-	}
 	if n, err := strconv.Atoi(q.Get("n")); err == nil && n > 1 {
 		f.N = n
 	}
-	return f, nil
+	return f
 }
 
 // query returns the query string of f for page token tok (number n).
@@ -66,8 +64,8 @@ func (f uiFilter) query(tok string, n int) string {
 // consoleQuery is the listing a filter asks the backend for: the state is
 // selected by the backend (ListOptions.State), so that a page holds a full
 // page of records in that state and its token is bound to it.
-func consoleQuery(f uiFilter) listQuery {
-	return listQuery{kind: driver.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted, state: f.State}
+func consoleQuery(f uiFilter) nameservice.ListOptions {
+	return nameservice.ListOptions{Kind: driver.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
 }
 
 // uiList is a page of the records table.
@@ -79,51 +77,39 @@ type uiList struct {
 	Next, Top  string // the next page's and the first page's links; "" for none
 }
 
-func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
-	page := s.pageFor(r, "Records")
-	f, err := parseFilter(r)
-	if err != nil {
-		page.Error = err.Error()
-		s.render(w, http.StatusBadRequest, "error.html", page)
-		return
-	}
-	list, err := s.listRows(r.Context(), principalOf(r.Context()), f)
+func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
+	page := cs.pageFor(r, "Records")
+	list, err := cs.listRows(r.Context(), auth.FromContext(r.Context()), parseFilter(r))
 	if errors.Is(err, driver.ErrInvalidArgument) {
-		page.Error = err.Error() // a page token of another filter or key
-		s.render(w, http.StatusBadRequest, "error.html", page)
+		page.Error = err.Error() // a malformed filter, a page token of another filter or key
+		cs.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
 	if err != nil {
 		page.Error = err.Error()
 	}
 	page.Events, page.List = "/ui/events", list
-	s.render(w, http.StatusOK, "records.html", page)
+	cs.render(w, http.StatusOK, "records.html", page)
 }
 
 // listRows reads the page of f that p may read, a row for each entry, in ID
 // order. Its error is the one a client may be told.
-func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
+func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
-	q := consoleQuery(f)
-	bound := binding(p, q)
-	pos, err := s.opts.PageTokenKey.open(f.Page, bound)
+	page, err := cs.Lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
 	if err != nil {
-		return list, err
+		return list, cs.Public.Error(ctx, "list", err)
 	}
-	page, next, err := s.listPage(ctx, p, q, pos, uiPageSize)
-	if err != nil {
-		return list, s.public(ctx, "list", err)
-	}
-	for _, rec := range page.records {
+	for _, rec := range page.Records {
 		list.Rows = append(list.Rows, rowOf(rec))
 	}
-	for _, fail := range page.failed {
-		list.Rows = append(list.Rows, s.unreadableRow(ctx, fail))
+	for _, fail := range page.Failed {
+		list.Rows = append(list.Rows, cs.unreadableRow(ctx, fail))
 		list.Unreadable++
 	}
 	sort.SliceStable(list.Rows, func(i, j int) bool { return list.Rows[i].ID < list.Rows[j].ID })
-	if next != nil {
-		list.Next = "/ui?" + f.query(s.opts.PageTokenKey.seal(*next, bound), f.N+1)
+	if page.Next != "" {
+		list.Next = "/ui?" + f.query(page.Next, f.N+1)
 	}
 	if f.Page != "" {
 		list.Top = "/ui?" + f.query("", 1)
@@ -134,8 +120,8 @@ func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*
 // unreadableRow is the row of a record a listing could not read: its ID (or
 // the digest the API names an object by) and "cannot be read", never the
 // backend's text, which goes to the server's log as the API's does.
-func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
-	f := s.publicFailure(ctx, re)
+func (cs *Console) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
+	f := cs.Public.Failure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
 	if !re.ID.IsZero() {
 		row.Href = recordHref(re.ID)
@@ -153,34 +139,34 @@ type uiLag struct {
 	ChartH int
 }
 
-func (s *Server) uiLag(w http.ResponseWriter, r *http.Request) {
-	page := s.pageFor(r, "Index lag")
-	rows, err := s.lagging(r.Context(), principalOf(r.Context()))
+func (cs *Console) uiLag(w http.ResponseWriter, r *http.Request) {
+	page := cs.pageFor(r, "Index lag")
+	rows, err := cs.lagging(r.Context(), auth.FromContext(r.Context()))
 	if err != nil {
 		page.Error = err.Error()
 	}
 	bars := lagBars(rows)
 	page.Events, page.Lag = "/ui/events", &uiLag{Bars: bars, ChartH: max(barHeight, len(bars)*barHeight)}
-	s.render(w, http.StatusOK, "lag.html", page)
+	cs.render(w, http.StatusOK, "lag.html", page)
 }
 
 // lagging returns the rows of the ledgers whose index is behind, at most
 // maxBars of them, most behind first, from every record p may read, holding
 // no more than a few pages of them at a time. Its error is the one a client
 // may be told.
-func (s *Server) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error) {
+func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error) {
 	var rows []uiRow
 	trim := func() {
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
 		rows = rows[:min(len(rows), maxBars)]
 	}
-	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger}) {
+	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
 			continue
 		case err != nil:
-			return rows, s.public(ctx, "list", err)
+			return rows, cs.Public.Error(ctx, "list", err)
 		}
 		if row := rowOf(rec); row.Gap > 0 {
 			rows = append(rows, row)

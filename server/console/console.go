@@ -1,4 +1,12 @@
-package server
+// Package console serves the console: read-only pages at /ui over the
+// records a caller may read, under the same authentication and scopes as
+// the API. A browser authenticates once with its token on /ui/login, kept
+// in an HttpOnly, SameSite=Strict cookie; a client that sends
+// Authorization itself needs no cookie. Pages are rendered on the server
+// (html/template escapes everything) and work without JavaScript; the
+// script only keeps them current from /ui/events. Package server mounts it
+// and lends it what every route family shares (see Config).
+package console
 
 import (
 	"context"
@@ -9,16 +17,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
-
-// The console: read-only pages at /ui, under the same authentication and
-// scopes as the API. A browser authenticates once with its token on
-// /ui/login, kept in an HttpOnly, SameSite=Strict cookie; a client that
-// sends Authorization itself needs no cookie. Pages are rendered on the
-// server (html/template escapes everything) and work without JavaScript;
-// the script only keeps them current from /ui/events.
 
 //go:embed ui
 var uiFiles embed.FS
@@ -33,29 +38,55 @@ const (
 	uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
-func (s *Server) mountUI(m *http.ServeMux) {
+// Config is what the console needs of the server that mounts it; every
+// field but Authenticator must be set.
+type Config struct {
+	web.Env
+	// Authenticator checks the token a browser signs in with; nil refuses
+	// every sign-in.
+	Authenticator *auth.Authenticator
+	// NoAuth lets everyone in, with full rights.
+	NoAuth       bool
+	AuthFailures prometheus.Counter // counts refused sign-ins
+}
+
+// Console is the console over one NameService.
+type Console struct {
+	web.Env
+	authn        *auth.Authenticator
+	noAuth       bool
+	authFailures prometheus.Counter
+}
+
+// New returns the console of cfg.
+func New(cfg Config) *Console {
+	return &Console{Env: cfg.Env, authn: cfg.Authenticator, noAuth: cfg.NoAuth, authFailures: cfg.AuthFailures}
+}
+
+// Mount registers the console's routes, under /ui, on m.
+func (cs *Console) Mount(m *http.ServeMux) {
 	static, _ := fs.Sub(uiFiles, "ui/static")
 	m.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
-	m.HandleFunc("GET /ui/login", s.uiLoginForm)
-	m.HandleFunc("POST /ui/login", s.uiLogin)
-	m.HandleFunc("POST /ui/logout", s.uiLogout)
-	m.HandleFunc("GET /ui", s.uiAuth(s.uiRecords))
-	m.HandleFunc("GET /ui/{$}", s.uiAuth(s.uiRecords))
-	m.HandleFunc("GET /ui/lag", s.uiAuth(s.uiLag))
-	m.HandleFunc("GET /ui/record/{id...}", s.uiAuth(s.uiRecord))
-	m.HandleFunc("GET /ui/events", s.uiAuth(s.uiEvents))
+	m.HandleFunc("GET /ui/login", cs.uiLoginForm)
+	m.HandleFunc("POST /ui/login", cs.uiLogin)
+	m.HandleFunc("POST /ui/logout", cs.uiLogout)
+	m.HandleFunc("GET /ui", cs.uiAuth(cs.uiRecords))
+	m.HandleFunc("GET /ui/{$}", cs.uiAuth(cs.uiRecords))
+	m.HandleFunc("GET /ui/lag", cs.uiAuth(cs.uiLag))
+	m.HandleFunc("GET /ui/record/{id...}", cs.uiAuth(cs.uiRecord))
+	m.HandleFunc("GET /ui/events", cs.uiAuth(cs.uiEvents))
 }
 
 // uiAuth authenticates a console request: its Authorization header, else
 // the console cookie; without either it sends the browser to the login
 // page (with NoAuth, everyone is let in).
-func (s *Server) uiAuth(h http.HandlerFunc) http.HandlerFunc {
-	authed := s.auth(h)
+func (cs *Console) uiAuth(h http.HandlerFunc) http.HandlerFunc {
+	authed := cs.Auth(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			if c, err := r.Cookie(uiCookie); err == nil && c.Value != "" {
 				r.Header.Set("Authorization", "Bearer "+c.Value)
-			} else if !s.opts.NoAuth {
+			} else if !cs.noAuth {
 				http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 				return
 			}
@@ -73,10 +104,10 @@ func uiHeaders(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-store")
 }
 
-func (s *Server) render(w http.ResponseWriter, status int, page string, data any) {
+func (cs *Console) render(w http.ResponseWriter, status int, page string, data any) {
 	var b strings.Builder
 	if err := uiPages.ExecuteTemplate(&b, page, data); err != nil {
-		s.log.Error("console template", "page", page, "error", err.Error())
+		cs.Log.Error("console template", "page", page, "error", err.Error())
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return
 	}
@@ -98,32 +129,32 @@ type uiPage struct {
 }
 
 // pageFor starts the page of an authenticated request.
-func (s *Server) pageFor(r *http.Request, title string) uiPage {
-	return uiPage{Title: title, Principal: principalOf(r.Context()).Name, SignOut: !s.opts.NoAuth}
+func (cs *Console) pageFor(r *http.Request, title string) uiPage {
+	return uiPage{Title: title, Principal: auth.FromContext(r.Context()).Name, SignOut: !cs.noAuth}
 }
 
-func (s *Server) uiLoginForm(w http.ResponseWriter, _ *http.Request) {
+func (cs *Console) uiLoginForm(w http.ResponseWriter, _ *http.Request) {
 	uiHeaders(w)
-	s.render(w, http.StatusOK, "login.html", uiPage{Title: "Sign in"})
+	cs.render(w, http.StatusOK, "login.html", uiPage{Title: "Sign in"})
 }
 
 // uiLogin checks the token a browser posted and keeps it in the console
 // cookie. The token is never logged nor echoed.
-func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
+func (cs *Console) uiLogin(w http.ResponseWriter, r *http.Request) {
 	uiHeaders(w)
 	if err := r.ParseForm(); err != nil {
-		s.render(w, http.StatusBadRequest, "login.html", uiPage{Title: "Sign in", Error: "malformed form"})
+		cs.render(w, http.StatusBadRequest, "login.html", uiPage{Title: "Sign in", Error: "malformed form"})
 		return
 	}
 	tok := r.PostFormValue("token")
 	probe := &http.Request{Header: http.Header{"Authorization": {"Bearer " + tok}}}
-	if s.opts.Auth == nil || tok == "" || strings.ContainsAny(tok, " \t\r\n;,") {
-		s.render(w, http.StatusUnauthorized, "login.html", uiPage{Title: "Sign in", Error: "invalid token"})
+	if cs.authn == nil || tok == "" || strings.ContainsAny(tok, " \t\r\n;,") {
+		cs.render(w, http.StatusUnauthorized, "login.html", uiPage{Title: "Sign in", Error: "invalid token"})
 		return
 	}
-	if _, err := s.opts.Auth.Authenticate(probe); err != nil {
-		s.metrics.authFailures.Inc()
-		s.render(w, http.StatusUnauthorized, "login.html", uiPage{Title: "Sign in", Error: err.Error()})
+	if _, err := cs.authn.Authenticate(probe); err != nil {
+		cs.authFailures.Inc()
+		cs.render(w, http.StatusUnauthorized, "login.html", uiPage{Title: "Sign in", Error: err.Error()})
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: tok, Path: "/ui", HttpOnly: true,
@@ -131,7 +162,7 @@ func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui", http.StatusSeeOther)
 }
 
-func (s *Server) uiLogout(w http.ResponseWriter, r *http.Request) {
+func (cs *Console) uiLogout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
@@ -147,51 +178,52 @@ type uiChange struct {
 
 // uiEvents streams the changes the caller may see (?id= for one record)
 // as "change" events, each with the record's row read after it.
-func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
-	p := principalOf(r.Context())
-	var key watchKey
+func (cs *Console) uiEvents(w http.ResponseWriter, r *http.Request) {
+	p := auth.FromContext(r.Context())
+	var id string
 	if v := r.URL.Query().Get("id"); v != "" {
-		id, err := driver.ParseID(v)
-		if err != nil || !p.CanRead(id.String()) {
+		parsed, err := driver.ParseID(v)
+		if err != nil || !p.CanRead(parsed.String()) {
 			http.NotFound(w, r)
 			return
 		}
-		key.id = id.String()
+		id = parsed.String()
 	}
-	ctx, sub, done := s.subscribe(w, r, key)
-	if sub == nil {
+	stream := cs.Hub.Subscribe(w, r, id)
+	if stream == nil {
 		return
 	}
-	defer done()
+	defer stream.Close()
+	ctx := stream.Ctx
 	sse := nswire.NewSSEWriter(w)
 	if sse == nil || sse.Comment("watching") != nil {
 		return
 	}
-	s.pump(ctx, sse, sub.events, func(ev *hubEvent) bool {
+	stream.Pump(sse, func(ev *web.Event) bool {
 		if ev.Err != nil {
 			return false
 		}
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		return sse.Event("change", "", marshal(s.uiChangeOf(ctx, ev.Event))) == nil
+		return sse.Event("change", "", web.Marshal(cs.uiChangeOf(ctx, ev.Event))) == nil
 	})
 }
 
-func (s *Server) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
+func (cs *Console) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	if ev.Deleted {
 		return uiChange{Row: uiRow{ID: ev.ID.String()}, Deleted: true}
 	}
 	c := concernOf(ev.Concern, ev.New)
 	ch := uiChange{Change: &c}
-	rec, err := s.ns.Get(ctx, ev.ID)
+	rec, err := cs.NS.Get(ctx, ev.ID)
 	switch {
 	case err == nil:
 		ch.Row = rowOf(rec)
 	case errors.Is(err, driver.ErrNotFound):
 		ch.Row, ch.Deleted = uiRow{ID: ev.ID.String()}, true
 	default:
-		ch.Row = s.unreadableRow(ctx, &driver.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
+		ch.Row = cs.unreadableRow(ctx, &driver.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
 	}
 	return ch
 }

@@ -1,12 +1,12 @@
-package server_test
+package fluree_test
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"strings"
 	"testing"
 
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -14,20 +14,20 @@ import (
 // eventsServer serves t1/db and t2/db (each with a commit, so each is in
 // the events' snapshot) to a static token reading t2/ and JWS of trusted,
 // its events route in mode.
-func eventsServer(t *testing.T, trusted issuer, mode auth.EventsAuth) *testServer {
+func eventsServer(t *testing.T, trusted servertest.Issuer, mode auth.EventsAuth) *servertest.Server {
 	t.Helper()
 	a, err := auth.NewAuthenticator(auth.Config{
 		Tokens:         []auth.TokenEntry{{Name: "t2", SHA256: auth.HashToken("secret-t2"), Read: []string{"t2/"}}},
-		TrustedIssuers: []string{trusted.did},
+		TrustedIssuers: []string{trusted.DID},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, server.Options{Auth: a, EventsAuth: mode})
+	s := servertest.Start(t, server.Options{Auth: a, EventsAuth: mode})
 	for _, name := range []string{"t1/db", "t2/db"} {
-		must(t, s.ns.Init(context.Background(), name))
-		_, err := s.ns.PublishCommit(context.Background(), name, 1, cid(name))
-		must(t, err)
+		servertest.Must(t, s.NS.Init(context.Background(), name))
+		_, err := s.NS.PublishCommit(context.Background(), name, 1, servertest.CID(name))
+		servertest.Must(t, err)
 	}
 	return s
 }
@@ -36,18 +36,18 @@ func eventsServer(t *testing.T, trusted issuer, mode auth.EventsAuth) *testServe
 // its status and, for a stream, the IDs of the first n records it sends
 // (in their order, t1/db before t2/db: a stream that starts with t2/db has
 // left t1/db out).
-func firstEvents(t *testing.T, s *testServer, token, query string, n int) (int, []string) {
+func firstEvents(t *testing.T, s *servertest.Server, token, query string, n int) (int, []string) {
 	t.Helper()
-	s.token = token
-	resp := s.do(t, "GET", "/v1/fluree/events?"+query, "", "Accept", "text/event-stream")
+	s.Token = token
+	resp := s.Do(t, "GET", "/v1/fluree/events?"+query, "", "Accept", "text/event-stream")
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, nil
 	}
-	ev := &sseStream{resp: resp, r: bufio.NewReader(resp.Body)}
+	ev := servertest.NewSSE(resp)
 	var ids []string
 	for len(ids) < n {
-		e := ev.next(t)
+		e := ev.Next(t)
 		if !strings.HasPrefix(e, "event: ns-record") {
 			continue // a keep-alive
 		}
@@ -62,10 +62,10 @@ func firstEvents(t *testing.T, s *testServer, token, query string, n int) (int, 
 // given; without one every record), none (tokens ignored, every record).
 // The other routes need a token in every mode.
 func TestEventsAuthModes(t *testing.T) {
-	trusted := newIssuer(t)
-	t2Only := trusted.token(t, trusted.claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
-	stranger := newIssuer(t)
-	untrusted := stranger.token(t, stranger.claims(map[string]any{"fluree.events.all": true}))
+	trusted := servertest.NewIssuer(t)
+	t2Only := trusted.Token(t, trusted.Claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
+	stranger := servertest.NewIssuer(t)
+	untrusted := stranger.Token(t, stranger.Claims(map[string]any{"fluree.events.all": true}))
 	both := []string{"t1/db", "t2/db"}
 	for _, c := range []struct {
 		mode                       auth.EventsAuth
@@ -97,9 +97,9 @@ func TestEventsAuthModes(t *testing.T) {
 			t.Errorf("%s, static token: %d %v, want %s first", c.mode, st, ids, want)
 		}
 		// Every other route still needs a token.
-		s.token = ""
+		s.Token = ""
 		for _, path := range []string{"/v1/fluree/storage/ns/t1%2Fdb:main", "/v1/fluree/nameservice/snapshot", "/ns/v1/watch", "/ns/v1/records"} {
-			if st, _ := s.call(t, "GET", path, ""); st != http.StatusUnauthorized {
+			if st, _ := s.Call(t, "GET", path, ""); st != http.StatusUnauthorized {
 				t.Errorf("%s: %s without a token: %d, want 401", c.mode, path, st)
 			}
 		}

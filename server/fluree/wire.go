@@ -1,9 +1,10 @@
-package server
+package fluree
 
 import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cid"
 )
 
 // nsRecord is Fluree's NsRecord, field for field and in its order:
@@ -84,7 +85,7 @@ func nsRecordOf(rec *driver.Record) (nsRecord, error) {
 		if !ok {
 			continue
 		}
-		if err := checkCID(s); err != nil {
+		if err := cid.Parse(s); err != nil {
 			return nsRecord{}, notExpressible(rec.ID, f.key, err)
 		}
 		*f.dst = &s

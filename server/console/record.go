@@ -1,4 +1,4 @@
-package server
+package console
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -40,56 +41,56 @@ type uiBranch struct {
 
 const uiTime = "2006-01-02 15:04:05Z"
 
-func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
+func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := principalOf(ctx)
+	p := auth.FromContext(ctx)
 	id, err := driver.ParseID(r.PathValue("id"))
 	if err != nil {
-		page := s.pageFor(r, "Bad ID")
+		page := cs.pageFor(r, "Bad ID")
 		page.Error = err.Error()
-		s.render(w, http.StatusBadRequest, "error.html", page)
+		cs.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
 	var rec *driver.Record
 	if p.CanRead(id.String()) {
-		rec, err = s.ns.Get(ctx, id)
+		rec, err = cs.NS.Get(ctx, id)
 	} else {
 		err = driver.ErrNotFound // outside the scope: exactly as missing
 	}
 	if err != nil {
 		// The message the API gives, never the backend's own text.
-		status, msg := http.StatusInternalServerError, s.public(ctx, "get "+id.String(), err).Error()
+		status, msg := http.StatusInternalServerError, cs.Public.Error(ctx, "get "+id.String(), err).Error()
 		if errors.Is(err, driver.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
-		page := s.pageFor(r, "Record")
+		page := cs.pageFor(r, "Record")
 		page.Error = msg
-		s.render(w, status, "error.html", page)
+		cs.render(w, status, "error.html", page)
 		return
 	}
-	page := s.pageFor(r, id.String())
-	rp, err := s.recordPage(ctx, p, rec)
+	page := cs.pageFor(r, id.String())
+	rp, err := cs.recordPage(ctx, p, rec)
 	if err != nil {
 		page.Error = err.Error()
 	}
 	page.Events, page.Record = "/ui/events?id="+url.QueryEscape(id.String()), rp
-	s.render(w, http.StatusOK, "record.html", page)
+	cs.render(w, http.StatusOK, "record.html", page)
 }
 
 // recordPage gathers what rec's page shows. Its error (reading the change
 // times or the branches) is the one a client may be told; the page shows
 // what was read.
-func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *driver.Record) (*uiRecordPage, error) {
+func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *driver.Record) (*uiRecordPage, error) {
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format(uiTime), Source: rec.SourceBranch, Branches: rec.Branches,
 		Concerns: concernsOf(rec), Ledger: rec.Kind == driver.Ledger}
 	if bp := rec.BranchPoint; bp != nil {
 		rp.BranchPoint = "commit_t " + itoa(bp.T) + "  " + bp.Address
 	}
-	err := s.changeTimes(ctx, rec.ID, rp)
+	err := cs.changeTimes(ctx, rec.ID, rp)
 	if rp.Ledger {
 		var berr error
-		rp.BranchRows, berr = s.branchRows(ctx, p, rec.ID.Name)
+		rp.BranchRows, berr = cs.branchRows(ctx, p, rec.ID.Name)
 		err = errors.Join(err, berr)
 	}
 	return rp, err
@@ -97,13 +98,13 @@ func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *driver.
 
 // changeTimes fills in when each concern of id last changed, when the
 // backend keeps it (driver.ChangeTimer).
-func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage) error {
-	times, err := s.ns.ChangedAt(ctx, id)
+func (cs *Console) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage) error {
+	times, err := cs.NS.ChangedAt(ctx, id)
 	switch {
 	case errors.Is(err, driver.ErrUnsupported):
 		return nil
 	case err != nil:
-		return s.public(ctx, "changed at "+id.String(), err)
+		return cs.Public.Error(ctx, "changed at "+id.String(), err)
 	}
 	rp.ChangeTimes = true
 	for i, c := range rp.Concerns {
@@ -116,17 +117,17 @@ func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage
 
 // branchRows lists the branches of ledger name that p may read, in ID
 // order; one that cannot be read gets a row saying so.
-func (s *Server) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
+func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
-	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger, prefix: name + ":", includeRetracted: true}) {
+	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger, Prefix: name + ":", IncludeRetracted: true}) {
 		var re *driver.RecordError
 		switch {
 		case errors.As(err, &re):
-			row := s.unreadableRow(ctx, re)
+			row := cs.unreadableRow(ctx, re)
 			out = append(out, uiBranch{Row: row, Branch: re.ID.Branch})
 			continue
 		case err != nil:
-			return out, s.public(ctx, "list branches of "+name, err)
+			return out, cs.Public.Error(ctx, "list branches of "+name, err)
 		}
 		out = append(out, uiBranch{Row: rowOf(rec), Branch: rec.ID.Branch, Source: rec.SourceBranch, Branches: rec.Branches})
 	}

@@ -1,4 +1,4 @@
-package server
+package console
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package server
+package fluree
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
 )
 
 // Fluree's SSE kinds.
@@ -47,28 +48,29 @@ func (q *eventsQuery) selects(k driver.Kind, id string) bool {
 	return q.ledgers[id]
 }
 
-// flureeEvents serves GET /v1/fluree/events: the selected records that are
+// events serves GET /v1/fluree/events: the selected records that are
 // not retracted (ledgers, then graph sources, each sorted), then the live
 // changes Fluree announces: a commit or index published (ns-record), a graph
 // source's config or index published (ns-record), a retraction or purge
 // (ns-retracted). Creating a ledger without a commit, and status or ledger
 // config changes, announce nothing, as in Fluree. Aliases the caller may not
 // see are dropped silently.
-func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
+func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	q, err := parseEventsQuery(r)
 	if err != nil {
-		writeFlureeError(w, http.StatusBadRequest, err.Error())
+		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	p := principalOf(r.Context())
-	ctx, sub, done := s.subscribe(w, r, watchKey{})
-	if sub == nil {
+	p := auth.FromContext(r.Context())
+	stream := a.Hub.Subscribe(w, r, "")
+	if stream == nil {
 		return
 	}
-	defer done()
+	defer stream.Close()
+	ctx := stream.Ctx
 	// The records are read before the answer starts, as Fluree does: a
 	// client whose stream is open has its snapshot.
-	st := &eventsState{s: s, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
+	st := &eventsState{a: a, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
 	recs := st.initial(ctx)
 	if st.sse = nswire.NewSSEWriter(w); st.sse == nil {
 		return
@@ -78,7 +80,7 @@ func (s *Server) flureeEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.pump(ctx, st.sse, sub.events, func(ev *hubEvent) bool {
+	stream.Pump(st.sse, func(ev *web.Event) bool {
 		// On a feed error the client reconnects and gets the records again.
 		return ev.Err == nil && st.change(ctx, ev)
 	})
@@ -108,7 +110,7 @@ func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 }
 
 type eventsState struct {
-	s     *Server
+	a     *API
 	sse   *nswire.SSEWriter
 	p     *auth.Principal
 	q     *eventsQuery
@@ -133,13 +135,13 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
 		var recs []*driver.Record
 		if st.q.all {
-			for rec, err := range st.s.ns.List(ctx, nameservice.ListOptions{Kind: k}) {
+			for rec, err := range st.a.NS.List(ctx, nameservice.ListOptions{Kind: k}) {
 				var re *driver.RecordError
 				switch {
 				case err == nil:
 					recs = append(recs, rec)
 				case errors.As(err, &re) && st.mayKnow(re.ID):
-					st.s.skip(ctx, "events", re.ID, re.Err)
+					st.a.skip(ctx, "events", re.ID, re.Err)
 				}
 			}
 		} else {
@@ -154,7 +156,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 			slices.Sort(sorted)
 			for _, s := range sorted {
 				id, _ := driver.ParseID(s)
-				if rec, err := st.s.ns.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
+				if rec, err := st.a.NS.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)
 				}
 			}
@@ -170,7 +172,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 }
 
 // change sends what one change of the backend means to Fluree's peers.
-func (st *eventsState) change(ctx context.Context, ev *hubEvent) bool {
+func (st *eventsState) change(ctx context.Context, ev *web.Event) bool {
 	id := ev.ID.String()
 	if ev.Deleted {
 		k, known := st.kinds[id]
@@ -180,7 +182,7 @@ func (st *eventsState) change(ctx context.Context, ev *hubEvent) bool {
 		}
 		return st.sendRetracted(k, id)
 	}
-	rec, err := st.s.hub.record(ev)
+	rec, err := ev.Record()
 	if errors.Is(err, driver.ErrNotFound) {
 		return true
 	}
@@ -188,7 +190,7 @@ func (st *eventsState) change(ctx context.Context, ev *hubEvent) bool {
 		if !st.mayKnow(ev.ID) {
 			return true
 		}
-		st.s.skip(ctx, "events", ev.ID, err)
+		st.a.skip(ctx, "events", ev.ID, err)
 		return st.sse.Comment("lookup of "+id+" failed") == nil
 	}
 	st.kinds[id] = rec.Kind
@@ -278,7 +280,7 @@ func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []
 		d.Record = gs
 		evID = fmt.Sprintf("graph-source:%s:%d:%s", id, gs.IndexT, hex.EncodeToString(sum[:4]))
 	}
-	return evID, string(marshal(d.Record)), marshal(d), nil
+	return evID, string(web.Marshal(d.Record)), web.Marshal(d), nil
 }
 
 // sendRecord sends rec's ns-record event unless the stream announced the
@@ -287,9 +289,9 @@ func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []
 // (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
 // server announces it too.
 func (st *eventsState) sendRecord(rec *driver.Record) bool {
-	evID, state, data, err := recordEvent(rec, st.s.opts.Now())
+	evID, state, data, err := recordEvent(rec, st.a.now())
 	if err != nil {
-		st.s.skip(context.Background(), "events", rec.ID, err)
+		st.a.skip(context.Background(), "events", rec.ID, err)
 		return st.sse.Comment("skipped: "+err.Error()) == nil
 	}
 	if st.last[rec.ID.String()] == state {
@@ -300,9 +302,9 @@ func (st *eventsState) sendRecord(rec *driver.Record) bool {
 }
 
 func (st *eventsState) sendRetracted(k driver.Kind, id string) bool {
-	now := st.s.opts.Now()
+	now := st.a.now()
 	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
 	st.last[id] = evID // no record's state
 	data := nsRetractedData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
-	return st.sse.Event("ns-retracted", evID, marshal(data)) == nil
+	return st.sse.Event("ns-retracted", evID, web.Marshal(data)) == nil
 }

@@ -1,4 +1,4 @@
-package server_test
+package fluree_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -36,7 +37,7 @@ func seedLedgers(tb testing.TB, d driver.Driver, n int) {
 	ctx := context.Background()
 	for i := range n {
 		rec := driver.NewLedger(driver.ID{Name: fmt.Sprintf("l%06d", i), Branch: "main"}, 1_700_000_000)
-		*rec.Head = driver.RefValue(cid(fmt.Sprint(i)), 1)
+		*rec.Head = driver.RefValue(servertest.CID(fmt.Sprint(i)), 1)
 		if err := d.Create(ctx, rec); err != nil {
 			tb.Fatal(err)
 		}
@@ -50,8 +51,8 @@ func seedLedgers(tb testing.TB, d driver.Driver, n int) {
 func TestFlureeSnapshotStreamed(t *testing.T) {
 	store := mem.NewStore()
 	seedLedgers(t, store.Open(), 3000)
-	s := startOn(t, store.Open(), server.Options{})
-	resp := s.do(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	s := servertest.StartOn(t, store.Open(), server.Options{})
+	resp := s.Do(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	var snap struct {
 		Ledgers []struct {
 			LedgerID string `json:"ledger_id"`
@@ -68,13 +69,13 @@ func TestFlureeSnapshotStreamed(t *testing.T) {
 		}
 	}
 
-	early := startOn(t, &failingList{Driver: store.Open(), ok: 0}, server.Options{})
-	st, b := early.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
-	want(t, "a backend failing at once", st, b, 500, `{"error":"Failed to list ledgers: list: unavailable: the backend did not answer (details in the server's log)",`+
+	early := servertest.StartOn(t, &failingList{Driver: store.Open(), ok: 0}, server.Options{})
+	st, b := early.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	servertest.Want(t, "a backend failing at once", st, b, 500, `{"error":"Failed to list ledgers: list: unavailable: the backend did not answer (details in the server's log)",`+
 		`"status":500,"@type":"err:system/InternalError"}`)
 
-	late := startOn(t, &failingList{Driver: store.Open(), ok: 3}, server.Options{})
-	resp = late.do(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	late := servertest.StartOn(t, &failingList{Driver: store.Open(), ok: 3}, server.Options{})
+	resp = late.Do(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var cut any
@@ -92,17 +93,17 @@ func TestFlureeSnapshotStreamed(t *testing.T) {
 // in a second pass: the snapshot still holds every one, in order, after
 // the ledgers.
 func TestFlureeSnapshotManyGraphSources(t *testing.T) {
-	s := start(t, server.Options{})
+	s := servertest.Start(t, server.Options{})
 	ctx := context.Background()
 	big := map[string]any{"pad": strings.Repeat("x", 60_000)}
 	var wantGS []string
 	for i := range 20 {
-		must(t, s.ns.Init(ctx, fmt.Sprintf("g%02d-ledger", i)))
+		servertest.Must(t, s.NS.Init(ctx, fmt.Sprintf("g%02d-ledger", i)))
 		id := fmt.Sprintf("g%02d-search", i)
-		must(t, s.ns.PublishGraphSource(ctx, id, "db:Bm25Index", nil, big))
+		servertest.Must(t, s.NS.PublishGraphSource(ctx, id, "db:Bm25Index", nil, big))
 		wantGS = append(wantGS, id+":main")
 	}
-	st, b := s.call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
+	st, b := s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	var snap struct {
 		Ledgers []struct {
 			LedgerID string `json:"ledger_id"`

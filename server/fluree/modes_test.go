@@ -1,7 +1,6 @@
-package server_test
+package fluree_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -170,9 +170,9 @@ func ref(id string, t int64) flureeRef { return flureeRef{ID: &id, T: t} }
 // the bare origin or as .../v1/fluree, with a Fluree JWS carrying
 // fluree.storage claims (what `fluree fetch` asks for) or a static token.
 func TestFlureeModeSyncClient(t *testing.T) {
-	trusted := newIssuer(t)
-	s := authServer(t, trusted)
-	jws := trusted.token(t, trusted.claims(map[string]any{"fluree.storage.all": true}))
+	trusted := servertest.NewIssuer(t)
+	s := servertest.AuthServer(t, trusted)
+	jws := trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.all": true}))
 	for _, c := range []struct{ base, token, ledger string }{
 		{s.URL, jws, "t1/sync-a:main"},
 		{s.URL + "/v1/fluree", jws, "t1/sync-b:main"},
@@ -180,20 +180,20 @@ func TestFlureeModeSyncClient(t *testing.T) {
 	} {
 		cl := newSyncClient(t, c.base, c.token)
 		// push_tracked to a remote without the ledger: expected null.
-		if ok, actual := cl.pushRef(c.ledger, "commit", nil, ref(cid(c.ledger+"1"), 1)); !ok {
+		if ok, actual := cl.pushRef(c.ledger, "commit", nil, ref(servertest.CID(c.ledger+"1"), 1)); !ok {
 			t.Fatalf("%s: first push refused, actual %v", c.base, actual)
 		}
 		// fetch_remote: the snapshot holds it; the tracking ref is its head.
 		rec, ok := cl.snapshot()[c.ledger]
-		if !ok || *rec.CommitT != 1 || *rec.CommitHeadID != cid(c.ledger+"1") {
+		if !ok || *rec.CommitT != 1 || *rec.CommitHeadID != servertest.CID(c.ledger+"1") {
 			t.Fatalf("%s: snapshot record %+v", c.base, rec)
 		}
 		tracking := ref(*rec.CommitHeadID, *rec.CommitT)
-		if ok, _ := cl.pushRef(c.ledger, "commit", &tracking, ref(cid(c.ledger+"2"), 2)); !ok {
+		if ok, _ := cl.pushRef(c.ledger, "commit", &tracking, ref(servertest.CID(c.ledger+"2"), 2)); !ok {
 			t.Fatalf("%s: push from the tracking ref refused", c.base)
 		}
 		// A push from a stale tracking ref is rejected with the remote's.
-		ok, actual := cl.pushRef(c.ledger, "commit", &tracking, ref(cid(c.ledger+"3"), 3))
+		ok, actual := cl.pushRef(c.ledger, "commit", &tracking, ref(servertest.CID(c.ledger+"3"), 3))
 		if ok || actual == nil || actual.T != 2 {
 			t.Fatalf("%s: stale push: %v %v", c.base, ok, actual)
 		}
@@ -201,10 +201,10 @@ func TestFlureeModeSyncClient(t *testing.T) {
 		// unindexed ledger is none, and the remote's unborn index is a
 		// value ({"id": null, "t": 0}), so expected null conflicts, as on a
 		// Fluree server; from the unborn value it is applied.
-		if ok, actual := cl.pushRef(c.ledger, "index", nil, ref(cid(c.ledger+"i"), 2)); ok || actual == nil || actual.ID != nil || actual.T != 0 {
+		if ok, actual := cl.pushRef(c.ledger, "index", nil, ref(servertest.CID(c.ledger+"i"), 2)); ok || actual == nil || actual.ID != nil || actual.T != 0 {
 			t.Fatalf("%s: index push expecting none: %v %+v", c.base, ok, actual)
 		}
-		if ok, _ := cl.pushRef(c.ledger, "index", &flureeRef{T: 0}, ref(cid(c.ledger+"i"), 2)); !ok {
+		if ok, _ := cl.pushRef(c.ledger, "index", &flureeRef{T: 0}, ref(servertest.CID(c.ledger+"i"), 2)); !ok {
 			t.Fatalf("%s: index push refused", c.base)
 		}
 		if r := cl.lookup(c.ledger); r == nil || *r.CommitT != 2 || *r.IndexT != 2 {
@@ -233,7 +233,7 @@ type peerRecord struct {
 // (PeerSubscriptionTask): GET {events URL}?all=true, or ?ledger=<encoded>
 // per --peer-ledger, Accept: text/event-stream, its --peer-events-token
 // if any. It returns the status and, on 200, an event reader.
-func peerSubscribe(t *testing.T, s *testServer, token string, ledgers ...string) (int, *sseStream) {
+func peerSubscribe(t *testing.T, s *servertest.Server, token string, ledgers ...string) (int, *servertest.SSE) {
 	t.Helper()
 	q := "all=true"
 	if len(ledgers) > 0 {
@@ -261,14 +261,14 @@ func peerSubscribe(t *testing.T, s *testServer, token string, ledgers ...string)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("events: Content-Type %q", ct)
 	}
-	return 200, &sseStream{resp: resp, r: bufio.NewReader(resp.Body)}
+	return 200, servertest.NewSSE(resp)
 }
 
 // nextLedgerEvent reads the next ns-record event as a peer does.
-func nextLedgerEvent(t *testing.T, ev *sseStream) peerRecord {
+func nextLedgerEvent(t *testing.T, ev *servertest.SSE) peerRecord {
 	t.Helper()
 	for {
-		e := ev.next(t)
+		e := ev.Next(t)
 		if !strings.HasPrefix(e, "event: ns-record\n") {
 			continue
 		}
@@ -294,8 +294,8 @@ func nextLedgerEvent(t *testing.T, ev *sseStream) peerRecord {
 // the snapshot, then each published commit. In required mode a peer
 // without a token gets 401, which a peer treats as fatal.
 func TestFlureeModePeerSubscription(t *testing.T) {
-	trusted := newIssuer(t)
-	peerJWS := trusted.token(t, trusted.claims(map[string]any{"sub": "peer-1", "fluree.events.all": true}))
+	trusted := servertest.NewIssuer(t)
+	peerJWS := trusted.Token(t, trusted.Claims(map[string]any{"sub": "peer-1", "fluree.events.all": true}))
 	for _, c := range []struct {
 		mode   auth.EventsAuth
 		tokens []string // the tokens a peer may hold in this mode; "" none
@@ -305,7 +305,7 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 		{auth.EventsAuthNone, []string{""}},
 	} {
 		s := eventsServer(t, trusted, c.mode)
-		head, at := cid("t2/db"), int64(1)
+		head, at := servertest.CID("t2/db"), int64(1)
 		for i, tok := range c.tokens {
 			st, ev := peerSubscribe(t, s, tok, "t2/db:main")
 			if st != 200 {
@@ -314,9 +314,9 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 			if r := nextLedgerEvent(t, ev); *r.LedgerID != "t2/db:main" || *r.CommitT != at || *r.CommitHeadID != head {
 				t.Fatalf("%s, token %d: snapshot record %+v", c.mode, i, r)
 			}
-			head, at = cid(head), at+1
-			_, err := s.ns.PublishCommit(context.Background(), "t2/db", at, head)
-			must(t, err)
+			head, at = servertest.CID(head), at+1
+			_, err := s.NS.PublishCommit(context.Background(), "t2/db", at, head)
+			servertest.Must(t, err)
 			if r := nextLedgerEvent(t, ev); *r.CommitT != at || *r.CommitHeadID != head {
 				t.Fatalf("%s, token %d: live record %+v", c.mode, i, r)
 			}
@@ -333,14 +333,14 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 // work (a proxy-storage peer's blocks, pull/clone's packs and objects, push
 // and transactions) answer 404, so those clients fail at once.
 func TestFlureeUnservedRoutes(t *testing.T) {
-	s := start(t, server.Options{})
+	s := servertest.Start(t, server.Options{})
 	for _, r := range []string{
 		"POST /v1/fluree/storage/block", "POST /v1/fluree/pack/db:main", "POST /v1/fluree/push/db:main",
 		"GET /v1/fluree/info/db:main", "GET /v1/fluree/storage/objects/x", "POST /v1/fluree/transact",
 		"POST /v1/fluree/query",
 	} {
 		method, path, _ := strings.Cut(r, " ")
-		if st, _ := s.call(t, method, path, ""); st != http.StatusNotFound {
+		if st, _ := s.Call(t, method, path, ""); st != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", r, st)
 		}
 	}

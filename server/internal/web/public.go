@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // A backend's error may hold what no client should learn: the server's
@@ -19,12 +22,25 @@ import (
 // attribute names), object keys. So the server reaches its backend only
 // through the NameService, which marks every error the backend returns
 // (guard.BackendError; a change feed's events are marked with
-// guard.FromBackend),
-// and every error reaches a client through public: a marked error is told as
-// the operation, the ID and the description of its code, never its own
-// text, and goes to the server's log. The errors of the checks made before
-// the backend is asked (the server's and the portable layer's: a limit, a
-// malformed dependency) name what was wrong and are told as they are.
+// guard.FromBackend), and every error reaches a client through a Public:
+// a marked error is told as the operation, the ID and the description of
+// its code, never its own text, and goes to the server's log. The errors of
+// the checks made before the backend is asked (the server's and the
+// portable layer's: a limit, a malformed dependency) name what was wrong
+// and are told as they are.
+
+// Public tells clients of backend errors; every route family of a server
+// shares one.
+type Public struct {
+	log     *slog.Logger
+	unknown prometheus.Counter
+}
+
+// NewPublic returns a Public that logs to log and counts the writes
+// answered with an unknown outcome in unknown.
+func NewPublic(log *slog.Logger, unknown prometheus.Counter) *Public {
+	return &Public{log: log, unknown: unknown}
+}
 
 // publicError is what a client is told of a backend's error.
 type publicError struct {
@@ -60,11 +76,11 @@ func expected(c driver.ErrorCode) bool {
 	return c == driver.NotFound || c == driver.AlreadyExists || c == driver.WrongKind || c == driver.HasBranches
 }
 
-// public returns the error a client is told of err, met in operation op
+// Error returns the error a client is told of err, met in operation op
 // (which names the ID: "push head a:main"): err itself unless the backend
 // returned it, else op and the description of its code, logging err unless
 // it is an ordinary outcome (not found, already exists, wrong kind).
-func (s *Server) public(ctx context.Context, op string, err error) error {
+func (p *Public) Error(ctx context.Context, op string, err error) error {
 	var be *guard.BackendError
 	if !errors.As(err, &be) {
 		return err
@@ -80,11 +96,11 @@ func (s *Server) public(ctx context.Context, op string, err error) error {
 		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
 	}
 	if errors.Is(err, driver.ErrOutcomeUnknown) {
-		s.metrics.unknown.Inc()
+		p.unknown.Inc()
 		text, sentinel = unknownText, errors.Join(driver.ErrUnavailable, driver.ErrOutcomeUnknown)
 	}
 	if !expected(code) {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
+		p.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
 			slog.String("code", code.String()), slog.String("error", err.Error()),
 			slog.String("principal", principalName(ctx)))
 		text += " (details in the server's log)"
@@ -92,10 +108,10 @@ func (s *Server) public(ctx context.Context, op string, err error) error {
 	return &publicError{msg: op + ": " + text, sentinel: sentinel}
 }
 
-// publicFailure returns a record a listing could not read as a client may
-// see it: its ID, and as its object the ID or, for an object whose ID is not
+// Failure returns a record a listing could not read as a client may see
+// it: its ID, and as its object the ID or, for an object whose ID is not
 // known, a digest of the object's name that the log gives beside the name.
-func (s *Server) publicFailure(ctx context.Context, f *driver.RecordError) nswire.RecordError {
+func (p *Public) Failure(ctx context.Context, f *driver.RecordError) nswire.RecordError {
 	code := driver.Code(f.Err)
 	if code == driver.Unknown {
 		code = driver.Internal
@@ -107,9 +123,17 @@ func (s *Server) publicFailure(ctx context.Context, f *driver.RecordError) nswir
 	} else {
 		e.ID, e.Object = f.ID.String(), f.ID.String()
 	}
-	e.Error = s.public(ctx, "read "+e.Object, guard.FromBackend(f.Err)).Error()
+	e.Error = p.Error(ctx, "read "+e.Object, guard.FromBackend(f.Err)).Error()
 	if f.ID.IsZero() {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
+		p.log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
 	}
 	return e
+}
+
+// principalName returns the name of ctx's principal, for logs.
+func principalName(ctx context.Context) string {
+	if p := auth.FromContext(ctx); p != nil {
+		return p.Name
+	}
+	return ""
 }

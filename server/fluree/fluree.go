@@ -1,0 +1,215 @@
+// Package fluree serves Fluree's nameservice protocol over the
+// nameservice: the routes a Fluree server or client calls under
+// /v1/fluree (and /fluree), with Fluree's bodies and errors, field for
+// field: ref pushes and init, lookups, the snapshot, the events stream, the
+// branch routes, and /.well-known/fluree.json. Package server mounts it
+// (server.New) beside its own /ns/v1 routes, and lends it what every route
+// family shares: authentication, the listing of what a caller may read,
+// the event hub, and the public form of a backend's errors.
+package fluree
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
+)
+
+// Base is the prefix of Fluree's versioned API. The same routes are
+// also served under Bare, where a Fluree client given the server's
+// bare origin sends them (its HTTP client appends "/fluree" to a base URL).
+const (
+	Base = "/v1/fluree"
+	Bare = "/fluree"
+)
+
+// flureeRest returns path without its Fluree prefix, and whether it had one.
+func Rest(path string) (string, bool) {
+	for _, p := range []string{Base + "/", Bare + "/"} {
+		if strings.HasPrefix(path, p) {
+			return path[len(p)-1:], true
+		}
+	}
+	return path, false
+}
+
+// Config is what the routes need of the server that mounts them; every
+// field must be set.
+type Config struct {
+	web.Env
+	// TokenAuth makes the discovery document advertise token auth.
+	TokenAuth bool
+	Registry  prometheus.Registerer  // receives the count of records left out
+	Conflicts *prometheus.CounterVec // pushes not applied, by concern
+	Unknown   prometheus.Counter     // writes answered with an unknown outcome
+	Now       func() time.Time       // the clock of emitted_at
+	OpTimeout time.Duration          // bounds one backend operation
+}
+
+// API is Fluree's protocol over one NameService.
+type API struct {
+	web.Env
+	tokenAuth bool
+	conflicts *prometheus.CounterVec
+	unknown   prometheus.Counter
+	skipped   *prometheus.CounterVec // records left out of the answers
+	now       func() time.Time
+	opTimeout time.Duration
+}
+
+// New returns the routes of cfg.
+func New(cfg Config) *API {
+	return &API{Env: cfg.Env, tokenAuth: cfg.TokenAuth, conflicts: cfg.Conflicts, unknown: cfg.Unknown,
+		skipped: newSkipCounter(cfg.Registry), now: cfg.Now, opTimeout: cfg.OpTimeout}
+}
+
+// Mount registers the routes on m: the discovery document, the branch
+// routes, and every other path under Base and Bare.
+func (a *API) Mount(m *http.ServeMux) {
+	m.HandleFunc("GET /.well-known/fluree.json", a.discovery)
+	a.branchRoutes(m)
+	m.HandleFunc(Base+"/", a.Auth(a.fluree))
+	m.HandleFunc(Bare+"/", a.Auth(a.fluree))
+}
+
+// CatchAll reports whether pattern is the mux pattern of Mount's
+// catch-all routes, whose label (for metrics and logs) is RouteLabel's.
+func CatchAll(pattern string) bool { return pattern == Base+"/" || pattern == Bare+"/" }
+
+// RouteLabel names the route of a request for path on a catch-all route,
+// for metrics and logs: method and the route with its alias left out, or
+// "unmatched". Every value comes from a fixed set (the verb of a ref route
+// only when it is one of Fluree's), so requests cannot grow the number of
+// series; method must be one of a fixed set too.
+func RouteLabel(method, path string) string {
+	p, _ := Rest(path)
+	switch {
+	case p == "/nameservice/snapshot", p == "/events":
+		return method + " " + Base + p
+	case strings.HasPrefix(p, "/storage/ns/"):
+		return method + " " + Base + "/storage/ns/{alias}"
+	case strings.HasPrefix(p, "/nameservice/refs/"):
+		switch verb := p[strings.LastIndexByte(p, '/')+1:]; verb {
+		case "commit", "index", "init":
+			return method + " " + Base + "/nameservice/refs/{alias}/" + verb
+		}
+	}
+	return "unmatched"
+}
+
+// EventsRoute is the label of a GET of the events route (see RouteLabel).
+const EventsRoute = "GET " + Base + "/events"
+
+// IsEvents reports whether r is for the events route, whose
+// authentication has modes of its own (auth.EventsAuth).
+func IsEvents(r *http.Request) bool {
+	rest, fluree := Rest(r.URL.EscapedPath())
+	return fluree && rest == "/events"
+}
+
+// opContext is the context of a backend operation of r (web.OpContext).
+func (a *API) opContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return web.OpContext(r, a.opTimeout)
+}
+
+func (a *API) discovery(w http.ResponseWriter, _ *http.Request) {
+	doc := map[string]any{"version": 1, "api_base_url": Base}
+	if a.tokenAuth {
+		doc["auth"] = map[string]string{"type": "token"}
+	}
+	web.WriteJSON(w, http.StatusOK, orderedDiscovery(doc))
+}
+
+// orderedDiscovery keeps Fluree's key order: version, api_base_url, auth.
+func orderedDiscovery(doc map[string]any) any {
+	type withAuth struct {
+		Version int               `json:"version"`
+		APIBase string            `json:"api_base_url"`
+		Auth    map[string]string `json:"auth,omitempty"`
+	}
+	a, _ := doc["auth"].(map[string]string)
+	return withAuth{Version: 1, APIBase: Base, Auth: a}
+}
+
+// fluree routes the requests under /v1/fluree. The alias of a route may
+// travel percent-encoded as one segment (Fluree's own form, "%2F" for a '/'
+// inside a name) or with its slashes as they are: the route's verb is its
+// last segment, so either is unambiguous.
+func (a *API) fluree(w http.ResponseWriter, r *http.Request) {
+	path, _ := Rest(r.URL.EscapedPath())
+	method := func(m string) bool {
+		if r.Method == m {
+			return true
+		}
+		w.Header().Set("Allow", m)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return false
+	}
+	switch {
+	case path == "/nameservice/snapshot":
+		if method(http.MethodGet) {
+			a.snapshot(w, r)
+		}
+	case path == "/events":
+		if method(http.MethodGet) {
+			a.events(w, r)
+		}
+	case strings.HasPrefix(path, "/storage/ns/"):
+		if alias, ok := unescapeAlias(w, strings.TrimPrefix(path, "/storage/ns/")); ok && method(http.MethodGet) {
+			a.lookup(w, r, alias)
+		}
+	case strings.HasPrefix(path, "/nameservice/refs/"):
+		rest := strings.TrimPrefix(path, "/nameservice/refs/")
+		i := strings.LastIndexByte(rest, '/')
+		if i <= 0 {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		verb := rest[i+1:]
+		if verb != "commit" && verb != "index" && verb != "init" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if alias, ok := unescapeAlias(w, rest[:i]); ok && method(http.MethodPost) {
+			if verb == "init" {
+				a.initLedger(w, r, alias)
+			} else {
+				a.cas(w, r, alias, verb)
+			}
+		}
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func unescapeAlias(w http.ResponseWriter, raw string) (string, bool) {
+	a, err := url.PathUnescape(raw)
+	if err != nil || a == "" {
+		WriteError(w, http.StatusBadRequest, "alias is not a percent-encoded ledger alias")
+		return "", false
+	}
+	return a, true
+}
+
+// flureeID parses a Fluree alias, answering 400 for an invalid one and the
+// not-found answer when the caller may not touch it.
+func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) (driver.ID, bool) {
+	id, err := driver.ParseID(alias)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return id, false
+	}
+	p := auth.FromContext(r.Context())
+	if (write && !p.CanWrite(id.String())) || !p.CanRead(id.String()) {
+		ledgerNotFound(w)
+		return id, false
+	}
+	return id, true
+}

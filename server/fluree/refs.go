@@ -1,0 +1,183 @@
+package fluree
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/server/internal/web"
+)
+
+// Fluree's ref routes: push a commit or index head (compare-and-set),
+// init a ledger, look one up.
+
+// flureeRef is Fluree's RefValue: {"id": CID or null, "t": integer}.
+type flureeRef struct {
+	ID *string `json:"id"`
+	T  int64   `json:"t"`
+}
+
+// refOf returns v (a head or an index) as a RefValue; an address that is
+// not a CID cannot travel on Fluree's wire.
+func refOf(id driver.ID, c driver.Concern, v driver.Value) (flureeRef, error) {
+	if v.Unborn() {
+		return flureeRef{T: v.V}, nil
+	}
+	addr := v.Payload.String("address")
+	if err := cid.Parse(addr); err != nil {
+		return flureeRef{}, notExpressible(id, c.String()+" address", err)
+	}
+	return flureeRef{ID: &addr, T: v.V}, nil
+}
+
+// errNotExpressible is a record Fluree's wire types cannot carry.
+type errNotExpressible struct{ msg string }
+
+func (e errNotExpressible) Error() string { return e.msg }
+
+// notExpressible names the record and the field, not its value: an
+// address may be a path on the server (a file nameservice's).
+func notExpressible(id driver.ID, what string, why error) error {
+	return errNotExpressible{fmt.Sprintf("record %s cannot be expressed on Fluree's wire: its %s is not a content ID (%v); read it on /ns/v1/records",
+		id, what, why)}
+}
+
+// valueOf returns the Value a RefValue stands for: unborn at t when id is
+// null (a value no record holds unless t is 0).
+func valueOf(ref flureeRef) driver.Value {
+	if ref.ID == nil {
+		return driver.Value{V: ref.T}
+	}
+	return driver.RefValue(*ref.ID, ref.T)
+}
+
+// pushRefRequest is the body of a ref push; New is raw to tell a null from
+// a missing value, as serde does.
+type pushRefRequest struct {
+	Expected *flureeRef      `json:"expected"`
+	New      json.RawMessage `json:"new"`
+}
+
+func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
+	id, ok := flureeID(w, r, alias, true)
+	if !ok {
+		return
+	}
+	var req pushRefRequest
+	if !decodeFluree(w, r, &req) {
+		return
+	}
+	if len(req.New) == 0 || string(req.New) == "null" {
+		WriteError(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: missing field `new`")
+		return
+	}
+	var next flureeRef
+	if err := json.Unmarshal(req.New, &next); err != nil {
+		WriteError(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: new: "+err.Error())
+		return
+	}
+	for _, ref := range []*flureeRef{req.Expected, &next} {
+		if ref != nil && ref.ID != nil {
+			if err := cid.Parse(*ref.ID); err != nil {
+				WriteError(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: invalid CID string: "+err.Error())
+				return
+			}
+		}
+	}
+	if next.ID == nil || next.T < 1 {
+		WriteError(w, http.StatusBadRequest, "new must name a content ID at t >= 1")
+		return
+	}
+	c := driver.Head
+	if verb == "index" {
+		c = driver.Index
+	}
+	var expected *driver.Value
+	if req.Expected != nil {
+		v := valueOf(*req.Expected)
+		expected = &v
+	}
+	ctx, cancel := a.opContext(r)
+	defer cancel()
+	out, err := a.NS.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
+	err = a.Public.Error(ctx, "compare-and-set "+verb+" "+id.String(), err)
+	switch {
+	case errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrWrongKind):
+		a.conflicts.WithLabelValues(c.String()).Inc()
+		web.WriteJSON(w, http.StatusConflict, casAnswer{Status: "conflict"})
+		return
+	case errors.Is(err, driver.ErrInvalidArgument):
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		if errors.Is(err, driver.ErrUnavailable) {
+			a.unknown.Inc()
+		}
+		WriteError(w, http.StatusInternalServerError, "CAS operation failed: "+err.Error())
+		return
+	case out.Applied:
+		web.WriteJSON(w, http.StatusOK, casAnswer{Status: "updated", Ref: &next})
+		return
+	}
+	a.conflicts.WithLabelValues(c.String()).Inc()
+	actual, err := refOf(id, c, out.Current)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	web.WriteJSON(w, http.StatusConflict, casAnswer{Status: "conflict", Actual: &actual})
+}
+
+// casAnswer is Fluree's PushRefResponse.
+type casAnswer struct {
+	Status string     `json:"status"`
+	Ref    *flureeRef `json:"ref,omitempty"`
+	Actual *flureeRef `json:"actual,omitempty"`
+}
+
+func (a *API) initLedger(w http.ResponseWriter, r *http.Request, alias string) {
+	id, ok := flureeID(w, r, alias, true)
+	if !ok {
+		return
+	}
+	ctx, cancel := a.opContext(r)
+	defer cancel()
+	err := a.Public.Error(ctx, "init "+id.String(), a.NS.Init(ctx, id.String()))
+	switch {
+	case err == nil:
+		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": true})
+	case errors.Is(err, driver.ErrAlreadyExists):
+		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": false})
+	default:
+		WriteError(w, http.StatusInternalServerError, "Init failed: "+err.Error())
+	}
+}
+
+func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
+	id, ok := flureeID(w, r, alias, false)
+	if !ok {
+		return
+	}
+	rec, err := a.NS.Get(r.Context(), id)
+	switch {
+	case errors.Is(err, driver.ErrNotFound):
+		ledgerNotFound(w)
+		return
+	case err != nil:
+		WriteError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+a.Public.Error(r.Context(), "get "+id.String(), err).Error())
+		return
+	case rec.Kind != driver.Ledger:
+		ledgerNotFound(w)
+		return
+	}
+	ns, err := nsRecordOf(rec)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, nsRecordResponse(ns))
+}

@@ -1,0 +1,171 @@
+package fluree
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
+)
+
+// snapshot serves GET /v1/fluree/nameservice/snapshot: every record
+// the caller may see, ledgers then graph sources, written as they are read
+// (one backend page at a time). A record that cannot be read, or that
+// Fluree's wire cannot carry (an address that is not a CID), is left out,
+// logged by its ID and counted, and the others are served.
+func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := auth.FromContext(ctx)
+	sn := &snapshotWriter{a: a, ctx: ctx, out: newStreamedJSON(w), failed: map[driver.ID]bool{},
+		gsVisible: p.ListsGraphSources()}
+	fail := func(err error) {
+		sn.out.fail(func() {
+			WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
+		}, a.Log)
+	}
+	// One pass writes the ledgers and keeps the graph sources (usually
+	// few) for after them; past maxSpool bytes of those, a second pass
+	// lists them alone.
+	sn.out.str(`{"ledgers":[`)
+	if err := sn.pass(p, ""); err != nil {
+		fail(err)
+		return
+	}
+	sn.out.str(`],"graph_sources":[`)
+	sn.n = 0
+	if sn.spill {
+		if err := sn.pass(p, driver.GraphSource); err != nil {
+			fail(err)
+			return
+		}
+	}
+	for _, b := range sn.spool {
+		sn.entry(b)
+	}
+	sn.out.str("]}")
+	sn.out.finish()
+}
+
+// maxSpool bounds the graph sources a snapshot keeps while it writes the
+// ledgers.
+const maxSpool = 1 << 20
+
+// snapshotWriter writes the entries of one snapshot.
+type snapshotWriter struct {
+	a         *API
+	ctx       context.Context
+	out       *streamedJSON
+	gsVisible bool
+	failed    map[driver.ID]bool // counted once, though listed in both passes
+	n         int                // entries written in the current array
+	spool     [][]byte           // graph sources for after the ledgers
+	spoolSize int
+	spill     bool // the graph sources did not fit the spool
+}
+
+// pass lists the records of kind ("" for all): it writes the ledgers when
+// kind is "", else the graph sources, and spools the graph sources of an
+// unfiltered pass.
+func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
+	for rec, err := range sn.a.Lister.Scan(sn.ctx, p, nameservice.ListOptions{Kind: kind, IncludeRetracted: true}) {
+		var re *driver.RecordError
+		switch {
+		case errors.As(err, &re):
+			if !sn.failed[re.ID] || re.ID.IsZero() {
+				sn.failed[re.ID] = true
+				sn.a.skip(sn.ctx, "snapshot", re.ID, re.Err)
+			}
+			continue
+		case err != nil:
+			return err
+		case rec.Kind == driver.GraphSource && !sn.gsVisible:
+			continue
+		}
+		b, err := snapshotEntry(rec)
+		switch {
+		case err != nil:
+			sn.a.skip(sn.ctx, "snapshot", rec.ID, err)
+		case kind == "" && rec.Kind == driver.GraphSource:
+			sn.keep(b)
+		default:
+			sn.entry(b)
+		}
+	}
+	return nil
+}
+
+func (sn *snapshotWriter) keep(b []byte) {
+	if sn.spill {
+		return
+	}
+	if sn.spoolSize += len(b); sn.spoolSize > maxSpool {
+		sn.spool, sn.spill = nil, true
+		return
+	}
+	sn.spool = append(sn.spool, b)
+}
+
+func (sn *snapshotWriter) entry(b []byte) {
+	if sn.n > 0 {
+		sn.out.str(",")
+	}
+	sn.out.write(b)
+	sn.n++
+}
+
+// snapshotEntry is rec as the snapshot lists it: NsRecord or
+// GraphSourceRecord.
+func snapshotEntry(rec *driver.Record) ([]byte, error) {
+	if rec.Kind == driver.Ledger {
+		ns, err := nsRecordOf(rec)
+		return web.Marshal(ns), err
+	}
+	gs, err := graphSourceOf(rec)
+	return web.Marshal(gs), err
+}
+
+// Reasons a record is left out of Fluree's answers.
+const (
+	skipUnreadable     = "unreadable"
+	skipNotExpressible = "not_expressible"
+)
+
+// skip logs and counts a record left out of a Fluree answer of route
+// (snapshot, events): one that cannot be read or one Fluree's wire cannot
+// carry (err says which). The log names the record by its ID only.
+func (a *API) skip(ctx context.Context, route string, id driver.ID, err error) {
+	reason := skipUnreadable
+	var ne errNotExpressible
+	if errors.As(err, &ne) {
+		reason = skipNotExpressible
+	}
+	a.skipped.WithLabelValues(route, reason).Inc()
+	name := id.String()
+	if id.IsZero() {
+		name = "(an object with no ID)"
+	}
+	a.Log.LogAttrs(ctx, slog.LevelWarn, "record left out of a Fluree answer", slog.String("route", route),
+		slog.String("id", name), slog.String("reason", reason), slog.String("code", driver.Code(err).String()))
+}
+
+// newSkipCounter registers the count of records left out of Fluree's
+// answers, by route and reason.
+func newSkipCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "nameservice_fluree_records_skipped_total",
+		Help: "Records left out of Fluree's snapshot and event streams: unreadable, or not expressible on Fluree's wire.",
+	}, []string{"route", "reason"})
+	reg.MustRegister(c)
+	for _, route := range []string{"snapshot", "events"} {
+		for _, reason := range []string{skipUnreadable, skipNotExpressible} {
+			c.WithLabelValues(route, reason)
+		}
+	}
+	return c
+}

@@ -1,0 +1,50 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"nameservice.dev/nameservice/driver"
+)
+
+// ReadBody reads the whole body of r, which the server has bounded to its
+// MaxBodyBytes and BodyTimeout before any handler runs: the one read of a
+// request body on every route. A body over the limit is a *TooLargeError
+// (a 413); one that cannot be read wraps driver.ErrInvalidArgument.
+func ReadBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, &TooLargeError{Limit: mbe.Limit}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the body: %v", driver.ErrInvalidArgument, err)
+	}
+	return b, nil
+}
+
+// TooLargeError is a request body over the server's MaxBodyBytes.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("request body larger than %d bytes", e.Limit)
+}
+
+// DecodeStrict decodes a request body into v, refusing unknown fields and
+// trailing data; its errors wrap driver.ErrInvalidArgument.
+func DecodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: request body: %v", driver.ErrInvalidArgument, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: request body: data after the JSON value", driver.ErrInvalidArgument)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package web is what the server's route families (package server's
+// /ns/v1 routes, server/fluree, server/console) share to serve a request:
+// the JSON of an answer, the reading of a request's body within the
+// server's limits, a backend's error as a client may be told it, and the
+// interfaces by which a family reaches the server's listing and event hub.
+// It knows no route.
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"nameservice.dev/nameservice"
+)
+
+// Marshal encodes v as compact JSON without HTML escaping, as serde_json
+// does, and without a trailing newline.
+func Marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte(`{"error":"cannot encode the answer","code":"Internal"}`)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// WriteJSON answers status with v as JSON (see Marshal).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	WriteRaw(w, status, Marshal(v))
+}
+
+// WriteRaw answers status with body, a JSON document (nil: no body).
+func WriteRaw(w http.ResponseWriter, status int, body []byte) {
+	if body != nil {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// OpContext returns the context of a backend operation of r: not canceled
+// when the client goes away, so that a write it started lands or fails on
+// its own and its outcome can be given to a resend, but bounded by
+// timeout.
+func OpContext(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
+}
+
+// Env is what package server lends every route family it mounts
+// (server/fluree, server/console): each reaches the backend, the listing,
+// the event hub and the log only through it.
+type Env struct {
+	NS     *nameservice.NameService
+	Public *Public // tells clients of backend errors
+	Lister Lister  // the records a caller may read
+	Hub    Hub     // the event streams
+	// Auth wraps a handler with authentication: 401 without a valid
+	// token, in the answer format of the request's route family; else
+	// the handler runs with the principal in its request's context
+	// (auth.FromContext).
+	Auth func(http.HandlerFunc) http.HandlerFunc
+	Log  *slog.Logger
+}

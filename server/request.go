@@ -1,0 +1,125 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/internal/web"
+)
+
+// in is what a /ns/v1 handler reads of its request, through read: the one
+// way a handler of the family gets its ID and its body.
+type in struct {
+	// need is what the caller must be allowed on the ID: needNone for a
+	// route without one.
+	need access
+	// query takes the ID from the query's id (optional there) rather
+	// than the path's {id...}.
+	query bool
+	// body, when not nil, receives the JSON body: by its UnmarshalJSON
+	// when it has one (a record's own parser), else decoded strictly
+	// (web.DecodeStrict). Without it the body is not read.
+	body any
+	// optional lets the body be empty (body is then left as it is).
+	optional bool
+}
+
+// access is what a caller must be allowed on a request's ID.
+type access int
+
+const (
+	needNone access = iota
+	needRead
+	needWrite
+	needAdmin
+)
+
+// request is what read read.
+type request struct {
+	id  driver.ID // zero for a route without one, or no ?id=
+	raw []byte    // the body as sent, which the idempotency cache compares
+}
+
+// read reads r as spec says, answering the request itself (and returning
+// false) when a part is wrong: 400 for a malformed ID or body, 404 for an
+// ID outside the caller's read scope (as for a missing record), 403 for one
+// it may read but not write (or administer), 413 for a body over
+// MaxBodyBytes.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (request, bool) {
+	var req request
+	if spec.need != needNone {
+		raw := r.PathValue("id")
+		if spec.query {
+			raw = r.URL.Query().Get("id")
+		}
+		if raw != "" || !spec.query {
+			id, err := driver.ParseID(raw)
+			if err != nil {
+				writeError(w, err)
+				return req, false
+			}
+			if !allowed(w, auth.FromContext(r.Context()), id, spec.need) {
+				return req, false
+			}
+			req.id = id
+		}
+	}
+	if spec.body == nil {
+		return req, true
+	}
+	body, err := web.ReadBody(r)
+	if err != nil {
+		bodyError(w, err)
+		return req, false
+	}
+	req.raw = body
+	if len(body) == 0 && spec.optional {
+		return req, true
+	}
+	if u, ok := spec.body.(json.Unmarshaler); ok {
+		err = u.UnmarshalJSON(body)
+	} else {
+		err = web.DecodeStrict(body, spec.body)
+	}
+	if err != nil {
+		writeError(w, err)
+		return req, false
+	}
+	return req, true
+}
+
+// allowed answers the refusal and returns false unless p has need on id:
+// 403 when p may read id, else 404 (as for a missing record).
+func allowed(w http.ResponseWriter, p *auth.Principal, id driver.ID, need access) bool {
+	ok, refusal := p.CanRead(id.String()), ""
+	switch need {
+	case needWrite:
+		ok, refusal = p.CanWrite(id.String()), "no write access to "+id.String()
+	case needAdmin:
+		ok, refusal = p.CanAdmin(id.String()), "reset-head needs the admin scope on "+id.String()
+	}
+	switch {
+	case ok:
+		return true
+	case refusal != "" && p.CanRead(id.String()):
+		web.WriteRaw(w, http.StatusForbidden, web.Marshal(nswire.Error{Error: refusal, Code: "PermissionDenied"}))
+	default:
+		web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
+	}
+	return false
+}
+
+// bodyError answers a body that could not be read: 413 for one over the
+// limit.
+func bodyError(w http.ResponseWriter, err error) {
+	var tl *web.TooLargeError
+	if errors.As(err, &tl) {
+		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
+		return
+	}
+	writeError(w, err)
+}

@@ -1,11 +1,6 @@
 package driver
 
-import (
-	"context"
-	"fmt"
-
-	"nameservice.dev/nameservice/internal/text"
-)
+import "context"
 
 // Brancher is an optional capability: a driver that creates and drops
 // branches together with the branch count of their source (Meta.Branches of
@@ -55,23 +50,4 @@ type Brancher interface {
 	// ErrNotFound when there is no record and ErrWrongKind for a graph
 	// source.
 	ResetHead(ctx context.Context, id ID, head Value, index *Value) (*Record, error)
-}
-
-// validateBranching checks the branch bookkeeping of r: a count that is
-// not negative, and a branch point only on a branch, with an address and a
-// t from 1.
-func (r *Record) validateBranching() error {
-	if r.Branches < 0 {
-		return fmt.Errorf("%w: record %s: branches %d is negative", ErrInvalidArgument, r.ID, r.Branches)
-	}
-	bp := r.BranchPoint
-	switch {
-	case bp == nil:
-		return nil
-	case r.SourceBranch == "":
-		return fmt.Errorf("%w: record %s: a branch point without a source branch", ErrInvalidArgument, r.ID)
-	case bp.Address == "" || bp.T < 1:
-		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, text.Clip(bp.Address, maxEchoedID), bp.T)
-	}
-	return nil
 }

@@ -2,9 +2,7 @@ package driver
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -176,29 +174,6 @@ type Page struct {
 	Failed        []*RecordError
 	NextPageToken string
 }
-
-// RecordError reports one record that List could not read. It wraps the
-// reason, typically ErrInternal for stored data that does not decode.
-type RecordError struct {
-	ID     ID     // the record, when its key gives the ID; zero otherwise
-	Object string // the file, key or item that could not be read
-	Err    error
-}
-
-// Error names the record and the object once each: most drivers' errors
-// name the object already.
-func (e *RecordError) Error() string {
-	msg := e.Err.Error()
-	if !strings.Contains(msg, e.Object) {
-		msg = e.Object + ": " + msg
-	}
-	if e.ID.IsZero() {
-		return msg
-	}
-	return fmt.Sprintf("record %s: %s", e.ID, msg)
-}
-
-func (e *RecordError) Unwrap() error { return e.Err }
 
 // Watcher is an optional capability: a driver with a native change feed.
 type Watcher interface {

@@ -30,7 +30,7 @@ func history(events ...Event) *History {
 }
 
 func check(h *History) porcupine.CheckResult {
-	return porcupine.CheckOperationsTimeout(model, h.Operations(), checkTimeout)
+	return porcupine.CheckOperationsTimeout(nsModel, h.Operations(), checkTimeout)
 }
 
 func TestModelHandWritten(t *testing.T) {
@@ -190,7 +190,7 @@ func TestArtifacts(t *testing.T) {
 	)
 	h.events[2].Out.Record.Config = &driver.Value{V: 1, Payload: driver.Object{"k": "v"}}
 	ops := h.Operations()
-	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
+	res, info := porcupine.CheckOperationsVerbose(nsModel, ops, checkTimeout)
 	if res != porcupine.Illegal {
 		t.Fatalf("check says %s, want Illegal", res)
 	}

@@ -206,7 +206,7 @@ func Check(t testing.TB, h *History) {
 	t.Helper()
 	ops := h.Operations()
 	start := time.Now()
-	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
+	res, info := porcupine.CheckOperationsVerbose(nsModel, ops, checkTimeout)
 	switch res {
 	case porcupine.Ok:
 		t.Logf("linearizable: %d projected operations checked in %v", len(ops), time.Since(start).Round(time.Millisecond))
@@ -236,7 +236,7 @@ func writeArtifacts(name string, h *History, parts string, info porcupine.Linear
 	if err != nil {
 		return nil, err
 	}
-	html, err := writeArtifact(name, ".html", func(w io.Writer) error { return porcupine.Visualize(model, info, w) })
+	html, err := writeArtifact(name, ".html", func(w io.Writer) error { return porcupine.Visualize(nsModel, info, w) })
 	return []string{text, html}, err
 }
 
@@ -339,5 +339,5 @@ func illegalParts(ops []porcupine.Operation, limit int) string {
 }
 
 func illegal(part []porcupine.Operation) bool {
-	return porcupine.CheckOperationsTimeout(model, part, checkTimeout) == porcupine.Illegal
+	return porcupine.CheckOperationsTimeout(nsModel, part, checkTimeout) == porcupine.Illegal
 }

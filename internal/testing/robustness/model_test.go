@@ -184,8 +184,8 @@ type partKey struct {
 	concern driver.Concern
 }
 
-// model is the porcupine model of the nameservice.
-var model = porcupine.Model{
+// nsModel is the porcupine model of the nameservice.
+var nsModel = porcupine.Model{
 	Partition: partition,
 	Init:      func() any { return state{} },
 	Step: func(s, in, out any) (bool, any) {

@@ -1,6 +1,10 @@
 package driver
 
-import "context"
+import (
+	"context"
+
+	"nameservice.dev/nameservice/model"
+)
 
 // Brancher is an optional capability: a driver that creates and drops
 // branches together with the branch count of their source (Meta.Branches of
@@ -31,7 +35,7 @@ type Brancher interface {
 	// retracted or not; ErrNotFound when the source does not exist or is
 	// retracted; and ErrWrongKind when the source is a graph source; and
 	// then writes nothing.
-	CreateBranch(ctx context.Context, rec *Record) (*Record, error)
+	CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error)
 
 	// DropBranch removes ledger id, as Delete does, and subtracts one from
 	// its source's Branches (when it has a source that exists and a count
@@ -40,7 +44,7 @@ type Brancher interface {
 	// (or a branch of it is being created or dropped); ErrNotFound when
 	// there is no record; ErrWrongKind for a graph source; and then writes
 	// nothing.
-	DropBranch(ctx context.Context, id ID) error
+	DropBranch(ctx context.Context, id model.ID) error
 
 	// ResetHead sets the head of ledger id to head and, when index is not
 	// nil, its index to *index, whatever the current watermarks: the
@@ -49,5 +53,5 @@ type Brancher interface {
 	// the two at once writes the index first. It returns an error wrapping
 	// ErrNotFound when there is no record and ErrWrongKind for a graph
 	// source.
-	ResetHead(ctx context.Context, id ID, head Value, index *Value) (*Record, error)
+	ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error)
 }

@@ -36,7 +36,7 @@
 // Drivers wrap the sentinel errors of this package (ErrNotFound,
 // ErrAlreadyExists, ...) with context, for example
 //
-//	fmt.Errorf("dynamodb: update %s head: %w", id, driver.ErrNotFound)
+//	fmt.Errorf("dynamodb: update %s head: %w", id, model.ErrNotFound)
 //
 // and Code maps any such error to an ErrorCode. A failed condition is not an
 // error: it is an Outcome with Applied false.

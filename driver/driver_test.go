@@ -1,21 +1,25 @@
 package driver
 
-import "testing"
+import (
+	"testing"
+
+	"nameservice.dev/nameservice/model"
+)
 
 func TestCondition(t *testing.T) {
-	a, b := RefValue("a", 5), RefValue("b", 5)
+	a, b := model.RefValue("a", 5), model.RefValue("b", 5)
 	cases := []struct {
 		c         Condition
-		cur, next Value
+		cur, next model.Value
 		want      bool
 	}{
-		{IfAbove(), a, RefValue("x", 6), true},
+		{IfAbove(), a, model.RefValue("x", 6), true},
 		{IfAbove(), a, b, false},
 		{IfAtLeast(), a, b, true},
-		{IfAtLeast(), a, RefValue("x", 4), false},
-		{IfEquals(a), a, RefValue("x", 6), true},
-		{IfEquals(b), a, RefValue("x", 6), false},
-		{IfEquals(Value{V: 5}), a, RefValue("x", 6), false},
+		{IfAtLeast(), a, model.RefValue("x", 4), false},
+		{IfEquals(a), a, model.RefValue("x", 6), true},
+		{IfEquals(b), a, model.RefValue("x", 6), false},
+		{IfEquals(model.Value{V: 5}), a, model.RefValue("x", 6), false},
 	}
 	for i, c := range cases {
 		if got := c.c.Holds(c.cur, c.next); got != c.want {

@@ -1,6 +1,10 @@
 package driver
 
-import "context"
+import (
+	"context"
+
+	"nameservice.dev/nameservice/model"
+)
 
 // HeadsReader is an optional capability: a driver that reads a ledger's
 // head and index in one request cheaper than Get (on DynamoDB one Query of
@@ -13,5 +17,5 @@ type HeadsReader interface {
 	// for a graph source (it has no head), and ErrUnsupported when this
 	// store cannot read them apart from the record (the caller then uses
 	// Get).
-	Heads(ctx context.Context, id ID) (Heads, error)
+	Heads(ctx context.Context, id model.ID) (model.Heads, error)
 }

@@ -7,8 +7,8 @@ import (
 	"net/http"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // createBranch serves POST /ns/v1/branches/{id}: write access to the new
@@ -26,9 +26,9 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	}
 	from := req.From
 	if from == "" {
-		from = driver.DefaultBranch
+		from = model.DefaultBranch
 	}
-	src, err := driver.ParseID(id.Name + ":" + from)
+	src, err := model.ParseID(id.Name + ":" + from)
 	if err != nil {
 		writeError(w, fmt.Errorf("create branch %s: source branch: %w", id, err))
 		return
@@ -102,7 +102,7 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 
 // canAdmin answers 403 (404 when the caller may not even read id) and
 // returns false unless the caller has the admin scope on id.
-func canAdmin(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
+func canAdmin(w http.ResponseWriter, r *http.Request, id model.ID) bool {
 	p := principalOf(r.Context())
 	if p.CanAdmin(id.String()) {
 		return true

@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // collect serves POST /ns/v1/collect: the collector over the prefix of
@@ -29,7 +30,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 	}
 	if !principalOf(r.Context()).CanWriteUnder(req.Prefix) {
 		writeJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
-			Code: driver.PermissionDenied.String()})
+			Code: model.PermissionDenied.String()})
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

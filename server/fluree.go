@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -154,8 +154,8 @@ func unescapeAlias(w http.ResponseWriter, raw string) (string, bool) {
 
 // flureeID parses a Fluree alias, answering 400 for an invalid one and the
 // not-found answer when the caller may not touch it.
-func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) (driver.ID, bool) {
-	id, err := driver.ParseID(alias)
+func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) (model.ID, bool) {
+	id, err := model.ParseID(alias)
 	if err != nil {
 		writeFlureeError(w, http.StatusBadRequest, err.Error())
 		return id, false
@@ -176,7 +176,7 @@ type flureeRef struct {
 
 // refOf returns v (a head or an index) as a RefValue; an address that is
 // not a CID cannot travel on Fluree's wire.
-func refOf(id driver.ID, c driver.Concern, v driver.Value) (flureeRef, error) {
+func refOf(id model.ID, c model.Concern, v model.Value) (flureeRef, error) {
 	if v.Unborn() {
 		return flureeRef{T: v.V}, nil
 	}
@@ -194,18 +194,18 @@ func (e errNotExpressible) Error() string { return e.msg }
 
 // notExpressible names the record and the field, not its value: an
 // address may be a path on the server (a file nameservice's).
-func notExpressible(id driver.ID, what string, why error) error {
+func notExpressible(id model.ID, what string, why error) error {
 	return errNotExpressible{fmt.Sprintf("record %s cannot be expressed on Fluree's wire: its %s is not a content ID (%v); read it on /ns/v1/records",
 		id, what, why)}
 }
 
 // valueOf returns the Value a RefValue stands for: unborn at t when id is
 // null (a value no record holds unless t is 0).
-func valueOf(ref flureeRef) driver.Value {
+func valueOf(ref flureeRef) model.Value {
 	if ref.ID == nil {
-		return driver.Value{V: ref.T}
+		return model.Value{V: ref.T}
 	}
-	return driver.RefValue(*ref.ID, ref.T)
+	return model.RefValue(*ref.ID, ref.T)
 }
 
 // pushRefRequest is the body of a ref push; New is raw to tell a null from
@@ -276,11 +276,11 @@ func (s *Server) flureeCAS(w http.ResponseWriter, r *http.Request, alias, verb s
 		writeFlureeError(w, http.StatusBadRequest, "new must name a content ID at t >= 1")
 		return
 	}
-	c := driver.Head
+	c := model.Head
 	if verb == "index" {
-		c = driver.Index
+		c = model.Index
 	}
-	var expected *driver.Value
+	var expected *model.Value
 	if req.Expected != nil {
 		v := valueOf(*req.Expected)
 		expected = &v
@@ -290,15 +290,15 @@ func (s *Server) flureeCAS(w http.ResponseWriter, r *http.Request, alias, verb s
 	out, err := s.ns.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
 	err = s.public(ctx, "compare-and-set "+verb+" "+id.String(), err)
 	switch {
-	case errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrWrongKind):
+	case errors.Is(err, model.ErrNotFound) || errors.Is(err, model.ErrWrongKind):
 		s.metrics.conflicts.WithLabelValues(c.String()).Inc()
 		writeJSON(w, http.StatusConflict, casAnswer{Status: "conflict"})
 		return
-	case errors.Is(err, driver.ErrInvalidArgument):
+	case errors.Is(err, model.ErrInvalidArgument):
 		writeFlureeError(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		if errors.Is(err, driver.ErrUnavailable) {
+		if errors.Is(err, model.ErrUnavailable) {
 			s.metrics.unknown.Inc()
 		}
 		writeFlureeError(w, http.StatusInternalServerError, "CAS operation failed: "+err.Error())
@@ -334,7 +334,7 @@ func (s *Server) flureeInit(w http.ResponseWriter, r *http.Request, alias string
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, map[string]bool{"created": true})
-	case errors.Is(err, driver.ErrAlreadyExists):
+	case errors.Is(err, model.ErrAlreadyExists):
 		writeJSON(w, http.StatusOK, map[string]bool{"created": false})
 	default:
 		writeFlureeError(w, http.StatusInternalServerError, "Init failed: "+err.Error())
@@ -348,13 +348,13 @@ func (s *Server) flureeLookup(w http.ResponseWriter, r *http.Request, alias stri
 	}
 	rec, err := s.ns.Get(r.Context(), id)
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		ledgerNotFound(w)
 		return
 	case err != nil:
 		writeFlureeError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+s.public(r.Context(), "get "+id.String(), err).Error())
 		return
-	case rec.Kind != driver.Ledger:
+	case rec.Kind != model.Ledger:
 		ledgerNotFound(w)
 		return
 	}
@@ -374,7 +374,7 @@ func (s *Server) flureeLookup(w http.ResponseWriter, r *http.Request, alias stri
 func (s *Server) flureeSnapshot(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := principalOf(ctx)
-	sn := &snapshotWriter{s: s, ctx: ctx, out: newStreamedJSON(w), failed: map[driver.ID]bool{},
+	sn := &snapshotWriter{s: s, ctx: ctx, out: newStreamedJSON(w), failed: map[model.ID]bool{},
 		gsVisible: p.ListsGraphSources()}
 	fail := func(err error) {
 		sn.out.fail(func() {
@@ -392,7 +392,7 @@ func (s *Server) flureeSnapshot(w http.ResponseWriter, r *http.Request) {
 	sn.out.str(`],"graph_sources":[`)
 	sn.n = 0
 	if sn.spill {
-		if err := sn.pass(p, driver.GraphSource); err != nil {
+		if err := sn.pass(p, model.GraphSource); err != nil {
 			fail(err)
 			return
 		}
@@ -414,9 +414,9 @@ type snapshotWriter struct {
 	ctx       context.Context
 	out       *streamedJSON
 	gsVisible bool
-	failed    map[driver.ID]bool // counted once, though listed in both passes
-	n         int                // entries written in the current array
-	spool     [][]byte           // graph sources for after the ledgers
+	failed    map[model.ID]bool // counted once, though listed in both passes
+	n         int               // entries written in the current array
+	spool     [][]byte          // graph sources for after the ledgers
 	spoolSize int
 	spill     bool // the graph sources did not fit the spool
 }
@@ -424,9 +424,9 @@ type snapshotWriter struct {
 // pass lists the records of kind ("" for all): it writes the ledgers when
 // kind is "", else the graph sources, and spools the graph sources of an
 // unfiltered pass.
-func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
+func (sn *snapshotWriter) pass(p *auth.Principal, kind model.Kind) error {
 	for rec, err := range sn.s.scan(sn.ctx, p, listQuery{kind: kind, includeRetracted: true}) {
-		var re *driver.RecordError
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			if !sn.failed[re.ID] || re.ID.IsZero() {
@@ -436,14 +436,14 @@ func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
 			continue
 		case err != nil:
 			return err
-		case rec.Kind == driver.GraphSource && !sn.gsVisible:
+		case rec.Kind == model.GraphSource && !sn.gsVisible:
 			continue
 		}
 		b, err := snapshotEntry(rec)
 		switch {
 		case err != nil:
 			sn.s.skip(sn.ctx, "snapshot", rec.ID, err)
-		case kind == "" && rec.Kind == driver.GraphSource:
+		case kind == "" && rec.Kind == model.GraphSource:
 			sn.keep(b)
 		default:
 			sn.entry(b)
@@ -473,8 +473,8 @@ func (sn *snapshotWriter) entry(b []byte) {
 
 // snapshotEntry is rec as the snapshot lists it: NsRecord or
 // GraphSourceRecord.
-func snapshotEntry(rec *driver.Record) ([]byte, error) {
-	if rec.Kind == driver.Ledger {
+func snapshotEntry(rec *model.Record) ([]byte, error) {
+	if rec.Kind == model.Ledger {
 		ns, err := nsRecordOf(rec)
 		return marshal(ns), err
 	}
@@ -491,7 +491,7 @@ const (
 // skip logs and counts a record left out of a Fluree answer of route
 // (snapshot, events): one that cannot be read or one Fluree's wire cannot
 // carry (err says which). The log names the record by its ID only.
-func (s *Server) skip(ctx context.Context, route string, id driver.ID, err error) {
+func (s *Server) skip(ctx context.Context, route string, id model.ID, err error) {
 	reason := skipUnreadable
 	var ne errNotExpressible
 	if errors.As(err, &ne) {
@@ -503,7 +503,7 @@ func (s *Server) skip(ctx context.Context, route string, id driver.ID, err error
 		name = "(an object with no ID)"
 	}
 	s.log.LogAttrs(ctx, slog.LevelWarn, "record left out of a Fluree answer", slog.String("route", route),
-		slog.String("id", name), slog.String("reason", reason), slog.String("code", driver.Code(err).String()))
+		slog.String("id", name), slog.String("reason", reason), slog.String("code", model.Code(err).String()))
 }
 
 // newSkipCounter registers the count of records left out of Fluree's

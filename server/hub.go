@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // subscriberBuffer bounds the events waiting for one stream. Events are
@@ -41,12 +42,12 @@ type watchKey struct {
 	id       string
 	prefix   string
 	concerns string
-	kind     driver.Kind
+	kind     model.Kind
 }
 
 // options returns the portable watch options of k, the ID aside.
 func (k watchKey) options() driver.WatchOptions {
-	cs, _ := driver.ParseConcerns(k.concerns) // made by FormatConcerns
+	cs, _ := model.ParseConcerns(k.concerns) // made by FormatConcerns
 	return driver.WatchOptions{Prefix: k.prefix, Concerns: cs, Kind: k.kind}
 }
 
@@ -76,7 +77,7 @@ type subscriber struct {
 type hubEvent struct {
 	driver.Event
 	recOnce    sync.Once
-	rec        *driver.Record
+	rec        *model.Record
 	recErr     error
 	changeOnce sync.Once
 	change     []byte
@@ -201,7 +202,7 @@ func (h *hub) fanout(up *upstream, ev *hubEvent) {
 
 // record returns the record of ev as read after it, read once for every
 // stream (with the server's context, not a stream's).
-func (h *hub) record(ev *hubEvent) (*driver.Record, error) {
+func (h *hub) record(ev *hubEvent) (*model.Record, error) {
 	ev.recOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
 		defer cancel()

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // Defaults of Limits.
@@ -88,7 +88,7 @@ func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 		if _, fluree := flureeRest(r.URL.Path); fluree {
 			writeFlureeError(w, http.StatusBadRequest, msg)
 		} else {
-			writeRaw(w, http.StatusBadRequest, marshal(nswire.Error{Error: msg, Code: driver.InvalidArgument.String()}))
+			writeRaw(w, http.StatusBadRequest, marshal(nswire.Error{Error: msg, Code: model.InvalidArgument.String()}))
 		}
 		return false
 	}

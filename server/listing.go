@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -66,8 +66,8 @@ func sources(p *auth.Principal, prefix string) []source {
 // entries are what one read of a source gave: records and the records that
 // could not be read, in ID order each.
 type entries struct {
-	records []*driver.Record
-	failed  []*driver.RecordError
+	records []*model.Record
+	failed  []*model.RecordError
 }
 
 // step reads up to max entries of the listing srcs of q from pos, and
@@ -88,7 +88,7 @@ func (s *Server) step(ctx context.Context, p *auth.Principal, srcs []source, q l
 	}
 	if page.NextPageToken != "" {
 		if page.NextPageToken == pos.tok {
-			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", driver.ErrInternal)
+			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", model.ErrInternal)
 		}
 		next = position{src: pos.src, tok: page.NextPageToken}
 	}
@@ -109,22 +109,22 @@ func (s *Server) step(ctx context.Context, p *auth.Principal, srcs []source, q l
 // readExact reads the one record of an exact source, when the query
 // selects it.
 func (s *Server) readExact(ctx context.Context, key string, q listQuery) (entries, error) {
-	id, err := driver.ParseID(key)
+	id, err := model.ParseID(key)
 	if err != nil {
 		return entries{}, nil
 	}
 	rec, err := s.ns.Get(ctx, id)
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return entries{}, nil
 	case err != nil && driverutil.PerRecord(err):
-		return entries{failed: []*driver.RecordError{{ID: id, Object: key, Err: err}}}, nil
+		return entries{failed: []*model.RecordError{{ID: id, Object: key, Err: err}}}, nil
 	case err != nil:
 		return entries{}, err
 	case !q.options(key).Matches(rec):
 		return entries{}, nil
 	}
-	return entries{records: []*driver.Record{rec}}, nil
+	return entries{records: []*model.Record{rec}}, nil
 }
 
 // listPage reads the page of size entries of q for p that starts at pos,
@@ -152,11 +152,11 @@ func (s *Server) listPage(ctx context.Context, p *auth.Principal, q listQuery, p
 const scanPageSize = 500
 
 // scan yields every record of q that p may read in ID order, and the
-// records that could not be read as *driver.RecordError errors (after the
+// records that could not be read as *model.RecordError errors (after the
 // records of their backend page); another error ends it. It holds one
 // backend page at a time.
-func (s *Server) scan(ctx context.Context, p *auth.Principal, q listQuery) iter.Seq2[*driver.Record, error] {
-	return func(yield func(*driver.Record, error) bool) {
+func (s *Server) scan(ctx context.Context, p *auth.Principal, q listQuery) iter.Seq2[*model.Record, error] {
+	return func(yield func(*model.Record, error) bool) {
 		srcs := sources(p, q.prefix)
 		for pos := (position{}); pos.src < len(srcs); {
 			e, next, err := s.step(ctx, p, srcs, q, pos, scanPageSize)

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -21,14 +22,14 @@ const maxPageSize = 1000
 
 // notFoundBody is the one answer for a record that does not exist and for
 // one outside the caller's scope, so that the two cannot be told apart.
-func notFoundBody(id driver.ID) []byte {
-	return marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
+func notFoundBody(id model.ID) []byte {
+	return marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", model.ErrNotFound, id), Code: model.NotFound.String()})
 }
 
 // pathID parses the {id...} of the route, answering 400 when it is not a
 // valid ID.
-func pathID(w http.ResponseWriter, r *http.Request) (driver.ID, bool) {
-	id, err := driver.ParseID(r.PathValue("id"))
+func pathID(w http.ResponseWriter, r *http.Request) (model.ID, bool) {
+	id, err := model.ParseID(r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return id, false
@@ -37,7 +38,7 @@ func pathID(w http.ResponseWriter, r *http.Request) (driver.ID, bool) {
 }
 
 // canRead answers 404 and returns false when the caller may not read id.
-func canRead(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
+func canRead(w http.ResponseWriter, r *http.Request, id model.ID) bool {
 	if principalOf(r.Context()).CanRead(id.String()) {
 		return true
 	}
@@ -47,7 +48,7 @@ func canRead(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
 
 // canWrite answers 404 (403 when the caller may read id) and returns false
 // when the caller may not write id.
-func canWrite(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
+func canWrite(w http.ResponseWriter, r *http.Request, id model.ID) bool {
 	p := principalOf(r.Context())
 	if p.CanWrite(id.String()) {
 		return true
@@ -62,14 +63,14 @@ func canWrite(w http.ResponseWriter, r *http.Request, id driver.ID) bool {
 
 // answer returns the status and body of a driver error on the /ns/v1
 // routes; a NotFound gets the scope-neutral body.
-func answer(id driver.ID, err error) (int, []byte) {
-	if errors.Is(err, driver.ErrNotFound) {
+func answer(id model.ID, err error) (int, []byte) {
+	if errors.Is(err, model.ErrNotFound) {
 		return http.StatusNotFound, notFoundBody(id)
 	}
 	return errorBody(err)
 }
 
-func writeAnswer(w http.ResponseWriter, id driver.ID, err error) {
+func writeAnswer(w http.ResponseWriter, id model.ID, err error) {
 	status, b := answer(id, err)
 	writeRaw(w, status, b)
 }
@@ -124,7 +125,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := nswire.ListResponse{Records: page.records}
 	if resp.Records == nil {
-		resp.Records = []*driver.Record{}
+		resp.Records = []*model.Record{}
 	}
 	for _, f := range page.failed {
 		resp.Failed = append(resp.Failed, s.publicFailure(r.Context(), f))
@@ -138,20 +139,20 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // parseListQuery returns the query of GET /ns/v1/records and its page size.
 func parseListQuery(r *http.Request) (listQuery, int, error) {
 	v := r.URL.Query()
-	q := listQuery{kind: driver.Kind(v.Get("kind")), prefix: v.Get("prefix"), state: v.Get("state"), sourceType: v.Get("source_type")}
+	q := listQuery{kind: model.Kind(v.Get("kind")), prefix: v.Get("prefix"), state: v.Get("state"), sourceType: v.Get("source_type")}
 	if err := guard.CheckList(q.options(q.prefix)); err != nil {
 		return q, 0, err
 	}
 	var err error
 	if s := v.Get("include_retracted"); s != "" {
 		if q.includeRetracted, err = strconv.ParseBool(s); err != nil {
-			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, s)
+			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", model.ErrInvalidArgument, s)
 		}
 	}
 	size := 0
 	if s := v.Get("page_size"); s != "" {
 		if size, err = strconv.Atoi(s); err != nil || size < 0 {
-			return q, 0, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, s)
+			return q, 0, fmt.Errorf("%w: page_size %q is not a count", model.ErrInvalidArgument, s)
 		}
 	}
 	if size == 0 || size > maxPageSize {
@@ -162,7 +163,7 @@ func parseListQuery(r *http.Request) (listQuery, int, error) {
 
 // visibleFailure reports whether p may learn of a record that failed to
 // read: one in its scope, or any when it reads everything.
-func visibleFailure(p *auth.Principal, f *driver.RecordError) bool {
+func visibleFailure(p *auth.Principal, f *model.RecordError) bool {
 	if f.ID.IsZero() {
 		return p.ReadsAll()
 	}
@@ -174,13 +175,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var rec driver.Record
+	var rec model.Record
 	if err := rec.UnmarshalJSON(body); err != nil {
 		writeError(w, err)
 		return
 	}
 	if rec.ID != id {
-		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", driver.ErrInvalidArgument, rec.ID, id))
+		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", model.ErrInvalidArgument, rec.ID, id))
 		return
 	}
 	s.write(w, r, body, func(ctx context.Context) (int, []byte) {
@@ -227,7 +228,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	if !ok || !canWrite(w, r, id) {
 		return
 	}
-	c, err := driver.ParseConcern(r.PathValue("concern"))
+	c, err := model.ParseConcern(r.PathValue("concern"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -287,7 +288,7 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 func (s *Server) bodyError(w http.ResponseWriter, err error) {
 	var tl errTooLarge
 	if errors.As(err, &tl) {
-		writeRaw(w, http.StatusRequestEntityTooLarge, marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
+		writeRaw(w, http.StatusRequestEntityTooLarge, marshal(nswire.Error{Error: err.Error(), Code: model.InvalidArgument.String()}))
 		return
 	}
 	writeError(w, err)
@@ -311,14 +312,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		return
 	}
 	if len(key) > MaxIdempotencyKey {
-		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", driver.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
+		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", model.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
 		return
 	}
 	scoped := principalKey(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
 	e, owner, same := s.idem.begin(scoped, body)
 	switch {
 	case !same:
-		writeError(w, fmt.Errorf("%w: idempotency key reused for a different request", driver.ErrInvalidArgument))
+		writeError(w, fmt.Errorf("%w: idempotency key reused for a different request", model.ErrInvalidArgument))
 		return
 	case !owner:
 		if !e.wait(r.Context()) {
@@ -347,7 +348,7 @@ func writeID(scoped string) string {
 }
 
 // noContent answers a write whose success has no body: 204, or the error.
-func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op string) (int, []byte) {
+func (s *Server) noContent(ctx context.Context, id model.ID, err error, op string) (int, []byte) {
 	if err != nil {
 		return answer(id, s.public(ctx, op+" "+id.String(), err))
 	}
@@ -357,7 +358,7 @@ func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op stri
 // writeRequest reads the ID of a write and its body, answering the request
 // itself (and returning false) when the ID is malformed, out of the
 // caller's write scope, or the body cannot be read.
-func (s *Server) writeRequest(w http.ResponseWriter, r *http.Request) (driver.ID, []byte, bool) {
+func (s *Server) writeRequest(w http.ResponseWriter, r *http.Request) (model.ID, []byte, bool) {
 	id, ok := pathID(w, r)
 	if !ok || !canWrite(w, r, id) {
 		return id, nil, false

@@ -28,9 +28,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -330,25 +330,25 @@ func decodeStrict(body []byte, v any) error {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: request body: %v", driver.ErrInvalidArgument, err)
+		return fmt.Errorf("%w: request body: %v", model.ErrInvalidArgument, err)
 	}
 	if dec.More() {
-		return fmt.Errorf("%w: request body: data after the JSON value", driver.ErrInvalidArgument)
+		return fmt.Errorf("%w: request body: data after the JSON value", model.ErrInvalidArgument)
 	}
 	return nil
 }
 
 // errorBody returns the status and body of err on the /ns/v1 routes.
 func errorBody(err error) (int, []byte) {
-	code := driver.Code(err)
+	code := model.Code(err)
 	name := code.String()
-	if code == driver.Unknown {
-		name = driver.Internal.String()
+	if code == model.Unknown {
+		name = model.Internal.String()
 	}
-	if code == driver.Canceled {
-		name = driver.Unavailable.String()
+	if code == model.Canceled {
+		name = model.Unavailable.String()
 	}
-	return nswire.Status(code), marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, driver.ErrOutcomeUnknown)})
+	return nswire.Status(code), marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, model.ErrOutcomeUnknown)})
 }
 
 func writeError(w http.ResponseWriter, err error) {
@@ -364,7 +364,7 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, errTooLarge{limit: mbe.Limit}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading the body: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: reading the body: %v", model.ErrInvalidArgument, err)
 	}
 	return b, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // The console: read-only pages at /ui, under the same authentication and
@@ -151,7 +152,7 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
 	var key watchKey
 	if v := r.URL.Query().Get("id"); v != "" {
-		id, err := driver.ParseID(v)
+		id, err := model.ParseID(v)
 		if err != nil || !p.CanRead(id.String()) {
 			http.NotFound(w, r)
 			return
@@ -188,10 +189,10 @@ func (s *Server) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	switch {
 	case err == nil:
 		ch.Row = rowOf(rec)
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		ch.Row, ch.Deleted = uiRow{ID: ev.ID.String()}, true
 	default:
-		ch.Row = s.unreadableRow(ctx, &driver.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
+		ch.Row = s.unreadableRow(ctx, &model.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
 	}
 	return ch
 }

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strconv"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -37,8 +37,8 @@ func parseFilter(r *http.Request) (uiFilter, error) {
 	q := r.URL.Query()
 	f := uiFilter{Prefix: q.Get("prefix"), Kind: q.Get("kind"), State: q.Get("state"), Retracted: q.Get("retracted") == "1",
 		Page: q.Get("page"), N: 1}
-	if f.Kind != "" && !driver.Kind(f.Kind).Valid() {
-		return f, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", driver.ErrInvalidArgument, f.Kind)
+	if f.Kind != "" && !model.Kind(f.Kind).Valid() {
+		return f, fmt.Errorf("%w: kind %q is neither ledger nor graph_source", model.ErrInvalidArgument, f.Kind)
 	}
 	if n, err := strconv.Atoi(q.Get("n")); err == nil && n > 1 {
 		f.N = n
@@ -67,7 +67,7 @@ func (f uiFilter) query(tok string, n int) string {
 // selected by the backend (ListOptions.State), so that a page holds a full
 // page of records in that state and its token is bound to it.
 func consoleQuery(f uiFilter) listQuery {
-	return listQuery{kind: driver.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted, state: f.State}
+	return listQuery{kind: model.Kind(f.Kind), prefix: f.Prefix, includeRetracted: f.Retracted, state: f.State}
 }
 
 // uiList is a page of the records table.
@@ -88,7 +88,7 @@ func (s *Server) uiRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, err := s.listRows(r.Context(), principalOf(r.Context()), f)
-	if errors.Is(err, driver.ErrInvalidArgument) {
+	if errors.Is(err, model.ErrInvalidArgument) {
 		page.Error = err.Error() // a page token of another filter or key
 		s.render(w, http.StatusBadRequest, "error.html", page)
 		return
@@ -134,7 +134,7 @@ func (s *Server) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*
 // unreadableRow is the row of a record a listing could not read: its ID (or
 // the digest the API names an object by) and "cannot be read", never the
 // backend's text, which goes to the server's log as the API's does.
-func (s *Server) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
+func (s *Server) unreadableRow(ctx context.Context, re *model.RecordError) uiRow {
 	f := s.publicFailure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
 	if !re.ID.IsZero() {
@@ -174,8 +174,8 @@ func (s *Server) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
 		rows = rows[:min(len(rows), maxBars)]
 	}
-	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger}) {
-		var re *driver.RecordError
+	for rec, err := range s.scan(ctx, p, listQuery{kind: model.Ledger}) {
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			continue

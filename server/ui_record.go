@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -43,23 +43,23 @@ const uiTime = "2006-01-02 15:04:05Z"
 func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := principalOf(ctx)
-	id, err := driver.ParseID(r.PathValue("id"))
+	id, err := model.ParseID(r.PathValue("id"))
 	if err != nil {
 		page := s.pageFor(r, "Bad ID")
 		page.Error = err.Error()
 		s.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
-	var rec *driver.Record
+	var rec *model.Record
 	if p.CanRead(id.String()) {
 		rec, err = s.ns.Get(ctx, id)
 	} else {
-		err = driver.ErrNotFound // outside the scope: exactly as missing
+		err = model.ErrNotFound // outside the scope: exactly as missing
 	}
 	if err != nil {
 		// The message the API gives, never the backend's own text.
 		status, msg := http.StatusInternalServerError, s.public(ctx, "get "+id.String(), err).Error()
-		if errors.Is(err, driver.ErrNotFound) {
+		if errors.Is(err, model.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
 		page := s.pageFor(r, "Record")
@@ -79,10 +79,10 @@ func (s *Server) uiRecord(w http.ResponseWriter, r *http.Request) {
 // recordPage gathers what rec's page shows. Its error (reading the change
 // times or the branches) is the one a client may be told; the page shows
 // what was read.
-func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *driver.Record) (*uiRecordPage, error) {
+func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *model.Record) (*uiRecordPage, error) {
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format(uiTime), Source: rec.SourceBranch, Branches: rec.Branches,
-		Concerns: concernsOf(rec), Ledger: rec.Kind == driver.Ledger}
+		Concerns: concernsOf(rec), Ledger: rec.Kind == model.Ledger}
 	if bp := rec.BranchPoint; bp != nil {
 		rp.BranchPoint = "commit_t " + itoa(bp.T) + "  " + bp.Address
 	}
@@ -97,10 +97,10 @@ func (s *Server) recordPage(ctx context.Context, p *auth.Principal, rec *driver.
 
 // changeTimes fills in when each concern of id last changed, when the
 // backend keeps it (driver.ChangeTimer).
-func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage) error {
+func (s *Server) changeTimes(ctx context.Context, id model.ID, rp *uiRecordPage) error {
 	times, err := s.ns.ChangedAt(ctx, id)
 	switch {
-	case errors.Is(err, driver.ErrUnsupported):
+	case errors.Is(err, model.ErrUnsupported):
 		return nil
 	case err != nil:
 		return s.public(ctx, "changed at "+id.String(), err)
@@ -118,8 +118,8 @@ func (s *Server) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage
 // order; one that cannot be read gets a row saying so.
 func (s *Server) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
-	for rec, err := range s.scan(ctx, p, listQuery{kind: driver.Ledger, prefix: name + ":", includeRetracted: true}) {
-		var re *driver.RecordError
+	for rec, err := range s.scan(ctx, p, listQuery{kind: model.Ledger, prefix: name + ":", includeRetracted: true}) {
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			row := s.unreadableRow(ctx, re)

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -49,10 +49,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := principalOf(r.Context())
-	var id driver.ID
+	var id model.ID
 	if v := q.Get("id"); v != "" {
 		var err error
-		if id, err = driver.ParseID(v); err != nil {
+		if id, err = model.ParseID(v); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -60,12 +60,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	concerns, err := driver.ParseConcerns(q.Get("concerns"))
+	concerns, err := model.ParseConcerns(q.Get("concerns"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: driver.Kind(q.Get("kind"))}
+	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: model.Kind(q.Get("kind"))}
 	if err := guard.CheckWatch(key.options()); err != nil {
 		writeError(w, err)
 		return
@@ -104,12 +104,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 // concernsKey returns the upstream key of a selection of concerns: sorted,
 // and "" for every concern, so that streams asking alike share one
 // upstream.
-func concernsKey(cs []driver.Concern) string {
-	if len(cs) == len(driver.Concerns) {
+func concernsKey(cs []model.Concern) string {
+	if len(cs) == len(model.Concerns) {
 		return ""
 	}
 	slices.Sort(cs)
-	return driver.FormatConcerns(cs)
+	return model.FormatConcerns(cs)
 }
 
 // subscribe takes a stream slot and subscribes to the hub's upstream of
@@ -172,11 +172,11 @@ func (s *Server) pump(ctx context.Context, sse *nswire.SSEWriter, events <-chan 
 
 // snapshot writes the records a watch of key starts from; false when the
 // stream ended.
-func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id driver.ID, key watchKey) bool {
+func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id model.ID, key watchKey) bool {
 	if !id.IsZero() {
 		rec, err := s.ns.Get(ctx, id)
 		switch {
-		case errors.Is(err, driver.ErrNotFound):
+		case errors.Is(err, model.ErrNotFound):
 			return true
 		case err != nil:
 			_, b := errorBody(s.public(ctx, "get "+id.String(), err))
@@ -188,7 +188,7 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 		return sse.Event(nswire.EventRecord, "", marshal(rec)) == nil
 	}
 	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{Prefix: key.prefix, Kind: key.kind, IncludeRetracted: true}) {
-		var re *driver.RecordError
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", marshal(s.publicFailure(ctx, re))) != nil {

@@ -5,7 +5,8 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// The model types, defined in package driver and re-exported here so users
+// The model types, defined in package model (the driver contract's Outcome
+// and ListOptions in package driver) and re-exported here so users
 // need import only this package.
 type (
 	ID          = model.ID

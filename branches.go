@@ -9,10 +9,11 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/text"
+	"nameservice.dev/nameservice/model"
 )
 
 // BranchPoint is the commit a branch was created at (Meta.BranchPoint).
-type BranchPoint = driver.BranchPoint
+type BranchPoint = model.BranchPoint
 
 // BranchOptions says where CreateBranch starts a branch.
 type BranchOptions struct {
@@ -62,7 +63,7 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	}
 	created, err := ns.createBranch(ctx, rec)
 	if err != nil {
-		return nil, wrap(op, pid, resentBranchOp(ctx, err, driver.ErrAlreadyExists))
+		return nil, wrap(op, pid, resentBranchOp(ctx, err, model.ErrAlreadyExists))
 	}
 	return created, nil
 }
@@ -79,32 +80,32 @@ func resentBranchOp(ctx context.Context, err, refusal error) error {
 }
 
 // sourceOf returns the source ID of branch id: name:from, main by default.
-func sourceOf(id driver.ID, from string) (driver.ID, error) {
+func sourceOf(id model.ID, from string) (model.ID, error) {
 	if from == "" {
-		from = driver.DefaultBranch
+		from = model.DefaultBranch
 	}
-	src, err := driver.ParseID(id.Name + ":" + from)
+	src, err := model.ParseID(id.Name + ":" + from)
 	if err != nil {
 		return src, fmt.Errorf("source branch: %w", err)
 	}
 	if src == id {
-		return src, fmt.Errorf("%w: a branch cannot be its own source", driver.ErrInvalidArgument)
+		return src, fmt.Errorf("%w: a branch cannot be its own source", model.ErrInvalidArgument)
 	}
 	return src, nil
 }
 
 // branchRecord reads the source and returns the record of the new branch.
-func (ns *NameService) branchRecord(ctx context.Context, id, src driver.ID, at *Ref) (*Record, error) {
+func (ns *NameService) branchRecord(ctx context.Context, id, src model.ID, at *Ref) (*Record, error) {
 	s, err := ns.Get(ctx, src)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("source: %w", err)
-	case s.Kind != driver.Ledger:
-		return nil, fmt.Errorf("%w: source %s is a %s, which has no branches", driver.ErrWrongKind, src, s.Kind)
+	case s.Kind != model.Ledger:
+		return nil, fmt.Errorf("%w: source %s is a %s, which has no branches", model.ErrWrongKind, src, s.Kind)
 	case s.Retracted:
-		return nil, fmt.Errorf("%w: source %s is retracted", driver.ErrNotFound, src)
+		return nil, fmt.Errorf("%w: source %s is retracted", model.ErrNotFound, src)
 	}
-	rec := driver.NewLedger(id, ns.now().Unix())
+	rec := model.NewLedger(id, ns.now().Unix())
 	rec.SourceBranch = src.Branch
 	head := *s.Head
 	if at != nil {
@@ -113,11 +114,11 @@ func (ns *NameService) branchRecord(ctx context.Context, id, src driver.ID, at *
 			return nil, fmt.Errorf("at: %w", err)
 		}
 		if head.V > s.Head.V {
-			return nil, fmt.Errorf("%w: at t %d is beyond the head of %s (commit_t %d)", driver.ErrInvalidArgument, head.V, src, s.Head.V)
+			return nil, fmt.Errorf("%w: at t %d is beyond the head of %s (commit_t %d)", model.ErrInvalidArgument, head.V, src, s.Head.V)
 		}
-		rec.BranchPoint = &driver.BranchPoint{Address: at.Address, T: at.T}
+		rec.BranchPoint = &model.BranchPoint{Address: at.Address, T: at.T}
 	} else if head.Unborn() {
-		return nil, fmt.Errorf("%w: source %s has no commit yet to branch from", driver.ErrNotFound, src)
+		return nil, fmt.Errorf("%w: source %s has no commit yet to branch from", model.ErrNotFound, src)
 	}
 	rec.Head = &head
 	return rec, nil
@@ -136,7 +137,7 @@ func (ns *NameService) DropBranch(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap(op, pid, resentBranchOp(ctx, ns.dropBranch(ctx, pid), driver.ErrNotFound))
+	return wrap(op, pid, resentBranchOp(ctx, ns.dropBranch(ctx, pid), model.ErrNotFound))
 }
 
 // ListBranches yields every branch of ledger name (every ledger record
@@ -145,12 +146,12 @@ func (ns *NameService) DropBranch(ctx context.Context, id string) error {
 // and branch count. name is a ledger name without a branch.
 func (ns *NameService) ListBranches(ctx context.Context, name string) iter.Seq2[*Record, error] {
 	if strings.Contains(name, ":") {
-		return fail(fmt.Errorf("list branches: %w: %q is an ID; give the ledger name alone", driver.ErrInvalidArgument, text.Clip(name, 80)))
+		return fail(fmt.Errorf("list branches: %w: %q is an ID; give the ledger name alone", model.ErrInvalidArgument, text.Clip(name, 80)))
 	}
-	if _, err := driver.ParseID(name); err != nil {
+	if _, err := model.ParseID(name); err != nil {
 		return fail(fmt.Errorf("list branches: %w", err))
 	}
-	return ns.List(ctx, ListOptions{Kind: driver.Ledger, Prefix: name + ":", IncludeRetracted: true})
+	return ns.List(ctx, ListOptions{Kind: model.Ledger, Prefix: name + ":", IncludeRetracted: true})
 }
 
 func fail(err error) iter.Seq2[*Record, error] {

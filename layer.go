@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // The driver contract's calls, made in this one place as gocloud's
@@ -51,8 +52,8 @@ func (ns *NameService) get(ctx context.Context, id ID, in *telemetry.Instruments
 // every few seconds is not a call to trace), and returns nil when the
 // backend answers, found or not: the backend's error otherwise.
 func (ns *NameService) Ping(ctx context.Context) error {
-	_, err := ns.get(ctx, ID{Name: "readyz-probe", Branch: driver.DefaultBranch}, nil)
-	if errors.Is(err, driver.ErrNotFound) {
+	_, err := ns.get(ctx, ID{Name: "readyz-probe", Branch: model.DefaultBranch}, nil)
+	if errors.Is(err, model.ErrNotFound) {
 		return nil
 	}
 	return err
@@ -158,5 +159,5 @@ func callTo[T any](ctx context.Context, in *telemetry.Instruments, op string, id
 // unsupported returns an error wrapping ErrUnsupported: the driver cannot
 // do what (its capability is missing).
 func unsupported(what string) error {
-	return fmt.Errorf("%w: this backend's driver %s", driver.ErrUnsupported, what)
+	return fmt.Errorf("%w: this backend's driver %s", model.ErrUnsupported, what)
 }

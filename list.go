@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // List returns the records matching opts in ascending ID order, fetching
@@ -41,7 +42,7 @@ func listFrom(ctx context.Context, pageOf func(context.Context, ListOptions) (*P
 				return
 			}
 			if page.NextPageToken == opts.PageToken {
-				yield(nil, fmt.Errorf("list: %w: driver returned the same page token twice", driver.ErrInternal))
+				yield(nil, fmt.Errorf("list: %w: driver returned the same page token twice", model.ErrInternal))
 				return
 			}
 			opts.PageToken = page.NextPageToken

@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // NameService is the portable API over one driver, and the one layer
@@ -63,37 +64,37 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*NameService, err
 // this package (leases stamp their lock with it).
 func (ns *NameService) Now() time.Time { return ns.now() }
 
-func parse(op, id string) (driver.ID, error) {
-	pid, err := driver.ParseID(id)
+func parse(op, id string) (model.ID, error) {
+	pid, err := model.ParseID(id)
 	if err != nil {
-		return pid, &driver.Error{Code: driver.InvalidArgument, Op: op, Err: err}
+		return pid, &model.Error{Code: model.InvalidArgument, Op: op, Err: err}
 	}
 	return pid, nil
 }
 
 // wrap returns err as the *Error of operation op on record id; nil stays
 // nil.
-func wrap(op string, id driver.ID, err error) error {
+func wrap(op string, id model.ID, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &driver.Error{Code: driver.Code(err), Op: op, ID: id, Err: err}
+	return &model.Error{Code: model.Code(err), Op: op, ID: id, Err: err}
 }
 
 // parseNew parses the ID of a record to create: one guard.CheckNewID
 // accepts.
-func parseNew(op, id string) (driver.ID, error) {
+func parseNew(op, id string) (model.ID, error) {
 	pid, err := parse(op, id)
 	if err == nil {
 		if err = guard.CheckNewID(pid); err != nil {
-			err = &driver.Error{Code: driver.InvalidArgument, Op: op, Err: err}
+			err = &model.Error{Code: model.InvalidArgument, Op: op, Err: err}
 		}
 	}
 	return pid, err
 }
 
-func invalid(op string, id driver.ID, format string, args ...any) error {
-	return wrap(op, id, fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...)))
+func invalid(op string, id model.ID, format string, args ...any) error {
+	return wrap(op, id, fmt.Errorf("%w: %s", model.ErrInvalidArgument, fmt.Sprintf(format, args...)))
 }
 
 // Init creates ledger id with every concern at once: head, index and config
@@ -106,7 +107,7 @@ func (ns *NameService) Init(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return wrap("init", pid, ns.Create(ctx, driver.NewLedger(pid, ns.now().Unix())))
+	return wrap("init", pid, ns.Create(ctx, model.NewLedger(pid, ns.now().Unix())))
 }
 
 // PublishGraphSource creates graph source id of sourceType (e.g.
@@ -135,7 +136,7 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 		normDeps = make([]string, 0, len(deps))
 	}
 	for _, d := range deps {
-		did, err := driver.ParseID(d)
+		did, err := model.ParseID(d)
 		if err != nil {
 			return fmt.Errorf("%s %s: dependency: %w", op, pid, err)
 		}
@@ -145,9 +146,9 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", op, pid, err)
 	}
-	rec := driver.NewGraphSource(pid, sourceType, normDeps, cfg, ns.now().Unix())
+	rec := model.NewGraphSource(pid, sourceType, normDeps, cfg, ns.now().Unix())
 	err = ns.Create(ctx, rec)
-	if !errors.Is(err, driver.ErrAlreadyExists) {
+	if !errors.Is(err, model.ErrAlreadyExists) {
 		return wrap(op, pid, err)
 	}
 	return wrap(op, pid, ns.updateGraphSourceConfig(ctx, pid, sourceType, cfg))
@@ -157,17 +158,17 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 // graph source's type is fixed at creation: publishing it again with another
 // type is refused with ErrAlreadyExists (the ID is taken by a graph source of
 // that other type) rather than ignored.
-func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID, sourceType string, cfg driver.Object) error {
+func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id model.ID, sourceType string, cfg model.Object) error {
 	cur, err := ns.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	if cur.Kind != driver.GraphSource {
-		return fmt.Errorf("%w: %s is a %s, not a graph source", driver.ErrWrongKind, id, cur.Kind)
+	if cur.Kind != model.GraphSource {
+		return fmt.Errorf("%w: %s is a %s, not a graph source", model.ErrWrongKind, id, cur.Kind)
 	}
 	if cur.SourceType != sourceType {
 		return fmt.Errorf("%w: %s is a graph source of type %q, not %q; a type cannot change (purge it and publish it again)",
-			driver.ErrAlreadyExists, id, cur.SourceType, sourceType)
+			model.ErrAlreadyExists, id, cur.SourceType, sourceType)
 	}
 	if cfg == nil {
 		return nil
@@ -177,13 +178,13 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 		if c.Payload.Equal(cfg) {
 			return nil
 		}
-		out, err := ns.Update(ctx, id, driver.Config, driver.IfEquals(c), driver.Value{V: c.V + 1, Payload: cfg})
+		out, err := ns.Update(ctx, id, model.Config, driver.IfEquals(c), model.Value{V: c.V + 1, Payload: cfg})
 		if err != nil || out.Applied {
 			return err
 		}
 		c = out.Current
 	}
-	return fmt.Errorf("%w: config of %s kept changing under %d attempts", driver.ErrUnavailable, id, ns.maxRetries)
+	return fmt.Errorf("%w: config of %s kept changing under %d attempts", model.ErrUnavailable, id, ns.maxRetries)
 }
 
 // PublishCommit moves the head of ledger id to address at t when t is above
@@ -194,19 +195,19 @@ func (ns *NameService) updateGraphSourceConfig(ctx context.Context, id driver.ID
 // rule of package guard (longer than guard.MaxAddressBytes, not valid UTF-8,
 // a content ID Fluree cannot read).
 func (ns *NameService) PublishCommit(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish commit", id, driver.Head, driver.IfAbove(), driver.RefValue(address, t))
+	return ns.publishRef(ctx, "publish commit", id, model.Head, driver.IfAbove(), model.RefValue(address, t))
 }
 
 // PublishIndex moves the index of id to address at t when t is above the
 // current index_t; otherwise as PublishCommit.
 func (ns *NameService) PublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.RefValue(address, t))
+	return ns.publishRef(ctx, "publish index", id, model.Index, driver.IfAbove(), model.RefValue(address, t))
 }
 
 // AdminPublishIndex is PublishIndex that also applies at t equal to the
 // current index_t, to replace an index rebuilt at the same t.
 func (ns *NameService) AdminPublishIndex(ctx context.Context, id string, t int64, address string) (Outcome, error) {
-	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.RefValue(address, t))
+	return ns.publishRef(ctx, "admin publish index", id, model.Index, driver.IfAtLeast(), model.RefValue(address, t))
 }
 
 // PublishIndexGraphs publishes the index of a ledger with named graphs: every
@@ -215,16 +216,16 @@ func (ns *NameService) AdminPublishIndex(ctx context.Context, id string, t int64
 // those of graphs[DefaultGraph], which must be indexed. Like PublishIndex it
 // applies only when that t is above the current index_t.
 func (ns *NameService) PublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
-	return ns.publishRef(ctx, "publish index", id, driver.Index, driver.IfAbove(), driver.GraphsValue(graphs))
+	return ns.publishRef(ctx, "publish index", id, model.Index, driver.IfAbove(), model.GraphsValue(graphs))
 }
 
 // AdminPublishIndexGraphs is PublishIndexGraphs that also applies at t equal
 // to the current index_t.
 func (ns *NameService) AdminPublishIndexGraphs(ctx context.Context, id string, graphs map[string]*GraphIndex) (Outcome, error) {
-	return ns.publishRef(ctx, "admin publish index", id, driver.Index, driver.IfAtLeast(), driver.GraphsValue(graphs))
+	return ns.publishRef(ctx, "admin publish index", id, model.Index, driver.IfAtLeast(), model.GraphsValue(graphs))
 }
 
-func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.Concern, cond driver.Condition, next Value) (Outcome, error) {
+func (ns *NameService) publishRef(ctx context.Context, op, id string, c model.Concern, cond driver.Condition, next Value) (Outcome, error) {
 	pid, err := parse(op, id)
 	if err != nil {
 		return Outcome{}, err
@@ -239,12 +240,12 @@ func (ns *NameService) publishRef(ctx context.Context, op, id string, c driver.C
 // checkRef refuses a head or index without a t from 1 or an address, in
 // the API's words; the layer checks every other rule where the value is
 // written.
-func checkRef(v driver.Value) error {
+func checkRef(v model.Value) error {
 	if v.V < 1 {
-		return fmt.Errorf("%w: t %d: t starts at 1", driver.ErrInvalidArgument, v.V)
+		return fmt.Errorf("%w: t %d: t starts at 1", model.ErrInvalidArgument, v.V)
 	}
 	if v.Payload.String("address") == "" {
-		return fmt.Errorf("%w: empty address", driver.ErrInvalidArgument)
+		return fmt.Errorf("%w: empty address", model.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -252,13 +253,13 @@ func checkRef(v driver.Value) error {
 // classifyMissing turns a driver's NotFound on a head into ErrWrongKind when
 // the record exists and is a graph source. Drivers may not be able to tell
 // the two apart in one request; this costs a read only on that error path.
-func (ns *NameService) classifyMissing(ctx context.Context, id driver.ID, c driver.Concern, err error) error {
-	if c != driver.Head || !errors.Is(err, driver.ErrNotFound) {
+func (ns *NameService) classifyMissing(ctx context.Context, id model.ID, c model.Concern, err error) error {
+	if c != model.Head || !errors.Is(err, model.ErrNotFound) {
 		return err
 	}
 	rec, gerr := ns.Get(ctx, id)
-	if gerr == nil && rec.Kind != driver.Ledger {
-		return fmt.Errorf("%w: %s is a %s and has no head", driver.ErrWrongKind, id, rec.Kind)
+	if gerr == nil && rec.Kind != model.Ledger {
+		return fmt.Errorf("%w: %s is a %s and has no head", model.ErrWrongKind, id, rec.Kind)
 	}
 	return err
 }
@@ -278,7 +279,7 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 	if err != nil {
 		return Outcome{}, err
 	}
-	if c != driver.Head && c != driver.Index {
+	if c != model.Head && c != model.Index {
 		return Outcome{}, invalid(op, pid, "%s is not a ref (want head or index)", c)
 	}
 	nv := next.Value()
@@ -291,7 +292,7 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 		}
 		return ns.bootstrapRef(ctx, pid, c, nv)
 	}
-	if nv.V < expected.V || (c == driver.Head && nv.V == expected.V) {
+	if nv.V < expected.V || (c == model.Head && nv.V == expected.V) {
 		// Not applied without a write, so the layer does not see next:
 		// a malformed one is refused here, not answered as stale.
 		if err := guard.CheckValue(c, nv); err != nil {
@@ -304,9 +305,9 @@ func (ns *NameService) CompareAndSetRef(ctx context.Context, id string, c Concer
 	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
 }
 
-func (ns *NameService) bootstrapRef(ctx context.Context, id driver.ID, c driver.Concern, next driver.Value) (Outcome, error) {
+func (ns *NameService) bootstrapRef(ctx context.Context, id model.ID, c model.Concern, next model.Value) (Outcome, error) {
 	const op = "compare and set ref"
-	rec := driver.NewLedger(id, ns.now().Unix())
+	rec := model.NewLedger(id, ns.now().Unix())
 	rec.SetValue(c, next)
 	// A record found taken may be purged before it is read: then the ID is
 	// free again and the create is tried again, a bounded number of times.
@@ -315,15 +316,15 @@ func (ns *NameService) bootstrapRef(ctx context.Context, id driver.ID, c driver.
 		if err == nil {
 			return Outcome{Applied: true, Current: next}, nil
 		}
-		if !errors.Is(err, driver.ErrAlreadyExists) {
+		if !errors.Is(err, model.ErrAlreadyExists) {
 			return Outcome{}, wrap(op, id, err)
 		}
 		cur, err := ns.value(ctx, id, c)
-		if !errors.Is(err, driver.ErrNotFound) {
+		if !errors.Is(err, model.ErrNotFound) {
 			return Outcome{Current: cur}, wrap(op, id, err)
 		}
 	}
-	return Outcome{}, fmt.Errorf("%s %s: %w: the ID was created and purged again under %d attempts", op, id, driver.ErrUnavailable, ns.maxRetries)
+	return Outcome{}, fmt.Errorf("%s %s: %w: the ID was created and purged again under %d attempts", op, id, model.ErrUnavailable, ns.maxRetries)
 }
 
 // FastForwardCommit moves the head of id to address at t by compare-and-set,
@@ -336,12 +337,12 @@ func (ns *NameService) FastForwardCommit(ctx context.Context, id string, t int64
 	if err != nil {
 		return Outcome{}, err
 	}
-	next := driver.Ref{Address: address, T: t}
+	next := model.Ref{Address: address, T: t}
 	for range ns.maxRetries {
 		if t <= cur.V {
 			return Outcome{Current: cur}, nil
 		}
-		out, err := ns.CompareAndSetRef(ctx, id, driver.Head, &cur, next)
+		out, err := ns.CompareAndSetRef(ctx, id, model.Head, &cur, next)
 		if err != nil || out.Applied {
 			return out, err
 		}
@@ -355,16 +356,16 @@ func (ns *NameService) FastForwardCommit(ctx context.Context, id string, t int64
 // ErrInvalidArgument when next.V is not above expected.V or next has no
 // state, and ErrNotFound for an unknown ID.
 func (ns *NameService) PushStatus(ctx context.Context, id string, expected, next Value) (Outcome, error) {
-	return ns.push(ctx, "push status", id, driver.Status, expected, next)
+	return ns.push(ctx, "push status", id, model.Status, expected, next)
 }
 
 // PushConfig sets the config of id to next (a JSON object) when the current
 // config equals expected; otherwise as PushStatus.
 func (ns *NameService) PushConfig(ctx context.Context, id string, expected, next Value) (Outcome, error) {
-	return ns.push(ctx, "push config", id, driver.Config, expected, next)
+	return ns.push(ctx, "push config", id, model.Config, expected, next)
 }
 
-func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern, expected, next Value) (Outcome, error) {
+func (ns *NameService) push(ctx context.Context, op, id string, c model.Concern, expected, next Value) (Outcome, error) {
 	pid, err := parse(op, id)
 	if err != nil {
 		return Outcome{}, err
@@ -385,8 +386,8 @@ func (ns *NameService) push(ctx context.Context, op, id string, c driver.Concern
 // The guard checks the limits where the Object is written; a map that does
 // not even normalize (nested far too deep) is refused for the limit it
 // breaks when it breaks one.
-func normalize(field string, v any) (driver.Object, error) {
-	o, err := driver.NormalizeObject(v)
+func normalize(field string, v any) (model.Object, error) {
+	o, err := model.NormalizeObject(v)
 	if err == nil {
 		return o, nil
 	}
@@ -394,7 +395,7 @@ func normalize(field string, v any) (driver.Object, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		limit = guard.CheckPayload(field, x)
-	case driver.Object:
+	case model.Object:
 		limit = guard.CheckPayload(field, x)
 	}
 	if limit != nil {
@@ -438,22 +439,22 @@ func (ns *NameService) Lookup(ctx context.Context, id string) (*Record, error) {
 
 // Head returns the head of ledger id; ErrWrongKind for a graph source.
 func (ns *NameService) Head(ctx context.Context, id string) (Value, error) {
-	return ns.concern(ctx, id, driver.Head)
+	return ns.concern(ctx, id, model.Head)
 }
 
 // IndexOf returns the index of id.
 func (ns *NameService) IndexOf(ctx context.Context, id string) (Value, error) {
-	return ns.concern(ctx, id, driver.Index)
+	return ns.concern(ctx, id, model.Index)
 }
 
 // StatusOf returns the status of id.
 func (ns *NameService) StatusOf(ctx context.Context, id string) (Value, error) {
-	return ns.concern(ctx, id, driver.Status)
+	return ns.concern(ctx, id, model.Status)
 }
 
 // ConfigOf returns the config of id.
 func (ns *NameService) ConfigOf(ctx context.Context, id string) (Value, error) {
-	return ns.concern(ctx, id, driver.Config)
+	return ns.concern(ctx, id, model.Config)
 }
 
 // Heads returns the head and index of ledger id, read strongly
@@ -468,16 +469,16 @@ func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
 		return Heads{}, err
 	}
 	h, err := ns.heads(ctx, pid)
-	if errors.Is(err, driver.ErrUnsupported) {
+	if errors.Is(err, model.ErrUnsupported) {
 		var rec *Record
 		if rec, err = ns.Get(ctx, pid); err == nil {
-			h, err = driver.HeadsOf(rec)
+			h, err = model.HeadsOf(rec)
 		}
 	}
 	return h, wrap(op, pid, err)
 }
 
-func (ns *NameService) concern(ctx context.Context, id string, c driver.Concern) (Value, error) {
+func (ns *NameService) concern(ctx context.Context, id string, c model.Concern) (Value, error) {
 	pid, err := parse("get "+c.String(), id)
 	if err != nil {
 		return Value{}, err
@@ -486,14 +487,14 @@ func (ns *NameService) concern(ctx context.Context, id string, c driver.Concern)
 	return v, wrap("get "+c.String(), pid, err)
 }
 
-func (ns *NameService) value(ctx context.Context, id driver.ID, c driver.Concern) (Value, error) {
+func (ns *NameService) value(ctx context.Context, id model.ID, c model.Concern) (Value, error) {
 	rec, err := ns.Get(ctx, id)
 	if err != nil {
 		return Value{}, err
 	}
 	v := rec.Value(c)
 	if v == nil {
-		return Value{}, fmt.Errorf("%w: %s is a %s and has no %s", driver.ErrWrongKind, id, rec.Kind, c)
+		return Value{}, fmt.Errorf("%w: %s is a %s and has no %s", model.ErrWrongKind, id, rec.Kind, c)
 	}
 	return *v, nil
 }
@@ -505,7 +506,7 @@ func (ns *NameService) value(ctx context.Context, id driver.ID, c driver.Concern
 // ErrInvalidID) when rec breaks a rule of guard.CheckRecord.
 func (ns *NameService) Import(ctx context.Context, rec *Record) error {
 	if rec == nil {
-		return fmt.Errorf("import: %w: nil record", driver.ErrInvalidArgument)
+		return fmt.Errorf("import: %w: nil record", model.ErrInvalidArgument)
 	}
 	return wrap("import", rec.ID, ns.Create(ctx, rec.Clone()))
 }

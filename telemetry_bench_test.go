@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkTelemetry measures an applied PublishCommit with telemetry off
@@ -74,7 +75,7 @@ func benchPublish(b *testing.B, d driver.Driver, size int, mode string) {
 	if err := ns.Init(ctx, "bench"); err != nil {
 		b.Fatal(err)
 	}
-	id := driver.ID{Name: "bench", Branch: "main"}
+	id := model.ID{Name: "bench", Branch: "main"}
 	addr := "fluree:file://" + strings.Repeat("a", size-len("fluree:file://"))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -83,7 +84,7 @@ func benchPublish(b *testing.B, d driver.Driver, size int, mode string) {
 		var out nameservice.Outcome
 		var err error
 		if mode == "raw" {
-			out, err = d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue(addr, t))
+			out, err = d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue(addr, t))
 		} else {
 			out, err = ns.PublishCommit(ctx, "bench", t, addr)
 		}

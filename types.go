@@ -1,80 +1,84 @@
 package nameservice
 
-import "nameservice.dev/nameservice/driver"
+import (
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
+)
 
-// The model types, defined in package driver and re-exported here so users
+// The model types, defined in package model (the driver contract's Outcome
+// and ListOptions in package driver) and re-exported here so users
 // need import only this package.
 type (
-	ID          = driver.ID
-	Kind        = driver.Kind
-	Concern     = driver.Concern
-	Value       = driver.Value
-	Object      = driver.Object
-	Ref         = driver.Ref
-	Meta        = driver.Meta
-	Record      = driver.Record
+	ID          = model.ID
+	Kind        = model.Kind
+	Concern     = model.Concern
+	Value       = model.Value
+	Object      = model.Object
+	Ref         = model.Ref
+	Meta        = model.Meta
+	Record      = model.Record
 	Outcome     = driver.Outcome
 	ListOptions = driver.ListOptions
-	ErrorCode   = driver.ErrorCode
-	RecordError = driver.RecordError
-	GraphIndex  = driver.GraphIndex
-	Heads       = driver.Heads
+	ErrorCode   = model.ErrorCode
+	RecordError = model.RecordError
+	GraphIndex  = model.GraphIndex
+	Heads       = model.Heads
 	// Error is the structured error of every operation: errors.As finds
 	// it to read the code, the operation and the ID.
-	Error = driver.Error
+	Error = model.Error
 )
 
 // Kinds and concerns.
 const (
-	Ledger      = driver.Ledger
-	GraphSource = driver.GraphSource
-	Head        = driver.Head
-	Index       = driver.Index
-	Status      = driver.Status
-	Config      = driver.Config
+	Ledger      = model.Ledger
+	GraphSource = model.GraphSource
+	Head        = model.Head
+	Index       = model.Index
+	Status      = model.Status
+	Config      = model.Config
 
 	// DefaultGraph names the graph whose index is the index's own pointer.
-	DefaultGraph = driver.DefaultGraph
+	DefaultGraph = model.DefaultGraph
 )
 
 // Sentinel errors; match with errors.Is.
 var (
-	ErrNotFound        = driver.ErrNotFound
-	ErrAlreadyExists   = driver.ErrAlreadyExists
-	ErrWrongKind       = driver.ErrWrongKind
-	ErrInvalidID       = driver.ErrInvalidID
-	ErrInvalidArgument = driver.ErrInvalidArgument
-	ErrThrottled       = driver.ErrThrottled
-	ErrUnavailable     = driver.ErrUnavailable
-	ErrUnsupported     = driver.ErrUnsupported
-	ErrInternal        = driver.ErrInternal
+	ErrNotFound        = model.ErrNotFound
+	ErrAlreadyExists   = model.ErrAlreadyExists
+	ErrWrongKind       = model.ErrWrongKind
+	ErrInvalidID       = model.ErrInvalidID
+	ErrInvalidArgument = model.ErrInvalidArgument
+	ErrThrottled       = model.ErrThrottled
+	ErrUnavailable     = model.ErrUnavailable
+	ErrUnsupported     = model.ErrUnsupported
+	ErrInternal        = model.ErrInternal
 	// ErrNotProvisioned: the table, bucket or container does not exist;
 	// create it (`ns table create`, a bucket) before retrying.
-	ErrNotProvisioned = driver.ErrNotProvisioned
+	ErrNotProvisioned = model.ErrNotProvisioned
 	// ErrPermissionDenied: the backend refused the credentials or the
 	// permission; the error names the action to grant.
-	ErrPermissionDenied = driver.ErrPermissionDenied
+	ErrPermissionDenied = model.ErrPermissionDenied
 	// ErrHasBranches: DropBranch refused a record that branches were
 	// created from and still exist; the error names how many.
-	ErrHasBranches = driver.ErrHasBranches
+	ErrHasBranches = model.ErrHasBranches
 	// ErrOutcomeUnknown: a write's answer was lost and what the store
 	// holds cannot tell whether it landed (it comes with ErrUnavailable).
 	// Read the record to see where things stand before writing again.
-	ErrOutcomeUnknown = driver.ErrOutcomeUnknown
+	ErrOutcomeUnknown = model.ErrOutcomeUnknown
 )
 
-// ParseID parses "name" or "name:branch"; see driver.ParseID for the rules.
-func ParseID(s string) (ID, error) { return driver.ParseID(s) }
+// ParseID parses "name" or "name:branch"; see model.ParseID for the rules.
+func ParseID(s string) (ID, error) { return model.ParseID(s) }
 
 // ParseConcerns returns the concerns of a comma-separated list such as
-// "head,index" (see driver.ParseConcerns).
-func ParseConcerns(s string) ([]Concern, error) { return driver.ParseConcerns(s) }
+// "head,index" (see model.ParseConcerns).
+func ParseConcerns(s string) ([]Concern, error) { return model.ParseConcerns(s) }
 
-// ErrorCodeOf classifies err (driver.NotFound, driver.Throttled, ...).
-func ErrorCodeOf(err error) ErrorCode { return driver.Code(err) }
+// ErrorCodeOf classifies err (model.NotFound, model.Throttled, ...).
+func ErrorCodeOf(err error) ErrorCode { return model.Code(err) }
 
 // RefValue returns the head or index Value pointing at address at t.
-func RefValue(address string, t int64) Value { return driver.RefValue(address, t) }
+func RefValue(address string, t int64) Value { return model.RefValue(address, t) }
 
 // StatusValue returns a status Value at v with the given state and extra
 // payload keys.
@@ -89,4 +93,4 @@ func StatusValue(v int64, state string, extra Object) Value {
 
 // ParseObject decodes a JSON object for use as a payload; "null" yields
 // nil. It returns an error wrapping ErrInvalidArgument for anything else.
-func ParseObject(raw []byte) (Object, error) { return driver.ParseObject(raw) }
+func ParseObject(raw []byte) (Object, error) { return model.ParseObject(raw) }

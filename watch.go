@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // Event is one change seen by Watch: the ID, the concern, its watermark
@@ -41,7 +42,7 @@ const DefaultWatchInterval = time.Second
 //
 // With a driver that has a change feed (driver.Watcher) every change is
 // reported once. Otherwise (or when the driver's Watch returns an error
-// wrapping driver.ErrUnsupported: no feed for this store) Watch polls: each
+// wrapping model.ErrUnsupported: no feed for this store) Watch polls: each
 // poll reports, per concern that moved, the latest value, so changes made
 // between two polls arrive as one event whose Old and New watermarks show
 // the jump. With a driver that lists versions (driver.Versioner) a poll of
@@ -57,7 +58,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 		wo.ID = id
 	}
 	if err := guard.CheckWatch(wo); err != nil {
-		return nil, &driver.Error{Code: driver.InvalidArgument, Op: "watch", Err: err}
+		return nil, &model.Error{Code: model.InvalidArgument, Op: "watch", Err: err}
 	}
 	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
 	p.interval = driverutil.Positive(p.interval, DefaultWatchInterval)
@@ -65,7 +66,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 		p.versions = ns.versioner()
 	}
 	feed, err := ns.feed(ctx, wo)
-	if !errors.Is(err, driver.ErrUnsupported) {
+	if !errors.Is(err, model.ErrUnsupported) {
 		return feed, err
 	}
 	if err != errNoFeed {
@@ -90,10 +91,10 @@ type poller struct {
 	versions func(context.Context, driver.VersionsOptions) (*driver.VersionPage, error)
 	// seen is the version at which each record of the last snapshot was
 	// read (absent: unknown, to be read again).
-	seen map[driver.ID]string
+	seen map[model.ID]string
 }
 
-type snapshot map[driver.ID]*driver.Record
+type snapshot map[model.ID]*model.Record
 
 // snapshot reads the watched records. A record that cannot be read keeps
 // its value in prev (a bad record neither stops the watch nor reads as
@@ -107,7 +108,7 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 		// A watch's polls are not traced: one span or metric point per
 		// poll would drown the calls an operator looks for.
 		r, err := p.ns.get(ctx, p.opts.ID, nil)
-		if errors.Is(err, driver.ErrNotFound) {
+		if errors.Is(err, model.ErrNotFound) {
 			return s, nil
 		}
 		if err != nil {
@@ -143,7 +144,7 @@ func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 // driver reads the others. A record that cannot be read keeps its value in
 // prev, as in list, and is read again at the next poll.
 func (p *poller) changed(ctx context.Context, prev snapshot) (snapshot, error) {
-	s, seen := snapshot{}, map[driver.ID]string{}
+	s, seen := snapshot{}, map[model.ID]string{}
 	opts := driver.VersionsOptions{Prefix: p.opts.Prefix, PageSize: pollVersionsPage, Known: p.seen}
 	for {
 		page, err := p.versions(ctx, opts)
@@ -154,7 +155,7 @@ func (p *poller) changed(ctx context.Context, prev snapshot) (snapshot, error) {
 			r := v.Record
 			if r == nil {
 				if r = prev[v.ID]; r == nil {
-					return nil, fmt.Errorf("versions: %w: %s reported unchanged, but never read", driver.ErrInternal, v.ID)
+					return nil, fmt.Errorf("versions: %w: %s reported unchanged, but never read", model.ErrInternal, v.ID)
 				}
 			}
 			s[v.ID] = r
@@ -171,7 +172,7 @@ func (p *poller) changed(ctx context.Context, prev snapshot) (snapshot, error) {
 			break
 		}
 		if page.NextPageToken == opts.PageToken {
-			return nil, fmt.Errorf("versions: %w: driver returned the same page token twice", driver.ErrInternal)
+			return nil, fmt.Errorf("versions: %w: driver returned the same page token twice", model.ErrInternal)
 		}
 		opts.PageToken = page.NextPageToken
 	}

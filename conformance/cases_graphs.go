@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // graphs returns a named-graph index at t: the default graph, a metadata
@@ -22,7 +22,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an index's graph map is stored and read exactly, under the index_t watermark rules", cases: []testCase{
 	{name: "StoredAndReadExactly", quick: true, run: func(e *env) {
 		e.init("db")
-		want := driver.GraphsValue(graphs(5, 0))
+		want := model.GraphsValue(graphs(5, 0))
 		e.applied(want)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 0)))
 		e.wantValue("db", nameservice.Index, want)
 		ref, ok := e.lookup("db").Index.Ref()
@@ -37,21 +37,21 @@ var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an i
 	}},
 	{name: "WatermarkRulesApplyToIndexT", run: func(e *env) {
 		e.init("db")
-		cur := driver.GraphsValue(graphs(5, 0))
+		cur := model.GraphsValue(graphs(5, 0))
 		e.applied(cur)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 0)))
 		e.rejected(cur)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 1)))
 		e.rejected(cur)(e.ns.PublishIndex(e.ctx, e.id("db"), 4, "older"))
-		rebuilt := driver.GraphsValue(graphs(5, 1))
+		rebuilt := model.GraphsValue(graphs(5, 1))
 		e.applied(rebuilt)(e.ns.AdminPublishIndexGraphs(e.ctx, e.id("db"), graphs(5, 1)))
 		e.applied(ref("plain", 6))(e.ns.PublishIndex(e.ctx, e.id("db"), 6, "plain"))
 		e.wantValue("db", nameservice.Index, ref("plain", 6))
 	}},
 	{name: "CompareAndSetCarriesGraphs", run: func(e *env) {
 		e.init("db")
-		first := driver.GraphsValue(graphs(3, 0))
+		first := model.GraphsValue(graphs(3, 0))
 		e.applied(first)(e.ns.PublishIndexGraphs(e.ctx, e.id("db"), graphs(3, 0)))
-		next, _ := driver.GraphsValue(graphs(4, 2)).Ref()
-		stale := driver.GraphsValue(graphs(3, 1)) // same t and default, other revision
+		next, _ := model.GraphsValue(graphs(4, 2)).Ref()
+		stale := model.GraphsValue(graphs(3, 1)) // same t and default, other revision
 		e.rejected(first)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &stale, next))
 		e.applied(next.Value())(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &first, next))
 	}},
@@ -64,7 +64,7 @@ var groupNamedGraphs = group{name: "NamedGraphs", guarantee: "named graphs: an i
 		mismatch := nameservice.Ref{Address: "elsewhere", T: 5, Graphs: graphs(5, 0)}
 		_, err = e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Index, &unborn, mismatch)
 		e.wantErr(err, nameservice.ErrInvalidArgument)
-		headGraphs, _ := driver.GraphsValue(graphs(5, 0)).Ref()
+		headGraphs, _ := model.GraphsValue(graphs(5, 0)).Ref()
 		_, err = e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, headGraphs)
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Index, unborn)

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/model"
 )
 
 // The limits of docs/model.md hold on every backend: a record at every limit
@@ -34,7 +34,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 	{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {
 		deps := make([]string, guard.MaxDependencies)
 		for i := range deps {
-			deps[i] = e.id(fmt.Sprintf("%03d/%s", i, strings.Repeat("d", driver.MaxIDLength-len(e.prefix)-10)))
+			deps[i] = e.id(fmt.Sprintf("%03d/%s", i, strings.Repeat("d", model.MaxIDLength-len(e.prefix)-10)))
 		}
 		typ := strings.Repeat("t", guard.MaxSourceTypeBytes)
 		cfg := deepPayload(guard.MaxPayloadDepth, guard.MaxPayloadBytes)
@@ -86,7 +86,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 	{name: "ImportOverALimitIsRefused", run: func(e *env) {
 		id, err := nameservice.ParseID(e.id("db"))
 		e.must(err)
-		rec := driver.NewLedger(id, 1)
+		rec := model.NewLedger(id, 1)
 		*rec.Config = config(1, paddedPayload(nameservice.Object{}, guard.MaxPayloadBytes+1))
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")

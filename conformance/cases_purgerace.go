@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // purgeRaceRounds is how many rounds PurgeRacesCreate plays in Check, and
@@ -116,7 +116,7 @@ func createUntilDecided(e *env, c *nameservice.NameService, id string, i, round 
 	}
 	for {
 		after := purged.Load()
-		rec := driver.NewLedger(pid, clock.Unix())
+		rec := model.NewLedger(pid, clock.Unix())
 		rec.SetValue(nameservice.Head, nameservice.RefValue(raceAddress(i, round), 1))
 		switch err := c.Import(e.ctx, rec); {
 		case err == nil:

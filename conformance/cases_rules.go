@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/model"
 )
 
 // The rules of package guard hold through the portable API on every
@@ -44,7 +44,7 @@ func rulesWatermarkTop(e *env) {
 	e.wantSame("db", before)
 	id, err := nameservice.ParseID(e.id("imported"))
 	e.must(err)
-	rec := driver.NewLedger(id, 1)
+	rec := model.NewLedger(id, 1)
 	*rec.Status = status(top, "ready", nil)
 	e.wantRefused("import at 2^63-1", e.ns.Import(e.ctx, rec), "status_v")
 	e.wantAbsent("imported")
@@ -105,7 +105,7 @@ func rulesContentIDs(e *env) {
 func rulesBranchCount(e *env) {
 	id, err := nameservice.ParseID(e.id("db"))
 	e.must(err)
-	rec := driver.NewLedger(id, 1)
+	rec := model.NewLedger(id, 1)
 	rec.Branches = guard.MaxBranches + 1
 	e.wantRefused("branches 2^32", e.ns.Import(e.ctx, rec), "branches")
 	e.wantAbsent("db")

@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // These cases need a harness that can corrupt records (Corrupter).
@@ -58,7 +59,7 @@ var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee:
 		e.init("a")
 		e.corruptRecord("a")
 		_, err := e.ns.Lookup(e.ctx, e.id("a"))
-		if err == nil || nameservice.ErrorCodeOf(err) == driver.NotFound {
+		if err == nil || nameservice.ErrorCodeOf(err) == model.NotFound {
 			e.t.Fatalf("lookup of a corrupt record = %v, want an error other than not found", err)
 		}
 		e.must(e.ns.Purge(e.ctx, e.id("a")))
@@ -92,7 +93,7 @@ func (e *env) needCorrupter() {
 func (e *env) corruptRecord(name string) {
 	e.t.Helper()
 	e.needCorrupter()
-	id, err := driver.ParseID(e.id(name))
+	id, err := model.ParseID(e.id(name))
 	e.must(err)
 	if err := e.corrupt(e.ctx, id); err != nil {
 		e.t.Fatalf("harness: corrupt %s: %v", id, err)

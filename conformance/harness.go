@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Opener opens a new, independent client of one store, as a separate process
@@ -67,7 +68,7 @@ func (f HarnessFunc) NewStore(ctx context.Context, t *testing.T) (Opener, error)
 // CorruptFunc makes what the store holds for record id unreadable to every
 // client (for example by overwriting its defining file, or one of its items,
 // with data that does not decode) while leaving it where List finds it.
-type CorruptFunc func(ctx context.Context, id driver.ID) error
+type CorruptFunc func(ctx context.Context, id model.ID) error
 
 // Corrupter is an optional capability of a Harness whose stores can be
 // corrupted on purpose; the suite's cases about unreadable records need it.

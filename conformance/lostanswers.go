@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // LossyOpener opens a client of a store whose every write reaches the store
@@ -204,7 +205,7 @@ func checkLost(e *env, w lostWrite, world lossWorld, id string, err error) {
 		}
 	case world.recreated:
 		e.must(lerr)
-		fresh := driver.NewLedger(rec.ID, clock.Unix())
+		fresh := model.NewLedger(rec.ID, clock.Unix())
 		if !recordsMatch(rec, fresh) {
 			e.t.Fatalf("after %s whose answer was lost, the record purged and created again:\n got %s\nwant %s (as its creator made it): the write landed on the new record",
 				w.name, describe(rec), describe(fresh))
@@ -217,7 +218,7 @@ func recordsMatch(a, b *nameservice.Record) bool {
 	if a.Retracted != b.Retracted {
 		return false
 	}
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		va, vb := a.Value(c), b.Value(c)
 		if (va == nil) != (vb == nil) || va != nil && !va.Equal(*vb) {
 			return false
@@ -232,7 +233,7 @@ func describe(r *nameservice.Record) string {
 		return "none"
 	}
 	s := fmt.Sprintf("retracted %v", r.Retracted)
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		if v := r.Value(c); v != nil {
 			s += fmt.Sprintf(", %s %v", c, *v)
 		}

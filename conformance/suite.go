@@ -14,6 +14,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Run runs the whole suite against the stores h makes. Every test gets a
@@ -408,7 +409,7 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 func (e *env) ids(names ...string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		id, err := driver.ParseID(e.id(n))
+		id, err := model.ParseID(e.id(n))
 		if err != nil {
 			e.t.Fatalf("bad test id %q: %v", n, err)
 		}

@@ -2,9 +2,8 @@ package driver
 
 import (
 	"context"
-	"fmt"
 
-	"nameservice.dev/nameservice/internal/text"
+	"nameservice.dev/nameservice/model"
 )
 
 // Brancher is an optional capability: a driver that creates and drops
@@ -36,7 +35,7 @@ type Brancher interface {
 	// retracted or not; ErrNotFound when the source does not exist or is
 	// retracted; and ErrWrongKind when the source is a graph source; and
 	// then writes nothing.
-	CreateBranch(ctx context.Context, rec *Record) (*Record, error)
+	CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error)
 
 	// DropBranch removes ledger id, as Delete does, and subtracts one from
 	// its source's Branches (when it has a source that exists and a count
@@ -45,7 +44,7 @@ type Brancher interface {
 	// (or a branch of it is being created or dropped); ErrNotFound when
 	// there is no record; ErrWrongKind for a graph source; and then writes
 	// nothing.
-	DropBranch(ctx context.Context, id ID) error
+	DropBranch(ctx context.Context, id model.ID) error
 
 	// ResetHead sets the head of ledger id to head and, when index is not
 	// nil, its index to *index, whatever the current watermarks: the
@@ -54,24 +53,5 @@ type Brancher interface {
 	// the two at once writes the index first. It returns an error wrapping
 	// ErrNotFound when there is no record and ErrWrongKind for a graph
 	// source.
-	ResetHead(ctx context.Context, id ID, head Value, index *Value) (*Record, error)
-}
-
-// validateBranching checks the branch bookkeeping of r: a count that is
-// not negative, and a branch point only on a branch, with an address and a
-// t from 1.
-func (r *Record) validateBranching() error {
-	if r.Branches < 0 {
-		return fmt.Errorf("%w: record %s: branches %d is negative", ErrInvalidArgument, r.ID, r.Branches)
-	}
-	bp := r.BranchPoint
-	switch {
-	case bp == nil:
-		return nil
-	case r.SourceBranch == "":
-		return fmt.Errorf("%w: record %s: a branch point without a source branch", ErrInvalidArgument, r.ID)
-	case bp.Address == "" || bp.T < 1:
-		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, text.Clip(bp.Address, maxEchoedID), bp.T)
-	}
-	return nil
+	ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error)
 }

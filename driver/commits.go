@@ -1,6 +1,10 @@
 package driver
 
-import "context"
+import (
+	"context"
+
+	"nameservice.dev/nameservice/model"
+)
 
 // CommitIndexer is an optional capability: a driver that keeps Fluree v4's
 // commit index beside each ledger's record (the DynamoDB driver's
@@ -17,12 +21,12 @@ type CommitIndexer interface {
 	// when the driver has no usable index of id (none, or none above
 	// sinceT, or an entry it cannot read, as Fluree's backend of the
 	// same store decides): the caller must walk the commit chain instead.
-	PendingCommitCIDs(ctx context.Context, id ID, sinceT int64) (entries []CommitEntry, ok bool, err error)
+	PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) (entries []CommitEntry, ok bool, err error)
 
 	// PruneCommitIndex removes the entries of ledger id with t at or below
 	// upToT: Fluree's prune_commit_index, which its indexer calls once an
 	// index covers them.
-	PruneCommitIndex(ctx context.Context, id ID, upToT int64) error
+	PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error
 }
 
 // CommitEntry is one entry of a commit index: a commit's t and content ID.

@@ -1,7 +1,8 @@
 // Package driver is the contract between the portable nameservice package and
-// its backends. It holds the model (IDs, records, concerns, values), the small
-// Driver interface every backend implements, the error codes drivers report,
-// and the optional capabilities a driver declares by implementing them:
+// its backends: the small Driver interface every backend implements, the
+// conditions and pages it speaks, the Write that names a write across its
+// attempts, and the optional capabilities a driver declares by implementing
+// them:
 //
 //   - Watcher (and ExactWatcher): a native change feed;
 //   - Versioner: which records changed, from a listing alone;
@@ -12,13 +13,16 @@
 //   - CommitIndexer: Fluree's commit index kept beside each ledger.
 //   - HeadsReader: a ledger's head and index in one cheap read.
 //
+// The model the contract is written in (IDs, records, concerns, values) and
+// the errors a driver reports are package model's. Of this module, package
+// driver imports only model, so a backend can be written against the two
+// without pulling in the portable API.
+//
 // Callers never hold a driver: nameservice.NameService, the one layer
 // between them and it, finds a capability by type assertion and offers it
 // as a method of its own (Provision, Probe, ChangedAt, CreateBranch, ...),
-// which answers an error wrapping ErrUnsupported when the driver lacks it.
-// Of this module, package driver uses only its JSON engine
-// (internal/jsonx) and message helper (internal/text), so a backend can be
-// written against it without pulling in the portable API.
+// which answers an error wrapping model.ErrUnsupported when the driver lacks
+// it.
 //
 // # Division of labour
 //
@@ -33,11 +37,11 @@
 //
 // # Errors
 //
-// Drivers wrap the sentinel errors of this package (ErrNotFound,
-// ErrAlreadyExists, ...) with context, for example
+// Drivers wrap the sentinel errors of package model (model.ErrNotFound,
+// model.ErrAlreadyExists, ...) with context, for example
 //
-//	fmt.Errorf("dynamodb: update %s head: %w", id, driver.ErrNotFound)
+//	fmt.Errorf("dynamodb: update %s head: %w", id, model.ErrNotFound)
 //
-// and Code maps any such error to an ErrorCode. A failed condition is not an
-// error: it is an Outcome with Applied false.
+// and model.Code maps any such error to a model.ErrorCode. A failed
+// condition is not an error: it is an Outcome with Applied false.
 package driver

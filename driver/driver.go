@@ -2,10 +2,10 @@ package driver
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
+
+	"nameservice.dev/nameservice/model"
 )
 
 // Driver is what a backend implements. Every method is safe for concurrent
@@ -33,13 +33,13 @@ type Driver interface {
 	// Create stores rec, every concern at once: a reader sees all of it or
 	// none of it. It returns an error wrapping ErrAlreadyExists when a record
 	// with rec.ID exists, retracted or not, and then writes nothing.
-	Create(ctx context.Context, rec *Record) error
+	Create(ctx context.Context, rec *model.Record) error
 
 	// Get returns the record with the given ID, read strongly consistently,
 	// retracted or not. It returns an error wrapping ErrNotFound when there is
 	// none, and one wrapping ErrInternal, naming the object (file, key, item)
 	// when what the backend holds cannot be decoded.
-	Get(ctx context.Context, id ID) (*Record, error)
+	Get(ctx context.Context, id model.ID) (*model.Record, error)
 
 	// Update sets concern c of record id to next if cond holds for the
 	// concern's current value (see Condition.Holds), atomically with respect
@@ -51,18 +51,18 @@ type Driver interface {
 	//
 	// An ambiguous answer is resolved as the Driver doc says: Update never
 	// reports Applied false for a write that may have landed.
-	Update(ctx context.Context, id ID, c Concern, cond Condition, next Value) (Outcome, error)
+	Update(ctx context.Context, id model.ID, c model.Concern, cond Condition, next model.Value) (Outcome, error)
 
 	// Retract marks record id retracted and, in the same atomic step, sets
 	// its status to {state: retracted, retracted_at: at (Unix seconds)} at
 	// status_v + 1. Retracting a retracted record changes nothing and
 	// succeeds. It returns an error wrapping ErrNotFound when there is no
 	// record, and then writes nothing.
-	Retract(ctx context.Context, id ID, at time.Time) error
+	Retract(ctx context.Context, id model.ID, at time.Time) error
 
 	// Delete removes every trace of record id, so that Create may reuse the
 	// ID. It returns an error wrapping ErrNotFound when there is no record.
-	Delete(ctx context.Context, id ID) error
+	Delete(ctx context.Context, id model.ID) error
 
 	// List returns one page of records matching opts, in ascending order of
 	// ID string. A page holds at most opts.PageSize entries, records and
@@ -98,7 +98,7 @@ const (
 // Condition is the condition under which Update writes.
 type Condition struct {
 	Kind     CondKind
-	Expected Value // for Equals
+	Expected model.Value // for Equals
 }
 
 // IfAbove returns the condition next.V > current.V.
@@ -108,12 +108,12 @@ func IfAbove() Condition { return Condition{Kind: Above} }
 func IfAtLeast() Condition { return Condition{Kind: AtLeast} }
 
 // IfEquals returns the condition current == expected.
-func IfEquals(expected Value) Condition { return Condition{Kind: Equals, Expected: expected} }
+func IfEquals(expected model.Value) Condition { return Condition{Kind: Equals, Expected: expected} }
 
 // Holds reports whether the condition lets next replace current. It is the
 // one definition of the conditions, for drivers that read, compare and write
 // under a lock of their own.
-func (c Condition) Holds(current, next Value) bool {
+func (c Condition) Holds(current, next model.Value) bool {
 	switch c.Kind {
 	case Above:
 		return next.V > current.V
@@ -131,16 +131,16 @@ type Outcome struct {
 	Applied bool
 	// Current is the concern's value after the call: next when applied,
 	// otherwise the value that failed the condition.
-	Current Value
+	Current model.Value
 }
 
 // ListOptions selects the records List returns.
 type ListOptions struct {
-	Kind             Kind   // "" for every kind
-	Prefix           string // only IDs (name:branch) that start with Prefix
-	IncludeRetracted bool   // retracted records are left out unless set
-	PageSize         int    // at most this many records per page; 0: the driver's default
-	PageToken        string // "" for the first page, else a previous Page's NextPageToken
+	Kind             model.Kind // "" for every kind
+	Prefix           string     // only IDs (name:branch) that start with Prefix
+	IncludeRetracted bool       // retracted records are left out unless set
+	PageSize         int        // at most this many records per page; 0: the driver's default
+	PageToken        string     // "" for the first page, else a previous Page's NextPageToken
 	// State, when set, selects the records whose status state (the
 	// status payload's "state") equals it; "" selects any. A driver
 	// that keeps an index of states may miss a record whose state
@@ -155,11 +155,11 @@ type ListOptions struct {
 // Matches reports whether r passes the kind, retracted, state and source
 // type filters of opts (not the prefix or the page token): the one
 // definition of them, which every driver applies to what it read.
-func (opts ListOptions) Matches(r *Record) bool {
+func (opts ListOptions) Matches(r *model.Record) bool {
 	switch {
 	case opts.Kind != "" && r.Kind != opts.Kind,
 		r.Retracted && !opts.IncludeRetracted,
-		opts.SourceType != "" && (r.Kind != GraphSource || r.SourceType != opts.SourceType):
+		opts.SourceType != "" && (r.Kind != model.GraphSource || r.SourceType != opts.SourceType):
 		return false
 	case opts.State != "":
 		return r.Status != nil && r.Status.State() == opts.State
@@ -169,36 +169,13 @@ func (opts ListOptions) Matches(r *Record) bool {
 
 // Page is one page of List.
 type Page struct {
-	Records []*Record
+	Records []*model.Record
 	// Failed lists the records in the page's range that could not be read,
 	// in ascending order. A failed record whose kind or retracted flag
 	// cannot be known is reported whatever the filter of ListOptions.
-	Failed        []*RecordError
+	Failed        []*model.RecordError
 	NextPageToken string
 }
-
-// RecordError reports one record that List could not read. It wraps the
-// reason, typically ErrInternal for stored data that does not decode.
-type RecordError struct {
-	ID     ID     // the record, when its key gives the ID; zero otherwise
-	Object string // the file, key or item that could not be read
-	Err    error
-}
-
-// Error names the record and the object once each: most drivers' errors
-// name the object already.
-func (e *RecordError) Error() string {
-	msg := e.Err.Error()
-	if !strings.Contains(msg, e.Object) {
-		msg = e.Object + ": " + msg
-	}
-	if e.ID.IsZero() {
-		return msg
-	}
-	return fmt.Sprintf("record %s: %s", e.ID, msg)
-}
-
-func (e *RecordError) Unwrap() error { return e.Err }
 
 // Watcher is an optional capability: a driver with a native change feed.
 type Watcher interface {
@@ -212,23 +189,23 @@ type Watcher interface {
 
 // WatchOptions selects the records and changes Watch reports on.
 type WatchOptions struct {
-	ID     ID     // one record; zero for all matching Prefix
-	Prefix string // IDs starting with Prefix
+	ID     model.ID // one record; zero for all matching Prefix
+	Prefix string   // IDs starting with Prefix
 	// Concerns, when not empty, are the only concerns whose changes are
 	// reported: a subscriber to heads alone gets no event for an index,
 	// status or config change. A purge (Deleted) is reported whatever
 	// they are.
-	Concerns []Concern
+	Concerns []model.Concern
 	// Kind, when set, is the only kind of record reported on, purges
 	// included.
-	Kind Kind
+	Kind model.Kind
 }
 
 // Reports reports whether ev, an event of a record of kind k, passes the
 // concern and kind filters of opts: the one definition of them, which
 // every Watcher applies before it sends an event (a failure of the feed,
 // Err, always passes).
-func (opts WatchOptions) Reports(k Kind, ev Event) bool {
+func (opts WatchOptions) Reports(k model.Kind, ev Event) bool {
 	switch {
 	case ev.Err != nil:
 		return true
@@ -241,18 +218,18 @@ func (opts WatchOptions) Reports(k Kind, ev Event) bool {
 }
 
 // Watches reports whether opts selects changes to concern c.
-func (opts WatchOptions) Watches(c Concern) bool {
+func (opts WatchOptions) Watches(c model.Concern) bool {
 	return len(opts.Concerns) == 0 || slices.Contains(opts.Concerns, c)
 }
 
 // Event is one change seen by Watch.
 type Event struct {
-	ID      ID
-	Concern Concern
-	Old     int64 // the watermark before the change
-	New     Value // the value after it
-	Deleted bool  // the record was purged (Concern and New are then zero)
-	Err     error // a non-nil Err reports a failure of the feed; the channel closes after it
+	ID      model.ID
+	Concern model.Concern
+	Old     int64       // the watermark before the change
+	New     model.Value // the value after it
+	Deleted bool        // the record was purged (Concern and New are then zero)
+	Err     error       // a non-nil Err reports a failure of the feed; the channel closes after it
 }
 
 // ExactWatcher marks a Watcher that reports every change as its own event:
@@ -287,20 +264,20 @@ type VersionsOptions struct {
 	PageToken string // "" for the first page, else a previous page's NextPageToken
 	// Known holds the versions at which the caller read records: those
 	// still at them are not read again. Nil or empty: read every record.
-	Known map[ID]string
+	Known map[model.ID]string
 }
 
 // RecordVersion is one entry of a VersionPage.
 type RecordVersion struct {
-	ID      ID
-	Version string  // "" when unknown
-	Record  *Record // nil when Version is the one in VersionsOptions.Known
+	ID      model.ID
+	Version string        // "" when unknown
+	Record  *model.Record // nil when Version is the one in VersionsOptions.Known
 }
 
 // VersionPage is one page of Versions.
 type VersionPage struct {
 	Versions      []RecordVersion
-	Failed        []*RecordError
+	Failed        []*model.RecordError
 	NextPageToken string
 }
 
@@ -310,5 +287,5 @@ type ChangeTimer interface {
 	// ChangedAt returns when each concern of record id last changed, for
 	// the concerns whose time the backend holds. It returns an error
 	// wrapping ErrNotFound when the record does not exist.
-	ChangedAt(ctx context.Context, id ID) (map[Concern]time.Time, error)
+	ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]time.Time, error)
 }

@@ -2,7 +2,8 @@ package driver
 
 import (
 	"context"
-	"fmt"
+
+	"nameservice.dev/nameservice/model"
 )
 
 // HeadsReader is an optional capability: a driver that reads a ledger's
@@ -16,20 +17,5 @@ type HeadsReader interface {
 	// for a graph source (it has no head), and ErrUnsupported when this
 	// store cannot read them apart from the record (the caller then uses
 	// Get).
-	Heads(ctx context.Context, id ID) (Heads, error)
-}
-
-// Heads are a ledger's two pointers: its commit head and its index.
-type Heads struct {
-	Head  Value
-	Index Value
-}
-
-// HeadsOf returns the heads of r, or an error wrapping ErrWrongKind when r
-// is not a ledger.
-func HeadsOf(r *Record) (Heads, error) {
-	if r.Head == nil || r.Index == nil {
-		return Heads{}, fmt.Errorf("%w: %s is a %s and has no head", ErrWrongKind, r.ID, r.Kind)
-	}
-	return Heads{Head: r.Head.Clone(), Index: r.Index.Clone()}, nil
+	Heads(ctx context.Context, id model.ID) (model.Heads, error)
 }

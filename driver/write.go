@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+
+	"nameservice.dev/nameservice/model"
 )
 
 // Write identifies one logical write across its attempts. A caller that may
@@ -67,11 +69,11 @@ func NewWriteID() string {
 // Validate checks w.ID's length and alphabet.
 func (w Write) Validate() error {
 	if len(w.ID) == 0 || len(w.ID) > MaxWriteIDBytes {
-		return fmt.Errorf("%w: a write ID is 1 to %d bytes", ErrInvalidArgument, MaxWriteIDBytes)
+		return fmt.Errorf("%w: a write ID is 1 to %d bytes", model.ErrInvalidArgument, MaxWriteIDBytes)
 	}
 	for _, r := range w.ID {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return fmt.Errorf("%w: a write ID holds only letters, digits, '_' and '-'", ErrInvalidArgument)
+			return fmt.Errorf("%w: a write ID holds only letters, digits, '_' and '-'", model.ErrInvalidArgument)
 		}
 	}
 	return nil
@@ -80,5 +82,5 @@ func (w Write) Validate() error {
 // OutcomeUnknown returns the error of a write whose outcome cannot be
 // established: it wraps ErrUnavailable and ErrOutcomeUnknown, and says why.
 func OutcomeUnknown(format string, args ...any) error {
-	return fmt.Errorf("%w: %w: %s", ErrUnavailable, ErrOutcomeUnknown, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %w: %s", model.ErrUnavailable, model.ErrOutcomeUnknown, fmt.Sprintf(format, args...))
 }

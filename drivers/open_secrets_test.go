@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/model"
 )
 
 // noNetwork makes the SDKs fail fast instead of looking for credentials on
@@ -37,7 +37,7 @@ func openQuickly(raw string, read bool) error {
 	}
 	defer d.Close()
 	if read {
-		_, err = d.Get(ctx, driver.ID{Name: "a", Branch: "main"})
+		_, err = d.Get(ctx, model.ID{Name: "a", Branch: "main"})
 	}
 	return err
 }
@@ -88,7 +88,7 @@ func TestMalformedEndpointIsInvalidAtOpen(t *testing.T) {
 		"dynamodb://table?endpoint=http://",
 	} {
 		err := openQuickly(raw, false)
-		if !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "endpoint") {
+		if !errors.Is(err, model.ErrInvalidArgument) || !strings.Contains(err.Error(), "endpoint") {
 			t.Errorf("Open(%q): %v, want an invalid argument naming the endpoint", raw, err)
 		}
 		for e := err; e != nil; e = errors.Unwrap(e) {
@@ -117,7 +117,7 @@ func TestMissingAWSCredentialsAreLasting(t *testing.T) {
 		"docstore+dynamodb://table?endpoint=http://127.0.0.1:1",
 	} {
 		err := openQuickly(raw, true)
-		if !errors.Is(err, driver.ErrPermissionDenied) || errors.Is(err, driver.ErrUnavailable) ||
+		if !errors.Is(err, model.ErrPermissionDenied) || errors.Is(err, model.ErrUnavailable) ||
 			!strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
 			t.Errorf("Open(%q) with no credentials: %v, want a permission denied saying where credentials come from", raw, err)
 		}
@@ -129,7 +129,7 @@ func TestMissingAWSCredentialsAreLasting(t *testing.T) {
 func TestRepeatedParameterIsRefused(t *testing.T) {
 	for _, raw := range []string{"file:///tmp/x?layout=b&layout=c", "mem://x?a=1&a=1", "dynamodb://table?region=a&region=b"} {
 		err := openQuickly(raw, false)
-		if !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "twice") && !strings.Contains(err.Error(), "2 times") {
+		if !errors.Is(err, model.ErrInvalidArgument) || !strings.Contains(err.Error(), "twice") && !strings.Contains(err.Error(), "2 times") {
 			t.Errorf("Open(%q) = %v, want ErrInvalidArgument naming the repeated parameter", raw, err)
 		}
 	}

@@ -33,10 +33,11 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/text"
+	"nameservice.dev/nameservice/model"
 )
 
 // Opener opens a driver for a parsed URL whose scheme it registered. It
-// returns an error wrapping driver.ErrInvalidArgument for a malformed URL; its
+// returns an error wrapping model.ErrInvalidArgument for a malformed URL; its
 // errors must not contain the URL's credentials.
 type Opener func(ctx context.Context, u *url.URL) (driver.Driver, error)
 
@@ -92,10 +93,10 @@ func Schemes() []string {
 }
 
 // Open parses rawURL and opens it with the opener registered for its scheme.
-// It returns an error wrapping driver.ErrInvalidArgument when rawURL does not
-// parse or has no scheme, and one wrapping driver.ErrUnsupported, listing the
+// It returns an error wrapping model.ErrInvalidArgument when rawURL does not
+// parse or has no scheme, and one wrapping model.ErrUnsupported, listing the
 // registered schemes, when no driver handles the scheme, and one wrapping
-// driver.ErrInvalidArgument when a query parameter is given twice. No error
+// model.ErrInvalidArgument when a query parameter is given twice. No error
 // it returns, wrapped ones included, contains a secret of rawURL (see
 // Secrets): the opener's error is scrubbed of them.
 func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
@@ -105,18 +106,18 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err // url.Error repeats the whole URL, credentials included
 		}
-		return nil, fmt.Errorf("%w: nameservice URL does not parse: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: nameservice URL does not parse: %v", model.ErrInvalidArgument, err)
 	}
 	if u.Scheme == "" {
 		return nil, fmt.Errorf("%w: nameservice URL %q has no scheme (registered: %s)",
-			driver.ErrInvalidArgument, Redact(u), strings.Join(Schemes(), ", "))
+			model.ErrInvalidArgument, Redact(u), strings.Join(Schemes(), ", "))
 	}
 	mu.RLock()
 	opener := openers[strings.ToLower(u.Scheme)]
 	mu.RUnlock()
 	if opener == nil {
 		return nil, fmt.Errorf("%w: no driver for scheme %q in %q (registered: %s; import the driver package or nameservice.dev/nameservice/drivers/all)",
-			driver.ErrUnsupported, u.Scheme, Redact(u), strings.Join(Schemes(), ", "))
+			model.ErrUnsupported, u.Scheme, Redact(u), strings.Join(Schemes(), ", "))
 	}
 	if err := checkQuery(u); err != nil {
 		return nil, err
@@ -129,9 +130,9 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 }
 
 // BadURL returns the error with which the driver called name refuses u:
-// it wraps driver.ErrInvalidArgument and shows u with its secrets redacted.
+// it wraps model.ErrInvalidArgument and shows u with its secrets redacted.
 func BadURL(name string, u *url.URL, format string, args ...any) error {
-	return fmt.Errorf("%s: %w: URL %q: %s", name, driver.ErrInvalidArgument, Redact(u), fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %w: URL %q: %s", name, model.ErrInvalidArgument, Redact(u), fmt.Sprintf(format, args...))
 }
 
 // checkQuery refuses a query that does not parse or names a parameter twice:
@@ -139,12 +140,12 @@ func BadURL(name string, u *url.URL, format string, args ...any) error {
 func checkQuery(u *url.URL) error {
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return fmt.Errorf("%w: nameservice URL %q: query does not parse", driver.ErrInvalidArgument, Redact(u))
+		return fmt.Errorf("%w: nameservice URL %q: query does not parse", model.ErrInvalidArgument, Redact(u))
 	}
 	for k, v := range q {
 		if len(v) > 1 {
 			return fmt.Errorf("%w: nameservice URL %q gives the parameter %q %d times; give it once",
-				driver.ErrInvalidArgument, Redact(u), text.Clip(k, 64), len(v))
+				model.ErrInvalidArgument, Redact(u), text.Clip(k, 64), len(v))
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 var errOpened = errors.New("opened")
@@ -37,7 +38,7 @@ func TestRegisterTwicePanics(t *testing.T) {
 
 func TestUnknownSchemeListsRegistered(t *testing.T) {
 	_, err := Open(context.Background(), "nosuch://user:hunter2@host/x?secret_key=s3cr3t&region=eu")
-	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "testscheme") {
+	if !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "testscheme") {
 		t.Fatalf("error = %v, want ErrUnsupported listing testscheme", err)
 	}
 	for _, secret := range []string{"hunter2", "s3cr3t"} {
@@ -53,7 +54,7 @@ func TestUnknownSchemeListsRegistered(t *testing.T) {
 func TestMalformedURLHidesCredentials(t *testing.T) {
 	for _, u := range []string{"dynamodb://user:hunter2@ho st/%zz", "://hunter2", "no-scheme-hunter2"} {
 		_, err := Open(context.Background(), u)
-		if !errors.Is(err, driver.ErrInvalidArgument) {
+		if !errors.Is(err, model.ErrInvalidArgument) {
 			t.Errorf("Open(%q) = %v, want ErrInvalidArgument", u, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") && !strings.HasPrefix(u, "no-scheme") {

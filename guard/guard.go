@@ -2,11 +2,11 @@
 // (docs/model.md). It wraps nothing: nameservice.NameService, the one layer
 // between callers and a driver, checks every call against them before the
 // driver is called, so a call that breaks a rule returns an error wrapping
-// driver.ErrInvalidArgument (or driver.ErrInvalidID) that names the field
+// model.ErrInvalidArgument (or model.ErrInvalidID) that names the field
 // and the limit, and nothing is written; the layer marks every error the
 // driver returns as a BackendError. The rules:
 //
-//   - IDs follow driver.ParseID's rules;
+//   - IDs follow model.ParseID's rules;
 //   - every limit below, on payloads, addresses, source types,
 //     dependencies and whole records;
 //   - watermarks stay within [0, MaxWatermark], so that no increment a
@@ -21,11 +21,12 @@ import (
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // CheckBranchRecord returns an error when rec may not be created as a
 // branch: it breaks CheckRecord, or its branch name CheckBranchName.
-func CheckBranchRecord(rec *driver.Record) error {
+func CheckBranchRecord(rec *model.Record) error {
 	if err := CheckRecord(rec); err != nil {
 		return err
 	}
@@ -35,15 +36,15 @@ func CheckBranchRecord(rec *driver.Record) error {
 // CheckReset returns an error wrapping ErrInvalidArgument when a reset of
 // a head breaks a rule: head must be a born head and index, when given, an
 // index (unborn to clear it) that CheckValue accepts.
-func CheckReset(head driver.Value, index *driver.Value) error {
+func CheckReset(head model.Value, index *model.Value) error {
 	if head.Unborn() {
 		return invalid("head: a reset needs a commit")
 	}
-	if err := CheckValue(driver.Head, head); err != nil {
+	if err := CheckValue(model.Head, head); err != nil {
 		return err
 	}
 	if index != nil {
-		if err := CheckValue(driver.Index, *index); err != nil {
+		if err := CheckValue(model.Index, *index); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 	}

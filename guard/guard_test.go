@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestCheckPayloadNamesTheLimit(t *testing.T) {
@@ -14,11 +14,11 @@ func TestCheckPayloadNamesTheLimit(t *testing.T) {
 	for range guard.MaxPayloadDepth {
 		deep = map[string]any{"a": deep}
 	}
-	if err := guard.CheckPayload("config", driver.Object(deep)); err == nil || !strings.Contains(err.Error(), "config nests more than 20") {
+	if err := guard.CheckPayload("config", model.Object(deep)); err == nil || !strings.Contains(err.Error(), "config nests more than 20") {
 		t.Errorf("CheckPayload(%d deep) = %v", guard.MaxPayloadDepth+1, err)
 	}
-	big := driver.Object{"s": strings.Repeat("x", guard.MaxPayloadBytes)}
-	if err := guard.CheckPayload("status", big); !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "status is 65544 bytes of JSON, over the limit of 65536") {
+	big := model.Object{"s": strings.Repeat("x", guard.MaxPayloadBytes)}
+	if err := guard.CheckPayload("status", big); !errors.Is(err, model.ErrInvalidArgument) || !strings.Contains(err.Error(), "status is 65544 bytes of JSON, over the limit of 65536") {
 		t.Errorf("CheckPayload(big) = %v", err)
 	}
 }

@@ -3,17 +3,17 @@ package guard
 import (
 	"errors"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/jsonx"
 	"nameservice.dev/nameservice/internal/text"
+	"nameservice.dev/nameservice/model"
 )
 
 // CheckPayload returns an error wrapping ErrInvalidArgument, naming field,
 // when p nests deeper than MaxPayloadDepth, encodes to more than
 // MaxPayloadBytes, or holds a string or key that is not valid UTF-8 (which
 // JSON encoding would silently rewrite).
-func CheckPayload(field string, p driver.Object) error {
+func CheckPayload(field string, p model.Object) error {
 	if p == nil {
 		return nil
 	}
@@ -37,7 +37,7 @@ func CheckPayload(field string, p driver.Object) error {
 // MaxPayloadDepth so that a hostile value costs no more than the limit.
 func depth(v any, d int) int {
 	switch v.(type) {
-	case map[string]any, driver.Object, []any:
+	case map[string]any, model.Object, []any:
 	default:
 		return d - 1 // a scalar adds no level
 	}
@@ -50,7 +50,7 @@ func depth(v any, d int) int {
 		for _, e := range x {
 			m = max(m, depth(e, d+1))
 		}
-	case driver.Object:
+	case model.Object:
 		for _, e := range x {
 			m = max(m, depth(e, d+1))
 		}

@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/text"
+	"nameservice.dev/nameservice/model"
 )
 
 // Limits on what a write may hold, the same on every backend (see
@@ -45,7 +46,7 @@ const (
 
 // invalid returns an error wrapping ErrInvalidArgument.
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", model.ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
 // limitError names the field, its value (a size or a depth) and the limit
@@ -56,9 +57,9 @@ func limitError(field, what string, value, limit int) error {
 
 // CheckRecord returns an error wrapping ErrInvalidArgument (or
 // ErrInvalidID) naming the first rule rec breaks: the invariants of
-// driver.Record.Validate, then every value's (CheckValue), the meta
+// model.Record.Validate, then every value's (CheckValue), the meta
 // fields' and the whole record's size.
-func CheckRecord(rec *driver.Record) error {
+func CheckRecord(rec *model.Record) error {
 	if rec == nil {
 		return invalid("no record")
 	}
@@ -68,7 +69,7 @@ func CheckRecord(rec *driver.Record) error {
 	if err := checkMeta(rec); err != nil {
 		return fmt.Errorf("record %s: %w", rec.ID, err)
 	}
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		if v := rec.Value(c); v != nil {
 			if err := CheckValue(c, *v); err != nil {
 				return fmt.Errorf("record %s: %w", rec.ID, err)
@@ -86,7 +87,7 @@ func CheckRecord(rec *driver.Record) error {
 }
 
 // checkMeta checks the fields of rec beside its concerns.
-func checkMeta(rec *driver.Record) error {
+func checkMeta(rec *model.Record) error {
 	if n := len(rec.SourceType); n > MaxSourceTypeBytes {
 		return limitError("source type", "bytes", n, MaxSourceTypeBytes)
 	}
@@ -97,12 +98,12 @@ func checkMeta(rec *driver.Record) error {
 		return limitError("dependencies", "entries", n, MaxDependencies)
 	}
 	for _, d := range rec.Dependencies {
-		if _, err := driver.ParseID(d); err != nil {
+		if _, err := model.ParseID(d); err != nil {
 			return fmt.Errorf("dependency: %w", err)
 		}
 	}
 	if rec.SourceBranch != "" {
-		if _, err := driver.ParseID(rec.ID.Name + ":" + rec.SourceBranch); err != nil {
+		if _, err := model.ParseID(rec.ID.Name + ":" + rec.SourceBranch); err != nil {
 			return fmt.Errorf("source branch: %w", err)
 		}
 	}
@@ -128,19 +129,19 @@ func checkMeta(rec *driver.Record) error {
 // driver.ValidateValue, a watermark or t is over MaxWatermark, an address
 // is too long, not UTF-8, or a content ID Fluree cannot read, or the
 // payload breaks CheckPayload.
-func CheckValue(c driver.Concern, v driver.Value) error {
+func CheckValue(c model.Concern, v model.Value) error {
 	if err := (v).Validate(c); err != nil {
 		return err
 	}
 	if v.V > MaxWatermark {
 		return invalid("%s %d is over the limit of %d (an increment of it would overflow)", c.Watermark(), v.V, int64(MaxWatermark))
 	}
-	if ref, ok := v.Ref(); ok && (c == driver.Head || c == driver.Index) {
+	if ref, ok := v.Ref(); ok && (c == model.Head || c == model.Index) {
 		if err := checkRef(c.String(), ref); err != nil {
 			return err
 		}
 	}
-	if c == driver.Config {
+	if c == model.Config {
 		for _, k := range []string{"default_context", "config_id"} {
 			if s, ok := v.Payload[k].(string); ok {
 				if err := checkContentID("config "+k, s); err != nil {
@@ -154,7 +155,7 @@ func CheckValue(c driver.Concern, v driver.Value) error {
 
 // checkRef checks a head's or index's address, and those of its named
 // graphs.
-func checkRef(what string, ref driver.Ref) error {
+func checkRef(what string, ref model.Ref) error {
 	if err := CheckAddress(what+" address", ref.Address); err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func checkContentID(field, s string) error {
 // another concern than the index, or a compare-and-set does not move the
 // watermark forward (an index may stay at its t; every other concern must
 // rise).
-func CheckUpdate(c driver.Concern, cond driver.Condition, next driver.Value) error {
+func CheckUpdate(c model.Concern, cond driver.Condition, next model.Value) error {
 	if !c.Valid() {
 		return invalid("concern %d is none of head, index, status, config", int(c))
 	}
@@ -212,7 +213,7 @@ func CheckUpdate(c driver.Concern, cond driver.Condition, next driver.Value) err
 	switch cond.Kind {
 	case driver.Above:
 	case driver.AtLeast:
-		if c != driver.Index {
+		if c != model.Index {
 			return invalid("%s: condition at least (the admin publish) applies to the index only", c)
 		}
 	case driver.Equals:
@@ -223,7 +224,7 @@ func CheckUpdate(c driver.Concern, cond driver.Condition, next driver.Value) err
 		if next.V < exp.V {
 			return invalid("new %s %d is below the expected %d", c.Watermark(), next.V, exp.V)
 		}
-		if next.V == exp.V && c != driver.Index {
+		if next.V == exp.V && c != model.Index {
 			return invalid("new %s %d is not above the expected %d", c.Watermark(), next.V, exp.V)
 		}
 	default:
@@ -245,8 +246,8 @@ func CheckList(opts driver.ListOptions) error {
 		return invalid("page size %d is negative", opts.PageSize)
 	case !utf8.ValidString(opts.Prefix):
 		return invalid("prefix is not valid UTF-8")
-	case len(opts.Prefix) > driver.MaxIDLength:
-		return limitError("prefix", "bytes", len(opts.Prefix), driver.MaxIDLength)
+	case len(opts.Prefix) > model.MaxIDLength:
+		return limitError("prefix", "bytes", len(opts.Prefix), model.MaxIDLength)
 	case !utf8.ValidString(opts.State):
 		return invalid("state is not valid UTF-8")
 	case len(opts.State) > MaxPayloadBytes:
@@ -273,7 +274,7 @@ func CheckWatch(opts driver.WatchOptions) error {
 	return CheckList(driver.ListOptions{Prefix: opts.Prefix})
 }
 
-func checkKind(k driver.Kind) error {
+func checkKind(k model.Kind) error {
 	if k != "" && !k.Valid() {
 		return invalid("kind %q is neither ledger nor graph_source", text.Clip(string(k), 40))
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Assemble builds record id from its files: def is the file whose existence
@@ -19,16 +19,16 @@ import (
 // retracted when def says so explicitly, else when its status state is
 // "retracted". Assemble returns an error wrapping ErrMalformed when the files
 // name another record than id or the result breaks an invariant of
-// driver.Record.Validate.
-func Assemble(id driver.ID, def *File, others ...*File) (*driver.Record, error) {
+// model.Record.Validate.
+func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	if err := checkNames(id, def); err != nil {
 		return nil, err
 	}
 	kind := def.Kind
 	if kind == "" {
-		kind = driver.Ledger
+		kind = model.Ledger
 	}
-	rec := &driver.Record{ID: id, Meta: driver.Meta{
+	rec := &model.Record{ID: id, Meta: model.Meta{
 		Kind: kind, SourceType: def.SourceType, Dependencies: slices.Clone(def.Dependencies),
 		CreatedAt: def.CreatedAt, SourceBranch: def.SourceBranch, Branches: def.Branches,
 	}}
@@ -36,7 +36,7 @@ func Assemble(id driver.ID, def *File, others ...*File) (*driver.Record, error) 
 		c := *bp
 		rec.BranchPoint = &c
 	}
-	pick := func(get func(*File) *driver.Value) *driver.Value {
+	pick := func(get func(*File) *model.Value) *model.Value {
 		for _, f := range others {
 			if f != nil && get(f) != nil {
 				return get(f)
@@ -44,18 +44,18 @@ func Assemble(id driver.ID, def *File, others ...*File) (*driver.Record, error) 
 		}
 		return get(def)
 	}
-	status := pick(func(f *File) *driver.Value { return f.Status })
+	status := pick(func(f *File) *model.Value { return f.Status })
 	if status == nil {
-		s := driver.ReadyStatus()
+		s := model.ReadyStatus()
 		status = &s
 	}
 	rec.Status = clone(status)
-	rec.Config = orUnborn(pick(func(f *File) *driver.Value { return f.Config }))
+	rec.Config = orUnborn(pick(func(f *File) *model.Value { return f.Config }))
 	rec.Index = orUnborn(mergeIndex(def.Index, pickOthers(others)))
-	if kind == driver.Ledger {
-		rec.Head = orUnborn(pick(func(f *File) *driver.Value { return f.Head }))
+	if kind == model.Ledger {
+		rec.Head = orUnborn(pick(func(f *File) *model.Value { return f.Head }))
 	}
-	rec.Retracted = status.State() == driver.StateRetracted
+	rec.Retracted = status.State() == model.StateRetracted
 	if def.Retracted != nil {
 		rec.Retracted = *def.Retracted
 	}
@@ -65,7 +65,7 @@ func Assemble(id driver.ID, def *File, others ...*File) (*driver.Record, error) 
 	return rec, nil
 }
 
-func pickOthers(others []*File) *driver.Value {
+func pickOthers(others []*File) *model.Value {
 	for _, f := range others {
 		if f != nil && f.Index != nil {
 			return f.Index
@@ -75,28 +75,28 @@ func pickOthers(others []*File) *driver.Value {
 }
 
 // mergeIndex applies the merge rule: the sidecar wins at equal or higher t.
-func mergeIndex(inline, sidecar *driver.Value) *driver.Value {
+func mergeIndex(inline, sidecar *model.Value) *model.Value {
 	if sidecar == nil || (inline != nil && inline.V > sidecar.V) {
 		return inline
 	}
 	return sidecar
 }
 
-func clone(v *driver.Value) *driver.Value {
+func clone(v *model.Value) *model.Value {
 	c := v.Clone()
 	return &c
 }
 
-func orUnborn(v *driver.Value) *driver.Value {
+func orUnborn(v *model.Value) *model.Value {
 	if v == nil {
-		return &driver.Value{}
+		return &model.Value{}
 	}
 	return clone(v)
 }
 
 // checkNames returns an error when def's @id, name or branch members name
 // another record than id.
-func checkNames(id driver.ID, def *File) error {
+func checkNames(id model.ID, def *File) error {
 	if def.ID != "" && def.ID != id.String() {
 		return fmt.Errorf("%w: @id %q is not %s", ErrMalformed, def.ID, id)
 	}

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestBranchOps writes f:branchOps, checks that a writer that does not set
 // them (a head push) keeps them, and that an empty list removes them.
 func TestBranchOps(t *testing.T) {
-	id, _ := driver.ParseID("db:main")
-	rec := driver.NewLedger(id, 0)
+	id, _ := model.ParseID("db:main")
+	rec := model.NewLedger(id, 0)
 	rec.Branches = 1
 	ops := []BranchOp{{Op: BranchCreate, Branch: "db:dev", Token: "tok1", At: 1700000000000, Delta: 1}}
 	parts := Identity | HeadPart | StatusPart | ConfigPart
@@ -28,7 +28,7 @@ func TestBranchOps(t *testing.T) {
 		if !reflect.DeepEqual(f.BranchOps, ops) || f.Branches != 1 {
 			t.Fatalf("%s: read back %+v, branches %d\n%s", d, f.BranchOps, f.Branches, b)
 		}
-		head := driver.RefValue("c1", 1)
+		head := model.RefValue("c1", 1)
 		rec2 := rec.Clone()
 		rec2.Head = &head
 		b2, err := Encode(rec2, EncodeOptions{Dialect: d, Parts: parts, Prev: f})

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 const mainParts = Identity | HeadPart | StatusPart | ConfigPart
@@ -23,7 +23,7 @@ func mustDecode(t *testing.T, s string) *File {
 	return f
 }
 
-func mustAssemble(t *testing.T, def *File, others ...*File) *driver.Record {
+func mustAssemble(t *testing.T, def *File, others ...*File) *model.Record {
 	t.Helper()
 	id, ok, err := def.RecordID()
 	if err != nil || !ok {
@@ -53,8 +53,8 @@ func TestPrefixes(t *testing.T) {
 		"string":    `{"@context": "https://ns.flur.ee/db#", ` + body(""),
 		"array":     `{"@context": ["https://example.org/ctx", {"x": {"@id": "https://ns.flur.ee/db#"}}], ` + body("x:"),
 	}
-	want := driver.NewLedger(driver.ID{Name: "mydb", Branch: "main"}, 0)
-	h := driver.RefValue("bafy1", 7)
+	want := model.NewLedger(model.ID{Name: "mydb", Branch: "main"}, 0)
+	h := model.RefValue("bafy1", 7)
 	want.Head = &h
 	want.Status.V = 3
 	for name, s := range files {
@@ -90,7 +90,7 @@ func TestDefaults(t *testing.T) {
 	f = mustDecode(t, `{"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "a:b", "@type": ["f:LedgerSource"],
 		"f:ledger": {"@id": "a"}, "f:branch": "b", "f:t": 0, "f:status": "ready", "f:configMeta": {"x": 1}}`)
 	rec = mustAssemble(t, f)
-	if rec.Config.V != 1 || !rec.Config.Payload.Equal(driver.Object{"x": json.Number("1")}) {
+	if rec.Config.V != 1 || !rec.Config.Payload.Equal(model.Object{"x": json.Number("1")}) {
 		t.Errorf("config = %v", rec.Config)
 	}
 }
@@ -127,7 +127,7 @@ func TestUnknownMembersSurvive(t *testing.T) {
 		"f:futureField": {"f:nested": [1, 2.50, {"k": null}]}, "ex:owner": "team-a", "plain": true}`
 	prev := mustDecode(t, src)
 	rec := mustAssemble(t, prev)
-	h := driver.RefValue("c2", 2)
+	h := model.RefValue("c2", 2)
 	rec.Head = &h
 	for _, d := range []Dialect{Spec, FlureeV4} {
 		out, err := Encode(rec, EncodeOptions{Dialect: d, Parts: mainParts, Prev: prev})
@@ -153,9 +153,9 @@ func TestUnknownMembersSurvive(t *testing.T) {
 }
 
 func TestEncodeDeterministic(t *testing.T) {
-	rec := driver.NewLedger(driver.ID{Name: "a", Branch: "main"}, 1700000000)
-	rec.Status = &driver.Value{V: 4, Payload: driver.Object{"state": "indexing", "z": "1", "a": json.Number("2"), "m": map[string]any{"y": true, "b": false}}}
-	rec.Config = &driver.Value{V: 2, Payload: driver.Object{"default_context": "ctx", "config_id": "cid", "index_threshold": json.Number("10")}}
+	rec := model.NewLedger(model.ID{Name: "a", Branch: "main"}, 1700000000)
+	rec.Status = &model.Value{V: 4, Payload: model.Object{"state": "indexing", "z": "1", "a": json.Number("2"), "m": map[string]any{"y": true, "b": false}}}
+	rec.Config = &model.Value{V: 2, Payload: model.Object{"default_context": "ctx", "config_id": "cid", "index_threshold": json.Number("10")}}
 	var first []byte
 	for i := 0; i < 20; i++ {
 		out, err := Encode(rec, EncodeOptions{Dialect: Spec, Parts: mainParts})
@@ -209,24 +209,24 @@ func TestEncodeDeterministic(t *testing.T) {
 // TestRoundTripRecords: records the fixtures do not cover survive both
 // dialects.
 func TestRoundTripRecords(t *testing.T) {
-	id := driver.ID{Name: "tenant/x", Branch: "release/v1"}
-	retracted := driver.NewLedger(id, 5)
+	id := model.ID{Name: "tenant/x", Branch: "release/v1"}
+	retracted := model.NewLedger(id, 5)
 	retracted.Retracted = true
-	retracted.Status = &driver.Value{V: 2, Payload: driver.RetractedStatus(timeAt(9))}
+	retracted.Status = &model.Value{V: 2, Payload: model.RetractedStatus(timeAt(9))}
 	// Retracted flag without a retracted status, and the reverse.
-	flagOnly := driver.NewLedger(id, 0)
+	flagOnly := model.NewLedger(id, 0)
 	flagOnly.Retracted = true
-	stateOnly := driver.NewLedger(id, 0)
-	stateOnly.Status = &driver.Value{V: 2, Payload: driver.Object{"state": "retracted"}}
+	stateOnly := model.NewLedger(id, 0)
+	stateOnly.Status = &model.Value{V: 2, Payload: model.Object{"state": "retracted"}}
 	// A config whose default_context is not a string stays in configMeta.
-	odd := driver.NewLedger(id, 0)
-	odd.Config = &driver.Value{V: 3, Payload: driver.Object{"default_context": map[string]any{"@id": "x"}, "config_id": "c"}}
-	gs := driver.NewGraphSource(id, "db:R2rmlMapping", []string{"a:main", "b:main"}, driver.Object{"k": "<&>"}, 0)
-	ix := driver.RefValue("fluree:s3://x", 9)
+	odd := model.NewLedger(id, 0)
+	odd.Config = &model.Value{V: 3, Payload: model.Object{"default_context": map[string]any{"@id": "x"}, "config_id": "c"}}
+	gs := model.NewGraphSource(id, "db:R2rmlMapping", []string{"a:main", "b:main"}, model.Object{"k": "<&>"}, 0)
+	ix := model.RefValue("fluree:s3://x", 9)
 	gs.Index = &ix
-	gs.Status = &driver.Value{V: 7, Payload: driver.Object{"state": "syncing", "progress": json.Number("0.5")}}
-	gsUnborn := driver.NewGraphSource(id, "https://example.org/Custom", nil, nil, 0)
-	for name, rec := range map[string]*driver.Record{
+	gs.Status = &model.Value{V: 7, Payload: model.Object{"state": "syncing", "progress": json.Number("0.5")}}
+	gsUnborn := model.NewGraphSource(id, "https://example.org/Custom", nil, nil, 0)
+	for name, rec := range map[string]*model.Record{
 		"retracted": retracted, "flag only": flagOnly, "state only": stateOnly, "odd config": odd,
 		"graph source": gs, "graph source unborn config": gsUnborn,
 	} {
@@ -240,8 +240,8 @@ func TestRoundTripRecords(t *testing.T) {
 
 func TestLayoutCFiles(t *testing.T) {
 	// Layout C: identity and status in one file, each other concern alone.
-	rec := driver.NewGraphSource(driver.ID{Name: "s", Branch: "main"}, "db:Bm25Index", []string{"l:main"}, driver.Object{"k1": "1"}, 0)
-	ix := driver.RefValue("i", 3)
+	rec := model.NewGraphSource(model.ID{Name: "s", Branch: "main"}, "db:Bm25Index", []string{"l:main"}, model.Object{"k1": "1"}, 0)
+	ix := model.RefValue("i", 3)
 	rec.Index = &ix
 	for _, d := range []Dialect{Spec, FlureeV4} {
 		var files []*File
@@ -290,9 +290,9 @@ func TestMalformed(t *testing.T) {
 		if err == nil {
 			// Some problems only show when assembling.
 			f, _ := Decode([]byte(s))
-			_, err = Assemble(driver.ID{Name: "a", Branch: "main"}, f)
+			_, err = Assemble(model.ID{Name: "a", Branch: "main"}, f)
 		}
-		if !errors.Is(err, ErrMalformed) || !errors.Is(err, driver.ErrInternal) {
+		if !errors.Is(err, ErrMalformed) || !errors.Is(err, model.ErrInternal) {
 			t.Errorf("%s: err = %v, want ErrMalformed", name, err)
 		}
 	}
@@ -318,13 +318,13 @@ func TestMalformedNamesMember(t *testing.T) {
 
 func TestAssembleChecksNames(t *testing.T) {
 	f := mustDecode(t, `{"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "a/b:main", "f:ledger": {"@id": "a/b"}, "f:branch": "main", "f:status": "ready"}`)
-	for _, id := range []driver.ID{{Name: "a", Branch: "b/main"}, {Name: "a/b", Branch: "dev"}} {
+	for _, id := range []model.ID{{Name: "a", Branch: "b/main"}, {Name: "a/b", Branch: "dev"}} {
 		if _, err := Assemble(id, f); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "a/b:main") {
 			t.Errorf("%s: err = %v", id, err)
 		}
 	}
 	f = mustDecode(t, `{"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "x:main", "f:ledger": {"@id": "y"}, "f:status": "ready"}`)
-	if _, err := Assemble(driver.ID{Name: "x", Branch: "main"}, f); !errors.Is(err, ErrMalformed) {
+	if _, err := Assemble(model.ID{Name: "x", Branch: "main"}, f); !errors.Is(err, ErrMalformed) {
 		t.Errorf("name disagreeing with @id: err = %v", err)
 	}
 }
@@ -359,6 +359,6 @@ func TestNullMembers(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		_, _ = Assemble(driver.ID{Name: "a", Branch: "main"}, f)
+		_, _ = Assemble(model.ID{Name: "a", Branch: "main"}, f)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/model"
 )
 
 // SystemVocab is the vocabulary of Fluree JSON-LD connection configs.
@@ -29,15 +29,15 @@ const SystemVocab = "https://ns.flur.ee/system#"
 // The Publisher is the Connection's primaryPublisher, else the only
 // Publisher node. Values may be ConfigurationValues ({"envVar", "defaultVal"}),
 // read from the environment. It returns an error wrapping
-// driver.ErrInvalidArgument that says what is missing or ambiguous.
+// model.ErrInvalidArgument that says what is missing or ambiguous.
 func ConnectionURL(data []byte) (string, error) {
 	cfg, err := parseConfig(data)
 	if err != nil {
-		return "", fmt.Errorf("%w: connection config: %v", driver.ErrInvalidArgument, err)
+		return "", fmt.Errorf("%w: connection config: %v", model.ErrInvalidArgument, err)
 	}
 	u, err := cfg.url()
 	if err != nil {
-		return "", fmt.Errorf("%w: connection config: %v", driver.ErrInvalidArgument, err)
+		return "", fmt.Errorf("%w: connection config: %v", model.ErrInvalidArgument, err)
 	}
 	return u, nil
 }

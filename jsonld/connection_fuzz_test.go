@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // connectionSeeds are connection configs in the forms of the DynamoDB
@@ -44,7 +44,7 @@ func FuzzConnectionURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u, err := ConnectionURL(data)
 		if err != nil {
-			if !errors.Is(err, driver.ErrInvalidArgument) {
+			if !errors.Is(err, model.ErrInvalidArgument) {
 				t.Fatalf("error does not wrap ErrInvalidArgument: %v", err)
 			}
 			return

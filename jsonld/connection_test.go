@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestConnectionURL(t *testing.T) {
@@ -68,7 +68,7 @@ func TestConnectionURLErrors(t *testing.T) {
 		"ipfs":               `{"@graph": [{"@type": "Storage", "ipfsApiUrl": "http://x"}]}`,
 	}
 	for name, s := range bad {
-		if _, err := ConnectionURL([]byte(s)); !errors.Is(err, driver.ErrInvalidArgument) {
+		if _, err := ConnectionURL([]byte(s)); !errors.Is(err, model.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v, want ErrInvalidArgument", name, err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestConnectionURLRejectsNamesThatAreNotHosts(t *testing.T) {
 		`{"@type": "Publisher", "dynamodbTable": "a/b/c"}`,
 		`{"@type": "Storage", "s3Bucket": "my bucket"}`,
 	} {
-		if u, err := ConnectionURL([]byte(cfg)); !errors.Is(err, driver.ErrInvalidArgument) {
+		if u, err := ConnectionURL([]byte(cfg)); !errors.Is(err, model.ErrInvalidArgument) {
 			t.Errorf("ConnectionURL(%s) = %q, %v; want ErrInvalidArgument", cfg, u, err)
 		}
 	}

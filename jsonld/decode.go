@@ -8,14 +8,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/model"
 )
 
 // ErrMalformed marks a file this codec cannot read. It wraps
-// driver.ErrInternal: to a driver, a stored file it cannot decode is an
+// model.ErrInternal: to a driver, a stored file it cannot decode is an
 // internal error.
-var ErrMalformed = fmt.Errorf("malformed ns@v2 file: %w", driver.ErrInternal)
+var ErrMalformed = fmt.Errorf("malformed ns@v2 file: %w", model.ErrInternal)
 
 // Part is a set of the parts of a record a file carries.
 type Part uint8
@@ -30,15 +30,15 @@ const (
 )
 
 // PartOf returns the part holding concern c.
-func PartOf(c driver.Concern) Part {
+func PartOf(c model.Concern) Part {
 	switch c {
-	case driver.Head:
+	case model.Head:
 		return HeadPart
-	case driver.Index:
+	case model.Index:
 		return IndexPart
-	case driver.Status:
+	case model.Status:
 		return StatusPart
-	case driver.Config:
+	case model.Config:
 		return ConfigPart
 	}
 	return 0
@@ -72,7 +72,7 @@ type File struct {
 	Parts Part
 
 	// Identity, when Parts has it. Kind is "" when the file does not say.
-	Kind         driver.Kind
+	Kind         model.Kind
 	Name, Branch string   // from f:ledger / f:name and f:branch, "" when absent
 	Classes      []string // the @type entries, vocabulary IRIs in "db:" form
 	SourceType   string
@@ -84,11 +84,11 @@ type File struct {
 	// BranchPoint is f:branchPoint's commit (f:commitCid, f:t) when it
 	// names one (t from 1); Fluree writes {f:source, f:t: 0} for a branch
 	// created at its source's head.
-	BranchPoint *driver.BranchPoint
+	BranchPoint *model.BranchPoint
 
 	// The concerns the file holds, with the defaults of docs/format.md; nil
 	// when the file holds no member of that concern.
-	Head, Index, Status, Config *driver.Value
+	Head, Index, Status, Config *model.Value
 
 	// Incarnation is the token (f:incarnation: unique, the create's write
 	// ID, or a branch step's random token) a create put in the defining file and every later write copies into the record's other
@@ -122,7 +122,7 @@ type File struct {
 }
 
 // Decode reads one ns@v2 file. It returns an error wrapping ErrMalformed
-// (and so driver.ErrInternal), saying what is wrong, when data is not a JSON
+// (and so model.ErrInternal), saying what is wrong, when data is not a JSON
 // object, a known member has the wrong shape, or two members mean the same
 // thing. A zero-length file is the caller's business (it means "absent").
 func Decode(data []byte) (*File, error) {
@@ -311,9 +311,9 @@ func asStrings(v any) ([]string, bool) {
 	return out, true
 }
 
-func asObject(v any) (driver.Object, bool) {
+func asObject(v any) (model.Object, bool) {
 	m, ok := v.(map[string]any)
-	return driver.Object(m), ok
+	return model.Object(m), ok
 }
 
 // str, integer, ref and object read one known member: ok is false when it
@@ -330,7 +330,7 @@ func (r *reader) ref(name string) (string, bool, error) {
 	return readAs(r, name, asRef, `a string or {"@id": string}`)
 }
 
-func (r *reader) object(name string) (driver.Object, bool, error) {
+func (r *reader) object(name string) (model.Object, bool, error) {
 	return readAs(r, name, asObject, "an object")
 }
 
@@ -475,14 +475,14 @@ func (r *reader) sourceBranch() error {
 	}
 	addr, _ := asRef(bp["commitCid"])
 	if t, ok := asInt(bp["t"]); ok && t >= 1 && addr != "" {
-		r.f.BranchPoint = &driver.BranchPoint{Address: addr, T: t}
+		r.f.BranchPoint = &model.BranchPoint{Address: addr, T: t}
 	}
 	return nil
 }
 
 // kind reads the kind and source type from @type, falling back on the
 // members present when @type says neither.
-func (r *reader) kind(hasLedger, hasName bool) (driver.Kind, string) {
+func (r *reader) kind(hasLedger, hasName bool) (model.Kind, string) {
 	isGraph, isLedger := false, false
 	var source string
 	for _, t := range r.types {
@@ -497,15 +497,15 @@ func (r *reader) kind(hasLedger, hasName bool) (driver.Kind, string) {
 	}
 	switch {
 	case isGraph || (!isLedger && source != ""):
-		return driver.GraphSource, source
+		return model.GraphSource, source
 	case isLedger:
-		return driver.Ledger, ""
+		return model.Ledger, ""
 	case r.f.Parts&Identity == 0:
 		return "", ""
 	case hasName && !hasLedger, r.vals["graphSourceConfig"] != nil, r.vals["graphSourceDependencies"] != nil:
-		return driver.GraphSource, ""
+		return model.GraphSource, ""
 	}
-	return driver.Ledger, ""
+	return model.Ledger, ""
 }
 
 func (r *reader) head() error {
@@ -537,14 +537,14 @@ func (r *reader) head() error {
 
 // refValue returns the value of a head or index at address and t; an
 // absent address with t 0 is unborn.
-func refValue(what, address string, t int64) (*driver.Value, error) {
+func refValue(what, address string, t int64) (*model.Value, error) {
 	if address == "" {
 		if t != 0 {
 			return nil, fmt.Errorf("%s at t %d has no address", what, t)
 		}
-		return &driver.Value{}, nil
+		return &model.Value{}, nil
 	}
-	v := driver.RefValue(address, t)
+	v := model.RefValue(address, t)
 	return &v, nil
 }
 
@@ -570,7 +570,7 @@ func (r *reader) index() error {
 		}
 	}
 	if len(forms) == 0 {
-		r.f.Index = &driver.Value{} // index members present but null
+		r.f.Index = &model.Value{} // index members present but null
 		return nil
 	}
 	for _, f := range forms[1:] {
@@ -588,13 +588,13 @@ func (r *reader) index() error {
 
 // indexGraphs adds the named graphs of indexGraphs ({"@value": "JSON
 // text"}) to index v, and checks them.
-func (r *reader) indexGraphs(v *driver.Value) error {
+func (r *reader) indexGraphs(v *model.Value) error {
 	g, ok, err := r.jsonText("indexGraphs")
 	if err != nil || !ok {
 		return err
 	}
 	v.Payload["graphs"] = map[string]any(g)
-	if err := (*v).Validate(driver.Index); err != nil {
+	if err := (*v).Validate(model.Index); err != nil {
 		return fmt.Errorf("indexGraphs: %v", err)
 	}
 	return nil
@@ -693,10 +693,10 @@ func (r *reader) status() error {
 	}
 	p := meta.Clone()
 	if p == nil {
-		p = driver.Object{}
+		p = model.Object{}
 	}
 	p["state"] = state
-	r.f.Status = &driver.Value{V: v, Payload: p}
+	r.f.Status = &model.Value{V: v, Payload: p}
 	return nil
 }
 
@@ -718,24 +718,24 @@ func (r *reader) config() error {
 	if v == 0 {
 		// Unborn: Fluree v4 graph-source files must carry a config, so an
 		// unborn one is written as configV 0 beside a placeholder.
-		r.f.Config = &driver.Value{}
+		r.f.Config = &model.Value{}
 		return nil
 	}
-	r.f.Config = &driver.Value{V: v, Payload: p}
+	r.f.Config = &model.Value{V: v, Payload: p}
 	return nil
 }
 
 // configPayload builds the config payload: configMeta's keys, then
 // default_context and config_id, then a graph source's graphSourceConfig.
 // fields reports whether any member other than configV was present.
-func (r *reader) configPayload() (p driver.Object, fields bool, err error) {
+func (r *reader) configPayload() (p model.Object, fields bool, err error) {
 	meta, hasMeta, err := r.object("configMeta")
 	if err != nil {
 		return nil, false, err
 	}
 	p = meta.Clone()
 	if p == nil {
-		p = driver.Object{}
+		p = model.Object{}
 	}
 	fields = hasMeta
 	for _, c := range []struct{ names []string }{
@@ -767,13 +767,13 @@ func (r *reader) configPayload() (p driver.Object, fields bool, err error) {
 var configKeys = map[string]string{"defaultContextCid": "default_context", "configCid": "config_id"}
 
 // graphSourceConfig reads the graph-source config (see jsonText).
-func (r *reader) graphSourceConfig() (driver.Object, bool, error) {
+func (r *reader) graphSourceConfig() (model.Object, bool, error) {
 	return r.jsonText("graphSourceConfig")
 }
 
 // jsonText reads an object member held as {"@value": "JSON text"},
 // {"@value": {...}}, or the JSON text alone.
-func (r *reader) jsonText(name string) (driver.Object, bool, error) {
+func (r *reader) jsonText(name string) (model.Object, bool, error) {
 	v, ok := r.vals[name]
 	if !ok || v == nil {
 		return nil, false, nil
@@ -786,9 +786,9 @@ func (r *reader) jsonText(name string) (driver.Object, bool, error) {
 	if !ok {
 		return nil, false, fmt.Errorf("%s is a %s, not JSON text", name, jsonx.Kind(v))
 	}
-	o, err := driver.ParseObject([]byte(s))
+	o, err := model.ParseObject([]byte(s))
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), driver.ErrInvalidArgument.Error()+": "))
+		return nil, false, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), model.ErrInvalidArgument.Error()+": "))
 	}
 	if o == nil {
 		return nil, false, nil
@@ -798,25 +798,25 @@ func (r *reader) jsonText(name string) (driver.Object, bool, error) {
 
 // RecordID returns the ID the file states: its @id, or else its name and
 // branch members. ok is false when it states neither.
-func (f *File) RecordID() (driver.ID, bool, error) {
+func (f *File) RecordID() (model.ID, bool, error) {
 	if f.ID != "" {
-		id, err := driver.ParseID(f.ID)
+		id, err := model.ParseID(f.ID)
 		if err != nil {
-			return driver.ID{}, false, fmt.Errorf("%w: @id: %v", ErrMalformed, err)
+			return model.ID{}, false, fmt.Errorf("%w: @id: %v", ErrMalformed, err)
 		}
 		if f.ID != id.String() {
-			return driver.ID{}, false, fmt.Errorf("%w: @id %q is not in name:branch form", ErrMalformed, f.ID)
+			return model.ID{}, false, fmt.Errorf("%w: @id %q is not in name:branch form", ErrMalformed, f.ID)
 		}
 		return id, true, nil
 	}
 	if f.Name != "" && f.Branch != "" {
-		id := driver.ID{Name: f.Name, Branch: f.Branch}
+		id := model.ID{Name: f.Name, Branch: f.Branch}
 		if err := id.Validate(); err != nil {
-			return driver.ID{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return model.ID{}, false, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 		return id, true, nil
 	}
-	return driver.ID{}, false, nil
+	return model.ID{}, false, nil
 }
 
 // WithoutIndex returns a copy of f whose index members are dropped, so a

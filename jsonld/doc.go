@@ -14,7 +14,7 @@
 // f:branchPoint, f:branches, graph-source files with f:name,
 // f:graphSourceConfig {@value}, f:graphSourceDependencies, f:graphSourceIndex
 // and f:graphSourceIndexT) and the older f:ledgerCommit {@id} form.
-// Assemble merges the files of one record into a driver.Record.
+// Assemble merges the files of one record into a model.Record.
 //
 // # Writing
 //

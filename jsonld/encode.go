@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/model"
 )
 
 // Dialect is a form Encode writes.
@@ -27,7 +27,7 @@ const (
 )
 
 // ParseDialect returns the dialect named s ("spec" or "fluree-v4"; "" is
-// Spec). It returns an error wrapping driver.ErrInvalidArgument otherwise.
+// Spec). It returns an error wrapping model.ErrInvalidArgument otherwise.
 func ParseDialect(s string) (Dialect, error) {
 	switch Dialect(s) {
 	case "", Spec:
@@ -35,7 +35,7 @@ func ParseDialect(s string) (Dialect, error) {
 	case FlureeV4:
 		return FlureeV4, nil
 	}
-	return "", fmt.Errorf("%w: unknown ns@v2 dialect %q (want spec or fluree-v4)", driver.ErrInvalidArgument, s)
+	return "", fmt.Errorf("%w: unknown ns@v2 dialect %q (want spec or fluree-v4)", model.ErrInvalidArgument, s)
 }
 
 func (d Dialect) prefix() string {
@@ -77,9 +77,9 @@ const MaxWriteIDs = 3
 
 // Encode writes the parts opts.Parts of rec as one ns@v2 file of
 // opts.Dialect: members in a fixed order, indented by two spaces. It
-// returns an error wrapping driver.ErrInvalidArgument when rec cannot be
+// returns an error wrapping model.ErrInvalidArgument when rec cannot be
 // written (an unknown dialect, a payload that is not JSON).
-func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
+func Encode(rec *model.Record, opts EncodeOptions) ([]byte, error) {
 	d, err := ParseDialect(string(opts.Dialect))
 	if err != nil {
 		return nil, err
@@ -91,13 +91,13 @@ func Encode(rec *driver.Record, opts EncodeOptions) ([]byte, error) {
 		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
 	}
 	if err := w.build(); err != nil {
-		return nil, fmt.Errorf("%w: encode %s: %v", driver.ErrInvalidArgument, rec.ID, err)
+		return nil, fmt.Errorf("%w: encode %s: %v", model.ErrInvalidArgument, rec.ID, err)
 	}
 	return w.bytes()
 }
 
 type writer struct {
-	rec       *driver.Record
+	rec       *model.Record
 	parts     Part
 	dialect   Dialect
 	prefix    string
@@ -113,7 +113,7 @@ type writer struct {
 	writeID                string
 }
 
-func (w *writer) graph() bool { return w.rec.Kind == driver.GraphSource }
+func (w *writer) graph() bool { return w.rec.Kind == model.GraphSource }
 
 // owns reports whether this file writes the members of part, replacing any
 // prev had.
@@ -336,7 +336,7 @@ func sameValue(name string, a, b json.RawMessage) bool {
 
 func configJSON(v any) any {
 	if s, ok := unwrap(v).(string); ok {
-		if o, err := driver.ParseObject([]byte(s)); err == nil {
+		if o, err := model.ParseObject([]byte(s)); err == nil {
 			return map[string]any(o)
 		}
 	}
@@ -382,7 +382,7 @@ func (w *writer) bytes() ([]byte, error) {
 	buf.WriteByte('}')
 	var out bytes.Buffer
 	if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
-		return nil, fmt.Errorf("%w: encode %s: %v", driver.ErrInternal, w.rec.ID, err)
+		return nil, fmt.Errorf("%w: encode %s: %v", model.ErrInternal, w.rec.ID, err)
 	}
 	if w.dialect == Spec {
 		out.WriteByte('\n')

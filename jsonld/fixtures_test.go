@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/fixturetest"
+	"nameservice.dev/nameservice/model"
 )
 
 // fixtureRoot holds the ns@v2 fixtures.
@@ -64,7 +64,7 @@ func read(t *testing.T, path string, parts Part) *fixtureFile {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func decodePair(t *testing.T, pair [2]*fixtureFile) (*driver.Record, *File, *File) {
+func decodePair(t *testing.T, pair [2]*fixtureFile) (*model.Record, *File, *File) {
 	t.Helper()
 	main, err := Decode(pair[0].data)
 	if err != nil {
@@ -94,11 +94,11 @@ func TestFixturesDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var expected []*driver.Record
+			var expected []*model.Record
 			if err := json.Unmarshal(raw, &expected); err != nil {
 				t.Fatal(err)
 			}
-			byID := map[string]*driver.Record{}
+			byID := map[string]*model.Record{}
 			for _, e := range expected {
 				byID[e.ID.String()] = e
 			}
@@ -115,7 +115,7 @@ func TestFixturesDecode(t *testing.T) {
 }
 
 // assertSameRecord compares records by their record JSON.
-func assertSameRecord(t *testing.T, want, got *driver.Record) {
+func assertSameRecord(t *testing.T, want, got *model.Record) {
 	t.Helper()
 	w, g := *want, *got
 	w.CreatedAt, g.CreatedAt = 0, 0
@@ -146,7 +146,7 @@ func TestFlureeV4ByteIdentical(t *testing.T) {
 	}
 }
 
-func encodeSame(t *testing.T, rec *driver.Record, f *fixtureFile, prev *File, d Dialect) {
+func encodeSame(t *testing.T, rec *model.Record, f *fixtureFile, prev *File, d Dialect) {
 	t.Helper()
 	got, err := Encode(rec, EncodeOptions{Dialect: d, Parts: f.parts, Prev: prev})
 	if err != nil {
@@ -211,7 +211,7 @@ func TestBranchFixturesByteIdentical(t *testing.T) {
 func TestFlureeV4GraphIndexType(t *testing.T) {
 	pair := fixtureRecords(t)["fluree-v4-graph-source"][0]
 	rec, _, index := decodePair(t, pair)
-	next := driver.RefValue("bagnew", 43)
+	next := model.RefValue("bagnew", 43)
 	rec.Index = &next
 	got, err := Encode(rec, EncodeOptions{Dialect: FlureeV4, Parts: IndexPart, Prev: index})
 	if err != nil {
@@ -252,7 +252,7 @@ func TestFixturesRoundTrip(t *testing.T) {
 	}
 }
 
-func roundTrip(t *testing.T, rec *driver.Record, d Dialect, prevMain, prevIndex *File) *driver.Record {
+func roundTrip(t *testing.T, rec *model.Record, d Dialect, prevMain, prevIndex *File) *model.Record {
 	t.Helper()
 	mb, err := Encode(rec, EncodeOptions{Dialect: d, Parts: Identity | HeadPart | StatusPart | ConfigPart, Prev: prevMain})
 	if err != nil {

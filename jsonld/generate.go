@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // generate returns the value of member name for this file, and false when
@@ -53,7 +53,7 @@ func (w *writer) identity(name string) (any, bool) {
 		return number(r.CreatedAt), r.CreatedAt != 0
 	case "retracted":
 		// Only when the status alone would say otherwise.
-		return r.Retracted, r.Retracted != (r.Status != nil && r.Status.State() == driver.StateRetracted)
+		return r.Retracted, r.Retracted != (r.Status != nil && r.Status.State() == model.StateRetracted)
 	case "sourceBranch":
 		return r.SourceBranch, r.SourceBranch != ""
 	case "branchPoint":
@@ -137,7 +137,7 @@ func (w *writer) status(name string) (any, bool, error) {
 }
 
 // without returns o less keys.
-func without(o driver.Object, keys ...string) driver.Object {
+func without(o model.Object, keys ...string) model.Object {
 	c := o.Clone()
 	for _, k := range keys {
 		delete(c, k)
@@ -172,7 +172,7 @@ func (w *writer) config(name string) (any, bool, error) {
 
 // configMeta is the ledger config less the keys with members of their own:
 // default_context and config_id when they are strings.
-func (w *writer) configMeta() driver.Object {
+func (w *writer) configMeta() model.Object {
 	p := w.rec.Config.Payload
 	meta := p.Clone()
 	for _, k := range configKeys {

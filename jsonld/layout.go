@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/text"
+	"nameservice.dev/nameservice/model"
 )
 
 // Layout is how a file-based driver (fs, s3etag, blob) splits a record into
@@ -24,7 +24,7 @@ const (
 )
 
 // ParseLayout returns the layout named s: "b" (or "") or "c", in either
-// case. It returns an error wrapping driver.ErrInvalidArgument otherwise.
+// case. It returns an error wrapping model.ErrInvalidArgument otherwise.
 func ParseLayout(s string) (Layout, error) {
 	switch strings.ToLower(s) {
 	case "", "b":
@@ -32,7 +32,7 @@ func ParseLayout(s string) (Layout, error) {
 	case "c":
 		return LayoutC, nil
 	}
-	return 0, fmt.Errorf("%w: unknown layout %q (want b or c)", driver.ErrInvalidArgument, text.Clip(s, 64))
+	return 0, fmt.Errorf("%w: unknown layout %q (want b or c)", model.ErrInvalidArgument, text.Clip(s, 64))
 }
 
 // String returns "b" or "c" ("layout(N)" for a value that is neither).
@@ -46,11 +46,11 @@ func (l Layout) String() string {
 	return fmt.Sprintf("layout(%d)", int(l))
 }
 
-// Valid returns an error wrapping driver.ErrInvalidArgument when l is not LayoutB
+// Valid returns an error wrapping model.ErrInvalidArgument when l is not LayoutB
 // or LayoutC.
 func (l Layout) Valid() error {
 	if l != LayoutB && l != LayoutC {
-		return fmt.Errorf("%w: unknown layout %d", driver.ErrInvalidArgument, int(l))
+		return fmt.Errorf("%w: unknown layout %d", model.ErrInvalidArgument, int(l))
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestParseLayout(t *testing.T) {
@@ -13,7 +13,7 @@ func TestParseLayout(t *testing.T) {
 			t.Errorf("ParseLayout(%q) = %v, %v", s, got, err)
 		}
 	}
-	if _, err := ParseLayout("a"); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := ParseLayout("a"); !errors.Is(err, model.ErrInvalidArgument) {
 		t.Errorf("ParseLayout(a): %v", err)
 	}
 }

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestIncarnationAndTombstone: f:incarnation and f:purged round-trip in
 // both dialects, a write without Incarnation keeps Prev's token, and a
 // write that is not a tombstone drops Prev's f:purged.
 func TestIncarnationAndTombstone(t *testing.T) {
-	rec := driver.NewLedger(driver.ID{Name: "db", Branch: "main"}, 1)
+	rec := model.NewLedger(model.ID{Name: "db", Branch: "main"}, 1)
 	for _, d := range []Dialect{Spec, FlureeV4} {
 		b, err := Encode(rec, EncodeOptions{Dialect: d, Parts: mainParts, Incarnation: "tok1"})
 		if err != nil {
@@ -25,7 +25,7 @@ func TestIncarnationAndTombstone(t *testing.T) {
 		if f.Incarnation != "tok1" || f.Purged {
 			t.Fatalf("%s: decoded incarnation %q purged %v", d, f.Incarnation, f.Purged)
 		}
-		h := driver.RefValue("c", 2)
+		h := model.RefValue("c", 2)
 		rec2 := rec.Clone()
 		rec2.Head = &h
 		b, err = Encode(rec2, EncodeOptions{Dialect: d, Parts: mainParts, Prev: f})
@@ -43,7 +43,7 @@ func TestIncarnationAndTombstone(t *testing.T) {
 		if !tf.Purged || tf.Incarnation != "tok1" || tf.Index != nil || tf.Head != nil {
 			t.Fatalf("%s: tombstone decoded as %+v\n%s", d, tf, tomb)
 		}
-		ix := driver.RefValue("i", 1)
+		ix := model.RefValue("i", 1)
 		rec2.Index = &ix
 		b, err = Encode(rec2, EncodeOptions{Dialect: d, Parts: IndexPart, Prev: tf, Incarnation: "tok2"})
 		if err != nil {
@@ -65,8 +65,8 @@ func TestIncarnationAndTombstone(t *testing.T) {
 // concern inline gives them to Assemble until a concern file of the record
 // holds one, which then wins.
 func TestLayoutCInlineValues(t *testing.T) {
-	rec := driver.NewLedger(driver.ID{Name: "db", Branch: "main"}, 1)
-	h, ix, cfg := driver.RefValue("c", 2), driver.RefValue("i", 1), driver.Value{V: 2, Payload: driver.Object{"k": "v"}}
+	rec := model.NewLedger(model.ID{Name: "db", Branch: "main"}, 1)
+	h, ix, cfg := model.RefValue("c", 2), model.RefValue("i", 1), model.Value{V: 2, Payload: model.Object{"k": "v"}}
 	rec.Head, rec.Index, rec.Config = &h, &ix, &cfg
 	for _, d := range []Dialect{Spec, FlureeV4} {
 		b, err := Encode(rec, EncodeOptions{Dialect: d, Parts: Identity | StatusPart | HeadPart | IndexPart | ConfigPart})
@@ -76,7 +76,7 @@ func TestLayoutCInlineValues(t *testing.T) {
 		def := mustDecode(t, string(b))
 		assertSameRecord(t, rec, mustAssemble(t, def, nil, nil, nil))
 		next := rec.Clone()
-		h3, ix2, cfg3 := driver.RefValue("c", 3), driver.RefValue("i", 2), driver.Value{V: 3, Payload: driver.Object{"k": "w"}}
+		h3, ix2, cfg3 := model.RefValue("c", 3), model.RefValue("i", 2), model.Value{V: 3, Payload: model.Object{"k": "w"}}
 		next.Head, next.Index, next.Config = &h3, &ix2, &cfg3
 		var others []*File
 		for _, p := range []Part{HeadPart, IndexPart, ConfigPart} {
@@ -94,7 +94,7 @@ func TestLayoutCInlineValues(t *testing.T) {
 // in both dialects, a write that sets none drops Prev's, and a value that
 // is not an integer does not decode.
 func TestPurgeTimes(t *testing.T) {
-	rec := &driver.Record{ID: driver.ID{Name: "db", Branch: "main"}}
+	rec := &model.Record{ID: model.ID{Name: "db", Branch: "main"}}
 	for _, d := range []Dialect{Spec, FlureeV4} {
 		b, err := Encode(rec, EncodeOptions{Dialect: d, Incarnation: "tok", Tombstone: true, PurgedAt: 1700000000123, CollectUntil: 1700000060000})
 		if err != nil {
@@ -111,7 +111,7 @@ func TestPurgeTimes(t *testing.T) {
 		if g := mustDecode(t, string(again)); g.PurgedAt != 5 || g.CollectUntil != 0 || g.Incarnation != "tok" {
 			t.Fatalf("%s: re-sealed file has purgedAt %d collectUntil %d token %q\n%s", d, g.PurgedAt, g.CollectUntil, g.Incarnation, again)
 		}
-		live := driver.NewLedger(rec.ID, 1)
+		live := model.NewLedger(rec.ID, 1)
 		b, err = Encode(live, EncodeOptions{Dialect: d, Parts: mainParts, Prev: f, Incarnation: "tok2"})
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func TestPurgeTimes(t *testing.T) {
 // without keeps Prev's (a seal too), and a value that is not a list of
 // strings does not decode.
 func TestWriteIDs(t *testing.T) {
-	rec := driver.NewLedger(driver.ID{Name: "db", Branch: "main"}, 1)
+	rec := model.NewLedger(model.ID{Name: "db", Branch: "main"}, 1)
 	for _, d := range []Dialect{Spec, FlureeV4} {
 		var prev *File
 		for i, id := range []string{"a@1", "b@2", "c@3", "d@4"} {
@@ -146,7 +146,7 @@ func TestWriteIDs(t *testing.T) {
 		if want := []string{"d@4", "c@3", "b@2"}; !slices.Equal(prev.WriteIDs, want) {
 			t.Fatalf("%s: f:writeIDs %q, want %q", d, prev.WriteIDs, want)
 		}
-		h := driver.RefValue("c", 2)
+		h := model.RefValue("c", 2)
 		next := rec.Clone()
 		next.Head = &h
 		b, err := Encode(next, EncodeOptions{Dialect: d, Parts: mainParts, Prev: prev})

@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkServeListing serves a file store of N ledgers (the sizes of
@@ -90,8 +91,8 @@ func seedFiles(b *testing.B, dir string, n int) {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	tmpl := driver.NewLedger(driver.ID{Name: "tmpl", Branch: "main"}, 1_700_000_000)
-	*tmpl.Head = driver.RefValue(servertest.CID("head"), 1)
+	tmpl := model.NewLedger(model.ID{Name: "tmpl", Branch: "main"}, 1_700_000_000)
+	*tmpl.Head = model.RefValue(servertest.CID("head"), 1)
 	testenv.SeedCopies(b, d, dir, tmpl, "l%06d", n)
 }
 

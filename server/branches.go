@@ -7,8 +7,8 @@ import (
 	"net/http"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -25,9 +25,9 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	id := req.id
 	from := body.From
 	if from == "" {
-		from = driver.DefaultBranch
+		from = model.DefaultBranch
 	}
-	src, err := driver.ParseID(id.Name + ":" + from)
+	src, err := model.ParseID(id.Name + ":" + from)
 	if err != nil {
 		writeError(w, fmt.Errorf("create branch %s: source branch: %w", id, err))
 		return

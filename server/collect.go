@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -25,7 +26,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 	}
 	if !auth.FromContext(r.Context()).CanWriteUnder(req.Prefix) {
 		web.WriteJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
-			Code: driver.PermissionDenied.String()})
+			Code: model.PermissionDenied.String()})
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -32,7 +32,7 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 	// record's data), Fluree's never echo it.
 	_, err = s.NS.PublishCommit(ctx, "files", 1, "fluree:file://ledger-store/files/t1")
 	servertest.Must(t, err)
-	servertest.Must(t, testenv.CorruptFile(dir, jsonld.LayoutB, driver.ID{Name: "bad", Branch: "main"}))
+	servertest.Must(t, testenv.CorruptFile(dir, jsonld.LayoutB, model.ID{Name: "bad", Branch: "main"}))
 
 	leaks := func(what, body string) {
 		t.Helper()

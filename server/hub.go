@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
@@ -43,12 +44,12 @@ type watchKey struct {
 	id       string
 	prefix   string
 	concerns string
-	kind     driver.Kind
+	kind     model.Kind
 }
 
 // options returns the portable watch options of k, the ID aside.
 func (k watchKey) options() driver.WatchOptions {
-	cs, _ := driver.ParseConcerns(k.concerns) // made by FormatConcerns
+	cs, _ := model.ParseConcerns(k.concerns) // made by FormatConcerns
 	return driver.WatchOptions{Prefix: k.prefix, Concerns: cs, Kind: k.kind}
 }
 
@@ -191,7 +192,7 @@ func (h *hub) fanout(up *upstream, ev *web.Event) {
 
 // record reads the record of an event after it, for every stream (see
 // web.Event.Record): with the server's context, not a stream's.
-func (h *hub) record(id driver.ID) (*driver.Record, error) {
+func (h *hub) record(id model.ID) (*model.Record, error) {
 	ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
 	defer cancel()
 	return h.s.ns.Get(ctx, id)

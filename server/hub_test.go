@@ -18,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -33,7 +34,7 @@ func (c *countingPoll) List(ctx context.Context, opts driver.ListOptions) (*driv
 	return c.Driver.List(ctx, opts)
 }
 
-func (c *countingPoll) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (c *countingPoll) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	c.calls.Add(1)
 	return c.Driver.Get(ctx, id)
 }

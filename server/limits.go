@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/fluree"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -90,7 +90,7 @@ func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 		if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
 			fluree.WriteError(w, http.StatusBadRequest, msg)
 		} else {
-			web.WriteRaw(w, http.StatusBadRequest, web.Marshal(nswire.Error{Error: msg, Code: driver.InvalidArgument.String()}))
+			web.WriteRaw(w, http.StatusBadRequest, web.Marshal(nswire.Error{Error: msg, Code: model.InvalidArgument.String()}))
 		}
 		return false
 	}

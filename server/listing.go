@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -100,8 +100,8 @@ func sources(p *auth.Principal, prefix string) []source {
 // entries are what one read of a source gave: records and the records that
 // could not be read, in ID order each.
 type entries struct {
-	records []*driver.Record
-	failed  []*driver.RecordError
+	records []*model.Record
+	failed  []*model.RecordError
 }
 
 // step reads up to max entries of the listing srcs of q from pos, and
@@ -122,7 +122,7 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 	}
 	if page.NextPageToken != "" {
 		if page.NextPageToken == pos.tok {
-			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", driver.ErrInternal)
+			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", model.ErrInternal)
 		}
 		next = position{src: pos.src, tok: page.NextPageToken}
 	}
@@ -143,22 +143,22 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 // readExact reads the one record of an exact source, when the query
 // selects it.
 func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (entries, error) {
-	id, err := driver.ParseID(key)
+	id, err := model.ParseID(key)
 	if err != nil {
 		return entries{}, nil
 	}
 	rec, err := l.ns.Get(ctx, id)
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return entries{}, nil
 	case err != nil && driverutil.PerRecord(err):
-		return entries{failed: []*driver.RecordError{{ID: id, Object: key, Err: err}}}, nil
+		return entries{failed: []*model.RecordError{{ID: id, Object: key, Err: err}}}, nil
 	case err != nil:
 		return entries{}, err
 	case !q.Matches(rec):
 		return entries{}, nil
 	}
-	return entries{records: []*driver.Record{rec}}, nil
+	return entries{records: []*model.Record{rec}}, nil
 }
 
 // listPage reads the page of size entries of q for p that starts at pos,
@@ -187,8 +187,8 @@ const scanPageSize = 500
 
 // Scan implements web.Lister: the records that could not be read come
 // after the records of their backend page.
-func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*driver.Record, error] {
-	return func(yield func(*driver.Record, error) bool) {
+func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*model.Record, error] {
+	return func(yield func(*model.Record, error) bool) {
 		srcs := sources(p, q.Prefix)
 		for pos := (position{}); pos.src < len(srcs); {
 			e, next, err := l.step(ctx, p, srcs, q, pos, scanPageSize)

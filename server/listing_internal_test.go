@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -54,10 +54,10 @@ func TestPageTokenRoundTrip(t *testing.T) {
 		t.Fatalf("open(seal(%v)) = %v, %v", pos, got, err)
 	}
 	other := binding(&auth.Principal{Name: "n", Read: []string{"a/", "b/"}}, nameservice.ListOptions{Prefix: "a"})
-	if _, err := k.open(k.seal(pos, b), other); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := k.open(k.seal(pos, b), other); !errors.Is(err, model.ErrInvalidArgument) {
 		t.Fatalf("open under a wider scope: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := randomPageTokenKey().open(k.seal(pos, b), b); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := randomPageTokenKey().open(k.seal(pos, b), b); !errors.Is(err, model.ErrInvalidArgument) {
 		t.Fatalf("open under another key: %v, want ErrInvalidArgument", err)
 	}
 }
@@ -76,7 +76,7 @@ func FuzzPageToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tok string) {
 		pos, err := k.open(tok, b)
 		if err != nil {
-			if !errors.Is(err, driver.ErrInvalidArgument) {
+			if !errors.Is(err, model.ErrInvalidArgument) {
 				t.Fatalf("error %v does not wrap ErrInvalidArgument", err)
 			}
 			return

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -68,7 +68,7 @@ type position struct {
 
 // errBadToken answers every token that does not open, whatever the reason,
 // so that the answer tells nothing about what the token holds.
-var errBadToken = fmt.Errorf("%w: page_token is not a token of this listing (altered, for another query or scope, or from a server with another key)", driver.ErrInvalidArgument)
+var errBadToken = fmt.Errorf("%w: page_token is not a token of this listing (altered, for another query or scope, or from a server with another key)", model.ErrInvalidArgument)
 
 // seal returns the token of pos for a listing bound to binding.
 func (ts *PageTokenKey) seal(pos position, binding []byte) string {

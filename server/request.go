@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net/http"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -40,8 +40,8 @@ const (
 
 // request is what read read.
 type request struct {
-	id  driver.ID // zero for a route without one, or no ?id=
-	raw []byte    // the body as sent, which the idempotency cache compares
+	id  model.ID // zero for a route without one, or no ?id=
+	raw []byte   // the body as sent, which the idempotency cache compares
 }
 
 // read reads r as spec says, answering the request itself (and returning
@@ -57,7 +57,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (request,
 			raw = r.URL.Query().Get("id")
 		}
 		if raw != "" || !spec.query {
-			id, err := driver.ParseID(raw)
+			id, err := model.ParseID(raw)
 			if err != nil {
 				writeError(w, err)
 				return req, false
@@ -94,7 +94,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (request,
 
 // allowed answers the refusal and returns false unless p has need on id:
 // 403 when p may read id, else 404 (as for a missing record).
-func allowed(w http.ResponseWriter, p *auth.Principal, id driver.ID, need access) bool {
+func allowed(w http.ResponseWriter, p *auth.Principal, id model.ID, need access) bool {
 	ok, refusal := p.CanRead(id.String()), ""
 	switch need {
 	case needWrite:
@@ -118,7 +118,7 @@ func allowed(w http.ResponseWriter, p *auth.Principal, id driver.ID, need access
 func bodyError(w http.ResponseWriter, err error) {
 	var tl *web.TooLargeError
 	if errors.As(err, &tl) {
-		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: driver.InvalidArgument.String()}))
+		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: model.InvalidArgument.String()}))
 		return
 	}
 	writeError(w, err)

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -22,20 +23,20 @@ const maxPageSize = 1000
 
 // notFoundBody is the one answer for a record that does not exist and for
 // one outside the caller's scope, so that the two cannot be told apart.
-func notFoundBody(id driver.ID) []byte {
-	return web.Marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", driver.ErrNotFound, id), Code: driver.NotFound.String()})
+func notFoundBody(id model.ID) []byte {
+	return web.Marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", model.ErrNotFound, id), Code: model.NotFound.String()})
 }
 
 // answer returns the status and body of a driver error on the /ns/v1
 // routes; a NotFound gets the scope-neutral body.
-func answer(id driver.ID, err error) (int, []byte) {
-	if errors.Is(err, driver.ErrNotFound) {
+func answer(id model.ID, err error) (int, []byte) {
+	if errors.Is(err, model.ErrNotFound) {
 		return http.StatusNotFound, notFoundBody(id)
 	}
 	return errorBody(err)
 }
 
-func writeAnswer(w http.ResponseWriter, id driver.ID, err error) {
+func writeAnswer(w http.ResponseWriter, id model.ID, err error) {
 	status, b := answer(id, err)
 	web.WriteRaw(w, status, b)
 }
@@ -85,7 +86,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := nswire.ListResponse{Records: page.Records, NextPageToken: page.Next}
 	if resp.Records == nil {
-		resp.Records = []*driver.Record{}
+		resp.Records = []*model.Record{}
 	}
 	for _, f := range page.Failed {
 		resp.Failed = append(resp.Failed, s.public.Failure(r.Context(), f))
@@ -96,17 +97,17 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // parseListQuery returns the query of GET /ns/v1/records and its page size.
 func parseListQuery(r *http.Request) (nameservice.ListOptions, int, error) {
 	v := r.URL.Query()
-	q := nameservice.ListOptions{Kind: driver.Kind(v.Get("kind")), Prefix: v.Get("prefix"), State: v.Get("state"), SourceType: v.Get("source_type")}
+	q := nameservice.ListOptions{Kind: model.Kind(v.Get("kind")), Prefix: v.Get("prefix"), State: v.Get("state"), SourceType: v.Get("source_type")}
 	var err error
 	if s := v.Get("include_retracted"); s != "" {
 		if q.IncludeRetracted, err = strconv.ParseBool(s); err != nil {
-			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", driver.ErrInvalidArgument, s)
+			return q, 0, fmt.Errorf("%w: include_retracted %q is not a boolean", model.ErrInvalidArgument, s)
 		}
 	}
 	size := 0
 	if s := v.Get("page_size"); s != "" {
 		if size, err = strconv.Atoi(s); err != nil || size < 0 {
-			return q, 0, fmt.Errorf("%w: page_size %q is not a count", driver.ErrInvalidArgument, s)
+			return q, 0, fmt.Errorf("%w: page_size %q is not a count", model.ErrInvalidArgument, s)
 		}
 	}
 	if size == 0 || size > maxPageSize {
@@ -117,7 +118,7 @@ func parseListQuery(r *http.Request) (nameservice.ListOptions, int, error) {
 
 // visibleFailure reports whether p may learn of a record that failed to
 // read: one in its scope, or any when it reads everything.
-func visibleFailure(p *auth.Principal, f *driver.RecordError) bool {
+func visibleFailure(p *auth.Principal, f *model.RecordError) bool {
 	if f.ID.IsZero() {
 		return p.ReadsAll()
 	}
@@ -125,14 +126,14 @@ func visibleFailure(p *auth.Principal, f *driver.RecordError) bool {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	var rec driver.Record
+	var rec model.Record
 	req, ok := s.read(w, r, in{need: needWrite, body: &rec})
 	if !ok {
 		return
 	}
 	id := req.id
 	if rec.ID != id {
-		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", driver.ErrInvalidArgument, rec.ID, id))
+		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", model.ErrInvalidArgument, rec.ID, id))
 		return
 	}
 	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
@@ -175,7 +176,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := req.id
-	c, err := driver.ParseConcern(r.PathValue("concern"))
+	c, err := model.ParseConcern(r.PathValue("concern"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -237,14 +238,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		return
 	}
 	if len(key) > MaxIdempotencyKey {
-		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", driver.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
+		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", model.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
 		return
 	}
 	scoped := principalKey(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
 	e, owner, same := s.idem.begin(scoped, body)
 	switch {
 	case !same:
-		writeError(w, fmt.Errorf("%w: idempotency key reused for a different request", driver.ErrInvalidArgument))
+		writeError(w, fmt.Errorf("%w: idempotency key reused for a different request", model.ErrInvalidArgument))
 		return
 	case !owner:
 		if !e.wait(r.Context()) {
@@ -273,7 +274,7 @@ func writeID(scoped string) string {
 }
 
 // noContent answers a write whose success has no body: 204, or the error.
-func (s *Server) noContent(ctx context.Context, id driver.ID, err error, op string) (int, []byte) {
+func (s *Server) noContent(ctx context.Context, id model.ID, err error, op string) (int, []byte) {
 	if err != nil {
 		return answer(id, s.public.Error(ctx, op+" "+id.String(), err))
 	}

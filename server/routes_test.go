@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -29,10 +29,10 @@ func TestPathEncoding(t *testing.T) {
 		"a+b/c&d=e;f,g@h:$!'()*", "deep/er/and/deeper:b/r/a/n/c/h",
 	}
 	for i, raw := range ids {
-		if id, _ := driver.ParseID(raw); strings.Contains(raw, "@") {
+		if id, _ := model.ParseID(raw); strings.Contains(raw, "@") {
 			// No new record may take an '@' (guard.CheckNewID); one
 			// another writer left must still travel.
-			servertest.Must(t, client.Import(ctx, driver.NewLedger(id, 1)))
+			servertest.Must(t, client.Import(ctx, model.NewLedger(id, 1)))
 		} else {
 			servertest.Must(t, client.Init(ctx, raw))
 		}
@@ -44,9 +44,9 @@ func TestPathEncoding(t *testing.T) {
 		if err != nil || !direct.Equal(nameservice.RefValue(addr, int64(i+1))) {
 			t.Fatalf("%q: the server stored %v, %v", raw, direct, err)
 		}
-		id, _ := driver.ParseID(raw)
+		id, _ := model.ParseID(raw)
 		st, b := s.Call(t, "GET", "/ns/v1/records/"+nswire.PathID(id), "")
-		var rec driver.Record
+		var rec model.Record
 		if st != 200 || rec.UnmarshalJSON([]byte(b)) != nil || rec.ID != id {
 			t.Fatalf("%q by hand at %s: %d %s", raw, nswire.PathID(id), st, b)
 		}

@@ -28,9 +28,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/console"
 	"nameservice.dev/nameservice/server/fluree"
@@ -293,15 +293,15 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 
 // errorBody returns the status and body of err on the /ns/v1 routes.
 func errorBody(err error) (int, []byte) {
-	code := driver.Code(err)
+	code := model.Code(err)
 	name := code.String()
-	if code == driver.Unknown {
-		name = driver.Internal.String()
+	if code == model.Unknown {
+		name = model.Internal.String()
 	}
-	if code == driver.Canceled {
-		name = driver.Unavailable.String()
+	if code == model.Canceled {
+		name = model.Unavailable.String()
 	}
-	return nswire.Status(code), web.Marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, driver.ErrOutcomeUnknown)})
+	return nswire.Status(code), web.Marshal(nswire.Error{Error: err.Error(), Code: name, OutcomeUnknown: errors.Is(err, model.ErrOutcomeUnknown)})
 }
 
 func writeError(w http.ResponseWriter, err error) {

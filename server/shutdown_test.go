@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -21,7 +22,7 @@ type slowUpdates struct {
 	started chan struct{}
 }
 
-func (s slowUpdates) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (s slowUpdates) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	close(s.started)
 	time.Sleep(500 * time.Millisecond)
 	return s.Driver.Update(ctx, id, c, cond, next)

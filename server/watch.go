@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/fluree"
 	"nameservice.dev/nameservice/server/internal/web"
@@ -54,12 +54,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, q, p := req.id, r.URL.Query(), auth.FromContext(r.Context())
-	concerns, err := driver.ParseConcerns(q.Get("concerns"))
+	concerns, err := model.ParseConcerns(q.Get("concerns"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: driver.Kind(q.Get("kind"))}
+	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: model.Kind(q.Get("kind"))}
 	// Checked here, though the layer checks a watch too: this stream may
 	// join an upstream already running for its key, which asks the layer
 	// nothing, and a refusal must be a 400, not an event of a stream.
@@ -102,12 +102,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 // concernsKey returns the upstream key of a selection of concerns: sorted,
 // and "" for every concern, so that streams asking alike share one
 // upstream.
-func concernsKey(cs []driver.Concern) string {
-	if len(cs) == len(driver.Concerns) {
+func concernsKey(cs []model.Concern) string {
+	if len(cs) == len(model.Concerns) {
 		return ""
 	}
 	slices.Sort(cs)
-	return driver.FormatConcerns(cs)
+	return model.FormatConcerns(cs)
 }
 
 // subscribe takes a stream slot and subscribes to the hub's upstream of
@@ -147,11 +147,11 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey)
 
 // snapshot writes the records a watch of key starts from; false when the
 // stream ended.
-func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id driver.ID, key watchKey) bool {
+func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id model.ID, key watchKey) bool {
 	if !id.IsZero() {
 		rec, err := s.ns.Get(ctx, id)
 		switch {
-		case errors.Is(err, driver.ErrNotFound):
+		case errors.Is(err, model.ErrNotFound):
 			return true
 		case err != nil:
 			_, b := errorBody(s.public.Error(ctx, "get "+id.String(), err))
@@ -163,7 +163,7 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 		return sse.Event(nswire.EventRecord, "", web.Marshal(rec)) == nil
 	}
 	for rec, err := range s.ns.List(ctx, nameservice.ListOptions{Prefix: key.prefix, Kind: key.kind, IncludeRetracted: true}) {
-		var re *driver.RecordError
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			if visibleFailure(p, re) && sse.Event(nswire.EventFailed, "", web.Marshal(s.public.Failure(ctx, re))) != nil {

@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // Watermarks is one record's entry in a subscription map: its kind and the
@@ -173,7 +174,7 @@ func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Sub
 
 func watermarksOf(rec *nameservice.Record) Watermarks {
 	w := Watermarks{Kind: rec.Kind, SourceType: rec.SourceType}
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		if v := rec.Value(c); v != nil {
 			w.set(c, v.V)
 		}

@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestLimitsThroughMigrate: a record at every limit (docs/model.md) is
@@ -31,8 +32,8 @@ func TestLimitsThroughMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, src.Init(ctx, "ok"))
-	over := driver.NewLedger(driver.ID{Name: "over", Branch: "main"}, 1)
-	*over.Config = driver.Value{V: 1, Payload: driver.Object{"s": strings.Repeat("x", guard.MaxPayloadBytes)}}
+	over := model.NewLedger(model.ID{Name: "over", Branch: "main"}, 1)
+	*over.Config = model.Value{V: 1, Payload: model.Object{"s": strings.Repeat("x", guard.MaxPayloadBytes)}}
 	var raw driver.Driver
 	if !src.As(&raw) {
 		t.Fatal("As(*driver.Driver) = false")

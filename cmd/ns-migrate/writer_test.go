@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // writer publishes commits up to maxT and pushes status and config up to
@@ -130,10 +131,10 @@ func TestWriterAtTargetNeverLosesAWrite(t *testing.T) {
 // copier then starts from a stale value, the worst case.
 type racing struct {
 	driver.Driver
-	before func(c driver.Concern)
+	before func(c model.Concern)
 }
 
-func (r *racing) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (r *racing) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	r.before(c)
 	return r.Driver.Update(ctx, id, c, cond, next)
 }
@@ -151,13 +152,13 @@ func TestWriterMovesBeforeEveryCopyWrite(t *testing.T) {
 
 	w := &writer{ns: dst, id: "live", maxV: 5, applied: map[nameservice.Concern][]nameservice.Value{}}
 	var commitT int64 = 1
-	moves := map[driver.Concern]int{}
-	race := &racing{Driver: rawDriver(t, dst), before: func(c driver.Concern) {
+	moves := map[model.Concern]int{}
+	race := &racing{Driver: rawDriver(t, dst), before: func(c model.Concern) {
 		if moves[c]++; moves[c] > 2 {
 			return // then let the copier through
 		}
 		switch c {
-		case driver.Head:
+		case model.Head:
 			commitT += 10
 			if _, err := dst.PublishCommit(ctx, "live", commitT, fmt.Sprintf("fluree:file://commits/w%d", commitT)); err != nil {
 				t.Errorf("writer: %v", err)
@@ -176,7 +177,7 @@ func TestWriterMovesBeforeEveryCopyWrite(t *testing.T) {
 	if got, want := recordJSON(t, final), recordJSON(t, src); got != want {
 		t.Fatalf("target %s\nwant the source %s", got, want)
 	}
-	if moves[driver.Head] < 3 || len(w.applied[nameservice.Status]) == 0 || len(w.applied[nameservice.Config]) == 0 {
+	if moves[model.Head] < 3 || len(w.applied[nameservice.Status]) == 0 || len(w.applied[nameservice.Config]) == 0 {
 		t.Fatalf("the writer did not get in the way (%d moves, applied %v)", moves, w.applied)
 	}
 }
@@ -191,7 +192,7 @@ func TestWriterAheadWins(t *testing.T) {
 	dst := open(t, memURL(t, "dst"))
 	must(t, dst.Import(ctx, newLedger(t, "live")))
 	w := &writer{ns: dst, id: "live", maxV: 9, applied: map[nameservice.Concern][]nameservice.Value{}}
-	race := &racing{Driver: rawDriver(t, dst), before: func(c driver.Concern) {
+	race := &racing{Driver: rawDriver(t, dst), before: func(c model.Concern) {
 		for range 8 {
 			w.push(t, c)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 func init() {
@@ -49,7 +49,7 @@ func branchDropCommand() *command {
 			if err != nil {
 				return err
 			}
-			if id.Branch == driver.DefaultBranch && !yes {
+			if id.Branch == model.DefaultBranch && !yes {
 				return usagef("branch drop %s: %s is the ledger's main branch: dropping it removes the ledger and its head; give --yes to drop it (ns retract %s hides it instead)", id, id, id.Name)
 			}
 			if err := c.ns.DropBranch(c.ctx, id.String()); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestPublishIndexGraphs publishes a named-graph index from the CLI and
@@ -24,7 +24,7 @@ func TestPublishIndexGraphs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := driver.GraphsValue(map[string]*nameservice.GraphIndex{
+	want := model.GraphsValue(map[string]*nameservice.GraphIndex{
 		nameservice.DefaultGraph: {Address: "d5", T: 5},
 		"txn-metadata":           {Address: "m5", T: 5, Rev: 2},
 	})

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/buildinfo"
+	"nameservice.dev/nameservice/model"
 )
 
 // Issue 14, item 4: a bad T is a usage error whatever its form, and -1 is
@@ -78,8 +78,8 @@ func TestUnprintableRecordExitsNonZero(t *testing.T) {
 	}
 	// Written under the portable layer, as a foreign writer could: a number
 	// JSON cannot encode.
-	rec := driver.NewLedger(driver.ID{Name: "b", Branch: "main"}, 1)
-	*rec.Config = driver.Value{V: 1, Payload: driver.Object{"n": json.Number("not-a-number")}}
+	rec := model.NewLedger(model.ID{Name: "b", Branch: "main"}, 1)
+	*rec.Config = model.Value{V: 1, Payload: model.Object{"n": json.Number("not-a-number")}}
 	if err := d.Create(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}

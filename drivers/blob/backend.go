@@ -15,8 +15,8 @@ import (
 	"gocloud.dev/gcerrors"
 	"google.golang.org/api/googleapi"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // backend is what differs between the services: how a tag is read from
@@ -55,7 +55,7 @@ func newBackend(bucket *gblob.Bucket) (backend, error) {
 	}
 	return nil, fmt.Errorf("blob: %w: the bucket is neither a gcsblob nor an azureblob bucket; "+
 		"other gocloud bucket types cannot carry the preconditions that keep concurrent writers apart "+
-		"(use s3:// for S3, file:// for a directory, mem:// for memory)", driver.ErrUnsupported)
+		"(use s3:// for S3, file:// for a directory, mem:// for memory)", model.ErrUnsupported)
 }
 
 // Outcomes of a conditional request, beside success and other errors.

@@ -18,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkPushGCS and BenchmarkPushAzure measure an uncontended publish
@@ -81,15 +82,15 @@ func ptr[T any](v T) *T { return &v }
 func benchPush(b *testing.B, s *server, bucket string, raw func(body []byte)) {
 	ctx := context.Background()
 	d := openDriver(b, s, bucket, blob.Config{Layout: jsonld.LayoutB}, nil)
-	id := driver.ID{Name: "bench", Branch: "main"}
-	if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	id := model.ID{Name: "bench", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)
 	}
 	rec, _ := d.Get(ctx, id)
 	size := len(fmt.Sprint(rec)) + 400
 	raw(body(size))
 	testenv.BenchVsRaw(b, "push", func(i int) {
-		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("bagaybqabciq", int64(i+1)))
+		out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("bagaybqabciq", int64(i+1)))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}

@@ -36,12 +36,12 @@
 // driver reads the file back: its entry means done; the file still at the
 // generation or ETag the attempt was conditioned on (both name one version
 // for good) means the same request is sent again; anything else is an
-// error wrapping driver.ErrOutcomeUnknown. A resend (driver.Write.Resend)
+// error wrapping model.ErrOutcomeUnknown. A resend (driver.Write.Resend)
 // writes nothing and is done only when its entry is found.
 //
 // A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
 // these preconditions through gocloud and is refused by Open with an error
-// wrapping driver.ErrUnsupported; so is a service that the probe on open
+// wrapping model.ErrUnsupported; so is a service that the probe on open
 // shows ignores them.
 package blob
 
@@ -59,6 +59,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // The URL schemes of this driver (those of gocloud's gcsblob and azureblob).
@@ -108,7 +109,7 @@ var (
 
 // Open opens cfg.BucketURL with gocloud (whose gcsblob and azureblob
 // drivers this package links) and returns OpenBucket's driver over it. It
-// returns an error wrapping driver.ErrUnavailable when the bucket URL does
+// returns an error wrapping model.ErrUnavailable when the bucket URL does
 // not open, and OpenBucket's errors.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if err := checkBucketURL(cfg.BucketURL); err != nil {
@@ -116,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	}
 	b, err := gblob.OpenBucket(ctx, cfg.BucketURL)
 	if err != nil {
-		return nil, fmt.Errorf("blob: %w: open %s: %v", driver.ErrUnavailable, redacted(cfg.BucketURL), err)
+		return nil, fmt.Errorf("blob: %w: open %s: %v", model.ErrUnavailable, redacted(cfg.BucketURL), err)
 	}
 	return OpenBucket(ctx, b, cfg)
 }
@@ -125,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 func checkBucketURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || gocloudParams[strings.ToLower(u.Scheme)] == nil || u.Host == "" {
-		return fmt.Errorf("blob: %w: bucket URL %q: want gs://BUCKET or azblob://CONTAINER", driver.ErrInvalidArgument, redacted(raw))
+		return fmt.Errorf("blob: %w: bucket URL %q: want gs://BUCKET or azblob://CONTAINER", model.ErrInvalidArgument, redacted(raw))
 	}
 	return nil
 }
@@ -144,9 +145,9 @@ func redacted(raw string) string {
 // Config.Prefix); cfg.BucketURL is not used.
 // The driver owns the bucket from then on: Close closes it. Open probes that
 // the service enforces the preconditions the driver relies on (see Probe).
-// It returns an error wrapping driver.ErrInvalidArgument for bad options,
-// driver.ErrUnsupported for a bucket type or service that cannot carry the
-// preconditions, and driver.ErrUnavailable when the bucket cannot be
+// It returns an error wrapping model.ErrInvalidArgument for bad options,
+// model.ErrUnsupported for a bucket type or service that cannot carry the
+// preconditions, and model.ErrUnavailable when the bucket cannot be
 // reached.
 func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error) {
 	d, err := open(ctx, bucket, cfg)
@@ -187,7 +188,7 @@ var gocloudParams = map[string][]string{
 // describes: the gocloud bucket URL (scheme, bucket and gocloud's
 // parameters) and the driver's options (the path as prefix, layout,
 // dialect, list_parallel). It returns an error wrapping
-// driver.ErrInvalidArgument for credentials in the URL, an unknown
+// model.ErrInvalidArgument for credentials in the URL, an unknown
 // parameter or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	scheme := strings.ToLower(u.Scheme)

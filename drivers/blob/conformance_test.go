@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // harness serves the whole suite from one bucket of s (the suite isolates
@@ -26,7 +27,7 @@ func harness(t *testing.T, s *server, l jsonld.Layout) conformance.Harness {
 			}
 			return blob.OpenBucket(ctx, b, opts)
 		}
-		corrupt := func(ctx context.Context, id driver.ID) error {
+		corrupt := func(ctx context.Context, id model.ID) error {
 			files, err := layout.Files(l, id)
 			if err != nil {
 				return err

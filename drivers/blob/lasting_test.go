@@ -11,9 +11,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"gocloud.dev/blob/azureblob"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestMissingBucket checks, against fake-gcs-server and Azurite, that a
@@ -30,8 +30,8 @@ func TestMissingBucket(t *testing.T) {
 			}
 			defer b.Close()
 			_, err = blob.OpenBucket(ctx, b, blob.Config{})
-			if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "create it") {
-				t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned saying to create it", err, driver.Code(err))
+			if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), "create it") {
+				t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned saying to create it", err, model.Code(err))
 			}
 			if n := c.All.Load(); n != 1 {
 				t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
@@ -63,8 +63,8 @@ func TestAzureWrongKey(t *testing.T) {
 	}
 	defer b.Close()
 	_, err = blob.OpenBucket(ctx, b, blob.Config{})
-	if !errors.Is(err, driver.ErrPermissionDenied) || !strings.Contains(err.Error(), "grant") {
-		t.Fatalf("open with a wrong key: %v (code %v), want PermissionDenied saying what to grant", err, driver.Code(err))
+	if !errors.Is(err, model.ErrPermissionDenied) || !strings.Contains(err.Error(), "grant") {
+		t.Fatalf("open with a wrong key: %v (code %v), want PermissionDenied saying what to grant", err, model.Code(err))
 	}
 	if strings.Contains(err.Error(), wrongKey) {
 		t.Errorf("the error shows the key: %v", err)

@@ -10,8 +10,8 @@ import (
 
 	"gocloud.dev/gcerrors"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // Get reads key and returns its bytes and tag; nil when it is absent
@@ -35,7 +35,7 @@ func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	}
 	tag := s.be.readTag(r)
 	if tag == "" {
-		return nil, "", fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", s.be.name(), key, driver.ErrUnsupported)
+		return nil, "", fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", s.be.name(), key, model.ErrUnsupported)
 	}
 	return data, tag, nil
 }
@@ -60,14 +60,14 @@ func (s store) Head(ctx context.Context, key string) (string, error) {
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	wctx, opts, tag, err := s.be.writeOptions(ctx, pc, len(data))
 	if err != nil {
-		return "", fmt.Errorf("%s: write %s: %w: %w", s.be.name(), key, driver.ErrInternal, err)
+		return "", fmt.Errorf("%s: write %s: %w: %w", s.be.name(), key, model.ErrInternal, err)
 	}
 	if err := s.bucket.Upload(wctx, s.key(key), bytes.NewReader(data), opts); err != nil {
 		return "", s.condFail(ctx, "write", key, pc, err)
 	}
 	t := tag()
 	if t == "" {
-		return "", fmt.Errorf("%s: write %s: %w: the service returned no generation or ETag", s.be.name(), key, driver.ErrUnsupported)
+		return "", fmt.Errorf("%s: write %s: %w: the service returned no generation or ETag", s.be.name(), key, model.ErrUnsupported)
 	}
 	return t, nil
 }
@@ -111,14 +111,14 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	}
 	switch {
 	case throttled(err) || gcerrors.Code(err) == gcerrors.ResourceExhausted:
-		return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrThrottled, err)
+		return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, model.ErrThrottled, err)
 	case gcerrors.Code(err) == gcerrors.NotFound || notFound(err):
-		return fmt.Errorf("%s: %s %s: %w: the bucket or container does not exist; create it or fix the URL: %w", name, op, key, driver.ErrNotProvisioned, err)
+		return fmt.Errorf("%s: %s %s: %w: the bucket or container does not exist; create it or fix the URL: %w", name, op, key, model.ErrNotProvisioned, err)
 	case denied(err):
 		return fmt.Errorf("%s: %s %s: %w: the service refused the credentials or the permission to %s objects; "+
-			"grant the caller read, write and delete on the bucket or container (docs/gcs.md, docs/azure.md): %w", name, op, key, driver.ErrPermissionDenied, op, err)
+			"grant the caller read, write and delete on the bucket or container (docs/gcs.md, docs/azure.md): %w", name, op, key, model.ErrPermissionDenied, op, err)
 	}
-	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, driver.ErrUnavailable, err)
+	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, model.ErrUnavailable, err)
 }
 
 // MaybeApplied reports whether a failed write may nevertheless have been
@@ -133,5 +133,5 @@ func (store) MaybeApplied(err error) bool {
 		return false
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&
-		!errors.Is(err, driver.ErrInternal) && !errors.Is(err, driver.ErrUnsupported)
+		!errors.Is(err, model.ErrInternal) && !errors.Is(err, model.ErrUnsupported)
 }

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestParseURL(t *testing.T) {
@@ -53,7 +54,7 @@ func TestParseURL(t *testing.T) {
 	for _, in := range bad {
 		u, _ := url.Parse(in)
 		_, err := blob.ParseURL(u)
-		if !errors.Is(err, driver.ErrInvalidArgument) {
+		if !errors.Is(err, model.ErrInvalidArgument) {
 			t.Errorf("%s: error %v, want one wrapping ErrInvalidArgument", in, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
@@ -66,16 +67,16 @@ func TestParseURL(t *testing.T) {
 func roundTrip(t *testing.T, d driver.Driver) {
 	t.Helper()
 	ctx := context.Background()
-	id := driver.ID{Name: "db", Branch: "main"}
-	if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	id := model.ID{Name: "db", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
-	out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("a", 1))
+	out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("a", 1))
 	if err != nil || !out.Applied {
 		t.Fatalf("push: %v %v", out, err)
 	}
 	r, err := d.Get(ctx, id)
-	if err != nil || !r.Head.Equal(driver.RefValue("a", 1)) {
+	if err != nil || !r.Head.Equal(model.RefValue("a", 1)) {
 		t.Fatalf("get: %v %v", r, err)
 	}
 }
@@ -133,7 +134,7 @@ func TestRefusesOtherBucketTypes(t *testing.T) {
 	}
 	for name, b := range map[string]*gblob.Bucket{"memblob": memblob.OpenBucket(nil), "fileblob": fb} {
 		_, err := blob.OpenBucket(context.Background(), b, blob.Config{})
-		if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "precondition") {
+		if !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "precondition") {
 			t.Errorf("%s: error %v, want one wrapping ErrUnsupported that names the preconditions", name, err)
 		}
 	}
@@ -159,7 +160,7 @@ func TestProbeRefusesServiceIgnoringPreconditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = blob.OpenBucket(context.Background(), b, blob.Config{})
-	if !errors.Is(err, driver.ErrUnsupported) {
+	if !errors.Is(err, model.ErrUnsupported) {
 		t.Fatalf("open through a proxy dropping preconditions: %v, want ErrUnsupported", err)
 	}
 	t.Logf("refused: %v", err)
@@ -174,7 +175,7 @@ func TestProbeRefusesPrefixedAzureBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = blob.OpenBucket(context.Background(), gblob.PrefixedBucket(b, "x/"), blob.Config{})
-	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "prefix") {
+	if !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "prefix") {
 		t.Fatalf("open of a prefixed bucket: %v, want ErrUnsupported naming the prefix", err)
 	}
 }

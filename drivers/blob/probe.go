@@ -7,6 +7,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // The requests the probe checks, as ProbeResult names them.
@@ -34,7 +35,7 @@ func (d *Driver) probe(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w: the service behind this bucket does not enforce the preconditions the driver relies on (not rejected: %s); "+
-		"concurrent writers would lose updates", d.be.name(), driver.ErrUnsupported, res.Missing())
+		"concurrent writers would lose updates", d.be.name(), model.ErrUnsupported, res.Missing())
 }
 
 // Probed returns what the probe on open found.

@@ -8,6 +8,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestVersionsGCS(t *testing.T)   { testVersions(t, gcsServer(t)) }
@@ -22,19 +23,19 @@ func testVersions(t *testing.T, s *server) {
 	ctx := context.Background()
 	opts := blob.Config{Layout: jsonld.LayoutB}
 	writer := openDriver(t, s, bucket, opts, nil)
-	ids := make([]driver.ID, 5)
+	ids := make([]model.ID, 5)
 	for i := range ids {
-		ids[i] = driver.ID{Name: fmt.Sprintf("v%d", i), Branch: "main"}
-		if err := writer.Create(ctx, driver.NewLedger(ids[i], 1)); err != nil {
+		ids[i] = model.ID{Name: fmt.Sprintf("v%d", i), Branch: "main"}
+		if err := writer.Create(ctx, model.NewLedger(ids[i], 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := writer.Update(ctx, ids[2], driver.Index, driver.IfAbove(), driver.RefValue("ix", 1)); err != nil {
+	if _, err := writer.Update(ctx, ids[2], model.Index, driver.IfAbove(), model.RefValue("ix", 1)); err != nil {
 		t.Fatal(err)
 	}
 	cnt, hc := newCounter()
 	d := openDriver(t, s, bucket, opts, hc)
-	list := func(known map[driver.ID]string) *driver.VersionPage {
+	list := func(known map[model.ID]string) *driver.VersionPage {
 		t.Helper()
 		cnt.Reset()
 		p, err := d.Versions(ctx, driver.VersionsOptions{Known: known})
@@ -48,7 +49,7 @@ func testVersions(t *testing.T, s *server) {
 		}
 		return p
 	}
-	known := map[driver.ID]string{}
+	known := map[model.ID]string{}
 	for _, v := range list(nil).Versions {
 		if v.Record == nil {
 			t.Fatalf("%s: no record with nothing known", v.ID)
@@ -63,7 +64,7 @@ func testVersions(t *testing.T, s *server) {
 	if n := cnt.All.Load(); n != 1 {
 		t.Errorf("versions, all known: %d requests, want 1 (the list call)", n)
 	}
-	if out, err := writer.Update(ctx, ids[2], driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil || !out.Applied {
+	if out, err := writer.Update(ctx, ids[2], model.Head, driver.IfAbove(), model.RefValue("c", 1)); err != nil || !out.Applied {
 		t.Fatalf("push: %v %v", out, err)
 	}
 	for _, v := range list(known).Versions {

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // The benchmarks run on DynamoDB Local and time each driver operation next
@@ -29,9 +30,9 @@ func BenchmarkPush(b *testing.B) {
 	if err != nil || raw == nil {
 		b.Fatalf("raw head: %v", err)
 	}
-	next := func(i int) driver.Value { return driver.RefValue("c"+strconv.Itoa(i+1), int64(i+1)) }
+	next := func(i int) model.Value { return model.RefValue("c"+strconv.Itoa(i+1), int64(i+1)) }
 	testenv.BenchVsRaw(b, "push", func(i int) {
-		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), next(i))
+		out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), next(i))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}
@@ -70,9 +71,9 @@ func benchDriver(b *testing.B) (*Driver, context.Context) {
 	return d, context.Background()
 }
 
-func benchLedger(b *testing.B, d *Driver) driver.ID {
-	id, _ := driver.ParseID("bench" + testenv.RandomHex(4) + "/db")
-	if err := d.Create(context.Background(), driver.NewLedger(id, 1)); err != nil {
+func benchLedger(b *testing.B, d *Driver) model.ID {
+	id, _ := model.ParseID("bench" + testenv.RandomHex(4) + "/db")
+	if err := d.Create(context.Background(), model.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)
 	}
 	return id
@@ -96,7 +97,7 @@ func BenchmarkPushContended(b *testing.B) {
 			defer wg.Done()
 			for next.Load() < int64(b.N) {
 				t := next.Add(1)
-				out, err := c.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", t))
+				out, err := c.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("c", t))
 				if err != nil {
 					b.Error(err)
 					return

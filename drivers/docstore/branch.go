@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Branches follow the protocol of internal/branching. A record's
@@ -23,7 +24,7 @@ import (
 var _ driver.Brancher = (*Driver)(nil)
 
 // CreateBranch implements driver.Brancher (internal/branching).
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -34,7 +35,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 }
 
 // DropBranch implements driver.Brancher (internal/branching).
-func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 
 // ResetHead implements driver.Brancher: the index, then the head, each set
 // by compare-and-set against the value read (branching.Reset).
-func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -61,9 +62,9 @@ func (branchStore) Name() string { return "docstore" }
 
 // ReadBook reads the meta and status documents of id; Book.Version is the
 // meta document.
-func (s branchStore) ReadBook(ctx context.Context, id driver.ID) (*branching.Book, error) {
+func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book, error) {
 	for attempt := range readAttempts {
-		docs, err := s.d.getDocs(ctx, id, []string{skMeta, driver.Status.String()})
+		docs, err := s.d.getDocs(ctx, id, []string{skMeta, model.Status.String()})
 		if err != nil {
 			return nil, err
 		}
@@ -77,10 +78,10 @@ func (s branchStore) ReadBook(ctx context.Context, id driver.ID) (*branching.Boo
 		}
 		return book(id, meta, status.Retracted)
 	}
-	return nil, fmt.Errorf("docstore: %w: record %s: status document missing or of another generation", driver.ErrInternal, id)
+	return nil, fmt.Errorf("docstore: %w: record %s: status document missing or of another generation", model.ErrInternal, id)
 }
 
-func book(id driver.ID, meta *document, retracted bool) (*branching.Book, error) {
+func book(id model.ID, meta *document, retracted bool) (*branching.Book, error) {
 	mid, m, err := meta.meta()
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func book(id driver.ID, meta *document, retracted bool) (*branching.Book, error)
 	if err != nil {
 		return nil, err
 	}
-	return &branching.Book{ID: id, Record: &driver.Record{ID: mid, Meta: m}, Incarnation: meta.Gen, Ops: ops, Branches: meta.Branches, Version: meta}, nil
+	return &branching.Book{ID: id, Record: &model.Record{ID: mid, Meta: m}, Incarnation: meta.Gen, Ops: ops, Branches: meta.Branches, Version: meta}, nil
 }
 
 // branchOps decodes the meta document's branch_ops.
@@ -104,7 +105,7 @@ func (d *document) branchOps() ([]jsonld.BranchOp, error) {
 		err = jsonld.CheckBranchOps(ops)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("docstore: %w: meta document %s: branch_ops: %v", driver.ErrInternal, d.PK, err)
+		return nil, fmt.Errorf("docstore: %w: meta document %s: branch_ops: %v", model.ErrInternal, d.PK, err)
 	}
 	return ops, nil
 }
@@ -116,7 +117,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	if len(b.Ops) > 0 {
 		ops, err := json.Marshal(b.Ops)
 		if err != nil {
-			return false, fmt.Errorf("docstore: %w: %v", driver.ErrInternal, err)
+			return false, fmt.Errorf("docstore: %w: %v", model.ErrInternal, err)
 		}
 		next.BranchOps = string(ops)
 	}
@@ -140,7 +141,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 
 // Branch reads the meta document of id: Live or Pending (creating) when it
 // is of generation inc.
-func (s branchStore) Branch(ctx context.Context, id driver.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
+func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
 	meta, err := s.d.getOne(ctx, keyDoc(id, skMeta))
 	if err != nil || meta == nil || meta.Gen != inc {
 		return branching.Gone, nil, err
@@ -157,7 +158,7 @@ func (s branchStore) Branch(ctx context.Context, id driver.ID, inc string) (bran
 
 // Fence removes, by revision, the claim of a create of id with generation
 // inc: its commit, by revision, then fails.
-func (s branchStore) Fence(ctx context.Context, id driver.ID, inc string) error {
+func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
 	meta, err := s.d.getOne(ctx, keyDoc(id, skMeta))
 	if err != nil || meta == nil || meta.Gen != inc || meta.State != stateCreating {
 		return err
@@ -167,13 +168,13 @@ func (s branchStore) Fence(ctx context.Context, id driver.ID, inc string) error 
 }
 
 // Create creates rec with generation inc before deadline.
-func (s branchStore) Create(ctx context.Context, rec *driver.Record, inc string, deadline time.Time) error {
+func (s branchStore) Create(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error {
 	return s.d.create(ctx, rec, inc, deadline)
 }
 
 // Purge deletes id (see Delete), conditional on check accepting the
 // entries of the meta document it marks.
-func (s branchStore) Purge(ctx context.Context, id driver.ID, check func([]jsonld.BranchOp) error) error {
+func (s branchStore) Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error {
 	return s.d.purge(ctx, id, func(meta *document) error {
 		ops, err := meta.branchOps()
 		if err != nil {

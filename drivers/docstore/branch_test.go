@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestBranchSettlesDeadWriters leaves a create (claimed, never committed)
@@ -28,7 +28,7 @@ func TestBranchSettlesDeadWriters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		id := func(s string) driver.ID { i, _ := driver.ParseID(s); return i }
+		id := func(s string) model.ID { i, _ := model.ParseID(s); return i }
 		edit := func(s string, fn func(b *branching.Book)) {
 			t.Helper()
 			bs := branchStore{d}
@@ -49,7 +49,7 @@ func TestBranchSettlesDeadWriters(t *testing.T) {
 		must(err)
 
 		// The dead create: counted and claimed, never committed.
-		ghost := driver.NewLedger(id("db:ghost"), 0)
+		ghost := model.NewLedger(id("db:ghost"), 0)
 		ghost.SourceBranch = "main"
 		claim := metaDoc(ghost, "tokghost", d.now().UnixMilli())
 		must(d.claim(ctx, claim, time.Time{}))
@@ -78,7 +78,7 @@ func TestBranchSettlesDeadWriters(t *testing.T) {
 		if _, err := ns.Lookup(ctx, "db:gone"); !errors.Is(err, nameservice.ErrNotFound) {
 			t.Fatalf("the half-dropped branch: %v, want it dropped", err)
 		}
-		if err := d.commit(ctx, claim); !errors.Is(err, driver.ErrUnavailable) {
+		if err := d.commit(ctx, claim); !errors.Is(err, model.ErrUnavailable) {
 			t.Fatalf("the settled create's late commit: %v, want ErrUnavailable", err)
 		}
 		if _, err := ns.Lookup(ctx, "db:ghost"); !errors.Is(err, nameservice.ErrNotFound) {

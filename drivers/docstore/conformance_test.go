@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // urlHarness opens every client of a store with Open(rawURL()), as a
@@ -23,12 +24,12 @@ func urlHarness(rawURL func(t *testing.T) string) conformance.Harness {
 	return conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		u := rawURL(t)
 		open := func(ctx context.Context) (driver.Driver, error) { return openURL(ctx, u) }
-		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, u, id) }, nil
+		return open, func(ctx context.Context, id model.ID) error { return corrupt(ctx, u, id) }, nil
 	})
 }
 
 // corrupt replaces the status payload of id with text that is no JSON.
-func corrupt(ctx context.Context, rawURL string, id driver.ID) error {
+func corrupt(ctx context.Context, rawURL string, id model.ID) error {
 	d, err := openURL(ctx, rawURL)
 	if err != nil {
 		return err

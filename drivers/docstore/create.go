@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
+	"nameservice.dev/nameservice/model"
 )
 
 // StaleAfter is how long, unless Config.StaleAfter says otherwise, a meta
@@ -29,7 +30,7 @@ const cleanupTimeout = 10 * time.Second
 // The record's generation is the create's write ID (driver.WriteOf), so
 // that any process can tell the record it made; a resend is resolved by
 // resendCreate.
-func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -43,10 +44,10 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 // resendCreate resolves a resend of the create of id with generation gen
 // without writing: a meta document of that generation, live or marked by a
 // purge since, means the create landed. Anything else is an error wrapping
-// driver.ErrOutcomeUnknown: the earlier attempt, in another process, may
+// model.ErrOutcomeUnknown: the earlier attempt, in another process, may
 // still be at work, may have died half-way, or may have created a record
 // that was purged since.
-func (d *Driver) resendCreate(ctx context.Context, id driver.ID, gen string) error {
+func (d *Driver) resendCreate(ctx context.Context, id model.ID, gen string) error {
 	what := "create " + id.String()
 	meta, err := d.getOne(ctx, keyDoc(id, skMeta))
 	switch {
@@ -61,7 +62,7 @@ func (d *Driver) resendCreate(ctx context.Context, id driver.ID, gen string) err
 // create is Create with the record's generation gen. A create of a branch
 // gives a deadline (internal/branching): it claims and commits only before
 // it, and otherwise removes what it wrote.
-func (d *Driver) create(ctx context.Context, rec *driver.Record, gen string, deadline time.Time) error {
+func (d *Driver) create(ctx context.Context, rec *model.Record, gen string, deadline time.Time) error {
 	meta := metaDoc(rec, gen, d.now().UnixMilli())
 	if err := d.claim(ctx, meta, deadline); err != nil {
 		return err
@@ -76,7 +77,7 @@ func (d *Driver) create(ctx context.Context, rec *driver.Record, gen string, dea
 	// A commit whose outcome is unknown may have made the record live:
 	// removing its documents then would tear it. What stays, if it did not
 	// land, is an invisible claim the next creator takes over once stale.
-	if err != nil && !errors.Is(err, driver.ErrOutcomeUnknown) {
+	if err != nil && !errors.Is(err, model.ErrOutcomeUnknown) {
 		d.rollback(ctx, meta, docs)
 	}
 	return err
@@ -84,11 +85,11 @@ func (d *Driver) create(ctx context.Context, rec *driver.Record, gen string, dea
 
 // late returns an error wrapping ErrUnavailable once deadline (when set)
 // has passed.
-func late(id driver.ID, deadline time.Time) error {
+func late(id model.ID, deadline time.Time) error {
 	if deadline.IsZero() || time.Now().Before(deadline) {
 		return nil
 	}
-	return fmt.Errorf("docstore: create %s: %w: not done within %v of recording the branch in its source", id, driver.ErrUnavailable, branching.CreateWindow)
+	return fmt.Errorf("docstore: create %s: %w: not done within %v of recording the branch in its source", id, model.ErrUnavailable, branching.CreateWindow)
 }
 
 // claim creates meta, in state creating, and sets its revision. When another
@@ -97,7 +98,7 @@ func late(id driver.ID, deadline time.Time) error {
 func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) error {
 	id := meta.PK
 	for attempt := 0; ; attempt++ {
-		if err := late(driver.ID{Name: meta.Name, Branch: meta.Branch}, deadline); err != nil {
+		if err := late(model.ID{Name: meta.Name, Branch: meta.Branch}, deadline); err != nil {
 			return err
 		}
 		meta.CreatingMS = d.now().UnixMilli() // the claim's age counts from when it is made
@@ -117,7 +118,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 			meta.Rev, meta.CreatingMS = cur.Rev, cur.CreatingMS
 			return nil
 		case cur.State == stateLive:
-			return fmt.Errorf("docstore: %w: %s", driver.ErrAlreadyExists, id)
+			return fmt.Errorf("docstore: %w: %s", model.ErrAlreadyExists, id)
 		case d.now().UnixMilli()-cur.CreatingMS > d.staleAfter.Milliseconds():
 			_ = d.coll.Delete(ctx, cur) // by revision: only if still that stale claim
 		default:
@@ -148,10 +149,10 @@ func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) 
 // leftover of an earlier record or of a failed creation: it is removed by
 // revision and the create tried again. It returns the documents, with the
 // revisions of those it created.
-func (d *Driver) createConcerns(ctx context.Context, rec *driver.Record, claim *document) ([]*document, error) {
+func (d *Driver) createConcerns(ctx context.Context, rec *model.Record, claim *document) ([]*document, error) {
 	gen := claim.Gen
 	var docs []*document
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		if rec.Value(c) == nil {
 			continue
 		}
@@ -183,7 +184,7 @@ func (d *Driver) stillClaimed(ctx context.Context, claim *document) error {
 		return err
 	}
 	if cur == nil || cur.Gen != claim.Gen || cur.State != stateCreating {
-		return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", claim.PK, driver.ErrUnavailable, d.staleAfter)
+		return fmt.Errorf("docstore: create %s: %w: the creation took longer than %v and another creator took the ID over", claim.PK, model.ErrUnavailable, d.staleAfter)
 	}
 	return nil
 }
@@ -264,7 +265,7 @@ func (d *Driver) commit(ctx context.Context, meta *document) error {
 		case lost != nil:
 			return outcomeUnknown(ctx, what, "%v; the record has been purged, or purged and created again, since", lost)
 		default:
-			return fmt.Errorf("docstore: %s: %w: the creation took longer than %v and another creator took the ID over", what, driver.ErrUnavailable, d.staleAfter)
+			return fmt.Errorf("docstore: %s: %w: the creation took longer than %v and another creator took the ID over", what, model.ErrUnavailable, d.staleAfter)
 		}
 		pause(ctx, attempt)
 	}

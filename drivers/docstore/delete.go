@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Delete implements driver.Driver. It first marks the meta document
@@ -24,7 +25,7 @@ import (
 // another delete, it never landed (a marked meta document never returns to
 // live, and a mark needs a live one); gone, of another generation, or a
 // resend not found, the outcome is unknown.
-func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 // document each time it is read, before the mark; its error stops the
 // purge, so that the mark (by revision) is conditional on a version check
 // accepted.
-func (d *Driver) purge(ctx context.Context, id driver.ID, check func(*document) error) error {
+func (d *Driver) purge(ctx context.Context, id model.ID, check func(*document) error) error {
 	p := &purge{d: d, id: id, w: driver.WriteOf(ctx), what: "delete " + id.String()}
 	if p.w.Resend {
 		p.lost = errors.New("the write is a resend")
@@ -81,7 +82,7 @@ func (d *Driver) purge(ctx context.Context, id driver.ID, check func(*document) 
 // purge is the state of one Delete across its attempts.
 type purge struct {
 	d    *Driver
-	id   driver.ID
+	id   model.ID
 	w    driver.Write
 	what string
 	// lost is the first lost answer (or the resend), gen the generation

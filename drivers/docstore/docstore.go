@@ -42,7 +42,7 @@
 // the collection holds instead, and answers done when it finds the write,
 // goes on when the document of the generation the lost attempt was sent to
 // proves it never landed, and otherwise returns an error wrapping
-// driver.ErrOutcomeUnknown (see concernWrite, commit and purge). A resend
+// model.ErrOutcomeUnknown (see concernWrite, commit and purge). A resend
 // (driver.Write.Resend) writes nothing unless it finds its write.
 package docstore
 
@@ -61,6 +61,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // SchemePrefix is put in front of a gocloud docstore scheme to name this
@@ -152,18 +153,18 @@ func (d *Driver) begin(ctx context.Context) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.coll == nil {
-		return fmt.Errorf("docstore: %w: DynamoDB table %q does not exist; create it with `ns table create` or Provision", driver.ErrNotProvisioned, d.table.name)
+		return fmt.Errorf("docstore: %w: DynamoDB table %q does not exist; create it with `ns table create` or Provision", model.ErrNotProvisioned, d.table.name)
 	}
 	return nil
 }
 
 // ParseURL returns the Config of a docstore+SCHEME:// URL. It returns an
-// error wrapping driver.ErrInvalidArgument when the scheme is not one of
+// error wrapping model.ErrInvalidArgument when the scheme is not one of
 // docstore+mem, +dynamodb, +firestore or +mongo.
 func ParseURL(u *url.URL) (Config, error) {
 	scheme, ok := strings.CutPrefix(strings.ToLower(u.Scheme), SchemePrefix)
 	if !ok || providers[scheme] == "" {
-		return Config{}, fmt.Errorf("docstore: %w: scheme %q is not docstore+mem, +dynamodb, +firestore or +mongo", driver.ErrInvalidArgument, u.Scheme)
+		return Config{}, fmt.Errorf("docstore: %w: scheme %q is not docstore+mem, +dynamodb, +firestore or +mongo", model.ErrInvalidArgument, u.Scheme)
 	}
 	c := *u
 	c.Scheme = scheme
@@ -172,9 +173,9 @@ func ParseURL(u *url.URL) (Config, error) {
 
 // Open opens the collection of cfg. A docstore+dynamodb collection whose
 // table does not exist yet opens all the same: every operation then fails
-// with an error wrapping driver.ErrNotProvisioned until Provision creates
-// the table. Open returns an error wrapping driver.ErrInvalidArgument for a
-// malformed URL, driver.ErrUnsupported when the provider is not linked into
+// with an error wrapping model.ErrNotProvisioned until Provision creates
+// the table. Open returns an error wrapping model.ErrInvalidArgument for a
+// malformed URL, model.ErrUnsupported when the provider is not linked into
 // the program, and the provider's error, classified, when the collection
 // cannot be opened.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
@@ -188,7 +189,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 func open(ctx context.Context, cfg Config) (*Driver, error) {
 	u, err := url.Parse(cfg.CollectionURL)
 	if err != nil {
-		return nil, fmt.Errorf("docstore: %w: collection URL does not parse", driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("docstore: %w: collection URL does not parse", model.ErrInvalidArgument)
 	}
 	inner, err := collectionURL(u)
 	if err != nil {
@@ -214,10 +215,10 @@ func open(ctx context.Context, cfg Config) (*Driver, error) {
 func collectionURL(u *url.URL) (*url.URL, error) {
 	scheme := strings.ToLower(u.Scheme)
 	if providers[scheme] == "" {
-		return nil, fmt.Errorf("docstore: %w: collection scheme %q is not mem, dynamodb, firestore or mongo", driver.ErrInvalidArgument, u.Scheme)
+		return nil, fmt.Errorf("docstore: %w: collection scheme %q is not mem, dynamodb, firestore or mongo", model.ErrInvalidArgument, u.Scheme)
 	}
 	if !docstore.DefaultURLMux().ValidCollectionScheme(scheme) {
-		return nil, fmt.Errorf("docstore: %w: the %s provider is not linked into this program: import _ %q", driver.ErrUnsupported, scheme, providers[scheme])
+		return nil, fmt.Errorf("docstore: %w: the %s provider is not linked into this program: import _ %q", model.ErrUnsupported, scheme, providers[scheme])
 	}
 	c := *u
 	c.Scheme = scheme
@@ -229,7 +230,7 @@ func collectionURL(u *url.URL) (*url.URL, error) {
 		}
 	case "dynamodb":
 		if q.Get("consistent_read") == "false" {
-			return nil, fmt.Errorf("docstore: %w: consistent_read=false: the nameservice needs strongly consistent reads", driver.ErrInvalidArgument)
+			return nil, fmt.Errorf("docstore: %w: consistent_read=false: the nameservice needs strongly consistent reads", model.ErrInvalidArgument)
 		}
 		setDefault(q, "partition_key", fieldPK)
 		setDefault(q, "sort_key", fieldSK)
@@ -271,7 +272,7 @@ func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
 	if s == nil {
 		coll, err := docstore.OpenCollection(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("docstore: open %s: %w: %v", drivers.Redact(u), driver.ErrInvalidArgument, err)
+			return nil, fmt.Errorf("docstore: open %s: %w: %v", drivers.Redact(u), model.ErrInvalidArgument, err)
 		}
 		s = &sharedColl{coll: coll}
 		shared[key] = s

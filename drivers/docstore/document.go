@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // Field names of the documents. They are the storage format: never rename one.
@@ -85,18 +86,18 @@ type document struct {
 
 // docKey returns the single-field key of the document sk of id. url.PathEscape
 // escapes "|" and "/", so keys are unambiguous and valid Firestore names.
-func docKey(id driver.ID, sk string) string {
+func docKey(id model.ID, sk string) string {
 	return url.PathEscape(id.String()) + "|" + sk
 }
 
 // keyDoc returns a document holding only the key fields of sk of id, for a
 // Get or a Delete.
-func keyDoc(id driver.ID, sk string) *document {
+func keyDoc(id model.ID, sk string) *document {
 	return &document{Key: docKey(id, sk), PK: id.String(), SK: sk}
 }
 
 // metaDoc returns the meta document of rec, in state creating.
-func metaDoc(rec *driver.Record, gen string, nowMS int64) *document {
+func metaDoc(rec *model.Record, gen string, nowMS int64) *document {
 	d := keyDoc(rec.ID, skMeta)
 	d.Gen, d.State, d.CreatingMS = gen, stateCreating, nowMS
 	d.Kind, d.Name, d.Branch = string(rec.Kind), rec.ID.Name, rec.ID.Branch
@@ -110,40 +111,40 @@ func metaDoc(rec *driver.Record, gen string, nowMS int64) *document {
 }
 
 // concernDoc returns the document of concern c of rec.
-func concernDoc(rec *driver.Record, c driver.Concern, gen string) (*document, error) {
+func concernDoc(rec *model.Record, c model.Concern, gen string) (*document, error) {
 	d := keyDoc(rec.ID, c.String())
 	d.Gen = gen
 	if err := d.setValue(*rec.Value(c)); err != nil {
 		return nil, err
 	}
-	d.Retracted = c == driver.Status && rec.Retracted
+	d.Retracted = c == model.Status && rec.Retracted
 	return d, nil
 }
 
 // setValue stores v in d.
-func (d *document) setValue(v driver.Value) error {
+func (d *document) setValue(v model.Value) error {
 	d.V, d.Payload = v.V, ""
 	if v.Payload == nil {
 		return nil
 	}
 	b, err := v.Payload.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("docstore: %w: %s %s payload: %v", driver.ErrInvalidArgument, d.PK, d.SK, err)
+		return fmt.Errorf("docstore: %w: %s %s payload: %v", model.ErrInvalidArgument, d.PK, d.SK, err)
 	}
 	d.Payload = string(b)
 	return nil
 }
 
 // value returns the concern value d holds.
-func (d *document) value() (driver.Value, error) {
+func (d *document) value() (model.Value, error) {
 	if d.Payload == "" {
-		return driver.Value{V: d.V}, nil
+		return model.Value{V: d.V}, nil
 	}
-	p, err := driver.ParseObject([]byte(d.Payload))
+	p, err := model.ParseObject([]byte(d.Payload))
 	if err != nil {
-		return driver.Value{}, fmt.Errorf("docstore: %w: document %s %s: payload: %v", driver.ErrInternal, d.PK, d.SK, err)
+		return model.Value{}, fmt.Errorf("docstore: %w: document %s %s: payload: %v", model.ErrInternal, d.PK, d.SK, err)
 	}
-	return driver.Value{V: d.V, Payload: p}, nil
+	return model.Value{V: d.V, Payload: p}, nil
 }
 
 // writes returns the write IDs concern document d records.
@@ -153,7 +154,7 @@ func (d *document) writes() driverutil.WriteIDs { return driverutil.WriteIDs{d.W
 // the write w, with d's revision so that the write is conditional. A write
 // that does not raise the watermark where every write must (see rising)
 // starts a new life of the document.
-func (d *document) next(v driver.Value, w driver.Write) (*document, error) {
+func (d *document) next(v model.Value, w driver.Write) (*document, error) {
 	n := *d
 	ids := d.writes()
 	ids.Push(driverutil.WriteTag(w.ID, v.V))
@@ -169,23 +170,23 @@ func (d *document) next(v driver.Value, w driver.Write) (*document, error) {
 
 // rising reports whether every write of the concern document sk raises its
 // watermark: all but the index, which may be written again at the same t.
-func rising(sk string) bool { return sk != driver.Index.String() }
+func rising(sk string) bool { return sk != model.Index.String() }
 
 // meta returns the record identity held by meta document d.
-func (d *document) meta() (driver.ID, driver.Meta, error) {
-	id := driver.ID{Name: d.Name, Branch: d.Branch}
-	k := driver.Kind(d.Kind)
+func (d *document) meta() (model.ID, model.Meta, error) {
+	id := model.ID{Name: d.Name, Branch: d.Branch}
+	k := model.Kind(d.Kind)
 	if id.String() != d.PK || !k.Valid() || id.Validate() != nil {
-		return id, driver.Meta{}, fmt.Errorf("docstore: %w: meta document %s: kind %q, name %q, branch %q do not fit", driver.ErrInternal, d.PK, d.Kind, d.Name, d.Branch)
+		return id, model.Meta{}, fmt.Errorf("docstore: %w: meta document %s: kind %q, name %q, branch %q do not fit", model.ErrInternal, d.PK, d.Kind, d.Name, d.Branch)
 	}
 	deps := d.Dependencies
 	if deps == nil && d.HasDeps {
 		deps = []string{}
 	}
-	m := driver.Meta{Kind: k, SourceType: d.SourceType, Dependencies: deps,
+	m := model.Meta{Kind: k, SourceType: d.SourceType, Dependencies: deps,
 		CreatedAt: d.CreatedAt, SourceBranch: d.SourceBranch, Branches: d.Branches}
 	if d.BPAddress != "" {
-		m.BranchPoint = &driver.BranchPoint{Address: d.BPAddress, T: d.BPT}
+		m.BranchPoint = &model.BranchPoint{Address: d.BPAddress, T: d.BPT}
 	}
 	return id, m, nil
 }

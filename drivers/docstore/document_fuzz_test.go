@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // FuzzDocumentDecode feeds arbitrary documents to the decoders of meta and
@@ -22,7 +22,7 @@ func FuzzDocumentDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pk, kind, name, branch string, v int64, payload string) {
 		d := &document{PK: pk, SK: skMeta, Kind: kind, Name: name, Branch: branch, V: v, Payload: payload}
 		if id, meta, err := d.meta(); err != nil {
-			if !errors.Is(err, driver.ErrInternal) {
+			if !errors.Is(err, model.ErrInternal) {
 				t.Fatalf("meta error does not wrap ErrInternal: %v", err)
 			}
 		} else if !meta.Kind.Valid() || id.String() != pk || id.Validate() != nil {
@@ -30,7 +30,7 @@ func FuzzDocumentDecode(f *testing.F) {
 		}
 		val, err := d.value()
 		if err != nil {
-			if !errors.Is(err, driver.ErrInternal) {
+			if !errors.Is(err, model.ErrInternal) {
 				t.Fatalf("value error does not wrap ErrInternal: %v", err)
 			}
 			return
@@ -57,7 +57,7 @@ func FuzzBranchOpsDecode(f *testing.F) {
 		d := &document{PK: "db:main", BranchOps: text}
 		ops, err := d.branchOps()
 		if err != nil {
-			if !errors.Is(err, driver.ErrInternal) {
+			if !errors.Is(err, model.ErrInternal) {
 				t.Fatalf("error does not wrap ErrInternal: %v", err)
 			}
 			return

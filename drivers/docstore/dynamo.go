@@ -17,9 +17,9 @@ import (
 	"gocloud.dev/docstore"
 	dsdynamodb "gocloud.dev/docstore/awsdynamodb/v2"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/model"
 )
 
 // ParamNoCRC32 is this driver's own query parameter of docstore+dynamodb
@@ -56,7 +56,7 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
 	switch {
 	case err == nil:
 		d.coll, d.release = coll, coll.Close
-	case errors.Is(classifyOpen(ctx, err), driver.ErrNotProvisioned):
+	case errors.Is(classifyOpen(ctx, err), model.ErrNotProvisioned):
 		// Provision creates the table and opens the collection.
 	default:
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
@@ -76,14 +76,14 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 		q.Del(k)
 	}
 	if u.Host == "" || u.Path != "" {
-		return nil, fmt.Errorf("%w: docstore+dynamodb://TABLE takes the table as host and no path", driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: docstore+dynamodb://TABLE takes the table as host and no path", model.ErrInvalidArgument)
 	}
 	if err := awsconf.CheckEndpoint(q.Get("endpoint")); err != nil {
-		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %v", model.ErrInvalidArgument, err)
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %v", model.ErrInvalidArgument, err)
 	}
 	if err := awsconf.CheckCredentials(ctx, cfg); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/model"
 )
 
 // classify wraps err, from the collection, in the driver sentinel for its
@@ -21,24 +22,24 @@ func classify(ctx context.Context, err error) error {
 	var s error
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
-		s = driver.ErrNotFound
+		s = model.ErrNotFound
 	case gcerrors.AlreadyExists:
-		s = driver.ErrAlreadyExists
+		s = model.ErrAlreadyExists
 	case gcerrors.InvalidArgument:
-		s = driver.ErrInvalidArgument
+		s = model.ErrInvalidArgument
 	case gcerrors.ResourceExhausted:
-		s = driver.ErrThrottled
+		s = model.ErrThrottled
 	case gcerrors.Unimplemented:
-		s = driver.ErrUnsupported
+		s = model.ErrUnsupported
 	case gcerrors.PermissionDenied:
-		return fmt.Errorf("%w: the backend refused the credentials or the permission; grant the caller read and write access to the collection: %v", driver.ErrPermissionDenied, err)
+		return fmt.Errorf("%w: the backend refused the credentials or the permission; grant the caller read and write access to the collection: %v", model.ErrPermissionDenied, err)
 	case gcerrors.Canceled:
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		s = driver.ErrUnavailable
+		s = model.ErrUnavailable
 	default: // Unknown, Internal, DeadlineExceeded, ...
-		s = driver.ErrUnavailable
+		s = model.ErrUnavailable
 	}
 	return fmt.Errorf("%w: %v", s, err)
 }
@@ -52,11 +53,11 @@ func classifyOpen(ctx context.Context, err error) error {
 	}
 	// gocloud's DynamoDB collection returns the SDK's error of its
 	// DescribeTable as is.
-	if awsconf.Code(err) == driver.PermissionDenied {
-		return fmt.Errorf("%w: DynamoDB refused the credentials or the permission for dynamodb:%s; grant it: %v", driver.ErrPermissionDenied, awsconf.Operation(err), err)
+	if awsconf.Code(err) == model.PermissionDenied {
+		return fmt.Errorf("%w: DynamoDB refused the credentials or the permission for dynamodb:%s; grant it: %v", model.ErrPermissionDenied, awsconf.Operation(err), err)
 	}
-	if gcerrors.Code(err) == gcerrors.NotFound || awsconf.Code(err) == driver.NotProvisioned {
-		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or the driver's Provision): %v", driver.ErrNotProvisioned, err)
+	if gcerrors.Code(err) == gcerrors.NotFound || awsconf.Code(err) == model.NotProvisioned {
+		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or the driver's Provision): %v", model.ErrNotProvisioned, err)
 	}
 	return classify(ctx, err)
 }

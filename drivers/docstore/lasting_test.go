@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestMissingTable checks, against DynamoDB Local, that a docstore+dynamodb
@@ -27,10 +27,10 @@ func TestMissingTable(t *testing.T) {
 		t.Fatalf("open on a missing table: %v", err)
 	}
 	defer d.Close()
-	id := driver.ID{Name: "db", Branch: "main"}
+	id := model.ID{Name: "db", Branch: "main"}
 	_, err = d.Get(ctx, id)
-	if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") {
-		t.Fatalf("get on a missing table: %v (code %v), want NotProvisioned saying `ns table create`", err, driver.Code(err))
+	if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") {
+		t.Fatalf("get on a missing table: %v (code %v), want NotProvisioned saying `ns table create`", err, model.Code(err))
 	}
 	for i := range 2 {
 		if err := d.Provision(ctx); err != nil {
@@ -38,7 +38,7 @@ func TestMissingTable(t *testing.T) {
 		}
 	}
 	testenv.DropTable(t, d.table.client, table)
-	if err := d.Create(ctx, driver.NewLedger(id, 0)); err != nil {
+	if err := d.Create(ctx, model.NewLedger(id, 0)); err != nil {
 		t.Fatalf("create after provision: %v", err)
 	}
 	other, err := openURL(ctx, u)

@@ -13,6 +13,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -34,7 +35,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return nil, err
 	}
 	if opts.Kind != "" && !opts.Kind.Valid() {
-		return nil, fmt.Errorf("docstore: %w: kind %q", driver.ErrInvalidArgument, opts.Kind)
+		return nil, fmt.Errorf("docstore: %w: kind %q", model.ErrInvalidArgument, opts.Kind)
 	}
 	after, size, err := driverutil.PageStart(opts, DefaultPageSize)
 	if err != nil {
@@ -54,7 +55,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		case errs[i] != nil && !driverutil.PerRecord(errs[i]):
 			return nil, errs[i]
 		case errs[i] != nil:
-			page.Failed = append(page.Failed, &driver.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
+			page.Failed = append(page.Failed, &model.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
 		case r != nil && opts.Matches(r):
 			page.Records = append(page.Records, r)
 		}
@@ -179,7 +180,7 @@ func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after st
 // action list. A record whose documents do not fit its meta (deleted or
 // created again since the query) is read again on its own; one deleted
 // meanwhile is nil; errs[i] says why metas[i] could not be read.
-func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Record, []error) {
+func (d *Driver) records(ctx context.Context, metas []*document) ([]*model.Record, []error) {
 	if len(metas) == 0 {
 		return nil, nil
 	}
@@ -194,7 +195,7 @@ func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Reco
 		}
 	}
 	errs := actionErrors(al.Do(ctx), 4*len(metas))
-	recs := make([]*driver.Record, len(metas))
+	recs := make([]*model.Record, len(metas))
 	failed := make([]error, len(metas))
 	for i, m := range metas {
 		recs[i], failed[i] = d.listed(ctx, m, docs[i], errs[4*i:4*i+4])
@@ -204,7 +205,7 @@ func (d *Driver) records(ctx context.Context, metas []*document) ([]*driver.Reco
 
 // listed assembles one listed record from its documents and their read
 // errors, falling back to Get when they do not fit together.
-func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs []error) (*driver.Record, error) {
+func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs []error) (*model.Record, error) {
 	for j, err := range errs {
 		switch code(err) {
 		case gcerrors.OK:
@@ -219,11 +220,11 @@ func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs
 		return rec, err
 	}
 	rec, err = d.Get(ctx, idOf(m))
-	if errors.Is(err, driver.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return nil, nil
 	}
 	return rec, err
 }
 
 // idOf returns the ID of meta document m.
-func idOf(m *document) driver.ID { return driver.ID{Name: m.Name, Branch: m.Branch} }
+func idOf(m *document) model.ID { return model.ID{Name: m.Name, Branch: m.Branch} }

@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestLostAnswers loses the answer of each write at a proxy in front of
@@ -105,7 +106,7 @@ func TestLostCreateSteps(t *testing.T) {
 	}
 	defer plain.Close()
 	id := testID(t)
-	rec := driver.NewLedger(id, 1)
+	rec := model.NewLedger(id, 1)
 	if err := lossy.Create(driver.WithWrite(ctx, driver.Write{ID: "create-1"}), rec.Clone()); err != nil {
 		t.Fatalf("create whose claim and documents lost their answers: %v; want done", err)
 	}
@@ -129,7 +130,7 @@ func as(id string, resend bool) context.Context {
 
 func wantUnknown(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, driver.ErrOutcomeUnknown) || !errors.Is(err, driver.ErrUnavailable) {
+	if !errors.Is(err, model.ErrOutcomeUnknown) || !errors.Is(err, model.ErrUnavailable) {
 		t.Fatalf("%s = %v; want outcome unknown", what, err)
 	}
 }
@@ -149,13 +150,13 @@ func TestResends(t *testing.T) {
 			}
 		}
 		head := func(w string, resend bool, v int64) error {
-			out, err := a.Update(as(w, resend), id, driver.Head, driver.IfAbove(), driver.RefValue("c", v))
+			out, err := a.Update(as(w, resend), id, model.Head, driver.IfAbove(), model.RefValue("c", v))
 			if err == nil && !out.Applied {
 				t.Fatalf("update %s: not applied, current %v", w, out.Current)
 			}
 			return err
 		}
-		must(b.Create(ctx, driver.NewLedger(id, 1)))
+		must(b.Create(ctx, model.NewLedger(id, 1)))
 		must(head("u1", false, 2))
 		must(head("u2", false, 3))
 		must(head("u1", true, 2)) // found: done, not written over t 3
@@ -167,7 +168,7 @@ func TestResends(t *testing.T) {
 		}
 
 		must(b.Delete(ctx, id))
-		fresh := driver.NewLedger(id, 1)
+		fresh := model.NewLedger(id, 1)
 		must(b.Create(ctx, fresh.Clone()))
 		wantUnknown(t, "resend of an update after a purge and a create", head("u2", true, 3))
 		wantUnknown(t, "resend of a retract after a purge and a create", a.Retract(as("r1", true), id, time.Unix(6, 0)))
@@ -204,23 +205,23 @@ func TestARewindStartsANewLife(t *testing.T) {
 	stores(t, func(t *testing.T, open func() *Driver) {
 		d, id := open(), testID(t)
 		ctx := context.Background()
-		if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 			t.Fatal(err)
 		}
-		before, err := d.readConcern(ctx, id, driver.Head)
+		before, err := d.readConcern(ctx, id, model.Head)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lost := d.updateWrite(as("lost", false), id, driver.Head, driver.RefValue("c", 5))
+		lost := d.updateWrite(as("lost", false), id, model.Head, model.RefValue("c", 5))
 		lost.ambiguous, lost.gen, lost.life, lost.cause = true, before.Gen, before.Life, errors.New("answer lost")
-		if _, err := d.Update(as("lost", false), id, driver.Head, driver.IfAbove(), driver.RefValue("c", 5)); err != nil {
+		if _, err := d.Update(as("lost", false), id, model.Head, driver.IfAbove(), model.RefValue("c", 5)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.ResetHead(ctx, id, driver.RefValue("r", 1), nil); err != nil {
+		if _, err := d.ResetHead(ctx, id, model.RefValue("r", 1), nil); err != nil {
 			t.Fatal(err)
 		}
 		for v := int64(2); v <= 4; v++ {
-			if _, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", v)); err != nil {
+			if _, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("c", v)); err != nil {
 				t.Fatal(err)
 			}
 		}

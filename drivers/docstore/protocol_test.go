@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // stores runs fn on a memdocstore store and, when there is a server, on
@@ -33,8 +34,8 @@ func stores(t *testing.T, fn func(t *testing.T, open func() *Driver)) {
 	}
 }
 
-func testID(t *testing.T) driver.ID {
-	id, err := driver.ParseID("proto" + testenv.RandomHex(4) + "/db")
+func testID(t *testing.T) model.ID {
+	id, err := model.ParseID("proto" + testenv.RandomHex(4) + "/db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +44,9 @@ func testID(t *testing.T) driver.ID {
 
 // claimOnly writes the meta document of a creation that stopped after its
 // claim, made at creatingMS, and returns it.
-func claimOnly(t *testing.T, d *Driver, id driver.ID, creatingMS int64) *document {
+func claimOnly(t *testing.T, d *Driver, id model.ID, creatingMS int64) *document {
 	t.Helper()
-	meta := metaDoc(driver.NewLedger(id, 1), token(), creatingMS)
+	meta := metaDoc(model.NewLedger(id, 1), token(), creatingMS)
 	if err := d.coll.Create(context.Background(), meta); err != nil {
 		t.Fatal(err)
 	}
@@ -56,20 +57,20 @@ func TestHalfCreatedRecordIsInvisible(t *testing.T) {
 	stores(t, func(t *testing.T, open func() *Driver) {
 		d, ctx, id := open(), context.Background(), testID(t)
 		meta := claimOnly(t, d, id, time.Now().UnixMilli())
-		docs, err := d.createConcerns(ctx, driver.NewLedger(id, 1), meta)
+		docs, err := d.createConcerns(ctx, model.NewLedger(id, 1), meta)
 		if err != nil || len(docs) != 4 {
 			t.Fatalf("concern documents: %d, %v", len(docs), err)
 		}
-		if _, err := d.Get(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+		if _, err := d.Get(ctx, id); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("get of a half-created record: %v, want not found", err)
 		}
-		if _, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); !errors.Is(err, driver.ErrNotFound) {
+		if _, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("c", 1)); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("update of a half-created record: %v, want not found", err)
 		}
-		if err := d.Retract(ctx, id, time.Now()); !errors.Is(err, driver.ErrNotFound) {
+		if err := d.Retract(ctx, id, time.Now()); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("retract of a half-created record: %v, want not found", err)
 		}
-		if err := d.Delete(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+		if err := d.Delete(ctx, id); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("delete of a half-created record: %v, want not found", err)
 		}
 		wantListed(t, d, id, false)
@@ -83,7 +84,7 @@ func TestHalfCreatedRecordIsInvisible(t *testing.T) {
 	})
 }
 
-func wantListed(t *testing.T, d *Driver, id driver.ID, want bool) {
+func wantListed(t *testing.T, d *Driver, id model.ID, want bool) {
 	t.Helper()
 	page, err := d.List(context.Background(), driver.ListOptions{Prefix: id.Name})
 	if err != nil {
@@ -100,7 +101,7 @@ func TestCreateWaitsForAFreshClaim(t *testing.T) {
 		claimOnly(t, d, id, time.Now().UnixMilli())
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		err := open().Create(ctx, driver.NewLedger(id, 1))
+		err := open().Create(ctx, model.NewLedger(id, 1))
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("create over a fresh claim: %v, want it to wait until the deadline", err)
 		}
@@ -115,7 +116,7 @@ func TestCreateWinsWhenTheClaimIsRemoved(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			_ = d.coll.Delete(ctx, meta)
 		}()
-		if err := open().Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		if err := open().Create(ctx, model.NewLedger(id, 1)); err != nil {
 			t.Fatalf("create after the claim went away: %v", err)
 		}
 	})
@@ -125,11 +126,11 @@ func TestStaleClaimIsTakenOver(t *testing.T) {
 	stores(t, func(t *testing.T, open func() *Driver) {
 		d, ctx, id := open(), context.Background(), testID(t)
 		old := claimOnly(t, d, id, time.Now().Add(-2*StaleAfter).UnixMilli())
-		if _, err := d.createConcerns(ctx, driver.NewLedger(id, 1), old); err != nil {
+		if _, err := d.createConcerns(ctx, model.NewLedger(id, 1), old); err != nil {
 			t.Fatal(err)
 		}
-		rec := driver.NewLedger(id, 7)
-		h := driver.RefValue("c3", 3)
+		rec := model.NewLedger(id, 7)
+		h := model.RefValue("c3", 3)
 		rec.Head = &h
 		if err := open().Create(ctx, rec); err != nil {
 			t.Fatalf("create over a stale claim: %v", err)
@@ -139,7 +140,7 @@ func TestStaleClaimIsTakenOver(t *testing.T) {
 			t.Fatalf("record after take-over: %+v, %v", got, err)
 		}
 		// The creator that was taken over cannot commit any more.
-		if err := d.commit(ctx, old); !errors.Is(err, driver.ErrUnavailable) {
+		if err := d.commit(ctx, old); !errors.Is(err, model.ErrUnavailable) {
 			t.Fatalf("commit of the displaced creator: %v, want unavailable", err)
 		}
 		if got, _ := d.Get(ctx, id); got == nil || !got.Head.Equal(h) {
@@ -156,10 +157,10 @@ func TestDisplacedCreatorWritesNoMore(t *testing.T) {
 	stores(t, func(t *testing.T, open func() *Driver) {
 		d, ctx, id := open(), context.Background(), testID(t)
 		old := claimOnly(t, d, id, time.Now().Add(-2*StaleAfter).UnixMilli())
-		if err := open().Create(ctx, driver.NewLedger(id, 7)); err != nil {
+		if err := open().Create(ctx, model.NewLedger(id, 7)); err != nil {
 			t.Fatalf("create over a stale claim: %v", err)
 		}
-		if _, err := d.createConcerns(ctx, driver.NewLedger(id, 1), old); !errors.Is(err, driver.ErrUnavailable) {
+		if _, err := d.createConcerns(ctx, model.NewLedger(id, 1), old); !errors.Is(err, model.ErrUnavailable) {
 			t.Fatalf("concern documents of the displaced creator: %v, want unavailable", err)
 		}
 		if got, err := d.Get(ctx, id); err != nil || got.CreatedAt != 7 {
@@ -171,8 +172,8 @@ func TestDisplacedCreatorWritesNoMore(t *testing.T) {
 func TestLeftoversOfACrashedDeleteAreReplaced(t *testing.T) {
 	stores(t, func(t *testing.T, open func() *Driver) {
 		d, ctx, id := open(), context.Background(), testID(t)
-		rec := driver.NewLedger(id, 1)
-		h := driver.RefValue("old", 9)
+		rec := model.NewLedger(id, 1)
+		h := model.RefValue("old", 9)
 		rec.Head = &h
 		if err := d.Create(ctx, rec); err != nil {
 			t.Fatal(err)
@@ -185,23 +186,23 @@ func TestLeftoversOfACrashedDeleteAreReplaced(t *testing.T) {
 		if err := d.coll.Delete(ctx, meta); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Get(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+		if _, err := d.Get(ctx, id); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("get after the meta document went: %v, want not found", err)
 		}
-		if err := open().Create(ctx, driver.NewGraphSource(id, "db:X", nil, nil, 2)); err != nil {
+		if err := open().Create(ctx, model.NewGraphSource(id, "db:X", nil, nil, 2)); err != nil {
 			t.Fatalf("create over leftovers: %v", err)
 		}
 		got, err := d.Get(ctx, id)
-		if err != nil || got.Kind != driver.GraphSource || got.Head != nil || !got.Index.Equal(driver.UnbornValue()) {
+		if err != nil || got.Kind != model.GraphSource || got.Head != nil || !got.Index.Equal(model.UnbornValue()) {
 			t.Fatalf("record over leftovers: %+v, %v", got, err)
 		}
 		if err := d.Delete(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Create(ctx, driver.NewLedger(id, 3)); err != nil {
+		if err := d.Create(ctx, model.NewLedger(id, 3)); err != nil {
 			t.Fatalf("ledger over a leftover head: %v", err)
 		}
-		if got, err := d.Get(ctx, id); err != nil || !got.Head.Equal(driver.UnbornValue()) {
+		if got, err := d.Get(ctx, id); err != nil || !got.Head.Equal(model.UnbornValue()) {
 			t.Fatalf("ledger head over a leftover: %+v, %v", got, err)
 		}
 	})
@@ -210,7 +211,7 @@ func TestLeftoversOfACrashedDeleteAreReplaced(t *testing.T) {
 func TestRetractedLivesInTheStatusDocument(t *testing.T) {
 	stores(t, func(t *testing.T, open func() *Driver) {
 		d, ctx, id := open(), context.Background(), testID(t)
-		if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 			t.Fatal(err)
 		}
 		if err := d.Retract(ctx, id, time.Unix(5, 0)); err != nil {
@@ -221,8 +222,8 @@ func TestRetractedLivesInTheStatusDocument(t *testing.T) {
 			t.Fatalf("status document after retract: %+v, %v", st, err)
 		}
 		// A status push keeps the flag.
-		next := driver.Value{V: 3, Payload: driver.Object{"state": "archived"}}
-		out, err := d.Update(ctx, id, driver.Status, driver.IfAbove(), next)
+		next := model.Value{V: 3, Payload: model.Object{"state": "archived"}}
+		out, err := d.Update(ctx, id, model.Status, driver.IfAbove(), next)
 		if err != nil || !out.Applied {
 			t.Fatalf("push status: %+v, %v", out, err)
 		}
@@ -233,8 +234,8 @@ func TestRetractedLivesInTheStatusDocument(t *testing.T) {
 }
 
 func TestDocumentLayout(t *testing.T) {
-	d, ctx, id := mustMem(t), context.Background(), driver.ID{Name: "a/b", Branch: "c"}
-	if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	d, ctx, id := mustMem(t), context.Background(), model.ID{Name: "a/b", Branch: "c"}
+	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
 	for _, sk := range allSorts {
@@ -268,8 +269,8 @@ func TestMemDriversShareTheCollection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := driver.ID{Name: "x", Branch: "main"}
-	if err := a.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	id := model.ID{Name: "x", Branch: "main"}
+	if err := a.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
@@ -278,7 +279,7 @@ func TestMemDriversShareTheCollection(t *testing.T) {
 	if _, err := b.Get(ctx, id); err != nil {
 		t.Fatalf("second driver after the first closed: %v", err)
 	}
-	if _, err := a.Get(ctx, id); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := a.Get(ctx, id); !errors.Is(err, model.ErrInvalidArgument) {
 		t.Fatalf("closed driver: %v", err)
 	}
 	_ = b.Close()
@@ -287,7 +288,7 @@ func TestMemDriversShareTheCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Get(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+	if _, err := c.Get(ctx, id); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("reopened after every driver closed: %v, want an empty collection", err)
 	}
 }
@@ -295,10 +296,10 @@ func TestMemDriversShareTheCollection(t *testing.T) {
 func TestURLs(t *testing.T) {
 	ctx := context.Background()
 	for raw, want := range map[string]error{
-		"docstore+firestore://projects/p/databases/d/documents/c": driver.ErrUnsupported,
-		"docstore+mongo://db/coll":                                driver.ErrUnsupported,
-		"docstore+dynamodb://t?consistent_read=false":             driver.ErrInvalidArgument,
-		"docstore+mem://c/key/extra":                              driver.ErrInvalidArgument,
+		"docstore+firestore://projects/p/databases/d/documents/c": model.ErrUnsupported,
+		"docstore+mongo://db/coll":                                model.ErrUnsupported,
+		"docstore+dynamodb://t?consistent_read=false":             model.ErrInvalidArgument,
+		"docstore+mem://c/key/extra":                              model.ErrInvalidArgument,
 	} {
 		d, err := drivers.Open(ctx, raw)
 		if !errors.Is(err, want) {

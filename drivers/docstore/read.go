@@ -9,7 +9,7 @@ import (
 
 	"gocloud.dev/gcerrors"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Bounds of the driver's loops.
@@ -30,7 +30,7 @@ var allSorts = []string{skMeta, "head", "index", "status", "config"}
 
 // getDocs reads the documents sks of id in one action list. A document that
 // does not exist is nil.
-func (d *Driver) getDocs(ctx context.Context, id driver.ID, sks []string) ([]*document, error) {
+func (d *Driver) getDocs(ctx context.Context, id model.ID, sks []string) ([]*document, error) {
 	docs := make([]*document, len(sks))
 	al := d.coll.Actions()
 	for i, sk := range sks {
@@ -50,15 +50,15 @@ func (d *Driver) getDocs(ctx context.Context, id driver.ID, sks []string) ([]*do
 }
 
 // live returns meta's error: ErrNotFound unless meta is a live meta document.
-func live(id driver.ID, meta *document) error {
+func live(id model.ID, meta *document) error {
 	if meta == nil || meta.State != stateLive {
-		return fmt.Errorf("docstore: %w: %s", driver.ErrNotFound, id)
+		return fmt.Errorf("docstore: %w: %s", model.ErrNotFound, id)
 	}
 	return nil
 }
 
 // Get implements driver.Driver.
-func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -68,19 +68,19 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 		if docs, err = d.getDocs(ctx, id, allSorts); err != nil {
 			return nil, err
 		}
-		var rec *driver.Record
+		var rec *model.Record
 		if rec, err = assemble(id, docs); !errors.Is(err, errTorn) {
 			return rec, err
 		}
 		pause(ctx, attempt)
 	}
-	return nil, fmt.Errorf("docstore: %w: %v", driver.ErrInternal, err)
+	return nil, fmt.Errorf("docstore: %w: %v", model.ErrInternal, err)
 }
 
 // assemble builds the record from its documents, meta first then the
-// concerns in driver.Concerns order. It returns an error wrapping errTorn
+// concerns in model.Concerns order. It returns an error wrapping errTorn
 // when a concern document is missing or of another generation.
-func assemble(id driver.ID, docs []*document) (*driver.Record, error) {
+func assemble(id model.ID, docs []*document) (*model.Record, error) {
 	meta := docs[0]
 	if err := live(id, meta); err != nil {
 		return nil, err
@@ -89,8 +89,8 @@ func assemble(id driver.ID, docs []*document) (*driver.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &driver.Record{ID: mid, Meta: m}
-	for i, c := range driver.Concerns {
+	rec := &model.Record{ID: mid, Meta: m}
+	for i, c := range model.Concerns {
 		if !c.AppliesTo(m.Kind) {
 			continue // a head document here is a leftover of an earlier ledger
 		}
@@ -106,7 +106,7 @@ func assemble(id driver.ID, docs []*document) (*driver.Record, error) {
 			return nil, err
 		}
 		rec.SetValue(c, v)
-		if c == driver.Status {
+		if c == model.Status {
 			rec.Retracted = cd.Retracted
 		}
 	}
@@ -116,7 +116,7 @@ func assemble(id driver.ID, docs []*document) (*driver.Record, error) {
 // readConcern reads the document of concern c of id, checking that the
 // record is live. It returns an error wrapping ErrNotFound when the record
 // does not exist or has no such concern.
-func (d *Driver) readConcern(ctx context.Context, id driver.ID, c driver.Concern) (*document, error) {
+func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) (*document, error) {
 	for attempt := range readAttempts {
 		docs, err := d.getDocs(ctx, id, []string{skMeta, c.String()})
 		if err != nil {
@@ -126,15 +126,15 @@ func (d *Driver) readConcern(ctx context.Context, id driver.ID, c driver.Concern
 		if err := live(id, meta); err != nil {
 			return nil, err
 		}
-		if !c.AppliesTo(driver.Kind(meta.Kind)) {
-			return nil, fmt.Errorf("docstore: %w: %s has no %s", driver.ErrNotFound, id, c)
+		if !c.AppliesTo(model.Kind(meta.Kind)) {
+			return nil, fmt.Errorf("docstore: %w: %s has no %s", model.ErrNotFound, id, c)
 		}
 		if cd != nil && cd.Gen == meta.Gen {
 			return cd, nil
 		}
 		pause(ctx, attempt)
 	}
-	return nil, fmt.Errorf("docstore: %w: record %s: %s document missing or of another generation", driver.ErrInternal, id, c)
+	return nil, fmt.Errorf("docstore: %w: record %s: %s document missing or of another generation", model.ErrInternal, id, c)
 }
 
 // pause waits a little, more after each attempt, with jitter, or until ctx

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Update implements driver.Driver: read the concern document and its
@@ -13,7 +14,7 @@ import (
 // moved on, read again and decide again. Every write records its write ID
 // (driver.WriteOf) among the document's last three; a lost answer, or a
 // resend, is resolved as concernWrite says.
-func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
 	}
@@ -46,7 +47,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 // updateWrite returns the concernWrite of an Update of concern c of id to
 // next: landed when the document records its write ID; never landed when
 // the document, in the same life, proves it (driverutil.WriteIDs).
-func (d *Driver) updateWrite(ctx context.Context, id driver.ID, c driver.Concern, next driver.Value) *concernWrite {
+func (d *Driver) updateWrite(ctx context.Context, id model.ID, c model.Concern, next model.Value) *concernWrite {
 	cw := d.newConcernWrite(ctx, id, c, "update "+id.String()+" "+c.String())
 	cw.landed = func(cd *document) bool { return cd.writes().Has(cw.w.ID) }
 	cw.neverLanded = func(cd *document) bool {
@@ -61,11 +62,11 @@ func (d *Driver) updateWrite(ctx context.Context, id driver.ID, c driver.Concern
 // nothing clears the flag, so a status document of the generation a lost
 // attempt was sent to that is not retracted proves the attempt never
 // landed.
-func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
-	cw := d.newConcernWrite(ctx, id, driver.Status, "retract "+id.String())
+	cw := d.newConcernWrite(ctx, id, model.Status, "retract "+id.String())
 	cw.landed = func(cd *document) bool { return cd.Retracted || cd.writes().Has(cw.w.ID) }
 	cw.neverLanded = func(*document) bool { return true }
 	for attempt := range writeAttempts {
@@ -73,7 +74,7 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 		if err != nil || landed {
 			return err
 		}
-		nd, err := cur.next(driver.Value{V: cur.V + 1, Payload: driver.RetractedStatus(at)}, cw.w)
+		nd, err := cur.next(model.Value{V: cur.V + 1, Payload: model.RetractedStatus(at)}, cw.w)
 		if err != nil {
 			return err
 		}
@@ -100,11 +101,11 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 // the write never landed (neverLanded), lets the write go on (conflict or
 // send again); anything else (the record purged or created again since, a
 // resend, whose first attempt this process did not see) is an error
-// wrapping driver.ErrOutcomeUnknown.
+// wrapping model.ErrOutcomeUnknown.
 type concernWrite struct {
 	d    *Driver
-	id   driver.ID
-	c    driver.Concern
+	id   model.ID
+	c    model.Concern
 	w    driver.Write
 	what string // for errors: "update ID head"
 
@@ -121,7 +122,7 @@ type concernWrite struct {
 	last           error // the last refusal, for gaveUp
 }
 
-func (d *Driver) newConcernWrite(ctx context.Context, id driver.ID, c driver.Concern, what string) *concernWrite {
+func (d *Driver) newConcernWrite(ctx context.Context, id model.ID, c model.Concern, what string) *concernWrite {
 	cw := &concernWrite{d: d, id: id, c: c, w: driver.WriteOf(ctx), what: what}
 	if cw.w.Resend {
 		cw.ambiguous, cw.cause = true, fmt.Errorf("the write is a resend")
@@ -202,5 +203,5 @@ func gaveUp(ctx context.Context, what string, last error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("docstore: %s: %w", what, err)
 	}
-	return fmt.Errorf("docstore: %s: %w: no conclusive write in %d attempts (last: %v)", what, driver.ErrUnavailable, writeAttempts, last)
+	return fmt.Errorf("docstore: %s: %w: no conclusive write in %d attempts (last: %v)", what, model.ErrUnavailable, writeAttempts, last)
 }

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // The benchmarks time each driver operation next to the plain SDK request it
@@ -29,7 +30,7 @@ func BenchmarkPush(b *testing.B) {
 	key := map[string]types.AttributeValue{"pk": s(rawID.String()), "sk": s("head")}
 	testenv.BenchVsRaw(b, "push", func(i int) {
 		t := int64(i + 1)
-		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c"+strconv.FormatInt(t, 10), t))
+		out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("c"+strconv.FormatInt(t, 10), t))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}
@@ -82,9 +83,9 @@ func benchDriver(b *testing.B) (*dynamodb.Driver, context.Context) {
 	return d, context.Background()
 }
 
-func benchLedger(b *testing.B, d *dynamodb.Driver) driver.ID {
-	id, _ := driver.ParseID("bench" + testenv.RandomHex(4) + "/db")
-	if err := d.Create(context.Background(), driver.NewLedger(id, 1)); err != nil {
+func benchLedger(b *testing.B, d *dynamodb.Driver) model.ID {
+	id, _ := model.ParseID("bench" + testenv.RandomHex(4) + "/db")
+	if err := d.Create(context.Background(), model.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)
 	}
 	return id

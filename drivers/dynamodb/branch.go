@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.Brancher = (*Driver)(nil)
@@ -28,7 +29,7 @@ const branchTxAttempts = 40
 // puts of Create, each on condition attribute_not_exists(pk). A failed
 // condition cancels all of it; the source's reason (with its item) says
 // whether the source or the ID was at fault.
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
-	src := driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
+	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
 	tx := []types.TransactWriteItem{{Update: d.countUpdate(src, 1, now)}}
 	for _, it := range items {
 		tx = append(tx, types.TransactWriteItem{Put: &types.Put{
@@ -55,26 +56,26 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 	case failed(reasons[0]):
 		return nil, sourceRefused(op, src, reasons[0].Item)
 	}
-	return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
+	return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrAlreadyExists)
 }
 
 func failed(r types.CancellationReason) bool { return aws.ToString(r.Code) == "ConditionalCheckFailed" }
 
 // sourceRefused explains why the source's condition failed, from its item.
-func sourceRefused(op string, src driver.ID, it item) error {
+func sourceRefused(op string, src model.ID, it item) error {
 	if len(it) == 0 {
-		return fmt.Errorf("dynamodb: %s: source %s: %w", op, src, driver.ErrNotFound)
+		return fmt.Errorf("dynamodb: %s: source %s: %w", op, src, model.ErrNotFound)
 	}
-	if k, _ := getString(it, attrKind); k != string(driver.Ledger) {
-		return fmt.Errorf("dynamodb: %s: %w: source %s is a %s", op, driver.ErrWrongKind, src, k)
+	if k, _ := getString(it, attrKind); k != string(model.Ledger) {
+		return fmt.Errorf("dynamodb: %s: %w: source %s is a %s", op, model.ErrWrongKind, src, k)
 	}
-	return fmt.Errorf("dynamodb: %s: %w: source %s is retracted", op, driver.ErrNotFound, src)
+	return fmt.Errorf("dynamodb: %s: %w: source %s is retracted", op, model.ErrNotFound, src)
 }
 
 // countUpdate adds delta (1 or -1) to the branches of src's meta item. An
 // increment needs a live ledger; a decrement a count above 0, so that the
 // count never goes below it.
-func (d *Driver) countUpdate(src driver.ID, delta int64, nowMS int64) *types.Update {
+func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) *types.Update {
 	names := map[string]string{"#pk": attrPK, "#b": attrBranches, "#u": attrUpdatedAt}
 	values := map[string]types.AttributeValue{":zero": numberAV(0), ":one": numberAV(1), ":now": numberAV(nowMS)}
 	u := &types.Update{
@@ -84,7 +85,7 @@ func (d *Driver) countUpdate(src driver.ID, delta int64, nowMS int64) *types.Upd
 	}
 	if delta > 0 {
 		names["#k"], names["#r"] = attrKind, attrRetracted
-		values[":ledger"], values[":false"] = stringAV(string(driver.Ledger)), &types.AttributeValueMemberBOOL{Value: false}
+		values[":ledger"], values[":false"] = stringAV(string(model.Ledger)), &types.AttributeValueMemberBOOL{Value: false}
 		u.UpdateExpression = aws.String("SET #b = if_not_exists(#b, :zero) + :one, #u = :now")
 		u.ConditionExpression = aws.String("attribute_exists(#pk) AND #k = :ledger AND (attribute_not_exists(#r) OR #r = :false)")
 		return u
@@ -102,7 +103,7 @@ func (d *Driver) countUpdate(src driver.ID, delta int64, nowMS int64) *types.Upd
 // condition it is above 0 (or, when the source is gone or its count is 0
 // already, checks that it still is). A failed condition means a concurrent
 // create or drop got there first: it reads again and decides again.
-func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -134,16 +135,16 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 			return d.sweepLeftRows(ctx, op, pk)
 		}
 	}
-	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, driver.ErrUnavailable, branchTxAttempts)
+	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, model.ErrUnavailable, branchTxAttempts)
 }
 
 // dropItems checks the record read as items and returns the transaction
 // that drops it: the meta item's delete, the source's count, then the
 // other items' deletes.
-func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items map[string]item) ([]types.TransactWriteItem, error) {
+func (d *Driver) dropItems(ctx context.Context, op string, id model.ID, items map[string]item) ([]types.TransactWriteItem, error) {
 	pk := id.String()
 	if len(items) == 0 {
-		return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
 	meta, ok := items[skMeta]
 	if !ok {
@@ -153,8 +154,8 @@ func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items m
 	switch {
 	case err != nil:
 		return nil, err
-	case m.Kind != driver.Ledger:
-		return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s, not a branch", op, driver.ErrWrongKind, id, m.Kind)
+	case m.Kind != model.Ledger:
+		return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s, not a branch", op, model.ErrWrongKind, id, m.Kind)
 	case m.Branches > 0:
 		return nil, fmt.Errorf("dynamodb: %w", driverutil.HasBranchesError(id, m.Branches))
 	}
@@ -164,7 +165,7 @@ func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items m
 		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#b": attrBranches},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": numberAV(0)},
 	}}}
-	if src := (driver.ID{Name: id.Name, Branch: m.SourceBranch}); m.SourceBranch != "" && src != id {
+	if src := (model.ID{Name: id.Name, Branch: m.SourceBranch}); m.SourceBranch != "" && src != id {
 		op, err := d.sourceDecrement(ctx, op, src)
 		if err != nil {
 			return nil, err
@@ -184,7 +185,7 @@ func (d *Driver) dropItems(ctx context.Context, op string, id driver.ID, items m
 // sourceDecrement returns the part of a drop's transaction that concerns
 // the source: a decrement when its count is above 0, else a check that the
 // source is still gone or still at 0.
-func (d *Driver) sourceDecrement(ctx context.Context, op string, src driver.ID) (types.TransactWriteItem, error) {
+func (d *Driver) sourceDecrement(ctx context.Context, op string, src model.ID) (types.TransactWriteItem, error) {
 	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("#b"), ExpressionAttributeNames: map[string]string{"#b": attrBranches},
@@ -210,7 +211,7 @@ func (d *Driver) sourceDecrement(ctx context.Context, op string, src driver.ID) 
 // write ID): an Update resolving a lost answer afterwards cannot rely on the
 // watermark order a reset broke, and reports the outcome unknown rather
 // than guess.
-func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -226,9 +227,9 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 		case err != nil:
 			return nil, err
 		case rec == nil:
-			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
-		case rec.Kind != driver.Ledger:
-			return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s and has no head", op, driver.ErrWrongKind, id, rec.Kind)
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
+		case rec.Kind != model.Ledger:
+			return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s and has no head", op, model.ErrWrongKind, id, rec.Kind)
 		}
 		tx, err := d.resetItems(pk, items, head, index)
 		if err != nil {
@@ -240,10 +241,10 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 			return rec, err
 		}
 	}
-	return nil, fmt.Errorf("dynamodb: %s: %w: the head kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
+	return nil, fmt.Errorf("dynamodb: %s: %w: the head kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
-func (d *Driver) resetItems(pk string, items map[string]item, head driver.Value, index *driver.Value) ([]types.TransactWriteItem, error) {
+func (d *Driver) resetItems(pk string, items map[string]item, head model.Value, index *model.Value) ([]types.TransactWriteItem, error) {
 	tok := "reset" + newToken()
 	u, err := d.resetUpdate(pk, headLayout, items[skHead], head, tok)
 	if err != nil || index == nil {
@@ -255,7 +256,7 @@ func (d *Driver) resetItems(pk string, items map[string]item, head driver.Value,
 }
 
 // resetUpdate sets the item of layout l, as read in cur, to v.
-func (d *Driver) resetUpdate(pk string, l layout, cur item, v driver.Value, writeID string) (*types.Update, error) {
+func (d *Driver) resetUpdate(pk string, l layout, cur item, v model.Value, writeID string) (*types.Update, error) {
 	attrs, err := l.encode(v)
 	if err != nil {
 		return nil, err
@@ -273,7 +274,7 @@ func (d *Driver) resetUpdate(pk string, l layout, cur item, v driver.Value, writ
 	}
 	e, err := expression.NewBuilder().WithCondition(l.exactly(cur)).WithUpdate(pushWriteID(upd, writeID)).Build()
 	if err != nil {
-		return nil, fmt.Errorf("%w: build expression: %v", driver.ErrInternal, err)
+		return nil, fmt.Errorf("%w: build expression: %v", model.ErrInternal, err)
 	}
 	return d.txUpdate(pk, l.sk, e), nil
 }

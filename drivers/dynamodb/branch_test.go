@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 func rawItem(t *testing.T, d *dynamodb.Driver, pk, sk string) map[string]types.AttributeValue {
@@ -96,13 +96,13 @@ func TestFlureeBranchItemsRead(t *testing.T) {
 	record("main", map[string]types.AttributeValue{"branches": n(-1)})
 	record("feature-x", map[string]types.AttributeValue{"bp_source": s("main")})
 
-	id, _ := driver.ParseID(p + "db:feature-x")
+	id, _ := model.ParseID(p + "db:feature-x")
 	rec, err := d.Get(ctx, id)
 	must(t, err)
-	if rec.SourceBranch != "main" || rec.BranchPoint != nil || !rec.Head.Equal(driver.RefValue("bagcid9", 9)) {
+	if rec.SourceBranch != "main" || rec.BranchPoint != nil || !rec.Head.Equal(model.RefValue("bagcid9", 9)) {
 		t.Fatalf("Fluree's branch read as %+v head %v", rec.Meta, *rec.Head)
 	}
-	mainID, _ := driver.ParseID(p + "db")
+	mainID, _ := model.ParseID(p + "db")
 	if m, err := d.Get(ctx, mainID); err != nil || m.Branches != 0 {
 		t.Fatalf("source with branches -1: %v, branches %v", err, m)
 	}

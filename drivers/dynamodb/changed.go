@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.ChangeTimer = (*Driver)(nil)
@@ -16,7 +17,7 @@ var _ driver.ChangeTimer = (*Driver)(nil)
 // ChangedAt implements driver.ChangeTimer: the updated_at_ms every write
 // sets on a concern's item (the schema's), read consistently. A concern
 // whose item lacks it (a writer that does not set it) is left out.
-func (d *Driver) ChangedAt(ctx context.Context, id driver.ID) (map[driver.Concern]time.Time, error) {
+func (d *Driver) ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]time.Time, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -26,9 +27,9 @@ func (d *Driver) ChangedAt(ctx context.Context, id driver.ID) (map[driver.Concer
 		return nil, err
 	}
 	if _, ok := items[skMeta]; !ok {
-		return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
-	out := map[driver.Concern]time.Time{}
+	out := map[model.Concern]time.Time{}
 	for sk, it := range items {
 		n, ok := it[attrUpdatedAt].(*types.AttributeValueMemberN)
 		if sk == skMeta || !ok {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestChangedAt: the time each concern's item was last written, for every
@@ -21,7 +21,7 @@ func TestChangedAt(t *testing.T) {
 	id := "ca" + testenv.RandomHex(3)
 	before := time.Now().Add(-time.Minute) // DynamoDB Local stamps with the driver's clock: this machine's
 	must(t, ns.Init(ctx, id))
-	created, err := d.ChangedAt(ctx, driver.ID{Name: id, Branch: "main"})
+	created, err := d.ChangedAt(ctx, model.ID{Name: id, Branch: "main"})
 	must(t, err)
 	if len(created) != 4 {
 		t.Fatalf("ChangedAt after init = %v, want the 4 concerns", created)
@@ -34,12 +34,12 @@ func TestChangedAt(t *testing.T) {
 	time.Sleep(5 * time.Millisecond) // the times are in milliseconds: let the next write's differ
 	_, err = ns.PublishCommit(ctx, id, 3, "c3")
 	must(t, err)
-	later, err := d.ChangedAt(ctx, driver.ID{Name: id, Branch: "main"})
+	later, err := d.ChangedAt(ctx, model.ID{Name: id, Branch: "main"})
 	must(t, err)
-	if !later[driver.Head].After(created[driver.Head]) || !later[driver.Index].Equal(created[driver.Index]) {
+	if !later[model.Head].After(created[model.Head]) || !later[model.Index].Equal(created[model.Index]) {
 		t.Errorf("after a push of the head: %v, was %v", later, created)
 	}
-	if _, err := d.ChangedAt(ctx, driver.ID{Name: id + "-absent", Branch: "main"}); !errors.Is(err, driver.ErrNotFound) {
+	if _, err := d.ChangedAt(ctx, model.ID{Name: id + "-absent", Branch: "main"}); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("ChangedAt of an absent record: %v, want ErrNotFound", err)
 	}
 }

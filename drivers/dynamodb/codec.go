@@ -8,17 +8,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/model"
 )
 
-// This file converts JSON-normal payload values (see driver.Object) to
+// This file converts JSON-normal payload values (see model.Object) to
 // DynamoDB attribute values and back, by hand rather than through
 // attributevalue, so that numbers never pass through float64: an N attribute
 // becomes a json.Number holding DynamoDB's text of it.
 
 // toAV converts a JSON-normal value to an attribute value. It returns an
-// error wrapping driver.ErrInvalidArgument for a value JSON cannot hold.
+// error wrapping model.ErrInvalidArgument for a value JSON cannot hold.
 func toAV(v any) (types.AttributeValue, error) {
 	switch x := v.(type) {
 	case nil:
@@ -29,7 +29,7 @@ func toAV(v any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberS{Value: x}, nil
 	case json.Number:
 		if !jsonx.IsNumber(string(x)) {
-			return nil, fmt.Errorf("%w: %q is not a number", driver.ErrInvalidArgument, string(x))
+			return nil, fmt.Errorf("%w: %q is not a number", model.ErrInvalidArgument, string(x))
 		}
 		return &types.AttributeValueMemberN{Value: string(x)}, nil
 	case int:
@@ -42,10 +42,10 @@ func toAV(v any) (types.AttributeValue, error) {
 		return listAV(x)
 	case map[string]any:
 		return mapAV(x)
-	case driver.Object:
+	case model.Object:
 		return mapAV(x)
 	}
-	return nil, fmt.Errorf("%w: a payload value of Go type %T is not JSON", driver.ErrInvalidArgument, v)
+	return nil, fmt.Errorf("%w: a payload value of Go type %T is not JSON", model.ErrInvalidArgument, v)
 }
 
 func numberAV(i int64) types.AttributeValue {
@@ -172,13 +172,13 @@ func avSize(av types.AttributeValue) int {
 	return 1
 }
 
-// checkSize returns an error wrapping driver.ErrInvalidArgument when item
+// checkSize returns an error wrapping model.ErrInvalidArgument when item
 // would exceed MaxItemSize, so that the caller learns it before a request is
 // sent.
 func checkSize(pk, sk string, item map[string]types.AttributeValue) error {
 	if n := itemSize(item); n > MaxItemSize {
 		return fmt.Errorf("%w: item %s/%s would be about %d bytes, over DynamoDB's 400 KB (%d-byte) item limit",
-			driver.ErrInvalidArgument, pk, sk, n, MaxItemSize)
+			model.ErrInvalidArgument, pk, sk, n, MaxItemSize)
 	}
 	return nil
 }

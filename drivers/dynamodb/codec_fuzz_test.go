@@ -8,14 +8,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/model"
 )
 
 // itemsJSON encodes a record's items as the fuzz input form: a JSON object
 // of sort key -> item, each attribute a JSON value (see fuzzItems).
-func itemsJSON(t testing.TB, rec *driver.Record) []byte {
+func itemsJSON(t testing.TB, rec *model.Record) []byte {
 	items, err := recordItems(rec, 1, "inc")
 	if err != nil {
 		t.Fatal(err)
@@ -68,11 +68,11 @@ func fuzzItems(data []byte) (map[string]item, bool) {
 //
 //	go test -fuzz FuzzDecodeRecord ./drivers/dynamodb/
 func FuzzDecodeRecord(f *testing.F) {
-	led := driver.NewLedger(driver.ID{Name: "mydb", Branch: "main"}, 1700000000)
-	*led.Head = driver.RefValue("fluree:s3://b/c5.json", 5)
-	*led.Config = driver.Value{V: 2, Payload: driver.Object{"default_context": "ctx", "x": []any{json.Number("1"), nil}}}
-	gs := driver.NewGraphSource(driver.ID{Name: "search", Branch: "main"}, "db:Bm25Index", []string{"mydb:main"}, driver.Object{"k1": json.Number("1.2")}, 1)
-	*gs.Status = driver.Value{V: 3, Payload: driver.Object{"state": "retracted", "retracted_at": json.Number("5")}}
+	led := model.NewLedger(model.ID{Name: "mydb", Branch: "main"}, 1700000000)
+	*led.Head = model.RefValue("fluree:s3://b/c5.json", 5)
+	*led.Config = model.Value{V: 2, Payload: model.Object{"default_context": "ctx", "x": []any{json.Number("1"), nil}}}
+	gs := model.NewGraphSource(model.ID{Name: "search", Branch: "main"}, "db:Bm25Index", []string{"mydb:main"}, model.Object{"k1": json.Number("1.2")}, 1)
+	*gs.Status = model.Value{V: 3, Payload: model.Object{"state": "retracted", "retracted_at": json.Number("5")}}
 	gs.Retracted = true
 	f.Add("mydb:main", itemsJSON(f, led))
 	f.Add("search:main", itemsJSON(f, gs))
@@ -84,7 +84,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		rec, err := decodeRecord(pk, items)
 		if err != nil {
-			if !errors.Is(err, driver.ErrInternal) {
+			if !errors.Is(err, model.ErrInternal) {
 				t.Fatalf("decode error does not wrap ErrInternal: %v", err)
 			}
 			return
@@ -97,7 +97,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		again, err := recordItems(rec, 1, "inc")
 		if err != nil {
-			if errors.Is(err, driver.ErrInvalidArgument) && strings.Contains(err.Error(), "400 KB") {
+			if errors.Is(err, model.ErrInvalidArgument) && strings.Contains(err.Error(), "400 KB") {
 				return
 			}
 			t.Fatalf("decoded record cannot be written: %v", err)
@@ -122,30 +122,30 @@ func FuzzDecodeRecord(f *testing.F) {
 // item of a record under DynamoDB's 400 KB, in the shape that costs DynamoDB
 // the most per JSON byte (lists of one-digit numbers).
 func TestRecordAtEveryLimitFitsOneItem(t *testing.T) {
-	digits := func(n int) driver.Object {
+	digits := func(n int) model.Object {
 		l := make([]any, n/2-16)
 		for i := range l {
 			l[i] = json.Number("1")
 		}
-		return driver.Object{"state": "ready", "l": l}
+		return model.Object{"state": "ready", "l": l}
 	}
 	deps := make([]string, guard.MaxDependencies)
 	for i := range deps {
-		deps[i] = strings.Repeat("d", driver.MaxIDLength-8) + ":main"
+		deps[i] = strings.Repeat("d", model.MaxIDLength-8) + ":main"
 	}
-	for _, rec := range []*driver.Record{
-		driver.NewLedger(driver.ID{Name: "l", Branch: "main"}, 1),
-		driver.NewGraphSource(driver.ID{Name: "g", Branch: "main"}, strings.Repeat("t", guard.MaxSourceTypeBytes), deps, nil, 1),
+	for _, rec := range []*model.Record{
+		model.NewLedger(model.ID{Name: "l", Branch: "main"}, 1),
+		model.NewGraphSource(model.ID{Name: "g", Branch: "main"}, strings.Repeat("t", guard.MaxSourceTypeBytes), deps, nil, 1),
 	} {
 		addr := strings.Repeat("a", guard.MaxAddressBytes)
 		if rec.Head != nil {
-			*rec.Head = driver.RefValue(addr, 1)
+			*rec.Head = model.RefValue(addr, 1)
 		}
-		*rec.Index = driver.RefValue(addr, 1)
-		*rec.Status = driver.Value{V: 1, Payload: digits(guard.MaxPayloadBytes)}
+		*rec.Index = model.RefValue(addr, 1)
+		*rec.Status = model.Value{V: 1, Payload: digits(guard.MaxPayloadBytes)}
 		cfg := digits(guard.MaxPayloadBytes)
 		delete(cfg, "state")
-		*rec.Config = driver.Value{V: 1, Payload: cfg}
+		*rec.Config = model.Value{V: 1, Payload: cfg}
 		if err := guard.CheckRecord(rec); err != nil {
 			t.Fatalf("%s: not at the limits but over them: %v", rec.ID, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // countingTransport counts requests by DynamoDB operation (the X-Amz-Target
@@ -266,10 +267,10 @@ func TestListRemembersOnlyGraphSources(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { _ = writer.Close() })
 	prefix := "kinds" + testenv.RandomHex(4) + "/"
-	id := func(name string) driver.ID { return driver.ID{Name: prefix + name, Branch: "main"} }
-	createAll(t, 40, func(i int) error { return writer.Create(ctx, driver.NewLedger(id(fmt.Sprintf("l%02d", i)), 1)) })
+	id := func(name string) model.ID { return model.ID{Name: prefix + name, Branch: "main"} }
+	createAll(t, 40, func(i int) error { return writer.Create(ctx, model.NewLedger(id(fmt.Sprintf("l%02d", i)), 1)) })
 	for _, g := range []string{"g1", "g2"} {
-		must(t, writer.Create(ctx, driver.NewGraphSource(id(g), "db:Bm25Index", nil, nil, 1)))
+		must(t, writer.Create(ctx, model.NewGraphSource(id(g), "db:Bm25Index", nil, nil, 1)))
 	}
 
 	ct := newCountingTransport(http.DefaultTransport.(*http.Transport).Clone())
@@ -286,9 +287,9 @@ func TestListRemembersOnlyGraphSources(t *testing.T) {
 		t.Errorf("kind cache holds %d records after listing 40 ledgers and 2 graph sources, want 2", n)
 	}
 	ct.take()
-	cfgValue := driver.Value{V: 1, Payload: driver.Object{"k": "v"}}
+	cfgValue := model.Value{V: 1, Payload: model.Object{"k": "v"}}
 	for _, name := range []string{"g1", "l07"} {
-		out, err := reader.Update(ctx, id(name), driver.Config, driver.IfAbove(), cfgValue)
+		out, err := reader.Update(ctx, id(name), model.Config, driver.IfAbove(), cfgValue)
 		must(t, err)
 		if !out.Applied {
 			t.Errorf("config push to %s: not applied", name)

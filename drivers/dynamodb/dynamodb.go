@@ -33,13 +33,13 @@
 //
 // # Errors
 //
-// A missing table is an error wrapping driver.ErrNotProvisioned that says to
+// A missing table is an error wrapping model.ErrNotProvisioned that says to
 // create it (Provision or `ns table create`), refused credentials or
-// permissions one wrapping driver.ErrPermissionDenied that names the
+// permissions one wrapping model.ErrPermissionDenied that names the
 // DynamoDB action; both are lasting and never retried. Throttling that outlasts the
-// SDK's retries wraps driver.ErrThrottled; a request DynamoDB rejects as
+// SDK's retries wraps model.ErrThrottled; a request DynamoDB rejects as
 // malformed (an item over 400 KB, a number DynamoDB cannot hold) wraps
-// driver.ErrInvalidArgument. No error contains credentials.
+// model.ErrInvalidArgument. No error contains credentials.
 package dynamodb
 
 import (
@@ -60,6 +60,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -134,8 +135,8 @@ func OpenClient(client *dynamodb.Client, table string) *Driver {
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
 // It sends no request: a missing table shows on first use (or create it with
-// Provision). It returns an error wrapping driver.ErrInvalidArgument when
-// cfg is incomplete, and one wrapping driver.ErrUnavailable when the AWS
+// Provision). It returns an error wrapping model.ErrInvalidArgument when
+// cfg is incomplete, and one wrapping model.ErrUnavailable when the AWS
 // configuration cannot be loaded.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	client, httpClient, err := newClient(ctx, cfg)
@@ -162,7 +163,7 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 		return nil, nil, err
 	}
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
-		return nil, nil, fmt.Errorf("dynamodb: %w: %v", driver.ErrInvalidArgument, err)
+		return nil, nil, fmt.Errorf("dynamodb: %w: %v", model.ErrInvalidArgument, err)
 	}
 	awsCfg, err := loadAWSConfig(ctx, cfg)
 	if err != nil {
@@ -200,11 +201,11 @@ func loadAWSConfig(ctx context.Context, cfg Config) (aws.Config, error) {
 // validTable checks DynamoDB's table-name rules: 3 to 255 of [A-Za-z0-9_.-].
 func validTable(name string) error {
 	if len(name) < 3 || len(name) > 255 {
-		return fmt.Errorf("dynamodb: %w: table name %q must be 3 to 255 characters", driver.ErrInvalidArgument, name)
+		return fmt.Errorf("dynamodb: %w: table name %q must be 3 to 255 characters", model.ErrInvalidArgument, name)
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			return fmt.Errorf("dynamodb: %w: table name %q may hold only letters, digits, '_', '.' and '-'", driver.ErrInvalidArgument, name)
+			return fmt.Errorf("dynamodb: %w: table name %q may hold only letters, digits, '_', '.' and '-'", model.ErrInvalidArgument, name)
 		}
 	}
 	return nil
@@ -220,7 +221,7 @@ func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
 var urlParams = awsconf.Known("retry_limiter", "list_parallel")
 
 // ParseURL returns the Config a dynamodb:// URL describes. It returns an
-// error wrapping driver.ErrInvalidArgument for a path, an unknown parameter
+// error wrapping model.ErrInvalidArgument for a path, an unknown parameter
 // or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
@@ -262,7 +263,7 @@ func (d *Driver) Client() *dynamodb.Client { return d.client }
 func (d *Driver) Table() string { return d.table }
 
 // Close implements driver.Driver. Later calls return an error wrapping
-// driver.ErrInvalidArgument.
+// model.ErrInvalidArgument.
 func (d *Driver) Close() error {
 	if !d.closed.Close() {
 		return nil
@@ -289,25 +290,25 @@ func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }
 // which a cached ID would keep alive long after the record is gone.
 type kindCache struct {
 	mu sync.Mutex
-	m  map[driver.ID]struct{}
+	m  map[model.ID]struct{}
 }
 
 // maxCachedKinds bounds the cache; it is cleared when full.
 const maxCachedKinds = 100_000
 
-func (c *kindCache) get(id driver.ID) driver.Kind {
+func (c *kindCache) get(id model.ID) model.Kind {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[id]; ok {
-		return driver.GraphSource
+		return model.GraphSource
 	}
-	return driver.Ledger
+	return model.Ledger
 }
 
-func (c *kindCache) put(id driver.ID, k driver.Kind) {
+func (c *kindCache) put(id model.ID, k model.Kind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if k != driver.GraphSource {
+	if k != model.GraphSource {
 		delete(c.m, id)
 		return
 	}
@@ -315,12 +316,12 @@ func (c *kindCache) put(id driver.ID, k driver.Kind) {
 		return
 	}
 	if c.m == nil || len(c.m) >= maxCachedKinds {
-		c.m = map[driver.ID]struct{}{}
+		c.m = map[model.ID]struct{}{}
 	}
-	c.m[driver.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}] = struct{}{}
+	c.m[model.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}] = struct{}{}
 }
 
-func (c *kindCache) forget(id driver.ID) {
+func (c *kindCache) forget(id model.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, id)

@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // One table serves the whole test run; the conformance suite isolates its
@@ -77,13 +78,13 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.CorruptibleHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		cfg := testConfig(t)
 		open := func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) }
-		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, cfg, id) }, nil
+		return open, func(ctx context.Context, id model.ID) error { return corrupt(ctx, cfg, id) }, nil
 	}))
 }
 
 // corrupt makes the meta item of id undecodable: its retracted attribute
 // becomes a string.
-func corrupt(ctx context.Context, cfg dynamodb.Config, id driver.ID) error {
+func corrupt(ctx context.Context, cfg dynamodb.Config, id model.ID) error {
 	c, err := dynamodb.NewClient(ctx, cfg)
 	if err != nil {
 		return err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/model"
 )
 
 // fail wraps an SDK error from operation op (e.g. "update mydb:main head")
@@ -25,19 +25,19 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 		return d.unsupported(op, err)
 	}
 	switch awsconf.Code(err) {
-	case driver.Throttled:
-		return fmt.Errorf("dynamodb: %s: %w: still throttled after the SDK's retries: %w", op, driver.ErrThrottled, err)
-	case driver.NotProvisioned:
+	case model.Throttled:
+		return fmt.Errorf("dynamodb: %s: %w: still throttled after the SDK's retries: %w", op, model.ErrThrottled, err)
+	case model.NotProvisioned:
 		return fmt.Errorf("dynamodb: %s: %w: table %q (or its index %s) does not exist in this region and account, or is not ACTIVE; "+
-			"create it with `ns table create` or Provision: %w", op, driver.ErrNotProvisioned, d.table, IndexName, err)
-	case driver.PermissionDenied:
+			"create it with `ns table create` or Provision: %w", op, model.ErrNotProvisioned, d.table, IndexName, err)
+	case model.PermissionDenied:
 		return fmt.Errorf("dynamodb: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on table %q; "+
-			"grant it to the caller's IAM identity (docs/dynamodb.md lists the policy): %w", op, driver.ErrPermissionDenied, awsconf.Operation(err), d.table, err)
+			"grant it to the caller's IAM identity (docs/dynamodb.md lists the policy): %w", op, model.ErrPermissionDenied, awsconf.Operation(err), d.table, err)
 	}
 	if c := awsconf.ErrorCodeOf(err); c == "ValidationException" || c == "SerializationException" {
-		return fmt.Errorf("dynamodb: %s: %w: DynamoDB rejected the request: %w", op, driver.ErrInvalidArgument, err)
+		return fmt.Errorf("dynamodb: %s: %w: DynamoDB rejected the request: %w", op, model.ErrInvalidArgument, err)
 	}
-	return fmt.Errorf("dynamodb: %s: %w: %w", op, driver.ErrUnavailable, err)
+	return fmt.Errorf("dynamodb: %s: %w: %w", op, model.ErrUnavailable, err)
 }
 
 // maybeApplied reports whether a failed attempt of a write may nevertheless

@@ -3,12 +3,12 @@ package dynamodb
 import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // RecordItems returns the items Create would put for rec, for tests that
 // seed many records fast with BatchWriteItem.
-func RecordItems(rec *driver.Record, nowMS int64) ([]map[string]types.AttributeValue, error) {
+func RecordItems(rec *model.Record, nowMS int64) ([]map[string]types.AttributeValue, error) {
 	return recordItems(rec, nowMS, "inc")
 }
 

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // landedLog records the bodies of the UpdateItem requests DynamoDB applied,
@@ -178,7 +178,7 @@ func readStatus(ctx context.Context, t *testing.T, ns *nameservice.NameService, 
 		if err == nil {
 			return v
 		}
-		if ctx.Err() != nil || errors.Is(err, driver.ErrNotFound) {
+		if ctx.Err() != nil || errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("read status: %v", err)
 		}
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // fluree issues the requests of Fluree v4.1.6's DynamoDB nameservice
@@ -90,9 +90,9 @@ func (f fluree) putCommitIndexItem(ctx context.Context, pk string, t int64, id s
 // casRef is RefPublisher::compare_and_set_ref for an expected ref that
 // exists: case 2 (expected unborn) or case 3 (expected has an id), on the
 // head (commit_id, commit_t) or the index (index_id, index_t).
-func (f fluree) casRef(ctx context.Context, pk string, c driver.Concern, exp, next flRef) (bool, error) {
+func (f fluree) casRef(ctx context.Context, pk string, c model.Concern, exp, next flRef) (bool, error) {
 	sk, idAttr, tAttr := "head", "commit_id", "commit_t"
-	if c == driver.Index {
+	if c == model.Index {
 		sk, idAttr, tAttr = "index", "index_id", "index_t"
 	}
 	in := &awsdynamodb.UpdateItemInput{
@@ -110,7 +110,7 @@ func (f fluree) casRef(ctx context.Context, pk string, c driver.Concern, exp, ne
 	}
 	_, err := f.c.UpdateItem(ctx, in)
 	ok, err := applied(err)
-	if ok && c == driver.Head {
+	if ok && c == model.Head {
 		err = f.putCommitIndexItem(ctx, pk, next.t, next.id)
 	}
 	return ok, err
@@ -219,8 +219,8 @@ type interop struct {
 	ns    *nameservice.NameService
 	fl    fluree
 	id    string
-	head  driver.Value
-	index driver.Value
+	head  model.Value
+	index model.Value
 }
 
 // step is one write by one side; it returns the new value of concern c
@@ -228,19 +228,19 @@ type interop struct {
 // compare-and-set needs an expected id it can parse).
 type step struct {
 	name string
-	c    driver.Concern
-	run  func(ctx context.Context, x *interop, t int64) (next driver.Value, tried bool, err error)
+	c    model.Concern
+	run  func(ctx context.Context, x *interop, t int64) (next model.Value, tried bool, err error)
 }
 
-func (x *interop) cur(c driver.Concern) driver.Value {
-	if c == driver.Head {
+func (x *interop) cur(c model.Concern) model.Value {
+	if c == model.Head {
 		return x.head
 	}
 	return x.index
 }
 
 // asFluree is a value as Fluree reads it.
-func asFluree(v driver.Value) flRef {
+func asFluree(v model.Value) flRef {
 	if v.Unborn() {
 		return flRef{}
 	}
@@ -265,65 +265,65 @@ func interopSteps() []step {
 	for _, cidValue := range []bool{true, false} {
 		kind := map[bool]string{true: "content ID", false: "address"}[cidValue]
 		addr := ourAddress(cidValue)
-		for _, c := range []driver.Concern{driver.Head, driver.Index} {
+		for _, c := range []model.Concern{model.Head, model.Index} {
 			steps = append(steps,
-				step{fmt.Sprintf("our publish %s (%s)", c, kind), c, func(ctx context.Context, x *interop, t int64) (driver.Value, bool, error) {
+				step{fmt.Sprintf("our publish %s (%s)", c, kind), c, func(ctx context.Context, x *interop, t int64) (model.Value, bool, error) {
 					var out nameservice.Outcome
 					var err error
-					if c == driver.Head {
+					if c == model.Head {
 						out, err = x.ns.PublishCommit(ctx, x.id, t, addr(x.id, t))
 					} else {
 						out, err = x.ns.PublishIndex(ctx, x.id, t, addr(x.id, t))
 					}
-					return outcome(out, err, driver.RefValue(addr(x.id, t), t))
+					return outcome(out, err, model.RefValue(addr(x.id, t), t))
 				}},
-				step{fmt.Sprintf("our compare-and-set %s (%s)", c, kind), c, func(ctx context.Context, x *interop, t int64) (driver.Value, bool, error) {
+				step{fmt.Sprintf("our compare-and-set %s (%s)", c, kind), c, func(ctx context.Context, x *interop, t int64) (model.Value, bool, error) {
 					exp := x.cur(c)
 					out, err := x.ns.CompareAndSetRef(ctx, x.id, c, &exp, nameservice.Ref{Address: addr(x.id, t), T: t})
-					return outcome(out, err, driver.RefValue(addr(x.id, t), t))
+					return outcome(out, err, model.RefValue(addr(x.id, t), t))
 				}})
 		}
 	}
-	graphs := step{"our publish index with named graphs", driver.Index, func(ctx context.Context, x *interop, t int64) (driver.Value, bool, error) {
-		g := map[string]*nameservice.GraphIndex{driver.DefaultGraph: {Address: testenv.CID(fmt.Sprint("g", x.id, t)), T: t}, "g2": {Address: "g2-root", T: t, Rev: 1}}
+	graphs := step{"our publish index with named graphs", model.Index, func(ctx context.Context, x *interop, t int64) (model.Value, bool, error) {
+		g := map[string]*nameservice.GraphIndex{model.DefaultGraph: {Address: testenv.CID(fmt.Sprint("g", x.id, t)), T: t}, "g2": {Address: "g2-root", T: t, Rev: 1}}
 		out, err := x.ns.PublishIndexGraphs(ctx, x.id, g)
-		return outcome(out, err, driver.GraphsValue(g))
+		return outcome(out, err, model.GraphsValue(g))
 	}}
 	steps = append(steps, graphs)
-	for _, c := range []driver.Concern{driver.Head, driver.Index} {
+	for _, c := range []model.Concern{model.Head, model.Index} {
 		steps = append(steps,
-			step{fmt.Sprintf("Fluree publish %s", c), c, func(ctx context.Context, x *interop, t int64) (driver.Value, bool, error) {
+			step{fmt.Sprintf("Fluree publish %s", c), c, func(ctx context.Context, x *interop, t int64) (model.Value, bool, error) {
 				id := testenv.CID(fmt.Sprint("fluree", x.id, c, t))
 				var ok bool
 				var err error
-				if c == driver.Head {
+				if c == model.Head {
 					ok, err = x.fl.publishCommit(ctx, x.id, t, id)
 				} else {
 					ok, err = x.fl.publishIndex(ctx, x.id, t, id)
 				}
-				return flOutcome(ok, err, driver.RefValue(id, t))
+				return flOutcome(ok, err, model.RefValue(id, t))
 			}},
-			step{fmt.Sprintf("Fluree compare-and-set %s", c), c, func(ctx context.Context, x *interop, t int64) (driver.Value, bool, error) {
+			step{fmt.Sprintf("Fluree compare-and-set %s", c), c, func(ctx context.Context, x *interop, t int64) (model.Value, bool, error) {
 				exp := asFluree(x.cur(c))
 				if exp.id == "" && exp.t != 0 {
-					return driver.Value{}, false, nil // Fluree sees a t without an id: it cannot compare-and-set from there
+					return model.Value{}, false, nil // Fluree sees a t without an id: it cannot compare-and-set from there
 				}
 				id := testenv.CID(fmt.Sprint("fluree-cas", x.id, c, t))
 				ok, err := x.fl.casRef(ctx, x.id, c, exp, flRef{id, t})
-				return flOutcome(ok, err, driver.RefValue(id, t))
+				return flOutcome(ok, err, model.RefValue(id, t))
 			}})
 	}
 	return steps
 }
 
-func outcome(out nameservice.Outcome, err error, next driver.Value) (driver.Value, bool, error) {
+func outcome(out nameservice.Outcome, err error, next model.Value) (model.Value, bool, error) {
 	if err == nil && !out.Applied {
 		err = fmt.Errorf("not applied: current %v", out.Current)
 	}
 	return next, true, err
 }
 
-func flOutcome(ok bool, err error, next driver.Value) (driver.Value, bool, error) {
+func flOutcome(ok bool, err error, next model.Value) (model.Value, bool, error) {
 	if err == nil && !ok {
 		err = errors.New("Fluree's condition failed")
 	}
@@ -342,12 +342,12 @@ func (x *interop) check(ctx context.Context, after string) {
 	if err != nil {
 		x.t.Fatalf("%s: Fluree's lookup: %v", after, err)
 	}
-	for _, c := range []driver.Concern{driver.Head, driver.Index} {
+	for _, c := range []model.Concern{model.Head, model.Index} {
 		want := x.cur(c)
 		if got := *rec.Value(c); !got.Equal(want) {
 			x.t.Errorf("%s: we read %s %v, want %v", after, c, got, want)
 		}
-		got := map[driver.Concern]flRef{driver.Head: fr.head, driver.Index: fr.index}[c]
+		got := map[model.Concern]flRef{model.Head: fr.head, model.Index: fr.index}[c]
 		if got != asFluree(want) {
 			x.t.Errorf("%s: Fluree reads %s %+v, want %+v", after, c, got, asFluree(want))
 		}
@@ -373,7 +373,7 @@ func TestFlureeInterleaved(t *testing.T) {
 	prefix := "interop" + testenv.RandomHex(3) + "/"
 	ctx := context.Background()
 	var runs [][]step
-	for _, c := range []driver.Concern{driver.Head, driver.Index} {
+	for _, c := range []model.Concern{model.Head, model.Index} {
 		var steps []step
 		for _, st := range interopSteps() {
 			if st.c == c {
@@ -447,7 +447,7 @@ func (x *interop) run(ctx context.Context, steps ...step) {
 			x.t.Errorf("%s: %v", after, err)
 			return
 		}
-		if st.c == driver.Head {
+		if st.c == model.Head {
 			x.head = next
 		} else {
 			x.index = next
@@ -551,7 +551,7 @@ func TestFlureeCommitIndex(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Fluree's publish after ours: %v, %v", ok, err)
 	}
-	exp := driver.RefValue(c2, 2)
+	exp := model.RefValue(c2, 2)
 	_, err = ns.CompareAndSetRef(ctx, id, nameservice.Head, &exp, nameservice.Ref{Address: c3, T: 3})
 	must(t, err)
 	row := func(t64 int64) map[string]types.AttributeValue {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.HeadsReader = (*Driver)(nil)
@@ -19,9 +20,9 @@ var _ driver.HeadsReader = (*Driver)(nil)
 // layouts read. No item at all means no record; an index without a head
 // is a graph source, or a damaged ledger, which one more read (Get) tells
 // apart on that error path only.
-func (d *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) {
+func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	if err := d.begin(ctx); err != nil {
-		return driver.Heads{}, err
+		return model.Heads{}, err
 	}
 	pk, op := id.String(), "heads "+id.String()
 	names := map[string]string{"#pk": attrPK, "#sk": attrSK}
@@ -40,7 +41,7 @@ func (d *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) 
 		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
-		return driver.Heads{}, d.fail(ctx, op, err)
+		return model.Heads{}, d.fail(ctx, op, err)
 	}
 	items := map[string]item{}
 	for _, it := range out.Items {
@@ -52,23 +53,23 @@ func (d *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) 
 	index, hasIndex := items[skIndex]
 	switch {
 	case !hasHead && !hasIndex:
-		return driver.Heads{}, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		return model.Heads{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	case !hasHead || !hasIndex:
 		return d.headsOfRecord(ctx, id)
 	}
-	var h driver.Heads
+	var h model.Heads
 	for _, p := range []struct {
 		l   layout
-		c   driver.Concern
+		c   model.Concern
 		it  item
-		dst *driver.Value
-	}{{headLayout, driver.Head, head, &h.Head}, {indexLayout, driver.Index, index, &h.Index}} {
+		dst *model.Value
+	}{{headLayout, model.Head, head, &h.Head}, {indexLayout, model.Index, index, &h.Index}} {
 		v, err := p.l.decode(pk, p.it)
 		if err != nil {
-			return driver.Heads{}, err
+			return model.Heads{}, err
 		}
 		if err := v.Validate(p.c); err != nil { // as decodeRecord checks the record
-			return driver.Heads{}, malformed(pk, p.l.sk, "%v", err)
+			return model.Heads{}, malformed(pk, p.l.sk, "%v", err)
 		}
 		*p.dst = v
 	}
@@ -87,10 +88,10 @@ func headsAttributes() []string {
 
 // headsOfRecord reads the whole record to say why it has no head and
 // index: a graph source (ErrWrongKind), or damage (ErrInternal).
-func (d *Driver) headsOfRecord(ctx context.Context, id driver.ID) (driver.Heads, error) {
+func (d *Driver) headsOfRecord(ctx context.Context, id model.ID) (model.Heads, error) {
 	rec, err := d.Get(ctx, id)
 	if err != nil {
-		return driver.Heads{}, err
+		return model.Heads{}, err
 	}
-	return driver.HeadsOf(rec)
+	return model.HeadsOf(rec)
 }

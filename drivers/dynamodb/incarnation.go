@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // An item's incarnation names the life of that item: Create writes the
@@ -66,7 +66,7 @@ func (c *incCache) learn(pk string, items map[string]item) {
 
 // forget drops every item of pk.
 func (c *incCache) forget(pk string) {
-	for _, sk := range sortKeys(driver.Ledger) {
+	for _, sk := range sortKeys(model.Ledger) {
 		c.put(pk, sk, "")
 	}
 }

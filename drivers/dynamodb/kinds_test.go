@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestKindCacheKeepsOnlyGraphSourcesAsCopies checks the two properties that
@@ -14,10 +14,10 @@ import (
 func TestKindCacheKeepsOnlyGraphSourcesAsCopies(t *testing.T) {
 	var c kindCache
 	buf := []byte("gs:main")
-	gs := driver.ID{Name: unsafe.String(&buf[0], 2), Branch: unsafe.String(&buf[3], 4)}
-	ledger := driver.ID{Name: "l", Branch: "main"}
-	c.put(gs, driver.GraphSource)
-	c.put(ledger, driver.Ledger)
+	gs := model.ID{Name: unsafe.String(&buf[0], 2), Branch: unsafe.String(&buf[3], 4)}
+	ledger := model.ID{Name: "l", Branch: "main"}
+	c.put(gs, model.GraphSource)
+	c.put(ledger, model.Ledger)
 	if len(c.m) != 1 {
 		t.Fatalf("cache holds %d IDs, want 1 (the graph source)", len(c.m))
 	}
@@ -26,17 +26,17 @@ func TestKindCacheKeepsOnlyGraphSourcesAsCopies(t *testing.T) {
 			t.Errorf("cached ID %v shares the caller's bytes", id)
 		}
 	}
-	if k := c.get(gs); k != driver.GraphSource {
+	if k := c.get(gs); k != model.GraphSource {
 		t.Errorf("get(graph source) = %q", k)
 	}
-	if k := c.get(ledger); k != driver.Ledger {
+	if k := c.get(ledger); k != model.Ledger {
 		t.Errorf("get(ledger) = %q", k)
 	}
-	c.put(gs, driver.Ledger) // recreated as a ledger
-	if k := c.get(gs); k != driver.Ledger || len(c.m) != 0 {
+	c.put(gs, model.Ledger) // recreated as a ledger
+	if k := c.get(gs); k != model.Ledger || len(c.m) != 0 {
 		t.Errorf("after put(ledger): get = %q, %d IDs cached, want ledger and 0", k, len(c.m))
 	}
-	c.put(gs, driver.GraphSource)
+	c.put(gs, model.GraphSource)
 	c.forget(gs)
 	if len(c.m) != 0 {
 		t.Errorf("after forget: %d IDs cached, want 0", len(c.m))

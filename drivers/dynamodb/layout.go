@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/model"
 )
 
 // A layout maps one concern's Value to the attributes of its item and back,
@@ -42,16 +42,16 @@ var (
 )
 
 // layoutFor returns the layout of concern c of a record of kind k.
-func layoutFor(c driver.Concern, k driver.Kind) layout {
+func layoutFor(c model.Concern, k model.Kind) layout {
 	switch c {
-	case driver.Head:
+	case model.Head:
 		return headLayout
-	case driver.Index:
+	case model.Index:
 		return indexLayout
-	case driver.Status:
+	case model.Status:
 		return statusLayout
 	}
-	if k == driver.GraphSource {
+	if k == model.GraphSource {
 		return sourceConfigLayout
 	}
 	return ledgerConfigLayout
@@ -83,16 +83,16 @@ func layoutOfItem(sk string, it item) layout {
 
 // encode returns the attributes that hold v (a nil attribute value means
 // "absent": omitted from a put, removed by an update). It returns an error
-// wrapping driver.ErrInvalidArgument when the item cannot hold v.
-func (l layout) encode(v driver.Value) (map[string]types.AttributeValue, error) {
+// wrapping model.ErrInvalidArgument when the item cannot hold v.
+func (l layout) encode(v model.Value) (map[string]types.AttributeValue, error) {
 	attrs := map[string]types.AttributeValue{l.wm: numberAV(v.V)}
 	if err := l.encodePayload(v, attrs); err != nil {
-		return nil, fmt.Errorf("%w: %s item cannot hold %s: %v", driver.ErrInvalidArgument, l.sk, v, err)
+		return nil, fmt.Errorf("%w: %s item cannot hold %s: %v", model.ErrInvalidArgument, l.sk, v, err)
 	}
 	return attrs, nil
 }
 
-func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeValue) error {
+func (l layout) encodePayload(v model.Value, attrs map[string]types.AttributeValue) error {
 	null := &types.AttributeValueMemberNULL{Value: true}
 	switch l.shape {
 	case refShape:
@@ -145,7 +145,7 @@ func (l layout) encodePayload(v driver.Value, attrs map[string]types.AttributeVa
 // index_address, which Fluree never parses. The other attribute is
 // removed, so that an item this driver wrote holds one pointer only. An
 // unborn ref has a NULL address, as in the guide.
-func (l layout) encodeRef(v driver.Value, attrs map[string]types.AttributeValue) error {
+func (l layout) encodeRef(v model.Value, attrs map[string]types.AttributeValue) error {
 	attrs[l.fields[0]], attrs[l.cidAt] = &types.AttributeValueMemberNULL{Value: true}, nil
 	if len(l.fields) > 1 {
 		attrs[l.fields[1]] = nil
@@ -180,7 +180,7 @@ func (l layout) refAttrs(address string) (set, removed string) {
 
 // setExtras stores the payload's keys other than own as a map in attribute
 // name, or marks name absent when there are none.
-func setExtras(attrs map[string]types.AttributeValue, name string, p driver.Object, own string) error {
+func setExtras(attrs map[string]types.AttributeValue, name string, p model.Object, own string) error {
 	extras := extrasOf(p, own)
 	if len(extras) == 0 {
 		attrs[name] = nil
@@ -194,7 +194,7 @@ func setExtras(attrs map[string]types.AttributeValue, name string, p driver.Obje
 	return nil
 }
 
-func extrasOf(p driver.Object, own string) map[string]any {
+func extrasOf(p model.Object, own string) map[string]any {
 	extras := make(map[string]any, len(p))
 	for k, v := range p {
 		if k != own {
@@ -205,23 +205,23 @@ func extrasOf(p driver.Object, own string) map[string]any {
 }
 
 // decode reads the value an item holds. pk names the item in errors, which
-// wrap driver.ErrInternal.
-func (l layout) decode(pk string, it item) (driver.Value, error) {
+// wrap model.ErrInternal.
+func (l layout) decode(pk string, it item) (model.Value, error) {
 	v, ok, err := getInt(it, l.wm)
 	if err != nil {
-		return driver.Value{}, malformed(pk, l.sk, "%v", err)
+		return model.Value{}, malformed(pk, l.sk, "%v", err)
 	}
 	if !ok {
-		return driver.Value{}, malformed(pk, l.sk, "no %s", l.wm)
+		return model.Value{}, malformed(pk, l.sk, "no %s", l.wm)
 	}
 	p, err := l.decodePayload(v, it)
 	if err != nil {
-		return driver.Value{}, malformed(pk, l.sk, "%v", err)
+		return model.Value{}, malformed(pk, l.sk, "%v", err)
 	}
-	return driver.Value{V: v, Payload: p}, nil
+	return model.Value{V: v, Payload: p}, nil
 }
 
-func (l layout) decodePayload(v int64, it item) (driver.Object, error) {
+func (l layout) decodePayload(v int64, it item) (model.Object, error) {
 	switch l.shape {
 	case refShape:
 		return decodeRef(l, v, it)
@@ -239,7 +239,7 @@ func (l layout) decodePayload(v int64, it item) (driver.Object, error) {
 // the pointer after a write of the address (by this driver or a guide
 // implementation), and its t is the one beside it. Fluree reads the same
 // attribute, so the two always read the same pointer (docs/dynamodb.md).
-func decodeRef(l layout, v int64, it item) (driver.Object, error) {
+func decodeRef(l layout, v int64, it item) (model.Object, error) {
 	name := l.cidAt
 	if nullish(it, name) {
 		name = l.fields[0]
@@ -254,13 +254,13 @@ func decodeRef(l layout, v int64, it item) (driver.Object, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a string", name)
 	}
-	p := driver.Object{keyAddress: addr, keyT: json.Number(formatInt(v))}
+	p := model.Object{keyAddress: addr, keyT: json.Number(formatInt(v))}
 	if len(l.fields) > 1 && !nullish(it, l.fields[1]) {
 		s, ok := getString(it, l.fields[1])
 		if !ok {
 			return nil, fmt.Errorf("%s is not a string", l.fields[1])
 		}
-		g, err := driver.ParseObject([]byte(s))
+		g, err := model.ParseObject([]byte(s))
 		if err != nil || g == nil {
 			return nil, fmt.Errorf("%s is not a JSON object", l.fields[1])
 		}
@@ -276,18 +276,18 @@ func decodeRef(l layout, v int64, it item) (driver.Object, error) {
 // a writer that knows no named graphs (Fluree's publish_index sets index_id
 // and index_t only) moved the index on: they are stale, and read as none.
 // Anything else is kept, for the record's validation to judge.
-func graphsOf(g driver.Object, address string, t int64) bool {
-	m, ok := g[driver.DefaultGraph].(map[string]any)
+func graphsOf(g model.Object, address string, t int64) bool {
+	m, ok := g[model.DefaultGraph].(map[string]any)
 	if !ok {
 		return true
 	}
-	def := driver.Object(m)
+	def := model.Object(m)
 	a, okA := def[keyAddress].(string)
 	dt, okT := def.Int(keyT)
 	return !okA || !okT || (a == address && dt == t)
 }
 
-func decodeStatus(v int64, it item) (driver.Object, error) {
+func decodeStatus(v int64, it item) (model.Object, error) {
 	extras, err := decodeExtras(it, attrStatusMeta)
 	if err != nil {
 		return nil, err
@@ -306,7 +306,7 @@ func decodeStatus(v int64, it item) (driver.Object, error) {
 	return extras, nil
 }
 
-func decodeLedgerConfig(v int64, it item) (driver.Object, error) {
+func decodeLedgerConfig(v int64, it item) (model.Object, error) {
 	extras, err := decodeExtras(it, attrConfigMeta)
 	if err != nil {
 		return nil, err
@@ -324,7 +324,7 @@ func decodeLedgerConfig(v int64, it item) (driver.Object, error) {
 	return extras, nil
 }
 
-func decodeSourceConfig(v int64, it item) (driver.Object, error) {
+func decodeSourceConfig(v int64, it item) (model.Object, error) {
 	if nullish(it, attrConfigJSON) {
 		if v == 0 {
 			return nil, nil
@@ -335,7 +335,7 @@ func decodeSourceConfig(v int64, it item) (driver.Object, error) {
 	if !ok {
 		return nil, fmt.Errorf("config_json is not a string")
 	}
-	p, err := driver.ParseObject([]byte(s))
+	p, err := model.ParseObject([]byte(s))
 	if err != nil {
 		return nil, fmt.Errorf("config_json: %v", err)
 	}
@@ -347,8 +347,8 @@ func decodeSourceConfig(v int64, it item) (driver.Object, error) {
 
 // decodeExtras reads a map attribute of extra payload keys; absent, NULL and
 // empty all mean none.
-func decodeExtras(it item, name string) (driver.Object, error) {
-	extras := driver.Object{}
+func decodeExtras(it item, name string) (model.Object, error) {
+	extras := model.Object{}
 	if nullish(it, name) {
 		return extras, nil
 	}
@@ -414,7 +414,7 @@ func (l layout) witness() (expression.ConditionBuilder, bool) {
 // graphs (see graphsOf) decodes without them, while the condition for a
 // value without graphs asks for no index_graphs attribute; Update's retry
 // on the item's exact attributes (update.exact) covers that case.
-func (l layout) equals(e driver.Value) (cond expression.ConditionBuilder, ok bool) {
+func (l layout) equals(e model.Value) (cond expression.ConditionBuilder, ok bool) {
 	if (e.V == 0) != (e.Payload == nil) {
 		return cond, false // decode yields payloads exactly for born values, which start above 0
 	}
@@ -477,7 +477,7 @@ func extrasEqual(name string, av types.AttributeValue) expression.ConditionBuild
 
 // defaultContextEquals mirrors decodeLedgerConfig: unborn means absent or
 // NULL; a born payload without the key means absent; a null value means NULL.
-func defaultContextEquals(e driver.Value, av types.AttributeValue) expression.ConditionBuilder {
+func defaultContextEquals(e model.Value, av types.AttributeValue) expression.ConditionBuilder {
 	switch {
 	case e.Payload == nil:
 		return isNullish(attrDefaultContext)

@@ -17,6 +17,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -36,7 +37,7 @@ const maxStalledBatches = 5
 // candidate is a record the GSI lists for a page.
 type candidate struct {
 	pk   string
-	kind driver.Kind // "" when the GSI lists it under both kinds (a stale entry)
+	kind model.Kind // "" when the GSI lists it under both kinds (a stale entry)
 }
 
 // List implements driver.Driver. It queries the GSI gsi1-kind (one partition
@@ -84,8 +85,8 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	for _, c := range cands {
 		if err := fails[c.pk]; err != nil {
-			id, _ := driver.ParseID(c.pk)
-			page.Failed = append(page.Failed, &driver.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
+			id, _ := model.ParseID(c.pk)
+			page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
 		} else if r := recs[c.pk]; r != nil && opts.Matches(r) {
 			page.Records = append(page.Records, r)
 			d.kinds.put(r.ID, r.Kind)
@@ -96,19 +97,19 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 
 // gsiSource is one partition of an index that List reads candidates from.
 type gsiSource struct {
-	index string      // the index
-	hash  string      // its partition key attribute
-	value string      // the partition read
-	sk    string      // the sort key of the items it holds
-	kind  driver.Kind // the kind of the records it lists; "" when it cannot tell
+	index string     // the index
+	hash  string     // its partition key attribute
+	value string     // the partition read
+	sk    string     // the sort key of the items it holds
+	kind  model.Kind // the kind of the records it lists; "" when it cannot tell
 }
 
 // kindSources returns the partitions of gsi1-kind a listing reads: the
 // kind asked for, or both; only graph sources when a source type is.
 func kindSources(opts driver.ListOptions) []gsiSource {
 	var srcs []gsiSource
-	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
-		if (opts.Kind == "" || opts.Kind == k) && (opts.SourceType == "" || k == driver.GraphSource) {
+	for _, k := range []model.Kind{model.Ledger, model.GraphSource} {
+		if (opts.Kind == "" || opts.Kind == k) && (opts.SourceType == "" || k == model.GraphSource) {
 			srcs = append(srcs, gsiSource{index: IndexName, hash: attrKind, value: string(k), sk: skMeta, kind: k})
 		}
 	}
@@ -172,7 +173,7 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 	}
 	expr, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("dynamodb: list: %w: build expression: %v", driver.ErrInternal, err)
+		return nil, fmt.Errorf("dynamodb: list: %w: build expression: %v", model.ErrInternal, err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),
@@ -219,12 +220,12 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 // fetch reads the records of cands with consistent BatchGetItem calls and
 // returns them by pk, and by pk why a record's items cannot be read; a
 // purged record (no items at all) is absent from both maps.
-func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driver.Record, map[string]error, error) {
+func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*model.Record, map[string]error, error) {
 	var keys []item
 	for _, c := range cands {
 		sks := sortKeys(c.kind)
 		if c.kind == "" {
-			sks = sortKeys(driver.Ledger) // every sort key either kind uses
+			sks = sortKeys(model.Ledger) // every sort key either kind uses
 		}
 		for _, sk := range sks {
 			keys = append(keys, keyOf(c.pk, sk))
@@ -234,7 +235,7 @@ func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*driv
 	if err != nil {
 		return nil, nil, err
 	}
-	recs := make(map[string]*driver.Record, len(cands))
+	recs := make(map[string]*model.Record, len(cands))
 	fails := map[string]error{}
 	for _, c := range cands {
 		items := byPK[c.pk]
@@ -297,15 +298,15 @@ func (d *Driver) parallel() int {
 	return DefaultListParallel
 }
 
-func hasKind(meta item, k driver.Kind) bool {
+func hasKind(meta item, k model.Kind) bool {
 	s, ok := getString(meta, attrKind)
-	return !ok || driver.Kind(s) == k // no meta kind: let decodeRecord report it
+	return !ok || model.Kind(s) == k // no meta kind: let decodeRecord report it
 }
 
 // batchGet reads keys (at most 100) consistently into byPK, retrying
 // UnprocessedKeys at once while some keys get through, and with exponential
 // backoff and jitter when none do, up to maxStalledBatches times; then it
-// returns an error wrapping driver.ErrThrottled.
+// returns an error wrapping model.ErrThrottled.
 func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[string]item) error {
 	req := map[string]types.KeysAndAttributes{d.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	stalled := 0
@@ -329,7 +330,7 @@ func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[
 		if len(left.Keys) < len(req[d.table].Keys) {
 			stalled = 0
 		} else if stalled++; stalled > maxStalledBatches {
-			return fmt.Errorf("dynamodb: list: %w: BatchGetItem left %d keys unprocessed after %d retries", driver.ErrThrottled, len(left.Keys), maxStalledBatches)
+			return fmt.Errorf("dynamodb: list: %w: BatchGetItem left %d keys unprocessed after %d retries", model.ErrThrottled, len(left.Keys), maxStalledBatches)
 		} else if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
 			return err
 		}

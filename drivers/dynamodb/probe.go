@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/model"
 )
 
 // The checks of Probe, by the request they make.
@@ -150,5 +151,5 @@ func unknownOperation(err error) bool {
 // unsupported returns the error of an operation the server does not know.
 func (d *Driver) unsupported(op string, err error) error {
 	return fmt.Errorf("dynamodb: %s: %w: the server does not support %s (it answered %s); use Amazon DynamoDB or a server that implements it",
-		op, driver.ErrUnsupported, awsconf.Operation(err), awsconf.ErrorCodeOf(err))
+		op, model.ErrUnsupported, awsconf.Operation(err), awsconf.ErrorCodeOf(err))
 }

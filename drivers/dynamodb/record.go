@@ -5,19 +5,19 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // recordItems returns the items of a new record of incarnation inc, meta
 // first, as Create puts them.
-func recordItems(rec *driver.Record, nowMS int64, inc string) ([]item, error) {
+func recordItems(rec *model.Record, nowMS int64, inc string) ([]item, error) {
 	pk := rec.ID.String()
 	items := []item{metaItem(rec, nowMS)}
 	for _, sk := range sortKeys(rec.Kind)[1:] {
 		c := concernOfSK(sk)
 		v := rec.Value(c)
 		if v == nil {
-			return nil, fmt.Errorf("%w: record %s: a %s without a %s", driver.ErrInvalidArgument, pk, rec.Kind, c)
+			return nil, fmt.Errorf("%w: record %s: a %s without a %s", model.ErrInvalidArgument, pk, rec.Kind, c)
 		}
 		attrs, err := layoutFor(c, rec.Kind).encode(*v)
 		if err != nil {
@@ -40,16 +40,16 @@ func recordItems(rec *driver.Record, nowMS int64, inc string) ([]item, error) {
 	return items, nil
 }
 
-func concernOfSK(sk string) driver.Concern {
+func concernOfSK(sk string) model.Concern {
 	switch sk {
 	case skHead:
-		return driver.Head
+		return model.Head
 	case skIndex:
-		return driver.Index
+		return model.Index
 	case skStatus:
-		return driver.Status
+		return model.Status
 	}
-	return driver.Config
+	return model.Config
 }
 
 func baseItem(pk, sk string, nowMS int64) item {
@@ -63,7 +63,7 @@ func baseItem(pk, sk string, nowMS int64) item {
 // when set; dependencies are written as a list whenever the record has a
 // non-nil slice (a graph source's, possibly empty), so that nil and empty
 // survive a round trip.
-func metaItem(rec *driver.Record, nowMS int64) item {
+func metaItem(rec *model.Record, nowMS int64) item {
 	it := baseItem(rec.ID.String(), skMeta, nowMS)
 	it[attrKind] = stringAV(string(rec.Kind))
 	it[attrName] = stringAV(rec.ID.Name)
@@ -97,13 +97,13 @@ func metaItem(rec *driver.Record, nowMS int64) item {
 
 // decodeRecord builds the record of pk from its items, keyed by sort key.
 // It returns nil and no error when there is no item at all, and an error
-// wrapping driver.ErrInternal, naming the item, when an item is missing or
+// wrapping model.ErrInternal, naming the item, when an item is missing or
 // cannot be read.
-func decodeRecord(pk string, items map[string]item) (*driver.Record, error) {
+func decodeRecord(pk string, items map[string]item) (*model.Record, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
-	id, err := driver.ParseID(pk)
+	id, err := model.ParseID(pk)
 	if err != nil {
 		return nil, malformed(pk, skMeta, "pk is not an ID: %v", err)
 	}
@@ -111,7 +111,7 @@ func decodeRecord(pk string, items map[string]item) (*driver.Record, error) {
 	if !ok {
 		return nil, malformed(pk, skMeta, "missing (the record has %d other items)", len(items))
 	}
-	rec := &driver.Record{ID: id}
+	rec := &model.Record{ID: id}
 	if rec.Meta, err = decodeMeta(id, meta); err != nil {
 		return nil, err
 	}
@@ -134,13 +134,13 @@ func decodeRecord(pk string, items map[string]item) (*driver.Record, error) {
 	return rec, nil
 }
 
-func decodeMeta(id driver.ID, it item) (driver.Meta, error) {
+func decodeMeta(id model.ID, it item) (model.Meta, error) {
 	pk := id.String()
-	bad := func(format string, args ...any) (driver.Meta, error) {
-		return driver.Meta{}, malformed(pk, skMeta, format, args...)
+	bad := func(format string, args ...any) (model.Meta, error) {
+		return model.Meta{}, malformed(pk, skMeta, format, args...)
 	}
 	kind, _ := getString(it, attrKind)
-	m := driver.Meta{Kind: driver.Kind(kind)}
+	m := model.Meta{Kind: model.Kind(kind)}
 	if !m.Kind.Valid() {
 		return bad("kind %q is neither ledger nor graph_source", kind)
 	}
@@ -181,7 +181,7 @@ func decodeMeta(id driver.ID, it item) (driver.Meta, error) {
 // decodeBranchPoint reads the source branch from bp_source, else from
 // source_branch (written by earlier versions of this driver), and the branch point
 // from bp_commit_id and bp_t when both are there.
-func decodeBranchPoint(it item, m *driver.Meta) error {
+func decodeBranchPoint(it item, m *model.Meta) error {
 	var ok bool
 	if m.SourceBranch, ok = getString(it, attrBPSource); !ok {
 		m.SourceBranch, _ = getString(it, attrSourceBranch)
@@ -191,7 +191,7 @@ func decodeBranchPoint(it item, m *driver.Meta) error {
 	if err != nil || !hasAddr || !hasT || m.SourceBranch == "" {
 		return err
 	}
-	m.BranchPoint = &driver.BranchPoint{Address: addr, T: t}
+	m.BranchPoint = &model.BranchPoint{Address: addr, T: t}
 	return nil
 }
 

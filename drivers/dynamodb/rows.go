@@ -20,6 +20,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // A partition may hold rows beside a record's own items: Fluree v4 keeps
@@ -40,7 +41,7 @@ func commitSK(t int64) string {
 // content ID, as Fluree's put_commit_index_item does after a head update
 // applied: one PutItem, best effort (the index is an accelerator Fluree's
 // indexer checks; a failure here must not fail the publish that landed).
-func (d *Driver) indexCommit(ctx context.Context, pk string, v driver.Value) {
+func (d *Driver) indexCommit(ctx context.Context, pk string, v model.Value) {
 	ref, ok := v.Ref()
 	if !ok || cid.Parse(ref.Address) != nil {
 		return
@@ -58,7 +59,7 @@ func (d *Driver) indexCommit(ctx context.Context, pk string, v driver.Value) {
 // pending_commit_cids does: one consistent Query (paged) of the rows from
 // t = sinceT+1 up; none means no usable index (ok false). Rows it cannot
 // read are skipped.
-func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, false, err
 	}
@@ -80,7 +81,7 @@ func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int
 // PruneCommitIndex implements driver.CommitIndexer as Fluree's
 // prune_commit_index does: a Query of the keys of the rows up to t = upToT,
 // then their deletion with BatchWriteItem.
-func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ const maxBatchWrites = 25
 // of up to 25 deletes, up to d.parallel() of them at once. Unprocessed
 // deletes are sent again at once while some get through, and with
 // exponential backoff and jitter when none do, up to maxStalledBatches
-// times; then it returns an error wrapping driver.ErrThrottled.
+// times; then it returns an error wrapping model.ErrThrottled.
 func (d *Driver) deleteRows(ctx context.Context, op, pk string, sks []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(d.parallel())
@@ -167,7 +168,7 @@ func (d *Driver) batchWrite(ctx context.Context, op string, reqs []types.WriteRe
 		if len(left) < len(reqs) {
 			stalled = 0
 		} else if stalled++; stalled > maxStalledBatches {
-			return fmt.Errorf("dynamodb: %s: %w: BatchWriteItem left %d deletes unprocessed after %d retries", op, driver.ErrThrottled, len(left), maxStalledBatches)
+			return fmt.Errorf("dynamodb: %s: %w: BatchWriteItem left %d deletes unprocessed after %d retries", op, model.ErrThrottled, len(left), maxStalledBatches)
 		} else if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
 			return err
 		}

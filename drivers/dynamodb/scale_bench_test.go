@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // The scale benchmarks list many records, and watch many records under a
@@ -91,7 +92,7 @@ func wantListed(b *testing.B, n, got int, err error) {
 // listDriver lists every ledger under prefix through the driver and
 // returns how many records and failures it saw.
 func listDriver(ctx context.Context, d *dynamodb.Driver, prefix string) (int, error) {
-	recs, failed, err := testenv.ListAll(ctx, d, driver.ListOptions{Kind: driver.Ledger, Prefix: prefix, PageSize: benchPageSize})
+	recs, failed, err := testenv.ListAll(ctx, d, driver.ListOptions{Kind: model.Ledger, Prefix: prefix, PageSize: benchPageSize})
 	return recs + failed, err
 }
 
@@ -107,7 +108,7 @@ func listRaw(ctx context.Context, c *awsdynamodb.Client, table, prefix string, p
 			KeyConditionExpression:   aws.String("#k = :k AND begins_with(#p, :p)"),
 			ExpressionAttributeNames: map[string]string{"#k": "kind", "#p": "pk"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":k": s(string(driver.Ledger)), ":p": s(prefix),
+				":k": s(string(model.Ledger)), ":p": s(prefix),
 			},
 			ExclusiveStartKey: start,
 			Limit:             aws.Int32(benchPageSize + 1),
@@ -161,7 +162,7 @@ func BenchmarkWatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = counted.Close() })
-	load := testenv.WatchLoad{Writer: d, N: n, ID: func(r int) driver.ID { return benchID(prefix, r) },
+	load := testenv.WatchLoad{Writer: d, N: n, ID: func(r int) model.ID { return benchID(prefix, r) },
 		For: testenv.WatchFor(b), T: map[int]int64{}, Wait: time.Minute, Reported: 0.9}
 	for b.Loop() {
 		stream := testenv.WatchLatency(b, load, func(ctx context.Context) (<-chan driver.Event, error) {
@@ -242,8 +243,8 @@ func scaleDriver(b *testing.B, edits ...func(*awsdynamodb.CreateTableInput)) (*d
 	return d, ctx
 }
 
-func benchID(prefix string, i int) driver.ID {
-	return driver.ID{Name: fmt.Sprintf("%s%06d", prefix, i), Branch: "main"}
+func benchID(prefix string, i int) model.ID {
+	return model.ID{Name: fmt.Sprintf("%s%06d", prefix, i), Branch: "main"}
 }
 
 // seed writes n ledgers under prefix with BatchWriteItem (25 items a call,
@@ -252,9 +253,9 @@ func seed(b *testing.B, d *dynamodb.Driver, prefix string, n int) {
 	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	putRecords(b, d, func(yield func(*driver.Record) bool) {
+	putRecords(b, d, func(yield func(*model.Record) bool) {
 		for i := range n {
-			if !yield(driver.NewLedger(benchID(prefix, i), 1)) {
+			if !yield(model.NewLedger(benchID(prefix, i), 1)) {
 				return
 			}
 		}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/jsonx"
+	"nameservice.dev/nameservice/model"
 )
 
 // The wire schema of dynamodb-nameservice-guide.md. These names are the
@@ -129,8 +129,8 @@ const (
 type item = map[string]types.AttributeValue
 
 // sortKeys lists the sort keys of a record of kind k, meta first.
-func sortKeys(k driver.Kind) []string {
-	if k == driver.GraphSource {
+func sortKeys(k model.Kind) []string {
+	if k == model.GraphSource {
 		return []string{skMeta, skIndex, skConfig, skStatus}
 	}
 	return []string{skMeta, skHead, skIndex, skConfig, skStatus}
@@ -142,7 +142,7 @@ func keyOf(pk, sk string) item {
 
 // malformed returns the error for an item this driver cannot interpret.
 func malformed(pk, sk, format string, args ...any) error {
-	return fmt.Errorf("dynamodb: item %s/%s: %w: %s", pk, sk, driver.ErrInternal, fmt.Sprintf(format, args...))
+	return fmt.Errorf("dynamodb: item %s/%s: %w: %s", pk, sk, model.ErrInternal, fmt.Sprintf(format, args...))
 }
 
 // nullish reports whether an attribute is absent or NULL.

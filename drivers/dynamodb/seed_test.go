@@ -11,15 +11,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/model"
 )
 
 // putRecords writes the records recs yields, with the items Create would
 // put, by BatchWriteItem: 25 items a call, 8 calls at once, each batch
 // made as the calls go. edit, when not nil, may change each item first;
 // n is the ordinal of its record in recs.
-func putRecords(tb testing.TB, d *dynamodb.Driver, recs iter.Seq[*driver.Record], edit func(n int, it map[string]types.AttributeValue)) {
+func putRecords(tb testing.TB, d *dynamodb.Driver, recs iter.Seq[*model.Record], edit func(n int, it map[string]types.AttributeValue)) {
 	tb.Helper()
 	batches := make(chan []types.WriteRequest, 16)
 	g, ctx := errgroup.WithContext(context.Background())

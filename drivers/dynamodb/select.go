@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Listings by state and by source type. Both verify what they select on
@@ -47,11 +48,11 @@ func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, a
 // without it, the graph sources' partition of gsi1-kind filtered on the
 // source_type it projects.
 func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
-	if opts.Kind == driver.Ledger {
+	if opts.Kind == model.Ledger {
 		return nil, "", nil // ledgers have no source type
 	}
 	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx).sourceType {
-		src := gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: opts.SourceType, sk: skMeta, kind: driver.GraphSource}
+		src := gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: opts.SourceType, sk: skMeta, kind: model.GraphSource}
 		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
 	}
 	d.warnCost("a listing by source type", "it reads the gsi1-kind entry of every graph source")

@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkListSelect lists by state and by source type on one table of
@@ -125,11 +126,11 @@ func indexed(b *testing.B, ctx context.Context, d *dynamodb.Driver) bool {
 // seedSelect writes the ledgers and graph sources of BenchmarkListSelect.
 func seedSelect(b *testing.B, d *dynamodb.Driver, ledgers, sources, matches int) {
 	b.Helper()
-	putRecords(b, d, func(yield func(*driver.Record) bool) {
+	putRecords(b, d, func(yield func(*model.Record) bool) {
 		for i := range ledgers {
-			r := driver.NewLedger(driver.ID{Name: fmt.Sprintf("sel/db%06d", i), Branch: "main"}, 1)
+			r := model.NewLedger(model.ID{Name: fmt.Sprintf("sel/db%06d", i), Branch: "main"}, 1)
 			if i%(ledgers/matches) == 0 {
-				r.Status = &driver.Value{V: 2, Payload: driver.Object{"state": "indexing"}}
+				r.Status = &model.Value{V: 2, Payload: model.Object{"state": "indexing"}}
 			}
 			if !yield(r) {
 				return
@@ -140,7 +141,7 @@ func seedSelect(b *testing.B, d *dynamodb.Driver, ledgers, sources, matches int)
 			if i%(sources/matches) == 0 {
 				typ = "db:HnswIndex"
 			}
-			if !yield(driver.NewGraphSource(driver.ID{Name: fmt.Sprintf("sel/gs%05d", i), Branch: "main"}, typ, nil, nil, 1)) {
+			if !yield(model.NewGraphSource(model.ID{Name: fmt.Sprintf("sel/gs%05d", i), Branch: "main"}, typ, nil, nil, 1)) {
 				return
 			}
 		}
@@ -171,7 +172,7 @@ func selectRaw(ctx context.Context, c *awsdynamodb.Client, table string, opts dr
 	default:
 		pks, err = queryPKs(ctx, c, &awsdynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String(dynamodb.IndexName),
 			KeyConditionExpression: aws.String("kind = :k"), FilterExpression: aws.String("source_type = :t"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":k": s(string(driver.GraphSource)), ":t": s(opts.SourceType)},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":k": s(string(model.GraphSource)), ":t": s(opts.SourceType)},
 			Limit:                     aws.Int32(1000)})
 	}
 	if err != nil {

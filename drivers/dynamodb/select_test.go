@@ -25,6 +25,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // ownTable creates a table of the test's own, with the schema's optional
@@ -331,9 +332,9 @@ func TestStatusStateUnderConcurrentPushes(t *testing.T) {
 func seedAsFluree(t *testing.T, d *dynamodb.Driver, prefix string, n int) []string {
 	t.Helper()
 	var ids []string
-	putRecords(t, d, func(yield func(*driver.Record) bool) {
+	putRecords(t, d, func(yield func(*model.Record) bool) {
 		for i := range n {
-			rec := driver.NewLedger(driver.ID{Name: fmt.Sprintf("%s%03d", prefix, i), Branch: "main"}, 1)
+			rec := model.NewLedger(model.ID{Name: fmt.Sprintf("%s%03d", prefix, i), Branch: "main"}, 1)
 			ids = append(ids, rec.ID.String())
 			if !yield(rec) {
 				return
@@ -436,7 +437,7 @@ func TestWatchOfHeadsReadsOnlyTheStream(t *testing.T) {
 	id := newWatchedLedger(t, writer)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := w.Watch(ctx, driver.WatchOptions{ID: id, Concerns: []driver.Concern{driver.Head}})
+	ch, err := w.Watch(ctx, driver.WatchOptions{ID: id, Concerns: []model.Concern{model.Head}})
 	must(t, err)
 	ct.take()
 	ns := nameservice.New(writer)
@@ -447,7 +448,7 @@ func TestWatchOfHeadsReadsOnlyTheStream(t *testing.T) {
 	_, err = ns.PushConfig(ctx, id.String(), nameservice.Value{}, nameservice.Value{V: 1, Payload: nameservice.Object{"k": 1}})
 	must(t, err)
 	pushHead(t, writer, id, 1, 1)
-	if ev := nextEvent(t, ch); ev.Concern != driver.Head || ev.New.V != 1 {
+	if ev := nextEvent(t, ch); ev.Concern != model.Head || ev.New.V != 1 {
 		t.Fatalf("first event %+v, want the head at 1", ev)
 	}
 	for op, k := range ct.take() {

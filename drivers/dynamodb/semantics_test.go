@@ -21,6 +21,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 func openDriver(t *testing.T) *dynamodb.Driver {
@@ -31,8 +32,8 @@ func openDriver(t *testing.T) *dynamodb.Driver {
 	return d
 }
 
-func obj(s string) driver.Object {
-	o, err := driver.ParseObject([]byte(s))
+func obj(s string) model.Object {
+	o, err := model.ParseObject([]byte(s))
 	if err != nil {
 		panic(err)
 	}
@@ -46,43 +47,43 @@ func obj(s string) driver.Object {
 func TestEqualsMatchesHolds(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
-	ref := driver.RefValue
+	ref := model.RefValue
 	cases := []struct {
-		kind   driver.Kind
-		c      driver.Concern
-		values []driver.Value
-		extra  []driver.Value // expected values no item can hold
+		kind   model.Kind
+		c      model.Concern
+		values []model.Value
+		extra  []model.Value // expected values no item can hold
 	}{
-		{driver.Ledger, driver.Head,
-			[]driver.Value{{}, ref("a", 1), ref("b", 1), ref("a", 2), ref(testenv.CID("a"), 1)},
-			[]driver.Value{{V: 1, Payload: obj(`{"address":"a","t":1,"x":1}`)}, {V: 1}, {V: 0, Payload: obj(`{}`)}}},
-		{driver.Ledger, driver.Status,
-			[]driver.Value{driver.ReadyStatus(), {V: 1, Payload: obj(`{"state":"ready","x":1}`)}, {V: 1, Payload: obj(`{"state":"ready","x":2}`)},
+		{model.Ledger, model.Head,
+			[]model.Value{{}, ref("a", 1), ref("b", 1), ref("a", 2), ref(testenv.CID("a"), 1)},
+			[]model.Value{{V: 1, Payload: obj(`{"address":"a","t":1,"x":1}`)}, {V: 1}, {V: 0, Payload: obj(`{}`)}}},
+		{model.Ledger, model.Status,
+			[]model.Value{model.ReadyStatus(), {V: 1, Payload: obj(`{"state":"ready","x":1}`)}, {V: 1, Payload: obj(`{"state":"ready","x":2}`)},
 				{V: 2, Payload: obj(`{"state":"busy","n":{"a":[1,"b",null,true]}}`)}},
-			[]driver.Value{{}, {V: 1, Payload: obj(`{"x":1}`)}, {V: 1, Payload: obj(`{"state":1}`)}}},
-		{driver.Ledger, driver.Config,
-			[]driver.Value{{}, {V: 1, Payload: obj(`{}`)}, {V: 1, Payload: obj(`{"default_context":"c"}`)},
+			[]model.Value{{}, {V: 1, Payload: obj(`{"x":1}`)}, {V: 1, Payload: obj(`{"state":1}`)}}},
+		{model.Ledger, model.Config,
+			[]model.Value{{}, {V: 1, Payload: obj(`{}`)}, {V: 1, Payload: obj(`{"default_context":"c"}`)},
 				{V: 1, Payload: obj(`{"default_context":null}`)}, {V: 1, Payload: obj(`{"default_context":"c","k":1}`)},
 				{V: 1, Payload: obj(`{"k":1}`)}, {V: 2, Payload: obj(`{"k":{"n":[1,2.5,"x"]}}`)}},
-			[]driver.Value{{V: 1, Payload: obj(`{"k":1.0}`)}, {V: 0, Payload: obj(`{}`)}}},
-		{driver.GraphSource, driver.Config,
-			[]driver.Value{{}, {V: 1, Payload: obj(`{"k":1}`)}, {V: 1, Payload: obj(`{"k":2}`)}, {V: 2, Payload: obj(`{"b":[1,2],"a":{"x":null}}`)}},
-			[]driver.Value{{V: 1, Payload: obj(`{"k":1.0}`)}, {V: 1, Payload: obj(`{"k":1,"z":0}`)}}},
+			[]model.Value{{V: 1, Payload: obj(`{"k":1.0}`)}, {V: 0, Payload: obj(`{}`)}}},
+		{model.GraphSource, model.Config,
+			[]model.Value{{}, {V: 1, Payload: obj(`{"k":1}`)}, {V: 1, Payload: obj(`{"k":2}`)}, {V: 2, Payload: obj(`{"b":[1,2],"a":{"x":null}}`)}},
+			[]model.Value{{V: 1, Payload: obj(`{"k":1.0}`)}, {V: 1, Payload: obj(`{"k":1,"z":0}`)}}},
 	}
 	n := 0
 	for _, tc := range cases {
 		for _, stored := range tc.values {
-			for _, expected := range append(append([]driver.Value{}, tc.values...), tc.extra...) {
+			for _, expected := range append(append([]model.Value{}, tc.values...), tc.extra...) {
 				n++
-				id, _ := driver.ParseID(fmt.Sprintf("eq%s/%d", testenv.RandomHex(3), n))
-				rec := driver.NewLedger(id, 1)
-				if tc.kind == driver.GraphSource {
-					rec = driver.NewGraphSource(id, "db:Bm25Index", nil, nil, 1)
+				id, _ := model.ParseID(fmt.Sprintf("eq%s/%d", testenv.RandomHex(3), n))
+				rec := model.NewLedger(id, 1)
+				if tc.kind == model.GraphSource {
+					rec = model.NewGraphSource(id, "db:Bm25Index", nil, nil, 1)
 				}
 				rec.SetValue(tc.c, stored)
 				must(t, d.Create(ctx, rec))
-				next := driver.Value{V: max(stored.V, expected.V) + 1, Payload: obj(`{"state":"next","address":"n"}`)}
-				if tc.c == driver.Head {
+				next := model.Value{V: max(stored.V, expected.V) + 1, Payload: obj(`{"state":"next","address":"n"}`)}
+				if tc.c == model.Head {
 					next = ref("n", next.V)
 				}
 				cond := driver.IfEquals(expected)
@@ -97,7 +98,7 @@ func TestEqualsMatchesHolds(t *testing.T) {
 				}
 				got, err := d.Get(ctx, id)
 				must(t, err)
-				if want := map[bool]driver.Value{true: next, false: stored}[out.Applied]; !got.Value(tc.c).Equal(want) {
+				if want := map[bool]model.Value{true: next, false: stored}[out.Applied]; !got.Value(tc.c).Equal(want) {
 					t.Errorf("%s: then %s = %v, want %v", what, tc.c, *got.Value(tc.c), want)
 				}
 			}
@@ -113,16 +114,16 @@ func TestRoundTrip(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
 	p := "rt" + testenv.RandomHex(3) + "/"
-	id := func(s string) driver.ID { i, _ := driver.ParseID(p + s); return i }
-	ledger := driver.NewLedger(id("l:release/v1"), 1_700_000_000)
+	id := func(s string) model.ID { i, _ := model.ParseID(p + s); return i }
+	ledger := model.NewLedger(id("l:release/v1"), 1_700_000_000)
 	ledger.SourceBranch, ledger.Branches = "main", 2
-	ledger.BranchPoint = &driver.BranchPoint{Address: "fluree:s3://b/c5.json", T: 5}
-	ledger.Head = &driver.Value{V: 7, Payload: obj(`{"address":"fluree:s3://b/c7.json","t":7}`)}
-	ledger.Status = &driver.Value{V: 3, Payload: obj(`{"state":"ready","queue":12345678901234567890123,"r":2.50,"l":[1,{"a":null}]}`)}
-	ledger.Config = &driver.Value{V: 2, Payload: obj(`{"default_context":"ctx","config_id":"bag1","x":{"y":true}}`)}
-	gs := driver.NewGraphSource(id("gs"), "db:Bm25Index", []string{"a:main", "b:main"}, obj(`{"k1":1.2,"f":["t"]}`), 1_700_000_001)
-	gsNoDeps := driver.NewGraphSource(id("gs0"), "db:HnswIndex", []string{}, nil, 0)
-	for _, rec := range []*driver.Record{ledger, gs, gsNoDeps} {
+	ledger.BranchPoint = &model.BranchPoint{Address: "fluree:s3://b/c5.json", T: 5}
+	ledger.Head = &model.Value{V: 7, Payload: obj(`{"address":"fluree:s3://b/c7.json","t":7}`)}
+	ledger.Status = &model.Value{V: 3, Payload: obj(`{"state":"ready","queue":12345678901234567890123,"r":2.50,"l":[1,{"a":null}]}`)}
+	ledger.Config = &model.Value{V: 2, Payload: obj(`{"default_context":"ctx","config_id":"bag1","x":{"y":true}}`)}
+	gs := model.NewGraphSource(id("gs"), "db:Bm25Index", []string{"a:main", "b:main"}, obj(`{"k1":1.2,"f":["t"]}`), 1_700_000_001)
+	gsNoDeps := model.NewGraphSource(id("gs0"), "db:HnswIndex", []string{}, nil, 0)
+	for _, rec := range []*model.Record{ledger, gs, gsNoDeps} {
 		must(t, d.Create(ctx, rec))
 		got, err := d.Get(ctx, rec.ID)
 		must(t, err)
@@ -135,19 +136,19 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("%s: dependencies %#v read back as %#v", rec.ID, rec.Dependencies, got.Dependencies)
 		}
 	}
-	err := d.Create(ctx, driver.NewLedger(id("gs"), 0))
-	if !errors.Is(err, driver.ErrAlreadyExists) {
+	err := d.Create(ctx, model.NewLedger(id("gs"), 0))
+	if !errors.Is(err, model.ErrAlreadyExists) {
 		t.Fatalf("create over a graph source: %v, want ErrAlreadyExists", err)
 	}
 }
 
-func recordsEqual(a, b *driver.Record) bool {
+func recordsEqual(a, b *model.Record) bool {
 	if a.ID != b.ID || a.Kind != b.Kind || a.Retracted != b.Retracted || a.SourceType != b.SourceType ||
 		a.CreatedAt != b.CreatedAt || a.SourceBranch != b.SourceBranch || a.Branches != b.Branches ||
 		strings.Join(a.Dependencies, ",") != strings.Join(b.Dependencies, ",") || fmt.Sprint(a.BranchPoint) != fmt.Sprint(b.BranchPoint) {
 		return false
 	}
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		va, vb := a.Value(c), b.Value(c)
 		if (va == nil) != (vb == nil) || (va != nil && !va.Equal(*vb)) {
 			return false
@@ -211,9 +212,9 @@ func describeItem(it map[string]types.AttributeValue) string {
 func TestFlureeV4Attributes(t *testing.T) {
 	d := openDriver(t)
 	ctx := context.Background()
-	id, _ := driver.ParseID("v4" + testenv.RandomHex(3) + "/db")
+	id, _ := model.ParseID("v4" + testenv.RandomHex(3) + "/db")
 	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "head"}}
-	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
+	must(t, d.Create(ctx, model.NewLedger(id, 0)))
 	c4, c5 := testenv.CID("c4"), testenv.CID("c5")
 	_, err := d.Client().UpdateItem(ctx, &awsdynamodb.UpdateItemInput{TableName: aws.String(d.Table()), Key: key,
 		UpdateExpression:          aws.String("SET commit_t = :t, commit_id = :c REMOVE commit_address"),
@@ -221,7 +222,7 @@ func TestFlureeV4Attributes(t *testing.T) {
 	must(t, err)
 	rec, err := d.Get(ctx, id)
 	must(t, err)
-	if want := driver.RefValue(c4, 4); !rec.Head.Equal(want) {
+	if want := model.RefValue(c4, 4); !rec.Head.Equal(want) {
 		t.Fatalf("head %v, want %v", *rec.Head, want)
 	}
 	head := func() string {
@@ -230,14 +231,14 @@ func TestFlureeV4Attributes(t *testing.T) {
 		return describeItem(raw.Item)
 	}
 	for _, step := range []struct {
-		from, to driver.Value
+		from, to model.Value
 		attrs    string
 	}{
-		{driver.RefValue(c4, 4), driver.RefValue(c5, 5), "commit_id:S commit_t:N"},
-		{driver.RefValue(c5, 5), driver.RefValue("fluree:file://db/commit/6.json", 6), "commit_address:S commit_t:N"},
-		{driver.RefValue("fluree:file://db/commit/6.json", 6), driver.RefValue(c4, 7), "commit_id:S commit_t:N"},
+		{model.RefValue(c4, 4), model.RefValue(c5, 5), "commit_id:S commit_t:N"},
+		{model.RefValue(c5, 5), model.RefValue("fluree:file://db/commit/6.json", 6), "commit_address:S commit_t:N"},
+		{model.RefValue("fluree:file://db/commit/6.json", 6), model.RefValue(c4, 7), "commit_id:S commit_t:N"},
 	} {
-		out, err := d.Update(ctx, id, driver.Head, driver.IfEquals(step.from), step.to)
+		out, err := d.Update(ctx, id, model.Head, driver.IfEquals(step.from), step.to)
 		must(t, err)
 		if !out.Applied {
 			t.Fatalf("compare-and-set from %v not applied: current %v", step.from, out.Current)
@@ -266,25 +267,25 @@ func TestErrors(t *testing.T) {
 	missing.HTTPClient = &http.Client{Transport: counter}
 	dm, err := dynamodb.Open(ctx, missing)
 	must(t, err)
-	id, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/db")
+	id, _ := model.ParseID("err" + testenv.RandomHex(3) + "/db")
 	_, err = dm.Get(ctx, id)
-	if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") || !strings.Contains(err.Error(), missing.Table) {
-		t.Errorf("missing table: %v (code %v), want NotProvisioned naming the table and `ns table create`", err, driver.Code(err))
+	if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") || !strings.Contains(err.Error(), missing.Table) {
+		t.Errorf("missing table: %v (code %v), want NotProvisioned naming the table and `ns table create`", err, model.Code(err))
 	}
 	if n := counter.n["Query"]; n != 1 {
 		t.Errorf("missing table: %d Query requests, want 1 (a lasting failure is not retried)", n)
 	}
-	_, err = dm.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), driver.Value{V: 2, Payload: driver.Object{"state": "x"}})
-	if !errors.Is(err, driver.ErrNotProvisioned) || counter.n["UpdateItem"] != 1 {
+	_, err = dm.Update(ctx, id, model.Status, driver.IfEquals(model.ReadyStatus()), model.Value{V: 2, Payload: model.Object{"state": "x"}})
+	if !errors.Is(err, model.ErrNotProvisioned) || counter.n["UpdateItem"] != 1 {
 		t.Errorf("missing table, update: %v after %d UpdateItem requests, want NotProvisioned after 1", err, counter.n["UpdateItem"])
 	}
 	errs = append(errs, err)
 
 	d := openDriver(t)
-	must(t, d.Create(ctx, driver.NewLedger(id, 0)))
-	big := driver.Value{V: 2, Payload: driver.Object{"state": "ready", "blob": strings.Repeat("x", 410*1024)}}
-	_, err = d.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), big)
-	if !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "400") {
+	must(t, d.Create(ctx, model.NewLedger(id, 0)))
+	big := model.Value{V: 2, Payload: model.Object{"state": "ready", "blob": strings.Repeat("x", 410*1024)}}
+	_, err = d.Update(ctx, id, model.Status, driver.IfEquals(model.ReadyStatus()), big)
+	if !errors.Is(err, model.ErrInvalidArgument) || !strings.Contains(err.Error(), "400") {
 		t.Errorf("oversized item: %v, want ErrInvalidArgument naming the limit", err)
 	}
 	errs = append(errs, err)
@@ -293,7 +294,7 @@ func TestErrors(t *testing.T) {
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id.String()}, "sk": &types.AttributeValueMemberS{Value: "index"}}})
 	must(t, err)
 	_, err = d.Get(ctx, id)
-	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), id.String()+"/index") {
+	if !errors.Is(err, model.ErrInternal) || !strings.Contains(err.Error(), id.String()+"/index") {
 		t.Errorf("record without its index item: %v, want ErrInternal naming the item", err)
 	}
 	errs = append(errs, err)
@@ -301,19 +302,19 @@ func TestErrors(t *testing.T) {
 	switch {
 	case err != nil:
 		t.Errorf("list over a broken record: %v, want it in Page.Failed", err)
-	case len(page.Failed) != 1 || page.Failed[0].ID != id || !errors.Is(page.Failed[0], driver.ErrInternal):
+	case len(page.Failed) != 1 || page.Failed[0].ID != id || !errors.Is(page.Failed[0], model.ErrInternal):
 		t.Errorf("list over a broken record: failed %v, want one ErrInternal naming %s", page.Failed, id)
 	default:
 		errs = append(errs, page.Failed[0])
 	}
 
-	_, err = d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
+	_, err = d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("x", 1))
 	if err != nil {
 		t.Errorf("update of an intact concern of a broken record: %v", err)
 	}
-	other, _ := driver.ParseID("err" + testenv.RandomHex(3) + "/none")
-	_, err = d.Update(ctx, other, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
-	if !errors.Is(err, driver.ErrNotFound) {
+	other, _ := model.ParseID("err" + testenv.RandomHex(3) + "/none")
+	_, err = d.Update(ctx, other, model.Head, driver.IfAbove(), model.RefValue("x", 1))
+	if !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("update of an unknown ID: %v, want ErrNotFound", err)
 	}
 	errs = append(errs, err, d.Retract(ctx, other, time.Now()), d.Delete(ctx, other))
@@ -346,7 +347,7 @@ func TestParseURL(t *testing.T) {
 		"dynamodb://t01?list_parallel=0", "dynamodb://t01?list_parallel=x"} {
 		u, err := url.Parse(raw)
 		must(t, err)
-		if _, err := dynamodb.ParseURL(u); !errors.Is(err, driver.ErrInvalidArgument) {
+		if _, err := dynamodb.ParseURL(u); !errors.Is(err, model.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", raw, err)
 		} else if strings.Contains(err.Error(), "pw") {
 			t.Errorf("%s: error shows the password: %v", raw, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // streamIdle is how long the stream reader waits after a round of
@@ -51,7 +51,7 @@ func (d *Driver) newStreamsClient() *dynamodbstreams.Client {
 }
 
 // openStream returns a reader of the table's stream positioned at its
-// latest records, or an error wrapping driver.ErrUnsupported when the table
+// latest records, or an error wrapping model.ErrUnsupported when the table
 // has no NEW_AND_OLD_IMAGES stream.
 func (d *Driver) openStream(ctx context.Context) (*stream, error) {
 	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
@@ -60,10 +60,10 @@ func (d *Driver) openStream(ctx context.Context) (*stream, error) {
 	}
 	spec := out.Table.StreamSpecification
 	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(out.Table.LatestStreamArn) == "" {
-		return nil, fmt.Errorf("dynamodb: watch: %w: table %s has no stream (enable a NEW_AND_OLD_IMAGES stream to watch it without polling)", driver.ErrUnsupported, d.table)
+		return nil, fmt.Errorf("dynamodb: watch: %w: table %s has no stream (enable a NEW_AND_OLD_IMAGES stream to watch it without polling)", model.ErrUnsupported, d.table)
 	}
 	if spec.StreamViewType != "NEW_AND_OLD_IMAGES" {
-		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", driver.ErrUnsupported, d.table, spec.StreamViewType)
+		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", model.ErrUnsupported, d.table, spec.StreamViewType)
 	}
 	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(out.Table.LatestStreamArn)}
 	if err := s.restart(ctx); err != nil {
@@ -199,8 +199,8 @@ func (s *stream) adoptChildren(ctx context.Context) error {
 var errStreamGap = errors.New("stream records lost")
 
 // streamError maps a DynamoDB Streams error: a lost position to
-// errStreamGap, a missing stream to driver.ErrNotFound, throttling to
-// driver.ErrThrottled, anything else to driver.ErrUnavailable.
+// errStreamGap, a missing stream to model.ErrNotFound, throttling to
+// model.ErrThrottled, anything else to model.ErrUnavailable.
 func streamError(err error) error {
 	var (
 		trimmed *stypes.TrimmedDataAccessException
@@ -212,11 +212,11 @@ func streamError(err error) error {
 	case errors.As(err, &trimmed), errors.As(err, &expired):
 		return fmt.Errorf("%w: %v", errStreamGap, err)
 	case errors.As(err, &missing):
-		return fmt.Errorf("%w: %v", driver.ErrNotFound, err)
+		return fmt.Errorf("%w: %v", model.ErrNotFound, err)
 	case errors.As(err, &limit):
-		return fmt.Errorf("%w: %v", driver.ErrThrottled, err)
+		return fmt.Errorf("%w: %v", model.ErrThrottled, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
-	return fmt.Errorf("%w: %v", driver.ErrUnavailable, err)
+	return fmt.Errorf("%w: %v", model.ErrUnavailable, err)
 }

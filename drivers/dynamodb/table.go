@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/model"
 )
 
 // CreateTableInput returns the CreateTable request for the nameservice table
@@ -52,7 +52,7 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 // polling DescribeTable every half second for at most two minutes (or until
 // ctx ends), until the table and its GSI are ACTIVE. An existing table is
 // fine if it has the nameservice key schema and GSI; otherwise Provision
-// returns an error wrapping driver.ErrInvalidArgument that says what differs.
+// returns an error wrapping model.ErrInvalidArgument that says what differs.
 // It needs dynamodb:CreateTable and dynamodb:DescribeTable.
 func (d *Driver) Provision(ctx context.Context) error {
 	if err := d.begin(ctx); err != nil {
@@ -69,10 +69,10 @@ func (d *Driver) provisionError(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, driver.ErrInvalidArgument):
+	case errors.Is(err, model.ErrInvalidArgument):
 		return fmt.Errorf("dynamodb: %s: %w", op, err)
 	case errors.Is(err, awsconf.ErrTableNotActive):
-		return fmt.Errorf("dynamodb: %s: %w: %w", op, driver.ErrUnavailable, err)
+		return fmt.Errorf("dynamodb: %s: %w: %w", op, model.ErrUnavailable, err)
 	}
 	return d.fail(ctx, op, err)
 }
@@ -80,18 +80,18 @@ func (d *Driver) provisionError(ctx context.Context, err error) error {
 // checkTable verifies an existing table's keys and GSI.
 func checkTable(t *types.TableDescription) error {
 	if !sameKeys(t.KeySchema, attrPK, attrSK) {
-		return fmt.Errorf("%w: table %s is keyed %s, want pk (HASH) + sk (RANGE)", driver.ErrInvalidArgument, aws.ToString(t.TableName), keysString(t.KeySchema))
+		return fmt.Errorf("%w: table %s is keyed %s, want pk (HASH) + sk (RANGE)", model.ErrInvalidArgument, aws.ToString(t.TableName), keysString(t.KeySchema))
 	}
 	for _, g := range t.GlobalSecondaryIndexes {
 		if aws.ToString(g.IndexName) != IndexName {
 			continue
 		}
 		if !sameKeys(g.KeySchema, attrKind, attrPK) {
-			return fmt.Errorf("%w: index %s is keyed %s, want kind (HASH) + pk (RANGE)", driver.ErrInvalidArgument, IndexName, keysString(g.KeySchema))
+			return fmt.Errorf("%w: index %s is keyed %s, want kind (HASH) + pk (RANGE)", model.ErrInvalidArgument, IndexName, keysString(g.KeySchema))
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: table %s has no global secondary index %s (List needs it)", driver.ErrInvalidArgument, aws.ToString(t.TableName), IndexName)
+	return fmt.Errorf("%w: table %s has no global secondary index %s (List needs it)", model.ErrInvalidArgument, aws.ToString(t.TableName), IndexName)
 }
 
 func sameKeys(ks []types.KeySchemaElement, hash, rng string) bool {

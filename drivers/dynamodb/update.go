@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // maxResends bounds how often Update sends a write again after an answer
@@ -45,16 +46,16 @@ const maxResends = 8
 // send the write again, or report the conflict; anything else (the item
 // purged or re-created since, an incarnation the first attempt did not know,
 // three later writes that pushed the ID out) is an error wrapping
-// driver.ErrOutcomeUnknown.
+// model.ErrOutcomeUnknown.
 //
 // A head update that applied with a content ID is followed, as in Fluree,
 // by one PutItem of its commit-index row (see indexCommit).
-func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
 	}
 	if !c.Valid() {
-		return driver.Outcome{}, fmt.Errorf("dynamodb: %w: unknown concern %d", driver.ErrInvalidArgument, c)
+		return driver.Outcome{}, fmt.Errorf("dynamodb: %w: unknown concern %d", model.ErrInvalidArgument, c)
 	}
 	w := driver.WriteOf(ctx)
 	pk := id.String()
@@ -65,7 +66,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		u.adopt = newToken()
 	}
 	out, err := u.start(ctx)
-	if err == nil && out.Applied && c == driver.Head {
+	if err == nil && out.Applied && c == model.Head {
 		d.indexCommit(ctx, pk, next) // as Fluree does after a head update applied
 	}
 	return out, err
@@ -87,11 +88,11 @@ func (u *update) start(ctx context.Context) (driver.Outcome, error) {
 // update is the state of one Update call.
 type update struct {
 	d    *Driver
-	id   driver.ID
+	id   model.ID
 	pk   string
-	c    driver.Concern
+	c    model.Concern
 	cond driver.Condition
-	next driver.Value
+	next model.Value
 	w    driver.Write
 
 	layout layout
@@ -190,7 +191,7 @@ func (u *update) decide(ctx context.Context, cause error, it item) (out driver.O
 	if err != nil {
 		return out, false, err
 	}
-	if !writeIDsOf(it).NeverLanded(cur.V, u.next.V, u.c != driver.Index) {
+	if !writeIDsOf(it).NeverLanded(cur.V, u.next.V, u.c != model.Index) {
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; %s has been written three times since, at watermarks that could have overwritten the write", cause, u.layout.describe(u.pk)))
 	}
 	if u.cond.Holds(cur, u.next) {
@@ -219,14 +220,14 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	case u.ambiguous:
 		return u.decide(ctx, errors.New("a resend was refused"), it)
 	case it == nil:
-		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), driver.ErrNotFound, u.layout.sk)
+		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), model.ErrNotFound, u.layout.sk)
 	case writeIDsOf(it).Has(u.w.ID):
 		return u.appliedOutcome(it), false, nil
 	}
 	inc := incarnationOf(it)
 	u.inc = inc
 	u.d.incs.put(u.pk, u.layout.sk, inc)
-	if u.c == driver.Config && !u.switched {
+	if u.c == model.Config && !u.switched {
 		if actual := configLayoutOf(it); actual.shape != u.layout.shape {
 			u.layout, u.switched = actual, true
 			u.d.noteConfigKind(u.id, actual)
@@ -248,7 +249,7 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 		// and "not applied" would name a value the write did not fail on: a
 		// fresh attempt is safe and says what happens.
 		if u.retries++; u.retries > maxResends {
-			return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), driver.ErrUnavailable, u.retries)
+			return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), model.ErrUnavailable, u.retries)
 		}
 		return out, true, nil
 	}
@@ -267,7 +268,7 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 	}
 	expr, err := expression.NewBuilder().WithCondition(u.condition()).WithUpdate(upd).Build()
 	if err != nil {
-		return nil, fmt.Errorf("%w: build expression: %v", driver.ErrInternal, err)
+		return nil, fmt.Errorf("%w: build expression: %v", model.ErrInternal, err)
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(u.d.table),
@@ -348,12 +349,12 @@ func (u *update) condition() expression.ConditionBuilder {
 }
 
 // noteConfigKind records the record kind a config layout implies.
-func (d *Driver) noteConfigKind(id driver.ID, l layout) {
+func (d *Driver) noteConfigKind(id model.ID, l layout) {
 	switch l.shape {
 	case sourceConfigShape:
-		d.kinds.put(id, driver.GraphSource)
+		d.kinds.put(id, model.GraphSource)
 	case ledgerConfigShape:
-		d.kinds.put(id, driver.Ledger)
+		d.kinds.put(id, model.Ledger)
 	}
 }
 

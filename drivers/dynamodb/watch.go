@@ -14,6 +14,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.Watcher = (*Driver)(nil)
@@ -34,7 +35,7 @@ var _ driver.Watcher = (*Driver)(nil)
 // arrive as one event per concern.
 //
 // On a table without a stream Watch returns an error wrapping
-// driver.ErrUnsupported: the portable Watch then polls.
+// model.ErrUnsupported: the portable Watch then polls.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 	if err != nil {
 		return nil, err
 	}
-	w := &watch{d: d, s: s, opts: opts, kinds: map[driver.ID]driver.Kind{}}
+	w := &watch{d: d, s: s, opts: opts, kinds: map[model.ID]model.Kind{}}
 	if w.known, err = w.read(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -56,10 +57,10 @@ type watch struct {
 	d     *Driver
 	s     *stream
 	opts  driver.WatchOptions
-	known map[driver.ID]*driver.Record // the watched records as last reported
+	known map[model.ID]*model.Record // the watched records as last reported
 	// kinds holds the kinds learnt of records the stream showed, when
 	// opts selects a kind.
-	kinds map[driver.ID]driver.Kind
+	kinds map[model.ID]model.Kind
 }
 
 func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
@@ -92,7 +93,7 @@ func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 			return
 		}
 		if err != nil {
-			if failures++; failures > maxStreamFailures || errors.Is(err, driver.ErrNotFound) {
+			if failures++; failures > maxStreamFailures || errors.Is(err, model.ErrNotFound) {
 				if ctx.Err() == nil {
 					send(driver.Event{Err: err})
 				}
@@ -140,12 +141,12 @@ func (w *watch) recover(ctx context.Context, send func(driver.Event) bool) error
 
 // read returns the watched records. One that cannot be read keeps its value
 // in prev (prev is nil for the baseline).
-func (w *watch) read(ctx context.Context, prev map[driver.ID]*driver.Record) (map[driver.ID]*driver.Record, error) {
-	recs := map[driver.ID]*driver.Record{}
+func (w *watch) read(ctx context.Context, prev map[model.ID]*model.Record) (map[model.ID]*model.Record, error) {
+	recs := map[model.ID]*model.Record{}
 	if !w.opts.ID.IsZero() {
 		r, err := w.d.Get(ctx, w.opts.ID)
 		switch {
-		case errors.Is(err, driver.ErrNotFound):
+		case errors.Is(err, model.ErrNotFound):
 		case driverutil.PerRecord(err) && prev[w.opts.ID] != nil:
 			recs[w.opts.ID] = prev[w.opts.ID]
 		case err != nil:
@@ -187,7 +188,7 @@ func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 	if !w.watched(pk) || !isRecordSK(sk) {
 		return nil // other rows of the partition (Fluree's commit index) are no concern
 	}
-	id, err := driver.ParseID(pk)
+	id, err := model.ParseID(pk)
 	if err != nil {
 		return nil
 	}
@@ -221,10 +222,10 @@ func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 		return nil
 	}
 	if known == nil {
-		known = &driver.Record{ID: id, Meta: driver.Meta{Kind: w.opts.Kind}}
+		known = &model.Record{ID: id, Meta: model.Meta{Kind: w.opts.Kind}}
 		w.known[id] = known
 	}
-	var old driver.Value
+	var old model.Value
 	if v := known.Value(c); v != nil {
 		old = *v
 		if old.Equal(nv) || !w.follows(r, sk, pk, old) {
@@ -237,7 +238,7 @@ func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 
 // noteKind notes the kind a meta item's new image shows, when the watch
 // selects a kind, and forgets it when the item goes.
-func (w *watch) noteKind(id driver.ID, r stypes.Record) {
+func (w *watch) noteKind(id model.ID, r stypes.Record) {
 	if w.opts.Kind == "" {
 		return
 	}
@@ -246,7 +247,7 @@ func (w *watch) noteKind(id driver.ID, r stypes.Record) {
 		return
 	}
 	if k := streamString(r.Dynamodb.NewImage, attrKind); k != "" {
-		w.kinds[id] = driver.Kind(k)
+		w.kinds[id] = model.Kind(k)
 	}
 }
 
@@ -255,21 +256,21 @@ func (w *watch) noteKind(id driver.ID, r stypes.Record) {
 // stream showed), from the item (only ledgers have a head; a config item's
 // layout is its kind's), or else from one read of the meta item, once per
 // record. "" means the record is gone.
-func (w *watch) kindOf(ctx context.Context, id driver.ID, sk string, img item) driver.Kind {
+func (w *watch) kindOf(ctx context.Context, id model.ID, sk string, img item) model.Kind {
 	if rec := w.known[id]; rec != nil && rec.Kind != "" {
 		return rec.Kind
 	}
 	if k := w.kinds[id]; k != "" {
 		return k
 	}
-	var k driver.Kind
+	var k model.Kind
 	switch sk {
 	case skHead:
-		k = driver.Ledger
+		k = model.Ledger
 	case skConfig:
-		k = driver.Ledger
+		k = model.Ledger
 		if configLayoutOf(img).shape == sourceConfigShape {
-			k = driver.GraphSource
+			k = model.GraphSource
 		}
 	default:
 		var err error
@@ -288,7 +289,7 @@ func (w *watch) kindOf(ctx context.Context, id driver.ID, sk string, img item) d
 // follows reports whether the change r starts from old, the value last
 // reported: a change older than the baseline (read after the stream was
 // positioned) does not.
-func (w *watch) follows(r stypes.Record, sk, pk string, old driver.Value) bool {
+func (w *watch) follows(r stypes.Record, sk, pk string, old model.Value) bool {
 	if r.Dynamodb.OldImage == nil {
 		return true
 	}
@@ -299,10 +300,10 @@ func (w *watch) follows(r stypes.Record, sk, pk string, old driver.Value) bool {
 // decodeImage decodes the concern item sk of a stream image (converted
 // by the SDK: its two packages declare the same attribute values as
 // different types).
-func decodeImage(sk, pk string, image map[string]stypes.AttributeValue) (driver.Value, error) {
+func decodeImage(sk, pk string, image map[string]stypes.AttributeValue) (model.Value, error) {
 	img, err := attributevalue.FromDynamoDBStreamsMap(image)
 	if err != nil {
-		return driver.Value{}, err
+		return model.Value{}, err
 	}
 	return layoutOfItem(sk, img).decode(pk, img)
 }
@@ -323,7 +324,7 @@ func streamString(it map[string]stypes.AttributeValue, name string) string {
 
 // metaKind returns the kind record id's meta item holds, read
 // consistently; "" when there is none.
-func (d *Driver) metaKind(ctx context.Context, id driver.ID) (driver.Kind, error) {
+func (d *Driver) metaKind(ctx context.Context, id model.ID) (model.Kind, error) {
 	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("#k"), ExpressionAttributeNames: map[string]string{"#k": attrKind},
@@ -332,5 +333,5 @@ func (d *Driver) metaKind(ctx context.Context, id driver.ID) (driver.Kind, error
 		return "", d.fail(ctx, "kind of "+id.String(), err)
 	}
 	k, _ := getString(out.Item, attrKind)
-	return driver.Kind(k), nil
+	return model.Kind(k), nil
 }

@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // lostRecords answers one GetRecords, once armed, with the
@@ -51,18 +52,18 @@ func openWith(t *testing.T, cfg dynamodb.Config) *dynamodb.Driver {
 	return d
 }
 
-func newWatchedLedger(t *testing.T, w *dynamodb.Driver) driver.ID {
+func newWatchedLedger(t *testing.T, w *dynamodb.Driver) model.ID {
 	t.Helper()
-	id, err := driver.ParseID("watch" + testenv.RandomHex(4) + "/db")
+	id, err := model.ParseID("watch" + testenv.RandomHex(4) + "/db")
 	must(t, err)
-	must(t, w.Create(context.Background(), driver.NewLedger(id, 1)))
+	must(t, w.Create(context.Background(), model.NewLedger(id, 1)))
 	return id
 }
 
-func pushHead(t *testing.T, w *dynamodb.Driver, id driver.ID, from, to int64) {
+func pushHead(t *testing.T, w *dynamodb.Driver, id model.ID, from, to int64) {
 	t.Helper()
 	for v := from; v <= to; v++ {
-		out, err := w.Update(context.Background(), id, driver.Head, driver.IfAbove(), driver.RefValue("c"+strconv.FormatInt(v, 10), v))
+		out, err := w.Update(context.Background(), id, model.Head, driver.IfAbove(), model.RefValue("c"+strconv.FormatInt(v, 10), v))
 		must(t, err)
 		if !out.Applied {
 			t.Fatalf("push head %d not applied", v)
@@ -88,9 +89,9 @@ func nextEvent(t *testing.T, ch <-chan driver.Event) driver.Event {
 	return driver.Event{}
 }
 
-func wantHead(t *testing.T, ev driver.Event, id driver.ID, old, new int64) {
+func wantHead(t *testing.T, ev driver.Event, id model.ID, old, new int64) {
 	t.Helper()
-	if ev.ID != id || ev.Concern != driver.Head || ev.Old != old || ev.New.V != new || ev.Deleted {
+	if ev.ID != id || ev.Concern != model.Head || ev.Old != old || ev.New.V != new || ev.Deleted {
 		t.Fatalf("event %+v, want head of %s %d -> %d", ev, id, old, new)
 	}
 }
@@ -146,7 +147,7 @@ func TestWatchRecoversLostRecords(t *testing.T) {
 }
 
 // TestWatchWithoutStreamPolls checks that on a table without a stream the
-// driver's Watch says so (driver.ErrUnsupported) and the portable Watch
+// driver's Watch says so (model.ErrUnsupported) and the portable Watch
 // polls instead.
 func TestWatchWithoutStreamPolls(t *testing.T) {
 	cfg := testConfig(t)
@@ -162,7 +163,7 @@ func TestWatchWithoutStreamPolls(t *testing.T) {
 	d := openWith(t, cfg)
 	must(t, d.Provision(ctx)) // waits for ACTIVE; leaves the table without a stream
 	id := newWatchedLedger(t, d)
-	if _, err := d.Watch(ctx, driver.WatchOptions{ID: id}); !errors.Is(err, driver.ErrUnsupported) {
+	if _, err := d.Watch(ctx, driver.WatchOptions{ID: id}); !errors.Is(err, model.ErrUnsupported) {
 		t.Fatalf("Watch on a table without a stream: %v, want ErrUnsupported", err)
 	}
 	wctx, cancel := context.WithCancel(ctx)

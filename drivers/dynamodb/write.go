@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // maxTxAttempts bounds the driver's own retries of a transaction cancelled
@@ -30,11 +31,11 @@ const maxTxAttempts = 6
 // attribute_not_exists(pk) and carrying the create's write ID as its
 // incarnation. A cancellation because of those conditions means the ID is
 // taken (even by a single stray item) and returns an error wrapping
-// driver.ErrAlreadyExists, unless the meta item returned is of this
+// model.ErrAlreadyExists, unless the meta item returned is of this
 // create's incarnation: then an earlier attempt of it landed. The
 // transaction's token makes every attempt of the write, resends from other
 // processes included, land at most once (see transact).
-func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 		return err
 	}
 	if reasons != nil && incarnationOf(reasons[0].Item) != w.ID {
-		return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrAlreadyExists)
+		return fmt.Errorf("dynamodb: %s: %w", op, model.ErrAlreadyExists)
 	}
 	d.kinds.put(rec.ID, rec.Kind)
 	for _, sk := range sortKeys(rec.Kind) {
@@ -75,7 +76,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 // meta item tells the cases apart: none means ErrNotFound, retracted means
 // there is nothing to do, another incarnation means the record was created
 // again since the client saw it (the retract is tried on it).
-func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 		meta, status := reasons[0].Item, reasons[1].Item
 		switch {
 		case len(meta) == 0:
-			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 		case isRetracted(meta):
 			return nil // already retracted: nothing to do
 		}
@@ -107,7 +108,7 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 		d.incs.put(pk, skMeta, incs[0])
 		d.incs.put(pk, skStatus, incs[1])
 	}
-	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
+	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
 func isRetracted(meta item) bool {
@@ -132,13 +133,13 @@ func (d *Driver) retractItems(pk string, at time.Time, w driver.Write, incs [2]s
 	if err != nil {
 		return nil, err
 	}
-	retractedMeta, err := mapAV(extrasOf(driver.RetractedStatus(at), keyState))
+	retractedMeta, err := mapAV(extrasOf(model.RetractedStatus(at), keyState))
 	if err != nil {
 		return nil, err
 	}
 	statusUpd := expression.Set(nameB(attrStatusV), nameB(attrStatusV).Plus(valueB(numberAV(1)))).
-		Set(nameB(attrStatus), valueB(stringAV(driver.StateRetracted))).
-		Set(nameB(attrStatusState), valueB(indexedState(driver.StateRetracted))).
+		Set(nameB(attrStatus), valueB(stringAV(model.StateRetracted))).
+		Set(nameB(attrStatusState), valueB(indexedState(model.StateRetracted))).
 		Set(nameB(attrStatusMeta), valueB(retractedMeta)).
 		Set(nameB(attrUpdatedAt), valueB(now))
 	// The new status_v is not known here: the write ID records no
@@ -176,7 +177,7 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // and the deletion of rows written meanwhile. A failed condition means
 // another delete (perhaps followed by a create) got there first: the keys
 // are queried again, and no record item returns an error wrapping
-// driver.ErrNotFound. The transaction's token makes every attempt of the
+// model.ErrNotFound. The transaction's token makes every attempt of the
 // write land at most once (see transact).
 //
 // The rows go first, while the record still exists, so that no create of
@@ -190,8 +191,8 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // stays too (Fluree's own purge leaves it the same way): Collect removes
 // it, DynamoDB TTL on the ttl attribute too, and so does a purge of the ID,
 // which removes the rows of a partition without a record too (and then
-// returns an error wrapping driver.ErrNotFound).
-func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+// returns an error wrapping model.ErrNotFound).
+func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 			continue
 		}
 		if len(own) == 0 {
-			return fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 		}
 		done, err := d.deleteItems(ctx, op, w, id, own)
 		if err != nil {
@@ -226,7 +227,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 			return d.sweepLeftRows(ctx, op, pk)
 		}
 	}
-	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, driver.ErrUnavailable, maxTxAttempts)
+	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
 // deletedBefore establishes, for a resend of a delete that found no items,
@@ -237,7 +238,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 // there (ErrNotFound). A check that passes found a record created since:
 // no attempt landed, and the delete goes on, under a Write of its own
 // (the check used the token).
-func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id driver.ID) (driver.Write, error) {
+func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id model.ID) (driver.Write, error) {
 	check := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
 		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConditionExpression: aws.String("attribute_exists(pk)"),
 	}}}
@@ -250,7 +251,7 @@ func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, i
 	case awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException":
 		return driver.Write{}, nil
 	case errors.As(err, &tce) && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
-		return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
 	return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err))
 }
@@ -259,7 +260,7 @@ func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, i
 // incarnation it has (or none), in transactions of at most 100 items
 // (DynamoDB's limit; a record has 5, a damaged partition may hold more). It
 // reports false when a condition failed: another delete got there first.
-func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id driver.ID, items map[string]item) (bool, error) {
+func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id model.ID, items map[string]item) (bool, error) {
 	pk := id.String()
 	tx := make([]types.TransactWriteItem, 0, len(items))
 	for _, sk := range slices.Sorted(maps.Keys(items)) {
@@ -269,7 +270,7 @@ func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id 
 		}
 		e, err := expression.NewBuilder().WithCondition(cond).Build()
 		if err != nil {
-			return false, fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
+			return false, fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, model.ErrInternal, err)
 		}
 		tx = append(tx, types.TransactWriteItem{Delete: &types.Delete{
 			TableName: aws.String(d.table), Key: keyOf(pk, sk),
@@ -281,7 +282,7 @@ func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id 
 
 // inBatches runs tx in transactions of at most 100 items, each with a token
 // of its own for the write. It reports false when a condition failed.
-func (d *Driver) inBatches(ctx context.Context, op string, w driver.Write, kind string, id driver.ID, tx []types.TransactWriteItem, attempts int) (bool, error) {
+func (d *Driver) inBatches(ctx context.Context, op string, w driver.Write, kind string, id model.ID, tx []types.TransactWriteItem, attempts int) (bool, error) {
 	for part := 0; len(tx) > 0; part++ {
 		n := min(len(tx), 100)
 		reasons, err := d.transactN(ctx, op, tx[:n], txToken(w, kind, id, part), attempts)
@@ -296,7 +297,7 @@ func (d *Driver) inBatches(ctx context.Context, op string, w driver.Write, kind 
 // txToken returns the ClientRequestToken of part of a write of kind
 // ("create", "delete", ...) on record id: the same for every attempt of
 // the write, in any process, and different for every other write.
-func txToken(w driver.Write, kind string, id driver.ID, part int) string {
+func txToken(w driver.Write, kind string, id model.ID, part int) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%d", w.ID, kind, id, part)))
 	return hex.EncodeToString(h[:16]) // DynamoDB takes 1 to 36 characters
 }
@@ -375,16 +376,16 @@ func (d *Driver) failCancel(ctx context.Context, op string, reasons []types.Canc
 	case ctx.Err() != nil:
 		return d.fail(ctx, op, err)
 	case hasReason(reasons, "ValidationError"):
-		return fmt.Errorf("dynamodb: %s: %w: DynamoDB rejected the transaction: %w", op, driver.ErrInvalidArgument, err)
+		return fmt.Errorf("dynamodb: %s: %w: DynamoDB rejected the transaction: %w", op, model.ErrInvalidArgument, err)
 	case retryableCancel(reasons) && !hasReason(reasons, "TransactionConflict"):
-		return fmt.Errorf("dynamodb: %s: %w: %w", op, driver.ErrThrottled, err)
+		return fmt.Errorf("dynamodb: %s: %w: %w", op, model.ErrThrottled, err)
 	}
-	return fmt.Errorf("dynamodb: %s: %w: %w", op, driver.ErrUnavailable, err)
+	return fmt.Errorf("dynamodb: %s: %w: %w", op, model.ErrUnavailable, err)
 }
 
 // Get implements driver.Driver with one consistent Query of the record's
 // items (see queryRecord).
-func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -398,7 +399,7 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 		return nil, err
 	}
 	if rec == nil {
-		return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.ErrNotFound)
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
 	d.kinds.put(id, rec.Kind)
 	d.incs.learn(pk, items)
@@ -442,7 +443,7 @@ func (d *Driver) partitionKeys(ctx context.Context, op, pk string) (own map[stri
 
 // isRecordSK reports whether sk is the sort key of one of a record's items.
 func isRecordSK(sk string) bool {
-	return slices.Contains(sortKeys(driver.Ledger), sk)
+	return slices.Contains(sortKeys(model.Ledger), sk)
 }
 
 // query runs a consistent Query built by b on the table, page by page,
@@ -450,7 +451,7 @@ func isRecordSK(sk string) bool {
 func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn func(item)) error {
 	expr, err := b.Build()
 	if err != nil {
-		return fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, driver.ErrInternal, err)
+		return fmt.Errorf("dynamodb: %s: %w: build expression: %v", op, model.ErrInternal, err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),

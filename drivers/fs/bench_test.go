@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkPushVsRaw times a status push (lock, read, compare, encode,
@@ -33,8 +34,8 @@ func benchPushVsRaw(b *testing.B, opts nsfs.Config) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	id := driver.ID{Name: "bench", Branch: "main"}
-	if err := d.Create(ctx, driver.NewLedger(id, 0)); err != nil {
+	id := model.ID{Name: "bench", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(id, 0)); err != nil {
 		b.Fatal(err)
 	}
 	file := "main.json"
@@ -49,9 +50,9 @@ func benchPushVsRaw(b *testing.B, opts nsfs.Config) {
 	var push, raw time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		next := driver.Value{V: int64(i + 2), Payload: driver.Object{"state": "ready"}}
+		next := model.Value{V: int64(i + 2), Payload: model.Object{"state": "ready"}}
 		start := time.Now()
-		if _, err := d.Update(ctx, id, driver.Status, driver.IfAbove(), next); err != nil {
+		if _, err := d.Update(ctx, id, model.Status, driver.IfAbove(), next); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()
@@ -105,29 +106,29 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 	cases := []struct {
 		name     string
 		layout   nsfs.Config
-		concerns []driver.Concern
+		concerns []model.Concern
 	}{
-		{"C/one-writer-head", nsfs.Config{Layout: jsonld.LayoutC}, []driver.Concern{driver.Head}},
-		{"C/head+index", nsfs.Config{Layout: jsonld.LayoutC}, []driver.Concern{driver.Head, driver.Index}},
-		{"C/head+status", nsfs.Config{Layout: jsonld.LayoutC}, []driver.Concern{driver.Head, driver.Status}},
-		{"B/one-writer-head", nsfs.Config{Layout: jsonld.LayoutB}, []driver.Concern{driver.Head}},
-		{"B/head+index", nsfs.Config{Layout: jsonld.LayoutB}, []driver.Concern{driver.Head, driver.Index}},
-		{"B/head+status", nsfs.Config{Layout: jsonld.LayoutB}, []driver.Concern{driver.Head, driver.Status}},
+		{"C/one-writer-head", nsfs.Config{Layout: jsonld.LayoutC}, []model.Concern{model.Head}},
+		{"C/head+index", nsfs.Config{Layout: jsonld.LayoutC}, []model.Concern{model.Head, model.Index}},
+		{"C/head+status", nsfs.Config{Layout: jsonld.LayoutC}, []model.Concern{model.Head, model.Status}},
+		{"B/one-writer-head", nsfs.Config{Layout: jsonld.LayoutB}, []model.Concern{model.Head}},
+		{"B/head+index", nsfs.Config{Layout: jsonld.LayoutB}, []model.Concern{model.Head, model.Index}},
+		{"B/head+status", nsfs.Config{Layout: jsonld.LayoutB}, []model.Concern{model.Head, model.Status}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchWriters(b, c.layout, c.concerns) })
 	}
 }
 
-func benchWriters(b *testing.B, opts nsfs.Config, concerns []driver.Concern) {
+func benchWriters(b *testing.B, opts nsfs.Config, concerns []model.Concern) {
 	ctx := context.Background()
 	opts.Dir = b.TempDir()
-	id := driver.ID{Name: "bench", Branch: "main"}
+	id := model.ID{Name: "bench", Branch: "main"}
 	setup, err := nsfs.Open(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := setup.Create(ctx, driver.NewLedger(id, 0)); err != nil {
+	if err := setup.Create(ctx, model.NewLedger(id, 0)); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -142,9 +143,9 @@ func benchWriters(b *testing.B, opts nsfs.Config, concerns []driver.Concern) {
 		go func() {
 			defer wg.Done()
 			for i := range b.N {
-				next := driver.RefValue("a"+strconv.Itoa(i), int64(i+1))
-				if c == driver.Status {
-					next = driver.Value{V: int64(i + 2), Payload: driver.Object{"state": "ready"}}
+				next := model.RefValue("a"+strconv.Itoa(i), int64(i+1))
+				if c == model.Status {
+					next = model.Value{V: int64(i + 2), Payload: model.Object{"state": "ready"}}
 				}
 				if _, err := d.Update(ctx, id, c, driver.IfAbove(), next); err != nil {
 					b.Error(err)

@@ -19,6 +19,7 @@ import (
 	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // Fluree v4 keeps a commit index beside a ledger's record:
@@ -32,13 +33,13 @@ import (
 const commitsSuffix = ".commits.jsonl"
 
 // commitsPath returns the path of id's commit index.
-func (d *Driver) commitsPath(id driver.ID) string {
+func (d *Driver) commitsPath(id model.ID) string {
 	return d.path(layout.Root + "/" + layout.Stem(id) + commitsSuffix)
 }
 
 // removeCommits removes id's commit index, if any, and the directories it
 // leaves empty.
-func (d *Driver) removeCommits(id driver.ID) error {
+func (d *Driver) removeCommits(id model.ID) error {
 	if err := layout.Check(id); err != nil {
 		return err
 	}
@@ -62,9 +63,9 @@ var _ driver.CommitIndexer = (*Driver)(nil)
 // that applied with a content ID then appends its line to the commit index,
 // as Fluree's append_commit_index_entry does: best effort, a failure is
 // logged at debug level and the outcome stands.
-func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	out, err := d.records.Update(ctx, id, c, cond, next)
-	if err == nil && out.Applied && c == driver.Head {
+	if err == nil && out.Applied && c == model.Head {
 		if err := d.appendCommit(id, next); err != nil {
 			slog.Debug("fs: commit index line not written", "id", id.String(), "err", err)
 		}
@@ -76,7 +77,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 // is a content ID: {"t":<t>,"cid":"<cid>"} and a newline, one write to a
 // file opened for appending, so that lines from several writers (Fluree's
 // among them) never interleave.
-func (d *Driver) appendCommit(id driver.ID, v driver.Value) error {
+func (d *Driver) appendCommit(id model.ID, v model.Value) error {
 	ref, ok := v.Ref()
 	if !ok || cid.Parse(ref.Address) != nil {
 		return nil
@@ -97,7 +98,7 @@ func (d *Driver) appendCommit(id driver.ID, v driver.Value) error {
 // nameservice does: no file, or a line that is not a JSON entry (a torn
 // append) or not a content ID, means no usable index (ok false); otherwise
 // the entries above sinceT, each (t, cid) once, ascending by t.
-func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
+func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
 	lines, err := d.readCommits(ctx, id)
 	if lines == nil || err != nil {
 		return nil, false, err
@@ -123,7 +124,7 @@ func (d *Driver) PendingCommitCIDs(ctx context.Context, id driver.ID, sinceT int
 // not entries go), written to a temp file renamed over the index. An append
 // racing the rewrite may be lost, as with Fluree's own prune; the index is
 // an accelerator its reader checks.
-func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64) error {
+func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error {
 	lines, err := d.readCommits(ctx, id)
 	if lines == nil || err != nil {
 		return err
@@ -144,7 +145,7 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id driver.ID, upToT int64
 
 // readCommits returns the non-empty lines of id's commit index, trimmed;
 // nil when there is no index, none (but not nil) when it is empty.
-func (d *Driver) readCommits(ctx context.Context, id driver.ID) ([][]byte, error) {
+func (d *Driver) readCommits(ctx context.Context, id model.ID) ([][]byte, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -176,8 +177,8 @@ func (d *Driver) readCommits(ctx context.Context, id driver.ID) ([][]byte, error
 // the two: a ledger created again never loses the index it starts. A line
 // Fluree appends in between outlives the record, and Collect removes it.
 // A purge of an ID that has no record still removes its commit index, and
-// returns an error wrapping driver.ErrNotFound.
-func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+// returns an error wrapping model.ErrNotFound.
+func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 // DropBranch implements driver.Brancher: the drop (objstore), then the
 // removal of the branch's commit index. The index goes after: a drop the
 // branch's own branches refuse must leave it.
-func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	if err := d.records.DropBranch(ctx, id); err != nil {
 		return err
 	}
@@ -211,7 +212,7 @@ func (d *Driver) collectCommits(ctx context.Context, opts driver.CollectOptions,
 		if !ok {
 			return nil
 		}
-		if _, err := d.records.Get(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+		if _, err := d.records.Get(ctx, id); !errors.Is(err, model.ErrNotFound) {
 			return nil // a record (readable or not) keeps its index
 		}
 		fi, err := os.Lstat(path)

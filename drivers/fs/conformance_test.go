@@ -9,6 +9,7 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // harness gives each test a fresh directory; every client is an independent
@@ -18,7 +19,7 @@ func harness(opts fs.Config) conformance.Harness {
 		cfg := opts
 		cfg.Dir = t.TempDir()
 		open := func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, cfg) }
-		return open, func(_ context.Context, id driver.ID) error {
+		return open, func(_ context.Context, id model.ID) error {
 			return testenv.CorruptFile(cfg.Dir, cfg.Layout, id)
 		}, nil
 	})

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // dirEnt is one entry of a directory as List walks it.
@@ -145,7 +145,7 @@ func (d *Driver) checkLinks(paths ...string) error {
 	return nil
 }
 
-// isLink returns an error wrapping driver.ErrInternal when p is a symbolic
+// isLink returns an error wrapping model.ErrInternal when p is a symbolic
 // link; missing is set when p does not exist.
 func isLink(p string) (missing bool, err error) {
 	fi, err := os.Lstat(p)
@@ -161,5 +161,5 @@ func isLink(p string) (missing bool, err error) {
 // errLink is the error of a path element that is a symbolic link.
 func errLink(p string) error {
 	return fmt.Errorf("fs: %s: %w: a symbolic link; the nameservice does not follow links, which could lead outside its directory",
-		p, driver.ErrInternal)
+		p, model.ErrInternal)
 }

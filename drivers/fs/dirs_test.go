@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestDirCache: a large directory's entries are kept between pages only
@@ -22,7 +23,7 @@ func TestDirCache(t *testing.T) {
 	}
 	n := minCachedDir + 10
 	for i := range n {
-		if err := d.Create(ctx, driver.NewLedger(driver.ID{Name: fmt.Sprintf("l%04d", i), Branch: "main"}, 1)); err != nil {
+		if err := d.Create(ctx, model.NewLedger(model.ID{Name: fmt.Sprintf("l%04d", i), Branch: "main"}, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,8 +52,8 @@ func TestDirCache(t *testing.T) {
 	}
 	// A record after the first page, created once the cache holds the
 	// directory, is in a later page.
-	late := driver.ID{Name: "l9999", Branch: "main"}
-	if err := d.Create(ctx, driver.NewLedger(late, 1)); err != nil {
+	late := model.ID{Name: "l9999", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(late, 1)); err != nil {
 		t.Fatal(err)
 	}
 	seen := len(p.Records)

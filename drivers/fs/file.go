@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // tmpSuffix ends the name of every temp file, "main.json.<16 hex>.tmp". No
@@ -41,11 +41,11 @@ func readFile(path string) ([]byte, os.FileInfo, error) {
 
 // readNoLinks reads a record file as readFile does, and refuses a symbolic
 // link among its path elements below the root: an error wrapping
-// driver.ErrInternal that names it.
+// model.ErrInternal that names it.
 func (d *Driver) readNoLinks(path string) ([]byte, os.FileInfo, error) {
 	rel, ok := strings.CutPrefix(path, d.root+string(filepath.Separator))
 	if !ok {
-		return nil, nil, fmt.Errorf("fs: %w: %s is not below %s", driver.ErrInvalidArgument, path, d.root)
+		return nil, nil, fmt.Errorf("fs: %w: %s is not below %s", model.ErrInvalidArgument, path, d.root)
 	}
 	f, ok, err := openNoLinks(d.realRoot(), rel)
 	switch {
@@ -275,8 +275,8 @@ func mkdirs(dir string) error {
 // used. Such an error may follow a write that landed (a failed directory
 // fsync), which ErrUnavailable allows.
 func ioError(op, path string, err error) error {
-	if errors.Is(err, driver.ErrInternal) {
+	if errors.Is(err, model.ErrInternal) {
 		return err // already classified and naming the path (a symbolic link)
 	}
-	return fmt.Errorf("fs: %s %s: %w: %v", op, path, driver.ErrUnavailable, err)
+	return fmt.Errorf("fs: %s %s: %w: %v", op, path, model.ErrUnavailable, err)
 }

@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/testing/fixturetest"
+	"nameservice.dev/nameservice/model"
 )
 
 // fixtures are the ns@v2 fixture cases.
@@ -73,19 +74,19 @@ func TestFixturesUpdatePreservesFlureeFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	id := driver.ID{Name: "mydb", Branch: "main"}
+	id := model.ID{Name: "mydb", Branch: "main"}
 	path := filepath.Join(dir, "ns@v2", "mydb", "main.json")
 	orig, _ := os.ReadFile(path)
 	cur, _ := d.Get(ctx, id)
 	// An update that is not applied writes nothing.
-	if out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 5)); err != nil || out.Applied {
+	if out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("x", 5)); err != nil || out.Applied {
 		t.Fatalf("stale publish: %v %v", out, err)
 	}
 	if now, _ := os.ReadFile(path); !bytes.Equal(now, orig) {
 		t.Fatal("a stale publish rewrote the file")
 	}
 	wctx := driver.WithWrite(ctx, driver.Write{ID: "w1"})
-	out, err := d.Update(wctx, id, driver.Head, driver.IfEquals(*cur.Head), driver.RefValue("bagnext", 6))
+	out, err := d.Update(wctx, id, model.Head, driver.IfEquals(*cur.Head), model.RefValue("bagnext", 6))
 	if err != nil || !out.Applied {
 		t.Fatalf("publish: %v %v", out, err)
 	}
@@ -111,13 +112,13 @@ func TestInlineIndexFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	id := driver.ID{Name: "mydb", Branch: "main"}
+	id := model.ID{Name: "mydb", Branch: "main"}
 	rec, err := d.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lower := driver.RefValue("lower", 40)
-	out, err := d.Update(ctx, id, driver.Index, driver.IfEquals(*rec.Index), lower)
+	lower := model.RefValue("lower", 40)
+	out, err := d.Update(ctx, id, model.Index, driver.IfEquals(*rec.Index), lower)
 	if err != nil || !out.Applied {
 		t.Fatalf("cas: %v %v", out, err)
 	}

@@ -24,7 +24,7 @@
 // (internal/objstore). A local write has no lost answer; a write marked as
 // a resend (driver.Write.Resend: another process may have made it) writes
 // nothing, and is done when its entry is found, an error wrapping
-// driver.ErrOutcomeUnknown otherwise.
+// model.ErrOutcomeUnknown otherwise.
 package fs
 
 import (
@@ -43,6 +43,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -95,21 +96,21 @@ var (
 
 // Open returns a driver keeping records under cfg.Dir (in Dir/ns@v2). It
 // sends nothing to the filesystem but a stat of Dir. It returns an error
-// wrapping driver.ErrInvalidArgument when Dir is empty, exists and is not a
+// wrapping model.ErrInvalidArgument when Dir is empty, exists and is not a
 // directory, or an option is invalid.
 func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err := platformProblem(); err != nil {
 		return nil, err
 	}
 	if cfg.Dir == "" {
-		return nil, fmt.Errorf("fs: %w: empty directory", driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("fs: %w: empty directory", model.ErrInvalidArgument)
 	}
 	abs, err := filepath.Abs(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("fs: %w: directory %q: %v", driver.ErrInvalidArgument, cfg.Dir, err)
+		return nil, fmt.Errorf("fs: %w: directory %q: %v", model.ErrInvalidArgument, cfg.Dir, err)
 	}
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("fs: %w: %s is not a directory", driver.ErrInvalidArgument, abs)
+		return nil, fmt.Errorf("fs: %w: %s is not a directory", model.ErrInvalidArgument, abs)
 	}
 	oc, err := objstore.NewConfig("fs", objstore.FileOptions{Layout: cfg.Layout, Dialect: cfg.Dialect, ListParallel: cfg.ListParallel})
 	if err != nil {
@@ -128,7 +129,7 @@ func (d *Driver) Dir() string { return d.root }
 var urlParams = append([]string{"lock_timeout"}, objstore.FileParams...)
 
 // ParseURL returns the Config a file URL describes. It returns an error
-// wrapping driver.ErrInvalidArgument for a URL with no directory, an unknown
+// wrapping model.ErrInvalidArgument for a URL with no directory, an unknown
 // parameter or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	dir, err := urlDir(u)
@@ -138,7 +139,7 @@ func ParseURL(u *url.URL) (Config, error) {
 	q := u.Query()
 	for k := range q {
 		if !slices.Contains(urlParams, k) {
-			return Config{}, fmt.Errorf("fs: %w: unknown URL parameter %q (want %s)", driver.ErrInvalidArgument, k, strings.Join(urlParams, ", "))
+			return Config{}, fmt.Errorf("fs: %w: unknown URL parameter %q (want %s)", model.ErrInvalidArgument, k, strings.Join(urlParams, ", "))
 		}
 	}
 	fo, err := objstore.ParseFileParams(q)
@@ -148,7 +149,7 @@ func ParseURL(u *url.URL) (Config, error) {
 	cfg := Config{Dir: dir, Layout: fo.Layout, Dialect: fo.Dialect, ListParallel: fo.ListParallel}
 	if s := q.Get("lock_timeout"); s != "" {
 		if cfg.LockTimeout, err = time.ParseDuration(s); err != nil || cfg.LockTimeout <= 0 {
-			return Config{}, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", driver.ErrInvalidArgument, s)
+			return Config{}, fmt.Errorf("fs: %w: lock_timeout %q is not a positive duration", model.ErrInvalidArgument, s)
 		}
 	}
 	return cfg, nil
@@ -162,13 +163,13 @@ func urlDir(u *url.URL) (string, error) {
 		return u.Opaque, nil
 	case u.Host == "" || u.Host == "localhost":
 		if u.Path == "" {
-			return "", fmt.Errorf("fs: %w: file URL has no path", driver.ErrInvalidArgument)
+			return "", fmt.Errorf("fs: %w: file URL has no path", model.ErrInvalidArgument)
 		}
 		return u.Path, nil
 	case u.Host == "." || u.Host == "..":
 		return u.Host + u.Path, nil
 	}
-	return "", fmt.Errorf("fs: %w: file URL host %q: want file:///absolute/path or file://./relative/path", driver.ErrInvalidArgument, u.Host)
+	return "", fmt.Errorf("fs: %w: file URL host %q: want file:///absolute/path or file://./relative/path", model.ErrInvalidArgument, u.Host)
 }
 
 // path returns the filesystem path of a layout key.

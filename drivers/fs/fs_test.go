@@ -20,6 +20,7 @@ import (
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/internal/testing/fixturetest"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 var layouts = map[string]nsfs.Config{"B": {Layout: jsonld.LayoutB}, "C": {Layout: jsonld.LayoutC}}
@@ -35,8 +36,8 @@ func open(t *testing.T, dir string, opts nsfs.Config) *nsfs.Driver {
 	return d
 }
 
-func pid(s string) driver.ID {
-	id, err := driver.ParseID(s)
+func pid(s string) model.ID {
+	id, err := model.ParseID(s)
 	if err != nil {
 		panic(err)
 	}
@@ -45,7 +46,7 @@ func pid(s string) driver.ID {
 
 func mustCreate(t *testing.T, d driver.Driver, id string) {
 	t.Helper()
-	if err := d.Create(context.Background(), driver.NewLedger(pid(id), 1)); err != nil {
+	if err := d.Create(context.Background(), model.NewLedger(pid(id), 1)); err != nil {
 		t.Fatalf("create %s: %v", id, err)
 	}
 }
@@ -77,7 +78,7 @@ func TestPathCollision(t *testing.T) {
 			ctx := context.Background()
 			d := open(t, t.TempDir(), opts)
 			mustCreate(t, d, "a/b:main")
-			if _, err := d.Update(ctx, pid("a/b:main"), driver.Head, driver.IfAbove(), driver.RefValue("owner", 1)); err != nil {
+			if _, err := d.Update(ctx, pid("a/b:main"), model.Head, driver.IfAbove(), model.RefValue("owner", 1)); err != nil {
 				t.Fatal(err)
 			}
 			other := pid("a:b/main")
@@ -87,13 +88,13 @@ func TestPathCollision(t *testing.T) {
 					t.Fatalf("%s of the other ID: %v, want %v without the owner's ID", op, err, want)
 				}
 			}
-			check("create", d.Create(ctx, driver.NewLedger(other, 1)), driver.ErrAlreadyExists)
+			check("create", d.Create(ctx, model.NewLedger(other, 1)), model.ErrAlreadyExists)
 			_, err := d.Get(ctx, other)
-			check("get", err, driver.ErrNotFound)
-			_, err = d.Update(ctx, other, driver.Head, driver.IfAbove(), driver.RefValue("x", 2))
-			check("update", err, driver.ErrNotFound)
-			check("delete", d.Delete(ctx, other), driver.ErrNotFound)
-			check("retract", d.Retract(ctx, other, time.Now()), driver.ErrNotFound)
+			check("get", err, model.ErrNotFound)
+			_, err = d.Update(ctx, other, model.Head, driver.IfAbove(), model.RefValue("x", 2))
+			check("update", err, model.ErrNotFound)
+			check("delete", d.Delete(ctx, other), model.ErrNotFound)
+			check("retract", d.Retract(ctx, other, time.Now()), model.ErrNotFound)
 			recs := fixturetest.ListAll(t, d, driver.ListOptions{})
 			if len(recs) != 1 || recs[0].ID.String() != "a/b:main" {
 				t.Fatalf("list = %v", recs)
@@ -155,7 +156,7 @@ func TestCorruptFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := d.Get(ctx, pid("bad"))
-			if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), path) {
+			if !errors.Is(err, model.ErrInternal) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("get: %v", err)
 			}
 			for _, id := range []string{"good", "zz"} {
@@ -167,7 +168,7 @@ func TestCorruptFile(t *testing.T) {
 			if err != nil || len(page.Records) != 2 || len(page.Failed) != 1 {
 				t.Fatalf("list = %+v, %v; want the two good records and the bad one failed", page, err)
 			}
-			if f := page.Failed[0]; f.ID != pid("bad") || !errors.Is(f, driver.ErrInternal) || !strings.Contains(f.Error(), path) {
+			if f := page.Failed[0]; f.ID != pid("bad") || !errors.Is(f, model.ErrInternal) || !strings.Contains(f.Error(), path) {
 				t.Fatalf("list failure %v, want ErrInternal naming %s", f, path)
 			}
 			if err := d.Delete(ctx, pid("bad")); err != nil {
@@ -196,13 +197,13 @@ func TestEmptyFileIsAbsent(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "ns@v2", "db", def), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := d.Get(ctx, pid("db")); !errors.Is(err, driver.ErrNotFound) {
+			if _, err := d.Get(ctx, pid("db")); !errors.Is(err, model.ErrNotFound) {
 				t.Fatalf("get: %v", err)
 			}
 			if recs := fixturetest.ListAll(t, d, driver.ListOptions{IncludeRetracted: true}); len(recs) != 0 {
 				t.Fatalf("list: %v", recs)
 			}
-			if _, err := d.Update(ctx, pid("db"), driver.Status, driver.IfAbove(), driver.ReadyStatus()); !errors.Is(err, driver.ErrNotFound) {
+			if _, err := d.Update(ctx, pid("db"), model.Status, driver.IfAbove(), model.ReadyStatus()); !errors.Is(err, model.ErrNotFound) {
 				t.Fatalf("update: %v", err)
 			}
 			mustCreate(t, d, "db")
@@ -224,7 +225,7 @@ func TestDebrisIgnored(t *testing.T) {
 			dir := t.TempDir()
 			d := open(t, dir, opts)
 			mustCreate(t, d, "x/db")
-			if _, err := d.Update(ctx, pid("x/db"), driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+			if _, err := d.Update(ctx, pid("x/db"), model.Head, driver.IfAbove(), model.RefValue("c", 1)); err != nil {
 				t.Fatal(err)
 			}
 			sub := filepath.Join(dir, "ns@v2", "x", "db")
@@ -288,15 +289,15 @@ func TestNoFilesForUnknownIDs(t *testing.T) {
 			mustCreate(t, d, "db:main")
 			before := files(t, dir)
 			id := pid("db:other")
-			for _, c := range driver.Concerns {
-				if _, err := d.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("x", 1)); !errors.Is(err, driver.ErrNotFound) {
+			for _, c := range model.Concerns {
+				if _, err := d.Update(ctx, id, c, driver.IfAbove(), model.RefValue("x", 1)); !errors.Is(err, model.ErrNotFound) {
 					t.Errorf("update %s: %v", c, err)
 				}
 			}
-			if err := d.Retract(ctx, id, time.Now()); !errors.Is(err, driver.ErrNotFound) {
+			if err := d.Retract(ctx, id, time.Now()); !errors.Is(err, model.ErrNotFound) {
 				t.Error(err)
 			}
-			if err := d.Delete(ctx, id); !errors.Is(err, driver.ErrNotFound) {
+			if err := d.Delete(ctx, id); !errors.Is(err, model.ErrNotFound) {
 				t.Error(err)
 			}
 			if after := files(t, dir); strings.Join(after, " ") != strings.Join(before, " ") {
@@ -315,7 +316,7 @@ func TestLayoutMismatch(t *testing.T) {
 	if err != nil || len(p.Records) != 0 || len(p.Failed) != 1 {
 		t.Fatalf("list: %+v, %v; want one failure", p, err)
 	}
-	if err := p.Failed[0]; !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), "layout=c") {
+	if err := p.Failed[0]; !errors.Is(err, model.ErrInternal) || !strings.Contains(err.Error(), "layout=c") {
 		t.Fatalf("list: %v", err)
 	}
 }
@@ -337,7 +338,7 @@ func TestLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	pushOn := func(ctx context.Context, d *nsfs.Driver) error {
-		_, err := d.Update(ctx, pid("db"), driver.Head, driver.IfAbove(), driver.RefValue("c", 1))
+		_, err := d.Update(ctx, pid("db"), model.Head, driver.IfAbove(), model.RefValue("c", 1))
 		return err
 	}
 	push := func(ctx context.Context) error { return pushOn(ctx, d) }
@@ -348,13 +349,13 @@ func TestLockWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if err := pushOn(ctx, open(t, dir, nsfs.Config{LockTimeout: patient})); driver.Code(err) != driver.Canceled {
-		t.Errorf("deadline: %v (code %v)", err, driver.Code(err))
+	if err := pushOn(ctx, open(t, dir, nsfs.Config{LockTimeout: patient})); model.Code(err) != model.Canceled {
+		t.Errorf("deadline: %v (code %v)", err, model.Code(err))
 	}
 	if el := time.Since(start); el >= patient/2 {
 		t.Errorf("waited %v past a 30ms deadline", el)
 	}
-	if err := push(context.Background()); !errors.Is(err, driver.ErrUnavailable) {
+	if err := push(context.Background()); !errors.Is(err, model.ErrUnavailable) {
 		t.Errorf("lock timeout: %v", err)
 	}
 	if _, err := d.Get(context.Background(), pid("db")); err != nil {
@@ -380,10 +381,10 @@ func TestCreateRace(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					d := open(t, dir, opts)
-					rec := driver.NewLedger(pid("db"), int64(i))
-					h := driver.RefValue("winner-check", int64(i+1))
+					rec := model.NewLedger(pid("db"), int64(i))
+					h := model.RefValue("winner-check", int64(i+1))
 					rec.Head = &h
-					ix := driver.RefValue("ix", int64(i+1))
+					ix := model.RefValue("ix", int64(i+1))
 					rec.Index = &ix
 					errs[i] = d.Create(context.Background(), rec)
 				}()
@@ -396,7 +397,7 @@ func TestCreateRace(t *testing.T) {
 					t.Fatalf("two winners: %d and %d", winner, i)
 				case err == nil:
 					winner = i
-				case !errors.Is(err, driver.ErrAlreadyExists):
+				case !errors.Is(err, model.ErrAlreadyExists):
 					t.Fatalf("loser %d: %v", i, err)
 				}
 			}
@@ -425,10 +426,10 @@ func TestUnknownMembersSurviveUpdates(t *testing.T) {
 	d := open(t, dir, nsfs.Config{})
 	ctx := context.Background()
 	id := pid("db")
-	if _, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+	if _, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("c", 1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Update(ctx, id, driver.Status, driver.IfEquals(driver.ReadyStatus()), driver.Value{V: 2, Payload: driver.Object{"state": "busy"}}); err != nil {
+	if _, err := d.Update(ctx, id, model.Status, driver.IfEquals(model.ReadyStatus()), model.Value{V: 2, Payload: model.Object{"state": "busy"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Retract(ctx, id, time.Unix(5, 0)); err != nil {
@@ -458,7 +459,7 @@ func TestOpenURL(t *testing.T) {
 	}
 	bad := []string{"file://host/x", "file://" + dir + "?layout=d", "file://" + dir + "?dialect=x", "file://" + dir + "?lock_timeout=-1s", "file://" + dir + "?bogus=1", "file://" + dir + "?list_parallel=0", "file://"}
 	for _, u := range bad {
-		if _, err := drivers.Open(ctx, u); !errors.Is(err, driver.ErrInvalidArgument) {
+		if _, err := drivers.Open(ctx, u); !errors.Is(err, model.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v, want ErrInvalidArgument", u, err)
 		}
 	}
@@ -472,7 +473,7 @@ func TestOpenURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Create(ctx, driver.NewLedger(pid("x"), 0)); err != nil {
+	if err := d.Create(ctx, model.NewLedger(pid("x"), 0)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rel", "ns", "ns@v2", "x", "main.json")); err != nil {
@@ -483,7 +484,7 @@ func TestOpenURL(t *testing.T) {
 	}
 	f := filepath.Join(dir, "afile")
 	_ = os.WriteFile(f, nil, 0o644)
-	if _, err := nsfs.Open(context.Background(), nsfs.Config{Dir: f}); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := nsfs.Open(context.Background(), nsfs.Config{Dir: f}); !errors.Is(err, model.ErrInvalidArgument) {
 		t.Errorf("open a file: %v", err)
 	}
 }
@@ -506,8 +507,8 @@ func TestListGoesPastUnreadableNestedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"a:main", "t/b:main", "z:main"} {
-		pid, _ := driver.ParseID(id)
-		if err := d.Create(ctx, driver.NewLedger(pid, 0)); err != nil {
+		pid, _ := model.ParseID(id)
+		if err := d.Create(ctx, model.NewLedger(pid, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -539,7 +540,7 @@ func TestCollectRemovesIdleLocks(t *testing.T) {
 	dir := t.TempDir()
 	d := open(t, dir, layouts["B"])
 	mustCreate(t, d, "db")
-	if _, err := d.Update(ctx, pid("db"), driver.Index, driver.IfAbove(), driver.RefValue("i", 1)); err != nil {
+	if _, err := d.Update(ctx, pid("db"), model.Index, driver.IfAbove(), model.RefValue("i", 1)); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(dir, "ns@v2", "db")
@@ -565,7 +566,7 @@ func TestCollectRemovesIdleLocks(t *testing.T) {
 	if left := files(t, dir); !slices.Equal(left, want) || st.Removed != 1 {
 		t.Fatalf("after collect: %q left (removed %d), want %q: the idle lock and the temp file gone, the held lock kept", left, st.Removed, want)
 	}
-	if _, err := d.Update(ctx, pid("db"), driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+	if _, err := d.Update(ctx, pid("db"), model.Head, driver.IfAbove(), model.RefValue("c", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if rec, err := d.Get(ctx, pid("db")); err != nil || rec.Head.V != 1 || rec.Index.V != 1 {

@@ -12,6 +12,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
+	"nameservice.dev/nameservice/model"
 )
 
 // linkedStore returns a store holding a:main and z:main, and a record
@@ -33,7 +34,7 @@ func linkedStore(t *testing.T) (d *nsfs.Driver, root, outside string) {
 
 func wantLinkErr(t *testing.T, what string, err error, path string) {
 	t.Helper()
-	if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "symbolic link") {
+	if !errors.Is(err, model.ErrInternal) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("%s: %v, want ErrInternal naming %s as a symbolic link", what, err, path)
 	}
 }
@@ -49,11 +50,11 @@ func TestSymlinkedRecordDir(t *testing.T) {
 	id := pid("evil:main")
 	_, err := d.Get(ctx, id)
 	wantLinkErr(t, "get", err, link)
-	_, err = d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
+	_, err = d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("x", 1))
 	wantLinkErr(t, "update", err, link)
 	wantLinkErr(t, "retract", d.Retract(ctx, id, time.Now()), link)
 	wantLinkErr(t, "delete", d.Delete(ctx, id), link)
-	wantLinkErr(t, "create", d.Create(ctx, driver.NewLedger(pid("evil:dev"), 1)), link)
+	wantLinkErr(t, "create", d.Create(ctx, model.NewLedger(pid("evil:dev"), 1)), link)
 	if after := files(t, outside); !slices.Equal(before, after) {
 		t.Errorf("files outside the root changed: %q -> %q", before, after)
 	}
@@ -93,7 +94,7 @@ func TestSymlinkedFile(t *testing.T) {
 	}
 	was, _ := os.ReadFile(outsideFile)
 	id := pid("db:main")
-	_, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("x", 1))
+	_, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("x", 1))
 	wantLinkErr(t, "update", err, file)
 	_, err = d.Get(ctx, id)
 	wantLinkErr(t, "get", err, file)

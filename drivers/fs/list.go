@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -108,7 +108,7 @@ func inRange(key, prefix, startAfter string) bool {
 
 // candidate is a defining file and the ID it belongs to (see classify).
 type candidate struct {
-	id   driver.ID
+	id   model.ID
 	path string
 }
 
@@ -126,7 +126,7 @@ func (d *Driver) classify(path string) (*candidate, error) {
 		return nil, nil
 	case layout.OtherLayout:
 		return nil, fmt.Errorf("fs: %s: %w: a file of the other layout in a layout %s store (open it with ?layout=%s)",
-			path, driver.ErrInternal, d.layout, layout.Other(d.layout))
+			path, model.ErrInternal, d.layout, layout.Other(d.layout))
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], path: path}, nil
@@ -154,11 +154,11 @@ func (d *Driver) nestedID(path, st string) (*candidate, error) {
 	}
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("fs: %s: %w: no valid record ID maps to this path", path, driver.ErrInternal)
+			return nil, fmt.Errorf("fs: %s: %w: no valid record ID maps to this path", path, model.ErrInternal)
 		}
 	}
 	if layout.Stem(id) != st {
-		return nil, fmt.Errorf("fs: %s: %w: the file holds record %s, whose path is another", path, driver.ErrInternal, id)
+		return nil, fmt.Errorf("fs: %s: %w: the file holds record %s, whose path is another", path, model.ErrInternal, id)
 	}
 	return &candidate{id: id, path: path}, nil
 }

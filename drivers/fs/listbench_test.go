@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkList lists N records (NS_BENCH_LIST_SIZES, default 1000,10000)
@@ -42,7 +43,7 @@ func benchList(b *testing.B, opts nsfs.Config, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	testenv.SeedCopies(b, d, dir, driver.NewLedger(driver.ID{Name: "tmpl", Branch: "main"}, 1), "ledger-%06d", n)
+	testenv.SeedCopies(b, d, dir, model.NewLedger(model.ID{Name: "tmpl", Branch: "main"}, 1), "ledger-%06d", n)
 	root := filepath.Join(dir, "ns@v2")
 	// The CLI's listing, first, also warms the page cache for both.
 	cli := testenv.ListCLI(b, n, "file://"+dir+"?layout="+opts.Layout.String(), "--page-size", "100")

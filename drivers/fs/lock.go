@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // lockSuffix names the sidecar lock file of a record file: main.json has
@@ -112,9 +112,9 @@ func (d *Driver) lockWaitError(ctx context.Context, lp string, err error) error 
 		return fmt.Errorf("fs: waiting for lock %s: %w", lp, ctx.Err())
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("fs: %w: lock %s still held by another writer after %s", driver.ErrUnavailable, lp, d.lockTimeout)
+		return fmt.Errorf("fs: %w: lock %s still held by another writer after %s", model.ErrUnavailable, lp, d.lockTimeout)
 	}
-	return fmt.Errorf("fs: %w: lock %s: %v", driver.ErrUnavailable, lp, err)
+	return fmt.Errorf("fs: %w: lock %s: %v", model.ErrUnavailable, lp, err)
 }
 
 // flockWait opens (creating) the lock file and takes an exclusive flock,

@@ -20,6 +20,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // The helper process: the test binary re-executed with helperEnv set to a
@@ -61,7 +62,7 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(0)
 }
 
-var sharedID = driver.ID{Name: "shared", Branch: "main"}
+var sharedID = model.ID{Name: "shared", Branch: "main"}
 
 // casIncrements tries n times to move status_v up by one by compare-and-set
 // and returns how many attempts were applied.
@@ -74,8 +75,8 @@ func casIncrements(d driver.Driver, n int) (int, error) {
 			return 0, err
 		}
 		cur := *rec.Status
-		next := driver.Value{V: cur.V + 1, Payload: driver.Object{"state": "ready", "by": strconv.Itoa(os.Getpid())}}
-		out, err := d.Update(ctx, sharedID, driver.Status, driver.IfEquals(cur), next)
+		next := model.Value{V: cur.V + 1, Payload: model.Object{"state": "ready", "by": strconv.Itoa(os.Getpid())}}
+		out, err := d.Update(ctx, sharedID, model.Status, driver.IfEquals(cur), next)
 		if err != nil {
 			return 0, err
 		}
@@ -160,9 +161,9 @@ func pushForever(d driver.Driver, n int) error {
 		if err != nil {
 			return err
 		}
-		c, next := driver.Status, driver.Value{V: rec.Status.V + 1, Payload: driver.Object{"state": "ready", "i": strconv.Itoa(i)}}
+		c, next := model.Status, model.Value{V: rec.Status.V + 1, Payload: model.Object{"state": "ready", "i": strconv.Itoa(i)}}
 		if i%2 == 1 {
-			c, next = driver.Head, driver.RefValue("commit-"+strconv.Itoa(i), rec.Head.V+1)
+			c, next = model.Head, model.RefValue("commit-"+strconv.Itoa(i), rec.Head.V+1)
 		}
 		out, err := d.Update(ctx, sharedID, c, driver.IfEquals(*rec.Value(c)), next)
 		if err != nil {

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // records is embedded in Driver, which so implements the record
@@ -85,7 +85,7 @@ func (s store) Head(_ context.Context, key string) (string, error) {
 
 // MaybeApplied implements objstore.Store: a local system call has no lost
 // answers. (An error after a write landed, such as a failed directory
-// fsync, wraps driver.ErrUnavailable, which allows it.)
+// fsync, wraps model.ErrUnavailable, which allows it.)
 func (store) MaybeApplied(error) bool { return false }
 
 // Put implements objstore.Store, under the key's lock: with IfAbsent it
@@ -93,7 +93,7 @@ func (store) MaybeApplied(error) bool { return false }
 // (a zero-length one, a create that never finished, is absent); with a
 // tag it compares the file's tag, then renames a synced temp file over
 // it; unconditionally it renames. The directory is fsynced after. A name
-// taken by a directory is an error wrapping driver.ErrAlreadyExists.
+// taken by a directory is an error wrapping model.ErrAlreadyExists.
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	path := s.keyPath(key)
 	if err := s.d.checkLinks(path); err != nil {
@@ -120,7 +120,7 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 		err = replaceFile(path, data)
 	}
 	if errors.Is(err, errCollision) {
-		return "", fmt.Errorf("fs: write %s: %w: %w", path, driver.ErrAlreadyExists, err)
+		return "", fmt.Errorf("fs: write %s: %w: %w", path, model.ErrAlreadyExists, err)
 	}
 	if err != nil {
 		return "", ioError("write", path, err)
@@ -150,7 +150,7 @@ func (s store) lockPut(ctx context.Context, path string, pc objstore.Preconditio
 		err := mkdirs(filepath.Dir(path))
 		switch {
 		case errors.Is(err, errCollision):
-			return nil, fmt.Errorf("fs: write %s: %w: %w", path, driver.ErrAlreadyExists, err)
+			return nil, fmt.Errorf("fs: write %s: %w: %w", path, model.ErrAlreadyExists, err)
 		case errors.Is(err, fs.ErrNotExist):
 			continue // a delete removed a parent just made: make it again
 		case err != nil:
@@ -162,7 +162,7 @@ func (s store) lockPut(ctx context.Context, path string, pc objstore.Preconditio
 		}
 		// A delete removed the emptied directory meanwhile: make it again.
 	}
-	return nil, fmt.Errorf("fs: write %s: %w: its directory keeps disappearing", path, driver.ErrUnavailable)
+	return nil, fmt.Errorf("fs: write %s: %w: its directory keeps disappearing", path, model.ErrUnavailable)
 }
 
 // compare checks, under path's lock, that path holds the file tag names:

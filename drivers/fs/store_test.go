@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 func testStore(t *testing.T) (store, string) {
@@ -184,7 +184,7 @@ func TestStoreRefusesLinks(t *testing.T) {
 	key := "ns@v2/db/main.json"
 	check := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, driver.ErrInternal) || !strings.Contains(err.Error(), link) {
+		if !errors.Is(err, model.ErrInternal) || !strings.Contains(err.Error(), link) {
 			t.Errorf("%s: %v, want ErrInternal naming %s", what, err, link)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // The flags have no equivalent here; Open refuses to run anyway.
@@ -20,7 +20,7 @@ const (
 // rest on flock, atomic rename over open files and O_NOFOLLOW, which this
 // system does not give alike, and it has not been tested here.
 func platformProblem() error {
-	return fmt.Errorf("fs: %w: the file driver runs on Unix systems only (use mem://, an object store, DynamoDB, or http:// to an ns serve on Unix)", driver.ErrUnsupported)
+	return fmt.Errorf("fs: %w: the file driver runs on Unix systems only (use mem://, an object store, DynamoDB, or http:// to an ns serve on Unix)", model.ErrUnsupported)
 }
 
 func tryLock(*os.File) (bool, error) { return false, errors.ErrUnsupported }

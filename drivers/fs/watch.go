@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.Watcher = (*Driver)(nil)
@@ -43,7 +44,7 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 		w.Close()
 		return nil, err
 	}
-	ws := &watchState{d: d, opts: opts, w: w, snap: map[driver.ID]*driver.Record{}}
+	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}}
 	if err := ws.scan(ctx, root, false); err != nil {
 		w.Close()
 		return nil, err
@@ -57,7 +58,7 @@ type watchState struct {
 	d    *Driver
 	opts driver.WatchOptions
 	w    *fsnotify.Watcher
-	snap map[driver.ID]*driver.Record
+	snap map[model.ID]*model.Record
 	out  chan<- driver.Event
 	ctx  context.Context
 }
@@ -79,7 +80,7 @@ func addTree(w *fsnotify.Watcher, dir string) error {
 	})
 }
 
-func (ws *watchState) matches(id driver.ID) bool {
+func (ws *watchState) matches(id model.ID) bool {
 	if !ws.opts.ID.IsZero() {
 		return id == ws.opts.ID
 	}
@@ -155,18 +156,18 @@ func (ws *watchState) scan(ctx context.Context, dir string, report bool) error {
 
 // idOf returns the ID a record file belongs to, found through its defining
 // file; ok is false for files that are no record's.
-func (ws *watchState) idOf(path string) (driver.ID, bool, error) {
+func (ws *watchState) idOf(path string) (model.ID, bool, error) {
 	rel, err := filepath.Rel(ws.d.root, path)
 	if err != nil {
-		return driver.ID{}, false, nil
+		return model.ID{}, false, nil
 	}
 	role, st := layout.Classify(ws.d.layout, filepath.ToSlash(rel))
 	if role != layout.Defining && role != layout.Secondary {
-		return driver.ID{}, false, nil
+		return model.ID{}, false, nil
 	}
 	def, ok := ws.definingPath(st)
 	if !ok {
-		return driver.ID{}, false, nil
+		return model.ID{}, false, nil
 	}
 	c, err := ws.d.classify(def)
 	if c == nil || err != nil {
@@ -176,13 +177,13 @@ func (ws *watchState) idOf(path string) (driver.ID, bool, error) {
 }
 
 // known finds a watched record with stem st whose defining file is gone.
-func (ws *watchState) known(st string) (driver.ID, bool, error) {
+func (ws *watchState) known(st string) (model.ID, bool, error) {
 	for id := range ws.snap {
 		if layout.Stem(id) == st {
 			return id, true, nil
 		}
 	}
-	return driver.ID{}, false, nil
+	return model.ID{}, false, nil
 }
 
 func (ws *watchState) definingPath(st string) (string, bool) {
@@ -209,10 +210,10 @@ func (ws *watchState) refreshPath(ctx context.Context, path string) error {
 // refresh re-reads record id and, when report is set, sends the events that
 // take the snapshot to it and the watch's options select. A record that cannot be read keeps its place in
 // the snapshot: one bad file neither ends the watch nor reads as a purge.
-func (ws *watchState) refresh(ctx context.Context, id driver.ID, report bool) error {
+func (ws *watchState) refresh(ctx context.Context, id model.ID, report bool) error {
 	rec, err := ws.d.Get(ctx, id)
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		rec = nil
 	case err != nil && driverutil.PerRecord(err):
 		return nil

@@ -6,38 +6,39 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.Brancher = (*Driver)(nil)
 
 // source returns the live ledger a branch is created from. The caller holds
 // s.mu.
-func (s *Store) source(id driver.ID) (*driver.Record, error) {
+func (s *Store) source(id model.ID) (*model.Record, error) {
 	r, err := s.record(id)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("mem: source: %w", err)
-	case r.Kind != driver.Ledger:
-		return nil, fmt.Errorf("mem: %w: source %s is a %s", driver.ErrWrongKind, id, r.Kind)
+	case r.Kind != model.Ledger:
+		return nil, fmt.Errorf("mem: %w: source %s is a %s", model.ErrWrongKind, id, r.Kind)
 	case r.Retracted:
-		return nil, fmt.Errorf("mem: %w: source %s is retracted", driver.ErrNotFound, id)
+		return nil, fmt.Errorf("mem: %w: source %s is retracted", model.ErrNotFound, id)
 	}
 	return r, nil
 }
 
 // CreateBranch implements driver.Brancher under the store's lock.
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	src, err := d.s.source(driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch})
+	src, err := d.s.source(model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch})
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := d.s.recs[rec.ID]; ok {
-		return nil, fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
+		return nil, fmt.Errorf("mem: %w: %s", model.ErrAlreadyExists, rec.ID)
 	}
 	d.s.recs[rec.ID] = rec.Clone()
 	d.s.sorted = nil
@@ -48,7 +49,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 }
 
 // DropBranch implements driver.Brancher under the store's lock.
-func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return err
@@ -58,13 +59,13 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 	switch {
 	case err != nil:
 		return err
-	case r.Kind != driver.Ledger:
-		return fmt.Errorf("mem: %w: %s is a %s, not a branch", driver.ErrWrongKind, id, r.Kind)
+	case r.Kind != model.Ledger:
+		return fmt.Errorf("mem: %w: %s is a %s, not a branch", model.ErrWrongKind, id, r.Kind)
 	case r.Branches > 0:
 		return fmt.Errorf("mem: %w", driverutil.HasBranchesError(id, r.Branches))
 	}
 	if r.SourceBranch != "" {
-		if src, ok := d.s.recs[driver.ID{Name: id.Name, Branch: r.SourceBranch}]; ok && src.Branches > 0 {
+		if src, ok := d.s.recs[model.ID{Name: id.Name, Branch: r.SourceBranch}]; ok && src.Branches > 0 {
 			src.Branches--
 		}
 	}
@@ -76,7 +77,7 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 }
 
 // ResetHead implements driver.Brancher under the store's lock.
-func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -86,20 +87,20 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 	if err != nil {
 		return nil, err
 	}
-	if r.Kind != driver.Ledger {
-		return nil, fmt.Errorf("mem: %w: %s is a %s and has no head", driver.ErrWrongKind, id, r.Kind)
+	if r.Kind != model.Ledger {
+		return nil, fmt.Errorf("mem: %w: %s is a %s and has no head", model.ErrWrongKind, id, r.Kind)
 	}
 	prev := r.Clone()
 	if index != nil {
-		d.s.set(r, driver.Index, *index)
+		d.s.set(r, model.Index, *index)
 	}
-	d.s.set(r, driver.Head, head)
+	d.s.set(r, model.Head, head)
 	return prev, nil
 }
 
 // set sets concern c of r to v and tells watchers when it changed. The
 // caller holds s.mu.
-func (s *Store) set(r *driver.Record, c driver.Concern, v driver.Value) {
+func (s *Store) set(r *model.Record, c model.Concern, v model.Value) {
 	old := *r.Value(c)
 	r.SetValue(c, v.Clone())
 	if !old.Equal(v) {

@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkList lists N ledgers (NS_BENCH_LIST_SIZES, default 1000,10000)
@@ -29,9 +30,9 @@ func BenchmarkList(b *testing.B) {
 func benchList(b *testing.B, n int) {
 	ctx := context.Background()
 	d := mem.NewStore().Open()
-	recs := make([]*driver.Record, n)
+	recs := make([]*model.Record, n)
 	for i := range n {
-		recs[i] = driver.NewLedger(driver.ID{Name: fmt.Sprintf("ledger-%06d", i), Branch: "main"}, 1)
+		recs[i] = model.NewLedger(model.ID{Name: fmt.Sprintf("ledger-%06d", i), Branch: "main"}, 1)
 		if err := d.Create(ctx, recs[i]); err != nil {
 			b.Fatal(err)
 		}
@@ -70,10 +71,10 @@ func benchList(b *testing.B, n int) {
 
 // copyAll is the floor: a copy of every record of recs, in pages of size
 // as a listing hands them out. It returns how many it copied.
-func copyAll(recs []*driver.Record, size int) int {
+func copyAll(recs []*model.Record, size int) int {
 	n := 0
 	for len(recs) > 0 {
-		page := make([]*driver.Record, 0, size)
+		page := make([]*model.Record, 0, size)
 		for _, r := range recs[:min(size, len(recs))] {
 			page = append(page, r.Clone())
 		}

@@ -16,7 +16,7 @@
 // incarnation (its create's write ID), each concern's last three write IDs
 // and the write ID of the last purge of each ID; a resend writes nothing,
 // and answers done when it finds its write (a retract: the record
-// retracted), and an error wrapping driver.ErrOutcomeUnknown otherwise.
+// retracted), and an error wrapping model.ErrOutcomeUnknown otherwise.
 package mem
 
 import (
@@ -31,6 +31,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -67,13 +68,13 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 }
 
 // ParseURL returns the Config of a mem://NAME URL. It returns an error
-// wrapping driver.ErrInvalidArgument for a path or a query parameter.
+// wrapping model.ErrInvalidArgument for a path or a query parameter.
 func ParseURL(u *url.URL) (Config, error) {
 	if u.Path != "" && u.Path != "/" {
-		return Config{}, fmt.Errorf("mem: %w: URL takes a store name as host, not a path (mem://NAME)", driver.ErrInvalidArgument)
+		return Config{}, fmt.Errorf("mem: %w: URL takes a store name as host, not a path (mem://NAME)", model.ErrInvalidArgument)
 	}
 	if u.RawQuery != "" {
-		return Config{}, fmt.Errorf("mem: %w: URL takes no parameters (mem://NAME)", driver.ErrInvalidArgument)
+		return Config{}, fmt.Errorf("mem: %w: URL takes no parameters (mem://NAME)", model.ErrInvalidArgument)
 	}
 	return Config{Name: u.Host}, nil
 }
@@ -82,14 +83,14 @@ func ParseURL(u *url.URL) (Config, error) {
 // independent clients.
 type Store struct {
 	mu      sync.Mutex
-	recs    map[driver.ID]*driver.Record
-	corrupt map[driver.ID]bool // see Corrupt
+	recs    map[model.ID]*model.Record
+	corrupt map[model.ID]bool // see Corrupt
 	subs    map[*subscriber]bool
 	// lives and purges record writes for resends (see writes.go): the
 	// life of each record, and the write ID of the last purge of each ID
 	// (one short string per ID ever purged).
-	lives  map[driver.ID]*life
-	purges map[driver.ID]string
+	lives  map[model.ID]*life
+	purges map[model.ID]string
 	// sorted holds the IDs of recs in ID order, for List to resume a page
 	// by binary search; nil after a Create or Delete, rebuilt by the next
 	// List, so a listing between writes sorts once, not once per page.
@@ -98,12 +99,12 @@ type Store struct {
 
 type keyedID struct {
 	key string // id.String()
-	id  driver.ID
+	id  model.ID
 	// rec is recs[id]: a record is changed in place and replaced only by
 	// a Create or Delete, which drop the index, so List needs no lookup
 	// in recs (at 100,000 records, two map lookups a record cost more
 	// than the copy it hands out).
-	rec *driver.Record
+	rec *model.Record
 }
 
 // ordered returns the IDs of s.recs in ID order. The caller holds s.mu.
@@ -120,17 +121,17 @@ func (s *Store) ordered() []keyedID {
 
 // Corrupt makes record id unreadable, as a file or item that no longer
 // decodes would be on a persistent backend: Get, Update and Retract fail with
-// an error wrapping driver.ErrInternal and List reports it in Page.Failed,
+// an error wrapping model.ErrInternal and List reports it in Page.Failed,
 // until Delete removes it. It is for testing readers; it returns an error
-// wrapping driver.ErrNotFound when there is no such record.
-func (s *Store) Corrupt(id driver.ID) error {
+// wrapping model.ErrNotFound when there is no such record.
+func (s *Store) Corrupt(id model.ID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.recs[id]; !ok {
-		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+		return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
 	}
 	if s.corrupt == nil {
-		s.corrupt = map[driver.ID]bool{}
+		s.corrupt = map[model.ID]bool{}
 	}
 	s.corrupt[id] = true
 	return nil
@@ -138,20 +139,20 @@ func (s *Store) Corrupt(id driver.ID) error {
 
 // record returns the stored record id, or an error for an absent or
 // corrupt one. The caller holds s.mu.
-func (s *Store) record(id driver.ID) (*driver.Record, error) {
+func (s *Store) record(id model.ID) (*model.Record, error) {
 	r, ok := s.recs[id]
 	if !ok {
-		return nil, fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+		return nil, fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
 	}
 	if s.corrupt[id] {
-		return nil, fmt.Errorf("mem: %w: record %s is corrupt", driver.ErrInternal, id)
+		return nil, fmt.Errorf("mem: %w: record %s is corrupt", model.ErrInternal, id)
 	}
 	return r, nil
 }
 
 // NewStore returns an empty store of this process alone, for tests that
 // need the store itself (Corrupt) beside its clients.
-func NewStore() *Store { return &Store{recs: map[driver.ID]*driver.Record{}} }
+func NewStore() *Store { return &Store{recs: map[model.ID]*model.Record{}} }
 
 // Open returns a new client of s.
 func (s *Store) Open() *Driver { return &Driver{s: s} }
@@ -177,7 +178,7 @@ func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
 
 // Create implements driver.Driver. The record's incarnation is the
 // create's write ID (driver.WriteOf).
-func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return err
@@ -188,7 +189,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 		return resent("create", rec.ID, w, d.s.createdBy(rec.ID, w))
 	}
 	if _, ok := d.s.recs[rec.ID]; ok {
-		return fmt.Errorf("mem: %w: %s", driver.ErrAlreadyExists, rec.ID)
+		return fmt.Errorf("mem: %w: %s", model.ErrAlreadyExists, rec.ID)
 	}
 	d.s.recs[rec.ID] = rec.Clone()
 	d.s.sorted = nil
@@ -198,7 +199,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 }
 
 // Get implements driver.Driver.
-func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 }
 
 // Update implements driver.Driver.
-func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return driver.Outcome{}, err
@@ -230,7 +231,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		return driver.Outcome{}, err
 	}
 	if r.Value(c) == nil {
-		return driver.Outcome{}, fmt.Errorf("mem: %w: %s has no %s", driver.ErrNotFound, id, c)
+		return driver.Outcome{}, fmt.Errorf("mem: %w: %s has no %s", model.ErrNotFound, id, c)
 	}
 	cur := *r.Value(c)
 	if !cond.Holds(cur, next) {
@@ -245,7 +246,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 }
 
 // Retract implements driver.Driver.
-func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return err
@@ -264,14 +265,14 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 	}
 	r.Retracted = true
 	old := r.Status.V
-	r.Status = &driver.Value{V: old + 1, Payload: driver.RetractedStatus(at)}
-	d.s.wrote(id, driver.Status, w, old+1)
-	d.s.notify(r.Kind, driver.Event{ID: id, Concern: driver.Status, Old: old, New: r.Status.Clone()})
+	r.Status = &model.Value{V: old + 1, Payload: model.RetractedStatus(at)}
+	d.s.wrote(id, model.Status, w, old+1)
+	d.s.notify(r.Kind, driver.Event{ID: id, Concern: model.Status, Old: old, New: r.Status.Clone()})
 	return nil
 }
 
 // Delete implements driver.Driver.
-func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	unlock, err := d.begin(ctx)
 	if err != nil {
 		return err
@@ -283,7 +284,7 @@ func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
 	}
 	r, ok := d.s.recs[id]
 	if !ok {
-		return fmt.Errorf("mem: %w: %s", driver.ErrNotFound, id)
+		return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
 	}
 	delete(d.s.recs, id)
 	d.s.sorted = nil
@@ -325,7 +326,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 		if corrupt {
 			_, err := d.s.record(k.id)
-			page.Failed = append(page.Failed, &driver.RecordError{ID: k.id, Object: "mem record " + k.key, Err: err})
+			page.Failed = append(page.Failed, &model.RecordError{ID: k.id, Object: "mem record " + k.key, Err: err})
 		} else {
 			page.Records = append(page.Records, k.rec.Clone())
 		}

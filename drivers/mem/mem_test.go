@@ -8,6 +8,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestConformance(t *testing.T) {
@@ -15,7 +16,7 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, exactListings{func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		s := mem.NewStore()
 		open := func(context.Context) (driver.Driver, error) { return s.Open(), nil }
-		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
+		return open, func(_ context.Context, id model.ID) error { return s.Corrupt(id) }, nil
 	}})
 }
 
@@ -46,6 +47,6 @@ func TestConformanceWithoutChangeFeed(t *testing.T) {
 			d := s.Open()
 			return noWatch{d, d}, nil
 		}
-		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
+		return open, func(_ context.Context, id model.ID) error { return s.Corrupt(id) }, nil
 	}})
 }

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/model"
 )
 
 // A mutant is the mem driver with one rule broken. The suite must catch
@@ -38,9 +39,9 @@ var mutantRules = []string{
 	"list-fails-on-failed",     // an unreadable record fails the whole page
 }
 
-func (m *mutant) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (m *mutant) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	switch {
-	case m.rule == "head-accepts-equal-t" && c == driver.Head && cond.Kind == driver.Above:
+	case m.rule == "head-accepts-equal-t" && c == model.Head && cond.Kind == driver.Above:
 		cond = driver.IfAtLeast()
 	case m.rule == "cas-ignores-payload" && cond.Kind == driver.Equals:
 		cur, err := m.Driver.Get(ctx, id)
@@ -49,17 +50,17 @@ func (m *mutant) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 		}
 	case m.rule == "update-creates-missing":
 		if _, err := m.Driver.Get(ctx, id); err != nil {
-			_ = m.Driver.Create(ctx, driver.NewLedger(id, 0))
+			_ = m.Driver.Create(ctx, model.NewLedger(id, 0))
 		}
 	}
 	out, err := m.Driver.Update(ctx, id, c, cond, next)
 	if m.rule == "conflict-without-current" && err == nil && !out.Applied {
-		out.Current = driver.Value{}
+		out.Current = model.Value{}
 	}
 	return out, err
 }
 
-func (m *mutant) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+func (m *mutant) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if m.rule != "retract-skips-status" {
 		return m.Driver.Retract(ctx, id, at)
 	}
@@ -74,7 +75,7 @@ func (m *mutant) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 	return m.Driver.Create(ctx, r)
 }
 
-func (m *mutant) Create(ctx context.Context, rec *driver.Record) error {
+func (m *mutant) Create(ctx context.Context, rec *model.Record) error {
 	if m.rule == "create-overwrites" {
 		_ = m.Driver.Delete(ctx, rec.ID)
 	}
@@ -121,7 +122,7 @@ func TestMutantConformance(t *testing.T) {
 		open := func(context.Context) (driver.Driver, error) {
 			return &mutant{Driver: s.Open(), rule: rule, page: map[string]int{}}, nil
 		}
-		return open, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }, nil
+		return open, func(_ context.Context, id model.ID) error { return s.Corrupt(id) }, nil
 	}})
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // subscriber is one Watch. Events are queued without bound under the store
@@ -19,7 +20,7 @@ type subscriber struct {
 }
 
 // matches reports whether s reports ev, an event of a record of kind k.
-func (s *subscriber) matches(k driver.Kind, ev driver.Event) bool {
+func (s *subscriber) matches(k model.Kind, ev driver.Event) bool {
 	if !s.opts.ID.IsZero() {
 		return ev.ID == s.opts.ID && s.opts.Reports(k, ev)
 	}
@@ -91,7 +92,7 @@ func (d *Driver) forward(ctx context.Context, sub *subscriber, out chan<- driver
 
 // notify queues ev, an event of a record of kind k, for every subscriber
 // that reports it. The caller holds s.mu.
-func (s *Store) notify(k driver.Kind, ev driver.Event) {
+func (s *Store) notify(k model.Kind, ev driver.Event) {
 	for sub := range s.subs {
 		if sub.matches(k, ev) {
 			sub.push(ev)
@@ -100,8 +101,8 @@ func (s *Store) notify(k driver.Kind, ev driver.Event) {
 }
 
 // notifyCreated reports every concern of a new record.
-func (s *Store) notifyCreated(r *driver.Record) {
-	for _, c := range driver.Concerns {
+func (s *Store) notifyCreated(r *model.Record) {
+	for _, c := range model.Concerns {
 		if v := r.Value(c); v != nil {
 			s.notify(r.Kind, driver.Event{ID: r.ID, Concern: c, New: v.Clone()})
 		}

@@ -5,27 +5,28 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // life is what the store records of the writes to one incarnation of a
 // record.
 type life struct {
-	inc    string                                 // the create's write ID
-	writes [driver.Config + 1]driverutil.WriteIDs // by concern
+	inc    string                                // the create's write ID
+	writes [model.Config + 1]driverutil.WriteIDs // by concern
 }
 
 // created starts the life of record id, made by the write with ID inc. The
 // caller holds s.mu.
-func (s *Store) created(id driver.ID, inc string) {
+func (s *Store) created(id model.ID, inc string) {
 	if s.lives == nil {
-		s.lives = map[driver.ID]*life{}
+		s.lives = map[model.ID]*life{}
 	}
 	s.lives[id] = &life{inc: inc}
 }
 
 // wrote records the write w, of watermark v, to concern c of record id. The
 // caller holds s.mu.
-func (s *Store) wrote(id driver.ID, c driver.Concern, w driver.Write, v int64) {
+func (s *Store) wrote(id model.ID, c model.Concern, w driver.Write, v int64) {
 	if l := s.lives[id]; l != nil && c.Valid() {
 		l.writes[c].Push(driverutil.WriteTag(w.ID, v))
 	}
@@ -33,21 +34,21 @@ func (s *Store) wrote(id driver.ID, c driver.Concern, w driver.Write, v int64) {
 
 // purged ends the life of record id, by the write w (zero: a branch drop).
 // The caller holds s.mu.
-func (s *Store) purged(id driver.ID, w driver.Write) {
+func (s *Store) purged(id model.ID, w driver.Write) {
 	delete(s.lives, id)
 	if w.ID == "" {
 		return
 	}
 	if s.purges == nil {
-		s.purges = map[driver.ID]string{}
+		s.purges = map[model.ID]string{}
 	}
 	s.purges[id] = w.ID
 }
 
 // resent is the answer to a resend of w, the op of record id: nil when
 // found (the store holds the write), else an error wrapping
-// driver.ErrOutcomeUnknown.
-func resent(op string, id driver.ID, w driver.Write, found bool) error {
+// model.ErrOutcomeUnknown.
+func resent(op string, id model.ID, w driver.Write, found bool) error {
 	if found {
 		return nil
 	}
@@ -57,14 +58,14 @@ func resent(op string, id driver.ID, w driver.Write, found bool) error {
 
 // hasWrite reports whether the write w is among the last ones of concern c
 // of record id. The caller holds s.mu.
-func (s *Store) hasWrite(id driver.ID, c driver.Concern, w driver.Write) bool {
+func (s *Store) hasWrite(id model.ID, c model.Concern, w driver.Write) bool {
 	l := s.lives[id]
 	return l != nil && c.Valid() && l.writes[c].Has(w.ID)
 }
 
 // createdBy reports whether record id is the one the write w created. The
 // caller holds s.mu.
-func (s *Store) createdBy(id driver.ID, w driver.Write) bool {
+func (s *Store) createdBy(id model.ID, w driver.Write) bool {
 	l := s.lives[id]
 	return l != nil && l.inc == w.ID
 }

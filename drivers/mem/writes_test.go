@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/model"
 )
 
 // write returns a context carrying the write named id, resent or not.
@@ -16,19 +17,19 @@ func write(id string, resend bool) context.Context {
 	return driver.WithWrite(context.Background(), driver.Write{ID: id, Resend: resend})
 }
 
-var recID = driver.ID{Name: "db", Branch: "main"}
+var recID = model.ID{Name: "db", Branch: "main"}
 
 // resendEnv is a store with a record, a client that writes and another
 // that purges and creates it again.
 type resendEnv struct {
 	t     *testing.T
 	a, b  *mem.Driver
-	fresh *driver.Record
+	fresh *model.Record
 }
 
 func newResendEnv(t *testing.T) *resendEnv {
 	s := mem.NewStore()
-	e := &resendEnv{t: t, a: s.Open(), b: s.Open(), fresh: driver.NewLedger(recID, 1)}
+	e := &resendEnv{t: t, a: s.Open(), b: s.Open(), fresh: model.NewLedger(recID, 1)}
 	e.must(e.b.Create(context.Background(), e.fresh.Clone()))
 	return e
 }
@@ -49,21 +50,21 @@ func (e *resendEnv) recreate() {
 
 // unknown checks that err is an unknown outcome and that the record is
 // still as want (nil: absent): the resend wrote nothing.
-func (e *resendEnv) unknown(what string, err error, want *driver.Record) {
+func (e *resendEnv) unknown(what string, err error, want *model.Record) {
 	e.t.Helper()
-	if !errors.Is(err, driver.ErrOutcomeUnknown) || !errors.Is(err, driver.ErrUnavailable) {
+	if !errors.Is(err, model.ErrOutcomeUnknown) || !errors.Is(err, model.ErrUnavailable) {
 		e.t.Fatalf("%s = %v; want outcome unknown", what, err)
 	}
 	got, gerr := e.b.Get(context.Background(), recID)
 	switch {
-	case want == nil && !errors.Is(gerr, driver.ErrNotFound):
+	case want == nil && !errors.Is(gerr, model.ErrNotFound):
 		e.t.Fatalf("after %s: %+v, %v; want no record", what, got, gerr)
 	case want != nil && (gerr != nil || !reflect.DeepEqual(got, want)):
 		e.t.Fatalf("after %s: %+v, %v; want %+v: the resend wrote", what, got, gerr, want)
 	}
 }
 
-func (e *resendEnv) get() *driver.Record {
+func (e *resendEnv) get() *model.Record {
 	e.t.Helper()
 	r, err := e.b.Get(context.Background(), recID)
 	e.must(err)
@@ -73,7 +74,7 @@ func (e *resendEnv) get() *driver.Record {
 func TestResendOfAnUpdate(t *testing.T) {
 	e := newResendEnv(t)
 	publish := func(ctx context.Context, t int64) (driver.Outcome, error) {
-		return e.a.Update(ctx, recID, driver.Head, driver.IfAbove(), driver.RefValue("c", t))
+		return e.a.Update(ctx, recID, model.Head, driver.IfAbove(), model.RefValue("c", t))
 	}
 	for i, w := range []string{"w2", "w3"} {
 		if out, err := publish(write(w, false), int64(i+2)); err != nil || !out.Applied {
@@ -81,10 +82,10 @@ func TestResendOfAnUpdate(t *testing.T) {
 		}
 	}
 	// Found: done, and not applied again over the later write.
-	if out, err := publish(write("w2", true), 2); err != nil || !out.Applied || !out.Current.Equal(driver.RefValue("c", 2)) {
+	if out, err := publish(write("w2", true), 2); err != nil || !out.Applied || !out.Current.Equal(model.RefValue("c", 2)) {
 		t.Fatalf("resend of a write that landed: %+v, %v; want applied", out, err)
 	}
-	if h := e.get().Head; !h.Equal(driver.RefValue("c", 3)) {
+	if h := e.get().Head; !h.Equal(model.RefValue("c", 3)) {
 		t.Fatalf("head after the resend: %v; want t 3: the resend wrote again", h)
 	}
 	now := e.get()

@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.Brancher = (*Driver)(nil)
@@ -16,14 +17,14 @@ var _ driver.Brancher = (*Driver)(nil)
 // The server creates the branch from rec's source (at rec's branch point,
 // when it has one) in its backend's atomic step, and answers with the
 // record it created (its head is the source's when the server read it).
-func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	req := nswire.BranchRequest{From: rec.SourceBranch}
 	if bp := rec.BranchPoint; bp != nil {
 		req.At = &nswire.Ref{Address: bp.Address, T: bp.T}
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("remote: create branch %s: %w: %v", rec.ID, driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("remote: create branch %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
 	op := "create branch " + rec.ID.String()
 	resp, err := d.do(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body, true)
@@ -33,15 +34,15 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.
 	if resp.status != http.StatusCreated {
 		return nil, resp.err(op)
 	}
-	var created driver.Record
+	var created model.Record
 	if err := created.UnmarshalJSON(resp.body); err != nil || created.ID != rec.ID {
-		return nil, fmt.Errorf("remote: %s: %w: the server's record does not decode or is another's (%v)", op, driver.ErrInternal, err)
+		return nil, fmt.Errorf("remote: %s: %w: the server's record does not decode or is another's (%v)", op, model.ErrInternal, err)
 	}
 	return &created, nil
 }
 
 // DropBranch implements driver.Brancher with DELETE /ns/v1/branches/{id}.
-func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
+func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	op := "drop branch " + id.String()
 	resp, err := d.do(ctx, op, http.MethodDelete, "/branches/"+nswire.PathID(id), nil, true)
 	if err != nil {
@@ -55,11 +56,11 @@ func (d *Driver) DropBranch(ctx context.Context, id driver.ID) error {
 
 // ResetHead implements driver.Brancher with POST /ns/v1/reset-head/{id},
 // which the server allows only to tokens with the admin scope on id.
-func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	op := "reset head " + id.String()
 	h, ok := head.Ref()
 	if !ok {
-		return nil, fmt.Errorf("remote: %s: %w: the head to set must be a commit {address, t}", op, driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("remote: %s: %w: the head to set must be a commit {address, t}", op, model.ErrInvalidArgument)
 	}
 	req := nswire.ResetHeadRequest{Commit: nswire.Ref{Address: h.Address, T: h.T}}
 	if index != nil {
@@ -68,14 +69,14 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 		case index.Unborn():
 			req.ClearIndex = true
 		case !ok || ix.Graphs != nil:
-			return nil, fmt.Errorf("remote: %s: %w: the index to set must be {address, t}", op, driver.ErrInvalidArgument)
+			return nil, fmt.Errorf("remote: %s: %w: the index to set must be {address, t}", op, model.ErrInvalidArgument)
 		default:
 			req.Index = &nswire.Ref{Address: ix.Address, T: ix.T}
 		}
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("remote: %s: %w: %v", op, driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("remote: %s: %w: %v", op, model.ErrInvalidArgument, err)
 	}
 	resp, err := d.do(ctx, op, http.MethodPost, "/reset-head/"+nswire.PathID(id), body, true)
 	if err != nil {
@@ -84,9 +85,9 @@ func (d *Driver) ResetHead(ctx context.Context, id driver.ID, head driver.Value,
 	if resp.status != http.StatusOK {
 		return nil, resp.err(op)
 	}
-	var prev driver.Record
+	var prev model.Record
 	if err := prev.UnmarshalJSON(resp.body); err != nil {
-		return nil, fmt.Errorf("remote: %s: %w: the server's record does not decode: %v", op, driver.ErrInternal, err)
+		return nil, fmt.Errorf("remote: %s: %w: the server's record does not decode: %v", op, model.ErrInternal, err)
 	}
 	return &prev, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // maxCollectLine bounds one line of the collector's answer.
@@ -50,7 +51,7 @@ func readCollect(r io.Reader, report func(driver.Collected)) (driver.CollectStat
 	for sc.Scan() {
 		var l nswire.CollectLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return driver.CollectStats{}, fmt.Errorf("remote: collect: %w: a line of the answer is no JSON: %v", driver.ErrInternal, err)
+			return driver.CollectStats{}, fmt.Errorf("remote: collect: %w: a line of the answer is no JSON: %v", model.ErrInternal, err)
 		}
 		switch {
 		case l.Error != nil:
@@ -62,9 +63,9 @@ func readCollect(r io.Reader, report func(driver.Collected)) (driver.CollectStat
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return driver.CollectStats{}, fmt.Errorf("remote: collect: %w: %v", driver.ErrUnavailable, err)
+		return driver.CollectStats{}, fmt.Errorf("remote: collect: %w: %v", model.ErrUnavailable, err)
 	}
-	return driver.CollectStats{}, fmt.Errorf("remote: collect: %w: the answer ended before its totals; run it again", driver.ErrUnavailable)
+	return driver.CollectStats{}, fmt.Errorf("remote: collect: %w: the answer ended before its totals; run it again", model.ErrUnavailable)
 }
 
 var _ driver.Collector = (*Driver)(nil)

@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -56,7 +57,7 @@ func TestConformanceMem(t *testing.T) {
 	t.Parallel()
 	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
-		return s.Open(), func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
+		return s.Open(), func(_ context.Context, id model.ID) error { return s.Corrupt(id) }
 	}))
 }
 
@@ -76,7 +77,7 @@ func TestConformanceMemPolled(t *testing.T) {
 	conformance.Run(t, harness(func(*testing.T) (driver.Driver, conformance.CorruptFunc) {
 		s := mem.NewStore()
 		d := s.Open()
-		return noWatch{d, d}, func(_ context.Context, id driver.ID) error { return s.Corrupt(id) }
+		return noWatch{d, d}, func(_ context.Context, id model.ID) error { return s.Corrupt(id) }
 	}))
 }
 
@@ -88,6 +89,6 @@ func TestConformanceFS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d, func(_ context.Context, id driver.ID) error { return testenv.CorruptFile(cfg.Dir, jsonld.LayoutB, id) }
+		return d, func(_ context.Context, id model.ID) error { return testenv.CorruptFile(cfg.Dir, jsonld.LayoutB, id) }
 	}))
 }

@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/model"
 )
 
 var (
@@ -77,7 +78,7 @@ func TestConformanceDynamoDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d, func(ctx context.Context, id driver.ID) error {
+		return d, func(ctx context.Context, id model.ID) error {
 			return testenv.CorruptDynamoDB(ctx, d.Client(), cfg.Table, id)
 		}
 	}))

@@ -19,7 +19,7 @@
 // the same key, marked as a resend: the server that ran it replays its
 // answer, and any other resolves it against the backend, which records the
 // write's ID with the write. When neither can tell, the write fails with an
-// error wrapping driver.ErrOutcomeUnknown, and so does a write the server
+// error wrapping model.ErrOutcomeUnknown, and so does a write the server
 // answered so: a write that landed is never reported as not applied, and
 // never sent as new again.
 package remote
@@ -47,6 +47,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // The URL schemes of this driver.
@@ -101,7 +102,7 @@ var (
 // ParseURL returns the Config of an http(s):// URL: the URL without its
 // query as BaseURL, the token from token_file (else $NAMESERVICE_TOKEN), a
 // TLS configuration trusting ca_file's certificates, and timeout. It reads
-// those files. It returns an error wrapping driver.ErrInvalidArgument for an
+// those files. It returns an error wrapping model.ErrInvalidArgument for an
 // unknown parameter, a malformed value or a file it cannot read.
 func ParseURL(u *url.URL) (Config, error) {
 	q := u.Query()
@@ -109,31 +110,31 @@ func ParseURL(u *url.URL) (Config, error) {
 	if f := q.Get("token_file"); f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return Config{}, fmt.Errorf("%w: remote: token_file: %v", driver.ErrInvalidArgument, err)
+			return Config{}, fmt.Errorf("%w: remote: token_file: %v", model.ErrInvalidArgument, err)
 		}
 		cfg.Token = strings.TrimSpace(string(b))
 	}
 	if v := q.Get("timeout"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("%w: remote: timeout %q is not a positive duration", driver.ErrInvalidArgument, v)
+			return Config{}, fmt.Errorf("%w: remote: timeout %q is not a positive duration", model.ErrInvalidArgument, v)
 		}
 		cfg.Timeout = d
 	}
 	if f := q.Get("ca_file"); f != "" {
 		pem, err := os.ReadFile(f)
 		if err != nil {
-			return Config{}, fmt.Errorf("%w: remote: ca_file: %v", driver.ErrInvalidArgument, err)
+			return Config{}, fmt.Errorf("%w: remote: ca_file: %v", model.ErrInvalidArgument, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return Config{}, fmt.Errorf("%w: remote: ca_file %s holds no PEM certificate", driver.ErrInvalidArgument, f)
+			return Config{}, fmt.Errorf("%w: remote: ca_file %s holds no PEM certificate", model.ErrInvalidArgument, f)
 		}
 		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	for k := range q {
 		if k != "token_file" && k != "timeout" && k != "ca_file" {
-			return Config{}, fmt.Errorf("%w: remote: unknown URL parameter %q (want token_file, timeout, ca_file)", driver.ErrInvalidArgument, k)
+			return Config{}, fmt.Errorf("%w: remote: unknown URL parameter %q (want token_file, timeout, ca_file)", model.ErrInvalidArgument, k)
 		}
 	}
 	b := *u
@@ -143,12 +144,12 @@ func ParseURL(u *url.URL) (Config, error) {
 }
 
 // Open returns a driver for the server at cfg.BaseURL. It does not contact
-// the server. It returns an error wrapping driver.ErrInvalidArgument when
+// the server. It returns an error wrapping model.ErrInvalidArgument when
 // BaseURL is not http(s)://HOST[:PORT][/PATH].
 func Open(_ context.Context, cfg Config) (*Driver, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
-		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", model.ErrInvalidArgument)
 	}
 	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	cfg.MaxAttempts = driverutil.Positive(cfg.MaxAttempts, DefaultMaxAttempts)
@@ -201,11 +202,11 @@ func (r *response) err(op string) error {
 	if e, ok := r.serverError(); ok {
 		return fmt.Errorf("remote: %w", e.ToDriverError())
 	}
-	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, driver.ErrInternal, r.status, snippet(r.body))
+	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, model.ErrInternal, r.status, snippet(r.body))
 }
 
 // unauthorized is the error of a 401: the server took no token, or not
-// this one. It wraps driver.ErrPermissionDenied, like a 403, and says where
+// this one. It wraps model.ErrPermissionDenied, like a 403, and says where
 // the driver reads its token.
 func (r *response) unauthorized(op string) error {
 	says := ""
@@ -213,7 +214,7 @@ func (r *response) unauthorized(op string) error {
 		says = " (the server says: " + e.Error + ")"
 	}
 	return fmt.Errorf("remote: %s: %w: no valid token%s; the driver sends the token of $NAMESERVICE_TOKEN, or of the file ?token_file=PATH in the URL",
-		op, driver.ErrPermissionDenied, says)
+		op, model.ErrPermissionDenied, says)
 }
 
 func snippet(b []byte) string {
@@ -233,7 +234,7 @@ func (r *response) ambiguous() bool {
 		return false
 	}
 	e, ours := r.serverError()
-	return !ours || e.Code == driver.Unavailable.String() && !e.OutcomeUnknown
+	return !ours || e.Code == model.Unavailable.String() && !e.OutcomeUnknown
 }
 
 // proxied reports whether a 5xx answer came from something between the
@@ -305,7 +306,7 @@ func lost(op string, maybeLanded bool, attempts int, resp *response, err error) 
 	if e, ok := resp.serverError(); ok {
 		return fmt.Errorf("remote: %w (%s)", e.ToDriverError(), what)
 	}
-	return fmt.Errorf("remote: %s: %w: %s: HTTP %d: %s", op, driver.ErrUnavailable, what, resp.status, snippet(resp.body))
+	return fmt.Errorf("remote: %s: %w: %s: HTTP %d: %s", op, model.ErrUnavailable, what, resp.status, snippet(resp.body))
 }
 
 func lastAnswer(resp *response, err error) string {
@@ -355,7 +356,7 @@ func (d *Driver) newRequest(ctx context.Context, method, path string, body []byt
 	}
 	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %v", model.ErrInvalidArgument, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -375,7 +376,7 @@ func transportError(err error) error {
 		err = ue.Err
 	}
 	var op *net.OpError
-	return &exchangeError{msg: driver.ErrUnavailable.Error() + ": " + err.Error(), dial: errors.As(err, &op) && op.Op == "dial"}
+	return &exchangeError{msg: model.ErrUnavailable.Error() + ": " + err.Error(), dial: errors.As(err, &op) && op.Op == "dial"}
 }
 
 // exchangeError is a failed exchange with the server. dial says it failed
@@ -386,12 +387,12 @@ type exchangeError struct {
 }
 
 func (e *exchangeError) Error() string { return e.msg }
-func (e *exchangeError) Unwrap() error { return driver.ErrUnavailable }
+func (e *exchangeError) Unwrap() error { return model.ErrUnavailable }
 
-func recordPath(id driver.ID) string { return "/records/" + nswire.PathID(id) }
+func recordPath(id model.ID) string { return "/records/" + nswire.PathID(id) }
 
 // Get implements driver.Driver.
-func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	resp, err := d.do(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil, false)
 	if err != nil {
 		return nil, err
@@ -399,9 +400,9 @@ func (d *Driver) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	if resp.status != http.StatusOK {
 		return nil, resp.err("get " + id.String())
 	}
-	var rec driver.Record
+	var rec model.Record
 	if err := rec.UnmarshalJSON(resp.body); err != nil {
-		return nil, fmt.Errorf("remote: get %s: %w: the server's record does not decode: %v", id, driver.ErrInternal, err)
+		return nil, fmt.Errorf("remote: get %s: %w: the server's record does not decode: %v", id, model.ErrInternal, err)
 	}
 	return &rec, nil
 }
@@ -410,31 +411,31 @@ var _ driver.HeadsReader = (*Driver)(nil)
 
 // Heads implements driver.HeadsReader with one GET /ns/v1/heads/{id}. A
 // server without that route answers a plain 404, which is returned as an
-// error wrapping driver.ErrUnsupported (the caller then uses Get).
-func (d *Driver) Heads(ctx context.Context, id driver.ID) (driver.Heads, error) {
+// error wrapping model.ErrUnsupported (the caller then uses Get).
+func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	op := "heads " + id.String()
 	resp, err := d.do(ctx, op, http.MethodGet, "/heads/"+nswire.PathID(id), nil, false)
 	if err != nil {
-		return driver.Heads{}, err
+		return model.Heads{}, err
 	}
 	if _, ours := resp.serverError(); resp.status == http.StatusNotFound && !ours {
-		return driver.Heads{}, fmt.Errorf("remote: %s: %w: the server has no heads route", op, driver.ErrUnsupported)
+		return model.Heads{}, fmt.Errorf("remote: %s: %w: the server has no heads route", op, model.ErrUnsupported)
 	}
 	if resp.status != http.StatusOK {
-		return driver.Heads{}, resp.err(op)
+		return model.Heads{}, resp.err(op)
 	}
 	var hr nswire.HeadsResponse
 	if err := json.Unmarshal(resp.body, &hr); err != nil {
-		return driver.Heads{}, fmt.Errorf("remote: %s: %w: malformed answer: %v", op, driver.ErrInternal, err)
+		return model.Heads{}, fmt.Errorf("remote: %s: %w: malformed answer: %v", op, model.ErrInternal, err)
 	}
-	return driver.Heads{Head: hr.Head, Index: hr.Index}, nil
+	return model.Heads{Head: hr.Head, Index: hr.Index}, nil
 }
 
 // Create implements driver.Driver.
-func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
+func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	body, err := rec.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("remote: create %s: %w: %v", rec.ID, driver.ErrInvalidArgument, err)
+		return fmt.Errorf("remote: create %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
 	op := "create " + rec.ID.String()
 	resp, err := d.do(ctx, op, http.MethodPut, recordPath(rec.ID), body, true)
@@ -448,7 +449,7 @@ func (d *Driver) Create(ctx context.Context, rec *driver.Record) error {
 }
 
 // Update implements driver.Driver.
-func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	req := nswire.PushRequest{Condition: nswire.CondName(cond.Kind), New: next}
 	if cond.Kind == driver.Equals {
 		exp := cond.Expected
@@ -456,7 +457,7 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return driver.Outcome{}, fmt.Errorf("remote: push %s: %w: %v", id, driver.ErrInvalidArgument, err)
+		return driver.Outcome{}, fmt.Errorf("remote: push %s: %w: %v", id, model.ErrInvalidArgument, err)
 	}
 	op := "push " + c.String() + " " + id.String()
 	resp, err := d.do(ctx, op, http.MethodPost, "/push/"+c.String()+"/"+nswire.PathID(id), body, true)
@@ -474,13 +475,13 @@ func (d *Driver) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 	case resp.status != http.StatusOK && resp.status != http.StatusConflict, err == nil && out.Code != "":
 		return driver.Outcome{}, resp.err(op)
 	case err != nil || out.Applied != (resp.status == http.StatusOK):
-		return driver.Outcome{}, fmt.Errorf("remote: %s: %w: malformed answer: %s", op, driver.ErrInternal, snippet(resp.body))
+		return driver.Outcome{}, fmt.Errorf("remote: %s: %w: malformed answer: %s", op, model.ErrInternal, snippet(resp.body))
 	}
 	return driver.Outcome{Applied: out.Applied, Current: out.Current}, nil
 }
 
 // Retract implements driver.Driver.
-func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	body, _ := json.Marshal(nswire.RetractRequest{At: at.Unix()})
 	op := "retract " + id.String()
 	resp, err := d.do(ctx, op, http.MethodPost, "/retract/"+nswire.PathID(id), body, true)
@@ -494,7 +495,7 @@ func (d *Driver) Retract(ctx context.Context, id driver.ID, at time.Time) error 
 }
 
 // Delete implements driver.Driver.
-func (d *Driver) Delete(ctx context.Context, id driver.ID) error {
+func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	op := "purge " + id.String()
 	resp, err := d.do(ctx, op, http.MethodDelete, recordPath(id), nil, true)
 	if err != nil {
@@ -543,7 +544,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	var lr nswire.ListResponse
 	if err := json.Unmarshal(resp.body, &lr); err != nil {
-		return nil, fmt.Errorf("remote: list: %w: malformed answer: %v", driver.ErrInternal, err)
+		return nil, fmt.Errorf("remote: list: %w: malformed answer: %v", model.ErrInternal, err)
 	}
 	page := &driver.Page{NextPageToken: lr.NextPageToken}
 	for _, r := range lr.Records {
@@ -559,10 +560,10 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	return page, nil
 }
 
-func recordError(f nswire.RecordError) *driver.RecordError {
-	re := &driver.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
+func recordError(f nswire.RecordError) *model.RecordError {
+	re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
 	if f.ID != "" {
-		re.ID, _ = driver.ParseID(f.ID)
+		re.ID, _ = model.ParseID(f.ID)
 	}
 	return re
 }

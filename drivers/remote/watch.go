@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 )
 
 // maxEventBytes bounds one line of an event stream.
@@ -41,7 +42,7 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 type watcher struct {
 	d     *Driver
 	opts  driver.WatchOptions
-	known map[driver.ID]*driver.Record // what the feed has reported, per record
+	known map[model.ID]*model.Record // what the feed has reported, per record
 }
 
 // stream is an open event stream past its snapshot.
@@ -56,7 +57,7 @@ type permanent struct{ error }
 // connect opens the stream and reads the snapshot it starts with. Records
 // that failed to read keep the state known before (snapshot holds the
 // previous record for them).
-func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.Record, error) {
+func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Record, error) {
 	q := url.Values{}
 	if !w.opts.ID.IsZero() {
 		q.Set("id", w.opts.ID.String())
@@ -65,7 +66,7 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.R
 		q.Set("prefix", w.opts.Prefix)
 	}
 	if len(w.opts.Concerns) > 0 {
-		q.Set("concerns", driver.FormatConcerns(w.opts.Concerns))
+		q.Set("concerns", model.FormatConcerns(w.opts.Concerns))
 	}
 	if w.opts.Kind != "" {
 		q.Set("kind", string(w.opts.Kind))
@@ -86,28 +87,28 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.R
 		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
 			return nil, nil, permanent{r.err("watch")}
 		}
-		return nil, nil, fmt.Errorf("remote: watch: %w: HTTP %d", driver.ErrUnavailable, resp.StatusCode)
+		return nil, nil, fmt.Errorf("remote: watch: %w: HTTP %d", model.ErrUnavailable, resp.StatusCode)
 	}
 	st := &stream{body: resp.Body, r: nswire.NewSSEReader(resp.Body, maxEventBytes)}
-	snap := map[driver.ID]*driver.Record{}
+	snap := map[model.ID]*model.Record{}
 	for {
 		ev, err := st.r.Next()
 		if err != nil {
 			resp.Body.Close()
-			return nil, nil, fmt.Errorf("remote: watch: %w: stream ended before its snapshot: %v", driver.ErrUnavailable, err)
+			return nil, nil, fmt.Errorf("remote: watch: %w: stream ended before its snapshot: %v", model.ErrUnavailable, err)
 		}
 		switch ev.Name {
 		case nswire.EventRecord:
-			var rec driver.Record
+			var rec model.Record
 			if err := rec.UnmarshalJSON([]byte(ev.Data)); err != nil {
 				resp.Body.Close()
-				return nil, nil, fmt.Errorf("remote: watch: %w: a record of the snapshot does not decode: %v", driver.ErrInternal, err)
+				return nil, nil, fmt.Errorf("remote: watch: %w: a record of the snapshot does not decode: %v", model.ErrInternal, err)
 			}
 			snap[rec.ID] = &rec
 		case nswire.EventFailed:
 			var f nswire.RecordError
 			if json.Unmarshal([]byte(ev.Data), &f) == nil && f.ID != "" {
-				if id, err := driver.ParseID(f.ID); err == nil && w.known[id] != nil {
+				if id, err := model.ParseID(f.ID); err == nil && w.known[id] != nil {
 					snap[id] = w.known[id]
 				}
 			}
@@ -123,7 +124,7 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[driver.ID]*driver.R
 func streamError(data string) error {
 	var e nswire.Error
 	if json.Unmarshal([]byte(data), &e) != nil || e.Code == "" {
-		return fmt.Errorf("%w: %s", driver.ErrUnavailable, data)
+		return fmt.Errorf("%w: %s", model.ErrUnavailable, data)
 	}
 	return e.ToDriverError()
 }
@@ -140,7 +141,7 @@ func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 			if driverutil.Sleep(ctx, driverutil.Jitter(500*time.Millisecond, 30*time.Second, attempt)) != nil {
 				return
 			}
-			var snap map[driver.ID]*driver.Record
+			var snap map[model.ID]*model.Record
 			var err error
 			st, snap, err = w.connect(ctx)
 			if _, perm := err.(permanent); perm {
@@ -189,7 +190,7 @@ func (w *watcher) follow(ctx context.Context, st *stream, ch chan<- driver.Event
 // take updates the known state with a change and returns the event to
 // report, unless the state already holds it (a change the snapshot showed).
 func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
-	id, err := driver.ParseID(c.ID)
+	id, err := model.ParseID(c.ID)
 	if err != nil {
 		return driver.Event{}, false
 	}
@@ -197,14 +198,14 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 		delete(w.known, id)
 		return driver.Event{ID: id, Deleted: true}, true
 	}
-	concern, err := driver.ParseConcern(c.Concern)
+	concern, err := model.ParseConcern(c.Concern)
 	if err != nil || c.New == nil || !w.opts.Watches(concern) {
 		return driver.Event{}, false
 	}
 	rec := w.known[id]
 	if rec == nil {
 		// The server sends only changes of the kind asked for.
-		rec = &driver.Record{ID: id, Meta: driver.Meta{Kind: w.opts.Kind}}
+		rec = &model.Record{ID: id, Meta: model.Meta{Kind: w.opts.Kind}}
 		w.known[id] = rec
 	}
 	old := c.Old
@@ -220,7 +221,7 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 
 // resume reports the differences between the known state and a new
 // snapshot, and makes the snapshot the known state.
-func (w *watcher) resume(ctx context.Context, snap map[driver.ID]*driver.Record, ch chan<- driver.Event) bool {
+func (w *watcher) resume(ctx context.Context, snap map[model.ID]*model.Record, ch chan<- driver.Event) bool {
 	var evs []driver.Event
 	for id, rec := range snap {
 		evs = append(evs, driverutil.Selected(w.opts, w.known[id], rec)...)

@@ -18,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -96,7 +97,7 @@ func TestWatchResumesBySnapshot(t *testing.T) {
 		}
 	}
 	mustApply(direct.PublishCommit(ctx, "w/a", 1, "c1"))
-	if ev := <-ch; ev.ID.String() != "w/a:main" || ev.Concern != driver.Head || ev.New.V != 1 {
+	if ev := <-ch; ev.ID.String() != "w/a:main" || ev.Concern != model.Head || ev.New.V != 1 {
 		t.Fatalf("live event %+v", ev)
 	}
 	proxy.cut()
@@ -123,9 +124,9 @@ func TestWatchResumesBySnapshot(t *testing.T) {
 			switch {
 			case ev.Deleted:
 				seen["purge "+ev.ID.String()] = ev
-			case ev.ID.String() == "w/a:main" && ev.Concern == driver.Head:
+			case ev.ID.String() == "w/a:main" && ev.Concern == model.Head:
 				seen["head"] = ev
-			case ev.ID.String() == "w/new:main" && ev.Concern == driver.Status:
+			case ev.ID.String() == "w/new:main" && ev.Concern == model.Status:
 				seen["new"] = ev
 			}
 		case <-deadline:
@@ -143,7 +144,7 @@ func TestWatchResumesBySnapshot(t *testing.T) {
 	for {
 		select {
 		case ev := <-ch:
-			if ev.ID.String() == "w/a:main" && ev.Concern == driver.Head {
+			if ev.ID.String() == "w/a:main" && ev.Concern == model.Head {
 				if ev.Old != 3 || ev.New.V != 4 {
 					t.Fatalf("event after resuming %+v, want 3 -> 4", ev)
 				}

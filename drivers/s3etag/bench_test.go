@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // BenchmarkPush measures an uncontended publish (warm cache: one
@@ -29,8 +30,8 @@ func BenchmarkPush(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	id := driver.ID{Name: "bench", Branch: "main"}
-	if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	id := model.ID{Name: "bench", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		b.Fatal(err)
 	}
 	rec, _ := d.Get(ctx, id)
@@ -38,7 +39,7 @@ func BenchmarkPush(b *testing.B) {
 	key := "raw/object.json"
 	etag := rawPut(b, d.Client(), bucket, key, size, nil)
 	testenv.BenchVsRaw(b, "push", func(i int) {
-		out, err := d.Update(ctx, id, driver.Head, driver.IfAbove(), driver.RefValue("bagaybqabciq", int64(i+1)))
+		out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("bagaybqabciq", int64(i+1)))
 		if err != nil || !out.Applied {
 			b.Fatalf("push: %v %v", out, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // harness serves the whole suite from one bucket (the suite isolates its
@@ -32,12 +33,12 @@ func harness(t *testing.T, l jsonld.Layout, lock *s3etag.LockConfig) conformance
 func suiteHarness(cfg s3etag.Config) conformance.Harness {
 	return conformance.CorruptibleHarnessFunc(func(context.Context, *testing.T) (conformance.Opener, conformance.CorruptFunc, error) {
 		open := func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) }
-		return open, func(ctx context.Context, id driver.ID) error { return corrupt(ctx, cfg, id) }, nil
+		return open, func(ctx context.Context, id model.ID) error { return corrupt(ctx, cfg, id) }, nil
 	})
 }
 
 // corrupt overwrites the defining object of id with bytes that are no JSON.
-func corrupt(ctx context.Context, cfg s3etag.Config, id driver.ID) error {
+func corrupt(ctx context.Context, cfg s3etag.Config, id model.ID) error {
 	files, err := layout.Files(cfg.Layout, id)
 	if err != nil {
 		return err

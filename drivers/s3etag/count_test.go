@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestRequestCounts checks the request counts of each operation on one
@@ -52,10 +53,10 @@ func TestListRequestCounts(t *testing.T) {
 				sem <- struct{}{}
 				go func() {
 					defer func() { <-sem }()
-					id := driver.ID{Name: fmt.Sprintf("ledger-%05d", i), Branch: "main"}
-					err := w.Create(ctx, driver.NewLedger(id, 1))
+					id := model.ID{Name: fmt.Sprintf("ledger-%05d", i), Branch: "main"}
+					err := w.Create(ctx, model.NewLedger(id, 1))
 					if err == nil && i%3 == 0 { // a third have an index sidecar
-						_, err = w.Update(ctx, id, driver.Index, driver.IfAbove(), driver.RefValue("ix", 1))
+						_, err = w.Update(ctx, id, model.Index, driver.IfAbove(), model.RefValue("ix", 1))
 					}
 					errs <- err
 				}()

@@ -13,11 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // Defaults of LockConfig, those of object_store's DynamoCommit.
@@ -58,7 +58,7 @@ func ParseLockURL(raw string) (LockConfig, error) {
 		if u != nil {
 			shown = drivers.Redact(u)
 		}
-		return LockConfig{}, fmt.Errorf("s3: %w: lock URL %q: %s", driver.ErrInvalidArgument, shown, fmt.Sprintf(format, args...))
+		return LockConfig{}, fmt.Errorf("s3: %w: lock URL %q: %s", model.ErrInvalidArgument, shown, fmt.Sprintf(format, args...))
 	}
 	if err != nil {
 		return bad("does not parse")
@@ -112,10 +112,10 @@ func newDynamoLock(ctx context.Context, lc LockConfig, bucket string) (*dynamoLo
 // NewLockClient returns the DynamoDB client of the lock protocol.
 func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error) {
 	if lc.Table == "" {
-		return nil, fmt.Errorf("s3: %w: lock table not named", driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("s3: %w: lock table not named", model.ErrInvalidArgument)
 	}
 	if err := awsconf.CheckEndpoint(lc.Endpoint); err != nil {
-		return nil, fmt.Errorf("s3: lock: %w: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("s3: lock: %w: %v", model.ErrInvalidArgument, err)
 	}
 	awsCfg, err := awsconf.Load(ctx, lc.Region, lc.Profile, lc.Credentials, DefaultRegion)
 	if err != nil {
@@ -161,16 +161,16 @@ func lockTableInput(table string) *dynamodb.CreateTableInput {
 // sentinel that classifies it.
 func lockFail(op, table string, err error) error {
 	switch awsconf.Code(err) {
-	case driver.Throttled:
-		return fmt.Errorf("s3: lock: %s: %w: %w", op, driver.ErrThrottled, err)
-	case driver.NotProvisioned:
+	case model.Throttled:
+		return fmt.Errorf("s3: lock: %s: %w: %w", op, model.ErrThrottled, err)
+	case model.NotProvisioned:
 		return fmt.Errorf("s3: lock: %s: %w: lock table %q does not exist; create it with `ns table create` or Provision: %w",
-			op, driver.ErrNotProvisioned, table, err)
-	case driver.PermissionDenied:
+			op, model.ErrNotProvisioned, table, err)
+	case model.PermissionDenied:
 		return fmt.Errorf("s3: lock: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on lock table %q; grant it: %w",
-			op, driver.ErrPermissionDenied, awsconf.Operation(err), table, err)
+			op, model.ErrPermissionDenied, awsconf.Operation(err), table, err)
 	}
-	return fmt.Errorf("s3: lock: %s: %w: %w", op, driver.ErrUnavailable, err)
+	return fmt.Errorf("s3: lock: %s: %w: %w", op, model.ErrUnavailable, err)
 }
 
 // LockKey returns the lock record's key for a conditional write of object

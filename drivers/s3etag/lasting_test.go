@@ -9,10 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestLastingFailures checks, against versitygw, that a missing bucket and
@@ -27,8 +27,8 @@ func TestLastingFailures(t *testing.T) {
 		cfg := baseConfig(endpoint, "no-such-bucket-"+testenv.RandomHex(4), jsonld.LayoutB)
 		cfg.HTTPClient = hc
 		_, err := s3etag.Open(ctx, cfg)
-		if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), cfg.Bucket) || !strings.Contains(err.Error(), "create it") {
-			t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned naming the bucket and what to do", err, driver.Code(err))
+		if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), cfg.Bucket) || !strings.Contains(err.Error(), "create it") {
+			t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned naming the bucket and what to do", err, model.Code(err))
 		}
 		if n := c.All.Load(); n != 1 {
 			t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
@@ -41,8 +41,8 @@ func TestLastingFailures(t *testing.T) {
 		cfg.HTTPClient = hc
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), secret, "") // a known key, a wrong secret
 		_, err := s3etag.Open(ctx, cfg)
-		if !errors.Is(err, driver.ErrPermissionDenied) || !strings.Contains(err.Error(), "s3:PutObject") {
-			t.Fatalf("open with wrong credentials: %v (code %v), want PermissionDenied naming s3:PutObject", err, driver.Code(err))
+		if !errors.Is(err, model.ErrPermissionDenied) || !strings.Contains(err.Error(), "s3:PutObject") {
+			t.Fatalf("open with wrong credentials: %v (code %v), want PermissionDenied naming s3:PutObject", err, model.Code(err))
 		}
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("the error shows the secret: %v", err)
@@ -60,10 +60,10 @@ func TestLastingFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		id, _ := driver.ParseID("lasting" + testenv.RandomHex(3))
-		err = d.Create(ctx, driver.NewLedger(id, 0))
-		if !errors.Is(err, driver.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") {
-			t.Fatalf("create with a missing lock table: %v (code %v), want NotProvisioned saying `ns table create`", err, driver.Code(err))
+		id, _ := model.ParseID("lasting" + testenv.RandomHex(3))
+		err = d.Create(ctx, model.NewLedger(id, 0))
+		if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") {
+			t.Fatalf("create with a missing lock table: %v (code %v), want NotProvisioned saying `ns table create`", err, model.Code(err))
 		}
 	})
 }

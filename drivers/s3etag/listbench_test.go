@@ -20,6 +20,7 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // listPage is the page size of BenchmarkList: one ListObjectsV2 page.
@@ -81,7 +82,7 @@ func benchList(b *testing.B, l jsonld.Layout, n int) {
 // driver creates, with the name changed.
 func seedS3(b *testing.B, d *s3etag.Driver, n int) {
 	ctx := context.Background()
-	if err := d.Create(ctx, driver.NewLedger(driver.ID{Name: "tmpl", Branch: "main"}, 1)); err != nil {
+	if err := d.Create(ctx, model.NewLedger(model.ID{Name: "tmpl", Branch: "main"}, 1)); err != nil {
 		b.Fatal(err)
 	}
 	c, bucket := d.Client(), d.Bucket()

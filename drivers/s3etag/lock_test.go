@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestLockTakeover: a holder took the lock for the head's current ETag and
@@ -37,12 +38,12 @@ func TestLockTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := driver.ID{Name: "db", Branch: "main"}
-	if err := d1.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	id := model.ID{Name: "db", Branch: "main"}
+	if err := d1.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
-	start := driver.RefValue("c1", 1)
-	if out, err := d1.Update(ctx, id, driver.Head, driver.IfAbove(), start); err != nil || !out.Applied {
+	start := model.RefValue("c1", 1)
+	if out, err := d1.Update(ctx, id, model.Head, driver.IfAbove(), start); err != nil || !out.Applied {
 		t.Fatalf("publish: %v %v", out, err)
 	}
 	objKey := "tk/ns@v2/db/main.json"
@@ -62,7 +63,7 @@ func TestLockTakeover(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var err error
-			outs[i], err = d.Update(ctx, id, driver.Head, driver.IfEquals(start), driver.RefValue("w"+strconv.Itoa(i), 2))
+			outs[i], err = d.Update(ctx, id, model.Head, driver.IfEquals(start), model.RefValue("w"+strconv.Itoa(i), 2))
 			if err != nil {
 				t.Errorf("writer %d: %v", i, err)
 			}

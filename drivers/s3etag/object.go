@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // Outcomes of a conditional request, beside success and other errors.
@@ -159,16 +159,16 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 		return fmt.Errorf("s3: %s %s: %w (%v)", op, key, ctx.Err(), err)
 	}
 	switch awsconf.Code(err) {
-	case driver.Throttled:
-		return fmt.Errorf("s3: %s %s: %w: still throttled after the SDK's retries: %w", op, key, driver.ErrThrottled, err)
-	case driver.NotProvisioned:
+	case model.Throttled:
+		return fmt.Errorf("s3: %s %s: %w: still throttled after the SDK's retries: %w", op, key, model.ErrThrottled, err)
+	case model.NotProvisioned:
 		return fmt.Errorf("s3: %s %s: %w: bucket %q does not exist; create it (aws s3 mb s3://%s) or fix the URL: %w",
-			op, key, driver.ErrNotProvisioned, d.cfg.Bucket, d.cfg.Bucket, err)
-	case driver.PermissionDenied:
+			op, key, model.ErrNotProvisioned, d.cfg.Bucket, d.cfg.Bucket, err)
+	case model.PermissionDenied:
 		return fmt.Errorf("s3: %s %s: %w: S3 refused the credentials or the permission for s3:%s on bucket %q; "+
-			"grant it to the caller's IAM identity (docs/s3.md lists the policy): %w", op, key, driver.ErrPermissionDenied, awsconf.Operation(err), d.cfg.Bucket, err)
+			"grant it to the caller's IAM identity (docs/s3.md lists the policy): %w", op, key, model.ErrPermissionDenied, awsconf.Operation(err), d.cfg.Bucket, err)
 	}
-	return fmt.Errorf("s3: %s %s: %w: %w", op, key, driver.ErrUnavailable, err)
+	return fmt.Errorf("s3: %s %s: %w: %w", op, key, model.ErrUnavailable, err)
 }
 
 // maybeApplied reports whether a failed write may nevertheless have been

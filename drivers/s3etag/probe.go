@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/model"
 )
 
 // The requests the probe checks, as ProbeResult names them.
@@ -34,7 +35,7 @@ func (d *Driver) probe(ctx context.Context) error {
 	}
 	return fmt.Errorf("s3: %w: the endpoint of bucket %q ignores conditional writes (not rejected: %s); concurrent writers would lose updates. "+
 		"Use a store that enforces them (AWS S3, versitygw), or the DynamoDB lock protocol (lock=dynamodb://TABLE), "+
-		"or accept the risk with unsafe=true", driver.ErrUnsupported, d.cfg.Bucket, res.Missing())
+		"or accept the risk with unsafe=true", model.ErrUnsupported, d.cfg.Bucket, res.Missing())
 }
 
 // Probed returns what the probe on open found.

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // TestProbeRefusesStoreIgnoringConditions: through the proxy, Open fails
@@ -23,7 +23,7 @@ func TestProbeRefusesStoreIgnoringConditions(t *testing.T) {
 	ctx := context.Background()
 	cfg := baseConfig(testenv.S3IgnoringPreconditions(t, endpoint, testCreds), bucket, jsonld.LayoutB)
 	_, err := s3etag.Open(ctx, cfg)
-	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "If-None-Match") {
+	if !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "If-None-Match") {
 		t.Fatalf("open through a proxy that drops preconditions: %v, want ErrUnsupported naming If-None-Match", err)
 	}
 	t.Log(err)
@@ -59,8 +59,8 @@ func TestOpenURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	id := driver.ID{Name: "x", Branch: "main"}
-	if err := d.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	id := model.ID{Name: "x", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{
@@ -70,7 +70,7 @@ func TestOpenURL(t *testing.T) {
 		"s3://" + bucket + "?lock=" + url.QueryEscape("dynamodb://t?session_token=secretpw&nope=1"),
 	} {
 		_, err := drivers.Open(ctx, bad)
-		if !errors.Is(err, driver.ErrInvalidArgument) || strings.Contains(err.Error(), "secretpw") {
+		if !errors.Is(err, model.ErrInvalidArgument) || strings.Contains(err.Error(), "secretpw") {
 			t.Errorf("open %q: %v, want ErrInvalidArgument without the secret", bad, err)
 		}
 	}

@@ -35,7 +35,7 @@
 // the file still at the ETag the attempt was conditioned on means the same
 // request is sent again, where that ETag cannot have come back (the bytes
 // it names carry a token or entries: an ETag is a digest of the bytes);
-// anything else is an error wrapping driver.ErrOutcomeUnknown. A resend
+// anything else is an error wrapping model.ErrOutcomeUnknown. A resend
 // (driver.Write.Resend) writes nothing and is done only when its entry is
 // found.
 //
@@ -63,6 +63,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Scheme is the URL scheme of this driver.
@@ -130,12 +131,12 @@ var (
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional
 // writes (see the package doc) and returns the driver. It returns an error
-// wrapping driver.ErrInvalidArgument for a bad cfg, driver.ErrUnsupported
-// when the endpoint ignores preconditions, and driver.ErrUnavailable when
+// wrapping model.ErrInvalidArgument for a bad cfg, model.ErrUnsupported
+// when the endpoint ignores preconditions, and model.ErrUnavailable when
 // the bucket cannot be reached.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Bucket == "" {
-		return nil, fmt.Errorf("s3: %w: no bucket", driver.ErrInvalidArgument)
+		return nil, fmt.Errorf("s3: %w: no bucket", model.ErrInvalidArgument)
 	}
 	oc, err := objstore.NewConfig("s3", objstore.FileOptions{Layout: cfg.Layout, Dialect: cfg.Dialect, ListParallel: cfg.ListParallel})
 	if err != nil {
@@ -164,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 // retried (S3 refused the request; nothing was written).
 func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
-		return nil, fmt.Errorf("s3: %w: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("s3: %w: %v", model.ErrInvalidArgument, err)
 	}
 	awsCfg, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, DefaultRegion)
 	if err != nil {
@@ -198,7 +199,7 @@ func newRetryer(maxAttempts int) aws.Retryer {
 var urlParams = awsconf.Known(append([]string{"path_style", "unsafe", "lock"}, objstore.FileParams...)...)
 
 // ParseURL returns the Config an s3:// URL describes. It returns an error
-// wrapping driver.ErrInvalidArgument for credentials in the URL, an unknown
+// wrapping model.ErrInvalidArgument for credentials in the URL, an unknown
 // parameter or a malformed value. path_style defaults to true when an
 // endpoint is given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
 func ParseURL(u *url.URL) (Config, error) {

@@ -15,6 +15,7 @@ import (
 	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // pollMark is when a poll began and the requests a counter had sent then.
@@ -101,14 +102,14 @@ func TestWatchPollReadsWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 150
-	ids := make([]driver.ID, n)
+	ids := make([]model.ID, n)
 	for i := range n {
-		ids[i] = driver.ID{Name: fmt.Sprintf("w-%04d", i), Branch: "main"}
-		if err := writer.Create(ctx, driver.NewLedger(ids[i], 1)); err != nil {
+		ids[i] = model.ID{Name: fmt.Sprintf("w-%04d", i), Branch: "main"}
+		if err := writer.Create(ctx, model.NewLedger(ids[i], 1)); err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 { // a third have an index sidecar: 200 objects
-			if _, err := writer.Update(ctx, ids[i], driver.Index, driver.IfAbove(), driver.RefValue("ix", 1)); err != nil {
+			if _, err := writer.Update(ctx, ids[i], model.Index, driver.IfAbove(), model.RefValue("ix", 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -136,12 +137,12 @@ func TestWatchPollReadsWhatChanged(t *testing.T) {
 	}
 	waitPolls(2)
 	changed := ids[n/2-n/2%3] // one with an index sidecar
-	if out, err := writer.Update(ctx, changed, driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil || !out.Applied {
+	if out, err := writer.Update(ctx, changed, model.Head, driver.IfAbove(), model.RefValue("c", 1)); err != nil || !out.Applied {
 		t.Fatalf("push: %v %v", out, err)
 	}
 	select {
 	case ev := <-ch:
-		if ev.Err != nil || ev.ID != changed || ev.Concern != driver.Head || ev.Old != 0 || ev.New.V != 1 {
+		if ev.Err != nil || ev.ID != changed || ev.Concern != model.Head || ev.Old != 0 || ev.New.V != 1 {
 			t.Fatalf("event %+v, want %s head 0 -> 1", ev, changed)
 		}
 	case <-time.After(time.Minute):
@@ -202,7 +203,7 @@ func BenchmarkWatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	load := testenv.WatchLoad{Writer: d, N: n, ID: func(r int) driver.ID { return driver.ID{Name: fmt.Sprintf("ledger-%06d", r), Branch: "main"} },
+	load := testenv.WatchLoad{Writer: d, N: n, ID: func(r int) model.ID { return model.ID{Name: fmt.Sprintf("ledger-%06d", r), Branch: "main"} },
 		For: testenv.WatchFor(b), T: map[int]int64{}, Wait: 20 * time.Minute, Reported: 1}
 	for b.Loop() {
 		vw := &versionsWatched{Driver: counted, polls: polls{cnt: cnt}}

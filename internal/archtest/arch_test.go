@@ -1,6 +1,6 @@
 // Package archtest checks the architecture's rules: with go list, that the
 // import arrows point one way, cmd -> nameservice -> drivers/registry ->
-// driver, and that the commands' helper and the test-only packages are
+// driver -> model, and that the commands' helper and the test-only packages are
 // imported only by their own; with the type checker, that every call of a
 // driver is made by the one layer, package nameservice's layer.go and
 // capabilities.go.
@@ -84,15 +84,26 @@ func driverOf(path string) string {
 func TestImports(t *testing.T) {
 	pkgs := listModule(t)
 	root := module
-	if _, ok := pkgs[module+"/driver"]; !ok {
-		t.Fatal("no driver package in go list's answer")
-	}
-	// driver is the contract: of ours it may use only the JSON engine and
-	// the message helper its model types are built on.
-	for _, dep := range ours(pkgs[module+"/driver"].Deps) {
-		if dep != module+"/internal/jsonx" && dep != module+"/internal/text" {
-			t.Errorf("driver depends on %s; it may import only internal/jsonx and internal/text of ours", dep)
+	// model is the model and the errors, driver the contract written in
+	// them: of ours, model may use only the JSON engine and the message
+	// helper it is built on, and driver only model besides, so a driver
+	// outside this module pulls in neither the portable API nor a driver.
+	for path, allowed := range map[string][]string{
+		module + "/model":  {module + "/internal/jsonx", module + "/internal/text"},
+		module + "/driver": {module + "/model", module + "/internal/jsonx", module + "/internal/text"},
+	} {
+		p, ok := pkgs[path]
+		if !ok {
+			t.Fatalf("no package %s in go list's answer", path)
 		}
+		for _, dep := range ours(p.Deps) {
+			if !slices.Contains(allowed, dep) {
+				t.Errorf("%s depends on %s; of ours it may use only %s", path, dep, strings.Join(allowed, ", "))
+			}
+		}
+	}
+	if !slices.Contains(pkgs[module+"/driver"].Imports, module+"/model") {
+		t.Errorf("driver does not import model; the check above would prove nothing of it")
 	}
 	for _, recipe := range []string{module + "/lease", module + "/subscribe", module + "/jsonld"} {
 		if slices.Contains(pkgs[root].Deps, recipe) {

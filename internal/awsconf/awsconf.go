@@ -19,17 +19,17 @@ import (
 	//lint:ignore SA1019 otelaws is deprecated upstream for smithy-go's smithyoteltracing, which the module proxy this project uses does not serve; otelaws still works with this SDK (TestAWSSpansAreChildren)
 	"go.opentelemetry.io/contrib/instrumentation/github.com/aws/aws-sdk-go-v2/otelaws"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // Load returns the configuration of the SDK's default chain (environment,
 // shared files, instance metadata) with region, profile and creds applied
 // when they are set, and defaultRegion when no region resolves ("" leaves it
 // unset). It retrieves the credentials once, so that a chain that finds
-// none fails here, as a lasting error wrapping driver.ErrPermissionDenied
+// none fails here, as a lasting error wrapping model.ErrPermissionDenied
 // that says where credentials come from, rather than as an unavailable
-// backend at the first request. Other errors wrap driver.ErrUnavailable.
+// backend at the first request. Other errors wrap model.ErrUnavailable.
 func Load(ctx context.Context, region, profile string, creds aws.CredentialsProvider, defaultRegion string) (aws.Config, error) {
 	var opts []func(*config.LoadOptions) error
 	if region != "" {
@@ -43,7 +43,7 @@ func Load(ctx context.Context, region, profile string, creds aws.CredentialsProv
 	}
 	c, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return c, fmt.Errorf("%w: load AWS configuration: %v", driver.ErrUnavailable, err)
+		return c, fmt.Errorf("%w: load AWS configuration: %v", model.ErrUnavailable, err)
 	}
 	if c.Region == "" {
 		c.Region = defaultRegion
@@ -56,7 +56,7 @@ func Load(ctx context.Context, region, profile string, creds aws.CredentialsProv
 
 // CheckCredentials retrieves c's credentials once (the SDK caches them for
 // the requests to come). A chain that finds none is a lasting error
-// wrapping driver.ErrPermissionDenied that says where credentials come
+// wrapping model.ErrPermissionDenied that says where credentials come
 // from, never an unavailable backend.
 func CheckCredentials(ctx context.Context, c aws.Config) error {
 	if c.Credentials == nil {
@@ -66,7 +66,7 @@ func CheckCredentials(ctx context.Context, c aws.Config) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("load AWS credentials: %w", ctx.Err())
 		}
-		return fmt.Errorf("%w: no AWS credentials: %s (%v)", driver.ErrPermissionDenied, credentialSources, err)
+		return fmt.Errorf("%w: no AWS credentials: %s (%v)", model.ErrPermissionDenied, credentialSources, err)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ const credentialSources = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or A
 // CheckEndpoint checks an endpoint URL ("" for the service's own): http or
 // https, a host, no credentials (they belong in the AWS chain). Its error
 // says what is wrong, without a sentinel (callers wrap it with
-// driver.ErrInvalidArgument and their own context), and never repeats the
+// model.ErrInvalidArgument and their own context), and never repeats the
 // endpoint, which may hold a secret.
 func CheckEndpoint(endpoint string) error {
 	if endpoint == "" {

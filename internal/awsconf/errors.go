@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/smithy-go"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // throttleCodes are the error codes of DynamoDB and S3 that refuse a request
@@ -54,24 +54,24 @@ var missingCodes = map[string]bool{
 // retries (or the retry quota), NotProvisioned for a missing table or
 // bucket, PermissionDenied for refused credentials or permissions,
 // Unavailable for anything else (the caller checks its own codes first).
-func Code(err error) driver.ErrorCode {
+func Code(err error) model.ErrorCode {
 	var q ratelimit.QuotaExceededError
 	if errors.As(err, &q) {
-		return driver.Throttled
+		return model.Throttled
 	}
 	var ae smithy.APIError
 	if !errors.As(err, &ae) {
-		return driver.Unavailable
+		return model.Unavailable
 	}
 	switch c := ae.ErrorCode(); {
 	case throttleCodes[c]:
-		return driver.Throttled
+		return model.Throttled
 	case missingCodes[c]:
-		return driver.NotProvisioned
+		return model.NotProvisioned
 	case deniedCodes[c]:
-		return driver.PermissionDenied
+		return model.PermissionDenied
 	}
-	return driver.Unavailable
+	return model.Unavailable
 }
 
 // Sentinel returns the driver sentinel of Code(err).

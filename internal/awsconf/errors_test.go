@@ -10,31 +10,31 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestCode(t *testing.T) {
-	cases := map[string]driver.ErrorCode{
-		"ResourceNotFoundException":              driver.NotProvisioned,
-		"NoSuchBucket":                           driver.NotProvisioned,
-		"AccessDeniedException":                  driver.PermissionDenied,
-		"AccessDenied":                           driver.PermissionDenied,
-		"SignatureDoesNotMatch":                  driver.PermissionDenied,
-		"UnrecognizedClientException":            driver.PermissionDenied,
-		"ProvisionedThroughputExceededException": driver.Throttled,
-		"SlowDown":                               driver.Throttled,
-		"InternalServerError":                    driver.Unavailable,
+	cases := map[string]model.ErrorCode{
+		"ResourceNotFoundException":              model.NotProvisioned,
+		"NoSuchBucket":                           model.NotProvisioned,
+		"AccessDeniedException":                  model.PermissionDenied,
+		"AccessDenied":                           model.PermissionDenied,
+		"SignatureDoesNotMatch":                  model.PermissionDenied,
+		"UnrecognizedClientException":            model.PermissionDenied,
+		"ProvisionedThroughputExceededException": model.Throttled,
+		"SlowDown":                               model.Throttled,
+		"InternalServerError":                    model.Unavailable,
 	}
 	for code, want := range cases {
 		err := fmt.Errorf("op: %w", &smithy.GenericAPIError{Code: code})
 		if got := Code(err); got != want {
 			t.Errorf("Code(%s) = %v, want %v", code, got, want)
 		}
-		if got := driver.Code(fmt.Errorf("%w", Sentinel(err))); got != want {
+		if got := model.Code(fmt.Errorf("%w", Sentinel(err))); got != want {
 			t.Errorf("Sentinel(%s) has code %v, want %v", code, got, want)
 		}
 	}
-	if got := Code(errors.New("connection reset")); got != driver.Unavailable {
+	if got := Code(errors.New("connection reset")); got != model.Unavailable {
 		t.Errorf("Code(no API error) = %v, want Unavailable", got)
 	}
 }

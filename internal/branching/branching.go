@@ -44,9 +44,9 @@ import (
 	"slices"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 const (
@@ -64,10 +64,10 @@ const (
 
 // Book is the branch bookkeeping of one record as a Store read it.
 type Book struct {
-	ID driver.ID
+	ID model.ID
 	// Record is the record's identity (kind, retracted, source branch);
 	// its concerns need not be filled in.
-	Record      *driver.Record
+	Record      *model.Record
 	Incarnation string // the record's, "" when it has none
 	Ops         []jsonld.BranchOp
 	Branches    int64
@@ -91,8 +91,8 @@ type Store interface {
 	// Name prefixes messages ("s3", "docstore").
 	Name() string
 	// ReadBook reads the bookkeeping of record id afresh: an error
-	// wrapping driver.ErrNotFound when there is no such (live) record.
-	ReadBook(ctx context.Context, id driver.ID) (*Book, error)
+	// wrapping model.ErrNotFound when there is no such (live) record.
+	ReadBook(ctx context.Context, id model.ID) (*Book, error)
 	// WriteBook writes b.Ops and b.Branches over the version b was read
 	// at. done is false when the record changed meanwhile (nothing was
 	// written). When the answer is lost it reads the record again and
@@ -100,18 +100,18 @@ type Store interface {
 	WriteBook(ctx context.Context, b *Book, landed func([]jsonld.BranchOp) bool) (done bool, err error)
 	// Branch reads the record id, of which an entry names incarnation
 	// inc, and returns its state and, when live, its entries.
-	Branch(ctx context.Context, id driver.ID, inc string) (State, []jsonld.BranchOp, error)
+	Branch(ctx context.Context, id model.ID, inc string) (State, []jsonld.BranchOp, error)
 	// Fence makes a create of id with incarnation inc that has not
 	// landed fail from now on, as far as the store can (see Create).
-	Fence(ctx context.Context, id driver.ID, inc string) error
+	Fence(ctx context.Context, id model.ID, inc string) error
 	// Create creates rec with incarnation inc, as Driver.Create does,
 	// sending no write after deadline, and failing (with an error
-	// wrapping driver.ErrUnavailable) once it meets a fence of inc.
-	Create(ctx context.Context, rec *driver.Record, inc string, deadline time.Time) error
+	// wrapping model.ErrUnavailable) once it meets a fence of inc.
+	Create(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error
 	// Purge removes record id as Driver.Delete does, calling check with
 	// its entries each time it reads it; an error of check stops it, so
 	// that the purge is conditional on a state check accepted.
-	Purge(ctx context.Context, id driver.ID, check func([]jsonld.BranchOp) error) error
+	Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error
 }
 
 var (
@@ -153,7 +153,7 @@ func (b *Book) remove(tok string, undo bool) bool {
 // change again. change returns false to write nothing (what settling
 // changed is written anyway), errRetry to try again after a backoff, or an
 // error to stop (after writing what settling changed).
-func bookkeep(ctx context.Context, s Store, id driver.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
+func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
 	for attempt := range attempts {
 		if attempt > 1 {
 			if err := driverutil.Sleep(ctx, driverutil.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2)); err != nil {
@@ -191,19 +191,19 @@ func bookkeep(ctx context.Context, s Store, id driver.ID, change func(*Book) (bo
 			return cerr
 		}
 	}
-	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), driver.ErrUnavailable, id, attempts)
+	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), model.ErrUnavailable, id, attempts)
 }
 
 // unknown reports whether err leaves a write's outcome unknown.
 func unknown(err error) bool {
-	c := driver.Code(err)
-	return c == driver.Unavailable || c == driver.Canceled
+	c := model.Code(err)
+	return c == model.Unavailable || c == model.Canceled
 }
 
 // CreateBranch creates rec (a branch: SourceBranch set) and counts it in its
 // source, as driver.Brancher says; see the protocol above.
-func CreateBranch(ctx context.Context, s Store, rec *driver.Record) error {
-	src := driver.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
+func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
+	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
 	tok, start := newToken(), time.Now()
 	op := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: rec.ID.String(), Token: tok, Incarnation: tok, At: start.UnixMilli(), Delta: 1}
 	err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
@@ -236,19 +236,19 @@ func CreateBranch(ctx context.Context, s Store, rec *driver.Record) error {
 // liveSource checks that b is a record branches may be created from.
 func liveSource(s Store, b *Book) error {
 	switch {
-	case b.Record.Kind != driver.Ledger:
-		return fmt.Errorf("%s: %w: source %s is a %s", s.Name(), driver.ErrWrongKind, b.ID, b.Record.Kind)
+	case b.Record.Kind != model.Ledger:
+		return fmt.Errorf("%s: %w: source %s is a %s", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
 	case b.Record.Retracted:
-		return fmt.Errorf("%s: %w: source %s is retracted", s.Name(), driver.ErrNotFound, b.ID)
+		return fmt.Errorf("%s: %w: source %s is retracted", s.Name(), model.ErrNotFound, b.ID)
 	case slices.ContainsFunc(b.Ops, dropping):
-		return fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), driver.ErrNotFound, b.ID)
+		return fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), model.ErrNotFound, b.ID)
 	}
 	return nil
 }
 
 // DropBranch drops branch id and uncounts it in its source, as
 // driver.Brancher says; see the protocol above.
-func DropBranch(ctx context.Context, s Store, id driver.ID) error {
+func DropBranch(ctx context.Context, s Store, id model.ID) error {
 	tok := newToken()
 	self := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: id.String(), Token: tok}
 	source := ""
@@ -274,8 +274,8 @@ func DropBranch(ctx context.Context, s Store, id driver.ID) error {
 // with no step under way (a fresh drop of it by another writer is waited
 // for).
 func droppable(s Store, b *Book) error {
-	if b.Record.Kind != driver.Ledger {
-		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), driver.ErrWrongKind, b.ID, b.Record.Kind)
+	if b.Record.Kind != model.Ledger {
+		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
 	}
 	if b.Branches > 0 {
 		return fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
@@ -284,7 +284,7 @@ func droppable(s Store, b *Book) error {
 	case slices.ContainsFunc(b.Ops, dropping):
 		return errRetry // another drop of it, not stale yet: wait for it
 	case len(b.Ops) > 0:
-		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), driver.ErrHasBranches, b.ID, b.Ops[0].Branch)
+		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), model.ErrHasBranches, b.ID, b.Ops[0].Branch)
 	}
 	return nil
 }
@@ -293,8 +293,8 @@ func dropping(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }
 
 // dropMarked drops branch id, whose bookkeeping holds self: the source's
 // count and entry, the purge, the entry's removal.
-func dropMarked(ctx context.Context, s Store, id driver.ID, source string, self jsonld.BranchOp) error {
-	src := driver.ID{Name: id.Name, Branch: source}
+func dropMarked(ctx context.Context, s Store, id model.ID, source string, self jsonld.BranchOp) error {
+	src := model.ID{Name: id.Name, Branch: source}
 	counted := source != "" && src != id
 	if counted {
 		op := self
@@ -308,14 +308,14 @@ func dropMarked(ctx context.Context, s Store, id driver.ID, source string, self 
 			return true, nil
 		}, hasOp(op.Token))
 		switch {
-		case errors.Is(err, driver.ErrNotFound):
+		case errors.Is(err, model.ErrNotFound):
 			counted = false // the source is gone: nothing to count
 		case err != nil:
 			return err
 		}
 	}
 	err := s.Purge(ctx, id, requireOp(self.Token))
-	if counted && (err == nil || errors.Is(err, errDropLost) || errors.Is(err, driver.ErrNotFound)) {
+	if counted && (err == nil || errors.Is(err, errDropLost) || errors.Is(err, model.ErrNotFound)) {
 		undo := errors.Is(err, errDropLost)
 		ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
 		if ferr != nil && err == nil {
@@ -323,7 +323,7 @@ func dropMarked(ctx context.Context, s Store, id driver.ID, source string, self 
 		}
 	}
 	if errors.Is(err, errDropLost) {
-		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", s.Name(), id, driver.ErrUnavailable, StaleAfter)
+		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", s.Name(), id, model.ErrUnavailable, StaleAfter)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // settle returns b's entries and count with its steps recorded more than
@@ -41,10 +42,10 @@ func settle(ctx context.Context, s Store, b *Book) ([]jsonld.BranchOp, int64, er
 	return out.Ops, out.Branches, nil
 }
 
-func parseBranch(s Store, op jsonld.BranchOp) (driver.ID, error) {
-	id, err := driver.ParseID(op.Branch)
+func parseBranch(s Store, op jsonld.BranchOp) (model.ID, error) {
+	id, err := model.ParseID(op.Branch)
 	if err != nil {
-		return id, fmt.Errorf("%s: %w: a branch step names %q: %v", s.Name(), driver.ErrInternal, op.Branch, err)
+		return id, fmt.Errorf("%s: %w: a branch step names %q: %v", s.Name(), model.ErrInternal, op.Branch, err)
 	}
 	return id, nil
 }
@@ -85,7 +86,7 @@ func settleDrop(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bo
 	}
 	err = s.Purge(ctx, id, requireOp(op.Token))
 	switch {
-	case err == nil, errors.Is(err, driver.ErrNotFound):
+	case err == nil, errors.Is(err, model.ErrNotFound):
 		return true, true, nil
 	case errors.Is(err, errDropLost):
 		return false, true, nil
@@ -97,13 +98,13 @@ func settleDrop(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bo
 // its source holds no step of that drop; a source that does is settled
 // itself, which finishes or undoes the drop.
 func settleDropping(ctx context.Context, s Store, b *Book, op jsonld.BranchOp) (done bool, err error) {
-	src := driver.ID{Name: b.ID.Name, Branch: b.Record.SourceBranch}
+	src := model.ID{Name: b.ID.Name, Branch: b.Record.SourceBranch}
 	if b.Record.SourceBranch == "" || src == b.ID {
 		return true, nil
 	}
 	sb, err := s.ReadBook(ctx, src)
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return true, nil
 	case err != nil:
 		return false, err
@@ -124,16 +125,16 @@ func newToken() string {
 // Updates of d: the index (when given), then afterIndex (when not nil),
 // then the head, each set against the value read, so that the monotonic
 // rule does not apply. It returns the record as read first.
-func Reset(ctx context.Context, d driver.Driver, id driver.ID, head driver.Value, index *driver.Value, afterIndex func(context.Context) error) (*driver.Record, error) {
+func Reset(ctx context.Context, d driver.Driver, id model.ID, head model.Value, index *model.Value, afterIndex func(context.Context) error) (*model.Record, error) {
 	prev, err := d.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if prev.Kind != driver.Ledger {
-		return nil, fmt.Errorf("%w: %s is a %s and has no head to reset", driver.ErrWrongKind, id, prev.Kind)
+	if prev.Kind != model.Ledger {
+		return nil, fmt.Errorf("%w: %s is a %s and has no head to reset", model.ErrWrongKind, id, prev.Kind)
 	}
 	if index != nil {
-		if err := force(ctx, d, id, driver.Index, *index); err != nil {
+		if err := force(ctx, d, id, model.Index, *index); err != nil {
 			return nil, err
 		}
 		if afterIndex != nil {
@@ -142,12 +143,12 @@ func Reset(ctx context.Context, d driver.Driver, id driver.ID, head driver.Value
 			}
 		}
 	}
-	return prev, force(ctx, d, id, driver.Head, head)
+	return prev, force(ctx, d, id, model.Head, head)
 }
 
 // force sets concern c of id to v whatever its value, by compare-and-set
 // against the value read.
-func force(ctx context.Context, d driver.Driver, id driver.ID, c driver.Concern, v driver.Value) error {
+func force(ctx context.Context, d driver.Driver, id model.ID, c model.Concern, v model.Value) error {
 	for range attempts {
 		rec, err := d.Get(ctx, id)
 		if err != nil {
@@ -158,5 +159,5 @@ func force(ctx context.Context, d driver.Driver, id driver.ID, c driver.Concern,
 			return err
 		}
 	}
-	return fmt.Errorf("%w: %s %s kept changing under %d attempts", driver.ErrUnavailable, id, c, attempts)
+	return fmt.Errorf("%w: %s %s kept changing under %d attempts", model.ErrUnavailable, id, c, attempts)
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // ClosedFlag gives drivers their closed-driver check once: every driver must
 // refuse operations after Close with an error wrapping
-// driver.ErrInvalidArgument, and a second Close must be harmless. Its zero
+// model.ErrInvalidArgument, and a second Close must be harmless. Its zero
 // value is open. It is safe for concurrent use.
 type ClosedFlag struct{ closed atomic.Bool }
 
@@ -20,13 +20,13 @@ func (f *ClosedFlag) Close() bool { return !f.closed.Swap(true) }
 
 // Check returns an error naming the driver (e.g. "mem") when ctx is done,
 // wrapping ctx's error, or when the driver is closed, wrapping
-// driver.ErrInvalidArgument; nil otherwise.
+// model.ErrInvalidArgument; nil otherwise.
 func (f *ClosedFlag) Check(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if f.closed.Load() {
-		return fmt.Errorf("%s: %w: driver is closed", name, driver.ErrInvalidArgument)
+		return fmt.Errorf("%s: %w: driver is closed", name, model.ErrInvalidArgument)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestClosedFlag(t *testing.T) {
@@ -22,7 +22,7 @@ func TestClosedFlag(t *testing.T) {
 	if !f.Close() || f.Close() {
 		t.Fatal("Close must report true once, then false")
 	}
-	if err := f.Check(ctx, "x"); !errors.Is(err, driver.ErrInvalidArgument) || err.Error() != "x: invalid argument: driver is closed" {
+	if err := f.Check(ctx, "x"); !errors.Is(err, model.ErrInvalidArgument) || err.Error() != "x: invalid argument: driver is closed" {
 		t.Fatalf("closed: %v", err)
 	}
 }

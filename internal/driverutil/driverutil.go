@@ -13,13 +13,14 @@ import (
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Diff returns the events that take record old to record new (either may be
 // nil: created, deleted): one per concern whose value changed, in concern
 // order, or a Deleted event. Drivers that watch by re-reading records, and
 // the portable polling watch, use it so that all report changes alike.
-func Diff(old, new *driver.Record) []driver.Event {
+func Diff(old, new *model.Record) []driver.Event {
 	if new == nil {
 		if old == nil {
 			return nil
@@ -27,12 +28,12 @@ func Diff(old, new *driver.Record) []driver.Event {
 		return []driver.Event{{ID: old.ID, Deleted: true}}
 	}
 	var evs []driver.Event
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		nv := new.Value(c)
 		if nv == nil {
 			continue
 		}
-		var ov driver.Value
+		var ov model.Value
 		if old != nil && old.Value(c) != nil {
 			ov = *old.Value(c)
 		}
@@ -47,7 +48,7 @@ func Diff(old, new *driver.Record) []driver.Event {
 // (WatchOptions.Reports), a record's kind being new's, or old's when it
 // was purged; a record purged and created again as the other kind is a
 // purge of the one and a creation of the other.
-func Selected(opts driver.WatchOptions, old, new *driver.Record) []driver.Event {
+func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 	if old != nil && new != nil && old.Kind != "" && old.Kind != new.Kind {
 		// Purged and created again as the other kind.
 		return append(Selected(opts, old, nil), Selected(opts, nil, new)...)
@@ -63,7 +64,7 @@ func Selected(opts driver.WatchOptions, old, new *driver.Record) []driver.Event 
 	return out
 }
 
-func kindOf(old, new *driver.Record) driver.Kind {
+func kindOf(old, new *model.Record) model.Kind {
 	if new != nil {
 		return new.Kind
 	}
@@ -78,28 +79,28 @@ func kindOf(old, new *driver.Record) driver.Kind {
 // failing the whole page: an unreachable or throttling backend, or a caller
 // that gave up, fails the page, since every later record would fail alike.
 func PerRecord(err error) bool {
-	switch driver.Code(err) {
-	case driver.Unavailable, driver.Throttled, driver.Canceled:
+	switch model.Code(err) {
+	case model.Unavailable, model.Throttled, model.Canceled:
 		return false
 	}
 	return true
 }
 
 // BranchesError is the error of a drop refused because N branches of ID
-// exist. It matches driver.ErrHasBranches; a server reads the count from it
+// exist. It matches model.ErrHasBranches; a server reads the count from it
 // to tell its client, without the rest of a backend's message.
 type BranchesError struct {
-	ID driver.ID
+	ID model.ID
 	N  int64
 }
 
 func (e *BranchesError) Error() string {
-	return fmt.Sprintf("%v: %s has %d branch(es); drop them first", driver.ErrHasBranches, e.ID, e.N)
+	return fmt.Sprintf("%v: %s has %d branch(es); drop them first", model.ErrHasBranches, e.ID, e.N)
 }
 
-// Is reports whether target is driver.ErrHasBranches.
-func (e *BranchesError) Is(target error) bool { return target == driver.ErrHasBranches }
+// Is reports whether target is model.ErrHasBranches.
+func (e *BranchesError) Is(target error) bool { return target == model.ErrHasBranches }
 
 // HasBranchesError returns the error of a drop refused because n branches
 // of id exist.
-func HasBranchesError(id driver.ID, n int64) error { return &BranchesError{ID: id, N: n} }
+func HasBranchesError(id model.ID, n int64) error { return &BranchesError{ID: id, N: n} }

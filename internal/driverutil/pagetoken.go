@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // EncodePageToken returns the token of a page that ended at after: that
@@ -17,12 +18,12 @@ func EncodePageToken(after string) string {
 
 // DecodePageToken returns the position a token resumes after: "" for the
 // empty token. A token that does not decode, or is not in the one form
-// EncodePageToken gives, is an error wrapping driver.ErrInvalidArgument.
+// EncodePageToken gives, is an error wrapping model.ErrInvalidArgument.
 func DecodePageToken(tok string) (string, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
 	// The decoder skips line breaks: only EncodePageToken's own form is a token.
 	if err != nil || EncodePageToken(string(b)) != tok {
-		return "", fmt.Errorf("%w: malformed page token", driver.ErrInvalidArgument)
+		return "", fmt.Errorf("%w: malformed page token", model.ErrInvalidArgument)
 	}
 	return string(b), nil
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 func TestPageTokenRoundTrip(t *testing.T) {
@@ -17,7 +17,7 @@ func TestPageTokenRoundTrip(t *testing.T) {
 }
 
 func TestPageTokenMalformed(t *testing.T) {
-	if _, err := DecodePageToken("not base64!"); !errors.Is(err, driver.ErrInvalidArgument) {
+	if _, err := DecodePageToken("not base64!"); !errors.Is(err, model.ErrInvalidArgument) {
 		t.Fatalf("Decode of a malformed token: %v, want ErrInvalidArgument", err)
 	}
 }
@@ -28,7 +28,7 @@ func FuzzDecodePageToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tok string) {
 		s, err := DecodePageToken(tok)
 		if err != nil {
-			if !errors.Is(err, driver.ErrInvalidArgument) {
+			if !errors.Is(err, model.ErrInvalidArgument) {
 				t.Fatalf("error %v does not wrap ErrInvalidArgument", err)
 			}
 			return

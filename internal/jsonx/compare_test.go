@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// namedMap stands for a type defined as a map, as driver.Object is.
+// namedMap stands for a type defined as a map, as model.Object is.
 type namedMap map[string]any
 
 func TestJSONEqualComparesNumbersByValue(t *testing.T) {

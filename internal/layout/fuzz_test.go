@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // FuzzPathID checks the path <-> ID mapping both ways. From an ID: every
@@ -22,7 +22,7 @@ func FuzzPathID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if id, err := driver.ParseID(s); err == nil {
+		if id, err := model.ParseID(s); err == nil {
 			checkID(t, id)
 		}
 		for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
@@ -51,7 +51,7 @@ func FuzzPathID(f *testing.F) {
 	})
 }
 
-func checkID(t *testing.T, id driver.ID) {
+func checkID(t *testing.T, id model.ID) {
 	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		files, err := Files(l, id)
 		if err != nil {

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Root is the first segment of every key.
@@ -70,8 +70,8 @@ const hashedKeep = 150
 // start of a segment only against IDs, not keys.
 const KeptPrefix = hashedKeep - (utf8.UTFMax - 1)
 
-// Check returns an error wrapping driver.ErrInvalidID when id is not valid.
-func Check(id driver.ID) error { return id.Validate() }
+// Check returns an error wrapping model.ErrInvalidID when id is not valid.
+func Check(id model.ID) error { return id.Validate() }
 
 // segment returns the path form of one ID segment.
 func segment(s string) string {
@@ -88,7 +88,7 @@ func segment(s string) string {
 
 // Stem returns the stem of id's files (see Classify): its name and branch
 // joined by '/', each segment in its path form.
-func Stem(id driver.ID) string {
+func Stem(id model.ID) string {
 	segs := strings.Split(id.Name+"/"+id.Branch, "/")
 	for i, s := range segs {
 		segs[i] = segment(s)
@@ -109,8 +109,8 @@ func Shortened(st string) bool {
 }
 
 // Files returns the files of id in layout l, the defining file first. It
-// returns an error wrapping driver.ErrInvalidID when Check fails.
-func Files(l jsonld.Layout, id driver.ID) ([]File, error) {
+// returns an error wrapping model.ErrInvalidID when Check fails.
+func Files(l jsonld.Layout, id model.ID) ([]File, error) {
 	if err := Check(id); err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func StemFiles(l jsonld.Layout, st string) []File {
 
 // FileOf returns the file of id holding concern c (status: the defining
 // file of layout C; head, status and config: the defining file of B).
-func FileOf(l jsonld.Layout, id driver.ID, c driver.Concern) (File, error) {
+func FileOf(l jsonld.Layout, id model.ID, c model.Concern) (File, error) {
 	files, err := Files(l, id)
 	if err != nil {
 		return File{}, err
@@ -140,7 +140,7 @@ func FileOf(l jsonld.Layout, id driver.ID, c driver.Concern) (File, error) {
 			return f, nil
 		}
 	}
-	return File{}, fmt.Errorf("%w: concern %v", driver.ErrInvalidArgument, c)
+	return File{}, fmt.Errorf("%w: concern %v", model.ErrInvalidArgument, c)
 }
 
 // Role is what a key is to a layout.
@@ -188,7 +188,7 @@ func Other(l jsonld.Layout) jsonld.Layout {
 // i.e. whether its last segment ends in no reserved suffix.
 func plain(st string) bool {
 	base := st[strings.LastIndex(st, "/")+1:]
-	for _, s := range driver.ReservedSuffixes {
+	for _, s := range model.ReservedSuffixes {
 		if strings.HasSuffix(base, s) {
 			return false
 		}
@@ -221,11 +221,11 @@ func match(l jsonld.Layout, rest string) (Role, string) {
 // a/b:main and a:b/main), shortest name first, reading each segment as
 // written. A stem of two segments has exactly one; a Shortened stem's ID
 // may be none of them.
-func Candidates(st string) []driver.ID {
+func Candidates(st string) []model.ID {
 	segs := strings.Split(st, "/")
-	var out []driver.ID
+	var out []model.ID
 	for i := 1; i < len(segs); i++ {
-		id := driver.ID{Name: strings.Join(segs[:i], "/"), Branch: strings.Join(segs[i:], "/")}
+		id := model.ID{Name: strings.Join(segs[:i], "/"), Branch: strings.Join(segs[i:], "/")}
 		if Check(id) == nil {
 			out = append(out, id)
 		}
@@ -236,11 +236,11 @@ func Candidates(st string) []driver.ID {
 // PathDefault is the ID a stem stands for when its file names none: the
 // last segment is the branch, the rest the name (as Fluree lays out nested
 // ledger names).
-func PathDefault(st string) (driver.ID, bool) {
+func PathDefault(st string) (model.ID, bool) {
 	i := strings.LastIndex(st, "/")
 	if i < 0 {
-		return driver.ID{}, false
+		return model.ID{}, false
 	}
-	id := driver.ID{Name: st[:i], Branch: st[i+1:]}
+	id := model.ID{Name: st[:i], Branch: st[i+1:]}
 	return id, Check(id) == nil
 }

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
-func id(s string) driver.ID {
-	i, err := driver.ParseID(s)
+func id(s string) model.ID {
+	i, err := model.ParseID(s)
 	if err != nil {
 		panic(err)
 	}
@@ -42,15 +42,15 @@ func TestFiles(t *testing.T) {
 	if !files[0].Defining || files[0].Parts != jsonld.Identity|jsonld.StatusPart {
 		t.Errorf("C defining file = %+v; identity must live with the status", files[0])
 	}
-	f, err := FileOf(jsonld.LayoutB, id("x:y"), driver.Status)
+	f, err := FileOf(jsonld.LayoutB, id("x:y"), model.Status)
 	if err != nil || f.Key != "ns@v2/x/y.json" {
 		t.Errorf("B status file = %v, %v", f, err)
 	}
-	f, err = FileOf(jsonld.LayoutC, id("x:y"), driver.Config)
+	f, err = FileOf(jsonld.LayoutC, id("x:y"), model.Config)
 	if err != nil || f.Key != "ns@v2/x/y.config.json" {
 		t.Errorf("C config file = %v, %v", f, err)
 	}
-	if _, err := Files(jsonld.LayoutB, driver.ID{Name: "a", Branch: "b.index"}); !errors.Is(err, driver.ErrInvalidID) {
+	if _, err := Files(jsonld.LayoutB, model.ID{Name: "a", Branch: "b.index"}); !errors.Is(err, model.ErrInvalidID) {
 		t.Errorf("branch b.index: err = %v", err)
 	}
 }
@@ -137,7 +137,7 @@ func TestClassify(t *testing.T) {
 
 func TestLongSegments(t *testing.T) {
 	long := strings.Repeat("é", 200) // 400 bytes
-	i := driver.ID{Name: "t/" + long, Branch: "main"}
+	i := model.ID{Name: "t/" + long, Branch: "main"}
 	files, err := Files(jsonld.LayoutB, i)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestLongSegments(t *testing.T) {
 	if !Shortened(st) || st != Stem(i) {
 		t.Errorf("stem %q: shortened %v", st, Shortened(st))
 	}
-	other := driver.ID{Name: "t/" + long + "x", Branch: "main"}
+	other := model.ID{Name: "t/" + long + "x", Branch: "main"}
 	if Stem(other) == Stem(i) {
 		t.Error("two long segments share a path")
 	}

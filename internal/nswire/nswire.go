@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Prefix is the path prefix of every route of this package's protocol.
@@ -35,7 +36,7 @@ const (
 
 // PathID returns id for the tail of a path: each segment of the normalised
 // ID percent-encoded, joined by '/'.
-func PathID(id driver.ID) string {
+func PathID(id model.ID) string {
 	segs := strings.Split(id.String(), "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
@@ -63,9 +64,9 @@ func CondName(k driver.CondKind) string {
 
 // PushRequest is the body of POST /ns/v1/push/{concern}/{id}.
 type PushRequest struct {
-	Condition string        `json:"condition"`
-	Expected  *driver.Value `json:"expected,omitempty"` // for equals
-	New       driver.Value  `json:"new"`
+	Condition string       `json:"condition"`
+	Expected  *model.Value `json:"expected,omitempty"` // for equals
+	New       model.Value  `json:"new"`
 }
 
 // DriverCondition returns the driver condition r names.
@@ -77,18 +78,18 @@ func (r *PushRequest) DriverCondition() (driver.Condition, error) {
 		return driver.IfAtLeast(), nil
 	case CondEquals:
 		if r.Expected == nil {
-			return driver.Condition{}, fmt.Errorf("%w: condition equals needs an expected value", driver.ErrInvalidArgument)
+			return driver.Condition{}, fmt.Errorf("%w: condition equals needs an expected value", model.ErrInvalidArgument)
 		}
 		return driver.IfEquals(*r.Expected), nil
 	}
-	return driver.Condition{}, fmt.Errorf("%w: condition %q is not above, at_least or equals", driver.ErrInvalidArgument, r.Condition)
+	return driver.Condition{}, fmt.Errorf("%w: condition %q is not above, at_least or equals", model.ErrInvalidArgument, r.Condition)
 }
 
 // PushResponse answers a push: 200 when applied, 409 when not, with the
 // concern's current value either way.
 type PushResponse struct {
-	Applied bool         `json:"applied"`
-	Current driver.Value `json:"current"`
+	Applied bool        `json:"applied"`
+	Current model.Value `json:"current"`
 }
 
 // RetractRequest is the body of POST /ns/v1/retract/{id}: the time to record
@@ -99,26 +100,26 @@ type RetractRequest struct {
 
 // GraphSourceRequest is the body of POST /ns/v1/graph-sources/{id}.
 type GraphSourceRequest struct {
-	SourceType   string        `json:"source_type"`
-	Dependencies []string      `json:"dependencies,omitempty"`
-	Config       driver.Object `json:"config,omitempty"`
+	SourceType   string       `json:"source_type"`
+	Dependencies []string     `json:"dependencies,omitempty"`
+	Config       model.Object `json:"config,omitempty"`
 }
 
 // ListResponse is one page of GET /ns/v1/records.
 type ListResponse struct {
-	Records       []*driver.Record `json:"records"`
-	Failed        []RecordError    `json:"failed,omitempty"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
+	Records       []*model.Record `json:"records"`
+	Failed        []RecordError   `json:"failed,omitempty"`
+	NextPageToken string          `json:"next_page_token,omitempty"`
 }
 
 // HeadsResponse is the answer of GET /ns/v1/heads/{id}: a ledger's head
 // and index.
 type HeadsResponse struct {
-	Head  driver.Value `json:"head"`
-	Index driver.Value `json:"index"`
+	Head  model.Value `json:"head"`
+	Index model.Value `json:"index"`
 }
 
-// RecordError is a driver.RecordError on the wire.
+// RecordError is a model.RecordError on the wire.
 type RecordError struct {
 	ID     string `json:"id,omitempty"`
 	Object string `json:"object"`
@@ -128,11 +129,11 @@ type RecordError struct {
 
 // Change is the data of a "change" event of GET /ns/v1/watch.
 type Change struct {
-	ID      string        `json:"id"`
-	Concern string        `json:"concern,omitempty"`
-	Old     int64         `json:"old"`
-	New     *driver.Value `json:"new,omitempty"`
-	Deleted bool          `json:"deleted,omitempty"`
+	ID      string       `json:"id"`
+	Concern string       `json:"concern,omitempty"`
+	Old     int64        `json:"old"`
+	New     *model.Value `json:"new,omitempty"`
+	Deleted bool         `json:"deleted,omitempty"`
 }
 
 // Watch event names: the records of the snapshot, then "synced", then
@@ -151,7 +152,7 @@ type Error struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 	// OutcomeUnknown is set on a write's 503 when the server could not
-	// establish whether the write landed (driver.ErrOutcomeUnknown): the
+	// establish whether the write landed (model.ErrOutcomeUnknown): the
 	// client reports it and does not send the write again.
 	OutcomeUnknown bool `json:"outcome_unknown,omitempty"`
 }
@@ -161,8 +162,8 @@ type Error struct {
 // other name.
 func Sentinel(code string) error {
 	// Every code after Unknown has a sentinel.
-	for c := driver.Unknown + 1; c.Sentinel() != nil; c++ {
-		if c != driver.Canceled && c.String() == code {
+	for c := model.Unknown + 1; c.Sentinel() != nil; c++ {
+		if c != model.Canceled && c.String() == code {
 			return c.Sentinel()
 		}
 	}
@@ -170,19 +171,19 @@ func Sentinel(code string) error {
 }
 
 // Status returns the HTTP status of an error of code c.
-func Status(c driver.ErrorCode) int {
+func Status(c model.ErrorCode) int {
 	switch c {
-	case driver.NotFound:
+	case model.NotFound:
 		return http.StatusNotFound
-	case driver.AlreadyExists, driver.WrongKind, driver.HasBranches:
+	case model.AlreadyExists, model.WrongKind, model.HasBranches:
 		return http.StatusConflict
-	case driver.InvalidArgument:
+	case model.InvalidArgument:
 		return http.StatusBadRequest
-	case driver.Throttled:
+	case model.Throttled:
 		return http.StatusTooManyRequests
-	case driver.Unavailable, driver.Canceled:
+	case model.Unavailable, model.Canceled:
 		return http.StatusServiceUnavailable
-	case driver.Unsupported:
+	case model.Unsupported:
 		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
@@ -197,7 +198,7 @@ func (e *Error) ToDriverError() error {
 		sentinels = append(sentinels, s)
 	}
 	if e.OutcomeUnknown {
-		sentinels = append(sentinels, driver.ErrOutcomeUnknown)
+		sentinels = append(sentinels, model.ErrOutcomeUnknown)
 	}
 	msg := e.Error
 	for _, s := range sentinels {

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // An Error body matches its code's sentinel, every code's but Canceled's,
 // and says the sentinel's text once.
 func TestToDriverError(t *testing.T) {
-	for _, c := range []driver.ErrorCode{driver.NotFound, driver.AlreadyExists, driver.WrongKind,
-		driver.InvalidArgument, driver.Throttled, driver.Unavailable, driver.Unsupported, driver.Internal,
-		driver.NotProvisioned, driver.PermissionDenied} {
+	for _, c := range []model.ErrorCode{model.NotFound, model.AlreadyExists, model.WrongKind,
+		model.InvalidArgument, model.Throttled, model.Unavailable, model.Unsupported, model.Internal,
+		model.NotProvisioned, model.PermissionDenied} {
 		s := c.Sentinel()
 		for _, msg := range []string{"boom", s.Error() + ": boom"} {
 			err := (&Error{Error: msg, Code: c.String()}).ToDriverError()
@@ -25,8 +25,8 @@ func TestToDriverError(t *testing.T) {
 	}
 	for _, code := range []string{"Canceled", "Unknown", "", "Nonsense"} {
 		err := (&Error{Error: "boom", Code: code}).ToDriverError()
-		if driver.Code(err) != driver.Unknown || errors.Is(err, context.Canceled) || err.Error() != "boom" {
-			t.Errorf("code %q: %q (code %v), want a plain error", code, err, driver.Code(err))
+		if model.Code(err) != model.Unknown || errors.Is(err, context.Canceled) || err.Error() != "boom" {
+			t.Errorf("code %q: %q (code %v), want a plain error", code, err, model.Code(err))
 		}
 	}
 }

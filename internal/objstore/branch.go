@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Branches follow the protocol of internal/branching: a record's
@@ -18,7 +18,7 @@ import (
 // create holding that token gives up on (see writeDefining).
 
 // CreateBranch implements driver.Brancher (internal/branching).
-func (r *Records) CreateBranch(ctx context.Context, rec *driver.Record) (*driver.Record, error) {
+func (r *Records) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (r *Records) CreateBranch(ctx context.Context, rec *driver.Record) (*driver
 }
 
 // DropBranch implements driver.Brancher (internal/branching).
-func (r *Records) DropBranch(ctx context.Context, id driver.ID) error {
+func (r *Records) DropBranch(ctx context.Context, id model.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (r *Records) DropBranch(ctx context.Context, id driver.ID) error {
 // (branching.Reset). When the defining file holds an index inline that
 // would still win over the one set (the merge rule), it is removed from
 // there before the head is set.
-func (r *Records) ResetHead(ctx context.Context, id driver.ID, head driver.Value, index *driver.Value) (*driver.Record, error) {
+func (r *Records) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (r *Records) ResetHead(ctx context.Context, id driver.ID, head driver.Value
 // dropInlineIndex rewrites the defining file of id without its inline
 // index while that index, not index, is what readers merge (the inline
 // one wins when its t is higher, and when index is unborn).
-func (r *Records) dropInlineIndex(ctx context.Context, id driver.ID, index driver.Value) error {
+func (r *Records) dropInlineIndex(ctx context.Context, id model.ID, index model.Value) error {
 	files, err := r.files(id)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (r *Records) dropInlineIndex(ctx context.Context, id driver.ID, index drive
 			return err
 		}
 	}
-	return r.contended(id, driver.Index)
+	return r.contended(id, model.Index)
 }
 
 // branchStore is the branching.Store of a Records.
@@ -101,7 +101,7 @@ func (s branchStore) Name() string { return s.r.cfg.Name }
 
 // ReadBook reads id's defining file afresh; Book.Version is the *cached
 // file.
-func (s branchStore) ReadBook(ctx context.Context, id driver.ID) (*branching.Book, error) {
+func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book, error) {
 	r := s.r
 	files, err := r.files(id)
 	if err != nil {
@@ -142,7 +142,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 		r.remember(b.ID, f.Key, tag, data)
 		return true, nil
 	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing),
-		r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
+		r.cfg.RetryThrottled && errors.Is(err, model.ErrThrottled):
 		return false, nil
 	case r.maybeApplied(err) && ctx.Err() == nil:
 		now, rerr := r.readDoc(ctx, b.ID, f.Key)
@@ -154,7 +154,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 
 // Branch reads id's defining file: Live when it is a live record of
 // incarnation inc.
-func (s branchStore) Branch(ctx context.Context, id driver.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
+func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
 	_, _, doc, err := s.defining(ctx, id)
 	if err != nil || doc == nil || doc.Purged || !ownedBy(doc, id) || doc.Incarnation != inc {
 		return branching.Gone, nil, err
@@ -164,7 +164,7 @@ func (s branchStore) Branch(ctx context.Context, id driver.ID, inc string) (bran
 
 // defining reads id's defining file: its object and decoded form (nil when
 // absent or not decodable).
-func (s branchStore) defining(ctx context.Context, id driver.ID) (key string, obj *object, doc *jsonld.File, err error) {
+func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj *object, doc *jsonld.File, err error) {
 	files, err := s.r.files(id)
 	if err != nil {
 		return "", nil, nil, err
@@ -182,7 +182,7 @@ func (s branchStore) defining(ctx context.Context, id driver.ID) (key string, ob
 // be, unless a record (or a collector's mark) is there: a create of inc
 // then finds it and gives up, and one that read the key before fails its
 // precondition.
-func (s branchStore) Fence(ctx context.Context, id driver.ID, inc string) error {
+func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
 	r := s.r
 	files, err := r.files(id)
 	if err != nil {
@@ -208,11 +208,11 @@ func (s branchStore) Fence(ctx context.Context, id driver.ID, inc string) error 
 			return err
 		}
 	}
-	return r.contended(id, driver.Status)
+	return r.contended(id, model.Status)
 }
 
 // Create writes rec's defining file with incarnation inc (writeDefining).
-func (s branchStore) Create(ctx context.Context, rec *driver.Record, inc string, deadline time.Time) error {
+func (s branchStore) Create(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error {
 	files, err := s.r.files(rec.ID)
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func (s branchStore) Create(ctx context.Context, rec *driver.Record, inc string,
 
 // Purge purges id (see Delete), conditional on check accepting the entries
 // of each read of its defining file.
-func (s branchStore) Purge(ctx context.Context, id driver.ID, check func([]jsonld.BranchOp) error) error {
+func (s branchStore) Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error {
 	return s.r.purge(ctx, id, func(def *jsonld.File) error {
 		if def == nil {
 			return check(nil)

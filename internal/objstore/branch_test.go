@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // stale is when a step recorded by a writer that died was recorded: past
@@ -44,8 +44,8 @@ func (e *branchEnv) must(err error) {
 	}
 }
 
-func (e *branchEnv) id(s string) driver.ID {
-	id, err := driver.ParseID(s)
+func (e *branchEnv) id(s string) model.ID {
+	id, err := model.ParseID(s)
 	e.must(err)
 	return id
 }
@@ -100,7 +100,7 @@ func TestBranchSettleCreate(t *testing.T) {
 			ghost, real := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:ghost", Token: "tokghost", Incarnation: "tokghost", At: stale, Delta: 1},
 				jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:real", Token: "tokreal", Incarnation: "tokreal", At: stale, Delta: 1}
 			e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, ghost, real), b.Branches+2 })
-			rec := driver.NewLedger(e.id("db:real"), 0)
+			rec := model.NewLedger(e.id("db:real"), 0)
 			rec.SourceBranch = "main"
 			e.must(objstore.CreateAs(e.ctx, e.r, rec, "tokreal"))
 			e.wantBranches("db", 2)
@@ -111,9 +111,9 @@ func TestBranchSettleCreate(t *testing.T) {
 			}
 			e.wantBranches("db", 1)
 			e.wantNoSteps("db")
-			ghostRec := driver.NewLedger(e.id("db:ghost"), 0)
+			ghostRec := model.NewLedger(e.id("db:ghost"), 0)
 			ghostRec.SourceBranch = "main"
-			if err := objstore.CreateAs(e.ctx, e.r, ghostRec, "tokghost"); !errors.Is(err, driver.ErrUnavailable) {
+			if err := objstore.CreateAs(e.ctx, e.r, ghostRec, "tokghost"); !errors.Is(err, model.ErrUnavailable) {
 				t.Fatalf("the settled create's late write: %v, want ErrUnavailable", err)
 			}
 			if _, err := e.ns.Lookup(e.ctx, "db:ghost"); !errors.Is(err, nameservice.ErrNotFound) {

@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Collection relies on deletes that no writer can race, not on conditional
@@ -259,11 +260,11 @@ func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *ob
 // "" when the key changed meanwhile or the outcome is unknown (reported as
 // kept: the next run decides).
 func (c *collector) hold(ctx context.Context, key, id string, pc Precondition, purgedAt int64, start time.Time) (string, error) {
-	pid, err := driver.ParseID(id)
+	pid, err := model.ParseID(id)
 	if err != nil {
 		return "", fmt.Errorf("%s: collect %s: %w", c.r.cfg.Name, c.r.object(key), err)
 	}
-	data, err := jsonld.Encode(&driver.Record{ID: pid}, jsonld.EncodeOptions{Dialect: c.r.cfg.Dialect, Tombstone: true,
+	data, err := jsonld.Encode(&model.Record{ID: pid}, jsonld.EncodeOptions{Dialect: c.r.cfg.Dialect, Tombstone: true,
 		PurgedAt: purgedAt, CollectUntil: start.Add(collectHold).UnixMilli()})
 	if err != nil {
 		return "", fmt.Errorf("%s: collect %s: %w", c.r.cfg.Name, c.r.object(key), err)

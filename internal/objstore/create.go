@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Create implements driver.Driver with one write: the defining file, with
@@ -26,7 +26,7 @@ import (
 // a delete. A create that finds a record writes nothing: an error wrapping
 // ErrAlreadyExists (a/b:main and a:b/main share ns@v2/a/b/main.json; the
 // error does not name the other).
-func (r *Records) Create(ctx context.Context, rec *driver.Record) error {
+func (r *Records) Create(ctx context.Context, rec *model.Record) error {
 	if err := r.begin(ctx); err != nil {
 		return err
 	}
@@ -59,14 +59,14 @@ const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.S
 // branch gives a deadline (see CreateBranch): it sends no write after it,
 // and gives up when it finds a mark holding its own token (a settler's
 // fence).
-func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layout.File, tok string, deadline time.Time) error {
+func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout.File, tok string, deadline time.Time) error {
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: tok})
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
 	inTime := func() error {
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, branching.CreateWindow)
+			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, model.ErrUnavailable, f.Key, branching.CreateWindow)
 		}
 		return nil
 	}
@@ -96,9 +96,9 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 		}
 	}
 	if over.collecting {
-		return fmt.Errorf("%s: create %s: %w: a collector (ns gc) is removing what a purge left at %s; try again", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key)
+		return fmt.Errorf("%s: create %s: %w: a collector (ns gc) is removing what a purge left at %s; try again", r.cfg.Name, rec.ID, model.ErrUnavailable, f.Key)
 	}
-	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, driver.ErrUnavailable, f.Key, maxAttempts)
+	return fmt.Errorf("%s: create %s: %w: %s could not be written in %d attempts", r.cfg.Name, rec.ID, model.ErrUnavailable, f.Key, maxAttempts)
 }
 
 // settleCreate reads back the defining file of a create whose answer was
@@ -106,7 +106,7 @@ func (r *Records) writeDefining(ctx context.Context, rec *driver.Record, f layou
 // of its purge); it may be sent again when the file is still the mark it
 // was to replace. An absent file proves nothing: the create may have
 // landed and been purged, and a collector removed the mark.
-func (r *Records) settleCreate(ctx context.Context, id driver.ID, key, tok string, pc Precondition, mark *jsonld.File, cause error) (bool, error) {
+func (r *Records) settleCreate(ctx context.Context, id model.ID, key, tok string, pc Precondition, mark *jsonld.File, cause error) (bool, error) {
 	now, err := r.readBack(ctx, id, key, cause)
 	switch {
 	case err != nil:
@@ -139,7 +139,7 @@ type overMark struct {
 // ErrAlreadyExists when it holds a record. A mark a collector is removing
 // (see Collect) is not replaced but waited for: collecting is set, and
 // IfAbsent fails until the collector has removed it.
-func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string) (overMark, error) {
+func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) (overMark, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
 		return overMark{pc: ifAbsent()}, err
@@ -151,7 +151,7 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string)
 	case ownedBy(doc, id) && createdBy(doc, tok):
 		return overMark{landed: true}, nil
 	case doc.Purged && doc.Incarnation == tok:
-		return overMark{}, fmt.Errorf("%s: create %s: %w: the branch's create was settled as failed while it was held up", r.cfg.Name, id, driver.ErrUnavailable)
+		return overMark{}, fmt.Errorf("%s: create %s: %w: the branch's create was settled as failed while it was held up", r.cfg.Name, id, model.ErrUnavailable)
 	case doc.Purged && collectingNow(doc):
 		return overMark{pc: ifAbsent(), collecting: true}, nil
 	case doc.Purged:
@@ -159,11 +159,11 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string)
 	}
 	if err := r.owner(id, key, doc); errors.Is(err, errOtherID) {
 		return overMark{}, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
-			id, driver.ErrAlreadyExists, r.object(key))
+			id, model.ErrAlreadyExists, r.object(key))
 	} else if err != nil {
 		return overMark{}, err
 	}
-	return overMark{}, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, driver.ErrAlreadyExists, id)
+	return overMark{}, fmt.Errorf("%s: create: %w: %s", r.cfg.Name, model.ErrAlreadyExists, id)
 }
 
 // Delete implements driver.Driver with conditional writes only: it reads
@@ -184,7 +184,7 @@ func (r *Records) createOver(ctx context.Context, id driver.ID, key, tok string)
 // read at. A defining file holding another ID's record is not touched
 // (ErrNotFound: no record of this ID); one that does not decode is marked,
 // so a corrupt record can be purged.
-func (r *Records) Delete(ctx context.Context, id driver.ID) error {
+func (r *Records) Delete(ctx context.Context, id model.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
 	}
@@ -196,8 +196,8 @@ func (r *Records) Delete(ctx context.Context, id driver.ID) error {
 // and its error stops the purge: the mark is then conditional on a file
 // check accepted. The mark records the write's entry (see lost.go); once a
 // seal's answer was lost, finding the record gone or created again is an
-// error wrapping driver.ErrOutcomeUnknown rather than ErrNotFound.
-func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.File) error) error {
+// error wrapping model.ErrOutcomeUnknown rather than ErrNotFound.
+func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.File) error) error {
 	files, err := r.files(id)
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.Fi
 	defer r.cache.drop(keys(files)...)
 	first, unsure := "", false
 	gone := func(err error) error {
-		if unsure && errors.Is(err, driver.ErrNotFound) {
+		if unsure && errors.Is(err, model.ErrNotFound) {
 			return r.unknown(files[0].Key, "a seal's answer was lost, and the record was purged by another meanwhile")
 		}
 		return err
@@ -252,14 +252,14 @@ func (r *Records) purge(ctx context.Context, id driver.ID, check func(*jsonld.Fi
 			return err
 		}
 	}
-	return r.contended(id, driver.Status)
+	return r.contended(id, model.Status)
 }
 
 // purgeOnce purges the record whose files were read as objs (def is the
 // defining file decoded, nil when it does not decode). done is false when
 // a file changed meanwhile (read again); lostSeal is set when a seal's
 // answer was lost.
-func (r *Records) purgeOnce(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object, entry string) (done, lostSeal bool, err error) {
+func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*object, entry string) (done, lostSeal bool, err error) {
 	if def == nil || def.Incarnation == "" {
 		done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
 		if done {
@@ -291,7 +291,7 @@ func (r *Records) readObjects(ctx context.Context, keys []string) ([]*object, er
 // purgeable checks the defining file before a purge and returns it
 // decoded: ErrNotFound when absent, a mark, or another ID's record; nil
 // when it does not decode.
-func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File, error) {
+func (r *Records) purgeable(id model.ID, key string, obj *object) (*jsonld.File, error) {
 	if obj == nil {
 		return nil, r.errNotFound(id)
 	}
@@ -316,7 +316,7 @@ func (r *Records) purgeable(id driver.ID, key string, obj *object) (*jsonld.File
 // takes it for an absent record, a create replaces it on its tag, and
 // Collect removes it. done is false when the defining file changed
 // meanwhile. A lost answer is resolved as lost.go says.
-func (r *Records) mark(ctx context.Context, id driver.ID, key, tag string, def *jsonld.File, entry string) (bool, error) {
+func (r *Records) mark(ctx context.Context, id model.ID, key, tag string, def *jsonld.File, entry string) (bool, error) {
 	tok := ""
 	if def != nil {
 		tok = def.Incarnation
@@ -348,8 +348,8 @@ func (r *Records) mark(ctx context.Context, id driver.ID, key, tag string, def *
 
 // tombstone encodes a bare tombstone of id with token tok and the write
 // entry (none when ""), timed now.
-func (r *Records) tombstone(id driver.ID, tok, entry string) ([]byte, error) {
-	return jsonld.Encode(&driver.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true,
+func (r *Records) tombstone(id model.ID, tok, entry string) ([]byte, error) {
+	return jsonld.Encode(&model.Record{ID: id}, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: tok, Tombstone: true,
 		PurgedAt: time.Now().UnixMilli(), WriteID: entry})
 }
 
@@ -359,7 +359,7 @@ func (r *Records) tombstone(id driver.ID, tok, entry string) ([]byte, error) {
 // token (by Fluree) must not read them as its own. It is best effort: the
 // record is gone already, and a file that changed meanwhile belongs to a
 // record created since.
-func (r *Records) sealRead(ctx context.Context, id driver.ID, files []layout.File, objs []*object) {
+func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File, objs []*object) {
 	data, err := r.tombstone(id, "", "")
 	if err != nil {
 		return
@@ -376,7 +376,7 @@ func (r *Records) sealRead(ctx context.Context, id driver.ID, files []layout.Fil
 // seal seals the other files of the record whose defining file is def, in
 // parallel. ok is false when one of them changed meanwhile (read again);
 // unsure is set when a seal's answer was lost.
-func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, files []layout.File, objs []*object) (ok, unsure bool, err error) {
+func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*object) (ok, unsure bool, err error) {
 	res := make([]landing, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
@@ -396,8 +396,8 @@ func (r *Records) seal(ctx context.Context, id driver.ID, def *jsonld.File, file
 // sealOne seals file f as read in obj; see Delete. A seal is the same
 // whoever writes it, so one sealed already is as good as one this call
 // wrote.
-func (r *Records) sealOne(ctx context.Context, id driver.ID, def *jsonld.File, f layout.File, obj *object) (landing, error) {
-	pc, rec := ifAbsent(), &driver.Record{ID: id}
+func (r *Records) sealOne(ctx context.Context, id model.ID, def *jsonld.File, f layout.File, obj *object) (landing, error) {
+	pc, rec := ifAbsent(), &model.Record{ID: id}
 	opts := jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true, PurgedAt: time.Now().UnixMilli()}
 	if obj != nil {
 		pc = ifMatch(obj.tag)

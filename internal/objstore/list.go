@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -32,7 +33,7 @@ type candidate struct {
 	// pos is where the candidate sorts: its ID, or for an entry no ID
 	// maps to, its key's ID floor.
 	pos     string
-	id      driver.ID
+	id      model.ID
 	key     string
 	tag     string
 	err     error
@@ -64,7 +65,7 @@ type Source interface {
 	// ReadListed reads record id whose defining file the listing showed
 	// at key and tag, with the other files it showed (present, key to
 	// tag; nil when it does not know them); nil when it vanished.
-	ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error)
+	ReadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error)
 	// Object names key in messages and Page.Failed (a path, or the key).
 	Object(key string) string
 }
@@ -308,7 +309,7 @@ func (l *lister) take(r *pendingRead) error {
 		return errPageFull
 	}
 	if err != nil {
-		l.page.Failed = append(l.page.Failed, &driver.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
+		l.page.Failed = append(l.page.Failed, &model.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
 	} else {
 		l.page.Records = append(l.page.Records, rec)
 	}
@@ -320,7 +321,7 @@ func (l *lister) take(r *pendingRead) error {
 // rec and err are set.
 type pendingRead struct {
 	c    *candidate
-	rec  *driver.Record
+	rec  *model.Record
 	err  error
 	done chan struct{}
 }
@@ -488,14 +489,14 @@ const MaxListParallel = 256
 
 // ParseListParallel parses the list_parallel URL parameter: "" for the
 // default (0), else an integer from 1 to MaxListParallel. It returns an
-// error wrapping driver.ErrInvalidArgument otherwise.
+// error wrapping model.ErrInvalidArgument otherwise.
 func ParseListParallel(s string) (int, error) {
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxListParallel {
-		return 0, fmt.Errorf("%w: list_parallel %q is not an integer from 1 to %d", driver.ErrInvalidArgument, s, MaxListParallel)
+		return 0, fmt.Errorf("%w: list_parallel %q is not an integer from 1 to %d", model.ErrInvalidArgument, s, MaxListParallel)
 	}
 	return n, nil
 }
@@ -525,7 +526,7 @@ func forEach(n, par int, fn func(i int)) {
 // a snapshot, and a record written while it runs may be seen as it was or
 // as it became, file by file. A record whose files are missing from its
 // candidate (the listing resumed between them) is read in full.
-func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
 	files, err := r.files(id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
@@ -572,7 +573,7 @@ func (r *Records) loadListed(ctx context.Context, id driver.ID, key, tag string,
 
 // readListed reads a file of a listed record: readDoc, without caching
 // it when Config.LocalReads says so.
-func (r *Records) readListed(ctx context.Context, id driver.ID, key string) (*cached, error) {
+func (r *Records) readListed(ctx context.Context, id model.ID, key string) (*cached, error) {
 	if !r.cfg.LocalReads {
 		return r.readDoc(ctx, id, key)
 	}
@@ -612,7 +613,7 @@ func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) 
 		return nil, false, nil
 	case layout.OtherLayout:
 		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", cfg.Name,
-			src.Object(key), driver.ErrInternal, cfg.Layout, layout.Other(cfg.Layout))
+			src.Object(key), model.ErrInternal, cfg.Layout, layout.Other(cfg.Layout))
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], key: key}, false, nil
@@ -666,7 +667,7 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	_, st := layout.Classify(l.cfg.Layout, key)
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, driver.ErrInternal)
+			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, model.ErrInternal)
 		}
 	}
 	if layout.Stem(id) != st {
@@ -682,8 +683,8 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 // at a tag: the same tag means the same bytes, so the same @id. Without it
 // every listing would read every nested file twice.
 type knownIDs interface {
-	knownID(key, tag string) (driver.ID, bool)
-	rememberID(key, tag string, id driver.ID)
+	knownID(key, tag string) (model.ID, bool)
+	rememberID(key, tag string, id model.ID)
 }
 
 // EntryLister is a Store whose listing can report an entry that is no
@@ -715,25 +716,25 @@ func (s recordsSource) ReadFile(ctx context.Context, key string) ([]byte, string
 	return obj.data, obj.tag, nil
 }
 
-func (s recordsSource) ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+func (s recordsSource) ReadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
 	return s.r.loadListed(ctx, id, key, tag, present)
 }
 
 func (s recordsSource) Object(key string) string { return s.r.object(key) }
 
-func (s recordsSource) knownID(key, tag string) (driver.ID, bool) {
+func (s recordsSource) knownID(key, tag string) (model.ID, bool) {
 	v, ok := s.r.idOfKey.Load(key)
 	if !ok || tag == "" {
-		return driver.ID{}, false
+		return model.ID{}, false
 	}
 	e := v.(nestedIDEntry)
 	if e.tag != normTag(tag) {
-		return driver.ID{}, false
+		return model.ID{}, false
 	}
 	return e.id, true
 }
 
-func (s recordsSource) rememberID(key, tag string, id driver.ID) {
+func (s recordsSource) rememberID(key, tag string, id model.ID) {
 	if tag != "" {
 		s.r.idOfKey.Store(key, nestedIDEntry{tag: normTag(tag), id: id})
 	}
@@ -742,7 +743,7 @@ func (s recordsSource) rememberID(key, tag string, id driver.ID) {
 // nestedIDEntry is the ID a nested defining file held at a tag.
 type nestedIDEntry struct {
 	tag string
-	id  driver.ID
+	id  model.ID
 }
 
 // misplaced returns a candidate carrying err for a defining file that cannot

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // countingStore counts the keys the store's List hands out.
@@ -34,12 +35,12 @@ func (c *countingStore) List(ctx context.Context, prefix, startAfter string, fn 
 // that are prefixes of others (':' sorts after digits, '/' before them),
 // nested names, branches that are prefixes of others ('-' sorts before
 // the '.' of a suffix), and a segment long enough to be shortened.
-func trickyIDs() []driver.ID {
+func trickyIDs() []model.ID {
 	long := strings.Repeat("L", 230)
-	var ids []driver.ID
+	var ids []model.ID
 	for _, n := range []string{"db", "db1", "db9", "db-x", "db/x", "db/x/y", "dbA", "a", "a.b", "a/b", long, long + "z", "m/" + long} {
 		for _, b := range []string{"main", "main-2", "main/f", "main.x", "z", "0"} {
-			ids = append(ids, driver.ID{Name: n, Branch: b})
+			ids = append(ids, model.ID{Name: n, Branch: b})
 		}
 	}
 	return ids
@@ -57,7 +58,7 @@ func TestListOrderAcrossPages(t *testing.T) {
 		rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 		var want []string
 		for _, id := range ids {
-			if err := r.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+			if err := r.Create(ctx, model.NewLedger(id, 1)); err != nil {
 				t.Fatalf("create %s: %v", id, err)
 			}
 			want = append(want, id.String())
@@ -113,8 +114,8 @@ func TestListLinear(t *testing.T) {
 	r := objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
 	const n = 2000
 	for i := range n {
-		id := driver.ID{Name: fmt.Sprintf("ledger-%05d", i), Branch: "main"}
-		if err := r.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+		id := model.ID{Name: fmt.Sprintf("ledger-%05d", i), Branch: "main"}
+		if err := r.Create(ctx, model.NewLedger(id, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +139,7 @@ func TestParseListParallel(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"0", "-1", "257", "x", "1.5"} {
-		if _, err := objstore.ParseListParallel(s); !errors.Is(err, driver.ErrInvalidArgument) || !strings.Contains(err.Error(), "list_parallel") {
+		if _, err := objstore.ParseListParallel(s); !errors.Is(err, model.ErrInvalidArgument) || !strings.Contains(err.Error(), "list_parallel") {
 			t.Errorf("ParseListParallel(%q): %v, want ErrInvalidArgument naming list_parallel", s, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/telemetry"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Writes whose answer is lost (see driver.Driver).
@@ -35,7 +36,7 @@ import (
 //     request, on the same precondition, is sent again, so that of it and
 //     the lost one at most one lands;
 //   - anything else (the file changed by another writer, the record purged
-//     or created again) is an error wrapping driver.ErrOutcomeUnknown,
+//     or created again) is an error wrapping model.ErrOutcomeUnknown,
 //     never a conflict, a not found or a second write.
 //
 // A write marked as a resend (driver.Write.Resend) was perhaps sent by
@@ -93,7 +94,7 @@ const (
 
 // attempt sends one conditional write of data to key. Its error is the
 // store's for a write that failed for good, or the cause of a lost one.
-func (r *Records) attempt(ctx context.Context, id driver.ID, key string, pc Precondition, data []byte) (landing, error) {
+func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Precondition, data []byte) (landing, error) {
 	tag, err := r.put(ctx, key, data, pc)
 	switch {
 	case err == nil:
@@ -103,7 +104,7 @@ func (r *Records) attempt(ctx context.Context, id driver.ID, key string, pc Prec
 		telemetry.PreconditionFailed(ctx, r.preconditionCode())
 		telemetry.Retry(ctx, "precondition failed")
 		return refused, nil
-	case r.cfg.RetryThrottled && errors.Is(err, driver.ErrThrottled):
+	case r.cfg.RetryThrottled && errors.Is(err, model.ErrThrottled):
 		telemetry.Retry(ctx, "throttled")
 		return refused, nil
 	case errors.Is(err, ErrMissing):
@@ -123,13 +124,13 @@ func (r *Records) attempt(ctx context.Context, id driver.ID, key string, pc Prec
 // sent is a write one of whose attempts may have landed: the request, to
 // send again as it was, and how to tell from the store whether it landed.
 type sent struct {
-	id   driver.ID
+	id   model.ID
 	key  string
 	pc   Precondition
 	data []byte
 	// settle reads what the store holds now: true when the write landed,
 	// false when it has not and pc still holds (it may be sent again), an
-	// error (wrapping driver.ErrOutcomeUnknown when it cannot tell)
+	// error (wrapping model.ErrOutcomeUnknown when it cannot tell)
 	// otherwise.
 	settle func(ctx context.Context, cause error) (bool, error)
 	// gate, when set, is called before each resend; its error stops them
@@ -181,7 +182,7 @@ func (r *Records) unknown(key, format string, args ...any) error {
 
 // readBack reads key after a lost answer (cause). The result is nil when
 // key is absent; its doc is nil when it is not a file of id.
-func (r *Records) readBack(ctx context.Context, id driver.ID, key string, cause error) (*cached, error) {
+func (r *Records) readBack(ctx context.Context, id model.ID, key string, cause error) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
 		return nil, r.unknown(key, "%v; reading it back failed: %v", cause, err)
@@ -201,9 +202,9 @@ var errResend = errors.New("the write is a resend")
 
 // resent settles a write marked as a resend without writing anything: it
 // returns nil when done reports that the file at key holds the write, and
-// an error wrapping driver.ErrOutcomeUnknown otherwise (the earlier attempt
+// an error wrapping model.ErrOutcomeUnknown otherwise (the earlier attempt
 // may have landed on a record purged since, or may land still).
-func (r *Records) resent(ctx context.Context, id driver.ID, key string, done func(*jsonld.File) bool) error {
+func (r *Records) resent(ctx context.Context, id model.ID, key string, done func(*jsonld.File) bool) error {
 	now, err := r.readBack(ctx, id, key, errResend)
 	if err != nil {
 		return err

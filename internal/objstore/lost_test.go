@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // errLostAnswer is what a lossyStore answers for a write whose answer it
@@ -166,7 +167,7 @@ func TestLostAnswerPurgedAndCollected(t *testing.T) {
 						}
 					})
 					err := w.run(e)
-					if !errors.Is(err, driver.ErrOutcomeUnknown) {
+					if !errors.Is(err, model.ErrOutcomeUnknown) {
 						t.Fatalf("%s whose answer was lost while the record was purged and collected = %v; want outcome unknown", w.name, err)
 					}
 					rec, err := e.plain.Lookup(e.ctx, id)
@@ -220,7 +221,7 @@ func TestLostAnswerNotLanded(t *testing.T) {
 				t.Fatalf("lookup after the purge: %v", err)
 			}
 			e.loseOnce(false, nil)
-			if err := e.lossy.Init(e.ctx, "db"); !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if err := e.lossy.Init(e.ctx, "db"); !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("create whose answer was lost before it landed = %v; want outcome unknown", err)
 			}
 		})
@@ -247,13 +248,13 @@ func TestResend(t *testing.T) {
 			}
 			other := driver.WithWrite(e.ctx, driver.Write{ID: driver.NewWriteID(), Resend: true})
 			puts := e.puts
-			if _, err := e.lossy.PublishCommit(other, "db", 2, "c2"); !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if _, err := e.lossy.PublishCommit(other, "db", 2, "c2"); !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("resend of a publish that never landed = %v; want outcome unknown", err)
 			}
-			if err := e.lossy.Retract(other, "db"); !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if err := e.lossy.Retract(other, "db"); !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("resend of a retract that never landed = %v; want outcome unknown", err)
 			}
-			if err := e.lossy.Purge(other, "db"); !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if err := e.lossy.Purge(other, "db"); !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("resend of a purge that never landed = %v; want outcome unknown", err)
 			}
 			if e.puts != puts {
@@ -263,19 +264,19 @@ func TestResend(t *testing.T) {
 			e.must(e.lossy.Retract(other, "db")) // retracted: nothing left to do
 			e.must(e.plain.Purge(driver.WithWrite(e.ctx, first), "db"))
 			e.must(e.lossy.Purge(again, "db"))
-			if err := e.lossy.Purge(other, "db"); !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if err := e.lossy.Purge(other, "db"); !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("resend of a purge after another purged the record = %v; want outcome unknown", err)
 			}
 			create := driver.Write{ID: driver.NewWriteID()}
 			e.must(e.plain.Init(driver.WithWrite(e.ctx, create), "db"))
 			e.must(e.lossy.Init(driver.WithWrite(e.ctx, driver.Write{ID: create.ID, Resend: true}), "db"))
-			if err := e.lossy.Init(other, "db"); !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if err := e.lossy.Init(other, "db"); !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("resend of a create of a record another created = %v; want outcome unknown", err)
 			}
 			// Done where a sealed file still holds it (layout C's head
 			// file), unknown where the purge's mark replaced it.
 			puts = e.puts
-			if _, err := e.lossy.PublishCommit(again, "db", 1, "c1"); err != nil && !errors.Is(err, driver.ErrOutcomeUnknown) {
+			if _, err := e.lossy.PublishCommit(again, "db", 1, "c1"); err != nil && !errors.Is(err, model.ErrOutcomeUnknown) {
 				t.Fatalf("resend of a publish that landed on a record purged since = %v; want done or outcome unknown", err)
 			}
 			if rec, err := e.plain.Lookup(e.ctx, "db"); err != nil || rec.Head.V != 0 || e.puts != puts {
@@ -305,7 +306,7 @@ func TestLostAnswerContentTags(t *testing.T) {
 			switch {
 			case unique && err != nil:
 				t.Fatalf("publish over Fluree's file, answer lost before it landed, unique tags = %v; want done", err)
-			case !unique && !errors.Is(err, driver.ErrOutcomeUnknown):
+			case !unique && !errors.Is(err, model.ErrOutcomeUnknown):
 				t.Fatalf("publish over Fluree's file, answer lost before it landed, content tags = %v; want outcome unknown", err)
 			}
 		})

@@ -40,10 +40,10 @@ import (
 	"strings"
 	"sync"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Precondition is the precondition of a write: Absent (the key must not
@@ -129,7 +129,7 @@ type Config struct {
 	// no later write repeats (see lost.go).
 	UniqueTags bool
 	// RetryThrottled makes a conditional write the store refused for load
-	// (an error wrapping driver.ErrThrottled) count as not done: the
+	// (an error wrapping model.ErrThrottled) count as not done: the
 	// operation backs off, re-reads and tries again.
 	RetryThrottled bool
 	// ListParallel bounds the objects List reads at once;
@@ -167,7 +167,7 @@ func New(store Store, cfg Config) *Records {
 }
 
 // Close makes every later operation fail with an error wrapping
-// driver.ErrInvalidArgument. It implements Close of driver.Driver for a
+// model.ErrInvalidArgument. It implements Close of driver.Driver for a
 // store that holds nothing to release.
 func (r *Records) Close() error {
 	r.closed.Close()
@@ -220,7 +220,7 @@ func (r *Records) begin(ctx context.Context) error {
 }
 
 // files returns id's files, the defining file first.
-func (r *Records) files(id driver.ID) ([]layout.File, error) {
+func (r *Records) files(id model.ID) ([]layout.File, error) {
 	f, err := layout.Files(r.cfg.Layout, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)

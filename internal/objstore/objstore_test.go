@@ -16,6 +16,7 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testing/debristest"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // memStore is an objstore.Store in memory that enforces preconditions, as
@@ -124,7 +125,7 @@ func harness(l jsonld.Layout) conformance.Harness {
 		open := func(context.Context) (driver.Driver, error) {
 			return memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})}, nil
 		}
-		corrupt := func(ctx context.Context, id driver.ID) error {
+		corrupt := func(ctx context.Context, id model.ID) error {
 			files, err := layout.Files(l, id)
 			if err != nil {
 				return err
@@ -154,8 +155,8 @@ func TestClosed(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Get(context.Background(), driver.ID{Name: "a", Branch: "main"})
-	if !errors.Is(err, driver.ErrInvalidArgument) {
+	_, err := r.Get(context.Background(), model.ID{Name: "a", Branch: "main"})
+	if !errors.Is(err, model.ErrInvalidArgument) {
 		t.Fatalf("Get after Close: %v, want ErrInvalidArgument", err)
 	}
 }

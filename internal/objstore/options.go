@@ -22,7 +22,7 @@ type FileOptions struct {
 
 // ParseFileParams returns the FileOptions that q's layout, dialect and
 // list_parallel parameters give; absent ones are zero. It returns an error
-// wrapping driver.ErrInvalidArgument for a malformed value.
+// wrapping model.ErrInvalidArgument for a malformed value.
 func ParseFileParams(q url.Values) (FileOptions, error) {
 	var o FileOptions
 	var err error
@@ -40,7 +40,7 @@ func ParseFileParams(q url.Values) (FileOptions, error) {
 }
 
 // NewConfig checks o and returns the Config of a driver called name, the
-// dialect normalised. It returns an error wrapping driver.ErrInvalidArgument,
+// dialect normalised. It returns an error wrapping model.ErrInvalidArgument,
 // prefixed with name, for an unknown layout or dialect.
 func NewConfig(name string, o FileOptions) (Config, error) {
 	if err := o.Layout.Valid(); err != nil {

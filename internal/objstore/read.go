@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"sync"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // readDoc reads and decodes one record file of id and caches it; nil when
 // it is absent or holds another ID's record (a/b:main and a:b/main share a
 // key: to each, the other's file is no record of its own, and nothing is
 // said of the other). A file that does not decode is an error wrapping
-// driver.ErrInternal that names the key.
-func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cached, error) {
+// model.ErrInternal that names the key.
+func (r *Records) readDoc(ctx context.Context, id model.ID, key string) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (r *Records) readDoc(ctx context.Context, id driver.ID, key string) (*cache
 // errOtherID: a file holds the record of another ID that maps to its key.
 var errOtherID = errors.New("the file holds another ID's record")
 
-func (r *Records) decodeDoc(id driver.ID, key string, obj *object) (*cached, error) {
+func (r *Records) decodeDoc(id model.ID, key string, obj *object) (*cached, error) {
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)
@@ -54,7 +54,7 @@ func (r *Records) decodeDoc(id driver.ID, key string, obj *object) (*cached, err
 // is another ID's it returns errOtherID (wrapped) if that ID maps to the
 // same key (a/b:main and a:b/main), and errMisplaced's error if it does not,
 // the one diagnosis every operation gives such a file.
-func (r *Records) owner(id driver.ID, key string, doc *jsonld.File) error {
+func (r *Records) owner(id model.ID, key string, doc *jsonld.File) error {
 	if ownedBy(doc, id) {
 		return nil
 	}
@@ -71,25 +71,25 @@ func (r *Records) owner(id driver.ID, key string, doc *jsonld.File) error {
 // errMisplaced is the error of the defining file obj holding record id, whose
 // own file is another: a file copied or moved by hand. Reads, creates,
 // purges and listings all give it.
-func errMisplaced(name, obj string, id driver.ID) error {
+func errMisplaced(name, obj string, id model.ID) error {
 	return fmt.Errorf("%s: %s: %w: the file holds record %s, whose file is another (moved or copied by hand? move it back, or remove it)",
-		name, obj, driver.ErrInternal, id)
+		name, obj, model.ErrInternal, id)
 }
 
 // ownedBy reports whether doc may be a file of id: it names id, or no ID.
-func ownedBy(doc *jsonld.File, id driver.ID) bool {
+func ownedBy(doc *jsonld.File, id model.ID) bool {
 	return doc.ID == "" || doc.ID == id.String()
 }
 
 // cachedOf returns key's cached file when it may be one of id's.
-func (r *Records) cachedOf(id driver.ID, key string) (cached, bool) {
+func (r *Records) cachedOf(id model.ID, key string) (cached, bool) {
 	c, ok := r.cache.get(key)
 	return c, ok && ownedBy(c.doc, id)
 }
 
 // docFor returns key's file from the cache, or reads it when fresh is set
 // or the cache has none. ok is false when it is absent.
-func (r *Records) docFor(ctx context.Context, id driver.ID, key string, fresh bool) (*cached, error) {
+func (r *Records) docFor(ctx context.Context, id model.ID, key string, fresh bool) (*cached, error) {
 	if !fresh {
 		if c, ok := r.cachedOf(id, key); ok {
 			return &c, nil
@@ -100,7 +100,7 @@ func (r *Records) docFor(ctx context.Context, id driver.ID, key string, fresh bo
 
 // readAll reads the given keys of id in parallel; entries are nil for
 // absent files.
-func (r *Records) readAll(ctx context.Context, id driver.ID, keys []string) ([]*cached, error) {
+func (r *Records) readAll(ctx context.Context, id model.ID, keys []string) ([]*cached, error) {
 	out := make([]*cached, len(keys))
 	errs := make([]error, len(keys))
 	var wg sync.WaitGroup
@@ -147,17 +147,17 @@ func keys(files []layout.File) []string {
 // Fluree, or by an older version that created the defining file last and
 // removed it first) gets the older check: a missing file is read again,
 // then the defining file must still exist.
-func (r *Records) load(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, error) {
+func (r *Records) load(ctx context.Context, id model.ID, files []layout.File) (*model.Record, error) {
 	for range 3 {
 		rec, stable, err := r.loadOnce(ctx, id, files)
 		if err != nil || stable {
 			return rec, err
 		}
 	}
-	return nil, fmt.Errorf("%s: %w: record %s kept changing while being read", r.cfg.Name, driver.ErrUnavailable, id)
+	return nil, fmt.Errorf("%s: %w: record %s kept changing while being read", r.cfg.Name, model.ErrUnavailable, id)
 }
 
-func (r *Records) loadOnce(ctx context.Context, id driver.ID, files []layout.File) (*driver.Record, bool, error) {
+func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File) (*model.Record, bool, error) {
 	docs, err := r.readAll(ctx, id, keys(files))
 	if err != nil || docs[0] == nil || docs[0].doc.Purged {
 		return nil, true, err
@@ -196,7 +196,7 @@ func hasDebris(docs []*cached) bool {
 
 // sameIncarnation reads the defining file again and reports whether it
 // still holds def's token.
-func (r *Records) sameIncarnation(ctx context.Context, id driver.ID, key string, def *cached) (bool, error) {
+func (r *Records) sameIncarnation(ctx context.Context, id model.ID, key string, def *cached) (bool, error) {
 	now, err := r.readDoc(ctx, id, key)
 	if err != nil || now == nil {
 		return false, err
@@ -207,7 +207,7 @@ func (r *Records) sameIncarnation(ctx context.Context, id driver.ID, key string,
 // assemble builds record id from its files as read (the defining file
 // first, entries nil when absent), keeping only the files of the defining
 // file's incarnation; nil when the defining file is a purge's mark.
-func (r *Records) assemble(id driver.ID, defKey string, docs []*cached) (*driver.Record, error) {
+func (r *Records) assemble(id model.ID, defKey string, docs []*cached) (*model.Record, error) {
 	def := docs[0].doc
 	if def.Purged {
 		return nil, nil
@@ -229,7 +229,7 @@ func (r *Records) assemble(id driver.ID, defKey string, docs []*cached) (*driver
 // and then reports whether the defining file still exists. Its tag may
 // have changed (a concurrent push): that does not matter, only a delete in
 // between would. It serves records without an incarnation token only.
-func (r *Records) recheckMissing(ctx context.Context, id driver.ID, files []layout.File, docs []*cached) (bool, error) {
+func (r *Records) recheckMissing(ctx context.Context, id model.ID, files []layout.File, docs []*cached) (bool, error) {
 	var missing []int
 	for i, c := range docs {
 		if c == nil {
@@ -259,7 +259,7 @@ func (r *Records) recheckMissing(ctx context.Context, id driver.ID, files []layo
 // ErrNotFound when the defining file is absent, and one wrapping
 // ErrInternal, naming the key, when a file does not decode or holds another
 // record's @id.
-func (r *Records) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (r *Records) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -277,6 +277,6 @@ func (r *Records) Get(ctx context.Context, id driver.ID) (*driver.Record, error)
 	return rec, nil
 }
 
-func (r *Records) errNotFound(id driver.ID) error {
-	return fmt.Errorf("%s: %w: %s", r.cfg.Name, driver.ErrNotFound, id)
+func (r *Records) errNotFound(id model.ID) error {
+	return fmt.Errorf("%s: %w: %s", r.cfg.Name, model.ErrNotFound, id)
 }

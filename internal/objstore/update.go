@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // maxAttempts bounds the read-compare-write loop of one operation under
@@ -26,7 +27,7 @@ type state struct {
 	// debris is a file at the target's key that belongs to another record
 	// of the ID: a write replaces it on its tag.
 	debris *cached
-	rec    *driver.Record
+	rec    *model.Record
 	// read is set when the files came from the store in this call, not
 	// from the cache: a conflict found on them needs no re-read.
 	read bool
@@ -41,7 +42,7 @@ type state struct {
 // state returns the files of id that concern target (an index into files)
 // needs, from the cache unless fresh is set. It returns an error wrapping
 // ErrNotFound when the defining file is absent.
-func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, target int, fresh bool) (*state, error) {
+func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
 	if target == 0 {
 		c, ok := r.cachedOf(id, files[0].Key)
@@ -102,7 +103,7 @@ func (r *Records) state(ctx context.Context, id driver.ID, files []layout.File, 
 
 // cachedPair fills st from the cache when it holds both the defining file
 // and the target file.
-func (r *Records) cachedPair(id driver.ID, files []layout.File, target int, fresh bool, st *state) bool {
+func (r *Records) cachedPair(id model.ID, files []layout.File, target int, fresh bool, st *state) bool {
 	if fresh {
 		return false
 	}
@@ -115,7 +116,7 @@ func (r *Records) cachedPair(id driver.ID, files []layout.File, target int, fres
 	return true
 }
 
-func (r *Records) orNotFound(err error, id driver.ID) error {
+func (r *Records) orNotFound(err error, id model.ID) error {
 	if err != nil {
 		return err
 	}
@@ -128,12 +129,12 @@ func (r *Records) orNotFound(err error, id driver.ID) error {
 // yet), recording the write's entry (see lost.go). A failed precondition
 // makes it re-read and compare again; a conflict is only ever reported
 // from a fresh read.
-func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	if err := r.begin(ctx); err != nil {
 		return driver.Outcome{}, err
 	}
 	if !c.Valid() {
-		return driver.Outcome{}, fmt.Errorf("%s: %w: concern %v", r.cfg.Name, driver.ErrInvalidArgument, c)
+		return driver.Outcome{}, fmt.Errorf("%s: %w: concern %v", r.cfg.Name, model.ErrInvalidArgument, c)
 	}
 	files, err := r.files(id)
 	if err != nil {
@@ -167,7 +168,7 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 		}
 		cur := st.rec.Value(c)
 		if cur == nil {
-			return driver.Outcome{}, fmt.Errorf("%s: %w: %s is a %s and has no %s", r.cfg.Name, driver.ErrNotFound, id, st.rec.Kind, c)
+			return driver.Outcome{}, fmt.Errorf("%s: %w: %s is a %s and has no %s", r.cfg.Name, model.ErrNotFound, id, st.rec.Kind, c)
 		}
 		if !cond.Holds(*cur, next) {
 			if !st.read {
@@ -182,7 +183,7 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 		}
 		done, err := r.apply(ctx, u, st)
 		if err != nil || done {
-			if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == driver.Index {
+			if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == model.Index {
 				r.foldInline(ctx, id, files[0], st.def)
 			}
 			if err != nil {
@@ -198,16 +199,16 @@ func (r *Records) Update(ctx context.Context, id driver.ID, c driver.Concern, co
 // update is one Update call: the record, the file it writes, the value and
 // the entry it records.
 type update struct {
-	id     driver.ID
+	id     model.ID
 	files  []layout.File
 	target int // index in files of the file holding c
-	c      driver.Concern
-	next   driver.Value
+	c      model.Concern
+	next   model.Value
 	entry  string
 }
 
-func (r *Records) contended(id driver.ID, c driver.Concern) error {
-	return fmt.Errorf("%s: %w: %s %s: still contended after %d attempts", r.cfg.Name, driver.ErrUnavailable, id, c, maxAttempts)
+func (r *Records) contended(id model.ID, c model.Concern) error {
+	return fmt.Errorf("%s: %w: %s %s: still contended after %d attempts", r.cfg.Name, model.ErrUnavailable, id, c, maxAttempts)
 }
 
 // backoff sleeps before a third or later attempt: the first retry follows
@@ -220,7 +221,7 @@ func (r *Records) backoff(ctx context.Context, attempt int) error {
 }
 
 // fileOf returns the index of the file holding concern c.
-func fileOf(files []layout.File, c driver.Concern) int {
+func fileOf(files []layout.File, c model.Concern) int {
 	for i, f := range files {
 		if f.Parts&jsonld.PartOf(c) != 0 {
 			return i
@@ -265,7 +266,7 @@ func (r *Records) apply(ctx context.Context, u *update, st *state) (bool, error)
 // file is still at the attempt's precondition (pc, on the file at, as
 // read) and the record is still the one the update was decided on (def,
 // the concern at value was).
-func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc Precondition, at *jsonld.File, was driver.Value, cause error) (bool, error) {
+func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc Precondition, at *jsonld.File, was model.Value, cause error) (bool, error) {
 	key := u.files[u.target].Key
 	now, err := r.readBack(ctx, u.id, key, cause)
 	switch {
@@ -295,7 +296,7 @@ func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc P
 // holding u.c, as read just before) is of the record def was, and gives
 // u.c the value was. A token proves the record is the same; without one
 // (a record written by Fluree) only a defining file unchanged since does.
-func (r *Records) sameRecord(u *update, def, now, target *cached, was driver.Value) bool {
+func (r *Records) sameRecord(u *update, def, now, target *cached, was model.Value) bool {
 	switch {
 	case now == nil || now.doc == nil || now.doc.Purged || now.doc.Incarnation != def.doc.Incarnation:
 		return false
@@ -319,7 +320,7 @@ func (r *Records) sameRecord(u *update, def, now, target *cached, was driver.Val
 // index). done is false when the precondition failed (the caller re-reads
 // and decides again). A write whose outcome is unknown (timeout, 5xx) is
 // resolved by reading (see resolve).
-func (r *Records) writeCAS(ctx context.Context, id driver.ID, f layout.File, pc Precondition, data []byte) (bool, error) {
+func (r *Records) writeCAS(ctx context.Context, id model.ID, f layout.File, pc Precondition, data []byte) (bool, error) {
 	l, err := r.attempt(ctx, id, f.Key, pc, data)
 	if l == lost {
 		return r.resolve(ctx, id, f.Key, pc, data, err)
@@ -342,8 +343,8 @@ func (r *Records) preconditionCode() string {
 // write repeats), and did not when the object is still what pc required
 // (absent, or at pc's tag), so the caller may decide again. Anything else
 // means another writer changed the object meanwhile, maybe after our write
-// landed: an error wrapping driver.ErrOutcomeUnknown.
-func (r *Records) resolve(ctx context.Context, id driver.ID, key string, pc Precondition, data []byte, cause error) (bool, error) {
+// landed: an error wrapping model.ErrOutcomeUnknown.
+func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Precondition, data []byte, cause error) (bool, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
 		return false, r.unknown(key, "the answer was lost (%v); reading it back failed: %v", cause, err)
@@ -359,7 +360,7 @@ func (r *Records) resolve(ctx context.Context, id driver.ID, key string, pc Prec
 }
 
 // remember caches what the driver just wrote to key.
-func (r *Records) remember(id driver.ID, key, tag string, data []byte) {
+func (r *Records) remember(id model.ID, key, tag string, data []byte) {
 	if c, err := r.decodeDoc(id, key, &object{data: data, tag: tag}); err == nil {
 		r.cache.put(key, *c)
 	}
@@ -372,7 +373,7 @@ func (r *Records) remember(id driver.ID, key, tag string, data []byte) {
 // incarnation token keeps the inline index its create wrote: a reader that
 // read the sidecar before the push and the defining file after a fold
 // would see no index at all.
-func (r *Records) foldInline(ctx context.Context, id driver.ID, f layout.File, def *cached) {
+func (r *Records) foldInline(ctx context.Context, id model.ID, f layout.File, def *cached) {
 	for range 3 {
 		rec, err := jsonld.Assemble(id, def.doc)
 		if err != nil {
@@ -394,7 +395,7 @@ func (r *Records) foldInline(ctx context.Context, id driver.ID, f layout.File, d
 // Retract implements driver.Driver: one conditional write of the file
 // holding identity and status (the main file of layout B, the status file
 // of layout C), recording the write's entry.
-func (r *Records) Retract(ctx context.Context, id driver.ID, at time.Time) error {
+func (r *Records) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := r.begin(ctx); err != nil {
 		return err
 	}
@@ -421,12 +422,12 @@ func (r *Records) Retract(ctx context.Context, id driver.ID, at time.Time) error
 		}
 		fresh = true
 	}
-	return r.contended(id, driver.Status)
+	return r.contended(id, model.Status)
 }
 
 // retraction is one Retract call.
 type retraction struct {
-	id    driver.ID
+	id    model.ID
 	f     layout.File // the defining file
 	at    time.Time
 	entry string
@@ -460,7 +461,7 @@ func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (
 		return fresh, nil // a cached "retracted" may be a purged record's
 	}
 	rec.Retracted = true
-	rec.Status = &driver.Value{V: rec.Status.V + 1, Payload: driver.RetractedStatus(rt.at)}
+	rec.Status = &model.Value{V: rec.Status.V + 1, Payload: model.RetractedStatus(rt.at)}
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc, WriteID: rt.entry})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)

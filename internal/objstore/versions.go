@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // DefaultVersionsPageSize is the page size of Versions when none is asked
@@ -30,7 +31,7 @@ func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*d
 		return nil, err
 	}
 	opts.PageSize = driverutil.Positive(opts.PageSize, DefaultVersionsPageSize)
-	src := &versionSource{recordsSource: recordsSource{r}, known: opts.Known, v: map[driver.ID]string{}, kept: map[driver.ID]bool{}}
+	src := &versionSource{recordsSource: recordsSource{r}, known: opts.Known, v: map[model.ID]string{}, kept: map[model.ID]bool{}}
 	lo := driver.ListOptions{Prefix: opts.Prefix, IncludeRetracted: true, PageSize: opts.PageSize, PageToken: opts.PageToken}
 	page, err := ListPage(ctx, src, ListConfig{Name: r.cfg.Name, Layout: r.cfg.Layout, Parallel: r.cfg.ListParallel}, lo)
 	if err != nil {
@@ -55,20 +56,20 @@ func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*d
 // holding only the ID (which every ListOptions of Versions matches).
 type versionSource struct {
 	recordsSource
-	known map[driver.ID]string
+	known map[model.ID]string
 	mu    sync.Mutex
-	v     map[driver.ID]string
-	kept  map[driver.ID]bool // at the known version: not read
+	v     map[model.ID]string
+	kept  map[model.ID]bool // at the known version: not read
 }
 
-func (s *versionSource) ReadListed(ctx context.Context, id driver.ID, key, tag string, present map[string]string) (*driver.Record, error) {
+func (s *versionSource) ReadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
 	v := listedVersion(key, tag, present)
 	kept := v != "" && s.known[id] == v
 	s.mu.Lock()
 	s.v[id], s.kept[id] = v, kept
 	s.mu.Unlock()
 	if kept {
-		return &driver.Record{ID: id}, nil
+		return &model.Record{ID: id}, nil
 	}
 	return s.recordsSource.ReadListed(ctx, id, key, tag, present)
 }

@@ -12,6 +12,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // readCountingStore counts the objects read from the store.
@@ -43,9 +44,9 @@ func versionsAll(t *testing.T, r *objstore.Records, prefix string, size int) map
 // versionsKnown lists every entry of Versions under prefix in pages of
 // size, with known, and checks each carries its record unless known
 // holds its version.
-func versionsKnown(t *testing.T, r *objstore.Records, prefix string, size int, known map[driver.ID]string) map[driver.ID]driver.RecordVersion {
+func versionsKnown(t *testing.T, r *objstore.Records, prefix string, size int, known map[model.ID]string) map[model.ID]driver.RecordVersion {
 	t.Helper()
-	got := map[driver.ID]driver.RecordVersion{}
+	got := map[model.ID]driver.RecordVersion{}
 	var order []string
 	tok := ""
 	for range 10_000 {
@@ -89,7 +90,7 @@ func TestVersionsOrderAcrossPages(t *testing.T) {
 		st := newMemStore()
 		r := objstore.New(st, objstore.Config{Name: "mem", Layout: l, ListParallel: 3})
 		for _, id := range trickyIDs() {
-			if err := r.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+			if err := r.Create(ctx, model.NewLedger(id, 1)); err != nil {
 				t.Fatalf("create %s: %v", id, err)
 			}
 		}
@@ -119,7 +120,7 @@ func TestVersionsOrderAcrossPages(t *testing.T) {
 
 // retractedUnder returns id's string when it starts with prefix: List
 // leaves a retracted record out, Versions does not.
-func retractedUnder(id driver.ID, prefix string) []string {
+func retractedUnder(id model.ID, prefix string) []string {
 	if strings.HasPrefix(id.String(), prefix) {
 		return []string{id.String()}
 	}
@@ -133,20 +134,20 @@ func TestVersionsReadWhatChanged(t *testing.T) {
 	ctx := context.Background()
 	st := &readCountingStore{memStore: newMemStore()}
 	w := objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
-	ids := make([]driver.ID, 300)
+	ids := make([]model.ID, 300)
 	for i := range ids {
-		ids[i] = driver.ID{Name: fmt.Sprintf("ledger-%04d", i), Branch: "main"}
-		if err := w.Create(ctx, driver.NewLedger(ids[i], 1)); err != nil {
+		ids[i] = model.ID{Name: fmt.Sprintf("ledger-%04d", i), Branch: "main"}
+		if err := w.Create(ctx, model.NewLedger(ids[i], 1)); err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 { // 100 index sidecars: 400 files
-			if _, err := w.Update(ctx, ids[i], driver.Index, driver.IfAbove(), driver.RefValue("ix", 1)); err != nil {
+			if _, err := w.Update(ctx, ids[i], model.Index, driver.IfAbove(), model.RefValue("ix", 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	r := objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})
-	reads := func(name string, known map[driver.ID]string, want int64) map[driver.ID]driver.RecordVersion {
+	reads := func(name string, known map[model.ID]string, want int64) map[model.ID]driver.RecordVersion {
 		t.Helper()
 		st.reads.Store(0)
 		got := versionsKnown(t, r, "", 100, known)
@@ -158,12 +159,12 @@ func TestVersionsReadWhatChanged(t *testing.T) {
 		}
 		return got
 	}
-	known := map[driver.ID]string{}
+	known := map[model.ID]string{}
 	for id, v := range reads("nothing known", nil, 400) {
 		known[id] = v.Version
 	}
 	reads("all known", known, 0)
-	if _, err := w.Update(ctx, ids[3], driver.Head, driver.IfAbove(), driver.RefValue("c", 1)); err != nil {
+	if _, err := w.Update(ctx, ids[3], model.Head, driver.IfAbove(), model.RefValue("c", 1)); err != nil {
 		t.Fatal(err)
 	}
 	got := reads("one head pushed", known, 1)
@@ -182,15 +183,15 @@ func TestVersionsChange(t *testing.T) {
 		t.Run(l.String(), func(t *testing.T) {
 			st := newMemStore()
 			r := objstore.New(st, objstore.Config{Name: "mem", Layout: l})
-			a, b := driver.ID{Name: "a", Branch: "main"}, driver.ID{Name: "b", Branch: "main"}
-			for _, id := range []driver.ID{a, b} {
-				if err := r.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+			a, b := model.ID{Name: "a", Branch: "main"}, model.ID{Name: "b", Branch: "main"}
+			for _, id := range []model.ID{a, b} {
+				if err := r.Create(ctx, model.NewLedger(id, 1)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			update := func(id driver.ID, c driver.Concern, v int64) func() error {
+			update := func(id model.ID, c model.Concern, v int64) func() error {
 				return func() error {
-					_, err := r.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("x", v))
+					_, err := r.Update(ctx, id, c, driver.IfAbove(), model.RefValue("x", v))
 					return err
 				}
 			}
@@ -199,17 +200,17 @@ func TestVersionsChange(t *testing.T) {
 				write   func() error
 				changed string // the record whose version must move; "" none
 			}{
-				{"head of a", update(a, driver.Head, 1), "a:main"},
-				{"index of b (new sidecar in B)", update(b, driver.Index, 1), "b:main"},
-				{"index of b again", update(b, driver.Index, 2), "b:main"},
-				{"stale head of a (rejected)", update(a, driver.Head, 1), ""},
+				{"head of a", update(a, model.Head, 1), "a:main"},
+				{"index of b (new sidecar in B)", update(b, model.Index, 1), "b:main"},
+				{"index of b again", update(b, model.Index, 2), "b:main"},
+				{"stale head of a (rejected)", update(a, model.Head, 1), ""},
 				{"retract a", func() error { return r.Retract(ctx, a, time.Unix(5, 0)) }, "a:main"},
 				{"retract a again (no change)", func() error { return r.Retract(ctx, a, time.Unix(6, 0)) }, ""},
 				{"purge and re-create b", func() error {
 					if err := r.Delete(ctx, b); err != nil {
 						return err
 					}
-					return r.Create(ctx, driver.NewLedger(b, 1))
+					return r.Create(ctx, model.NewLedger(b, 1))
 				}, "b:main"},
 			}
 			before := versionsAll(t, r, "", 10)

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Call is one instrumented driver call, found in its context by Retry and
@@ -19,7 +20,7 @@ import (
 type Call struct {
 	in      *Instruments
 	op      string
-	id      driver.ID
+	id      model.ID
 	concern string
 	span    trace.Span
 	start   time.Time
@@ -32,7 +33,7 @@ type callKey struct{}
 // none): a client span continuing the trace of ctx. The caller must End the
 // Call, with the context Start returns. On nil Instruments it returns ctx
 // and a nil Call.
-func (in *Instruments) Start(ctx context.Context, op string, id driver.ID, concern string) (context.Context, *Call) {
+func (in *Instruments) Start(ctx context.Context, op string, id model.ID, concern string) (context.Context, *Call) {
 	if in == nil {
 		return ctx, nil
 	}
@@ -65,7 +66,7 @@ func (c *Call) End(ctx context.Context, outcome string, err error) {
 	c.span.SetAttributes(keyOutcome.String(outcome))
 	errType := ""
 	if outcome == OutcomeError {
-		errType = driver.Code(err).String()
+		errType = model.Code(err).String()
 		c.span.SetAttributes(keyErrorType.String(errType))
 		c.span.RecordError(err)
 		c.span.SetStatus(codes.Error, err.Error())

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // ScopeName is the instrumentation scope of the spans and metrics.
@@ -63,9 +64,9 @@ func ErrOutcome(err error, ok string) string {
 	switch {
 	case err == nil:
 		return ok
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return OutcomeNotFound
-	case errors.Is(err, driver.ErrAlreadyExists):
+	case errors.Is(err, model.ErrAlreadyExists):
 		return OutcomeConflict
 	}
 	return OutcomeError

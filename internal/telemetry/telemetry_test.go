@@ -15,10 +15,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // recorder collects what an instrumented NameService reports.
@@ -158,7 +158,7 @@ func TestOffIsNil(t *testing.T) {
 	}
 	var in *telemetry.Instruments
 	ctx := context.Background()
-	got, c := in.Start(ctx, "get", driver.ID{Name: "a", Branch: "main"}, "")
+	got, c := in.Start(ctx, "get", model.ID{Name: "a", Branch: "main"}, "")
 	if got != ctx || c != nil {
 		t.Error("Start on nil instruments changed the context or began a call")
 	}

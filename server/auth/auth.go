@@ -15,7 +15,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Principal is who a request acts for, and what it may touch.
@@ -80,14 +80,14 @@ func (p *Principal) ReadsAll() bool { return slices.Contains(p.Read, "") }
 
 // CanEvent reports whether p may see the events of record id (normalised)
 // of kind k.
-func (p *Principal) CanEvent(k driver.Kind, id string) bool {
+func (p *Principal) CanEvent(k model.Kind, id string) bool {
 	if !p.jws {
 		return p.CanRead(id)
 	}
 	if p.eventsAll {
 		return true
 	}
-	if k == driver.GraphSource {
+	if k == model.GraphSource {
 		return p.eventsGSources[id]
 	}
 	return p.eventsLedgers[id]

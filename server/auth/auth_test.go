@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -30,7 +30,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, mode := range []auth.EventsAuth{auth.EventsAuthOptional, auth.EventsAuthNone} {
 		p, err := auth.Resolve(a, req(""), true, mode)
-		if err != nil || !p.CanEvent(driver.GraphSource, "x/gs:main") || p.CanRead("x/db:main") || p.CanWrite("x/db:main") || p.Key() != "" {
+		if err != nil || !p.CanEvent(model.GraphSource, "x/gs:main") || p.CanRead("x/db:main") || p.CanWrite("x/db:main") || p.Key() != "" {
 			t.Errorf("%v: a watcher without a token = %+v, %v; want one who sees every event and may do nothing else", mode, p, err)
 		}
 	}
@@ -50,7 +50,7 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("the static token = %+v, %v", p, err)
 	}
 	if !p.CanWriteUnder("t/db") || p.CanWriteUnder("") || p.CanWriteUnder("u/") || !p.ListsGraphSources() ||
-		!p.CanEvent(driver.Ledger, "t/db:main") || p.CanEvent(driver.Ledger, "u/db:main") || p.ReadsAll() || p.CanAdmin("t/db:main") {
+		!p.CanEvent(model.Ledger, "t/db:main") || p.CanEvent(model.Ledger, "u/db:main") || p.ReadsAll() || p.CanAdmin("t/db:main") {
 		t.Errorf("the static token's scope is wrong: %+v", p)
 	}
 	if u := auth.Unrestricted(); !u.ReadsAll() || !u.CanWriteUnder("") || !u.CanAdmin("any/db:main") {

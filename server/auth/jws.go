@@ -7,7 +7,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	josejson "github.com/go-jose/go-jose/v4/json"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // tokenClaims are the claims of a JWS bearer token that matter here:
@@ -132,7 +132,7 @@ func (a *Authenticator) verifyJWS(jws *jose.JSONWebSignature) (*Principal, error
 func normalisedSet(ids []string) map[string]bool {
 	m := map[string]bool{}
 	for _, s := range ids {
-		if id, err := driver.ParseID(s); err == nil {
+		if id, err := model.ParseID(s); err == nil {
 			m[id.String()] = true
 		}
 	}

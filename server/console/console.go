@@ -21,6 +21,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -182,7 +183,7 @@ func (cs *Console) uiEvents(w http.ResponseWriter, r *http.Request) {
 	p := auth.FromContext(r.Context())
 	var id string
 	if v := r.URL.Query().Get("id"); v != "" {
-		parsed, err := driver.ParseID(v)
+		parsed, err := model.ParseID(v)
 		if err != nil || !p.CanRead(parsed.String()) {
 			http.NotFound(w, r)
 			return
@@ -220,10 +221,10 @@ func (cs *Console) uiChangeOf(ctx context.Context, ev driver.Event) uiChange {
 	switch {
 	case err == nil:
 		ch.Row = rowOf(rec)
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		ch.Row, ch.Deleted = uiRow{ID: ev.ID.String()}, true
 	default:
-		ch.Row = cs.unreadableRow(ctx, &driver.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
+		ch.Row = cs.unreadableRow(ctx, &model.RecordError{ID: ev.ID, Object: ev.ID.String(), Err: err})
 	}
 	return ch
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -65,7 +65,7 @@ func (f uiFilter) query(tok string, n int) string {
 // selected by the backend (ListOptions.State), so that a page holds a full
 // page of records in that state and its token is bound to it.
 func consoleQuery(f uiFilter) nameservice.ListOptions {
-	return nameservice.ListOptions{Kind: driver.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
+	return nameservice.ListOptions{Kind: model.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
 }
 
 // uiList is a page of the records table.
@@ -80,7 +80,7 @@ type uiList struct {
 func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
 	page := cs.pageFor(r, "Records")
 	list, err := cs.listRows(r.Context(), auth.FromContext(r.Context()), parseFilter(r))
-	if errors.Is(err, driver.ErrInvalidArgument) {
+	if errors.Is(err, model.ErrInvalidArgument) {
 		page.Error = err.Error() // a malformed filter, a page token of another filter or key
 		cs.render(w, http.StatusBadRequest, "error.html", page)
 		return
@@ -120,7 +120,7 @@ func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) 
 // unreadableRow is the row of a record a listing could not read: its ID (or
 // the digest the API names an object by) and "cannot be read", never the
 // backend's text, which goes to the server's log as the API's does.
-func (cs *Console) unreadableRow(ctx context.Context, re *driver.RecordError) uiRow {
+func (cs *Console) unreadableRow(ctx context.Context, re *model.RecordError) uiRow {
 	f := cs.Public.Failure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
 	if !re.ID.IsZero() {
@@ -160,8 +160,8 @@ func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, err
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Gap > rows[j].Gap })
 		rows = rows[:min(len(rows), maxBars)]
 	}
-	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger}) {
-		var re *driver.RecordError
+	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: model.Ledger}) {
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			continue

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -44,23 +44,23 @@ const uiTime = "2006-01-02 15:04:05Z"
 func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	id, err := driver.ParseID(r.PathValue("id"))
+	id, err := model.ParseID(r.PathValue("id"))
 	if err != nil {
 		page := cs.pageFor(r, "Bad ID")
 		page.Error = err.Error()
 		cs.render(w, http.StatusBadRequest, "error.html", page)
 		return
 	}
-	var rec *driver.Record
+	var rec *model.Record
 	if p.CanRead(id.String()) {
 		rec, err = cs.NS.Get(ctx, id)
 	} else {
-		err = driver.ErrNotFound // outside the scope: exactly as missing
+		err = model.ErrNotFound // outside the scope: exactly as missing
 	}
 	if err != nil {
 		// The message the API gives, never the backend's own text.
 		status, msg := http.StatusInternalServerError, cs.Public.Error(ctx, "get "+id.String(), err).Error()
-		if errors.Is(err, driver.ErrNotFound) {
+		if errors.Is(err, model.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
 		page := cs.pageFor(r, "Record")
@@ -80,10 +80,10 @@ func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 // recordPage gathers what rec's page shows. Its error (reading the change
 // times or the branches) is the one a client may be told; the page shows
 // what was read.
-func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *driver.Record) (*uiRecordPage, error) {
+func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *model.Record) (*uiRecordPage, error) {
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format(uiTime), Source: rec.SourceBranch, Branches: rec.Branches,
-		Concerns: concernsOf(rec), Ledger: rec.Kind == driver.Ledger}
+		Concerns: concernsOf(rec), Ledger: rec.Kind == model.Ledger}
 	if bp := rec.BranchPoint; bp != nil {
 		rp.BranchPoint = "commit_t " + itoa(bp.T) + "  " + bp.Address
 	}
@@ -98,10 +98,10 @@ func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *drive
 
 // changeTimes fills in when each concern of id last changed, when the
 // backend keeps it (driver.ChangeTimer).
-func (cs *Console) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPage) error {
+func (cs *Console) changeTimes(ctx context.Context, id model.ID, rp *uiRecordPage) error {
 	times, err := cs.NS.ChangedAt(ctx, id)
 	switch {
-	case errors.Is(err, driver.ErrUnsupported):
+	case errors.Is(err, model.ErrUnsupported):
 		return nil
 	case err != nil:
 		return cs.Public.Error(ctx, "changed at "+id.String(), err)
@@ -119,8 +119,8 @@ func (cs *Console) changeTimes(ctx context.Context, id driver.ID, rp *uiRecordPa
 // order; one that cannot be read gets a row saying so.
 func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
-	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: driver.Ledger, Prefix: name + ":", IncludeRetracted: true}) {
-		var re *driver.RecordError
+	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: model.Ledger, Prefix: name + ":", IncludeRetracted: true}) {
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			row := cs.unreadableRow(ctx, re)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // uiRow is one record as the console shows it: rendered into the table by
@@ -36,11 +36,11 @@ type uiConcern struct {
 	V       int64  `json:"v"`
 	Payload string `json:"payload"` // indented JSON, or "unborn"
 	// ChangedAt is when it last changed, where the backend keeps it.
-	ChangedAt string         `json:"-"`
-	concern   driver.Concern // for ChangedAt
+	ChangedAt string        `json:"-"`
+	concern   model.Concern // for ChangedAt
 }
 
-func recordHref(id driver.ID) string {
+func recordHref(id model.ID) string {
 	segs := strings.Split(id.String(), "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
@@ -48,7 +48,7 @@ func recordHref(id driver.ID) string {
 	return "/ui/record/" + strings.Join(segs, "/")
 }
 
-func watermark(v *driver.Value) string {
+func watermark(v *model.Value) string {
 	if v == nil {
 		return ""
 	}
@@ -58,7 +58,7 @@ func watermark(v *driver.Value) string {
 	return strconv.FormatInt(v.V, 10)
 }
 
-func rowOf(rec *driver.Record) uiRow {
+func rowOf(rec *model.Record) uiRow {
 	r := uiRow{ID: rec.ID.String(), Href: recordHref(rec.ID), Kind: string(rec.Kind),
 		HeadT: watermark(rec.Head), IndexT: watermark(rec.Index), Retracted: rec.Retracted}
 	if rec.Status != nil {
@@ -75,7 +75,7 @@ func rowOf(rec *driver.Record) uiRow {
 // index. So its gap counts the commits made on it since it branched when
 // that commit is known (a branch created at a commit), and is "no index
 // yet" otherwise.
-func gapOf(rec *driver.Record) (int64, string) {
+func gapOf(rec *model.Record) (int64, string) {
 	switch {
 	case rec.Head == nil || rec.Index == nil:
 		return 0, ""
@@ -93,7 +93,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // leaseText describes the leases held in a status payload, as package
 // lease stores them (NAME_lock: {holder, expires_at, ...}).
-func leaseText(p driver.Object) string {
+func leaseText(p model.Object) string {
 	var held []string
 	for k, raw := range p {
 		name, ok := strings.CutSuffix(k, "_lock")
@@ -119,9 +119,9 @@ func leaseText(p driver.Object) string {
 	return strings.Join(held, "; ")
 }
 
-func concernsOf(rec *driver.Record) []uiConcern {
+func concernsOf(rec *model.Record) []uiConcern {
 	var cs []uiConcern
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		if v := rec.Value(c); v != nil {
 			cs = append(cs, concernOf(c, *v))
 		}
@@ -129,7 +129,7 @@ func concernsOf(rec *driver.Record) []uiConcern {
 	return cs
 }
 
-func concernOf(c driver.Concern, v driver.Value) uiConcern {
+func concernOf(c model.Concern, v model.Value) uiConcern {
 	p := "unborn"
 	if !v.Unborn() {
 		b, err := json.MarshalIndent(v.Payload, "", "  ")

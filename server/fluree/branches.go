@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -66,14 +66,14 @@ func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
 // 409 with the type of Fluree's own refusal (a nameservice error) for a
 // drop refused with branches, 400 for bad input.
 func flureeAnswer(w http.ResponseWriter, err error) {
-	switch driver.Code(err) {
-	case driver.NotFound:
+	switch model.Code(err) {
+	case model.NotFound:
 		ledgerNotFound(w)
-	case driver.AlreadyExists:
+	case model.AlreadyExists:
 		writeTyped(w, http.StatusConflict, "err:db/LedgerExists", err.Error())
-	case driver.HasBranches:
+	case model.HasBranches:
 		writeTyped(w, http.StatusConflict, "err:system/NameServiceError", err.Error())
-	case driver.InvalidArgument, driver.WrongKind:
+	case model.InvalidArgument, model.WrongKind:
 		WriteError(w, http.StatusBadRequest, err.Error())
 	default:
 		WriteError(w, http.StatusInternalServerError, err.Error())
@@ -81,7 +81,7 @@ func flureeAnswer(w http.ResponseWriter, err error) {
 }
 
 // flureeBranchBody reads the body of a create or drop and the branch's ID.
-func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchRequest, driver.ID, bool) {
+func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchRequest, model.ID, bool) {
 	var req flureeBranchRequest
 	body, err := web.ReadBody(r)
 	if err == nil {
@@ -89,9 +89,9 @@ func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchReque
 	}
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
-		return req, driver.ID{}, false
+		return req, model.ID{}, false
 	}
-	id, err := driver.ParseID(req.Ledger + ":" + req.Branch)
+	id, err := model.ParseID(req.Ledger + ":" + req.Branch)
 	if err != nil || req.Ledger == "" || req.Branch == "" {
 		WriteError(w, http.StatusBadRequest, fmt.Sprintf("ledger and branch must name a branch: %v", err))
 		return req, id, false
@@ -101,7 +101,7 @@ func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchReque
 
 // flureeCanWrite answers as Fluree does (404 out of scope) unless the
 // caller may write id and read src.
-func flureeCanWrite(w http.ResponseWriter, r *http.Request, id, src driver.ID) bool {
+func flureeCanWrite(w http.ResponseWriter, r *http.Request, id, src model.ID) bool {
 	p := auth.FromContext(r.Context())
 	if p.CanWrite(id.String()) && p.CanRead(src.String()) {
 		return true
@@ -123,9 +123,9 @@ func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "at: this nameservice has no commit store to resolve a commit by t or content ID; POST /ns/v1/branches/{id} takes its address and t")
 		return
 	}
-	src, err := driver.ParseID(req.Ledger + ":" + req.Source)
+	src, err := model.ParseID(req.Ledger + ":" + req.Source)
 	if req.Source == "" {
-		src, err = driver.ParseID(req.Ledger)
+		src, err = model.ParseID(req.Ledger)
 	}
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
@@ -156,11 +156,11 @@ func (a *API) listBranches(w http.ResponseWriter, r *http.Request) {
 	p := auth.FromContext(r.Context())
 	out := []flureeBranchInfo{}
 	for rec, err := range a.NS.ListBranches(r.Context(), ledger) {
-		var bad *driver.RecordError
+		var bad *model.RecordError
 		switch {
 		case errors.As(err, &bad):
 			continue // unreadable: Fluree's listing knows no such entry
-		case errors.Is(err, driver.ErrInvalidArgument), errors.Is(err, driver.ErrInvalidID):
+		case errors.Is(err, model.ErrInvalidArgument), errors.Is(err, model.ErrInvalidID):
 			WriteError(w, http.StatusBadRequest, err.Error())
 			return
 		case err != nil:

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -24,8 +24,8 @@ const (
 	sseKindGraphSource = "graph-source"
 )
 
-func sseKind(k driver.Kind) string {
-	if k == driver.GraphSource {
+func sseKind(k model.Kind) string {
+	if k == model.GraphSource {
 		return sseKindGraphSource
 	}
 	return sseKindLedger
@@ -38,11 +38,11 @@ type eventsQuery struct {
 	graphSources map[string]bool
 }
 
-func (q *eventsQuery) selects(k driver.Kind, id string) bool {
+func (q *eventsQuery) selects(k model.Kind, id string) bool {
 	if q.all {
 		return true
 	}
-	if k == driver.GraphSource {
+	if k == model.GraphSource {
 		return q.graphSources[id]
 	}
 	return q.ledgers[id]
@@ -70,7 +70,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	ctx := stream.Ctx
 	// The records are read before the answer starts, as Fluree does: a
 	// client whose stream is open has its snapshot.
-	st := &eventsState{a: a, p: p, q: q, kinds: map[string]driver.Kind{}, last: map[string]string{}}
+	st := &eventsState{a: a, p: p, q: q, kinds: map[string]model.Kind{}, last: map[string]string{}}
 	recs := st.initial(ctx)
 	if st.sse = nswire.NewSSEWriter(w); st.sse == nil {
 		return
@@ -101,7 +101,7 @@ func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 		set  map[string]bool
 	}{{"ledger", q.ledgers}, {"graph-source", q.graphSources}} {
 		for _, a := range v[f.name] {
-			if id, err := driver.ParseID(a); err == nil {
+			if id, err := model.ParseID(a); err == nil {
 				f.set[id.String()] = true
 			}
 		}
@@ -114,29 +114,29 @@ type eventsState struct {
 	sse   *nswire.SSEWriter
 	p     *auth.Principal
 	q     *eventsQuery
-	kinds map[string]driver.Kind // kinds of the records seen, for purges
-	last  map[string]string      // the last state sent per record
+	kinds map[string]model.Kind // kinds of the records seen, for purges
+	last  map[string]string     // the last state sent per record
 }
 
-func (st *eventsState) visible(k driver.Kind, id string) bool {
+func (st *eventsState) visible(k model.Kind, id string) bool {
 	return st.q.selects(k, id) && st.p.CanEvent(k, id)
 }
 
 // mayKnow reports whether the stream may name id, a record of unknown kind
 // (one that cannot be read): whether it would see it as either kind.
-func (st *eventsState) mayKnow(id driver.ID) bool {
-	return !id.IsZero() && (st.visible(driver.Ledger, id.String()) || st.visible(driver.GraphSource, id.String()))
+func (st *eventsState) mayKnow(id model.ID) bool {
+	return !id.IsZero() && (st.visible(model.Ledger, id.String()) || st.visible(model.GraphSource, id.String()))
 }
 
 // initial returns the records a stream starts with: the selected ones
 // the caller may see that are not retracted, ledgers then graph sources.
-func (st *eventsState) initial(ctx context.Context) []*driver.Record {
-	var out []*driver.Record
-	for _, k := range []driver.Kind{driver.Ledger, driver.GraphSource} {
-		var recs []*driver.Record
+func (st *eventsState) initial(ctx context.Context) []*model.Record {
+	var out []*model.Record
+	for _, k := range []model.Kind{model.Ledger, model.GraphSource} {
+		var recs []*model.Record
 		if st.q.all {
 			for rec, err := range st.a.NS.List(ctx, nameservice.ListOptions{Kind: k}) {
-				var re *driver.RecordError
+				var re *model.RecordError
 				switch {
 				case err == nil:
 					recs = append(recs, rec)
@@ -146,7 +146,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 			}
 		} else {
 			ids := st.q.ledgers
-			if k == driver.GraphSource {
+			if k == model.GraphSource {
 				ids = st.q.graphSources
 			}
 			sorted := make([]string, 0, len(ids))
@@ -155,7 +155,7 @@ func (st *eventsState) initial(ctx context.Context) []*driver.Record {
 			}
 			slices.Sort(sorted)
 			for _, s := range sorted {
-				id, _ := driver.ParseID(s)
+				id, _ := model.ParseID(s)
 				if rec, err := st.a.NS.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)
 				}
@@ -183,7 +183,7 @@ func (st *eventsState) change(ctx context.Context, ev *web.Event) bool {
 		return st.sendRetracted(k, id)
 	}
 	rec, err := ev.Record()
-	if errors.Is(err, driver.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return true
 	}
 	if err != nil {
@@ -198,12 +198,12 @@ func (st *eventsState) change(ctx context.Context, ev *web.Event) bool {
 		return true
 	}
 	switch {
-	case ev.Concern == driver.Status && rec.Retracted && ev.New.State() == driver.StateRetracted:
+	case ev.Concern == model.Status && rec.Retracted && ev.New.State() == model.StateRetracted:
 		return st.sendRetracted(rec.Kind, id)
 	case ev.New.Unborn():
 		return true
-	case ev.Concern == driver.Head || ev.Concern == driver.Index ||
-		(ev.Concern == driver.Config && rec.Kind == driver.GraphSource):
+	case ev.Concern == model.Head || ev.Concern == model.Index ||
+		(ev.Concern == model.Config && rec.Kind == model.GraphSource):
 		return st.sendRecord(rec)
 	}
 	return true
@@ -254,10 +254,10 @@ type nsRetractedData struct {
 
 // recordEvent returns the ID and data of rec's ns-record event, and the
 // state it announces (the record as the event carries it).
-func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []byte, err error) {
+func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []byte, err error) {
 	id := rec.ID.String()
 	d := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
-	if rec.Kind == driver.Ledger {
+	if rec.Kind == model.Ledger {
 		ns, err := nsRecordOf(rec)
 		if err != nil {
 			return "", "", nil, err
@@ -288,7 +288,7 @@ func recordEvent(rec *driver.Record, now time.Time) (evID, state string, data []
 // republished at the same t with a new CID keeps Fluree's event ID
 // (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
 // server announces it too.
-func (st *eventsState) sendRecord(rec *driver.Record) bool {
+func (st *eventsState) sendRecord(rec *model.Record) bool {
 	evID, state, data, err := recordEvent(rec, st.a.now())
 	if err != nil {
 		st.a.skip(context.Background(), "events", rec.ID, err)
@@ -301,7 +301,7 @@ func (st *eventsState) sendRecord(rec *driver.Record) bool {
 	return st.sse.Event("ns-record", evID, data) == nil
 }
 
-func (st *eventsState) sendRetracted(k driver.Kind, id string) bool {
+func (st *eventsState) sendRetracted(k model.Kind, id string) bool {
 	now := st.a.now()
 	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
 	st.last[id] = evID // no record's state

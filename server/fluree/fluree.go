@@ -17,7 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -200,8 +200,8 @@ func unescapeAlias(w http.ResponseWriter, raw string) (string, bool) {
 
 // flureeID parses a Fluree alias, answering 400 for an invalid one and the
 // not-found answer when the caller may not touch it.
-func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) (driver.ID, bool) {
-	id, err := driver.ParseID(alias)
+func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) (model.ID, bool) {
+	id, err := model.ParseID(alias)
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return id, false

@@ -7,8 +7,8 @@ import (
 	"net/http"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
@@ -23,7 +23,7 @@ type flureeRef struct {
 
 // refOf returns v (a head or an index) as a RefValue; an address that is
 // not a CID cannot travel on Fluree's wire.
-func refOf(id driver.ID, c driver.Concern, v driver.Value) (flureeRef, error) {
+func refOf(id model.ID, c model.Concern, v model.Value) (flureeRef, error) {
 	if v.Unborn() {
 		return flureeRef{T: v.V}, nil
 	}
@@ -41,18 +41,18 @@ func (e errNotExpressible) Error() string { return e.msg }
 
 // notExpressible names the record and the field, not its value: an
 // address may be a path on the server (a file nameservice's).
-func notExpressible(id driver.ID, what string, why error) error {
+func notExpressible(id model.ID, what string, why error) error {
 	return errNotExpressible{fmt.Sprintf("record %s cannot be expressed on Fluree's wire: its %s is not a content ID (%v); read it on /ns/v1/records",
 		id, what, why)}
 }
 
 // valueOf returns the Value a RefValue stands for: unborn at t when id is
 // null (a value no record holds unless t is 0).
-func valueOf(ref flureeRef) driver.Value {
+func valueOf(ref flureeRef) model.Value {
 	if ref.ID == nil {
-		return driver.Value{V: ref.T}
+		return model.Value{V: ref.T}
 	}
-	return driver.RefValue(*ref.ID, ref.T)
+	return model.RefValue(*ref.ID, ref.T)
 }
 
 // pushRefRequest is the body of a ref push; New is raw to tell a null from
@@ -92,11 +92,11 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 		WriteError(w, http.StatusBadRequest, "new must name a content ID at t >= 1")
 		return
 	}
-	c := driver.Head
+	c := model.Head
 	if verb == "index" {
-		c = driver.Index
+		c = model.Index
 	}
-	var expected *driver.Value
+	var expected *model.Value
 	if req.Expected != nil {
 		v := valueOf(*req.Expected)
 		expected = &v
@@ -106,15 +106,15 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 	out, err := a.NS.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
 	err = a.Public.Error(ctx, "compare-and-set "+verb+" "+id.String(), err)
 	switch {
-	case errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrWrongKind):
+	case errors.Is(err, model.ErrNotFound) || errors.Is(err, model.ErrWrongKind):
 		a.conflicts.WithLabelValues(c.String()).Inc()
 		web.WriteJSON(w, http.StatusConflict, casAnswer{Status: "conflict"})
 		return
-	case errors.Is(err, driver.ErrInvalidArgument):
+	case errors.Is(err, model.ErrInvalidArgument):
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		if errors.Is(err, driver.ErrUnavailable) {
+		if errors.Is(err, model.ErrUnavailable) {
 			a.unknown.Inc()
 		}
 		WriteError(w, http.StatusInternalServerError, "CAS operation failed: "+err.Error())
@@ -150,7 +150,7 @@ func (a *API) initLedger(w http.ResponseWriter, r *http.Request, alias string) {
 	switch {
 	case err == nil:
 		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": true})
-	case errors.Is(err, driver.ErrAlreadyExists):
+	case errors.Is(err, model.ErrAlreadyExists):
 		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": false})
 	default:
 		WriteError(w, http.StatusInternalServerError, "Init failed: "+err.Error())
@@ -164,13 +164,13 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
 	}
 	rec, err := a.NS.Get(r.Context(), id)
 	switch {
-	case errors.Is(err, driver.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		ledgerNotFound(w)
 		return
 	case err != nil:
 		WriteError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+a.Public.Error(r.Context(), "get "+id.String(), err).Error())
 		return
-	case rec.Kind != driver.Ledger:
+	case rec.Kind != model.Ledger:
 		ledgerNotFound(w)
 		return
 	}

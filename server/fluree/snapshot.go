@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 	"nameservice.dev/nameservice/server/internal/web"
 )
@@ -22,7 +22,7 @@ import (
 func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	sn := &snapshotWriter{a: a, ctx: ctx, out: newStreamedJSON(w), failed: map[driver.ID]bool{},
+	sn := &snapshotWriter{a: a, ctx: ctx, out: newStreamedJSON(w), failed: map[model.ID]bool{},
 		gsVisible: p.ListsGraphSources()}
 	fail := func(err error) {
 		sn.out.fail(func() {
@@ -40,7 +40,7 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	sn.out.str(`],"graph_sources":[`)
 	sn.n = 0
 	if sn.spill {
-		if err := sn.pass(p, driver.GraphSource); err != nil {
+		if err := sn.pass(p, model.GraphSource); err != nil {
 			fail(err)
 			return
 		}
@@ -62,9 +62,9 @@ type snapshotWriter struct {
 	ctx       context.Context
 	out       *streamedJSON
 	gsVisible bool
-	failed    map[driver.ID]bool // counted once, though listed in both passes
-	n         int                // entries written in the current array
-	spool     [][]byte           // graph sources for after the ledgers
+	failed    map[model.ID]bool // counted once, though listed in both passes
+	n         int               // entries written in the current array
+	spool     [][]byte          // graph sources for after the ledgers
 	spoolSize int
 	spill     bool // the graph sources did not fit the spool
 }
@@ -72,9 +72,9 @@ type snapshotWriter struct {
 // pass lists the records of kind ("" for all): it writes the ledgers when
 // kind is "", else the graph sources, and spools the graph sources of an
 // unfiltered pass.
-func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
+func (sn *snapshotWriter) pass(p *auth.Principal, kind model.Kind) error {
 	for rec, err := range sn.a.Lister.Scan(sn.ctx, p, nameservice.ListOptions{Kind: kind, IncludeRetracted: true}) {
-		var re *driver.RecordError
+		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
 			if !sn.failed[re.ID] || re.ID.IsZero() {
@@ -84,14 +84,14 @@ func (sn *snapshotWriter) pass(p *auth.Principal, kind driver.Kind) error {
 			continue
 		case err != nil:
 			return err
-		case rec.Kind == driver.GraphSource && !sn.gsVisible:
+		case rec.Kind == model.GraphSource && !sn.gsVisible:
 			continue
 		}
 		b, err := snapshotEntry(rec)
 		switch {
 		case err != nil:
 			sn.a.skip(sn.ctx, "snapshot", rec.ID, err)
-		case kind == "" && rec.Kind == driver.GraphSource:
+		case kind == "" && rec.Kind == model.GraphSource:
 			sn.keep(b)
 		default:
 			sn.entry(b)
@@ -121,8 +121,8 @@ func (sn *snapshotWriter) entry(b []byte) {
 
 // snapshotEntry is rec as the snapshot lists it: NsRecord or
 // GraphSourceRecord.
-func snapshotEntry(rec *driver.Record) ([]byte, error) {
-	if rec.Kind == driver.Ledger {
+func snapshotEntry(rec *model.Record) ([]byte, error) {
+	if rec.Kind == model.Ledger {
 		ns, err := nsRecordOf(rec)
 		return web.Marshal(ns), err
 	}
@@ -139,7 +139,7 @@ const (
 // skip logs and counts a record left out of a Fluree answer of route
 // (snapshot, events): one that cannot be read or one Fluree's wire cannot
 // carry (err says which). The log names the record by its ID only.
-func (a *API) skip(ctx context.Context, route string, id driver.ID, err error) {
+func (a *API) skip(ctx context.Context, route string, id model.ID, err error) {
 	reason := skipUnreadable
 	var ne errNotExpressible
 	if errors.As(err, &ne) {
@@ -151,7 +151,7 @@ func (a *API) skip(ctx context.Context, route string, id driver.ID, err error) {
 		name = "(an object with no ID)"
 	}
 	a.Log.LogAttrs(ctx, slog.LevelWarn, "record left out of a Fluree answer", slog.String("route", route),
-		slog.String("id", name), slog.String("reason", reason), slog.String("code", driver.Code(err).String()))
+		slog.String("id", name), slog.String("reason", reason), slog.String("code", model.Code(err).String()))
 }
 
 // newSkipCounter registers the count of records left out of Fluree's

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -26,7 +27,7 @@ type failingList struct {
 
 func (f *failingList) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if f.calls.Add(1) > f.ok {
-		return nil, fmt.Errorf("list: %w: the backend went away", driver.ErrUnavailable)
+		return nil, fmt.Errorf("list: %w: the backend went away", model.ErrUnavailable)
 	}
 	return f.Driver.List(ctx, opts)
 }
@@ -36,8 +37,8 @@ func seedLedgers(tb testing.TB, d driver.Driver, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	for i := range n {
-		rec := driver.NewLedger(driver.ID{Name: fmt.Sprintf("l%06d", i), Branch: "main"}, 1_700_000_000)
-		*rec.Head = driver.RefValue(servertest.CID(fmt.Sprint(i)), 1)
+		rec := model.NewLedger(model.ID{Name: fmt.Sprintf("l%06d", i), Branch: "main"}, 1_700_000_000)
+		*rec.Head = model.RefValue(servertest.CID(fmt.Sprint(i)), 1)
 		if err := d.Create(ctx, rec); err != nil {
 			tb.Fatal(err)
 		}

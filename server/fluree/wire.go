@@ -3,8 +3,8 @@ package fluree
 import (
 	"strings"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/model"
 )
 
 // nsRecord is Fluree's NsRecord, field for field and in its order:
@@ -63,12 +63,12 @@ type graphSourceRecord struct {
 // become content IDs (they must be CIDs), config's default_context and
 // config_id (when strings, which must be CIDs) the fields of those names.
 // Status and the other config keys have no place on Fluree's wire.
-func nsRecordOf(rec *driver.Record) (nsRecord, error) {
-	head, err := refOf(rec.ID, driver.Head, *rec.Head)
+func nsRecordOf(rec *model.Record) (nsRecord, error) {
+	head, err := refOf(rec.ID, model.Head, *rec.Head)
 	if err != nil {
 		return nsRecord{}, err
 	}
-	index, err := refOf(rec.ID, driver.Index, *rec.Index)
+	index, err := refOf(rec.ID, model.Index, *rec.Index)
 	if err != nil {
 		return nsRecord{}, err
 	}
@@ -120,7 +120,7 @@ func sourceTypeEnum(st string) any {
 
 // configText is a graph source's config as Fluree holds it, JSON text ("{}"
 // when unborn).
-func configText(rec *driver.Record) string {
+func configText(rec *model.Record) string {
 	if rec.Config == nil || rec.Config.Payload == nil {
 		return "{}"
 	}
@@ -131,8 +131,8 @@ func configText(rec *driver.Record) string {
 	return string(b)
 }
 
-func graphSourceOf(rec *driver.Record) (graphSourceRecord, error) {
-	index, err := refOf(rec.ID, driver.Index, *rec.Index)
+func graphSourceOf(rec *model.Record) (graphSourceRecord, error) {
+	index, err := refOf(rec.ID, model.Index, *rec.Index)
 	if err != nil {
 		return graphSourceRecord{}, err
 	}
@@ -168,7 +168,7 @@ const redacted = "[redacted]"
 // config with its secrets replaced; text that does not parse is replaced
 // whole.
 func redactConfig(text string) string {
-	obj, err := driver.ParseObject([]byte(text))
+	obj, err := model.ParseObject([]byte(text))
 	if err != nil || obj == nil {
 		return `"[redacted:unparseable]"`
 	}

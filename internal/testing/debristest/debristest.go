@@ -14,6 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // Raw reads and writes objects by layout key, bypassing the driver.
@@ -30,16 +31,16 @@ type Opener func(t *testing.T) driver.Driver
 // Run runs the scenario on layout l.
 func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	ctx := context.Background()
-	id := driver.ID{Name: "debris", Branch: "main"}
+	id := model.ID{Name: "debris", Branch: "main"}
 	files, err := layout.Files(l, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := open(t), open(t)
-	if err := a.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	if err := a.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []driver.Concern{driver.Head, driver.Index} {
+	for _, c := range []model.Concern{model.Head, model.Index} {
 		push(t, a, id, c, "old", 5, true)
 	}
 	old := make([][]byte, len(files))
@@ -61,9 +62,9 @@ func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 		}
 	}
 	// a's cache still holds the purged record's files and tags.
-	for _, c := range []driver.Concern{driver.Head, driver.Index} {
-		_, err := a.Update(ctx, id, c, driver.IfAbove(), driver.RefValue("stale", 6))
-		if !errors.Is(err, driver.ErrNotFound) {
+	for _, c := range []model.Concern{model.Head, model.Index} {
+		_, err := a.Update(ctx, id, c, driver.IfAbove(), model.RefValue("stale", 6))
+		if !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("stale %s push after purge: %v, want ErrNotFound", c, err)
 		}
 	}
@@ -78,7 +79,7 @@ func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	if got := page(t, open(t)); len(got) != 0 {
 		t.Fatalf("list shows %d records made of debris", len(got))
 	}
-	if err := b.Create(ctx, driver.NewLedger(id, 1)); err != nil {
+	if err := b.Create(ctx, model.NewLedger(id, 1)); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := open(t).Get(ctx, id)
@@ -93,9 +94,9 @@ func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	}
 	// A fresh client pushes over the debris; the stale one evaluates its
 	// condition on the new record.
-	push(t, open(t), id, driver.Index, "new", 1, true)
-	push(t, a, id, driver.Head, "new", 1, true)
-	push(t, a, id, driver.Index, "new", 1, false)
+	push(t, open(t), id, model.Index, "new", 1, true)
+	push(t, a, id, model.Head, "new", 1, true)
+	push(t, a, id, model.Index, "new", 1, false)
 	rec, err = open(t).Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -105,15 +106,15 @@ func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	}
 }
 
-func push(t *testing.T, d driver.Driver, id driver.ID, c driver.Concern, addr string, v int64, applied bool) {
+func push(t *testing.T, d driver.Driver, id model.ID, c model.Concern, addr string, v int64, applied bool) {
 	t.Helper()
-	out, err := d.Update(context.Background(), id, c, driver.IfAbove(), driver.RefValue(addr, v))
+	out, err := d.Update(context.Background(), id, c, driver.IfAbove(), model.RefValue(addr, v))
 	if err != nil || out.Applied != applied {
 		t.Fatalf("push %s %s t%d: %+v %v, want applied=%v", c, addr, v, out, err, applied)
 	}
 }
 
-func page(t *testing.T, d driver.Driver) []*driver.Record {
+func page(t *testing.T, d driver.Driver) []*model.Record {
 	t.Helper()
 	p, err := d.List(context.Background(), driver.ListOptions{PageSize: 100})
 	if err != nil || len(p.Failed) != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // NSv2 returns the directory of the ns@v2 fixture cases, testdata/ns-v2 at
@@ -47,19 +48,19 @@ func NSv2() string {
 // empty or zero in the actual one (absent and zero are one in Go), except
 // dependencies, whose empty list and absence differ.
 var RecordCmp = []cmp.Option{
-	cmpopts.IgnoreFields(driver.Meta{}, "CreatedAt"),
+	cmpopts.IgnoreFields(model.Meta{}, "CreatedAt"),
 	cmp.FilterPath(func(p cmp.Path) bool { return !isDependencies(p) }, cmpopts.EquateEmpty()),
-	cmp.Comparer(func(a, b driver.Object) bool { return a.Equal(b) }),
+	cmp.Comparer(func(a, b model.Object) bool { return a.Equal(b) }),
 }
 
 // ReadExpected decodes the records of a case's expected.json.
-func ReadExpected(t testing.TB, path string) []*driver.Record {
+func ReadExpected(t testing.TB, path string) []*model.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []*driver.Record
+	var recs []*model.Record
 	if err := json.Unmarshal(b, &recs); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -67,9 +68,9 @@ func ReadExpected(t testing.TB, path string) []*driver.Record {
 }
 
 // ListAll returns every record d lists with opts, page by page.
-func ListAll(t testing.TB, d driver.Driver, opts driver.ListOptions) []*driver.Record {
+func ListAll(t testing.TB, d driver.Driver, opts driver.ListOptions) []*model.Record {
 	t.Helper()
-	var out []*driver.Record
+	var out []*model.Record
 	for {
 		page, err := d.List(context.Background(), opts)
 		if err != nil {

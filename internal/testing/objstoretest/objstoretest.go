@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Counter is an http.RoundTripper that counts the requests it sends.
@@ -68,7 +69,7 @@ type step struct {
 // cold process) whose requests c counts.
 func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
 	ctx := context.Background()
-	id := driver.ID{Name: "db", Branch: "main"}
+	id := model.ID{Name: "db", Branch: "main"}
 	d, other := open(), open()
 	must := func(err error) {
 		if err != nil {
@@ -78,9 +79,9 @@ func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
 	cold := func(f func(driver.Driver)) func() {
 		return func() { d := open(); c.Reset(); f(d) }
 	}
-	push := func(d driver.Driver, con driver.Concern, tv int64, applied bool) func() {
+	push := func(d driver.Driver, con model.Concern, tv int64, applied bool) func() {
 		return func() {
-			out, err := d.Update(ctx, id, con, driver.IfAbove(), driver.RefValue("a", tv))
+			out, err := d.Update(ctx, id, con, driver.IfAbove(), model.RefValue("a", tv))
 			if err != nil || out.Applied != applied {
 				t.Fatalf("push %s t%d: applied %v (want %v), %v", con, tv, out.Applied, applied, err)
 			}
@@ -88,28 +89,28 @@ func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
 	}
 	lookup := cold(func(d driver.Driver) { _, err := d.Get(ctx, id); must(err) })
 	steps := []step{
-		{"create", func() { must(other.Create(ctx, driver.NewLedger(id, 1))) }, 1, 1},
+		{"create", func() { must(other.Create(ctx, model.NewLedger(id, 1))) }, 1, 1},
 		{"create of a taken ID (failed write, then read)", func() {
-			if err := d.Create(ctx, driver.NewLedger(id, 1)); driver.Code(err) != driver.AlreadyExists {
+			if err := d.Create(ctx, model.NewLedger(id, 1)); model.Code(err) != model.AlreadyExists {
 				t.Fatalf("create of a taken ID: %v", err)
 			}
 		}, 2, 1},
 		{"lookup, unborn index (no sidecar), cold", lookup, 2, 0},
-		{"head, cold cache", push(d, driver.Head, 1, true), 2, 1},
-		{"head, warm cache", push(d, driver.Head, 2, true), 1, 1},
-		{"head, warm again", push(d, driver.Head, 3, true), 1, 1},
-		{"index (new sidecar), cold", push(d, driver.Index, 1, true), 3, 1},
-		{"index, warm cache", push(d, driver.Index, 2, true), 1, 1},
+		{"head, cold cache", push(d, model.Head, 1, true), 2, 1},
+		{"head, warm cache", push(d, model.Head, 2, true), 1, 1},
+		{"head, warm again", push(d, model.Head, 3, true), 1, 1},
+		{"index (new sidecar), cold", push(d, model.Index, 1, true), 3, 1},
+		{"index, warm cache", push(d, model.Index, 2, true), 1, 1},
 		{"lookup with sidecar, cold", lookup, 2, 0},
 		{"head, stale cache after another client's push", func() {
-			push(other, driver.Head, 4, true)()
+			push(other, model.Head, 4, true)()
 			c.Reset()
-			push(d, driver.Head, 5, true)()
+			push(d, model.Head, 5, true)()
 		}, 3, 2},
-		{"stale publish (conflict), warm cache", push(d, driver.Head, 1, false), 1, 0},
-		{"stale publish (conflict), cold process", cold(func(d driver.Driver) { push(d, driver.Head, 1, false)() }), 1, 0},
+		{"stale publish (conflict), warm cache", push(d, model.Head, 1, false), 1, 0},
+		{"stale publish (conflict), cold process", cold(func(d driver.Driver) { push(d, model.Head, 1, false)() }), 1, 0},
 		{"purge (2 reads, the sidecar's seal, the mark)", func() { must(d.Delete(ctx, id)) }, 4, 2},
-		{"create over a purge's mark (failed write, read, write on the mark)", func() { must(d.Create(ctx, driver.NewLedger(id, 1))) }, 3, 2},
+		{"create over a purge's mark (failed write, read, write on the mark)", func() { must(d.Create(ctx, model.NewLedger(id, 1))) }, 3, 2},
 	}
 	for _, st := range steps {
 		c.Reset()

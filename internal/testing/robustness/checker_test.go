@@ -14,12 +14,13 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/model"
 )
 
-func ref(addr string, t int64) driver.Value { return driver.RefValue(addr, t) }
+func ref(addr string, t int64) model.Value { return model.RefValue(addr, t) }
 
-func ledger(head driver.Value) *driver.Record {
-	r := driver.NewLedger(driver.ID{}, 0)
+func ledger(head model.Value) *model.Record {
+	r := model.NewLedger(model.ID{}, 0)
 	r.Head = &head
 	return r
 }
@@ -30,18 +31,18 @@ func history(events ...Event) *History {
 }
 
 func check(h *History) porcupine.CheckResult {
-	return porcupine.CheckOperationsTimeout(model, h.Operations(), checkTimeout)
+	return porcupine.CheckOperationsTimeout(nsModel, h.Operations(), checkTimeout)
 }
 
 func TestModelHandWritten(t *testing.T) {
 	create := Event{Client: 0, In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 0, Return: 1}
 	publish := func(t int64, out Output, call, ret int64) Event {
-		return Event{Client: 1, In: Input{Kind: PublishCommit, ID: "x", Concern: driver.Head, Next: ref("a", t)}, Out: out, Call: call, Return: ret}
+		return Event{Client: 1, In: Input{Kind: PublishCommit, ID: "x", Concern: model.Head, Next: ref("a", t)}, Out: out, Call: call, Return: ret}
 	}
 	purge := func(out Output, call, ret int64) Event {
 		return Event{Client: 3, In: Input{Kind: Purge, ID: "x"}, Out: out, Call: call, Return: ret}
 	}
-	read := func(head driver.Value, call, ret int64) Event {
+	read := func(head model.Value, call, ret int64) Event {
 		return Event{Client: 2, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: ledger(head)}, Call: call, Return: ret}
 	}
 	cases := []struct {
@@ -50,23 +51,23 @@ func TestModelHandWritten(t *testing.T) {
 		want porcupine.CheckResult
 	}{
 		{"read after write", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Ok},
-		{"stale read after write", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Illegal},
-		{"concurrent read may see either", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 5), read(driver.UnbornValue(), 3, 4)), porcupine.Ok},
+		{"stale read after write", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3), read(model.UnbornValue(), 4, 5)), porcupine.Illegal},
+		{"concurrent read may see either", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 5), read(model.UnbornValue(), 3, 4)), porcupine.Ok},
 		{"stale publish must carry the current head", history(create,
 			publish(2, Output{Applied: true, Current: ref("a", 2)}, 2, 3),
-			publish(1, Output{Current: driver.UnbornValue()}, 4, 5)), porcupine.Illegal},
+			publish(1, Output{Current: model.UnbornValue()}, 4, 5)), porcupine.Illegal},
 		{"a conflict for a write that landed", history(create,
-			publish(1, Output{Current: driver.UnbornValue()}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Illegal},
+			publish(1, Output{Current: model.UnbornValue()}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Illegal},
 		{"an unknown outcome may have landed", history(create,
 			publish(1, Output{Unknown: true}, 2, 3), read(ref("a", 1), 4, 5)), porcupine.Ok},
 		{"an unknown outcome may not have landed", history(create,
-			publish(1, Output{Unknown: true}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Ok},
+			publish(1, Output{Unknown: true}, 2, 3), read(model.UnbornValue(), 4, 5)), porcupine.Ok},
 		{"update before create", history(publish(1, Output{NotFound: true}, 0, 1), create), porcupine.Ok},
 		{"not found after create", history(create, publish(1, Output{NotFound: true}, 2, 3)), porcupine.Illegal},
 		{"not found after purge", history(create, purge(Output{Applied: true}, 2, 3), publish(1, Output{NotFound: true}, 4, 5)), porcupine.Ok},
 		{"a write applied after purge", history(create, purge(Output{Applied: true}, 2, 3),
 			publish(1, Output{Applied: true, Current: ref("a", 1)}, 4, 5)), porcupine.Illegal},
-		{"a read after purge", history(create, purge(Output{Applied: true}, 2, 3), read(driver.UnbornValue(), 4, 5)), porcupine.Illegal},
+		{"a read after purge", history(create, purge(Output{Applied: true}, 2, 3), read(model.UnbornValue(), 4, 5)), porcupine.Illegal},
 		{"a second purge", history(create, purge(Output{Applied: true}, 2, 3), purge(Output{Applied: true}, 4, 5)), porcupine.Illegal},
 		{"a purge of nothing", history(purge(Output{NotFound: true}, 0, 1), create), porcupine.Ok},
 		{"re-create after purge starts anew", history(create, publish(1, Output{Applied: true, Current: ref("a", 1)}, 2, 3),
@@ -86,7 +87,7 @@ type broken struct {
 	how  string
 	mu   sync.Mutex
 	rnd  *rand.Rand
-	last map[driver.ID]*driver.Record
+	last map[model.ID]*model.Record
 }
 
 func (b *broken) now() bool {
@@ -96,7 +97,7 @@ func (b *broken) now() bool {
 }
 
 // Get returns, when stale, the record this client read before.
-func (b *broken) Get(ctx context.Context, id driver.ID) (*driver.Record, error) {
+func (b *broken) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	rec, err := b.Driver.Get(ctx, id)
 	if b.how != "stale read" || err != nil {
 		return rec, err
@@ -111,7 +112,7 @@ func (b *broken) Get(ctx context.Context, id driver.ID) (*driver.Record, error) 
 	return rec, nil
 }
 
-func (b *broken) Update(ctx context.Context, id driver.ID, c driver.Concern, cond driver.Condition, next driver.Value) (driver.Outcome, error) {
+func (b *broken) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	switch {
 	case b.how == "lost write" && b.now():
 		cur, err := b.Driver.Get(ctx, id)
@@ -136,7 +137,7 @@ func (b *broken) Update(ctx context.Context, id driver.ID, c driver.Concern, con
 }
 
 // Delete, when broken, reports a purge it did not do.
-func (b *broken) Delete(ctx context.Context, id driver.ID) error {
+func (b *broken) Delete(ctx context.Context, id model.ID) error {
 	if b.how == "purge that left the record" && !b.now() { // most purges: they are few
 		if _, err := b.Driver.Get(ctx, id); err != nil {
 			return err
@@ -157,7 +158,7 @@ func TestCheckerCatchesBrokenDrivers(t *testing.T) {
 			var n uint64
 			open := func(context.Context) (driver.Driver, error) {
 				n++
-				return &broken{Driver: store.Open(), how: how, rnd: rand.New(rand.NewPCG(n, 7)), last: map[driver.ID]*driver.Record{}}, nil
+				return &broken{Driver: store.Open(), how: how, rnd: rand.New(rand.NewPCG(n, 7)), last: map[model.ID]*model.Record{}}, nil
 			}
 			h, err := Run(context.Background(), open, workload(5))
 			if err != nil {
@@ -183,14 +184,14 @@ func TestArtifacts(t *testing.T) {
 	t.Setenv(ArtifactsEnv, dir)
 	h := history(
 		Event{In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 0, Return: 1},
-		Event{Client: 1, In: Input{Kind: PushConfig, ID: "x", Concern: driver.Config, Expected: &driver.Value{}, Next: driver.Value{V: 1, Payload: driver.Object{"k": "v"}}},
-			Out: Output{Current: driver.Value{}}, Call: 2, Return: 3},
-		Event{Client: 2, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: driver.NewLedger(driver.ID{}, 0)}, Call: 4, Return: 5},
+		Event{Client: 1, In: Input{Kind: PushConfig, ID: "x", Concern: model.Config, Expected: &model.Value{}, Next: model.Value{V: 1, Payload: model.Object{"k": "v"}}},
+			Out: Output{Current: model.Value{}}, Call: 2, Return: 3},
+		Event{Client: 2, In: Input{Kind: Lookup, ID: "x"}, Out: Output{Record: model.NewLedger(model.ID{}, 0)}, Call: 4, Return: 5},
 		Event{Client: 3, In: Input{Kind: Purge, ID: "x"}, Out: Output{Applied: true}, Call: 6, Return: 7},
 	)
-	h.events[2].Out.Record.Config = &driver.Value{V: 1, Payload: driver.Object{"k": "v"}}
+	h.events[2].Out.Record.Config = &model.Value{V: 1, Payload: model.Object{"k": "v"}}
 	ops := h.Operations()
-	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
+	res, info := porcupine.CheckOperationsVerbose(nsModel, ops, checkTimeout)
 	if res != porcupine.Illegal {
 		t.Fatalf("check says %s, want Illegal", res)
 	}
@@ -223,7 +224,7 @@ func TestArtifacts(t *testing.T) {
 // stays, and the history stays linearizable.
 func TestUnseenUnknownWritesLeftOut(t *testing.T) {
 	publish := func(client int, addr string, t int64, call int64) Event {
-		return Event{Client: client, In: Input{Kind: PublishCommit, ID: "x", Concern: driver.Head, Next: ref(addr, t)}, Out: Output{Unknown: true}, Call: call, Return: call + 1}
+		return Event{Client: client, In: Input{Kind: PublishCommit, ID: "x", Concern: model.Head, Next: ref(addr, t)}, Out: Output{Unknown: true}, Call: call, Return: call + 1}
 	}
 	h := history(
 		Event{In: Input{Kind: Create, ID: "x"}, Out: Output{Applied: true}, Call: 0, Return: 1},

@@ -15,6 +15,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Event is one operation as it happened: its client, input and output, and
@@ -89,13 +90,13 @@ func (h *History) Operations() []porcupine.Operation {
 // observed returns the values each ID's concerns were seen to hold: read
 // by a Lookup, reported current by an update not applied, or expected by
 // a compare-and-set applied.
-func observed(events []Event) map[partKey][]driver.Value {
-	seen := map[partKey][]driver.Value{}
+func observed(events []Event) map[partKey][]model.Value {
+	seen := map[partKey][]model.Value{}
 	for _, e := range events {
 		switch {
 		case e.Out.Unknown || e.Out.NotFound:
 		case e.In.Kind == Lookup:
-			for _, c := range driver.Concerns {
+			for _, c := range model.Concerns {
 				if v := e.Out.Record.Value(c); v != nil {
 					seen[partKey{e.In.ID, c}] = append(seen[partKey{e.In.ID, c}], *v)
 				}
@@ -117,7 +118,7 @@ func observed(events []Event) map[partKey][]driver.Value {
 // that applied after it on a watermark above or at its own applies on the
 // lower one before it too). Porcupine's search grows with every operation
 // left open to the end of the history.
-func unseen(in Input, seen map[partKey][]driver.Value) bool {
+func unseen(in Input, seen map[partKey][]model.Value) bool {
 	switch in.Kind {
 	case Create, Lookup, Purge:
 		return false
@@ -206,7 +207,7 @@ func Check(t testing.TB, h *History) {
 	t.Helper()
 	ops := h.Operations()
 	start := time.Now()
-	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
+	res, info := porcupine.CheckOperationsVerbose(nsModel, ops, checkTimeout)
 	switch res {
 	case porcupine.Ok:
 		t.Logf("linearizable: %d projected operations checked in %v", len(ops), time.Since(start).Round(time.Millisecond))
@@ -236,7 +237,7 @@ func writeArtifacts(name string, h *History, parts string, info porcupine.Linear
 	if err != nil {
 		return nil, err
 	}
-	html, err := writeArtifact(name, ".html", func(w io.Writer) error { return porcupine.Visualize(model, info, w) })
+	html, err := writeArtifact(name, ".html", func(w io.Writer) error { return porcupine.Visualize(nsModel, info, w) })
 	return []string{text, html}, err
 }
 
@@ -295,10 +296,10 @@ func outcome(out driver.Outcome, err error) Output {
 // failed converts an error to an Output: ErrNotFound is a definite answer,
 // anything else leaves the outcome unknown.
 func failed(err error) Output {
-	if driver.Code(err) == driver.NotFound {
-		return Output{NotFound: true, Code: driver.NotFound, Err: err.Error()}
+	if model.Code(err) == model.NotFound {
+		return Output{NotFound: true, Code: model.NotFound, Err: err.Error()}
 	}
-	return Output{Unknown: true, Code: driver.Code(err), Err: err.Error()}
+	return Output{Unknown: true, Code: model.Code(err), Err: err.Error()}
 }
 
 // illegalParts describes the sub-histories (one ID and concern) that are
@@ -339,5 +340,5 @@ func illegalParts(ops []porcupine.Operation, limit int) string {
 }
 
 func illegal(part []porcupine.Operation) bool {
-	return porcupine.CheckOperationsTimeout(model, part, checkTimeout) == porcupine.Illegal
+	return porcupine.CheckOperationsTimeout(nsModel, part, checkTimeout) == porcupine.Illegal
 }

@@ -29,7 +29,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Kind is the kind of a recorded operation.
@@ -57,41 +57,41 @@ func (k Kind) String() string { return kindNames[k] }
 type Input struct {
 	Kind     Kind
 	ID       string
-	Concern  driver.Concern // the concern written (for Lookup: unused)
-	Expected *driver.Value  // CASRef, PushStatus, PushConfig; nil for a create
-	Next     driver.Value   // the value written; for a plain Init, unused
+	Concern  model.Concern // the concern written (for Lookup: unused)
+	Expected *model.Value  // CASRef, PushStatus, PushConfig; nil for a create
+	Next     model.Value   // the value written; for a plain Init, unused
 }
 
 // Output is what an operation returned.
 type Output struct {
-	Unknown  bool             // an error other than ErrNotFound: the outcome is unknown
-	NotFound bool             // ErrNotFound
-	Applied  bool             // Outcome.Applied; for a create, that it created; for a purge, that it purged
-	Current  driver.Value     // Outcome.Current; for a Lookup, the record's value
-	Record   *driver.Record   // what a Lookup returned
-	Code     driver.ErrorCode // the error's code
-	Err      string           // the error's message
+	Unknown  bool            // an error other than ErrNotFound: the outcome is unknown
+	NotFound bool            // ErrNotFound
+	Applied  bool            // Outcome.Applied; for a create, that it created; for a purge, that it purged
+	Current  model.Value     // Outcome.Current; for a Lookup, the record's value
+	Record   *model.Record   // what a Lookup returned
+	Code     model.ErrorCode // the error's code
+	Err      string          // the error's message
 }
 
 // op is one projected operation: an input seen from one concern.
 type op struct {
 	in      Input
-	concern driver.Concern // the partition
+	concern model.Concern // the partition
 }
 
 // state is the model's state of one ID and concern.
 type state struct {
 	exists bool
-	value  driver.Value
+	value  model.Value
 }
 
 // initial returns the value concern c has on a new ledger: unborn, and
 // status v1 ready.
-func initial(c driver.Concern) driver.Value {
-	if c == driver.Status {
-		return driver.ReadyStatus()
+func initial(c model.Concern) model.Value {
+	if c == model.Status {
+		return model.ReadyStatus()
 	}
-	return driver.UnbornValue()
+	return model.UnbornValue()
 }
 
 // step is the sequential specification of one operation on one concern.
@@ -150,7 +150,7 @@ func stepPurge(s state, out Output) (bool, state) {
 }
 
 // holds is the condition of an update against the current value.
-func holds(in Input, cur driver.Value) bool {
+func holds(in Input, cur model.Value) bool {
 	switch in.Kind {
 	case PublishCommit, PublishIndex:
 		return in.Next.V > cur.V
@@ -160,7 +160,7 @@ func holds(in Input, cur driver.Value) bool {
 		if !cur.Equal(*in.Expected) {
 			return false
 		}
-		if in.Concern == driver.Head {
+		if in.Concern == model.Head {
 			return in.Next.V > cur.V
 		}
 		return in.Next.V >= cur.V
@@ -171,21 +171,21 @@ func holds(in Input, cur driver.Value) bool {
 }
 
 // touches lists the concerns an input is projected onto.
-func touches(in Input) []driver.Concern {
+func touches(in Input) []model.Concern {
 	if in.Kind == Lookup || in.Kind == Create || in.Kind == Purge {
-		return driver.Concerns
+		return model.Concerns
 	}
-	return []driver.Concern{in.Concern}
+	return []model.Concern{in.Concern}
 }
 
 // partKey names the sub-history of one ID and concern.
 type partKey struct {
 	id      string
-	concern driver.Concern
+	concern model.Concern
 }
 
-// model is the porcupine model of the nameservice.
-var model = porcupine.Model{
+// nsModel is the porcupine model of the nameservice.
+var nsModel = porcupine.Model{
 	Partition: partition,
 	Init:      func() any { return state{} },
 	Step: func(s, in, out any) (bool, any) {
@@ -275,7 +275,7 @@ func describeEvent(e Event) string {
 		return describeOp(op{e.In, e.In.Concern}, e.Out)
 	}
 	var vs []string
-	for _, c := range driver.Concerns {
+	for _, c := range model.Concerns {
 		vs = append(vs, describeOutput(op{e.In, c}, e.Out))
 	}
 	return fmt.Sprintf("%s lookup = %s", e.In.ID, strings.Join(vs, ", "))

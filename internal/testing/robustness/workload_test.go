@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // Opener opens a new, independent client of one store, as a separate
@@ -107,7 +108,7 @@ func newClient(ctx context.Context, open Opener, w Workload, n int) (*client, er
 		ns:   nameservice.New(d),
 		rnd:  rand.New(rand.NewPCG(w.Seed, uint64(n))),
 		ids:  w.all(),
-		seen: map[string]*driver.Record{},
+		seen: map[string]*model.Record{},
 	}, nil
 }
 
@@ -120,7 +121,7 @@ type client struct {
 	ns   *nameservice.NameService
 	rnd  *rand.Rand
 	ids  []string
-	seen map[string]*driver.Record // the last record seen per ID; absent: none seen
+	seen map[string]*model.Record // the last record seen per ID; absent: none seen
 	seq  int
 }
 
@@ -161,17 +162,17 @@ func (c *client) act(ctx context.Context, h *History, id string, k Kind) {
 	case Lookup:
 		c.lookup(ctx, h, id)
 	case PublishCommit:
-		c.publish(ctx, h, id, PublishCommit, driver.Head, c.rnd.Int64N(4)-1)
+		c.publish(ctx, h, id, PublishCommit, model.Head, c.rnd.Int64N(4)-1)
 	case PublishIndex:
-		c.publish(ctx, h, id, PublishIndex, driver.Index, c.rnd.Int64N(4)-1)
+		c.publish(ctx, h, id, PublishIndex, model.Index, c.rnd.Int64N(4)-1)
 	case AdminIndex:
-		c.publish(ctx, h, id, AdminIndex, driver.Index, c.rnd.Int64N(2))
+		c.publish(ctx, h, id, AdminIndex, model.Index, c.rnd.Int64N(2))
 	case CASRef:
 		c.casRef(ctx, h, id)
 	case PushStatus:
-		c.push(ctx, h, id, PushStatus, driver.Status)
+		c.push(ctx, h, id, PushStatus, model.Status)
 	case PushConfig:
-		c.push(ctx, h, id, PushConfig, driver.Config)
+		c.push(ctx, h, id, PushConfig, model.Config)
 	case Create:
 		if c.rnd.IntN(3) == 0 {
 			c.init(ctx, h, id)
@@ -198,7 +199,7 @@ func (c *client) purge(ctx context.Context, h *History, id string) {
 
 // last returns the value of concern k the client saw last on id (the value
 // of a new ledger when it saw none).
-func (c *client) last(id string, k driver.Concern) driver.Value {
+func (c *client) last(id string, k model.Concern) model.Value {
 	if rec := c.seen[id]; rec != nil && rec.Value(k) != nil {
 		return rec.Value(k).Clone()
 	}
@@ -207,7 +208,7 @@ func (c *client) last(id string, k driver.Concern) driver.Value {
 
 // expected returns the value a compare-and-set expects: mostly the last
 // one seen, sometimes a stale or made-up one.
-func (c *client) expected(id string, k driver.Concern) driver.Value {
+func (c *client) expected(id string, k model.Concern) model.Value {
 	v := c.last(id, k)
 	switch c.rnd.IntN(10) {
 	case 0:
@@ -221,7 +222,7 @@ func (c *client) expected(id string, k driver.Concern) driver.Value {
 }
 
 // note records what an output shows of concern k of id.
-func (c *client) note(id string, k driver.Concern, out Output) {
+func (c *client) note(id string, k model.Concern, out Output) {
 	if out.NotFound {
 		delete(c.seen, id)
 		return
@@ -231,7 +232,7 @@ func (c *client) note(id string, k driver.Concern, out Output) {
 	}
 	rec := c.seen[id]
 	if rec == nil {
-		rec = driver.NewLedger(driver.ID{}, 0)
+		rec = model.NewLedger(model.ID{}, 0)
 		c.seen[id] = rec
 	}
 	rec.SetValue(k, out.Current.Clone())
@@ -244,12 +245,12 @@ func (c *client) init(ctx context.Context, h *History, id string) {
 	in := Input{Kind: Create, ID: id}
 	h.Do(c.n, in, func() Output {
 		err := c.ns.Init(ctx, id)
-		switch driver.Code(err) {
-		case driver.Unknown:
+		switch model.Code(err) {
+		case model.Unknown:
 			if err == nil {
 				return Output{Applied: true}
 			}
-		case driver.AlreadyExists:
+		case model.AlreadyExists:
 			return Output{}
 		}
 		return failed(err)
@@ -272,9 +273,9 @@ func (c *client) lookup(ctx context.Context, h *History, id string) {
 	}
 }
 
-func (c *client) publish(ctx context.Context, h *History, id string, kind Kind, k driver.Concern, delta int64) {
+func (c *client) publish(ctx context.Context, h *History, id string, kind Kind, k model.Concern, delta int64) {
 	t := max(1, c.last(id, k).V+delta)
-	in := Input{Kind: kind, ID: id, Concern: k, Next: driver.RefValue(c.address(), t)}
+	in := Input{Kind: kind, ID: id, Concern: k, Next: model.RefValue(c.address(), t)}
 	f := map[Kind]func(context.Context, string, int64, string) (driver.Outcome, error){
 		PublishCommit: c.ns.PublishCommit, PublishIndex: c.ns.PublishIndex, AdminIndex: c.ns.AdminPublishIndex,
 	}[kind]
@@ -283,26 +284,26 @@ func (c *client) publish(ctx context.Context, h *History, id string, kind Kind, 
 }
 
 func (c *client) casRef(ctx context.Context, h *History, id string) {
-	k := driver.Head
+	k := model.Head
 	if c.rnd.IntN(2) == 0 {
-		k = driver.Index
+		k = model.Index
 	}
 	exp := c.expected(id, k)
 	t := exp.V + c.rnd.Int64N(2)
-	if k == driver.Head {
+	if k == model.Head {
 		t++
 	}
-	in := Input{Kind: CASRef, ID: id, Concern: k, Expected: &exp, Next: driver.RefValue(c.address(), max(1, t))}
+	in := Input{Kind: CASRef, ID: id, Concern: k, Expected: &exp, Next: model.RefValue(c.address(), max(1, t))}
 	out := h.Do(c.n, in, func() Output {
-		return outcome(c.ns.CompareAndSetRef(ctx, id, k, &exp, driver.Ref{Address: c.address(), T: in.Next.V}))
+		return outcome(c.ns.CompareAndSetRef(ctx, id, k, &exp, model.Ref{Address: c.address(), T: in.Next.V}))
 	})
 	c.note(id, k, out)
 }
 
-func (c *client) push(ctx context.Context, h *History, id string, kind Kind, k driver.Concern) {
+func (c *client) push(ctx context.Context, h *History, id string, kind Kind, k model.Concern) {
 	exp := c.expected(id, k)
-	next := driver.Value{V: exp.V + 1, Payload: driver.Object{"op": c.address()}}
-	if k == driver.Status {
+	next := model.Value{V: exp.V + 1, Payload: model.Object{"op": c.address()}}
+	if k == model.Status {
 		next.Payload["state"] = []string{"ready", "busy"}[c.rnd.IntN(2)]
 	}
 	in := Input{Kind: kind, ID: id, Concern: k, Expected: &exp, Next: next}
@@ -317,12 +318,12 @@ func (c *client) push(ctx context.Context, h *History, id string, kind Kind, k d
 // bootstrap creates id with a head or index already set, by
 // CompareAndSetRef with a nil expected value.
 func (c *client) bootstrap(ctx context.Context, h *History, id string) {
-	k := driver.Head
+	k := model.Head
 	if c.rnd.IntN(2) == 0 {
-		k = driver.Index
+		k = model.Index
 	}
-	ref := driver.Ref{Address: c.address(), T: 1 + c.rnd.Int64N(3)}
-	in := Input{Kind: Create, ID: id, Concern: k, Next: driver.RefValue(ref.Address, ref.T)}
+	ref := model.Ref{Address: c.address(), T: 1 + c.rnd.Int64N(3)}
+	in := Input{Kind: Create, ID: id, Concern: k, Next: model.RefValue(ref.Address, ref.T)}
 	out := h.Do(c.n, in, func() Output { return outcome(c.ns.CompareAndSetRef(ctx, id, k, nil, ref)) })
 	c.note(id, k, out)
 }

@@ -9,14 +9,14 @@ import (
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/model"
 )
 
 // CorruptFile overwrites the defining file of id, in a file store at dir of
 // layout l, with bytes that are no JSON (a conformance.CorruptFunc body).
-func CorruptFile(dir string, l jsonld.Layout, id driver.ID) error {
+func CorruptFile(dir string, l jsonld.Layout, id model.ID) error {
 	files, err := layout.Files(l, id)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func CorruptFile(dir string, l jsonld.Layout, id driver.ID) error {
 
 // CorruptDynamoDB gives the meta item of id in table a retracted flag of
 // the wrong type, so the record no longer decodes.
-func CorruptDynamoDB(ctx context.Context, c *awsdynamodb.Client, table string, id driver.ID) error {
+func CorruptDynamoDB(ctx context.Context, c *awsdynamodb.Client, table string, id model.ID) error {
 	_, err := c.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
 		TableName: &table,
 		Key: map[string]types.AttributeValue{

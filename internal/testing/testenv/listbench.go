@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // ListSizesEnv names the record counts the listing benchmarks
@@ -266,7 +267,7 @@ func ReportVsRaw(b *testing.B, name string, lat []time.Duration, rawName string,
 // d creates tmpl (an ID named "tmpl"), and its files are copied n times
 // under the names fmt.Sprintf(nameFormat, i), raw writes being far quicker
 // than n creates, each with its fsyncs.
-func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *driver.Record, nameFormat string, n int) {
+func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, nameFormat string, n int) {
 	tb.Helper()
 	if err := d.Create(context.Background(), tmpl); err != nil {
 		tb.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // WatchFor is how long a watch benchmark writes: NS_BENCH_WATCH_FOR, 15 s
@@ -32,7 +33,7 @@ func WatchFor(b *testing.B) time.Duration {
 type WatchLoad struct {
 	Writer driver.Driver
 	N      int
-	ID     func(r int) driver.ID
+	ID     func(r int) model.ID
 	For    time.Duration
 	T      map[int]int64
 	// Wait bounds the wait, once writing stops, for the events of the
@@ -125,7 +126,7 @@ func (w *watchWaiter) write(b *testing.B, l WatchLoad) int {
 		t := l.T[r]
 		w.sent[id.String()+" "+strconv.FormatInt(t, 10)] = time.Now()
 		w.mu.Unlock()
-		if out, err := l.Writer.Update(context.Background(), id, driver.Head, driver.IfAbove(), driver.RefValue("c", t)); err != nil || !out.Applied {
+		if out, err := l.Writer.Update(context.Background(), id, model.Head, driver.IfAbove(), model.RefValue("c", t)); err != nil || !out.Applied {
 			b.Fatalf("push %s head %d: %+v %v", id, t, out, err)
 		}
 	}

@@ -10,10 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -56,24 +56,24 @@ func (e *publicError) Unwrap() error { return e.sentinel }
 const unknownText = "outcome unknown: the write's answer was lost and the backend cannot tell whether it landed; read the record before writing again"
 
 // publicText describes each code without the backend's message.
-var publicText = map[driver.ErrorCode]string{
-	driver.NotFound:         "not found",
-	driver.AlreadyExists:    "already exists",
-	driver.WrongKind:        "wrong kind: the operation does not apply to the record's kind",
-	driver.InvalidArgument:  "invalid argument: the backend refused the request",
-	driver.Throttled:        "throttled: the backend refused for load; retry later",
-	driver.Unavailable:      "unavailable: the backend did not answer",
-	driver.Unsupported:      "unsupported: the backend cannot do this",
-	driver.Internal:         "internal error: the backend holds data the server cannot read",
-	driver.Canceled:         "unavailable: the operation was canceled or timed out",
-	driver.NotProvisioned:   "not provisioned: the backend's table or bucket does not exist",
-	driver.PermissionDenied: "permission denied: the backend refused the server's credentials",
-	driver.HasBranches:      "has branches: drop the branches of the record first",
+var publicText = map[model.ErrorCode]string{
+	model.NotFound:         "not found",
+	model.AlreadyExists:    "already exists",
+	model.WrongKind:        "wrong kind: the operation does not apply to the record's kind",
+	model.InvalidArgument:  "invalid argument: the backend refused the request",
+	model.Throttled:        "throttled: the backend refused for load; retry later",
+	model.Unavailable:      "unavailable: the backend did not answer",
+	model.Unsupported:      "unsupported: the backend cannot do this",
+	model.Internal:         "internal error: the backend holds data the server cannot read",
+	model.Canceled:         "unavailable: the operation was canceled or timed out",
+	model.NotProvisioned:   "not provisioned: the backend's table or bucket does not exist",
+	model.PermissionDenied: "permission denied: the backend refused the server's credentials",
+	model.HasBranches:      "has branches: drop the branches of the record first",
 }
 
 // expected are the codes of ordinary outcomes, which are not logged.
-func expected(c driver.ErrorCode) bool {
-	return c == driver.NotFound || c == driver.AlreadyExists || c == driver.WrongKind || c == driver.HasBranches
+func expected(c model.ErrorCode) bool {
+	return c == model.NotFound || c == model.AlreadyExists || c == model.WrongKind || c == model.HasBranches
 }
 
 // Error returns the error a client is told of err, met in operation op
@@ -85,19 +85,19 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 	if !errors.As(err, &be) {
 		return err
 	}
-	code := driver.Code(err)
+	code := model.Code(err)
 	text, ok := publicText[code]
 	sentinel := code.Sentinel()
 	if !ok || sentinel == nil {
-		code, text, sentinel = driver.Internal, "internal error", driver.ErrInternal
+		code, text, sentinel = model.Internal, "internal error", model.ErrInternal
 	}
 	var branches *driverutil.BranchesError
 	if errors.As(err, &branches) {
 		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
 	}
-	if errors.Is(err, driver.ErrOutcomeUnknown) {
+	if errors.Is(err, model.ErrOutcomeUnknown) {
 		p.unknown.Inc()
-		text, sentinel = unknownText, errors.Join(driver.ErrUnavailable, driver.ErrOutcomeUnknown)
+		text, sentinel = unknownText, errors.Join(model.ErrUnavailable, model.ErrOutcomeUnknown)
 	}
 	if !expected(code) {
 		p.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
@@ -111,10 +111,10 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 // Failure returns a record a listing could not read as a client may see
 // it: its ID, and as its object the ID or, for an object whose ID is not
 // known, a digest of the object's name that the log gives beside the name.
-func (p *Public) Failure(ctx context.Context, f *driver.RecordError) nswire.RecordError {
-	code := driver.Code(f.Err)
-	if code == driver.Unknown {
-		code = driver.Internal
+func (p *Public) Failure(ctx context.Context, f *model.RecordError) nswire.RecordError {
+	code := model.Code(f.Err)
+	if code == model.Unknown {
+		code = model.Internal
 	}
 	e := nswire.RecordError{Code: code.String()}
 	if f.ID.IsZero() {

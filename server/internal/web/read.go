@@ -8,13 +8,13 @@ import (
 	"io"
 	"net/http"
 
-	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/model"
 )
 
 // ReadBody reads the whole body of r, which the server has bounded to its
 // MaxBodyBytes and BodyTimeout before any handler runs: the one read of a
 // request body on every route. A body over the limit is a *TooLargeError
-// (a 413); one that cannot be read wraps driver.ErrInvalidArgument.
+// (a 413); one that cannot be read wraps model.ErrInvalidArgument.
 func ReadBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError
@@ -22,7 +22,7 @@ func ReadBody(r *http.Request) ([]byte, error) {
 		return nil, &TooLargeError{Limit: mbe.Limit}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading the body: %v", driver.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: reading the body: %v", model.ErrInvalidArgument, err)
 	}
 	return b, nil
 }
@@ -35,16 +35,16 @@ func (e *TooLargeError) Error() string {
 }
 
 // DecodeStrict decodes a request body into v, refusing unknown fields and
-// trailing data; its errors wrap driver.ErrInvalidArgument.
+// trailing data; its errors wrap model.ErrInvalidArgument.
 func DecodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: request body: %v", driver.ErrInvalidArgument, err)
+		return fmt.Errorf("%w: request body: %v", model.ErrInvalidArgument, err)
 	}
 	if dec.More() {
-		return fmt.Errorf("%w: request body: data after the JSON value", driver.ErrInvalidArgument)
+		return fmt.Errorf("%w: request body: data after the JSON value", model.ErrInvalidArgument)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/nswire"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
 
@@ -29,21 +30,21 @@ type Hub interface {
 type Lister interface {
 	// Scan yields every record of q (Prefix and the filters) that p may
 	// read, in ID order, and the records that could not be read as
-	// *driver.RecordError errors; another error ends it. It holds one
+	// *model.RecordError errors; another error ends it. It holds one
 	// backend page at a time.
-	Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*driver.Record, error]
+	Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*model.Record, error]
 	// Page reads the page of q for p at page token ("" for the first),
 	// of at most size entries. A malformed q (guard.CheckList), and a
 	// token of another query, scope or server key, are refused with
-	// driver.ErrInvalidArgument.
+	// model.ErrInvalidArgument.
 	Page(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, token string, size int) (Page, error)
 }
 
 // Page is one page of a listing.
 type Page struct {
-	Records []*driver.Record
-	Failed  []*driver.RecordError // the records that could not be read
-	Next    string                // the sealed token of the next page; "" when none
+	Records []*model.Record
+	Failed  []*model.RecordError // the records that could not be read
+	Next    string               // the sealed token of the next page; "" when none
 }
 
 // Event is one change of the backend, shared by every stream that gets
@@ -51,9 +52,9 @@ type Page struct {
 // the first stream that needs it.
 type Event struct {
 	driver.Event
-	lookup   func(driver.ID) (*driver.Record, error)
+	lookup   func(model.ID) (*model.Record, error)
 	recOnce  sync.Once
-	rec      *driver.Record
+	rec      *model.Record
 	recErr   error
 	dataOnce sync.Once
 	data     []byte
@@ -61,13 +62,13 @@ type Event struct {
 
 // NewEvent returns ev as streams share it; lookup reads its record (see
 // Record).
-func NewEvent(ev driver.Event, lookup func(driver.ID) (*driver.Record, error)) *Event {
+func NewEvent(ev driver.Event, lookup func(model.ID) (*model.Record, error)) *Event {
 	return &Event{Event: ev, lookup: lookup}
 }
 
 // Record returns the record of the event as read after it, read once for
 // every stream (with the server's context, not a stream's).
-func (e *Event) Record() (*driver.Record, error) {
+func (e *Event) Record() (*model.Record, error) {
 	e.recOnce.Do(func() { e.rec, e.recErr = e.lookup(e.ID) })
 	return e.rec, e.recErr
 }

@@ -1,8 +1,9 @@
-package driver
+package model
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -172,3 +173,26 @@ func names(err error, id ID) bool {
 	}
 	return strings.Contains(err.Error(), id.String())
 }
+
+// RecordError reports one record that List could not read. It wraps the
+// reason, typically ErrInternal for stored data that does not decode.
+type RecordError struct {
+	ID     ID     // the record, when its key gives the ID; zero otherwise
+	Object string // the file, key or item that could not be read
+	Err    error
+}
+
+// Error names the record and the object once each: most drivers' errors
+// name the object already.
+func (e *RecordError) Error() string {
+	msg := e.Err.Error()
+	if !strings.Contains(msg, e.Object) {
+		msg = e.Object + ": " + msg
+	}
+	if e.ID.IsZero() {
+		return msg
+	}
+	return fmt.Sprintf("record %s: %s", e.ID, msg)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }

@@ -1,4 +1,4 @@
-package driver
+package model
 
 import (
 	"encoding/json"
@@ -38,28 +38,6 @@ func TestCloneIsDeep(t *testing.T) {
 	c["m"].(map[string]any)["k"].([]any)[0] = "changed"
 	if o["m"].(map[string]any)["k"].([]any)[0] != "v" {
 		t.Fatal("Clone shares nested values")
-	}
-}
-
-func TestCondition(t *testing.T) {
-	a, b := RefValue("a", 5), RefValue("b", 5)
-	cases := []struct {
-		c         Condition
-		cur, next Value
-		want      bool
-	}{
-		{IfAbove(), a, RefValue("x", 6), true},
-		{IfAbove(), a, b, false},
-		{IfAtLeast(), a, b, true},
-		{IfAtLeast(), a, RefValue("x", 4), false},
-		{IfEquals(a), a, RefValue("x", 6), true},
-		{IfEquals(b), a, RefValue("x", 6), false},
-		{IfEquals(Value{V: 5}), a, RefValue("x", 6), false},
-	}
-	for i, c := range cases {
-		if got := c.c.Holds(c.cur, c.next); got != c.want {
-			t.Errorf("case %d: Holds = %v, want %v", i, got, c.want)
-		}
 	}
 }
 

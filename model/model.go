@@ -1,4 +1,4 @@
-package driver
+package model
 
 import (
 	"encoding/json"
@@ -351,4 +351,19 @@ func (r *Record) Clone() *Record {
 // {state: retracted, retracted_at: Unix seconds}.
 func RetractedStatus(at time.Time) Object {
 	return Object{"state": StateRetracted, "retracted_at": json.Number(strconv.FormatInt(at.Unix(), 10))}
+}
+
+// Heads are a ledger's two pointers: its commit head and its index.
+type Heads struct {
+	Head  Value
+	Index Value
+}
+
+// HeadsOf returns the heads of r, or an error wrapping ErrWrongKind when r
+// is not a ledger.
+func HeadsOf(r *Record) (Heads, error) {
+	if r.Head == nil || r.Index == nil {
+		return Heads{}, fmt.Errorf("%w: %s is a %s and has no head", ErrWrongKind, r.ID, r.Kind)
+	}
+	return Heads{Head: r.Head.Clone(), Index: r.Index.Clone()}, nil
 }

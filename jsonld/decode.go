@@ -1,9 +1,11 @@
 package jsonld
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -240,9 +242,7 @@ func (r *reader) finish() error {
 // value decodes raw JSON into JSON-normal values (exact json.Numbers). A
 // key repeated inside a member, or invalid UTF-8, is an error: the file is
 // corrupt, and picking one of the values would hide it.
-func value(raw json.RawMessage) (any, error) {
-	return jsonx.Decode(raw)
-}
+var value = jsonx.Decode
 
 func mustValue(raw json.RawMessage) any {
 	v, _ := value(raw)
@@ -316,7 +316,7 @@ func asObject(v any) (model.Object, bool) {
 	return model.Object(m), ok
 }
 
-// str, integer, ref and object read one known member: ok is false when it
+// str, integer, ref, object and boolean read one known member: ok is false when it
 // is absent or null, err non-nil when it is present but not of the kind.
 func (r *reader) str(name string) (string, bool, error) {
 	return readAs(r, name, asString, "a string")
@@ -332,6 +332,10 @@ func (r *reader) ref(name string) (string, bool, error) {
 
 func (r *reader) object(name string) (model.Object, bool, error) {
 	return readAs(r, name, asObject, "an object")
+}
+
+func (r *reader) boolean(name string) (bool, bool, error) {
+	return readAs(r, name, func(v any) (bool, bool) { b, ok := unwrap(v).(bool); return b, ok }, "a boolean")
 }
 
 // readAs reads member name with as; want names what as accepts, for the
@@ -382,45 +386,26 @@ var (
 )
 
 func (r *reader) identity() error {
-	f := r.f
-	var err error
-	errs := []error{}
-	keep := func(e error) {
-		if e != nil {
-			errs = append(errs, e)
-		}
-	}
-	var ok bool
-	var ledgerName, gsName string
-	ledgerName, _, err = r.ref("ledger")
+	f, errs := r.f, []error{}
+	keep := func(err error) { errs = append(errs, err) } // errors.Join drops the nils
+	ledgerName, _, err := r.ref("ledger")
 	keep(err)
-	gsName, _, err = r.str("name")
+	gsName, _, err := r.str("name")
 	keep(err)
-	f.Name = ledgerName
-	if f.Name == "" {
-		f.Name = gsName
-	}
+	f.Name = cmp.Or(ledgerName, gsName)
 	f.Branch, _, err = r.str("branch")
 	keep(err)
-	if v, has := r.vals["graphSourceDependencies"]; has && v != nil {
-		if f.Dependencies, ok = asStrings(v); !ok {
-			keep(fmt.Errorf("graphSourceDependencies is not a list of strings"))
-		}
+	f.Dependencies, _, err = readAs(r, "graphSourceDependencies", asStrings, "a list of strings")
+	keep(err)
+	absent, _, err := r.boolean("dependenciesAbsent")
+	keep(err)
+	if absent {
+		f.Dependencies = nil
 	}
-	if v, has := r.vals["dependenciesAbsent"]; has && v != nil {
-		absent, ok := unwrap(v).(bool)
-		if !ok {
-			keep(fmt.Errorf("dependenciesAbsent is not a boolean"))
-		} else if absent {
-			f.Dependencies = nil
-		}
-	}
-	if v, has := r.vals["retracted"]; has && v != nil {
-		b, ok := unwrap(v).(bool)
-		if !ok {
-			keep(fmt.Errorf("retracted is not a boolean"))
-		}
-		f.Retracted = &b
+	retracted, ok, err := r.boolean("retracted")
+	keep(err)
+	if ok {
+		f.Retracted = &retracted
 	}
 	f.CreatedAt, _, err = r.integer("createdAt")
 	keep(err)
@@ -438,12 +423,8 @@ func (r *reader) marks() error {
 	if r.f.Incarnation, _, err = r.str("incarnation"); err != nil {
 		return err
 	}
-	if v, has := r.vals["purged"]; has && v != nil {
-		b, ok := unwrap(v).(bool)
-		if !ok {
-			return fmt.Errorf("purged is not a boolean")
-		}
-		r.f.Purged = b
+	if r.f.Purged, _, err = r.boolean("purged"); err != nil {
+		return err
 	}
 	if r.f.PurgedAt, _, err = r.integer("purgedAt"); err != nil {
 		return err
@@ -753,23 +734,16 @@ func (r *reader) configPayload() (p model.Object, fields bool, err error) {
 			}
 		}
 	}
-	gs, ok, err := r.graphSourceConfig()
+	gs, ok, err := r.jsonText("graphSourceConfig")
 	if err != nil || !ok {
 		return p, fields, err
 	}
-	for k, v := range gs {
-		p[k] = v
-	}
+	maps.Copy(p, gs)
 	return p, true, nil
 }
 
 // configKeys are the ledger config payload keys of dedicated members.
 var configKeys = map[string]string{"defaultContextCid": "default_context", "configCid": "config_id"}
-
-// graphSourceConfig reads the graph-source config (see jsonText).
-func (r *reader) graphSourceConfig() (model.Object, bool, error) {
-	return r.jsonText("graphSourceConfig")
-}
 
 // jsonText reads an object member held as {"@value": "JSON text"},
 // {"@value": {...}}, or the JSON text alone.

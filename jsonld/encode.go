@@ -84,11 +84,10 @@ func Encode(rec *model.Record, opts EncodeOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{rec: rec, parts: opts.Parts, dialect: d, prefix: d.prefix(), prev: opts.Prev, used: map[int]bool{},
-		incarnation: opts.Incarnation, tombstone: opts.Tombstone, purgedAt: opts.PurgedAt, collectUntil: opts.CollectUntil,
-		branchOps: opts.BranchOps, writeID: opts.WriteID}
-	if w.prev == nil {
-		w.prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
+	opts.Dialect = d
+	w := &writer{EncodeOptions: opts, rec: rec, prefix: d.prefix(), used: map[int]bool{}}
+	if w.Prev == nil {
+		w.Prev = &File{ctx: &jsonContext{terms: map[string]string{}}, locals: map[string]int{}}
 	}
 	if err := w.build(); err != nil {
 		return nil, fmt.Errorf("%w: encode %s: %v", model.ErrInvalidArgument, rec.ID, err)
@@ -97,20 +96,12 @@ func Encode(rec *model.Record, opts EncodeOptions) ([]byte, error) {
 }
 
 type writer struct {
-	rec       *model.Record
-	parts     Part
-	dialect   Dialect
-	prefix    string
-	prev      *File
-	used      map[int]bool // prev members written
-	out       []member
-	preserved bool // some output depends on prev's @context
-
-	incarnation            string
-	tombstone              bool
-	purgedAt, collectUntil int64
-	branchOps              *[]BranchOp
-	writeID                string
+	EncodeOptions // Dialect parsed, Prev never nil
+	rec           *model.Record
+	prefix        string
+	used          map[int]bool // Prev members written
+	out           []member
+	preserved     bool // some output depends on Prev's @context
 }
 
 func (w *writer) graph() bool { return w.rec.Kind == model.GraphSource }
@@ -121,7 +112,7 @@ func (w *writer) owns(part Part) bool {
 	if part == HeadPart && w.graph() {
 		return false
 	}
-	return part != 0 && w.parts&part != 0
+	return part != 0 && w.Parts&part != 0
 }
 
 func (w *writer) build() error {
@@ -148,36 +139,36 @@ func (w *writer) build() error {
 // tombstone, and its times whenever the options set none (a new seal is
 // timed anew).
 func (w *writer) marks() {
-	if w.incarnation != "" {
-		w.emit("incarnation", w.incarnation)
+	if w.Incarnation != "" {
+		w.emit("incarnation", w.Incarnation)
 	}
-	if w.writeID != "" {
-		ids := append([]string{w.writeID}, w.prev.WriteIDs...)
+	if w.WriteID != "" {
+		ids := append([]string{w.WriteID}, w.Prev.WriteIDs...)
 		w.emit("writeIDs", ids[:min(len(ids), MaxWriteIDs)])
 	}
-	if w.tombstone {
+	if w.Tombstone {
 		w.emit("purged", true)
 	}
 	times := []struct {
 		name string
 		v    int64
-	}{{"purgedAt", w.purgedAt}, {"collectUntil", w.collectUntil}}
+	}{{"purgedAt", w.PurgedAt}, {"collectUntil", w.CollectUntil}}
 	for _, t := range times {
-		if w.tombstone && t.v != 0 {
+		if w.Tombstone && t.v != 0 {
 			w.emit(t.name, t.v)
-		} else if i, ok := w.prev.locals[t.name]; ok {
+		} else if i, ok := w.Prev.locals[t.name]; ok {
 			w.used[i] = true
 		}
 	}
-	if i, ok := w.prev.locals["purged"]; ok && !w.tombstone {
+	if i, ok := w.Prev.locals["purged"]; ok && !w.Tombstone {
 		w.used[i] = true
 	}
-	if w.branchOps == nil {
+	if w.BranchOps == nil {
 		return // prev's, if any, is kept by rest
 	}
-	if len(*w.branchOps) > 0 {
-		w.emit("branchOps", *w.branchOps)
-	} else if i, ok := w.prev.locals["branchOps"]; ok {
+	if len(*w.BranchOps) > 0 {
+		w.emit("branchOps", *w.BranchOps)
+	} else if i, ok := w.Prev.locals["branchOps"]; ok {
 		w.used[i] = true
 	}
 }
@@ -198,7 +189,7 @@ func (w *writer) unique() error {
 // writesID: every file carries its @id, except the Fluree v4 ledger index
 // file, which has none in Fluree's own files.
 func (w *writer) writesID() bool {
-	return !(w.dialect == FlureeV4 && !w.graph() && w.parts == IndexPart)
+	return !(w.Dialect == FlureeV4 && !w.graph() && w.Parts == IndexPart)
 }
 
 var (
@@ -218,9 +209,9 @@ var (
 
 func (w *writer) order() []string {
 	switch {
-	case w.dialect == FlureeV4 && w.graph():
+	case w.Dialect == FlureeV4 && w.graph():
 		return v4Graph
-	case w.dialect == FlureeV4:
+	case w.Dialect == FlureeV4:
 		return v4Ledger
 	case w.graph():
 		return specGraph
@@ -233,7 +224,7 @@ func (w *writer) order() []string {
 // as it was, since it may hold more than the model does.
 func (w *writer) slot(name string) error {
 	part := knownParts[name]
-	if i, ok := w.prev.locals[name]; ok && name == "branchPoint" && w.sameBranchPoint() {
+	if i, ok := w.Prev.locals[name]; ok && name == "branchPoint" && w.sameBranchPoint() {
 		return w.keep(i)
 	}
 	if w.owns(part) {
@@ -244,7 +235,7 @@ func (w *writer) slot(name string) error {
 		w.emit(name, v)
 		return nil
 	}
-	if i, ok := w.prev.locals[name]; ok {
+	if i, ok := w.Prev.locals[name]; ok {
 		return w.keep(i)
 	}
 	return nil
@@ -253,11 +244,11 @@ func (w *writer) slot(name string) error {
 // rest copies prev's remaining members that this file does not own, in
 // their original order.
 func (w *writer) rest() error {
-	for i, m := range w.prev.members {
+	for i, m := range w.Prev.members {
 		if w.used[i] || m.key == "@context" || m.key == "@id" || m.key == "@type" {
 			continue // @context and @id are written anew, @type by types
 		}
-		name, inVocab := local(w.prev.ctx.expandKey(m.key))
+		name, inVocab := local(w.Prev.ctx.expandKey(m.key))
 		if inVocab && w.owns(knownParts[name]) {
 			continue // replaced, or cleared, by this file
 		}
@@ -271,7 +262,7 @@ func (w *writer) rest() error {
 // keep copies prev's member i, re-keyed into this file's prefix when it is
 // in the vocabulary.
 func (w *writer) keep(i int) error {
-	m := w.prev.members[i]
+	m := w.Prev.members[i]
 	key, err := w.rekey(m.key)
 	if err != nil {
 		return err
@@ -286,7 +277,7 @@ func (w *writer) keep(i int) error {
 // vocabulary, else the key as it was, or its IRI when its prefix is this
 // file's (which now means the vocabulary).
 func (w *writer) rekey(key string) (string, error) {
-	iri := w.prev.ctx.expandKey(key)
+	iri := w.Prev.ctx.expandKey(key)
 	if name, ok := local(iri); ok {
 		return w.prefix + ":" + name, nil
 	}
@@ -304,8 +295,8 @@ func (w *writer) rekey(key string) (string, error) {
 // the same.
 func (w *writer) emit(name string, v any) {
 	raw := mustJSON(v)
-	if i, ok := w.prev.locals[name]; ok && w.prev.ctx.terms[w.prefix] == Vocab {
-		if old := w.prev.members[i].raw; sameValue(name, old, raw) {
+	if i, ok := w.Prev.locals[name]; ok && w.Prev.ctx.terms[w.prefix] == Vocab {
+		if old := w.Prev.members[i].raw; sameValue(name, old, raw) {
 			raw = old
 		}
 		w.used[i] = true
@@ -384,7 +375,7 @@ func (w *writer) bytes() ([]byte, error) {
 	if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
 		return nil, fmt.Errorf("%w: encode %s: %v", model.ErrInternal, w.rec.ID, err)
 	}
-	if w.dialect == Spec {
+	if w.Dialect == Spec {
 		out.WriteByte('\n')
 	}
 	return out.Bytes(), nil
@@ -394,7 +385,7 @@ func (w *writer) bytes() ([]byte, error) {
 // from prev may depend on it.
 func (w *writer) context() json.RawMessage {
 	own := member{key: w.prefix, raw: mustJSON(Vocab)}
-	raw := w.prev.ctxRaw
+	raw := w.Prev.ctxRaw
 	if !w.preserved || len(raw) == 0 {
 		return objectJSON([]member{own})
 	}
@@ -433,7 +424,7 @@ func objectJSON(members []member) json.RawMessage {
 // the source type, then any further types prev had.
 func (w *writer) types() error {
 	if !w.owns(Identity) {
-		if i, ok := w.prev.locals["@type"]; ok {
+		if i, ok := w.Prev.locals["@type"]; ok {
 			return w.keep(i)
 		}
 		return nil
@@ -449,7 +440,7 @@ func (w *writer) types() error {
 			}
 			list = append(list, st)
 		}
-	case w.dialect == Spec:
+	case w.Dialect == Spec:
 		list = []string{w.iri("db:Database"), w.iri("db:LedgerSource")}
 	default:
 		list = []string{w.iri("db:LedgerSource")}
@@ -461,8 +452,8 @@ func (w *writer) types() error {
 
 func (w *writer) emitType(list []string) {
 	raw := mustJSON(list)
-	if i, ok := w.prev.locals["@type"]; ok && w.prev.ctx.terms[w.prefix] == Vocab && sameValue("@type", w.prev.members[i].raw, raw) {
-		raw = w.prev.members[i].raw
+	if i, ok := w.Prev.locals["@type"]; ok && w.Prev.ctx.terms[w.prefix] == Vocab && sameValue("@type", w.Prev.members[i].raw, raw) {
+		raw = w.Prev.members[i].raw
 	}
 	w.out = append(w.out, member{key: "@type", raw: raw})
 }
@@ -470,14 +461,14 @@ func (w *writer) emitType(list []string) {
 // extraTypes returns prev's @type entries that are neither a kind class nor
 // the source type, as written (they may rely on prev's @context).
 func (w *writer) extraTypes(have []string) []string {
-	i, ok := w.prev.locals["@type"]
+	i, ok := w.Prev.locals["@type"]
 	if !ok {
 		return nil
 	}
-	list, _ := asStrings(mustValue(w.prev.members[i].raw))
+	list, _ := asStrings(mustValue(w.Prev.members[i].raw))
 	var extra []string
 	for _, t := range list {
-		c := w.prev.ctx.compactIRI(t)
+		c := w.Prev.ctx.compactIRI(t)
 		if slices.Contains(graphClasses, c) || slices.Contains(ledgerClasses, c) || c == w.rec.SourceType || slices.Contains(have, t) {
 			continue
 		}
@@ -490,7 +481,7 @@ func (w *writer) extraTypes(have []string) []string {
 // graphClass is the class prev gave the graph source, else IndexSource, or
 // MappedSource for a mapping (R2rmlMapping, IcebergMapping).
 func (w *writer) graphClass() string {
-	for _, c := range w.prev.Classes {
+	for _, c := range w.Prev.Classes {
 		if slices.Contains(graphClasses, c) {
 			return c
 		}

@@ -44,11 +44,11 @@ func (w *writer) identity(name string) (any, bool) {
 		// Fluree's reader requires the list: in its dialect an absent one
 		// is written empty and marked by dependenciesAbsent.
 		if r.Dependencies == nil {
-			return []string{}, w.graph() && w.dialect == FlureeV4
+			return []string{}, w.graph() && w.Dialect == FlureeV4
 		}
 		return r.Dependencies, w.graph()
 	case "dependenciesAbsent":
-		return true, w.graph() && w.dialect == FlureeV4 && r.Dependencies == nil
+		return true, w.graph() && w.Dialect == FlureeV4 && r.Dependencies == nil
 	case "createdAt":
 		return number(r.CreatedAt), r.CreatedAt != 0
 	case "retracted":
@@ -74,9 +74,9 @@ func (w *writer) head(name string) (any, bool) {
 	case "t":
 		return number(h.V), true
 	case "ledgerCommit":
-		return map[string]any{"@id": ref.Address}, born && w.dialect == Spec
+		return map[string]any{"@id": ref.Address}, born && w.Dialect == Spec
 	case "commitCid":
-		return ref.Address, born && w.dialect == FlureeV4
+		return ref.Address, born && w.Dialect == FlureeV4
 	}
 	return nil, false
 }
@@ -90,7 +90,7 @@ func (w *writer) index(name string) (any, bool) {
 	if !born {
 		return nil, false
 	}
-	spec, v4 := w.dialect == Spec, w.dialect == FlureeV4
+	spec, v4 := w.Dialect == Spec, w.Dialect == FlureeV4
 	switch name {
 	case "ledgerIndex":
 		if spec {
@@ -128,7 +128,7 @@ func (w *writer) status(name string) (any, bool, error) {
 		}
 		return state, true, nil
 	case "statusV":
-		return number(s.V), w.dialect == Spec || !w.graph() || s.V != 1, nil
+		return number(s.V), w.Dialect == Spec || !w.graph() || s.V != 1, nil
 	case "statusMeta":
 		meta := without(s.Payload, "state")
 		return meta, len(meta) > 0, nil
@@ -151,7 +151,7 @@ func (w *writer) config(name string) (any, bool, error) {
 		return nil, false, nil
 	}
 	if name == "configV" {
-		return number(c.V), w.dialect == Spec || !w.graph() || c.V != 1, nil
+		return number(c.V), w.Dialect == Spec || !w.graph() || c.V != 1, nil
 	}
 	if w.graph() {
 		return w.graphConfig(name)
@@ -190,7 +190,7 @@ func (w *writer) graphConfig(name string) (any, bool, error) {
 	p := w.rec.Config.Payload
 	if p == nil {
 		// Fluree v4 requires the member: an unborn config is "{}" at configV 0.
-		return map[string]any{"@value": "{}"}, w.dialect == FlureeV4, nil
+		return map[string]any{"@value": "{}"}, w.Dialect == FlureeV4, nil
 	}
 	text, err := p.MarshalJSON()
 	if err != nil {
@@ -215,6 +215,6 @@ func (w *writer) branchPoint() json.RawMessage {
 // sameBranchPoint reports whether the record's source and branch point are
 // what prev's file says.
 func (w *writer) sameBranchPoint() bool {
-	a, b := w.rec.BranchPoint, w.prev.BranchPoint
-	return w.rec.SourceBranch == w.prev.SourceBranch && (a == nil) == (b == nil) && (a == nil || *a == *b)
+	a, b := w.rec.BranchPoint, w.Prev.BranchPoint
+	return w.rec.SourceBranch == w.Prev.SourceBranch && (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -279,7 +280,7 @@ func (w *writer) keep(i int) error {
 func (w *writer) rekey(key string) (string, error) {
 	iri := w.Prev.ctx.expandKey(key)
 	if name, ok := local(iri); ok {
-		return w.prefix + ":" + name, nil
+		return w.key(name), nil
 	}
 	p, _, ok := strings.Cut(key, ":")
 	if !ok || p != w.prefix {
@@ -295,15 +296,13 @@ func (w *writer) rekey(key string) (string, error) {
 // the same.
 func (w *writer) emit(name string, v any) {
 	raw := mustJSON(v)
-	if i, ok := w.Prev.locals[name]; ok && w.Prev.ctx.terms[w.prefix] == Vocab {
-		if old := w.Prev.members[i].raw; sameValue(name, old, raw) {
+	if i, ok := w.Prev.locals[name]; ok {
+		if old := w.Prev.members[i].raw; w.Prev.ctx.terms[w.prefix] == Vocab && sameValue(name, old, raw) {
 			raw = old
 		}
 		w.used[i] = true
-	} else if ok {
-		w.used[i] = true
 	}
-	w.out = append(w.out, member{key: w.prefix + ":" + name, raw: raw})
+	w.out = append(w.out, member{key: w.key(name), raw: raw})
 }
 
 // sameValue compares two encodings of member name: JSON values compared by
@@ -339,12 +338,8 @@ func withoutType(v any) any {
 	if !ok {
 		return v
 	}
-	c := make(map[string]any, len(m))
-	for k, e := range m {
-		if k != "@type" {
-			c[k] = e
-		}
-	}
+	c := maps.Clone(m)
+	delete(c, "@type")
 	return c
 }
 
@@ -361,18 +356,8 @@ func mustJSON(v any) json.RawMessage {
 
 // bytes assembles the file: @context first, then the members, indented.
 func (w *writer) bytes() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"@context":`)
-	buf.Write(w.context())
-	for _, m := range w.out {
-		buf.WriteByte(',')
-		buf.Write(mustJSON(m.key))
-		buf.WriteByte(':')
-		buf.Write(m.raw)
-	}
-	buf.WriteByte('}')
 	var out bytes.Buffer
-	if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
+	if err := json.Indent(&out, objectJSON(append([]member{{key: "@context", raw: w.context()}}, w.out...)), "", "  "); err != nil {
 		return nil, fmt.Errorf("%w: encode %s: %v", model.ErrInternal, w.rec.ID, err)
 	}
 	if w.Dialect == Spec {
@@ -496,10 +481,10 @@ func (w *writer) graphClass() string {
 // file's prefix; other IRIs stay as they are.
 func (w *writer) iri(s string) string {
 	if name, ok := strings.CutPrefix(s, ModelPrefix+":"); ok {
-		return w.prefix + ":" + name
+		return w.key(name)
 	}
 	if name, ok := local(s); ok {
-		return w.prefix + ":" + name
+		return w.key(name)
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"nameservice.dev/nameservice/internal/jsonx"
@@ -32,10 +33,10 @@ const SystemVocab = "https://ns.flur.ee/system#"
 // model.ErrInvalidArgument that says what is missing or ambiguous.
 func ConnectionURL(data []byte) (string, error) {
 	cfg, err := parseConfig(data)
-	if err != nil {
-		return "", fmt.Errorf("%w: connection config: %v", model.ErrInvalidArgument, err)
+	u := ""
+	if err == nil {
+		u, err = cfg.url()
 	}
-	u, err := cfg.url()
 	if err != nil {
 		return "", fmt.Errorf("%w: connection config: %v", model.ErrInvalidArgument, err)
 	}
@@ -129,19 +130,10 @@ func systemName(ctx *jsonContext, s string) string {
 	return s
 }
 
-func (n *node) is(t string) bool {
-	for _, x := range n.types {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
 func (c *config) ofType(t string) []*node {
 	var out []*node
 	for _, n := range c.nodes {
-		if n.is(t) {
+		if slices.Contains(n.types, t) {
 			out = append(out, n)
 		}
 	}
@@ -358,11 +350,7 @@ func validName(s string, min int) bool {
 	if len(s) < min || len(s) > 255 {
 		return false
 	}
-	for _, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	}) < 0
 }

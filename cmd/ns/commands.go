@@ -290,15 +290,18 @@ func openNS(ctx context.Context, url, cfg string, opts ...nameservice.Option) (*
 }
 
 // printOutcome prints a push's outcome and returns errNotApplied when it was
-// not applied.
-func (c *call) printOutcome(out nameservice.Outcome) error {
-	if c.json {
+// not applied; a push that failed with err prints nothing and returns err.
+func (c *call) printOutcome(out nameservice.Outcome, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case c.json:
 		if err := c.printJSON(map[string]any{"applied": out.Applied, "current": out.Current}); err != nil {
 			return err
 		}
-	} else if out.Applied {
+	case out.Applied:
 		fmt.Fprintf(c.stdout, "applied: %v\n", out.Current)
-	} else {
+	default:
 		fmt.Fprintf(c.stdout, "not applied; current: %v\n", out.Current)
 	}
 	if !out.Applied {
@@ -314,19 +317,17 @@ func (c *call) printJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"error": err.Error()})
-		fmt.Fprintf(c.stdout, "%s\n", b)
-		return fmt.Errorf("cannot print: %w", err)
+		err = fmt.Errorf("cannot print: %w", err)
 	}
 	fmt.Fprintf(c.stdout, "%s\n", b)
-	return nil
+	return err
 }
 
 func (c *call) done(msg string) error {
 	if c.json {
 		return c.printJSON(map[string]any{"ok": true})
-	} else {
-		fmt.Fprintln(c.stdout, msg)
 	}
+	fmt.Fprintln(c.stdout, msg)
 	return nil
 }
 

@@ -23,11 +23,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			out, err := c.ns.PublishCommit(c.ctx, c.args[0], t, c.args[2])
-			if err != nil {
-				return err
-			}
-			return c.printOutcome(out)
+			return c.printOutcome(c.ns.PublishCommit(c.ctx, c.args[0], t, c.args[2]))
 		}}
 	commands["publish-index"] = publishIndexCommand()
 	commands["cas-ref"] = casRefCommand()
@@ -91,13 +87,10 @@ func casRefCommand() *command {
 				return usagef("cas-ref needs --expect-none, --expect-t 0 (unborn), or --expect-t T with --expect-address A")
 			}
 			out, err := c.ns.CompareAndSetRef(c.ctx, c.args[0], concern, expected, nameservice.Ref{Address: c.args[3], T: t})
-			if err != nil {
-				return err
-			}
-			if none && !out.Applied && out.Current.Unborn() {
+			if err == nil && none && !out.Applied && out.Current.Unborn() {
 				fmt.Fprintf(c.stderr, "ns: %s exists, its %s unborn: --expect-none expects no record; --expect-t 0 expects an unborn %s\n", c.args[0], concern, concern)
 			}
-			return c.printOutcome(out)
+			return c.printOutcome(out, err)
 		}}
 }
 
@@ -140,17 +133,13 @@ func pushCommand(usage, summary, example string, concern nameservice.Concern) *c
 				return err
 			}
 			if cur.V != expV {
-				return c.printOutcome(nameservice.Outcome{Current: cur})
+				return c.printOutcome(nameservice.Outcome{Current: cur}, nil)
 			}
 			push := c.ns.PushStatus
 			if concern == nameservice.Config {
 				push = c.ns.PushConfig
 			}
-			out, err := push(c.ctx, c.args[0], cur, nameservice.Value{V: expV + 1, Payload: payload})
-			if err != nil {
-				return err
-			}
-			return c.printOutcome(out)
+			return c.printOutcome(push(c.ctx, c.args[0], cur, nameservice.Value{V: expV + 1, Payload: payload}))
 		}}
 }
 
@@ -261,10 +250,7 @@ func publishIndexCommand() *command {
 			default:
 				out, err = c.ns.PublishIndex(c.ctx, c.args[0], t, c.args[2])
 			}
-			if err != nil {
-				return err
-			}
-			return c.printOutcome(out)
+			return c.printOutcome(out, err)
 		}}
 }
 

@@ -116,8 +116,7 @@ func allowed(w http.ResponseWriter, p *auth.Principal, id model.ID, need access)
 // bodyError answers a body that could not be read: 413 for one over the
 // limit.
 func bodyError(w http.ResponseWriter, err error) {
-	var tl *web.TooLargeError
-	if errors.As(err, &tl) {
+	if _, ok := errors.AsType[*web.TooLargeError](err); ok {
 		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: model.InvalidArgument.String()}))
 		return
 	}

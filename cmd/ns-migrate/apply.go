@@ -26,8 +26,8 @@ func conflictf(format string, args ...any) error {
 }
 
 func isConflict(err error) bool {
-	var ce *conflictError
-	return errors.As(err, &ce)
+	_, ok := errors.AsType[*conflictError](err)
+	return ok
 }
 
 // copier writes source records into the target.

@@ -179,8 +179,7 @@ func checkPrefix(p string) (string, error) {
 // purge would remove them.
 func refuseUsedPrefix(ctx context.Context, ns *nameservice.NameService, prefix, finish string) error {
 	for r, err := range ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true, PageSize: 1}) {
-		var re *nameservice.RecordError
-		if err != nil && !errors.As(err, &re) {
+		if _, unreadable := errors.AsType[*nameservice.RecordError](err); err != nil && !unreadable {
 			return err
 		}
 		what := "a record"

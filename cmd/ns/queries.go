@@ -142,9 +142,9 @@ func printRecords(c *call, what, header string, recs iter.Seq2[*nameservice.Reco
 	}
 	bad := 0
 	for rec, err := range recs {
-		var re *nameservice.RecordError
+		_, unreadable := errors.AsType[*nameservice.RecordError](err)
 		switch {
-		case err != nil && errors.As(err, &re):
+		case unreadable:
 			bad++
 			fmt.Fprintln(c.stderr, "ns:", err)
 			continue

@@ -76,6 +76,6 @@ func Usagef(format string, args ...any) error { return UsageError{fmt.Sprintf(fo
 
 // IsUsage reports whether err is, or wraps, a UsageError.
 func IsUsage(err error) bool {
-	var ue UsageError
-	return errors.As(err, &ue)
+	_, ok := errors.AsType[UsageError](err)
+	return ok
 }

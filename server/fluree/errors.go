@@ -57,18 +57,15 @@ func decodeFluree(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	body, err := web.ReadBody(r)
-	if err != nil {
-		var tl *web.TooLargeError
-		if errors.As(err, &tl) {
-			WriteError(w, http.StatusRequestEntityTooLarge, err.Error())
-			return false
-		}
+	if _, ok := errors.AsType[*web.TooLargeError](err); ok {
+		WriteError(w, http.StatusRequestEntityTooLarge, err.Error())
+		return false
+	} else if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return false
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || !json.Valid(body) {
+		if _, syntax := errors.AsType[*json.SyntaxError](err); syntax || errors.Is(err, io.ErrUnexpectedEOF) || !json.Valid(body) {
 			WriteError(w, http.StatusBadRequest, "Failed to parse the request body as JSON: "+err.Error())
 			return false
 		}

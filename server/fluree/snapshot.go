@@ -141,8 +141,7 @@ const (
 // carry (err says which). The log names the record by its ID only.
 func (a *API) skip(ctx context.Context, route string, id model.ID, err error) {
 	reason := skipUnreadable
-	var ne errNotExpressible
-	if errors.As(err, &ne) {
+	if _, ok := errors.AsType[errNotExpressible](err); ok {
 		reason = skipNotExpressible
 	}
 	a.skipped.WithLabelValues(route, reason).Inc()

@@ -81,8 +81,7 @@ func expected(c model.ErrorCode) bool {
 // returned it, else op and the description of its code, logging err unless
 // it is an ordinary outcome (not found, already exists, wrong kind).
 func (p *Public) Error(ctx context.Context, op string, err error) error {
-	var be *guard.BackendError
-	if !errors.As(err, &be) {
+	if _, ok := errors.AsType[*guard.BackendError](err); !ok {
 		return err
 	}
 	code := model.Code(err)
@@ -91,8 +90,7 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 	if !ok || sentinel == nil {
 		code, text, sentinel = model.Internal, "internal error", model.ErrInternal
 	}
-	var branches *driverutil.BranchesError
-	if errors.As(err, &branches) {
+	if branches, ok := errors.AsType[*driverutil.BranchesError](err); ok {
 		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
 	}
 	if errors.Is(err, model.ErrOutcomeUnknown) {

@@ -17,8 +17,7 @@ import (
 // (a 413); one that cannot be read wraps model.ErrInvalidArgument.
 func ReadBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, &TooLargeError{Limit: mbe.Limit}
 	}
 	if err != nil {

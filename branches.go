@@ -1,6 +1,7 @@
 package nameservice
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,9 +82,7 @@ func resentBranchOp(ctx context.Context, err, refusal error) error {
 
 // sourceOf returns the source ID of branch id: name:from, main by default.
 func sourceOf(id model.ID, from string) (model.ID, error) {
-	if from == "" {
-		from = model.DefaultBranch
-	}
+	from = cmp.Or(from, model.DefaultBranch)
 	src, err := model.ParseID(id.Name + ":" + from)
 	if err != nil {
 		return src, fmt.Errorf("source branch: %w", err)

@@ -290,9 +290,6 @@ func (t *checkT) runCleanups() {
 func (t *checkT) result(name string, d time.Duration) CaseResult {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.status
-	if s == "" {
-		s = Pass
-	}
+	s := cmp.Or(t.status, Pass)
 	return CaseResult{Name: name, Status: s, Duration: d, Message: strings.Join(t.msgs, "; ")}
 }

@@ -1,6 +1,7 @@
 package jsonld
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -24,10 +25,7 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	if err := checkNames(id, def); err != nil {
 		return nil, err
 	}
-	kind := def.Kind
-	if kind == "" {
-		kind = model.Ledger
-	}
+	kind := cmp.Or(def.Kind, model.Ledger)
 	rec := &model.Record{ID: id, Meta: model.Meta{
 		Kind: kind, SourceType: def.SourceType, Dependencies: slices.Clone(def.Dependencies),
 		CreatedAt: def.CreatedAt, SourceBranch: def.SourceBranch, Branches: def.Branches,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -23,10 +24,7 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := req.id
-	from := body.From
-	if from == "" {
-		from = model.DefaultBranch
-	}
+	from := cmp.Or(body.From, model.DefaultBranch)
 	src, err := model.ParseID(id.Name + ":" + from)
 	if err != nil {
 		writeError(w, fmt.Errorf("create branch %s: source branch: %w", id, err))

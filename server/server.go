@@ -17,6 +17,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -144,14 +145,8 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	opts.BodyTimeout = driverutil.Positive(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.WriteTimeout = driverutil.Positive(opts.WriteTimeout, DefaultWriteTimeout)
 	opts.IdempotencyCacheBytes = driverutil.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	reg := opts.Registry
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	reg := cmp.Or(opts.Registry, prometheus.NewRegistry())
 	m := newMetrics(reg)
 	s := &Server{
 		ns: ns, opts: opts, log: log, mux: http.NewServeMux(), metrics: m,

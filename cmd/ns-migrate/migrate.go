@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -273,10 +274,7 @@ func (t *tally) add(r outcome) {
 }
 
 func (t *tally) print(r outcome) {
-	id := r.id
-	if id == "" {
-		id = "(no record)"
-	}
+	id := cmp.Or(r.id, "(no record)")
 	switch {
 	case r.diff != "":
 		t.prog.println(t.stdout, fmt.Sprintf("%s %s: the target differs (-source +target):\n%s", r.result, id, r.diff))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"strconv"
@@ -100,10 +101,7 @@ func branchList(c *call, name string) error {
 }
 
 func branchRow(rec *nameservice.Record) string {
-	src := rec.SourceBranch
-	if src == "" {
-		src = "-"
-	}
+	src := cmp.Or(rec.SourceBranch, "-")
 	return strings.Join([]string{oneLine(rec.ID.Branch), oneLine(src), strconv.FormatInt(rec.Head.V, 10),
 		strconv.FormatInt(rec.Branches, 10), strconv.FormatBool(rec.Retracted)}, "\t")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -283,9 +284,7 @@ func openNS(ctx context.Context, url, cfg string, opts ...nameservice.Option) (*
 	case url == "":
 		url = os.Getenv("NAMESERVICE_URL")
 	}
-	if url == "" {
-		url = DefaultURL
-	}
+	url = cmp.Or(url, DefaultURL)
 	return nameservice.Open(ctx, url, opts...)
 }
 

@@ -13,6 +13,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"net/url"
@@ -53,9 +54,7 @@ func New(d driver.Driver, cfg Config) *Instruments {
 	if !cfg.Enabled() {
 		return nil
 	}
-	if cfg.Backend == "" {
-		cfg.Backend = BackendOf(d)
-	}
+	cfg.Backend = cmp.Or(cfg.Backend, BackendOf(d))
 	return newInstruments(cfg)
 }
 

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -86,13 +87,8 @@ func newJWKS(cfg OIDCConfig, now func() time.Time) (*jwks, error) {
 	if cfg.MinRefresh <= 0 {
 		cfg.MinRefresh = DefaultJWKSMinRefresh
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	client := cfg.Client
-	if client == nil {
-		client = &http.Client{Timeout: jwksFetchTimeout}
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	client := cmp.Or(cfg.Client, &http.Client{Timeout: jwksFetchTimeout})
 	c := *client
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 5 {
@@ -272,9 +268,6 @@ func (a *Authenticator) verifyOIDC(jws *jose.JSONWebSignature) (*Principal, erro
 	if err := c.checkTimes(a.now()); err != nil {
 		return nil, err
 	}
-	name := c.identity()
-	if name == "" {
-		name = c.Iss
-	}
+	name := cmp.Or(c.identity(), c.Iss)
 	return c.principal(name), nil
 }

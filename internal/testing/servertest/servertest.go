@@ -5,6 +5,7 @@ package servertest
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
@@ -53,9 +54,7 @@ func StartOn(t testing.TB, d driver.Driver, opts server.Options) *Server {
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return FixedNow }
 	}
-	if opts.PollInterval == 0 {
-		opts.PollInterval = 20 * time.Millisecond
-	}
+	opts.PollInterval = cmp.Or(opts.PollInterval, 20*time.Millisecond)
 	srv := server.New(ns, opts)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { _ = srv.Close(); hs.Close(); _ = ns.Close() })

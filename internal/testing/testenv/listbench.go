@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -29,10 +30,7 @@ const ListSizesEnv = "NS_BENCH_LIST_SIZES"
 // 1000 and 10000. It fails the benchmark on a count that is not positive.
 func ListSizes(tb testing.TB) []int {
 	tb.Helper()
-	spec := os.Getenv(ListSizesEnv)
-	if spec == "" {
-		spec = "1000,10000"
-	}
+	spec := cmp.Or(os.Getenv(ListSizesEnv), "1000,10000")
 	var sizes []int
 	for _, f := range strings.Split(spec, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

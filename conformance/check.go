@@ -77,14 +77,7 @@ type GroupResult struct {
 }
 
 // Failed reports whether a case of the group failed.
-func (g GroupResult) Failed() bool {
-	for _, c := range g.Cases {
-		if c.Status == Fail {
-			return true
-		}
-	}
-	return false
-}
+func (g GroupResult) Failed() bool { return g.Count(Fail) > 0 }
 
 // Count returns how many cases ended with status s.
 func (g GroupResult) Count(s Status) int {
@@ -106,15 +99,7 @@ type Report struct {
 
 // Failed reports whether any case failed or the run was interrupted.
 func (r Report) Failed() bool {
-	if r.Interrupted {
-		return true
-	}
-	for _, g := range r.Groups {
-		if g.Failed() {
-			return true
-		}
-	}
-	return false
+	return r.Interrupted || slices.ContainsFunc(r.Groups, GroupResult.Failed)
 }
 
 // Check runs the suite against the store open reaches, from a program

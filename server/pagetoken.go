@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 
 	"golang.org/x/crypto/chacha20poly1305"
@@ -109,11 +110,7 @@ func (ts *PageTokenKey) open(tok string, binding []byte) (position, error) {
 // its read scope, and the query. Each field is length-prefixed, so that no
 // two different bindings encode alike.
 func binding(p *auth.Principal, q nameservice.ListOptions) []byte {
-	exact := make([]string, 0, len(p.Exact))
-	for id := range p.Exact {
-		exact = append(exact, id)
-	}
-	slices.Sort(exact)
+	exact := slices.Sorted(maps.Keys(p.Exact))
 	read := slices.Clone(p.Read)
 	slices.Sort(read)
 	var b []byte

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -116,12 +117,7 @@ func quoteKey(k string) string {
 func writeCompletion(w io.Writer, tmpl string, caseLine func(key, words string) string) error {
 	c := completionWords()
 	var flagCases, subCases strings.Builder
-	keys := make([]string, 0, len(c.flags))
-	for k := range c.flags {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.flags)) {
 		flagCases.WriteString(caseLine(quoteKey(k), strings.Join(c.flags[k], " ")))
 	}
 	for _, g := range c.groups {

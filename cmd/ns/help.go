@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -66,12 +68,7 @@ func listCommands() []namedCommand {
 }
 
 func subNames(cmd *command) []string {
-	names := make([]string, 0, len(cmd.subs))
-	for n := range cmd.subs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(cmd.subs))
 }
 
 // help serves ns help [COMMAND [SUBCOMMAND]].

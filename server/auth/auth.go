@@ -53,12 +53,7 @@ type Principal struct {
 func (p *Principal) Key() string { return p.key }
 
 func covers(prefixes []string, id string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(id, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(id, p) })
 }
 
 // CanRead reports whether p may read record id (normalised).

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -149,12 +150,7 @@ func (st *eventsState) initial(ctx context.Context) []*model.Record {
 			if k == model.GraphSource {
 				ids = st.q.graphSources
 			}
-			sorted := make([]string, 0, len(ids))
-			for id := range ids {
-				sorted = append(sorted, id)
-			}
-			slices.Sort(sorted)
-			for _, s := range sorted {
+			for _, s := range slices.Sorted(maps.Keys(ids)) {
 				id, _ := model.ParseID(s)
 				if rec, err := st.a.NS.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)

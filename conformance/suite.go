@@ -420,9 +420,7 @@ func (e *env) ids(names ...string) []string {
 
 func ref(addr string, t int64) nameservice.Value { return nameservice.RefValue(addr, t) }
 
-func status(v int64, state string, extra nameservice.Object) nameservice.Value {
-	return nameservice.StatusValue(v, state, extra)
-}
+var status = nameservice.StatusValue
 
 func config(v int64, p nameservice.Object) nameservice.Value {
 	return nameservice.Value{V: v, Payload: p}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"nameservice.dev/nameservice/server/fluree"
 )
@@ -77,8 +76,4 @@ func (m *metrics) observe(route, method string, status int, d time.Duration) {
 	if status != http.StatusOK || (route != "GET /ns/v1/watch" && route != fluree.EventsRoute) {
 		m.latency.WithLabelValues(route).Observe(d.Seconds())
 	}
-}
-
-func metricsHandler(reg *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

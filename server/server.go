@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/driverutil"
@@ -175,7 +176,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m := s.mux
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	m.HandleFunc("GET /readyz", s.ready)
-	m.Handle("GET /metrics", metricsHandler(reg))
+	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	m.HandleFunc("GET /openapi.yaml", serveOpenAPI)
 
 	p := nswire.Prefix

@@ -111,15 +111,8 @@ func listCommand() *command {
 			if pageSize < 0 {
 				return usagef("--page-size %d is negative (0 is the driver's default)", pageSize)
 			}
-			return list(c, opts)
+			return printRecords(c, "list", "ID\tKIND\tCOMMIT_T\tINDEX_T\tSTATUS\tRETRACTED", c.ns.List(c.ctx, opts), tableRow)
 		}}
-}
-
-// list prints every record (a table for a person, else JSON lines), names
-// each one that could not be read or printed on stderr and goes on, and
-// fails at the end when there was any.
-func list(c *call, opts nameservice.ListOptions) error {
-	return printRecords(c, "list", "ID\tKIND\tCOMMIT_T\tINDEX_T\tSTATUS\tRETRACTED", c.ns.List(c.ctx, opts), tableRow)
 }
 
 // printRecords prints the records recs yields: a table with header and a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"nameservice.dev/nameservice/internal/jsonx"
@@ -203,9 +204,7 @@ func (c *jsonContext) addObject(raw json.RawMessage) error {
 		}
 	}
 	// A definition may itself be a compact IRI ("ledgerCommit": "f:ledgerCommit").
-	for k, v := range defs {
-		c.terms[k] = v
-	}
+	maps.Copy(c.terms, defs)
 	for k, v := range defs {
 		c.terms[k] = c.expandIRI(v, false)
 	}

@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"bytes"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -59,9 +60,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Error500After:
 		answer(w, r, Error500)
 	default:
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
+		maps.Copy(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(respBody)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"maps"
 	"testing"
 	"time"
 
@@ -39,9 +40,7 @@ func (is Issuer) Token(t testing.TB, claims map[string]any) string {
 // Claims are the claims of a token of is valid for an hour, with extra.
 func (is Issuer) Claims(extra map[string]any) map[string]any {
 	c := map[string]any{"iss": is.DID, "exp": time.Now().Add(time.Hour).Unix()}
-	for k, v := range extra {
-		c[k] = v
-	}
+	maps.Copy(c, extra)
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 )
 
 // Sizes of the branch race: branchCreates concurrent creates from one
@@ -19,7 +20,7 @@ const (
 
 // groupBranches tests driver.Brancher, an optional capability: without it
 // each case checks that DropBranch answers ErrUnsupported.
-var groupBranches = optional(hasBrancher, func(e *env) error { return e.ns.DropBranch(e.ctx, e.id("db")) }, group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
+var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e.ns.DropBranch(e.ctx, e.id("db")) }, group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
 	{name: "CreateFromHead", quick: true, run: func(e *env) {
 		e.init("db")
 		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))

@@ -14,7 +14,7 @@ import (
 
 // groupCollect tests driver.Collector, an optional capability: without it
 // each case checks that Collect answers ErrUnsupported.
-var groupCollect = optional(hasCollector, func(e *env) error {
+var groupCollect = optional(has[driver.Collector], func(e *env) error {
 	_, err := e.ns.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix})
 	return err
 }, group{name: "Collect", guarantee: "collection: a collector removes what purges left once old enough, and never harms a live, re-created or contended record", alone: true, cases: []testCase{

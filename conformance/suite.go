@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -92,10 +91,8 @@ func runOrder() []group {
 
 // short is 0 for a group with a long case, 1 for the others.
 func short(g group) int {
-	for _, c := range g.cases {
-		if c.long {
-			return 0
-		}
+	if slices.ContainsFunc(g.cases, func(c testCase) bool { return c.long }) {
+		return 0
 	}
 	return 1
 }
@@ -181,13 +178,9 @@ func optional(has func(*nameservice.NameService) bool, unsupported func(e *env) 
 	return g
 }
 
-func hasBrancher(ns *nameservice.NameService) bool {
-	var b driver.Brancher
-	return ns.As(&b)
-}
-
-func hasCollector(ns *nameservice.NameService) bool {
-	var c driver.Collector
+// has reports whether ns's driver has capability C (driver.Brancher, ...).
+func has[C any](ns *nameservice.NameService) bool {
+	var c C
 	return ns.As(&c)
 }
 
@@ -320,34 +313,30 @@ func (e *env) wantErr(err, target error) {
 // applied returns a check that fails unless the push was applied and
 // reports want as current: e.applied(want)(ns.PublishCommit(...)).
 func (e *env) applied(want nameservice.Value) func(nameservice.Outcome, error) {
-	return func(out nameservice.Outcome, err error) { e.t.Helper(); e.checkApplied(out, err, want) }
-}
-
-func (e *env) checkApplied(out nameservice.Outcome, err error, want nameservice.Value) {
-	e.t.Helper()
-	e.must(err)
-	if !out.Applied {
-		e.t.Fatalf("not applied; current %v, want applied %v", out.Current, want)
-	}
-	if !out.Current.Equal(want) {
-		e.t.Fatalf("applied, but outcome current = %v, want %v", out.Current, want)
+	return func(out nameservice.Outcome, err error) {
+		e.t.Helper()
+		e.must(err)
+		if !out.Applied {
+			e.t.Fatalf("not applied; current %v, want applied %v", out.Current, want)
+		}
+		if !out.Current.Equal(want) {
+			e.t.Fatalf("applied, but outcome current = %v, want %v", out.Current, want)
+		}
 	}
 }
 
 // rejected returns a check that fails unless the push was not applied and
 // carries current.
 func (e *env) rejected(current nameservice.Value) func(nameservice.Outcome, error) {
-	return func(out nameservice.Outcome, err error) { e.t.Helper(); e.checkRejected(out, err, current) }
-}
-
-func (e *env) checkRejected(out nameservice.Outcome, err error, current nameservice.Value) {
-	e.t.Helper()
-	e.must(err)
-	if out.Applied {
-		e.t.Fatalf("applied, want not applied with current %v", current)
-	}
-	if !out.Current.Equal(current) {
-		e.t.Fatalf("not applied with current %v, want current %v", out.Current, current)
+	return func(out nameservice.Outcome, err error) {
+		e.t.Helper()
+		e.must(err)
+		if out.Applied {
+			e.t.Fatalf("applied, want not applied with current %v", current)
+		}
+		if !out.Current.Equal(current) {
+			e.t.Fatalf("not applied with current %v, want current %v", out.Current, current)
+		}
 	}
 }
 

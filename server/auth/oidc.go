@@ -125,19 +125,15 @@ func (j *jwks) key(kid string) (jose.JSONWebKey, error) {
 	fresh := j.now().Sub(j.fetched) < j.cfg.CacheTTL
 	mayFetch := j.now().Sub(j.tried) >= j.cfg.MinRefresh
 	j.mu.Unlock()
-	if ok && fresh || !mayFetch {
-		if ok {
-			return k, nil
+	if !(ok && fresh) && mayFetch {
+		_, err, _ := j.group.Do("", func() (any, error) { return nil, j.refresh() })
+		if err != nil {
+			j.cfg.Logger.Warn("cannot fetch the OIDC issuer's keys", slog.String("jwks_url", j.cfg.JWKSURL), slog.String("error", err.Error()))
 		}
-		return k, fmt.Errorf("no key %q in the issuer's key set", kid)
+		j.mu.Lock()
+		k, ok = j.keys[kid]
+		j.mu.Unlock()
 	}
-	_, err, _ := j.group.Do("", func() (any, error) { return nil, j.refresh() })
-	if err != nil {
-		j.cfg.Logger.Warn("cannot fetch the OIDC issuer's keys", slog.String("jwks_url", j.cfg.JWKSURL), slog.String("error", err.Error()))
-	}
-	j.mu.Lock()
-	k, ok = j.keys[kid]
-	j.mu.Unlock()
 	if !ok {
 		return k, fmt.Errorf("no key %q in the issuer's key set", kid)
 	}

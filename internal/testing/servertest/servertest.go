@@ -67,9 +67,7 @@ func (s *Server) Call(t *testing.T, method, path, body string, header ...string)
 	resp := s.Do(t, method, path, body, header...)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	return resp.StatusCode, string(b)
 }
 
@@ -82,9 +80,7 @@ func (s *Server) Do(t *testing.T, method, path, body string, header ...string) *
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, s.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -99,9 +95,7 @@ func (s *Server) Do(t *testing.T, method, path, body string, header ...string) *
 		}
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	return resp
 }
 
@@ -143,9 +137,7 @@ func (s *Server) Stream(t testing.TB, path string) *SSE {
 		req.Header.Set("Authorization", "Bearer "+s.Token)
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
@@ -171,12 +163,8 @@ func (s *SSE) Next(t testing.TB) string {
 		for {
 			line, err := s.r.ReadString('\n')
 			b.WriteString(line)
-			if err != nil {
+			if err != nil || line == "\n" {
 				ch <- res{b.String(), err}
-				return
-			}
-			if line == "\n" {
-				ch <- res{b.String(), nil}
 				return
 			}
 		}
@@ -233,9 +221,7 @@ func AuthServer(t *testing.T, trusted Issuer) *Server {
 		},
 		TrustedIssuers: []string{trusted.DID},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	s := Start(t, server.Options{Auth: a, MaxBodyBytes: 4096})
 	ctx := context.Background()
 	Must(t, s.NS.Init(ctx, "t1/db"))

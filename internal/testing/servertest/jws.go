@@ -23,9 +23,7 @@ type Issuer struct {
 func NewIssuer(t testing.TB) Issuer {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	return Issuer{Priv: priv, DID: auth.DIDKey(pub)}
 }
 
@@ -54,16 +52,10 @@ func (is Issuer) RawToken(t testing.TB, payload string) string {
 func SignCompact(t testing.TB, key jose.SigningKey, opts *jose.SignerOptions, payload []byte) string {
 	t.Helper()
 	signer, err := jose.NewSigner(key, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	jws, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	s, err := jws.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	return s
 }

@@ -203,12 +203,7 @@ func LongDigestCID() string {
 }
 
 // Must fails the test on err.
-func Must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var Must = testenv.Must
 
 // AuthServer serves with two static tokens (tenant "t1/" read-write, and a
 // reader of everything) and one trusted Issuer.

@@ -87,9 +87,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	tb.Helper()
 	bin, err := nsBinary()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	cmd := exec.Command(bin, append([]string{"--url", url, "list"}, args...)...)
 	var stderr strings.Builder
 	var lines lineCounter
@@ -193,9 +191,7 @@ func PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 func procStatusMB(tb testing.TB, key string) float64 {
 	tb.Helper()
 	kb, err := statusKB("/proc/self/status", key)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	return float64(kb) / 1024
 }
 
@@ -272,16 +268,12 @@ func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, 
 	}
 	src := filepath.Join(dir, "ns@v2", tmpl.ID.Name)
 	ents, err := os.ReadDir(src)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	files := map[string]string{}
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".json") {
 			data, err := os.ReadFile(filepath.Join(src, e.Name()))
-			if err != nil {
-				tb.Fatal(err)
-			}
+			Must(tb, err)
 			files[e.Name()] = string(data)
 		}
 	}

@@ -40,14 +40,10 @@ func S3IgnoringDeletePreconditions(t testing.TB, target string, creds aws.Creden
 func s3Dropping(t testing.TB, target string, creds aws.CredentialsProvider, drop func(*http.Request) bool) string {
 	t.Helper()
 	up, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }) // as S3 signs
 	c, err := creds.Retrieve(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		out, _ := http.NewRequestWithContext(r.Context(), r.Method, up.Scheme+"://"+up.Host+r.URL.RequestURI(), bytes.NewReader(body))

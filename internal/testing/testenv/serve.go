@@ -35,9 +35,7 @@ func ServeCLI(tb testing.TB, url string, args ...string) *ServeProcess {
 func NSBinary(tb testing.TB) string {
 	tb.Helper()
 	bin, err := nsBinary()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	return bin
 }
 
@@ -54,9 +52,7 @@ func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 func BareServe(tb testing.TB, url string) *ServeProcess {
 	tb.Helper()
 	bin, err := bareBinary()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	return start(tb, exec.Command(bin, url))
 }
 
@@ -72,9 +68,7 @@ func StartCmd(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
 func start(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
 	tb.Helper()
 	p, err := startProcess(tb, cmd)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	return p
 }
 
@@ -156,14 +150,10 @@ func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 		return -1, -1
 	}
 	rss, err := statusKB(dir+"/status", "VmRSS")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	f()
 	hwm, err := statusKB(dir+"/status", "VmHWM")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, err)
 	return float64(hwm) / 1024, float64(rss) / 1024
 }
 

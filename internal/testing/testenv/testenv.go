@@ -79,3 +79,11 @@ func endpoint(t testing.TB, env, server string) string {
 	}
 	return v
 }
+
+// Must fails the test on err.
+func Must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -53,9 +53,7 @@ func WatchLatency(b *testing.B, l WatchLoad, open func(context.Context) (<-chan 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch, err := open(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	Must(b, err)
 	w := &watchWaiter{sent: map[string]time.Time{}}
 	done := make(chan struct{})
 	go func() {

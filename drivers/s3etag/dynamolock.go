@@ -207,7 +207,13 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 	}
 	opCtx, cancel := context.WithDeadline(ctx, acquired.Add(l.cfg.Timeout))
 	defer cancel()
-	return op(opCtx)
+	err = op(opCtx)
+	if err != nil && ctx.Err() == nil && opCtx.Err() != nil {
+		// The lease ran out, not the caller's time: the write may still
+		// land, so the outcome is unknown (maybeApplied holds).
+		return fmt.Errorf("s3: %s: %w: the write was not done within its lock lease (%v); its outcome is unknown", key, model.ErrUnavailable, l.cfg.Timeout)
+	}
+	return err
 }
 
 // checkPrecond checks pc against key's current ETag.

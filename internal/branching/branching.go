@@ -204,22 +204,34 @@ func unknown(err error) bool {
 // source, as driver.Brancher says; see the protocol above.
 func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
-	tok, start := newToken(), time.Now()
-	op := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: rec.ID.String(), Token: tok, Incarnation: tok, At: start.UnixMilli(), Delta: 1}
+	tok := newToken()
+	op := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: rec.ID.String(), Token: tok, Incarnation: tok, Delta: 1}
+	// The window runs from the entry's time as recorded, which each
+	// attempt stamps afresh: waiting out other writers of a contended
+	// source must not use it up (nor make the entry stale on arrival). An
+	// entry found recorded tells its own time.
+	recorded := func(ops []jsonld.BranchOp) bool {
+		i := slices.IndexFunc(ops, func(o jsonld.BranchOp) bool { return o.Token == tok })
+		if i >= 0 {
+			op.At = ops[i].At
+		}
+		return i >= 0
+	}
 	err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
-		if has(b.Ops, tok) {
+		if recorded(b.Ops) {
 			return false, nil // recorded by an attempt whose answer was lost
 		}
 		if err := liveSource(s, b); err != nil {
 			return false, err
 		}
+		op.At = time.Now().UnixMilli()
 		b.Ops, b.Branches = append(slices.Clone(b.Ops), op), b.Branches+1
 		return true, nil
-	}, hasOp(tok))
+	}, recorded)
 	if err != nil {
 		return err
 	}
-	err = s.Create(ctx, rec, tok, start.Add(CreateWindow))
+	err = s.Create(ctx, rec, tok, time.UnixMilli(op.At).Add(CreateWindow))
 	if err != nil && unknown(err) {
 		return err // left for a settler
 	}

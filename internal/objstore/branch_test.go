@@ -187,3 +187,51 @@ func TestBranchCreateRefusedWhileDropping(t *testing.T) {
 	}
 	e.wantBranches("db", 1)
 }
+
+// contendedStore is a memStore whose object key is rewritten by "another
+// writer" before each Put of it until until, a second apart, so that every
+// conditional write of it fails.
+type contendedStore struct {
+	*memStore
+	key   string
+	until time.Time
+}
+
+func (s *contendedStore) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	if key == s.key && time.Now().Before(s.until) {
+		time.Sleep(time.Second)
+		o, _, _ := s.memStore.Get(ctx, key)
+		if _, err := s.memStore.Put(ctx, key, o, objstore.Precondition{}); err != nil {
+			return "", err
+		}
+	}
+	return s.memStore.Put(ctx, key, data, pc)
+}
+
+// TestBranchCreateWindowAfterContention: a create that waits out other
+// writers of its source longer than branching.CreateWindow before its entry
+// is recorded still creates the branch, since the window runs from the
+// entry's recording.
+func TestBranchCreateWindowAfterContention(t *testing.T) {
+	t.Parallel()
+	e := newBranchEnv(t, jsonld.LayoutB)
+	key := ""
+	for k := range e.st.objs {
+		if strings.HasSuffix(k, "db/main.json") {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatalf("no defining file of db:main among %v", e.st.objs)
+	}
+	st := &contendedStore{memStore: e.st, key: key, until: time.Now().Add(branching.CreateWindow + time.Second)}
+	ns := nameservice.New(memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})})
+	if _, err := ns.CreateBranch(e.ctx, "db:late", nameservice.BranchOptions{}); err != nil {
+		t.Fatalf("create after %v of contention: %v", branching.CreateWindow, err)
+	}
+	e.wantBranches("db", 1)
+	e.wantNoSteps("db")
+	if _, err := e.ns.Lookup(e.ctx, "db:late"); err != nil {
+		t.Fatalf("lookup of the branch: %v", err)
+	}
+}

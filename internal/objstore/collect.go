@@ -256,6 +256,12 @@ func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *ob
 	return nil
 }
 
+// errLeft stops the collection of one record, left to the next run (the
+// mark stays until then, or expires).
+var errLeft = errors.New("left for the next run")
+
+const lostReason = "the store's answer was lost; the next run removes it"
+
 // hold writes the collector's mark at key under pc and returns its tag;
 // "" when the key changed meanwhile or the outcome is unknown (reported as
 // kept: the next run decides).
@@ -277,7 +283,7 @@ func (c *collector) hold(ctx context.Context, key, id string, pc Precondition, p
 		c.report(key, id, false, "written by another process while being collected")
 		return "", nil
 	case c.r.maybeApplied(err) && ctx.Err() == nil:
-		c.report(key, id, false, "the store's answer was lost; the next run removes it")
+		c.report(key, id, false, lostReason)
 		return "", nil
 	}
 	return "", err
@@ -294,6 +300,9 @@ func (c *collector) removeOne(ctx context.Context, key string, pc Precondition, 
 	case errors.Is(err, ErrMissing):
 	case errors.Is(err, ErrPrecondition):
 		c.report(key, id, false, "written by another process while being collected")
+	case c.r.maybeApplied(err) && ctx.Err() == nil:
+		c.report(key, id, false, lostReason)
+		return errLeft
 	default:
 		return err
 	}
@@ -304,6 +313,9 @@ func (c *collector) removeOne(ctx context.Context, key string, pc Precondition, 
 // it is left to the next run (its mark expires), otherwise err is
 // returned.
 func (c *collector) stopped(ctx context.Context, key, id string, err error) error {
+	if errors.Is(err, errLeft) {
+		return nil
+	}
 	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		c.report(key, id, false, fmt.Sprintf("not removed within %s; the next run removes it", collectWindow))
 		return nil

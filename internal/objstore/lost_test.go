@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -344,4 +348,88 @@ func TestStaleDefiningFile(t *testing.T) {
 	if rec.Index == nil || rec.Index.V != 5 || rec.Index.Payload["address"] != "i5b" {
 		t.Fatalf("index after both pushes = %v; want v5 i5b", rec.Index)
 	}
+}
+
+// deleteLosingStore loses the answer of one Delete, after skip others,
+// before or after applying it.
+type deleteLosingStore struct {
+	*memStore
+	skip    int
+	applied bool
+	lost    bool
+}
+
+func (s *deleteLosingStore) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
+	if s.lost || s.skip > 0 {
+		s.skip--
+		return s.memStore.Delete(ctx, key, pc)
+	}
+	s.lost = true
+	if s.applied {
+		if err := s.memStore.Delete(ctx, key, pc); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("delete %s: %w", key, errLostAnswer)
+}
+
+func (*deleteLosingStore) MaybeApplied(err error) bool { return errors.Is(err, errLostAnswer) }
+
+// TestCollectRemovalLost: a collector whose removal's answer is lost (of a
+// file of the record, or of its own mark) reports what it kept and leaves
+// it to the next run, which removes it; a lost answer is no failure of the
+// run.
+func TestCollectRemovalLost(t *testing.T) {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+		for _, skip := range []int{0, 1} {
+			for _, applied := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/skip%d/applied=%v", l, skip, applied), func(t *testing.T) {
+					e := newLossEnv(t, l, objstore.Config{})
+					e.must(e.plain.Init(e.ctx, "db"))
+					_, err := e.plain.PublishIndex(e.ctx, "db", 1, "i1")
+					e.must(err)
+					e.must(e.plain.Purge(e.ctx, "db"))
+					st := &deleteLosingStore{memStore: e.st, skip: skip, applied: applied}
+					gc := nameservice.New(memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})})
+					var lost []string
+					stats, err := gc.Collect(e.ctx, nameservice.CollectOptions{Report: func(c nameservice.Collected) {
+						if !c.Removed && strings.Contains(c.Reason, "answer was lost") {
+							lost = append(lost, c.Object)
+						}
+					}})
+					if err != nil {
+						t.Fatalf("collect with a lost answer: %v, want it left to the next run", err)
+					}
+					if !st.lost || len(lost) != 1 || stats.Kept != 1 {
+						t.Fatalf("collect reported %v lost (stats %+v), want the one object whose answer was lost", lost, stats)
+					}
+					e.st.expireMarks()
+					if _, err := gc.Collect(e.ctx, nameservice.CollectOptions{}); err != nil {
+						t.Fatalf("the next run: %v", err)
+					}
+					if keys := e.st.keys(); len(keys) != 0 {
+						t.Fatalf("left after the next run: %v", keys)
+					}
+				})
+			}
+		}
+	}
+}
+
+// expireMarks moves every collector's mark's f:collectUntil into the past,
+// as if its hold had run out.
+func (m *memStore) expireMarks() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	until := regexp.MustCompile(`(collectUntil"\s*:\s*)(\{"@value"\s*:\s*)?\d+`)
+	for k, o := range m.objs {
+		o.data = until.ReplaceAll(o.data, []byte("${1}${2}1"))
+		m.objs[k] = o
+	}
+}
+
+func (m *memStore) keys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.objs))
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -246,4 +248,56 @@ func consoleListingWithoutJS(t *testing.T, path, url string) {
 	if strings.Contains(text, "bulk/db-00000:main") || !strings.Contains(text, "bulk/") {
 		t.Error("without JavaScript the next page is not the next records")
 	}
+}
+
+// TestConsoleClosesStreamsOfPagesLeft: each console page keeps a stream
+// of changes open; one the browser left must close it, or after six pages
+// (a browser's connections per host) the next one waits for a stream to
+// time out. After each of ten page loads in one tab, the server holds one
+// stream: the page shown.
+func TestConsoleClosesStreamsOfPagesLeft(t *testing.T) {
+	t.Parallel()
+	path := chromium(t)
+	dir := t.TempDir()
+	ns, err := nameservice.Open(context.Background(), "file://"+dir)
+	must(t, err)
+	must(t, ns.Init(context.Background(), "shop"))
+	must(t, ns.Close())
+	srv := startServe(t, buildNS(t), "file://"+dir, "--insecure-no-auth")
+	ctx := browser(t, path)
+	pages := []string{"/ui", "/ui/lag", "/ui/record/shop:main"}
+	for i := range 10 {
+		must(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+pages[i%len(pages)]), chromedp.WaitVisible(chromedp.ID("live"))))
+		if err := waitStreams(srv.URL, 1); err != nil {
+			t.Fatalf("after page load %d (%s): %v", i+1, pages[i%len(pages)], err)
+		}
+	}
+}
+
+// waitStreams waits until the server at url reports n event streams open
+// (nameservice_sse_subscribers): a stream closes when the server sees its
+// connection go, which takes a moment, and it may take as long as it
+// likes: without the close it never comes.
+func waitStreams(url string, n int) error {
+	want := fmt.Sprintf("nameservice_sse_subscribers %d\n", n)
+	var last string
+	for range 600 {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), want) {
+			return nil
+		}
+		if i := strings.Index(string(b), "\nnameservice_sse_subscribers "); i >= 0 {
+			last = strings.SplitN(string(b[i+1:]), "\n", 2)[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the server still reports %q, want %d stream(s) open", last, n)
 }

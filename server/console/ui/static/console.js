@@ -124,4 +124,11 @@
     updateChart(ch);
     updateRecord(ch);
   });
+  // A page left behind (kept in the back/forward cache) would hold its
+  // stream open, and a browser gives a host six connections over HTTP/1.1:
+  // after six pages every new one waited for a stream to time out. Close it
+  // when the page goes; a page brought back from the cache reloads, so its
+  // rows are current again.
+  window.addEventListener("pagehide", () => es.close());
+  window.addEventListener("pageshow", (e) => { if (e.persisted) location.reload(); });
 })();

@@ -19,9 +19,10 @@ import (
 )
 
 // slowAnswers is a proxy in front of the S3 server that, while slow is
-// set, forwards each request of that method at once and holds its answer
-// back for delay: the write lands, its answer comes late.
-func slowAnswers(t *testing.T, endpoint string, delay time.Duration) (proxyURL string, slow *atomic.Value, held *atomic.Int64) {
+// set to a method, forwards each request of that method to a defining file
+// (main.json) at once and holds its answer back until the client gives up
+// waiting: the write lands, its answer never comes.
+func slowAnswers(t *testing.T, endpoint string) (proxyURL string, slow *atomic.Value, held *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(endpoint)
 	if err != nil {
@@ -31,14 +32,14 @@ func slowAnswers(t *testing.T, endpoint string, delay time.Duration) (proxyURL s
 	slow, held = &atomic.Value{}, &atomic.Int64{}
 	slow.Store("")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != slow.Load().(string) {
+		if r.Method != slow.Load().(string) || !strings.HasSuffix(r.URL.Path, "/main.json") {
 			proxy.ServeHTTP(w, r)
 			return
 		}
 		rec := httptest.NewRecorder()
 		proxy.ServeHTTP(rec, r.Clone(context.WithoutCancel(r.Context())))
 		held.Add(1)
-		time.Sleep(delay)
+		<-r.Context().Done()
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
@@ -56,10 +57,10 @@ func slowAnswers(t *testing.T, endpoint string, delay time.Duration) (proxyURL s
 func TestLockLeaseCutsWrite(t *testing.T) {
 	t.Parallel()
 	endpoint, bucket := newBucket(t)
-	proxyURL, slow, held := slowAnswers(t, endpoint, 1500*time.Millisecond)
+	proxyURL, slow, held := slowAnswers(t, endpoint)
 	cfg := baseConfig(proxyURL, bucket, jsonld.LayoutB)
 	cfg.Prefix = "lease"
-	cfg.Lock = newLockTable(t, 500*time.Millisecond)
+	cfg.Lock = newLockTable(t, 8*time.Second) // long enough for the requests not held back
 	ctx := context.Background()
 	d, err := s3etag.Open(ctx, cfg)
 	if err != nil {

@@ -267,12 +267,39 @@ func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, 
 		}
 		return done, false, err
 	}
+	if strangers(def, objs[1:]) {
+		// The files were read in parallel, and one read may come back
+		// long after the others (the SDK retrying it): a file of another
+		// token is debris of an earlier record only if the defining
+		// file, read again after it, is still def's record. Otherwise it
+		// may be the value of a record created since the defining file
+		// was read, which a seal (a tombstone over it) would erase.
+		same, err := r.sameIncarnation(ctx, id, files[0].Key, &cached{doc: def})
+		if err != nil || !same {
+			return false, false, err
+		}
+	}
 	sealed, lostSeal, err := r.seal(ctx, id, def, files[1:], objs[1:])
 	if err != nil || !sealed {
 		return false, lostSeal, err
 	}
 	done, err = r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
 	return done, lostSeal, err
+}
+
+// strangers reports whether objs hold a file that is not part of the
+// record whose defining file is def: one of another token, or one that
+// does not decode.
+func strangers(def *jsonld.File, objs []*object) bool {
+	for _, o := range objs {
+		if o == nil {
+			continue
+		}
+		if doc, err := jsonld.Decode(o.data); err != nil || !belongs(def, doc) {
+			return true
+		}
+	}
+	return false
 }
 
 // readObjects reads keys in parallel, without decoding; nil entries are

@@ -171,9 +171,12 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 // conditional on its tag with f:purged and f:purgedAt added, its value
 // kept, or, where there is none or it is debris of another record, writes
 // a bare tombstone with the record's token, IfAbsent or on the debris'
-// tag). Then it replaces the defining file, conditional on its tag, by a
-// mark (see mark): the record is gone from then on. Until then readers
-// still see every value; a push meeting a sealed file waits for the purge
+// tag). A file of another token is debris only when the defining file,
+// read again after it, still holds the record: a read that came back late
+// may hold a file of a record created since, which is left alone. Then it
+// replaces the defining file, conditional on its tag, by a mark (see
+// mark): the record is gone from then on. Until then readers still see
+// every value; a push meeting a sealed file waits for the purge
 // (a writer with a cached tag meets the failed precondition first), so
 // nothing is written to the record once sealed. A purge that stops after
 // sealing leaves the record readable but its sealed concerns refuse pushes

@@ -171,9 +171,12 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 // conditional on its tag with f:purged and f:purgedAt added, its value
 // kept, or, where there is none or it is debris of another record, writes
 // a bare tombstone with the record's token, IfAbsent or on the debris'
-// tag). Then it replaces the defining file, conditional on its tag, by a
-// mark (see mark): the record is gone from then on. Until then readers
-// still see every value; a push meeting a sealed file waits for the purge
+// tag). A file of another token is debris only when the defining file,
+// read again after it, still holds the record: a read that came back late
+// may hold a file of a record created since, which is left alone. Then it
+// replaces the defining file, conditional on its tag, by a mark (see
+// mark): the record is gone from then on. Until then readers still see
+// every value; a push meeting a sealed file waits for the purge
 // (a writer with a cached tag meets the failed precondition first), so
 // nothing is written to the record once sealed. A purge that stops after
 // sealing leaves the record readable but its sealed concerns refuse pushes
@@ -267,12 +270,39 @@ func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, 
 		}
 		return done, false, err
 	}
+	if strangers(def, objs[1:]) {
+		// The files were read in parallel, and one read may come back
+		// long after the others (the SDK retrying it): a file of another
+		// token is debris of an earlier record only if the defining
+		// file, read again after it, is still def's record. Otherwise it
+		// may be the value of a record created since the defining file
+		// was read, which a seal (a tombstone over it) would erase.
+		same, err := r.sameIncarnation(ctx, id, files[0].Key, &cached{doc: def})
+		if err != nil || !same {
+			return false, false, err
+		}
+	}
 	sealed, lostSeal, err := r.seal(ctx, id, def, files[1:], objs[1:])
 	if err != nil || !sealed {
 		return false, lostSeal, err
 	}
 	done, err = r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
 	return done, lostSeal, err
+}
+
+// strangers reports whether objs hold a file that is not part of the
+// record whose defining file is def: one of another token, or one that
+// does not decode.
+func strangers(def *jsonld.File, objs []*object) bool {
+	for _, o := range objs {
+		if o == nil {
+			continue
+		}
+		if doc, err := jsonld.Decode(o.data); err != nil || !belongs(def, doc) {
+			return true
+		}
+	}
+	return false
 }
 
 // readObjects reads keys in parallel, without decoding; nil entries are

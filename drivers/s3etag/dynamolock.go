@@ -42,7 +42,7 @@ type LockConfig struct {
 	Timeout  time.Duration
 	SkewRate int
 	TTL      time.Duration // how long lock records stay before DynamoDB's TTL removes them
-	Poll     time.Duration // how often a waiter re-checks the object
+	Poll     time.Duration // how soon a waiter first re-checks the object (then less often, up to 4 × Poll)
 
 	HTTPClient  dynamodb.HTTPClient
 	Credentials aws.CredentialsProvider
@@ -238,7 +238,7 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 // successful write ends the wait with a failed precondition.
 func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc objstore.Precondition) (int64, time.Time, error) {
 	var held *lease
-	for {
+	for waits := 0; ; waits++ {
 		takeover := held != nil && time.Since(held.seen) > held.timeout*time.Duration(l.cfg.SkewRate)
 		start := time.Now()
 		gen, cur, err := l.try(ctx, path, sk, held, takeover)
@@ -252,7 +252,9 @@ func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk strin
 			cur.seen = time.Now()
 			held = cur
 		}
-		if err := driverutil.Sleep(ctx, l.cfg.Poll/2+driverutil.Jitter(l.cfg.Poll/2, l.cfg.Poll/2, 0)); err != nil {
+		// Backing off: many waiters re-checking every Poll flooded a
+		// loaded DynamoDB until its answers timed out.
+		if err := driverutil.Sleep(ctx, l.cfg.Poll/2+driverutil.Jitter(l.cfg.Poll/2, 7*l.cfg.Poll/2, waits)); err != nil {
 			return 0, time.Time{}, err
 		}
 		if err := checkPrecond(ctx, d, key, pc); err != nil {

@@ -39,7 +39,7 @@ type CheckOptions struct {
 	// them); the others are left out of the report. A name no group has is
 	// reported as a failed group.
 	Groups []string
-	// CaseTimeout bounds each case (default 2 minutes).
+	// CaseTimeout bounds each case (default 5 minutes).
 	CaseTimeout time.Duration
 	// LeaseTTL is the TTL of the leases the lease cases take (default 3 s,
 	// against go test's 1 s): a store across a network needs room for a

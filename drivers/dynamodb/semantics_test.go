@@ -413,3 +413,57 @@ func TestDeleteResend(t *testing.T) {
 		t.Fatalf("lookup after a purge sent after its resend's check = %v, want not found: the check left a token behind", err)
 	}
 }
+
+// TestCreateResend: a resend of a create (driver.Write.Resend: ns serve
+// marks a client's retry so, on an instance that may not have seen the
+// first attempt) writes nothing. The replicated DynamoDB campaign (seed
+// 2145108244) found why: a create's first attempt, on one instance, failed
+// (the ID was taken) and that answer was kept for the client's resends; the
+// record was purged; the resend, on another instance, created it; and the
+// client then got the first instance's "already exists" for a write that
+// had landed. A resend is done when the record is the create's own or its
+// token shows an earlier attempt landed (even on a record purged or
+// replaced since), and outcome unknown otherwise; its check leaves no token
+// behind, so an attempt still on its way creates for real.
+func TestCreateResend(t *testing.T) {
+	first, other := nameservice.New(openDriver(t)), nameservice.New(openDriver(t)) // two instances
+	ctx := context.Background()
+	id := "createresend" + testenv.RandomHex(3)
+	must(t, other.Init(ctx, id))
+	w := driver.Write{ID: driver.NewWriteID()}
+	if err := first.Init(driver.WithWrite(ctx, w), id); !errors.Is(err, model.ErrAlreadyExists) {
+		t.Fatalf("create of a taken ID = %v, want already exists", err)
+	}
+	must(t, other.Purge(ctx, id))
+	resend := driver.WithWrite(ctx, driver.Write{ID: w.ID, Resend: true})
+	if err := other.Init(resend, id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a create refused earlier, record purged since = %v, want outcome unknown", err)
+	}
+	if _, err := other.Lookup(ctx, id); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("lookup after the resend = %v, want not found: the resend created the record", err)
+	}
+	must(t, other.Init(ctx, id))
+	if err := other.Init(resend, id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a create, the ID another's = %v, want outcome unknown", err)
+	}
+
+	landed := driver.Write{ID: driver.NewWriteID()}
+	again := driver.WithWrite(ctx, driver.Write{ID: landed.ID, Resend: true})
+	must(t, other.Purge(ctx, id))
+	must(t, first.Init(driver.WithWrite(ctx, landed), id))
+	must(t, other.Init(again, id)) // the record is the create's own
+	must(t, other.Purge(ctx, id))
+	must(t, other.Init(again, id)) // purged since: the token tells
+	must(t, other.Init(ctx, id))
+	must(t, other.Init(again, id)) // replaced since: the token tells
+
+	must(t, other.Purge(ctx, id))
+	late := driver.Write{ID: driver.NewWriteID()}
+	if err := other.Init(driver.WithWrite(ctx, driver.Write{ID: late.ID, Resend: true}), id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a create, no attempt on record = %v, want outcome unknown", err)
+	}
+	must(t, first.Init(driver.WithWrite(ctx, late), id))
+	if _, err := other.Lookup(ctx, id); err != nil {
+		t.Fatalf("lookup after a create sent after its resend's check = %v: the check left a token behind", err)
+	}
+}

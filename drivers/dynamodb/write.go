@@ -33,14 +33,18 @@ const maxTxAttempts = 6
 // taken (even by a single stray item) and returns an error wrapping
 // model.ErrAlreadyExists, unless the meta item returned is of this
 // create's incarnation: then an earlier attempt of it landed. The
-// transaction's token makes every attempt of the write, resends from other
-// processes included, land at most once (see transact).
+// transaction's token makes every attempt of the write land at most once
+// (see transact). A resend (driver.Write.Resend) writes nothing: see
+// resendCreate.
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	w := driver.WriteOf(ctx)
 	op := "create " + rec.ID.String()
+	if w.Resend {
+		return d.resendCreate(ctx, op, w, rec.ID)
+	}
 	items, err := recordItems(rec, d.nowMS(), w.ID)
 	if err != nil {
 		return fmt.Errorf("dynamodb: %s: %w", op, err)
@@ -66,6 +70,35 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 		d.incs.put(rec.ID.String(), sk, w.ID)
 	}
 	return nil
+}
+
+// resendCreate resolves a resend of a create without writing: the record
+// is the create's own (its meta item of the create's incarnation), or the
+// create's token shows that an earlier attempt landed (on a record purged,
+// or purged and created again, since), and the create is done; otherwise
+// it is an error wrapping model.ErrOutcomeUnknown. Sending the create again
+// would not do: its token stops a second landing, not a first one after an
+// earlier attempt failed because the ID was taken. That attempt's "already
+// exists" may have been answered, and kept by the ns serve that ran it for
+// the client's resends, while the record was purged and this resend, on
+// another instance, created it (the replicated DynamoDB campaign, seed
+// 2145108244: a landed create answered "already exists").
+func (d *Driver) resendCreate(ctx context.Context, op string, w driver.Write, id model.ID) error {
+	meta, err := d.getItem(ctx, op, id.String(), skMeta)
+	if err != nil {
+		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and reading the record failed: %v", err))
+	}
+	if meta != nil && incarnationOf(meta) == w.ID {
+		return nil
+	}
+	landed, err := d.landedBefore(ctx, id, txToken(w, "create", id, 0))
+	switch {
+	case landed:
+		return nil
+	case err != nil:
+		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend; the record is not its own, and checking whether an earlier attempt landed failed: %v", err))
+	}
+	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend; the record is not its own, and no earlier attempt of the create is on record: one may still be on its way, or have failed on a record purged since"))
 }
 
 // Retract implements driver.Driver: one TransactWriteItems that sets the meta
@@ -229,30 +262,44 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 }
 
 // deletedBefore establishes, for a resend of a delete that found no items,
-// whether an earlier attempt deleted them: it sends, under the delete's
-// token, a transaction whose one check can never hold. DynamoDB answers
-// IdempotentParameterMismatch when an attempt of the delete landed (done);
-// otherwise the check is cancelled, which leaves no token behind, so an
-// attempt still on its way is not answered as if this one had landed. A
-// cancelled check proves nothing: the earlier attempt may have removed the
-// record and its token not be recorded yet, or another purge removed it.
-// Outcome unknown, never a not found for a purge that may have landed.
+// whether an earlier attempt deleted them (see landedBefore). A cancelled
+// check proves nothing: the earlier attempt may have removed the record
+// and its token not be recorded yet, or another purge removed it. Outcome
+// unknown, never a not found for a purge that may have landed.
 func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id model.ID) error {
+	landed, err := d.landedBefore(ctx, id, txToken(w, "delete", id, 0))
+	switch {
+	case landed:
+		return nil
+	case err != nil:
+		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err))
+	}
+	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the record is absent, and no earlier attempt of the delete is on record: it may have removed the record, or another purge did"))
+}
+
+// landedBefore reports whether an attempt of the write whose transaction
+// token is token landed, without writing: it sends, under that token, a
+// transaction whose one check (on record id's meta item) can never hold.
+// DynamoDB answers IdempotentParameterMismatch when an attempt of the write
+// landed (within the token's ten minutes); otherwise the check is
+// cancelled, which leaves no token behind, so that an attempt still on its
+// way lands for real instead of being answered as if this one had. The
+// error says why it could not tell.
+func (d *Driver) landedBefore(ctx context.Context, id model.ID, token string) (bool, error) {
 	never := aws.String("attribute_exists(pk) AND attribute_not_exists(pk)")
 	check := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
 		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConditionExpression: never,
 	}}}
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: check, ClientRequestToken: aws.String(txToken(w, "delete", id, 0))}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: check, ClientRequestToken: aws.String(token)}
 	_, err := d.client.TransactWriteItems(ctx, in, conditionalWriteOptions)
 	if awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException" {
-		return nil
+		return true, nil
 	}
-	why := "the record is absent, and no earlier attempt of the delete is on record: it may have removed the record, or another purge did"
 	var tce *types.TransactionCanceledException
 	if err != nil && !errors.As(err, &tce) {
-		why = fmt.Sprintf("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err)
+		return false, err
 	}
-	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%s", why))
+	return false, nil
 }
 
 // deleteItems deletes items, each on condition it exists with the

@@ -34,8 +34,8 @@ const maxTxAttempts = 6
 // model.ErrAlreadyExists, unless the meta item returned is of this
 // create's incarnation: then an earlier attempt of it landed. The
 // transaction's token makes every attempt of the write land at most once
-// (see transact). A resend (driver.Write.Resend) writes nothing: see
-// resendCreate.
+// (see transact). A resend (driver.Write.Resend) writes nothing (see
+// resend): it is done when the record is of the create's incarnation.
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -43,7 +43,7 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	w := driver.WriteOf(ctx)
 	op := "create " + rec.ID.String()
 	if w.Resend {
-		return d.resendCreate(ctx, op, w, rec.ID)
+		return d.resend(ctx, op, w, "create", rec.ID, func(meta item) bool { return incarnationOf(meta) == w.ID })
 	}
 	items, err := recordItems(rec, d.nowMS(), w.ID)
 	if err != nil {
@@ -72,35 +72,6 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	return nil
 }
 
-// resendCreate resolves a resend of a create without writing: the record
-// is the create's own (its meta item of the create's incarnation), or the
-// create's token shows that an earlier attempt landed (on a record purged,
-// or purged and created again, since), and the create is done; otherwise
-// it is an error wrapping model.ErrOutcomeUnknown. Sending the create again
-// would not do: its token stops a second landing, not a first one after an
-// earlier attempt failed because the ID was taken. That attempt's "already
-// exists" may have been answered, and kept by the ns serve that ran it for
-// the client's resends, while the record was purged and this resend, on
-// another instance, created it (the replicated DynamoDB campaign, seed
-// 2145108244: a landed create answered "already exists").
-func (d *Driver) resendCreate(ctx context.Context, op string, w driver.Write, id model.ID) error {
-	meta, err := d.getItem(ctx, op, id.String(), skMeta)
-	if err != nil {
-		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and reading the record failed: %v", err))
-	}
-	if meta != nil && incarnationOf(meta) == w.ID {
-		return nil
-	}
-	landed, err := d.landedBefore(ctx, id, txToken(w, "create", id, 0))
-	switch {
-	case landed:
-		return nil
-	case err != nil:
-		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend; the record is not its own, and checking whether an earlier attempt landed failed: %v", err))
-	}
-	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend; the record is not its own, and no earlier attempt of the create is on record: one may still be on its way, or have failed on a record purged since"))
-}
-
 // Retract implements driver.Driver: one TransactWriteItems that sets the meta
 // item's retracted on condition it exists and is not retracted, and moves the
 // status item to status_v + 1, {state: retracted, retracted_at}, recording
@@ -108,13 +79,18 @@ func (d *Driver) resendCreate(ctx context.Context, op string, w driver.Write, id
 // client saw, when it saw them. When the meta condition fails, the returned
 // meta item tells the cases apart: none means ErrNotFound, retracted means
 // there is nothing to do, another incarnation means the record was created
-// again since the client saw it (the retract is tried on it).
+// again since the client saw it (the retract is tried on it). A resend
+// (driver.Write.Resend) writes nothing (see resend): it is done when the
+// record is retracted, by this write or another.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "retract "+id.String()
 	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return d.resend(ctx, op, w, "retract", id, isRetracted)
+	}
 	incs := [2]string{d.incs.get(pk, skMeta), d.incs.get(pk, skStatus)}
 	for range maxTxAttempts {
 		tx, err := d.retractItems(pk, at, w, incs)
@@ -210,9 +186,10 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // and the deletion of rows written meanwhile. A failed condition means
 // another delete (perhaps followed by a create) got there first: the keys
 // are queried again, and no record item returns an error wrapping
-// model.ErrNotFound (outcome unknown for a resend: see deletedBefore).
-// The transaction's token makes every attempt of the write land at most
-// once (see transact).
+// model.ErrNotFound. The transaction's token makes every attempt of the
+// write land at most once (see transact). A resend (driver.Write.Resend)
+// writes nothing, not even the rows (see resend): only its token can show
+// that an earlier attempt landed.
 //
 // The rows go first, while the record still exists, so that no create of
 // the ID can come between their deletion and the record's: a create racing
@@ -232,6 +209,9 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	}
 	pk, op := id.String(), "delete "+id.String()
 	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return d.resend(ctx, op, w, "delete", id, nil)
+	}
 	for range maxTxAttempts {
 		own, rows, err := d.partitionKeys(ctx, op, pk)
 		if err != nil {
@@ -239,11 +219,6 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 		}
 		if err := d.deleteRows(ctx, op, pk, rows); err != nil {
 			return err
-		}
-		if len(own) == 0 && w.Resend {
-			// Purged by an earlier attempt of this write, or by another:
-			// only the token can tell.
-			return d.deletedBefore(ctx, op, w, id)
 		}
 		if len(own) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
@@ -261,20 +236,38 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
-// deletedBefore establishes, for a resend of a delete that found no items,
-// whether an earlier attempt deleted them (see landedBefore). A cancelled
-// check proves nothing: the earlier attempt may have removed the record
-// and its token not be recorded yet, or another purge removed it. Outcome
-// unknown, never a not found for a purge that may have landed.
-func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id model.ID) error {
-	landed, err := d.landedBefore(ctx, id, txToken(w, "delete", id, 0))
+// resend resolves a resend (driver.Write.Resend) of a write of kind on
+// record id without writing: the write is done when own says the record's
+// meta item (nil: absent) shows it (nil own: nothing in a record can), or
+// when its token shows that an earlier attempt landed (see landedBefore:
+// on a record purged, or purged and created again, since); anything else
+// is an error wrapping model.ErrOutcomeUnknown, never a conflict, a not
+// found or an already exists. Sending the write again would not do: its
+// token stops a second landing, not a first one after an earlier attempt
+// that failed. That attempt's answer may have been given, and kept by the
+// ns serve that ran it for the client's resends, while the record changed
+// and the resend, on another instance, landed: the replicated DynamoDB
+// campaign (seed 2145108244) saw a create refused (the ID was taken) on
+// one instance, the record purged, the resend create it on another, and
+// the client then get the first instance's "already exists".
+func (d *Driver) resend(ctx context.Context, op string, w driver.Write, kind string, id model.ID, own func(meta item) bool) error {
+	if own != nil {
+		meta, err := d.getItem(ctx, op, id.String(), skMeta)
+		if err != nil {
+			return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and reading the record failed: %v", err))
+		}
+		if own(meta) {
+			return nil
+		}
+	}
+	landed, err := d.landedBefore(ctx, id, txToken(w, kind, id, 0))
 	switch {
 	case landed:
 		return nil
 	case err != nil:
-		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err))
+		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and checking whether an earlier attempt landed failed: %v", err))
 	}
-	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the record is absent, and no earlier attempt of the delete is on record: it may have removed the record, or another purge did"))
+	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and nothing shows that an earlier attempt of the %s landed: one may still be on its way, or have landed on a record purged since", kind))
 }
 
 // landedBefore reports whether an attempt of the write whose transaction

@@ -383,13 +383,14 @@ func TestUpdateOnARecordCreatedMeanwhile(t *testing.T) {
 	}
 }
 
-// TestDeleteResend: a resend of a purge writes only under its token. It is
-// done when an earlier attempt landed; it is outcome unknown, never not
-// found, when the record is absent and no attempt of it is on record (the
-// earlier one may still land, or have removed the record before its token
-// was recorded); and the check it sends leaves no token behind, so that an
-// attempt of the same write still on its way purges for real instead of
-// being answered as if it had landed.
+// TestDeleteResend: a resend of a purge writes nothing (see
+// TestCreateResend for why). It is done when its token shows an earlier
+// attempt landed, on the record or one created since; it is outcome
+// unknown otherwise, never not found, whether the record is absent (the
+// earlier attempt may still land, or have removed the record before its
+// token was recorded) or there; and the check it sends leaves no token
+// behind, so that an attempt of the same write still on its way purges for
+// real instead of being answered as if it had landed.
 func TestDeleteResend(t *testing.T) {
 	ns := nameservice.New(openDriver(t))
 	ctx := context.Background()
@@ -407,9 +408,105 @@ func TestDeleteResend(t *testing.T) {
 		t.Fatalf("resend of a purge, record absent, no attempt on record = %v, want outcome unknown", err)
 	}
 	must(t, ns.Init(ctx, id))
+	if err := ns.Purge(driver.WithWrite(ctx, first), id); err != nil {
+		t.Fatalf("resend of a purge that landed, record created again since = %v, want done", err)
+	}
+	if err := ns.Purge(driver.WithWrite(ctx, other), id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a purge, record present, no attempt on record = %v, want outcome unknown", err)
+	}
+	if _, err := ns.Lookup(ctx, id); err != nil {
+		t.Fatalf("lookup after resends of purges = %v, want the record: a resend purged it", err)
+	}
 	other.Resend = false
 	must(t, ns.Purge(driver.WithWrite(ctx, other), id))
 	if _, err := ns.Lookup(ctx, id); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("lookup after a purge sent after its resend's check = %v, want not found: the check left a token behind", err)
+	}
+}
+
+// TestCreateResend: a resend of a create (driver.Write.Resend: ns serve
+// marks a client's retry so, on an instance that may not have seen the
+// first attempt) writes nothing. The replicated DynamoDB campaign (seed
+// 2145108244) found why: a create's first attempt, on one instance, failed
+// (the ID was taken) and that answer was kept for the client's resends; the
+// record was purged; the resend, on another instance, created it; and the
+// client then got the first instance's "already exists" for a write that
+// had landed. A resend is done when the record is the create's own or its
+// token shows an earlier attempt landed (even on a record purged or
+// replaced since), and outcome unknown otherwise; its check leaves no token
+// behind, so an attempt still on its way creates for real.
+func TestCreateResend(t *testing.T) {
+	first, other := nameservice.New(openDriver(t)), nameservice.New(openDriver(t)) // two instances
+	ctx := context.Background()
+	id := "createresend" + testenv.RandomHex(3)
+	must(t, other.Init(ctx, id))
+	w := driver.Write{ID: driver.NewWriteID()}
+	if err := first.Init(driver.WithWrite(ctx, w), id); !errors.Is(err, model.ErrAlreadyExists) {
+		t.Fatalf("create of a taken ID = %v, want already exists", err)
+	}
+	must(t, other.Purge(ctx, id))
+	resend := driver.WithWrite(ctx, driver.Write{ID: w.ID, Resend: true})
+	if err := other.Init(resend, id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a create refused earlier, record purged since = %v, want outcome unknown", err)
+	}
+	if _, err := other.Lookup(ctx, id); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("lookup after the resend = %v, want not found: the resend created the record", err)
+	}
+	must(t, other.Init(ctx, id))
+	if err := other.Init(resend, id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a create, the ID another's = %v, want outcome unknown", err)
+	}
+
+	landed := driver.Write{ID: driver.NewWriteID()}
+	again := driver.WithWrite(ctx, driver.Write{ID: landed.ID, Resend: true})
+	must(t, other.Purge(ctx, id))
+	must(t, first.Init(driver.WithWrite(ctx, landed), id))
+	must(t, other.Init(again, id)) // the record is the create's own
+	must(t, other.Purge(ctx, id))
+	must(t, other.Init(again, id)) // purged since: the token tells
+	must(t, other.Init(ctx, id))
+	must(t, other.Init(again, id)) // replaced since: the token tells
+
+	must(t, other.Purge(ctx, id))
+	late := driver.Write{ID: driver.NewWriteID()}
+	if err := other.Init(driver.WithWrite(ctx, driver.Write{ID: late.ID, Resend: true}), id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a create, no attempt on record = %v, want outcome unknown", err)
+	}
+	must(t, first.Init(driver.WithWrite(ctx, late), id))
+	if _, err := other.Lookup(ctx, id); err != nil {
+		t.Fatalf("lookup after a create sent after its resend's check = %v: the check left a token behind", err)
+	}
+}
+
+// TestRetractResend: a resend of a retract writes nothing (see
+// TestCreateResend for why). It is done when the record is retracted, by
+// it or another (a retract of a retracted record succeeds), or when its
+// token shows an earlier attempt landed on a record purged since; outcome
+// unknown otherwise, never not found.
+func TestRetractResend(t *testing.T) {
+	ns := nameservice.New(openDriver(t))
+	ctx := context.Background()
+	id := "retractresend" + testenv.RandomHex(3)
+	must(t, ns.Init(ctx, id))
+	other := driver.WithWrite(ctx, driver.Write{ID: driver.NewWriteID(), Resend: true})
+	if err := ns.Retract(other, id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a retract, record live, no attempt on record = %v, want outcome unknown", err)
+	}
+	if rec, err := ns.Lookup(ctx, id); err != nil || rec.Retracted {
+		t.Fatalf("after the resend: %v, %v; want the record live: the resend retracted it", rec, err)
+	}
+	first := driver.Write{ID: driver.NewWriteID()}
+	must(t, ns.Retract(driver.WithWrite(ctx, first), id))
+	must(t, ns.Retract(other, id)) // retracted by another: nothing left to do
+	first.Resend = true
+	must(t, ns.Purge(ctx, id))
+	must(t, ns.Init(ctx, id))
+	must(t, ns.Retract(driver.WithWrite(ctx, first), id)) // landed on the record purged since: the token tells
+	if rec, err := ns.Lookup(ctx, id); err != nil || rec.Retracted {
+		t.Fatalf("after a resend of a retract that landed on a purged record: %v, %v; want the new record live", rec, err)
+	}
+	must(t, ns.Purge(ctx, id))
+	if err := ns.Retract(other, id); !errors.Is(err, model.ErrOutcomeUnknown) {
+		t.Fatalf("resend of a retract, record absent = %v, want outcome unknown", err)
 	}
 }

@@ -33,14 +33,18 @@ const maxTxAttempts = 6
 // taken (even by a single stray item) and returns an error wrapping
 // model.ErrAlreadyExists, unless the meta item returned is of this
 // create's incarnation: then an earlier attempt of it landed. The
-// transaction's token makes every attempt of the write, resends from other
-// processes included, land at most once (see transact).
+// transaction's token makes every attempt of the write land at most once
+// (see transact). A resend (driver.Write.Resend) writes nothing (see
+// resend): it is done when the record is of the create's incarnation.
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	w := driver.WriteOf(ctx)
 	op := "create " + rec.ID.String()
+	if w.Resend {
+		return d.resend(ctx, op, w, "create", rec.ID, func(meta item) bool { return incarnationOf(meta) == w.ID })
+	}
 	items, err := recordItems(rec, d.nowMS(), w.ID)
 	if err != nil {
 		return fmt.Errorf("dynamodb: %s: %w", op, err)
@@ -75,13 +79,18 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 // client saw, when it saw them. When the meta condition fails, the returned
 // meta item tells the cases apart: none means ErrNotFound, retracted means
 // there is nothing to do, another incarnation means the record was created
-// again since the client saw it (the retract is tried on it).
+// again since the client saw it (the retract is tried on it). A resend
+// (driver.Write.Resend) writes nothing (see resend): it is done when the
+// record is retracted, by this write or another.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "retract "+id.String()
 	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return d.resend(ctx, op, w, "retract", id, isRetracted)
+	}
 	incs := [2]string{d.incs.get(pk, skMeta), d.incs.get(pk, skStatus)}
 	for range maxTxAttempts {
 		tx, err := d.retractItems(pk, at, w, incs)
@@ -177,9 +186,10 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 // and the deletion of rows written meanwhile. A failed condition means
 // another delete (perhaps followed by a create) got there first: the keys
 // are queried again, and no record item returns an error wrapping
-// model.ErrNotFound (outcome unknown for a resend: see deletedBefore).
-// The transaction's token makes every attempt of the write land at most
-// once (see transact).
+// model.ErrNotFound. The transaction's token makes every attempt of the
+// write land at most once (see transact). A resend (driver.Write.Resend)
+// writes nothing, not even the rows (see resend): only its token can show
+// that an earlier attempt landed.
 //
 // The rows go first, while the record still exists, so that no create of
 // the ID can come between their deletion and the record's: a create racing
@@ -199,6 +209,9 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	}
 	pk, op := id.String(), "delete "+id.String()
 	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return d.resend(ctx, op, w, "delete", id, nil)
+	}
 	for range maxTxAttempts {
 		own, rows, err := d.partitionKeys(ctx, op, pk)
 		if err != nil {
@@ -206,11 +219,6 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 		}
 		if err := d.deleteRows(ctx, op, pk, rows); err != nil {
 			return err
-		}
-		if len(own) == 0 && w.Resend {
-			// Purged by an earlier attempt of this write, or by another:
-			// only the token can tell.
-			return d.deletedBefore(ctx, op, w, id)
 		}
 		if len(own) == 0 {
 			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
@@ -228,31 +236,63 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
-// deletedBefore establishes, for a resend of a delete that found no items,
-// whether an earlier attempt deleted them: it sends, under the delete's
-// token, a transaction whose one check can never hold. DynamoDB answers
-// IdempotentParameterMismatch when an attempt of the delete landed (done);
-// otherwise the check is cancelled, which leaves no token behind, so an
-// attempt still on its way is not answered as if this one had landed. A
-// cancelled check proves nothing: the earlier attempt may have removed the
-// record and its token not be recorded yet, or another purge removed it.
-// Outcome unknown, never a not found for a purge that may have landed.
-func (d *Driver) deletedBefore(ctx context.Context, op string, w driver.Write, id model.ID) error {
+// resend resolves a resend (driver.Write.Resend) of a write of kind on
+// record id without writing: the write is done when own says the record's
+// meta item (nil: absent) shows it (nil own: nothing in a record can), or
+// when its token shows that an earlier attempt landed (see landedBefore:
+// on a record purged, or purged and created again, since); anything else
+// is an error wrapping model.ErrOutcomeUnknown, never a conflict, a not
+// found or an already exists. Sending the write again would not do: its
+// token stops a second landing, not a first one after an earlier attempt
+// that failed. That attempt's answer may have been given, and kept by the
+// ns serve that ran it for the client's resends, while the record changed
+// and the resend, on another instance, landed: the replicated DynamoDB
+// campaign (seed 2145108244) saw a create refused (the ID was taken) on
+// one instance, the record purged, the resend create it on another, and
+// the client then get the first instance's "already exists".
+func (d *Driver) resend(ctx context.Context, op string, w driver.Write, kind string, id model.ID, own func(meta item) bool) error {
+	if own != nil {
+		meta, err := d.getItem(ctx, op, id.String(), skMeta)
+		if err != nil {
+			return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and reading the record failed: %v", err))
+		}
+		if own(meta) {
+			return nil
+		}
+	}
+	landed, err := d.landedBefore(ctx, id, txToken(w, kind, id, 0))
+	switch {
+	case landed:
+		return nil
+	case err != nil:
+		return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and checking whether an earlier attempt landed failed: %v", err))
+	}
+	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and nothing shows that an earlier attempt of the %s landed: one may still be on its way, or have landed on a record purged since", kind))
+}
+
+// landedBefore reports whether an attempt of the write whose transaction
+// token is token landed, without writing: it sends, under that token, a
+// transaction whose one check (on record id's meta item) can never hold.
+// DynamoDB answers IdempotentParameterMismatch when an attempt of the write
+// landed (within the token's ten minutes); otherwise the check is
+// cancelled, which leaves no token behind, so that an attempt still on its
+// way lands for real instead of being answered as if this one had. The
+// error says why it could not tell.
+func (d *Driver) landedBefore(ctx context.Context, id model.ID, token string) (bool, error) {
 	never := aws.String("attribute_exists(pk) AND attribute_not_exists(pk)")
 	check := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
 		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConditionExpression: never,
 	}}}
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: check, ClientRequestToken: aws.String(txToken(w, "delete", id, 0))}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: check, ClientRequestToken: aws.String(token)}
 	_, err := d.client.TransactWriteItems(ctx, in, conditionalWriteOptions)
 	if awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException" {
-		return nil
+		return true, nil
 	}
-	why := "the record is absent, and no earlier attempt of the delete is on record: it may have removed the record, or another purge did"
 	var tce *types.TransactionCanceledException
 	if err != nil && !errors.As(err, &tce) {
-		why = fmt.Sprintf("the delete's resend found no items and could not check whether an earlier attempt removed them: %v", err)
+		return false, err
 	}
-	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%s", why))
+	return false, nil
 }
 
 // deleteItems deletes items, each on condition it exists with the

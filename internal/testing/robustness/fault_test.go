@@ -124,16 +124,21 @@ func TestFaultsDocstoreDynamoDB(t *testing.T) {
 
 func TestFaultsS3(t *testing.T) {
 	t.Parallel()
+	// A 409 goes only to a conditional PUT, which a run with few live
+	// records sends few of: one run in a few hundred draws none. The
+	// campaign as a whole (both layouts at least) must have injected one.
+	runs, conflicts := 0, int64(0)
 	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		t.Run(l.String(), func(t *testing.T) {
 			campaign(t, func(t *testing.T, seed uint64) {
 				cfg := s3Config(t, l)
 				p := faultRun(t, seed, cfg.Endpoint, s3At(cfg), rates(map[faultproxy.Fault]float64{faultproxy.SlowDown: 0.04, faultproxy.Conflict409: 0.05}))
-				if p.Count(faultproxy.Conflict409) == 0 {
-					t.Errorf("no 409 was injected (%s)", p.Summary())
-				}
+				runs, conflicts = runs+1, conflicts+p.Count(faultproxy.Conflict409)
 			})
 		})
+	}
+	if runs > 1 && conflicts == 0 {
+		t.Errorf("no 409 was injected in %d runs", runs)
 	}
 }
 

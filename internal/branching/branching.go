@@ -327,7 +327,13 @@ func dropMarked(ctx context.Context, s Store, id model.ID, source string, self j
 		}
 	}
 	err := s.Purge(ctx, id, requireOp(self.Token))
-	if counted && (err == nil || errors.Is(err, errDropLost) || errors.Is(err, model.ErrNotFound)) {
+	if errors.Is(err, model.ErrNotFound) {
+		// The branch went while it carried this drop's entry: this purge
+		// landed before (its answer lost), or a settler finished the drop
+		// of a dropper held up past StaleAfter. Either way it is dropped.
+		err = nil
+	}
+	if counted && (err == nil || errors.Is(err, errDropLost)) {
 		undo := errors.Is(err, errDropLost)
 		ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
 		if ferr != nil && err == nil {

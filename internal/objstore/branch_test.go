@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,5 +234,60 @@ func TestBranchCreateWindowAfterContention(t *testing.T) {
 	e.wantNoSteps("db")
 	if _, err := e.ns.Lookup(e.ctx, "db:late"); err != nil {
 		t.Fatalf("lookup of the branch: %v", err)
+	}
+}
+
+// hookedStore is a memStore that calls after once, after the first Put
+// that when accepts.
+type hookedStore struct {
+	*memStore
+	once  sync.Once
+	when  func(key string, data []byte) bool
+	after func()
+}
+
+func (s *hookedStore) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	tag, err := s.memStore.Put(ctx, key, data, pc)
+	if err == nil && s.when(key, data) {
+		s.once.Do(s.after)
+	}
+	return tag, err
+}
+
+// TestBranchDropFinishedBySettler: a dropper held up past StaleAfter once
+// its step is recorded in the source finds its branch purged by the
+// settler that finished the drop for it. The branch is dropped, once,
+// and the dropper says so: not ErrNotFound.
+func TestBranchDropFinishedBySettler(t *testing.T) {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+		t.Run(l.String(), func(t *testing.T) {
+			e := newBranchEnv(t, l)
+			e.create("db:a")
+			st := &hookedStore{memStore: e.st}
+			st.when = func(key string, data []byte) bool {
+				return strings.Contains(key, "db/main") && strings.Contains(string(data), `"drop"`)
+			}
+			st.after = func() {
+				// Another writer of the source, a minute later: it finds the
+				// step stale and settles it, finishing the purge.
+				e.edit("db", func(b *branching.Book) {
+					for i := range b.Ops {
+						b.Ops[i].At = stale
+					}
+				})
+				e.wantBranches("db", 0)
+				e.create("db:b")
+				e.wantBranches("db", 1)
+				if _, err := e.ns.Lookup(e.ctx, "db:a"); !errors.Is(err, nameservice.ErrNotFound) {
+					t.Errorf("the settler left a, whose drop was recorded in the source (%v)", err)
+				}
+			}
+			dropper := nameservice.New(memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})})
+			if err := dropper.DropBranch(e.ctx, "db:a"); err != nil {
+				t.Fatalf("drop of a, finished by a settler while its dropper was held up: %v, want success", err)
+			}
+			e.wantBranches("db", 1) // b
+			e.wantNoSteps("db")
+		})
 	}
 }

@@ -30,8 +30,9 @@ const (
 
 // LockConfig configures the DynamoDB lock protocol of
 // object-store-dynamo-commit.md: a table with partition key "path" (S),
-// sort key "etag" (S), and numbers "ttl" (the TTL attribute), "generation"
-// and "timeout" (ms).
+// sort key "etag" (S), numbers "ttl" (the TTL attribute), "generation"
+// and "timeout" (ms), and the holder's "owner" token (S), which only this
+// driver writes and reads.
 type LockConfig struct {
 	Table    string
 	Region   string
@@ -189,6 +190,8 @@ type lease struct {
 	generation int64
 	timeout    time.Duration
 	seen       time.Time
+	owner      string
+	released   bool
 }
 
 // conditional runs op, an unconditional write of key, when pc holds, as
@@ -236,12 +239,17 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 // taking it over (generation + 1) once its timeout × skew rate has passed
 // since it was first seen. While waiting it re-checks pc, so a holder's
 // successful write ends the wait with a failed precondition.
+//
+// Each acquire writes its own owner token into the record, so that an
+// attempt whose answer was lost and that the SDK sent again knows the lock
+// it then finds held as its own, rather than waiting out its own lease.
 func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc objstore.Precondition) (int64, time.Time, error) {
 	var held *lease
+	owner := objstore.Token()
 	for waits := 0; ; waits++ {
 		takeover := held != nil && time.Since(held.seen) > held.timeout*time.Duration(l.cfg.SkewRate)
 		start := time.Now()
-		gen, cur, err := l.try(ctx, path, sk, held, takeover)
+		gen, cur, err := l.try(ctx, path, sk, owner, held, takeover)
 		if err != nil {
 			return 0, time.Time{}, err
 		}
@@ -255,7 +263,8 @@ func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk strin
 		// Backing off: many waiters re-checking every Poll flooded a
 		// loaded DynamoDB until its answers timed out.
 		if err := driverutil.Sleep(ctx, l.cfg.Poll/2+driverutil.Jitter(l.cfg.Poll/2, 7*l.cfg.Poll/2, waits)); err != nil {
-			return 0, time.Time{}, err
+			return 0, time.Time{}, fmt.Errorf("s3: lock: %s %s: %w (waited %d times; generation %d held since %v ago, taken over after %v)",
+				path, sk, err, waits+1, held.generation, time.Since(held.seen).Round(time.Millisecond), held.timeout*time.Duration(l.cfg.SkewRate))
 		}
 		if err := checkPrecond(ctx, d, key, pc); err != nil {
 			return 0, time.Time{}, err
@@ -263,10 +272,11 @@ func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk strin
 	}
 }
 
-// try writes the lock record: when it is absent or released, or (takeover)
-// when it still has held's generation. It returns the new generation, or
-// the current holder's lease when the record is taken.
-func (l *dynamoLock) try(ctx context.Context, path, sk string, held *lease, takeover bool) (int64, *lease, error) {
+// try writes the lock record for owner: when it is absent or released, or
+// (takeover) when it still has held's generation. It returns the new
+// generation, or the current holder's lease when the record is taken by
+// another owner.
+func (l *dynamoLock) try(ctx context.Context, path, sk, owner string, held *lease, takeover bool) (int64, *lease, error) {
 	now := time.Now()
 	cond := "attribute_not_exists(#p) OR #r = :true"
 	values := map[string]types.AttributeValue{
@@ -276,9 +286,10 @@ func (l *dynamoLock) try(ctx context.Context, path, sk string, held *lease, take
 		":zero": num(0),
 		":to":   num(l.cfg.Timeout.Milliseconds()),
 		":ttl":  num(now.Add(l.cfg.TTL).Unix()),
+		":o":    &types.AttributeValueMemberS{Value: owner},
 	}
-	names := map[string]string{"#p": "path", "#g": "generation", "#to": "timeout", "#ttl": "ttl", "#r": "released"}
-	update := "SET #g = if_not_exists(#g, :zero) + :one, #to = :to, #ttl = :ttl, #r = :f"
+	names := map[string]string{"#p": "path", "#g": "generation", "#to": "timeout", "#ttl": "ttl", "#r": "released", "#o": "owner"}
+	update := "SET #g = if_not_exists(#g, :zero) + :one, #to = :to, #ttl = :ttl, #r = :f, #o = :o"
 	if takeover {
 		cond = "#g = :g"
 		values[":g"] = num(held.generation)
@@ -300,7 +311,11 @@ func (l *dynamoLock) try(ctx context.Context, path, sk string, held *lease, take
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &ccf):
-		return 0, leaseOf(ccf.Item), nil
+		cur := leaseOf(ccf.Item)
+		if cur.owner == owner && !cur.released {
+			return cur.generation, nil, nil // taken by this try's first attempt
+		}
+		return 0, cur, nil
 	case err != nil:
 		return 0, nil, lockFail("acquire "+path+" "+sk, l.cfg.Table, err)
 	}
@@ -316,6 +331,12 @@ func leaseOf(item map[string]types.AttributeValue) *lease {
 	if v, ok := item["generation"].(*types.AttributeValueMemberN); ok {
 		l.generation, _ = strconv.ParseInt(v.Value, 10, 64)
 	}
+	if v, ok := item["owner"].(*types.AttributeValueMemberS); ok {
+		l.owner = v.Value
+	}
+	if v, ok := item["released"].(*types.AttributeValueMemberBOOL); ok {
+		l.released = v.Value
+	}
 	if v, ok := item["timeout"].(*types.AttributeValueMemberN); ok {
 		if ms, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
 			l.timeout = time.Duration(ms) * time.Millisecond
@@ -327,8 +348,13 @@ func leaseOf(item map[string]types.AttributeValue) *lease {
 // release marks the record released if it is still ours, so the next
 // writer of this (path, etag) need not wait out the timeout. Writers that
 // do not release (object_store's) leave it to the timeout and TTL.
+//
+// A release not done holds the next writer up for Timeout × SkewRate (a
+// takeover), so it gets as long as a holder's write does, not less: on a
+// loaded DynamoDB a short bound left locks held and writers stalled past
+// the steps that wait on them.
 func (l *dynamoLock) release(path, sk string, gen int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), max(l.cfg.Timeout, 5*time.Second))
 	defer cancel()
 	cond, update := "#g = :g", "SET #r = :true"
 	_, _ = l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{

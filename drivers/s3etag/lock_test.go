@@ -1,10 +1,17 @@
 package s3etag_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,4 +135,74 @@ func generation(t *testing.T, client *dynamodb.Client, table, path, sk string) i
 	}
 	g, _ := strconv.ParseInt(out.Item["generation"].(*types.AttributeValueMemberN).Value, 10, 64)
 	return g
+}
+
+// TestLockAnswersLost: the answer of a create's lock acquire is lost after
+// it landed, and its release is lost before it landed, each attempt cut
+// by the lock client's 5 s bound and sent again by the SDK. The acquire
+// knows the lock it then finds held as its own (generation 1, no takeover
+// after timeout × skew), and the release is sent again until it lands, so
+// the next writer of the key need not wait for a takeover.
+func TestLockAnswersLost(t *testing.T) {
+	t.Parallel()
+	endpoint, bucket := newBucket(t)
+	lc := newLockTable(t, 15*time.Second)
+	target, err := url.Parse(lc.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	var acquires, releases atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		switch {
+		case bytes.Contains(body, []byte("SET #r = :true")) && releases.Add(1) == 1:
+			<-r.Context().Done() // held until the client gives up: never sent on
+			return
+		case bytes.Contains(body, []byte("if_not_exists(#g")) && acquires.Add(1) == 1:
+			forward.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context()))) // lands
+			<-r.Context().Done()                                                                         // its answer lost
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	direct, slow := *lc, *lc
+	slow.Endpoint = proxy.URL
+	cfg := baseConfig(endpoint, bucket, jsonld.LayoutB)
+	cfg.Prefix = "lost"
+	cfg.Lock = &slow
+	ctx := context.Background()
+	d, err := s3etag.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Create(ctx, model.NewLedger(model.ID{Name: "db", Branch: "main"}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if acquires.Load() < 2 || releases.Load() < 2 {
+		t.Fatalf("the proxy saw %d acquires and %d releases, want the first of each lost and sent again", acquires.Load(), releases.Load())
+	}
+	lockClient, err := s3etag.NewLockClient(ctx, direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, sk := s3etag.LockKey(bucket, "lost/ns@v2/db/main.json", "")
+	out, err := lockClient.GetItem(ctx, &dynamodb.GetItemInput{TableName: &lc.Table, ConsistentRead: new(true), Key: map[string]types.AttributeValue{
+		"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
+	}})
+	if err != nil || out.Item == nil {
+		t.Fatalf("lock record of the create: %v %v", out, err)
+	}
+	if g := generation(t, lockClient, lc.Table, path, sk); g != 1 {
+		t.Errorf("lock generation = %d, want 1: the create waited out its own lease and took its lock over", g)
+	}
+	if released, _ := out.Item["released"].(*types.AttributeValueMemberBOOL); released == nil || !released.Value {
+		t.Errorf("the create's lock is still held after its release was sent again: the next writer would wait %v for a takeover", 2*lc.Timeout)
+	}
 }

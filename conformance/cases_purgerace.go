@@ -102,9 +102,13 @@ func (e *env) purgeRaceRound(purger *nameservice.NameService, creators []*namese
 	return won
 }
 
-// retryPause is how long a creator waits between attempts while the purge
-// runs: short against any store's round trip, so attempts keep meeting
-// every step of the purge, but no busy loop that would starve it.
+// retryPause is the least a creator waits between attempts while the purge
+// runs. A creator waits as long as its last attempt took, at least this:
+// with four creators each busy half the time, attempts still meet every
+// step of the purge, and they leave the store (and the CPU of a machine
+// shared with it) half its time for the purge and for other clients.
+// Creators that retried at once kept a DynamoDB Local so busy that a purge
+// took minutes and other suites' writes timed out.
 const retryPause = 200 * time.Microsecond
 
 // createUntilDecided creates id as creator i until it succeeds or an
@@ -115,7 +119,7 @@ func createUntilDecided(e *env, c *nameservice.NameService, id string, i, round 
 		return false, err
 	}
 	for {
-		after := purged.Load()
+		after, begun := purged.Load(), time.Now()
 		rec := model.NewLedger(pid, clock.Unix())
 		rec.SetValue(nameservice.Head, nameservice.RefValue(raceAddress(i, round), 1))
 		switch err := c.Import(e.ctx, rec); {
@@ -126,7 +130,7 @@ func createUntilDecided(e *env, c *nameservice.NameService, id string, i, round 
 		case after:
 			return false, nil
 		}
-		if err := driverutil.Sleep(e.ctx, retryPause); err != nil {
+		if err := driverutil.Sleep(e.ctx, max(retryPause, time.Since(begun))); err != nil {
 			return false, err
 		}
 	}

@@ -136,8 +136,9 @@ func keys(files []layout.File) []string {
 // deletes a file of a live record: a purge first seals each other file
 // (rewrites it with f:purged, keeping its value, or writes a bare tombstone
 // where none exists), then marks the defining file purged (the record is
-// gone from then on; a marked defining file reads as absent) and removes
-// it. So a missing file
+// gone from then on; a marked defining file reads as absent); only a
+// collector (ns gc) removes files, a record's marks once it is purged long
+// enough. So a missing file
 // means that concern was never written in this incarnation, and a sealed
 // one still holds its value: one parallel read of every file decides. A
 // file of another token is debris of an earlier record of the ID, or

@@ -28,7 +28,9 @@ const branchTxAttempts = 40
 // count in a second, unconditional request after its transaction), and the
 // puts of Create, each on condition attribute_not_exists(pk). A failed
 // condition cancels all of it; the source's reason (with its item) says
-// whether the source or the ID was at fault.
+// whether the source or the ID was at fault. A resend (driver.Write.Resend)
+// writes nothing, as Create's does: it is done when the branch is of the
+// create's incarnation, or when its token shows an earlier attempt landed.
 func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -36,6 +38,13 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 	op := "create branch " + rec.ID.String()
 	now := d.nowMS()
 	w := driver.WriteOf(ctx)
+	if w.Resend {
+		err := d.resend(ctx, op, w, "create branch", rec.ID, func(meta item) bool { return incarnationOf(meta) == w.ID })
+		if err != nil {
+			return nil, err
+		}
+		return rec, nil
+	}
 	items, err := recordItems(rec, now, w.ID)
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
@@ -102,13 +111,18 @@ func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) *types.Upda
 // condition its count is still 0, and decrements the source's count on
 // condition it is above 0 (or, when the source is gone or its count is 0
 // already, checks that it still is). A failed condition means a concurrent
-// create or drop got there first: it reads again and decides again.
+// create or drop got there first: it reads again and decides again. A
+// resend (driver.Write.Resend) writes nothing, as Delete's does: only its
+// token can show that an earlier attempt landed.
 func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	pk, op := id.String(), "drop branch "+id.String()
 	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return d.resend(ctx, op, w, "drop branch", id, nil)
+	}
 	swept := false
 	for range branchTxAttempts {
 		items, err := d.queryRecord(ctx, op, pk)

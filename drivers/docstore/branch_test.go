@@ -8,6 +8,8 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/branching"
+	"nameservice.dev/nameservice/internal/testing/resendtest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
@@ -89,5 +91,14 @@ func TestBranchSettlesDeadWriters(t *testing.T) {
 		if len(b.Ops) != 0 {
 			t.Fatalf("steps left in the source: %+v", b.Ops)
 		}
+	})
+}
+
+// TestBranchResend: a resend of a branch create or drop writes nothing and
+// is done only when the documents show the write (resendtest): the branch
+// of its generation, the purge's mark while it stands.
+func TestBranchResend(t *testing.T) {
+	stores(t, func(t *testing.T, open func() *Driver) {
+		resendtest.Branches(t, nameservice.New(open()), nameservice.New(open()), "resend"+testenv.RandomHex(3), resendtest.Memory{})
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testing/resendtest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
@@ -512,59 +513,9 @@ func TestRetractResend(t *testing.T) {
 }
 
 // TestBranchResend: resends of a branch create and a branch drop write
-// nothing (see TestCreateResend for why): done when the branch is the
-// create's own or the token shows an earlier attempt landed, outcome
-// unknown otherwise, never already exists, not found or a second write.
+// nothing (see TestCreateResend for why); the transaction token remembers
+// a write that landed on a branch dropped or created again since.
 func TestBranchResend(t *testing.T) {
 	first, other := nameservice.New(openDriver(t)), nameservice.New(openDriver(t)) // two instances
-	ctx := context.Background()
-	name := "branchresend" + testenv.RandomHex(3)
-	branch := name + ":dev"
-	must(t, other.Init(ctx, name))
-	_, err := other.PublishCommit(ctx, name, 1, "c1")
-	must(t, err)
-	create := func(ns *nameservice.NameService, ctx context.Context) error {
-		_, err := ns.CreateBranch(ctx, branch, nameservice.BranchOptions{})
-		return err
-	}
-	wantBranch := func(exists bool, why string) {
-		t.Helper()
-		_, err := other.Lookup(ctx, branch)
-		if exists && err != nil || !exists && !errors.Is(err, model.ErrNotFound) {
-			t.Fatalf("lookup of the branch %s: %v", why, err)
-		}
-	}
-
-	must(t, create(other, ctx))
-	refused := driver.Write{ID: driver.NewWriteID()}
-	if err := create(first, driver.WithWrite(ctx, refused)); !errors.Is(err, model.ErrAlreadyExists) {
-		t.Fatalf("create of a taken branch = %v, want already exists", err)
-	}
-	must(t, other.DropBranch(ctx, branch))
-	if err := create(other, driver.WithWrite(ctx, driver.Write{ID: refused.ID, Resend: true})); !errors.Is(err, model.ErrOutcomeUnknown) {
-		t.Fatalf("resend of a branch create refused earlier, branch dropped since = %v, want outcome unknown", err)
-	}
-	wantBranch(false, "after the resend of a refused create (the resend created it)")
-
-	landed := driver.Write{ID: driver.NewWriteID()}
-	again := driver.WithWrite(ctx, driver.Write{ID: landed.ID, Resend: true})
-	must(t, create(first, driver.WithWrite(ctx, landed)))
-	must(t, create(other, again)) // the branch is the create's own
-	must(t, other.DropBranch(ctx, branch))
-	must(t, create(other, again)) // dropped since: the token tells
-	wantBranch(false, "after a resend of a create that landed and was dropped since (the resend created it again)")
-
-	must(t, create(other, ctx))
-	if err := other.DropBranch(driver.WithWrite(ctx, driver.Write{ID: driver.NewWriteID(), Resend: true}), branch); !errors.Is(err, model.ErrOutcomeUnknown) {
-		t.Fatalf("resend of a drop, no attempt on record = %v, want outcome unknown", err)
-	}
-	wantBranch(true, "after the resend of a drop that never landed (the resend dropped it)")
-	drop := driver.Write{ID: driver.NewWriteID()}
-	must(t, first.DropBranch(driver.WithWrite(ctx, drop), branch))
-	must(t, create(other, ctx))
-	must(t, other.DropBranch(driver.WithWrite(ctx, driver.Write{ID: drop.ID, Resend: true}), branch)) // the token tells
-	wantBranch(true, "created again after a drop, then the drop's resend (the resend dropped the new branch)")
-	if rec, err := other.Lookup(ctx, name); err != nil || rec.Branches != 1 {
-		t.Fatalf("source after the resends: %+v, %v; want 1 branch", rec, err)
-	}
+	resendtest.Branches(t, first, other, "branchresend"+testenv.RandomHex(3), resendtest.Memory{Creates: true, Drops: true})
 }

@@ -33,6 +33,10 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		return nil, err
 	}
 	defer unlock()
+	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return rec, resent("create branch", rec.ID, w, d.s.createdBy(rec.ID, w))
+	}
 	src, err := d.s.source(model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch})
 	if err != nil {
 		return nil, err
@@ -42,7 +46,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 	}
 	d.s.recs[rec.ID] = rec.Clone()
 	d.s.sorted = nil
-	d.s.created(rec.ID, driver.WriteOf(ctx).ID)
+	d.s.created(rec.ID, w.ID)
 	src.Branches++
 	d.s.notifyCreated(rec)
 	return rec, nil
@@ -55,6 +59,10 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 		return err
 	}
 	defer unlock()
+	w := driver.WriteOf(ctx)
+	if w.Resend {
+		return resent("drop branch", id, w, d.s.purges[id] == w.ID)
+	}
 	r, err := d.s.record(id)
 	switch {
 	case err != nil:
@@ -71,7 +79,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	}
 	delete(d.s.recs, id)
 	d.s.sorted = nil
-	d.s.purged(id, driver.Write{})
+	d.s.purged(id, w)
 	d.s.notify(r.Kind, driver.Event{ID: id, Deleted: true})
 	return nil
 }

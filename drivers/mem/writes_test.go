@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
+	"nameservice.dev/nameservice/internal/testing/resendtest"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -142,4 +144,12 @@ func TestResendOfADelete(t *testing.T) {
 	}
 	e.recreate()
 	e.unknown("resend of a delete after another purge", e.a.Delete(write("d1", true), recID), e.fresh)
+}
+
+// TestBranchResend: a resend of a branch create or drop writes nothing and
+// is done only when the store holds the write (resendtest): it remembers
+// the last purge of an ID, a branch drop included.
+func TestBranchResend(t *testing.T) {
+	s := mem.NewStore()
+	resendtest.Branches(t, nameservice.New(s.Open()), nameservice.New(s.Open()), "db", resendtest.Memory{Drops: true})
 }

@@ -44,6 +44,7 @@ import (
 	"slices"
 	"time"
 
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
@@ -202,9 +203,27 @@ func unknown(err error) bool {
 
 // CreateBranch creates rec (a branch: SourceBranch set) and counts it in its
 // source, as driver.Brancher says; see the protocol above.
+//
+// The step's token, which is also the branch's incarnation, is the write's
+// ID, so that a resend (driver.Write.Resend: another process may have run
+// the create) can tell without writing: done when the branch is of that
+// incarnation, outcome unknown otherwise. Running the protocol again could
+// create a branch dropped since, or answer "already exists" for the
+// create's own branch.
 func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
-	tok := newToken()
+	w := driver.WriteOf(ctx)
+	tok := w.ID
+	if w.Resend {
+		state, _, err := s.Branch(ctx, rec.ID, tok)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: create %s: %w", s.Name(), rec.ID, driver.OutcomeUnknown("the write is a resend, and reading the branch failed: %v", err))
+		case state != Live:
+			return fmt.Errorf("%s: create %s: %w", s.Name(), rec.ID, driver.OutcomeUnknown("the write is a resend, and the branch is not one it created: an earlier attempt may still be on its way, or its branch have been dropped since"))
+		}
+		return nil
+	}
 	op := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: rec.ID.String(), Token: tok, Incarnation: tok, Delta: 1}
 	// The window runs from the entry's time as recorded, which each
 	// attempt stamps afresh: waiting out other writers of a contended
@@ -260,7 +279,16 @@ func liveSource(s Store, b *Book) error {
 
 // DropBranch drops branch id and uncounts it in its source, as
 // driver.Brancher says; see the protocol above.
+//
+// A resend (driver.Write.Resend) writes nothing: the store's purge of a
+// resend is done when it finds the mark of this write, outcome unknown
+// otherwise, since the branch may have been created again since.
 func DropBranch(ctx context.Context, s Store, id model.ID) error {
+	if driver.WriteOf(ctx).Resend {
+		return s.Purge(ctx, id, func([]jsonld.BranchOp) error {
+			return fmt.Errorf("%s: drop %s: %w", s.Name(), id, driver.OutcomeUnknown("the write is a resend, and the branch holds no mark of it"))
+		})
+	}
 	tok := newToken()
 	self := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: id.String(), Token: tok}
 	source := ""

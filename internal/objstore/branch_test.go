@@ -11,6 +11,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/internal/testing/resendtest"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
@@ -288,6 +289,21 @@ func TestBranchDropFinishedBySettler(t *testing.T) {
 			}
 			e.wantBranches("db", 1) // b
 			e.wantNoSteps("db")
+		})
+	}
+}
+
+// TestBranchResend: a resend of a branch create or drop writes nothing and
+// is done only when the files show the write (resendtest): the branch of
+// its incarnation, the purge's mark with its entry.
+func TestBranchResend(t *testing.T) {
+	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
+		t.Run(l.String(), func(t *testing.T) {
+			st := newMemStore()
+			open := func() *nameservice.NameService {
+				return nameservice.New(memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})})
+			}
+			resendtest.Branches(t, open(), open(), "db", resendtest.Memory{})
 		})
 	}
 }

@@ -72,7 +72,8 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 // resentBranchOp returns err, or an error wrapping ErrOutcomeUnknown when
 // the branch operation was a resend (see driver.Write) refused with
 // refusal: the earlier attempt may be what the ID was taken, or dropped, by.
-// The Brancher capability does not resolve resends itself.
+// Every Brancher of this module resolves resends itself (driver.Write);
+// this keeps one that does not from answering a landed write as refused.
 func resentBranchOp(ctx context.Context, err, refusal error) error {
 	if w, ok := driver.WriteFrom(ctx); ok && w.Resend && errors.Is(err, refusal) {
 		return driver.OutcomeUnknown("a resend was refused (%v), perhaps because an earlier attempt landed", err)

@@ -134,12 +134,21 @@ func (ns *NameService) dropBranch(ctx context.Context, id ID) error {
 
 // resetHead sets the head of id, and its index when index is not nil, as
 // guard.CheckReset allows, returning the record as it was.
+//
+// A resend (driver.Write.Resend) is not run: a reset obeys no watermark, so
+// running it again after an earlier attempt landed and others pushed since
+// would move their heads back a second time, and the answer a landed reset
+// owes, the record it replaced, is not in the store to be found. The
+// resend is answered outcome unknown; the caller reads the record.
 func (ns *NameService) resetHead(ctx context.Context, id ID, head Value, index *Value) (*Record, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
 	if err := guard.CheckReset(head, index); err != nil {
 		return nil, err
+	}
+	if w, ok := driver.WriteFrom(ctx); ok && w.Resend {
+		return nil, driver.OutcomeUnknown("a reset is not sent again: an earlier attempt may have landed; read the record to see whether it did")
 	}
 	b, err := ns.brancher()
 	if err != nil {

@@ -52,6 +52,7 @@ type Brancher interface {
 	// was just before (the values it replaced). A driver that cannot write
 	// the two at once writes the index first. It returns an error wrapping
 	// ErrNotFound when there is no record and ErrWrongKind for a graph
-	// source.
+	// source. It is never called with a resend (Write.Resend): the
+	// NameService answers those outcome unknown.
 	ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error)
 }

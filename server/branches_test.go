@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/internal/testing/servertest"
 )
 
@@ -85,5 +86,32 @@ func TestResetHeadNeedsAdmin(t *testing.T) {
 	log := logs.String()
 	if !strings.Contains(log, `"msg":"head reset"`) || !strings.Contains(log, `"principal":"t1-admin"`) || !strings.Contains(log, `"id":"t1/db:main"`) {
 		t.Fatalf("the reset is not logged with its principal and ID:\n%s", log)
+	}
+}
+
+// TestResetHeadResend: a reset resent to an instance that has no answer
+// for it (another instance, or this one restarted) is not run again: the
+// head moved on since the first attempt stays where it is, and the answer
+// is outcome unknown. A resend to the instance that ran it gets its answer.
+func TestResetHeadResend(t *testing.T) {
+	s, _ := servertest.BranchServer(t)
+	s.Token = "secret-admin"
+	body := `{"commit":{"address":"c1","t":1}}`
+	st, b := s.Call(t, "POST", "/ns/v1/reset-head/t1/db:main", body, nswire.HeaderIdempotencyKey, "r1", nswire.HeaderAttempt, "1")
+	if st != http.StatusOK || !strings.Contains(b, `"head":{"v":3,`) {
+		t.Fatalf("reset: %d %s", st, b)
+	}
+	ctx := context.Background()
+	_, err := s.NS.PublishCommit(ctx, "t1/db", 2, "c2")
+	servertest.Must(t, err)
+	if st, b := s.Call(t, "POST", "/ns/v1/reset-head/t1/db:main", body, nswire.HeaderIdempotencyKey, "r1", nswire.HeaderAttempt, "2"); st != http.StatusOK || !strings.Contains(b, `"head":{"v":3,`) {
+		t.Fatalf("resend to the instance that ran it: %d %s, want its first answer", st, b)
+	}
+	st, b = s.Call(t, "POST", "/ns/v1/reset-head/t1/db:main", body, nswire.HeaderIdempotencyKey, "r-lost", nswire.HeaderAttempt, "2")
+	if st != http.StatusServiceUnavailable || !strings.Contains(b, `"outcome_unknown":true`) {
+		t.Fatalf("resend without an answer: %d %s, want 503 outcome unknown", st, b)
+	}
+	if head, err := s.NS.Head(ctx, "t1/db"); err != nil || head.V != 2 {
+		t.Fatalf("head after the resend: %v %v, want t 2 (not reset again)", head, err)
 	}
 }

@@ -52,8 +52,15 @@ type Lease struct {
 	opts  Options
 	token int64
 
+	// writing lets one Refresh or Release at a time write the status,
+	// and guards cur.
+	writing sync.Mutex
+	cur     nameservice.Value // the status we last wrote
+
+	// mu guards the fields below. It is never held across a call to the
+	// store, so that expiry ends the lease on time while a refresh is still
+	// waiting for its answer.
 	mu         sync.Mutex
-	cur        nameservice.Value // the status we last wrote
 	validUntil time.Time
 	timer      *time.Timer
 	lost       chan struct{}
@@ -216,8 +223,8 @@ func (l *Lease) end() {
 // is then ended. Status changes made by others that keep the lock (metrics,
 // say) are kept.
 func (l *Lease) Refresh(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.writing.Lock()
+	defer l.writing.Unlock()
 	return l.rewrite(ctx, func(p nameservice.Object, lk *lock) {
 		lk.Refreshed = l.ns.Now().Unix()
 		lk.ExpiresAt = l.ns.Now().Add(l.opts.TTL).Unix()
@@ -230,9 +237,9 @@ func (l *Lease) Refresh(ctx context.Context) error {
 // is often called after the work's context was canceled. It returns an error
 // wrapping ErrLost when the lease was no longer ours.
 func (l *Lease) Release(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	defer l.end()
+	l.writing.Lock()
+	defer l.writing.Unlock()
+	defer l.finish()
 	return l.rewrite(ctx, func(p nameservice.Object, lk *lock) {
 		delete(p, lockKey(l.opts.Name))
 		if l.opts.State != "" && lk.PrevState != "" {
@@ -243,18 +250,17 @@ func (l *Lease) Release(ctx context.Context) error {
 
 // rewrite compare-and-sets a change of our lock into the status, retrying
 // while others change the status but leave our lock in place. The caller
-// holds l.mu.
+// holds l.writing.
 func (l *Lease) rewrite(ctx context.Context, change func(nameservice.Object, *lock), extend bool) error {
-	if l.ended || !time.Now().Before(l.validUntil) {
-		l.end()
-		return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLost)
+	if !l.valid() {
+		return l.lostErr()
 	}
 	cur := l.cur
 	for {
 		lk, ok := readLock(cur.Payload, l.opts.Name)
 		if !ok || lk.Holder != l.opts.Holder || lk.Token != l.token {
-			l.end()
-			return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLost)
+			l.finish()
+			return l.lostErr()
 		}
 		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
 		change(next.Payload, lk)
@@ -265,13 +271,47 @@ func (l *Lease) rewrite(ctx context.Context, change func(nameservice.Object, *lo
 		}
 		if out.Applied {
 			l.cur = out.Current
-			if extend {
-				l.extend(sent)
+			if extend && !l.extendValid(sent) {
+				return l.lostErr()
 			}
 			return nil
 		}
 		cur = out.Current
 	}
+}
+
+// valid reports whether the lease is still valid, ending it when it has
+// just expired.
+func (l *Lease) valid() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended && !time.Now().Before(l.validUntil) {
+		l.end()
+	}
+	return !l.ended
+}
+
+// extendValid extends the lease from sent (see extend) unless it ended
+// while the refresh was on its way: an expired lease stays lost, whatever
+// the refresh wrote after.
+func (l *Lease) extendValid(sent time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended {
+		l.extend(sent)
+	}
+	return !l.ended
+}
+
+// finish ends the lease (see end).
+func (l *Lease) finish() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.end()
+}
+
+func (l *Lease) lostErr() error {
+	return fmt.Errorf("lease %s on %s: %w", l.opts.Name, l.id, ErrLost)
 }
 
 // Run acquires the lease (see Acquire), runs fn with a

@@ -359,7 +359,12 @@ func seedAsFluree(t *testing.T, d *dynamodb.Driver, prefix string, n int) []stri
 // second run finds nothing to back-fill.
 func TestUpgradeWhileWriting(t *testing.T) {
 	cfg, _ := ownTable(t, false)
-	ctx := context.Background()
+	// A bound, so that an index the server never finishes fails the test
+	// instead of holding the package until go test's timeout: DynamoDB
+	// Local once failed the writes beside its UpdateTable (HTTP 500, "no
+	// column named indexKey_1") and left the index building.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	d := openWith(t, cfg)
 	ids := seedAsFluree(t, d, "up/db", 120)
 	var upgraded atomic.Bool

@@ -3,7 +3,12 @@ package objstore
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"time"
+
+	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/model"
 )
 
 // ProbePrefix holds the probe objects of the object-store drivers, beside
@@ -39,8 +44,7 @@ type ProbeOps struct {
 // the object's key, its tag and what the checks found.
 func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refused) error) (Refused, error) {
 	var r Refused
-	key := ProbePrefix + Token()
-	tag, err := ops.Put(ctx, key, []byte("{}"), Precondition{})
+	key, tag, err := putProbe(ctx, ops)
 	if err != nil {
 		return r, err
 	}
@@ -65,4 +69,26 @@ func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refus
 		return r, last(key, tag, r)
 	}
 	return r, nil
+}
+
+// probeAttempts bounds the writes of a probe object that the store answers
+// unavailable.
+const probeAttempts = 3
+
+// putProbe writes a new probe object, under a new key on each attempt, and
+// tries again (a few times) when the store answers unavailable: versitygw
+// once answered a probe's write "409 ExistingObjectIsDirectory" while
+// other clients probed the same bucket, and a passing failure should not
+// fail an Open.
+func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
+	for attempt := 1; ; attempt++ {
+		key = ProbePrefix + Token()
+		tag, err = ops.Put(ctx, key, []byte("{}"), Precondition{})
+		if err == nil || attempt == probeAttempts || !errors.Is(err, model.ErrUnavailable) {
+			return key, tag, err
+		}
+		if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
+			return key, "", err
+		}
+	}
 }

@@ -82,22 +82,6 @@ for arg in "$@"; do
 	args+=("$arg")
 done
 
-# go test starts packages in the order given, two at a time on two cores:
-# the longest go first, and drivers/remote and drivers/s3etag, whose suites
-# load DynamoDB Local most (the remote driver over DynamoDB, S3 lock mode's
-# locks), not together. In ./...'s order they ran side by side, each
-# waiting on the emulator the other kept busy.
-shown="${pkgs[*]-}"
-if [[ $shown == ./... ]]; then
-	mod=$(go list -m)
-	first=(drivers/remote cmd/ns drivers/s3etag internal/testing/robustness)
-	pkgs=("${first[@]/#/$mod/}")
-	while IFS= read -r p; do
-		[[ " ${pkgs[*]} " == *" $p "* ]] || pkgs+=("$p")
-	done < <(go list ./...)
-	shown="./... (first: ${first[*]})"
-fi
-
 # In the background, so a signal to this script stops go test and the servers
 # at once rather than after go test finishes, and in its own process group
 # (setsid execs in place here), so cleanup can stop the test binaries too.
@@ -112,9 +96,8 @@ command -v setsid >/dev/null 2>&1 && setsid=(setsid)
 # branch creates missed their 20 s window.
 nice=()
 command -v nice >/dev/null 2>&1 && nice=(nice -n 5)
-goflags=(-race -count=1 -timeout 45m -parallel 2)
-gotest=(${nice[@]+"${nice[@]}"} go test "${goflags[@]}" ${pkgs[@]+"${pkgs[@]}"} ${args[@]+"${args[@]}"})
-printf 'test.sh: %s%s\n' "${NS_TEST_LONG:+NS_TEST_LONG=1 }" "${nice[*]-} go test ${goflags[*]} $shown ${args[*]-}" >&2
+gotest=(${nice[@]+"${nice[@]}"} go test -race -count=1 -timeout 45m -parallel 2 ${pkgs[@]+"${pkgs[@]}"} ${args[@]+"${args[@]}"})
+printf 'test.sh: %s%s\n' "${NS_TEST_LONG:+NS_TEST_LONG=1 }" "${gotest[*]}" >&2
 began=$SECONDS
 ${setsid[@]+"${setsid[@]}"} "${gotest[@]}" &
 gotest_pid=$!

@@ -358,7 +358,7 @@ func Run(ctx context.Context, ns *nameservice.NameService, id string, opts Optio
 		ferr = rerr
 	}
 	if lost && (ferr == nil || errors.Is(ferr, context.Canceled)) {
-		return fmt.Errorf("lease %s on %s: %w", opts.Name, id, ErrLost)
+		return l.lostErr()
 	}
 	return ferr
 }

@@ -75,17 +75,23 @@ func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refus
 // unavailable.
 const probeAttempts = 3
 
-// putProbe writes a new probe object, under a new key on each attempt, and
-// tries again (a few times) when the store answers unavailable: versitygw
-// once answered a probe's write "409 ExistingObjectIsDirectory" while
-// other clients probed the same bucket, and a passing failure should not
-// fail an Open.
+// putProbe writes a new probe object, under a new key on each attempt. It
+// removes the object of a failed write (it may have landed) and tries
+// again, a few times, when the store answers unavailable: versitygw once
+// answered a probe's write "409 ExistingObjectIsDirectory" while other
+// clients probed the same bucket, and a passing failure should not fail
+// an Open.
 func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
 	for attempt := 1; ; attempt++ {
 		key = ProbePrefix + Token()
 		tag, err = ops.Put(ctx, key, []byte("{}"), Precondition{})
-		if err == nil || attempt == probeAttempts || !errors.Is(err, model.ErrUnavailable) {
-			return key, tag, err
+		if err == nil {
+			return key, tag, nil
+		}
+		// The failed write may have landed: leave no object behind.
+		_ = ops.Delete(context.WithoutCancel(ctx), key, Precondition{})
+		if attempt == probeAttempts || !errors.Is(err, model.ErrUnavailable) {
+			return key, "", err
 		}
 		if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 500*time.Millisecond, attempt)); err != nil {
 			return key, "", err

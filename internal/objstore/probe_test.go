@@ -11,8 +11,9 @@ import (
 )
 
 // TestProbeWritesAgainWhenUnavailable: a probe whose first write the store
-// answers unavailable writes again, under another key, and the probe
-// succeeds; a lasting failure, or one of another kind, ends it at once.
+// answers unavailable removes that object, in case it landed, and writes
+// again under another key; the probe succeeds. A lasting failure, or one
+// of another kind, ends it.
 func TestProbeWritesAgainWhenUnavailable(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -31,7 +32,8 @@ func TestProbeWritesAgainWhenUnavailable(t *testing.T) {
 			put := func(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 				if pc == (objstore.Precondition{}) {
 					keys = append(keys, key)
-					if len(keys) <= c.fails {
+					if len(keys) <= c.fails { // the write lands; its answer says otherwise
+						_, _ = st.Put(ctx, key, data, pc)
 						return "", fmt.Errorf("store: write %s: %w: 409 ExistingObjectIsDirectory", key, c.err)
 					}
 				}
@@ -50,6 +52,11 @@ func TestProbeWritesAgainWhenUnavailable(t *testing.T) {
 			}
 			if len(keys) != c.wantPuts0 || len(keys) > 1 && keys[0] == keys[1] {
 				t.Fatalf("first writes to %v, want %d under new keys", keys, c.wantPuts0)
+			}
+			for _, k := range keys[:min(len(keys), c.fails)] {
+				if tag, _ := st.Head(context.Background(), k); tag != "" {
+					t.Fatalf("the probe left %s behind after a failed write", k)
+				}
 			}
 			if !c.wantErr && r != (objstore.Refused{Create: true, Update: true, Delete: true}) {
 				t.Fatalf("refused = %+v, want every failing precondition refused", r)

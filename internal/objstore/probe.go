@@ -88,8 +88,9 @@ func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
 		if err == nil {
 			return key, tag, nil
 		}
-		// The failed write may have landed: leave no object behind.
-		_ = ops.Delete(context.WithoutCancel(ctx), key, Precondition{})
+		if mayHaveLanded(err) {
+			_ = ops.Delete(context.WithoutCancel(ctx), key, Precondition{})
+		}
 		if attempt == probeAttempts || !errors.Is(err, model.ErrUnavailable) {
 			return key, "", err
 		}
@@ -97,4 +98,17 @@ func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
 			return key, "", err
 		}
 	}
+}
+
+// mayHaveLanded says whether a write that failed with err may still have
+// written its object. A store that refused the write outright (no bucket,
+// a refused credential, a bad request) wrote nothing, and a lasting
+// failure must cost one request, not two.
+func mayHaveLanded(err error) bool {
+	for _, refused := range []error{model.ErrNotProvisioned, model.ErrPermissionDenied, model.ErrInvalidArgument, model.ErrNotFound} {
+		if errors.Is(err, refused) {
+			return false
+		}
+	}
+	return true
 }

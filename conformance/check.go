@@ -117,29 +117,11 @@ func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 		if len(opts.Groups) > 0 && !slices.Contains(opts.Groups, g.name) {
 			continue
 		}
-		res := GroupResult{Name: g.name, Guarantee: g.guarantee}
-		gstart := time.Now()
-		for _, c := range g.cases {
-			if opts.Quick && !c.quick && !g.needsCorrupter {
-				continue
-			}
-			switch {
-			case g.needsCorrupter:
-				res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "needs a harness that corrupts records; a live store cannot be corrupted safely"})
-			case ctx.Err() != nil:
-				rep.Interrupted = true
-				res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "not run: " + context.Cause(ctx).Error()})
-			default:
-				res.Cases = append(res.Cases, runCase(ctx, g.name+"/"+c.name, c, open, opts))
-			}
-		}
-		if g.needsCorrupter {
-			res.Skipped = "a live store cannot be corrupted safely; the drivers' own tests run this group"
-		}
+		res, interrupted := checkGroup(ctx, g, open, opts)
+		rep.Interrupted = rep.Interrupted || interrupted
 		if len(res.Cases) == 0 {
 			continue
 		}
-		res.Duration = time.Since(gstart)
 		rep.Groups = append(rep.Groups, res)
 		if opts.Progress != nil {
 			opts.Progress(res)
@@ -147,6 +129,44 @@ func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 	}
 	rep.Duration = time.Since(start)
 	return rep
+}
+
+// checkGroup runs g's cases, one after another except a light group's,
+// which mostly wait and run at once. interrupted says that ctx ended
+// before every case ran.
+func checkGroup(ctx context.Context, g group, open Opener, opts CheckOptions) (res GroupResult, interrupted bool) {
+	// Cases has room for every case, so that the results the light group's
+	// goroutines write stay where they point.
+	res = GroupResult{Name: g.name, Guarantee: g.guarantee, Cases: make([]CaseResult, 0, len(g.cases))}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range g.cases {
+		if opts.Quick && !c.quick && !g.needsCorrupter {
+			continue
+		}
+		switch {
+		case g.needsCorrupter:
+			res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "needs a harness that corrupts records; a live store cannot be corrupted safely"})
+		case ctx.Err() != nil:
+			interrupted = true
+			res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "not run: " + context.Cause(ctx).Error()})
+		case g.light:
+			res.Cases = append(res.Cases, CaseResult{})
+			wg.Add(1)
+			go func(r *CaseResult) {
+				defer wg.Done()
+				*r = runCase(ctx, g.name+"/"+c.name, c, open, opts)
+			}(&res.Cases[len(res.Cases)-1])
+		default:
+			res.Cases = append(res.Cases, runCase(ctx, g.name+"/"+c.name, c, open, opts))
+		}
+	}
+	wg.Wait()
+	if g.needsCorrupter {
+		res.Skipped = "a live store cannot be corrupted safely; the drivers' own tests run this group"
+	}
+	res.Duration = time.Since(start)
+	return res, interrupted
 }
 
 // GroupNames returns the names of the suite's groups, in the order Check

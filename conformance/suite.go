@@ -9,6 +9,7 @@ import (
 	"flag"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,10 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 		}
 		t.Run(group.name, func(t *testing.T) {
 			parallel(t)
+			if group.light && !failFast() {
+				runTogether(t, h, group)
+				return
+			}
 			for _, c := range group.cases {
 				t.Run(c.name, func(t *testing.T) {
 					parallel(t)
@@ -59,6 +64,25 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 			}
 		})
 	}
+}
+
+// runTogether runs a light group's cases all at once, each a subtest of
+// its own: they mostly wait (a lease's TTL), so they need not queue for
+// the -parallel slots the other cases share, which a light group's cases
+// held asleep for most of a driver's run.
+func runTogether(t *testing.T, h Harness, g group) {
+	var wg sync.WaitGroup
+	for _, c := range g.cases {
+		wg.Add(1)
+		go func() { // t.Run may be called from several goroutines at once
+			defer wg.Done()
+			t.Run(c.name, func(t *testing.T) {
+				defer hold(g)()
+				c.run(newTestEnv(t, h, c.runTimeout()))
+			})
+		}()
+	}
+	wg.Wait()
 }
 
 // running admits the cases of every suite Run runs in the test process:

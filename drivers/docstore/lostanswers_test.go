@@ -33,16 +33,29 @@ func TestLostAnswers(t *testing.T) {
 func lossyHarness(losable func(op string, body []byte) bool) conformance.AnswerLoser {
 	return conformance.LossyHarnessFunc(func(ctx context.Context, t *testing.T) (conformance.Opener, conformance.LossyOpener, error) {
 		u := dynamoURL(t)
-		open := func(ctx context.Context) (driver.Driver, error) { return openURL(ctx, u) }
+		open := func(ctx context.Context) (driver.Driver, error) { return openLossTest(ctx, u) }
 		lossy := func(ctx context.Context, lose func() bool) (driver.Driver, error) {
 			proxy, err := losingProxy(t, testenv.DynamoDBEndpoint(t), losable, lose)
 			if err != nil {
 				return nil, err
 			}
-			return openURL(ctx, tableURL(tableName, proxy))
+			return openLossTest(ctx, tableURL(tableName, proxy))
 		}
 		return open, lossy, nil
 	})
+}
+
+// lossStaleAfter is the StaleAfter of every client of a loss test: a purge
+// whose answer is lost leaves its mark on the meta document, and a create
+// in the world that follows waits until the mark is stale, 30 s by default.
+const lossStaleAfter = 10 * time.Second
+
+func openLossTest(ctx context.Context, rawURL string) (*Driver, error) {
+	d, err := openURL(ctx, rawURL)
+	if err == nil {
+		d.staleAfter = lossStaleAfter
+	}
+	return d, err
 }
 
 // deciding reports whether a DynamoDB request is a write that decides an

@@ -52,6 +52,7 @@ import (
 // replaced, by exact text, as docSubstitutions lists; every substitution
 // must be used, so that one the docs no longer need fails the test.
 func TestDocsExamples(t *testing.T) {
+	t.Parallel() // long: runs beside the other long tests
 	d := newDocsRun(t)
 	d.goExamples = &goExamples{}
 	for _, f := range docFiles(t) {

@@ -19,8 +19,9 @@ import (
 
 // Run runs the whole suite against the stores h makes. Every test gets a
 // store of its own (or its own ID prefix on a shared one), and the tests
-// run in parallel (as many at once as go test's -parallel allows): each
-// case waits on its store's round trips, seldom on the processor. With
+// run in parallel (as many at once as go test's -parallel allows, and
+// the lease cases, which mostly sleep, all at once): each case waits on
+// its store's round trips, seldom on the processor. With
 // -failfast they run one at a time, in order, so that the first failure
 // ends the run. Its long cases are played short unless the environment
 // variable LongEnv is set.
@@ -175,8 +176,8 @@ type group struct {
 	// other case of any suite in the test process.
 	alone bool
 	// light: its cases mostly wait (a lease's TTL), adding next to no load,
-	// so a group alone and light runs its cases, and those of the same
-	// group of the process's other suites, beside one another.
+	// so a group alone and light runs its cases all at once (runTogether),
+	// beside those of the same group of the process's other suites.
 	light bool
 	cases []testCase
 }

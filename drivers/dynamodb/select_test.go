@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -297,8 +298,15 @@ func pushRandomStates(ctx context.Context, t *testing.T, ns *nameservice.NameSer
 // TestStatusStateUnderConcurrentPushes: 16 writers push status changes to
 // the same few records at once; afterwards every status item's
 // status_state equals its status, and the state index lists each record
-// under its state alone.
+// under its state alone. Each writer pushes 8 changes, 25 with -long (the
+// environment variable conformance.LongEnv): with four writers to a
+// record, most pushes meet a conflict, so a status_state written apart
+// from its status goes out of step within the first few dozen.
 func TestStatusStateUnderConcurrentPushes(t *testing.T) {
+	rounds := 8
+	if os.Getenv(conformance.LongEnv) != "" {
+		rounds = 25
+	}
 	cfg, _ := ownTable(t, true)
 	ctx := context.Background()
 	setup := nameservice.New(openWith(t, cfg))
@@ -313,13 +321,13 @@ func TestStatusStateUnderConcurrentPushes(t *testing.T) {
 	for range 16 {
 		ns := nameservice.New(openWith(t, cfg))
 		g.Go(func() error {
-			applied.Add(int64(pushRandomStates(ctx, t, ns, ids, 25, func() bool { return false })))
+			applied.Add(int64(pushRandomStates(ctx, t, ns, ids, rounds, func() bool { return false })))
 			return nil
 		})
 	}
 	must(t, g.Wait())
-	if applied.Load() != 16*25 {
-		t.Fatalf("%d pushes applied, want %d", applied.Load(), 16*25)
+	if applied.Load() != int64(16*rounds) {
+		t.Fatalf("%d pushes applied, want %d", applied.Load(), 16*rounds)
 	}
 	wantStatesInStep(t, openWith(t, cfg), len(ids))
 	wantListedByState(t, setup, "race/", ids)

@@ -176,8 +176,8 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 // may hold a file of a record created since, which is left alone. Then it
 // replaces the defining file, conditional on its tag, by a mark (see
 // mark): the record is gone from then on. Until then readers still see
-// every value; a push meeting a sealed file waits for the purge
-// (a writer with a cached tag meets the failed precondition first), so
+// every value; a push meeting a sealed file waits for the purge, up to
+// purgeWait (a writer with a cached tag meets the failed precondition first), so
 // nothing is written to the record once sealed. A purge that stops after
 // sealing leaves the record readable but its sealed concerns refuse pushes
 // (ErrUnavailable) until a purge runs again. Nothing is deleted: the mark

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/objstore"
@@ -131,5 +132,51 @@ func TestPurgeReadsAFileOfTheNextRecord(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// slowMarkStore holds a purge's last step, the write of the defining file
+// (its mark), for hold after the purge has sealed the other files.
+type slowMarkStore struct {
+	*memStore
+	def    string
+	hold   time.Duration
+	sealed chan struct{} // closed when the mark's write begins
+}
+
+func (s *slowMarkStore) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
+	if key == s.def {
+		close(s.sealed)
+		time.Sleep(s.hold)
+	}
+	return s.memStore.Put(ctx, key, data, pc)
+}
+
+// TestPushWaitsForASlowPurge: a push that meets a file a purge has sealed
+// waits for the purge, here 3 s between its seal and its mark (S3 in lock
+// mode took 4.5 s on a loaded machine), and answers not found once the
+// purge lands, not unavailable (as it did after its 16 attempts' backoffs,
+// about 2 s at most).
+func TestPushWaitsForASlowPurge(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	cfg := objstore.Config{Name: "mem", Layout: jsonld.LayoutC}
+	plain := nameservice.New(memDriver{objstore.New(st, cfg)})
+	if err := plain.Init(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.PublishIndex(ctx, "db", 1, "i1"); err != nil {
+		t.Fatal(err)
+	}
+	slow := &slowMarkStore{memStore: st, def: "ns@v2/db/main.status.json", hold: 3 * time.Second, sealed: make(chan struct{})}
+	purged := make(chan error, 1)
+	go func() { purged <- nameservice.New(memDriver{objstore.New(slow, cfg)}).Purge(ctx, "db") }()
+	<-slow.sealed
+	pusher := nameservice.New(memDriver{objstore.New(st, cfg)}) // reads the sealed file
+	if _, err := pusher.PublishIndex(ctx, "db", 2, "i2"); !errors.Is(err, nameservice.ErrNotFound) {
+		t.Fatalf("push during a purge = %v, want not found once the purge lands", err)
+	}
+	if err := <-purged; err != nil {
+		t.Fatalf("purge = %v", err)
 	}
 }

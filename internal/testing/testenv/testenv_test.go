@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +41,7 @@ var endpoints = []struct {
 func TestEndpointSet(t *testing.T) {
 	for _, e := range endpoints {
 		t.Run(e.env, func(t *testing.T) {
+			unsetenv(t, DynamoDB2EndpointEnv) // one DynamoDB Local: no choice made
 			t.Setenv("CI", "true")
 			t.Setenv(e.env, "http://127.0.0.1:12345")
 			r := &recorder{TB: t}
@@ -57,6 +60,7 @@ func TestEndpointUnset(t *testing.T) {
 		for _, ci := range []string{"", "true"} {
 			t.Run(e.env+"/CI="+ci, func(t *testing.T) {
 				unsetenv(t, e.env)
+				unsetenv(t, DynamoDB2EndpointEnv)
 				if ci == "" {
 					unsetenv(t, "CI")
 				} else {
@@ -121,5 +125,27 @@ func TestRealServers(t *testing.T) {
 			}
 			t.Fatalf("%s=%s did not answer within %s: %v", e.env, ep, liveBudget, err)
 		})
+	}
+}
+
+// TestLeastUsed: a process takes the server fewest live processes chose
+// (this one counts once per choice it recorded), and forgets the choices
+// of processes that ended.
+func TestLeastUsed(t *testing.T) {
+	servers := []string{"http://a-" + RandomHex(4), "http://b-" + RandomHex(4)}
+	dead := exec.Command("true")
+	Must(t, dead.Run())
+	dir := filepath.Dir(choiceFile(servers, 0, 0))
+	Must(t, os.MkdirAll(dir, 0o755))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	stale := choiceFile(servers, 1, dead.Process.Pid)
+	Must(t, os.WriteFile(stale, nil, 0o644))
+	for i, want := range []string{servers[0], servers[1], servers[0]} {
+		if got := leastUsed(servers); got != want {
+			t.Fatalf("choice %d: %s, want %s", i+1, got, want)
+		}
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the choice of an ended process is still there: %v", err)
 	}
 }

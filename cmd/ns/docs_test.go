@@ -6,17 +6,23 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -173,13 +179,13 @@ func newDocsRun(t *testing.T) *docsRun {
 	ns := buildNS(t)
 	must(t, os.Symlink(ns, filepath.Join(d.bins, "ns")))
 	for _, c := range []string{"ns-migrate", "ns-bench"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(d.bins, c), "../"+c).CombinedOutput()
+		out, err := goCommand(".", "build", "-buildvcs=false", "-o", filepath.Join(d.bins, c), "../"+c).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go build %s: %v\n%s", c, err, out)
 		}
 	}
 	d.env = append(cleanEnv(), "PATH="+d.bins+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"AWS_ENDPOINT_URL_DYNAMODB="+dynamo, "AWS_ENDPOINT_URL_S3="+s3)
+		"AWS_ENDPOINT_URL_DYNAMODB="+dynamo, "AWS_ENDPOINT_URL_S3="+s3, trimpathFlags())
 	d.makeTargets(t)
 	t.Cleanup(func() {
 		for _, f := range d.cleanup {
@@ -187,6 +193,28 @@ func newDocsRun(t *testing.T) *docsRun {
 		}
 	})
 	return d
+}
+
+// trimpathFlags returns GOFLAGS with -trimpath added: the examples that
+// `go run ./cmd/...` each run in a sandbox of their own, and without it the
+// sandbox's path is part of every package's build, so each one compiled
+// the whole module again (a minute a sandbox on two busy cores).
+func trimpathFlags() string {
+	out, _ := exec.Command("go", "env", "GOFLAGS").Output() // the environment's, or go env -w's
+	flags := strings.TrimSpace(string(out))
+	if !slices.Contains(strings.Fields(flags), "-trimpath") {
+		flags = strings.TrimSpace(flags + " -trimpath")
+	}
+	return "GOFLAGS=" + flags
+}
+
+// goCommand is the go command with args, run in dir with -trimpath, as
+// the examples' `go run` runs (see trimpathFlags): one build of the module
+// serves them all.
+func goCommand(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("go", args...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), trimpathFlags())
+	return cmd
 }
 
 // tempDir returns a new directory that lasts as long as the whole test
@@ -648,9 +676,7 @@ func (g *goExamples) build(t *testing.T, d *docsRun) {
 		}
 		ov, _ := json.Marshal(map[string]any{"Replace": overlay})
 		ovFile := writeTemp(t, dir, "overlay.json", string(ov))
-		cmd := exec.Command("go", "build", "-gcflags=-e", "-overlay", ovFile, "-o", g.bin, "./internal/docexamples/prog")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
+		out, err := goCommand(root, "build", "-gcflags=-e", "-overlay", ovFile, "-o", g.bin, "./internal/docexamples/prog").CombinedOutput()
 		if err == nil {
 			return
 		}
@@ -732,9 +758,8 @@ func Open(context.Context, Config) (driver.Driver, error) { return mem.NewStore(
 		filepath.Join(pkg, "mydriver_test.go"): writeTemp(t, dir, "mydriver_test.go", test),
 	}})
 	bin := filepath.Join(dir, "mydriver.test")
-	build := exec.Command("go", "test", "-c", "-vet=off", "-o", bin, "-overlay", writeTemp(t, dir, "overlay.json", string(ov)),
+	build := goCommand(root, "test", "-c", "-vet=off", "-o", bin, "-overlay", writeTemp(t, dir, "overlay.json", string(ov)),
 		"./internal/docexamples/mydriver")
-	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", b, err, out)
 	}
@@ -1060,16 +1085,58 @@ func runBenchExample(t *testing.T, d *docsRun, b docBlock, _ string) {
 				pattern, kind = flagValue(words, "-run"), "Test"
 			}
 			pkg := words[len(words)-1]
-			cmd := exec.Command("go", "test", "-list", pattern, pkg)
-			cmd.Dir = root
-			out, err := cmd.CombinedOutput()
-			if err != nil || !regexp.MustCompile(`(?m)^`+kind).Match(out) {
-				t.Errorf("%s: %s selects no %s in %s (%v)\n%s", b, line, kind, pkg, err, out)
+			names, err := declaredTests(filepath.Join(root, pkg), kind)
+			re, reErr := regexp.Compile(pattern)
+			if err != nil || reErr != nil || !slices.ContainsFunc(names, re.MatchString) {
+				t.Errorf("%s: %s selects no %s in %s (%v, %v; it declares %v)", b, line, kind, pkg, err, reErr, names)
 			}
 		default:
 			t.Errorf("%s: no check for %q", b, line)
 		}
 	}
+}
+
+// declaredTests returns the names of the functions go test would run as
+// kind ("Test" or "Benchmark") in the package in dir: its _test.go files'
+// top-level func KindXxx(*testing.T or *testing.B). It reads the sources
+// rather than compiling a test binary for `go test -list` (each costs
+// seconds to minutes; the suite's own run compiles every one of them).
+func declaredTests(dir, kind string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no test files in %s (%v)", dir, err)
+	}
+	param := map[string]string{"Test": "T", "Benchmark": "B"}[kind]
+	var names []string
+	for _, file := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !isTestName(fn.Name.Name, kind) || len(fn.Type.Params.List) != 1 {
+				continue
+			}
+			if star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr); ok {
+				if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == param {
+					names = append(names, fn.Name.Name)
+				}
+			}
+		}
+	}
+	return names, nil
+}
+
+// isTestName reports whether name is kind followed by nothing or by a
+// character that is not a lower-case letter, as go test requires.
+func isTestName(name, kind string) bool {
+	rest, ok := strings.CutPrefix(name, kind)
+	if !ok {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || !unicode.IsLower(r)
 }
 
 // flagValue returns the value of flag name in words ("" when absent).

@@ -49,14 +49,16 @@ var (
 	})
 )
 
-// build builds pkg into a new temporary directory as name.
+// build builds pkg into a new temporary directory as name, without
+// version control stamps, as scripts/release.sh builds (the docs show what
+// a release prints; a stamped build adds the commit's time).
 func build(name, pkg string) (string, error) {
 	dir, err := os.MkdirTemp("", "ns-cli-")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}

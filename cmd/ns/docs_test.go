@@ -195,18 +195,19 @@ func newDocsRun(t *testing.T) *docsRun {
 	return d
 }
 
-// trimpathFlags returns GOFLAGS with -trimpath added: the examples that
-// `go run ./cmd/...` each run in a sandbox of their own, and without it the
-// sandbox's path is part of every package's build, so each one compiled
-// the whole module again (a minute a sandbox on two busy cores).
-func trimpathFlags() string {
+// trimpathFlags returns GOFLAGS with -trimpath added (go env is asked
+// once): the examples that `go run ./cmd/...` each run in a sandbox of
+// their own, and without it the sandbox's path is part of every package's
+// build, so each one compiled the whole module again (a minute a sandbox
+// on two busy cores).
+var trimpathFlags = sync.OnceValue(func() string {
 	out, _ := exec.Command("go", "env", "GOFLAGS").Output() // the environment's, or go env -w's
 	flags := strings.TrimSpace(string(out))
 	if !slices.Contains(strings.Fields(flags), "-trimpath") {
 		flags = strings.TrimSpace(flags + " -trimpath")
 	}
 	return "GOFLAGS=" + flags
-}
+})
 
 // goCommand is the go command with args, run in dir with -trimpath, as
 // the examples' `go run` runs (see trimpathFlags): one build of the module

@@ -133,13 +133,17 @@ func (d *Driver) rawDel(ctx context.Context, key string, pc objstore.Preconditio
 // condFail classifies the error of a conditional request.
 func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
 	switch status := httpStatus(err); {
-	case status == 412 || status == 409 && pc.Conditional():
+	case status == 412 || status == 409 && pc.Conditional() && awsconf.ErrorCodeOf(err) != codeIsDirectory:
 		return fmt.Errorf("s3: %s %s: %w", op, key, errPrecondition)
 	case status == 404 && pc.Tag != "":
 		return fmt.Errorf("s3: %s %s: %w", op, key, errMissing)
 	}
 	return d.fail(ctx, op, key, err)
 }
+
+// codeIsDirectory is the 409 a posix-backed server (versitygw) answers when
+// it could not place the object's file: not a failed condition.
+const codeIsDirectory = "ExistingObjectIsDirectory"
 
 func httpStatus(err error) int { return awsconf.HTTPStatus(err) }
 

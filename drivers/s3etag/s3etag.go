@@ -161,8 +161,10 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 
 // NewClient returns the S3 client Open builds for cfg: the SDK's retryer
 // without its client-side rate limiter (which fails healthy requests under
-// load), with short jittered backoff, and with 409 ConditionalRequestConflict
-// retried (S3 refused the request; nothing was written).
+// load), with short jittered backoff, and with two 409s retried that say
+// nothing was written: S3's ConditionalRequestConflict, and the
+// ExistingObjectIsDirectory versitygw's posix backend answers when a delete
+// of the last object in a folder removed the folder under a put into it.
 func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
 		return nil, fmt.Errorf("s3: %w: %v", model.ErrInvalidArgument, err)
@@ -192,7 +194,7 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 
 func newRetryer(maxAttempts int) aws.Retryer {
 	maxAttempts = driverutil.Positive(maxAttempts, DefaultMaxAttempts)
-	return awsconf.NewRetryer(maxAttempts, nil, 20*time.Millisecond, "ConditionalRequestConflict")
+	return awsconf.NewRetryer(maxAttempts, nil, 20*time.Millisecond, "ConditionalRequestConflict", codeIsDirectory)
 }
 
 // urlParams are the query parameters an s3 URL may carry.

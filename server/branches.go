@@ -81,7 +81,7 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 			return answer(id, s.public.Error(ctx, "reset head "+id.String(), err))
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "head reset", slog.String("id", id.String()),
-			slog.String("principal", principalName(r.Context())),
+			slog.String("principal", auth.FromContext(r.Context()).Name),
 			slog.String("head_was", prev.Head.String()), slog.String("index_was", prev.Index.String()),
 			slog.Int64("head_t", commit.T), slog.String("head_address", commit.Address),
 			slog.Bool("index_set", opts.Index != nil), slog.Bool("index_cleared", opts.ClearIndex))

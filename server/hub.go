@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
@@ -28,12 +26,9 @@ const subscriberBuffer = 256
 // waiting, is dropped, never waited for: it ends, and its client reconnects
 // and resumes by snapshot.
 type hub struct {
-	s       *Server
-	ctx     context.Context // ends when the server closes
-	mu      sync.Mutex
-	ups     map[watchKey]*upstream
-	dropped prometheus.Counter
-	running prometheus.Gauge
+	s   *Server
+	mu  sync.Mutex
+	ups map[watchKey]*upstream
 }
 
 // watchKey is what an upstream watches: one ID, or the IDs under prefix;
@@ -71,19 +66,6 @@ type subscriber struct {
 	// dropped, unblocks its handler, which may be stuck writing to a
 	// client that does not read.
 	onDrop func()
-}
-
-func newHub(s *Server, ctx context.Context, reg prometheus.Registerer) *hub {
-	h := &hub{s: s, ctx: ctx, ups: map[watchKey]*upstream{},
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "nameservice_sse_dropped_total", Help: "Event streams ended because their client did not keep up.",
-		}),
-		running: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "nameservice_watch_upstreams", Help: "Watches of the backend running now, each shared by the streams on its key.",
-		}),
-	}
-	reg.MustRegister(h.dropped, h.running)
-	return h
 }
 
 // subscribe returns a subscription to the upstream of key, started when
@@ -124,16 +106,16 @@ func (h *hub) unsubscribe(sub *subscriber) {
 	if len(up.subs) == 0 && h.ups[up.key] == up {
 		delete(h.ups, up.key)
 		up.cancel()
-		h.running.Dec()
+		h.s.metrics.upstreams.Dec()
 	}
 }
 
 // start runs the upstream of key; h.mu is held.
 func (h *hub) start(key watchKey) *upstream {
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(h.s.ctx)
 	up := &upstream{key: key, cancel: cancel, ready: make(chan struct{}), subs: map[*subscriber]struct{}{}}
 	h.ups[key] = up
-	h.running.Inc()
+	h.s.metrics.upstreams.Inc()
 	go h.run(ctx, up)
 	return up
 }
@@ -166,7 +148,7 @@ func (h *hub) end(up *upstream) {
 	}
 	if h.ups[up.key] == up {
 		delete(h.ups, up.key)
-		h.running.Dec()
+		h.s.metrics.upstreams.Dec()
 	}
 	up.cancel()
 }
@@ -182,7 +164,7 @@ func (h *hub) fanout(up *upstream, ev *web.Event) {
 		default:
 			delete(up.subs, sub)
 			close(sub.events)
-			h.dropped.Inc()
+			h.s.metrics.streamsDropped.Inc()
 			if sub.onDrop != nil {
 				sub.onDrop()
 			}
@@ -193,7 +175,7 @@ func (h *hub) fanout(up *upstream, ev *web.Event) {
 // record reads the record of an event after it, for every stream (see
 // web.Event.Record): with the server's context, not a stream's.
 func (h *hub) record(id model.ID) (*model.Record, error) {
-	ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.OpTimeout)
+	ctx, cancel := context.WithTimeout(h.s.ctx, h.s.opts.OpTimeout)
 	defer cancel()
 	return h.s.ns.Get(ctx, id)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	"nameservice.dev/nameservice/server/auth"
@@ -11,33 +10,9 @@ import (
 
 // reqInfo is what the server learns about a request while serving it, for
 // its log line.
-type reqInfo struct{ principal *auth.Principal }
+type reqInfo struct{ principal string }
 
 type reqInfoKey struct{}
-
-func (ri *reqInfo) name() string {
-	if ri.principal == nil {
-		return ""
-	}
-	return ri.principal.Name
-}
-
-// principalName returns the name of ctx's principal, for logs.
-func principalName(ctx context.Context) string {
-	if p := auth.FromContext(ctx); p != nil {
-		return p.Name
-	}
-	return ""
-}
-
-// principalKey returns the key of ctx's principal (see auth.Principal.Key):
-// the outcomes of its resent writes are kept under it.
-func principalKey(ctx context.Context) string {
-	if p := auth.FromContext(ctx); p != nil {
-		return p.Key()
-	}
-	return ""
-}
 
 // auth wraps h with authentication (package auth): 401 without a valid
 // token, in the answer format of h's route family; else h runs with the
@@ -53,7 +28,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			}
 		}
 		if ri, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
-			ri.principal = p
+			ri.principal = p.Name
 		}
 		h(w, r.WithContext(auth.NewContext(r.Context(), p)))
 	}

@@ -241,7 +241,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", model.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
 		return
 	}
-	scoped := principalKey(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
+	scoped := auth.FromContext(r.Context()).Key() + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
 	e, owner, same := s.idem.begin(scoped, body)
 	switch {
 	case !same:

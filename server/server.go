@@ -23,7 +23,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -123,10 +122,9 @@ type Server struct {
 	streams chan struct{}
 	// perPrincipal caps the streams of each principal within streams.
 	perPrincipal *streamQuota
-	stop         chan struct{}
-	once         sync.Once
 	hub          *hub
-	endHub       context.CancelFunc
+	ctx          context.Context // ends when the server closes
+	close        context.CancelFunc
 }
 
 // New returns a server over ns.
@@ -151,16 +149,14 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	m := newMetrics(reg)
 	s := &Server{
 		ns: ns, opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
-		idem:         newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
+		idem:         newIdemCache(opts.IdempotencyCacheBytes, m.idemBytes),
 		streams:      make(chan struct{}, opts.MaxStreams),
 		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
-		stop:         make(chan struct{}),
 	}
+	s.ctx, s.close = context.WithCancel(context.Background())
 	s.public = web.NewPublic(log, m.unknown)
 	s.lister = &lister{ns: ns, key: opts.PageTokenKey}
-	var hubCtx context.Context
-	hubCtx, s.endHub = context.WithCancel(context.Background())
-	s.hub = newHub(s, hubCtx, reg)
+	s.hub = &hub{s: s, ups: map[watchKey]*upstream{}}
 	s.routes(reg)
 	return s
 }
@@ -168,7 +164,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 // Close ends every open event stream. In-flight requests are not affected;
 // http.Server.Shutdown waits for them.
 func (s *Server) Close() error {
-	s.once.Do(func() { close(s.stop); s.endHub() })
+	s.close()
 	return nil
 }
 
@@ -219,7 +215,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("method", method), slog.String("route", pattern),
 		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
-		slog.String("principal", ri.name()), slog.String("remote", r.RemoteAddr))
+		slog.String("principal", ri.principal), slog.String("remote", r.RemoteAddr))
 }
 
 // methodLabel returns m for metrics and logs when it is a method the server

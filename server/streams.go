@@ -52,21 +52,21 @@ func streamKey(r *http.Request) string {
 // Retry-After. It returns the release of the slots, or false when it has
 // answered the refusal. Every route that opens a stream goes through it.
 func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	refuse := func(reason, msg string, status int) (func(), bool) {
+		s.metrics.streamsRefused.WithLabelValues(reason).Inc()
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, msg, status)
+		return nil, false
+	}
 	key := streamKey(r)
 	if !s.perPrincipal.acquire(key) {
-		s.metrics.streamsRefused.WithLabelValues("max_streams_per_principal").Inc()
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, "too many event streams for this principal", http.StatusTooManyRequests)
-		return nil, false
+		return refuse("max_streams_per_principal", "too many event streams for this principal", http.StatusTooManyRequests)
 	}
 	select {
 	case s.streams <- struct{}{}:
 	default:
 		s.perPrincipal.release(key)
-		s.metrics.streamsRefused.WithLabelValues("max_streams").Inc()
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, "too many event streams", http.StatusServiceUnavailable)
-		return nil, false
+		return refuse("max_streams", "too many event streams", http.StatusServiceUnavailable)
 	}
 	return func() {
 		<-s.streams

@@ -16,31 +16,6 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// stream holds a stream slot (see admitStream) and ends when the client
-// goes, or the server closes. It returns nil when it was refused a slot. A
-// stream has no write deadline (its answer never ends).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context, func()) {
-	release, ok := s.admitStream(w, r)
-	if !ok {
-		return nil, nil
-	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	s.metrics.subscribers.Inc()
-	ctx, cancel := context.WithCancel(r.Context())
-	go func() {
-		select {
-		case <-s.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		cancel()
-		s.metrics.subscribers.Dec()
-		release()
-	}
-}
-
 // watch serves GET /ns/v1/watch?id=ID or ?prefix=P, with concerns=head,...
 // and kind=K to select: the matching records ("record" events, or "failed"
 // for one that cannot be read), "synced", then every selected change
@@ -110,26 +85,35 @@ func concernsKey(cs []model.Concern) string {
 	return model.FormatConcerns(cs)
 }
 
-// subscribe takes a stream slot and subscribes to the hub's upstream of
-// key, answering the request itself (and returning nil) when either fails,
-// in the answer format of r's route family. The stream's context ends when
-// the client goes, the server closes or the hub drops the stream; its
-// Close releases both.
+// subscribe takes a stream slot (see admitStream) and subscribes to the
+// hub's upstream of key, answering the request itself (and returning nil)
+// when either fails, in the answer format of r's route family. The
+// stream's context ends when the client goes, the server closes or the hub
+// drops the stream; its Close releases both. A stream has no write
+// deadline (its answer never ends).
 func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey) *web.Stream {
-	ctx, release := s.stream(w, r)
-	if ctx == nil {
+	release, ok := s.admitStream(w, r)
+	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	s.metrics.subscribers.Inc()
+	ctx, cancel := context.WithCancel(r.Context())
+	unhook := context.AfterFunc(s.ctx, cancel)
+	end := func() {
+		unhook()
+		cancel()
+		s.metrics.subscribers.Dec()
+		release()
+	}
 	sub, err := s.hub.subscribe(ctx, key, func() {
 		cancel()
 		// A handler stuck writing to a client that does not read returns.
 		_ = rc.SetWriteDeadline(time.Now())
 	})
 	if err != nil {
-		cancel()
-		release()
+		end()
 		err = s.public.Error(r.Context(), "watch", err)
 		if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
 			fluree.WriteError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
@@ -140,8 +124,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey)
 	}
 	return web.NewStream(ctx, sub.events, s.opts.KeepAlive, func() {
 		s.hub.unsubscribe(sub)
-		cancel()
-		release()
+		end()
 	})
 }
 

@@ -57,10 +57,6 @@ type flureeBranchInfo struct {
 	Source   string `json:"source,omitempty"`
 }
 
-func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
-	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
-}
-
 // flureeAnswer writes err in Fluree's form: 404 for a missing record (one
 // outside the caller's scope answers the same), 409 err:db/LedgerExists, a
 // 409 with the type of Fluree's own refusal (a nameservice error) for a
@@ -134,7 +130,7 @@ func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 	if !flureeCanWrite(w, r, id, src) {
 		return
 	}
-	ctx, cancel := a.opContext(r)
+	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
 	rec, err := a.NS.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
 	if err != nil {
@@ -183,7 +179,7 @@ func (a *API) dropBranch(w http.ResponseWriter, r *http.Request) {
 	if !ok || !flureeCanWrite(w, r, id, id) {
 		return
 	}
-	ctx, cancel := a.opContext(r)
+	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
 	if err := a.NS.DropBranch(ctx, id.String()); err != nil {
 		flureeAnswer(w, a.Public.Error(ctx, "drop branch "+id.String(), err))

@@ -26,6 +26,8 @@ type flureeError struct {
 	Type   string `json:"@type"`
 }
 
+// WriteError answers status with Fluree's error body, its type the
+// status's.
 func WriteError(w http.ResponseWriter, status int, msg string) {
 	t := errTypeInternal
 	switch status {
@@ -38,7 +40,11 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 	case http.StatusNotFound:
 		t = errTypeNotFound
 	}
-	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: t})
+	writeTyped(w, status, t, msg)
+}
+
+func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
+	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
 }
 
 // ledgerNotFound is the one answer for an unknown alias and one outside

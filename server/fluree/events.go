@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -19,17 +18,12 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// Fluree's SSE kinds.
-const (
-	sseKindLedger      = "ledger"
-	sseKindGraphSource = "graph-source"
-)
-
+// sseKind is the kind of a record on Fluree's event stream.
 func sseKind(k model.Kind) string {
 	if k == model.GraphSource {
-		return sseKindGraphSource
+		return "graph-source"
 	}
-	return sseKindLedger
+	return "ledger"
 }
 
 // eventsQuery is the query of GET /events: all=true, or lists of aliases.
@@ -91,11 +85,10 @@ func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 	v := r.URL.Query()
 	q := &eventsQuery{ledgers: map[string]bool{}, graphSources: map[string]bool{}}
 	if a := v.Get("all"); a != "" {
-		all, err := strconv.ParseBool(a)
-		if err != nil || (a != "true" && a != "false") {
+		if a != "true" && a != "false" {
 			return nil, errors.New("invalid query string: all must be true or false")
 		}
-		q.all = all
+		q.all = a == "true"
 	}
 	for _, f := range []struct {
 		name string
@@ -233,18 +226,13 @@ type ledgerEventRecord struct {
 	Branches     int64   `json:"branches"`
 }
 
-type nsRecordData struct {
+// nsEventData is the data of an ns-record event, or without Record of an
+// ns-retracted one.
+type nsEventData struct {
 	Action     string `json:"action"`
 	Kind       string `json:"kind"`
 	ResourceID string `json:"resource_id"`
-	Record     any    `json:"record"`
-	EmittedAt  string `json:"emitted_at"`
-}
-
-type nsRetractedData struct {
-	Action     string `json:"action"`
-	Kind       string `json:"kind"`
-	ResourceID string `json:"resource_id"`
+	Record     any    `json:"record,omitempty"`
 	EmittedAt  string `json:"emitted_at"`
 }
 
@@ -252,7 +240,7 @@ type nsRetractedData struct {
 // state it announces (the record as the event carries it).
 func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []byte, err error) {
 	id := rec.ID.String()
-	d := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
+	d := nsEventData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
 	if rec.Kind == model.Ledger {
 		ns, err := nsRecordOf(rec)
 		if err != nil {
@@ -285,7 +273,7 @@ func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []b
 // (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
 // server announces it too.
 func (st *eventsState) sendRecord(rec *model.Record) bool {
-	evID, state, data, err := recordEvent(rec, st.a.now())
+	evID, state, data, err := recordEvent(rec, st.a.Now())
 	if err != nil {
 		st.a.skip(context.Background(), "events", rec.ID, err)
 		return st.sse.Comment("skipped: "+err.Error()) == nil
@@ -298,9 +286,9 @@ func (st *eventsState) sendRecord(rec *model.Record) bool {
 }
 
 func (st *eventsState) sendRetracted(k model.Kind, id string) bool {
-	now := st.a.now()
+	now := st.a.Now()
 	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
 	st.last[id] = evID // no record's state
-	data := nsRetractedData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
+	data := nsEventData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
 	return st.sse.Event("ns-retracted", evID, web.Marshal(data)) == nil
 }

@@ -9,7 +9,6 @@
 package fluree
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,7 +29,7 @@ const (
 	Bare = "/fluree"
 )
 
-// flureeRest returns path without its Fluree prefix, and whether it had one.
+// Rest returns path without its Fluree prefix, and whether it had one.
 func Rest(path string) (string, bool) {
 	for _, p := range []string{Base + "/", Bare + "/"} {
 		if strings.HasPrefix(path, p) {
@@ -55,20 +54,12 @@ type Config struct {
 
 // API is Fluree's protocol over one NameService.
 type API struct {
-	web.Env
-	tokenAuth bool
-	conflicts *prometheus.CounterVec
-	unknown   prometheus.Counter
-	skipped   *prometheus.CounterVec // records left out of the answers
-	now       func() time.Time
-	opTimeout time.Duration
+	Config
+	skipped *prometheus.CounterVec // records left out of the answers
 }
 
 // New returns the routes of cfg.
-func New(cfg Config) *API {
-	return &API{Env: cfg.Env, tokenAuth: cfg.TokenAuth, conflicts: cfg.Conflicts, unknown: cfg.Unknown,
-		skipped: newSkipCounter(cfg.Registry), now: cfg.Now, opTimeout: cfg.OpTimeout}
-}
+func New(cfg Config) *API { return &API{Config: cfg, skipped: newSkipCounter(cfg.Registry)} }
 
 // Mount registers the routes on m: the discovery document, the branch
 // routes, and every other path under Base and Bare.
@@ -114,28 +105,16 @@ func IsEvents(r *http.Request) bool {
 	return fluree && rest == "/events"
 }
 
-// opContext is the context of a backend operation of r (web.OpContext).
-func (a *API) opContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return web.OpContext(r, a.opTimeout)
-}
-
 func (a *API) discovery(w http.ResponseWriter, _ *http.Request) {
-	doc := map[string]any{"version": 1, "api_base_url": Base}
-	if a.tokenAuth {
-		doc["auth"] = map[string]string{"type": "token"}
-	}
-	web.WriteJSON(w, http.StatusOK, orderedDiscovery(doc))
-}
-
-// orderedDiscovery keeps Fluree's key order: version, api_base_url, auth.
-func orderedDiscovery(doc map[string]any) any {
-	type withAuth struct {
+	doc := struct { // Fluree's key order
 		Version int               `json:"version"`
 		APIBase string            `json:"api_base_url"`
 		Auth    map[string]string `json:"auth,omitempty"`
+	}{Version: 1, APIBase: Base}
+	if a.TokenAuth {
+		doc.Auth = map[string]string{"type": "token"}
 	}
-	a, _ := doc["auth"].(map[string]string)
-	return withAuth{Version: 1, APIBase: Base, Auth: a}
+	web.WriteJSON(w, http.StatusOK, doc)
 }
 
 // fluree routes the requests under /v1/fluree. The alias of a route may

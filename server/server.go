@@ -154,7 +154,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
 	}
 	s.ctx, s.close = context.WithCancel(context.Background())
-	s.public = web.NewPublic(log, m.unknown)
+	s.public = &web.Public{Log: log, Unknown: m.unknown}
 	s.lister = &lister{ns: ns, key: opts.PageTokenKey}
 	s.hub = &hub{s: s, ups: map[watchKey]*upstream{}}
 	s.routes(reg)

@@ -122,10 +122,10 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey)
 		}
 		return nil
 	}
-	return web.NewStream(ctx, sub.events, s.opts.KeepAlive, func() {
+	return &web.Stream{Ctx: ctx, Events: sub.events, KeepAlive: s.opts.KeepAlive, Close: func() {
 		s.hub.unsubscribe(sub)
 		end()
-	})
+	}}
 }
 
 // snapshot writes the records a watch of key starts from; false when the

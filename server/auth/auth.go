@@ -214,13 +214,13 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 // verifyBearerJWS verifies a compact JWS bearer token: a Fluree JWS when
 // its header embeds its key (jwk), else an OIDC token naming its key (kid).
 func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
-	algs := []jose.SignatureAlgorithm{jose.EdDSA}
+	algs, names := []jose.SignatureAlgorithm{jose.EdDSA}, "EdDSA"
 	if a.oidc != nil {
-		algs = oidcAlgorithms
+		algs, names = oidcAlgorithms, "RS256, ES256, EdDSA"
 	}
 	jws, err := jose.ParseSigned(tok, algs)
 	if err != nil || len(jws.Signatures) != 1 {
-		return nil, errUnauthorized{"malformed token: not a compact JWS signed with " + algNames(algs)}
+		return nil, errUnauthorized{"malformed token: not a compact JWS signed with " + names}
 	}
 	h := jws.Signatures[0].Protected
 	switch {
@@ -232,17 +232,6 @@ func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
 		return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk)"}
 	}
 	return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk) or name an OIDC issuer's key (kid)"}
-}
-
-func algNames(algs []jose.SignatureAlgorithm) string {
-	s := ""
-	for i, a := range algs {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(a)
-	}
-	return s
 }
 
 // EventsAuth is how Fluree's events route authenticates its watchers, the

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"math/big"
+	"slices"
 	"strings"
 )
 
@@ -17,10 +18,8 @@ const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwx
 
 // DIDKey returns the did:key of an Ed25519 public key, as a trusted issuer
 // is listed.
-func DIDKey(pub ed25519.PublicKey) string { return didFromPubKey(pub) }
-
-func didFromPubKey(pub ed25519.PublicKey) string {
-	return didKeyPrefix + base58Encode(append(append([]byte{}, ed25519Multicodec...), pub...))
+func DIDKey(pub ed25519.PublicKey) string {
+	return didKeyPrefix + base58Encode(append(slices.Clone(ed25519Multicodec), pub...))
 }
 
 func pubKeyFromDID(did string) (ed25519.PublicKey, error) {
@@ -52,9 +51,7 @@ func base58Encode(b []byte) string {
 		}
 		out = append(out, base58Alphabet[0])
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return string(out)
 }
 

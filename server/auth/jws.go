@@ -112,7 +112,7 @@ func (a *Authenticator) verifyJWS(jws *jose.JSONWebSignature) (*Principal, error
 	if err != nil {
 		return nil, errUnauthorized{"invalid token signature"}
 	}
-	did := didFromPubKey(pub)
+	did := DIDKey(pub)
 	if !a.issuers[did] {
 		return nil, errUnauthorized{"token issuer is not trusted"}
 	}

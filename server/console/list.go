@@ -145,8 +145,11 @@ func (cs *Console) uiLag(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		page.Error = err.Error()
 	}
-	bars := lagBars(rows)
-	page.Events, page.Lag = "/ui/events", &uiLag{Bars: bars, ChartH: max(barHeight, len(bars)*barHeight)}
+	lag := &uiLag{ChartH: max(barHeight, len(rows)*barHeight)}
+	for i, row := range rows {
+		lag.Bars = append(lag.Bars, uiBar{Row: row, Y: i * barHeight, Width: max(2, int(chartWidth*row.Gap/rows[0].Gap))})
+	}
+	page.Events, page.Lag = "/ui/events", lag
 	cs.render(w, http.StatusOK, "lag.html", page)
 }
 
@@ -166,9 +169,10 @@ func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, err
 		case errors.As(err, &re):
 			continue
 		case err != nil:
+			trim()
 			return rows, cs.Public.Error(ctx, "list", err)
 		}
-		if row := rowOf(rec); row.Gap > 0 {
+		if row := rowOf(rec); row.Gap > 0 && !row.Retracted {
 			rows = append(rows, row)
 		}
 		if len(rows) >= 4*maxBars {

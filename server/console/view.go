@@ -2,12 +2,12 @@ package console
 
 import (
 	"encoding/json"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -40,13 +40,7 @@ type uiConcern struct {
 	concern   model.Concern // for ChangedAt
 }
 
-func recordHref(id model.ID) string {
-	segs := strings.Split(id.String(), "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return "/ui/record/" + strings.Join(segs, "/")
-}
+func recordHref(id model.ID) string { return "/ui/record/" + nswire.PathID(id) }
 
 func watermark(v *model.Value) string {
 	if v == nil {
@@ -152,21 +146,3 @@ const (
 	barHeight  = 22
 	maxBars    = 50
 )
-
-// lagBars are the ledgers with an index behind their head, most behind
-// first, at most maxBars of them.
-func lagBars(rows []uiRow) []uiBar {
-	var lag []uiRow
-	for _, r := range rows {
-		if r.Gap > 0 && !r.Retracted {
-			lag = append(lag, r)
-		}
-	}
-	sort.SliceStable(lag, func(i, j int) bool { return lag[i].Gap > lag[j].Gap })
-	lag = lag[:min(len(lag), maxBars)]
-	bars := make([]uiBar, len(lag))
-	for i, r := range lag {
-		bars[i] = uiBar{Row: r, Y: i * barHeight, Width: max(2, int(int64(chartWidth)*r.Gap/lag[0].Gap))}
-	}
-	return bars
-}

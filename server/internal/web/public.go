@@ -32,14 +32,8 @@ import (
 // Public tells clients of backend errors; every route family of a server
 // shares one.
 type Public struct {
-	log     *slog.Logger
-	unknown prometheus.Counter
-}
-
-// NewPublic returns a Public that logs to log and counts the writes
-// answered with an unknown outcome in unknown.
-func NewPublic(log *slog.Logger, unknown prometheus.Counter) *Public {
-	return &Public{log: log, unknown: unknown}
+	Log     *slog.Logger
+	Unknown prometheus.Counter // counts the writes answered with an unknown outcome
 }
 
 // publicError is what a client is told of a backend's error.
@@ -94,11 +88,11 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
 	}
 	if errors.Is(err, model.ErrOutcomeUnknown) {
-		p.unknown.Inc()
+		p.Unknown.Inc()
 		text, sentinel = unknownText, errors.Join(model.ErrUnavailable, model.ErrOutcomeUnknown)
 	}
 	if !expected(code) {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
 			slog.String("code", code.String()), slog.String("error", err.Error()),
 			slog.String("principal", principalName(ctx)))
 		text += " (details in the server's log)"
@@ -123,7 +117,7 @@ func (p *Public) Failure(ctx context.Context, f *model.RecordError) nswire.Recor
 	}
 	e.Error = p.Error(ctx, "read "+e.Object, guard.FromBackend(f.Err)).Error()
 	if f.ID.IsZero() {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
 	}
 	return e
 }

@@ -89,24 +89,16 @@ type Stream struct {
 	// Events are the changes; the hub closes it when its watch ends or
 	// the stream is dropped.
 	Events    <-chan *Event
-	keepAlive time.Duration
-	close     func()
+	KeepAlive time.Duration // the interval of the keep-alive comments
+	// Close ends the subscription and releases the stream's slot.
+	Close func()
 }
-
-// NewStream returns a stream of events under ctx, with a keep-alive
-// comment every keepAlive; close releases what it holds.
-func NewStream(ctx context.Context, events <-chan *Event, keepAlive time.Duration, close func()) *Stream {
-	return &Stream{Ctx: ctx, Events: events, keepAlive: keepAlive, close: close}
-}
-
-// Close ends the subscription and releases the stream's slot.
-func (s *Stream) Close() { s.close() }
 
 // Pump writes a keep-alive comment every keep-alive interval and hands
 // each event to handle, until the stream's context ends, its events end, a
 // write fails or handle returns false.
 func (s *Stream) Pump(sse *nswire.SSEWriter, handle func(*Event) bool) {
-	keep := time.NewTicker(s.keepAlive)
+	keep := time.NewTicker(s.KeepAlive)
 	defer keep.Stop()
 	for {
 		select {

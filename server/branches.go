@@ -19,11 +19,10 @@ import (
 // caller's read scope answers as a missing one.
 func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	var body nswire.BranchRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	id := req.id
 	from := cmp.Or(body.From, model.DefaultBranch)
 	src, err := model.ParseID(id.Name + ":" + from)
 	if err != nil {
@@ -38,7 +37,7 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	if body.At != nil {
 		opts.At = &nameservice.Ref{Address: body.At.Address, T: body.At.T}
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		rec, err := s.ns.CreateBranch(ctx, id.String(), opts)
 		if err != nil {
 			// A NotFound here is the source's, which the caller may read.
@@ -51,12 +50,12 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 // dropBranch serves DELETE /ns/v1/branches/{id}: write access to the
 // branch is needed.
 func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needWrite})
+	id, _, ok := s.read(w, r, in{need: needWrite})
 	if !ok {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, req.id, s.ns.DropBranch(ctx, req.id.String()), "drop branch")
+		return s.noContent(ctx, id, s.ns.DropBranch(ctx, id.String()), "drop branch")
 	})
 }
 
@@ -65,17 +64,16 @@ func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
 // who asked and what it replaced.
 func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	var body nswire.ResetHeadRequest
-	req, ok := s.read(w, r, in{need: needAdmin, body: &body})
+	id, raw, ok := s.read(w, r, in{need: needAdmin, body: &body})
 	if !ok {
 		return
 	}
-	id := req.id
 	opts := nameservice.ResetOptions{ClearIndex: body.ClearIndex}
 	if body.Index != nil {
 		opts.Index = &nameservice.Ref{Address: body.Index.Address, T: body.Index.T}
 	}
 	commit := nameservice.Ref{Address: body.Commit.Address, T: body.Commit.T}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		prev, err := s.ns.ResetHead(ctx, id.String(), commit, opts)
 		if err != nil {
 			return answer(id, s.public.Error(ctx, "reset head "+id.String(), err))

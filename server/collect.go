@@ -21,7 +21,7 @@ import (
 // so it needs no idempotency key; it runs until done or the client leaves.
 func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 	var req nswire.CollectRequest
-	if _, ok := s.read(w, r, in{body: &req}); !ok {
+	if _, _, ok := s.read(w, r, in{body: &req}); !ok {
 		return
 	}
 	if !auth.FromContext(r.Context()).CanWriteUnder(req.Prefix) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"sync"
 
 	"nameservice.dev/nameservice"
@@ -123,15 +122,30 @@ func (h *hub) start(key watchKey) *upstream {
 func (h *hub) run(ctx context.Context, up *upstream) {
 	defer h.end(up)
 	o := up.key.options()
-	feed, err := h.s.ns.Watch(ctx, nameservice.WatchOptions{ID: up.key.id, Prefix: o.Prefix, Concerns: o.Concerns, Kind: o.Kind, Interval: h.s.opts.PollInterval})
+	feed, err := h.s.ns.Watch(ctx, nameservice.WatchOptions{ID: up.key.id, Prefix: o.Prefix, Concerns: o.Concerns,
+		Kind: o.Kind, Interval: h.s.opts.PollInterval})
+	up.err = guard.FromBackend(err)
+	close(up.ready)
 	if err != nil {
-		up.err = guard.FromBackend(err)
-		close(up.ready)
 		return
 	}
-	close(up.ready)
 	for ev := range feed {
-		h.fanout(up, web.NewEvent(ev, h.record))
+		h.fanout(up, &web.Event{Event: ev,
+			// Read once for every stream, with the server's context.
+			Record: sync.OnceValues(func() (*model.Record, error) {
+				ctx, cancel := context.WithTimeout(h.s.ctx, h.s.opts.OpTimeout)
+				defer cancel()
+				return h.s.ns.Get(ctx, ev.ID)
+			}),
+			Data: sync.OnceValue(func() []byte {
+				c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
+				if !ev.Deleted {
+					v := ev.New
+					c.Concern, c.New = ev.Concern.String(), &v
+				}
+				return web.Marshal(c)
+			}),
+		})
 		if ev.Err != nil {
 			return // the feed's last event; streams end, clients reconnect
 		}
@@ -170,28 +184,4 @@ func (h *hub) fanout(up *upstream, ev *web.Event) {
 			}
 		}
 	}
-}
-
-// record reads the record of an event after it, for every stream (see
-// web.Event.Record): with the server's context, not a stream's.
-func (h *hub) record(id model.ID) (*model.Record, error) {
-	ctx, cancel := context.WithTimeout(h.s.ctx, h.s.opts.OpTimeout)
-	defer cancel()
-	return h.s.ns.Get(ctx, id)
-}
-
-// Subscribe implements web.Hub for the route families of package server's
-// subpackages.
-func (h *hub) Subscribe(w http.ResponseWriter, r *http.Request, id string) *web.Stream {
-	return h.s.subscribe(w, r, watchKey{id: id})
-}
-
-// changeData returns the data of ev's "change" event on /ns/v1/watch.
-func changeData(ev driver.Event) []byte {
-	c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
-	if !ev.Deleted {
-		v := ev.New
-		c.Concern, c.New = ev.Concern.String(), &v
-	}
-	return web.Marshal(c)
 }

@@ -31,7 +31,7 @@ const (
 // of being applied, or refused, a second time. It is a bounded, per-process
 // memory (in entries and in bytes, keys and answers counted): a resend that
 // reaches another server, or finds its entry evicted, is resolved against
-// the backend instead (see resolveResend).
+// the backend instead (see write).
 type idemCache struct {
 	maxBytes int64
 	size     prometheus.Gauge

@@ -70,7 +70,7 @@ func (s *Server) HTTPServer(l Limits) *http.Server {
 // must arrive within BodyTimeout whatever the route: a handler that never
 // reads it included, since the server reads (discards) an unread body
 // before it answers. The answer must be taken within WriteTimeout (event
-// streams lift that, see stream). A GET or HEAD that declares a body is
+// streams lift that, see subscribe). A GET or HEAD that declares a body is
 // answered 400, and bound returns false: no route of either reads one.
 func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 	rc := http.NewResponseController(w)

@@ -43,13 +43,19 @@ func (l *lister) Page(ctx context.Context, p *auth.Principal, q nameservice.List
 	if err != nil {
 		return web.Page{}, err
 	}
-	e, next, err := l.listPage(ctx, p, q, pos, size)
-	if err != nil {
-		return web.Page{}, err
+	srcs := sources(p, q.Prefix)
+	var page web.Page
+	for pos.src < len(srcs) && len(page.Records)+len(page.Failed) < size {
+		e, next, err := l.step(ctx, p, srcs, q, pos, size-len(page.Records)-len(page.Failed))
+		if err != nil {
+			return web.Page{}, err
+		}
+		page.Records = append(page.Records, e.Records...)
+		page.Failed = append(page.Failed, e.Failed...)
+		pos = next
 	}
-	page := web.Page{Records: e.records, Failed: e.failed}
-	if next != nil {
-		page.Next = l.key.seal(*next, bound)
+	if pos.src < len(srcs) {
+		page.Next = l.key.seal(pos, bound)
 	}
 	return page, nil
 }
@@ -97,17 +103,11 @@ func sources(p *auth.Principal, prefix string) []source {
 	return kept
 }
 
-// entries are what one read of a source gave: records and the records that
-// could not be read, in ID order each.
-type entries struct {
-	records []*model.Record
-	failed  []*model.RecordError
-}
-
-// step reads up to max entries of the listing srcs of q from pos, and
-// returns them with the position after them; the position is past the last
-// source when the listing is done.
-func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions, pos position, max int) (entries, position, error) {
+// step reads up to max entries of the listing srcs of q from pos (records
+// and records that could not be read, in ID order each), and returns them
+// with the position after them; the position is past the last source when
+// the listing is done.
+func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions, pos position, max int) (web.Page, position, error) {
 	src := srcs[pos.src]
 	next := position{src: pos.src + 1}
 	if src.exact {
@@ -118,23 +118,23 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 	opts.Prefix, opts.PageSize, opts.PageToken = src.key, max, pos.tok
 	page, err := l.ns.ListPage(ctx, opts)
 	if err != nil {
-		return entries{}, pos, err
+		return web.Page{}, pos, err
 	}
 	if page.NextPageToken != "" {
 		if page.NextPageToken == pos.tok {
-			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", model.ErrInternal)
+			return web.Page{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", model.ErrInternal)
 		}
 		next = position{src: pos.src, tok: page.NextPageToken}
 	}
-	var e entries
+	var e web.Page
 	for _, rec := range page.Records {
 		if p.CanRead(rec.ID.String()) {
-			e.records = append(e.records, rec)
+			e.Records = append(e.Records, rec)
 		}
 	}
 	for _, f := range page.Failed {
 		if visibleFailure(p, f) {
-			e.failed = append(e.failed, f)
+			e.Failed = append(e.Failed, f)
 		}
 	}
 	return e, next, nil
@@ -142,44 +142,23 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 
 // readExact reads the one record of an exact source, when the query
 // selects it.
-func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (entries, error) {
+func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (web.Page, error) {
 	id, err := model.ParseID(key)
 	if err != nil {
-		return entries{}, nil
+		return web.Page{}, nil
 	}
 	rec, err := l.ns.Get(ctx, id)
 	switch {
 	case errors.Is(err, model.ErrNotFound):
-		return entries{}, nil
+		return web.Page{}, nil
 	case err != nil && driverutil.PerRecord(err):
-		return entries{failed: []*model.RecordError{{ID: id, Object: key, Err: err}}}, nil
+		return web.Page{Failed: []*model.RecordError{{ID: id, Object: key, Err: err}}}, nil
 	case err != nil:
-		return entries{}, err
+		return web.Page{}, err
 	case !q.Matches(rec):
-		return entries{}, nil
+		return web.Page{}, nil
 	}
-	return entries{records: []*model.Record{rec}}, nil
-}
-
-// listPage reads the page of size entries of q for p that starts at pos,
-// and returns it with the position of the next page (nil when none).
-func (l *lister) listPage(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, pos position, size int) (entries, *position, error) {
-	srcs := sources(p, q.Prefix)
-	var page entries
-	for n := 0; pos.src < len(srcs) && n < size; {
-		e, next, err := l.step(ctx, p, srcs, q, pos, size-n)
-		if err != nil {
-			return entries{}, nil, err
-		}
-		page.records = append(page.records, e.records...)
-		page.failed = append(page.failed, e.failed...)
-		n += len(e.records) + len(e.failed)
-		pos = next
-	}
-	if pos.src >= len(srcs) {
-		return page, nil, nil
-	}
-	return page, &pos, nil
+	return web.Page{Records: []*model.Record{rec}}, nil
 }
 
 // scanPageSize is the size of the backend pages a whole listing reads.
@@ -196,12 +175,12 @@ func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.List
 				yield(nil, err)
 				return
 			}
-			for _, rec := range e.records {
+			for _, rec := range e.Records {
 				if !yield(rec, nil) {
 					return
 				}
 			}
-			for _, f := range e.failed {
+			for _, f := range e.Failed {
 				if !yield(nil, f) {
 					return
 				}

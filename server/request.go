@@ -38,58 +38,50 @@ const (
 	needAdmin
 )
 
-// request is what read read.
-type request struct {
-	id  model.ID // zero for a route without one, or no ?id=
-	raw []byte   // the body as sent, which the idempotency cache compares
-}
-
-// read reads r as spec says, answering the request itself (and returning
-// false) when a part is wrong: 400 for a malformed ID or body, 404 for an
-// ID outside the caller's read scope (as for a missing record), 403 for one
-// it may read but not write (or administer), 413 for a body over
-// MaxBodyBytes.
-func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (request, bool) {
-	var req request
+// read reads r as spec says, returning the ID (zero for a route without
+// one, or no ?id=) and the body as sent, which the idempotency cache
+// compares. It answers the request itself (and returns false) when a part
+// is wrong: 400 for a malformed ID or body, 404 for an ID outside the
+// caller's read scope (as for a missing record), 403 for one it may read
+// but not write (or administer), 413 for a body over MaxBodyBytes.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (id model.ID, raw []byte, ok bool) {
 	if spec.need != needNone {
-		raw := r.PathValue("id")
+		path := r.PathValue("id")
 		if spec.query {
-			raw = r.URL.Query().Get("id")
+			path = r.URL.Query().Get("id")
 		}
-		if raw != "" || !spec.query {
-			id, err := model.ParseID(raw)
-			if err != nil {
+		if path != "" || !spec.query {
+			var err error
+			if id, err = model.ParseID(path); err != nil {
 				writeError(w, err)
-				return req, false
+				return id, nil, false
 			}
 			if !allowed(w, auth.FromContext(r.Context()), id, spec.need) {
-				return req, false
+				return id, nil, false
 			}
-			req.id = id
 		}
 	}
 	if spec.body == nil {
-		return req, true
+		return id, nil, true
 	}
-	body, err := web.ReadBody(r)
+	raw, err := web.ReadBody(r)
 	if err != nil {
 		bodyError(w, err)
-		return req, false
+		return id, nil, false
 	}
-	req.raw = body
-	if len(body) == 0 && spec.optional {
-		return req, true
+	if len(raw) == 0 && spec.optional {
+		return id, raw, true
 	}
 	if u, ok := spec.body.(json.Unmarshaler); ok {
-		err = u.UnmarshalJSON(body)
+		err = u.UnmarshalJSON(raw)
 	} else {
-		err = web.DecodeStrict(body, spec.body)
+		err = web.DecodeStrict(raw, spec.body)
 	}
 	if err != nil {
 		writeError(w, err)
-		return req, false
+		return id, raw, false
 	}
-	return req, true
+	return id, raw, true
 }
 
 // allowed answers the refusal and returns false unless p has need on id:

@@ -42,11 +42,10 @@ func writeAnswer(w http.ResponseWriter, id model.ID, err error) {
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needRead})
+	id, _, ok := s.read(w, r, in{need: needRead})
 	if !ok {
 		return
 	}
-	id := req.id
 	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
 		writeAnswer(w, id, s.public.Error(r.Context(), "get "+id.String(), err))
@@ -58,11 +57,10 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 // heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
 // with the driver's own read of the two where it has one.
 func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needRead})
+	id, _, ok := s.read(w, r, in{need: needRead})
 	if !ok {
 		return
 	}
-	id := req.id
 	h, err := s.ns.Heads(r.Context(), id.String())
 	if err != nil {
 		writeAnswer(w, id, s.public.Error(r.Context(), "get heads "+id.String(), err))
@@ -127,16 +125,15 @@ func visibleFailure(p *auth.Principal, f *model.RecordError) bool {
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	var rec model.Record
-	req, ok := s.read(w, r, in{need: needWrite, body: &rec})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &rec})
 	if !ok {
 		return
 	}
-	id := req.id
 	if rec.ID != id {
 		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", model.ErrInvalidArgument, rec.ID, id))
 		return
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
 			return answer(id, s.public.Error(ctx, "create "+id.String(), err))
 		}
@@ -145,18 +142,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needWrite})
+	id, _, ok := s.read(w, r, in{need: needWrite})
 	if !ok {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, req.id, s.ns.Delete(ctx, req.id), "purge")
+		return s.noContent(ctx, id, s.ns.Delete(ctx, id), "purge")
 	})
 }
 
 func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	var body nswire.RetractRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
 	if !ok {
 		return
 	}
@@ -164,18 +161,17 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	if body.At == 0 {
 		at = s.opts.Now()
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, req.id, s.ns.RetractAt(ctx, req.id, at), "retract")
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, id, s.ns.RetractAt(ctx, id, at), "retract")
 	})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	var body nswire.PushRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	id := req.id
 	c, err := model.ParseConcern(r.PathValue("concern"))
 	if err != nil {
 		writeError(w, err)
@@ -186,7 +182,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
 		return
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		out, err := s.ns.Update(ctx, id, c, cond, body.New)
 		switch {
 		case err != nil:
@@ -201,12 +197,11 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	var body nswire.GraphSourceRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	id, _, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	id := req.id
-	ctx, cancel := s.opContext(r)
+	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), body.SourceType, body.Dependencies, body.Config); err != nil {
 		writeAnswer(w, id, s.public.Error(ctx, "publish graph source "+id.String(), err))
@@ -230,7 +225,7 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 // Answers of 5xx are not kept: a resend asks again.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run func(ctx context.Context) (int, []byte)) {
 	key := r.Header.Get(nswire.HeaderIdempotencyKey)
-	ctx, cancel := s.opContext(r)
+	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
 	defer cancel()
 	if key == "" {
 		status, b := run(ctx)

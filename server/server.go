@@ -190,7 +190,10 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("DELETE "+p+"/branches/{id...}", s.auth(s.dropBranch))
 	m.HandleFunc("POST "+p+"/reset-head/{id...}", s.auth(s.resetHead))
 
-	env := web.Env{NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, Log: s.log}
+	env := web.Env{NS: s.ns, Public: s.public, Lister: s.lister, Auth: s.auth, Log: s.log,
+		Subscribe: func(w http.ResponseWriter, r *http.Request, id string) *web.Stream {
+			return s.subscribe(w, r, watchKey{id: id})
+		}}
 	fluree.New(fluree.Config{Env: env, TokenAuth: !s.opts.NoAuth, Registry: reg,
 		Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown, Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
 	}).Mount(m)
@@ -299,9 +302,4 @@ func errorBody(err error) (int, []byte) {
 func writeError(w http.ResponseWriter, err error) {
 	status, body := errorBody(err)
 	web.WriteRaw(w, status, body)
-}
-
-// opContext is the context of a backend operation of r (web.OpContext).
-func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return web.OpContext(r, s.opts.OpTimeout)
 }

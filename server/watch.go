@@ -24,11 +24,11 @@ import (
 // two; a change the records already show comes again as an event, and
 // clients drop it by its watermark.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needRead, query: true})
+	id, _, ok := s.read(w, r, in{need: needRead, query: true})
 	if !ok {
 		return
 	}
-	id, q, p := req.id, r.URL.Query(), auth.FromContext(r.Context())
+	q, p := r.URL.Query(), auth.FromContext(r.Context())
 	concerns, err := model.ParseConcerns(q.Get("concerns"))
 	if err != nil {
 		writeError(w, err)
@@ -70,7 +70,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		return sse.Event(nswire.EventChange, "", ev.Data(changeData)) == nil
+		return sse.Event(nswire.EventChange, "", ev.Data()) == nil
 	})
 }
 

@@ -18,17 +18,6 @@ import (
 // commit by t or by content ID, which only its commit store can resolve:
 // it is refused here (POST /ns/v1/branches takes an address and t).
 
-// branchRoutes registers the routes under both Fluree prefixes. They
-// match every method, so that another method gets 405 here rather than
-// the 404 of the catch-all Fluree route.
-func (a *API) branchRoutes(m *http.ServeMux) {
-	for _, p := range []string{Base, Bare} {
-		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
-		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
-		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
-	}
-}
-
 // only answers 405 to a request whose method is not method.
 func only(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

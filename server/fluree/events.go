@@ -26,22 +26,14 @@ func sseKind(k model.Kind) string {
 	return "ledger"
 }
 
-// eventsQuery is the query of GET /events: all=true, or lists of aliases.
+// eventsQuery is the query of GET /events: all=true, or the aliases of
+// each kind.
 type eventsQuery struct {
-	all          bool
-	ledgers      map[string]bool
-	graphSources map[string]bool
+	all bool
+	ids map[model.Kind]map[string]bool
 }
 
-func (q *eventsQuery) selects(k model.Kind, id string) bool {
-	if q.all {
-		return true
-	}
-	if k == model.GraphSource {
-		return q.graphSources[id]
-	}
-	return q.ledgers[id]
-}
+func (q *eventsQuery) selects(k model.Kind, id string) bool { return q.all || q.ids[k][id] }
 
 // events serves GET /v1/fluree/events: the selected records that are
 // not retracted (ledgers, then graph sources, each sorted), then the live
@@ -57,7 +49,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := auth.FromContext(r.Context())
-	stream := a.Hub.Subscribe(w, r, "")
+	stream := a.Subscribe(w, r, "")
 	if stream == nil {
 		return
 	}
@@ -83,20 +75,17 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 
 func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 	v := r.URL.Query()
-	q := &eventsQuery{ledgers: map[string]bool{}, graphSources: map[string]bool{}}
+	q := &eventsQuery{ids: map[model.Kind]map[string]bool{model.Ledger: {}, model.GraphSource: {}}}
 	if a := v.Get("all"); a != "" {
 		if a != "true" && a != "false" {
 			return nil, errors.New("invalid query string: all must be true or false")
 		}
 		q.all = a == "true"
 	}
-	for _, f := range []struct {
-		name string
-		set  map[string]bool
-	}{{"ledger", q.ledgers}, {"graph-source", q.graphSources}} {
-		for _, a := range v[f.name] {
+	for name, k := range map[string]model.Kind{"ledger": model.Ledger, "graph-source": model.GraphSource} {
+		for _, a := range v[name] {
 			if id, err := model.ParseID(a); err == nil {
-				f.set[id.String()] = true
+				q.ids[k][id.String()] = true
 			}
 		}
 	}
@@ -139,11 +128,7 @@ func (st *eventsState) initial(ctx context.Context) []*model.Record {
 				}
 			}
 		} else {
-			ids := st.q.ledgers
-			if k == model.GraphSource {
-				ids = st.q.graphSources
-			}
-			for _, s := range slices.Sorted(maps.Keys(ids)) {
+			for _, s := range slices.Sorted(maps.Keys(st.q.ids[k])) {
 				id, _ := model.ParseID(s)
 				if rec, err := st.a.NS.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)

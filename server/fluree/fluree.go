@@ -3,9 +3,7 @@
 // /v1/fluree (and /fluree), with Fluree's bodies and errors, field for
 // field: ref pushes and init, lookups, the snapshot, the events stream, the
 // branch routes, and /.well-known/fluree.json. Package server mounts it
-// (server.New) beside its own /ns/v1 routes, and lends it what every route
-// family shares: authentication, the listing of what a caller may read,
-// the event hub, and the public form of a backend's errors.
+// beside its own /ns/v1 routes (see Config).
 package fluree
 
 import (
@@ -65,9 +63,14 @@ func New(cfg Config) *API { return &API{Config: cfg, skipped: newSkipCounter(cfg
 // routes, and every other path under Base and Bare.
 func (a *API) Mount(m *http.ServeMux) {
 	m.HandleFunc("GET /.well-known/fluree.json", a.discovery)
-	a.branchRoutes(m)
-	m.HandleFunc(Base+"/", a.Auth(a.fluree))
-	m.HandleFunc(Bare+"/", a.Auth(a.fluree))
+	for _, p := range []string{Base, Bare} {
+		m.HandleFunc(p+"/", a.Auth(a.fluree))
+		// The branch routes match every method, so that another method
+		// gets 405 here rather than the 404 of the catch-all route.
+		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
+		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
+		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
+	}
 }
 
 // CatchAll reports whether pattern is the mux pattern of Mount's
@@ -76,23 +79,34 @@ func CatchAll(pattern string) bool { return pattern == Base+"/" || pattern == Ba
 
 // RouteLabel names the route of a request for path on a catch-all route,
 // for metrics and logs: method and the route with its alias left out, or
-// "unmatched". Every value comes from a fixed set (the verb of a ref route
-// only when it is one of Fluree's), so requests cannot grow the number of
-// series; method must be one of a fixed set too.
+// "unmatched". Every value comes from a fixed set (see route), so requests
+// cannot grow the number of series; method must be one of a fixed set too.
 func RouteLabel(method, path string) string {
 	p, _ := Rest(path)
-	switch {
-	case p == "/nameservice/snapshot", p == "/events":
-		return method + " " + Base + p
-	case strings.HasPrefix(p, "/storage/ns/"):
-		return method + " " + Base + "/storage/ns/{alias}"
-	case strings.HasPrefix(p, "/nameservice/refs/"):
-		switch verb := p[strings.LastIndexByte(p, '/')+1:]; verb {
-		case "commit", "index", "init":
-			return method + " " + Base + "/nameservice/refs/{alias}/" + verb
-		}
+	if rt, _ := route(p); rt != "" {
+		return method + " " + Base + rt
 	}
 	return "unmatched"
+}
+
+// route returns the route of p, a path under a Fluree prefix, with its
+// alias left out ("" for none: the verb of a ref route must be one of
+// Fluree's), and the alias as it travels.
+func route(p string) (rt, alias string) {
+	switch {
+	case p == "/nameservice/snapshot", p == "/events":
+		return p, ""
+	case strings.HasPrefix(p, "/storage/ns/"):
+		return "/storage/ns/{alias}", strings.TrimPrefix(p, "/storage/ns/")
+	case strings.HasPrefix(p, "/nameservice/refs/"):
+		rest := strings.TrimPrefix(p, "/nameservice/refs/")
+		i := strings.LastIndexByte(rest, '/')
+		switch verb := rest[i+1:]; verb {
+		case "commit", "index", "init":
+			return "/nameservice/refs/{alias}/" + verb, rest[:max(i, 0)]
+		}
+	}
+	return "", ""
 }
 
 // EventsRoute is the label of a GET of the events route (see RouteLabel).
@@ -123,48 +137,38 @@ func (a *API) discovery(w http.ResponseWriter, _ *http.Request) {
 // last segment, so either is unambiguous.
 func (a *API) fluree(w http.ResponseWriter, r *http.Request) {
 	path, _ := Rest(r.URL.EscapedPath())
-	method := func(m string) bool {
-		if r.Method == m {
-			return true
-		}
-		w.Header().Set("Allow", m)
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return false
-	}
-	switch {
-	case path == "/nameservice/snapshot":
-		if method(http.MethodGet) {
-			a.snapshot(w, r)
-		}
-	case path == "/events":
-		if method(http.MethodGet) {
-			a.events(w, r)
-		}
-	case strings.HasPrefix(path, "/storage/ns/"):
-		if alias, ok := unescapeAlias(w, strings.TrimPrefix(path, "/storage/ns/")); ok && method(http.MethodGet) {
-			a.lookup(w, r, alias)
-		}
-	case strings.HasPrefix(path, "/nameservice/refs/"):
-		rest := strings.TrimPrefix(path, "/nameservice/refs/")
-		i := strings.LastIndexByte(rest, '/')
-		if i <= 0 {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		verb := rest[i+1:]
-		if verb != "commit" && verb != "index" && verb != "init" {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		if alias, ok := unescapeAlias(w, rest[:i]); ok && method(http.MethodPost) {
-			if verb == "init" {
-				a.initLedger(w, r, alias)
-			} else {
-				a.cas(w, r, alias, verb)
-			}
-		}
-	default:
+	rt, raw := route(path)
+	ref := strings.HasPrefix(rt, "/nameservice/refs/")
+	if rt == "" || (ref && raw == "") {
 		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	alias, ok := raw, true
+	if strings.Contains(rt, "{alias}") {
+		if alias, ok = unescapeAlias(w, raw); !ok {
+			return
+		}
+	}
+	want := http.MethodGet
+	if ref {
+		want = http.MethodPost
+	}
+	if r.Method != want {
+		w.Header().Set("Allow", want)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	switch rt {
+	case "/nameservice/snapshot":
+		a.snapshot(w, r)
+	case "/events":
+		a.events(w, r)
+	case "/storage/ns/{alias}":
+		a.lookup(w, r, alias)
+	case "/nameservice/refs/{alias}/init":
+		a.initLedger(w, r, alias)
+	default:
+		a.cas(w, r, alias, rt[strings.LastIndexByte(rt, '/')+1:])
 	}
 }
 

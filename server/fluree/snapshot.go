@@ -32,12 +32,12 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	// One pass writes the ledgers and keeps the graph sources (usually
 	// few) for after them; past maxSpool bytes of those, a second pass
 	// lists them alone.
-	sn.out.str(`{"ledgers":[`)
+	_, _ = sn.out.WriteString(`{"ledgers":[`)
 	if err := sn.pass(p, ""); err != nil {
 		fail(err)
 		return
 	}
-	sn.out.str(`],"graph_sources":[`)
+	_, _ = sn.out.WriteString(`],"graph_sources":[`)
 	sn.n = 0
 	if sn.spill {
 		if err := sn.pass(p, model.GraphSource); err != nil {
@@ -48,8 +48,8 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	for _, b := range sn.spool {
 		sn.entry(b)
 	}
-	sn.out.str("]}")
-	sn.out.finish()
+	_, _ = sn.out.WriteString("]}")
+	_ = sn.out.Flush()
 }
 
 // maxSpool bounds the graph sources a snapshot keeps while it writes the
@@ -113,9 +113,9 @@ func (sn *snapshotWriter) keep(b []byte) {
 
 func (sn *snapshotWriter) entry(b []byte) {
 	if sn.n > 0 {
-		sn.out.str(",")
+		_, _ = sn.out.WriteString(",")
 	}
-	sn.out.write(b)
+	_, _ = sn.out.Write(b)
 	sn.n++
 }
 

@@ -6,15 +6,15 @@ import (
 	"net/http"
 )
 
-// streamedJSON writes a 200 JSON answer as it is made, through a buffer.
-// Until the buffer first fills, nothing is sent, so that a failure early
-// on can still be answered with an error status; a failure after that can
-// only cut the answer short, which leaves JSON that does not parse.
+// streamedJSON writes a 200 JSON answer as it is made, through a buffer
+// (whose first write error ends the answer). Until the buffer first fills,
+// nothing is sent, so that a failure early on can still be answered with an
+// error status; a failure after that can only cut the answer short, which
+// leaves JSON that does not parse.
 type streamedJSON struct {
+	*bufio.Writer
 	w    http.ResponseWriter
-	buf  *bufio.Writer
 	sent bool // part of the answer went out
-	err  error
 }
 
 // streamBuffer is the buffer of a streamed answer.
@@ -22,7 +22,7 @@ const streamBuffer = 64 << 10
 
 func newStreamedJSON(w http.ResponseWriter) *streamedJSON {
 	sj := &streamedJSON{w: w}
-	sj.buf = bufio.NewWriterSize(sentFlag{sj}, streamBuffer)
+	sj.Writer = bufio.NewWriterSize(sentFlag{sj}, streamBuffer)
 	return sj
 }
 
@@ -38,30 +38,11 @@ func (f sentFlag) Write(b []byte) (int, error) {
 	return f.sj.w.Write(b)
 }
 
-func (sj *streamedJSON) write(b []byte) {
-	if sj.err == nil {
-		_, sj.err = sj.buf.Write(b)
-	}
-}
-
-func (sj *streamedJSON) str(s string) {
-	if sj.err == nil {
-		_, sj.err = sj.buf.WriteString(s)
-	}
-}
-
-// finish sends what is buffered.
-func (sj *streamedJSON) finish() {
-	if sj.err == nil {
-		sj.err = sj.buf.Flush()
-	}
-}
-
 // fail ends the answer after a failure: with answer (an error answer) when
 // nothing was sent yet, else cut short (and logged).
 func (sj *streamedJSON) fail(answer func(), log *slog.Logger) {
 	if !sj.sent {
-		sj.buf.Reset(nil)
+		sj.Reset(nil)
 		answer()
 		return
 	}

@@ -1,9 +1,8 @@
 // Package web is what the server's route families (package server's
 // /ns/v1 routes, server/fluree, server/console) share to serve a request:
 // the JSON of an answer, the reading of a request's body within the
-// server's limits, a backend's error as a client may be told it, and the
-// interfaces by which a family reaches the server's listing and event hub.
-// It knows no route.
+// server's limits, a backend's error as a client may be told it, and what
+// a family is lent of the server (Env). It knows no route.
 package web
 
 import (
@@ -58,7 +57,12 @@ type Env struct {
 	NS     *nameservice.NameService
 	Public *Public // tells clients of backend errors
 	Lister Lister  // the records a caller may read
-	Hub    Hub     // the event streams
+	// Subscribe takes a stream slot for r and subscribes it to the changes
+	// of record id ("" for every record) on the server's event hub,
+	// answering the request itself (and returning nil) when either is
+	// refused. Every change after the return is sent, so a stream reads
+	// its records after subscribing. Close the stream when done.
+	Subscribe func(w http.ResponseWriter, r *http.Request, id string) *Stream
 	// Auth wraps a handler with authentication: 401 without a valid
 	// token, in the answer format of the request's route family; else
 	// the handler runs with the principal in its request's context

@@ -2,7 +2,6 @@ package server
 
 import (
 	"container/list"
-	"context"
 	"crypto/sha256"
 	"sync"
 	"time"
@@ -133,16 +132,6 @@ func isDone(e *idemEntry) bool {
 	case <-e.done:
 		return true
 	default:
-		return false
-	}
-}
-
-// wait waits for the entry's write to finish, or ctx.
-func (e *idemEntry) wait(ctx context.Context) bool {
-	select {
-	case <-e.done:
-		return true
-	case <-ctx.Done():
 		return false
 	}
 }

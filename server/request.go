@@ -8,6 +8,7 @@ import (
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/fluree"
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
@@ -113,4 +114,34 @@ func bodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	writeError(w, err)
+}
+
+// principalLogKey holds where auth leaves the name of a request's
+// principal, for the request's log line.
+type principalLogKey struct{}
+
+// auth wraps h with authentication (package auth): 401 without a valid
+// token, in the answer format of h's route family; else h runs with the
+// principal in its request's context (auth.FromContext).
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := auth.Unrestricted()
+		if !s.opts.NoAuth {
+			var err error
+			if p, err = auth.Resolve(s.opts.Auth, r, fluree.IsEvents(r), s.opts.EventsAuth); err != nil {
+				s.metrics.authFailures.Inc()
+				w.Header().Set("WWW-Authenticate", `Bearer realm="nameservice"`)
+				if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
+					fluree.WriteError(w, http.StatusUnauthorized, err.Error())
+				} else {
+					web.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": err.Error(), "code": "Unauthenticated"})
+				}
+				return
+			}
+		}
+		if name, ok := r.Context().Value(principalLogKey{}).(*string); ok {
+			*name = p.Name
+		}
+		h(w, r.WithContext(auth.NewContext(r.Context(), p)))
+	}
 }

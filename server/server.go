@@ -19,6 +19,7 @@ package server
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"errors"
 	"io"
 	"log/slog"
@@ -207,8 +208,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	pattern := routeLabel(s.mux, r)
-	ri := &reqInfo{}
-	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
+	var principal string
+	r = r.WithContext(context.WithValue(r.Context(), principalLogKey{}, &principal))
 	if s.bound(rec, r) {
 		s.mux.ServeHTTP(rec, r)
 	}
@@ -218,7 +219,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("method", method), slog.String("route", pattern),
 		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
-		slog.String("principal", ri.principal), slog.String("remote", r.RemoteAddr))
+		slog.String("principal", principal), slog.String("remote", r.RemoteAddr))
 }
 
 // methodLabel returns m for metrics and logs when it is a method the server
@@ -302,4 +303,14 @@ func errorBody(err error) (int, []byte) {
 func writeError(w http.ResponseWriter, err error) {
 	status, body := errorBody(err)
 	web.WriteRaw(w, status, body)
+}
+
+// openAPI describes every route; it is served at /openapi.yaml.
+//
+//go:embed openapi.yaml
+var openAPI []byte
+
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(openAPI)
 }

@@ -186,19 +186,17 @@ func (st *eventsState) change(ctx context.Context, ev *web.Event) bool {
 // emittedAt formats t as chrono's to_rfc3339 does: fractional seconds in
 // groups of three digits, only as many as needed, and a +00:00 offset.
 func emittedAt(t time.Time) string {
-	t = t.UTC()
-	ns := t.Nanosecond()
-	frac := ""
-	switch {
+	layout := "2006-01-02T15:04:05"
+	switch ns := t.Nanosecond(); {
 	case ns == 0:
 	case ns%1_000_000 == 0:
-		frac = fmt.Sprintf(".%03d", ns/1_000_000)
+		layout += ".000"
 	case ns%1_000 == 0:
-		frac = fmt.Sprintf(".%06d", ns/1_000)
+		layout += ".000000"
 	default:
-		frac = fmt.Sprintf(".%09d", ns)
+		layout += ".000000000"
 	}
-	return t.Format("2006-01-02T15:04:05") + frac + "+00:00"
+	return t.UTC().Format(layout) + "+00:00"
 }
 
 // ledgerEventRecord is the record of a ledger's ns-record event.

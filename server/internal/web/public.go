@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -49,6 +50,9 @@ func (e *publicError) Unwrap() error { return e.sentinel }
 // could not establish.
 const unknownText = "outcome unknown: the write's answer was lost and the backend cannot tell whether it landed; read the record before writing again"
 
+// expected are the codes of ordinary outcomes, which are not logged.
+var expected = []model.ErrorCode{model.NotFound, model.AlreadyExists, model.WrongKind, model.HasBranches}
+
 // publicText describes each code without the backend's message.
 var publicText = map[model.ErrorCode]string{
 	model.NotFound:         "not found",
@@ -63,11 +67,6 @@ var publicText = map[model.ErrorCode]string{
 	model.NotProvisioned:   "not provisioned: the backend's table or bucket does not exist",
 	model.PermissionDenied: "permission denied: the backend refused the server's credentials",
 	model.HasBranches:      "has branches: drop the branches of the record first",
-}
-
-// expected are the codes of ordinary outcomes, which are not logged.
-func expected(c model.ErrorCode) bool {
-	return c == model.NotFound || c == model.AlreadyExists || c == model.WrongKind || c == model.HasBranches
 }
 
 // Error returns the error a client is told of err, met in operation op
@@ -91,7 +90,7 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 		p.Unknown.Inc()
 		text, sentinel = unknownText, errors.Join(model.ErrUnavailable, model.ErrOutcomeUnknown)
 	}
-	if !expected(code) {
+	if !slices.Contains(expected, code) {
 		p.Log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
 			slog.String("code", code.String()), slog.String("error", err.Error()),
 			slog.String("principal", principalName(ctx)))

@@ -25,10 +25,13 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	p := auth.FromContext(ctx)
 	sn := &snapshotWriter{a: a, ctx: ctx, out: newStreamedJSON(w), failed: map[model.ID]bool{},
 		gsVisible: p.ListsGraphSources()}
-	fail := func(err error) {
-		sn.out.fail(func() {
-			WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
-		}, a.Log)
+	fail := func(err error) { // an error answer while nothing was sent, else cut short
+		if sn.out.sent {
+			a.Log.Warn("answer cut short by a failure of the backend")
+			return
+		}
+		sn.out.Reset(nil)
+		WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
 	}
 	// One pass writes the ledgers and keeps the graph sources (usually
 	// few) for after them; past maxSpool bytes of those, a second pass
@@ -200,15 +203,4 @@ func (f sentFlag) Write(b []byte) (int, error) {
 		f.sj.w.WriteHeader(http.StatusOK)
 	}
 	return f.sj.w.Write(b)
-}
-
-// fail ends the answer after a failure: with answer (an error answer) when
-// nothing was sent yet, else cut short (and logged).
-func (sj *streamedJSON) fail(answer func(), log *slog.Logger) {
-	if !sj.sent {
-		sj.Reset(nil)
-		answer()
-		return
-	}
-	log.Warn("answer cut short by a failure of the backend")
 }

@@ -54,10 +54,9 @@ func (s *Server) HTTPServer(l Limits) *http.Server {
 	l.ReadHeaderTimeout = driverutil.Positive(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	l.IdleTimeout = driverutil.Positive(l.IdleTimeout, DefaultIdleTimeout)
 	l.MaxHeaderBytes = driverutil.Positive(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	cl := &connLimiter{
-		max: driverutil.Positive(l.MaxConns, DefaultMaxConns), perAddr: driverutil.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr),
-		byAddr: map[netip.Prefix]int{}, open: map[net.Conn]netip.Prefix{}, m: s.metrics,
-	}
+	perAddr := driverutil.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr)
+	cl := &connLimiter{max: driverutil.Positive(l.MaxConns, DefaultMaxConns), open: map[net.Conn]netip.Prefix{}, m: s.metrics,
+		perAddr: &quota[netip.Prefix]{max: perAddr, held: map[netip.Prefix]int{}}}
 	hs := &http.Server{
 		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
 		ConnState: cl.state,
@@ -121,12 +120,12 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // connection is served, and before a TLS handshake), so that no client can
 // take every file descriptor and the others are still served.
 type connLimiter struct {
-	max, perAddr int
-	m            *metrics
+	max     int
+	perAddr *quota[netip.Prefix]
+	m       *metrics
 
-	mu     sync.Mutex
-	byAddr map[netip.Prefix]int
-	open   map[net.Conn]netip.Prefix
+	mu   sync.Mutex
+	open map[net.Conn]netip.Prefix
 }
 
 func (l *connLimiter) state(c net.Conn, st http.ConnState) {
@@ -150,11 +149,10 @@ func (l *connLimiter) admit(c net.Conn) string {
 	switch {
 	case len(l.open) >= l.max:
 		return "max_conns"
-	case l.byAddr[addr] >= l.perAddr:
+	case !l.perAddr.acquire(addr):
 		return "max_conns_per_addr"
 	}
 	l.open[c] = addr
-	l.byAddr[addr]++
 	l.m.connsOpen.Set(float64(len(l.open)))
 	return ""
 }
@@ -167,9 +165,7 @@ func (l *connLimiter) release(c net.Conn) {
 		return // refused, or already released (hijacked, then closed)
 	}
 	delete(l.open, c)
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
-	}
+	l.perAddr.release(addr)
 	l.m.connsOpen.Set(float64(len(l.open)))
 }
 

@@ -115,7 +115,8 @@ func sources(p *auth.Principal, prefix string) []source {
 // and records that could not be read, in ID order each), and returns them
 // with the position after them; the position is past the last source when
 // the listing is done.
-func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions, pos position, max int) (web.Page, position, error) {
+func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions,
+	pos position, max int) (web.Page, position, error) {
 	src := srcs[pos.src]
 	next := position{src: pos.src + 1}
 	if src.exact {

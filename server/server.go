@@ -129,7 +129,7 @@ type Server struct {
 	idem    *idemCache
 	streams chan struct{}
 	// perPrincipal caps the streams of each principal within streams.
-	perPrincipal *streamQuota
+	perPrincipal *quota[string]
 	hub          *hub
 	ctx          context.Context // ends when the server closes
 	close        context.CancelFunc
@@ -159,7 +159,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 		ns: ns, opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
 		idem:         newIdemCache(opts.IdempotencyCacheBytes, m.idemBytes),
 		streams:      make(chan struct{}, opts.MaxStreams),
-		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
+		perPrincipal: &quota[string]{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
 	}
 	s.ctx, s.close = context.WithCancel(context.Background())
 	s.public = &web.Public{Log: log, Unknown: m.unknown}
@@ -373,18 +373,21 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"route"}),
 		conflicts: vec("nameservice_push_conflicts_total",
 			"Pushes not applied (stale or compare-and-set conflict), by concern.", "concern"),
-		unknown:      counter("nameservice_unknown_outcomes_total", "Writes answered with an unknown outcome."),
-		replays:      counter("nameservice_idempotent_replays_total", "Resent writes answered from the outcome cache."),
+		unknown: counter("nameservice_unknown_outcomes_total", "Writes answered with an unknown outcome."),
+		replays: counter("nameservice_idempotent_replays_total",
+			"Resent writes answered from the outcome cache."),
 		authFailures: counter("nameservice_auth_failures_total", "Requests refused with 401."),
 		subscribers:  gauge("nameservice_sse_subscribers", "Event streams open now."),
 		streamsRefused: vec("nameservice_sse_refused_total",
 			"Event streams refused, by the limit they met (max_streams, max_streams_per_principal).", "reason"),
-		streamsDropped: counter("nameservice_sse_dropped_total", "Event streams ended because their client did not keep up."),
+		streamsDropped: counter("nameservice_sse_dropped_total",
+			"Event streams ended because their client did not keep up."),
 		upstreams: gauge("nameservice_watch_upstreams",
 			"Watches of the backend running now, each shared by the streams on its key."),
 		idemBytes: gauge("nameservice_idempotency_cache_bytes",
 			"Bytes held by the outcome cache of resent writes (keys and answers)."),
-		connsOpen: gauge("nameservice_connections_open", "Connections open now (of an http.Server from HTTPServer)."),
+		connsOpen: gauge("nameservice_connections_open",
+			"Connections open now (of an http.Server from HTTPServer)."),
 		connsRefused: vec("nameservice_connections_refused_total",
 			"Connections closed on arrival, by the limit they met (max_conns, max_conns_per_addr).", "reason"),
 	}

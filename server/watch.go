@@ -171,16 +171,17 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 // Options.MaxStreamsPerPrincipal.
 const DefaultMaxStreamsPerPrincipal = 64
 
-// streamQuota counts the event streams each principal holds, so that no
-// tenant can take every one of the MaxStreams slots.
-type streamQuota struct {
+// quota counts what each key holds, at most max: the event streams of a
+// principal (so that no tenant can take every one of the MaxStreams
+// slots), the connections of a client address.
+type quota[K comparable] struct {
 	max int
 
 	mu   sync.Mutex
-	held map[string]int
+	held map[K]int
 }
 
-func (q *streamQuota) acquire(key string) bool {
+func (q *quota[K]) acquire(key K) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.held[key] >= q.max {
@@ -190,7 +191,7 @@ func (q *streamQuota) acquire(key string) bool {
 	return true
 }
 
-func (q *streamQuota) release(key string) {
+func (q *quota[K]) release(key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.held[key]--; q.held[key] <= 0 {
@@ -221,7 +222,8 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 	}
 	key := streamKey(r)
 	if !s.perPrincipal.acquire(key) {
-		return refuse("max_streams_per_principal", "too many event streams for this principal", http.StatusTooManyRequests)
+		return refuse("max_streams_per_principal", "too many event streams for this principal",
+			http.StatusTooManyRequests)
 	}
 	select {
 	case s.streams <- struct{}{}:

@@ -151,7 +151,8 @@ func (cs *Console) uiLag(w http.ResponseWriter, r *http.Request) {
 	}
 	lag := &uiLag{ChartH: max(barHeight, len(rows)*barHeight)}
 	for i, row := range rows {
-		lag.Bars = append(lag.Bars, uiBar{Row: row, Y: i * barHeight, Width: max(2, int(chartWidth*row.Gap/rows[0].Gap))})
+		width := max(2, int(chartWidth*row.Gap/rows[0].Gap))
+		lag.Bars = append(lag.Bars, uiBar{Row: row, Y: i * barHeight, Width: width})
 	}
 	page.Events, page.Lag = "/ui/events", lag
 	cs.render(w, http.StatusOK, "lag.html", page)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"container/list"
-	"context"
 	"crypto/sha256"
 	"sync"
 	"time"
@@ -31,12 +30,10 @@ const (
 // of being applied, or refused, a second time. It is a bounded, per-process
 // memory (in entries and in bytes, keys and answers counted): a resend that
 // reaches another server, or finds its entry evicted, is resolved against
-// the backend instead (see resolveResend).
+// the backend instead (see write).
 type idemCache struct {
-	maxEntries int
-	maxBytes   int64
-	ttl        time.Duration
-	size       prometheus.Gauge
+	maxBytes int64
+	size     prometheus.Gauge
 
 	mu    sync.Mutex
 	m     map[string]*list.Element // of *idemEntry
@@ -54,9 +51,8 @@ type idemEntry struct {
 	cost   int64
 }
 
-func newIdemCache(maxEntries int, maxBytes int64, ttl time.Duration, size prometheus.Gauge) *idemCache {
-	return &idemCache{maxEntries: maxEntries, maxBytes: maxBytes, ttl: ttl, size: size,
-		m: map[string]*list.Element{}, order: list.New()}
+func newIdemCache(maxBytes int64, size prometheus.Gauge) *idemCache {
+	return &idemCache{maxBytes: maxBytes, size: size, m: map[string]*list.Element{}, order: list.New()}
 }
 
 // begin returns the entry of key: owner is true when the caller must run
@@ -102,14 +98,14 @@ func (c *idemCache) finish(e *idemEntry, status int, body []byte) {
 }
 
 func (c *idemCache) expired(e *idemEntry, now time.Time) bool {
-	return now.Sub(e.at) > c.ttl && isDone(e)
+	return now.Sub(e.at) > idemTTL && isDone(e)
 }
 
 // evict drops expired entries, then the oldest finished ones until an entry
 // costing need fits. A running write's entry is never dropped (its
 // resends must wait for it): those are bounded by the requests in flight.
 func (c *idemCache) evict(now time.Time, need int64) {
-	full := func() bool { return c.order.Len() >= c.maxEntries || c.bytes+need > c.maxBytes }
+	full := func() bool { return c.order.Len() >= idemMaxEntries || c.bytes+need > c.maxBytes }
 	for el := c.order.Front(); el != nil; {
 		next := el.Next()
 		e := el.Value.(*idemEntry)
@@ -136,16 +132,6 @@ func isDone(e *idemEntry) bool {
 	case <-e.done:
 		return true
 	default:
-		return false
-	}
-}
-
-// wait waits for the entry's write to finish, or ctx.
-func (e *idemEntry) wait(ctx context.Context) bool {
-	select {
-	case <-e.done:
-		return true
-	case <-ctx.Done():
 		return false
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
@@ -53,10 +54,9 @@ func (s *Server) HTTPServer(l Limits) *http.Server {
 	l.ReadHeaderTimeout = driverutil.Positive(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	l.IdleTimeout = driverutil.Positive(l.IdleTimeout, DefaultIdleTimeout)
 	l.MaxHeaderBytes = driverutil.Positive(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	cl := &connLimiter{
-		max: driverutil.Positive(l.MaxConns, DefaultMaxConns), perAddr: driverutil.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr),
-		byAddr: map[netip.Prefix]int{}, open: map[net.Conn]netip.Prefix{}, m: s.metrics,
-	}
+	perAddr := driverutil.Positive(l.MaxConnsPerAddr, DefaultMaxConnsPerAddr)
+	cl := &connLimiter{max: driverutil.Positive(l.MaxConns, DefaultMaxConns), open: map[net.Conn]netip.Prefix{}, m: s.metrics,
+		perAddr: &quota[netip.Prefix]{max: perAddr, held: map[netip.Prefix]int{}}}
 	hs := &http.Server{
 		Handler: s, ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
 		ConnState: cl.state,
@@ -70,7 +70,7 @@ func (s *Server) HTTPServer(l Limits) *http.Server {
 // must arrive within BodyTimeout whatever the route: a handler that never
 // reads it included, since the server reads (discards) an unread body
 // before it answers. The answer must be taken within WriteTimeout (event
-// streams lift that, see stream). A GET or HEAD that declares a body is
+// streams lift that, see subscribe). A GET or HEAD that declares a body is
 // answered 400, and bound returns false: no route of either reads one.
 func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 	rc := http.NewResponseController(w)
@@ -120,12 +120,12 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // connection is served, and before a TLS handshake), so that no client can
 // take every file descriptor and the others are still served.
 type connLimiter struct {
-	max, perAddr int
-	m            *metrics
+	max     int
+	perAddr *quota[netip.Prefix]
+	m       *metrics
 
-	mu     sync.Mutex
-	byAddr map[netip.Prefix]int
-	open   map[net.Conn]netip.Prefix
+	mu   sync.Mutex
+	open map[net.Conn]netip.Prefix
 }
 
 func (l *connLimiter) state(c net.Conn, st http.ConnState) {
@@ -149,11 +149,10 @@ func (l *connLimiter) admit(c net.Conn) string {
 	switch {
 	case len(l.open) >= l.max:
 		return "max_conns"
-	case l.byAddr[addr] >= l.perAddr:
+	case !l.perAddr.acquire(addr):
 		return "max_conns_per_addr"
 	}
 	l.open[c] = addr
-	l.byAddr[addr]++
 	l.m.connsOpen.Set(float64(len(l.open)))
 	return ""
 }
@@ -166,9 +165,7 @@ func (l *connLimiter) release(c net.Conn) {
 		return // refused, or already released (hijacked, then closed)
 	}
 	delete(l.open, c)
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
-	}
+	l.perAddr.release(addr)
 	l.m.connsOpen.Set(float64(len(l.open)))
 }
 
@@ -187,4 +184,23 @@ func clientPrefix(hostport string) netip.Prefix {
 	}
 	p, _ := ip.Prefix(bits)
 	return p
+}
+
+// aeadSuites are the TLS 1.2 suites a server offers: ECDHE key exchange
+// (forward secrecy) with an AEAD cipher. TLS 1.3's suites are all AEAD and
+// not configurable.
+var aeadSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// TLSConfig returns the TLS configuration of a server with the given
+// certificates: TLS 1.2 or later, and in TLS 1.2 only ECDHE suites with an
+// AEAD cipher (no CBC, no SHA-1 MAC, no RSA key exchange).
+func TLSConfig(certs ...tls.Certificate) *tls.Config {
+	return &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12, CipherSuites: aeadSuites}
 }

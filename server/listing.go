@@ -2,11 +2,19 @@ package server
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
+
+	"golang.org/x/crypto/chacha20poly1305"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/guard"
@@ -43,13 +51,19 @@ func (l *lister) Page(ctx context.Context, p *auth.Principal, q nameservice.List
 	if err != nil {
 		return web.Page{}, err
 	}
-	e, next, err := l.listPage(ctx, p, q, pos, size)
-	if err != nil {
-		return web.Page{}, err
+	srcs := sources(p, q.Prefix)
+	var page web.Page
+	for pos.src < len(srcs) && len(page.Records)+len(page.Failed) < size {
+		e, next, err := l.step(ctx, p, srcs, q, pos, size-len(page.Records)-len(page.Failed))
+		if err != nil {
+			return web.Page{}, err
+		}
+		page.Records = append(page.Records, e.Records...)
+		page.Failed = append(page.Failed, e.Failed...)
+		pos = next
 	}
-	page := web.Page{Records: e.records, Failed: e.failed}
-	if next != nil {
-		page.Next = l.key.seal(*next, bound)
+	if pos.src < len(srcs) {
+		page.Next = l.key.seal(pos, bound)
 	}
 	return page, nil
 }
@@ -97,17 +111,12 @@ func sources(p *auth.Principal, prefix string) []source {
 	return kept
 }
 
-// entries are what one read of a source gave: records and the records that
-// could not be read, in ID order each.
-type entries struct {
-	records []*model.Record
-	failed  []*model.RecordError
-}
-
-// step reads up to max entries of the listing srcs of q from pos, and
-// returns them with the position after them; the position is past the last
-// source when the listing is done.
-func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions, pos position, max int) (entries, position, error) {
+// step reads up to max entries of the listing srcs of q from pos (records
+// and records that could not be read, in ID order each), and returns them
+// with the position after them; the position is past the last source when
+// the listing is done.
+func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions,
+	pos position, max int) (web.Page, position, error) {
 	src := srcs[pos.src]
 	next := position{src: pos.src + 1}
 	if src.exact {
@@ -118,23 +127,23 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 	opts.Prefix, opts.PageSize, opts.PageToken = src.key, max, pos.tok
 	page, err := l.ns.ListPage(ctx, opts)
 	if err != nil {
-		return entries{}, pos, err
+		return web.Page{}, pos, err
 	}
 	if page.NextPageToken != "" {
 		if page.NextPageToken == pos.tok {
-			return entries{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", model.ErrInternal)
+			return web.Page{}, pos, fmt.Errorf("list: %w: the backend gave the same page token twice", model.ErrInternal)
 		}
 		next = position{src: pos.src, tok: page.NextPageToken}
 	}
-	var e entries
+	var e web.Page
 	for _, rec := range page.Records {
 		if p.CanRead(rec.ID.String()) {
-			e.records = append(e.records, rec)
+			e.Records = append(e.Records, rec)
 		}
 	}
 	for _, f := range page.Failed {
 		if visibleFailure(p, f) {
-			e.failed = append(e.failed, f)
+			e.Failed = append(e.Failed, f)
 		}
 	}
 	return e, next, nil
@@ -142,44 +151,23 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 
 // readExact reads the one record of an exact source, when the query
 // selects it.
-func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (entries, error) {
+func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (web.Page, error) {
 	id, err := model.ParseID(key)
 	if err != nil {
-		return entries{}, nil
+		return web.Page{}, nil
 	}
 	rec, err := l.ns.Get(ctx, id)
 	switch {
 	case errors.Is(err, model.ErrNotFound):
-		return entries{}, nil
+		return web.Page{}, nil
 	case err != nil && driverutil.PerRecord(err):
-		return entries{failed: []*model.RecordError{{ID: id, Object: key, Err: err}}}, nil
+		return web.Page{Failed: []*model.RecordError{{ID: id, Object: key, Err: err}}}, nil
 	case err != nil:
-		return entries{}, err
+		return web.Page{}, err
 	case !q.Matches(rec):
-		return entries{}, nil
+		return web.Page{}, nil
 	}
-	return entries{records: []*model.Record{rec}}, nil
-}
-
-// listPage reads the page of size entries of q for p that starts at pos,
-// and returns it with the position of the next page (nil when none).
-func (l *lister) listPage(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, pos position, size int) (entries, *position, error) {
-	srcs := sources(p, q.Prefix)
-	var page entries
-	for n := 0; pos.src < len(srcs) && n < size; {
-		e, next, err := l.step(ctx, p, srcs, q, pos, size-n)
-		if err != nil {
-			return entries{}, nil, err
-		}
-		page.records = append(page.records, e.records...)
-		page.failed = append(page.failed, e.failed...)
-		n += len(e.records) + len(e.failed)
-		pos = next
-	}
-	if pos.src >= len(srcs) {
-		return page, nil, nil
-	}
-	return page, &pos, nil
+	return web.Page{Records: []*model.Record{rec}}, nil
 }
 
 // scanPageSize is the size of the backend pages a whole listing reads.
@@ -196,12 +184,12 @@ func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.List
 				yield(nil, err)
 				return
 			}
-			for _, rec := range e.records {
+			for _, rec := range e.Records {
 				if !yield(rec, nil) {
 					return
 				}
 			}
-			for _, f := range e.failed {
+			for _, f := range e.Failed {
 				if !yield(nil, f) {
 					return
 				}
@@ -209,4 +197,130 @@ func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.List
 			pos = next
 		}
 	}
+}
+
+// MinPageTokenKeyBytes is the shortest secret NewPageTokenKey accepts.
+const MinPageTokenKeyBytes = 32
+
+// A page token of GET /ns/v1/records says where the next page starts: which
+// of the listing's sources (see sources) and the backend's own token in it.
+// It is sealed with XChaCha20-Poly1305, its associated data binding it to
+// the caller's scope and the query, so that a client can neither read it
+// (the backend's token names an ID) nor forge or alter it, nor use it with
+// another query or another scope.
+
+// tokenVersion is the first byte of every sealed token.
+const tokenVersion = 1
+
+// PageTokenKey seals the page tokens of GET /ns/v1/records (see
+// Options.PageTokenKey). Make one with NewPageTokenKey.
+type PageTokenKey struct {
+	key []byte
+}
+
+// NewPageTokenKey derives a page token key from secret, which must hold at
+// least MinPageTokenKeyBytes bytes (e.g. 32 random bytes, or 64 hex
+// digits). Servers given keys made from the same secret accept each
+// other's tokens.
+func NewPageTokenKey(secret []byte) (*PageTokenKey, error) {
+	if len(secret) < MinPageTokenKeyBytes {
+		return nil, fmt.Errorf("page token key: %d bytes, want at least %d", len(secret), MinPageTokenKeyBytes)
+	}
+	key, err := hkdf.Key(sha256.New, secret, nil, "nameservice /ns/v1/records page token v1", chacha20poly1305.KeySize)
+	if err != nil {
+		return nil, fmt.Errorf("page token key: %w", err)
+	}
+	return &PageTokenKey{key: key}, nil
+}
+
+// randomPageTokenKey returns a key of a random secret: its tokens open on
+// this server only, until it restarts.
+func randomPageTokenKey() *PageTokenKey {
+	secret := make([]byte, MinPageTokenKeyBytes)
+	_, _ = rand.Read(secret)
+	k, _ := NewPageTokenKey(secret)
+	return k
+}
+
+// position is where a page starts: source src of the listing, at the
+// backend's page token tok ("" for the source's start).
+type position struct {
+	src int
+	tok string
+}
+
+// errBadToken answers every token that does not open, whatever the reason,
+// so that the answer tells nothing about what the token holds.
+var errBadToken = fmt.Errorf("%w: page_token is not a token of this listing (altered, for another query or scope, or from a server with another key)", model.ErrInvalidArgument)
+
+// seal returns the token of pos for a listing bound to binding.
+func (ts *PageTokenKey) seal(pos position, binding []byte) string {
+	aead, _ := chacha20poly1305.NewX(ts.key)
+	plain := binary.AppendUvarint(nil, uint64(pos.src))
+	plain = append(plain, pos.tok...)
+	out := make([]byte, 1+aead.NonceSize(), 1+aead.NonceSize()+len(plain)+aead.Overhead())
+	out[0] = tokenVersion
+	_, _ = rand.Read(out[1:])
+	out = aead.Seal(out, out[1:], plain, binding)
+	return base64.RawURLEncoding.EncodeToString(out)
+}
+
+// open returns the position of tok, a token sealed for binding; the empty
+// token is the start of the listing.
+func (ts *PageTokenKey) open(tok string, binding []byte) (position, error) {
+	if tok == "" {
+		return position{}, nil
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(tok)
+	aead, _ := chacha20poly1305.NewX(ts.key)
+	if err != nil || len(raw) < 1+aead.NonceSize()+aead.Overhead() || raw[0] != tokenVersion {
+		return position{}, errBadToken
+	}
+	nonce, sealed := raw[1:1+aead.NonceSize()], raw[1+aead.NonceSize():]
+	plain, err := aead.Open(nil, nonce, sealed, binding)
+	if err != nil {
+		return position{}, errBadToken
+	}
+	src, n := binary.Uvarint(plain)
+	if n <= 0 || src > 1<<20 {
+		return position{}, errBadToken
+	}
+	return position{src: int(src), tok: string(plain[n:])}, nil
+}
+
+// binding returns what a page token of q for p is bound to: the principal,
+// its read scope, and the query. Each field is length-prefixed, so that no
+// two different bindings encode alike.
+func binding(p *auth.Principal, q nameservice.ListOptions) []byte {
+	exact := slices.Sorted(maps.Keys(p.Exact))
+	read := slices.Clone(p.Read)
+	slices.Sort(read)
+	var b []byte
+	field := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	list := func(l []string) {
+		b = binary.AppendUvarint(b, uint64(len(l)))
+		for _, s := range l {
+			field(s)
+		}
+	}
+	field(p.Key()) // who: a static token, or a JWS issuer and subject
+	list(read)
+	list(exact)
+	field(string(q.Kind))
+	field(q.Prefix)
+	if q.IncludeRetracted {
+		field("retracted")
+	} else {
+		field("")
+	}
+	if q.State != "" || q.SourceType != "" {
+		// Only then, so that the tokens of servers from before these
+		// filters still open: no binding with them is one without.
+		field(q.State)
+		field(q.SourceType)
+	}
+	return b
 }

@@ -8,6 +8,7 @@ import (
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
+	"nameservice.dev/nameservice/server/fluree"
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
@@ -38,58 +39,50 @@ const (
 	needAdmin
 )
 
-// request is what read read.
-type request struct {
-	id  model.ID // zero for a route without one, or no ?id=
-	raw []byte   // the body as sent, which the idempotency cache compares
-}
-
-// read reads r as spec says, answering the request itself (and returning
-// false) when a part is wrong: 400 for a malformed ID or body, 404 for an
-// ID outside the caller's read scope (as for a missing record), 403 for one
-// it may read but not write (or administer), 413 for a body over
-// MaxBodyBytes.
-func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (request, bool) {
-	var req request
+// read reads r as spec says, returning the ID (zero for a route without
+// one, or no ?id=) and the body as sent, which the idempotency cache
+// compares. It answers the request itself (and returns false) when a part
+// is wrong: 400 for a malformed ID or body, 404 for an ID outside the
+// caller's read scope (as for a missing record), 403 for one it may read
+// but not write (or administer), 413 for a body over MaxBodyBytes.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (id model.ID, raw []byte, ok bool) {
 	if spec.need != needNone {
-		raw := r.PathValue("id")
+		path := r.PathValue("id")
 		if spec.query {
-			raw = r.URL.Query().Get("id")
+			path = r.URL.Query().Get("id")
 		}
-		if raw != "" || !spec.query {
-			id, err := model.ParseID(raw)
-			if err != nil {
+		if path != "" || !spec.query {
+			var err error
+			if id, err = model.ParseID(path); err != nil {
 				writeError(w, err)
-				return req, false
+				return id, nil, false
 			}
 			if !allowed(w, auth.FromContext(r.Context()), id, spec.need) {
-				return req, false
+				return id, nil, false
 			}
-			req.id = id
 		}
 	}
 	if spec.body == nil {
-		return req, true
+		return id, nil, true
 	}
-	body, err := web.ReadBody(r)
+	raw, err := web.ReadBody(r)
 	if err != nil {
 		bodyError(w, err)
-		return req, false
+		return id, nil, false
 	}
-	req.raw = body
-	if len(body) == 0 && spec.optional {
-		return req, true
+	if len(raw) == 0 && spec.optional {
+		return id, raw, true
 	}
 	if u, ok := spec.body.(json.Unmarshaler); ok {
-		err = u.UnmarshalJSON(body)
+		err = u.UnmarshalJSON(raw)
 	} else {
-		err = web.DecodeStrict(body, spec.body)
+		err = web.DecodeStrict(raw, spec.body)
 	}
 	if err != nil {
 		writeError(w, err)
-		return req, false
+		return id, raw, false
 	}
-	return req, true
+	return id, raw, true
 }
 
 // allowed answers the refusal and returns false unless p has need on id:
@@ -121,4 +114,35 @@ func bodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	writeError(w, err)
+}
+
+// principalLogKey holds where auth leaves the name of a request's
+// principal, for the request's log line.
+type principalLogKey struct{}
+
+// auth wraps h with authentication (package auth): 401 without a valid
+// token, in the answer format of h's route family; else h runs with the
+// principal in its request's context (auth.FromContext).
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := auth.Unrestricted()
+		if !s.opts.NoAuth {
+			var err error
+			if p, err = auth.Resolve(s.opts.Auth, r, fluree.IsEvents(r), s.opts.EventsAuth); err != nil {
+				s.metrics.authFailures.Inc()
+				w.Header().Set("WWW-Authenticate", `Bearer realm="nameservice"`)
+				if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
+					fluree.WriteError(w, http.StatusUnauthorized, err.Error())
+				} else {
+					body := map[string]string{"error": err.Error(), "code": "Unauthenticated"}
+					web.WriteJSON(w, http.StatusUnauthorized, body)
+				}
+				return
+			}
+		}
+		if name, ok := r.Context().Value(principalLogKey{}).(*string); ok {
+			*name = p.Name
+		}
+		h(w, r.WithContext(auth.NewContext(r.Context(), p)))
+	}
 }

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,11 +45,10 @@ func writeAnswer(w http.ResponseWriter, id model.ID, err error) {
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needRead})
+	id, _, ok := s.read(w, r, in{need: needRead})
 	if !ok {
 		return
 	}
-	id := req.id
 	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
 		writeAnswer(w, id, s.public.Error(r.Context(), "get "+id.String(), err))
@@ -58,11 +60,10 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 // heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
 // with the driver's own read of the two where it has one.
 func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needRead})
+	id, _, ok := s.read(w, r, in{need: needRead})
 	if !ok {
 		return
 	}
-	id := req.id
 	h, err := s.ns.Heads(r.Context(), id.String())
 	if err != nil {
 		writeAnswer(w, id, s.public.Error(r.Context(), "get heads "+id.String(), err))
@@ -127,16 +128,15 @@ func visibleFailure(p *auth.Principal, f *model.RecordError) bool {
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	var rec model.Record
-	req, ok := s.read(w, r, in{need: needWrite, body: &rec})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &rec})
 	if !ok {
 		return
 	}
-	id := req.id
 	if rec.ID != id {
 		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", model.ErrInvalidArgument, rec.ID, id))
 		return
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
 			return answer(id, s.public.Error(ctx, "create "+id.String(), err))
 		}
@@ -145,18 +145,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needWrite})
+	id, _, ok := s.read(w, r, in{need: needWrite})
 	if !ok {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, req.id, s.ns.Delete(ctx, req.id), "purge")
+		return s.noContent(ctx, id, s.ns.Delete(ctx, id), "purge")
 	})
 }
 
 func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	var body nswire.RetractRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
 	if !ok {
 		return
 	}
@@ -164,18 +164,17 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	if body.At == 0 {
 		at = s.opts.Now()
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, req.id, s.ns.RetractAt(ctx, req.id, at), "retract")
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, id, s.ns.RetractAt(ctx, id, at), "retract")
 	})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	var body nswire.PushRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	id := req.id
 	c, err := model.ParseConcern(r.PathValue("concern"))
 	if err != nil {
 		writeError(w, err)
@@ -186,7 +185,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("push %s %s: %w", c, id, err))
 		return
 	}
-	s.write(w, r, req.raw, func(ctx context.Context) (int, []byte) {
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		out, err := s.ns.Update(ctx, id, c, cond, body.New)
 		switch {
 		case err != nil:
@@ -201,12 +200,11 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	var body nswire.GraphSourceRequest
-	req, ok := s.read(w, r, in{need: needWrite, body: &body})
+	id, _, ok := s.read(w, r, in{need: needWrite, body: &body})
 	if !ok {
 		return
 	}
-	id := req.id
-	ctx, cancel := s.opContext(r)
+	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), body.SourceType, body.Dependencies, body.Config); err != nil {
 		writeAnswer(w, id, s.public.Error(ctx, "publish graph source "+id.String(), err))
@@ -230,7 +228,7 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 // Answers of 5xx are not kept: a resend asks again.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run func(ctx context.Context) (int, []byte)) {
 	key := r.Header.Get(nswire.HeaderIdempotencyKey)
-	ctx, cancel := s.opContext(r)
+	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
 	defer cancel()
 	if key == "" {
 		status, b := run(ctx)
@@ -241,14 +239,16 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		writeError(w, fmt.Errorf("%w: %s longer than %d bytes", model.ErrInvalidArgument, nswire.HeaderIdempotencyKey, MaxIdempotencyKey))
 		return
 	}
-	scoped := principalKey(r.Context()) + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
+	scoped := auth.FromContext(r.Context()).Key() + "\x00" + r.Method + " " + r.URL.EscapedPath() + "\x00" + key
 	e, owner, same := s.idem.begin(scoped, body)
 	switch {
 	case !same:
 		writeError(w, fmt.Errorf("%w: idempotency key reused for a different request", model.ErrInvalidArgument))
 		return
 	case !owner:
-		if !e.wait(r.Context()) {
+		select {
+		case <-e.done:
+		case <-r.Context().Done():
 			return
 		}
 		s.metrics.replays.Inc()
@@ -279,4 +279,112 @@ func (s *Server) noContent(ctx context.Context, id model.ID, err error, op strin
 		return answer(id, s.public.Error(ctx, op+" "+id.String(), err))
 	}
 	return http.StatusNoContent, nil
+}
+
+// createBranch serves POST /ns/v1/branches/{id}: write access to the new
+// branch and read access to its source are needed; a source out of the
+// caller's read scope answers as a missing one.
+func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
+	var body nswire.BranchRequest
+	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body})
+	if !ok {
+		return
+	}
+	from := cmp.Or(body.From, model.DefaultBranch)
+	src, err := model.ParseID(id.Name + ":" + from)
+	if err != nil {
+		writeError(w, fmt.Errorf("create branch %s: source branch: %w", id, err))
+		return
+	}
+	if !auth.FromContext(r.Context()).CanRead(src.String()) {
+		web.WriteRaw(w, http.StatusNotFound, notFoundBody(src))
+		return
+	}
+	opts := nameservice.BranchOptions{From: from}
+	if body.At != nil {
+		opts.At = &nameservice.Ref{Address: body.At.Address, T: body.At.T}
+	}
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
+		rec, err := s.ns.CreateBranch(ctx, id.String(), opts)
+		if err != nil {
+			// A NotFound here is the source's, which the caller may read.
+			return errorBody(s.public.Error(ctx, "create branch "+id.String(), err))
+		}
+		return http.StatusCreated, web.Marshal(rec)
+	})
+}
+
+// dropBranch serves DELETE /ns/v1/branches/{id}: write access to the
+// branch is needed.
+func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
+	id, _, ok := s.read(w, r, in{need: needWrite})
+	if !ok {
+		return
+	}
+	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
+		return s.noContent(ctx, id, s.ns.DropBranch(ctx, id.String()), "drop branch")
+	})
+}
+
+// resetHead serves POST /ns/v1/reset-head/{id}, the one route that moves a
+// head back: it needs the admin scope on id, and every reset is logged with
+// who asked and what it replaced.
+func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
+	var body nswire.ResetHeadRequest
+	id, raw, ok := s.read(w, r, in{need: needAdmin, body: &body})
+	if !ok {
+		return
+	}
+	opts := nameservice.ResetOptions{ClearIndex: body.ClearIndex}
+	if body.Index != nil {
+		opts.Index = &nameservice.Ref{Address: body.Index.Address, T: body.Index.T}
+	}
+	commit := nameservice.Ref{Address: body.Commit.Address, T: body.Commit.T}
+	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
+		prev, err := s.ns.ResetHead(ctx, id.String(), commit, opts)
+		if err != nil {
+			return answer(id, s.public.Error(ctx, "reset head "+id.String(), err))
+		}
+		s.log.LogAttrs(ctx, slog.LevelWarn, "head reset", slog.String("id", id.String()),
+			slog.String("principal", auth.FromContext(r.Context()).Name),
+			slog.String("head_was", prev.Head.String()), slog.String("index_was", prev.Index.String()),
+			slog.Int64("head_t", commit.T), slog.String("head_address", commit.Address),
+			slog.Bool("index_set", opts.Index != nil), slog.Bool("index_cleared", opts.ClearIndex))
+		return http.StatusOK, web.Marshal(prev)
+	})
+}
+
+// collect serves POST /ns/v1/collect: the collector over the prefix of
+// the request, for a caller that may write every ID under it. The answer
+// streams one JSON line per object (by record ID and reason, never the
+// backend's object names), then the totals. Collection is safe to repeat,
+// so it needs no idempotency key; it runs until done or the client leaves.
+func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
+	var req nswire.CollectRequest
+	if _, _, ok := s.read(w, r, in{body: &req}); !ok {
+		return
+	}
+	if !auth.FromContext(r.Context()).CanWriteUnder(req.Prefix) {
+		web.WriteJSON(w, http.StatusForbidden, nswire.Error{Error: fmt.Sprintf("collect: no write access to every ID under %q", req.Prefix),
+			Code: model.PermissionDenied.String()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	flush := http.NewResponseController(w)
+	st, err := s.ns.Collect(r.Context(), nameservice.CollectOptions{
+		Prefix: req.Prefix, OlderThan: time.Duration(req.OlderThanMS) * time.Millisecond, DryRun: req.DryRun,
+		Report: func(o driver.Collected) {
+			_ = enc.Encode(nswire.CollectLine{ID: o.ID, Removed: o.Removed, Reason: o.Reason})
+			_ = flush.Flush()
+		},
+	})
+	if err != nil {
+		_, b := errorBody(s.public.Error(r.Context(), "collect", err))
+		var e nswire.Error
+		_ = json.Unmarshal(b, &e)
+		_ = enc.Encode(nswire.CollectLine{Error: &e})
+		return
+	}
+	_ = enc.Encode(nswire.CollectLine{Stats: &st})
 }

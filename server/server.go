@@ -19,15 +19,22 @@ package server
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/driverutil"
@@ -122,11 +129,10 @@ type Server struct {
 	idem    *idemCache
 	streams chan struct{}
 	// perPrincipal caps the streams of each principal within streams.
-	perPrincipal *streamQuota
-	stop         chan struct{}
-	once         sync.Once
+	perPrincipal *quota[string]
 	hub          *hub
-	endHub       context.CancelFunc
+	ctx          context.Context // ends when the server closes
+	close        context.CancelFunc
 }
 
 // New returns a server over ns.
@@ -151,16 +157,14 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	m := newMetrics(reg)
 	s := &Server{
 		ns: ns, opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
-		idem:         newIdemCache(idemMaxEntries, opts.IdempotencyCacheBytes, idemTTL, m.idemBytes),
+		idem:         newIdemCache(opts.IdempotencyCacheBytes, m.idemBytes),
 		streams:      make(chan struct{}, opts.MaxStreams),
-		perPrincipal: &streamQuota{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
-		stop:         make(chan struct{}),
+		perPrincipal: &quota[string]{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
 	}
-	s.public = web.NewPublic(log, m.unknown)
+	s.ctx, s.close = context.WithCancel(context.Background())
+	s.public = &web.Public{Log: log, Unknown: m.unknown}
 	s.lister = &lister{ns: ns, key: opts.PageTokenKey}
-	var hubCtx context.Context
-	hubCtx, s.endHub = context.WithCancel(context.Background())
-	s.hub = newHub(s, hubCtx, reg)
+	s.hub = &hub{s: s, ups: map[watchKey]*upstream{}}
 	s.routes(reg)
 	return s
 }
@@ -168,7 +172,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 // Close ends every open event stream. In-flight requests are not affected;
 // http.Server.Shutdown waits for them.
 func (s *Server) Close() error {
-	s.once.Do(func() { close(s.stop); s.endHub() })
+	s.close()
 	return nil
 }
 
@@ -194,7 +198,10 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("DELETE "+p+"/branches/{id...}", s.auth(s.dropBranch))
 	m.HandleFunc("POST "+p+"/reset-head/{id...}", s.auth(s.resetHead))
 
-	env := web.Env{NS: s.ns, Public: s.public, Lister: s.lister, Hub: s.hub, Auth: s.auth, Log: s.log}
+	env := web.Env{NS: s.ns, Public: s.public, Lister: s.lister, Auth: s.auth, Log: s.log,
+		Subscribe: func(w http.ResponseWriter, r *http.Request, id string) *web.Stream {
+			return s.subscribe(w, r, watchKey{id: id})
+		}}
 	fluree.New(fluree.Config{Env: env, TokenAuth: !s.opts.NoAuth, Registry: reg,
 		Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown, Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
 	}).Mount(m)
@@ -208,8 +215,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	pattern := routeLabel(s.mux, r)
-	ri := &reqInfo{}
-	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
+	var principal string
+	r = r.WithContext(context.WithValue(r.Context(), principalLogKey{}, &principal))
 	if s.bound(rec, r) {
 		s.mux.ServeHTTP(rec, r)
 	}
@@ -219,7 +226,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("method", method), slog.String("route", pattern),
 		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
-		slog.String("principal", ri.name()), slog.String("remote", r.RemoteAddr))
+		slog.String("principal", principal), slog.String("remote", r.RemoteAddr))
 }
 
 // methodLabel returns m for metrics and logs when it is a method the server
@@ -305,7 +312,94 @@ func writeError(w http.ResponseWriter, err error) {
 	web.WriteRaw(w, status, body)
 }
 
-// opContext is the context of a backend operation of r (web.OpContext).
-func (s *Server) opContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return web.OpContext(r, s.opts.OpTimeout)
+// openAPI describes every route; it is served at /openapi.yaml.
+//
+//go:embed openapi.yaml
+var openAPI []byte
+
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(openAPI)
+}
+
+// Traced returns s as an http.Handler that also reports to OpenTelemetry:
+// a server span per request, named by its route and continuing the trace
+// the client sent (prop extracts it, e.g. W3C traceparent), and the HTTP
+// server metrics. The driver calls a request makes are children of its span
+// when s's NameService was built with the same providers. The probes
+// (/healthz, /readyz, /metrics) are not traced.
+func (s *Server) Traced(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.TextMapPropagator) http.Handler {
+	return otelhttp.NewHandler(s, "ns serve",
+		otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp), otelhttp.WithPropagators(prop),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return routeLabel(s.mux, r) }),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return false
+			}
+			return true
+		}))
+}
+
+// metrics are the server's Prometheus series, all prefixed nameservice_.
+type metrics struct {
+	requests                     *prometheus.CounterVec
+	latency                      *prometheus.HistogramVec
+	conflicts                    *prometheus.CounterVec
+	unknown, replays             prometheus.Counter
+	authFailures, streamsDropped prometheus.Counter
+	subscribers, upstreams       prometheus.Gauge
+	streamsRefused, connsRefused *prometheus.CounterVec
+	idemBytes, connsOpen         prometheus.Gauge
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	f := promauto.With(reg)
+	counter := func(name, help string) prometheus.Counter {
+		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		return f.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	}
+	vec := func(name, help, label string) *prometheus.CounterVec {
+		return f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
+	}
+	m := &metrics{
+		requests: f.NewCounterVec(prometheus.CounterOpts{Name: "nameservice_http_requests_total",
+			Help: "HTTP requests by route, method and status code."}, []string{"route", "method", "code"}),
+		latency: f.NewHistogramVec(prometheus.HistogramOpts{Name: "nameservice_http_request_duration_seconds",
+			Help:    "HTTP request latency by route (event streams excluded).",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route"}),
+		conflicts: vec("nameservice_push_conflicts_total",
+			"Pushes not applied (stale or compare-and-set conflict), by concern.", "concern"),
+		unknown: counter("nameservice_unknown_outcomes_total", "Writes answered with an unknown outcome."),
+		replays: counter("nameservice_idempotent_replays_total",
+			"Resent writes answered from the outcome cache."),
+		authFailures: counter("nameservice_auth_failures_total", "Requests refused with 401."),
+		subscribers:  gauge("nameservice_sse_subscribers", "Event streams open now."),
+		streamsRefused: vec("nameservice_sse_refused_total",
+			"Event streams refused, by the limit they met (max_streams, max_streams_per_principal).", "reason"),
+		streamsDropped: counter("nameservice_sse_dropped_total",
+			"Event streams ended because their client did not keep up."),
+		upstreams: gauge("nameservice_watch_upstreams",
+			"Watches of the backend running now, each shared by the streams on its key."),
+		idemBytes: gauge("nameservice_idempotency_cache_bytes",
+			"Bytes held by the outcome cache of resent writes (keys and answers)."),
+		connsOpen: gauge("nameservice_connections_open",
+			"Connections open now (of an http.Server from HTTPServer)."),
+		connsRefused: vec("nameservice_connections_refused_total",
+			"Connections closed on arrival, by the limit they met (max_conns, max_conns_per_addr).", "reason"),
+	}
+	// A caller's own registry may already hold the process collectors.
+	_ = reg.Register(collectors.NewGoCollector())
+	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	if status != http.StatusOK || (route != "GET /ns/v1/watch" && route != fluree.EventsRoute) {
+		m.latency.WithLabelValues(route).Observe(d.Seconds())
+	}
 }

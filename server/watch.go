@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/model"
@@ -15,31 +17,6 @@ import (
 	"nameservice.dev/nameservice/server/fluree"
 	"nameservice.dev/nameservice/server/internal/web"
 )
-
-// stream holds a stream slot (see admitStream) and ends when the client
-// goes, or the server closes. It returns nil when it was refused a slot. A
-// stream has no write deadline (its answer never ends).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context, func()) {
-	release, ok := s.admitStream(w, r)
-	if !ok {
-		return nil, nil
-	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	s.metrics.subscribers.Inc()
-	ctx, cancel := context.WithCancel(r.Context())
-	go func() {
-		select {
-		case <-s.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		cancel()
-		s.metrics.subscribers.Dec()
-		release()
-	}
-}
 
 // watch serves GET /ns/v1/watch?id=ID or ?prefix=P, with concerns=head,...
 // and kind=K to select: the matching records ("record" events, or "failed"
@@ -49,11 +26,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) (context.Context
 // two; a change the records already show comes again as an event, and
 // clients drop it by its watermark.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.read(w, r, in{need: needRead, query: true})
+	id, _, ok := s.read(w, r, in{need: needRead, query: true})
 	if !ok {
 		return
 	}
-	id, q, p := req.id, r.URL.Query(), auth.FromContext(r.Context())
+	q, p := r.URL.Query(), auth.FromContext(r.Context())
 	concerns, err := model.ParseConcerns(q.Get("concerns"))
 	if err != nil {
 		writeError(w, err)
@@ -95,7 +72,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		if !p.CanRead(ev.ID.String()) {
 			return true
 		}
-		return sse.Event(nswire.EventChange, "", ev.Data(changeData)) == nil
+		return sse.Event(nswire.EventChange, "", ev.Data()) == nil
 	})
 }
 
@@ -110,26 +87,35 @@ func concernsKey(cs []model.Concern) string {
 	return model.FormatConcerns(cs)
 }
 
-// subscribe takes a stream slot and subscribes to the hub's upstream of
-// key, answering the request itself (and returning nil) when either fails,
-// in the answer format of r's route family. The stream's context ends when
-// the client goes, the server closes or the hub drops the stream; its
-// Close releases both.
+// subscribe takes a stream slot (see admitStream) and subscribes to the
+// hub's upstream of key, answering the request itself (and returning nil)
+// when either fails, in the answer format of r's route family. The
+// stream's context ends when the client goes, the server closes or the hub
+// drops the stream; its Close releases both. A stream has no write
+// deadline (its answer never ends).
 func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey) *web.Stream {
-	ctx, release := s.stream(w, r)
-	if ctx == nil {
+	release, ok := s.admitStream(w, r)
+	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	s.metrics.subscribers.Inc()
+	ctx, cancel := context.WithCancel(r.Context())
+	unhook := context.AfterFunc(s.ctx, cancel)
+	end := func() {
+		unhook()
+		cancel()
+		s.metrics.subscribers.Dec()
+		release()
+	}
 	sub, err := s.hub.subscribe(ctx, key, func() {
 		cancel()
 		// A handler stuck writing to a client that does not read returns.
 		_ = rc.SetWriteDeadline(time.Now())
 	})
 	if err != nil {
-		cancel()
-		release()
+		end()
 		err = s.public.Error(r.Context(), "watch", err)
 		if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
 			fluree.WriteError(w, http.StatusInternalServerError, "watch failed: "+err.Error())
@@ -138,11 +124,10 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey)
 		}
 		return nil
 	}
-	return web.NewStream(ctx, sub.events, s.opts.KeepAlive, func() {
+	return &web.Stream{Ctx: ctx, Events: sub.events, KeepAlive: s.opts.KeepAlive, Close: func() {
 		s.hub.unsubscribe(sub)
-		cancel()
-		release()
-	})
+		end()
+	}}
 }
 
 // snapshot writes the records a watch of key starts from; false when the
@@ -180,4 +165,248 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 		}
 	}
 	return true
+}
+
+// DefaultMaxStreamsPerPrincipal is the default of
+// Options.MaxStreamsPerPrincipal.
+const DefaultMaxStreamsPerPrincipal = 64
+
+// quota counts what each key holds, at most max: the event streams of a
+// principal (so that no tenant can take every one of the MaxStreams
+// slots), the connections of a client address.
+type quota[K comparable] struct {
+	max int
+
+	mu   sync.Mutex
+	held map[K]int
+}
+
+func (q *quota[K]) acquire(key K) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.held[key] >= q.max {
+		return false
+	}
+	q.held[key]++
+	return true
+}
+
+func (q *quota[K]) release(key K) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.held[key]--; q.held[key] <= 0 {
+		delete(q.held, key)
+	}
+}
+
+// streamKey is what r's streams are counted under: its principal's key, or
+// for a request without one (no authentication, or Fluree's events route
+// open to anonymous watchers) its client address.
+func streamKey(r *http.Request) string {
+	if p := auth.FromContext(r.Context()); p != nil && p.Key() != "" {
+		return p.Key()
+	}
+	return "addr:" + clientPrefix(r.RemoteAddr).String()
+}
+
+// admitStream admits one event stream for r: within MaxStreamsPerPrincipal
+// for its principal (429 beyond) and MaxStreams in all (503 beyond), with
+// Retry-After. It returns the release of the slots, or false when it has
+// answered the refusal. Every route that opens a stream goes through it.
+func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	refuse := func(reason, msg string, status int) (func(), bool) {
+		s.metrics.streamsRefused.WithLabelValues(reason).Inc()
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, msg, status)
+		return nil, false
+	}
+	key := streamKey(r)
+	if !s.perPrincipal.acquire(key) {
+		return refuse("max_streams_per_principal", "too many event streams for this principal",
+			http.StatusTooManyRequests)
+	}
+	select {
+	case s.streams <- struct{}{}:
+	default:
+		s.perPrincipal.release(key)
+		return refuse("max_streams", "too many event streams", http.StatusServiceUnavailable)
+	}
+	return func() {
+		<-s.streams
+		s.perPrincipal.release(key)
+	}, true
+}
+
+// subscriberBuffer bounds the events waiting for one stream. Events are
+// shared by every stream, so the memory they hold is bounded by this many
+// events whatever the number of streams.
+const subscriberBuffer = 256
+
+// hub runs one upstream watch per key the open streams need (a prefix, or
+// one ID) and fans each of its events out to every stream on that key,
+// which filters them to its caller's scope and query. So the backend's work
+// (a poll per interval, or its change feed) does not grow with the number
+// of streams. A stream that does not keep up, with subscriberBuffer events
+// waiting, is dropped, never waited for: it ends, and its client reconnects
+// and resumes by snapshot.
+type hub struct {
+	s   *Server
+	mu  sync.Mutex
+	ups map[watchKey]*upstream
+}
+
+// watchKey is what an upstream watches: one ID, or the IDs under prefix;
+// only the changes of concerns (comma-separated, "" for all) and of
+// records of kind ("" for both), so that the backend filters them where it
+// can (a change feed at its source).
+type watchKey struct {
+	id       string
+	prefix   string
+	concerns string
+	kind     model.Kind
+}
+
+// options returns the portable watch options of k, the ID aside.
+func (k watchKey) options() driver.WatchOptions {
+	cs, _ := model.ParseConcerns(k.concerns) // made by FormatConcerns
+	return driver.WatchOptions{Prefix: k.prefix, Concerns: cs, Kind: k.kind}
+}
+
+type upstream struct {
+	key    watchKey
+	cancel context.CancelFunc
+	ready  chan struct{} // closed once the watch started, or failed to
+	err    error         // why it failed to start; read after ready
+	subs   map[*subscriber]struct{}
+}
+
+// subscriber is one stream's share of an upstream.
+type subscriber struct {
+	up *upstream
+	// events is closed by the hub when the upstream ends or the stream is
+	// dropped.
+	events chan *web.Event
+	// onDrop, called (under hub.mu, so quickly) when the stream is
+	// dropped, unblocks its handler, which may be stuck writing to a
+	// client that does not read.
+	onDrop func()
+}
+
+// subscribe returns a subscription to the upstream of key, started when
+// none runs. It returns once the upstream watches the backend, so that
+// every change after the return is sent: a stream reads its records after
+// subscribing. onDrop is called when the stream is dropped for being slow.
+func (h *hub) subscribe(ctx context.Context, key watchKey, onDrop func()) (*subscriber, error) {
+	h.mu.Lock()
+	up := h.ups[key]
+	if up == nil {
+		up = h.start(key)
+	}
+	sub := &subscriber{up: up, events: make(chan *web.Event, subscriberBuffer), onDrop: onDrop}
+	up.subs[sub] = struct{}{}
+	h.mu.Unlock()
+	select {
+	case <-up.ready:
+	case <-ctx.Done():
+		h.unsubscribe(sub)
+		return nil, ctx.Err()
+	}
+	if up.err != nil {
+		h.unsubscribe(sub)
+		return nil, up.err
+	}
+	return sub, nil
+}
+
+// unsubscribe ends sub; the upstream stops with its last subscriber.
+func (h *hub) unsubscribe(sub *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	up := sub.up
+	if _, ok := up.subs[sub]; ok {
+		delete(up.subs, sub)
+		close(sub.events)
+	}
+	if len(up.subs) == 0 && h.ups[up.key] == up {
+		delete(h.ups, up.key)
+		up.cancel()
+		h.s.metrics.upstreams.Dec()
+	}
+}
+
+// start runs the upstream of key; h.mu is held.
+func (h *hub) start(key watchKey) *upstream {
+	ctx, cancel := context.WithCancel(h.s.ctx)
+	up := &upstream{key: key, cancel: cancel, ready: make(chan struct{}), subs: map[*subscriber]struct{}{}}
+	h.ups[key] = up
+	h.s.metrics.upstreams.Inc()
+	go h.run(ctx, up)
+	return up
+}
+
+func (h *hub) run(ctx context.Context, up *upstream) {
+	defer h.end(up)
+	o := up.key.options()
+	feed, err := h.s.ns.Watch(ctx, nameservice.WatchOptions{ID: up.key.id, Prefix: o.Prefix, Concerns: o.Concerns,
+		Kind: o.Kind, Interval: h.s.opts.PollInterval})
+	up.err = guard.FromBackend(err)
+	close(up.ready)
+	if err != nil {
+		return
+	}
+	for ev := range feed {
+		h.fanout(up, &web.Event{Event: ev,
+			// Read once for every stream, with the server's context.
+			Record: sync.OnceValues(func() (*model.Record, error) {
+				ctx, cancel := context.WithTimeout(h.s.ctx, h.s.opts.OpTimeout)
+				defer cancel()
+				return h.s.ns.Get(ctx, ev.ID)
+			}),
+			Data: sync.OnceValue(func() []byte {
+				c := nswire.Change{ID: ev.ID.String(), Old: ev.Old, Deleted: ev.Deleted}
+				if !ev.Deleted {
+					v := ev.New
+					c.Concern, c.New = ev.Concern.String(), &v
+				}
+				return web.Marshal(c)
+			}),
+		})
+		if ev.Err != nil {
+			return // the feed's last event; streams end, clients reconnect
+		}
+	}
+}
+
+// end ends the upstream and every stream on it.
+func (h *hub) end(up *upstream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range up.subs {
+		delete(up.subs, sub)
+		close(sub.events)
+	}
+	if h.ups[up.key] == up {
+		delete(h.ups, up.key)
+		h.s.metrics.upstreams.Dec()
+	}
+	up.cancel()
+}
+
+// fanout hands ev to every stream of up, dropping those whose buffer is
+// full.
+func (h *hub) fanout(up *upstream, ev *web.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range up.subs {
+		select {
+		case sub.events <- ev:
+		default:
+			delete(up.subs, sub)
+			close(sub.events)
+			h.s.metrics.streamsDropped.Inc()
+			if sub.onDrop != nil {
+				sub.onDrop()
+			}
+		}
+	}
 }

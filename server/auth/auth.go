@@ -5,6 +5,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -34,10 +35,9 @@ type Principal struct {
 	Exact map[string]bool
 	// Fluree's events claims, for /v1/fluree/events. A static token's
 	// events scope is its read scope.
-	eventsAll      bool
-	eventsLedgers  map[string]bool
-	eventsGSources map[string]bool
-	jws            bool
+	eventsAll bool
+	events    map[model.Kind]map[string]bool // the IDs of each kind
+	jws       bool
 	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
 	storageAll bool
 	// key tells principals apart (see Key).
@@ -79,13 +79,7 @@ func (p *Principal) CanEvent(k model.Kind, id string) bool {
 	if !p.jws {
 		return p.CanRead(id)
 	}
-	if p.eventsAll {
-		return true
-	}
-	if k == model.GraphSource {
-		return p.eventsGSources[id]
-	}
-	return p.eventsLedgers[id]
+	return p.eventsAll || p.events[k][id]
 }
 
 // ListsGraphSources reports whether a listing of every record shows p the
@@ -102,7 +96,7 @@ func (p *Principal) grants(events bool) error {
 	switch {
 	case !p.jws:
 		return nil
-	case events && !p.eventsAll && len(p.eventsLedgers) == 0 && len(p.eventsGSources) == 0:
+	case events && !p.eventsAll && len(p.events[model.Ledger])+len(p.events[model.GraphSource]) == 0:
 		return errUnauthorized{"token authorizes no resources (no fluree.events claims)"}
 	case !events && !p.storageAll && len(p.Exact) == 0:
 		return errUnauthorized{"token lacks storage permissions (no fluree.storage claims)"}
@@ -214,13 +208,13 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 // verifyBearerJWS verifies a compact JWS bearer token: a Fluree JWS when
 // its header embeds its key (jwk), else an OIDC token naming its key (kid).
 func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
-	algs := []jose.SignatureAlgorithm{jose.EdDSA}
+	algs, names := []jose.SignatureAlgorithm{jose.EdDSA}, "EdDSA"
 	if a.oidc != nil {
-		algs = oidcAlgorithms
+		algs, names = oidcAlgorithms, "RS256, ES256, EdDSA"
 	}
 	jws, err := jose.ParseSigned(tok, algs)
 	if err != nil || len(jws.Signatures) != 1 {
-		return nil, errUnauthorized{"malformed token: not a compact JWS signed with " + algNames(algs)}
+		return nil, errUnauthorized{"malformed token: not a compact JWS signed with " + names}
 	}
 	h := jws.Signatures[0].Protected
 	switch {
@@ -232,17 +226,6 @@ func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
 		return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk)"}
 	}
 	return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk) or name an OIDC issuer's key (kid)"}
-}
-
-func algNames(algs []jose.SignatureAlgorithm) string {
-	s := ""
-	for i, a := range algs {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(a)
-	}
-	return s
 }
 
 // EventsAuth is how Fluree's events route authenticates its watchers, the
@@ -310,4 +293,20 @@ func Resolve(a *Authenticator, r *http.Request, events bool, mode EventsAuth) (*
 		return nil, err
 	}
 	return p, p.grants(events)
+}
+
+type principalKey struct{}
+
+// NewContext returns ctx carrying p, the principal of the request ctx
+// belongs to. The server sets it once it has authenticated a request;
+// every handler behind the authentication finds it there.
+func NewContext(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the principal NewContext put in ctx, or nil: a
+// request the server did not authenticate (a probe, the console's login).
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
 }

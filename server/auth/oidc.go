@@ -21,6 +21,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"golang.org/x/sync/singleflight"
+
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // Defaults of OIDCConfig.
@@ -81,12 +83,8 @@ func newJWKS(cfg OIDCConfig, now func() time.Time) (*jwks, error) {
 	if err := checkJWKSURL(cfg.JWKSURL); err != nil {
 		return nil, fmt.Errorf("OIDC: JWKS URL: %w", err)
 	}
-	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = DefaultJWKSCacheTTL
-	}
-	if cfg.MinRefresh <= 0 {
-		cfg.MinRefresh = DefaultJWKSMinRefresh
-	}
+	cfg.CacheTTL = driverutil.Positive(cfg.CacheTTL, DefaultJWKSCacheTTL)
+	cfg.MinRefresh = driverutil.Positive(cfg.MinRefresh, DefaultJWKSMinRefresh)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	client := cmp.Or(cfg.Client, &http.Client{Timeout: jwksFetchTimeout})
 	c := *client

@@ -52,17 +52,10 @@ type Config struct {
 }
 
 // Console is the console over one NameService.
-type Console struct {
-	web.Env
-	authn        *auth.Authenticator
-	noAuth       bool
-	authFailures prometheus.Counter
-}
+type Console struct{ Config }
 
 // New returns the console of cfg.
-func New(cfg Config) *Console {
-	return &Console{Env: cfg.Env, authn: cfg.Authenticator, noAuth: cfg.NoAuth, authFailures: cfg.AuthFailures}
-}
+func New(cfg Config) *Console { return &Console{cfg} }
 
 // Mount registers the console's routes, under /ui, on m.
 func (cs *Console) Mount(m *http.ServeMux) {
@@ -87,7 +80,7 @@ func (cs *Console) uiAuth(h http.HandlerFunc) http.HandlerFunc {
 		if r.Header.Get("Authorization") == "" {
 			if c, err := r.Cookie(uiCookie); err == nil && c.Value != "" {
 				r.Header.Set("Authorization", "Bearer "+c.Value)
-			} else if !cs.noAuth {
+			} else if !cs.NoAuth {
 				http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 				return
 			}
@@ -131,7 +124,7 @@ type uiPage struct {
 
 // pageFor starts the page of an authenticated request.
 func (cs *Console) pageFor(r *http.Request, title string) uiPage {
-	return uiPage{Title: title, Principal: auth.FromContext(r.Context()).Name, SignOut: !cs.noAuth}
+	return uiPage{Title: title, Principal: auth.FromContext(r.Context()).Name, SignOut: !cs.NoAuth}
 }
 
 func (cs *Console) uiLoginForm(w http.ResponseWriter, _ *http.Request) {
@@ -149,12 +142,12 @@ func (cs *Console) uiLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.PostFormValue("token")
 	probe := &http.Request{Header: http.Header{"Authorization": {"Bearer " + tok}}}
-	if cs.authn == nil || tok == "" || strings.ContainsAny(tok, " \t\r\n;,") {
+	if cs.Authenticator == nil || tok == "" || strings.ContainsAny(tok, " \t\r\n;,") {
 		cs.render(w, http.StatusUnauthorized, "login.html", uiPage{Title: "Sign in", Error: "invalid token"})
 		return
 	}
-	if _, err := cs.authn.Authenticate(probe); err != nil {
-		cs.authFailures.Inc()
+	if _, err := cs.Authenticator.Authenticate(probe); err != nil {
+		cs.AuthFailures.Inc()
 		cs.render(w, http.StatusUnauthorized, "login.html", uiPage{Title: "Sign in", Error: err.Error()})
 		return
 	}
@@ -190,7 +183,7 @@ func (cs *Console) uiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		id = parsed.String()
 	}
-	stream := cs.Hub.Subscribe(w, r, id)
+	stream := cs.Subscribe(w, r, id)
 	if stream == nil {
 		return
 	}

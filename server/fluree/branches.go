@@ -18,17 +18,6 @@ import (
 // commit by t or by content ID, which only its commit store can resolve:
 // it is refused here (POST /ns/v1/branches takes an address and t).
 
-// branchRoutes registers the routes under both Fluree prefixes. They
-// match every method, so that another method gets 405 here rather than
-// the 404 of the catch-all Fluree route.
-func (a *API) branchRoutes(m *http.ServeMux) {
-	for _, p := range []string{Base, Bare} {
-		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
-		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
-		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
-	}
-}
-
 // only answers 405 to a request whose method is not method.
 func only(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -55,10 +44,6 @@ type flureeBranchInfo struct {
 	LedgerID string `json:"ledger_id"`
 	T        int64  `json:"t"`
 	Source   string `json:"source,omitempty"`
-}
-
-func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
-	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
 }
 
 // flureeAnswer writes err in Fluree's form: 404 for a missing record (one
@@ -134,7 +119,7 @@ func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 	if !flureeCanWrite(w, r, id, src) {
 		return
 	}
-	ctx, cancel := a.opContext(r)
+	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
 	rec, err := a.NS.CreateBranch(ctx, id.String(), nameservice.BranchOptions{From: src.Branch})
 	if err != nil {
@@ -183,7 +168,7 @@ func (a *API) dropBranch(w http.ResponseWriter, r *http.Request) {
 	if !ok || !flureeCanWrite(w, r, id, id) {
 		return
 	}
-	ctx, cancel := a.opContext(r)
+	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
 	if err := a.NS.DropBranch(ctx, id.String()); err != nil {
 		flureeAnswer(w, a.Public.Error(ctx, "drop branch "+id.String(), err))

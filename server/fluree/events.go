@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -19,35 +18,22 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// Fluree's SSE kinds.
-const (
-	sseKindLedger      = "ledger"
-	sseKindGraphSource = "graph-source"
-)
-
+// sseKind is the kind of a record on Fluree's event stream.
 func sseKind(k model.Kind) string {
 	if k == model.GraphSource {
-		return sseKindGraphSource
+		return "graph-source"
 	}
-	return sseKindLedger
+	return "ledger"
 }
 
-// eventsQuery is the query of GET /events: all=true, or lists of aliases.
+// eventsQuery is the query of GET /events: all=true, or the aliases of
+// each kind.
 type eventsQuery struct {
-	all          bool
-	ledgers      map[string]bool
-	graphSources map[string]bool
+	all bool
+	ids map[model.Kind]map[string]bool
 }
 
-func (q *eventsQuery) selects(k model.Kind, id string) bool {
-	if q.all {
-		return true
-	}
-	if k == model.GraphSource {
-		return q.graphSources[id]
-	}
-	return q.ledgers[id]
-}
+func (q *eventsQuery) selects(k model.Kind, id string) bool { return q.all || q.ids[k][id] }
 
 // events serves GET /v1/fluree/events: the selected records that are
 // not retracted (ledgers, then graph sources, each sorted), then the live
@@ -63,7 +49,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := auth.FromContext(r.Context())
-	stream := a.Hub.Subscribe(w, r, "")
+	stream := a.Subscribe(w, r, "")
 	if stream == nil {
 		return
 	}
@@ -89,21 +75,17 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 
 func parseEventsQuery(r *http.Request) (*eventsQuery, error) {
 	v := r.URL.Query()
-	q := &eventsQuery{ledgers: map[string]bool{}, graphSources: map[string]bool{}}
+	q := &eventsQuery{ids: map[model.Kind]map[string]bool{model.Ledger: {}, model.GraphSource: {}}}
 	if a := v.Get("all"); a != "" {
-		all, err := strconv.ParseBool(a)
-		if err != nil || (a != "true" && a != "false") {
+		if a != "true" && a != "false" {
 			return nil, errors.New("invalid query string: all must be true or false")
 		}
-		q.all = all
+		q.all = a == "true"
 	}
-	for _, f := range []struct {
-		name string
-		set  map[string]bool
-	}{{"ledger", q.ledgers}, {"graph-source", q.graphSources}} {
-		for _, a := range v[f.name] {
+	for name, k := range map[string]model.Kind{"ledger": model.Ledger, "graph-source": model.GraphSource} {
+		for _, a := range v[name] {
 			if id, err := model.ParseID(a); err == nil {
-				f.set[id.String()] = true
+				q.ids[k][id.String()] = true
 			}
 		}
 	}
@@ -146,11 +128,7 @@ func (st *eventsState) initial(ctx context.Context) []*model.Record {
 				}
 			}
 		} else {
-			ids := st.q.ledgers
-			if k == model.GraphSource {
-				ids = st.q.graphSources
-			}
-			for _, s := range slices.Sorted(maps.Keys(ids)) {
+			for _, s := range slices.Sorted(maps.Keys(st.q.ids[k])) {
 				id, _ := model.ParseID(s)
 				if rec, err := st.a.NS.Get(ctx, id); err == nil && rec.Kind == k && !rec.Retracted {
 					recs = append(recs, rec)
@@ -208,19 +186,17 @@ func (st *eventsState) change(ctx context.Context, ev *web.Event) bool {
 // emittedAt formats t as chrono's to_rfc3339 does: fractional seconds in
 // groups of three digits, only as many as needed, and a +00:00 offset.
 func emittedAt(t time.Time) string {
-	t = t.UTC()
-	ns := t.Nanosecond()
-	frac := ""
-	switch {
+	layout := "2006-01-02T15:04:05"
+	switch ns := t.Nanosecond(); {
 	case ns == 0:
 	case ns%1_000_000 == 0:
-		frac = fmt.Sprintf(".%03d", ns/1_000_000)
+		layout += ".000"
 	case ns%1_000 == 0:
-		frac = fmt.Sprintf(".%06d", ns/1_000)
+		layout += ".000000"
 	default:
-		frac = fmt.Sprintf(".%09d", ns)
+		layout += ".000000000"
 	}
-	return t.Format("2006-01-02T15:04:05") + frac + "+00:00"
+	return t.UTC().Format(layout) + "+00:00"
 }
 
 // ledgerEventRecord is the record of a ledger's ns-record event.
@@ -233,18 +209,13 @@ type ledgerEventRecord struct {
 	Branches     int64   `json:"branches"`
 }
 
-type nsRecordData struct {
+// nsEventData is the data of an ns-record event, or without Record of an
+// ns-retracted one.
+type nsEventData struct {
 	Action     string `json:"action"`
 	Kind       string `json:"kind"`
 	ResourceID string `json:"resource_id"`
-	Record     any    `json:"record"`
-	EmittedAt  string `json:"emitted_at"`
-}
-
-type nsRetractedData struct {
-	Action     string `json:"action"`
-	Kind       string `json:"kind"`
-	ResourceID string `json:"resource_id"`
+	Record     any    `json:"record,omitempty"`
 	EmittedAt  string `json:"emitted_at"`
 }
 
@@ -252,7 +223,7 @@ type nsRetractedData struct {
 // state it announces (the record as the event carries it).
 func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []byte, err error) {
 	id := rec.ID.String()
-	d := nsRecordData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
+	d := nsEventData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
 	if rec.Kind == model.Ledger {
 		ns, err := nsRecordOf(rec)
 		if err != nil {
@@ -285,7 +256,7 @@ func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []b
 // (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
 // server announces it too.
 func (st *eventsState) sendRecord(rec *model.Record) bool {
-	evID, state, data, err := recordEvent(rec, st.a.now())
+	evID, state, data, err := recordEvent(rec, st.a.Now())
 	if err != nil {
 		st.a.skip(context.Background(), "events", rec.ID, err)
 		return st.sse.Comment("skipped: "+err.Error()) == nil
@@ -298,9 +269,9 @@ func (st *eventsState) sendRecord(rec *model.Record) bool {
 }
 
 func (st *eventsState) sendRetracted(k model.Kind, id string) bool {
-	now := st.a.now()
+	now := st.a.Now()
 	evID := fmt.Sprintf("%s:%s:retracted:%d", sseKind(k), id, now.UnixMilli())
 	st.last[id] = evID // no record's state
-	data := nsRetractedData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
+	data := nsEventData{Action: "ns-retracted", Kind: sseKind(k), ResourceID: id, EmittedAt: emittedAt(now)}
 	return st.sse.Event("ns-retracted", evID, web.Marshal(data)) == nil
 }

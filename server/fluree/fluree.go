@@ -3,13 +3,13 @@
 // /v1/fluree (and /fluree), with Fluree's bodies and errors, field for
 // field: ref pushes and init, lookups, the snapshot, the events stream, the
 // branch routes, and /.well-known/fluree.json. Package server mounts it
-// (server.New) beside its own /ns/v1 routes, and lends it what every route
-// family shares: authentication, the listing of what a caller may read,
-// the event hub, and the public form of a backend's errors.
+// beside its own /ns/v1 routes (see Config).
 package fluree
 
 import (
-	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,7 +30,7 @@ const (
 	Bare = "/fluree"
 )
 
-// flureeRest returns path without its Fluree prefix, and whether it had one.
+// Rest returns path without its Fluree prefix, and whether it had one.
 func Rest(path string) (string, bool) {
 	for _, p := range []string{Base + "/", Bare + "/"} {
 		if strings.HasPrefix(path, p) {
@@ -55,28 +55,25 @@ type Config struct {
 
 // API is Fluree's protocol over one NameService.
 type API struct {
-	web.Env
-	tokenAuth bool
-	conflicts *prometheus.CounterVec
-	unknown   prometheus.Counter
-	skipped   *prometheus.CounterVec // records left out of the answers
-	now       func() time.Time
-	opTimeout time.Duration
+	Config
+	skipped *prometheus.CounterVec // records left out of the answers
 }
 
 // New returns the routes of cfg.
-func New(cfg Config) *API {
-	return &API{Env: cfg.Env, tokenAuth: cfg.TokenAuth, conflicts: cfg.Conflicts, unknown: cfg.Unknown,
-		skipped: newSkipCounter(cfg.Registry), now: cfg.Now, opTimeout: cfg.OpTimeout}
-}
+func New(cfg Config) *API { return &API{Config: cfg, skipped: newSkipCounter(cfg.Registry)} }
 
 // Mount registers the routes on m: the discovery document, the branch
 // routes, and every other path under Base and Bare.
 func (a *API) Mount(m *http.ServeMux) {
 	m.HandleFunc("GET /.well-known/fluree.json", a.discovery)
-	a.branchRoutes(m)
-	m.HandleFunc(Base+"/", a.Auth(a.fluree))
-	m.HandleFunc(Bare+"/", a.Auth(a.fluree))
+	for _, p := range []string{Base, Bare} {
+		m.HandleFunc(p+"/", a.Auth(a.fluree))
+		// The branch routes match every method, so that another method
+		// gets 405 here rather than the 404 of the catch-all route.
+		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
+		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
+		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
+	}
 }
 
 // CatchAll reports whether pattern is the mux pattern of Mount's
@@ -85,23 +82,34 @@ func CatchAll(pattern string) bool { return pattern == Base+"/" || pattern == Ba
 
 // RouteLabel names the route of a request for path on a catch-all route,
 // for metrics and logs: method and the route with its alias left out, or
-// "unmatched". Every value comes from a fixed set (the verb of a ref route
-// only when it is one of Fluree's), so requests cannot grow the number of
-// series; method must be one of a fixed set too.
+// "unmatched". Every value comes from a fixed set (see route), so requests
+// cannot grow the number of series; method must be one of a fixed set too.
 func RouteLabel(method, path string) string {
 	p, _ := Rest(path)
-	switch {
-	case p == "/nameservice/snapshot", p == "/events":
-		return method + " " + Base + p
-	case strings.HasPrefix(p, "/storage/ns/"):
-		return method + " " + Base + "/storage/ns/{alias}"
-	case strings.HasPrefix(p, "/nameservice/refs/"):
-		switch verb := p[strings.LastIndexByte(p, '/')+1:]; verb {
-		case "commit", "index", "init":
-			return method + " " + Base + "/nameservice/refs/{alias}/" + verb
-		}
+	if rt, _ := route(p); rt != "" {
+		return method + " " + Base + rt
 	}
 	return "unmatched"
+}
+
+// route returns the route of p, a path under a Fluree prefix, with its
+// alias left out ("" for none: the verb of a ref route must be one of
+// Fluree's), and the alias as it travels.
+func route(p string) (rt, alias string) {
+	switch {
+	case p == "/nameservice/snapshot", p == "/events":
+		return p, ""
+	case strings.HasPrefix(p, "/storage/ns/"):
+		return "/storage/ns/{alias}", strings.TrimPrefix(p, "/storage/ns/")
+	case strings.HasPrefix(p, "/nameservice/refs/"):
+		rest := strings.TrimPrefix(p, "/nameservice/refs/")
+		i := strings.LastIndexByte(rest, '/')
+		switch verb := rest[i+1:]; verb {
+		case "commit", "index", "init":
+			return "/nameservice/refs/{alias}/" + verb, rest[:max(i, 0)]
+		}
+	}
+	return "", ""
 }
 
 // EventsRoute is the label of a GET of the events route (see RouteLabel).
@@ -114,28 +122,16 @@ func IsEvents(r *http.Request) bool {
 	return fluree && rest == "/events"
 }
 
-// opContext is the context of a backend operation of r (web.OpContext).
-func (a *API) opContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return web.OpContext(r, a.opTimeout)
-}
-
 func (a *API) discovery(w http.ResponseWriter, _ *http.Request) {
-	doc := map[string]any{"version": 1, "api_base_url": Base}
-	if a.tokenAuth {
-		doc["auth"] = map[string]string{"type": "token"}
-	}
-	web.WriteJSON(w, http.StatusOK, orderedDiscovery(doc))
-}
-
-// orderedDiscovery keeps Fluree's key order: version, api_base_url, auth.
-func orderedDiscovery(doc map[string]any) any {
-	type withAuth struct {
+	doc := struct { // Fluree's key order
 		Version int               `json:"version"`
 		APIBase string            `json:"api_base_url"`
 		Auth    map[string]string `json:"auth,omitempty"`
+	}{Version: 1, APIBase: Base}
+	if a.TokenAuth {
+		doc.Auth = map[string]string{"type": "token"}
 	}
-	a, _ := doc["auth"].(map[string]string)
-	return withAuth{Version: 1, APIBase: Base, Auth: a}
+	web.WriteJSON(w, http.StatusOK, doc)
 }
 
 // fluree routes the requests under /v1/fluree. The alias of a route may
@@ -144,48 +140,38 @@ func orderedDiscovery(doc map[string]any) any {
 // last segment, so either is unambiguous.
 func (a *API) fluree(w http.ResponseWriter, r *http.Request) {
 	path, _ := Rest(r.URL.EscapedPath())
-	method := func(m string) bool {
-		if r.Method == m {
-			return true
-		}
-		w.Header().Set("Allow", m)
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return false
-	}
-	switch {
-	case path == "/nameservice/snapshot":
-		if method(http.MethodGet) {
-			a.snapshot(w, r)
-		}
-	case path == "/events":
-		if method(http.MethodGet) {
-			a.events(w, r)
-		}
-	case strings.HasPrefix(path, "/storage/ns/"):
-		if alias, ok := unescapeAlias(w, strings.TrimPrefix(path, "/storage/ns/")); ok && method(http.MethodGet) {
-			a.lookup(w, r, alias)
-		}
-	case strings.HasPrefix(path, "/nameservice/refs/"):
-		rest := strings.TrimPrefix(path, "/nameservice/refs/")
-		i := strings.LastIndexByte(rest, '/')
-		if i <= 0 {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		verb := rest[i+1:]
-		if verb != "commit" && verb != "index" && verb != "init" {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		if alias, ok := unescapeAlias(w, rest[:i]); ok && method(http.MethodPost) {
-			if verb == "init" {
-				a.initLedger(w, r, alias)
-			} else {
-				a.cas(w, r, alias, verb)
-			}
-		}
-	default:
+	rt, raw := route(path)
+	ref := strings.HasPrefix(rt, "/nameservice/refs/")
+	if rt == "" || (ref && raw == "") {
 		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	alias, ok := raw, true
+	if strings.Contains(rt, "{alias}") {
+		if alias, ok = unescapeAlias(w, raw); !ok {
+			return
+		}
+	}
+	want := http.MethodGet
+	if ref {
+		want = http.MethodPost
+	}
+	if r.Method != want {
+		w.Header().Set("Allow", want)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	switch rt {
+	case "/nameservice/snapshot":
+		a.snapshot(w, r)
+	case "/events":
+		a.events(w, r)
+	case "/storage/ns/{alias}":
+		a.lookup(w, r, alias)
+	case "/nameservice/refs/{alias}/init":
+		a.initLedger(w, r, alias)
+	default:
+		a.cas(w, r, alias, rt[strings.LastIndexByte(rt, '/')+1:])
 	}
 }
 
@@ -212,4 +198,75 @@ func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) 
 		return id, false
 	}
 	return id, true
+}
+
+// Fluree's error types (fluree-vocab errors.rs).
+const (
+	errTypeBadRequest   = "err:api/BadRequest"
+	errTypeNotFound     = "err:api/NotFound"
+	errTypeJSONParse    = "err:parse/JsonParse"
+	errTypeUnauthorized = "err:policy/Unauthorized"
+	errTypeInternal     = "err:system/InternalError"
+)
+
+// flureeError is Fluree's error body.
+type flureeError struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+	Type   string `json:"@type"`
+}
+
+// WriteError answers status with Fluree's error body, its type the
+// status's.
+func WriteError(w http.ResponseWriter, status int, msg string) {
+	t := errTypeInternal
+	switch status {
+	case http.StatusBadRequest:
+		t, msg = errTypeBadRequest, "Bad request: "+msg
+	case http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType:
+		t = errTypeJSONParse
+	case http.StatusUnauthorized:
+		t = errTypeUnauthorized
+	case http.StatusNotFound:
+		t = errTypeNotFound
+	}
+	writeTyped(w, status, t, msg)
+}
+
+func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
+	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
+}
+
+// ledgerNotFound is the one answer for an unknown alias and one outside
+// the caller's scope.
+func ledgerNotFound(w http.ResponseWriter) {
+	WriteError(w, http.StatusNotFound, "Ledger not found")
+}
+
+// decodeFluree decodes a JSON body as axum's Json extractor would: 415
+// without a JSON content type, 400 for a syntax error, 422 for a body of the
+// wrong shape. Unknown fields are ignored, as serde does by default.
+func decodeFluree(w http.ResponseWriter, r *http.Request, v any) bool {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" && !strings.HasSuffix(strings.TrimSpace(mt), "+json") {
+		WriteError(w, http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
+		return false
+	}
+	body, err := web.ReadBody(r)
+	if _, ok := errors.AsType[*web.TooLargeError](err); ok {
+		WriteError(w, http.StatusRequestEntityTooLarge, err.Error())
+		return false
+	} else if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		if _, syntax := errors.AsType[*json.SyntaxError](err); syntax || errors.Is(err, io.ErrUnexpectedEOF) || !json.Valid(body) {
+			WriteError(w, http.StatusBadRequest, "Failed to parse the request body as JSON: "+err.Error())
+			return false
+		}
+		WriteError(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: "+err.Error())
+		return false
+	}
+	return true
 }

@@ -101,13 +101,13 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 		v := valueOf(*req.Expected)
 		expected = &v
 	}
-	ctx, cancel := a.opContext(r)
+	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
 	out, err := a.NS.CompareAndSetRef(ctx, id.String(), c, expected, nameservice.Ref{Address: *next.ID, T: next.T})
 	err = a.Public.Error(ctx, "compare-and-set "+verb+" "+id.String(), err)
 	switch {
 	case errors.Is(err, model.ErrNotFound) || errors.Is(err, model.ErrWrongKind):
-		a.conflicts.WithLabelValues(c.String()).Inc()
+		a.Conflicts.WithLabelValues(c.String()).Inc()
 		web.WriteJSON(w, http.StatusConflict, casAnswer{Status: "conflict"})
 		return
 	case errors.Is(err, model.ErrInvalidArgument):
@@ -115,7 +115,7 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 		return
 	case err != nil:
 		if errors.Is(err, model.ErrUnavailable) {
-			a.unknown.Inc()
+			a.Unknown.Inc()
 		}
 		WriteError(w, http.StatusInternalServerError, "CAS operation failed: "+err.Error())
 		return
@@ -123,7 +123,7 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 		web.WriteJSON(w, http.StatusOK, casAnswer{Status: "updated", Ref: &next})
 		return
 	}
-	a.conflicts.WithLabelValues(c.String()).Inc()
+	a.Conflicts.WithLabelValues(c.String()).Inc()
 	actual, err := refOf(id, c, out.Current)
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
@@ -144,7 +144,7 @@ func (a *API) initLedger(w http.ResponseWriter, r *http.Request, alias string) {
 	if !ok {
 		return
 	}
-	ctx, cancel := a.opContext(r)
+	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
 	err := a.Public.Error(ctx, "init "+id.String(), a.NS.Init(ctx, id.String()))
 	switch {
@@ -179,5 +179,6 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, nsRecordResponse(ns))
+	resp := nsRecordResp{nsRecord: ns, DefaultContext: ns.DefaultContext, ConfigID: ns.ConfigID}
+	web.WriteJSON(w, http.StatusOK, resp)
 }

@@ -1,6 +1,7 @@
 package fluree
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"log/slog"
@@ -24,20 +25,23 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	p := auth.FromContext(ctx)
 	sn := &snapshotWriter{a: a, ctx: ctx, out: newStreamedJSON(w), failed: map[model.ID]bool{},
 		gsVisible: p.ListsGraphSources()}
-	fail := func(err error) {
-		sn.out.fail(func() {
-			WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
-		}, a.Log)
+	fail := func(err error) { // an error answer while nothing was sent, else cut short
+		if sn.out.sent {
+			a.Log.Warn("answer cut short by a failure of the backend")
+			return
+		}
+		sn.out.Reset(nil)
+		WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
 	}
 	// One pass writes the ledgers and keeps the graph sources (usually
 	// few) for after them; past maxSpool bytes of those, a second pass
 	// lists them alone.
-	sn.out.str(`{"ledgers":[`)
+	_, _ = sn.out.WriteString(`{"ledgers":[`)
 	if err := sn.pass(p, ""); err != nil {
 		fail(err)
 		return
 	}
-	sn.out.str(`],"graph_sources":[`)
+	_, _ = sn.out.WriteString(`],"graph_sources":[`)
 	sn.n = 0
 	if sn.spill {
 		if err := sn.pass(p, model.GraphSource); err != nil {
@@ -48,8 +52,8 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	for _, b := range sn.spool {
 		sn.entry(b)
 	}
-	sn.out.str("]}")
-	sn.out.finish()
+	_, _ = sn.out.WriteString("]}")
+	_ = sn.out.Flush()
 }
 
 // maxSpool bounds the graph sources a snapshot keeps while it writes the
@@ -113,9 +117,9 @@ func (sn *snapshotWriter) keep(b []byte) {
 
 func (sn *snapshotWriter) entry(b []byte) {
 	if sn.n > 0 {
-		sn.out.str(",")
+		_, _ = sn.out.WriteString(",")
 	}
-	sn.out.write(b)
+	_, _ = sn.out.Write(b)
 	sn.n++
 }
 
@@ -167,4 +171,36 @@ func newSkipCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 		}
 	}
 	return c
+}
+
+// streamedJSON writes a 200 JSON answer as it is made, through a buffer
+// (whose first write error ends the answer). Until the buffer first fills,
+// nothing is sent, so that a failure early on can still be answered with an
+// error status; a failure after that can only cut the answer short, which
+// leaves JSON that does not parse.
+type streamedJSON struct {
+	*bufio.Writer
+	w    http.ResponseWriter
+	sent bool // part of the answer went out
+}
+
+// streamBuffer is the buffer of a streamed answer.
+const streamBuffer = 64 << 10
+
+func newStreamedJSON(w http.ResponseWriter) *streamedJSON {
+	sj := &streamedJSON{w: w}
+	sj.Writer = bufio.NewWriterSize(sentFlag{sj}, streamBuffer)
+	return sj
+}
+
+// sentFlag sends the status line before the first bytes of the answer.
+type sentFlag struct{ sj *streamedJSON }
+
+func (f sentFlag) Write(b []byte) (int, error) {
+	if !f.sj.sent {
+		f.sj.sent = true
+		f.sj.w.Header().Set("Content-Type", "application/json")
+		f.sj.w.WriteHeader(http.StatusOK)
+	}
+	return f.sj.w.Write(b)
 }

@@ -41,10 +41,6 @@ type nsRecordResp struct {
 	ConfigID       *string `json:"config_id,omitempty"`
 }
 
-func nsRecordResponse(r nsRecord) nsRecordResp {
-	return nsRecordResp{nsRecord: r, DefaultContext: r.DefaultContext, ConfigID: r.ConfigID}
-}
-
 // graphSourceRecord is Fluree's GraphSourceRecord: config is the config
 // object as JSON text, source_type the serde form of GraphSourceType.
 type graphSourceRecord struct {
@@ -172,7 +168,7 @@ func redactConfig(text string) string {
 	if err != nil || obj == nil {
 		return `"[redacted:unparseable]"`
 	}
-	if !redactSecrets(map[string]any(obj)) {
+	if !redact(map[string]any(obj), false) {
 		return text
 	}
 	b, err := obj.MarshalJSON()
@@ -182,53 +178,32 @@ func redactConfig(text string) string {
 	return string(b)
 }
 
-func redactSecrets(v any) bool {
+// redact redacts the secrets in v, a container: under a secret key
+// (inside) every scalar but an env_var or java_property string.
+func redact(v any, inside bool) bool {
 	changed := false
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			switch {
-			case !isSecretKey(k):
-				changed = redactSecrets(e) || changed
-			case isSecretRef(e):
-			case isContainer(e):
-				changed = redactSubtree(e) || changed
-			case e != nil:
-				x[k] = redacted
-				changed = true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			changed = redactSecrets(e) || changed
+	visit := func(k string, e any, set func()) {
+		_, isStr := e.(string)
+		switch {
+		case !inside && !isSecretKey(k):
+			changed = redact(e, false) || changed
+		case !inside && isSecretRef(e),
+			inside && isStr && (strings.EqualFold(k, "env_var") || strings.EqualFold(k, "java_property")):
+		case isContainer(e):
+			changed = redact(e, true) || changed
+		case e != nil:
+			set()
+			changed = true
 		}
 	}
-	return changed
-}
-
-func redactSubtree(v any) bool {
-	changed := false
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if _, isStr := e.(string); isStr && (strings.EqualFold(k, "env_var") || strings.EqualFold(k, "java_property")) {
-				continue
-			}
-			if isContainer(e) {
-				changed = redactSubtree(e) || changed
-			} else if e != nil {
-				x[k] = redacted
-				changed = true
-			}
+			visit(k, e, func() { x[k] = redacted })
 		}
 	case []any:
 		for i, e := range x {
-			if isContainer(e) {
-				changed = redactSubtree(e) || changed
-			} else if e != nil {
-				x[i] = redacted
-				changed = true
-			}
+			visit("", e, func() { x[i] = redacted })
 		}
 	}
 	return changed

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -32,14 +33,8 @@ import (
 // Public tells clients of backend errors; every route family of a server
 // shares one.
 type Public struct {
-	log     *slog.Logger
-	unknown prometheus.Counter
-}
-
-// NewPublic returns a Public that logs to log and counts the writes
-// answered with an unknown outcome in unknown.
-func NewPublic(log *slog.Logger, unknown prometheus.Counter) *Public {
-	return &Public{log: log, unknown: unknown}
+	Log     *slog.Logger
+	Unknown prometheus.Counter // counts the writes answered with an unknown outcome
 }
 
 // publicError is what a client is told of a backend's error.
@@ -55,6 +50,9 @@ func (e *publicError) Unwrap() error { return e.sentinel }
 // could not establish.
 const unknownText = "outcome unknown: the write's answer was lost and the backend cannot tell whether it landed; read the record before writing again"
 
+// expected are the codes of ordinary outcomes, which are not logged.
+var expected = []model.ErrorCode{model.NotFound, model.AlreadyExists, model.WrongKind, model.HasBranches}
+
 // publicText describes each code without the backend's message.
 var publicText = map[model.ErrorCode]string{
 	model.NotFound:         "not found",
@@ -69,11 +67,6 @@ var publicText = map[model.ErrorCode]string{
 	model.NotProvisioned:   "not provisioned: the backend's table or bucket does not exist",
 	model.PermissionDenied: "permission denied: the backend refused the server's credentials",
 	model.HasBranches:      "has branches: drop the branches of the record first",
-}
-
-// expected are the codes of ordinary outcomes, which are not logged.
-func expected(c model.ErrorCode) bool {
-	return c == model.NotFound || c == model.AlreadyExists || c == model.WrongKind || c == model.HasBranches
 }
 
 // Error returns the error a client is told of err, met in operation op
@@ -94,11 +87,11 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 		text = fmt.Sprintf("has %d branch(es); drop them first", branches.N)
 	}
 	if errors.Is(err, model.ErrOutcomeUnknown) {
-		p.unknown.Inc()
+		p.Unknown.Inc()
 		text, sentinel = unknownText, errors.Join(model.ErrUnavailable, model.ErrOutcomeUnknown)
 	}
-	if !expected(code) {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
+	if !slices.Contains(expected, code) {
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
 			slog.String("code", code.String()), slog.String("error", err.Error()),
 			slog.String("principal", principalName(ctx)))
 		text += " (details in the server's log)"
@@ -123,7 +116,7 @@ func (p *Public) Failure(ctx context.Context, f *model.RecordError) nswire.Recor
 	}
 	e.Error = p.Error(ctx, "read "+e.Object, guard.FromBackend(f.Err)).Error()
 	if f.ID.IsZero() {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
 	}
 	return e
 }

@@ -3,8 +3,6 @@ package web
 import (
 	"context"
 	"iter"
-	"net/http"
-	"sync"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -13,17 +11,6 @@ import (
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
 )
-
-// Hub opens event streams: package server's hub, which runs one watch of
-// the backend per key the open streams need and fans its changes out.
-type Hub interface {
-	// Subscribe takes a stream slot for r and subscribes it to the changes
-	// of record id ("" for every record), answering the request itself
-	// (and returning nil) when either is refused. Every change after the
-	// return is sent, so a stream reads its records after subscribing.
-	// Close the stream when done.
-	Subscribe(w http.ResponseWriter, r *http.Request, id string) *Stream
-}
 
 // Lister lists the records a principal may read, reading nothing outside
 // its scope: package server's listing.
@@ -52,33 +39,11 @@ type Page struct {
 // the first stream that needs it.
 type Event struct {
 	driver.Event
-	lookup   func(model.ID) (*model.Record, error)
-	recOnce  sync.Once
-	rec      *model.Record
-	recErr   error
-	dataOnce sync.Once
-	data     []byte
-}
-
-// NewEvent returns ev as streams share it; lookup reads its record (see
-// Record).
-func NewEvent(ev driver.Event, lookup func(model.ID) (*model.Record, error)) *Event {
-	return &Event{Event: ev, lookup: lookup}
-}
-
-// Record returns the record of the event as read after it, read once for
-// every stream (with the server's context, not a stream's).
-func (e *Event) Record() (*model.Record, error) {
-	e.recOnce.Do(func() { e.rec, e.recErr = e.lookup(e.ID) })
-	return e.rec, e.recErr
-}
-
-// Data returns encode's data of the event, made once for every stream.
-// One route family uses it (/ns/v1/watch, for its "change" events): the
-// first encode called is the one every stream gets.
-func (e *Event) Data(encode func(driver.Event) []byte) []byte {
-	e.dataOnce.Do(func() { e.data = encode(e.Event) })
-	return e.data
+	// Record returns the record of the event as read after it (with the
+	// server's context, not a stream's).
+	Record func() (*model.Record, error)
+	// Data returns the data of the event's "change" event on /ns/v1/watch.
+	Data func() []byte
 }
 
 // Stream is one client's subscription to the hub.
@@ -89,24 +54,16 @@ type Stream struct {
 	// Events are the changes; the hub closes it when its watch ends or
 	// the stream is dropped.
 	Events    <-chan *Event
-	keepAlive time.Duration
-	close     func()
+	KeepAlive time.Duration // the interval of the keep-alive comments
+	// Close ends the subscription and releases the stream's slot.
+	Close func()
 }
-
-// NewStream returns a stream of events under ctx, with a keep-alive
-// comment every keepAlive; close releases what it holds.
-func NewStream(ctx context.Context, events <-chan *Event, keepAlive time.Duration, close func()) *Stream {
-	return &Stream{Ctx: ctx, Events: events, keepAlive: keepAlive, close: close}
-}
-
-// Close ends the subscription and releases the stream's slot.
-func (s *Stream) Close() { s.close() }
 
 // Pump writes a keep-alive comment every keep-alive interval and hands
 // each event to handle, until the stream's context ends, its events end, a
 // write fails or handle returns false.
 func (s *Stream) Pump(sse *nswire.SSEWriter, handle func(*Event) bool) {
-	keep := time.NewTicker(s.keepAlive)
+	keep := time.NewTicker(s.KeepAlive)
 	defer keep.Stop()
 	for {
 		select {

@@ -37,7 +37,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 	}},
 	{name: "InitBranchesAreSeparateRecords", run: func(e *env) {
 		e.init("db", "db:dev")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db:dev"), 3, "c3"))
+		e.publish("db:dev", 3)
 		e.wantValue("db", nameservice.Head, unborn)
 		e.wantValue("db:dev", nameservice.Head, ref("c3", 3))
 	}},
@@ -52,8 +52,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		e.listIDs(nameservice.ListOptions{}, id)
 	}},
 	{name: "InitTwiceIsAlreadyExists", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c4", 4))(e.ns.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
+		e.initAt("db", 4)
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
 		e.wantValue("db", nameservice.Head, ref("c4", 4))
 	}},
@@ -101,8 +100,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "c2"))
+		e.initAt("db", 2)
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		r := e.lookup("db")
 		if !r.Retracted {
@@ -161,8 +159,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "PurgeFreesTheName", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c9", 9))(e.ns.PublishCommit(e.ctx, e.id("db"), 9, "c9"))
+		e.initAt("db", 9)
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		e.must(e.ns.Purge(e.ctx, e.id("db")))
 		e.wantAbsent("db")

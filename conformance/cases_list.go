@@ -46,8 +46,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "b")
 	}},
 	{name: "ListedRecordsAreWhole", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
+		e.initAt("db", 3)
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		cfg := config(1, nameservice.Object{"default_context": "x", "n": 1})
 		e.applied(cfg)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, cfg))

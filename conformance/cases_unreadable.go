@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
@@ -132,29 +131,17 @@ func pageEntries(page *driver.Page) []string {
 // failure names its record.
 func (e *env) wantListing(opts nameservice.ListOptions, want []string) {
 	e.t.Helper()
-	opts.Prefix = e.prefix + opts.Prefix
-	var got []string
-	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
-		got = nil
-		for r, err := range e.ns.List(e.ctx, opts) {
-			if err == nil {
-				got = append(got, r.ID.String())
-				continue
-			}
-			var re *nameservice.RecordError
-			if !errors.As(err, &re) {
-				e.t.Fatalf("list %+v: %v, want records and RecordErrors only", opts, err)
-			}
-			if re.Object == "" {
-				e.t.Fatalf("list %+v: %v names no object", opts, err)
-			}
-			got = append(got, "!"+re.ID.String())
+	e.listUntil(opts, want, func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
+		if err == nil {
+			return r.ID.String()
 		}
-		if slices.Equal(got, want) || time.Now().After(deadline) {
-			break
+		var re *nameservice.RecordError
+		if !errors.As(err, &re) {
+			e.t.Fatalf("list %+v: %v, want records and RecordErrors only", opts, err)
 		}
-	}
-	if !slices.Equal(got, want) {
-		e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
-	}
+		if re.Object == "" {
+			e.t.Fatalf("list %+v: %v names no object", opts, err)
+		}
+		return "!" + re.ID.String()
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -317,6 +318,21 @@ func (e *env) init(names ...string) {
 	}
 }
 
+// initAt creates ledger name with its head published at c<t>, t.
+func (e *env) initAt(name string, t int64) {
+	e.t.Helper()
+	e.init(name)
+	e.publish(name, t)
+}
+
+// publish publishes c<t> at t as the head of name, and fails unless it is
+// applied.
+func (e *env) publish(name string, t int64) {
+	e.t.Helper()
+	addr := fmt.Sprint("c", t)
+	e.applied(ref(addr, t))(e.ns.PublishCommit(e.ctx, e.id(name), t, addr))
+}
+
 func (e *env) lookup(name string) *nameservice.Record {
 	e.t.Helper()
 	r, err := e.ns.Lookup(e.ctx, e.id(name))
@@ -396,27 +412,39 @@ const listingSettles = 30 * time.Second
 // and no listing may hold one that opts does not select.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
 	e.t.Helper()
+	return e.listUntil(opts, e.ids(want...), func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
+		e.must(err)
+		if !opts.Matches(r) {
+			// A listing may miss a change for a moment (an index), but
+			// never hold a record it does not select (a stale entry).
+			e.t.Fatalf("list %+v holds %s, which it does not select: %s", opts, r.ID, js(r))
+		}
+		return r.ID.String()
+	})
+}
+
+// listUntil lists under the test's prefix until the entries (entry's of
+// each record or error) equal want, or fails once listingSettles has
+// passed. It returns the records of the last listing.
+func (e *env) listUntil(opts nameservice.ListOptions, want []string, entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
+	e.t.Helper()
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string
 	var recs []*nameservice.Record
 	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
 		got, recs = nil, nil
 		for r, err := range e.ns.List(e.ctx, opts) {
-			e.must(err)
-			if !opts.Matches(r) {
-				// A listing may miss a change for a moment (an index), but
-				// never hold a record it does not select (a stale entry).
-				e.t.Fatalf("list %+v holds %s, which it does not select: %s", opts, r.ID, js(r))
+			got = append(got, entry(opts, r, err))
+			if err == nil {
+				recs = append(recs, r)
 			}
-			got = append(got, r.ID.String())
-			recs = append(recs, r)
 		}
-		if slices.Equal(got, e.ids(want...)) || time.Now().After(deadline) {
+		if slices.Equal(got, want) || time.Now().After(deadline) {
 			break
 		}
 	}
-	if !slices.Equal(got, e.ids(want...)) {
-		e.t.Fatalf("list %+v = %q, want %q", opts, got, e.ids(want...))
+	if !slices.Equal(got, want) {
+		e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
 	}
 	return recs
 }

@@ -134,10 +134,7 @@ func Acquire(ctx context.Context, ns *nameservice.NameService, id string, opts O
 		}
 		held, isHeld := readLock(cur.Payload, opts.Name)
 		if isHeld {
-			ttl := time.Duration(held.TTLMillis) * time.Millisecond
-			if ttl <= 0 {
-				ttl = opts.TTL
-			}
+			ttl := driverutil.Positive(time.Duration(held.TTLMillis)*time.Millisecond, opts.TTL)
 			if cur.V != seenV {
 				seenV, seenAt = cur.V, time.Now()
 			}

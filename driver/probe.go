@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -39,15 +40,8 @@ type ProbeCheck struct {
 // Safe reports whether the store enforces every condition the driver
 // relies on, or the driver does not rely on the store's.
 func (r ProbeResult) Safe() bool {
-	if r.Guarded {
-		return true
-	}
-	for _, c := range r.Checks {
-		if c.Required && !c.Enforced {
-			return false
-		}
-	}
-	return true
+	missing := func(c ProbeCheck) bool { return c.Required && !c.Enforced }
+	return r.Guarded || !slices.ContainsFunc(r.Checks, missing)
 }
 
 // Missing names the required checks the store did not enforce, joined by

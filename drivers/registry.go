@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -84,12 +85,7 @@ func Register(scheme string, opener Opener) {
 func Schemes() []string {
 	mu.RLock()
 	defer mu.RUnlock()
-	s := make([]string, 0, len(openers))
-	for k := range openers {
-		s = append(s, k)
-	}
-	slices.Sort(s)
-	return s
+	return slices.Sorted(maps.Keys(openers))
 }
 
 // Open parses rawURL and opens it with the opener registered for its scheme.
@@ -251,12 +247,7 @@ func Redact(u *url.URL) string {
 
 func secretName(k string) bool {
 	lk := strings.ToLower(k)
-	for _, w := range secretWords {
-		if strings.Contains(lk, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(lk, w) })
 }
 
 // unparsedUserinfo returns the user:password part of v, a URL that does not

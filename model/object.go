@@ -2,9 +2,12 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 
 	"nameservice.dev/nameservice/internal/jsonx"
 
@@ -128,24 +131,14 @@ func (o Object) MarshalJSON() ([]byte, error) {
 	if o == nil {
 		return []byte("null"), nil
 	}
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
 	rank := func(k string) int {
-		for i, l := range leadingKeys {
-			if k == l {
-				return i
-			}
+		if i := slices.Index(leadingKeys, k); i >= 0 {
+			return i
 		}
 		return len(leadingKeys)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := rank(keys[i]), rank(keys[j])
-		if ri != rj {
-			return ri < rj
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(o), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
 	var buf bytes.Buffer
 	buf.WriteByte('{')

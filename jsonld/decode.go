@@ -672,10 +672,8 @@ func (r *reader) status() error {
 	if err != nil {
 		return err
 	}
-	p := meta.Clone()
-	if p == nil {
-		p = model.Object{}
-	}
+	p := model.Object{}
+	maps.Copy(p, meta)
 	p["state"] = state
 	r.f.Status = &model.Value{V: v, Payload: p}
 	return nil
@@ -714,10 +712,8 @@ func (r *reader) configPayload() (p model.Object, fields bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	p = meta.Clone()
-	if p == nil {
-		p = model.Object{}
-	}
+	p = model.Object{}
+	maps.Copy(p, meta)
 	fields = hasMeta
 	for _, c := range []struct{ names []string }{
 		{[]string{"defaultContextCid", "defaultContext"}}, {[]string{"configCid"}},

@@ -130,9 +130,6 @@ func (s *Store) Corrupt(id model.ID) error {
 	if _, ok := s.recs[id]; !ok {
 		return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
 	}
-	if s.corrupt == nil {
-		s.corrupt = map[model.ID]bool{}
-	}
 	s.corrupt[id] = true
 	return nil
 }
@@ -152,7 +149,10 @@ func (s *Store) record(id model.ID) (*model.Record, error) {
 
 // NewStore returns an empty store of this process alone, for tests that
 // need the store itself (Corrupt) beside its clients.
-func NewStore() *Store { return &Store{recs: map[model.ID]*model.Record{}} }
+func NewStore() *Store {
+	return &Store{recs: map[model.ID]*model.Record{}, corrupt: map[model.ID]bool{}, subs: map[*subscriber]bool{},
+		lives: map[model.ID]*life{}, purges: map[model.ID]string{}}
+}
 
 // Open returns a new client of s.
 func (s *Store) Open() *Driver { return &Driver{s: s} }

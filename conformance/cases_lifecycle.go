@@ -2,9 +2,9 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
-	"sync"
 
 	"nameservice.dev/nameservice"
 )
@@ -65,21 +65,14 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "InitRaceHasOneWinner", quick: true, run: func(e *env) {
-		const k = 4
-		var wg sync.WaitGroup
-		errs := make([]error, k)
-		for i := range k {
-			c := e.client()
-			wg.Add(1)
-			go func() { defer wg.Done(); errs[i] = c.Init(e.ctx, e.id("db")) }()
-		}
-		wg.Wait()
+		errs := make([]error, 4)
+		runParallel(e, len(errs), func(i int, c *nameservice.NameService) { errs[i] = c.Init(e.ctx, e.id("db")) })
 		wins := 0
 		for _, err := range errs {
 			switch {
 			case err == nil:
 				wins++
-			case !isErr(err, nameservice.ErrAlreadyExists):
+			case !errors.Is(err, nameservice.ErrAlreadyExists):
 				e.t.Fatalf("init race: %v", err)
 			}
 		}
@@ -132,13 +125,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 	}},
 	{name: "RetractRaceBumpsOnce", run: func(e *env) {
 		e.init("db")
-		var wg sync.WaitGroup
-		for range 4 {
-			c := e.client()
-			wg.Add(1)
-			go func() { defer wg.Done(); e.must(c.Retract(e.ctx, e.id("db"))) }()
-		}
-		wg.Wait()
+		runParallel(e, 4, func(_ int, c *nameservice.NameService) { e.must(c.Retract(e.ctx, e.id("db"))) })
 		if v := e.lookup("db").Status.V; v != 2 {
 			e.t.Fatalf("status_v after concurrent retracts = %d, want 2", v)
 		}
@@ -218,7 +205,7 @@ func errorsNameTheIDOnce(e *env) {
 		"cas from unborn unknown": {none, second(e.ns.CompareAndSetRef(ctx, none, nameservice.Head, &ready, nameservice.Ref{Address: "c1", T: 1})), nameservice.ErrNotFound},
 	}
 	for op, res := range r {
-		if !isErr(res.err, res.want) {
+		if !errors.Is(res.err, res.want) {
 			e.t.Errorf("%s: error = %v, want one wrapping %q", op, res.err, res.want)
 			continue
 		}
@@ -277,7 +264,7 @@ func (e *env) rejectID(suffix string) {
 	_, errs["cas ref"] = e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
 	_, errs["push status"] = e.ns.PushStatus(ctx, id, ready, status(2, "x", nil))
 	for op, err := range errs {
-		if !isErr(err, nameservice.ErrInvalidID) {
+		if !errors.Is(err, nameservice.ErrInvalidID) {
 			e.t.Errorf("%s %q: error = %v, want ErrInvalidID", op, id, err)
 		}
 	}

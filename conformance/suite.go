@@ -75,14 +75,12 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 func runTogether(t *testing.T, h Harness, g group) {
 	var wg sync.WaitGroup
 	for _, c := range g.cases {
-		wg.Add(1)
-		go func() { // t.Run may be called from several goroutines at once
-			defer wg.Done()
+		wg.Go(func() { // t.Run may be called from several goroutines at once
 			t.Run(c.name, func(t *testing.T) {
 				defer hold(g)()
 				c.run(newTestEnv(t, h, c.runTimeout()))
 			})
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -474,3 +472,17 @@ var (
 	unborn = nameservice.Value{}
 	ready  = status(1, "ready", nil)
 )
+
+// runParallel runs fn(i, client) for i in [0,k) at once, each with its own
+// independent client, and waits for all.
+func runParallel(e *env, k int, fn func(i int, c *nameservice.NameService)) {
+	clients := make([]*nameservice.NameService, k)
+	for i := range clients {
+		clients[i] = e.client()
+	}
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() { fn(i, c) })
+	}
+	wg.Wait()
+}

@@ -289,3 +289,63 @@ type ChangeTimer interface {
 	// wrapping ErrNotFound when the record does not exist.
 	ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]time.Time, error)
 }
+
+// HeadsReader is an optional capability: a driver that reads a ledger's
+// head and index in one request cheaper than Get (on DynamoDB one Query of
+// the two items, projected to the pointers). The portable API falls back
+// to Get for a driver without it.
+type HeadsReader interface {
+	// Heads returns the head and index of ledger id, read strongly
+	// consistently, retracted or not, as Get would return them. It returns
+	// an error wrapping ErrNotFound when there is no record, ErrWrongKind
+	// for a graph source (it has no head), and ErrUnsupported when this
+	// store cannot read them apart from the record (the caller then uses
+	// Get).
+	Heads(ctx context.Context, id model.ID) (model.Heads, error)
+}
+
+// Provisioner is an optional capability: a driver whose backend needs
+// resources (a table, a lock table) created before records can be kept.
+// Tools reach it through NameService.Provision (`ns table create`,
+// `ns-migrate --create-table`), so they need no backend-specific code.
+type Provisioner interface {
+	// Provision creates the resources the driver needs that do not exist
+	// yet, and returns only once they are usable (a new table ACTIVE, with
+	// its indexes and stream). It is idempotent: resources that exist are
+	// left as they are, and Provision returns nil when nothing needs
+	// creating. It returns an error wrapping ErrInvalidArgument when an
+	// existing resource has the wrong shape (saying what differs),
+	// ErrPermissionDenied when the credentials may not create or describe
+	// it (naming the action), ErrUnavailable when it did not become usable
+	// before ctx ended, and never deletes or changes existing data.
+	Provision(ctx context.Context) error
+}
+
+// CommitIndexer is an optional capability: a driver that keeps Fluree v4's
+// commit index beside each ledger's record (the DynamoDB driver's
+// "commit#<t>" rows, the file driver's {branch}.commits.jsonl), one entry
+// per commit head published as a content ID, written as Fluree writes it
+// after the head's update applied, best effort. Fluree's indexer reads it
+// to find the commits since its last index without walking the commit
+// chain, and checks what it reads: the index is never the truth, an entry
+// may be missing (a write that failed) or left over (one whose head a
+// later reset moved away).
+type CommitIndexer interface {
+	// PendingCommitCIDs returns the entries of ledger id with t above
+	// sinceT, ascending by t: Fluree's pending_commit_cids. ok is false
+	// when the driver has no usable index of id (none, or none above
+	// sinceT, or an entry it cannot read, as Fluree's backend of the
+	// same store decides): the caller must walk the commit chain instead.
+	PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) (entries []CommitEntry, ok bool, err error)
+
+	// PruneCommitIndex removes the entries of ledger id with t at or below
+	// upToT: Fluree's prune_commit_index, which its indexer calls once an
+	// index covers them.
+	PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error
+}
+
+// CommitEntry is one entry of a commit index: a commit's t and content ID.
+type CommitEntry struct {
+	T   int64  `json:"t"`
+	CID string `json:"cid"`
+}

@@ -93,13 +93,10 @@ var running gate
 
 // hold waits for g's case's turn and returns its release.
 func hold(g group) (release func()) {
-	switch {
-	case g.alone && g.light:
-		return running.enter(g.name, false)
-	case g.alone:
-		return running.enter(g.name, true)
+	if !g.alone {
+		return running.enter("", false)
 	}
-	return running.enter("", false)
+	return running.enter(g.name, !g.light)
 }
 
 // runOrder returns the groups in the order Run starts them: with cases in
@@ -186,19 +183,17 @@ type group struct {
 // portable API answers ErrUnsupported (unsupported's call), so the suite
 // tests the capability only where present.
 func optional(has func(*nameservice.NameService) bool, unsupported func(e *env) error, g group) group {
-	cases := make([]testCase, len(g.cases))
-	for i, c := range g.cases {
-		run := c.run
-		c.run = func(e *env) {
+	g.cases = slices.Clone(g.cases)
+	for i := range g.cases {
+		run := g.cases[i].run
+		g.cases[i].run = func(e *env) {
 			if !has(e.ns) {
 				e.wantErr(unsupported(e), nameservice.ErrUnsupported)
 				return
 			}
 			run(e)
 		}
-		cases[i] = c
 	}
-	g.cases = cases
 	return g
 }
 

@@ -144,8 +144,8 @@ func (e *env) wantListing(opts nameservice.ListOptions, want []string) {
 		if err == nil {
 			return r.ID.String()
 		}
-		var re *nameservice.RecordError
-		if !errors.As(err, &re) {
+		re, ok := errors.AsType[*nameservice.RecordError](err)
+		if !ok {
 			e.t.Fatalf("list %+v: %v, want records and RecordErrors only", opts, err)
 		}
 		if re.Object == "" {

@@ -98,8 +98,7 @@ func Schemes() []string {
 func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err // url.Error repeats the whole URL, credentials included
 		}
 		return nil, fmt.Errorf("%w: nameservice URL does not parse: %v", model.ErrInvalidArgument, err)

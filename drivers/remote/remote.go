@@ -286,8 +286,8 @@ func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, w
 // neverSent reports whether a failed exchange ended before the request
 // could reach a server: the connection was never made.
 func neverSent(err error) bool {
-	var e *exchangeError
-	return errors.As(err, &e) && e.dial
+	e, ok := errors.AsType[*exchangeError](err)
+	return ok && e.dial
 }
 
 // lost returns the error of a request whose last attempt got no answer
@@ -371,12 +371,11 @@ func (d *Driver) newRequest(ctx context.Context, method, path string, body []byt
 // transportError describes a failed exchange without the request's URL
 // details beyond host and path (url.Error would repeat the whole URL).
 func transportError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
-	var op *net.OpError
-	return &exchangeError{msg: model.ErrUnavailable.Error() + ": " + err.Error(), dial: errors.As(err, &op) && op.Op == "dial"}
+	op, ok := errors.AsType[*net.OpError](err)
+	return &exchangeError{msg: model.ErrUnavailable.Error() + ": " + err.Error(), dial: ok && op.Op == "dial"}
 }
 
 // exchangeError is a failed exchange with the server. dial says it failed

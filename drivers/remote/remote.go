@@ -218,10 +218,7 @@ func (r *response) unauthorized(op string) error {
 }
 
 func snippet(b []byte) string {
-	if len(b) > 200 {
-		b = b[:200]
-	}
-	return strings.TrimSpace(string(b))
+	return strings.TrimSpace(string(b[:min(len(b), 200)]))
 }
 
 // ambiguous reports whether an answer does not settle a request: a 5xx

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice/internal/jsonx"
-
 	"nameservice.dev/nameservice/internal/text"
 )
 
@@ -25,31 +24,23 @@ type Object map[string]any
 // ErrInvalidArgument when v is not a JSON object, holds invalid UTF-8 or a
 // repeated key, or nests deeper than jsonx.MaxDepth.
 func NormalizeObject(v any) (Object, error) {
-	var raw []byte
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case json.RawMessage:
-		raw = x
+		return ParseObject(x)
 	case []byte:
-		raw = x
+		return ParseObject(x)
 	case map[string]any, Object:
 		// Checked before encoding: json.Marshal would silently replace bad
 		// UTF-8 with U+FFFD.
 		if s, ok := jsonx.InvalidUTF8(x); !ok {
 			return nil, fmt.Errorf("%w: payload holds a string that is not valid UTF-8: %q", ErrInvalidArgument, text.Clip(s, 40))
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
-		}
-		raw = b
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
-		}
-		raw = b
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
 	}
 	return ParseObject(raw)
 }

@@ -389,15 +389,13 @@ func normalize(field string, v any) (model.Object, error) {
 	if err == nil {
 		return o, nil
 	}
-	var limit error
-	switch x := v.(type) {
-	case map[string]any:
-		limit = guard.CheckPayload(field, x)
-	case model.Object:
-		limit = guard.CheckPayload(field, x)
+	if m, ok := v.(map[string]any); ok {
+		v = model.Object(m)
 	}
-	if limit != nil {
-		return nil, limit
+	if o, ok := v.(model.Object); ok {
+		if limit := guard.CheckPayload(field, o); limit != nil {
+			return nil, limit
+		}
 	}
 	return nil, fmt.Errorf("%s: %w", field, err)
 }

@@ -40,7 +40,7 @@ func (ns *NameService) Probe(ctx context.Context) (ProbeResult, error) {
 	if !ok {
 		return ProbeResult{}, unsupported("has no conditions to probe")
 	}
-	return call(ctx, ns, "probe", ID{}, "", telemetry.OutcomeOK, p.Probe)
+	return call(ctx, ns.in, "probe", ID{}, "", telemetry.OutcomeOK, p.Probe)
 }
 
 // ChangedAt returns when each concern of record id last changed, for the
@@ -55,7 +55,7 @@ func (ns *NameService) ChangedAt(ctx context.Context, id ID) (map[Concern]time.T
 	if !ok {
 		return nil, unsupported("keeps no change times")
 	}
-	return call(ctx, ns, "changed at", id, "", telemetry.OutcomeOK, func(ctx context.Context) (map[Concern]time.Time, error) {
+	return call(ctx, ns.in, "changed at", id, "", telemetry.OutcomeOK, func(ctx context.Context) (map[Concern]time.Time, error) {
 		return ct.ChangedAt(ctx, id)
 	})
 }
@@ -89,7 +89,7 @@ func (ns *NameService) heads(ctx context.Context, id ID) (Heads, error) {
 	if !ok {
 		return Heads{}, unsupported("has no read of the heads alone")
 	}
-	return call(ctx, ns, "heads", id, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
+	return call(ctx, ns.in, "heads", id, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
 		return h.Heads(ctx, id)
 	})
 }
@@ -113,7 +113,7 @@ func (ns *NameService) createBranch(ctx context.Context, rec *Record) (*Record, 
 	if err != nil {
 		return nil, err
 	}
-	return call(ctx, ns, "create branch", rec.ID, "", telemetry.OutcomeApplied, func(ctx context.Context) (*Record, error) {
+	return call(ctx, ns.in, "create branch", rec.ID, "", telemetry.OutcomeApplied, func(ctx context.Context) (*Record, error) {
 		return b.CreateBranch(ctx, rec)
 	})
 }
@@ -154,7 +154,7 @@ func (ns *NameService) resetHead(ctx context.Context, id ID, head Value, index *
 	if err != nil {
 		return nil, err
 	}
-	return call(ctx, ns, "reset head", id, "head", telemetry.OutcomeApplied, func(ctx context.Context) (*Record, error) {
+	return call(ctx, ns.in, "reset head", id, "head", telemetry.OutcomeApplied, func(ctx context.Context) (*Record, error) {
 		return b.ResetHead(ctx, id, head, index)
 	})
 }
@@ -169,7 +169,7 @@ func (ns *NameService) collect(ctx context.Context, opts CollectOptions) (Collec
 	if !ok {
 		return CollectStats{}, unsupported("cannot collect what purges left")
 	}
-	return call(ctx, ns, "collect", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (CollectStats, error) {
+	return call(ctx, ns.in, "collect", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (CollectStats, error) {
 		return c.Collect(ctx, opts)
 	})
 }

@@ -43,7 +43,7 @@ func (ns *NameService) get(ctx context.Context, id ID, in *telemetry.Instruments
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	return callTo(ctx, in, "get", id, "", telemetry.OutcomeOK, func(ctx context.Context) (*Record, error) {
+	return call(ctx, in, "get", id, "", telemetry.OutcomeOK, func(ctx context.Context) (*Record, error) {
 		return ns.d.Get(ctx, id)
 	})
 }
@@ -127,7 +127,7 @@ func (ns *NameService) listPage(ctx context.Context, opts ListOptions, in *telem
 	if err := guard.CheckList(opts); err != nil {
 		return nil, err
 	}
-	return callTo(ctx, in, "list", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (*Page, error) {
+	return call(ctx, in, "list", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (*Page, error) {
 		return ns.d.List(ctx, opts)
 	})
 }
@@ -139,17 +139,13 @@ func (ns *NameService) Close() error { return ns.d.Close() }
 // and concern ("" for none), whose outcome is ok when it succeeds, and
 // marks its error as the backend's.
 func (ns *NameService) traced(ctx context.Context, op string, id ID, concern, ok string, f func(context.Context) error) error {
-	_, err := call(ctx, ns, op, id, concern, ok, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+	_, err := call(ctx, ns.in, op, id, concern, ok, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 	return err
 }
 
-// call is traced for a call f that returns a result.
-func call[T any](ctx context.Context, ns *NameService, op string, id ID, concern, ok string, f func(context.Context) (T, error)) (T, error) {
-	return callTo(ctx, ns.in, op, id, concern, ok, f)
-}
-
-// callTo is call reporting to in (nil: untraced).
-func callTo[T any](ctx context.Context, in *telemetry.Instruments, op string, id ID, concern, ok string, f func(context.Context) (T, error)) (T, error) {
+// call is traced for a call f that returns a result, reporting to in
+// (nil: untraced).
+func call[T any](ctx context.Context, in *telemetry.Instruments, op string, id ID, concern, ok string, f func(context.Context) (T, error)) (T, error) {
 	ctx, c := in.Start(ctx, op, id, concern)
 	v, err := f(ctx)
 	c.End(ctx, telemetry.ErrOutcome(err, ok), err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -131,16 +132,13 @@ func (ns *NameService) PublishGraphSource(ctx context.Context, id, sourceType st
 	if len(deps) > guard.MaxDependencies {
 		return invalid(op, pid, "%d dependencies, over the limit of %d", len(deps), guard.MaxDependencies)
 	}
-	var normDeps []string // nil (absent) stays apart from empty
-	if deps != nil {
-		normDeps = make([]string, 0, len(deps))
-	}
-	for _, d := range deps {
+	normDeps := slices.Clone(deps) // nil (absent) stays apart from empty
+	for i, d := range deps {
 		did, err := model.ParseID(d)
 		if err != nil {
 			return fmt.Errorf("%s %s: dependency: %w", op, pid, err)
 		}
-		normDeps = append(normDeps, did.String())
+		normDeps[i] = did.String()
 	}
 	cfg, err := normalize("config", config)
 	if err != nil {
@@ -391,15 +389,13 @@ func normalize(field string, v any) (model.Object, error) {
 	if err == nil {
 		return o, nil
 	}
-	var limit error
-	switch x := v.(type) {
-	case map[string]any:
-		limit = guard.CheckPayload(field, x)
-	case model.Object:
-		limit = guard.CheckPayload(field, x)
+	if m, ok := v.(map[string]any); ok {
+		v = model.Object(m)
 	}
-	if limit != nil {
-		return nil, limit
+	if o, ok := v.(model.Object); ok {
+		if limit := guard.CheckPayload(field, o); limit != nil {
+			return nil, limit
+		}
 	}
 	return nil, fmt.Errorf("%s: %w", field, err)
 }

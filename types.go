@@ -1,6 +1,8 @@
 package nameservice
 
 import (
+	"maps"
+
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
 )
@@ -83,10 +85,8 @@ func RefValue(address string, t int64) Value { return model.RefValue(address, t)
 // StatusValue returns a status Value at v with the given state and extra
 // payload keys.
 func StatusValue(v int64, state string, extra Object) Value {
-	p := extra.Clone()
-	if p == nil {
-		p = Object{}
-	}
+	p := Object{}
+	maps.Copy(p, extra.Clone())
 	p["state"] = state
 	return Value{V: v, Payload: p}
 }

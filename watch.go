@@ -60,8 +60,7 @@ func (ns *NameService) Watch(ctx context.Context, opts WatchOptions) (<-chan Eve
 	if err := guard.CheckWatch(wo); err != nil {
 		return nil, &model.Error{Code: model.InvalidArgument, Op: "watch", Err: err}
 	}
-	p := &poller{ns: ns, opts: wo, interval: opts.Interval}
-	p.interval = driverutil.Positive(p.interval, DefaultWatchInterval)
+	p := &poller{ns: ns, opts: wo, interval: driverutil.Positive(opts.Interval, DefaultWatchInterval)}
 	if wo.ID.IsZero() {
 		p.versions = ns.versioner()
 	}

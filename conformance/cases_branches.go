@@ -22,8 +22,7 @@ const (
 // each case checks that DropBranch answers ErrUnsupported.
 var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e.ns.DropBranch(e.ctx, e.id("db")) }, group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
 	{name: "CreateFromHead", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
+		e.initAt("db", 3)
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		got, err := e.ns.CreateBranch(e.ctx, e.id("db:dev"), nameservice.BranchOptions{})
 		e.must(err)
@@ -40,8 +39,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.wantBranches("db", 1)
 	}},
 	{name: "CreateAtCommit", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		e.initAt("db", 5)
 		at := &nameservice.Ref{Address: "c2", T: 2}
 		_, err := e.ns.CreateBranch(e.ctx, e.id("db:old"), nameservice.BranchOptions{At: at})
 		e.must(err)
@@ -53,8 +51,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.wantBranches("db", 1)
 	}},
 	{name: "CreateFromAnotherBranch", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		e.createBranch("db:dev", "")
 		e.applied(ref("d2", 2))(e.ns.PublishCommit(e.ctx, e.id("db:dev"), 2, "d2"))
 		e.createBranch("db:feature/x", "dev")
@@ -65,7 +62,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	}},
 	{name: "CreateNeedsALiveLedgerSource", quick: true, run: func(e *env) {
 		e.init("unborn", "gone")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("gone"), 1, "c1"))
+		e.publish("gone", 1)
 		e.must(e.ns.Retract(e.ctx, e.id("gone")))
 		e.graphSource("gs", nil)
 		for _, c := range []struct {
@@ -89,7 +86,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	}},
 	{name: "CreateOverExistingIsAlreadyExists", run: func(e *env) {
 		e.init("db", "db:taken", "db:was")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.publish("db", 1)
 		e.must(e.ns.Retract(e.ctx, e.id("db:was")))
 		for _, id := range []string{"db:taken", "db:was"} {
 			_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{})
@@ -100,8 +97,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.wantBranches("db:taken", 0)
 	}},
 	{name: "CreateRefusesFlureeInvalidNames", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		for _, b := range []string{"v1@t:3", strings.Repeat("b", 129), "a/../b", "x:y"} {
 			_, err := e.ns.CreateBranch(e.ctx, e.id("db")+":"+b, nameservice.BranchOptions{})
 			e.wantErr(err, nameservice.ErrInvalidID)
@@ -109,8 +105,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.wantBranches("db", 0)
 	}},
 	{name: "RacingCreatesOfOneNameHaveOneWinner", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		var won atomic.Int64
 		runParallel(e, raceClients, func(i int, c *nameservice.NameService) {
 			_, err := c.CreateBranch(e.ctx, e.id("db:dev"), nameservice.BranchOptions{})
@@ -127,8 +122,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.wantBranches("db", 1)
 	}},
 	{name: "DropRefusedWithBranches", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		e.createBranch("db:dev", "")
 		e.createBranch("db:feature", "dev")
 		for _, c := range []struct {
@@ -146,8 +140,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.wantBranch("db:feature", "dev", nil, 0)
 	}},
 	{name: "DropLeafDecrements", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		e.createBranch("db:a", "")
 		e.createBranch("db:b", "")
 		e.wantBranches("db", 2)
@@ -170,8 +163,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.lookup("gs")
 	}},
 	{name: "ConcurrentCreatesAndDropsLeaveExactCount", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		for i := range branchDrops {
 			e.createBranch(fmt.Sprintf("db:old%d", i), "")
 		}
@@ -206,7 +198,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	}},
 	{name: "ListBranches", run: func(e *env) {
 		e.init("db", "dbx")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.publish("db", 1)
 		e.createBranch("db:dev", "")
 		e.createBranch("db:dev/x", "dev")
 		var got []string

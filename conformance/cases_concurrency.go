@@ -186,7 +186,7 @@ func (e *env) everyOpFails(ctx context.Context, want error) {
 	for name, op := range ops {
 		start := time.Now()
 		err := op()
-		if !isErr(err, want) {
+		if !errors.Is(err, want) {
 			e.t.Errorf("%s with a done context: error = %v, want %v", name, err, want)
 		}
 		if d := time.Since(start); d > 2*time.Second {

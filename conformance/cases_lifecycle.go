@@ -2,9 +2,9 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
-	"sync"
 
 	"nameservice.dev/nameservice"
 )
@@ -37,7 +37,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 	}},
 	{name: "InitBranchesAreSeparateRecords", run: func(e *env) {
 		e.init("db", "db:dev")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db:dev"), 3, "c3"))
+		e.publish("db:dev", 3)
 		e.wantValue("db", nameservice.Head, unborn)
 		e.wantValue("db:dev", nameservice.Head, ref("c3", 3))
 	}},
@@ -52,8 +52,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		e.listIDs(nameservice.ListOptions{}, id)
 	}},
 	{name: "InitTwiceIsAlreadyExists", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c4", 4))(e.ns.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
+		e.initAt("db", 4)
 		e.wantErr(e.ns.Init(e.ctx, e.id("db")), nameservice.ErrAlreadyExists)
 		e.wantValue("db", nameservice.Head, ref("c4", 4))
 	}},
@@ -66,21 +65,14 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "InitRaceHasOneWinner", quick: true, run: func(e *env) {
-		const k = 4
-		var wg sync.WaitGroup
-		errs := make([]error, k)
-		for i := range k {
-			c := e.client()
-			wg.Add(1)
-			go func() { defer wg.Done(); errs[i] = c.Init(e.ctx, e.id("db")) }()
-		}
-		wg.Wait()
+		errs := make([]error, 4)
+		runParallel(e, len(errs), func(i int, c *nameservice.NameService) { errs[i] = c.Init(e.ctx, e.id("db")) })
 		wins := 0
 		for _, err := range errs {
 			switch {
 			case err == nil:
 				wins++
-			case !isErr(err, nameservice.ErrAlreadyExists):
+			case !errors.Is(err, nameservice.ErrAlreadyExists):
 				e.t.Fatalf("init race: %v", err)
 			}
 		}
@@ -101,8 +93,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "c2"))
+		e.initAt("db", 2)
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		r := e.lookup("db")
 		if !r.Retracted {
@@ -134,13 +125,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 	}},
 	{name: "RetractRaceBumpsOnce", run: func(e *env) {
 		e.init("db")
-		var wg sync.WaitGroup
-		for range 4 {
-			c := e.client()
-			wg.Add(1)
-			go func() { defer wg.Done(); e.must(c.Retract(e.ctx, e.id("db"))) }()
-		}
-		wg.Wait()
+		runParallel(e, 4, func(_ int, c *nameservice.NameService) { e.must(c.Retract(e.ctx, e.id("db"))) })
 		if v := e.lookup("db").Status.V; v != 2 {
 			e.t.Fatalf("status_v after concurrent retracts = %d, want 2", v)
 		}
@@ -161,8 +146,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "PurgeFreesTheName", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c9", 9))(e.ns.PublishCommit(e.ctx, e.id("db"), 9, "c9"))
+		e.initAt("db", 9)
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
 		e.must(e.ns.Purge(e.ctx, e.id("db")))
 		e.wantAbsent("db")
@@ -221,7 +205,7 @@ func errorsNameTheIDOnce(e *env) {
 		"cas from unborn unknown": {none, second(e.ns.CompareAndSetRef(ctx, none, nameservice.Head, &ready, nameservice.Ref{Address: "c1", T: 1})), nameservice.ErrNotFound},
 	}
 	for op, res := range r {
-		if !isErr(res.err, res.want) {
+		if !errors.Is(res.err, res.want) {
 			e.t.Errorf("%s: error = %v, want one wrapping %q", op, res.err, res.want)
 			continue
 		}
@@ -280,7 +264,7 @@ func (e *env) rejectID(suffix string) {
 	_, errs["cas ref"] = e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
 	_, errs["push status"] = e.ns.PushStatus(ctx, id, ready, status(2, "x", nil))
 	for op, err := range errs {
-		if !isErr(err, nameservice.ErrInvalidID) {
+		if !errors.Is(err, nameservice.ErrInvalidID) {
 			e.t.Errorf("%s %q: error = %v, want ErrInvalidID", op, id, err)
 		}
 	}

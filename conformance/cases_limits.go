@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -73,7 +74,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 			{"dependencies", "64", e.ns.PublishGraphSource(e.ctx, e.id("gs4"), "db:Bm25Index", make([]string, guard.MaxDependencies+1), nil)},
 			{"10 MB address", "4096", second(e.ns.PublishCommit(e.ctx, e.id("db"), 1, strings.Repeat("x", 10<<20)))},
 		} {
-			if !isErr(c.err, nameservice.ErrInvalidArgument) || !strings.Contains(c.err.Error(), c.limit) {
+			if !errors.Is(c.err, nameservice.ErrInvalidArgument) || !strings.Contains(c.err.Error(), c.limit) {
 				e.t.Errorf("%s: error = %.300v; want ErrInvalidArgument naming the limit %s", c.what, c.err, c.limit)
 			}
 		}

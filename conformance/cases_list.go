@@ -46,8 +46,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "b")
 	}},
 	{name: "ListedRecordsAreWhole", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
+		e.initAt("db", 3)
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		cfg := config(1, nameservice.Object{"default_context": "x", "n": 1})
 		e.applied(cfg)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, cfg))
@@ -63,30 +62,10 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		}
 	}},
 	{name: "PaginatesAcrossPages", quick: true, run: func(e *env) {
-		var names []string
-		for i := range 7 {
-			names = append(names, fmt.Sprintf("r%02d", i))
-		}
+		names := numbered("r%02d", 7)
 		e.init(names...)
 		e.listIDs(nameservice.ListOptions{}, names...) // wait for the listing to settle
-		var got []string
-		pages := 0
-		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 2}
-		for {
-			page, err := e.ns.ListPage(e.ctx, opts)
-			e.must(err)
-			pages++
-			if len(page.Records) > opts.PageSize {
-				e.t.Fatalf("page %d has %d records, page size %d", pages, len(page.Records), opts.PageSize)
-			}
-			for _, r := range page.Records {
-				got = append(got, r.ID.String())
-			}
-			if page.NextPageToken == "" || pages > 20 {
-				break
-			}
-			opts.PageToken = page.NextPageToken
-		}
+		got, pages := e.listPages(driver.ListOptions{PageSize: 2})
 		if want := e.ids(names...); !slices.Equal(got, want) {
 			e.t.Fatalf("paged listing = %q, want %q", got, want)
 		}
@@ -95,10 +74,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		}
 	}},
 	{name: "IteratorPagesUnderneath", run: func(e *env) {
-		var names []string
-		for i := range 5 {
-			names = append(names, fmt.Sprintf("r%d", i))
-		}
+		names := numbered("r%d", 5)
 		e.init(names...)
 		e.listIDs(nameservice.ListOptions{PageSize: 2}, names...)
 	}},
@@ -108,6 +84,15 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 	}},
 }}
+
+// numbered returns the n names format makes of 0 to n-1.
+func numbered(format string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i)
+	}
+	return out
+}
 
 func sameRecord(a, b *nameservice.Record) bool { return js(a) == js(b) }
 

@@ -8,8 +8,7 @@ import (
 
 var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index pointer only moves forward; a stale or equal t is not applied and reports the current value", cases: []testCase{
 	{name: "CommitApplied", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		e.wantValue("db", nameservice.Head, ref("c1", 1))
 	}},
 	{name: "CommitSequenceIsMonotonic", quick: true, run: func(e *env) {
@@ -20,14 +19,12 @@ var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index
 		e.wantValue("db", nameservice.Head, ref("c", 20))
 	}},
 	{name: "CommitStaleCarriesCurrent", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		e.initAt("db", 5)
 		e.rejected(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
 		e.wantValue("db", nameservice.Head, ref("c5", 5))
 	}},
 	{name: "CommitEqualTIsStale", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		e.initAt("db", 5)
 		e.rejected(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "other"))
 	}},
 	{name: "CommitUnknownIsNotFoundAndCreatesNothing", run: func(e *env) {
@@ -88,7 +85,7 @@ var groupPublish = group{name: "Publish", guarantee: "publish: a commit or index
 	{name: "PublishDoesNotTouchOtherConcerns", run: func(e *env) {
 		e.init("db")
 		before := e.lookup("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.publish("db", 1)
 		after := e.lookup("db")
 		if !after.Index.Equal(*before.Index) || !after.Status.Equal(*before.Status) || !after.Config.Equal(*before.Config) {
 			e.t.Fatalf("a head publish changed other concerns: before %+v after %+v", before, after)
@@ -102,38 +99,32 @@ var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-
 		e.applied(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c1", T: 1}))
 	}},
 	{name: "HeadFromCurrent", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		cur := ref("c1", 1)
 		e.applied(ref("c2", 2))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c2", T: 2}))
 		e.wantValue("db", nameservice.Head, ref("c2", 2))
 	}},
 	{name: "HeadWrongAddressConflicts", quick: true, run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		exp := ref("diverged", 1)
 		e.rejected(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c2", T: 2}))
 	}},
 	{name: "HeadWrongTConflicts", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
+		e.initAt("db", 3)
 		exp := ref("c3", 2) // same address, other t: the reference's file backend wrongly accepts this
 		e.rejected(ref("c3", 3))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c4", T: 4}))
 	}},
 	{name: "HeadUnbornExpectedOnBornConflicts", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id("db"), 1, "c1"))
+		e.initAt("db", 1)
 		e.rejected(ref("c1", 1))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &unborn, nameservice.Ref{Address: "c2", T: 2}))
 	}},
 	{name: "HeadExpectedNoAddressPositiveTConflicts", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		e.initAt("db", 5)
 		exp := nameservice.Value{V: 5} // address none, t > 0: the reference's DynamoDB backend panics here
 		e.rejected(ref("c5", 5))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &exp, nameservice.Ref{Address: "c6", T: 6}))
 	}},
 	{name: "HeadNeedsHigherT", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		e.initAt("db", 5)
 		cur := ref("c5", 5)
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c5b", T: 5}))
 		e.rejected(cur)(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, &cur, nameservice.Ref{Address: "c4", T: 4}))

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
+	"errors"
 	"math"
 	"strings"
 
@@ -28,7 +29,7 @@ var groupRules = group{name: "Rules", guarantee: "rules: watermarks never overfl
 // wantRefused checks that err wraps ErrInvalidArgument and names want.
 func (e *env) wantRefused(what string, err error, want string) {
 	e.t.Helper()
-	if !isErr(err, nameservice.ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, nameservice.ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
 		e.t.Errorf("%s: error = %.300v; want ErrInvalidArgument naming %q", what, err, want)
 	}
 }
@@ -119,7 +120,7 @@ func rulesBranchCount(e *env) {
 func rulesLoneSurrogate(e *env) {
 	e.init("db")
 	before := e.lookup("db")
-	if o, err := nameservice.ParseObject([]byte(`{"note":"a\udcffb"}`)); !isErr(err, nameservice.ErrInvalidArgument) || !strings.Contains(err.Error(), `\udcff`) {
+	if o, err := nameservice.ParseObject([]byte(`{"note":"a\udcffb"}`)); !errors.Is(err, nameservice.ErrInvalidArgument) || !strings.Contains(err.Error(), `\udcff`) {
 		e.t.Errorf("ParseObject of a lone surrogate = %v, %v; want ErrInvalidArgument naming the escape", o, err)
 	}
 	// A Go string cannot hold a surrogate but as bytes that are no UTF-8.
@@ -144,15 +145,15 @@ func rulesSharedFile(e *env) {
 		if rec := e.lookup("x:y/main"); !rec.Head.Unborn() {
 			e.t.Fatalf("%s created beside %s reads the other's head: %s", second, first, js(rec))
 		}
-	case !isErr(err, nameservice.ErrAlreadyExists) || strings.Contains(err.Error(), "x/y:main"):
+	case !errors.Is(err, nameservice.ErrAlreadyExists) || strings.Contains(err.Error(), "x/y:main"):
 		e.t.Fatalf("create %s beside %s: %v; want success, or ErrAlreadyExists not naming the other", second, first, err)
 	default:
 		_, err := e.ns.Lookup(e.ctx, second)
-		if !isErr(err, nameservice.ErrNotFound) || strings.Contains(err.Error(), "x/y:main") {
+		if !errors.Is(err, nameservice.ErrNotFound) || strings.Contains(err.Error(), "x/y:main") {
 			e.t.Fatalf("lookup %s, refused beside %s: %v; want ErrNotFound not naming the other", second, first, err)
 		}
 		_, err = e.ns.PublishCommit(e.ctx, second, 2, "fluree:file://second/2")
-		if !isErr(err, nameservice.ErrNotFound) || strings.Contains(err.Error(), "x/y:main") {
+		if !errors.Is(err, nameservice.ErrNotFound) || strings.Contains(err.Error(), "x/y:main") {
 			e.t.Fatalf("publish to %s, refused beside %s: %v; want ErrNotFound not naming the other", second, first, err)
 		}
 	}

@@ -87,7 +87,7 @@ func (e *env) setState(name, state string) {
 var groupHeads = group{name: "Heads", guarantee: "heads: a ledger's head and index read together are the record's", cases: []testCase{
 	{name: "HeadsAreTheRecordsPointers", quick: true, run: func(e *env) {
 		e.init("db", "new")
-		e.applied(ref("c3", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3"))
+		e.publish("db", 3)
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		e.wantHeads("db", ref("c3", 3), ref("i2", 2))
 		e.wantHeads("new", unborn, unborn)

@@ -2,10 +2,8 @@ package conformance
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
@@ -24,20 +22,7 @@ var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee:
 	{name: "PagesCountFailures", run: func(e *env) {
 		names, bad := e.corruptSome()
 		e.wantListing(nameservice.ListOptions{}, listing(e, names, bad))
-		opts := driver.ListOptions{Prefix: e.prefix, PageSize: 3}
-		var got []string
-		for pages := 1; ; pages++ {
-			page, err := e.ns.ListPage(e.ctx, opts)
-			e.must(err)
-			if n := len(page.Records) + len(page.Failed); n > opts.PageSize {
-				e.t.Fatalf("page %d holds %d entries, page size %d", pages, n, opts.PageSize)
-			}
-			got = append(got, pageEntries(page)...)
-			if page.NextPageToken == "" || pages > 20 {
-				break
-			}
-			opts.PageToken = page.NextPageToken
-		}
+		got, _ := e.listPages(driver.ListOptions{PageSize: 3})
 		if want := listing(e, names, bad); !slices.Equal(got, want) {
 			e.t.Fatalf("pages of 3 = %q, want %q", got, want)
 		}
@@ -71,9 +56,7 @@ var groupUnreadable = group{name: "Unreadable", needsCorrupter: true, guarantee:
 // corruptSome creates nine ledgers and corrupts the fourth and the seventh,
 // so that pages of every small size start, end and straddle a bad record.
 func (e *env) corruptSome() (names []string, bad map[string]bool) {
-	for i := range 9 {
-		names = append(names, fmt.Sprintf("r%02d", i))
-	}
+	names = numbered("r%02d", 9)
 	e.init(names...)
 	bad = map[string]bool{"r03": true, "r06": true}
 	for n := range bad {
@@ -113,10 +96,35 @@ func listing(e *env, names []string, bad map[string]bool) []string {
 	return out
 }
 
+// listPages lists page by page under the test's prefix (at most 21
+// pages), failing on a page over opts.PageSize entries, and returns the
+// entries of the pages (as listing's) and how many pages it took.
+func (e *env) listPages(opts driver.ListOptions) (got []string, pages int) {
+	e.t.Helper()
+	opts.Prefix = e.prefix
+	for pages = 1; ; pages++ {
+		page, err := e.ns.ListPage(e.ctx, opts)
+		e.must(err)
+		if n := len(page.Records) + len(page.Failed); n > opts.PageSize {
+			e.t.Fatalf("page %d holds %d entries, page size %d", pages, n, opts.PageSize)
+		}
+		got = append(got, pageEntries(page)...)
+		if page.NextPageToken == "" || pages > 20 {
+			return got, pages
+		}
+		opts.PageToken = page.NextPageToken
+	}
+}
+
+// pageEntries returns the entries of page: its records in the order given,
+// with its failures ("!" and the ID) sorted among them when it has any.
 func pageEntries(page *driver.Page) []string {
 	var out []string
 	for _, r := range page.Records {
 		out = append(out, r.ID.String())
+	}
+	if len(page.Failed) == 0 {
+		return out
 	}
 	for _, f := range page.Failed {
 		out = append(out, "!"+f.ID.String())
@@ -132,29 +140,17 @@ func pageEntries(page *driver.Page) []string {
 // failure names its record.
 func (e *env) wantListing(opts nameservice.ListOptions, want []string) {
 	e.t.Helper()
-	opts.Prefix = e.prefix + opts.Prefix
-	var got []string
-	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
-		got = nil
-		for r, err := range e.ns.List(e.ctx, opts) {
-			if err == nil {
-				got = append(got, r.ID.String())
-				continue
-			}
-			var re *nameservice.RecordError
-			if !errors.As(err, &re) {
-				e.t.Fatalf("list %+v: %v, want records and RecordErrors only", opts, err)
-			}
-			if re.Object == "" {
-				e.t.Fatalf("list %+v: %v names no object", opts, err)
-			}
-			got = append(got, "!"+re.ID.String())
+	e.listUntil(opts, want, func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
+		if err == nil {
+			return r.ID.String()
 		}
-		if slices.Equal(got, want) || time.Now().After(deadline) {
-			break
+		re, ok := errors.AsType[*nameservice.RecordError](err)
+		if !ok {
+			e.t.Fatalf("list %+v: %v, want records and RecordErrors only", opts, err)
 		}
-	}
-	if !slices.Equal(got, want) {
-		e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
-	}
+		if re.Object == "" {
+			e.t.Fatalf("list %+v: %v names no object", opts, err)
+		}
+		return "!" + re.ID.String()
+	})
 }

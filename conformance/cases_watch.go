@@ -24,8 +24,7 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 		e.checkChain(evs, nameservice.Head, 0, 10)
 	}},
 	{name: "NoEventForNoOpWrites", run: func(e *env) {
-		e.init("db")
-		e.applied(ref("c5", 5))(e.ns.PublishCommit(e.ctx, e.id("db"), 5, "c5"))
+		e.initAt("db", 5)
 		evs := e.watch(nameservice.WatchOptions{ID: e.id("db")}, func(w *nameservice.NameService) {
 			e.rejected(ref("c5", 5))(w.PublishCommit(e.ctx, e.id("db"), 4, "c4"))
 			e.rejected(ready)(w.PushStatus(e.ctx, e.id("db"), status(1, "other", nil), status(2, "x", nil)))

@@ -152,11 +152,8 @@ func checkGroup(ctx context.Context, g group, open Opener, opts CheckOptions) (r
 			res.Cases = append(res.Cases, CaseResult{Name: c.name, Status: Skip, Message: "not run: " + context.Cause(ctx).Error()})
 		case g.light:
 			res.Cases = append(res.Cases, CaseResult{})
-			wg.Add(1)
-			go func(r *CaseResult) {
-				defer wg.Done()
-				*r = runCase(ctx, g.name+"/"+c.name, c, open, opts)
-			}(&res.Cases[len(res.Cases)-1])
+			r := &res.Cases[len(res.Cases)-1]
+			wg.Go(func() { *r = runCase(ctx, g.name+"/"+c.name, c, open, opts) })
 		default:
 			res.Cases = append(res.Cases, runCase(ctx, g.name+"/"+c.name, c, open, opts))
 		}

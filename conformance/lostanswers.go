@@ -59,12 +59,8 @@ func RunLostAnswers(t *testing.T, h AnswerLoser) {
 	for _, w := range lostWrites {
 		t.Run(w.name, func(t *testing.T) {
 			for _, world := range lossWorlds {
-				for _, warm := range []bool{true, false} {
-					name := world.name + "/cold"
-					if warm {
-						name = world.name + "/warm"
-					}
-					t.Run(name, func(t *testing.T) { runLost(t, h, w, world, warm) })
+				for _, client := range []string{"warm", "cold"} {
+					t.Run(world.name+"/"+client, func(t *testing.T) { runLost(t, h, w, world, client == "warm") })
 				}
 			}
 		})

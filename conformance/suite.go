@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -74,14 +75,12 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 func runTogether(t *testing.T, h Harness, g group) {
 	var wg sync.WaitGroup
 	for _, c := range g.cases {
-		wg.Add(1)
-		go func() { // t.Run may be called from several goroutines at once
-			defer wg.Done()
+		wg.Go(func() { // t.Run may be called from several goroutines at once
 			t.Run(c.name, func(t *testing.T) {
 				defer hold(g)()
 				c.run(newTestEnv(t, h, c.runTimeout()))
 			})
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -94,13 +93,10 @@ var running gate
 
 // hold waits for g's case's turn and returns its release.
 func hold(g group) (release func()) {
-	switch {
-	case g.alone && g.light:
-		return running.enter(g.name, false)
-	case g.alone:
-		return running.enter(g.name, true)
+	if !g.alone {
+		return running.enter("", false)
 	}
-	return running.enter("", false)
+	return running.enter(g.name, !g.light)
 }
 
 // runOrder returns the groups in the order Run starts them: with cases in
@@ -187,19 +183,17 @@ type group struct {
 // portable API answers ErrUnsupported (unsupported's call), so the suite
 // tests the capability only where present.
 func optional(has func(*nameservice.NameService) bool, unsupported func(e *env) error, g group) group {
-	cases := make([]testCase, len(g.cases))
-	for i, c := range g.cases {
-		run := c.run
-		c.run = func(e *env) {
+	g.cases = slices.Clone(g.cases)
+	for i := range g.cases {
+		run := g.cases[i].run
+		g.cases[i].run = func(e *env) {
 			if !has(e.ns) {
 				e.wantErr(unsupported(e), nameservice.ErrUnsupported)
 				return
 			}
 			run(e)
 		}
-		cases[i] = c
 	}
-	g.cases = cases
 	return g
 }
 
@@ -317,6 +311,21 @@ func (e *env) init(names ...string) {
 	}
 }
 
+// initAt creates ledger name with its head published at c<t>, t.
+func (e *env) initAt(name string, t int64) {
+	e.t.Helper()
+	e.init(name)
+	e.publish(name, t)
+}
+
+// publish publishes c<t> at t as the head of name, and fails unless it is
+// applied.
+func (e *env) publish(name string, t int64) {
+	e.t.Helper()
+	addr := fmt.Sprint("c", t)
+	e.applied(ref(addr, t))(e.ns.PublishCommit(e.ctx, e.id(name), t, addr))
+}
+
 func (e *env) lookup(name string) *nameservice.Record {
 	e.t.Helper()
 	r, err := e.ns.Lookup(e.ctx, e.id(name))
@@ -396,27 +405,39 @@ const listingSettles = 30 * time.Second
 // and no listing may hold one that opts does not select.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
 	e.t.Helper()
+	return e.listUntil(opts, e.ids(want...), func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
+		e.must(err)
+		if !opts.Matches(r) {
+			// A listing may miss a change for a moment (an index), but
+			// never hold a record it does not select (a stale entry).
+			e.t.Fatalf("list %+v holds %s, which it does not select: %s", opts, r.ID, js(r))
+		}
+		return r.ID.String()
+	})
+}
+
+// listUntil lists under the test's prefix until the entries (entry's of
+// each record or error) equal want, or fails once listingSettles has
+// passed. It returns the records of the last listing.
+func (e *env) listUntil(opts nameservice.ListOptions, want []string, entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
+	e.t.Helper()
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string
 	var recs []*nameservice.Record
 	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
 		got, recs = nil, nil
 		for r, err := range e.ns.List(e.ctx, opts) {
-			e.must(err)
-			if !opts.Matches(r) {
-				// A listing may miss a change for a moment (an index), but
-				// never hold a record it does not select (a stale entry).
-				e.t.Fatalf("list %+v holds %s, which it does not select: %s", opts, r.ID, js(r))
+			got = append(got, entry(opts, r, err))
+			if err == nil {
+				recs = append(recs, r)
 			}
-			got = append(got, r.ID.String())
-			recs = append(recs, r)
 		}
-		if slices.Equal(got, e.ids(want...)) || time.Now().After(deadline) {
+		if slices.Equal(got, want) || time.Now().After(deadline) {
 			break
 		}
 	}
-	if !slices.Equal(got, e.ids(want...)) {
-		e.t.Fatalf("list %+v = %q, want %q", opts, got, e.ids(want...))
+	if !slices.Equal(got, want) {
+		e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
 	}
 	return recs
 }
@@ -446,3 +467,17 @@ var (
 	unborn = nameservice.Value{}
 	ready  = status(1, "ready", nil)
 )
+
+// runParallel runs fn(i, client) for i in [0,k) at once, each with its own
+// independent client, and waits for all.
+func runParallel(e *env, k int, fn func(i int, c *nameservice.NameService)) {
+	clients := make([]*nameservice.NameService, k)
+	for i := range clients {
+		clients[i] = e.client()
+	}
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() { fn(i, c) })
+	}
+	wg.Wait()
+}

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"nameservice.dev/nameservice/model"
@@ -288,4 +289,248 @@ type ChangeTimer interface {
 	// the concerns whose time the backend holds. It returns an error
 	// wrapping ErrNotFound when the record does not exist.
 	ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]time.Time, error)
+}
+
+// HeadsReader is an optional capability: a driver that reads a ledger's
+// head and index in one request cheaper than Get (on DynamoDB one Query of
+// the two items, projected to the pointers). The portable API falls back
+// to Get for a driver without it.
+type HeadsReader interface {
+	// Heads returns the head and index of ledger id, read strongly
+	// consistently, retracted or not, as Get would return them. It returns
+	// an error wrapping ErrNotFound when there is no record, ErrWrongKind
+	// for a graph source (it has no head), and ErrUnsupported when this
+	// store cannot read them apart from the record (the caller then uses
+	// Get).
+	Heads(ctx context.Context, id model.ID) (model.Heads, error)
+}
+
+// Provisioner is an optional capability: a driver whose backend needs
+// resources (a table, a lock table) created before records can be kept.
+// Tools reach it through NameService.Provision (`ns table create`,
+// `ns-migrate --create-table`), so they need no backend-specific code.
+type Provisioner interface {
+	// Provision creates the resources the driver needs that do not exist
+	// yet, and returns only once they are usable (a new table ACTIVE, with
+	// its indexes and stream). It is idempotent: resources that exist are
+	// left as they are, and Provision returns nil when nothing needs
+	// creating. It returns an error wrapping ErrInvalidArgument when an
+	// existing resource has the wrong shape (saying what differs),
+	// ErrPermissionDenied when the credentials may not create or describe
+	// it (naming the action), ErrUnavailable when it did not become usable
+	// before ctx ended, and never deletes or changes existing data.
+	Provision(ctx context.Context) error
+}
+
+// CommitIndexer is an optional capability: a driver that keeps Fluree v4's
+// commit index beside each ledger's record (the DynamoDB driver's
+// "commit#<t>" rows, the file driver's {branch}.commits.jsonl), one entry
+// per commit head published as a content ID, written as Fluree writes it
+// after the head's update applied, best effort. Fluree's indexer reads it
+// to find the commits since its last index without walking the commit
+// chain, and checks what it reads: the index is never the truth, an entry
+// may be missing (a write that failed) or left over (one whose head a
+// later reset moved away).
+type CommitIndexer interface {
+	// PendingCommitCIDs returns the entries of ledger id with t above
+	// sinceT, ascending by t: Fluree's pending_commit_cids. ok is false
+	// when the driver has no usable index of id (none, or none above
+	// sinceT, or an entry it cannot read, as Fluree's backend of the
+	// same store decides): the caller must walk the commit chain instead.
+	PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) (entries []CommitEntry, ok bool, err error)
+
+	// PruneCommitIndex removes the entries of ledger id with t at or below
+	// upToT: Fluree's prune_commit_index, which its indexer calls once an
+	// index covers them.
+	PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error
+}
+
+// CommitEntry is one entry of a commit index: a commit's t and content ID.
+type CommitEntry struct {
+	T   int64  `json:"t"`
+	CID string `json:"cid"`
+}
+
+// Brancher is an optional capability: a driver that creates and drops
+// branches together with the branch count of their source (Meta.Branches of
+// the record ID{Name, SourceBranch}) in one atomic step, and resets heads.
+// IDs and records passed in have been validated by the caller, as for
+// Driver. Every method is safe for concurrent use and honours ctx.
+//
+// The count is exact: after any number of CreateBranch and DropBranch calls
+// on one source, concurrent or not, from any number of clients, have
+// returned, the source's Branches equals the creates that succeeded less the
+// drops that succeeded, and it is never negative. A driver that cannot make
+// the two writes one (files, object stores, document stores) records the
+// step in the source before the first write and settles one left
+// half-done by a writer that died on the next branch operation on that
+// source, so that the count is exact again once it has run.
+//
+// Without it the NameService answers branch operations with an error
+// wrapping ErrUnsupported, and the conformance suite's Branches group checks
+// just that; every driver of this module has it (a store without
+// multi-record transactions builds it on internal/branching).
+type Brancher interface {
+	// CreateBranch creates rec and adds one to the Branches of its source,
+	// the record rec.ID.Name:rec.SourceBranch, in one atomic step, and
+	// returns the record created: rec, unless the store builds it itself
+	// (the http:// driver's server does, from rec's source and branch
+	// point). rec is a ledger with SourceBranch set and Branches 0. It
+	// returns an error wrapping ErrAlreadyExists when rec.ID is taken,
+	// retracted or not; ErrNotFound when the source does not exist or is
+	// retracted; and ErrWrongKind when the source is a graph source; and
+	// then writes nothing.
+	CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error)
+
+	// DropBranch removes ledger id, as Delete does, and subtracts one from
+	// its source's Branches (when it has a source that exists and a count
+	// above 0), in one atomic step. It returns an error wrapping
+	// ErrHasBranches, naming the count, while id's own Branches is above 0
+	// (or a branch of it is being created or dropped); ErrNotFound when
+	// there is no record; ErrWrongKind for a graph source; and then writes
+	// nothing.
+	DropBranch(ctx context.Context, id model.ID) error
+
+	// ResetHead sets the head of ledger id to head and, when index is not
+	// nil, its index to *index, whatever the current watermarks: the
+	// monotonic rule of Update does not apply. It returns the record as it
+	// was just before (the values it replaced). A driver that cannot write
+	// the two at once writes the index first. It returns an error wrapping
+	// ErrNotFound when there is no record and ErrWrongKind for a graph
+	// source. It is never called with a resend (Write.Resend): the
+	// NameService answers those outcome unknown.
+	ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error)
+}
+
+// Collector is an optional capability: a driver whose purges leave objects
+// behind (a purge's mark at the record's defining file, sealed files of its
+// other concerns, lock files) that a collector removes later. A driver whose
+// purge removes everything it stored implements it too, finding nothing.
+// Without it the NameService answers Collect with an error wrapping
+// ErrUnsupported, and the conformance suite's Collect group checks just
+// that.
+type Collector interface {
+	// Collect removes what purges left under opts.Prefix once it is older
+	// than opts.OlderThan, and reports each object it removed or kept
+	// through opts.Report. It must be safe with writers running in other
+	// processes: it never removes a file of a live record, nor one of a
+	// record created again after its purge, nor an object a writer may
+	// replace while the removal is under way (so it rests on no
+	// conditional delete). It returns the counts of what it removed and
+	// kept; with opts.DryRun it removes nothing and counts what it would
+	// have removed as removed.
+	Collect(ctx context.Context, opts CollectOptions) (CollectStats, error)
+}
+
+// CollectOptions selects what Collect removes.
+type CollectOptions struct {
+	// Prefix restricts collection to IDs starting with it, as
+	// ListOptions.Prefix does.
+	Prefix string
+	// OlderThan keeps what a purge left less than this long ago.
+	OlderThan time.Duration
+	// DryRun reports what would be removed and removes nothing.
+	DryRun bool
+	// Now is the clock ages are measured with; time.Now when nil.
+	Now func() time.Time
+	// Report, when not nil, is called once for every object Collect
+	// removed (or would remove) or kept, from one goroutine at a time.
+	Report func(Collected)
+}
+
+// Collected is one object Collect looked at.
+type Collected struct {
+	// Object names the object: a key, or a path for the filesystem.
+	Object string
+	// ID is the record the object belonged to, "" when it cannot tell.
+	ID string
+	// Removed is set when the object was removed (or, in a dry run,
+	// would be).
+	Removed bool
+	// Reason says why, briefly: "purged 3h0m0s ago", "younger than 24h",
+	// "debris of a live record".
+	Reason string
+}
+
+// CollectStats counts what Collect removed and kept.
+type CollectStats struct {
+	Removed, Kept int
+}
+
+// Prober is an optional capability: a driver whose protocol relies on the
+// backend enforcing conditions on its requests (an object store's
+// preconditions), which it can check against the live store.
+type Prober interface {
+	// Probe sends requests whose conditions fail to an object of its own
+	// beside the records, reports which the store refused, and removes the
+	// object. It reads and writes no record.
+	Probe(ctx context.Context) (ProbeResult, error)
+}
+
+// ProbeResult is what a probe found.
+type ProbeResult struct {
+	Checks []ProbeCheck
+	// Guarded is set when the driver keeps writers apart by a protocol of
+	// its own (a lock table), so that conditions the store ignores are
+	// not relied on.
+	Guarded bool
+}
+
+// ProbeCheck is one condition a probe checked.
+type ProbeCheck struct {
+	// Request names the request and its condition, e.g. "PutObject
+	// If-Match with a wrong ETag".
+	Request string
+	// Enforced is set when the store refused the request.
+	Enforced bool
+	// Required is set when the driver's protocol relies on it; a check
+	// that is not required is reported for the operator only.
+	Required bool
+}
+
+// Safe reports whether the store enforces every condition the driver
+// relies on, or the driver does not rely on the store's.
+func (r ProbeResult) Safe() bool {
+	missing := func(c ProbeCheck) bool { return c.Required && !c.Enforced }
+	return r.Guarded || !slices.ContainsFunc(r.Checks, missing)
+}
+
+// Missing names the required checks the store did not enforce, joined by
+// "; ".
+func (r ProbeResult) Missing() string {
+	var miss []string
+	for _, c := range r.Checks {
+		if c.Required && !c.Enforced {
+			miss = append(miss, c.Request)
+		}
+	}
+	return strings.Join(miss, "; ")
+}
+
+// String lists every check: "PutObject If-Match with a wrong ETag:
+// enforced; DeleteObject If-Match with a wrong ETag: ignored (not relied
+// on)".
+func (r ProbeResult) String() string {
+	parts := make([]string, len(r.Checks))
+	for i, c := range r.Checks {
+		what := "enforced"
+		if !c.Enforced {
+			what = "ignored"
+		}
+		if !c.Required {
+			what += " (not relied on)"
+		}
+		parts[i] = c.Request + ": " + what
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Enforced reports whether the check of request was made and enforced.
+func (r ProbeResult) Enforced(request string) bool {
+	for _, c := range r.Checks {
+		if c.Request == request {
+			return c.Enforced
+		}
+	}
+	return false
 }

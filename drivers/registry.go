@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -84,12 +85,7 @@ func Register(scheme string, opener Opener) {
 func Schemes() []string {
 	mu.RLock()
 	defer mu.RUnlock()
-	s := make([]string, 0, len(openers))
-	for k := range openers {
-		s = append(s, k)
-	}
-	slices.Sort(s)
-	return s
+	return slices.Sorted(maps.Keys(openers))
 }
 
 // Open parses rawURL and opens it with the opener registered for its scheme.
@@ -102,8 +98,7 @@ func Schemes() []string {
 func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err // url.Error repeats the whole URL, credentials included
 		}
 		return nil, fmt.Errorf("%w: nameservice URL does not parse: %v", model.ErrInvalidArgument, err)
@@ -251,12 +246,7 @@ func Redact(u *url.URL) string {
 
 func secretName(k string) bool {
 	lk := strings.ToLower(k)
-	for _, w := range secretWords {
-		if strings.Contains(lk, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(lk, w) })
 }
 
 // unparsedUserinfo returns the user:password part of v, a URL that does not

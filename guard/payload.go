@@ -1,9 +1,10 @@
 package guard
 
 import (
-	"errors"
+	"iter"
+	"maps"
+	"slices"
 
-	"nameservice.dev/nameservice/internal/cid"
 	"nameservice.dev/nameservice/internal/jsonx"
 	"nameservice.dev/nameservice/internal/text"
 	"nameservice.dev/nameservice/model"
@@ -36,31 +37,23 @@ func CheckPayload(field string, p model.Object) error {
 // depth returns the nesting depth of v at level d, stopping once it is over
 // MaxPayloadDepth so that a hostile value costs no more than the limit.
 func depth(v any, d int) int {
-	switch v.(type) {
-	case map[string]any, model.Object, []any:
+	var elems iter.Seq[any]
+	switch x := v.(type) {
+	case map[string]any:
+		elems = maps.Values(x)
+	case model.Object:
+		elems = maps.Values(x)
+	case []any:
+		elems = slices.Values(x)
 	default:
 		return d - 1 // a scalar adds no level
 	}
 	if d > MaxPayloadDepth {
 		return d
 	}
-	m := d - 1
-	switch x := v.(type) {
-	case map[string]any:
-		for _, e := range x {
-			m = max(m, depth(e, d+1))
-		}
-	case model.Object:
-		for _, e := range x {
-			m = max(m, depth(e, d+1))
-		}
-	case []any:
-		for _, e := range x {
-			m = max(m, depth(e, d+1))
-		}
+	m := d
+	for e := range elems {
+		m = max(m, depth(e, d+1))
 	}
-	return max(m, d)
+	return m
 }
-
-// errorsIsNotCID reports whether err says its text is no content ID.
-func errorsIsNotCID(err error) bool { return errors.Is(err, cid.ErrNotCID) }

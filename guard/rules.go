@@ -2,6 +2,7 @@ package guard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -191,7 +192,7 @@ func CheckAddress(field, address string) error {
 // shortest form, or a digest over 64 bytes. Text that is no content ID at
 // all (a file address) is left alone.
 func checkContentID(field, s string) error {
-	if err := cid.Parse(s); err != nil && !errorsIsNotCID(err) {
+	if err := cid.Parse(s); err != nil && !errors.Is(err, cid.ErrNotCID) {
 		return invalid("%s %q: %v", field, text.Clip(s, 80), err)
 	}
 	return nil

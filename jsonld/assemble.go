@@ -34,14 +34,16 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 		c := *bp
 		rec.BranchPoint = &c
 	}
-	pick := func(get func(*File) *model.Value) *model.Value {
+	// A concern comes from the first of others that holds it, else from def.
+	first := func(get func(*File) *model.Value) *model.Value {
 		for _, f := range others {
 			if f != nil && get(f) != nil {
 				return get(f)
 			}
 		}
-		return get(def)
+		return nil
 	}
+	pick := func(get func(*File) *model.Value) *model.Value { return cmp.Or(first(get), get(def)) }
 	status := pick(func(f *File) *model.Value { return f.Status })
 	if status == nil {
 		s := model.ReadyStatus()
@@ -49,7 +51,7 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	}
 	rec.Status = clone(status)
 	rec.Config = orUnborn(pick(func(f *File) *model.Value { return f.Config }))
-	rec.Index = orUnborn(mergeIndex(def.Index, pickOthers(others)))
+	rec.Index = orUnborn(mergeIndex(def.Index, first(func(f *File) *model.Value { return f.Index })))
 	if kind == model.Ledger {
 		rec.Head = orUnborn(pick(func(f *File) *model.Value { return f.Head }))
 	}
@@ -61,15 +63,6 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return rec, nil
-}
-
-func pickOthers(others []*File) *model.Value {
-	for _, f := range others {
-		if f != nil && f.Index != nil {
-			return f.Index
-		}
-	}
-	return nil
 }
 
 // mergeIndex applies the merge rule: the sidecar wins at equal or higher t.

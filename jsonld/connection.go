@@ -1,6 +1,7 @@
 package jsonld
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -325,11 +326,8 @@ func s3URL(n *node, bucket string) (string, error) {
 		return "", fmt.Errorf("storage %q: s3Bucket %q is not a bucket name (letters, digits, '_', '.', '-')", n.id, bucket)
 	}
 	prefix, _, err := field(n, "s3Prefix")
-	if err != nil {
-		return "", err
-	}
-	endpoint, _, err := field(n, "s3Endpoint")
-	if err != nil {
+	endpoint, _, err2 := field(n, "s3Endpoint")
+	if err := cmp.Or(err, err2); err != nil {
 		return "", err
 	}
 	u := &url.URL{Scheme: "s3", Host: bucket}

@@ -419,23 +419,13 @@ func (r *reader) identity() error {
 // marks reads f:incarnation, f:purged, f:purgedAt, f:collectUntil,
 // f:writeIDs and f:branchOps.
 func (r *reader) marks() error {
-	var err error
-	if r.f.Incarnation, _, err = r.str("incarnation"); err != nil {
-		return err
-	}
-	if r.f.Purged, _, err = r.boolean("purged"); err != nil {
-		return err
-	}
-	if r.f.PurgedAt, _, err = r.integer("purgedAt"); err != nil {
-		return err
-	}
-	if r.f.CollectUntil, _, err = r.integer("collectUntil"); err != nil {
-		return err
-	}
-	if r.f.WriteIDs, _, err = readAs(r, "writeIDs", asStrings, "a list of strings"); err != nil {
-		return err
-	}
-	return r.branchOps()
+	var errs [5]error // the first one found is the file's error
+	r.f.Incarnation, _, errs[0] = r.str("incarnation")
+	r.f.Purged, _, errs[1] = r.boolean("purged")
+	r.f.PurgedAt, _, errs[2] = r.integer("purgedAt")
+	r.f.CollectUntil, _, errs[3] = r.integer("collectUntil")
+	r.f.WriteIDs, _, errs[4] = readAs(r, "writeIDs", asStrings, "a list of strings")
+	return cmp.Or(append(errs[:], r.branchOps())...)
 }
 
 // sourceBranch reads f:sourceBranch, else the source of f:branchPoint,
@@ -494,11 +484,8 @@ func (r *reader) head() error {
 		return nil
 	}
 	cid, hasCid, err := r.str("commitCid")
-	if err != nil {
-		return err
-	}
-	commit, hasCommit, err := r.ref("ledgerCommit")
-	if err != nil {
+	commit, hasCommit, err2 := r.ref("ledgerCommit")
+	if err := cmp.Or(err, err2); err != nil {
 		return err
 	}
 	if hasCid && hasCommit && cid != commit {
@@ -620,11 +607,8 @@ func oneAddress(what string, m map[string]any, keys ...string) (string, error) {
 
 func (r *reader) specGraphIndex() (*indexForm, error) {
 	addr, hasAddr, err := r.ref("indexAddress")
-	if err != nil {
-		return nil, err
-	}
-	t, hasT, err := r.integer("indexT")
-	if err != nil || (!hasAddr && !hasT) {
+	t, hasT, err2 := r.integer("indexT")
+	if err := cmp.Or(err, err2); err != nil || (!hasAddr && !hasT) {
 		return nil, err
 	}
 	return &indexForm{name: "indexAddress", address: addr, t: t}, nil
@@ -632,11 +616,8 @@ func (r *reader) specGraphIndex() (*indexForm, error) {
 
 func (r *reader) flureeGraphIndex() (*indexForm, error) {
 	m, err := r.nested("graphSourceIndex")
-	if err != nil {
-		return nil, err
-	}
-	t, hasT, err := r.integer("graphSourceIndexT")
-	if err != nil || (m == nil && !hasT) {
+	t, hasT, err2 := r.integer("graphSourceIndexT")
+	if err := cmp.Or(err, err2); err != nil || (m == nil && !hasT) {
 		return nil, err
 	}
 	addr := ""
@@ -662,20 +643,15 @@ func (r *reader) status() error {
 		return fmt.Errorf("statusV or statusMeta without status")
 	}
 	v, hasV, err := r.integer("statusV")
-	if err != nil {
+	meta, _, err2 := r.object("statusMeta")
+	if err := cmp.Or(err, err2); err != nil {
 		return err
 	}
 	if !hasV {
 		v = 1
 	}
-	meta, _, err := r.object("statusMeta")
-	if err != nil {
-		return err
-	}
-	p := meta.Clone()
-	if p == nil {
-		p = model.Object{}
-	}
+	p := model.Object{}
+	maps.Copy(p, meta)
 	p["state"] = state
 	r.f.Status = &model.Value{V: v, Payload: p}
 	return nil
@@ -686,11 +662,8 @@ func (r *reader) config() error {
 		return nil
 	}
 	v, hasV, err := r.integer("configV")
-	if err != nil {
-		return err
-	}
-	p, fields, err := r.configPayload()
-	if err != nil {
+	p, fields, err2 := r.configPayload()
+	if err := cmp.Or(err, err2); err != nil {
 		return err
 	}
 	if !hasV && fields {
@@ -714,21 +687,17 @@ func (r *reader) configPayload() (p model.Object, fields bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	p = meta.Clone()
-	if p == nil {
-		p = model.Object{}
-	}
+	p = model.Object{}
+	maps.Copy(p, meta)
 	fields = hasMeta
-	for _, c := range []struct{ names []string }{
-		{[]string{"defaultContextCid", "defaultContext"}}, {[]string{"configCid"}},
-	} {
-		for _, name := range c.names {
+	for _, names := range [][]string{{"defaultContextCid", "defaultContext"}, {"configCid"}} {
+		for _, name := range names {
 			s, ok, err := r.ref(name)
 			if err != nil {
 				return nil, false, err
 			}
 			if ok {
-				p[configKeys[c.names[0]]] = s
+				p[configKeys[names[0]]] = s
 				fields = true
 				break
 			}

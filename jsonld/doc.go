@@ -7,14 +7,9 @@
 // https://ns.flur.ee/db#, not by literal key strings: any prefix bound to it
 // in @context ("db:", "f:" or another), full IRIs, @vocab, and a string
 // @context naming the vocabulary all work. It understands the form of
-// nameservice-schema-v2.md (db:ledgerCommit {@id}, db:t, db:ledgerIndex
-// {@id, db:t}, db:status, db:indexAddress/db:indexT), Fluree v4 files
-// (f:commitCid, f:ledgerIndex {f:cid, f:t}, f:statusV, f:statusMeta,
-// f:configV, f:configMeta, f:configCid, f:defaultContextCid, f:sourceBranch,
-// f:branchPoint, f:branches, graph-source files with f:name,
-// f:graphSourceConfig {@value}, f:graphSourceDependencies, f:graphSourceIndex
-// and f:graphSourceIndexT) and the older f:ledgerCommit {@id} form.
-// Assemble merges the files of one record into a model.Record.
+// nameservice-schema-v2.md, Fluree v4 ledger and graph-source files, and
+// the older f:ledgerCommit {@id} form. Assemble merges the files of one
+// record into a model.Record.
 //
 // # Writing
 //

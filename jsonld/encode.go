@@ -430,17 +430,12 @@ func (w *writer) types() error {
 	default:
 		list = []string{w.iri("db:LedgerSource")}
 	}
-	list = append(list, w.extraTypes(list)...)
-	w.emitType(list)
-	return nil
-}
-
-func (w *writer) emitType(list []string) {
-	raw := mustJSON(list)
+	raw := mustJSON(append(list, w.extraTypes(list)...))
 	if i, ok := w.Prev.locals["@type"]; ok && w.Prev.ctx.terms[w.prefix] == Vocab && sameValue("@type", w.Prev.members[i].raw, raw) {
 		raw = w.Prev.members[i].raw
 	}
 	w.out = append(w.out, member{key: "@type", raw: raw})
+	return nil
 }
 
 // extraTypes returns prev's @type entries that are neither a kind class nor

@@ -130,19 +130,11 @@ func (w *writer) status(name string) (any, bool, error) {
 	case "statusV":
 		return number(s.V), w.Dialect == Spec || !w.graph() || s.V != 1, nil
 	case "statusMeta":
-		meta := without(s.Payload, "state")
+		meta := s.Payload.Clone()
+		delete(meta, "state")
 		return meta, len(meta) > 0, nil
 	}
 	return nil, false, nil
-}
-
-// without returns o less keys.
-func without(o model.Object, keys ...string) model.Object {
-	c := o.Clone()
-	for _, k := range keys {
-		delete(c, k)
-	}
-	return c
 }
 
 func (w *writer) config(name string) (any, bool, error) {

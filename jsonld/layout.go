@@ -37,13 +37,10 @@ func ParseLayout(s string) (Layout, error) {
 
 // String returns "b" or "c" ("layout(N)" for a value that is neither).
 func (l Layout) String() string {
-	switch l {
-	case LayoutB:
-		return "b"
-	case LayoutC:
-		return "c"
+	if l.Valid() != nil {
+		return fmt.Sprintf("layout(%d)", int(l))
 	}
-	return fmt.Sprintf("layout(%d)", int(l))
+	return [...]string{"b", "c"}[l]
 }
 
 // Valid returns an error wrapping model.ErrInvalidArgument when l is not LayoutB

@@ -110,20 +110,13 @@ func (l *lock) object() map[string]any {
 	return o
 }
 
-func (o Options) validate() error {
-	if o.Name == "" || o.Holder == "" || o.TTL <= 0 {
-		return fmt.Errorf("%w: a lease needs a Name, a Holder and a positive TTL", nameservice.ErrInvalidArgument)
-	}
-	return nil
-}
-
 // Acquire takes the lease opts.Name on the status of id. When another
 // holder has it, it returns an error wrapping ErrHeld, or with
 // opts.Wait waits until the lease is released or has expired (see Lease) and
 // takes it over, until ctx is done. It returns ErrNotFound for an unknown ID.
 func Acquire(ctx context.Context, ns *nameservice.NameService, id string, opts Options) (*Lease, error) {
-	if err := opts.validate(); err != nil {
-		return nil, err
+	if opts.Name == "" || opts.Holder == "" || opts.TTL <= 0 {
+		return nil, fmt.Errorf("%w: a lease needs a Name, a Holder and a positive TTL", nameservice.ErrInvalidArgument)
 	}
 	var seenV int64 = -1
 	var seenAt time.Time
@@ -134,10 +127,7 @@ func Acquire(ctx context.Context, ns *nameservice.NameService, id string, opts O
 		}
 		held, isHeld := readLock(cur.Payload, opts.Name)
 		if isHeld {
-			ttl := time.Duration(held.TTLMillis) * time.Millisecond
-			if ttl <= 0 {
-				ttl = opts.TTL
-			}
+			ttl := driverutil.Positive(time.Duration(held.TTLMillis)*time.Millisecond, opts.TTL)
 			if cur.V != seenV {
 				seenV, seenAt = cur.V, time.Now()
 			}

@@ -167,8 +167,7 @@ func names(err error, id ID) bool {
 	if err == nil {
 		return false
 	}
-	var inner *Error
-	if errors.As(err, &inner) && inner.ID == id {
+	if inner, ok := errors.AsType[*Error](err); ok && inner.ID == id {
 		return true
 	}
 	return strings.Contains(err.Error(), id.String())

@@ -59,10 +59,8 @@ func (c Concern) Valid() bool { return c >= Head && c <= Config }
 
 // ParseConcern returns the concern named s.
 func ParseConcern(s string) (Concern, error) {
-	for i, n := range concernNames {
-		if n == s {
-			return Concern(i), nil
-		}
+	if i := slices.Index(concernNames[:], s); i >= 0 {
+		return Concern(i), nil
 	}
 	return 0, fmt.Errorf("%w: unknown concern %q (want head, index, status or config)", ErrInvalidArgument, s)
 }
@@ -204,13 +202,13 @@ func (v Value) Ref() (r Ref, ok bool) {
 }
 
 func parseGraphs(v any) (map[string]*GraphIndex, bool) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		if o, isObj := v.(Object); isObj {
-			m, ok = o, true
-		}
-	}
-	if !ok {
+	var m map[string]any
+	switch x := v.(type) {
+	case map[string]any:
+		m = x
+	case Object:
+		m = x
+	default:
 		return nil, false
 	}
 	out := make(map[string]*GraphIndex, len(m))

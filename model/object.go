@@ -2,12 +2,14 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 
 	"nameservice.dev/nameservice/internal/jsonx"
-
 	"nameservice.dev/nameservice/internal/text"
 )
 
@@ -22,31 +24,23 @@ type Object map[string]any
 // ErrInvalidArgument when v is not a JSON object, holds invalid UTF-8 or a
 // repeated key, or nests deeper than jsonx.MaxDepth.
 func NormalizeObject(v any) (Object, error) {
-	var raw []byte
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case json.RawMessage:
-		raw = x
+		return ParseObject(x)
 	case []byte:
-		raw = x
+		return ParseObject(x)
 	case map[string]any, Object:
 		// Checked before encoding: json.Marshal would silently replace bad
 		// UTF-8 with U+FFFD.
 		if s, ok := jsonx.InvalidUTF8(x); !ok {
 			return nil, fmt.Errorf("%w: payload holds a string that is not valid UTF-8: %q", ErrInvalidArgument, text.Clip(s, 40))
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
-		}
-		raw = b
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
-		}
-		raw = b
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload is not JSON: %v", ErrInvalidArgument, err)
 	}
 	return ParseObject(raw)
 }
@@ -128,24 +122,14 @@ func (o Object) MarshalJSON() ([]byte, error) {
 	if o == nil {
 		return []byte("null"), nil
 	}
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
 	rank := func(k string) int {
-		for i, l := range leadingKeys {
-			if k == l {
-				return i
-			}
+		if i := slices.Index(leadingKeys, k); i >= 0 {
+			return i
 		}
 		return len(leadingKeys)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := rank(keys[i]), rank(keys[j])
-		if ri != rj {
-			return ri < rj
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(o), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
 	var buf bytes.Buffer
 	buf.WriteByte('{')

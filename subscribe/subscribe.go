@@ -30,29 +30,17 @@ type Watermarks struct {
 	ConfigV    int64            `json:"config_v"`
 }
 
-func (w *Watermarks) get(c nameservice.Concern) int64 {
+// at returns the field of w that holds concern c's watermark.
+func (w *Watermarks) at(c nameservice.Concern) *int64 {
 	switch c {
 	case nameservice.Head:
-		return w.CommitT
+		return &w.CommitT
 	case nameservice.Index:
-		return w.IndexT
+		return &w.IndexT
 	case nameservice.Status:
-		return w.StatusV
+		return &w.StatusV
 	}
-	return w.ConfigV
-}
-
-func (w *Watermarks) set(c nameservice.Concern, v int64) {
-	switch c {
-	case nameservice.Head:
-		w.CommitT = v
-	case nameservice.Index:
-		w.IndexT = v
-	case nameservice.Status:
-		w.StatusV = v
-	case nameservice.Config:
-		w.ConfigV = v
-	}
+	return &w.ConfigV
 }
 
 // Map is the state of a subscriber, in the spec's form
@@ -176,7 +164,7 @@ func watermarksOf(rec *nameservice.Record) Watermarks {
 	w := Watermarks{Kind: rec.Kind, SourceType: rec.SourceType}
 	for _, c := range model.Concerns {
 		if v := rec.Value(c); v != nil {
-			w.set(c, v.V)
+			*w.at(c) = v.V
 		}
 	}
 	return w
@@ -221,34 +209,20 @@ func (s *Subscriber) learnKind(ctx context.Context, ev nameservice.Event) {
 	}
 }
 
-// take records ev in the map when it is news, and reports whether it was.
+// take records ev in the map when it is news, and reports whether it was,
+// returning ev with Old set to the map's watermark.
 func (s *Subscriber) take(ev nameservice.Event) (nameservice.Event, bool) {
-	ev, w, news := s.check(ev)
-	if !news {
-		return ev, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if ev.Deleted {
-		delete(s.m, ev.ID.String())
-	} else {
-		s.m[ev.ID.String()] = w
-	}
-	return ev, true
-}
-
-// check reports whether ev is news to the map, returning ev with Old set to
-// the map's watermark and the map entry as it will be once ev is received.
-func (s *Subscriber) check(ev nameservice.Event) (nameservice.Event, Watermarks, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := ev.ID.String()
 	w, had := s.m[id]
 	if ev.Deleted {
-		return ev, w, had
+		delete(s.m, id)
+		return ev, had
 	}
-	if had && ev.New.V <= w.get(ev.Concern) {
-		return ev, w, false
+	at := w.at(ev.Concern)
+	if had && ev.New.V <= *at {
+		return ev, false
 	}
 	switch rec := s.kinds[id]; {
 	case rec != nil:
@@ -260,7 +234,7 @@ func (s *Subscriber) check(ev nameservice.Event) (nameservice.Event, Watermarks,
 	case !had:
 		w.Kind = nameservice.GraphSource
 	}
-	ev.Old = w.get(ev.Concern)
-	w.set(ev.Concern, ev.New.V)
-	return ev, w, true
+	ev.Old, *at = *at, ev.New.V
+	s.m[id] = w
+	return ev, true
 }

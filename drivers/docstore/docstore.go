@@ -20,30 +20,16 @@
 //
 // # Layout and protocols
 //
-// Every record is five documents: a meta document and one per concern, keyed
-// by the record's ID (field "pk") and a sort name (field "sk": meta, head,
-// index, status, config), plus a single-field key "key" for collections with
-// one key field. Updates are optimistic: read the document and its revision,
-// check driver.Condition.Holds, Replace with that revision, and on a
-// revision conflict read again. Creation claims the meta document first, in
-// state "creating", writes the concern documents, then commits the meta
-// document to "live"; readers see a record only once its meta is live. The
-// status document is authoritative for the retracted flag, so Retract is one
-// conditional write. docs/docstore.md has the details.
-//
-// # Lost answers
-//
-// Every write records its write ID (driver.WriteOf) with what it changes: a
-// push or retract among its concern document's last three, a purge with its
-// mark, a create as the record's generation. Every attempt is conditional on
-// the revision read, so it lands at most once and never on a document
-// written since, of a later generation included. The DynamoDB client does
-// not retry a write whose answer may have been lost; the driver reads what
-// the collection holds instead, and answers done when it finds the write,
-// goes on when the document of the generation the lost attempt was sent to
-// proves it never landed, and otherwise returns an error wrapping
-// model.ErrOutcomeUnknown (see concernWrite, commit and purge). A resend
-// (driver.Write.Resend) writes nothing unless it finds its write.
+// Every record is five documents, keyed by the record's ID (field "pk") and
+// a sort name (field "sk": meta, head, index, status, config), plus a
+// single-field key "key" for collections with one key field. Updates are
+// optimistic (read, check driver.Condition.Holds, Replace by revision); a
+// create claims the meta document, writes the concern documents, then
+// commits the meta document live; the status document holds the retracted
+// flag. Every write records its write ID, so that a lost answer or a resend
+// is resolved from what the collection holds, or answered with an error
+// wrapping model.ErrOutcomeUnknown (see concernWrite, commit and purge).
+// docs/docstore.md has the details.
 package docstore
 
 import (

@@ -77,8 +77,8 @@ func actionErrors(err error, n int) []error {
 	if err == nil {
 		return errs
 	}
-	var alerr docstore.ActionListError
-	if !errors.As(err, &alerr) {
+	alerr, ok := errors.AsType[docstore.ActionListError](err)
+	if !ok {
 		for i := range errs {
 			errs[i] = err
 		}

@@ -41,14 +41,10 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := d.s.recs[rec.ID]; ok {
-		return nil, fmt.Errorf("mem: %w: %s", model.ErrAlreadyExists, rec.ID)
+	if err := d.s.insert(rec, w); err != nil {
+		return nil, err
 	}
-	d.s.recs[rec.ID] = rec.Clone()
-	d.s.sorted = nil
-	d.s.created(rec.ID, w.ID)
 	src.Branches++
-	d.s.notifyCreated(rec)
 	return rec, nil
 }
 
@@ -77,10 +73,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 			src.Branches--
 		}
 	}
-	delete(d.s.recs, id)
-	d.s.sorted = nil
-	d.s.purged(id, w)
-	d.s.notify(r.Kind, driver.Event{ID: id, Deleted: true})
+	d.s.remove(r, w)
 	return nil
 }
 

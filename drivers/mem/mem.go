@@ -130,9 +130,6 @@ func (s *Store) Corrupt(id model.ID) error {
 	if _, ok := s.recs[id]; !ok {
 		return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
 	}
-	if s.corrupt == nil {
-		s.corrupt = map[model.ID]bool{}
-	}
 	s.corrupt[id] = true
 	return nil
 }
@@ -152,7 +149,10 @@ func (s *Store) record(id model.ID) (*model.Record, error) {
 
 // NewStore returns an empty store of this process alone, for tests that
 // need the store itself (Corrupt) beside its clients.
-func NewStore() *Store { return &Store{recs: map[model.ID]*model.Record{}} }
+func NewStore() *Store {
+	return &Store{recs: map[model.ID]*model.Record{}, corrupt: map[model.ID]bool{}, subs: map[*subscriber]bool{},
+		lives: map[model.ID]*life{}, purges: map[model.ID]string{}}
+}
 
 // Open returns a new client of s.
 func (s *Store) Open() *Driver { return &Driver{s: s} }
@@ -188,14 +188,29 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if w.Resend {
 		return resent("create", rec.ID, w, d.s.createdBy(rec.ID, w))
 	}
-	if _, ok := d.s.recs[rec.ID]; ok {
+	return d.s.insert(rec, w)
+}
+
+// insert stores rec, made by the write w, unless its ID is taken. The
+// caller holds s.mu.
+func (s *Store) insert(rec *model.Record, w driver.Write) error {
+	if _, ok := s.recs[rec.ID]; ok {
 		return fmt.Errorf("mem: %w: %s", model.ErrAlreadyExists, rec.ID)
 	}
-	d.s.recs[rec.ID] = rec.Clone()
-	d.s.sorted = nil
-	d.s.created(rec.ID, w.ID)
-	d.s.notifyCreated(rec)
+	s.recs[rec.ID] = rec.Clone()
+	s.sorted = nil
+	s.created(rec.ID, w.ID)
+	s.notifyCreated(rec)
 	return nil
+}
+
+// remove deletes record r, purged by the write w. The caller holds s.mu.
+func (s *Store) remove(r *model.Record, w driver.Write) {
+	delete(s.recs, r.ID)
+	s.sorted = nil
+	delete(s.corrupt, r.ID)
+	s.purged(r.ID, w)
+	s.notify(r.Kind, driver.Event{ID: r.ID, Deleted: true})
 }
 
 // Get implements driver.Driver.
@@ -237,11 +252,8 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 	if !cond.Holds(cur, next) {
 		return driver.Outcome{Current: cur.Clone()}, nil
 	}
-	r.SetValue(c, next.Clone())
+	d.s.set(r, c, next)
 	d.s.wrote(id, c, w, next.V)
-	if !cur.Equal(next) {
-		d.s.notify(r.Kind, driver.Event{ID: id, Concern: c, Old: cur.V, New: next.Clone()})
-	}
 	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
 }
 
@@ -264,10 +276,9 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 		return nil
 	}
 	r.Retracted = true
-	old := r.Status.V
-	r.Status = &model.Value{V: old + 1, Payload: model.RetractedStatus(at)}
-	d.s.wrote(id, model.Status, w, old+1)
-	d.s.notify(r.Kind, driver.Event{ID: id, Concern: model.Status, Old: old, New: r.Status.Clone()})
+	v := r.Status.V + 1
+	d.s.set(r, model.Status, model.Value{V: v, Payload: model.RetractedStatus(at)})
+	d.s.wrote(id, model.Status, w, v)
 	return nil
 }
 
@@ -286,11 +297,7 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if !ok {
 		return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
 	}
-	delete(d.s.recs, id)
-	d.s.sorted = nil
-	delete(d.s.corrupt, id)
-	d.s.purged(id, w)
-	d.s.notify(r.Kind, driver.Event{ID: id, Deleted: true})
+	d.s.remove(r, w)
 	return nil
 }
 

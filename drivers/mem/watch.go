@@ -57,9 +57,6 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 		return nil, err
 	}
 	sub := &subscriber{opts: opts, wake: make(chan struct{}, 1)}
-	if d.s.subs == nil {
-		d.s.subs = map[*subscriber]bool{}
-	}
 	d.s.subs[sub] = true
 	unlock()
 	out := make(chan driver.Event)

@@ -18,9 +18,6 @@ type life struct {
 // created starts the life of record id, made by the write with ID inc. The
 // caller holds s.mu.
 func (s *Store) created(id model.ID, inc string) {
-	if s.lives == nil {
-		s.lives = map[model.ID]*life{}
-	}
 	s.lives[id] = &life{inc: inc}
 }
 
@@ -38,9 +35,6 @@ func (s *Store) purged(id model.ID, w driver.Write) {
 	delete(s.lives, id)
 	if w.ID == "" {
 		return
-	}
-	if s.purges == nil {
-		s.purges = map[model.ID]string{}
 	}
 	s.purges[id] = w.ID
 }

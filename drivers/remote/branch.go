@@ -27,12 +27,9 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		return nil, fmt.Errorf("remote: create branch %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
 	op := "create branch " + rec.ID.String()
-	resp, err := d.do(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body, true)
+	resp, err := d.call(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body, true, http.StatusCreated)
 	if err != nil {
 		return nil, err
-	}
-	if resp.status != http.StatusCreated {
-		return nil, resp.err(op)
 	}
 	var created model.Record
 	if err := created.UnmarshalJSON(resp.body); err != nil || created.ID != rec.ID {
@@ -43,15 +40,8 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 
 // DropBranch implements driver.Brancher with DELETE /ns/v1/branches/{id}.
 func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
-	op := "drop branch " + id.String()
-	resp, err := d.do(ctx, op, http.MethodDelete, "/branches/"+nswire.PathID(id), nil, true)
-	if err != nil {
-		return err
-	}
-	if resp.status != http.StatusNoContent {
-		return resp.err(op)
-	}
-	return nil
+	_, err := d.call(ctx, "drop branch "+id.String(), http.MethodDelete, "/branches/"+nswire.PathID(id), nil, true, http.StatusNoContent)
+	return err
 }
 
 // ResetHead implements driver.Brancher with POST /ns/v1/reset-head/{id},
@@ -78,16 +68,5 @@ func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, i
 	if err != nil {
 		return nil, fmt.Errorf("remote: %s: %w: %v", op, model.ErrInvalidArgument, err)
 	}
-	resp, err := d.do(ctx, op, http.MethodPost, "/reset-head/"+nswire.PathID(id), body, true)
-	if err != nil {
-		return nil, err
-	}
-	if resp.status != http.StatusOK {
-		return nil, resp.err(op)
-	}
-	var prev model.Record
-	if err := prev.UnmarshalJSON(resp.body); err != nil {
-		return nil, fmt.Errorf("remote: %s: %w: the server's record does not decode: %v", op, model.ErrInternal, err)
-	}
-	return &prev, nil
+	return d.record(ctx, op, http.MethodPost, "/reset-head/"+nswire.PathID(id), body, true)
 }

@@ -218,10 +218,7 @@ func (r *response) unauthorized(op string) error {
 }
 
 func snippet(b []byte) string {
-	if len(b) > 200 {
-		b = b[:200]
-	}
-	return strings.TrimSpace(string(b))
+	return strings.TrimSpace(string(b[:min(len(b), 200)]))
 }
 
 // ambiguous reports whether an answer does not settle a request: a 5xx
@@ -286,8 +283,8 @@ func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, w
 // neverSent reports whether a failed exchange ended before the request
 // could reach a server: the connection was never made.
 func neverSent(err error) bool {
-	var e *exchangeError
-	return errors.As(err, &e) && e.dial
+	e, ok := errors.AsType[*exchangeError](err)
+	return ok && e.dial
 }
 
 // lost returns the error of a request whose last attempt got no answer
@@ -371,12 +368,11 @@ func (d *Driver) newRequest(ctx context.Context, method, path string, body []byt
 // transportError describes a failed exchange without the request's URL
 // details beyond host and path (url.Error would repeat the whole URL).
 func transportError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
-	var op *net.OpError
-	return &exchangeError{msg: model.ErrUnavailable.Error() + ": " + err.Error(), dial: errors.As(err, &op) && op.Op == "dial"}
+	op, ok := errors.AsType[*net.OpError](err)
+	return &exchangeError{msg: model.ErrUnavailable.Error() + ": " + err.Error(), dial: ok && op.Op == "dial"}
 }
 
 // exchangeError is a failed exchange with the server. dial says it failed
@@ -391,20 +387,35 @@ func (e *exchangeError) Unwrap() error { return model.ErrUnavailable }
 
 func recordPath(id model.ID) string { return "/records/" + nswire.PathID(id) }
 
-// Get implements driver.Driver.
-func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
-	resp, err := d.do(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil, false)
+// call is do whose answer must have status want: any other is its error.
+func (d *Driver) call(ctx context.Context, op, method, path string, body []byte, write bool, want int) (*response, error) {
+	resp, err := d.do(ctx, op, method, path, body, write)
 	if err != nil {
 		return nil, err
 	}
-	if resp.status != http.StatusOK {
-		return nil, resp.err("get " + id.String())
+	if resp.status != want {
+		return nil, resp.err(op)
+	}
+	return resp, nil
+}
+
+// record is call for an answer 200 that holds a record.
+func (d *Driver) record(ctx context.Context, op, method, path string, body []byte, write bool) (*model.Record, error) {
+	resp, err := d.call(ctx, op, method, path, body, write, http.StatusOK)
+	if err != nil {
+		return nil, err
 	}
 	var rec model.Record
 	if err := rec.UnmarshalJSON(resp.body); err != nil {
-		return nil, fmt.Errorf("remote: get %s: %w: the server's record does not decode: %v", id, model.ErrInternal, err)
+		return nil, fmt.Errorf("remote: %s: %w: the server's record does not decode: %v", op, model.ErrInternal, err)
 	}
 	return &rec, nil
+}
+
+// Get implements driver.Driver.
+func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
+	op := "get " + id.String()
+	return d.record(ctx, op, http.MethodGet, recordPath(id), nil, false)
 }
 
 var _ driver.HeadsReader = (*Driver)(nil)
@@ -437,15 +448,8 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err != nil {
 		return fmt.Errorf("remote: create %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
-	op := "create " + rec.ID.String()
-	resp, err := d.do(ctx, op, http.MethodPut, recordPath(rec.ID), body, true)
-	if err != nil {
-		return err
-	}
-	if resp.status != http.StatusCreated {
-		return resp.err(op)
-	}
-	return nil
+	_, err = d.call(ctx, "create "+rec.ID.String(), http.MethodPut, recordPath(rec.ID), body, true, http.StatusCreated)
+	return err
 }
 
 // Update implements driver.Driver.
@@ -483,38 +487,24 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 // Retract implements driver.Driver.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	body, _ := json.Marshal(nswire.RetractRequest{At: at.Unix()})
-	op := "retract " + id.String()
-	resp, err := d.do(ctx, op, http.MethodPost, "/retract/"+nswire.PathID(id), body, true)
-	if err != nil {
-		return err
-	}
-	if resp.status != http.StatusNoContent {
-		return resp.err(op)
-	}
-	return nil
+	_, err := d.call(ctx, "retract "+id.String(), http.MethodPost, "/retract/"+nswire.PathID(id), body, true, http.StatusNoContent)
+	return err
 }
 
 // Delete implements driver.Driver.
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
-	op := "purge " + id.String()
-	resp, err := d.do(ctx, op, http.MethodDelete, recordPath(id), nil, true)
-	if err != nil {
-		return err
-	}
-	if resp.status != http.StatusNoContent {
-		return resp.err(op)
-	}
-	return nil
+	_, err := d.call(ctx, "purge "+id.String(), http.MethodDelete, recordPath(id), nil, true, http.StatusNoContent)
+	return err
 }
 
 // List implements driver.Driver.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	q := url.Values{}
-	if opts.Kind != "" {
-		q.Set("kind", string(opts.Kind))
-	}
-	if opts.Prefix != "" {
-		q.Set("prefix", opts.Prefix)
+	for k, v := range map[string]string{"kind": string(opts.Kind), "prefix": opts.Prefix, "page_token": opts.PageToken,
+		"state": opts.State, "source_type": opts.SourceType} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	if opts.IncludeRetracted {
 		q.Set("include_retracted", "true")
@@ -522,25 +512,13 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if opts.PageSize > 0 {
 		q.Set("page_size", strconv.Itoa(opts.PageSize))
 	}
-	if opts.PageToken != "" {
-		q.Set("page_token", opts.PageToken)
-	}
-	if opts.State != "" {
-		q.Set("state", opts.State)
-	}
-	if opts.SourceType != "" {
-		q.Set("source_type", opts.SourceType)
-	}
 	path := "/records"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	resp, err := d.do(ctx, "list", http.MethodGet, path, nil, false)
+	resp, err := d.call(ctx, "list", http.MethodGet, path, nil, false, http.StatusOK)
 	if err != nil {
 		return nil, err
-	}
-	if resp.status != http.StatusOK {
-		return nil, resp.err("list")
 	}
 	var lr nswire.ListResponse
 	if err := json.Unmarshal(resp.body, &lr); err != nil {

@@ -62,14 +62,11 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Rec
 	if !w.opts.ID.IsZero() {
 		q.Set("id", w.opts.ID.String())
 	}
-	if w.opts.Prefix != "" {
-		q.Set("prefix", w.opts.Prefix)
-	}
-	if len(w.opts.Concerns) > 0 {
-		q.Set("concerns", model.FormatConcerns(w.opts.Concerns))
-	}
-	if w.opts.Kind != "" {
-		q.Set("kind", string(w.opts.Kind))
+	for k, v := range map[string]string{"prefix": w.opts.Prefix, "concerns": model.FormatConcerns(w.opts.Concerns),
+		"kind": string(w.opts.Kind)} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	req, err := w.d.newRequest(ctx, http.MethodGet, "/watch?"+q.Encode(), nil)
 	if err != nil {

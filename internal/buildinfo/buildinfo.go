@@ -12,6 +12,7 @@
 package buildinfo
 
 import (
+	"cmp"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -37,7 +38,7 @@ type Info struct {
 func Read() Info {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: orElse(version, "unknown"), Commit: commit}
+		return Info{Version: cmp.Or(version, "unknown"), Commit: commit}
 	}
 	i := Info{Version: info.Main.Version, Go: info.GoVersion}
 	var goos, goarch string
@@ -56,16 +57,9 @@ func Read() Info {
 		}
 	}
 	i.Platform = goos + "/" + goarch
-	i.Version = orElse(version, orElse(i.Version, "(devel)"))
-	i.Commit = orElse(commit, i.Commit)
+	i.Version = cmp.Or(version, i.Version, "(devel)")
+	i.Commit = cmp.Or(commit, i.Commit)
 	return i
-}
-
-func orElse(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
 }
 
 // String is the one-line form the commands print after their name:

@@ -89,13 +89,7 @@ func Equal(a, b any) bool {
 	case nil, bool, string:
 		return a == b
 	}
-	return mapsEqual(a, b)
-}
-
-// mapsEqual reports whether a and b are JSON objects with the same keys
-// and equal values.
-func mapsEqual(a, b any) bool {
-	x, okA := asMap(a)
+	x, okA := asMap(a) // JSON objects with the same keys and equal values
 	y, okB := asMap(b)
 	return okA && okB && maps.EqualFunc(x, y, Equal)
 }

@@ -31,11 +31,9 @@ var (
 	_ objstore.EntryLister = store{}
 )
 
-// keyPath returns the path of key. A key whose name ends in a suffix the
-// driver gives its own files (".lock", ".tmp") is stored with '~'
-// appended, as is one ending in '~': no object is then ever another
-// object's lock or temp file. (Record files end in ".json"; the keys so
-// escaped are never record files.)
+// keyPath returns the path of key. A key whose name ends in ".lock", ".tmp"
+// or '~' is stored with '~' appended, so that no object is ever another
+// object's lock or temp file (record files end in ".json").
 func (s store) keyPath(key string) string {
 	if strings.HasSuffix(key, lockSuffix) || strings.HasSuffix(key, tmpSuffix) || strings.HasSuffix(key, "~") {
 		key += "~"
@@ -78,8 +76,8 @@ func (s store) Head(_ context.Context, key string) (string, error) {
 }
 
 // MaybeApplied implements objstore.Store: a local system call has no lost
-// answers. (An error after a write landed, such as a failed directory
-// fsync, wraps model.ErrUnavailable, which allows it.)
+// answers (an error after a write landed, such as a failed directory
+// fsync, wraps model.ErrUnavailable, which allows it).
 func (store) MaybeApplied(error) bool { return false }
 
 // Put implements objstore.Store, under the key's lock: with IfAbsent it

@@ -218,11 +218,9 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 	switch {
 	case err != nil:
 		return err
-	case pc.Absent && etag != "":
-		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
 	case pc.Tag != "" && etag == "":
 		return fmt.Errorf("s3: write %s: %w", key, errMissing)
-	case pc.Tag != "" && etag != pc.Tag:
+	case pc.Absent && etag != "" || pc.Tag != "" && etag != pc.Tag:
 		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
 	}
 	return nil

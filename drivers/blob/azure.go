@@ -29,7 +29,7 @@ func (*azure) readTag(r *gblob.Reader) string {
 	if !r.As(&resp) || resp.ETag == nil {
 		return ""
 	}
-	return normTag(string(*resp.ETag))
+	return objstore.NormTag(string(*resp.ETag))
 }
 
 func (*azure) listTag(o *gblob.ListObject) string {
@@ -37,10 +37,10 @@ func (*azure) listTag(o *gblob.ListObject) string {
 	if !o.As(&item) || item.Properties == nil || item.Properties.ETag == nil {
 		return ""
 	}
-	return normTag(string(*item.Properties.ETag))
+	return objstore.NormTag(string(*item.Properties.ETag))
 }
 
-func (*azure) attrTag(a *gblob.Attributes) string { return normTag(a.ETag) }
+func (*azure) attrTag(a *gblob.Attributes) string { return objstore.NormTag(a.ETag) }
 
 // noRetry turns the SDK's retries off for one call: a retried conditional
 // request after an attempt that landed would meet its own ETag with a 412.
@@ -74,7 +74,7 @@ func (*azure) writeOptions(ctx context.Context, pc objstore.Precondition, n int)
 		if resp == nil {
 			return ""
 		}
-		return normTag(resp.Header.Get("ETag"))
+		return objstore.NormTag(resp.Header.Get("ETag"))
 	}
 	return ctx, opts, tag, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -111,10 +110,4 @@ func denied(err error) bool {
 func throttled(err error) bool {
 	s := httpStatus(err)
 	return s == 429 || s == 503 && azureCode(err) == "ServerBusy"
-}
-
-// normTag returns a tag without quotes or weak prefix.
-func normTag(t string) string {
-	t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-	return strings.Trim(t, `"`)
 }

@@ -16,28 +16,19 @@
 //
 // # Protocol
 //
-// The protocol of the S3 driver, with generations (GCS) or ETags (Azure) as
-// the version tag of a file. A file is created with IfNotExist, replaced
-// with a precondition on the tag it was read at (GCS: ifGenerationMatch,
-// set on the object handle in BeforeWrite; Azure: If-Match, set on the
-// upload options in BeforeWrite). Only these conditional writes decide
-// between racing writers: a purge seals and marks, never deletes, and the
-// collector removes what purges left through the service's own client,
-// reached with As (GCS: delete of that generation; Azure: Delete with
-// If-Match), relying on no conditional delete. A failed precondition makes
-// the driver re-read and either report the conflict or try again. The
-// driver caches the tag and contents of every file it read or wrote, so an
-// uncontended push is one write.
+// The protocol is internal/objstore's, as in the S3 driver, with
+// generations (GCS) or ETags (Azure) as version tags. A file is created
+// with IfNotExist and replaced with a precondition on the tag it was read
+// at (GCS: ifGenerationMatch on the object handle; Azure: If-Match on the
+// upload options; both set in BeforeWrite). Only these conditional writes
+// decide between racing writers: a purge seals and marks, never deletes,
+// and the collector removes what purges left through the service's own
+// client, reached with As (GCS: delete of that generation; Azure: Delete
+// with If-Match), relying on no conditional delete.
 //
-// A write whose answer is lost is resolved as internal/objstore says: every
-// write records its driver.Write in the file it writes (a create's token,
-// an entry of f:writeIDs, a purge's mark), the SDKs do not retry a
-// conditional write, and after a timeout, a broken connection or a 5xx the
-// driver reads the file back: its entry means done; the file still at the
-// generation or ETag the attempt was conditioned on (both name one version
-// for good) means the same request is sent again; anything else is an
-// error wrapping model.ErrOutcomeUnknown. A resend (driver.Write.Resend)
-// writes nothing and is done only when its entry is found.
+// The SDKs do not retry a conditional write; a lost answer is resolved by
+// reading the file back, as internal/objstore says (a generation or an
+// ETag names one version for good).
 //
 // A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
 // these preconditions through gocloud and is refused by Open with an error
@@ -112,23 +103,15 @@ var (
 // returns an error wrapping model.ErrUnavailable when the bucket URL does
 // not open, and OpenBucket's errors.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
-	if err := checkBucketURL(cfg.BucketURL); err != nil {
-		return nil, err
+	if u, err := url.Parse(cfg.BucketURL); err != nil || gocloudParams[strings.ToLower(u.Scheme)] == nil || u.Host == "" {
+		return nil, fmt.Errorf("blob: %w: bucket URL %q: want gs://BUCKET or azblob://CONTAINER", model.ErrInvalidArgument,
+			redacted(cfg.BucketURL))
 	}
 	b, err := gblob.OpenBucket(ctx, cfg.BucketURL)
 	if err != nil {
 		return nil, fmt.Errorf("blob: %w: open %s: %v", model.ErrUnavailable, redacted(cfg.BucketURL), err)
 	}
 	return OpenBucket(ctx, b, cfg)
-}
-
-// checkBucketURL refuses a bucket URL that is not gs:// or azblob://.
-func checkBucketURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || gocloudParams[strings.ToLower(u.Scheme)] == nil || u.Host == "" {
-		return fmt.Errorf("blob: %w: bucket URL %q: want gs://BUCKET or azblob://CONTAINER", model.ErrInvalidArgument, redacted(raw))
-	}
-	return nil
 }
 
 // redacted returns raw with its secrets hidden, for messages.
@@ -149,16 +132,12 @@ func redacted(raw string) string {
 // model.ErrUnsupported for a bucket type or service that cannot carry the
 // preconditions, and model.ErrUnavailable when the bucket cannot be
 // reached.
-func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error) {
-	d, err := open(ctx, bucket, cfg)
-	if err != nil {
-		_ = bucket.Close()
-		return nil, err
-	}
-	return d, nil
-}
-
-func open(ctx context.Context, bucket *gblob.Bucket, cfg Config) (*Driver, error) {
+func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (_ *Driver, err error) {
+	defer func() {
+		if err != nil {
+			_ = bucket.Close()
+		}
+	}()
 	oc, err := objstore.NewConfig("blob", objstore.FileOptions{Layout: cfg.Layout, Dialect: cfg.Dialect, ListParallel: cfg.ListParallel})
 	if err != nil {
 		return nil, err

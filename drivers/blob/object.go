@@ -7,16 +7,62 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 
+	"cloud.google.com/go/storage"
+	gblob "gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/model"
 )
 
-// Get reads key and returns its bytes and tag; nil when it is absent
-// (missing or zero-length, a create that never finished, as in the
-// filesystem driver).
+// records is embedded in Driver, which so implements the record
+// operations of driver.Driver through objstore.
+type records = objstore.Records
+
+// store is the objstore.Store of a Driver: the bucket's objects under the
+// prefix, with generations (GCS) or ETags (Azure) as tags. Its methods are
+// not the Driver's own, whose Get and List are those of driver.Driver.
+type store struct{ *Driver }
+
+var _ objstore.Store = store{}
+
+// List lists the keys under prefix after startAfter with the bucket's
+// List, with each object's generation or ETag. GCS begins at startAfter
+// (the query's StartOffset); Azure has no such option, so its listing
+// begins at the prefix and skips the keys up to startAfter.
+func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+	opts := &gblob.ListOptions{Prefix: s.key(prefix)}
+	if startAfter != "" {
+		opts.BeforeList = func(as func(any) bool) error {
+			var q *storage.Query
+			if as(&q) {
+				q.StartOffset = s.key(startAfter)
+			}
+			return nil
+		}
+	}
+	it := s.bucket.List(opts)
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return s.fail(ctx, "list", prefix, err)
+		}
+		key := strings.TrimPrefix(o.Key, s.prefix)
+		if key <= startAfter {
+			continue
+		}
+		if err := fn(key, s.be.listTag(o), o.Size); err != nil {
+			return err
+		}
+	}
+}
+
+// Get implements objstore.Store.
 func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	r, err := s.bucket.NewReader(ctx, s.key(key), nil)
 	if err != nil {
@@ -40,7 +86,7 @@ func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	return data, tag, nil
 }
 
-// Head returns key's tag, "" when it is absent.
+// Head implements objstore.Store.
 func (s store) Head(ctx context.Context, key string) (string, error) {
 	a, err := s.bucket.Attributes(ctx, s.key(key))
 	if err != nil {
@@ -55,8 +101,7 @@ func (s store) Head(ctx context.Context, key string) (string, error) {
 	return s.be.attrTag(a), nil
 }
 
-// Put writes data to key under pc with one upload and returns the new tag.
-// A failed precondition is errPrecondition.
+// Put implements objstore.Store with one upload.
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	wctx, opts, tag, err := s.be.writeOptions(ctx, pc, len(data))
 	if err != nil {
@@ -72,10 +117,8 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 	return t, nil
 }
 
-// Delete removes key under pc (a tag, or none). A conditional delete is
-// sent once (see objstore.Store); an unconditional one, which only the
-// probe sends for its own object, may be retried. Removing a missing key
-// unconditionally is not an error.
+// Delete implements objstore.Store. An unconditional delete, which only
+// the probe sends for its own object, may be retried.
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if pc.Tag == "" {
 		err := s.bucket.Delete(ctx, s.key(key))
@@ -121,9 +164,7 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w: %w", name, op, key, model.ErrUnavailable, err)
 }
 
-// MaybeApplied reports whether a failed write may nevertheless have been
-// applied: no answer came back (the connection broke after the request was
-// sent, or the attempt timed out), or the service answered with a 5xx.
+// MaybeApplied implements objstore.Store: no answer came back, or a 5xx.
 func (store) MaybeApplied(err error) bool {
 	if s := httpStatus(err); s != 0 {
 		return s >= 500 && !throttled(err)

@@ -29,23 +29,14 @@ func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 	if err := d.collectCommits(ctx, opts, &st); err != nil || opts.DryRun {
 		return st, err
 	}
-	err = d.sweepLocks(ctx, objstore.IDKeyPrefix(opts.Prefix), func(path string) {
-		st.Removed++
-		if opts.Report != nil {
-			opts.Report(driver.Collected{Object: path, Removed: true, Reason: "idle lock file"})
-		}
-	})
-	return st, err
-}
-
-// sweepLocks removes the idle lock files whose key starts with prefix.
-func (d *Driver) sweepLocks(ctx context.Context, prefix string, removed func(path string)) error {
-	return d.walkFiles(ctx, prefix, lockSuffix, func(p, _ string) error {
+	// The lock files of what stays, when idle.
+	err = d.walkFiles(ctx, objstore.IDKeyPrefix(opts.Prefix), lockSuffix, func(p, _ string) error {
 		if d.removeIdleLock(ctx, strings.TrimSuffix(p, lockSuffix)) {
-			removed(p)
+			objstore.Report(opts, &st, driver.Collected{Object: p, Removed: true, Reason: "idle lock file"})
 		}
 		return nil
 	})
+	return st, err
 }
 
 // removeIdleLock removes the lock file of path, and its temp files, when

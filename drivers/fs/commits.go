@@ -40,7 +40,7 @@ func (d *Driver) commitsPath(id model.ID) string {
 // removeCommits removes id's commit index, if any, and the directories it
 // leaves empty.
 func (d *Driver) removeCommits(id model.ID) error {
-	if err := layout.Check(id); err != nil {
+	if err := id.Validate(); err != nil {
 		return err
 	}
 	path := d.commitsPath(id)
@@ -149,7 +149,7 @@ func (d *Driver) readCommits(ctx context.Context, id model.ID) ([][]byte, error)
 	if err := d.begin(ctx); err != nil {
 		return nil, err
 	}
-	if err := layout.Check(id); err != nil {
+	if err := id.Validate(); err != nil {
 		return nil, err
 	}
 	path := d.commitsPath(id)
@@ -220,14 +220,7 @@ func (d *Driver) collectCommits(ctx context.Context, opts driver.CollectOptions,
 			return nil // removed meanwhile
 		}
 		report := func(removed bool, reason string) {
-			if removed {
-				st.Removed++
-			} else {
-				st.Kept++
-			}
-			if opts.Report != nil {
-				opts.Report(driver.Collected{Object: path, ID: id.String(), Removed: removed, Reason: reason})
-			}
+			objstore.Report(opts, st, driver.Collected{Object: path, ID: id.String(), Removed: removed, Reason: reason})
 		}
 		if age := now().Sub(fi.ModTime()); opts.OlderThan > 0 && age < opts.OlderThan {
 			report(false, fmt.Sprintf("commit index written %s ago, younger than %s", age.Round(time.Second), opts.OlderThan))

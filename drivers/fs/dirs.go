@@ -13,7 +13,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// dirEnt is one entry of a directory as List walks it.
 type dirEnt struct {
 	name string
 	dir  bool // a directory (not a link to one)
@@ -21,9 +20,8 @@ type dirEnt struct {
 }
 
 // dirCache keeps the sorted entries of large directories between pages of
-// a listing, so that a page does not read the whole top directory again.
-// An entry is used only while the directory's inode, mtime and ctime are
-// the ones it was read at, and kept only when its mtime was at least
+// a listing. An entry is used only while the directory's inode, mtime and
+// ctime are the ones it was read at, and kept only when they were at least
 // racyWindow old when read: a change within the file system's timestamp
 // granularity cannot then go unseen (as git does for its index).
 type dirCache struct {
@@ -46,11 +44,9 @@ const (
 )
 
 // read returns the entries of dir in key order: sorted by name, a
-// directory as its name and '/'. A small directory (a record's own, in
-// layout B) costs its read alone. A large one is statted after its read,
-// and kept when it last changed at least racyWindow before the read
-// began, so that the stat is that of what was read; a later page uses it
-// while a stat still shows the same directory unchanged.
+// directory as its name and '/'. A large directory is statted after its
+// read, and kept when it last changed at least racyWindow before the read
+// began, so that the stat is that of what was read.
 func (c *dirCache) read(dir string) ([]dirEnt, error) {
 	c.mu.Lock()
 	s, known := c.m[dir]
@@ -65,37 +61,6 @@ func (c *dirCache) read(dir string) ([]dirEnt, error) {
 		}
 	}
 	start := time.Now()
-	ents, err := readSorted(dir)
-	if err != nil || len(ents) < minCachedDir {
-		return ents, err
-	}
-	if fi, err := os.Lstat(dir); err == nil {
-		c.keep(dir, fi, ents, start)
-	}
-	return ents, nil
-}
-
-// keep caches ents, read from dir from start on, under the stat fi taken
-// after the read, unless dir changed after start less racyWindow.
-func (c *dirCache) keep(dir string, fi os.FileInfo, ents []dirEnt, start time.Time) {
-	_, ino, ctime, ok := statOf(fi)
-	if !ok {
-		return
-	}
-	mtime := fi.ModTime().UnixNano()
-	if max(mtime, ctime) >= start.Add(-racyWindow).UnixNano() {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedDirs {
-		c.m = map[string]dirSnap{}
-	}
-	c.m[dir] = dirSnap{ino: ino, mtime: mtime, ctime: ctime, ents: ents}
-}
-
-// readSorted returns the entries of dir in key order.
-func readSorted(dir string) ([]dirEnt, error) {
 	list, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -105,6 +70,20 @@ func readSorted(dir string) ([]dirEnt, error) {
 		ents[i] = dirEnt{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
 	}
 	sort.Slice(ents, func(i, j int) bool { return sortName(ents[i]) < sortName(ents[j]) })
+	if len(ents) < minCachedDir {
+		return ents, nil
+	}
+	if fi, err := os.Lstat(dir); err == nil {
+		_, ino, ctime, ok := statOf(fi)
+		if mtime := fi.ModTime().UnixNano(); ok && max(mtime, ctime) < start.Add(-racyWindow).UnixNano() {
+			c.mu.Lock()
+			if c.m == nil || len(c.m) >= maxCachedDirs {
+				c.m = map[string]dirSnap{}
+			}
+			c.m[dir] = dirSnap{ino: ino, mtime: mtime, ctime: ctime, ents: ents}
+			c.mu.Unlock()
+		}
+	}
 	return ents, nil
 }
 
@@ -116,9 +95,8 @@ func sortName(e dirEnt) string {
 }
 
 // checkLinks returns an error naming the first symbolic link among the
-// path elements of the record files below the root (their directories,
-// then the files): the driver does not follow links, which could lead
-// outside its directory. A missing element ends the check.
+// path elements below the root of the files (their directories, then the
+// files). A missing element ends the check.
 func (d *Driver) checkLinks(paths ...string) error {
 	if len(paths) == 0 {
 		return nil
@@ -145,8 +123,8 @@ func (d *Driver) checkLinks(paths ...string) error {
 	return nil
 }
 
-// isLink returns an error wrapping model.ErrInternal when p is a symbolic
-// link; missing is set when p does not exist.
+// isLink returns errLink when p is a symbolic link; missing is set when p
+// does not exist.
 func isLink(p string) (missing bool, err error) {
 	fi, err := os.Lstat(p)
 	switch {

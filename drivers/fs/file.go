@@ -23,37 +23,23 @@ const tmpSuffix = ".tmp"
 // a record file (a directory of nested names).
 var errCollision = errors.New("path taken")
 
-// readFile returns the contents of a record file, or nil when it is absent:
-// missing, zero-length (a create that never finished), or not a file.
-func readFile(path string) ([]byte, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oCloexec, 0)
-	if err != nil {
-		if absentErr(err) {
-			return nil, nil, nil
-		}
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, nil, errLink(path)
-		}
-		return nil, nil, err
-	}
-	return readOpen(f)
-}
-
-// readNoLinks reads a record file as readFile does, and refuses a symbolic
-// link among its path elements below the root: an error wrapping
-// model.ErrInternal that names it.
+// readNoLinks returns the contents of a record file, or nil when it is
+// absent: missing, zero-length (a create that never finished), or not a
+// file. It refuses a symbolic link among its path elements below the root:
+// an error wrapping model.ErrInternal that names it.
 func (d *Driver) readNoLinks(path string) ([]byte, os.FileInfo, error) {
 	rel, ok := strings.CutPrefix(path, d.root+string(filepath.Separator))
 	if !ok {
 		return nil, nil, fmt.Errorf("fs: %w: %s is not below %s", model.ErrInvalidArgument, path, d.root)
 	}
 	f, ok, err := openNoLinks(d.realRoot(), rel)
-	switch {
-	case !ok:
+	if !ok {
 		if err := d.checkLinks(path); err != nil {
 			return nil, nil, err
 		}
-		return readFile(path)
+		f, err = os.OpenFile(path, os.O_RDONLY|oNoFollow|oCloexec, 0)
+	}
+	switch {
 	case err == nil:
 		return readOpen(f)
 	case absentErr(err):
@@ -180,7 +166,8 @@ func createFile(path string, data []byte) error {
 	case err == nil:
 	case errors.Is(err, fs.ErrExist):
 		err = replaceEmpty(tmp, path)
-	case linkUnsupported(err):
+	case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) ||
+		errors.Is(err, syscall.EMLINK) || errors.Is(err, syscall.EXDEV): // hard links unsupported
 		err = claimAndRename(tmp, path)
 	}
 	if err != nil {
@@ -201,11 +188,6 @@ func replaceEmpty(tmp, path string) error {
 		return fs.ErrExist
 	}
 	return os.Rename(tmp, path)
-}
-
-func linkUnsupported(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) ||
-		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EMLINK) || errors.Is(err, syscall.EXDEV)
 }
 
 func claimAndRename(tmp, path string) error {

@@ -19,11 +19,9 @@
 // rename guarantees are weaker. docs/fs.md has the details and
 // docs/format.md the file format.
 //
-// Every write records its driver.Write in the file it writes (a create's
-// token, an entry of f:writeIDs, a purge's mark), as on the object stores
-// (internal/objstore). A local write has no lost answer; a write marked as
-// a resend (driver.Write.Resend: another process may have made it) writes
-// nothing, and is done when its entry is found, an error wrapping
+// The record protocol is the object stores' (internal/objstore). A local
+// write has no lost answer; a resend (driver.Write.Resend) writes nothing,
+// and is done when its entry is found, an error wrapping
 // model.ErrOutcomeUnknown otherwise.
 package fs
 
@@ -78,9 +76,7 @@ type Config struct {
 // Driver is a filesystem nameservice. It is safe for concurrent use, and
 // any number of Drivers, in any number of processes, may share a directory.
 type Driver struct {
-	// records holds the record operations: the protocol the object
-	// stores share, over store (files under root).
-	*records
+	*records           // the record operations, over store
 	root        string // absolute
 	real        atomic.Pointer[string]
 	layout      jsonld.Layout

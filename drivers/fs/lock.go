@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -17,8 +18,8 @@ import (
 // ".lock"), so listing ignores lock files.
 const lockSuffix = ".lock"
 
-// heldLock is one acquired lock: an flock on the sidecar lock file, and the
-// in-process slot for the same path.
+// heldLock is an flock on the sidecar lock file, and the in-process slot
+// for the same path.
 type heldLock struct {
 	path    string
 	file    *os.File
@@ -83,11 +84,10 @@ const (
 	maxPoll = 20 * time.Millisecond
 )
 
-// lock takes the lock of record file path, waiting at most d.lockTimeout
-// and never past ctx's deadline. It returns an error wrapping ErrUnavailable
-// when the wait times out, ctx's error (wrapped) when ctx ends, and one
-// satisfying errors.Is(err, fs.ErrNotExist) when the file's directory does
-// not exist.
+// lock takes the lock of record file path, waiting at most d.lockTimeout.
+// It returns an error wrapping ErrUnavailable when the wait times out,
+// ctx's error when ctx ends, and fs.ErrNotExist when the file's directory
+// does not exist.
 func (d *Driver) lock(ctx context.Context, path string) (*heldLock, error) {
 	lp := path + lockSuffix
 	wctx, cancel := context.WithTimeout(ctx, d.lockTimeout)
@@ -118,8 +118,8 @@ func (d *Driver) lockWaitError(ctx context.Context, lp string, err error) error 
 }
 
 // flockWait opens (creating) the lock file and takes an exclusive flock,
-// polling with LOCK_NB until ctx ends. It starts over when, once locked,
-// the path no longer names the locked file (a delete removed it).
+// polling until ctx ends. It starts over when, once locked, the path no
+// longer names the locked file (a delete removed it).
 func flockWait(ctx context.Context, lp string) (*os.File, error) {
 	for {
 		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|oCloexec, 0o644)
@@ -130,7 +130,9 @@ func flockWait(ctx context.Context, lp string) (*os.File, error) {
 			_ = f.Close()
 			return nil, err
 		}
-		if sameFile(f, lp) {
+		a, errA := f.Stat()
+		b, errB := os.Stat(lp)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
 			return f, nil
 		}
 		unlock(f)
@@ -148,23 +150,9 @@ func pollFlock(ctx context.Context, f *os.File) error {
 		if !busy {
 			return err
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := driverutil.Sleep(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, maxPoll)
 	}
-}
-
-// sameFile reports whether path still names the open file f.
-func sameFile(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(path)
-	return err == nil && os.SameFile(a, b)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,3 +39,5 @@ func openNoLinks(realRoot, rel string) (f *os.File, ok bool, err error) {
 		return nil, true, &os.PathError{Op: "openat2", Path: path, Err: err}
 	}
 }
+
+func ctimeOf(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }

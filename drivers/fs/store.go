@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,14 +17,13 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// records is embedded in Driver, which so implements the record
-// operations of driver.Driver through objstore, over the files of store.
+// records is embedded in Driver, under an unexported name.
 type records = objstore.Records
 
 // store is the objstore.Store of a Driver: a key is a file under the root,
 // a write is a synced temp file renamed (or, by a create, hard-linked)
 // into place under the flock of the key's sidecar lock file, and a tag
-// says which file a name holds (see fileTag).
+// says which file a name holds (see tagOf).
 type store struct{ d *Driver }
 
 var (
@@ -33,20 +31,14 @@ var (
 	_ objstore.EntryLister = store{}
 )
 
-// keyPath returns the path of key. A key whose name ends in a suffix the
-// driver gives its own files (".lock", ".tmp") is stored with '~'
-// appended, as is one ending in '~': no object is then ever another
-// object's lock or temp file. (Record files end in ".json"; the keys so
-// escaped are never record files.)
+// keyPath returns the path of key. A key whose name ends in ".lock", ".tmp"
+// or '~' is stored with '~' appended, so that no object is ever another
+// object's lock or temp file (record files end in ".json").
 func (s store) keyPath(key string) string {
-	if escaped(key) {
+	if strings.HasSuffix(key, lockSuffix) || strings.HasSuffix(key, tmpSuffix) || strings.HasSuffix(key, "~") {
 		key += "~"
 	}
 	return s.d.path(key)
-}
-
-func escaped(name string) bool {
-	return strings.HasSuffix(name, lockSuffix) || strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, "~")
 }
 
 // Get implements objstore.Store: one open (refusing symbolic links), fstat
@@ -84,8 +76,8 @@ func (s store) Head(_ context.Context, key string) (string, error) {
 }
 
 // MaybeApplied implements objstore.Store: a local system call has no lost
-// answers. (An error after a write landed, such as a failed directory
-// fsync, wraps model.ErrUnavailable, which allows it.)
+// answers (an error after a write landed, such as a failed directory
+// fsync, wraps model.ErrUnavailable, which allows it).
 func (store) MaybeApplied(error) bool { return false }
 
 // Put implements objstore.Store, under the key's lock: with IfAbsent it
@@ -272,17 +264,14 @@ func (d *Driver) removeEmptyDirs(dir string) {
 
 // The tag of a file names the file a path holds, from its stat: device,
 // inode, size, mtime and ctime. Every write makes a new file (a temp file
-// renamed or linked into place), so a write changes the inode, and a tag
-// taken from the listing's stat equals the one a read gives, which lets
-// List skip files it has cached.
+// renamed or linked into place), so a write changes the inode.
 //
 // A freed inode may be reused at once, though, and a file written within
 // the file system's timestamp granularity of another can then have the
 // same stat. So a tag observed within racyWindow of the file's mtime or
-// ctime (racyWindow, as git treats its index) also carries a hash of the contents:
-// a write conditional on it compares the contents too, and it never
-// equals a listing's tag, so List reads that file again. A tag observed
-// later cannot recur: any later write has a later ctime.
+// ctime (as git treats its index) also carries a hash of the contents,
+// which a write conditional on it compares too. A tag observed later
+// cannot recur: any later write has a later ctime.
 func tagOf(fi os.FileInfo, data []byte) string {
 	t := statTag(fi)
 	if racy(fi) {
@@ -293,19 +282,11 @@ func tagOf(fi os.FileInfo, data []byte) string {
 }
 
 func statTag(fi os.FileInfo) string {
-	var b []byte
+	t := fmt.Sprintf("%x-%x", fi.Size(), fi.ModTime().UnixNano())
 	if dev, ino, ctime, ok := statOf(fi); ok {
-		b = strconv.AppendUint(b, dev, 16)
-		b = append(b, '-')
-		b = strconv.AppendUint(b, ino, 16)
-		b = append(b, '-')
-		b = strconv.AppendInt(b, ctime, 16)
-		b = append(b, '-')
+		t = fmt.Sprintf("%x-%x-%x-", dev, ino, ctime) + t
 	}
-	b = strconv.AppendInt(b, fi.Size(), 16)
-	b = append(b, '-')
-	b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 16)
-	return string(b)
+	return t
 }
 
 func racy(fi os.FileInfo) bool {

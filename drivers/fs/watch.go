@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -44,13 +45,13 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 		w.Close()
 		return nil, err
 	}
-	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}}
+	out := make(chan driver.Event, 64)
+	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}, out: out}
 	if err := ws.scan(ctx, root, false); err != nil {
 		w.Close()
 		return nil, err
 	}
-	out := make(chan driver.Event, 64)
-	go ws.loop(ctx, out)
+	go ws.loop(ctx)
 	return out, nil
 }
 
@@ -59,8 +60,7 @@ type watchState struct {
 	opts driver.WatchOptions
 	w    *fsnotify.Watcher
 	snap map[model.ID]*model.Record
-	out  chan<- driver.Event
-	ctx  context.Context
+	out  chan driver.Event
 }
 
 func addTree(w *fsnotify.Watcher, dir string) error {
@@ -80,41 +80,24 @@ func addTree(w *fsnotify.Watcher, dir string) error {
 	})
 }
 
-func (ws *watchState) matches(id model.ID) bool {
-	if !ws.opts.ID.IsZero() {
-		return id == ws.opts.ID
-	}
-	return strings.HasPrefix(id.String(), ws.opts.Prefix)
-}
-
-func (ws *watchState) loop(ctx context.Context, out chan<- driver.Event) {
-	defer close(out)
+func (ws *watchState) loop(ctx context.Context) {
+	defer close(ws.out)
 	defer ws.w.Close()
-	ws.out, ws.ctx = out, ctx
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case err := <-ws.w.Errors:
-			ws.send(driver.Event{Err: ioError("watch", ws.d.root, err)})
+			driverutil.Send(ctx, ws.out, driver.Event{Err: ioError("watch", ws.d.root, err)})
 			return
 		case ev := <-ws.w.Events:
 			if err := ws.handle(ctx, ev); err != nil {
 				if ctx.Err() == nil {
-					ws.send(driver.Event{Err: err})
+					driverutil.Send(ctx, ws.out, driver.Event{Err: err})
 				}
 				return
 			}
 		}
-	}
-}
-
-func (ws *watchState) send(ev driver.Event) bool {
-	select {
-	case ws.out <- ev:
-		return true
-	case <-ws.ctx.Done():
-		return false
 	}
 }
 
@@ -127,7 +110,7 @@ func (ws *watchState) handle(ctx context.Context, ev fsnotify.Event) error {
 			return ws.scan(ctx, ev.Name, true) // files may have landed before the watch did
 		}
 	}
-	return ws.refreshPath(ctx, ev.Name)
+	return ws.refreshPath(ctx, ev.Name, true)
 }
 
 // scan reads every record under dir into the snapshot, reporting changes
@@ -143,73 +126,62 @@ func (ws *watchState) scan(ctx context.Context, dir string, report bool) error {
 		if e.IsDir() {
 			return nil
 		}
-		if report {
-			return ws.refreshPath(ctx, p)
-		}
-		id, ok, err := ws.idOf(p)
-		if err != nil || !ok || !ws.matches(id) {
-			return err
-		}
-		return ws.refresh(ctx, id, false)
+		return ws.refreshPath(ctx, p, report)
 	})
 }
 
 // idOf returns the ID a record file belongs to, found through its defining
 // file; ok is false for files that are no record's.
-func (ws *watchState) idOf(path string) (model.ID, bool, error) {
+func (ws *watchState) idOf(path string) (model.ID, bool) {
 	rel, err := filepath.Rel(ws.d.root, path)
 	if err != nil {
-		return model.ID{}, false, nil
+		return model.ID{}, false
 	}
 	role, st := layout.Classify(ws.d.layout, filepath.ToSlash(rel))
-	if role != layout.Defining && role != layout.Secondary {
-		return model.ID{}, false, nil
+	ids := layout.Candidates(st)
+	if role != layout.Defining && role != layout.Secondary || len(ids) == 0 {
+		return model.ID{}, false
 	}
-	def, ok := ws.definingPath(st)
-	if !ok {
-		return model.ID{}, false, nil
+	if len(ids) == 1 && !layout.Shortened(st) {
+		return ids[0], true
 	}
-	c, err := ws.d.classify(def)
-	if c == nil || err != nil {
-		return ws.known(st)
-	}
-	return c.id, true, nil
-}
-
-// known finds a watched record with stem st whose defining file is gone.
-func (ws *watchState) known(st string) (model.ID, bool, error) {
-	for id := range ws.snap {
-		if layout.Stem(id) == st {
-			return id, true, nil
+	// The key fits several IDs, or has a shortened segment: the defining
+	// file's @id tells.
+	data, _, err := ws.d.readNoLinks(ws.d.path(layout.StemFiles(ws.d.layout, st)[0].Key))
+	if err == nil && data != nil {
+		if doc, err := jsonld.Decode(data); err == nil {
+			id, ok, err := doc.RecordID()
+			if err == nil && !ok {
+				id, ok = layout.PathDefault(st)
+			}
+			if err == nil && ok && layout.Stem(id) == st {
+				return id, true
+			}
 		}
 	}
-	return model.ID{}, false, nil
+	// Gone, or unreadable: a watched record of that stem.
+	for id := range ws.snap {
+		if layout.Stem(id) == st {
+			return id, true
+		}
+	}
+	return model.ID{}, false
 }
 
-func (ws *watchState) definingPath(st string) (string, bool) {
-	ids := layout.Candidates(st)
-	if len(ids) == 0 {
-		return "", false
+// refreshPath refreshes the record of the file at path when the watch
+// selects it (see refresh).
+func (ws *watchState) refreshPath(ctx context.Context, path string, report bool) error {
+	id, ok := ws.idOf(path)
+	if ok && (id == ws.opts.ID || ws.opts.ID.IsZero() && strings.HasPrefix(id.String(), ws.opts.Prefix)) {
+		return ws.refresh(ctx, id, report)
 	}
-	files, err := layout.Files(ws.d.layout, ids[0])
-	if err != nil {
-		return "", false
-	}
-	suffix := strings.TrimPrefix(files[0].Key, layout.Root+"/"+layout.Stem(ids[0]))
-	return ws.d.path(layout.Root + "/" + st + suffix), true
-}
-
-func (ws *watchState) refreshPath(ctx context.Context, path string) error {
-	id, ok, err := ws.idOf(path)
-	if err != nil || !ok || !ws.matches(id) {
-		return err
-	}
-	return ws.refresh(ctx, id, true)
+	return nil
 }
 
 // refresh re-reads record id and, when report is set, sends the events that
-// take the snapshot to it and the watch's options select. A record that cannot be read keeps its place in
-// the snapshot: one bad file neither ends the watch nor reads as a purge.
+// take the snapshot to it and the watch's options select. A record that
+// cannot be read keeps its place in the snapshot: one bad file neither ends
+// the watch nor reads as a purge.
 func (ws *watchState) refresh(ctx context.Context, id model.ID, report bool) error {
 	rec, err := ws.d.Get(ctx, id)
 	switch {
@@ -222,7 +194,7 @@ func (ws *watchState) refresh(ctx context.Context, id model.ID, report bool) err
 	}
 	if report {
 		for _, ev := range driverutil.Selected(ws.opts, ws.snap[id], rec) {
-			if !ws.send(ev) {
+			if !driverutil.Send(ctx, ws.out, ev) {
 				return nil
 			}
 		}

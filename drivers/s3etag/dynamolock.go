@@ -88,13 +88,6 @@ func ParseLockURL(raw string) (LockConfig, error) {
 	return lc, nil
 }
 
-func (lc *LockConfig) defaults() {
-	lc.Timeout = driverutil.Positive(lc.Timeout, DefaultLockTimeout)
-	lc.SkewRate = driverutil.Positive(lc.SkewRate, DefaultLockSkewRate)
-	lc.TTL = driverutil.Positive(lc.TTL, DefaultLockTTL)
-	lc.Poll = driverutil.Positive(lc.Poll, DefaultLockPoll)
-}
-
 type dynamoLock struct {
 	client *dynamodb.Client
 	cfg    LockConfig
@@ -102,12 +95,12 @@ type dynamoLock struct {
 }
 
 func newDynamoLock(ctx context.Context, lc LockConfig, bucket string) (*dynamoLock, error) {
-	lc.defaults()
+	lc.Timeout = driverutil.Positive(lc.Timeout, DefaultLockTimeout)
+	lc.SkewRate = driverutil.Positive(lc.SkewRate, DefaultLockSkewRate)
+	lc.TTL = driverutil.Positive(lc.TTL, DefaultLockTTL)
+	lc.Poll = driverutil.Positive(lc.Poll, DefaultLockPoll)
 	client, err := NewLockClient(ctx, lc)
-	if err != nil {
-		return nil, err
-	}
-	return &dynamoLock{client: client, cfg: lc, bucket: bucket}, nil
+	return &dynamoLock{client: client, cfg: lc, bucket: bucket}, err
 }
 
 // NewLockClient returns the DynamoDB client of the lock protocol.
@@ -225,11 +218,9 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 	switch {
 	case err != nil:
 		return err
-	case pc.Absent && etag != "":
-		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
 	case pc.Tag != "" && etag == "":
 		return fmt.Errorf("s3: write %s: %w", key, errMissing)
-	case pc.Tag != "" && etag != pc.Tag:
+	case pc.Absent && etag != "" || pc.Tag != "" && etag != pc.Tag:
 		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
 	}
 	return nil
@@ -245,7 +236,7 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 // it then finds held as its own, rather than waiting out its own lease.
 func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc objstore.Precondition) (int64, time.Time, error) {
 	var held *lease
-	owner := objstore.Token()
+	owner := driverutil.Token()
 	for waits := 0; ; waits++ {
 		takeover := held != nil && time.Since(held.seen) > held.timeout*time.Duration(l.cfg.SkewRate)
 		start := time.Now()
@@ -297,10 +288,8 @@ func (l *dynamoLock) try(ctx context.Context, path, sk, owner string, held *leas
 		delete(names, "#p")
 	}
 	out, err := l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &l.cfg.Table,
-		Key: map[string]types.AttributeValue{
-			"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
-		},
+		TableName:                           &l.cfg.Table,
+		Key:                                 lockItemKey(path, sk),
 		UpdateExpression:                    &update,
 		ConditionExpression:                 &cond,
 		ExpressionAttributeNames:            names,
@@ -320,6 +309,12 @@ func (l *dynamoLock) try(ctx context.Context, path, sk, owner string, held *leas
 		return 0, nil, lockFail("acquire "+path+" "+sk, l.cfg.Table, err)
 	}
 	return leaseOf(out.Attributes).generation, nil, nil
+}
+
+func lockItemKey(path, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
+	}
 }
 
 func num(n int64) types.AttributeValue {
@@ -358,10 +353,8 @@ func (l *dynamoLock) release(path, sk string, gen int64) {
 	defer cancel()
 	cond, update := "#g = :g", "SET #r = :true"
 	_, _ = l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &l.cfg.Table,
-		Key: map[string]types.AttributeValue{
-			"path": &types.AttributeValueMemberS{Value: path}, "etag": &types.AttributeValueMemberS{Value: sk},
-		},
+		TableName:                 &l.cfg.Table,
+		Key:                       lockItemKey(path, sk),
 		UpdateExpression:          &update,
 		ConditionExpression:       &cond,
 		ExpressionAttributeNames:  map[string]string{"#g": "generation", "#r": "released"},

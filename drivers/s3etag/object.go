@@ -17,26 +17,52 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// Outcomes of a conditional request, beside success and other errors.
-var (
-	// errPrecondition: the precondition failed (412), nothing was written.
-	errPrecondition = objstore.Sentinel("precondition failed", objstore.ErrPrecondition)
-	// errMissing: If-Match on a key that does not exist (404).
-	errMissing = objstore.Sentinel("no such key", objstore.ErrMissing)
-)
+// records is embedded in Driver, which so implements the record
+// operations of driver.Driver through objstore.
+type records = objstore.Records
 
-// normETag returns an ETag without quotes or weak prefix, so that "abc",
-// abc and W/"abc" compare equal.
-func normETag(e string) string {
-	e = strings.TrimPrefix(strings.TrimSpace(e), "W/")
-	return strings.Trim(e, `"`)
+// store is the objstore.Store of a Driver: the bucket's objects under the
+// prefix, with ETags as tags. Conditional writes go through the DynamoDB
+// lock in lock mode (see Put). Its methods are not the Driver's own, whose
+// Get and List are those of driver.Driver.
+type store struct{ *Driver }
+
+var _ objstore.Store = store{}
+
+// MaybeApplied implements objstore.Store.
+func (store) MaybeApplied(err error) bool { return maybeApplied(err) }
+
+// List lists the keys under prefix after startAfter with ListObjectsV2
+// (every page, until fn stops it).
+func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, etag string, size int64) error) error {
+	in := &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, Prefix: aws.String(s.key(prefix))}
+	if startAfter != "" {
+		in.StartAfter = aws.String(s.key(startAfter))
+	}
+	p := s3.NewListObjectsV2Paginator(s.client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return s.fail(ctx, "list", prefix, err)
+		}
+		for _, o := range page.Contents {
+			key := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
+			if err := fn(key, aws.ToString(o.ETag), aws.ToInt64(o.Size)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
+
+// The outcomes of a conditional request beside success and other errors
+// are objstore's: errPrecondition (412: nothing was written) and
+// errMissing (404: If-Match on a key that does not exist).
+var errPrecondition, errMissing = objstore.ErrPrecondition, objstore.ErrMissing
 
 func quote(etag string) string { return `"` + etag + `"` }
 
-// Get reads key and returns its bytes and normalised ETag; nil when it is
-// absent (missing or zero-length, a create that never finished, as in the
-// filesystem driver).
+// Get implements objstore.Store.
 func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
 	if err != nil {
@@ -53,10 +79,10 @@ func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	if len(data) == 0 {
 		return nil, "", nil
 	}
-	return data, normETag(aws.ToString(out.ETag)), nil
+	return data, objstore.NormTag(aws.ToString(out.ETag)), nil
 }
 
-// Head returns key's ETag, "" when it is absent.
+// Head implements objstore.Store.
 func (s store) Head(ctx context.Context, key string) (string, error) {
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
 	if err != nil {
@@ -68,13 +94,11 @@ func (s store) Head(ctx context.Context, key string) (string, error) {
 	if aws.ToInt64(out.ContentLength) == 0 {
 		return "", nil
 	}
-	return normETag(aws.ToString(out.ETag)), nil
+	return objstore.NormTag(aws.ToString(out.ETag)), nil
 }
 
-// Put writes data to key under pc and returns the new ETag. A failed
-// precondition is errPrecondition, If-Match on a missing key errMissing.
-// In lock mode the precondition is checked under the DynamoDB lock and the
-// write is unconditional.
+// Put implements objstore.Store. In lock mode the precondition is checked
+// under the DynamoDB lock and the write is unconditional.
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	if s.lock != nil && pc.Conditional() {
 		var etag string
@@ -102,11 +126,10 @@ func (d *Driver) rawPut(ctx context.Context, key string, data []byte, pc objstor
 	if err != nil {
 		return "", d.condFail(ctx, "write", key, pc, err)
 	}
-	return normETag(aws.ToString(out.ETag)), nil
+	return objstore.NormTag(aws.ToString(out.ETag)), nil
 }
 
-// Delete removes key under pc with one request (see objstore.Store).
-// Removing a missing key unconditionally is not an error.
+// Delete implements objstore.Store, as Put does.
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if s.lock != nil && pc.Conditional() {
 		return s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) error {
@@ -132,7 +155,7 @@ func (d *Driver) rawDel(ctx context.Context, key string, pc objstore.Preconditio
 
 // condFail classifies the error of a conditional request.
 func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
-	switch status := httpStatus(err); {
+	switch status := awsconf.HTTPStatus(err); {
 	case status == 412 || status == 409 && pc.Conditional() && awsconf.ErrorCodeOf(err) != codeIsDirectory:
 		return fmt.Errorf("s3: %s %s: %w", op, key, errPrecondition)
 	case status == 404 && pc.Tag != "":
@@ -145,14 +168,12 @@ func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Preco
 // it could not place the object's file: not a failed condition.
 const codeIsDirectory = "ExistingObjectIsDirectory"
 
-func httpStatus(err error) int { return awsconf.HTTPStatus(err) }
-
 func notFound(err error) bool {
 	var ae smithy.APIError
 	if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
 		return true
 	}
-	return httpStatus(err) == 404
+	return awsconf.HTTPStatus(err) == 404
 }
 
 // fail wraps an SDK error of op on key with the driver sentinel that
@@ -175,17 +196,15 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	return fmt.Errorf("s3: %s %s: %w: %w", op, key, model.ErrUnavailable, err)
 }
 
-// maybeApplied reports whether a failed write may nevertheless have been
-// applied: no answer came back (the connection broke after the request was
-// sent, or the attempt timed out), or S3 answered with a 5xx.
+// maybeApplied is objstore.Store's MaybeApplied: no answer came back, or a
+// 5xx.
 func maybeApplied(err error) bool {
 	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
 }
 
-// noRetryIfMaybeApplied stops the SDK from retrying a conditional write
-// after an attempt that may have been applied: the retry would meet the
-// write's own new ETag with a 412, and only a re-read can tell (see
-// resolve).
+// noRetryIfMaybeApplied stops the SDK from retrying a write after an
+// attempt that may have been applied: the retry would meet the write's own
+// new ETag with a 412, and only a re-read can tell.
 func noRetryIfMaybeApplied(o *s3.Options) {
 	o.Retryer = awsconf.SkipIf(o.Retryer, maybeApplied)
 }

@@ -14,30 +14,20 @@
 //
 // # Protocol
 //
-// A file is created with If-None-Match: * and replaced with If-Match:
-// <etag>; only these conditional PUTs decide between racing writers. No
-// create, push or purge sends a DELETE, so nothing rests on DeleteObject's
-// If-Match, which several S3-compatible stores ignore or check apart from
-// the unlink. A purge seals the record's files and replaces its defining
-// file by a mark, which a later create replaces on its ETag; Collect
-// removes what purges left (docs/s3.md, "Garbage collection"). A 412 makes
-// the driver re-read and either report the conflict (the condition fails
-// on the new value) or try again (bounded, with jitter). The driver caches
-// the ETag and contents of every file it read or wrote, so an uncontended
-// push is one PUT; a stale entry costs a 412 and a re-read, never a wrong
-// answer.
+// The protocol is internal/objstore's, with ETags as version tags. A file
+// is created with If-None-Match: * and replaced with If-Match: <etag>; only
+// these conditional PUTs decide between racing writers. No create, push or
+// purge sends a DELETE, so nothing rests on DeleteObject's If-Match, which
+// several S3-compatible stores ignore or check apart from the unlink;
+// Collect removes what purges left (docs/s3.md, "Garbage collection"). A
+// 412 makes the driver re-read and report the conflict or try again. The
+// driver caches ETags and contents, so an uncontended push is one PUT.
 //
-// A write whose answer is lost is resolved as internal/objstore says: every
-// write records its driver.Write in the file it writes (a create's token,
-// an entry of f:writeIDs, a purge's mark), the SDK does not retry a
-// conditional PUT that may have landed, and after a timeout, a broken
-// connection or a 5xx the driver reads the file back: its entry means done;
-// the file still at the ETag the attempt was conditioned on means the same
-// request is sent again, where that ETag cannot have come back (the bytes
-// it names carry a token or entries: an ETag is a digest of the bytes);
-// anything else is an error wrapping model.ErrOutcomeUnknown. A resend
-// (driver.Write.Resend) writes nothing and is done only when its entry is
-// found.
+// The SDK does not retry a conditional PUT that may have landed; a lost
+// answer is resolved by reading the file back, as internal/objstore says.
+// An ETag is a digest of the bytes, so a file still at the attempt's ETag
+// shows that the write did not land only where those bytes carry a token
+// or write entries.
 //
 // Open probes that the endpoint enforces If-None-Match and If-Match on
 // PutObject (and reports whether it enforces If-Match on DeleteObject,
@@ -116,9 +106,8 @@ type Driver struct {
 	cfg    Config
 	prefix string // "" or ending in "/"
 	*records
-	lock *dynamoLock // nil: S3 preconditions
-	// probed is what the probe on open found.
-	probed driver.ProbeResult
+	lock   *dynamoLock        // nil: S3 preconditions
+	probed driver.ProbeResult // what the probe on open found
 }
 
 var (
@@ -179,7 +168,8 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 	}
 	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		o.HTTPClient = httpClient
-		o.Retryer = newRetryer(cfg.MaxAttempts)
+		o.Retryer = awsconf.NewRetryer(driverutil.Positive(cfg.MaxAttempts, DefaultMaxAttempts), nil, 20*time.Millisecond,
+			"ConditionalRequestConflict", codeIsDirectory)
 		o.UsePathStyle = cfg.PathStyle
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
@@ -190,11 +180,6 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}), nil
-}
-
-func newRetryer(maxAttempts int) aws.Retryer {
-	maxAttempts = driverutil.Positive(maxAttempts, DefaultMaxAttempts)
-	return awsconf.NewRetryer(maxAttempts, nil, 20*time.Millisecond, "ConditionalRequestConflict", codeIsDirectory)
 }
 
 // urlParams are the query parameters an s3 URL may carry.

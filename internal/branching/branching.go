@@ -116,8 +116,8 @@ type Store interface {
 }
 
 var (
-	// errRetry makes bookkeep read the record again and call its change
-	// function again, after a backoff.
+	// errRetry makes bookkeep read the record and call change again, after
+	// a backoff.
 	errRetry = errors.New("retry")
 	// errDropLost: the dropping entry a drop set was cleared.
 	errDropLost = errors.New("the drop's entry on the branch was cleared")
@@ -136,7 +136,7 @@ func lacksOp(tok string) func([]jsonld.BranchOp) bool {
 }
 
 // remove drops entry tok from b and, when undo is set, its delta from the
-// count (never below 0). It reports whether the entry was there.
+// count (never below 0); false when the entry was not there.
 func (b *Book) remove(tok string, undo bool) bool {
 	i := slices.IndexFunc(b.Ops, func(op jsonld.BranchOp) bool { return op.Token == tok })
 	if i < 0 {
@@ -195,7 +195,6 @@ func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (boo
 	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), model.ErrUnavailable, id, attempts)
 }
 
-// unknown reports whether err leaves a write's outcome unknown.
 func unknown(err error) bool {
 	c := model.Code(err)
 	return c == model.Unavailable || c == model.Canceled
@@ -264,7 +263,6 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	return nil
 }
 
-// liveSource checks that b is a record branches may be created from.
 func liveSource(s Store, b *Book) error {
 	switch {
 	case b.Record.Kind != model.Ledger:
@@ -289,7 +287,7 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 			return fmt.Errorf("%s: drop %s: %w", s.Name(), id, driver.OutcomeUnknown("the write is a resend, and the branch holds no mark of it"))
 		})
 	}
-	tok := newToken()
+	tok := driverutil.Token()
 	self := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: id.String(), Token: tok}
 	source := ""
 	err := bookkeep(ctx, s, id, func(b *Book) (bool, error) {
@@ -374,7 +372,6 @@ func dropMarked(ctx context.Context, s Store, id model.ID, source string, self j
 	return err
 }
 
-// requireOp is the check of a purge conditional on entry tok.
 func requireOp(tok string) func([]jsonld.BranchOp) error {
 	return func(ops []jsonld.BranchOp) error {
 		if !has(ops, tok) {

@@ -2,8 +2,6 @@ package branching
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -51,7 +49,7 @@ func parseBranch(s Store, op jsonld.BranchOp) (model.ID, error) {
 }
 
 // settleCreate settles a stale create: kept when the branch exists, else
-// fenced and undone.
+// fenced and undone (see the protocol).
 func settleCreate(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bool, err error) {
 	id, err := parseBranch(s, op)
 	if err != nil {
@@ -112,13 +110,6 @@ func settleDropping(ctx context.Context, s Store, b *Book, op jsonld.BranchOp) (
 		return false, bookkeep(ctx, s, src, func(*Book) (bool, error) { return false, nil }, nil)
 	}
 	return true, nil
-}
-
-// newToken returns a random token for a step.
-func newToken() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
-	return hex.EncodeToString(b)
 }
 
 // Reset is a driver.Brancher's ResetHead made of Get and compare-and-set

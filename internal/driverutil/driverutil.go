@@ -1,15 +1,13 @@
 // Package driverutil holds what the drivers of this module share beyond
-// the contract of package driver: telling a failure of
-// one record from one of the whole page, the events between two reads of a
-// record, the error of a drop refused for branches, the write IDs by
-// which a driver recognises its writes after a lost answer, the
-// closed-driver check, and the page token of the drivers that resume after
-// an ID. The packages around the drivers share three rules from here too:
-// options whose zero value means the default (Positive), how a watch feed
-// sends (Send), and how a retry loop waits (Jitter, Sleep).
+// the contract of package driver, and a few rules the packages around them
+// share too: options whose zero value means the default (Positive), how a
+// watch feed sends (Send), and how a retry loop waits (Jitter, Sleep).
 package driverutil
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 
 	"nameservice.dev/nameservice/driver"
@@ -54,7 +52,12 @@ func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 		return append(Selected(opts, old, nil), Selected(opts, nil, new)...)
 	}
 	evs := Diff(old, new)
-	k := kindOf(old, new)
+	k := model.Kind("")
+	if new != nil {
+		k = new.Kind
+	} else if old != nil {
+		k = old.Kind
+	}
 	out := evs[:0]
 	for _, ev := range evs {
 		if opts.Reports(k, ev) {
@@ -62,16 +65,6 @@ func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 		}
 	}
 	return out
-}
-
-func kindOf(old, new *model.Record) model.Kind {
-	if new != nil {
-		return new.Kind
-	}
-	if old != nil {
-		return old.Kind
-	}
-	return ""
 }
 
 // PerRecord reports whether err, met while List read one record, belongs in
@@ -104,3 +97,34 @@ func (e *BranchesError) Is(target error) bool { return target == model.ErrHasBra
 // HasBranchesError returns the error of a drop refused because n branches
 // of id exist.
 func HasBranchesError(id model.ID, n int64) error { return &BranchesError{ID: id, N: n} }
+
+// Token returns 24 random hex digits, for keys and tokens no other writer
+// uses.
+func Token() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// Positive returns v when it is above zero, else def. It is the one rule
+// for options whose zero value means "the default": zero or negative takes
+// the default, so that a negative duration or count never reaches a
+// ticker, a timeout or a loop bound.
+func Positive[T ~int | ~int64 | ~float64](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Send sends v on ch unless ctx ends first, and reports whether it sent:
+// false tells the producer that the consumer is gone and it should stop.
+// The watch and subscription feeds all send this way.
+func Send[T any](ctx context.Context, ch chan<- T, v T) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -34,14 +34,10 @@ type File struct {
 	Defining bool
 }
 
-// suffixes of the files of each layout, defining file first. Layout C's
-// status file also holds the identity, so a retract (retracted flag and
-// status) is one write.
-var suffixes = map[jsonld.Layout][]struct {
-	suffix   string
-	parts    jsonld.Part
-	defining bool
-}{
+// suffixes are the files of each layout, keyed by suffix, defining file
+// first. Layout C's status file also holds the identity, so a retract
+// (retracted flag and status) is one write.
+var suffixes = map[jsonld.Layout][]File{
 	jsonld.LayoutB: {
 		{".json", jsonld.Identity | jsonld.HeadPart | jsonld.StatusPart | jsonld.ConfigPart, true},
 		{".index.json", jsonld.IndexPart, false},
@@ -69,9 +65,6 @@ const hashedKeep = 150
 // back at most to a character boundary). A listing may match a longer
 // start of a segment only against IDs, not keys.
 const KeptPrefix = hashedKeep - (utf8.UTFMax - 1)
-
-// Check returns an error wrapping model.ErrInvalidID when id is not valid.
-func Check(id model.ID) error { return id.Validate() }
 
 // segment returns the path form of one ID segment.
 func segment(s string) string {
@@ -109,9 +102,9 @@ func Shortened(st string) bool {
 }
 
 // Files returns the files of id in layout l, the defining file first. It
-// returns an error wrapping model.ErrInvalidID when Check fails.
+// returns an error wrapping model.ErrInvalidID when id is not valid.
 func Files(l jsonld.Layout, id model.ID) ([]File, error) {
-	if err := Check(id); err != nil {
+	if err := id.Validate(); err != nil {
 		return nil, err
 	}
 	return StemFiles(l, Stem(id)), nil
@@ -122,7 +115,8 @@ func Files(l jsonld.Layout, id model.ID) ([]File, error) {
 func StemFiles(l jsonld.Layout, st string) []File {
 	var out []File
 	for _, s := range suffixes[l] {
-		out = append(out, File{Key: Root + "/" + st + s.suffix, Parts: s.parts, Defining: s.defining})
+		s.Key = Root + "/" + st + s.Key
+		out = append(out, s)
 	}
 	return out
 }
@@ -201,13 +195,13 @@ func plain(st string) bool {
 func match(l jsonld.Layout, rest string) (Role, string) {
 	best, role := -1, NotRecord
 	for _, s := range suffixes[l] {
-		st, ok := strings.CutSuffix(rest, s.suffix)
-		if !ok || len(s.suffix) <= best || st == "" || !plain(st) {
+		st, ok := strings.CutSuffix(rest, s.Key)
+		if !ok || len(s.Key) <= best || st == "" || !plain(st) {
 			continue
 		}
-		best = len(s.suffix)
+		best = len(s.Key)
 		role = Secondary
-		if s.defining {
+		if s.Defining {
 			role = Defining
 		}
 	}
@@ -226,7 +220,7 @@ func Candidates(st string) []model.ID {
 	var out []model.ID
 	for i := 1; i < len(segs); i++ {
 		id := model.ID{Name: strings.Join(segs[:i], "/"), Branch: strings.Join(segs[i:], "/")}
-		if Check(id) == nil {
+		if id.Validate() == nil {
 			out = append(out, id)
 		}
 	}
@@ -242,5 +236,5 @@ func PathDefault(st string) (model.ID, bool) {
 		return model.ID{}, false
 	}
 	id := model.ID{Name: st[:i], Branch: st[i+1:]}
-	return id, Check(id) == nil
+	return id, id.Validate() == nil
 }

@@ -87,7 +87,7 @@ func (r *Records) dropInlineIndex(ctx context.Context, id model.ID, index model.
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 		}
-		if _, err := r.writeCAS(ctx, id, f, ifMatch(def.tag), data); err != nil {
+		if _, err := r.writeCAS(ctx, id, f, IfMatch(def.tag), data); err != nil {
 			return err
 		}
 	}
@@ -136,7 +136,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	tag, err := r.put(ctx, f.Key, data, ifMatch(c.tag))
+	tag, err := r.store.Put(ctx, f.Key, data, IfMatch(c.tag))
 	switch {
 	case err == nil:
 		r.remember(b.ID, f.Key, tag, data)
@@ -144,7 +144,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing),
 		r.cfg.RetryThrottled && errors.Is(err, model.ErrThrottled):
 		return false, nil
-	case r.maybeApplied(err) && ctx.Err() == nil:
+	case r.store.MaybeApplied(err) && ctx.Err() == nil:
 		now, rerr := r.readDoc(ctx, b.ID, f.Key)
 		done := rerr == nil && now != nil && !now.doc.Purged && landed != nil && landed(now.doc.BranchOps)
 		return done, rerr
@@ -193,12 +193,12 @@ func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
 		if err != nil {
 			return err
 		}
-		pc := ifAbsent()
+		pc := IfAbsent()
 		if obj != nil {
 			if doc == nil || !doc.Purged || collectingNow(doc) || doc.Incarnation == inc {
 				return nil // a record, or a mark no create replaces now
 			}
-			pc = ifMatch(obj.tag)
+			pc = IfMatch(obj.tag)
 		}
 		data, err := r.tombstone(id, inc, "")
 		if err != nil {

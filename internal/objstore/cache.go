@@ -6,8 +6,8 @@ import (
 	"nameservice.dev/nameservice/jsonld"
 )
 
-// cached is a file as last read or written by this driver: its tag, bytes
-// and decoded form. The decoded form is the caller's own.
+// cached is a file as read or written: its tag, bytes and decoded form
+// (the caller's own).
 type cached struct {
 	tag  string
 	data []byte
@@ -16,21 +16,15 @@ type cached struct {
 
 // tagCache remembers the last tag and contents of each key, so that a push
 // can send its precondition without reading first. A stale entry is caught
-// by the failed precondition the write then gets; the driver re-reads and
-// never answers from the cache alone when the answer is a conflict.
+// by the failed precondition the write then gets; a conflict is never
+// answered from the cache alone.
 //
-// It keeps the bytes, not the decoded form, and decodes on each hit: a
-// decoded file takes about ten times its bytes (3.2 KB for a 317-byte
-// ledger file), so 50,000 decoded entries held 160 MB, more than a listing
-// of 100,000 records may use; a decode costs microseconds, a read a request.
+// It keeps the bytes and decodes on each hit: a decoded file takes about
+// ten times its bytes, so 50,000 decoded entries held 160 MB; a decode
+// costs microseconds, a read a request.
 type tagCache struct {
 	mu sync.Mutex
-	m  map[string]cachedBytes
-}
-
-type cachedBytes struct {
-	tag  string
-	data []byte
+	m  map[string]object
 }
 
 // maxCached bounds the cache; it is cleared when full.
@@ -51,14 +45,14 @@ func (c *tagCache) get(key string) (cached, bool) {
 	return cached{tag: e.tag, data: e.data, doc: doc}, true
 }
 
-// put remembers e's tag and bytes; e.doc must be the decoding of e.data.
+// put remembers e's tag and bytes, which must decode.
 func (c *tagCache) put(key string, e cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCached {
-		c.m = map[string]cachedBytes{}
+		c.m = map[string]object{}
 	}
-	c.m[key] = cachedBytes{tag: e.tag, data: e.data}
+	c.m[key] = object{tag: e.tag, data: e.data}
 }
 
 func (c *tagCache) drop(keys ...string) {

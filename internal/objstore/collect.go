@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -50,9 +51,8 @@ type stemFiles struct {
 // Collect implements driver.Collector: it removes the files of every
 // purged ID under opts.Prefix (its mark and its sealed files) and orphan
 // files whose defining file is gone, once purged opts.OlderThan ago. It
-// never reads or touches the files of a live record, so debris of a record
-// created again stays until that record's next push replaces it. See the
-// constants above for why it is safe with writers in other processes.
+// never touches the files of a live record, so debris of a record created
+// again stays until that record's next push replaces it.
 func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
 	if err := r.begin(ctx); err != nil {
 		return driver.CollectStats{}, err
@@ -77,7 +77,7 @@ func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driv
 // groups them by stem, in stem order.
 func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFiles, error) {
 	byStem := map[string]*stemFiles{}
-	err := r.store.List(ctx, keyPrefix(prefix), "", func(key, _ string, _ int64) error {
+	err := r.store.List(ctx, IDKeyPrefix(prefix), "", func(key, _ string, _ int64) error {
 		role, st := layout.Classify(r.cfg.Layout, key)
 		if role != layout.Defining && role != layout.Secondary {
 			return nil
@@ -94,15 +94,8 @@ func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFile
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*stemFiles, 0, len(byStem))
-	for _, g := range byStem {
-		out = append(out, g)
-	}
-	slices.SortFunc(out, func(a, b *stemFiles) int { return strings.Compare(a.stem, b.stem) })
-	return out, nil
+	order := func(a, b *stemFiles) int { return strings.Compare(a.stem, b.stem) }
+	return slices.SortedFunc(maps.Values(byStem), order), err
 }
 
 // collector collects one Collect call's groups.
@@ -114,13 +107,19 @@ type collector struct {
 
 // report counts and reports one object.
 func (c *collector) report(key, id string, removed bool, reason string) {
-	if removed {
-		c.stats.Removed++
+	Report(c.opts, &c.stats, driver.Collected{Object: c.r.object(key), ID: id, Removed: removed, Reason: reason})
+}
+
+// Report counts what c says in st and hands c to opts.Report, for what a
+// driver collects beside Collect.
+func Report(opts driver.CollectOptions, st *driver.CollectStats, c driver.Collected) {
+	if c.Removed {
+		st.Removed++
 	} else {
-		c.stats.Kept++
+		st.Kept++
 	}
-	if c.opts.Report != nil {
-		c.opts.Report(driver.Collected{Object: c.r.object(key), ID: id, Removed: removed, Reason: reason})
+	if opts.Report != nil {
+		opts.Report(c)
 	}
 }
 
@@ -230,9 +229,9 @@ func (c *collector) identify(ctx context.Context, g *stemFiles, doc *jsonld.File
 func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *object, doc *jsonld.File, purgedAt int64) error {
 	start := time.Now()
 	key := c.defKey(g)
-	pc := ifAbsent()
+	pc := IfAbsent()
 	if def != nil {
-		pc = ifMatch(def.tag)
+		pc = IfMatch(def.tag)
 	}
 	tag, err := c.hold(ctx, key, id, pc, purgedAt, start)
 	if err != nil || tag == "" {
@@ -250,7 +249,7 @@ func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *ob
 	if def == nil {
 		reason = "" // the mark is this collector's own: not reported
 	}
-	if err := c.removeOne(dctx, key, ifMatch(tag), id, reason); err != nil {
+	if err := c.removeOne(dctx, key, IfMatch(tag), id, reason); err != nil {
 		return c.stopped(ctx, key, id, err)
 	}
 	return nil
@@ -275,14 +274,14 @@ func (c *collector) hold(ctx context.Context, key, id string, pc Precondition, p
 	if err != nil {
 		return "", fmt.Errorf("%s: collect %s: %w", c.r.cfg.Name, c.r.object(key), err)
 	}
-	tag, err := c.r.put(ctx, key, data, pc)
+	tag, err := c.r.store.Put(ctx, key, data, pc)
 	switch {
 	case err == nil:
 		return tag, nil
 	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrMissing):
 		c.report(key, id, false, "written by another process while being collected")
 		return "", nil
-	case c.r.maybeApplied(err) && ctx.Err() == nil:
+	case c.r.store.MaybeApplied(err) && ctx.Err() == nil:
 		c.report(key, id, false, lostReason)
 		return "", nil
 	}
@@ -292,7 +291,7 @@ func (c *collector) hold(ctx context.Context, key, id string, pc Precondition, p
 // removeOne deletes key under pc with one request, and reports it unless
 // reason is "".
 func (c *collector) removeOne(ctx context.Context, key string, pc Precondition, id, reason string) error {
-	err := c.r.del(ctx, key, pc)
+	err := c.r.store.Delete(ctx, key, pc)
 	switch {
 	case err == nil && reason == "":
 	case err == nil:
@@ -300,7 +299,7 @@ func (c *collector) removeOne(ctx context.Context, key string, pc Precondition, 
 	case errors.Is(err, ErrMissing):
 	case errors.Is(err, ErrPrecondition):
 		c.report(key, id, false, "written by another process while being collected")
-	case c.r.maybeApplied(err) && ctx.Err() == nil:
+	case c.r.store.MaybeApplied(err) && ctx.Err() == nil:
 		c.report(key, id, false, lostReason)
 		return errLeft
 	default:

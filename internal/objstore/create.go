@@ -16,16 +16,14 @@ import (
 
 // Create implements driver.Driver with one write: the defining file, with
 // IfAbsent, holding the initial value of every concern and an incarnation
-// token (f:incarnation), the ID of the create's driver.Write, so that the
-// write can be found again (see lost.go). Files of the record's other
-// concerns are only written by later pushes, each carrying that token; a
-// file at their keys with another token is debris of an earlier record of
-// the ID, which readers ignore and the first push replaces. A create that
-// finds a purge's mark at the key replaces the mark, conditional on its
-// tag: only conditional writes decide which of racing creates wins, never
-// a delete. A create that finds a record writes nothing: an error wrapping
-// ErrAlreadyExists (a/b:main and a:b/main share ns@v2/a/b/main.json; the
-// error does not name the other).
+// token (f:incarnation), the ID of the create's driver.Write (see lost.go).
+// The other files are only written by later pushes, each carrying that
+// token; one with another token is debris of an earlier record of the ID,
+// which readers ignore and the first push replaces. A purge's mark at the
+// key is replaced on its tag: only conditional writes decide which of
+// racing creates wins, never a delete. A record at the key is an error
+// wrapping ErrAlreadyExists (a/b:main and a:b/main share
+// ns@v2/a/b/main.json; the error does not name the other).
 func (r *Records) Create(ctx context.Context, rec *model.Record) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -50,15 +48,11 @@ func (r *Records) Create(ctx context.Context, rec *model.Record) error {
 // allParts are the parts a create writes into the defining file.
 const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
 
-// writeDefining creates the defining file: with IfAbsent, or over a
-// purge's mark on the mark's tag. A write that did not land (the key
-// changed meanwhile) is decided again from a fresh read: only a record
-// that is really there makes the create fail with ErrAlreadyExists, and
-// one holding tok (the new record's incarnation token) is this create's,
-// landed before. A lost answer is resolved as lost.go says. A create of a
-// branch gives a deadline (see CreateBranch): it sends no write after it,
-// and gives up when it finds a mark holding its own token (a settler's
-// fence).
+// writeDefining creates the defining file with token tok: with IfAbsent,
+// or over a purge's mark on its tag. A write that did not land is decided
+// again from a fresh read (see createOver). A create of a branch gives a
+// deadline (see CreateBranch): it sends no write after it, and gives up
+// when it finds a mark holding its own token (a settler's fence).
 func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout.File, tok string, deadline time.Time) error {
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: tok})
 	if err != nil {
@@ -70,7 +64,7 @@ func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout
 		}
 		return nil
 	}
-	over := overMark{pc: ifAbsent()}
+	over := overMark{pc: IfAbsent()}
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
@@ -78,17 +72,12 @@ func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout
 		if err := inTime(); err != nil {
 			return err
 		}
-		l, err := r.attempt(ctx, rec.ID, f.Key, over.pc, data)
-		switch {
-		case l == landed:
-			return nil
-		case l == lost:
-			pc, mark := over.pc, over.mark
-			s := &sent{id: rec.ID, key: f.Key, pc: pc, data: data, gate: inTime, settle: func(ctx context.Context, cause error) (bool, error) {
-				return r.settleCreate(ctx, rec.ID, f.Key, tok, pc, mark, cause)
-			}}
-			return r.resolveLost(ctx, s, err)
-		case err != nil:
+		pc, mark := over.pc, over.mark
+		settle := func(ctx context.Context, cause error) (bool, error) {
+			return r.settleCreate(ctx, rec.ID, f.Key, tok, pc, mark, cause)
+		}
+		done, err := r.send(ctx, &sent{id: rec.ID, key: f.Key, pc: pc, data: data, gate: inTime, settle: settle})
+		if err != nil || done {
 			return err
 		}
 		if over, err = r.createOver(ctx, rec.ID, f.Key, tok); err != nil || over.landed {
@@ -107,13 +96,10 @@ func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout
 // was to replace. An absent file proves nothing: the create may have
 // landed and been purged, and a collector removed the mark.
 func (r *Records) settleCreate(ctx context.Context, id model.ID, key, tok string, pc Precondition, mark *jsonld.File, cause error) (bool, error) {
-	now, err := r.readBack(ctx, id, key, cause)
+	now, done, err := r.readLanded(ctx, id, key, cause, func(d *jsonld.File) bool { return createdBy(d, tok) })
 	switch {
-	case err != nil:
-		return false, err
-	case now != nil && createdBy(now.doc, tok):
-		r.found(key, now)
-		return true, nil
+	case err != nil || done:
+		return done, err
 	case pc.Tag != "" && r.holds(now, pc, mark):
 		return false, nil
 	case now == nil:
@@ -123,8 +109,8 @@ func (r *Records) settleCreate(ctx context.Context, id model.ID, key, tok string
 }
 
 // overMark is what a create does next after a write that did not land:
-// write with pc (IfAbsent, or over a purge's mark, read as mark), wait
-// for a collector, or nothing, since its record is there (landed).
+// write with pc (IfAbsent, or over the purge's mark read as mark), wait
+// for a collector, or nothing (landed).
 type overMark struct {
 	pc         Precondition
 	mark       *jsonld.File
@@ -142,7 +128,7 @@ type overMark struct {
 func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) (overMark, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
-		return overMark{pc: ifAbsent()}, err
+		return overMark{pc: IfAbsent()}, err
 	}
 	doc, err := jsonld.Decode(obj.data)
 	switch {
@@ -153,9 +139,9 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 	case doc.Purged && doc.Incarnation == tok:
 		return overMark{}, fmt.Errorf("%s: create %s: %w: the branch's create was settled as failed while it was held up", r.cfg.Name, id, model.ErrUnavailable)
 	case doc.Purged && collectingNow(doc):
-		return overMark{pc: ifAbsent(), collecting: true}, nil
+		return overMark{pc: IfAbsent(), collecting: true}, nil
 	case doc.Purged:
-		return overMark{pc: ifMatch(obj.tag), mark: doc}, nil
+		return overMark{pc: IfMatch(obj.tag), mark: doc}, nil
 	}
 	if err := r.owner(id, key, doc); errors.Is(err, errOtherID) {
 		return overMark{}, fmt.Errorf("%s: create %s: %w: %s holds another ID that maps to the same file", r.cfg.Name,
@@ -168,25 +154,19 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 
 // Delete implements driver.Driver with conditional writes only: it reads
 // the record's files in parallel and seals each of the others (rewrites it
-// conditional on its tag with f:purged and f:purgedAt added, its value
-// kept, or, where there is none or it is debris of another record, writes
-// a bare tombstone with the record's token, IfAbsent or on the debris'
-// tag). A file of another token is debris only when the defining file,
-// read again after it, still holds the record: a read that came back late
-// may hold a file of a record created since, which is left alone. Then it
-// replaces the defining file, conditional on its tag, by a mark (see
-// mark): the record is gone from then on. Until then readers still see
-// every value; a push meeting a sealed file waits for the purge, up to
-// purgeWait (a writer with a cached tag meets the failed precondition first), so
-// nothing is written to the record once sealed. A purge that stops after
-// sealing leaves the record readable but its sealed concerns refuse pushes
-// (ErrUnavailable) until a purge runs again. Nothing is deleted: the mark
-// and the sealed files stay until Collect removes them. A record without a
-// token (written by Fluree or an older version) has its defining file
-// marked first and its other files sealed after, each on the tag it was
-// read at. A defining file holding another ID's record is not touched
-// (ErrNotFound: no record of this ID); one that does not decode is marked,
-// so a corrupt record can be purged.
+// on its tag with f:purged and f:purgedAt added, its value kept; where
+// there is none, or debris, a bare tombstone with the record's token,
+// IfAbsent or on the debris' tag), then replaces the defining file, on its
+// tag, by a mark (see mark): the record is gone from then on. Until then
+// readers see every value; a push meeting a sealed file waits for the
+// purge, up to purgeWait, so nothing is written to the record once sealed.
+// A purge that stops after sealing leaves the sealed concerns refusing
+// pushes (ErrUnavailable) until a purge runs again. Nothing is deleted:
+// Collect removes the mark and the sealed files. A record without a token
+// (written by Fluree or an older version) has its defining file marked
+// first and its other files sealed after. A defining file holding another
+// ID's record is not touched (ErrNotFound); one that does not decode is
+// marked, so a corrupt record can be purged.
 func (r *Records) Delete(ctx context.Context, id model.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -196,10 +176,9 @@ func (r *Records) Delete(ctx context.Context, id model.ID) error {
 
 // purge is Delete. When check is not nil it is called with each read of the
 // defining file (nil when it does not decode) before anything is written,
-// and its error stops the purge: the mark is then conditional on a file
-// check accepted. The mark records the write's entry (see lost.go); once a
-// seal's answer was lost, finding the record gone or created again is an
-// error wrapping model.ErrOutcomeUnknown rather than ErrNotFound.
+// and its error stops the purge. Once a seal's answer was lost, finding the
+// record gone or created again is an error wrapping model.ErrOutcomeUnknown
+// rather than ErrNotFound.
 func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.File) error) error {
 	files, err := r.files(id)
 	if err != nil {
@@ -225,7 +204,8 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		objs, err := r.readObjects(ctx, keys(files))
+		// Read without decoding; nil entries are absent objects.
+		objs, err := parallel(keys(files), func(k string) (*object, error) { return r.get(ctx, k) })
 		if err != nil {
 			return err
 		}
@@ -258,10 +238,9 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 	return r.contended(id, model.Status)
 }
 
-// purgeOnce purges the record whose files were read as objs (def is the
+// purgeOnce purges the record whose files were read as objs (def: the
 // defining file decoded, nil when it does not decode). done is false when
-// a file changed meanwhile (read again); lostSeal is set when a seal's
-// answer was lost.
+// a file changed meanwhile; lostSeal is set when a seal's answer was lost.
 func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*object, entry string) (done, lostSeal bool, err error) {
 	if def == nil || def.Incarnation == "" {
 		done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
@@ -290,9 +269,8 @@ func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, 
 	return done, lostSeal, err
 }
 
-// strangers reports whether objs hold a file that is not part of the
-// record whose defining file is def: one of another token, or one that
-// does not decode.
+// strangers reports whether objs hold a file that is not part of def's
+// record: one of another token, or one that does not decode.
 func strangers(def *jsonld.File, objs []*object) bool {
 	for _, o := range objs {
 		if o == nil {
@@ -303,19 +281,6 @@ func strangers(def *jsonld.File, objs []*object) bool {
 		}
 	}
 	return false
-}
-
-// readObjects reads keys in parallel, without decoding; nil entries are
-// absent objects.
-func (r *Records) readObjects(ctx context.Context, keys []string) ([]*object, error) {
-	out := make([]*object, len(keys))
-	errs := make([]error, len(keys))
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Go(func() { out[i], errs[i] = r.get(ctx, k) })
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
 }
 
 // purgeable checks the defining file before a purge and returns it
@@ -341,11 +306,10 @@ func (r *Records) purgeable(id model.ID, key string, obj *object) (*jsonld.File,
 
 // mark replaces the defining file at tag (def, decoded; nil when it does
 // not decode) by a purge's mark (its @id and token, f:purged, f:purgedAt
-// and the purge's entry): the record is gone from then on, and of purges
-// racing for it exactly one wins this write. The mark stays: a reader
-// takes it for an absent record, a create replaces it on its tag, and
-// Collect removes it. done is false when the defining file changed
-// meanwhile. A lost answer is resolved as lost.go says.
+// and the purge's entry): of purges racing for the record exactly one wins
+// this write. A reader takes the mark for an absent record, a create
+// replaces it on its tag, and Collect removes it. done is false when the
+// defining file changed meanwhile.
 func (r *Records) mark(ctx context.Context, id model.ID, key, tag string, def *jsonld.File, entry string) (bool, error) {
 	tok := ""
 	if def != nil {
@@ -355,25 +319,10 @@ func (r *Records) mark(ctx context.Context, id model.ID, key, tag string, def *j
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, key, err)
 	}
-	pc := ifMatch(tag)
-	l, err := r.attempt(ctx, id, key, pc, data)
-	if l != lost {
-		return l == landed, err
-	}
-	s := &sent{id: id, key: key, pc: pc, data: data, settle: func(ctx context.Context, cause error) (bool, error) {
-		now, err := r.readBack(ctx, id, key, cause)
-		switch {
-		case err != nil:
-			return false, err
-		case now != nil && now.doc != nil && now.doc.Purged && hasEntry(now.doc, entry):
-			return true, nil
-		case r.holds(now, pc, def):
-			return false, nil
-		}
-		return false, r.unknown(key, "the answer was lost (%v), and the record was written since, by another writer or purge", cause)
-	}}
-	err = r.resolveLost(ctx, s, err)
-	return err == nil, err
+	pc := IfMatch(tag)
+	landed := func(d *jsonld.File) bool { return d.Purged && hasEntry(d, entry) }
+	settle := r.settleOn(id, key, pc, def, landed, "record")
+	return r.send(ctx, &sent{id: id, key: key, pc: pc, data: data, settle: settle})
 }
 
 // tombstone encodes a bare tombstone of id with token tok and the write
@@ -384,11 +333,10 @@ func (r *Records) tombstone(id model.ID, tok, entry string) ([]byte, error) {
 }
 
 // sealRead replaces each existing file of objs by a tombstone without a
-// token, conditional on the tag it was read at, once the defining file of
-// a record without a token is marked: a later record written without a
-// token (by Fluree) must not read them as its own. It is best effort: the
-// record is gone already, and a file that changed meanwhile belongs to a
-// record created since.
+// token, on the tag it was read at, once the defining file of a record
+// without a token is marked: a later record written without a token (by
+// Fluree) must not read them as its own. It is best effort: a file that
+// changed meanwhile belongs to a record created since.
 func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File, objs []*object) {
 	data, err := r.tombstone(id, "", "")
 	if err != nil {
@@ -397,15 +345,14 @@ func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File
 	var wg sync.WaitGroup
 	for i, f := range files {
 		if objs[i] != nil {
-			wg.Go(func() { _, _ = r.put(ctx, f.Key, data, ifMatch(objs[i].tag)) })
+			wg.Go(func() { _, _ = r.store.Put(ctx, f.Key, data, IfMatch(objs[i].tag)) })
 		}
 	}
 	wg.Wait()
 }
 
-// seal seals the other files of the record whose defining file is def, in
-// parallel. ok is false when one of them changed meanwhile (read again);
-// unsure is set when a seal's answer was lost.
+// seal seals the other files of def's record in parallel. ok is false when
+// one of them changed meanwhile; unsure is set when an answer was lost.
 func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*object) (ok, unsure bool, err error) {
 	res := make([]landing, len(files))
 	errs := make([]error, len(files))
@@ -423,14 +370,13 @@ func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files
 	return !slices.Contains(res, refused), false, nil
 }
 
-// sealOne seals file f as read in obj; see Delete. A seal is the same
-// whoever writes it, so one sealed already is as good as one this call
-// wrote.
+// sealOne seals file f as read in obj (see Delete). A seal is the same
+// whoever writes it, so one sealed already will do.
 func (r *Records) sealOne(ctx context.Context, id model.ID, def *jsonld.File, f layout.File, obj *object) (landing, error) {
-	pc, rec := ifAbsent(), &model.Record{ID: id}
+	pc, rec := IfAbsent(), &model.Record{ID: id}
 	opts := jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true, PurgedAt: time.Now().UnixMilli()}
 	if obj != nil {
-		pc = ifMatch(obj.tag)
+		pc = IfMatch(obj.tag)
 		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {
 			if doc.Purged {
 				return landed, nil

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
@@ -26,26 +25,22 @@ const DefaultListParallel = 16
 
 // candidate is a defining file found by List and the ID it belongs to.
 // When the file cannot be placed, err says why and id is the ID its key
-// suggests, so the failure is reported in its place in the order. tag is
-// the listing's tag of the key, and present the record's other files the
-// listing showed.
+// suggests, so the failure is reported in its place in the order.
 type candidate struct {
-	// pos is where the candidate sorts: its ID, or for an entry no ID
-	// maps to, its key's ID floor.
-	pos     string
+	pos     string // where it sorts: its ID, or its key's ID floor when no ID maps to it
 	id      model.ID
 	key     string
-	tag     string
+	tag     string // the listing's
 	err     error
-	present map[string]string // key -> tag
+	present map[string]string // the record's other files listed: key -> tag
 }
 
 // errPageFull ends the store's listing once the page is full.
 var errPageFull = errors.New("page full")
 
-// Entry is one key a Source lists: its tag ("" when unknown) and size, or
-// the error that keeps it from being a record file (a symlink), which
-// List reports in Page.Failed.
+// Entry is one key an EntryLister lists: its tag ("" when unknown) and
+// size, or the error that keeps it from being a record file (a symlink),
+// which List reports in Page.Failed.
 type Entry struct {
 	Key  string
 	Tag  string
@@ -53,39 +48,13 @@ type Entry struct {
 	Err  error
 }
 
-// Source is a store of record files as List needs it: shared by the object
-// stores (through Records) and the filesystem driver.
-type Source interface {
-	// ListKeys calls fn, in key order, for every key that starts with
-	// prefix and sorts after startAfter, skipping what sorts before it.
-	// An error of fn ends the listing and is returned as it is.
-	ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
-	// ReadFile reads key; nil when absent.
-	ReadFile(ctx context.Context, key string) (data []byte, tag string, err error)
-	// ReadListed reads record id whose defining file the listing showed
-	// at key and tag, with the other files it showed (present, key to
-	// tag; nil when it does not know them); nil when it vanished.
-	ReadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error)
-	// Object names key in messages and Page.Failed (a path, or the key).
-	Object(key string) string
-}
+// readListedFunc reads record id whose defining file the listing showed at
+// key and tag, with the other files it showed (present, key to tag; nil
+// when it does not know them); nil when it vanished.
+type readListedFunc func(ctx context.Context, id model.ID, key, tag string,
+	present map[string]string) (*model.Record, error)
 
-// ListConfig says how ListPage reads a Source.
-type ListConfig struct {
-	Name     string // message prefix
-	Layout   jsonld.Layout
-	Parallel int // reads at once; DefaultListParallel when 0
-}
-
-// List implements driver.Driver with ListPage over the store.
-func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	if err := r.begin(ctx); err != nil {
-		return nil, err
-	}
-	return ListPage(ctx, recordsSource{r}, ListConfig{Name: r.cfg.Name, Layout: r.cfg.Layout, Parallel: r.cfg.ListParallel}, opts)
-}
-
-// ListPage implements List of driver.Driver over src in one pass over the keys, from where the
+// List implements driver.Driver in one pass over the keys, from where the
 // page token says the last page stopped (the store lists after that key),
 // so a full listing of N records costs O(N) requests: the store's list
 // calls, and one read per file the listing shows.
@@ -100,50 +69,59 @@ func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Pa
 // read for its @id first. A file of the other layout, a defining file no ID
 // maps to, and a record that cannot be read are reported in Page.Failed,
 // naming the key.
-func ListPage(ctx context.Context, src Source, cfg ListConfig, opts driver.ListOptions) (*driver.Page, error) {
+func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
+	if err := r.begin(ctx); err != nil {
+		return nil, err
+	}
+	return r.listPage(ctx, opts, r.loadListed)
+}
+
+// listPage is List, reading each listed record with read.
+func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read readListedFunc) (*driver.Page, error) {
 	after, resume, err := decodeToken(opts.PageToken)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Parallel <= 0 {
-		cfg.Parallel = DefaultListParallel
-	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
-	l := &lister{src: src, cfg: cfg, opts: opts, after: after, size: size, page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
+	l := &lister{r: r, readRec: read, par: driverutil.Positive(r.cfg.ListParallel, DefaultListParallel),
+		opts: opts, after: after, size: driverutil.Positive(opts.PageSize, DefaultPageSize),
+		page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
 	defer l.stop()
-	prefix := keyPrefix(opts.Prefix)
+	prefix := IDKeyPrefix(opts.Prefix)
 	if resume < prefix {
 		resume = ""
 	}
-	err = src.ListKeys(ctx, prefix, resume, l.visit)
+	if el, ok := r.store.(EntryLister); ok {
+		err = el.ListEntries(ctx, prefix, resume, l.visit)
+	} else {
+		err = r.store.List(ctx, prefix, resume, func(key, tag string, size int64) error {
+			return l.visit(Entry{Key: key, Tag: tag, Size: size})
+		})
+	}
+	if err == nil { // the listing has ended: read what is left
+		err = l.resolveNested(ctx)
+	}
+	if err == nil {
+		l.promote("", true)
+		err = l.readReady(ctx, true)
+	}
 	switch {
 	case errors.Is(err, errPageFull):
 		return l.finish(true), nil
 	case err != nil:
 		return nil, err
 	}
-	if err := l.drain(ctx); err != nil {
-		if errors.Is(err, errPageFull) {
-			return l.finish(true), nil
-		}
-		return nil, err
-	}
 	return l.finish(false), nil
 }
 
-// lister is the state of one List call.
 type lister struct {
-	src   Source
-	cfg   ListConfig
-	opts  driver.ListOptions
-	after string
-	size  int
-	page  *driver.Page
-	// last is the ID of the last entry of the page.
-	last string
+	r       *Records
+	readRec readListedFunc
+	par     int // reads at once
+	opts    driver.ListOptions
+	after   string
+	size    int
+	page    *driver.Page
+	last    string // the ID of the last entry of the page
 	// waiting holds candidates after the token, ordered by ID; ready
 	// those whose turn has come, in ID order.
 	waiting candHeap
@@ -157,15 +135,12 @@ type lister struct {
 	// ID floor of the key listed before the first of them.
 	nested []nestedKey
 	floor  string
-	// seen maps the non-defining record files listed so far to their tags.
-	seen map[string]string
-	// ctx is the context of the current visit.
-	ctx context.Context
+	seen   map[string]string // the non-defining record files listed so far -> tag
+	ctx    context.Context
 }
 
 type nestedKey struct{ key, tag string }
 
-// visit takes one listed key.
 func (l *lister) visit(e Entry) error {
 	key, tag, size := e.Key, e.Tag, e.Size
 	ctx := l.ctx
@@ -176,7 +151,7 @@ func (l *lister) visit(e Entry) error {
 	if len(l.nested) > 0 {
 		floor = l.floor
 	}
-	c, amb, err := classify(l.cfg, l.src, key)
+	c, amb, err := l.r.classify(key)
 	if e.Err != nil {
 		c, amb, err = nil, false, e.Err
 	}
@@ -192,30 +167,24 @@ func (l *lister) visit(e Entry) error {
 		}
 		l.add(&m)
 	case amb:
-		if k, ok := l.src.(knownIDs); ok {
-			if id, ok := k.knownID(key, tag); ok {
-				c = &candidate{id: id, key: key}
-			}
-		}
-		if c != nil {
-			c.tag = normTag(tag)
-			l.add(c)
+		if id, ok := l.r.knownID(key, tag); ok {
+			l.add(&candidate{id: id, key: key, tag: NormTag(tag)})
 		} else {
 			if len(l.nested) == 0 {
 				l.floor = floor
 			}
-			l.nested = append(l.nested, nestedKey{key, normTag(tag)})
-			if len(l.nested) >= l.cfg.Parallel {
+			l.nested = append(l.nested, nestedKey{key, NormTag(tag)})
+			if len(l.nested) >= l.par {
 				if err := l.resolveNested(ctx); err != nil {
 					return err
 				}
 			}
 		}
 	case c != nil && size > 0:
-		c.tag = normTag(tag)
+		c.tag = NormTag(tag)
 		l.add(c)
 	case c == nil && size > 0 && strings.HasSuffix(key, ".json"):
-		l.seen[key] = normTag(tag)
+		l.seen[key] = NormTag(tag)
 	}
 	if len(l.nested) > 0 {
 		floor = min(floor, l.floor)
@@ -230,7 +199,7 @@ func (l *lister) add(c *candidate) {
 	if c.pos == "" {
 		c.pos = c.id.String()
 	}
-	if files, err := layout.Files(l.cfg.Layout, c.id); err == nil && c.err == nil {
+	if files, err := layout.Files(l.r.cfg.Layout, c.id); err == nil && c.err == nil {
 		c.present = map[string]string{}
 		for _, f := range files[1:] {
 			if t, ok := l.seen[f.Key]; ok {
@@ -309,7 +278,7 @@ func (l *lister) take(r *pendingRead) error {
 		return errPageFull
 	}
 	if err != nil {
-		l.page.Failed = append(l.page.Failed, &model.RecordError{ID: c.id, Object: l.src.Object(c.key), Err: err})
+		l.page.Failed = append(l.page.Failed, &model.RecordError{ID: c.id, Object: l.r.object(c.key), Err: err})
 	} else {
 		l.page.Records = append(l.page.Records, rec)
 	}
@@ -317,8 +286,8 @@ func (l *lister) take(r *pendingRead) error {
 	return nil
 }
 
-// pendingRead is the read of one candidate's record; done is closed once
-// rec and err are set.
+// pendingRead is the read of one candidate's record, set once done is
+// closed.
 type pendingRead struct {
 	c    *candidate
 	rec  *model.Record
@@ -339,22 +308,19 @@ func (l *lister) read(ctx context.Context, c *candidate) *pendingRead {
 		// Room for every read the page can have started at once, so
 		// that starting one never waits for a worker.
 		l.jobs = make(chan *pendingRead, l.size+1)
-		for range l.cfg.Parallel {
-			l.workers.Add(1)
-			go func() {
-				defer l.workers.Done()
+		for range l.par {
+			l.workers.Go(func() {
 				for r := range l.jobs {
-					r.rec, r.err = l.src.ReadListed(ctx, r.c.id, r.c.key, r.c.tag, r.c.present)
+					r.rec, r.err = l.readRec(ctx, r.c.id, r.c.key, r.c.tag, r.c.present)
 					close(r.done)
 				}
-			}()
+			})
 		}
 	}
 	l.jobs <- r
 	return r
 }
 
-// stop ends the page's workers once the reads started have ended.
 func (l *lister) stop() {
 	if l.jobs != nil {
 		close(l.jobs)
@@ -362,26 +328,29 @@ func (l *lister) stop() {
 	}
 }
 
-// drain reads what is left once the listing has ended.
-func (l *lister) drain(ctx context.Context) error {
-	if err := l.resolveNested(ctx); err != nil {
-		return err
-	}
-	l.promote("", true)
-	return l.readReady(ctx, true)
-}
-
-// resolveNested reads the IDs of the pending nested defining files and
-// adds them.
+// resolveNested reads the IDs of the pending nested defining files, at
+// most par of them, at once, and adds them.
 func (l *lister) resolveNested(ctx context.Context) error {
-	cands, err := l.nestedIDs(ctx, l.nested)
-	if err != nil {
-		return err
+	out := make([]*candidate, len(l.nested))
+	errs := make([]error, len(l.nested))
+	var wg sync.WaitGroup
+	for i, n := range l.nested {
+		wg.Go(func() { out[i], errs[i] = l.nestedID(ctx, n.key) })
+	}
+	wg.Wait()
+	for i, c := range out {
+		if err := errs[i]; err != nil {
+			m, ok := misplaced(l.nested[i].key, err)
+			if !ok || !driverutil.PerRecord(err) {
+				return err
+			}
+			c = &m
+		}
+		if c != nil {
+			l.add(c)
+		}
 	}
 	l.nested = nil
-	for i := range cands {
-		l.add(&cands[i])
-	}
 	return nil
 }
 
@@ -440,16 +409,15 @@ func idFloor(key string) string {
 		cut = i
 	}
 	start := 0
-	for start < cut {
-		end := strings.IndexByte(rest[start:], '/')
-		if end < 0 {
-			end = len(rest) - start
+	for _, seg := range strings.Split(rest, "/") {
+		if start >= cut {
+			break
 		}
-		if end > layout.KeptPrefix {
+		if len(seg) > layout.KeptPrefix {
 			cut = start
 			break
 		}
-		start += end + 1
+		start += len(seg) + 1
 	}
 	return rest[:cut]
 }
@@ -470,7 +438,6 @@ func decodeToken(tok string) (after, resume string, err error) {
 	return after, resume, nil
 }
 
-// candHeap orders candidates by ID.
 type candHeap []*candidate
 
 func (h candHeap) Len() int           { return len(h) }
@@ -501,31 +468,11 @@ func ParseListParallel(s string) (int, error) {
 	return n, nil
 }
 
-// forEach calls fn(0) to fn(n-1) on at most par goroutines. A few workers
-// that each take the next index, rather than one goroutine per call,
-// spare a new stack per record, which a read and decode grows several
-// times over (on fs, stack growth cost as much as the decode).
-func forEach(n, par int, fn func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(n, par) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // loadListed reads a listed record: the defining file and the other files
 // the listing showed, each from the cache when the listing's tag is the
 // cached one. A file the listing did not show is absent: a listing is not
-// a snapshot, and a record written while it runs may be seen as it was or
-// as it became, file by file. A record whose files are missing from its
-// candidate (the listing resumed between them) is read in full.
+// a snapshot. A record whose other files are unknown (present is nil) is
+// read in full.
 func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
 	files, err := r.files(id)
 	if err != nil {
@@ -549,15 +496,12 @@ func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, 
 			docs[i] = &e
 			continue
 		}
+		read := func() { docs[i], errs[i] = r.readListed(ctx, id, f.Key) }
 		if r.cfg.LocalReads {
-			docs[i], errs[i] = r.readListed(ctx, id, f.Key)
-			continue
+			read()
+		} else {
+			wg.Go(read)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			docs[i], errs[i] = r.readListed(ctx, id, f.Key)
-		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -571,8 +515,7 @@ func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, 
 	return r.assemble(id, files[0].Key, docs)
 }
 
-// readListed reads a file of a listed record: readDoc, without caching
-// it when Config.LocalReads says so.
+// readListed is readDoc, without caching when Config.LocalReads says so.
 func (r *Records) readListed(ctx context.Context, id model.ID, key string) (*cached, error) {
 	if !r.cfg.LocalReads {
 		return r.readDoc(ctx, id, key)
@@ -584,14 +527,11 @@ func (r *Records) readListed(ctx context.Context, id model.ID, key string) (*cac
 	return r.decodeDoc(id, key, obj)
 }
 
-// keyPrefix returns the longest key prefix every file of an ID starting
-// with prefix has: the name part as it is, its ':' as '/', cut before a
-// segment long enough to be stored shortened.
-// IDKeyPrefix returns the key prefix under which every file of an ID with
-// the given prefix lies (keys of other IDs may share it).
-func IDKeyPrefix(prefix string) string { return keyPrefix(prefix) }
-
-func keyPrefix(prefix string) string {
+// IDKeyPrefix returns the longest key prefix every file of an ID starting
+// with prefix has (keys of other IDs may share it): the name part as it
+// is, its ':' as '/', cut before a segment long enough to be stored
+// shortened.
+func IDKeyPrefix(prefix string) string {
 	p := strings.Replace(prefix, ":", "/", 1)
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
@@ -606,14 +546,14 @@ func keyPrefix(prefix string) string {
 // ID, ambiguous for one whose key fits several IDs (or has a shortened
 // segment), nothing for other files, and an error for a file of the other
 // layout.
-func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) {
-	role, st := layout.Classify(cfg.Layout, key)
+func (r *Records) classify(key string) (*candidate, bool, error) {
+	role, st := layout.Classify(r.cfg.Layout, key)
 	switch role {
 	case layout.NotRecord, layout.Secondary:
 		return nil, false, nil
 	case layout.OtherLayout:
-		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", cfg.Name,
-			src.Object(key), model.ErrInternal, cfg.Layout, layout.Other(cfg.Layout))
+		return nil, false, fmt.Errorf("%s: %s: %w: a file of the other layout in a layout %s store (open it with layout=%s)", r.cfg.Name,
+			r.object(key), model.ErrInternal, r.cfg.Layout, layout.Other(r.cfg.Layout))
 	}
 	if ids := layout.Candidates(st); len(ids) == 1 && !layout.Shortened(st) {
 		return &candidate{id: ids[0], key: key}, false, nil
@@ -621,42 +561,15 @@ func classify(cfg ListConfig, src Source, key string) (*candidate, bool, error) 
 	return nil, true, nil
 }
 
-// nestedIDs reads the IDs of defining files whose keys fit several IDs.
-func (l *lister) nestedIDs(ctx context.Context, keys []nestedKey) ([]candidate, error) {
-	out := make([]*candidate, len(keys))
-	errs := make([]error, len(keys))
-	forEach(len(keys), l.cfg.Parallel, func(i int) {
-		out[i], errs[i] = l.nestedID(ctx, keys[i].key)
-	})
-	var cands []candidate
-	for i, err := range errs {
-		if err != nil {
-			if !driverutil.PerRecord(err) {
-				return nil, err
-			}
-			c, ok := misplaced(keys[i].key, err)
-			if !ok {
-				return nil, err
-			}
-			cands = append(cands, c)
-			continue
-		}
-		if out[i] != nil {
-			cands = append(cands, *out[i])
-		}
-	}
-	return cands, nil
-}
-
 // nestedID reads the ID a defining file states, and checks the ID's key is
 // this one.
 func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
-	data, tag, err := l.src.ReadFile(ctx, key)
-	if err != nil || data == nil {
+	o, err := l.r.get(ctx, key)
+	if err != nil || o == nil {
 		return nil, err
 	}
-	name, obj := l.cfg.Name, l.src.Object(key)
-	doc, err := jsonld.Decode(data)
+	name, obj := l.r.cfg.Name, l.r.object(key)
+	doc, err := jsonld.Decode(o.data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
@@ -664,7 +577,7 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
 	}
-	_, st := layout.Classify(l.cfg.Layout, key)
+	_, st := layout.Classify(l.r.cfg.Layout, key)
 	if !ok {
 		if id, ok = layout.PathDefault(st); !ok {
 			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, model.ErrInternal)
@@ -673,18 +586,10 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	if layout.Stem(id) != st {
 		return nil, errMisplaced(name, obj, id)
 	}
-	if k, ok := l.src.(knownIDs); ok {
-		k.rememberID(key, tag, id)
+	if o.tag != "" {
+		l.r.idOfKey.Store(key, nestedIDEntry{tag: NormTag(o.tag), id: id})
 	}
-	return &candidate{id: id, key: key, tag: normTag(tag)}, nil
-}
-
-// knownIDs is a Source that remembers the IDs nested defining files held
-// at a tag: the same tag means the same bytes, so the same @id. Without it
-// every listing would read every nested file twice.
-type knownIDs interface {
-	knownID(key, tag string) (model.ID, bool)
-	rememberID(key, tag string, id model.ID)
+	return &candidate{id: id, key: key, tag: NormTag(o.tag)}, nil
 }
 
 // EntryLister is a Store whose listing can report an entry that is no
@@ -696,51 +601,18 @@ type EntryLister interface {
 	ListEntries(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
 }
 
-// recordsSource is the Source of Records: the store's objects.
-type recordsSource struct{ r *Records }
-
-func (s recordsSource) ListKeys(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error {
-	if el, ok := s.r.store.(EntryLister); ok {
-		return el.ListEntries(ctx, prefix, startAfter, fn)
-	}
-	return s.r.store.List(ctx, prefix, startAfter, func(key, tag string, size int64) error {
-		return fn(Entry{Key: key, Tag: tag, Size: size})
-	})
-}
-
-func (s recordsSource) ReadFile(ctx context.Context, key string) ([]byte, string, error) {
-	obj, err := s.r.get(ctx, key)
-	if err != nil || obj == nil {
-		return nil, "", err
-	}
-	return obj.data, obj.tag, nil
-}
-
-func (s recordsSource) ReadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
-	return s.r.loadListed(ctx, id, key, tag, present)
-}
-
-func (s recordsSource) Object(key string) string { return s.r.object(key) }
-
-func (s recordsSource) knownID(key, tag string) (model.ID, bool) {
-	v, ok := s.r.idOfKey.Load(key)
+// knownID returns the ID the nested defining file at key held at tag: the
+// same tag means the same bytes, so the same @id. Without it every listing
+// would read every nested file twice.
+func (r *Records) knownID(key, tag string) (model.ID, bool) {
+	v, ok := r.idOfKey.Load(key)
 	if !ok || tag == "" {
 		return model.ID{}, false
 	}
 	e := v.(nestedIDEntry)
-	if e.tag != normTag(tag) {
-		return model.ID{}, false
-	}
-	return e.id, true
+	return e.id, e.tag == NormTag(tag)
 }
 
-func (s recordsSource) rememberID(key, tag string, id model.ID) {
-	if tag != "" {
-		s.r.idOfKey.Store(key, nestedIDEntry{tag: normTag(tag), id: id})
-	}
-}
-
-// nestedIDEntry is the ID a nested defining file held at a tag.
 type nestedIDEntry struct {
 	tag string
 	id  model.ID

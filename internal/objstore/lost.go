@@ -95,7 +95,7 @@ const (
 // attempt sends one conditional write of data to key. Its error is the
 // store's for a write that failed for good, or the cause of a lost one.
 func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Precondition, data []byte) (landing, error) {
-	tag, err := r.put(ctx, key, data, pc)
+	tag, err := r.store.Put(ctx, key, data, pc)
 	switch {
 	case err == nil:
 		r.remember(id, key, tag, data)
@@ -113,7 +113,7 @@ func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Preco
 		r.cache.drop(key)
 		telemetry.Retry(ctx, "object removed")
 		return refused, nil
-	case r.maybeApplied(err) && ctx.Err() == nil:
+	case r.store.MaybeApplied(err) && ctx.Err() == nil:
 		r.cache.drop(key)
 		telemetry.Retry(ctx, "answer lost")
 		return lost, err
@@ -121,21 +121,31 @@ func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Preco
 	return refused, err
 }
 
-// sent is a write one of whose attempts may have landed: the request, to
-// send again as it was, and how to tell from the store whether it landed.
+// sent is a write whose answer may be lost: the request, to send again as
+// it was, and how to tell from the store whether it landed.
 type sent struct {
 	id   model.ID
 	key  string
 	pc   Precondition
 	data []byte
-	// settle reads what the store holds now: true when the write landed,
-	// false when it has not and pc still holds (it may be sent again), an
-	// error (wrapping model.ErrOutcomeUnknown when it cannot tell)
-	// otherwise.
+	// settle reads the store: true when the write landed, false when it
+	// has not and may be sent again, an error (wrapping
+	// model.ErrOutcomeUnknown when it cannot tell) otherwise.
 	settle func(ctx context.Context, cause error) (bool, error)
 	// gate, when set, is called before each resend; its error stops them
 	// (a branch create's deadline).
 	gate func() error
+}
+
+// send makes one attempt of s and, when its answer is lost, establishes
+// whether it landed (resolveLost). done is false when the store refused it.
+func (r *Records) send(ctx context.Context, s *sent) (done bool, err error) {
+	l, err := r.attempt(ctx, s.id, s.key, s.pc, s.data)
+	if l != lost {
+		return l == landed, err
+	}
+	err = r.resolveLost(ctx, s, err)
+	return err == nil, err
 }
 
 // resolveLost establishes whether s landed after an attempt whose answer
@@ -197,6 +207,32 @@ func (r *Records) readBack(ctx context.Context, id model.ID, key string, cause e
 	return c, nil
 }
 
+// readLanded reads key back after a lost answer (cause): done when landed
+// finds the write in the file, which is then cached.
+func (r *Records) readLanded(ctx context.Context, id model.ID, key string, cause error, landed func(*jsonld.File) bool) (now *cached, done bool, err error) {
+	now, err = r.readBack(ctx, id, key, cause)
+	if err != nil || now == nil || now.doc == nil || !landed(now.doc) {
+		return now, false, err
+	}
+	r.cache.put(key, *now)
+	return now, true, nil
+}
+
+// settleOn is the settle of a write to key under pc, decided on prev (the
+// file at pc's tag, as read): it landed when landed finds it in the file
+// read back; it may be sent again while the file still meets pc; the
+// outcome is unknown once the file (what names it) was written since.
+func (r *Records) settleOn(id model.ID, key string, pc Precondition, prev *jsonld.File,
+	landed func(*jsonld.File) bool, what string) func(context.Context, error) (bool, error) {
+	return func(ctx context.Context, cause error) (bool, error) {
+		now, done, err := r.readLanded(ctx, id, key, cause, landed)
+		if err != nil || done || r.holds(now, pc, prev) {
+			return done, err
+		}
+		return false, r.unknown(key, "the answer was lost (%v), and the %s was written since, by another writer or a purge", cause, what)
+	}
+}
+
 // errResend is the cause given for a write marked as a resend.
 var errResend = errors.New("the write is a resend")
 
@@ -205,13 +241,8 @@ var errResend = errors.New("the write is a resend")
 // an error wrapping model.ErrOutcomeUnknown otherwise (the earlier attempt
 // may have landed on a record purged since, or may land still).
 func (r *Records) resent(ctx context.Context, id model.ID, key string, done func(*jsonld.File) bool) error {
-	now, err := r.readBack(ctx, id, key, errResend)
-	if err != nil {
+	if _, ok, err := r.readLanded(ctx, id, key, errResend, done); err != nil || ok {
 		return err
-	}
-	if now != nil && now.doc != nil && done(now.doc) {
-		r.found(key, now)
-		return nil
 	}
 	return r.unknown(key, "%v, and the store holds no trace of an earlier attempt", errResend)
 }
@@ -226,15 +257,6 @@ func (r *Records) holds(obj *cached, pc Precondition, prev *jsonld.File) bool {
 	if pc.Absent {
 		return obj == nil
 	}
-	return obj != nil && normTag(obj.tag) == normTag(pc.Tag) && (r.cfg.UniqueTags || tagged(prev))
-}
-
-// tagged reports whether doc carries a token or write entries.
-func tagged(doc *jsonld.File) bool {
-	return doc != nil && (doc.Incarnation != "" || len(doc.WriteIDs) > 0)
-}
-
-// found caches c (read back, decoded), which holds a write that landed.
-func (r *Records) found(key string, c *cached) {
-	r.cache.put(key, *c)
+	tagged := prev != nil && (prev.Incarnation != "" || len(prev.WriteIDs) > 0)
+	return obj != nil && NormTag(obj.tag) == NormTag(pc.Tag) && (r.cfg.UniqueTags || tagged)
 }

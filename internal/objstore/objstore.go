@@ -97,7 +97,7 @@ type Store interface {
 // ErrPrecondition and ErrMissing are the outcomes of a conditional request
 // beside success and other errors: the precondition failed (nothing was
 // written), and a tag precondition met no object. A Store may return its
-// own sentinels made by Sentinel, which match these with errors.Is.
+// own made by Sentinel.
 var (
 	ErrPrecondition = errors.New("precondition failed")
 	ErrMissing      = errors.New("no such key")
@@ -121,12 +121,9 @@ type Config struct {
 	Name    string
 	Layout  jsonld.Layout
 	Dialect jsonld.Dialect
-	// UniqueTags says a tag names one version of an object for good: no
-	// later write gives the object a tag it had before (GCS generations,
-	// Azure ETags). S3's ETag is a digest of the bytes, so writing bytes
-	// again brings their tag back; then a lost answer is resolved by a tag
-	// only where the bytes it names carry a token or write entries, which
-	// no later write repeats (see lost.go).
+	// UniqueTags says no later write gives an object a tag it had before
+	// (GCS generations, Azure ETags; not S3's ETag, a digest of the bytes),
+	// so a tag alone resolves a lost answer (see holds).
 	UniqueTags bool
 	// RetryThrottled makes a conditional write the store refused for load
 	// (an error wrapping model.ErrThrottled) count as not done: the
@@ -137,19 +134,16 @@ type Config struct {
 	ListParallel int
 	// LocalReads says the store's reads are local system calls (the
 	// filesystem driver): List then reads a record's files one after
-	// another (the page already reads ListParallel records at once) and
-	// leaves them out of the cache, since a read costs about what the
-	// listing's tag comparison would save, and caching every listed
-	// record would only cost memory.
+	// another and leaves them out of the cache, since a read costs about
+	// what the listing's tag comparison would save.
 	LocalReads bool
 	// Object names a key in messages and Page.Failed (the filesystem
 	// driver gives the file's path); the key itself when nil.
 	Object func(key string) string
 }
 
-// Records implements driver.Driver (Create, Get, Update, Retract, Delete,
-// List, Close) over a Store; a driver embeds it. It is safe for concurrent
-// use.
+// Records implements driver.Driver over a Store; a driver embeds it. It is
+// safe for concurrent use.
 type Records struct {
 	store Store
 	cfg   Config
@@ -160,15 +154,14 @@ type Records struct {
 	closed  driverutil.ClosedFlag
 }
 
-// New returns the Records of store. cfg.Layout and cfg.Dialect must be
+// New returns the Records of store; cfg.Layout and cfg.Dialect must be
 // valid.
 func New(store Store, cfg Config) *Records {
 	return &Records{store: store, cfg: cfg}
 }
 
-// Close makes every later operation fail with an error wrapping
-// model.ErrInvalidArgument. It implements Close of driver.Driver for a
-// store that holds nothing to release.
+// Close implements driver.Driver for a store that holds nothing to
+// release: every later operation fails.
 func (r *Records) Close() error {
 	r.closed.Close()
 	return nil
@@ -180,9 +173,6 @@ type object struct {
 	tag  string
 }
 
-func ifAbsent() Precondition          { return IfAbsent() }
-func ifMatch(tag string) Precondition { return IfMatch(tag) }
-
 // get reads key; nil when it is absent.
 func (r *Records) get(ctx context.Context, key string) (*object, error) {
 	data, tag, err := r.store.Get(ctx, key)
@@ -191,20 +181,6 @@ func (r *Records) get(ctx context.Context, key string) (*object, error) {
 	}
 	return &object{data: data, tag: tag}, nil
 }
-
-func (r *Records) head(ctx context.Context, key string) (string, error) {
-	return r.store.Head(ctx, key)
-}
-
-func (r *Records) put(ctx context.Context, key string, data []byte, pc Precondition) (string, error) {
-	return r.store.Put(ctx, key, data, pc)
-}
-
-func (r *Records) del(ctx context.Context, key string, pc Precondition) error {
-	return r.store.Delete(ctx, key, pc)
-}
-
-func (r *Records) maybeApplied(err error) bool { return r.store.MaybeApplied(err) }
 
 // object names key in messages (see Config.Object).
 func (r *Records) object(key string) string {
@@ -228,9 +204,9 @@ func (r *Records) files(id model.ID) ([]layout.File, error) {
 	return f, nil
 }
 
-// normTag returns a tag without quotes or weak prefix, so that "abc", abc
+// NormTag returns a tag without quotes or weak prefix, so that "abc", abc
 // and W/"abc" compare equal.
-func normTag(t string) string {
+func NormTag(t string) string {
 	t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
 	return strings.Trim(t, `"`)
 }

@@ -8,21 +8,18 @@ import (
 	"nameservice.dev/nameservice/jsonld"
 )
 
-// FileParams are the URL parameters every file-based driver (fs, s3etag,
-// blob) takes for its files.
+// FileParams are the URL parameters every file-based driver takes.
 var FileParams = []string{"layout", "dialect", "list_parallel"}
 
-// FileOptions are the options every file-based driver takes for its files,
-// as its Config spells them.
+// FileOptions are the options every file-based driver takes.
 type FileOptions struct {
 	Layout       jsonld.Layout
 	Dialect      jsonld.Dialect
 	ListParallel int
 }
 
-// ParseFileParams returns the FileOptions that q's layout, dialect and
-// list_parallel parameters give; absent ones are zero. It returns an error
-// wrapping model.ErrInvalidArgument for a malformed value.
+// ParseFileParams returns the FileOptions q's FileParams give (zero when
+// absent), or an error wrapping model.ErrInvalidArgument.
 func ParseFileParams(q url.Values) (FileOptions, error) {
 	var o FileOptions
 	var err error
@@ -39,9 +36,8 @@ func ParseFileParams(q url.Values) (FileOptions, error) {
 	return o, nil
 }
 
-// NewConfig checks o and returns the Config of a driver called name, the
-// dialect normalised. It returns an error wrapping model.ErrInvalidArgument,
-// prefixed with name, for an unknown layout or dialect.
+// NewConfig checks o and returns the Config of a driver called name, or an
+// error wrapping model.ErrInvalidArgument.
 func NewConfig(name string, o FileOptions) (Config, error) {
 	if err := o.Layout.Valid(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)

@@ -2,9 +2,7 @@ package objstore
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"time"
 
 	"nameservice.dev/nameservice/internal/driverutil"
@@ -14,14 +12,6 @@ import (
 // ProbePrefix holds the probe objects of the object-store drivers, beside
 // ns@v2/ so List never sees them.
 const ProbePrefix = "ns@v2.probe/"
-
-// Token returns a random hex string of 24 characters, for keys no other
-// writer uses.
-func Token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
-}
 
 // Refused says which writes with a failing precondition a store refused.
 type Refused struct{ Create, Update, Delete bool }
@@ -50,20 +40,16 @@ func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refus
 	}
 	defer func() { _ = ops.Delete(context.WithoutCancel(ctx), key, Precondition{}) }()
 	wrong := ops.Wrong(tag)
-	checks := []struct {
-		ok  *bool
-		run func() error
-	}{
-		{&r.Create, func() error { _, err := ops.Put(ctx, key, []byte("{}"), IfAbsent()); return err }},
-		{&r.Update, func() error { _, err := ops.Put(ctx, key, []byte("{}"), IfMatch(wrong)); return err }},
-		{&r.Delete, func() error { return ops.Delete(ctx, key, IfMatch(wrong)) }},
+	_, err = ops.Put(ctx, key, []byte("{}"), IfAbsent())
+	if r.Create, err = ops.Refusal(err); err != nil {
+		return Refused{}, err
 	}
-	for _, c := range checks {
-		refused, fatal := ops.Refusal(c.run())
-		if fatal != nil {
-			return r, fatal
-		}
-		*c.ok = refused
+	_, err = ops.Put(ctx, key, []byte("{}"), IfMatch(wrong))
+	if r.Update, err = ops.Refusal(err); err != nil {
+		return Refused{Create: r.Create}, err
+	}
+	if r.Delete, err = ops.Refusal(ops.Delete(ctx, key, IfMatch(wrong))); err != nil {
+		return Refused{Create: r.Create, Update: r.Update}, err
 	}
 	if last != nil {
 		return r, last(key, tag, r)
@@ -83,7 +69,7 @@ const probeAttempts = 3
 // an Open.
 func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
 	for attempt := 1; ; attempt++ {
-		key = ProbePrefix + Token()
+		key = ProbePrefix + driverutil.Token()
 		tag, err = ops.Put(ctx, key, []byte("{}"), Precondition{})
 		if err == nil {
 			return key, tag, nil

@@ -13,9 +13,8 @@ import (
 
 // readDoc reads and decodes one record file of id and caches it; nil when
 // it is absent or holds another ID's record (a/b:main and a:b/main share a
-// key: to each, the other's file is no record of its own, and nothing is
-// said of the other). A file that does not decode is an error wrapping
-// model.ErrInternal that names the key.
+// key: to each, the other's file is none of its own). A file that does not
+// decode is an error wrapping model.ErrInternal that names the key.
 func (r *Records) readDoc(ctx context.Context, id model.ID, key string) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -101,15 +100,17 @@ func (r *Records) docFor(ctx context.Context, id model.ID, key string, fresh boo
 // readAll reads the given keys of id in parallel; entries are nil for
 // absent files.
 func (r *Records) readAll(ctx context.Context, id model.ID, keys []string) ([]*cached, error) {
-	out := make([]*cached, len(keys))
+	return parallel(keys, func(k string) (*cached, error) { return r.readDoc(ctx, id, k) })
+}
+
+// parallel calls fn on every key at once and returns the results in the
+// keys' order, or the first error.
+func parallel[T any](keys []string, fn func(key string) (T, error)) ([]T, error) {
+	out := make([]T, len(keys))
 	errs := make([]error, len(keys))
 	var wg sync.WaitGroup
 	for i, k := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = r.readDoc(ctx, id, k)
-		}()
+		wg.Go(func() { out[i], errs[i] = fn(k) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -132,15 +133,11 @@ func keys(files []layout.File) []string {
 // exist.
 //
 // A record created by this package has an incarnation token in its
-// defining file, copied into every other file written for it, and nothing
-// deletes a file of a live record: a purge first seals each other file
-// (rewrites it with f:purged, keeping its value, or writes a bare tombstone
-// where none exists), then marks the defining file purged (the record is
-// gone from then on; a marked defining file reads as absent); only a
-// collector (ns gc) removes files, a record's marks once it is purged long
-// enough. So a missing file
-// means that concern was never written in this incarnation, and a sealed
-// one still holds its value: one parallel read of every file decides. A
+// defining file, copied into every other file written for it, and only a
+// collector (ns gc) deletes files, those of a record purged long enough
+// (see Delete). So a missing file means that concern was never written in
+// this incarnation, and a sealed one still holds its value: one parallel
+// read of every file decides. A
 // file of another token is debris of an earlier record of the ID, or
 // (when the defining file was read before a purge and the file after a
 // re-create and a push) of a later one: the defining file is read again
@@ -232,17 +229,14 @@ func (r *Records) assemble(id model.ID, defKey string, docs []*cached) (*model.R
 // between would. It serves records without an incarnation token only.
 func (r *Records) recheckMissing(ctx context.Context, id model.ID, files []layout.File, docs []*cached) (bool, error) {
 	var missing []int
+	var again []string
 	for i, c := range docs {
 		if c == nil {
-			missing = append(missing, i)
+			missing, again = append(missing, i), append(again, files[i].Key)
 		}
 	}
 	if len(missing) == 0 {
 		return true, nil
-	}
-	again := make([]string, len(missing))
-	for j, i := range missing {
-		again[j] = files[i].Key
 	}
 	found, err := r.readAll(ctx, id, again)
 	if err != nil {
@@ -251,7 +245,7 @@ func (r *Records) recheckMissing(ctx context.Context, id model.ID, files []layou
 	for j, i := range missing {
 		docs[i] = found[j]
 	}
-	tag, err := r.head(ctx, files[0].Key)
+	tag, err := r.store.Head(ctx, files[0].Key)
 	return err != nil || tag != "", err
 }
 
@@ -269,13 +263,10 @@ func (r *Records) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 		return nil, err
 	}
 	rec, err := r.load(ctx, id, files)
-	if err != nil {
-		return nil, err
-	}
-	if rec == nil {
+	if err == nil && rec == nil {
 		return nil, r.errNotFound(id)
 	}
-	return rec, nil
+	return rec, err
 }
 
 func (r *Records) errNotFound(id model.ID) error {

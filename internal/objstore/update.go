@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -15,8 +16,8 @@ import (
 
 // maxAttempts bounds the read-compare-write loop of one operation under
 // contention. Object stores sustain a few conditional writes per second per
-// key (GCS about one), so
-// a loop that keeps losing reports ErrUnavailable rather than spinning.
+// key (GCS about one), so a loop that keeps losing reports ErrUnavailable
+// rather than spinning.
 const maxAttempts = 16
 
 // purgeWait is how long a push waits for a purge under way (the target
@@ -25,22 +26,19 @@ const maxAttempts = 16
 const purgeWait = 15 * time.Second
 
 // state is what an update reads: the defining file, the file holding the
-// concern (the same file, or nil when absent or debris of another record
-// of the ID) and the record they make.
+// concern (the same file, or nil when absent or debris) and the record.
 type state struct {
 	def, target *cached
 	// debris is a file at the target's key that belongs to another record
 	// of the ID: a write replaces it on its tag.
 	debris *cached
 	rec    *model.Record
-	// read is set when the files came from the store in this call, not
-	// from the cache: a conflict found on them needs no re-read.
+	// read: the files came from the store, not the cache, so a conflict
+	// found on them needs no re-read.
 	read bool
-	// sealed is set when a purge has sealed the target: it is not
-	// written, the purge is waited for.
+	// sealed: a purge has sealed the target; it is waited for.
 	sealed bool
-	// changed is set when the defining file changed incarnation while
-	// being read: read again.
+	// changed: the defining file changed incarnation while being read.
 	changed bool
 }
 
@@ -49,25 +47,26 @@ type state struct {
 // ErrNotFound when the defining file is absent.
 func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
-	if target == 0 {
-		c, ok := r.cachedOf(id, files[0].Key)
-		if fresh || !ok {
-			def, err := r.readDoc(ctx, id, files[0].Key)
-			if err != nil || def == nil {
-				return nil, r.orNotFound(err, id)
-			}
-			c, st.read = *def, true
+	ks := []string{files[0].Key}
+	if target != 0 {
+		ks = append(ks, files[target].Key)
+	}
+	var docs []*cached
+	for _, k := range ks {
+		if c, ok := r.cachedOf(id, k); ok && !fresh {
+			docs = append(docs, &c)
 		}
-		st.def, st.target = &c, &c
-	} else if !r.cachedPair(id, files, target, fresh, st) {
+	}
+	if len(docs) < len(ks) {
 		// An absent target is created with IfAbsent, which does not
 		// show that the record still exists: read the defining file too.
-		docs, err := r.readAll(ctx, id, []string{files[0].Key, files[target].Key})
-		if err != nil || docs[0] == nil {
+		var err error
+		if docs, err = r.readAll(ctx, id, ks); err != nil || docs[0] == nil {
 			return nil, r.orNotFound(err, id)
 		}
-		st.def, st.target, st.read = docs[0], docs[1], true
+		st.read = true
 	}
+	st.def, st.target = docs[0], docs[len(docs)-1]
 	if st.def.doc.Purged {
 		if st.read {
 			return nil, r.errNotFound(id)
@@ -106,21 +105,6 @@ func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, t
 	return st, nil
 }
 
-// cachedPair fills st from the cache when it holds both the defining file
-// and the target file.
-func (r *Records) cachedPair(id model.ID, files []layout.File, target int, fresh bool, st *state) bool {
-	if fresh {
-		return false
-	}
-	def, ok1 := r.cachedOf(id, files[0].Key)
-	tgt, ok2 := r.cachedOf(id, files[target].Key)
-	if !ok1 || !ok2 {
-		return false
-	}
-	st.def, st.target = &def, &tgt
-	return true
-}
-
 func (r *Records) orNotFound(err error, id model.ID) error {
 	if err != nil {
 		return err
@@ -149,7 +133,8 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 	if err != nil {
 		return driver.Outcome{}, err
 	}
-	u := &update{id: id, files: files, target: fileOf(files, c), c: c, next: next, entry: updateEntry(w, next.V)}
+	target := slices.IndexFunc(files, func(f layout.File) bool { return f.Parts&jsonld.PartOf(c) != 0 })
+	u := &update{id: id, files: files, target: target, c: c, next: next, entry: updateEntry(w, next.V)}
 	applied := driver.Outcome{Applied: true, Current: next.Clone()}
 	if w.Resend {
 		err := r.resent(ctx, id, files[u.target].Key, func(doc *jsonld.File) bool { return hasEntry(doc, u.entry) })
@@ -208,8 +193,7 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 	return driver.Outcome{}, r.contended(id, c)
 }
 
-// update is one Update call: the record, the file it writes, the value and
-// the entry it records.
+// update is one Update call.
 type update struct {
 	id     model.ID
 	files  []layout.File
@@ -232,45 +216,29 @@ func (r *Records) backoff(ctx context.Context, attempt int) error {
 	return driverutil.Sleep(ctx, driverutil.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2))
 }
 
-// fileOf returns the index of the file holding concern c.
-func fileOf(files []layout.File, c model.Concern) int {
-	for i, f := range files {
-		if f.Parts&jsonld.PartOf(c) != 0 {
-			return i
-		}
-	}
-	return 0
-}
-
 // apply writes concern u.c of st.rec as u.next to the file holding it.
-// done is false when the file changed since it was read (try again). A
-// lost answer is resolved (see lost.go): done, or an error.
+// done is false when the file changed since it was read.
 func (r *Records) apply(ctx context.Context, u *update, st *state) (bool, error) {
 	f := u.files[u.target]
 	was := st.rec.Value(u.c).Clone()
 	rec := st.rec
 	rec.SetValue(u.c, u.next.Clone())
-	pc, prev, at := ifAbsent(), (*jsonld.File)(nil), (*jsonld.File)(nil)
+	pc, prev, at := IfAbsent(), (*jsonld.File)(nil), (*jsonld.File)(nil)
 	switch {
 	case st.target != nil:
-		pc, prev, at = ifMatch(st.target.tag), st.target.doc, st.target.doc
+		pc, prev, at = IfMatch(st.target.tag), st.target.doc, st.target.doc
 	case st.debris != nil:
-		pc, at = ifMatch(st.debris.tag), st.debris.doc
+		pc, at = IfMatch(st.debris.tag), st.debris.doc
 	}
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: prev,
 		Incarnation: st.def.doc.Incarnation, WriteID: u.entry})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	l, err := r.attempt(ctx, u.id, f.Key, pc, data)
-	if l != lost {
-		return l == landed, err
-	}
-	s := &sent{id: u.id, key: f.Key, pc: pc, data: data, settle: func(ctx context.Context, cause error) (bool, error) {
+	settle := func(ctx context.Context, cause error) (bool, error) {
 		return r.settleUpdate(ctx, u, st.def, pc, at, was, cause)
-	}}
-	err = r.resolveLost(ctx, s, err)
-	return err == nil, err
+	}
+	return r.send(ctx, &sent{id: u.id, key: f.Key, pc: pc, data: data, settle: settle})
 }
 
 // settleUpdate reads back the file of an update whose answer was lost: it
@@ -280,13 +248,10 @@ func (r *Records) apply(ctx context.Context, u *update, st *state) (bool, error)
 // the concern at value was).
 func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc Precondition, at *jsonld.File, was model.Value, cause error) (bool, error) {
 	key := u.files[u.target].Key
-	now, err := r.readBack(ctx, u.id, key, cause)
+	now, done, err := r.readLanded(ctx, u.id, key, cause, func(d *jsonld.File) bool { return hasEntry(d, u.entry) })
 	switch {
-	case err != nil:
-		return false, err
-	case now != nil && hasEntry(now.doc, u.entry):
-		r.found(key, now)
-		return true, nil
+	case err != nil || done:
+		return done, err
 	case !r.holds(now, pc, at):
 		return false, r.unknown(key, "the answer was lost (%v), and the file was written since, by another writer or a purge", cause)
 	case u.target == 0:
@@ -312,7 +277,7 @@ func (r *Records) sameRecord(u *update, def, now, target *cached, was model.Valu
 	switch {
 	case now == nil || now.doc == nil || now.doc.Purged || now.doc.Incarnation != def.doc.Incarnation:
 		return false
-	case def.doc.Incarnation == "" && !r.holds(now, ifMatch(def.tag), def.doc):
+	case def.doc.Incarnation == "" && !r.holds(now, IfMatch(def.tag), def.doc):
 		return false
 	}
 	var others []*jsonld.File
@@ -328,10 +293,8 @@ func (r *Records) sameRecord(u *update, def, now, target *cached, was model.Valu
 }
 
 // writeCAS writes data to f under pc and caches it, for the writes that
-// record no entry (the bookkeeping of branches, folds of an inline
-// index). done is false when the precondition failed (the caller re-reads
-// and decides again). A write whose outcome is unknown (timeout, 5xx) is
-// resolved by reading (see resolve).
+// record no entry (fences, folds of an inline index). done is false when
+// the precondition failed: the caller re-reads and decides again.
 func (r *Records) writeCAS(ctx context.Context, id model.ID, f layout.File, pc Precondition, data []byte) (bool, error) {
 	l, err := r.attempt(ctx, id, f.Key, pc, data)
 	if l == lost {
@@ -349,13 +312,11 @@ func (r *Records) preconditionCode() string {
 	return "412"
 }
 
-// resolve reads key after a write of data under pc whose outcome is
-// unknown, for writeCAS. The write landed when the object holds exactly
-// data (these writes carry a token or a fence's time, which no other
-// write repeats), and did not when the object is still what pc required
-// (absent, or at pc's tag), so the caller may decide again. Anything else
-// means another writer changed the object meanwhile, maybe after our write
-// landed: an error wrapping model.ErrOutcomeUnknown.
+// resolve reads key after a lost answer of writeCAS. The write landed when
+// the object holds exactly data (these writes carry a token or a fence's
+// time, which no other write repeats), and did not when the object still
+// meets pc. Anything else means another writer changed the object
+// meanwhile: an error wrapping model.ErrOutcomeUnknown.
 func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Precondition, data []byte, cause error) (bool, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -365,7 +326,7 @@ func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Preco
 	case obj != nil && bytes.Equal(obj.data, data):
 		r.remember(id, key, obj.tag, data)
 		return true, nil
-	case obj == nil && pc.Absent, obj != nil && pc.Tag != "" && normTag(obj.tag) == normTag(pc.Tag):
+	case obj == nil && pc.Absent, obj != nil && pc.Tag != "" && NormTag(obj.tag) == NormTag(pc.Tag):
 		return false, nil // untouched: the write never landed
 	}
 	return false, r.unknown(key, "the answer was lost (%v), and another writer changed the object before it could be read back", cause)
@@ -395,7 +356,7 @@ func (r *Records) foldInline(ctx context.Context, id model.ID, f layout.File, de
 		if err != nil {
 			return
 		}
-		if done, err := r.writeCAS(ctx, id, f, ifMatch(def.tag), data); done || err != nil {
+		if done, err := r.writeCAS(ctx, id, f, IfMatch(def.tag), data); done || err != nil {
 			return
 		}
 		if def, err = r.readDoc(ctx, id, f.Key); err != nil || def == nil || def.doc.Index == nil {
@@ -404,9 +365,8 @@ func (r *Records) foldInline(ctx context.Context, id model.ID, f layout.File, de
 	}
 }
 
-// Retract implements driver.Driver: one conditional write of the file
-// holding identity and status (the main file of layout B, the status file
-// of layout C), recording the write's entry.
+// Retract implements driver.Driver: one conditional write of the defining
+// file (it holds identity and status), recording the write's entry.
 func (r *Records) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -437,7 +397,6 @@ func (r *Records) Retract(ctx context.Context, id model.ID, at time.Time) error 
 	return r.contended(id, model.Status)
 }
 
-// retraction is one Retract call.
 type retraction struct {
 	id    model.ID
 	f     layout.File // the defining file
@@ -478,24 +437,7 @@ func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
-	pc := ifMatch(def.tag)
-	l, err := r.attempt(ctx, id, f.Key, pc, data)
-	if l != lost {
-		return l == landed, err
-	}
-	s := &sent{id: id, key: f.Key, pc: pc, data: data, settle: func(ctx context.Context, cause error) (bool, error) {
-		now, err := r.readBack(ctx, id, f.Key, cause)
-		switch {
-		case err != nil:
-			return false, err
-		case now != nil && now.doc != nil && rt.done(now.doc):
-			r.found(f.Key, now)
-			return true, nil
-		case r.holds(now, pc, def.doc):
-			return false, nil
-		}
-		return false, r.unknown(f.Key, "the answer was lost (%v), and the record was written since, by another writer or a purge", cause)
-	}}
-	err = r.resolveLost(ctx, s, err)
-	return err == nil, err
+	pc := IfMatch(def.tag)
+	settle := r.settleOn(id, f.Key, pc, def.doc, rt.done, "record")
+	return r.send(ctx, &sent{id: id, key: f.Key, pc: pc, data: data, settle: settle})
 }

@@ -78,13 +78,11 @@ func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size in
 	}
 	var mu sync.Mutex
 	var pks []string
-	err := d.scan(ctx, "list by state", in, func(items []item) error {
+	err := d.scan(ctx, "list by state", in, d.parallel(), func(it item) error {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, it := range items {
-			if pk, ok := getString(it, attrPK); ok {
-				pks = append(pks, pk)
-			}
+		if pk, ok := getString(it, attrPK); ok {
+			pks = append(pks, pk)
 		}
 		return nil
 	})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
@@ -54,18 +53,18 @@ func (d *Driver) newStreamsClient() *dynamodbstreams.Client {
 // latest records, or an error wrapping model.ErrUnsupported when the table
 // has no NEW_AND_OLD_IMAGES stream.
 func (d *Driver) openStream(ctx context.Context) (*stream, error) {
-	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+	t, err := d.describe(ctx, "watch")
 	if err != nil {
-		return nil, d.fail(ctx, "watch (DescribeTable)", err)
+		return nil, err
 	}
-	spec := out.Table.StreamSpecification
-	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(out.Table.LatestStreamArn) == "" {
+	spec := t.StreamSpecification
+	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(t.LatestStreamArn) == "" {
 		return nil, fmt.Errorf("dynamodb: watch: %w: table %s has no stream (enable a NEW_AND_OLD_IMAGES stream to watch it without polling)", model.ErrUnsupported, d.table)
 	}
 	if spec.StreamViewType != "NEW_AND_OLD_IMAGES" {
 		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", model.ErrUnsupported, d.table, spec.StreamViewType)
 	}
-	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(out.Table.LatestStreamArn)}
+	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(t.LatestStreamArn)}
 	if err := s.restart(ctx); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/telemetry"
 	"nameservice.dev/nameservice/model"
@@ -118,19 +119,17 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 		}
 		res, err := u.d.client.UpdateItem(ctx, in, conditionalWriteOptions)
 		if err == nil {
-			u.applied(res.Attributes)
-			return driver.Outcome{Applied: true, Current: u.next.Clone()}, nil
+			return u.applied(res.Attributes), nil
 		}
 		var (
 			out   driver.Outcome
 			again bool
-			ccf   *types.ConditionalCheckFailedException
 		)
-		switch {
-		case errors.As(err, &ccf):
+		switch ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); {
+		case ok:
 			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
 			out, again, err = u.conditionFailed(ctx, ccf.Item)
-		case maybeApplied(err) && ctx.Err() == nil:
+		case awsconf.MaybeApplied(err) && ctx.Err() == nil:
 			u.ambiguous = true
 			telemetry.Retry(ctx, "answer lost")
 			out, again, err = u.resolve(ctx, err)
@@ -146,17 +145,14 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 	}
 }
 
-// applied notes what a write that landed taught: the item's incarnation
-// (returned when the write could adopt one) and the record's kind.
-func (u *update) applied(it item) {
+// applied notes what a write that landed taught, the item's incarnation
+// (returned when the write could adopt one) and the record's kind, and
+// returns its outcome.
+func (u *update) applied(it item) driver.Outcome {
 	if inc := incarnationOf(it); inc != "" {
 		u.d.incs.put(u.pk, u.layout.sk, inc)
 	}
 	u.d.noteConfigKind(u.id, u.layout)
-}
-
-func (u *update) appliedOutcome(it item) driver.Outcome {
-	u.applied(it)
 	return driver.Outcome{Applied: true, Current: u.next.Clone()}
 }
 
@@ -181,7 +177,7 @@ func (u *update) decide(ctx context.Context, cause error, it item) (out driver.O
 	case it == nil:
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; the record has been purged since", cause))
 	case writeIDsOf(it).Has(u.w.ID) || u.adopt != "" && incarnationOf(it) == u.adopt:
-		return u.appliedOutcome(it), false, nil
+		return u.applied(it), false, nil
 	case u.inc == "":
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; the write is not in %s, and this client cannot tell whether the record was purged and created again since", cause, u.layout.describe(u.pk)))
 	case incarnationOf(it) != u.inc:
@@ -222,7 +218,7 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	case it == nil:
 		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), model.ErrNotFound, u.layout.sk)
 	case writeIDsOf(it).Has(u.w.ID):
-		return u.appliedOutcome(it), false, nil
+		return u.applied(it), false, nil
 	}
 	inc := incarnationOf(it)
 	u.inc = inc
@@ -295,18 +291,14 @@ func (u *update) returnValues() types.ReturnValue {
 // value leaves absent), updated_at_ms and the write IDs. It also returns the
 // attributes it writes with the key, for the size check.
 func (u *update) updateExpr(attrs map[string]types.AttributeValue) (expression.UpdateBuilder, item) {
-	written := keyOf(u.pk, u.layout.sk)
 	now := numberAV(u.d.nowMS())
-	upd := expression.Set(nameB(attrUpdatedAt), valueB(now))
-	for _, n := range sortedNames(attrs) {
-		if attrs[n] == nil {
-			upd = upd.Remove(nameB(n))
-			continue
+	upd := pushWriteID(setAttrs(expression.Set(nameB(attrUpdatedAt), valueB(now)), attrs), u.writeID())
+	written := keyOf(u.pk, u.layout.sk)
+	for n, av := range attrs {
+		if av != nil {
+			written[n] = av
 		}
-		upd = upd.Set(nameB(n), valueB(attrs[n]))
-		written[n] = attrs[n]
 	}
-	upd = pushWriteID(upd, u.writeID())
 	if u.inc == "" && u.adopt != "" {
 		upd = upd.Set(nameB(attrIncarnation), nameB(attrIncarnation).IfNotExists(valueB(stringAV(u.adopt))))
 		written[attrIncarnation] = stringAV(u.adopt)

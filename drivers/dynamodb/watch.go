@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"nameservice.dev/nameservice/driver"
@@ -325,13 +323,7 @@ func streamString(it map[string]stypes.AttributeValue, name string) string {
 // metaKind returns the kind record id's meta item holds, read
 // consistently; "" when there is none.
 func (d *Driver) metaKind(ctx context.Context, id model.ID) (model.Kind, error) {
-	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("#k"), ExpressionAttributeNames: map[string]string{"#k": attrKind},
-	})
-	if err != nil {
-		return "", d.fail(ctx, "kind of "+id.String(), err)
-	}
-	k, _ := getString(out.Item, attrKind)
-	return model.Kind(k), nil
+	meta, err := d.getItem(ctx, "kind of "+id.String(), id.String(), skMeta)
+	k, _ := getString(meta, attrKind)
+	return model.Kind(k), err
 }

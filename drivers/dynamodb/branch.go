@@ -139,9 +139,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if reasons == nil {
-			d.kinds.forget(id)
-			d.incs.forget(pk)
-			return d.sweepLeftRows(ctx, op, pk)
+			return d.purged(ctx, op, id)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, model.ErrUnavailable, branchTxAttempts)

@@ -104,7 +104,6 @@ type Config struct {
 type Driver struct {
 	client *dynamodb.Client
 	table  string
-	now    func() time.Time
 	kinds  kindCache
 	incs   incCache
 	ix     indexCache // the table's optional indexes, for List
@@ -124,7 +123,7 @@ var (
 // except that conditional writes are never retried by the SDK after a
 // response that may hide an applied write: the driver resolves those itself.
 func OpenClient(client *dynamodb.Client, table string) *Driver {
-	return &Driver{client: client, table: table, now: time.Now}
+	return &Driver{client: client, table: table}
 }
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
@@ -139,9 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	}
 	d := OpenClient(client, cfg.Table)
 	d.listParallel = cfg.ListParallel
-	if c, ok := httpClient.(interface{ CloseIdleConnections() }); ok {
-		d.idle = c
-	}
+	d.idle, _ = httpClient.(interface{ CloseIdleConnections() })
 	return d, nil
 }
 
@@ -201,10 +198,10 @@ func validTable(name string) error {
 	if len(name) < 3 || len(name) > 255 {
 		return fmt.Errorf("dynamodb: %w: table name %q must be 3 to 255 characters", model.ErrInvalidArgument, name)
 	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			return fmt.Errorf("dynamodb: %w: table name %q may hold only letters, digits, '_', '.' and '-'", model.ErrInvalidArgument, name)
-		}
+	if strings.ContainsFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	}) {
+		return fmt.Errorf("dynamodb: %w: table name %q may hold only letters, digits, '_', '.' and '-'", model.ErrInvalidArgument, name)
 	}
 	return nil
 }
@@ -257,10 +254,7 @@ func (d *Driver) Table() string { return d.table }
 // Close implements driver.Driver. Later calls return an error wrapping
 // model.ErrInvalidArgument.
 func (d *Driver) Close() error {
-	if !d.closed.Close() {
-		return nil
-	}
-	if d.idle != nil {
+	if d.closed.Close() && d.idle != nil {
 		d.idle.CloseIdleConnections()
 	}
 	return nil
@@ -270,7 +264,7 @@ func (d *Driver) begin(ctx context.Context) error {
 	return d.closed.Check(ctx, "dynamodb")
 }
 
-func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }
+func (d *Driver) nowMS() int64 { return time.Now().UnixMilli() }
 
 // kindCache remembers which records this client has seen as graph sources.
 // Only a config update needs the kind (a ledger's config item and a graph

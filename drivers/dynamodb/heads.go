@@ -23,15 +23,13 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 		return model.Heads{}, err
 	}
 	pk, op := id.String(), "heads "+id.String()
-	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
-		And(expression.Key(attrSK).Between(expression.Value(stringAV(skHead)), expression.Value(stringAV(skIndex))))
 	proj := expression.NamesList(nameB(attrSK))
 	for _, l := range []layout{headLayout, indexLayout} {
 		for _, a := range append([]string{l.wm, l.cidAt}, l.fields...) {
 			proj = proj.AddNames(nameB(a))
 		}
 	}
-	items, err := d.queryItems(ctx, op, expression.NewBuilder().WithKeyCondition(key).WithProjection(proj))
+	items, err := d.queryItems(ctx, op, expression.NewBuilder().WithKeyCondition(skRange(pk, skHead, skIndex)).WithProjection(proj))
 	if err != nil {
 		return model.Heads{}, err
 	}

@@ -117,11 +117,12 @@ func (d *Driver) addIndex(ctx context.Context, name, hash string, proj types.Pro
 	if err != nil {
 		return false, err
 	}
-	if indexStatus(t, name) == "" {
-		gsi := &types.CreateGlobalSecondaryIndexAction{IndexName: aws.String(name), KeySchema: indexKeys(hash), Projection: &proj}
-		if pt := provisioned(t); pt != nil {
-			gsi.ProvisionedThroughput = pt
-		}
+	switch indexStatus(t, name) {
+	case types.IndexStatusActive:
+		return false, nil
+	case "":
+		gsi := &types.CreateGlobalSecondaryIndexAction{IndexName: aws.String(name), KeySchema: indexKeys(hash),
+			Projection: &proj, ProvisionedThroughput: provisioned(t)}
 		_, err := d.client.UpdateTable(ctx, &dynamodb.UpdateTableInput{
 			TableName:                   aws.String(d.table),
 			AttributeDefinitions:        []types.AttributeDefinition{stringAttr(hash)},
@@ -130,8 +131,6 @@ func (d *Driver) addIndex(ctx context.Context, name, hash string, proj types.Pro
 		if err != nil {
 			return false, d.fail(ctx, op, err)
 		}
-	} else if indexStatus(t, name) == types.IndexStatusActive {
-		return false, nil
 	}
 	return true, d.waitIndex(ctx, op, name)
 }

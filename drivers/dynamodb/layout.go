@@ -72,10 +72,10 @@ func configLayoutOf(it item) layout {
 // layoutOfItem returns the layout that decodes it, a concern item with sort
 // key sk.
 func layoutOfItem(sk string, it item) layout {
-	if sk == skConfig {
-		return configLayoutOf(it)
+	if c := concernOfSK(sk); c != model.Config {
+		return layoutFor(c, model.Ledger)
 	}
-	return layoutFor(concernOfSK(sk), model.Ledger)
+	return configLayoutOf(it)
 }
 
 // encode returns the attributes that hold v (a nil attribute value means
@@ -207,23 +207,21 @@ func (l layout) decode(pk string, it item) (model.Value, error) {
 	if !ok {
 		return model.Value{}, malformed(pk, l.sk, "no %s", l.wm)
 	}
-	p, err := l.decodePayload(v, it)
+	var p model.Object
+	switch l.shape {
+	case refShape:
+		p, err = decodeRef(l, v, it)
+	case statusShape:
+		p, err = decodeStatus(v, it)
+	case ledgerConfigShape:
+		p, err = decodeLedgerConfig(v, it)
+	default:
+		p, err = decodeSourceConfig(v, it)
+	}
 	if err != nil {
 		return model.Value{}, malformed(pk, l.sk, "%v", err)
 	}
 	return model.Value{V: v, Payload: p}, nil
-}
-
-func (l layout) decodePayload(v int64, it item) (model.Object, error) {
-	switch l.shape {
-	case refShape:
-		return decodeRef(l, v, it)
-	case statusShape:
-		return decodeStatus(v, it)
-	case ledgerConfigShape:
-		return decodeLedgerConfig(v, it)
-	}
-	return decodeSourceConfig(v, it)
 }
 
 // decodeRef reads a head or index. The content-ID attribute wins over the

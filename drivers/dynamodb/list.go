@@ -77,15 +77,28 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if next != "" {
 		page.NextPageToken = driverutil.EncodePageToken(next)
 	}
-	recs, fails, err := d.fetch(ctx, cands)
+	var keys []item
+	for _, c := range cands {
+		for _, sk := range sortKeys(c.kind) { // a ledger's for "": every sort key either kind uses
+			keys = append(keys, keyOf(c.pk, sk))
+		}
+	}
+	byPK, err := d.batchGetAll(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cands {
-		if err := fails[c.pk]; err != nil {
+		items := byPK[c.pk]
+		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
+			continue // recreated as the other kind since the GSI entry was written
+		}
+		// No items at all: purged since the GSI entry was written.
+		switch r, err := decodeRecord(c.pk, items); {
+		case err != nil:
 			id, _ := model.ParseID(c.pk)
-			page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
-		} else if r := recs[c.pk]; r != nil && opts.Matches(r) {
+			page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: "items of pk " + c.pk,
+				Err: fmt.Errorf("dynamodb: list: %w", err)})
+		case r != nil && opts.Matches(r):
 			page.Records = append(page.Records, r)
 			d.kinds.put(r.ID, r.Kind)
 		}
@@ -213,41 +226,6 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 	return cands, nil
-}
-
-// fetch reads the records of cands with consistent BatchGetItem calls and
-// returns them by pk, and by pk why a record's items cannot be read; a
-// purged record (no items at all) is absent from both maps.
-func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*model.Record, map[string]error, error) {
-	var keys []item
-	for _, c := range cands {
-		sks := sortKeys(c.kind)
-		if c.kind == "" {
-			sks = sortKeys(model.Ledger) // every sort key either kind uses
-		}
-		for _, sk := range sks {
-			keys = append(keys, keyOf(c.pk, sk))
-		}
-	}
-	byPK, err := d.batchGetAll(ctx, keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	recs := make(map[string]*model.Record, len(cands))
-	fails := map[string]error{}
-	for _, c := range cands {
-		items := byPK[c.pk]
-		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
-			continue // recreated as the other kind since the GSI entry was written
-		}
-		rec, err := decodeRecord(c.pk, items)
-		if err != nil {
-			fails[c.pk] = fmt.Errorf("dynamodb: list: %w", err)
-		} else if rec != nil {
-			recs[c.pk] = rec
-		}
-	}
-	return recs, fails, nil
 }
 
 // batchGetAll reads keys in consistent BatchGetItem calls of up to 100

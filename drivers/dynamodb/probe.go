@@ -64,10 +64,12 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	}
 	add(ProbeTransactions, ran, true)
 	add(ProbeClientToken, once, true)
-	stream, err := d.hasStream(ctx)
+	t, err := d.describe(ctx, "probe")
 	if err != nil {
 		return res, err
 	}
+	s := t.StreamSpecification
+	stream := s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == types.StreamViewTypeNewAndOldImages
 	add(ProbeStream, stream, false)
 	return res, nil
 }
@@ -83,9 +85,8 @@ func (d *Driver) probeUpdate(ctx context.Context, pk string) (refused, item bool
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":x": stringAV("x")},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
+	switch ccf, failed := errors.AsType[*types.ConditionalCheckFailedException](err); {
+	case failed:
 		return true, len(ccf.Item) > 0, nil
 	case err == nil || unknownOperation(err):
 		return false, false, nil
@@ -124,16 +125,6 @@ func (d *Driver) probeToken(ctx context.Context, pk string) (ran, once bool, err
 	n, _, _ := getInt(it, "n")
 	_, hasM := it["m"]
 	return true, mismatch && n == 1 && !hasM, nil
-}
-
-// hasStream reports whether the table has a stream of new and old images.
-func (d *Driver) hasStream(ctx context.Context) (bool, error) {
-	t, err := d.describe(ctx, "probe")
-	if err != nil {
-		return false, err
-	}
-	s := t.StreamSpecification
-	return s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == types.StreamViewTypeNewAndOldImages, nil
 }
 
 // unknownOperation reports whether the server does not know the operation

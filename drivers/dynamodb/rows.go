@@ -48,7 +48,7 @@ func (d *Driver) indexCommit(ctx context.Context, pk string, v model.Value) {
 	}
 	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item{
 		attrPK: stringAV(pk), attrSK: stringAV(commitSK(ref.T)), attrCommitCID: stringAV(ref.Address),
-		attrCommitT: numberAV(ref.T), attrTTL: numberAV(d.now().Unix() + commitRowTTL),
+		attrCommitT: numberAV(ref.T), attrTTL: numberAV(time.Now().Unix() + commitRowTTL),
 	}})
 	if err != nil {
 		slog.Debug("dynamodb: commit-index row not written", "pk", pk, "t", ref.T, "err", err)
@@ -67,7 +67,9 @@ func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int6
 		return nil, false, nil
 	}
 	var out []driver.CommitEntry
-	err := d.commitRows(ctx, "pending commit cids "+id.String(), id.String(), commitSK(sinceT+1), skCommitPrefix+strings.Repeat("9", commitSKDigits), false, func(it item) {
+	b := expression.NewBuilder().WithKeyCondition(
+		skRange(id.String(), commitSK(sinceT+1), skCommitPrefix+strings.Repeat("9", commitSKDigits)))
+	err := d.query(ctx, "pending commit cids "+id.String(), b, func(it item) {
 		t, ok, err := getInt(it, attrCommitT)
 		c, _ := getString(it, attrCommitCID)
 		if ok && err == nil && cid.Parse(c) == nil {
@@ -90,7 +92,9 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 	}
 	pk, op := id.String(), "prune commit index "+id.String()
 	var sks []string
-	err := d.commitRows(ctx, op, pk, commitSK(0), commitSK(upToT), true, func(it item) {
+	b := expression.NewBuilder().WithKeyCondition(skRange(pk, commitSK(0), commitSK(upToT))).
+		WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
+	err := d.query(ctx, op, b, func(it item) {
 		if sk, ok := getString(it, attrSK); ok {
 			sks = append(sks, sk)
 		}
@@ -101,16 +105,11 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 	return d.deleteRows(ctx, op, pk, sks)
 }
 
-// commitRows calls fn with the rows of partition pk whose sort keys are
-// from lo to hi, read consistently; keysOnly fetches only the keys.
-func (d *Driver) commitRows(ctx context.Context, op, pk, lo, hi string, keysOnly bool, fn func(item)) error {
-	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
+// skRange is the key condition "the items of partition pk with sort keys
+// from lo to hi".
+func skRange(pk, lo, hi string) expression.KeyConditionBuilder {
+	return expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
 		And(expression.Key(attrSK).Between(expression.Value(stringAV(lo)), expression.Value(stringAV(hi))))
-	b := expression.NewBuilder().WithKeyCondition(key)
-	if keysOnly {
-		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
-	}
-	return d.query(ctx, op, b, fn)
 }
 
 // maxBatchWrites is DynamoDB's limit of requests per BatchWriteItem.
@@ -176,11 +175,14 @@ func (d *Driver) deleteOtherRows(ctx context.Context, op, pk string) error {
 	return d.deleteRows(ctx, op, pk, rows)
 }
 
-// sweepLeftRows deletes, after a purge, the rows written into partition pk
-// while it ran (a commit-index row whose PutItem was on its way when the
-// head went), unless a record of the ID has been created since: the rows
-// are then its own.
-func (d *Driver) sweepLeftRows(ctx context.Context, op, pk string) error {
+// purged forgets record id, purged, and deletes the rows written into its
+// partition while the purge ran (a commit-index row whose PutItem was on
+// its way when the head went), unless a record of the ID has been created
+// since: the rows are then its own.
+func (d *Driver) purged(ctx context.Context, op string, id model.ID) error {
+	pk := id.String()
+	d.kinds.forget(id)
+	d.incs.forget(pk)
 	own, rows, err := d.partitionKeys(ctx, op, pk)
 	if err != nil || len(own) > 0 {
 		return err

@@ -131,7 +131,7 @@ func (d *Driver) walkState(ctx context.Context, opts driver.ListOptions, after s
 
 // inState returns the candidates whose status item holds state, read with
 // consistent BatchGetItem calls; one without a status item is kept, for
-// fetch to report (or to leave out when the record was purged).
+// List to report (or to leave out when the record was purged).
 func (d *Driver) inState(ctx context.Context, cands []candidate, state string) ([]candidate, error) {
 	keys := make([]item, len(cands))
 	for i, c := range cands {

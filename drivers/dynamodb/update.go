@@ -21,33 +21,28 @@ import (
 // was lost (and reading the item proved the write had not landed).
 const maxResends = 8
 
-// Update implements driver.Driver with one conditional UpdateItem. Its
-// condition is attribute_exists(pk), the item's incarnation when the driver
-// has seen it, that the write's ID is not among the item's, and, for Above,
-// watermark < next.V; for AtLeast, watermark <= next.V; for Equals, the
+// Update implements driver.Driver with one conditional UpdateItem, on
+// condition that the item exists, is of the incarnation the driver saw (if
+// it saw one) and lacks the write's ID, and that the caller's condition
+// holds: watermark < next.V for Above, <= for AtLeast, and for Equals the
 // watermark and every payload attribute equal to the expected value's (see
-// layout.equals). The request asks for the item back when the condition
-// fails, so a stale or conflicting push costs the same one request and
-// reports the current value; a failed condition without an item back is
-// resolved by reading the item.
-//
-// More requests in three cases: a config push for a record whose kind this
-// client has not seen yet and that turns out to be a graph source (one
-// more), a compare-and-set whose expected value equals the stored one by
-// value but not by representation, such as JSON text written by another
-// client (one more), and an item whose incarnation changed since the client
-// saw it (one more).
+// layout.equals). A failed condition returns the item, so a stale or
+// conflicting push costs the same one request and reports the current
+// value (a server that returns no item costs a read). One more request
+// each for: a config push to a graph source this client has not seen, an
+// expected value equal to the stored one by value but not by
+// representation (JSON text another client wrote), an item whose
+// incarnation changed since the client saw it.
 //
 // Every write records its write ID (with the watermark it writes) among the
-// item's last three. When an attempt's answer is lost (connection broken
-// after sending, timeout, 5xx; the SDK does not retry those), or the write
-// is a resend (driver.Write), Update reads the item before anything else:
-// its write ID there means applied; an item of the incarnation the write
-// was sent to that proves the write never landed (see driverutil.WriteIDs.NeverLanded) lets it
-// send the write again, or report the conflict; anything else (the item
-// purged or re-created since, an incarnation the first attempt did not know,
-// three later writes that pushed the ID out) is an error wrapping
-// model.ErrOutcomeUnknown.
+// item's last three. After a lost answer (connection broken after sending,
+// timeout, 5xx; the SDK does not retry those), and for a resend
+// (driver.Write), Update first reads the item: its write ID there means
+// applied; an item of the incarnation the write was sent to that proves the
+// write never landed (driverutil.WriteIDs.NeverLanded) lets it send again,
+// or report the conflict; anything else (the item purged or re-created,
+// an incarnation the first attempt did not know, the ID pushed out by three
+// later writes) is an error wrapping model.ErrOutcomeUnknown.
 //
 // A head update that applied with a content ID is followed, as in Fluree,
 // by one PutItem of its commit-index row (see indexCommit).
@@ -266,7 +261,7 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: build expression: %v", model.ErrInternal, err)
 	}
-	return &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(u.d.table),
 		Key:                                 keyOf(u.pk, u.layout.sk),
 		ConditionExpression:                 expr.Condition(),
@@ -274,17 +269,12 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 		ExpressionAttributeNames:            expr.Names(),
 		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		ReturnValues:                        u.returnValues(),
-	}, nil
-}
-
-// returnValues asks for the item's incarnation back when the write may
-// adopt one (the updated attributes include it), and for nothing otherwise.
-func (u *update) returnValues() types.ReturnValue {
-	if u.inc == "" {
-		return types.ReturnValueUpdatedNew
+		ReturnValues:                        types.ReturnValueNone,
 	}
-	return types.ReturnValueNone
+	if u.inc == "" {
+		in.ReturnValues = types.ReturnValueUpdatedNew // the incarnation the write may adopt
+	}
+	return in, nil
 }
 
 // updateExpr sets the watermark and payload attributes (removing those the

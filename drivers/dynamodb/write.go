@@ -185,30 +185,27 @@ func (d *Driver) txUpdate(pk, sk string, cond expression.ConditionBuilder,
 
 // Delete implements driver.Driver: a consistent keys-only Query of the
 // partition; plain deletes (BatchWriteItem) of the rows that are not the
-// record's own (Fluree's commit index); then one TransactWriteItems
-// deleting the record's own items, each on condition it still exists with
-// the incarnation the query saw, so that no reader sees half a record and
-// exactly one of racing deletes succeeds; then one more keys-only Query,
-// and the deletion of rows written meanwhile. A failed condition means
-// another delete (perhaps followed by a create) got there first: the keys
-// are queried again, and no record item returns an error wrapping
-// model.ErrNotFound. The transaction's token makes every attempt of the
-// write land at most once (see transact). A resend (driver.Write.Resend)
-// writes nothing, not even the rows (see resend): only its token can show
-// that an earlier attempt landed.
+// record's own (Fluree's commit index); one TransactWriteItems deleting the
+// record's items, each on condition it still exists with the incarnation
+// the query saw, so that no reader sees half a record and exactly one of
+// racing deletes succeeds; then one more keys-only Query, and the deletion
+// of the rows written meanwhile. A failed condition means another delete
+// (perhaps followed by a create) got there first: the keys are queried
+// again. The transaction's token makes the write land at most once (see
+// transact); a resend (driver.Write.Resend) writes nothing, not even the
+// rows (see resend).
 //
-// The rows go first, while the record still exists, so that no create of
-// the ID can come between their deletion and the record's: a create racing
-// the purge fails (the ID is taken) instead of seeing rows its new ledger
-// writes deleted under it. A row written after the first Query (a commit
-// Fluree published to the record while it was purged: its head update came
-// before the transaction, its commit-index PutItem after) is caught by the
-// last Query, unless a create of the ID came first: the rows are then the
-// new record's, and stay. A row whose PutItem lands after the last Query
-// stays too (Fluree's own purge leaves it the same way): Collect removes
-// it, DynamoDB TTL on the ttl attribute too, and so does a purge of the ID,
-// which removes the rows of a partition without a record too (and then
-// returns an error wrapping model.ErrNotFound).
+// The rows go first, while the record exists, so that no create of the ID
+// comes between their deletion and the record's: a create racing the purge
+// fails instead of seeing its new ledger's rows deleted under it. A row
+// written after the first Query (Fluree published a commit during the
+// purge: its head update before the transaction, its commit-index PutItem
+// after) is caught by the last Query, unless a create of the ID came first:
+// the rows are then the new record's, and stay. A row whose PutItem lands
+// after the last Query stays too (so does Fluree's purge): Collect, DynamoDB
+// TTL on the ttl attribute, and a purge of the ID remove it (a purge of a
+// partition without a record removes its rows, then returns an error
+// wrapping model.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -234,9 +231,7 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if done {
-			d.kinds.forget(id)
-			d.incs.forget(pk)
-			return d.sweepLeftRows(ctx, op, pk)
+			return d.purged(ctx, op, id)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)

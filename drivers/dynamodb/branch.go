@@ -45,18 +45,13 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		}
 		return rec, nil
 	}
-	items, err := recordItems(rec, now, w.ID)
+	puts, err := d.createPuts(rec, now, w.ID)
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
-	tx := []types.TransactWriteItem{{Update: d.countUpdate(src, 1, now)}}
-	for _, it := range items {
-		tx = append(tx, types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(d.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		}})
-	}
-	reasons, err := d.transactN(ctx, op, tx, txToken(w, "create branch", rec.ID, 0), branchTxAttempts)
+	tx := append([]types.TransactWriteItem{{Update: d.countUpdate(src, 1, now)}}, puts...)
+	reasons, err := d.transact(ctx, op, tx, txToken(w, "create branch", rec.ID, 0), branchTxAttempts)
 	switch {
 	case err != nil:
 		return nil, err
@@ -139,14 +134,12 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 			}
 			swept = true
 		}
-		reasons, err := d.transactN(ctx, op, tx, txToken(w, "drop branch", id, 0), branchTxAttempts)
+		reasons, err := d.transact(ctx, op, tx, txToken(w, "drop branch", id, 0), branchTxAttempts)
 		if err != nil {
 			return err
 		}
 		if reasons == nil {
-			d.kinds.forget(id)
-			d.incs.forget(pk)
-			return d.sweepLeftRows(ctx, op, pk)
+			return d.purged(ctx, op, id)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, model.ErrUnavailable, branchTxAttempts)
@@ -200,14 +193,11 @@ func (d *Driver) dropItems(ctx context.Context, op string, id model.ID, items ma
 // the source: a decrement when its count is above 0, else a check that the
 // source is still gone or still at 0.
 func (d *Driver) sourceDecrement(ctx context.Context, op string, src model.ID) (types.TransactWriteItem, error) {
-	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("#b"), ExpressionAttributeNames: map[string]string{"#b": attrBranches},
-	})
+	meta, err := d.getItem(ctx, op, src.String(), skMeta)
 	if err != nil {
-		return types.TransactWriteItem{}, d.fail(ctx, op, err)
+		return types.TransactWriteItem{}, err
 	}
-	if n, _, err := getInt(out.Item, attrBranches); err == nil && n > 0 {
+	if n, _, err := getInt(meta, attrBranches); err == nil && n > 0 {
 		return types.TransactWriteItem{Update: d.countUpdate(src, -1, d.nowMS())}, nil
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
@@ -249,7 +239,7 @@ func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, i
 		if err != nil {
 			return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 		}
-		reasons, err := d.transact(ctx, op, tx, txToken(w, "reset head", id, 0))
+		reasons, err := d.transact(ctx, op, tx, txToken(w, "reset head", id, 0), maxTxAttempts)
 		if err != nil || reasons == nil {
 			d.incs.forget(pk)
 			return rec, err
@@ -277,20 +267,9 @@ func (d *Driver) resetUpdate(pk string, l layout, cur item, v model.Value, write
 	}
 	// A new incarnation: the watermarks moved back, so a resolution of a
 	// write sent before must not reason from their order (see driverutil.WriteIDs.NeverLanded).
-	upd := expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS()))).
-		Set(nameB(attrIncarnation), valueB(stringAV(writeID)))
-	for _, n := range sortedNames(attrs) {
-		if attrs[n] == nil {
-			upd = upd.Remove(nameB(n))
-		} else {
-			upd = upd.Set(nameB(n), valueB(attrs[n]))
-		}
-	}
-	e, err := expression.NewBuilder().WithCondition(l.exactly(cur)).WithUpdate(pushWriteID(upd, writeID)).Build()
-	if err != nil {
-		return nil, fmt.Errorf("%w: build expression: %v", model.ErrInternal, err)
-	}
-	return d.txUpdate(pk, l.sk, e), nil
+	upd := setAttrs(expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS()))).
+		Set(nameB(attrIncarnation), valueB(stringAV(writeID))), attrs)
+	return d.txUpdate(pk, l.sk, l.exactly(cur), pushWriteID(upd, writeID))
 }
 
 // MigrateBranchAttributes renames the source_branch attribute that earlier
@@ -313,25 +292,14 @@ func (d *Driver) MigrateBranchAttributes(ctx context.Context) (int, error) {
 		ConsistentRead:            aws.Bool(true),
 	}
 	n := 0
-	for {
-		out, err := d.client.Scan(ctx, in)
-		if err != nil {
-			return n, d.fail(ctx, op, err)
+	err := d.scan(ctx, op, in, 1, func(it item) error {
+		changed, err := d.migrateBranchItem(ctx, op, it)
+		if changed {
+			n++
 		}
-		for _, it := range out.Items {
-			changed, err := d.migrateBranchItem(ctx, op, it)
-			if err != nil {
-				return n, err
-			}
-			if changed {
-				n++
-			}
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return n, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
+		return err
+	})
+	return n, err
 }
 
 // migrateBranchItem moves one meta item's source_branch to bp_source (kept
@@ -348,12 +316,8 @@ func (d *Driver) migrateBranchItem(ctx context.Context, op string, it item) (cha
 		ExpressionAttributeNames:  map[string]string{"#old": attrSourceBranch, "#new": attrBPSource},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":old": old},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.As(err, &ccf):
-		return false, nil
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok || err == nil {
+		return err == nil, nil
 	}
 	return false, d.fail(ctx, op+" "+pk, err)
 }

@@ -39,7 +39,15 @@ func toAV(v any) (types.AttributeValue, error) {
 	case float64:
 		return &types.AttributeValueMemberN{Value: strconv.FormatFloat(x, 'g', -1, 64)}, nil
 	case []any:
-		return listAV(x)
+		l := make([]types.AttributeValue, len(x))
+		for i, e := range x {
+			av, err := toAV(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = av
+		}
+		return &types.AttributeValueMemberL{Value: l}, nil
 	case map[string]any:
 		return mapAV(x)
 	case model.Object:
@@ -53,18 +61,6 @@ func numberAV(i int64) types.AttributeValue {
 }
 
 func stringAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
-func listAV(x []any) (types.AttributeValue, error) {
-	l := make([]types.AttributeValue, len(x))
-	for i, e := range x {
-		av, err := toAV(e)
-		if err != nil {
-			return nil, err
-		}
-		l[i] = av
-	}
-	return &types.AttributeValueMemberL{Value: l}, nil
-}
 
 func mapAV(x map[string]any) (types.AttributeValue, error) {
 	m := make(map[string]types.AttributeValue, len(x))

@@ -20,26 +20,20 @@
 //
 // # Requests
 //
-// Create, Retract and Delete are one TransactWriteItems each (Delete first
-// queries the partition's keys and deletes the rows that are not the
-// record's, Fluree's commit index, with BatchWriteItem). Every Update is one
-// conditional UpdateItem that returns the current item when its condition
-// fails (and, for a head applied with a content ID, one PutItem of its
-// commit-index row, as Fluree writes it). Get is one consistent Query of the
-// record's items alone. List is a query of the GSI plus one consistent
-// BatchGetItem per 100 items, issued in parallel. docs/dynamodb.md has the
-// table definition, IAM policy and costs, and what this driver and Fluree
-// v4 each read and write in a table they share.
+// Every write is one conditional request or transaction, and Get one
+// consistent Query (see the methods). docs/dynamodb.md has the table
+// definition, IAM policy and costs, and what this driver and Fluree v4 each
+// read and write in a table they share.
 //
 // # Errors
 //
 // A missing table is an error wrapping model.ErrNotProvisioned that says to
 // create it (Provision or `ns table create`), refused credentials or
 // permissions one wrapping model.ErrPermissionDenied that names the
-// DynamoDB action; both are lasting and never retried. Throttling that outlasts the
-// SDK's retries wraps model.ErrThrottled; a request DynamoDB rejects as
-// malformed (an item over 400 KB, a number DynamoDB cannot hold) wraps
-// model.ErrInvalidArgument. No error contains credentials.
+// DynamoDB action; both are lasting and never retried. Throttling that
+// outlasts the SDK's retries wraps model.ErrThrottled; a request DynamoDB
+// rejects as malformed (an item over 400 KB, a number DynamoDB cannot hold)
+// wraps model.ErrInvalidArgument. No error contains credentials.
 package dynamodb
 
 import (
@@ -110,7 +104,6 @@ type Config struct {
 type Driver struct {
 	client *dynamodb.Client
 	table  string
-	now    func() time.Time
 	kinds  kindCache
 	incs   incCache
 	ix     indexCache // the table's optional indexes, for List
@@ -130,7 +123,7 @@ var (
 // except that conditional writes are never retried by the SDK after a
 // response that may hide an applied write: the driver resolves those itself.
 func OpenClient(client *dynamodb.Client, table string) *Driver {
-	return &Driver{client: client, table: table, now: time.Now}
+	return &Driver{client: client, table: table}
 }
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
@@ -145,9 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	}
 	d := OpenClient(client, cfg.Table)
 	d.listParallel = cfg.ListParallel
-	if c, ok := httpClient.(interface{ CloseIdleConnections() }); ok {
-		d.idle = c
-	}
+	d.idle, _ = httpClient.(interface{ CloseIdleConnections() })
 	return d, nil
 }
 
@@ -176,7 +167,11 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 	if httpClient == nil {
 		httpClient = awsconf.HTTPClient(cfg.Timeout, DefaultTimeout)
 	}
-	client := dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(cfg.Endpoint, httpClient, newRetryer(cfg.MaxAttempts, cfg.RetryRateLimiter)))
+	// TransactionConflictException: refused because another transaction
+	// holds the item; nothing was written, so a retry is safe.
+	retryer := awsconf.NewRetryer(driverutil.Positive(cfg.MaxAttempts, DefaultMaxAttempts), cfg.RetryRateLimiter,
+		awsconf.BaseBackoff, "TransactionConflictException")
+	client := dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(cfg.Endpoint, httpClient, retryer))
 	return client, httpClient, nil
 }
 
@@ -203,18 +198,12 @@ func validTable(name string) error {
 	if len(name) < 3 || len(name) > 255 {
 		return fmt.Errorf("dynamodb: %w: table name %q must be 3 to 255 characters", model.ErrInvalidArgument, name)
 	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			return fmt.Errorf("dynamodb: %w: table name %q may hold only letters, digits, '_', '.' and '-'", model.ErrInvalidArgument, name)
-		}
+	if strings.ContainsFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	}) {
+		return fmt.Errorf("dynamodb: %w: table name %q may hold only letters, digits, '_', '.' and '-'", model.ErrInvalidArgument, name)
 	}
 	return nil
-}
-
-func newRetryer(maxAttempts int, limiter retry.RateLimiter) aws.Retryer {
-	// TransactionConflictException: refused because another transaction
-	// holds the item; nothing was written, so a retry is safe.
-	return awsconf.NewRetryer(driverutil.Positive(maxAttempts, DefaultMaxAttempts), limiter, awsconf.BaseBackoff, "TransactionConflictException")
 }
 
 // urlParams are the query parameters a dynamodb URL may carry.
@@ -265,10 +254,7 @@ func (d *Driver) Table() string { return d.table }
 // Close implements driver.Driver. Later calls return an error wrapping
 // model.ErrInvalidArgument.
 func (d *Driver) Close() error {
-	if !d.closed.Close() {
-		return nil
-	}
-	if d.idle != nil {
+	if d.closed.Close() && d.idle != nil {
 		d.idle.CloseIdleConnections()
 	}
 	return nil
@@ -278,7 +264,7 @@ func (d *Driver) begin(ctx context.Context) error {
 	return d.closed.Check(ctx, "dynamodb")
 }
 
-func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }
+func (d *Driver) nowMS() int64 { return time.Now().UnixMilli() }
 
 // kindCache remembers which records this client has seen as graph sources.
 // Only a config update needs the kind (a ledger's config item and a graph
@@ -288,41 +274,51 @@ func (d *Driver) nowMS() int64 { return d.now().UnixMilli() }
 // ledgers costs no memory here, and the IDs stored are copies: an ID read
 // from a response shares the SDK's string arena of that response (4 KB),
 // which a cached ID would keep alive long after the record is gone.
-type kindCache struct {
-	mu sync.Mutex
-	m  map[model.ID]struct{}
-}
+type kindCache struct{ boundedMap[model.ID, struct{}] }
 
 // maxCachedKinds bounds the cache; it is cleared when full.
 const maxCachedKinds = 100_000
 
 func (c *kindCache) get(id model.ID) model.Kind {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[id]; ok {
+	if _, ok := c.load(id); ok {
 		return model.GraphSource
 	}
 	return model.Ledger
 }
 
 func (c *kindCache) put(id model.ID, k model.Kind) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if k != model.GraphSource {
-		delete(c.m, id)
-		return
+		c.forget(id)
+	} else if _, ok := c.load(id); !ok {
+		c.store(model.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}, struct{}{}, maxCachedKinds)
 	}
-	if _, ok := c.m[id]; ok {
-		return
-	}
-	if c.m == nil || len(c.m) >= maxCachedKinds {
-		c.m = map[model.ID]struct{}{}
-	}
-	c.m[model.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}] = struct{}{}
 }
 
-func (c *kindCache) forget(id model.ID) {
+// boundedMap is a map safe for concurrent use, cleared when full.
+type boundedMap[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+func (c *boundedMap[K, V]) load(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.m, id)
+	v, ok := c.m[k]
+	return v, ok
+}
+
+// store sets k to v, clearing the map first when it holds max entries.
+func (c *boundedMap[K, V]) store(k K, v V, max int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= max {
+		c.m = map[K]V{}
+	}
+	c.m[k] = v
+}
+
+func (c *boundedMap[K, V]) forget(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -40,25 +39,17 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("dynamodb: %s: %w: %w", op, model.ErrUnavailable, err)
 }
 
-// maybeApplied reports whether a failed attempt of a write may nevertheless
-// have been applied (see awsconf.MaybeApplied).
-func maybeApplied(err error) bool { return awsconf.MaybeApplied(err) }
-
 // conditionalWriteOptions makes the SDK stop retrying a conditional write
 // after an attempt that may have been applied: the driver resolves such
 // attempts itself, from what the table holds (see update.resolve), because a
 // blind retry could land a second time, on a record created since.
 func conditionalWriteOptions(o *dynamodb.Options) {
-	o.Retryer = awsconf.SkipIf(o.Retryer, maybeApplied)
+	o.Retryer = awsconf.SkipIf(o.Retryer, awsconf.MaybeApplied)
 }
 
 // newToken returns a random token for write IDs and transaction idempotency.
 func newToken() string {
 	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		// crypto/rand does not fail on supported platforms; a time-based
-		// token still distinguishes writes.
-		return fmt.Sprintf("t%x", time.Now().UnixNano())
-	}
+	rand.Read(b) // never returns an error
 	return base64.RawURLEncoding.EncodeToString(b)
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
@@ -25,29 +23,15 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 		return model.Heads{}, err
 	}
 	pk, op := id.String(), "heads "+id.String()
-	names := map[string]string{"#pk": attrPK, "#sk": attrSK}
-	proj := "#sk"
-	for i, a := range headsAttributes() {
-		n := fmt.Sprintf("#a%d", i)
-		names[n] = a
-		proj += ", " + n
-	}
-	out, err := d.client.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(d.table),
-		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :head AND :index"),
-		ProjectionExpression:      aws.String(proj),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringAV(pk), ":head": stringAV(skHead), ":index": stringAV(skIndex)},
-		ConsistentRead:            aws.Bool(true),
-	})
-	if err != nil {
-		return model.Heads{}, d.fail(ctx, op, err)
-	}
-	items := map[string]item{}
-	for _, it := range out.Items {
-		if sk, ok := getString(it, attrSK); ok {
-			items[sk] = it
+	proj := expression.NamesList(nameB(attrSK))
+	for _, l := range []layout{headLayout, indexLayout} {
+		for _, a := range append([]string{l.wm, l.cidAt}, l.fields...) {
+			proj = proj.AddNames(nameB(a))
 		}
+	}
+	items, err := d.queryItems(ctx, op, expression.NewBuilder().WithKeyCondition(skRange(pk, skHead, skIndex)).WithProjection(proj))
+	if err != nil {
+		return model.Heads{}, err
 	}
 	head, hasHead := items[skHead]
 	index, hasIndex := items[skIndex]
@@ -55,7 +39,13 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	case !hasHead && !hasIndex:
 		return model.Heads{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	case !hasHead || !hasIndex:
-		return d.headsOfRecord(ctx, id)
+		// The record says why: a graph source (ErrWrongKind), or damage
+		// (ErrInternal).
+		rec, err := d.Get(ctx, id)
+		if err != nil {
+			return model.Heads{}, err
+		}
+		return model.HeadsOf(rec)
 	}
 	var h model.Heads
 	for _, p := range []struct {
@@ -74,24 +64,4 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 		*p.dst = v
 	}
 	return h, nil
-}
-
-// headsAttributes are the attributes the head and index layouts read.
-func headsAttributes() []string {
-	var names []string
-	for _, l := range []layout{headLayout, indexLayout} {
-		names = append(names, l.wm, l.cidAt)
-		names = append(names, l.fields...)
-	}
-	return names
-}
-
-// headsOfRecord reads the whole record to say why it has no head and
-// index: a graph source (ErrWrongKind), or damage (ErrInternal).
-func (d *Driver) headsOfRecord(ctx context.Context, id model.ID) (model.Heads, error) {
-	rec, err := d.Get(ctx, id)
-	if err != nil {
-		return model.Heads{}, err
-	}
-	return model.HeadsOf(rec)
 }

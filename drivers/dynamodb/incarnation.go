@@ -3,7 +3,6 @@ package dynamodb
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -25,10 +24,7 @@ import (
 // incCache remembers the incarnation last seen of each item, by pk and sk.
 // A stale entry costs one failed condition and a retry, never a wrong
 // write: the item returned by the failed condition corrects it.
-type incCache struct {
-	mu sync.Mutex
-	m  map[string]string
-}
+type incCache struct{ boundedMap[string, string] }
 
 // maxCachedIncarnations bounds the cache; it is cleared when full.
 const maxCachedIncarnations = 200_000
@@ -36,24 +32,17 @@ const maxCachedIncarnations = 200_000
 func incKey(pk, sk string) string { return pk + "\x00" + sk }
 
 func (c *incCache) get(pk, sk string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[incKey(pk, sk)]
+	inc, _ := c.load(incKey(pk, sk))
+	return inc
 }
 
 // put records inc as item pk/sk's incarnation; "" forgets it.
 func (c *incCache) put(pk, sk, inc string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := incKey(pk, sk)
 	if inc == "" {
-		delete(c.m, k)
-		return
+		c.boundedMap.forget(incKey(pk, sk))
+	} else {
+		c.store(incKey(pk, sk), strings.Clone(inc), maxCachedIncarnations)
 	}
-	if c.m == nil || len(c.m) >= maxCachedIncarnations {
-		c.m = map[string]string{}
-	}
-	c.m[strings.Clone(k)] = strings.Clone(inc)
 }
 
 // learn records the incarnation of every item of pk in items.

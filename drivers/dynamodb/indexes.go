@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,8 +37,7 @@ var optionalIndexes = []struct {
 func CreateTableInputWithIndexes(table string) *dynamodb.CreateTableInput {
 	in := CreateTableInput(table)
 	for _, ix := range optionalIndexes {
-		in.AttributeDefinitions = append(in.AttributeDefinitions,
-			types.AttributeDefinition{AttributeName: aws.String(ix.hash), AttributeType: types.ScalarAttributeTypeS})
+		in.AttributeDefinitions = append(in.AttributeDefinitions, stringAttr(ix.hash))
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:  aws.String(ix.name),
 			KeySchema:  indexKeys(ix.hash),
@@ -45,13 +45,6 @@ func CreateTableInputWithIndexes(table string) *dynamodb.CreateTableInput {
 		})
 	}
 	return in
-}
-
-func indexKeys(hash string) []types.KeySchemaElement {
-	return []types.KeySchemaElement{
-		{AttributeName: aws.String(hash), KeyType: types.KeyTypeHash},
-		{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeRange},
-	}
 }
 
 // ProvisionIndexes is Provision with the schema's two optional indexes: it
@@ -124,21 +117,20 @@ func (d *Driver) addIndex(ctx context.Context, name, hash string, proj types.Pro
 	if err != nil {
 		return false, err
 	}
-	if indexStatus(t, name) == "" {
-		gsi := &types.CreateGlobalSecondaryIndexAction{IndexName: aws.String(name), KeySchema: indexKeys(hash), Projection: &proj}
-		if pt := provisioned(t); pt != nil {
-			gsi.ProvisionedThroughput = pt
-		}
+	switch indexStatus(t, name) {
+	case types.IndexStatusActive:
+		return false, nil
+	case "":
+		gsi := &types.CreateGlobalSecondaryIndexAction{IndexName: aws.String(name), KeySchema: indexKeys(hash),
+			Projection: &proj, ProvisionedThroughput: provisioned(t)}
 		_, err := d.client.UpdateTable(ctx, &dynamodb.UpdateTableInput{
 			TableName:                   aws.String(d.table),
-			AttributeDefinitions:        []types.AttributeDefinition{{AttributeName: aws.String(hash), AttributeType: types.ScalarAttributeTypeS}},
+			AttributeDefinitions:        []types.AttributeDefinition{stringAttr(hash)},
 			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: gsi}},
 		})
 		if err != nil {
 			return false, d.fail(ctx, op, err)
 		}
-	} else if indexStatus(t, name) == types.IndexStatusActive {
-		return false, nil
 	}
 	return true, d.waitIndex(ctx, op, name)
 }
@@ -285,23 +277,15 @@ func (d *Driver) backfillStates(ctx context.Context) (int, error) {
 		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus, "#sv": attrStatusV, "#ss": attrStatusState},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":status": stringAV(skStatus)},
 	}
-	var mu sync.Mutex
-	n := 0
-	err := d.scan(ctx, op, in, func(items []item) error {
-		for _, it := range items {
-			changed, err := d.backfillItem(ctx, op, it)
-			if err != nil {
-				return err
-			}
-			if changed {
-				mu.Lock()
-				n++
-				mu.Unlock()
-			}
+	var n atomic.Int64
+	err := d.scan(ctx, op, in, d.parallel(), func(it item) error {
+		changed, err := d.backfillItem(ctx, op, it)
+		if changed {
+			n.Add(1)
 		}
-		return nil
+		return err
 	})
-	return n, err
+	return int(n.Load()), err
 }
 
 // maxBackfillAttempts bounds the attempts on one item that writers keep
@@ -321,7 +305,8 @@ func (d *Driver) backfillItem(ctx context.Context, op string, it item) (bool, er
 			return false, nil // no readable status: nothing to mirror (Get reports such an item)
 		}
 		want := indexedState(st)
-		if have, ok := it[attrStatusState]; (want == nil && !ok) || (want != nil && ok && equalAV(have, want)) {
+		have, isS := getString(it, attrStatusState)
+		if _, ok := it[attrStatusState]; want == nil && !ok || want != nil && isS && have == st {
 			return false, nil
 		}
 		upd := "SET #ss = :ss"
@@ -339,11 +324,11 @@ func (d *Driver) backfillItem(ctx context.Context, op string, it item) (bool, er
 			ExpressionAttributeValues:           vals,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
-		var ccf *types.ConditionalCheckFailedException
+		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
 		switch {
 		case err == nil:
 			return true, nil
-		case !errors.As(err, &ccf):
+		case !ok:
 			return false, d.fail(ctx, op+" "+pk, err)
 		case len(ccf.Item) == 0:
 			return false, nil // purged meanwhile
@@ -353,29 +338,26 @@ func (d *Driver) backfillItem(ctx context.Context, op string, it item) (bool, er
 	return false, fmt.Errorf("dynamodb: %s %s: the status kept changing under %d attempts; run the upgrade again", op, pk, maxBackfillAttempts)
 }
 
-func equalAV(a, b types.AttributeValue) bool {
-	as, ok1 := a.(*types.AttributeValueMemberS)
-	bs, ok2 := b.(*types.AttributeValueMemberS)
-	return ok1 && ok2 && as.Value == bs.Value
-}
-
-// scan runs in as a parallel Scan of d.parallel() segments and hands each
-// page's items to fn, from several goroutines at once. The first error
-// ends it.
-func (d *Driver) scan(ctx context.Context, op string, in *dynamodb.ScanInput, fn func([]item) error) error {
-	segments := int32(d.parallel())
+// scan runs in as a parallel Scan of segments segments (1: a plain Scan)
+// and hands each item to fn, from several goroutines at once. The first
+// error ends it.
+func (d *Driver) scan(ctx context.Context, op string, in *dynamodb.ScanInput, segments int, fn func(item) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
+		in := *in
+		if segments > 1 {
+			in.Segment, in.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
+		}
 		g.Go(func() error {
-			in := *in
-			in.Segment, in.TotalSegments = aws.Int32(seg), aws.Int32(segments)
 			for {
 				out, err := d.client.Scan(gctx, &in)
 				if err != nil {
 					return d.fail(ctx, op+" (Scan)", err)
 				}
-				if err := fn(out.Items); err != nil {
-					return err
+				for _, it := range out.Items {
+					if err := fn(it); err != nil {
+						return err
+					}
 				}
 				if len(out.LastEvaluatedKey) == 0 {
 					return nil

@@ -3,7 +3,9 @@ package dynamodb
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -70,13 +72,8 @@ func configLayoutOf(it item) layout {
 // layoutOfItem returns the layout that decodes it, a concern item with sort
 // key sk.
 func layoutOfItem(sk string, it item) layout {
-	switch sk {
-	case skHead:
-		return headLayout
-	case skIndex:
-		return indexLayout
-	case skStatus:
-		return statusLayout
+	if c := concernOfSK(sk); c != model.Config {
+		return layoutFor(c, model.Ledger)
 	}
 	return configLayoutOf(it)
 }
@@ -195,12 +192,8 @@ func setExtras(attrs map[string]types.AttributeValue, name string, p model.Objec
 }
 
 func extrasOf(p model.Object, own string) map[string]any {
-	extras := make(map[string]any, len(p))
-	for k, v := range p {
-		if k != own {
-			extras[k] = v
-		}
-	}
+	extras := maps.Clone(p)
+	delete(extras, own)
 	return extras
 }
 
@@ -214,23 +207,21 @@ func (l layout) decode(pk string, it item) (model.Value, error) {
 	if !ok {
 		return model.Value{}, malformed(pk, l.sk, "no %s", l.wm)
 	}
-	p, err := l.decodePayload(v, it)
+	var p model.Object
+	switch l.shape {
+	case refShape:
+		p, err = decodeRef(l, v, it)
+	case statusShape:
+		p, err = decodeStatus(v, it)
+	case ledgerConfigShape:
+		p, err = decodeLedgerConfig(v, it)
+	default:
+		p, err = decodeSourceConfig(v, it)
+	}
 	if err != nil {
 		return model.Value{}, malformed(pk, l.sk, "%v", err)
 	}
 	return model.Value{V: v, Payload: p}, nil
-}
-
-func (l layout) decodePayload(v int64, it item) (model.Object, error) {
-	switch l.shape {
-	case refShape:
-		return decodeRef(l, v, it)
-	case statusShape:
-		return decodeStatus(v, it)
-	case ledgerConfigShape:
-		return decodeLedgerConfig(v, it)
-	}
-	return decodeSourceConfig(v, it)
 }
 
 // decodeRef reads a head or index. The content-ID attribute wins over the
@@ -254,7 +245,7 @@ func decodeRef(l layout, v int64, it item) (model.Object, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a string", name)
 	}
-	p := model.Object{keyAddress: addr, keyT: json.Number(formatInt(v))}
+	p := model.Object{keyAddress: addr, keyT: json.Number(strconv.FormatInt(v, 10))}
 	if len(l.fields) > 1 && !nullish(it, l.fields[1]) {
 		s, ok := getString(it, l.fields[1])
 		if !ok {
@@ -348,9 +339,8 @@ func decodeSourceConfig(v int64, it item) (model.Object, error) {
 // decodeExtras reads a map attribute of extra payload keys; absent, NULL and
 // empty all mean none.
 func decodeExtras(it item, name string) (model.Object, error) {
-	extras := model.Object{}
 	if nullish(it, name) {
-		return extras, nil
+		return model.Object{}, nil
 	}
 	m, ok := it[name].(*types.AttributeValueMemberM)
 	if !ok {
@@ -360,10 +350,7 @@ func decodeExtras(it item, name string) (model.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	for k, v := range x {
-		extras[k] = v
-	}
-	return extras, nil
+	return x, nil
 }
 
 // Condition builders.
@@ -515,15 +502,17 @@ func (l layout) exactly(it item) expression.ConditionBuilder {
 	return expression.And(parts[0], parts[1], parts[2:]...)
 }
 
-// sortedNames returns the keys of attrs in order, so that expressions are
-// deterministic.
-func sortedNames(attrs map[string]types.AttributeValue) []string {
-	names := make([]string, 0, len(attrs))
-	for n := range attrs {
-		names = append(names, n)
+// setAttrs sets attrs in upd, removing those nil marks absent, in name
+// order so that expressions are deterministic.
+func setAttrs(upd expression.UpdateBuilder, attrs map[string]types.AttributeValue) expression.UpdateBuilder {
+	for _, n := range slices.Sorted(maps.Keys(attrs)) {
+		if attrs[n] == nil {
+			upd = upd.Remove(nameB(n))
+		} else {
+			upd = upd.Set(nameB(n), valueB(attrs[n]))
+		}
 	}
-	slices.Sort(names)
-	return names
+	return upd
 }
 
 // describe names a layout's item for messages.

@@ -3,11 +3,9 @@ package dynamodb
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -30,8 +28,8 @@ const maxBatchKeys = 100
 // in flight at once when Config.ListParallel is 0.
 const DefaultListParallel = 8
 
-// maxStalledBatches bounds the BatchGetItem retries that make no progress
-// (every key came back unprocessed) before List gives up.
+// maxStalledBatches bounds the BatchGetItem and BatchWriteItem retries that
+// make no progress (every request came back unprocessed).
 const maxStalledBatches = 5
 
 // candidate is a record the GSI lists for a page.
@@ -79,15 +77,28 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if next != "" {
 		page.NextPageToken = driverutil.EncodePageToken(next)
 	}
-	recs, fails, err := d.fetch(ctx, cands)
+	var keys []item
+	for _, c := range cands {
+		for _, sk := range sortKeys(c.kind) { // a ledger's for "": every sort key either kind uses
+			keys = append(keys, keyOf(c.pk, sk))
+		}
+	}
+	byPK, err := d.batchGetAll(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cands {
-		if err := fails[c.pk]; err != nil {
+		items := byPK[c.pk]
+		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
+			continue // recreated as the other kind since the GSI entry was written
+		}
+		// No items at all: purged since the GSI entry was written.
+		switch r, err := decodeRecord(c.pk, items); {
+		case err != nil:
 			id, _ := model.ParseID(c.pk)
-			page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: "items of pk " + c.pk, Err: err})
-		} else if r := recs[c.pk]; r != nil && opts.Matches(r) {
+			page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: "items of pk " + c.pk,
+				Err: fmt.Errorf("dynamodb: list: %w", err)})
+		case r != nil && opts.Matches(r):
 			page.Records = append(page.Records, r)
 			d.kinds.put(r.ID, r.Kind)
 		}
@@ -217,75 +228,38 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 	return cands, nil
 }
 
-// fetch reads the records of cands with consistent BatchGetItem calls and
-// returns them by pk, and by pk why a record's items cannot be read; a
-// purged record (no items at all) is absent from both maps.
-func (d *Driver) fetch(ctx context.Context, cands []candidate) (map[string]*model.Record, map[string]error, error) {
-	var keys []item
-	for _, c := range cands {
-		sks := sortKeys(c.kind)
-		if c.kind == "" {
-			sks = sortKeys(model.Ledger) // every sort key either kind uses
-		}
-		for _, sk := range sks {
-			keys = append(keys, keyOf(c.pk, sk))
-		}
-	}
-	byPK, err := d.batchGetAll(ctx, keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	recs := make(map[string]*model.Record, len(cands))
-	fails := map[string]error{}
-	for _, c := range cands {
-		items := byPK[c.pk]
-		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
-			continue // recreated as the other kind since the GSI entry was written
-		}
-		rec, err := decodeRecord(c.pk, items)
-		if err != nil {
-			fails[c.pk] = fmt.Errorf("dynamodb: list: %w", err)
-		} else if rec != nil {
-			recs[c.pk] = rec
-		}
-	}
-	return recs, fails, nil
-}
-
-// batchGetAll reads keys in BatchGetItem calls of up to 100 keys, at most
-// d.listParallel of them in flight, and returns the items by pk and sk. The
-// first error cancels the calls still running and is returned.
+// batchGetAll reads keys in consistent BatchGetItem calls of up to 100
+// keys, at most d.parallel() of them in flight, and returns the items by
+// pk and sk. The first error cancels the calls still running and is
+// returned.
 func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[string]item, error) {
 	byPK := map[string]map[string]item{}
-	if len(keys) == 0 {
-		return byPK, nil
-	}
-	if len(keys) <= maxBatchKeys {
-		return byPK, d.batchGet(ctx, keys, byPK)
-	}
-	var (
-		mu   sync.Mutex
-		g, c = errgroup.WithContext(ctx)
-	)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(d.parallel())
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), maxBatchKeys)]
-		keys = keys[len(batch):]
+	for batch := range slices.Chunk(keys, maxBatchKeys) {
 		g.Go(func() error {
-			got := map[string]map[string]item{}
-			if err := d.batchGet(c, batch, got); err != nil {
-				return err
-			}
+			var got []item
+			err := untilProcessed(gctx, "list", "BatchGetItem", "keys", batch, func(keys []item) ([]item, error) {
+				req := map[string]types.KeysAndAttributes{d.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+				out, err := d.client.BatchGetItem(gctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+				if err != nil {
+					return nil, d.fail(gctx, "list (BatchGetItem)", err)
+				}
+				got = append(got, out.Responses[d.table]...)
+				return out.UnprocessedKeys[d.table].Keys, nil
+			})
 			mu.Lock()
 			defer mu.Unlock()
-			for pk, items := range got {
+			for _, it := range got {
+				pk, _ := getString(it, attrPK)
+				sk, _ := getString(it, attrSK)
 				if byPK[pk] == nil {
-					byPK[pk] = items
-					continue
+					byPK[pk] = map[string]item{}
 				}
-				maps.Copy(byPK[pk], items)
+				byPK[pk][sk] = it
 			}
-			return nil
+			return err
 		})
 	}
 	return byPK, g.Wait()
@@ -301,40 +275,4 @@ func (d *Driver) parallel() int {
 func hasKind(meta item, k model.Kind) bool {
 	s, ok := getString(meta, attrKind)
 	return !ok || model.Kind(s) == k // no meta kind: let decodeRecord report it
-}
-
-// batchGet reads keys (at most 100) consistently into byPK, retrying
-// UnprocessedKeys at once while some keys get through, and with exponential
-// backoff and jitter when none do, up to maxStalledBatches times; then it
-// returns an error wrapping model.ErrThrottled.
-func (d *Driver) batchGet(ctx context.Context, keys []item, byPK map[string]map[string]item) error {
-	req := map[string]types.KeysAndAttributes{d.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	stalled := 0
-	for {
-		out, err := d.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return d.fail(ctx, "list (BatchGetItem)", err)
-		}
-		for _, it := range out.Responses[d.table] {
-			pk, _ := getString(it, attrPK)
-			sk, _ := getString(it, attrSK)
-			if byPK[pk] == nil {
-				byPK[pk] = map[string]item{}
-			}
-			byPK[pk][sk] = it
-		}
-		left := out.UnprocessedKeys[d.table]
-		if len(left.Keys) == 0 {
-			return nil
-		}
-		if len(left.Keys) < len(req[d.table].Keys) {
-			stalled = 0
-		} else if stalled++; stalled > maxStalledBatches {
-			return fmt.Errorf("dynamodb: list: %w: BatchGetItem left %d keys unprocessed after %d retries", model.ErrThrottled, len(left.Keys), maxStalledBatches)
-		} else if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
-			return err
-		}
-		left.ConsistentRead = aws.Bool(true)
-		req = map[string]types.KeysAndAttributes{d.table: left}
-	}
 }

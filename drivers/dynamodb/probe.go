@@ -42,7 +42,9 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 		return driver.ProbeResult{}, err
 	}
 	pk := "~probe/" + newToken()
-	defer d.removeProbe(context.WithoutCancel(ctx), pk)
+	defer d.client.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
+		TableName: aws.String(d.table), Key: keyOf(pk, "a"),
+	})
 	var res driver.ProbeResult
 	add := func(request string, enforced, required bool) {
 		res.Checks = append(res.Checks, driver.ProbeCheck{Request: request, Enforced: enforced, Required: required})
@@ -62,10 +64,12 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	}
 	add(ProbeTransactions, ran, true)
 	add(ProbeClientToken, once, true)
-	stream, err := d.hasStream(ctx)
+	t, err := d.describe(ctx, "probe")
 	if err != nil {
 		return res, err
 	}
+	s := t.StreamSpecification
+	stream := s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == types.StreamViewTypeNewAndOldImages
 	add(ProbeStream, stream, false)
 	return res, nil
 }
@@ -81,9 +85,8 @@ func (d *Driver) probeUpdate(ctx context.Context, pk string) (refused, item bool
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":x": stringAV("x")},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
+	switch ccf, failed := errors.AsType[*types.ConditionalCheckFailedException](err); {
+	case failed:
 		return true, len(ccf.Item) > 0, nil
 	case err == nil || unknownOperation(err):
 		return false, false, nil
@@ -115,27 +118,13 @@ func (d *Driver) probeToken(ctx context.Context, pk string) (ran, once bool, err
 	}
 	_, err = d.client.TransactWriteItems(ctx, tx("m"))
 	mismatch := awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException"
-	out, gerr := d.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: keyOf(pk, "a"), ConsistentRead: aws.Bool(true)})
+	it, gerr := d.getItem(ctx, "probe", pk, "a")
 	if gerr != nil {
-		return true, false, d.fail(ctx, "probe", gerr)
+		return true, false, gerr
 	}
-	n, _, _ := getInt(out.Item, "n")
-	_, hasM := out.Item["m"]
+	n, _, _ := getInt(it, "n")
+	_, hasM := it["m"]
 	return true, mismatch && n == 1 && !hasM, nil
-}
-
-// hasStream reports whether the table has a stream of new and old images.
-func (d *Driver) hasStream(ctx context.Context) (bool, error) {
-	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
-	if err != nil {
-		return false, d.fail(ctx, "probe", err)
-	}
-	s := out.Table.StreamSpecification
-	return s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == types.StreamViewTypeNewAndOldImages, nil
-}
-
-func (d *Driver) removeProbe(ctx context.Context, pk string) {
-	_, _ = d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: keyOf(pk, "a")})
 }
 
 // unknownOperation reports whether the server does not know the operation

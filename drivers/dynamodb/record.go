@@ -161,13 +161,11 @@ func decodeMeta(id model.ID, it item) (model.Meta, error) {
 		return bad("%v", err)
 	}
 	m.Dependencies = deps
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{attrCreatedAt, &m.CreatedAt}, {attrBranches, &m.Branches}} {
-		if *f.dst, _, err = getInt(it, f.name); err != nil {
-			return bad("%v", err)
-		}
+	if m.CreatedAt, _, err = getInt(it, attrCreatedAt); err != nil {
+		return bad("%v", err)
+	}
+	if m.Branches, _, err = getInt(it, attrBranches); err != nil {
+		return bad("%v", err)
 	}
 	// Fluree's drop_branch decrements without a floor: a count below 0
 	// means none.

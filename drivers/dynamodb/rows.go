@@ -48,7 +48,7 @@ func (d *Driver) indexCommit(ctx context.Context, pk string, v model.Value) {
 	}
 	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item{
 		attrPK: stringAV(pk), attrSK: stringAV(commitSK(ref.T)), attrCommitCID: stringAV(ref.Address),
-		attrCommitT: numberAV(ref.T), attrTTL: numberAV(d.now().Unix() + commitRowTTL),
+		attrCommitT: numberAV(ref.T), attrTTL: numberAV(time.Now().Unix() + commitRowTTL),
 	}})
 	if err != nil {
 		slog.Debug("dynamodb: commit-index row not written", "pk", pk, "t", ref.T, "err", err)
@@ -67,7 +67,9 @@ func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int6
 		return nil, false, nil
 	}
 	var out []driver.CommitEntry
-	err := d.commitRows(ctx, "pending commit cids "+id.String(), id.String(), commitSK(sinceT+1), skCommitPrefix+strings.Repeat("9", commitSKDigits), false, func(it item) {
+	b := expression.NewBuilder().WithKeyCondition(
+		skRange(id.String(), commitSK(sinceT+1), skCommitPrefix+strings.Repeat("9", commitSKDigits)))
+	err := d.query(ctx, "pending commit cids "+id.String(), b, func(it item) {
 		t, ok, err := getInt(it, attrCommitT)
 		c, _ := getString(it, attrCommitCID)
 		if ok && err == nil && cid.Parse(c) == nil {
@@ -90,7 +92,9 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 	}
 	pk, op := id.String(), "prune commit index "+id.String()
 	var sks []string
-	err := d.commitRows(ctx, op, pk, commitSK(0), commitSK(upToT), true, func(it item) {
+	b := expression.NewBuilder().WithKeyCondition(skRange(pk, commitSK(0), commitSK(upToT))).
+		WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
+	err := d.query(ctx, op, b, func(it item) {
 		if sk, ok := getString(it, attrSK); ok {
 			sks = append(sks, sk)
 		}
@@ -101,26 +105,19 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 	return d.deleteRows(ctx, op, pk, sks)
 }
 
-// commitRows calls fn with the rows of partition pk whose sort keys are
-// from lo to hi, read consistently; keysOnly fetches only the keys.
-func (d *Driver) commitRows(ctx context.Context, op, pk, lo, hi string, keysOnly bool, fn func(item)) error {
-	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
+// skRange is the key condition "the items of partition pk with sort keys
+// from lo to hi".
+func skRange(pk, lo, hi string) expression.KeyConditionBuilder {
+	return expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
 		And(expression.Key(attrSK).Between(expression.Value(stringAV(lo)), expression.Value(stringAV(hi))))
-	b := expression.NewBuilder().WithKeyCondition(key)
-	if keysOnly {
-		b = b.WithProjection(expression.NamesList(nameB(attrPK), nameB(attrSK)))
-	}
-	return d.query(ctx, op, b, fn)
 }
 
 // maxBatchWrites is DynamoDB's limit of requests per BatchWriteItem.
 const maxBatchWrites = 25
 
 // deleteRows deletes the rows sks of partition pk with BatchWriteItem calls
-// of up to 25 deletes, up to d.parallel() of them at once. Unprocessed
-// deletes are sent again at once while some get through, and with
-// exponential backoff and jitter when none do, up to maxStalledBatches
-// times; then it returns an error wrapping model.ErrThrottled.
+// of up to 25 deletes, up to d.parallel() of them at once (see
+// untilProcessed).
 func (d *Driver) deleteRows(ctx context.Context, op, pk string, sks []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(d.parallel())
@@ -129,9 +126,43 @@ func (d *Driver) deleteRows(ctx context.Context, op, pk string, sks []string) er
 		for i, sk := range batch {
 			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(pk, sk)}}
 		}
-		g.Go(func() error { return d.batchWrite(gctx, op, reqs) })
+		send := func(reqs []types.WriteRequest) ([]types.WriteRequest, error) {
+			in := &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{d.table: reqs}}
+			out, err := d.client.BatchWriteItem(gctx, in)
+			if err != nil {
+				return nil, d.fail(gctx, op+" (BatchWriteItem)", err)
+			}
+			return out.UnprocessedItems[d.table], nil
+		}
+		g.Go(func() error { return untilProcessed(gctx, op, "BatchWriteItem", "deletes", reqs, send) })
 	}
 	return g.Wait()
+}
+
+// untilProcessed sends reqs, then what send leaves unprocessed, until none
+// is left: at once while some get through, and with exponential backoff and
+// jitter when none do, up to maxStalledBatches times; then it returns an
+// error wrapping model.ErrThrottled.
+func untilProcessed[T any](ctx context.Context, op, call, what string, reqs []T, send func([]T) ([]T, error)) error {
+	for stalled := 0; len(reqs) > 0; {
+		left, err := send(reqs)
+		switch {
+		case err != nil:
+			return err
+		case len(left) < len(reqs):
+			stalled = 0
+		case stalled >= maxStalledBatches:
+			return fmt.Errorf("dynamodb: %s: %w: %s left %d %s unprocessed after %d retries",
+				op, model.ErrThrottled, call, len(left), what, maxStalledBatches)
+		default:
+			stalled++
+			if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
+				return err
+			}
+		}
+		reqs = left
+	}
+	return nil
 }
 
 // deleteOtherRows deletes the rows of partition pk that are not a record's
@@ -144,37 +175,19 @@ func (d *Driver) deleteOtherRows(ctx context.Context, op, pk string) error {
 	return d.deleteRows(ctx, op, pk, rows)
 }
 
-// sweepLeftRows deletes, after a purge, the rows written into partition pk
-// while it ran (a commit-index row whose PutItem was on its way when the
-// head went), unless a record of the ID has been created since: the rows
-// are then its own.
-func (d *Driver) sweepLeftRows(ctx context.Context, op, pk string) error {
+// purged forgets record id, purged, and deletes the rows written into its
+// partition while the purge ran (a commit-index row whose PutItem was on
+// its way when the head went), unless a record of the ID has been created
+// since: the rows are then its own.
+func (d *Driver) purged(ctx context.Context, op string, id model.ID) error {
+	pk := id.String()
+	d.kinds.forget(id)
+	d.incs.forget(pk)
 	own, rows, err := d.partitionKeys(ctx, op, pk)
 	if err != nil || len(own) > 0 {
 		return err
 	}
 	return d.deleteRows(ctx, op, pk, rows)
-}
-
-// batchWrite sends reqs (at most 25) until every one is processed.
-func (d *Driver) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
-	stalled := 0
-	for len(reqs) > 0 {
-		out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{d.table: reqs}})
-		if err != nil {
-			return d.fail(ctx, op+" (BatchWriteItem)", err)
-		}
-		left := out.UnprocessedItems[d.table]
-		if len(left) < len(reqs) {
-			stalled = 0
-		} else if stalled++; stalled > maxStalledBatches {
-			return fmt.Errorf("dynamodb: %s: %w: BatchWriteItem left %d deletes unprocessed after %d retries", op, model.ErrThrottled, len(left), maxStalledBatches)
-		} else if err := driverutil.Sleep(ctx, driverutil.Jitter(50*time.Millisecond, 2*time.Second, stalled)); err != nil {
-			return err
-		}
-		reqs = left
-	}
-	return nil
 }
 
 // Collect implements driver.Collector: it removes the rows of partitions
@@ -236,25 +249,19 @@ func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orph
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":prefix": stringAV(prefix)}
 	}
 	rows, live := map[string][]orphanRow{}, map[string]bool{}
-	for {
-		out, err := d.client.Scan(ctx, in)
-		if err != nil {
-			return nil, d.fail(ctx, "collect (Scan)", err)
-		}
-		for _, it := range out.Items {
-			pk, _ := getString(it, attrPK)
-			sk, _ := getString(it, attrSK)
-			if isRecordSK(sk) {
-				live[pk] = true
-				continue
-			}
+	err := d.scan(ctx, "collect", in, 1, func(it item) error {
+		pk, _ := getString(it, attrPK)
+		sk, _ := getString(it, attrSK)
+		if isRecordSK(sk) {
+			live[pk] = true
+		} else {
 			ttl, _, _ := getInt(it, attrTTL)
 			rows[pk] = append(rows[pk], orphanRow{sk: sk, writtenAt: max(ttl-commitRowTTL, 0)})
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for pk := range live {
 		delete(rows, pk)

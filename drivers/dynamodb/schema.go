@@ -3,7 +3,6 @@ package dynamodb
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -146,14 +145,7 @@ func malformed(pk, sk, format string, args ...any) error {
 }
 
 // nullish reports whether an attribute is absent or NULL.
-func nullish(it item, name string) bool {
-	av, ok := it[name]
-	if !ok {
-		return true
-	}
-	_, isNull := av.(*types.AttributeValueMemberNULL)
-	return isNull
-}
+func nullish(it item, name string) bool { return isNull(it[name]) }
 
 func getString(it item, name string) (string, bool) {
 	s, ok := it[name].(*types.AttributeValueMemberS)
@@ -164,15 +156,14 @@ func getString(it item, name string) (string, bool) {
 }
 
 // getInt reads an N attribute as an int64; ok is false when the attribute is
-// absent, err non-nil when it is not an integer.
+// absent or NULL, err non-nil when it is not an integer.
 func getInt(it item, name string) (v int64, ok bool, err error) {
-	av, present := it[name]
-	if !present || nullish(it, name) {
+	if nullish(it, name) {
 		return 0, false, nil
 	}
-	n, isN := av.(*types.AttributeValueMemberN)
+	n, isN := it[name].(*types.AttributeValueMemberN)
 	if !isN {
-		return 0, false, fmt.Errorf("%s is a %T, not a number", name, av)
+		return 0, false, fmt.Errorf("%s is a %T, not a number", name, it[name])
 	}
 	i, ok := jsonx.AsInt(json.Number(n.Value))
 	if !ok {
@@ -180,5 +171,3 @@ func getInt(it item, name string) (v int64, ok bool, err error) {
 	}
 	return i, true, nil
 }
-
-func formatInt(i int64) string { return strconv.FormatInt(i, 10) }

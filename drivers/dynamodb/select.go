@@ -78,13 +78,11 @@ func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size in
 	}
 	var mu sync.Mutex
 	var pks []string
-	err := d.scan(ctx, "list by state", in, func(items []item) error {
+	err := d.scan(ctx, "list by state", in, d.parallel(), func(it item) error {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, it := range items {
-			if pk, ok := getString(it, attrPK); ok {
-				pks = append(pks, pk)
-			}
+		if pk, ok := getString(it, attrPK); ok {
+			pks = append(pks, pk)
 		}
 		return nil
 	})
@@ -133,7 +131,7 @@ func (d *Driver) walkState(ctx context.Context, opts driver.ListOptions, after s
 
 // inState returns the candidates whose status item holds state, read with
 // consistent BatchGetItem calls; one without a status item is kept, for
-// fetch to report (or to leave out when the record was purged).
+// List to report (or to leave out when the record was purged).
 func (d *Driver) inState(ctx context.Context, cands []candidate, state string) ([]candidate, error) {
 	keys := make([]item, len(cands))
 	for i, c := range cands {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
@@ -27,12 +27,14 @@ const maxStreamFailures = 5
 type stream struct {
 	client *dynamodbstreams.Client
 	arn    string
-	seen   map[string]bool   // every shard met: a shard not in it is new
-	done   map[string]bool   // shards read to their end
-	iters  map[string]string // open shard ID -> its next iterator
-	order  []string          // the keys of iters, in the order they are read
-	adopt  bool              // a shard closed: look for its children
+	seen   map[string]bool // every shard met: a shard not in it is new
+	done   map[string]bool // shards read to their end
+	// reading are the shards being read, in order, with their next iterators;
+	// one read to its end ("") stays until its children are adopted.
+	reading []*shardIter
 }
+
+type shardIter struct{ id, iter string }
 
 // newStreamsClient returns a DynamoDB Streams client configured like the
 // driver's DynamoDB client: same region, credentials, HTTP client and
@@ -54,18 +56,18 @@ func (d *Driver) newStreamsClient() *dynamodbstreams.Client {
 // latest records, or an error wrapping model.ErrUnsupported when the table
 // has no NEW_AND_OLD_IMAGES stream.
 func (d *Driver) openStream(ctx context.Context) (*stream, error) {
-	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+	t, err := d.describe(ctx, "watch")
 	if err != nil {
-		return nil, d.fail(ctx, "watch (DescribeTable)", err)
+		return nil, err
 	}
-	spec := out.Table.StreamSpecification
-	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(out.Table.LatestStreamArn) == "" {
+	spec := t.StreamSpecification
+	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(t.LatestStreamArn) == "" {
 		return nil, fmt.Errorf("dynamodb: watch: %w: table %s has no stream (enable a NEW_AND_OLD_IMAGES stream to watch it without polling)", model.ErrUnsupported, d.table)
 	}
 	if spec.StreamViewType != "NEW_AND_OLD_IMAGES" {
 		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", model.ErrUnsupported, d.table, spec.StreamViewType)
 	}
-	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(out.Table.LatestStreamArn)}
+	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(t.LatestStreamArn)}
 	if err := s.restart(ctx); err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func (d *Driver) openStream(ctx context.Context) (*stream, error) {
 // restart forgets every iterator and starts again at the latest record of
 // every open shard.
 func (s *stream) restart(ctx context.Context) error {
-	s.seen, s.done, s.iters, s.order, s.adopt = map[string]bool{}, map[string]bool{}, map[string]string{}, nil, false
+	s.seen, s.done, s.reading = map[string]bool{}, map[string]bool{}, nil
 	shards, err := s.shards(ctx)
 	if err != nil {
 		return err
@@ -119,8 +121,7 @@ func (s *stream) open(ctx context.Context, shard string, at stypes.ShardIterator
 	if err != nil {
 		return fmt.Errorf("dynamodb: watch (GetShardIterator): %w", streamError(err))
 	}
-	s.iters[shard] = aws.ToString(out.ShardIterator)
-	s.order = append(s.order, shard)
+	s.reading = append(s.reading, &shardIter{shard, aws.ToString(out.ShardIterator)})
 	return nil
 }
 
@@ -129,16 +130,14 @@ func (s *stream) open(ctx context.Context, shard string, at stypes.ShardIterator
 // children (a child is read only after its parent is done, so one item's
 // changes stay in order across resharding).
 func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n int, err error) {
-	if s.adopt {
-		if err := s.adoptChildren(ctx); err != nil {
-			return 0, err
-		}
+	if err := s.adoptChildren(ctx); err != nil {
+		return 0, err
 	}
-	for _, shard := range s.order {
-		if _, open := s.iters[shard]; !open {
+	for _, sh := range s.reading {
+		if sh.iter == "" {
 			continue
 		}
-		out, err := s.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iters[shard])})
+		out, err := s.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(sh.iter)})
 		if err != nil {
 			return n, fmt.Errorf("dynamodb: watch (GetRecords): %w", streamError(err))
 		}
@@ -148,30 +147,21 @@ func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n in
 			}
 		}
 		n += len(out.Records)
-		if out.NextShardIterator == nil {
-			delete(s.iters, shard)
-			s.done[shard] = true
-			s.adopt = true
-			continue
+		if sh.iter = aws.ToString(out.NextShardIterator); sh.iter == "" {
+			s.done[sh.id] = true
 		}
-		s.iters[shard] = aws.ToString(out.NextShardIterator)
 	}
-	if s.adopt {
-		return n, s.adoptChildren(ctx)
-	}
-	return n, nil
+	return n, s.adoptChildren(ctx)
 }
 
-// adoptChildren drops the shards read to their end and starts reading, from their
-// first record, the new shards whose parent is done or unknown.
+// adoptChildren, when a shard was read to its end, starts reading, from
+// their first record, the new shards whose parent is done or unknown, then
+// drops the shards read to their end.
 func (s *stream) adoptChildren(ctx context.Context) error {
-	order := s.order[:0]
-	for _, id := range s.order {
-		if _, ok := s.iters[id]; ok {
-			order = append(order, id)
-		}
+	ended := func(sh *shardIter) bool { return sh.iter == "" }
+	if !slices.ContainsFunc(s.reading, ended) {
+		return nil
 	}
-	s.order = order
 	shards, err := s.shards(ctx)
 	if err != nil {
 		return err
@@ -190,7 +180,7 @@ func (s *stream) adoptChildren(ctx context.Context) error {
 		}
 		s.seen[id] = true
 	}
-	s.adopt = false
+	s.reading = slices.DeleteFunc(s.reading, ended)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,24 +19,14 @@ import (
 // + pk (RANGE) projecting name, branch, source_type, dependencies and
 // retracted, billed PAY_PER_REQUEST, with a NEW_AND_OLD_IMAGES stream.
 func CreateTableInput(table string) *dynamodb.CreateTableInput {
-	s := types.ScalarAttributeTypeS
+	keys, attrs := awsconf.KeySchema(attrPK, attrSK)
 	return &dynamodb.CreateTableInput{
-		TableName: aws.String(table),
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(attrPK), AttributeType: s},
-			{AttributeName: aws.String(attrSK), AttributeType: s},
-			{AttributeName: aws.String(attrKind), AttributeType: s},
-		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
-		},
+		TableName:            aws.String(table),
+		AttributeDefinitions: append(attrs, stringAttr(attrKind)),
+		KeySchema:            keys,
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
 			IndexName: aws.String(IndexName),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrKind), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeRange},
-			},
+			KeySchema: indexKeys(attrKind),
 			Projection: &types.Projection{
 				ProjectionType:   types.ProjectionTypeInclude,
 				NonKeyAttributes: []string{attrName, attrBranch, attrSourceType, attrDependencies, attrRetracted},
@@ -108,12 +99,19 @@ func sameKeys(ks []types.KeySchemaElement, hash, rng string) bool {
 }
 
 func keysString(ks []types.KeySchemaElement) string {
-	s := ""
+	parts := make([]string, len(ks))
 	for i, k := range ks {
-		if i > 0 {
-			s += " + "
-		}
-		s += fmt.Sprintf("%s (%s)", aws.ToString(k.AttributeName), k.KeyType)
+		parts[i] = fmt.Sprintf("%s (%s)", aws.ToString(k.AttributeName), k.KeyType)
 	}
-	return s
+	return strings.Join(parts, " + ")
+}
+
+func stringAttr(name string) types.AttributeDefinition {
+	return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
+}
+
+// indexKeys is the key schema of an index on hash, sorted by pk.
+func indexKeys(hash string) []types.KeySchemaElement {
+	keys, _ := awsconf.KeySchema(hash, attrPK)
+	return keys
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/telemetry"
 	"nameservice.dev/nameservice/model"
@@ -20,33 +21,28 @@ import (
 // was lost (and reading the item proved the write had not landed).
 const maxResends = 8
 
-// Update implements driver.Driver with one conditional UpdateItem. Its
-// condition is attribute_exists(pk), the item's incarnation when the driver
-// has seen it, that the write's ID is not among the item's, and, for Above,
-// watermark < next.V; for AtLeast, watermark <= next.V; for Equals, the
+// Update implements driver.Driver with one conditional UpdateItem, on
+// condition that the item exists, is of the incarnation the driver saw (if
+// it saw one) and lacks the write's ID, and that the caller's condition
+// holds: watermark < next.V for Above, <= for AtLeast, and for Equals the
 // watermark and every payload attribute equal to the expected value's (see
-// layout.equals). The request asks for the item back when the condition
-// fails, so a stale or conflicting push costs the same one request and
-// reports the current value; a failed condition without an item back is
-// resolved by reading the item.
-//
-// More requests in three cases: a config push for a record whose kind this
-// client has not seen yet and that turns out to be a graph source (one
-// more), a compare-and-set whose expected value equals the stored one by
-// value but not by representation, such as JSON text written by another
-// client (one more), and an item whose incarnation changed since the client
-// saw it (one more).
+// layout.equals). A failed condition returns the item, so a stale or
+// conflicting push costs the same one request and reports the current
+// value (a server that returns no item costs a read). One more request
+// each for: a config push to a graph source this client has not seen, an
+// expected value equal to the stored one by value but not by
+// representation (JSON text another client wrote), an item whose
+// incarnation changed since the client saw it.
 //
 // Every write records its write ID (with the watermark it writes) among the
-// item's last three. When an attempt's answer is lost (connection broken
-// after sending, timeout, 5xx; the SDK does not retry those), or the write
-// is a resend (driver.Write), Update reads the item before anything else:
-// its write ID there means applied; an item of the incarnation the write
-// was sent to that proves the write never landed (see driverutil.WriteIDs.NeverLanded) lets it
-// send the write again, or report the conflict; anything else (the item
-// purged or re-created since, an incarnation the first attempt did not know,
-// three later writes that pushed the ID out) is an error wrapping
-// model.ErrOutcomeUnknown.
+// item's last three. After a lost answer (connection broken after sending,
+// timeout, 5xx; the SDK does not retry those), and for a resend
+// (driver.Write), Update first reads the item: its write ID there means
+// applied; an item of the incarnation the write was sent to that proves the
+// write never landed (driverutil.WriteIDs.NeverLanded) lets it send again,
+// or report the conflict; anything else (the item purged or re-created,
+// an incarnation the first attempt did not know, the ID pushed out by three
+// later writes) is an error wrapping model.ErrOutcomeUnknown.
 //
 // A head update that applied with a content ID is followed, as in Fluree,
 // by one PutItem of its commit-index row (see indexCommit).
@@ -118,19 +114,17 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 		}
 		res, err := u.d.client.UpdateItem(ctx, in, conditionalWriteOptions)
 		if err == nil {
-			u.applied(res.Attributes)
-			return driver.Outcome{Applied: true, Current: u.next.Clone()}, nil
+			return u.applied(res.Attributes), nil
 		}
 		var (
 			out   driver.Outcome
 			again bool
-			ccf   *types.ConditionalCheckFailedException
 		)
-		switch {
-		case errors.As(err, &ccf):
+		switch ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); {
+		case ok:
 			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
 			out, again, err = u.conditionFailed(ctx, ccf.Item)
-		case maybeApplied(err) && ctx.Err() == nil:
+		case awsconf.MaybeApplied(err) && ctx.Err() == nil:
 			u.ambiguous = true
 			telemetry.Retry(ctx, "answer lost")
 			out, again, err = u.resolve(ctx, err)
@@ -146,17 +140,14 @@ func (u *update) run(ctx context.Context) (driver.Outcome, error) {
 	}
 }
 
-// applied notes what a write that landed taught: the item's incarnation
-// (returned when the write could adopt one) and the record's kind.
-func (u *update) applied(it item) {
+// applied notes what a write that landed taught, the item's incarnation
+// (returned when the write could adopt one) and the record's kind, and
+// returns its outcome.
+func (u *update) applied(it item) driver.Outcome {
 	if inc := incarnationOf(it); inc != "" {
 		u.d.incs.put(u.pk, u.layout.sk, inc)
 	}
 	u.d.noteConfigKind(u.id, u.layout)
-}
-
-func (u *update) appliedOutcome(it item) driver.Outcome {
-	u.applied(it)
 	return driver.Outcome{Applied: true, Current: u.next.Clone()}
 }
 
@@ -181,7 +172,7 @@ func (u *update) decide(ctx context.Context, cause error, it item) (out driver.O
 	case it == nil:
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; the record has been purged since", cause))
 	case writeIDsOf(it).Has(u.w.ID) || u.adopt != "" && incarnationOf(it) == u.adopt:
-		return u.appliedOutcome(it), false, nil
+		return u.applied(it), false, nil
 	case u.inc == "":
 		return out, false, u.unknown(ctx, fmt.Errorf("%v; the write is not in %s, and this client cannot tell whether the record was purged and created again since", cause, u.layout.describe(u.pk)))
 	case incarnationOf(it) != u.inc:
@@ -222,7 +213,7 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	case it == nil:
 		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), model.ErrNotFound, u.layout.sk)
 	case writeIDsOf(it).Has(u.w.ID):
-		return u.appliedOutcome(it), false, nil
+		return u.applied(it), false, nil
 	}
 	inc := incarnationOf(it)
 	u.inc = inc
@@ -270,7 +261,7 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: build expression: %v", model.ErrInternal, err)
 	}
-	return &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(u.d.table),
 		Key:                                 keyOf(u.pk, u.layout.sk),
 		ConditionExpression:                 expr.Condition(),
@@ -278,35 +269,26 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 		ExpressionAttributeNames:            expr.Names(),
 		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		ReturnValues:                        u.returnValues(),
-	}, nil
-}
-
-// returnValues asks for the item's incarnation back when the write may
-// adopt one (the updated attributes include it), and for nothing otherwise.
-func (u *update) returnValues() types.ReturnValue {
-	if u.inc == "" {
-		return types.ReturnValueUpdatedNew
+		ReturnValues:                        types.ReturnValueNone,
 	}
-	return types.ReturnValueNone
+	if u.inc == "" {
+		in.ReturnValues = types.ReturnValueUpdatedNew // the incarnation the write may adopt
+	}
+	return in, nil
 }
 
 // updateExpr sets the watermark and payload attributes (removing those the
 // value leaves absent), updated_at_ms and the write IDs. It also returns the
 // attributes it writes with the key, for the size check.
 func (u *update) updateExpr(attrs map[string]types.AttributeValue) (expression.UpdateBuilder, item) {
-	written := keyOf(u.pk, u.layout.sk)
 	now := numberAV(u.d.nowMS())
-	upd := expression.Set(nameB(attrUpdatedAt), valueB(now))
-	for _, n := range sortedNames(attrs) {
-		if attrs[n] == nil {
-			upd = upd.Remove(nameB(n))
-			continue
+	upd := pushWriteID(setAttrs(expression.Set(nameB(attrUpdatedAt), valueB(now)), attrs), u.writeID())
+	written := keyOf(u.pk, u.layout.sk)
+	for n, av := range attrs {
+		if av != nil {
+			written[n] = av
 		}
-		upd = upd.Set(nameB(n), valueB(attrs[n]))
-		written[n] = attrs[n]
 	}
-	upd = pushWriteID(upd, u.writeID())
 	if u.inc == "" && u.adopt != "" {
 		upd = upd.Set(nameB(attrIncarnation), nameB(attrIncarnation).IfNotExists(valueB(stringAV(u.adopt))))
 		written[attrIncarnation] = stringAV(u.adopt)

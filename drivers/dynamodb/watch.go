@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"nameservice.dev/nameservice/driver"
@@ -94,9 +92,7 @@ func (w *watch) run(ctx context.Context, ch chan<- driver.Event) {
 		}
 		if err != nil {
 			if failures++; failures > maxStreamFailures || errors.Is(err, model.ErrNotFound) {
-				if ctx.Err() == nil {
-					send(driver.Event{Err: err})
-				}
+				send(driver.Event{Err: err})
 				return
 			}
 			if driverutil.Sleep(ctx, driverutil.Jitter(100*time.Millisecond, 5*time.Second, failures)) != nil {
@@ -208,6 +204,8 @@ func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 	if !w.opts.Watches(c) {
 		return nil
 	}
+	// Converted by the SDK: its two packages declare the same attribute
+	// values as different types.
 	img, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
 	if err != nil {
 		slog.Warn("dynamodb: watch skips an unreadable stream record", "table", w.d.table, "err", err)
@@ -273,12 +271,14 @@ func (w *watch) kindOf(ctx context.Context, id model.ID, sk string, img item) mo
 			k = model.GraphSource
 		}
 	default:
-		var err error
-		if k, err = w.d.metaKind(ctx, id); err != nil {
+		meta, err := w.d.getItem(ctx, "kind of "+id.String(), id.String(), skMeta)
+		if err != nil {
 			// Better an event of the other kind than a lost one.
 			slog.Warn("dynamodb: watch cannot read a record's kind; reporting its change", "table", w.d.table, "err", err)
 			return w.opts.Kind
 		}
+		s, _ := getString(meta, attrKind) // "": the record is gone
+		k = model.Kind(s)
 	}
 	if k != "" {
 		w.kinds[id] = k
@@ -293,19 +293,12 @@ func (w *watch) follows(r stypes.Record, sk, pk string, old model.Value) bool {
 	if r.Dynamodb.OldImage == nil {
 		return true
 	}
-	ov, err := decodeImage(sk, pk, r.Dynamodb.OldImage)
-	return err != nil || ov.Equal(old)
-}
-
-// decodeImage decodes the concern item sk of a stream image (converted
-// by the SDK: its two packages declare the same attribute values as
-// different types).
-func decodeImage(sk, pk string, image map[string]stypes.AttributeValue) (model.Value, error) {
-	img, err := attributevalue.FromDynamoDBStreamsMap(image)
+	img, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
 	if err != nil {
-		return model.Value{}, err
+		return true
 	}
-	return layoutOfItem(sk, img).decode(pk, img)
+	ov, err := layoutOfItem(sk, img).decode(pk, img)
+	return err != nil || ov.Equal(old)
 }
 
 func (w *watch) watched(pk string) bool {
@@ -320,18 +313,4 @@ func streamString(it map[string]stypes.AttributeValue, name string) string {
 		return s.Value
 	}
 	return ""
-}
-
-// metaKind returns the kind record id's meta item holds, read
-// consistently; "" when there is none.
-func (d *Driver) metaKind(ctx context.Context, id model.ID) (model.Kind, error) {
-	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(d.table), Key: keyOf(id.String(), skMeta), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("#k"), ExpressionAttributeNames: map[string]string{"#k": attrKind},
-	})
-	if err != nil {
-		return "", d.fail(ctx, "kind of "+id.String(), err)
-	}
-	k, _ := getString(out.Item, attrKind)
-	return model.Kind(k), nil
 }

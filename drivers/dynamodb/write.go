@@ -45,20 +45,11 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if w.Resend {
 		return d.resend(ctx, op, w, "create", rec.ID, func(meta item) bool { return incarnationOf(meta) == w.ID })
 	}
-	items, err := recordItems(rec, d.nowMS(), w.ID)
+	tx, err := d.createPuts(rec, d.nowMS(), w.ID)
 	if err != nil {
 		return fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
-	tx := make([]types.TransactWriteItem, len(items))
-	for i, it := range items {
-		tx[i] = types.TransactWriteItem{Put: &types.Put{
-			TableName:                           aws.String(d.table),
-			Item:                                it,
-			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}}
-	}
-	reasons, err := d.transact(ctx, op, tx, txToken(w, "create", rec.ID, 0))
+	reasons, err := d.transact(ctx, op, tx, txToken(w, "create", rec.ID, 0), maxTxAttempts)
 	if err != nil {
 		return err
 	}
@@ -70,6 +61,22 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 		d.incs.put(rec.ID.String(), sk, w.ID)
 	}
 	return nil
+}
+
+// createPuts returns the puts of the items of new record rec, of
+// incarnation inc, each on condition attribute_not_exists(pk).
+func (d *Driver) createPuts(rec *model.Record, nowMS int64, inc string) ([]types.TransactWriteItem, error) {
+	items, err := recordItems(rec, nowMS, inc)
+	tx := make([]types.TransactWriteItem, len(items))
+	for i, it := range items {
+		tx[i] = types.TransactWriteItem{Put: &types.Put{
+			TableName:                           aws.String(d.table),
+			Item:                                it,
+			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}}
+	}
+	return tx, err
 }
 
 // Retract implements driver.Driver: one TransactWriteItems that sets the meta
@@ -97,7 +104,7 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 		if err != nil {
 			return fmt.Errorf("dynamodb: %s: %w", op, err)
 		}
-		reasons, err := d.transact(ctx, op, tx, txToken(w, "retract", id, 0))
+		reasons, err := d.transact(ctx, op, tx, txToken(w, "retract", id, 0), maxTxAttempts)
 		switch {
 		case err != nil || reasons == nil:
 			return err
@@ -136,9 +143,8 @@ func (d *Driver) retractItems(pk string, at time.Time, w driver.Write, incs [2]s
 	if incs[1] != "" {
 		statusCond = expression.And(statusCond, incarnationIs(incs[1]))
 	}
-	metaUpd := expression.Set(nameB(attrRetracted), valueB(&types.AttributeValueMemberBOOL{Value: true})).
-		Set(nameB(attrUpdatedAt), valueB(now))
-	meta, err := expression.NewBuilder().WithCondition(metaCond).WithUpdate(metaUpd).Build()
+	meta, err := d.txUpdate(pk, skMeta, metaCond, expression.Set(nameB(attrRetracted),
+		valueB(&types.AttributeValueMemberBOOL{Value: true})).Set(nameB(attrUpdatedAt), valueB(now)))
 	if err != nil {
 		return nil, err
 	}
@@ -154,18 +160,18 @@ func (d *Driver) retractItems(pk string, at time.Time, w driver.Write, incs [2]s
 	// The new status_v is not known here: the write ID records no
 	// watermark, so that it proves nothing to an update resolving a lost
 	// answer (see driverutil.WriteIDs.NeverLanded).
-	status, err := expression.NewBuilder().WithCondition(statusCond).
-		WithUpdate(pushWriteID(statusUpd, w.ID+"@retract")).Build()
-	if err != nil {
-		return nil, err
-	}
-	return []types.TransactWriteItem{
-		{Update: d.txUpdate(pk, skMeta, meta)},
-		{Update: d.txUpdate(pk, skStatus, status)},
-	}, nil
+	status, err := d.txUpdate(pk, skStatus, statusCond, pushWriteID(statusUpd, w.ID+"@retract"))
+	return []types.TransactWriteItem{{Update: meta}, {Update: status}}, err
 }
 
-func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update {
+// txUpdate returns a transaction's update of item pk/sk on condition cond,
+// asking for the item back when cond fails.
+func (d *Driver) txUpdate(pk, sk string, cond expression.ConditionBuilder,
+	upd expression.UpdateBuilder) (*types.Update, error) {
+	e, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
+	if err != nil {
+		return nil, fmt.Errorf("%w: build expression: %v", model.ErrInternal, err)
+	}
 	return &types.Update{
 		TableName:                           aws.String(d.table),
 		Key:                                 keyOf(pk, sk),
@@ -174,35 +180,32 @@ func (d *Driver) txUpdate(pk, sk string, e expression.Expression) *types.Update 
 		ExpressionAttributeNames:            e.Names(),
 		ExpressionAttributeValues:           e.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	}, nil
 }
 
 // Delete implements driver.Driver: a consistent keys-only Query of the
 // partition; plain deletes (BatchWriteItem) of the rows that are not the
-// record's own (Fluree's commit index); then one TransactWriteItems
-// deleting the record's own items, each on condition it still exists with
-// the incarnation the query saw, so that no reader sees half a record and
-// exactly one of racing deletes succeeds; then one more keys-only Query,
-// and the deletion of rows written meanwhile. A failed condition means
-// another delete (perhaps followed by a create) got there first: the keys
-// are queried again, and no record item returns an error wrapping
-// model.ErrNotFound. The transaction's token makes every attempt of the
-// write land at most once (see transact). A resend (driver.Write.Resend)
-// writes nothing, not even the rows (see resend): only its token can show
-// that an earlier attempt landed.
+// record's own (Fluree's commit index); one TransactWriteItems deleting the
+// record's items, each on condition it still exists with the incarnation
+// the query saw, so that no reader sees half a record and exactly one of
+// racing deletes succeeds; then one more keys-only Query, and the deletion
+// of the rows written meanwhile. A failed condition means another delete
+// (perhaps followed by a create) got there first: the keys are queried
+// again. The transaction's token makes the write land at most once (see
+// transact); a resend (driver.Write.Resend) writes nothing, not even the
+// rows (see resend).
 //
-// The rows go first, while the record still exists, so that no create of
-// the ID can come between their deletion and the record's: a create racing
-// the purge fails (the ID is taken) instead of seeing rows its new ledger
-// writes deleted under it. A row written after the first Query (a commit
-// Fluree published to the record while it was purged: its head update came
-// before the transaction, its commit-index PutItem after) is caught by the
-// last Query, unless a create of the ID came first: the rows are then the
-// new record's, and stay. A row whose PutItem lands after the last Query
-// stays too (Fluree's own purge leaves it the same way): Collect removes
-// it, DynamoDB TTL on the ttl attribute too, and so does a purge of the ID,
-// which removes the rows of a partition without a record too (and then
-// returns an error wrapping model.ErrNotFound).
+// The rows go first, while the record exists, so that no create of the ID
+// comes between their deletion and the record's: a create racing the purge
+// fails instead of seeing its new ledger's rows deleted under it. A row
+// written after the first Query (Fluree published a commit during the
+// purge: its head update before the transaction, its commit-index PutItem
+// after) is caught by the last Query, unless a create of the ID came first:
+// the rows are then the new record's, and stay. A row whose PutItem lands
+// after the last Query stays too (so does Fluree's purge): Collect, DynamoDB
+// TTL on the ttl attribute, and a purge of the ID remove it (a purge of a
+// partition without a record removes its rows, then returns an error
+// wrapping model.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -228,9 +231,7 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if done {
-			d.kinds.forget(id)
-			d.incs.forget(pk)
-			return d.sweepLeftRows(ctx, op, pk)
+			return d.purged(ctx, op, id)
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
@@ -288,17 +289,17 @@ func (d *Driver) landedBefore(ctx context.Context, id model.ID, token string) (b
 	if awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException" {
 		return true, nil
 	}
-	var tce *types.TransactionCanceledException
-	if err != nil && !errors.As(err, &tce) {
-		return false, err
+	if _, cancelled := errors.AsType[*types.TransactionCanceledException](err); cancelled {
+		return false, nil
 	}
-	return false, nil
+	return false, err
 }
 
 // deleteItems deletes items, each on condition it exists with the
 // incarnation it has (or none), in transactions of at most 100 items
-// (DynamoDB's limit; a record has 5, a damaged partition may hold more). It
-// reports false when a condition failed: another delete got there first.
+// (DynamoDB's limit; a record has 5, a damaged partition may hold more),
+// each with a token of its own for the write. It reports false when a
+// condition failed: another delete got there first.
 func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id model.ID, items map[string]item) (bool, error) {
 	pk := id.String()
 	tx := make([]types.TransactWriteItem, 0, len(items))
@@ -316,19 +317,13 @@ func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id 
 			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 		}})
 	}
-	return d.inBatches(ctx, op, w, "delete", id, tx, maxTxAttempts)
-}
-
-// inBatches runs tx in transactions of at most 100 items, each with a token
-// of its own for the write. It reports false when a condition failed.
-func (d *Driver) inBatches(ctx context.Context, op string, w driver.Write, kind string, id model.ID, tx []types.TransactWriteItem, attempts int) (bool, error) {
-	for part := 0; len(tx) > 0; part++ {
-		n := min(len(tx), 100)
-		reasons, err := d.transactN(ctx, op, tx[:n], txToken(w, kind, id, part), attempts)
+	part := 0
+	for batch := range slices.Chunk(tx, 100) {
+		reasons, err := d.transact(ctx, op, batch, txToken(w, "delete", id, part), maxTxAttempts)
 		if err != nil || reasons != nil {
 			return false, err
 		}
-		tx = tx[n:]
+		part++
 	}
 	return true, nil
 }
@@ -345,7 +340,7 @@ func txToken(w driver.Write, kind string, id model.ID, part int) string {
 // cancellation reasons when the transaction was cancelled by a condition,
 // and nil reasons when it succeeded. It retries cancellations caused by
 // conflicting transactions or writes (with backoff: a cancelled transaction
-// wrote nothing), and resends after a lost answer.
+// wrote nothing), up to attempts tries, and resends after a lost answer.
 //
 // The token is what makes a write land at most once: DynamoDB applies a
 // token's transaction once, answers success to a resend with the same
@@ -354,13 +349,7 @@ func txToken(w driver.Write, kind string, id model.ID, part int) string {
 // within ten minutes; a cancelled transaction leaves no token behind.
 // Probe checks that the server does so, and `ns check` refuses a server
 // that does not.
-func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWriteItem, token string) ([]types.CancellationReason, error) {
-	return d.transactN(ctx, op, tx, token, maxTxAttempts)
-}
-
-// transactN is transact with at most attempts tries of a conflicting
-// transaction.
-func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWriteItem, token string, attempts int) ([]types.CancellationReason, error) {
+func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWriteItem, token string, attempts int) ([]types.CancellationReason, error) {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: tx, ClientRequestToken: aws.String(token)}
 	resends := 0
 	for attempt := 0; ; {
@@ -368,25 +357,25 @@ func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWr
 		if err == nil {
 			return nil, nil
 		}
-		var tce *types.TransactionCanceledException
+		tce, cancelled := errors.AsType[*types.TransactionCanceledException](err)
 		switch {
-		case errors.As(err, &tce) && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
+		case cancelled && hasReason(tce.CancellationReasons, "ConditionalCheckFailed"):
 			telemetry.PreconditionFailed(ctx, "ConditionalCheckFailed")
 			return tce.CancellationReasons, nil
-		case errors.As(err, &tce) && attempt+1 < attempts && retryableCancel(tce.CancellationReasons):
+		case cancelled && attempt+1 < attempts && retryableCancel(tce.CancellationReasons):
 			attempt++
 			telemetry.Retry(ctx, "transaction conflict")
 			if err := driverutil.Sleep(ctx, driverutil.Jitter(20*time.Millisecond, 500*time.Millisecond, attempt-1)); err != nil {
 				return nil, err
 			}
-		case errors.As(err, &tce):
+		case cancelled:
 			return nil, d.failCancel(ctx, op, tce.CancellationReasons, err)
 		case awsconf.ErrorCodeOf(err) == "IdempotentParameterMismatchException":
 			return nil, nil // an attempt of this write, from another process, landed
-		case maybeApplied(err) && ctx.Err() == nil && resends < maxResends:
+		case awsconf.MaybeApplied(err) && ctx.Err() == nil && resends < maxResends:
 			resends++
 			telemetry.Retry(ctx, "answer lost")
-		case maybeApplied(err) && ctx.Err() == nil:
+		case awsconf.MaybeApplied(err) && ctx.Err() == nil:
 			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%d attempts whose answers were lost: %v", resends+1, err))
 		default:
 			return nil, d.fail(ctx, op, err)
@@ -394,20 +383,18 @@ func (d *Driver) transactN(ctx context.Context, op string, tx []types.TransactWr
 	}
 }
 
-func hasReason(reasons []types.CancellationReason, code string) bool {
-	for _, r := range reasons {
-		if aws.ToString(r.Code) == code {
-			return true
-		}
-	}
-	return false
+// hasReason reports whether one of reasons has one of codes.
+func hasReason(reasons []types.CancellationReason, codes ...string) bool {
+	return slices.ContainsFunc(reasons, func(r types.CancellationReason) bool {
+		return slices.Contains(codes, aws.ToString(r.Code))
+	})
 }
 
 // retryableCancel reports whether a cancelled transaction may succeed when
 // sent again: it lost to a concurrent transaction or write, or was throttled.
 func retryableCancel(reasons []types.CancellationReason) bool {
-	return hasReason(reasons, "TransactionConflict") || hasReason(reasons, "ThrottlingError") ||
-		hasReason(reasons, "ProvisionedThroughputExceeded") || hasReason(reasons, "RequestLimitExceeded")
+	return hasReason(reasons, "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded",
+		"RequestLimitExceeded")
 }
 
 func (d *Driver) failCancel(ctx context.Context, op string, reasons []types.CancellationReason, err error) error {
@@ -453,8 +440,14 @@ func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 func (d *Driver) queryRecord(ctx context.Context, op, pk string) (map[string]item, error) {
 	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
 		And(expression.Key(attrSK).GreaterThanEqual(expression.Value(stringAV(skConfig))))
+	return d.queryItems(ctx, op, expression.NewBuilder().WithKeyCondition(key))
+}
+
+// queryItems returns the items of a consistent Query built by b, by sort
+// key.
+func (d *Driver) queryItems(ctx context.Context, op string, b expression.Builder) (map[string]item, error) {
 	items := map[string]item{}
-	err := d.query(ctx, op, expression.NewBuilder().WithKeyCondition(key), func(it item) {
+	err := d.query(ctx, op, b, func(it item) {
 		if sk, ok := getString(it, attrSK); ok {
 			items[sk] = it
 		}

@@ -24,8 +24,7 @@ func LocalDynamoDB(endpoint string) bool {
 
 // DynamoDBOptions returns the client options every DynamoDB client of the
 // module shares: endpoint (when set), the response CRC32 check off for a
-// local endpoint (see LocalDynamoDB), and httpClient and retryer when they
-// are not nil.
+// local endpoint (see LocalDynamoDB), httpClient and retryer.
 func DynamoDBOptions(endpoint string, httpClient dynamodb.HTTPClient, retryer aws.Retryer) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		if endpoint != "" {
@@ -34,12 +33,7 @@ func DynamoDBOptions(endpoint string, httpClient dynamodb.HTTPClient, retryer aw
 		if LocalDynamoDB(endpoint) {
 			o.DisableValidateResponseChecksum = true
 		}
-		if httpClient != nil {
-			o.HTTPClient = httpClient
-		}
-		if retryer != nil {
-			o.Retryer = retryer
-		}
+		o.HTTPClient, o.Retryer = httpClient, retryer
 	}
 }
 

@@ -11,45 +11,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// throttleCodes are the error codes of DynamoDB and S3 that refuse a request
-// for load.
-var throttleCodes = map[string]bool{
-	"ThrottlingException":                    true,
-	"ProvisionedThroughputExceededException": true,
-	"RequestLimitExceeded":                   true,
-	"TransactionInProgressException":         true,
-	"LimitExceededException":                 true,
-	"SlowDown":                               true,
-	"Throttling":                             true,
-	"TooManyRequests":                        true,
-}
-
-// deniedCodes are the error codes of DynamoDB and S3 that refuse the
-// credentials or the permission.
-var deniedCodes = map[string]bool{
-	"AccessDeniedException":               true,
-	"AccessDenied":                        true,
-	"Forbidden":                           true, // S3's 403 to a HEAD, which has no body
-	"AllAccessDisabled":                   true,
-	"UnrecognizedClientException":         true,
-	"InvalidSignatureException":           true,
-	"SignatureDoesNotMatch":               true,
-	"InvalidAccessKeyId":                  true,
-	"MissingAuthenticationTokenException": true,
-	"IncompleteSignatureException":        true,
-	"ExpiredTokenException":               true,
-	"ExpiredToken":                        true,
-	"InvalidClientTokenId":                true,
-	"InvalidToken":                        true,
-}
-
-// missingCodes are the error codes that say the table or bucket itself
-// does not exist.
-var missingCodes = map[string]bool{
-	"ResourceNotFoundException": true, // DynamoDB: table or index
-	"NoSuchBucket":              true, // S3
-}
-
 // Code classifies an SDK error: Throttled for throttling that outlasted the
 // retries (or the retry quota), NotProvisioned for a missing table or
 // bucket, PermissionDenied for refused credentials or permissions,
@@ -63,12 +24,17 @@ func Code(err error) model.ErrorCode {
 	if !errors.As(err, &ae) {
 		return model.Unavailable
 	}
-	switch c := ae.ErrorCode(); {
-	case throttleCodes[c]:
+	switch ae.ErrorCode() {
+	case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
+		"TransactionInProgressException", "LimitExceededException", "SlowDown", "Throttling", "TooManyRequests":
 		return model.Throttled
-	case missingCodes[c]:
+	case "ResourceNotFoundException", "NoSuchBucket": // DynamoDB's table or index, S3's bucket
 		return model.NotProvisioned
-	case deniedCodes[c]:
+	case "AccessDeniedException", "AccessDenied", "AllAccessDisabled", "UnrecognizedClientException",
+		"InvalidSignatureException", "SignatureDoesNotMatch", "InvalidAccessKeyId",
+		"MissingAuthenticationTokenException", "IncompleteSignatureException", "ExpiredTokenException",
+		"ExpiredToken", "InvalidClientTokenId", "InvalidToken",
+		"Forbidden": // S3's 403 to a HEAD, which has no body
 		return model.PermissionDenied
 	}
 	return model.Unavailable

@@ -67,6 +67,5 @@ func ParseParams(u *url.URL, known []string) (Params, error) {
 // HTTPClient returns the SDK's buildable HTTP client with each request
 // (one attempt) bounded by timeout, or by def when timeout is 0.
 func HTTPClient(timeout, def time.Duration) *awshttp.BuildableClient {
-	timeout = driverutil.Positive(timeout, def)
-	return awshttp.NewBuildableClient().WithTimeout(timeout)
+	return awshttp.NewBuildableClient().WithTimeout(driverutil.Positive(timeout, def))
 }

@@ -11,15 +11,6 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
-// Backoff is full-jitter exponential backoff for the SDK's retryer
-// (aws.BackoffDelayer).
-type Backoff struct{ Base, Max time.Duration }
-
-// BackoffDelay implements aws.BackoffDelayer.
-func (b Backoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
-	return driverutil.Jitter(b.Base, b.Max, attempt), nil
-}
-
 // SkipIf returns r, except that errors for which skip reports true are not
 // retried.
 func SkipIf(r aws.Retryer, skip func(error) bool) aws.Retryer {
@@ -63,13 +54,13 @@ func NewRetryer(maxAttempts int, limiter retry.RateLimiter, base time.Duration, 
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = maxAttempts
 		o.RateLimiter = limiter
-		o.Backoff = Backoff{Base: base, Max: time.Second}
-		if len(also) > 0 {
-			codes := map[string]struct{}{}
-			for _, c := range also {
-				codes[c] = struct{}{}
-			}
-			o.Retryables = append(o.Retryables, retry.RetryableErrorCode{Codes: codes})
+		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) {
+			return driverutil.Jitter(base, time.Second, attempt), nil
+		})
+		codes := map[string]struct{}{}
+		for _, c := range also {
+			codes[c] = struct{}{}
 		}
+		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{Codes: codes})
 	})
 }

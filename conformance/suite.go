@@ -405,7 +405,7 @@ const listingSettles = 30 * time.Second
 // and no listing may hold one that opts does not select.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
 	e.t.Helper()
-	return e.listUntil(opts, e.ids(want...), func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
+	entry := func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
 		e.must(err)
 		if !opts.Matches(r) {
 			// A listing may miss a change for a moment (an index), but
@@ -413,13 +413,15 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 			e.t.Fatalf("list %+v holds %s, which it does not select: %s", opts, r.ID, js(r))
 		}
 		return r.ID.String()
-	})
+	}
+	return e.listUntil(opts, e.ids(want...), entry)
 }
 
 // listUntil lists under the test's prefix until the entries (entry's of
 // each record or error) equal want, or fails once listingSettles has
 // passed. It returns the records of the last listing.
-func (e *env) listUntil(opts nameservice.ListOptions, want []string, entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
+func (e *env) listUntil(opts nameservice.ListOptions, want []string,
+	entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
 	e.t.Helper()
 	opts.Prefix = e.prefix + opts.Prefix
 	var got []string

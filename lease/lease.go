@@ -116,7 +116,8 @@ func (l *lock) object() map[string]any {
 // takes it over, until ctx is done. It returns ErrNotFound for an unknown ID.
 func Acquire(ctx context.Context, ns *nameservice.NameService, id string, opts Options) (*Lease, error) {
 	if opts.Name == "" || opts.Holder == "" || opts.TTL <= 0 {
-		return nil, fmt.Errorf("%w: a lease needs a Name, a Holder and a positive TTL", nameservice.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: a lease needs a Name, a Holder and a positive TTL",
+			nameservice.ErrInvalidArgument)
 	}
 	var seenV int64 = -1
 	var seenAt time.Time

@@ -27,7 +27,8 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		return nil, fmt.Errorf("remote: create branch %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
 	op := "create branch " + rec.ID.String()
-	resp, err := d.call(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body, true, http.StatusCreated)
+	resp, err := d.call(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body, true,
+		http.StatusCreated)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,8 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 
 // DropBranch implements driver.Brancher with DELETE /ns/v1/branches/{id}.
 func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
-	_, err := d.call(ctx, "drop branch "+id.String(), http.MethodDelete, "/branches/"+nswire.PathID(id), nil, true, http.StatusNoContent)
+	op := "drop branch " + id.String()
+	_, err := d.call(ctx, op, http.MethodDelete, "/branches/"+nswire.PathID(id), nil, true, http.StatusNoContent)
 	return err
 }
 

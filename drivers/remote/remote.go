@@ -388,7 +388,8 @@ func (e *exchangeError) Unwrap() error { return model.ErrUnavailable }
 func recordPath(id model.ID) string { return "/records/" + nswire.PathID(id) }
 
 // call is do whose answer must have status want: any other is its error.
-func (d *Driver) call(ctx context.Context, op, method, path string, body []byte, write bool, want int) (*response, error) {
+func (d *Driver) call(ctx context.Context, op, method, path string, body []byte, write bool,
+	want int) (*response, error) {
 	resp, err := d.do(ctx, op, method, path, body, write)
 	if err != nil {
 		return nil, err
@@ -400,7 +401,8 @@ func (d *Driver) call(ctx context.Context, op, method, path string, body []byte,
 }
 
 // record is call for an answer 200 that holds a record.
-func (d *Driver) record(ctx context.Context, op, method, path string, body []byte, write bool) (*model.Record, error) {
+func (d *Driver) record(ctx context.Context, op, method, path string, body []byte,
+	write bool) (*model.Record, error) {
 	resp, err := d.call(ctx, op, method, path, body, write, http.StatusOK)
 	if err != nil {
 		return nil, err
@@ -448,7 +450,8 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err != nil {
 		return fmt.Errorf("remote: create %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
-	_, err = d.call(ctx, "create "+rec.ID.String(), http.MethodPut, recordPath(rec.ID), body, true, http.StatusCreated)
+	_, err = d.call(ctx, "create "+rec.ID.String(), http.MethodPut, recordPath(rec.ID), body, true,
+		http.StatusCreated)
 	return err
 }
 
@@ -487,21 +490,25 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 // Retract implements driver.Driver.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	body, _ := json.Marshal(nswire.RetractRequest{At: at.Unix()})
-	_, err := d.call(ctx, "retract "+id.String(), http.MethodPost, "/retract/"+nswire.PathID(id), body, true, http.StatusNoContent)
+	_, err := d.call(ctx, "retract "+id.String(), http.MethodPost, "/retract/"+nswire.PathID(id), body, true,
+		http.StatusNoContent)
 	return err
 }
 
 // Delete implements driver.Driver.
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
-	_, err := d.call(ctx, "purge "+id.String(), http.MethodDelete, recordPath(id), nil, true, http.StatusNoContent)
+	_, err := d.call(ctx, "purge "+id.String(), http.MethodDelete, recordPath(id), nil, true,
+		http.StatusNoContent)
 	return err
 }
 
 // List implements driver.Driver.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	q := url.Values{}
-	for k, v := range map[string]string{"kind": string(opts.Kind), "prefix": opts.Prefix, "page_token": opts.PageToken,
-		"state": opts.State, "source_type": opts.SourceType} {
+	for k, v := range map[string]string{
+		"kind": string(opts.Kind), "prefix": opts.Prefix, "page_token": opts.PageToken,
+		"state": opts.State, "source_type": opts.SourceType,
+	} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -62,8 +62,9 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Rec
 	if !w.opts.ID.IsZero() {
 		q.Set("id", w.opts.ID.String())
 	}
-	for k, v := range map[string]string{"prefix": w.opts.Prefix, "concerns": model.FormatConcerns(w.opts.Concerns),
-		"kind": string(w.opts.Kind)} {
+	for k, v := range map[string]string{
+		"prefix": w.opts.Prefix, "concerns": model.FormatConcerns(w.opts.Concerns), "kind": string(w.opts.Kind),
+	} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -140,25 +140,21 @@ func (o *options) check() error {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	ok := true
+	if err == nil && !o.version {
+		ok, err = migrate(ctx, o, stdout, stderr)
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "ns-migrate:", err)
-		return exitUsage
-	}
-	if o.version {
-		fmt.Fprintf(stdout, "ns-migrate %s\n", buildinfo.Read())
-		return exitOK
-	}
-	ok, err := migrate(ctx, o, stdout, stderr)
 	switch {
-	case cli.IsUsage(err):
-		fmt.Fprintln(stderr, "ns-migrate:", err)
-		return exitUsage
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
 	case err != nil:
 		fmt.Fprintln(stderr, "ns-migrate:", err)
+		if cli.IsUsage(err) {
+			return exitUsage
+		}
 		return exitFail
+	case o.version:
+		fmt.Fprintf(stdout, "ns-migrate %s\n", buildinfo.Read())
 	case !ok:
 		return exitFail
 	}

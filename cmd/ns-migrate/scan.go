@@ -31,8 +31,6 @@ type selector struct {
 	done          map[string]bool // --resume: records a previous run finished
 }
 
-func (s *selector) explicit() bool { return len(s.ids) > 0 || s.idsFrom != "" }
-
 // keep reports whether rec passes the filters (an explicit ID is also
 // filtered, so --id and --kind combine).
 func (s *selector) keep(rec *nameservice.Record) bool {
@@ -55,7 +53,7 @@ func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out c
 		}
 		return driverutil.Send(ctx, out, it)
 	}
-	if s.explicit() {
+	if len(s.ids) > 0 || s.idsFrom != "" {
 		s.scanIDs(ctx, src, send)
 		return
 	}

@@ -71,7 +71,6 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("ns-migrate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, and printed once by run
-	fs.Usage = func() {}
 	fs.StringVar(&o.from, "from", "", "source nameservice URL (file:///dir, dynamodb://table, mem://name, ...)")
 	fs.StringVar(&o.fromConfig, "from-config", "", "source as a Fluree JSON-LD connection config `file`")
 	fs.StringVar(&o.to, "to", "", "target nameservice URL")

@@ -72,7 +72,11 @@ type candidate struct {
 }
 
 var candidates = []candidate{
-	{"mem", "", func(context.Context, string) (*target, error) { return memTarget(), nil }},
+	{"mem", "", func(context.Context, string) (*target, error) {
+		store := mem.NewStore()
+		open := func(context.Context) (driver.Driver, error) { return store.Open(), nil }
+		return &target{name: "mem", open: open, close: func() {}}, nil
+	}},
 	{"fs-b", "", func(context.Context, string) (*target, error) {
 		return fsTarget(fs.Config{Layout: jsonld.LayoutB}, "fs (layout B)")
 	}},
@@ -81,11 +85,6 @@ var candidates = []candidate{
 	}},
 	{"dynamodb", "NAMESERVICE_TEST_DYNAMODB_ENDPOINT", dynamoTarget},
 	{"s3", "NAMESERVICE_TEST_S3_ENDPOINT", s3Target},
-}
-
-func memTarget() *target {
-	store := mem.NewStore()
-	return &target{name: "mem", open: func(context.Context) (driver.Driver, error) { return store.Open(), nil }, close: func() {}}
 }
 
 // run measures every reachable driver and prints the report; it returns
@@ -136,7 +135,7 @@ func measure(ctx context.Context, c candidate, endpoint string, sz sizes) (*resu
 		f    func(context.Context, *target, sizes, *result) error
 	}{{"push", measurePush}, {"raw baseline", measureRaw}, {"contention", measureContention}, {"list", measureList}}
 	for _, s := range steps {
-		if s.what == "raw baseline" && t.prepareBatch == nil {
+		if s.what == "raw baseline" && t.raw == nil {
 			continue
 		}
 		if err := s.f(ctx, t, sz, r); err != nil {

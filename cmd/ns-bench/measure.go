@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 )
@@ -46,7 +48,7 @@ func summarize(d []time.Duration, total time.Duration) latency {
 	return latency{p50: s[len(s)/2], p99: s[min(len(s)-1, len(s)*99/100)], perSec: float64(len(s)) / total.Seconds()}
 }
 
-// requests returns the requests counted so far, or -1 without a counter.
+// count returns the requests counted so far, or -1 without a counter.
 func (t *target) count() int64 {
 	if t.requests == nil {
 		return -1
@@ -80,26 +82,17 @@ func measurePush(ctx context.Context, t *target, sz sizes, r *result) error {
 	if err := ns.Init(ctx, id); err != nil {
 		return err
 	}
-	for i := range warmup {
-		if _, err := ns.PublishCommit(ctx, id, int64(i+1), "fluree:bench/commit"); err != nil {
-			return err
+	r.push, r.pushReq, err = timed(t, sz.pushes, func(i int) error {
+		out, err := ns.PublishCommit(ctx, id, int64(i+1), fmt.Sprintf("fluree:bench/commit/%d", i))
+		if err == nil && !out.Applied {
+			err = fmt.Errorf("push %d not applied: %v", i, out.Current)
 		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	lat := make([]time.Duration, 0, sz.pushes)
-	before, start := t.count(), time.Now()
-	for i := range sz.pushes {
-		t0 := time.Now()
-		out, err := ns.PublishCommit(ctx, id, int64(warmup+i+1), fmt.Sprintf("fluree:bench/commit/%d", i))
-		if err != nil {
-			return err
-		}
-		if !out.Applied {
-			return fmt.Errorf("push %d not applied: %v", i, out.Current)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	r.push, r.pushReq = summarize(lat, time.Since(start)), perOp(t, before, sz.pushes)
-	before = t.count()
+	before := t.count()
 	for range 100 {
 		if _, err := ns.Lookup(ctx, id); err != nil {
 			return err
@@ -111,30 +104,32 @@ func measurePush(ctx context.Context, t *target, sz sizes, r *result) error {
 
 // measureRaw times the raw baseline, writing what the driver wrote.
 func measureRaw(ctx context.Context, t *target, sz sizes, r *result) error {
-	data, err := t.sample(ctx)
-	if err != nil {
-		return fmt.Errorf("read the driver's file: %w", err)
-	}
-	call, err := t.prepareBatch(ctx, data)
+	call, err := t.raw(ctx)
 	if err != nil {
 		return err
 	}
+	r.raw, _, err = timed(t, sz.pushes, func(i int) error { return call(ctx, i) })
+	return err
+}
+
+// timed makes warmup calls, then n timed ones, and returns their latency
+// and the requests per timed call.
+func timed(t *target, n int, call func(i int) error) (latency, float64, error) {
 	for i := range warmup {
-		if err := call(ctx, i); err != nil {
-			return err
+		if err := call(i); err != nil {
+			return latency{}, 0, err
 		}
 	}
-	lat := make([]time.Duration, 0, sz.pushes)
-	start := time.Now()
-	for i := range sz.pushes {
+	lat := make([]time.Duration, 0, n)
+	before, start := t.count(), time.Now()
+	for i := warmup; i < warmup+n; i++ {
 		t0 := time.Now()
-		if err := call(ctx, warmup+i); err != nil {
-			return err
+		if err := call(i); err != nil {
+			return latency{}, 0, err
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	r.raw = summarize(lat, time.Since(start))
-	return nil
+	return summarize(lat, time.Since(start)), perOp(t, before, n), nil
 }
 
 // contention is what writers of two concerns on one ID saw.
@@ -251,20 +246,10 @@ func measureList(ctx context.Context, t *target, sz sizes, r *result) error {
 
 // createMany creates n ledgers list/r0000... with 8 workers.
 func createMany(ctx context.Context, ns *nameservice.NameService, n int) error {
-	var next atomic.Int64
-	var first error
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				if err := ns.Init(ctx, fmt.Sprintf("list/r%04d", i)); err != nil {
-					once.Do(func() { first = err })
-					return
-				}
-			}
-		})
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i := range n {
+		g.Go(func() error { return ns.Init(ctx, fmt.Sprintf("list/r%04d", i)) })
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,14 +37,11 @@ type target struct {
 	// requests counts the HTTP requests of every client; nil when the
 	// backend speaks no HTTP.
 	requests *counter
-	// baseline names the raw operation and returns one call of it, writing
-	// data (the bytes of the driver's own file or item) once per call.
-	baseline     string
-	prepareBatch func(ctx context.Context, data []byte) (func(ctx context.Context, i int) error, error)
-	// sample returns what one push of the driver wrote (the file's bytes),
-	// for the raw baseline to write the same.
-	sample func(ctx context.Context) ([]byte, error)
-	close  func()
+	// baseline names the raw operation; raw returns one call of it, writing
+	// what one push of the driver wrote (its file's bytes) once per call.
+	baseline string
+	raw      func(ctx context.Context) (func(ctx context.Context, i int) error, error)
+	close    func()
 }
 
 // counter is an http.RoundTripper that counts the requests it sends.
@@ -81,19 +80,21 @@ func fsTarget(l fs.Config, name string) (*target, error) {
 	}
 	return &target{
 		name:     name,
-		open:     func(ctx context.Context) (driver.Driver, error) { l.Dir = dir; return fs.Open(ctx, l) },
+		open:     func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, l) },
 		baseline: "write + fsync + rename + dir fsync",
-		prepareBatch: func(_ context.Context, data []byte) (func(context.Context, int) error, error) {
-			return rawFile(dir, data)
-		},
-		sample: func(context.Context) ([]byte, error) { return os.ReadFile(file) },
-		close:  func() { _ = os.RemoveAll(dir) },
+		raw:      func(context.Context) (func(context.Context, int) error, error) { return rawFile(dir, file) },
+		close:    func() { _ = os.RemoveAll(dir) },
 	}, nil
 }
 
 // rawFile returns the raw baseline of the filesystem: write a temporary
-// file, fsync it, rename it over the target and fsync the directory.
-func rawFile(dir string, data []byte) (func(context.Context, int) error, error) {
+// file (holding what the driver wrote to file), fsync it, rename it over
+// the target and fsync the directory.
+func rawFile(dir, file string) (func(context.Context, int) error, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read the driver's file: %w", err)
+	}
 	raw := filepath.Join(dir, "raw")
 	if err := os.MkdirAll(raw, 0o755); err != nil {
 		return nil, err
@@ -104,15 +105,11 @@ func rawFile(dir string, data []byte) (func(context.Context, int) error, error) 
 		if err != nil {
 			return err
 		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return err
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
 		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := errors.Join(err, f.Close()); err != nil {
 			return err
 		}
 		if err := os.Rename(tmp, filepath.Join(raw, "main.json")); err != nil {
@@ -140,20 +137,19 @@ func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
 	if err := nameservice.New(d).Provision(ctx); err != nil {
 		return nil, err
 	}
-	raw := d.Client()
+	client := d.Client()
 	return &target{
 		name:     "dynamodb",
 		open:     func(ctx context.Context) (driver.Driver, error) { return dynamodb.Open(ctx, cfg) },
 		requests: cnt,
 		baseline: "conditional UpdateItem",
-		prepareBatch: func(context.Context, []byte) (func(context.Context, int) error, error) {
-			return func(ctx context.Context, i int) error { return rawUpdateItem(ctx, raw, cfg.Table, i) }, nil
+		raw: func(context.Context) (func(context.Context, int) error, error) {
+			return func(ctx context.Context, i int) error { return rawUpdateItem(ctx, client, cfg.Table, i) }, nil
 		},
-		sample: func(context.Context) ([]byte, error) { return nil, nil },
 		close: func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_, _ = raw.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(cfg.Table)})
+			_, _ = client.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(cfg.Table)})
 		},
 	}, nil
 }
@@ -198,19 +194,21 @@ func s3Target(ctx context.Context, endpoint string) (*target, error) {
 		open:     func(ctx context.Context) (driver.Driver, error) { return s3etag.Open(ctx, cfg) },
 		requests: cnt,
 		baseline: "PutObject with If-Match",
-		prepareBatch: func(ctx context.Context, data []byte) (func(context.Context, int) error, error) {
-			return rawPut(ctx, client, cfg.Bucket, data)
-		},
-		sample: func(ctx context.Context) ([]byte, error) {
-			return getObject(ctx, client, cfg.Bucket, "ns@v2/bench/push/main.json")
+		raw: func(ctx context.Context) (func(context.Context, int) error, error) {
+			return rawPut(ctx, client, cfg.Bucket)
 		},
 		close: func() { removeBucket(client, cfg.Bucket) },
 	}, nil
 }
 
-// rawPut returns the raw baseline of S3: a PutObject of data with If-Match
-// on the ETag of the previous one, as the driver's uncontended push.
-func rawPut(ctx context.Context, c *s3.Client, bucket string, data []byte) (func(context.Context, int) error, error) {
+// rawPut returns the raw baseline of S3: a PutObject of what the driver
+// wrote, with If-Match on the ETag of the previous one, as the driver's
+// uncontended push.
+func rawPut(ctx context.Context, c *s3.Client, bucket string) (func(context.Context, int) error, error) {
+	data, err := getObject(ctx, c, bucket, "ns@v2/bench/push/main.json")
+	if err != nil {
+		return nil, fmt.Errorf("read the driver's file: %w", err)
+	}
 	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("raw/main.json"),
 		Body: bytes.NewReader(data), IfNoneMatch: aws.String("*")})
 	if err != nil {
@@ -233,9 +231,7 @@ func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, e
 		return nil, err
 	}
 	defer out.Body.Close()
-	var b bytes.Buffer
-	_, err = b.ReadFrom(out.Body)
-	return b.Bytes(), err
+	return io.ReadAll(out.Body)
 }
 
 func removeBucket(c *s3.Client, bucket string) {

@@ -68,8 +68,11 @@ func (c *copier) copyRecord(ctx context.Context, src *nameservice.Record, dryRun
 			c.existed.Add(1)
 		}
 		p := planRecord(src, dst)
-		if dryRun || p.action == actSkip || p.action == actConflict {
-			return p.action, planError(p)
+		if p.action == actConflict {
+			return actConflict, conflictf("%s", p.reason)
+		}
+		if dryRun || p.action == actSkip {
+			return p.action, nil
 		}
 		err = c.apply(ctx, src, p)
 		// A record created at the target since it was read: plan again
@@ -85,13 +88,6 @@ func (c *copier) copyRecord(ctx context.Context, src *nameservice.Record, dryRun
 		}
 		return p.action, nil
 	}
-}
-
-func planError(p plan) error {
-	if p.action == actConflict {
-		return conflictf("%s", p.reason)
-	}
-	return nil
 }
 
 // lookup returns the target's record, or nil when there is none.

@@ -71,7 +71,6 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("ns-migrate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, and printed once by run
-	fs.Usage = func() {}
 	fs.StringVar(&o.from, "from", "", "source nameservice URL (file:///dir, dynamodb://table, mem://name, ...)")
 	fs.StringVar(&o.fromConfig, "from-config", "", "source as a Fluree JSON-LD connection config `file`")
 	fs.StringVar(&o.to, "to", "", "target nameservice URL")
@@ -140,25 +139,21 @@ func (o *options) check() error {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	ok := true
+	if err == nil && !o.version {
+		ok, err = migrate(ctx, o, stdout, stderr)
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "ns-migrate:", err)
-		return exitUsage
-	}
-	if o.version {
-		fmt.Fprintf(stdout, "ns-migrate %s\n", buildinfo.Read())
-		return exitOK
-	}
-	ok, err := migrate(ctx, o, stdout, stderr)
 	switch {
-	case cli.IsUsage(err):
-		fmt.Fprintln(stderr, "ns-migrate:", err)
-		return exitUsage
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
 	case err != nil:
 		fmt.Fprintln(stderr, "ns-migrate:", err)
+		if cli.IsUsage(err) {
+			return exitUsage
+		}
 		return exitFail
+	case o.version:
+		fmt.Fprintf(stdout, "ns-migrate %s\n", buildinfo.Read())
 	case !ok:
 		return exitFail
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +52,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 			return false, cli.UsageError{Msg: err.Error()}
 		}
 	}
-	rep, err := o.openReport()
+	rep, err := openReport(o.report, o.report == o.resume)
 	if err != nil {
 		return false, err
 	}
@@ -72,13 +72,6 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 		return false, nil
 	}
 	return ok, nil
-}
-
-func (o *options) openReport() (*reporter, error) {
-	if o.report == "" {
-		return nil, nil
-	}
-	return openReport(o.report, o.report == o.resume)
 }
 
 // openSide opens one side from its URL or its connection config.
@@ -223,7 +216,6 @@ type tally struct {
 	rep            *reporter
 	stdout, stderr io.Writer
 	counts         map[string]int
-	order          []string
 	n              int
 	start          time.Time
 	prog           progress
@@ -232,7 +224,7 @@ type tally struct {
 
 func newTally(name string, o *options, rep *reporter, stdout, stderr io.Writer) *tally {
 	t := &tally{name: name, o: o, rep: rep, stdout: stdout, stderr: stderr, counts: map[string]int{}, start: time.Now()}
-	t.prog = newProgress(name, stderr, o.progressEvery, t.line)
+	t.prog = newProgress(name, stderr, t.line)
 	return t
 }
 
@@ -257,9 +249,6 @@ func (t *tally) add(r outcome) {
 	key := r.result
 	if t.name != "verify" {
 		key = r.action
-	}
-	if t.counts[key] == 0 {
-		t.order = append(t.order, key)
 	}
 	t.counts[key]++
 	t.print(r)
@@ -298,29 +287,20 @@ var verifyResults = []string{"same", "differs", "failed"}
 // countsText is every action (every verify result) with its count, in a
 // fixed order whatever order the records came in.
 func (t *tally) countsText() string {
-	keys := slices.Clone(verifyResults)
-	if t.name == "verify" && t.n == 0 {
-		return "nothing selected"
-	}
+	keys := verifyResults
 	if t.name != "verify" {
 		keys = nil
 		for _, a := range actions {
 			keys = append(keys, string(a))
 		}
+	} else if t.n == 0 {
+		return "nothing selected"
 	}
-	for _, k := range t.order {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	s := ""
+	s := make([]string, len(keys))
 	for i, k := range keys {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%s %d", k, t.counts[k])
+		s[i] = fmt.Sprintf("%s %d", k, t.counts[k])
 	}
-	return s
+	return strings.Join(s, ", ")
 }
 
 func rate(n int, d time.Duration) float64 {

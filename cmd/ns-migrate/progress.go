@@ -22,7 +22,7 @@ type progress interface {
 
 // newProgress returns a bar when w is a terminal, else plain lines made by
 // line.
-func newProgress(name string, w io.Writer, every time.Duration, line func() string) progress {
+func newProgress(name string, w io.Writer, line func() string) progress {
 	if f := cli.File(w); f != nil && term.IsTerminal(int(f.Fd())) {
 		// The total is unknown: the source is streamed, never counted first.
 		return &barProgress{bar: progressbar.NewOptions64(-1,

@@ -28,13 +28,18 @@ type reportLine struct {
 
 // reporter writes --report lines.
 type reporter struct {
-	f *os.File
-	w *bufio.Writer
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder // one line each, to w
 }
 
 // openReport opens path for the report: appended to when it is also the
-// --resume file (so it keeps the whole history), else truncated.
+// --resume file (so it keeps the whole history), else truncated. Without a
+// path there is no report (a nil reporter).
 func openReport(path string, appendTo bool) (*reporter, error) {
+	if path == "" {
+		return nil, nil
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if appendTo {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
@@ -43,20 +48,15 @@ func openReport(path string, appendTo bool) (*reporter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--report: %w", err)
 	}
-	return &reporter{f: f, w: bufio.NewWriter(f)}, nil
+	w := bufio.NewWriter(f)
+	return &reporter{f: f, w: w, enc: json.NewEncoder(w)}, nil
 }
 
 func (r *reporter) write(l reportLine) error {
 	if r == nil {
 		return nil
 	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	_, err = r.w.Write(b)
-	return err
+	return r.enc.Encode(l)
 }
 
 func (r *reporter) close() error {

@@ -31,8 +31,6 @@ type selector struct {
 	done          map[string]bool // --resume: records a previous run finished
 }
 
-func (s *selector) explicit() bool { return len(s.ids) > 0 || s.idsFrom != "" }
-
 // keep reports whether rec passes the filters (an explicit ID is also
 // filtered, so --id and --kind combine).
 func (s *selector) keep(rec *nameservice.Record) bool {
@@ -43,7 +41,8 @@ func (s *selector) keep(rec *nameservice.Record) bool {
 
 // scan sends the selected records of src to out, then closes out. It stops
 // early when ctx is done. A record that cannot be read is sent as an item
-// with an error; the scan goes on past it (see list).
+// with an error (naming the record when its object does): the listing goes
+// on past it. Any other listing error ends the scan, sent as an item.
 func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out chan<- item) {
 	defer close(out)
 	send := func(it item) bool {
@@ -55,13 +54,31 @@ func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out c
 		}
 		return driverutil.Send(ctx, out, it)
 	}
-	if s.explicit() {
+	if len(s.ids) > 0 || s.idsFrom != "" {
 		s.scanIDs(ctx, src, send)
 		return
 	}
 	opts := nameservice.ListOptions{Kind: s.kind, Prefix: s.prefix, IncludeRetracted: !s.skipRetracted, PageSize: s.pageSize}
-	if err := list(ctx, src, opts, send); err != nil && ctx.Err() == nil {
-		send(item{err: err})
+	for rec, err := range src.List(ctx, opts) {
+		var it item
+		var re *nameservice.RecordError
+		switch {
+		case errors.As(err, &re):
+			it.err = fmt.Errorf("source: %w", err)
+			if !re.ID.IsZero() {
+				it.id = re.ID.String()
+			}
+		case err != nil:
+			if ctx.Err() == nil {
+				send(item{err: fmt.Errorf("listing the source: %w", err)})
+			}
+			return
+		default:
+			it = item{id: rec.ID.String(), rec: rec}
+		}
+		if !send(it) {
+			return
+		}
 	}
 }
 
@@ -108,33 +125,4 @@ func lookupItem(ctx context.Context, src *nameservice.NameService, raw string) i
 		return item{id: id.String(), err: fmt.Errorf("source: %w", err)}
 	}
 	return item{id: id.String(), rec: rec}
-}
-
-// list sends every record of the source listing, and an item carrying the
-// error for each record that cannot be read: the listing names it and goes
-// on past it. Any other listing error ends the scan and is returned.
-func list(ctx context.Context, src *nameservice.NameService, opts nameservice.ListOptions, send func(item) bool) error {
-	for rec, err := range src.List(ctx, opts) {
-		var re *nameservice.RecordError
-		switch {
-		case errors.As(err, &re):
-			if !send(item{id: recordErrorID(re), err: fmt.Errorf("source: %w", err)}) {
-				return nil
-			}
-		case err != nil:
-			return fmt.Errorf("listing the source: %w", err)
-		case !send(item{id: rec.ID.String(), rec: rec}):
-			return nil
-		}
-	}
-	return nil
-}
-
-// recordErrorID is the ID a RecordError names, or "" when its object gives
-// none.
-func recordErrorID(re *nameservice.RecordError) string {
-	if re.ID.IsZero() {
-		return ""
-	}
-	return re.ID.String()
 }

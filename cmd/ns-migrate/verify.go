@@ -31,8 +31,7 @@ func verifyPass(ctx context.Context, o *options, src, dst *nameservice.NameServi
 
 // verifyRecord compares src with the target's record of the same ID.
 func verifyRecord(ctx context.Context, src *nameservice.Record, dst *nameservice.NameService) (result, diff string, err error) {
-	c := &copier{dst: dst}
-	got, err := c.lookup(ctx, src.ID.String())
+	got, err := (&copier{dst: dst}).lookup(ctx, src.ID.String())
 	if err != nil {
 		return resultFailed, "", fmt.Errorf("reading the target: %w", err)
 	}

@@ -23,16 +23,29 @@ func (e *env) leaseOpts(holder string, wait bool) lease.Options {
 	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
+// holdTTL is the TTL of the cases that never let a lease expire: they
+// release every lease they take, so a long TTL costs them nothing, and no
+// stall of a loaded machine ends a lease between its acquire and its
+// release (with leaseTTL, a machine at load 24 did).
+const holdTTL = time.Minute
+
+// holdOpts are leaseOpts with at least holdTTL.
+func (e *env) holdOpts(holder string, wait bool) lease.Options {
+	o := e.leaseOpts(holder, wait)
+	o.TTL = max(o.TTL, holdTTL)
+	return o
+}
+
 var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, with increasing fencing tokens", alone: true, light: true, cases: []testCase{
 	{name: "AcquireHoldRelease", quick: true, run: func(e *env) {
 		e.init("db")
-		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
+		l, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.holdOpts("a", false))
 		e.must(err)
 		st := e.lookup("db").Status
 		if l.Token() != st.V || st.State() != "indexing" || st.Payload["index_lock"] == nil {
 			e.t.Fatalf("after acquire: token %d, status %v", l.Token(), *st)
 		}
-		_, err = lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", false))
+		_, err = lease.Acquire(e.ctx, e.client(), e.id("db"), e.holdOpts("b", false))
 		e.wantErr(err, lease.ErrHeld)
 		e.must(l.Release(e.ctx))
 		st = e.lookup("db").Status
@@ -44,7 +57,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 		default:
 			e.t.Fatal("Lost() not closed after Release")
 		}
-		l2, err := lease.Acquire(e.ctx, e.client(), e.id("db"), e.leaseOpts("b", false))
+		l2, err := lease.Acquire(e.ctx, e.client(), e.id("db"), e.holdOpts("b", false))
 		e.must(err)
 		if l2.Token() <= l.Token() {
 			e.t.Fatalf("fencing token went from %d to %d", l.Token(), l2.Token())
@@ -60,7 +73,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 		var spans []span
 		runParallel(e, 3, func(i int, c *nameservice.NameService) {
 			for range 4 {
-				l, err := lease.Acquire(e.ctx, c, e.id("db"), e.leaseOpts(string(rune('a'+i)), true))
+				l, err := lease.Acquire(e.ctx, c, e.id("db"), e.holdOpts(string(rune('a'+i)), true))
 				if err != nil {
 					e.t.Errorf("acquire: %v", err)
 					return
@@ -137,7 +150,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 	}},
 	{name: "OtherStatusWritesKeepTheLease", run: func(e *env) {
 		e.init("db")
-		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.leaseOpts("a", false))
+		a, err := lease.Acquire(e.ctx, e.ns, e.id("db"), e.holdOpts("a", false))
 		e.must(err)
 		cur := *e.lookup("db").Status
 		next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}

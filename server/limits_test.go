@@ -249,7 +249,10 @@ func waitFor(t *testing.T, cond func() bool) {
 // A client that does not take its answer is cut off after WriteTimeout;
 // an event stream is not.
 func TestWriteTimeout(t *testing.T) {
-	s := servertest.Start(t, server.Options{WriteTimeout: 500 * time.Millisecond, KeepAlive: 100 * time.Millisecond})
+	// 2 s, not less: the test reads /metrics through the same server, and a
+	// loaded machine took over 500 ms to write its answer.
+	const writeTimeout = 2 * time.Second
+	s := servertest.Start(t, server.Options{WriteTimeout: writeTimeout, KeepAlive: 100 * time.Millisecond})
 	ctx := context.Background()
 	for i := range 300 {
 		servertest.Must(t, s.NS.Init(ctx, fmt.Sprintf("a-rather-long-ledger-name-to-make-the-answer-big-%04d", i)))
@@ -264,7 +267,7 @@ func TestWriteTimeout(t *testing.T) {
 	waitFor(t, func() bool {
 		return metricValue(t, s, `nameservice_http_requests_total{code="200",method="GET",route="GET /v1/fluree/nameservice/snapshot"}`) != ""
 	})
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * writeTimeout)
 	// The server gave up on the connection: reading now drains what it had
 	// sent and ends, instead of getting answers to all 400 requests.
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -277,7 +280,7 @@ func TestWriteTimeout(t *testing.T) {
 	}
 	// A stream outlives WriteTimeout.
 	ev := s.Stream(t, "/ns/v1/watch?prefix=none/")
-	time.Sleep(time.Second)
+	time.Sleep(writeTimeout + 500*time.Millisecond)
 	if e := ev.Next(t); !strings.HasPrefix(e, "event: synced") {
 		t.Fatalf("stream: %q", e)
 	}

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 
@@ -18,13 +17,23 @@ func init() {
 		example: "ns version --json",
 		run: func(c *call) error {
 			v := buildinfo.Read()
-			if c.json {
-				return c.printJSON(v)
+			return c.output(v, "ns %s", v)
+		}}
+	// __ids PREFIX is the completion scripts' helper: the IDs that start
+	// with PREFIX, one a line, retracted ones included.
+	commands["__ids"] = &command{usage: "PREFIX", nargs: 1, hidden: true, summary: "print the IDs starting with PREFIX (for completion)",
+		example: "ns __ids my",
+		run: func(c *call) error {
+			n := 0
+			for rec, err := range c.ns.List(c.ctx, nameservice.ListOptions{Prefix: c.args[0], IncludeRetracted: true}) {
+				if err != nil || n == maxCompletedIDs {
+					return nil // a completion shows what it found, or nothing
+				}
+				fmt.Fprintln(c.stdout, rec.ID)
+				n++
 			}
-			fmt.Fprintf(c.stdout, "ns %s\n", v)
 			return nil
 		}}
-	commands["__ids"] = idsCommand()
 	commands["completion"] = &command{usage: "bash|zsh", nargs: 1, local: true,
 		summary: "print the completion script of a shell (commands, subcommands, flags, IDs); load it with source <(ns completion bash)",
 		example: "ns completion zsh",
@@ -43,66 +52,6 @@ func init() {
 // choosing among a few.
 const maxCompletedIDs = 200
 
-// idsCommand is __ids PREFIX, the completion scripts' helper: the IDs that
-// start with PREFIX, one a line, retracted ones included.
-func idsCommand() *command {
-	return &command{usage: "PREFIX", nargs: 1, hidden: true, summary: "print the IDs starting with PREFIX (for completion)",
-		example: "ns __ids my",
-		run: func(c *call) error {
-			n := 0
-			for rec, err := range c.ns.List(c.ctx, nameservice.ListOptions{Prefix: c.args[0], IncludeRetracted: true}) {
-				if err != nil || n == maxCompletedIDs {
-					return nil // a completion shows what it found, or nothing
-				}
-				fmt.Fprintln(c.stdout, rec.ID)
-				n++
-			}
-			return nil
-		}}
-}
-
-// completion is what the scripts complete: the command names, the groups
-// and their subcommands, the flags of each command (global ones included,
-// with their leading "--") by key ("list", "branch create"), and the keys
-// whose arguments are IDs.
-type completion struct {
-	names, groups, idKeys []string
-	subs, flags           map[string][]string
-}
-
-func completionWords() completion {
-	w := completion{subs: map[string][]string{}, flags: map[string][]string{}}
-	for name, cmd := range commands {
-		if cmd.hidden {
-			continue
-		}
-		w.names = append(w.names, name)
-		if cmd.subs != nil {
-			w.groups = append(w.groups, name)
-			w.subs[name] = subNames(cmd)
-		}
-	}
-	for _, e := range listCommands() {
-		fs := flag.NewFlagSet(e.name, flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		if e.cmd.flags != nil {
-			e.cmd.flags(fs)
-		}
-		for _, g := range []string{"url", "config", "json"} {
-			if fs.Lookup(g) == nil {
-				fs.Bool(g, false, "")
-			}
-		}
-		fs.VisitAll(func(f *flag.Flag) { w.flags[e.name] = append(w.flags[e.name], "--"+f.Name) })
-		if e.cmd.ids {
-			w.idKeys = append(w.idKeys, e.name)
-		}
-	}
-	slices.Sort(w.names)
-	slices.Sort(w.groups)
-	return w
-}
-
 // quoteKey quotes a key with a space ("branch create") as a case pattern.
 func quoteKey(k string) string {
 	if strings.Contains(k, " ") {
@@ -111,25 +60,41 @@ func quoteKey(k string) string {
 	return k
 }
 
-// writeCompletion fills tmpl's placeholders: {{NAMES}}, {{GROUPS}}, {{IDKEYS}}
-// (a case pattern), and {{FLAGCASES}} and {{SUBCASES}}, one case line each
-// by caseLine from a key and its words.
+// writeCompletion fills tmpl's placeholders: {{NAMES}} (the commands),
+// {{GROUPS}}, {{IDKEYS}} (a case pattern of the commands taking IDs, by key:
+// "list", "branch create"), and {{FLAGCASES}} (each command's flags, global
+// ones included) and {{SUBCASES}} (each group's subcommands), one case line
+// each by caseLine from a key and its words.
 func writeCompletion(w io.Writer, tmpl string, caseLine func(key, words string) string) error {
-	c := completionWords()
+	var names, groups, idKeys []string
+	for name, cmd := range commands {
+		if cmd.hidden {
+			continue
+		}
+		names = append(names, name)
+		if cmd.subs != nil {
+			groups = append(groups, name)
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(groups)
 	var flagCases, subCases strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(c.flags)) {
-		flagCases.WriteString(caseLine(quoteKey(k), strings.Join(c.flags[k], " ")))
+	for _, g := range groups {
+		subCases.WriteString(caseLine(g, strings.Join(subNames(commands[g]), " ")))
 	}
-	for _, g := range c.groups {
-		subCases.WriteString(caseLine(g, strings.Join(c.subs[g], " ")))
-	}
-	idKeys := make([]string, len(c.idKeys))
-	for i, k := range c.idKeys {
-		idKeys[i] = quoteKey(k)
+	for _, e := range listCommands() {
+		var flags []string
+		newFlagSet(e.cmd, new(string), new(string), new(bool)).VisitAll(func(f *flag.Flag) {
+			flags = append(flags, "--"+f.Name)
+		})
+		flagCases.WriteString(caseLine(quoteKey(e.name), strings.Join(flags, " ")))
+		if e.cmd.ids {
+			idKeys = append(idKeys, quoteKey(e.name))
+		}
 	}
 	_, err := io.WriteString(w, strings.NewReplacer(
-		"{{NAMES}}", strings.Join(c.names, " "),
-		"{{GROUPS}}", strings.Join(c.groups, " "),
+		"{{NAMES}}", strings.Join(names, " "),
+		"{{GROUPS}}", strings.Join(groups, " "),
 		"{{IDKEYS}}", strings.Join(idKeys, " | "),
 		"{{FLAGCASES}}", flagCases.String(),
 		"{{SUBCASES}}", subCases.String(),

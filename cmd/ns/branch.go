@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"flag"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -17,7 +16,9 @@ func init() {
 		"list": {usage: "NAME", nargs: 1,
 			summary: "list the branches of ledger NAME: branch, source, commit_t, branches, retracted",
 			example: "ns branch list mydb",
-			run:     func(c *call) error { return branchList(c, c.args[0]) }},
+			run: func(c *call) error {
+				return printRecords(c, "branch list", "BRANCH\tSOURCE\tCOMMIT_T\tBRANCHES\tRETRACTED", c.ns.ListBranches(c.ctx, c.args[0]), branchRow)
+			}},
 		"drop": branchDropCommand(),
 	}}
 	commands["reset-head"] = resetHeadCommand()
@@ -32,7 +33,21 @@ func branchCreateCommand() *command {
 			fs.StringVar(&from, "from", "", "the source branch (default main)")
 			fs.StringVar(&at, "at", "", "start at this commit, ADDRESS@T, instead of the source head")
 		},
-		run: func(c *call) error { return branchCreate(c, c.args[0], from, at) }}
+		run: func(c *call) error {
+			opts := nameservice.BranchOptions{From: from}
+			if at != "" {
+				ref, err := parseRefArg("--at", at)
+				if err != nil {
+					return err
+				}
+				opts.At = &ref
+			}
+			rec, err := c.ns.CreateBranch(c.ctx, c.args[0], opts)
+			if err != nil {
+				return err
+			}
+			return c.output(rec, "created %s from %s at commit_t %d", rec.ID, rec.SourceBranch, rec.Head.V)
+		}}
 }
 
 // branchDropCommand drops a branch. Dropping a ledger's main removes the
@@ -60,26 +75,6 @@ func branchDropCommand() *command {
 		}}
 }
 
-func branchCreate(c *call, id, from, at string) error {
-	opts := nameservice.BranchOptions{From: from}
-	if at != "" {
-		ref, err := parseRefArg("--at", at)
-		if err != nil {
-			return err
-		}
-		opts.At = &ref
-	}
-	rec, err := c.ns.CreateBranch(c.ctx, id, opts)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(rec)
-	}
-	fmt.Fprintf(c.stdout, "created %s from %s at commit_t %d\n", rec.ID, rec.SourceBranch, rec.Head.V)
-	return nil
-}
-
 // parseRefArg parses ADDRESS@T (the last '@' separates them, so an address
 // may hold '@').
 func parseRefArg(flagName, s string) (nameservice.Ref, error) {
@@ -92,12 +87,6 @@ func parseRefArg(flagName, s string) (nameservice.Ref, error) {
 		return nameservice.Ref{}, usagef("%s: %v", flagName, err)
 	}
 	return nameservice.Ref{Address: s[:i], T: t}, nil
-}
-
-// branchList prints the branches of a ledger: a table for a person, else
-// JSON lines (each record, with its source and count).
-func branchList(c *call, name string) error {
-	return printRecords(c, "branch list", "BRANCH\tSOURCE\tCOMMIT_T\tBRANCHES\tRETRACTED", c.ns.ListBranches(c.ctx, name), branchRow)
 }
 
 func branchRow(rec *nameservice.Record) string {
@@ -142,10 +131,7 @@ func resetHeadCommand() *command {
 			if err != nil {
 				return err
 			}
-			if c.json {
-				return c.printJSON(map[string]any{"id": prev.ID.String(), "previous": prev})
-			}
-			fmt.Fprintf(c.stdout, "reset %s: head was %v, index was %v\n", prev.ID, *prev.Head, *prev.Index)
-			return nil
+			return c.output(map[string]any{"id": prev.ID.String(), "previous": prev},
+				"reset %s: head was %v, index was %v", prev.ID, *prev.Head, *prev.Index)
 		}}
 }

@@ -29,20 +29,26 @@ import (
 // a usage error; and like every command 6 or 7 when the table or bucket is
 // missing or access is denied.
 func init() {
+	var f checkFlags
 	commands["check"] = &command{
 		usage:   "URL [--quick] [--group G,...] [--junit FILE] [--prefix P] | URL --prefix P --cleanup",
 		summary: "run the capability probe and the conformance suite against a live store, under a prefix of its own",
 		example: "ns check 'dynamodb://staging-nameservice?region=eu-west-1' --quick --junit ns-check.xml",
 		nargs:   1, local: true,
 		flags: func(fs *flag.FlagSet) {
-			fs.Bool("quick", false, "run the quick subset")
-			fs.String("group", "", "run only these groups, comma-separated (the probe runs always): "+strings.Join(conformance.GroupNames(), ", "))
-			fs.String("junit", "", "write a JUnit XML report to FILE")
-			fs.String("prefix", "", "ID prefix to work under (default nscheck-<random>/)")
-			fs.Bool("cleanup", false, "run no case: only remove what a check that was killed left under --prefix")
+			fs.BoolVar(&f.quick, "quick", false, "run the quick subset")
+			fs.StringVar(&f.groups, "group", "", "run only these groups, comma-separated (the probe runs always): "+strings.Join(conformance.GroupNames(), ", "))
+			fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to FILE")
+			fs.StringVar(&f.prefix, "prefix", "", "ID prefix to work under (default nscheck-<random>/)")
+			fs.BoolVar(&f.cleanup, "cleanup", false, "run no case: only remove what a check that was killed left under --prefix")
 		},
-		run: runCheck,
+		run: func(c *call) error { return runCheck(c, f) },
 	}
+}
+
+type checkFlags struct {
+	quick, cleanup        bool
+	groups, junit, prefix string
 }
 
 // checkGroups parses --group: a comma-separated list of the suite's group
@@ -64,20 +70,16 @@ func checkGroups(list string) ([]string, error) {
 // an interrupt.
 const purgeTimeout = 2 * time.Minute
 
-func runCheck(c *call) error {
+func runCheck(c *call, f checkFlags) error {
 	url := c.args[0]
-	quick := c.flags.Lookup("quick").Value.(flag.Getter).Get().(bool)
-	cleanup := c.flags.Lookup("cleanup").Value.(flag.Getter).Get().(bool)
-	junit := c.flags.Lookup("junit").Value.String()
-	given := c.flags.Lookup("prefix").Value.String()
-	if cleanup && given == "" {
+	if f.cleanup && f.prefix == "" {
 		return usagef("check: --cleanup needs the --prefix of the check that was killed")
 	}
-	groups, err := checkGroups(c.flags.Lookup("group").Value.String())
+	groups, err := checkGroups(f.groups)
 	if err != nil {
 		return err
 	}
-	prefix, err := checkPrefix(given)
+	prefix, err := checkPrefix(f.prefix)
 	if err != nil {
 		return err
 	}
@@ -87,14 +89,14 @@ func runCheck(c *call) error {
 	}
 	defer ns.Close()
 	finish := fmt.Sprintf("ns check %s --prefix %s --cleanup", shellQuote(redact(url)), prefix)
-	if cleanup {
+	if f.cleanup {
 		return cleanPrefix(c.ctx, c.stdout, ns, prefix, finish)
 	}
 	if err := refuseUsedPrefix(c.ctx, ns, prefix, finish); err != nil {
 		return err
 	}
 	mode := "full suite"
-	if quick {
+	if f.quick {
 		mode = "quick subset"
 	}
 	fmt.Fprintf(c.stdout, "ns check: %s under prefix %s (should the run be killed, %s removes what it left)\n", mode, prefix, finish)
@@ -111,7 +113,7 @@ func runCheck(c *call) error {
 	} else {
 		open := func(ctx context.Context) (driver.Driver, error) { return drivers.Open(ctx, url) }
 		rep = conformance.Check(c.ctx, open, conformance.CheckOptions{
-			Prefix: prefix, Quick: quick, Groups: groups,
+			Prefix: prefix, Quick: f.quick, Groups: groups,
 			Progress: func(g conformance.GroupResult) { printGroup(c.stdout, g) },
 		})
 		if probed {
@@ -128,8 +130,8 @@ func runCheck(c *call) error {
 		fmt.Fprintf(notes, "interrupted; removing the records under %s\n", prefix)
 	}
 	purgeErr := cleanPrefix(context.WithoutCancel(c.ctx), notes, ns, prefix, finish)
-	if junit != "" {
-		if err := writeJUnit(junit, rep); err != nil {
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, rep); err != nil {
 			return err
 		}
 	}
@@ -308,11 +310,24 @@ func purgePrefix(ctx context.Context, ns *nameservice.NameService, prefix string
 	// A listing index (DynamoDB's GSI) may show a record a moment after its
 	// write: stop only when the prefix has listed empty for about 2 s.
 	for empty := 0; empty < 5; time.Sleep(400 * time.Millisecond) {
-		n, err := purgeOnce(ctx, ns, prefix)
-		if err != nil {
-			return err
+		var ids []string
+		for r, err := range ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true}) {
+			var re *nameservice.RecordError
+			switch {
+			case err == nil:
+				ids = append(ids, r.ID.String())
+			case errors.As(err, &re) && re.ID.Name != "":
+				ids = append(ids, re.ID.String())
+			default:
+				return err
+			}
 		}
-		if n == 0 {
+		for _, id := range ids {
+			if err := ns.Purge(ctx, id); err != nil && !errors.Is(err, nameservice.ErrNotFound) {
+				return err
+			}
+		}
+		if len(ids) == 0 {
 			empty++
 		} else {
 			empty = 0
@@ -321,44 +336,24 @@ func purgePrefix(ctx context.Context, ns *nameservice.NameService, prefix string
 	return nil
 }
 
-func purgeOnce(ctx context.Context, ns *nameservice.NameService, prefix string) (int, error) {
-	var ids []string
-	for r, err := range ns.List(ctx, nameservice.ListOptions{Prefix: prefix, IncludeRetracted: true}) {
-		var re *nameservice.RecordError
-		switch {
-		case err == nil:
-			ids = append(ids, r.ID.String())
-		case errors.As(err, &re) && re.ID.Name != "":
-			ids = append(ids, re.ID.String())
-		default:
-			return 0, err
-		}
-	}
-	for _, id := range ids {
-		if err := ns.Purge(ctx, id); err != nil && !errors.Is(err, nameservice.ErrNotFound) {
-			return 0, err
-		}
-	}
-	return len(ids), nil
-}
-
 // JUnit XML: one testsuite per group, one testcase per case.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	junitCounts
+	Suites []junitSuite `xml:"testsuite"`
+}
+
+// junitCounts are the attributes testsuites and testsuite share.
+type junitCounts struct {
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
 }
 
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
+	junitCounts
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
 }
@@ -384,10 +379,10 @@ type junitMessage struct {
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 func junitReport(rep conformance.Report) junitSuites {
-	out := junitSuites{Name: "ns check", Time: seconds(rep.Duration)}
+	out := junitSuites{junitCounts: junitCounts{Name: "ns check", Time: seconds(rep.Duration)}}
 	for _, g := range rep.Groups {
-		s := junitSuite{Name: g.Name, Tests: len(g.Cases), Failures: g.Count(conformance.Fail), Skipped: g.Count(conformance.Skip),
-			Time: seconds(g.Duration), Properties: []junitProperty{{"guarantee", g.Guarantee}}}
+		s := junitSuite{junitCounts: junitCounts{Name: g.Name, Tests: len(g.Cases), Failures: g.Count(conformance.Fail),
+			Skipped: g.Count(conformance.Skip), Time: seconds(g.Duration)}, Properties: []junitProperty{{"guarantee", g.Guarantee}}}
 		for _, c := range g.Cases {
 			jc := junitCase{Name: c.Name, Classname: "nscheck." + g.Name, Time: seconds(c.Duration)}
 			switch c.Status {

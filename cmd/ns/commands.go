@@ -64,7 +64,6 @@ type call struct {
 	ns     *nameservice.NameService
 	otel   *otelexport.Exporter // nil when not exporting
 	args   []string
-	flags  *flag.FlagSet
 	json   bool
 	stdout io.Writer
 	stderr io.Writer
@@ -129,9 +128,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // returns a usage error for anything malformed.
 func parseLine(args []string, stdout, stderr io.Writer) (*invocation, error) {
 	// Global flags may come before the command.
-	g := flag.NewFlagSet("ns", flag.ContinueOnError)
-	g.SetOutput(io.Discard)
-	url, cfg, asJSON := globalFlags(g)
+	var url, cfg string
+	var asJSON bool
+	g := newFlagSet(&command{}, &url, &cfg, &asJSON)
 	err := g.Parse(args)
 	switch {
 	case err == flag.ErrHelp:
@@ -149,19 +148,10 @@ func parseLine(args []string, stdout, stderr io.Writer) (*invocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs := flag.NewFlagSet("ns "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(url, "url", *url, "nameservice URL (default $NAMESERVICE_URL, else file://./.nameservice)")
-	if !cmd.ownsConfig {
-		fs.StringVar(cfg, "config", *cfg, "Fluree JSON-LD connection config file, instead of --url")
-	}
-	fs.BoolVar(asJSON, "json", *asJSON, "print JSON")
-	if cmd.flags != nil {
-		cmd.flags(fs)
-	}
+	fs := newFlagSet(cmd, &url, &cfg, &asJSON)
 	pos, err := parseInterleaved(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
-		printCommandHelp(stdout, name, cmd, fs)
+		printCommandHelp(stdout, name, cmd)
 		return nil, nil
 	}
 	if err != nil {
@@ -170,8 +160,24 @@ func parseLine(args []string, stdout, stderr io.Writer) (*invocation, error) {
 	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
 		return nil, usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
 	}
-	return &invocation{cmd: cmd, url: *url, cfg: *cfg, emptyURL: *url == "" && (isSet(g, "url") || isSet(fs, "url")),
-		c: &call{args: pos, flags: fs, json: *asJSON, stdout: stdout, stderr: stderr}}, nil
+	return &invocation{cmd: cmd, url: url, cfg: cfg, emptyURL: url == "" && (isSet(g, "url") || isSet(fs, "url")),
+		c: &call{args: pos, json: asJSON, stdout: stdout, stderr: stderr}}, nil
+}
+
+// newFlagSet returns the flags of cmd: its own and the global ones, which
+// parse into url, cfg and asJSON (their values the defaults).
+func newFlagSet(cmd *command, url, cfg *string, asJSON *bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("ns", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(url, "url", *url, "nameservice `URL` (default $NAMESERVICE_URL, else "+DefaultURL+")")
+	if !cmd.ownsConfig {
+		fs.StringVar(cfg, "config", *cfg, "Fluree JSON-LD connection config `FILE`, instead of --url")
+	}
+	fs.BoolVar(asJSON, "json", *asJSON, "print JSON")
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	return fs
 }
 
 // resolve finds the command args start with: a command, or a group's
@@ -232,10 +238,6 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-func globalFlags(fs *flag.FlagSet) (url, cfg *string, asJSON *bool) {
-	return fs.String("url", "", "nameservice URL"), fs.String("config", "", "Fluree connection config"), fs.Bool("json", false, "JSON output")
 }
 
 // parseInterleaved parses flags that may come before, between or after the
@@ -322,13 +324,16 @@ func (c *call) printJSON(v any) error {
 	return err
 }
 
-func (c *call) done(msg string) error {
+// output prints v as JSON with --json, else one line of format and args.
+func (c *call) output(v any, format string, args ...any) error {
 	if c.json {
-		return c.printJSON(map[string]any{"ok": true})
+		return c.printJSON(v)
 	}
-	fmt.Fprintln(c.stdout, msg)
+	fmt.Fprintf(c.stdout, format+"\n", args...)
 	return nil
 }
+
+func (c *call) done(msg string) error { return c.output(map[string]any{"ok": true}, "%s", msg) }
 
 func parseInt(what, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -16,50 +15,44 @@ const defaultOlderThan = 24 * time.Hour
 // ns gc removes what purges left: one line per object removed or kept,
 // then the totals.
 func init() {
+	var prefix string
+	var olderThan time.Duration
+	var dryRun bool
 	commands["gc"] = &command{
 		usage:   "[--older-than D] [--dry-run] [--prefix P]",
 		summary: "remove what purges left (object stores), once older than --older-than",
 		example: "ns gc --older-than 48h --dry-run",
 		nargs:   0,
 		flags: func(fs *flag.FlagSet) {
-			fs.Duration("older-than", defaultOlderThan, "keep what purges left less than this long ago")
-			fs.Bool("dry-run", false, "print what would be removed, remove nothing")
-			fs.String("prefix", "", "only IDs starting with P")
+			fs.DurationVar(&olderThan, "older-than", defaultOlderThan, "keep what purges left less than this long ago")
+			fs.BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
+			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
 		},
-		run: runGC,
+		run: func(c *call) error { return runGC(c, prefix, olderThan, dryRun) },
 	}
 }
 
-func runGC(c *call) error {
-	olderThan := c.flags.Lookup("older-than").Value.(flag.Getter).Get().(time.Duration)
-	dryRun := c.flags.Lookup("dry-run").Value.(flag.Getter).Get().(bool)
+func runGC(c *call, prefix string, olderThan time.Duration, dryRun bool) error {
 	if olderThan < 0 {
 		return usagef("gc: --older-than %s: a duration cannot be negative", olderThan)
 	}
 	st, err := c.ns.Collect(c.ctx, nameservice.CollectOptions{
-		Prefix: c.flags.Lookup("prefix").Value.String(), OlderThan: olderThan, DryRun: dryRun,
+		Prefix: prefix, OlderThan: olderThan, DryRun: dryRun,
 		Report: func(o nameservice.Collected) { c.printCollected(o, dryRun) },
 	})
 	if err != nil {
 		return err
 	}
-	if c.json {
-		return c.printJSON(map[string]any{"removed": st.Removed, "kept": st.Kept, "dry_run": dryRun})
-	}
 	verb := "removed"
 	if dryRun {
 		verb = "would remove"
 	}
-	fmt.Fprintf(c.stdout, "%s %d, kept %d\n", verb, st.Removed, st.Kept)
-	return nil
+	return c.output(map[string]any{"removed": st.Removed, "kept": st.Kept, "dry_run": dryRun},
+		"%s %d, kept %d", verb, st.Removed, st.Kept)
 }
 
 // printCollected prints one object the collector looked at.
 func (c *call) printCollected(o nameservice.Collected, dryRun bool) {
-	if c.json {
-		_ = c.printJSON(map[string]any{"object": o.Object, "id": o.ID, "removed": o.Removed, "reason": o.Reason})
-		return
-	}
 	verb := "kept"
 	switch {
 	case o.Removed && dryRun:
@@ -74,5 +67,6 @@ func (c *call) printCollected(o nameservice.Collected, dryRun bool) {
 	case o.ID != "":
 		what += " (" + o.ID + ")"
 	}
-	fmt.Fprintf(c.stdout, "%s %s: %s\n", verb, what, o.Reason)
+	_ = c.output(map[string]any{"object": o.Object, "id": o.ID, "removed": o.Removed, "reason": o.Reason},
+		"%s %s: %s", verb, what, o.Reason)
 }

@@ -88,12 +88,7 @@ func help(w io.Writer, args []string) error {
 	if len(rest) > 0 {
 		return usagef("help %s takes no more words, got %q", name, rest[0])
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if cmd.flags != nil {
-		cmd.flags(fs)
-	}
-	printCommandHelp(w, name, cmd, fs)
+	printCommandHelp(w, name, cmd)
 	return nil
 }
 
@@ -110,26 +105,21 @@ func printGroupHelp(w io.Writer, name string, cmd *command) {
 
 // printCommandHelp prints a command's usage, what it does, an example, and
 // every flag it takes: its own, then the global ones.
-func printCommandHelp(w io.Writer, name string, cmd *command, fs *flag.FlagSet) {
+func printCommandHelp(w io.Writer, name string, cmd *command) {
 	fmt.Fprintf(w, "usage: ns %s %s\n\n%s\n\nexample:\n  %s\n", name, cmd.usage, cmd.summary, cmd.example)
 	global := map[string]bool{"url": true, "config": !cmd.ownsConfig, "json": true}
-	var own strings.Builder
-	fs.VisitAll(func(f *flag.Flag) {
-		if !global[f.Name] {
+	var own, globals strings.Builder
+	newFlagSet(cmd, new(string), new(string), new(bool)).VisitAll(func(f *flag.Flag) {
+		if global[f.Name] {
+			globals.WriteString(flagLine(f))
+		} else {
 			own.WriteString(flagLine(f))
 		}
 	})
 	if own.Len() > 0 {
 		fmt.Fprintf(w, "\nflags:\n%s", own.String())
 	}
-	fmt.Fprintln(w, "\nglobal flags (before or after the command):")
-	g := flag.NewFlagSet("ns", flag.ContinueOnError)
-	g.String("url", "", "nameservice `URL` (default $NAMESERVICE_URL, else "+DefaultURL+")")
-	if !cmd.ownsConfig {
-		g.String("config", "", "Fluree JSON-LD connection config `FILE`, instead of --url")
-	}
-	g.Bool("json", false, "print JSON")
-	g.VisitAll(func(f *flag.Flag) { fmt.Fprint(w, flagLine(f)) })
+	fmt.Fprintf(w, "\nglobal flags (before or after the command):\n%s", globals.String())
 }
 
 // flagLine is one flag as help shows it, with its argument and default.

@@ -128,16 +128,16 @@ func pushCommand(usage, summary, example string, concern nameservice.Concern) *c
 			if err != nil {
 				return err
 			}
-			cur, err := currentValue(c, concern)
+			read, push := c.ns.StatusOf, c.ns.PushStatus
+			if concern == nameservice.Config {
+				read, push = c.ns.ConfigOf, c.ns.PushConfig
+			}
+			cur, err := read(c.ctx, c.args[0])
 			if err != nil {
 				return err
 			}
 			if cur.V != expV {
 				return c.printOutcome(nameservice.Outcome{Current: cur}, nil)
-			}
-			push := c.ns.PushStatus
-			if concern == nameservice.Config {
-				push = c.ns.PushConfig
 			}
 			return c.printOutcome(push(c.ctx, c.args[0], cur, nameservice.Value{V: expV + 1, Payload: payload}))
 		}}
@@ -160,13 +160,6 @@ func pushPayload(concern nameservice.Concern, arg, meta string) (nameservice.Obj
 	}
 	p["state"] = arg
 	return p, nil
-}
-
-func currentValue(c *call, concern nameservice.Concern) (nameservice.Value, error) {
-	if concern == nameservice.Config {
-		return c.ns.ConfigOf(c.ctx, c.args[0])
-	}
-	return c.ns.StatusOf(c.ctx, c.args[0])
 }
 
 func graphSourceCommand() *command {

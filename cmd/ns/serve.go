@@ -19,19 +19,15 @@ import (
 	"nameservice.dev/nameservice/server/auth"
 )
 
-// serveFlags are the flags of ns serve.
+// serveFlags are the flags of ns serve: the server's options and limits,
+// and what serve makes more options of.
 type serveFlags struct {
-	listen, tokens, issuers, cert, key, logLevel  string
-	eventsAuth, oidcIssuer, jwksURL, oidcAudience string
-	noAuth                                        bool
-	maxBody, idemBytes                            int64
-	maxStreams, maxStreamsPerPrincipal            int
-	maxConns, maxConnsPerAddr                     int
-	pollInterval, keepAlive, shutdownGrace        time.Duration
-	readHeaderTimeout, idleTimeout, bodyTimeout   time.Duration
-	writeTimeout, jwksCacheTTL                    time.Duration
-	otlpEndpoint                                  string
-	pageTokenKey                                  string
+	opts                                         server.Options
+	limits                                       server.Limits
+	oidc                                         auth.OIDCConfig
+	listen, tokens, issuers, cert, key, logLevel string
+	eventsAuth, otlpEndpoint, pageTokenKey       string
+	shutdownGrace                                time.Duration
 }
 
 func init() {
@@ -52,25 +48,25 @@ func init() {
 			fs.StringVar(&f.key, "tls-key", "", "TLS key file (with --tls-cert)")
 			fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug logs every backend call)")
 			fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this URL (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
-			fs.BoolVar(&f.noAuth, "insecure-no-auth", false, "serve every route to anyone (loopback addresses only)")
+			fs.BoolVar(&f.opts.NoAuth, "insecure-no-auth", false, "serve every route to anyone (loopback addresses only)")
 			fs.StringVar(&f.eventsAuth, "events-auth", auth.EventsAuthRequired.String(), "required, optional or none: whether /v1/fluree/events needs a token")
-			fs.StringVar(&f.oidcIssuer, "oidc-issuer", "", "accept bearer tokens of this OIDC issuer (with --jwks-url)")
-			fs.StringVar(&f.jwksURL, "jwks-url", "", "the OIDC issuer's key set")
-			fs.StringVar(&f.oidcAudience, "oidc-audience", "", "the audience OIDC tokens must name")
-			fs.DurationVar(&f.jwksCacheTTL, "jwks-cache-ttl", auth.DefaultJWKSCacheTTL, "how long the key set is kept before it is fetched again")
-			fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes")
-			fs.IntVar(&f.maxStreams, "max-streams", server.DefaultMaxStreams, "event streams open at once")
-			fs.IntVar(&f.maxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "event streams one principal may hold")
-			fs.Int64Var(&f.idemBytes, "idempotency-cache-bytes", server.DefaultIdempotencyCacheBytes, "bytes kept of resent writes' outcomes")
-			fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "how often a backend without a change feed is polled")
-			fs.DurationVar(&f.keepAlive, "keep-alive", server.DefaultKeepAlive, "interval of the event streams' keep-alive comments")
+			fs.StringVar(&f.oidc.Issuer, "oidc-issuer", "", "accept bearer tokens of this OIDC issuer (with --jwks-url)")
+			fs.StringVar(&f.oidc.JWKSURL, "jwks-url", "", "the OIDC issuer's key set")
+			fs.StringVar(&f.oidc.Audience, "oidc-audience", "", "the audience OIDC tokens must name")
+			fs.DurationVar(&f.oidc.CacheTTL, "jwks-cache-ttl", auth.DefaultJWKSCacheTTL, "how long the key set is kept before it is fetched again")
+			fs.Int64Var(&f.opts.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes")
+			fs.IntVar(&f.opts.MaxStreams, "max-streams", server.DefaultMaxStreams, "event streams open at once")
+			fs.IntVar(&f.opts.MaxStreamsPerPrincipal, "max-streams-per-principal", server.DefaultMaxStreamsPerPrincipal, "event streams one principal may hold")
+			fs.Int64Var(&f.opts.IdempotencyCacheBytes, "idempotency-cache-bytes", server.DefaultIdempotencyCacheBytes, "bytes kept of resent writes' outcomes")
+			fs.DurationVar(&f.opts.PollInterval, "poll-interval", server.DefaultPollInterval, "how often a backend without a change feed is polled")
+			fs.DurationVar(&f.opts.KeepAlive, "keep-alive", server.DefaultKeepAlive, "interval of the event streams' keep-alive comments")
 			fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests get on shutdown")
-			fs.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "connections open at once")
-			fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "connections of one client address")
-			fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "cut off a client that has not sent its headers by then")
-			fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a keep-alive connection idle this long")
-			fs.DurationVar(&f.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "cut off a request whose body has not arrived by then")
-			fs.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "cut off an answer (not an event stream) not written by then")
+			fs.IntVar(&f.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections open at once")
+			fs.IntVar(&f.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "connections of one client address")
+			fs.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "cut off a client that has not sent its headers by then")
+			fs.DurationVar(&f.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a keep-alive connection idle this long")
+			fs.DurationVar(&f.opts.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "cut off a request whose body has not arrived by then")
+			fs.DurationVar(&f.opts.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "cut off an answer (not an event stream) not written by then")
 			fs.StringVar(&f.pageTokenKey, "page-token-key", "", "file of the key (32 bytes or more) that seals page tokens; share it between instances behind one balancer")
 		},
 		run: func(c *call) error { return serve(c, f) },
@@ -86,9 +82,8 @@ func serve(c *call, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := server.Options{Logger: log, MaxBodyBytes: f.maxBody, MaxStreams: f.maxStreams, MaxStreamsPerPrincipal: f.maxStreamsPerPrincipal,
-		PollInterval: f.pollInterval, KeepAlive: f.keepAlive, BodyTimeout: f.bodyTimeout, WriteTimeout: f.writeTimeout,
-		IdempotencyCacheBytes: f.idemBytes}
+	opts := f.opts
+	opts.Logger = log
 	if err := authOptions(&opts, f, log); err != nil {
 		return err
 	}
@@ -101,13 +96,12 @@ func serve(c *call, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if f.noAuth && !isLoopback(ln.Addr()) {
+	if opts.NoAuth && !isLoopback(ln.Addr()) {
 		ln.Close()
 		return usagef("--insecure-no-auth is allowed only on a loopback address, not %s", ln.Addr())
 	}
 	srv := server.New(c.ns, opts)
-	hs := srv.HTTPServer(server.Limits{ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout,
-		MaxConns: f.maxConns, MaxConnsPerAddr: f.maxConnsPerAddr})
+	hs := srv.HTTPServer(f.limits)
 	if c.otel != nil {
 		hs.Handler = srv.Traced(c.otel.Tracer, c.otel.Meter, c.otel.Propagator)
 	}
@@ -126,8 +120,8 @@ func serve(c *call, f serveFlags) error {
 		ln = tls.NewListener(ln, hs.TLSConfig)
 		scheme = "https"
 	}
-	log.Info("serving", slog.String("url", scheme+"://"+ln.Addr().String()), slog.Bool("auth", !f.noAuth))
-	if !f.noAuth && opts.EventsAuth != auth.EventsAuthRequired {
+	log.Info("serving", slog.String("url", scheme+"://"+ln.Addr().String()), slog.Bool("auth", !opts.NoAuth))
+	if !opts.NoAuth && opts.EventsAuth != auth.EventsAuthRequired {
 		log.Warn("the events route admits watchers without a token: they see the ID and heads of every record",
 			slog.String("events_auth", opts.EventsAuth.String()))
 	}
@@ -164,11 +158,10 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 		return usagef("--events-auth: %v", err)
 	}
 	opts.EventsAuth = mode
-	if f.noAuth {
-		if f.tokens != "" || f.issuers != "" || f.oidcIssuer != "" || f.jwksURL != "" {
+	if opts.NoAuth {
+		if f.tokens != "" || f.issuers != "" || f.oidc.Issuer != "" || f.oidc.JWKSURL != "" {
 			return usagef("--insecure-no-auth excludes --tokens, --trusted-issuers and --oidc-issuer")
 		}
-		opts.NoAuth = true
 		return nil
 	}
 	var cfg auth.Config
@@ -190,12 +183,12 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 			}
 		}
 	}
-	if (f.oidcIssuer == "") != (f.jwksURL == "") {
+	if (f.oidc.Issuer == "") != (f.oidc.JWKSURL == "") {
 		return usagef("--oidc-issuer and --jwks-url go together")
 	}
-	if f.oidcIssuer != "" {
-		cfg.OIDC = &auth.OIDCConfig{Issuer: f.oidcIssuer, JWKSURL: f.jwksURL, Audience: f.oidcAudience,
-			CacheTTL: f.jwksCacheTTL, Logger: log}
+	if f.oidc.Issuer != "" {
+		cfg.OIDC = &f.oidc
+		cfg.OIDC.Logger = log
 	}
 	if len(cfg.Tokens) == 0 && len(cfg.TrustedIssuers) == 0 && cfg.OIDC == nil {
 		return usagef("serve needs --tokens FILE, --trusted-issuers FILE or --oidc-issuer ISS --jwks-url URL (or --insecure-no-auth on a loopback address)")

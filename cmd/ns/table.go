@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -36,15 +37,11 @@ func tableCreateCommand() *command {
 			if indexes {
 				return upgradeTable(c, true)
 			}
-			return createTable(c)
+			if err := c.ns.Provision(c.ctx); err != nil {
+				return err
+			}
+			return c.done("table ready")
 		}}
-}
-
-func createTable(c *call) error {
-	if err := c.ns.Provision(c.ctx); err != nil {
-		return err
-	}
-	return c.done("table ready")
 }
 
 // indexedTable is a driver whose table can hold the schema's optional
@@ -69,15 +66,9 @@ func upgradeTable(c *call, create bool) error {
 	if err != nil {
 		return err
 	}
-	if c.json {
-		return c.printJSON(map[string]any{"added": up.Added, "backfilled": up.Backfilled})
-	}
-	added := "none"
-	if len(up.Added) > 0 {
-		added = strings.Join(up.Added, ", ")
-	}
-	fmt.Fprintf(c.stdout, "table ready; indexes added: %s; status_state back-filled on %d item(s)\n", added, up.Backfilled)
-	return nil
+	added := cmp.Or(strings.Join(up.Added, ", "), "none")
+	return c.output(map[string]any{"added": up.Added, "backfilled": up.Backfilled},
+		"table ready; indexes added: %s; status_state back-filled on %d item(s)", added, up.Backfilled)
 }
 
 // branchMigrator is a driver whose tables earlier versions wrote with other
@@ -97,9 +88,5 @@ func migrateBranches(c *call) error {
 	if err != nil {
 		return err
 	}
-	if c.json {
-		return c.printJSON(map[string]any{"migrated": n})
-	}
-	fmt.Fprintf(c.stdout, "migrated %d meta item(s) from source_branch to bp_source\n", n)
-	return nil
+	return c.output(map[string]any{"migrated": n}, "migrated %d meta item(s) from source_branch to bp_source", n)
 }

@@ -96,18 +96,12 @@ func watch(c *call, opts subscribe.Options, state string) error {
 
 func printEvent(c *call, ev nameservice.Event) {
 	e := event{ID: ev.ID.String(), Deleted: ev.Deleted}
-	if !ev.Deleted {
-		e.Concern, e.Old, e.New = ev.Concern.String(), ev.Old, &ev.New
-	}
-	if c.json {
-		c.printJSON(e)
-		return
-	}
 	if ev.Deleted {
-		fmt.Fprintf(c.stdout, "%s purged\n", e.ID)
+		_ = c.output(e, "%s purged", e.ID)
 		return
 	}
-	fmt.Fprintf(c.stdout, "%s %s %d -> %v\n", e.ID, e.Concern, e.Old, ev.New)
+	e.Concern, e.Old, e.New = ev.Concern.String(), ev.Old, &ev.New
+	_ = c.output(e, "%s %s %d -> %v", e.ID, e.Concern, e.Old, ev.New)
 }
 
 func loadState(path string) (*subscribe.Map, error) {

@@ -33,10 +33,18 @@ func newCLI(t *testing.T) *cli {
 	return &cli{t: t, url: fmt.Sprintf("mem://cli-%d", stores.Add(1))}
 }
 
+// callLimit bounds one command, so a server that never finishes what a
+// command waits for (an index DynamoDB Local never makes ACTIVE) fails the
+// test with the command's error instead of hanging the package. No command
+// a test runs takes a tenth of it on a loaded machine.
+const callLimit = 5 * time.Minute
+
 func (c *cli) run(args ...string) (int, string, string) {
 	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
+	defer cancel()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"--url", c.url}, args...), &out, &errb)
+	code := run(ctx, append([]string{"--url", c.url}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -133,6 +133,7 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 	if err != nil {
 		return driver.Outcome{}, err
 	}
+	// Never -1: c is valid, and every layout puts each concern in a file.
 	target := slices.IndexFunc(files, func(f layout.File) bool { return f.Parts&jsonld.PartOf(c) != 0 })
 	u := &update{id: id, files: files, target: target, c: c, next: next, entry: updateEntry(w, next.V)}
 	applied := driver.Outcome{Applied: true, Current: next.Clone()}

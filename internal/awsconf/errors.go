@@ -64,12 +64,15 @@ func HTTPStatus(err error) int {
 
 // MaybeApplied reports whether a failed attempt of a write may nevertheless
 // have been applied: no answer came back (the connection broke after the
-// request was sent, or the attempt timed out), or the service answered with
-// a 5xx. A 4xx answer, a connection that was never established, a refusal
-// by the retry quota or a cancellation means the write was not applied.
+// request was sent, or the attempt timed out), the service answered with a
+// 5xx, or it answered 2xx and the answer's body could not be read or
+// decoded (the connection broke in the middle of it: the write was
+// processed, and the SDK would otherwise send it again blindly). A 4xx
+// answer, a connection that was never established, a refusal by the retry
+// quota or a cancellation means the write was not applied.
 func MaybeApplied(err error) bool {
 	if s := HTTPStatus(err); s != 0 { // 0: the SDK wraps a send failure too
-		return s >= 500
+		return s >= 500 || s >= 200 && s < 300
 	}
 	var ae smithy.APIError
 	if errors.As(err, &ae) {

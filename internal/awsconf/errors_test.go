@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"testing"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"nameservice.dev/nameservice/model"
 )
@@ -48,12 +51,23 @@ func TestMaybeApplied(t *testing.T) {
 		{&smithy.GenericAPIError{Code: "ConditionalCheckFailedException"}, false},
 		{&net.OpError{Op: "dial", Err: errors.New("refused")}, false},
 		{context.Canceled, false},
+		{answered(500, errors.New("internal error")), true},
+		{answered(400, &smithy.GenericAPIError{Code: "ValidationException"}), false},
+		// A 200 whose body broke off: the write was processed.
+		{answered(200, &smithy.DeserializationError{Err: &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}}), true},
 	}
 	for _, c := range cases {
 		if got := MaybeApplied(c.err); got != c.want {
 			t.Errorf("MaybeApplied(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
+}
+
+// answered wraps err as the SDK does an error that came with an HTTP answer
+// of that status.
+func answered(status int, err error) error {
+	resp := &smithyhttp.Response{Response: &http.Response{StatusCode: status}}
+	return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{Response: resp, Err: err}}
 }
 
 func TestParseParams(t *testing.T) {

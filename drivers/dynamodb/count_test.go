@@ -44,23 +44,25 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if i := strings.LastIndexByte(op, '.'); i >= 0 {
 		op = op[i+1:]
 	}
-	c.add(c.n, op)
+	c.add(&c.n, op)
 	resp, err := c.base.RoundTrip(r)
 	switch {
 	case err != nil || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		c.add(c.failed, op)
+		c.add(&c.failed, op)
 	case (op == "BatchGetItem" || op == "BatchWriteItem") && resp.StatusCode == http.StatusOK:
 		err = c.noteUnprocessed(op, resp)
 	default:
-		resp.Body = &brokenBody{ReadCloser: resp.Body, noteOnce: sync.OnceFunc(func() { c.add(c.failed, op) })}
+		resp.Body = &brokenBody{ReadCloser: resp.Body, noteOnce: sync.OnceFunc(func() { c.add(&c.failed, op) })}
 	}
 	return resp, err
 }
 
-func (c *countingTransport) add(counts map[string]int, op string) {
+// add counts op in the map at counts (a field of c, which take and
+// takeRetries replace under the lock).
+func (c *countingTransport) add(counts *map[string]int, op string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	counts[op]++
+	(*counts)[op]++
 }
 
 // brokenBody notes a body whose read fails: on a loaded machine a
@@ -88,7 +90,7 @@ func (c *countingTransport) noteUnprocessed(op string, resp *http.Response) erro
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		c.add(c.failed, op)
+		c.add(&c.failed, op)
 		return err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -96,7 +98,7 @@ func (c *countingTransport) noteUnprocessed(op string, resp *http.Response) erro
 		UnprocessedKeys, UnprocessedItems map[string]json.RawMessage
 	}
 	if json.Unmarshal(body, &out) == nil && len(out.UnprocessedKeys)+len(out.UnprocessedItems) > 0 {
-		c.add(c.unprocessed, op)
+		c.add(&c.unprocessed, op)
 	}
 	return nil
 }

@@ -67,9 +67,10 @@ func (c *countingTransport) add(counts *map[string]int, op string) {
 
 // brokenBody notes a body whose read fails: on a loaded machine a
 // connection to DynamoDB Local at times breaks in the middle of an answer,
-// and the SDK sends the call again ("use of closed network connection" is one of
-// its retryable errors). net/http returns the last bytes of a body of known
-// length with io.EOF, so a read error means the SDK could not decode it.
+// and the SDK sends the call again ("use of closed network connection" is
+// one of its retryable errors). net/http returns the last bytes of a body
+// of known length with io.EOF, so a read error means the SDK could not
+// decode it.
 type brokenBody struct {
 	io.ReadCloser
 	noteOnce func()

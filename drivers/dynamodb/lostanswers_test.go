@@ -1,16 +1,10 @@
 package dynamodb_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"nameservice.dev/nameservice"
@@ -40,32 +34,6 @@ func TestLostAnswers(t *testing.T) {
 	}))
 }
 
-// brokenAnswer sends every request to the server; the answer to the first
-// UpdateItem after arm comes back with the server's status and headers, but
-// its body breaks off with the error a connection closed in the middle of
-// it gives. Before returning that answer it runs gap: the write has landed.
-type brokenAnswer struct {
-	base  http.RoundTripper
-	armed atomic.Bool
-	gap   func()
-}
-
-func (b *brokenAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := b.base.RoundTrip(r)
-	if err != nil || !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") || !b.armed.CompareAndSwap(true, false) {
-		return resp, err
-	}
-	b.gap()
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	broken := &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}
-	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(broken)))
-	return resp, nil
-}
-
 // TestBrokenAnswerBodyIsALostAnswer: a push answered 200 whose body breaks
 // off has landed. Meanwhile another client purges the record and creates
 // it again. The push must not be sent again blindly (the SDK retries a
@@ -76,12 +44,12 @@ func TestBrokenAnswerBodyIsALostAnswer(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(t)
 	other := nameservice.New(openWith(t, cfg))
-	broken := &brokenAnswer{base: http.DefaultTransport.(*http.Transport).Clone()}
+	broken := &afterRequest{base: http.DefaultTransport.(*http.Transport).Clone(), op: "UpdateItem", breakBody: true}
 	cfg.HTTPClient = &http.Client{Transport: broken, Timeout: time.Minute}
 	pusher := nameservice.New(openWith(t, cfg))
 	id := "broken" + testenv.RandomHex(4) + "/db:main"
 	must(t, pusher.Init(ctx, id))
-	broken.gap = func() {
+	broken.hook = func() {
 		must(t, other.Purge(ctx, id))
 		must(t, other.Init(ctx, id))
 	}

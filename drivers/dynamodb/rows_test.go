@@ -1,15 +1,19 @@
 package dynamodb_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -176,20 +180,34 @@ func TestCollectRows(t *testing.T) {
 
 // afterRequest runs hook once, when armed, after a request of operation op
 // (TransactWriteItems, UpdateItem, ...) answered: the writes it makes land
-// between that request and what the client does next.
+// between that request and what the client does next. With breakBody, that
+// answer's body then breaks off halfway, with the error a connection
+// closed in the middle of it gives.
 type afterRequest struct {
-	base  http.RoundTripper
-	op    string
-	armed atomic.Bool
-	hook  func()
+	base      http.RoundTripper
+	op        string
+	armed     atomic.Bool
+	hook      func()
+	breakBody bool
 }
 
 func (a *afterRequest) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := a.base.RoundTrip(r)
-	if strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+a.op) && a.armed.CompareAndSwap(true, false) {
-		a.hook()
+	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+a.op) || !a.armed.CompareAndSwap(true, false) {
+		return resp, err
 	}
-	return resp, err
+	a.hook()
+	if err != nil || !a.breakBody {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	broken := &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(broken)))
+	return resp, nil
 }
 
 // TestPurgeSweepsLateRows: commit rows whose PutItem lands after the

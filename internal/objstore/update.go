@@ -20,6 +20,13 @@ import (
 // rather than spinning.
 const maxAttempts = 16
 
+// contendWait is the least time a push keeps trying while it loses to
+// other writers, whatever maxAttempts says: in lock mode (five round trips
+// a write) on a loaded machine, a push lost sixteen times in a row, in
+// about a second, to two writers of the same object that kept succeeding.
+// Losing to writers that make progress is contention, not an outage.
+const contendWait = 10 * time.Second
+
 // purgeWait is how long a push waits for a purge under way (the target
 // sealed) before it answers unavailable: S3 in lock mode on a loaded
 // machine took 4.5 s for a purge, longer than maxAttempts' backoffs.
@@ -145,8 +152,9 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		return applied, nil
 	}
 	fresh := false
+	start := time.Now()
 	var sealedAt time.Time // when this call first met a purge under way
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	for attempt := 0; keepTrying(attempt, start, sealedAt); attempt++ {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return driver.Outcome{}, err
 		}
@@ -174,9 +182,6 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 			if sealedAt.IsZero() {
 				sealedAt = time.Now()
 			}
-			if attempt == maxAttempts-1 && time.Since(sealedAt) < purgeWait {
-				attempt-- // the last attempt again, after the longest backoff
-			}
 			continue
 		}
 		done, err := r.apply(ctx, u, st)
@@ -192,6 +197,16 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		fresh = true
 	}
 	return driver.Outcome{}, r.contended(id, c)
+}
+
+// keepTrying reports whether an update that has made attempt attempts
+// since start tries again: for at least maxAttempts attempts and
+// contendWait, and up to purgeWait after it first met a purge under way.
+func keepTrying(attempt int, start, sealedAt time.Time) bool {
+	if attempt < maxAttempts || time.Since(start) < contendWait {
+		return true
+	}
+	return !sealedAt.IsZero() && time.Since(sealedAt) < purgeWait
 }
 
 // update is one Update call.

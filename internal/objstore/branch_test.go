@@ -190,18 +190,29 @@ func TestBranchCreateRefusedWhileDropping(t *testing.T) {
 	e.wantBranches("db", 1)
 }
 
+// mainFile returns the key of db:main's defining file.
+func (e *branchEnv) mainFile() string {
+	e.t.Helper()
+	for k := range e.st.objs {
+		if strings.HasSuffix(k, "db/main.json") {
+			return k
+		}
+	}
+	e.t.Fatalf("no defining file of db:main among %v", e.st.objs)
+	return ""
+}
+
 // contendedStore is a memStore whose object key is rewritten by "another
-// writer" before each Put of it until until, a second apart, so that every
-// conditional write of it fails.
+// writer" before each Put of it for which lose holds, so that the Put fails
+// if it is conditional.
 type contendedStore struct {
 	*memStore
-	key   string
-	until time.Time
+	key  string
+	lose func() bool
 }
 
 func (s *contendedStore) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
-	if key == s.key && time.Now().Before(s.until) {
-		time.Sleep(time.Second)
+	if key == s.key && s.lose() {
 		o, _, _ := s.memStore.Get(ctx, key)
 		if _, err := s.memStore.Put(ctx, key, o, objstore.Precondition{}); err != nil {
 			return "", err
@@ -217,16 +228,14 @@ func (s *contendedStore) Put(ctx context.Context, key string, data []byte, pc ob
 func TestBranchCreateWindowAfterContention(t *testing.T) {
 	t.Parallel()
 	e := newBranchEnv(t, jsonld.LayoutB)
-	key := ""
-	for k := range e.st.objs {
-		if strings.HasSuffix(k, "db/main.json") {
-			key = k
+	until := time.Now().Add(branching.CreateWindow + time.Second)
+	st := &contendedStore{memStore: e.st, key: e.mainFile(), lose: func() bool {
+		if time.Now().After(until) {
+			return false
 		}
-	}
-	if key == "" {
-		t.Fatalf("no defining file of db:main among %v", e.st.objs)
-	}
-	st := &contendedStore{memStore: e.st, key: key, until: time.Now().Add(branching.CreateWindow + time.Second)}
+		time.Sleep(time.Second) // a second apart
+		return true
+	}}
 	ns := nameservice.New(memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})})
 	if _, err := ns.CreateBranch(e.ctx, "db:late", nameservice.BranchOptions{}); err != nil {
 		t.Fatalf("create after %v of contention: %v", branching.CreateWindow, err)

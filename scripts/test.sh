@@ -71,6 +71,17 @@ _ns_ensure_chromium
 server_env=$(ns_testservers_here env) # separate step: a failure here must stop the script
 eval "$server_env"
 
+# The module's dependencies, quietly, before go list and go test fetch them:
+# on a fresh machine go printed a line for each of about 90 modules. The log
+# is named when the download fails, as the installers' logs are.
+mod_log=$NS_CACHE/go-mod-download.log
+if ! go mod download >"$mod_log" 2>&1; then
+	tail -n 20 "$mod_log" >&2 || true
+	echo "test.sh: go mod download failed (its output: $mod_log)" >&2
+	exit 1
+fi
+rm -f "$mod_log"
+
 pkgs=(./...)
 args=()
 for arg in "$@"; do

@@ -74,6 +74,7 @@ eval "$server_env"
 # The module's dependencies, quietly, before go list and go test fetch them:
 # on a fresh machine go printed a line for each of about 90 modules. The log
 # is named when the download fails, as the installers' logs are.
+mkdir -p "$NS_CACHE" # not made yet when no server needed installing
 mod_log=$NS_CACHE/go-mod-download.log
 if ! go mod download >"$mod_log" 2>&1; then
 	tail -n 20 "$mod_log" >&2 || true

@@ -1,7 +1,6 @@
-// Package auth decides who calls the server and what they may do: the
-// principal and its scopes, static tokens and their token file, Fluree's
-// did:key JWS, OIDC tokens, and the events route's modes. It knows no
-// route; package server turns its answers into HTTP ones.
+// Package auth decides who calls the server and what they may do: static
+// tokens, Fluree's did:key JWS, OIDC tokens, and the events route's modes.
+// It knows no route; package server turns its answers into HTTP ones.
 package auth
 
 import (
@@ -21,35 +20,27 @@ import (
 
 // Principal is who a request acts for, and what it may touch.
 type Principal struct {
-	// Name identifies the principal in logs: a static token's name or a
-	// JWS issuer. Never the token.
+	// Name identifies the principal in logs (a static token's name or a
+	// JWS issuer), never the token.
 	Name string
-	// Read and Write are the ID prefixes the principal may read and write;
-	// "" covers every ID.
-	Read, Write []string
-	// Admin are the ID prefixes on which the principal may run
-	// administrator operations (reset-head); only static tokens have any.
-	Admin []string
+	// Read, Write and Admin (reset-head; only static tokens have any) are
+	// ID prefixes; "" covers every ID.
+	Read, Write, Admin []string
 	// Exact IDs the principal may read and write (Fluree's
 	// fluree.storage.ledgers), normalised.
 	Exact map[string]bool
-	// Fluree's events claims, for /v1/fluree/events. A static token's
-	// events scope is its read scope.
-	eventsAll bool
-	events    map[model.Kind]map[string]bool // the IDs of each kind
-	jws       bool
-	// storageAll is Fluree's fluree.storage.all (or an unrestricted read).
-	storageAll bool
-	// key tells principals apart (see Key).
-	key string
+	// Fluree's events claims; a static token's events scope is its read
+	// scope.
+	eventsAll  bool
+	events     map[model.Kind]map[string]bool // the IDs of each kind
+	jws        bool
+	storageAll bool // Fluree's fluree.storage.all, or an unrestricted read
+	key        string
 }
 
-// Key tells principals apart, for what is counted or kept per principal
-// (the server counts event streams and keeps the outcomes of resent writes
-// under it): "token:" and a static token's name, or "jws:" and a JWS's
-// issuer and identity. It is "" for a principal built outside this package
-// and for an anonymous one; two principals with the same non-empty key
-// act for the same caller.
+// Key tells principals apart, for what is counted or kept per principal:
+// "token:" and a static token's name, or "jws:" and a JWS's issuer and
+// identity; "" for an anonymous principal or one built outside this package.
 func (p *Principal) Key() string { return p.key }
 
 func covers(prefixes []string, id string) bool {
@@ -62,19 +53,16 @@ func (p *Principal) CanRead(id string) bool { return covers(p.Read, id) || p.Exa
 // CanWrite reports whether p may write record id (normalised).
 func (p *Principal) CanWrite(id string) bool { return covers(p.Write, id) || p.Exact[id] }
 
-// CanAdmin reports whether p may run administrator operations on record id
-// (normalised).
+// CanAdmin reports whether p may run administrator operations on id.
 func (p *Principal) CanAdmin(id string) bool { return covers(p.Admin, id) }
 
-// CanWriteUnder reports whether p may write every ID under prefix: one of
-// its write prefixes is a prefix of prefix.
+// CanWriteUnder reports whether p may write every ID under prefix.
 func (p *Principal) CanWriteUnder(prefix string) bool { return covers(p.Write, prefix) }
 
 // ReadsAll reports whether p may read every record.
 func (p *Principal) ReadsAll() bool { return slices.Contains(p.Read, "") }
 
-// CanEvent reports whether p may see the events of record id (normalised)
-// of kind k.
+// CanEvent reports whether p may see the events of record id of kind k.
 func (p *Principal) CanEvent(k model.Kind, id string) bool {
 	if !p.jws {
 		return p.CanRead(id)
@@ -83,15 +71,13 @@ func (p *Principal) CanEvent(k model.Kind, id string) bool {
 }
 
 // ListsGraphSources reports whether a listing of every record shows p the
-// graph sources in its scope. A Fluree JWS scoped to some ledgers sees
-// none, as in Fluree; a static token, or a JWS with fluree.storage.all,
-// sees them.
+// graph sources in its scope: not to a JWS scoped to some ledgers, as in
+// Fluree.
 func (p *Principal) ListsGraphSources() bool { return p.storageAll || !p.jws }
 
-// grants refuses a JWS whose claims grant nothing on the routes of the
-// request, as Fluree's server does: fluree.events.* on the events route,
-// fluree.storage.* on every other. A token with no say on a route is not
-// an answer of "nothing there" (404, an empty list) but a 401.
+// grants refuses, with a 401 as Fluree's server does, a JWS whose claims
+// grant nothing on the request's routes: fluree.events.* on the events
+// route, fluree.storage.* on every other.
 func (p *Principal) grants(events bool) error {
 	switch {
 	case !p.jws:
@@ -107,14 +93,12 @@ func (p *Principal) grants(events bool) error {
 // allRights is the principal of every request when authentication is off.
 var allRights = &Principal{Name: "anonymous (no auth)", Read: []string{""}, Write: []string{""}, Admin: []string{""}, storageAll: true}
 
-// Unrestricted returns the principal of a server without authentication
-// (ns serve --no-auth): it may read, write and administer every record.
-// Callers must not modify it.
+// Unrestricted returns the principal of a server without authentication:
+// it may do anything. Callers must not modify it.
 func Unrestricted() *Principal { return allRights }
 
 // Authenticator verifies bearer tokens: static tokens (stored as SHA-256
-// hashes) and Ed25519 JWS from trusted did:key issuers carrying Fluree's
-// claims.
+// hashes), Fluree's JWS from trusted did:key issuers, and OIDC tokens.
 type Authenticator struct {
 	tokens  map[[32]byte]*Principal
 	issuers map[string]bool
@@ -128,16 +112,13 @@ type Config struct {
 	TrustedIssuers []string // did:key identifiers
 	// OIDC, when set, accepts the tokens of an OIDC issuer.
 	OIDC *OIDCConfig
-	// Now is the clock that tokens' times and the age of the OIDC key set
-	// are measured by; nil: time.Now.
+	// Now is the clock of tokens' times and the OIDC key set's age;
+	// nil: time.Now.
 	Now func() time.Time
 }
 
-// NewAuthenticator checks cfg and returns an authenticator. It returns an
-// error naming the entry (and its line in its file) when a hash is not 64
-// hex digits or repeats another's, a name is missing or repeated, or an
-// entry has no scope; or naming the issuer when it is not an Ed25519
-// did:key.
+// NewAuthenticator checks cfg (see checkTokens; an issuer must be an
+// Ed25519 did:key) and returns an authenticator.
 func NewAuthenticator(cfg Config) (*Authenticator, error) {
 	tokens, err := checkTokens(cfg.Tokens)
 	if err != nil {
@@ -164,9 +145,8 @@ func NewAuthenticator(cfg Config) (*Authenticator, error) {
 	return a, nil
 }
 
-// FetchKeys fetches the OIDC issuer's key set now, so that a wrong URL
-// shows at start rather than at the first token. Without an OIDC issuer
-// it does nothing.
+// FetchKeys fetches the OIDC issuer's key set, if any, now: so that a
+// wrong URL shows at start rather than at the first token.
 func (a *Authenticator) FetchKeys() error {
 	if a.oidc == nil {
 		return nil
@@ -181,16 +161,15 @@ type errUnauthorized struct{ msg string }
 func (e errUnauthorized) Error() string { return e.msg }
 
 // Authenticate returns the principal of the request's bearer token. Its
-// errors are for a 401 answer: their text never holds the token.
+// errors are for a 401; their text never holds the token.
 func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return nil, errUnauthorized{"Bearer token required"}
 	}
-	// RFC 7235: the scheme, one or more spaces, the credentials; HTTP
-	// strips spaces and tabs around a field value (a handler called
-	// directly may still see them). Nothing else around the token is
-	// removed, so a token matches only as it was issued.
+	// RFC 7235: the scheme, spaces, the credentials. Only the spaces and
+	// tabs HTTP strips around a field value go, so a token matches only as
+	// it was issued.
 	scheme, tok, ok := strings.Cut(strings.TrimRight(h, " \t"), " ")
 	tok = strings.TrimLeft(tok, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
@@ -228,9 +207,8 @@ func (a *Authenticator) verifyBearerJWS(tok string) (*Principal, error) {
 	return nil, errUnauthorized{"malformed token: the header must embed the signing key (jwk) or name an OIDC issuer's key (kid)"}
 }
 
-// EventsAuth is how Fluree's events route authenticates its watchers, the
-// choices of Fluree's server (--events-auth-mode). Every other route always
-// needs a token.
+// EventsAuth is how Fluree's events route authenticates its watchers, as
+// Fluree's --events-auth-mode. Every other route always needs a token.
 type EventsAuth int
 
 const (
@@ -256,24 +234,21 @@ func (m EventsAuth) String() string {
 
 // ParseEventsAuth parses "required", "optional" or "none".
 func ParseEventsAuth(s string) (EventsAuth, error) {
-	for i, name := range eventsAuthNames {
-		if s == name {
-			return EventsAuth(i), nil
-		}
+	if i := slices.Index(eventsAuthNames, s); i >= 0 {
+		return EventsAuth(i), nil
 	}
 	return 0, fmt.Errorf("events auth %q: want required, optional or none", s)
 }
 
-// anonymousWatcher is the principal of a watcher without a token where
-// the events route admits one: it sees the events of every record and may
-// do nothing else.
+// anonymousWatcher is a watcher without a token where the events route
+// admits one: it sees every record's events and may do nothing else.
 var anonymousWatcher = &Principal{Name: "anonymous", jws: true, eventsAll: true}
 
-// Resolve returns the principal r acts for, by r's bearer token checked by
-// a (nil: no token is accepted), refusing a token without a grant on r's
-// route. events tells whether r is for Fluree's events route, which mode
-// may open to watchers without a token. Every error it returns is for a
-// 401 answer, and its text never holds the token.
+// Resolve returns the principal r acts for, by its bearer token checked by
+// a (nil accepts none), refusing a token without a grant on r's route.
+// events tells whether r is for Fluree's events route, which mode may open
+// to watchers without a token. Its errors are for a 401 and never hold the
+// token.
 func Resolve(a *Authenticator, r *http.Request, events bool, mode EventsAuth) (*Principal, error) {
 	if events {
 		switch mode {
@@ -297,14 +272,12 @@ func Resolve(a *Authenticator, r *http.Request, events bool, mode EventsAuth) (*
 
 type principalKey struct{}
 
-// NewContext returns ctx carrying p, the principal of the request ctx
-// belongs to. The server sets it once it has authenticated a request;
-// every handler behind the authentication finds it there.
+// NewContext returns ctx carrying p, the principal of its request.
 func NewContext(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// FromContext returns the principal NewContext put in ctx, or nil: a
+// FromContext returns the principal NewContext put in ctx, or nil for a
 // request the server did not authenticate (a probe, the console's login).
 func FromContext(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)

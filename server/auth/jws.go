@@ -40,19 +40,13 @@ func (a *audience) UnmarshalJSON(b []byte) error {
 		*a = audience{one}
 		return nil
 	}
-	var many []string
-	if err := josejson.Unmarshal(b, &many); err != nil {
-		return err
-	}
-	*a = many
-	return nil
+	return josejson.Unmarshal(b, (*[]string)(a))
 }
 
 // parseClaims decodes a verified JWS payload as serde decodes Fluree's
-// claims: names matched exactly and never repeated (go-jose's JSON, where
-// encoding/json ignores case and lets the last of repeated names win, so
-// that "Fluree.Storage.All" or a second "exp" could change what a token
-// grants), unknown names ignored.
+// claims: unknown names ignored, names matched exactly and never repeated
+// (go-jose's JSON: with encoding/json, "Fluree.Storage.All" or a second
+// "exp" could change what a token grants).
 func parseClaims(payload []byte) (*tokenClaims, error) {
 	var c tokenClaims
 	if err := josejson.Unmarshal(payload, &c); err != nil {
@@ -65,8 +59,7 @@ func parseClaims(payload []byte) (*tokenClaims, error) {
 const clockSkew = 60 * time.Second
 
 // checkTimes enforces exp (required), nbf and iat with Fluree's skew, in
-// integer seconds: no time.Time conversion that a huge value could
-// overflow.
+// integer seconds, which a huge value cannot overflow.
 func (c *tokenClaims) checkTimes(now time.Time) error {
 	n, skew := uint64(max(now.Unix(), 0)), uint64(clockSkew/time.Second)
 	switch {

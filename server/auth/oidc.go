@@ -38,10 +38,9 @@ const (
 // and EdDSA. Never a symmetric one: the keys are public.
 var oidcAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
 
-// OIDCConfig configures the verification of OIDC bearer tokens: JWTs an
-// identity provider signs with keys it publishes as a JWKS. Such a token
-// names its key by kid; it carries the same Fluree claims as a did:key
-// JWS, and its iss must be Issuer exactly.
+// OIDCConfig configures the verification of OIDC bearer tokens: JWTs signed
+// with keys the provider publishes as a JWKS, naming their key by kid, with
+// the same Fluree claims as a did:key JWS and iss exactly Issuer.
 type OIDCConfig struct {
 	// Issuer is the iss every token must carry.
 	Issuer string
@@ -51,11 +50,10 @@ type OIDCConfig struct {
 	// Audience, when set, must be among a token's aud.
 	Audience string
 	// CacheTTL is how long a fetched key set is used before it is fetched
-	// again (default 5m). A key set that cannot be fetched again is kept.
+	// again (default 5m); one that cannot be fetched again is kept.
 	CacheTTL time.Duration
-	// MinRefresh is the least time between two fetches (default 10s): a
-	// token naming a kid the set lacks (a rotated key) fetches the set
-	// again, at most this often.
+	// MinRefresh is the least time between two fetches (default 10s), as
+	// when a token names a kid the set lacks (a rotated key).
 	MinRefresh time.Duration
 	// Client fetches the key set; nil: a client with a 10s timeout.
 	Client *http.Client
@@ -138,8 +136,7 @@ func (j *jwks) key(kid string) (jose.JSONWebKey, error) {
 	return k, nil
 }
 
-// refresh fetches the key set and, when it holds a usable key, replaces
-// the keys held.
+// refresh replaces the keys held by the fetched set, if it has a usable key.
 func (j *jwks) refresh() error {
 	j.mu.Lock()
 	if j.now().Sub(j.tried) < j.cfg.MinRefresh {
@@ -232,9 +229,8 @@ func keyAlgorithm(key any) jose.SignatureAlgorithm {
 	return ""
 }
 
-// verifyOIDC verifies a token signed by the OIDC issuer's key kid: the
-// header's alg must be the key's, iss the issuer, aud hold the audience
-// when one is configured, and the times valid.
+// verifyOIDC verifies a token signed by the OIDC issuer's key kid, of the
+// key's alg, from the issuer, for the audience if one is set, in time.
 func (a *Authenticator) verifyOIDC(jws *jose.JSONWebSignature) (*Principal, error) {
 	h := jws.Signatures[0].Protected
 	key, err := a.oidc.key(h.KeyID)
@@ -262,6 +258,5 @@ func (a *Authenticator) verifyOIDC(jws *jose.JSONWebSignature) (*Principal, erro
 	if err := c.checkTimes(a.now()); err != nil {
 		return nil, err
 	}
-	name := cmp.Or(c.identity(), c.Iss)
-	return c.principal(name), nil
+	return c.principal(cmp.Or(c.identity(), c.Iss)), nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -39,19 +38,8 @@ type TokenEntry struct {
 	Line int `json:"-"`
 }
 
-// tokenFields are the names of TokenEntry's fields in a token file, read
-// from its JSON tags so that the parser accepts exactly what the type holds.
-var tokenFields = func() []string {
-	var names []string
-	t := reflect.TypeFor[TokenEntry]()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			names = append(names, name)
-		}
-	}
-	return names
-}()
+// tokenFields are the JSON names of TokenEntry's fields in a token file.
+var tokenFields = []string{"name", "sha256", "read", "write", "admin"}
 
 // where names the i-th entry t in errors: by name, and by line when it
 // came from a file.
@@ -133,8 +121,24 @@ func ParseTokenFile(b []byte) ([]TokenEntry, error) {
 			return nil, fmt.Errorf("line %d: unexpected field %q: the file holds one field, \"tokens\"", at(), tok)
 		}
 		seen = true
-		if entries, err = parseTokenList(dec, b); err != nil {
-			return nil, err
+		if err := wantDelim(dec, '['); err != nil {
+			return nil, fmt.Errorf("line %d: tokens: %w", at(), err)
+		}
+		for dec.More() {
+			line := lineOf(b, valueStart(b, dec.InputOffset()))
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+			e, err := parseTokenEntry(raw)
+			if err != nil {
+				return nil, fmt.Errorf("token at line %d: %w", line, err)
+			}
+			e.Line = line
+			entries = append(entries, e)
+		}
+		if err := wantDelim(dec, ']'); err != nil {
+			return nil, fmt.Errorf("line %d: tokens: %w", at(), err)
 		}
 	}
 	if err := wantDelim(dec, '}'); err != nil {
@@ -146,33 +150,8 @@ func ParseTokenFile(b []byte) ([]TokenEntry, error) {
 	return entries, nil
 }
 
-func parseTokenList(dec *json.Decoder, b []byte) ([]TokenEntry, error) {
-	if err := wantDelim(dec, '['); err != nil {
-		return nil, fmt.Errorf("line %d: tokens: %w", lineOf(b, dec.InputOffset()), err)
-	}
-	var entries []TokenEntry
-	for dec.More() {
-		line := lineOf(b, valueStart(b, dec.InputOffset()))
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		e, err := parseTokenEntry(raw)
-		if err != nil {
-			return nil, fmt.Errorf("token at line %d: %w", line, err)
-		}
-		e.Line = line
-		entries = append(entries, e)
-	}
-	if err := wantDelim(dec, ']'); err != nil {
-		return nil, fmt.Errorf("line %d: tokens: %w", lineOf(b, dec.InputOffset()), err)
-	}
-	return entries, nil
-}
-
-// parseTokenEntry decodes one entry with exact, unrepeated field names
-// (go-jose's JSON refuses repeated names and matches names exactly, where
-// encoding/json lets the last win and ignores case).
+// parseTokenEntry decodes one entry with exact, unrepeated field names:
+// go-jose's JSON, where encoding/json lets the last win and ignores case.
 func parseTokenEntry(raw []byte) (TokenEntry, error) {
 	var fields map[string]josejson.RawMessage
 	if err := josejson.Unmarshal(raw, &fields); err != nil {

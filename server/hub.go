@@ -12,18 +12,15 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// subscriberBuffer bounds the events waiting for one stream. Events are
-// shared by every stream, so the memory they hold is bounded by this many
-// events whatever the number of streams.
+// subscriberBuffer bounds the events waiting for one stream; events are
+// shared, so their memory is bounded whatever the number of streams.
 const subscriberBuffer = 256
 
-// hub runs one upstream watch per key the open streams need (a prefix, or
-// one ID) and fans each of its events out to every stream on that key,
-// which filters them to its caller's scope and query. So the backend's work
-// (a poll per interval, or its change feed) does not grow with the number
-// of streams. A stream that does not keep up, with subscriberBuffer events
-// waiting, is dropped, never waited for: it ends, and its client reconnects
-// and resumes by snapshot.
+// hub runs one upstream watch per key the open streams need and fans its
+// events out to every stream on that key, which filters them to its
+// caller's scope and query: the backend's work does not grow with the
+// streams. A stream that does not keep up is dropped, never waited for;
+// its client reconnects and resumes by snapshot.
 type hub struct {
 	s   *Server
 	mu  sync.Mutex
@@ -31,9 +28,8 @@ type hub struct {
 }
 
 // watchKey is what an upstream watches: one ID, or the IDs under prefix;
-// only the changes of concerns (comma-separated, "" for all) and of
-// records of kind ("" for both), so that the backend filters them where it
-// can (a change feed at its source).
+// only concerns (comma-separated, "" for all) and kind ("" for both), which
+// the backend filters where it can.
 type watchKey struct {
 	id       string
 	prefix   string
@@ -57,20 +53,16 @@ type upstream struct {
 
 // subscriber is one stream's share of an upstream.
 type subscriber struct {
-	up *upstream
-	// events is closed by the hub when the upstream ends or the stream is
-	// dropped.
-	events chan *web.Event
-	// onDrop, called (under hub.mu, so quickly) when the stream is
-	// dropped, unblocks its handler, which may be stuck writing to a
-	// client that does not read.
+	up     *upstream
+	events chan *web.Event // closed when the upstream ends or the stream is dropped
+	// onDrop, called under hub.mu when the stream is dropped, unblocks its
+	// handler, which may be stuck writing to a client that does not read.
 	onDrop func()
 }
 
 // subscribe returns a subscription to the upstream of key, started when
-// none runs. It returns once the upstream watches the backend, so that
-// every change after the return is sent: a stream reads its records after
-// subscribing. onDrop is called when the stream is dropped for being slow.
+// none runs, once it watches the backend: every change after the return is
+// sent. onDrop is called when the stream is dropped for being slow.
 func (h *hub) subscribe(ctx context.Context, key watchKey, onDrop func()) (*subscriber, error) {
 	h.mu.Lock()
 	up := h.ups[key]
@@ -167,8 +159,7 @@ func (h *hub) end(up *upstream) {
 	up.cancel()
 }
 
-// fanout hands ev to every stream of up, dropping those whose buffer is
-// full.
+// fanout hands ev to every stream of up, dropping those with a full buffer.
 func (h *hub) fanout(up *upstream, ev *web.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

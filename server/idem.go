@@ -18,19 +18,15 @@ const (
 	DefaultIdempotencyCacheBytes = 64 << 20
 	idemMaxEntries               = 100_000
 	idemTTL                      = 10 * time.Minute
-	// idemEntryOverhead is what an entry costs beyond its key and answer:
-	// the map slot, the list element, the entry and its channel, with the
-	// allocator's rounding (measured at about 330 bytes beyond the key and
-	// answer, go1.26 on amd64; counted high so the bound holds).
+	// idemEntryOverhead is what an entry costs beyond its key and answer
+	// (measured at about 330 bytes, go1.26 on amd64; counted high).
 	idemEntryOverhead = 384
 )
 
 // idemCache keeps the outcome of recent writes by idempotency key, so that a
-// resend of a write whose answer was lost gets that write's answer instead
-// of being applied, or refused, a second time. It is a bounded, per-process
-// memory (in entries and in bytes, keys and answers counted): a resend that
-// reaches another server, or finds its entry evicted, is resolved against
-// the backend instead (see write).
+// resend of a write whose answer was lost gets that answer instead of being
+// applied, or refused, again. It is bounded in entries and bytes; a resend
+// it cannot answer is resolved against the backend (see write).
 type idemCache struct {
 	maxBytes int64
 	size     prometheus.Gauge
@@ -55,10 +51,9 @@ func newIdemCache(maxBytes int64, size prometheus.Gauge) *idemCache {
 	return &idemCache{maxBytes: maxBytes, size: size, m: map[string]*list.Element{}, order: list.New()}
 }
 
-// begin returns the entry of key: owner is true when the caller must run
-// the write and finish the entry; otherwise the entry is another request's
-// (finished or still running). same is false when key was used for a
-// different request.
+// begin returns the entry of key: owner when the caller must run the write
+// and finish the entry, else another request's. same is false when key was
+// used for a different request.
 func (c *idemCache) begin(key string, body []byte) (e *idemEntry, owner, same bool) {
 	h := sha256.Sum256(body)
 	now := time.Now()
@@ -102,8 +97,8 @@ func (c *idemCache) expired(e *idemEntry, now time.Time) bool {
 }
 
 // evict drops expired entries, then the oldest finished ones until an entry
-// costing need fits. A running write's entry is never dropped (its
-// resends must wait for it): those are bounded by the requests in flight.
+// costing need fits. A running write's entry is never dropped (its resends
+// must wait for it); the requests in flight bound those.
 func (c *idemCache) evict(now time.Time, need int64) {
 	full := func() bool { return c.order.Len() >= idemMaxEntries || c.bytes+need > c.maxBytes }
 	for el := c.order.Front(); el != nil; {

@@ -28,8 +28,7 @@ const (
 
 // Limits are the connection limits of the http.Server HTTPServer returns.
 type Limits struct {
-	// ReadHeaderTimeout cuts off a client that has not sent its headers
-	// in time (default 10s).
+	// ReadHeaderTimeout bounds the read of the headers (default 10s).
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection idle this long (default 2m).
 	IdleTimeout time.Duration
@@ -38,18 +37,14 @@ type Limits struct {
 	// MaxConns bounds the connections open at once (default 1024); one
 	// beyond it is closed as soon as it is accepted.
 	MaxConns int
-	// MaxConnsPerAddr bounds the connections open at once from one client
-	// address (an IPv4 address, or an IPv6 /64), default 128. Behind a
-	// proxy, whose connections all come from its own address, set it to
-	// MaxConns.
+	// MaxConnsPerAddr bounds those of one client address (an IPv4 address,
+	// or an IPv6 /64), default 128. Behind a proxy, set it to MaxConns.
 	MaxConnsPerAddr int
 }
 
 // HTTPServer returns an http.Server serving s with the given limits, whose
-// Shutdown also ends s's event streams. Each request is bounded by
-// Options.BodyTimeout, Options.WriteTimeout and Options.MaxBodyBytes (see
-// ServeHTTP); there is no overall read or write timeout on the connection,
-// which would cut event streams.
+// Shutdown also ends s's event streams. Requests are bounded by s's Options;
+// the connection has no read or write timeout, which would cut streams.
 func (s *Server) HTTPServer(l Limits) *http.Server {
 	l.ReadHeaderTimeout = driverutil.Positive(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	l.IdleTimeout = driverutil.Positive(l.IdleTimeout, DefaultIdleTimeout)
@@ -67,20 +62,17 @@ func (s *Server) HTTPServer(l Limits) *http.Server {
 }
 
 // bound sets the deadlines of one request and bounds its body. The body
-// must arrive within BodyTimeout whatever the route: a handler that never
-// reads it included, since the server reads (discards) an unread body
-// before it answers. The answer must be taken within WriteTimeout (event
-// streams lift that, see subscribe). A GET or HEAD that declares a body is
-// answered 400, and bound returns false: no route of either reads one.
+// must arrive within BodyTimeout even if no handler reads it (the server
+// discards it before it answers); the answer must be taken within
+// WriteTimeout (but a stream's, see subscribe). A GET or HEAD with a body
+// is answered 400, and bound returns false.
 func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 	rc := http.NewResponseController(w)
 	now := time.Now()
-	// Not every ResponseWriter has deadlines (a recorder in tests): then
-	// the http.Server's own timeouts are all there is.
+	// Not every ResponseWriter has deadlines (a test recorder).
 	_ = rc.SetWriteDeadline(now.Add(s.opts.WriteTimeout))
 	if r.ContentLength != 0 {
-		// The http.Server sets the connection's deadline again for its next
-		// request.
+		// The http.Server sets it again for the connection's next request.
 		_ = rc.SetReadDeadline(now.Add(s.opts.BodyTimeout))
 		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 	}
@@ -97,9 +89,8 @@ func (s *Server) bound(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// deadlineBody lifts the read deadline once the body has been read whole,
-// so that the rest of the request (a backend operation, say) is not cut
-// off by it.
+// deadlineBody lifts the read deadline once the body is read whole, so
+// that it does not cut off the rest of the request.
 type deadlineBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
@@ -116,9 +107,8 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 }
 
 // connLimiter closes a connection beyond the global cap or its address's
-// cap as soon as it is accepted (http.Server.ConnState runs before the
-// connection is served, and before a TLS handshake), so that no client can
-// take every file descriptor and the others are still served.
+// as soon as it is accepted (ConnState runs before a TLS handshake), so
+// that no client can take every file descriptor.
 type connLimiter struct {
 	max     int
 	perAddr *quota[netip.Prefix]
@@ -140,8 +130,7 @@ func (l *connLimiter) state(c net.Conn, st http.ConnState) {
 	}
 }
 
-// admit counts c in, or returns why it may not be: "max_conns" or
-// "max_conns_per_addr".
+// admit counts c in, or returns why it may not be.
 func (l *connLimiter) admit(c net.Conn) string {
 	addr := clientPrefix(c.RemoteAddr().String())
 	l.mu.Lock()
@@ -170,8 +159,8 @@ func (l *connLimiter) release(c net.Conn) {
 }
 
 // clientPrefix returns the address a client at hostport counts against: its
-// IPv4 address, or the /64 of its IPv6 address (one host usually holds a
-// whole /64). An address that does not parse counts as one shared address.
+// IPv4 address, or its IPv6 /64 (one host usually holds a whole /64); one
+// shared address for what does not parse.
 func clientPrefix(hostport string) netip.Prefix {
 	ap, err := netip.ParseAddrPort(hostport)
 	if err != nil {
@@ -186,9 +175,8 @@ func clientPrefix(hostport string) netip.Prefix {
 	return p
 }
 
-// aeadSuites are the TLS 1.2 suites a server offers: ECDHE key exchange
-// (forward secrecy) with an AEAD cipher. TLS 1.3's suites are all AEAD and
-// not configurable.
+// aeadSuites are the TLS 1.2 suites a server offers: ECDHE (forward
+// secrecy) with an AEAD cipher. TLS 1.3's are all AEAD.
 var aeadSuites = []uint16{
 	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
 	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,

@@ -24,24 +24,18 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// A scoped principal's listing reads only what its scope covers: the
-// sources of the listing are the read prefixes that meet the query's prefix
-// (listed with the backend's own paging) and the exact IDs it may read
-// (read one by one). Nothing outside the scope is ever read, so neither the
-// answer, nor its page tokens, nor its size or its time tells anything
-// about the records outside it.
-
-// lister lists what a principal may read (web.Lister), for every route
-// family, sealing its page tokens with key.
+// lister lists what a principal may read (web.Lister), sealing its page
+// tokens with key. It reads only what the scope covers (see sources), so
+// that neither the answer, its tokens, its size nor its time tells anything
+// of the records outside it.
 type lister struct {
 	ns  *nameservice.NameService
 	key *PageTokenKey
 }
 
-// Page implements web.Lister. It checks q (guard.CheckList), though the
-// layer checks a listing too: a scope of exact IDs, or one that meets no
-// prefix of q, asks the layer for no listing, and a malformed query must
-// be refused whatever the caller's scope.
+// Page implements web.Lister. It checks q itself: a scope of exact IDs, or
+// one that meets no prefix of q, asks the layer for no listing, and a
+// malformed query must be refused whatever the scope.
 func (l *lister) Page(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, token string, size int) (web.Page, error) {
 	if err := guard.CheckList(q); err != nil {
 		return web.Page{}, err
@@ -75,10 +69,10 @@ type source struct {
 	exact bool
 }
 
-// sources returns the ranges a listing of the IDs starting with prefix
-// reads for p, in ID order: sorted by key, none inside another, they list
-// in ID order one after the other (two prefixes neither of which starts
-// the other cover disjoint, ordered ranges).
+// sources returns the ranges a listing of the IDs starting with prefix reads
+// for p, in ID order: the read prefixes that meet prefix (listed with the
+// backend's paging) and the exact IDs (read one by one), sorted by key and
+// none inside another, so that they cover disjoint, ordered ranges.
 func sources(p *auth.Principal, prefix string) []source {
 	if p.ReadsAll() {
 		return []source{{key: prefix}}
@@ -111,10 +105,9 @@ func sources(p *auth.Principal, prefix string) []source {
 	return kept
 }
 
-// step reads up to max entries of the listing srcs of q from pos (records
-// and records that could not be read, in ID order each), and returns them
-// with the position after them; the position is past the last source when
-// the listing is done.
+// step reads up to max entries of the listing srcs of q from pos, and
+// returns them with the position after them (past the last source at the
+// end).
 func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q nameservice.ListOptions,
 	pos position, max int) (web.Page, position, error) {
 	src := srcs[pos.src]
@@ -149,8 +142,7 @@ func (l *lister) step(ctx context.Context, p *auth.Principal, srcs []source, q n
 	return e, next, nil
 }
 
-// readExact reads the one record of an exact source, when the query
-// selects it.
+// readExact reads the record of an exact source, when the query selects it.
 func (l *lister) readExact(ctx context.Context, key string, q nameservice.ListOptions) (web.Page, error) {
 	id, err := model.ParseID(key)
 	if err != nil {
@@ -202,12 +194,10 @@ func (l *lister) Scan(ctx context.Context, p *auth.Principal, q nameservice.List
 // MinPageTokenKeyBytes is the shortest secret NewPageTokenKey accepts.
 const MinPageTokenKeyBytes = 32
 
-// A page token of GET /ns/v1/records says where the next page starts: which
-// of the listing's sources (see sources) and the backend's own token in it.
-// It is sealed with XChaCha20-Poly1305, its associated data binding it to
-// the caller's scope and the query, so that a client can neither read it
-// (the backend's token names an ID) nor forge or alter it, nor use it with
-// another query or another scope.
+// A page token of GET /ns/v1/records is a position sealed with
+// XChaCha20-Poly1305, bound to the caller's scope and the query, so that a
+// client can neither read it (the backend's token names an ID), forge or
+// alter it, nor use it with another query or scope.
 
 // tokenVersion is the first byte of every sealed token.
 const tokenVersion = 1
@@ -218,9 +208,8 @@ type PageTokenKey struct {
 	key []byte
 }
 
-// NewPageTokenKey derives a page token key from secret, which must hold at
-// least MinPageTokenKeyBytes bytes (e.g. 32 random bytes, or 64 hex
-// digits). Servers given keys made from the same secret accept each
+// NewPageTokenKey derives a page token key from secret, of at least
+// MinPageTokenKeyBytes bytes. Servers with keys of one secret accept each
 // other's tokens.
 func NewPageTokenKey(secret []byte) (*PageTokenKey, error) {
 	if len(secret) < MinPageTokenKeyBytes {
@@ -233,8 +222,7 @@ func NewPageTokenKey(secret []byte) (*PageTokenKey, error) {
 	return &PageTokenKey{key: key}, nil
 }
 
-// randomPageTokenKey returns a key of a random secret: its tokens open on
-// this server only, until it restarts.
+// randomPageTokenKey returns a key of a random secret.
 func randomPageTokenKey() *PageTokenKey {
 	secret := make([]byte, MinPageTokenKeyBytes)
 	_, _ = rand.Read(secret)
@@ -242,8 +230,8 @@ func randomPageTokenKey() *PageTokenKey {
 	return k
 }
 
-// position is where a page starts: source src of the listing, at the
-// backend's page token tok ("" for the source's start).
+// position is where a page starts: source src, at the backend's page
+// token tok ("" for the source's start).
 type position struct {
 	src int
 	tok string
@@ -288,9 +276,8 @@ func (ts *PageTokenKey) open(tok string, binding []byte) (position, error) {
 	return position{src: int(src), tok: string(plain[n:])}, nil
 }
 
-// binding returns what a page token of q for p is bound to: the principal,
-// its read scope, and the query. Each field is length-prefixed, so that no
-// two different bindings encode alike.
+// binding returns what a page token of q for p is bound to, each field
+// length-prefixed so that no two bindings encode alike.
 func binding(p *auth.Principal, q nameservice.ListOptions) []byte {
 	exact := slices.Sorted(maps.Keys(p.Exact))
 	read := slices.Clone(p.Read)
@@ -318,7 +305,7 @@ func binding(p *auth.Principal, q nameservice.ListOptions) []byte {
 	}
 	if q.State != "" || q.SourceType != "" {
 		// Only then, so that the tokens of servers from before these
-		// filters still open: no binding with them is one without.
+		// filters still open.
 		field(q.State)
 		field(q.SourceType)
 	}

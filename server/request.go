@@ -12,21 +12,14 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// in is what a /ns/v1 handler reads of its request, through read: the one
-// way a handler of the family gets its ID and its body.
+// in is what a /ns/v1 handler reads of its request, through read.
 type in struct {
-	// need is what the caller must be allowed on the ID: needNone for a
-	// route without one.
-	need access
-	// query takes the ID from the query's id (optional there) rather
-	// than the path's {id...}.
-	query bool
+	need  access // on the ID; needNone for a route without one
+	query bool   // the ID is the query's id (optional there), not the path's
 	// body, when not nil, receives the JSON body: by its UnmarshalJSON
-	// when it has one (a record's own parser), else decoded strictly
-	// (web.DecodeStrict). Without it the body is not read.
-	body any
-	// optional lets the body be empty (body is then left as it is).
-	optional bool
+	// when it has one (a record's own parser), else web.DecodeStrict.
+	body     any
+	optional bool // the body may be empty (body is then left as it is)
 }
 
 // access is what a caller must be allowed on a request's ID.
@@ -39,12 +32,11 @@ const (
 	needAdmin
 )
 
-// read reads r as spec says, returning the ID (zero for a route without
-// one, or no ?id=) and the body as sent, which the idempotency cache
-// compares. It answers the request itself (and returns false) when a part
-// is wrong: 400 for a malformed ID or body, 404 for an ID outside the
-// caller's read scope (as for a missing record), 403 for one it may read
-// but not write (or administer), 413 for a body over MaxBodyBytes.
+// read reads r as spec says, returning the ID (zero for none) and the body
+// as sent, which the idempotency cache compares. It answers the request
+// itself (and returns false) when a part is wrong: 400 for a malformed ID
+// or body, 404 for an ID outside the caller's read scope (as for a missing
+// record), 403 for one it may read but not write, 413 for a body too large.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (id model.ID, raw []byte, ok bool) {
 	if spec.need != needNone {
 		path := r.PathValue("id")
@@ -106,8 +98,7 @@ func allowed(w http.ResponseWriter, p *auth.Principal, id model.ID, need access)
 	return false
 }
 
-// bodyError answers a body that could not be read: 413 for one over the
-// limit.
+// bodyError answers a body that could not be read: 413 for one too large.
 func bodyError(w http.ResponseWriter, err error) {
 	if _, ok := errors.AsType[*web.TooLargeError](err); ok {
 		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: model.InvalidArgument.String()}))
@@ -116,13 +107,10 @@ func bodyError(w http.ResponseWriter, err error) {
 	writeError(w, err)
 }
 
-// principalLogKey holds where auth leaves the name of a request's
-// principal, for the request's log line.
+// principalLogKey holds where auth leaves the principal's name for the log.
 type principalLogKey struct{}
 
-// auth wraps h with authentication (package auth): 401 without a valid
-// token, in the answer format of h's route family; else h runs with the
-// principal in its request's context (auth.FromContext).
+// auth wraps h with authentication (web.Env.Auth).
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := auth.Unrestricted()

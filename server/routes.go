@@ -30,17 +30,18 @@ func notFoundBody(id model.ID) []byte {
 	return web.Marshal(nswire.Error{Error: fmt.Sprintf("%v: %s", model.ErrNotFound, id), Code: model.NotFound.String()})
 }
 
-// answer returns the status and body of a driver error on the /ns/v1
-// routes; a NotFound gets the scope-neutral body.
-func answer(id model.ID, err error) (int, []byte) {
-	if errors.Is(err, model.ErrNotFound) {
+// answer returns the status and body of a driver error met in op on id, as
+// a client may be told it (web.Public); a NotFound gets the scope-neutral
+// body.
+func (s *Server) answer(ctx context.Context, op string, id model.ID, err error) (int, []byte) {
+	if err = s.public.Error(ctx, op+" "+id.String(), err); errors.Is(err, model.ErrNotFound) {
 		return http.StatusNotFound, notFoundBody(id)
 	}
 	return errorBody(err)
 }
 
-func writeAnswer(w http.ResponseWriter, id model.ID, err error) {
-	status, b := answer(id, err)
+func (s *Server) writeAnswer(w http.ResponseWriter, r *http.Request, op string, id model.ID, err error) {
+	status, b := s.answer(r.Context(), op, id, err)
 	web.WriteRaw(w, status, b)
 }
 
@@ -51,7 +52,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := s.ns.Get(r.Context(), id)
 	if err != nil {
-		writeAnswer(w, id, s.public.Error(r.Context(), "get "+id.String(), err))
+		s.writeAnswer(w, r, "get", id, err)
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, rec)
@@ -66,7 +67,7 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
 	}
 	h, err := s.ns.Heads(r.Context(), id.String())
 	if err != nil {
-		writeAnswer(w, id, s.public.Error(r.Context(), "get heads "+id.String(), err))
+		s.writeAnswer(w, r, "get heads", id, err)
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
@@ -138,7 +139,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
-			return answer(id, s.public.Error(ctx, "create "+id.String(), err))
+			return s.answer(ctx, "create", id, err)
 		}
 		return http.StatusCreated, nil
 	})
@@ -150,7 +151,7 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.Delete(ctx, id), "purge")
+		return s.noContent(ctx, "purge", id, s.ns.Delete(ctx, id))
 	})
 }
 
@@ -165,7 +166,7 @@ func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 		at = s.opts.Now()
 	}
 	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.RetractAt(ctx, id, at), "retract")
+		return s.noContent(ctx, "retract", id, s.ns.RetractAt(ctx, id, at))
 	})
 }
 
@@ -189,7 +190,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		out, err := s.ns.Update(ctx, id, c, cond, body.New)
 		switch {
 		case err != nil:
-			return answer(id, s.public.Error(ctx, "push "+c.String()+" "+id.String(), err))
+			return s.answer(ctx, "push "+c.String(), id, err)
 		case out.Applied:
 			return http.StatusOK, web.Marshal(nswire.PushResponse{Applied: true, Current: out.Current})
 		}
@@ -207,25 +208,23 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), body.SourceType, body.Dependencies, body.Config); err != nil {
-		writeAnswer(w, id, s.public.Error(ctx, "publish graph source "+id.String(), err))
+		s.writeAnswer(w, r, "publish graph source", id, err)
 		return
 	}
 	rec, err := s.ns.Get(ctx, id)
 	if err != nil {
-		writeAnswer(w, id, s.public.Error(ctx, "get "+id.String(), err))
+		s.writeAnswer(w, r, "get", id, err)
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, rec)
 }
 
 // write runs a write under the request's idempotency key: the first request
-// with a key runs it and keeps its answer; a resend with the same key gets
-// that answer (waiting while it runs). The write runs under a driver.Write
-// whose ID is derived from the key and the caller, so that the backend
-// records it and any server, this one after a restart included, recognises
-// the write; a resend this server has no answer for (Ns-Attempt above 1)
-// runs as a driver resend, which the backend resolves before it writes.
-// Answers of 5xx are not kept: a resend asks again.
+// with a key runs it and keeps its answer (but a 5xx); a resend gets that
+// answer, waiting while it runs. The write's driver.Write ID derives from
+// the key and the caller, so that the backend records it and any server
+// recognises it; a resend this server has no answer for (Ns-Attempt above
+// 1) runs as a driver resend, which the backend resolves before it writes.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run func(ctx context.Context) (int, []byte)) {
 	key := r.Header.Get(nswire.HeaderIdempotencyKey)
 	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
@@ -274,16 +273,15 @@ func writeID(scoped string) string {
 }
 
 // noContent answers a write whose success has no body: 204, or the error.
-func (s *Server) noContent(ctx context.Context, id model.ID, err error, op string) (int, []byte) {
+func (s *Server) noContent(ctx context.Context, op string, id model.ID, err error) (int, []byte) {
 	if err != nil {
-		return answer(id, s.public.Error(ctx, op+" "+id.String(), err))
+		return s.answer(ctx, op, id, err)
 	}
 	return http.StatusNoContent, nil
 }
 
-// createBranch serves POST /ns/v1/branches/{id}: write access to the new
-// branch and read access to its source are needed; a source out of the
-// caller's read scope answers as a missing one.
+// createBranch serves POST /ns/v1/branches/{id}: it needs write access to
+// the branch and read access to its source (else answered as missing).
 func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	var body nswire.BranchRequest
 	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body})
@@ -314,21 +312,19 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// dropBranch serves DELETE /ns/v1/branches/{id}: write access to the
-// branch is needed.
 func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
 	id, _, ok := s.read(w, r, in{need: needWrite})
 	if !ok {
 		return
 	}
 	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, id, s.ns.DropBranch(ctx, id.String()), "drop branch")
+		return s.noContent(ctx, "drop branch", id, s.ns.DropBranch(ctx, id.String()))
 	})
 }
 
 // resetHead serves POST /ns/v1/reset-head/{id}, the one route that moves a
-// head back: it needs the admin scope on id, and every reset is logged with
-// who asked and what it replaced.
+// head back: it needs the admin scope, and is logged with who asked and
+// what it replaced.
 func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	var body nswire.ResetHeadRequest
 	id, raw, ok := s.read(w, r, in{need: needAdmin, body: &body})
@@ -343,7 +339,7 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		prev, err := s.ns.ResetHead(ctx, id.String(), commit, opts)
 		if err != nil {
-			return answer(id, s.public.Error(ctx, "reset head "+id.String(), err))
+			return s.answer(ctx, "reset head", id, err)
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "head reset", slog.String("id", id.String()),
 			slog.String("principal", auth.FromContext(r.Context()).Name),
@@ -354,9 +350,8 @@ func (s *Server) resetHead(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// collect serves POST /ns/v1/collect: the collector over the prefix of
-// the request, for a caller that may write every ID under it. The answer
-// streams one JSON line per object (by record ID and reason, never the
+// collect serves POST /ns/v1/collect, for a caller that may write every ID
+// under the prefix: one JSON line per object (by record ID, never the
 // backend's object names), then the totals. Collection is safe to repeat,
 // so it needs no idempotency key; it runs until done or the client leaves.
 func (s *Server) collect(w http.ResponseWriter, r *http.Request) {

@@ -1,19 +1,13 @@
 // Package server is the nameservice's HTTP service: a stateless handler in
-// front of any backend. It holds the project's own routes for the whole
-// driver contract (under /ns/v1, the wire of the http:// driver), the event
-// hub every stream shares, and what bounds a request (limits, timeouts,
-// stream slots), counts it (metrics) and logs it; it mounts Fluree's
-// nameservice protocol (package server/fluree, under /v1/fluree and
-// /.well-known/fluree.json) and the console (package server/console,
-// under /ui).
+// front of any backend. It serves the driver contract under /ns/v1 (the
+// wire of the http:// driver), runs the event hub every stream shares,
+// bounds, counts and logs requests, and mounts Fluree's protocol (package
+// server/fluree) and the console (package server/console, under /ui).
 //
 // Every piece of state lives in the backend, so several servers over one
-// table or bucket behave as one service; the only memory a server keeps is a
-// short cache of write outcomes by idempotency key, which makes a resend that
-// reaches the same server exact (see docs/serve.md).
-//
-// Who a request acts for, and what it may touch, is package server/auth's
-// answer; the server asks it once per request and refuses with 401.
+// table or bucket behave as one service; a server only keeps a short cache
+// of write outcomes by idempotency key (see docs/serve.md). Package
+// server/auth says who a request acts for, once per request.
 package server
 
 import (
@@ -24,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,28 +52,24 @@ const (
 // Options configure a Server. The zero value refuses every request that
 // needs a principal: set Auth, or NoAuth to serve without authentication.
 type Options struct {
-	// Auth verifies bearer tokens. Nil with NoAuth false refuses every
+	// Auth verifies bearer tokens; nil (without NoAuth) refuses every
 	// authenticated route with 401.
 	Auth *auth.Authenticator
-	// NoAuth serves every route to anyone with full rights. The command
-	// allows it only on a loopback address.
+	// NoAuth serves every route to anyone with full rights.
 	NoAuth bool
 	// EventsAuth is how Fluree's events route authenticates (default
 	// auth.EventsAuthRequired); with NoAuth it is open anyway.
 	EventsAuth auth.EventsAuth
-	// Logger receives one structured line per request (never a token).
-	// Nil discards.
+	// Logger receives one line per request (never a token); nil discards.
 	Logger *slog.Logger
-	// Registry receives the server's metrics; nil makes a private one.
-	// Metrics are served at /metrics either way.
+	// Registry receives the metrics served at /metrics; nil: a private one.
 	Registry *prometheus.Registry
 	// MaxBodyBytes bounds a request body (413 beyond it).
 	MaxBodyBytes int64
 	// MaxStreams bounds the event streams open at once (503 beyond it).
 	MaxStreams int
-	// MaxStreamsPerPrincipal bounds the event streams one principal holds
-	// at once (429 beyond it), default 64: a static token, a JWS issuer's
-	// subject, or for anonymous streams a client address.
+	// MaxStreamsPerPrincipal bounds the event streams of one principal, or
+	// for anonymous streams one client address (429 beyond it), default 64.
 	MaxStreamsPerPrincipal int
 	// KeepAlive is the interval of the keep-alive comments of event streams.
 	KeepAlive time.Duration
@@ -86,20 +77,16 @@ type Options struct {
 	// feed.
 	PollInterval time.Duration
 	// OpTimeout bounds one backend operation. A write is not canceled when
-	// its client goes away: it finishes (or times out) and its outcome is
-	// kept for a resend.
+	// its client goes away: its outcome is kept for a resend.
 	OpTimeout time.Duration
-	// BodyTimeout bounds the read of a request body, on every route, so a
-	// client that sends its headers and then trickles its body is cut off
-	// (default 30s).
+	// BodyTimeout bounds the read of a request body (default 30s), so that
+	// a client trickling its body is cut off.
 	BodyTimeout time.Duration
-	// WriteTimeout bounds a request other than an event stream from its
-	// start to the end of its answer, so a client that does not take its
-	// answer is cut off (default 2m).
+	// WriteTimeout bounds a request but an event stream, to the end of its
+	// answer (default 2m), so that a client not taking it is cut off.
 	WriteTimeout time.Duration
 	// IdempotencyCacheBytes bounds the memory of the outcome cache of
-	// resent writes, keys and answers counted (default 64 MiB). Keys are
-	// at most MaxIdempotencyKey bytes.
+	// resent writes, keys and answers counted (default 64 MiB).
 	IdempotencyCacheBytes int64
 	// Now is the clock of Fluree's emitted_at; nil: time.Now.
 	Now func() time.Time
@@ -113,20 +100,18 @@ type Options struct {
 // Server is the HTTP handler. Close it (or call Shutdown through
 // http.Server.RegisterOnShutdown) to end its event streams.
 type Server struct {
-	// ns is the one layer to the backend: both route families call it,
-	// the /ns/v1 routes by its record-level calls (Get, Update, ...), so
-	// every rule of the model holds for them as for the Go API.
-	ns      *nameservice.NameService
-	opts    Options
-	log     *slog.Logger
-	mux     *http.ServeMux
-	metrics *metrics
-	public  *web.Public // every error a client is told passes it
-	lister  *lister
-	idem    *idemCache
-	streams chan struct{}
-	// perPrincipal caps the streams of each principal within streams.
-	perPrincipal *quota[string]
+	// ns is the one way to the backend, so that every rule of the model
+	// holds for the routes as for the Go API.
+	ns           *nameservice.NameService
+	opts         Options
+	log          *slog.Logger
+	mux          *http.ServeMux
+	metrics      *metrics
+	public       *web.Public // every error a client is told passes it
+	lister       *lister
+	idem         *idemCache
+	streams      chan struct{}
+	perPrincipal *quota[string] // the streams of each principal, within streams
 	hub          *hub
 	ctx          context.Context // ends when the server closes
 	close        context.CancelFunc
@@ -166,8 +151,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	return s
 }
 
-// Close ends every open event stream. In-flight requests are not affected;
-// http.Server.Shutdown waits for them.
+// Close ends every open event stream; other requests go on.
 func (s *Server) Close() error {
 	s.close()
 	return nil
@@ -206,8 +190,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 		AuthFailures: s.metrics.authFailures}).Mount(m)
 }
 
-// ServeHTTP implements http.Handler: it bounds the request (see bound),
-// routes it, counts and logs it.
+// ServeHTTP bounds the request (see bound), routes it, counts and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -229,18 +212,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // methodLabel returns m for metrics and logs when it is a method the server
 // knows, else "other": a client must not be able to mint label values.
 func methodLabel(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
-		http.MethodDelete, http.MethodPatch, http.MethodOptions:
+	if slices.Contains([]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodDelete, http.MethodPatch, http.MethodOptions}, m) {
 		return m
 	}
 	return "other"
 }
 
 // routeLabel names the route of r for metrics and logs: the mux pattern,
-// or for Fluree's catch-all routes fluree.RouteLabel's. Every value comes
-// from a fixed set (the method through methodLabel), so requests cannot
-// grow the number of series.
+// or fluree.RouteLabel's; from a fixed set, so that requests cannot grow
+// the number of series.
 func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	_, pattern := mux.Handler(r)
 	switch {
@@ -252,8 +233,7 @@ func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	return fluree.RouteLabel(methodLabel(r.Method), r.URL.Path)
 }
 
-// statusRecorder remembers the status written, and passes Flush through for
-// event streams.
+// statusRecorder remembers the status written; Flush serves event streams.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -319,21 +299,15 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(openAPI)
 }
 
-// Traced returns s as an http.Handler that also reports to OpenTelemetry:
-// a server span per request, named by its route and continuing the trace
-// the client sent (prop extracts it, e.g. W3C traceparent), and the HTTP
-// server metrics. The driver calls a request makes are children of its span
-// when s's NameService was built with the same providers. The probes
-// (/healthz, /readyz, /metrics) are not traced.
+// Traced returns s reporting to OpenTelemetry: the HTTP server metrics and
+// a span per request (but the probes), named by its route and continuing
+// the trace prop extracts. Its driver calls are children of the span when
+// s's NameService has the same providers.
 func (s *Server) Traced(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.TextMapPropagator) http.Handler {
 	return otelhttp.NewHandler(s, "ns serve",
 		otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp), otelhttp.WithPropagators(prop),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return routeLabel(s.mux, r) }),
 		otelhttp.WithFilter(func(r *http.Request) bool {
-			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
-				return false
-			}
-			return true
+			return !slices.Contains([]string{"/healthz", "/readyz", "/metrics"}, r.URL.Path)
 		}))
 }

@@ -17,13 +17,11 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// watch serves GET /ns/v1/watch?id=ID or ?prefix=P, with concerns=head,...
-// and kind=K to select: the matching records ("record" events, or "failed"
-// for one that cannot be read), "synced", then every selected change
-// ("change"), with keep-alive comments. The stream subscribes
-// to the hub before the records are read, so no change falls between the
-// two; a change the records already show comes again as an event, and
-// clients drop it by its watermark.
+// watch serves GET /ns/v1/watch?id=ID or ?prefix=P (and concerns, kind):
+// the matching records ("record", or "failed"), "synced", then every
+// selected change. It subscribes before it reads the records, so that no
+// change falls between; clients drop a change the records show by its
+// watermark.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	id, _, ok := s.read(w, r, in{need: needRead, query: true})
 	if !ok {
@@ -36,9 +34,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: model.Kind(q.Get("kind"))}
-	// Checked here, though the layer checks a watch too: this stream may
-	// join an upstream already running for its key, which asks the layer
-	// nothing, and a refusal must be a 400, not an event of a stream.
+	// Checked here too: joining a running upstream asks the layer nothing,
+	// and a refusal must be a 400, not an event of a stream.
 	if err := guard.CheckWatch(key.options()); err != nil {
 		writeError(w, err)
 		return
@@ -75,9 +72,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// concernsKey returns the upstream key of a selection of concerns: sorted,
-// and "" for every concern, so that streams asking alike share one
-// upstream.
+// concernsKey returns the upstream key of concerns, so that streams asking
+// alike share one upstream: sorted, "" for every concern.
 func concernsKey(cs []model.Concern) string {
 	if len(cs) == len(model.Concerns) {
 		return ""
@@ -86,12 +82,9 @@ func concernsKey(cs []model.Concern) string {
 	return model.FormatConcerns(cs)
 }
 
-// subscribe takes a stream slot (see admitStream) and subscribes to the
-// hub's upstream of key, answering the request itself (and returning nil)
-// when either fails, in the answer format of r's route family. The
-// stream's context ends when the client goes, the server closes or the hub
-// drops the stream; its Close releases both. A stream has no write
-// deadline (its answer never ends).
+// subscribe takes a stream slot and subscribes to the hub's upstream of key
+// (web.Env.Subscribe). A stream has no write deadline: its answer never
+// ends.
 func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey) *web.Stream {
 	release, ok := s.admitStream(w, r)
 	if !ok {
@@ -129,8 +122,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, key watchKey)
 	}}
 }
 
-// snapshot writes the records a watch of key starts from; false when the
-// stream ended.
+// snapshot writes the records a watch starts from; false when it ended.
 func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Principal, id model.ID, key watchKey) bool {
 	if !id.IsZero() {
 		rec, err := s.ns.Get(ctx, id)
@@ -170,9 +162,9 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 // Options.MaxStreamsPerPrincipal.
 const DefaultMaxStreamsPerPrincipal = 64
 
-// quota counts what each key holds, at most max: the event streams of a
-// principal (so that no tenant can take every one of the MaxStreams
-// slots), the connections of a client address.
+// quota counts what each key holds, at most max: the streams of a
+// principal (so that no tenant takes every slot), the connections of an
+// address.
 type quota[K comparable] struct {
 	max int
 
@@ -199,8 +191,7 @@ func (q *quota[K]) release(key K) {
 }
 
 // streamKey is what r's streams are counted under: its principal's key, or
-// for a request without one (no authentication, or Fluree's events route
-// open to anonymous watchers) its client address.
+// without one its client address.
 func streamKey(r *http.Request) string {
 	if p := auth.FromContext(r.Context()); p != nil && p.Key() != "" {
 		return p.Key()
@@ -208,10 +199,9 @@ func streamKey(r *http.Request) string {
 	return "addr:" + clientPrefix(r.RemoteAddr).String()
 }
 
-// admitStream admits one event stream for r: within MaxStreamsPerPrincipal
-// for its principal (429 beyond) and MaxStreams in all (503 beyond), with
-// Retry-After. It returns the release of the slots, or false when it has
-// answered the refusal. Every route that opens a stream goes through it.
+// admitStream admits one event stream for r, within MaxStreamsPerPrincipal
+// (429 beyond) and MaxStreams (503 beyond). It returns the release of the
+// slots, or false when it has answered the refusal.
 func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	refuse := func(reason, msg string, status int) (func(), bool) {
 		s.metrics.streamsRefused.WithLabelValues(reason).Inc()

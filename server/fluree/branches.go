@@ -11,12 +11,9 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// Fluree's server creates, lists and drops branches on its data routes
-// (POST /fluree/branch, GET /fluree/branch/{ledger}, POST
-// /fluree/drop-branch); these are their equivalents, with Fluree's bodies,
-// over the nameservice's own branch operations. Fluree's `at` names a
-// commit by t or by content ID, which only its commit store can resolve:
-// it is refused here (POST /ns/v1/branches takes an address and t).
+// Fluree's branch routes (POST /fluree/branch, GET /fluree/branch/{ledger},
+// POST /fluree/drop-branch), with Fluree's bodies. Fluree's `at` names a
+// commit that only its commit store can resolve: it is refused here.
 
 // only answers 405 to a request whose method is not method.
 func only(method string, h http.HandlerFunc) http.HandlerFunc {
@@ -46,10 +43,8 @@ type flureeBranchInfo struct {
 	Source   string `json:"source,omitempty"`
 }
 
-// flureeAnswer writes err in Fluree's form: 404 for a missing record (one
-// outside the caller's scope answers the same), 409 err:db/LedgerExists, a
-// 409 with the type of Fluree's own refusal (a nameservice error) for a
-// drop refused with branches, 400 for bad input.
+// flureeAnswer writes err in Fluree's form, with the types of Fluree's own
+// refusals.
 func flureeAnswer(w http.ResponseWriter, err error) {
 	switch model.Code(err) {
 	case model.NotFound:
@@ -84,8 +79,8 @@ func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchReque
 	return req, id, true
 }
 
-// flureeCanWrite answers as Fluree does (404 out of scope) unless the
-// caller may write id and read src.
+// flureeCanWrite answers 403 or 404 unless the caller may write id and
+// read src.
 func flureeCanWrite(w http.ResponseWriter, r *http.Request, id, src model.ID) bool {
 	p := auth.FromContext(r.Context())
 	if p.CanWrite(id.String()) && p.CanRead(src.String()) {
@@ -134,8 +129,7 @@ func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 	}{rec.ID.String(), rec.ID.Branch, rec.SourceBranch, rec.Head.V})
 }
 
-// listBranches lists the live branches of a ledger the caller may
-// read; a ledger with none in scope is not found.
+// listBranches lists the live branches of a ledger the caller may read.
 func (a *API) listBranches(w http.ResponseWriter, r *http.Request) {
 	ledger := r.PathValue("ledger")
 	p := auth.FromContext(r.Context())

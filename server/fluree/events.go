@@ -26,8 +26,7 @@ func sseKind(k model.Kind) string {
 	return "ledger"
 }
 
-// eventsQuery is the query of GET /events: all=true, or the aliases of
-// each kind.
+// eventsQuery is the query of GET /events.
 type eventsQuery struct {
 	all bool
 	ids map[model.Kind]map[string]bool
@@ -35,13 +34,10 @@ type eventsQuery struct {
 
 func (q *eventsQuery) selects(k model.Kind, id string) bool { return q.all || q.ids[k][id] }
 
-// events serves GET /v1/fluree/events: the selected records that are
-// not retracted (ledgers, then graph sources, each sorted), then the live
-// changes Fluree announces: a commit or index published (ns-record), a graph
-// source's config or index published (ns-record), a retraction or purge
-// (ns-retracted). Creating a ledger without a commit, and status or ledger
-// config changes, announce nothing, as in Fluree. Aliases the caller may not
-// see are dropped silently.
+// events serves GET /v1/fluree/events: the selected records that are not
+// retracted, then the changes Fluree announces: a head or index published,
+// or a graph source's config (ns-record), a retraction or purge
+// (ns-retracted). Aliases the caller may not see are dropped silently.
 func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	q, err := parseEventsQuery(r)
 	if err != nil {
@@ -55,8 +51,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer stream.Close()
 	ctx := stream.Ctx
-	// The records are read before the answer starts, as Fluree does: a
-	// client whose stream is open has its snapshot.
+	// Read before the answer starts, as Fluree does.
 	st := &eventsState{a: a, p: p, q: q, kinds: map[string]model.Kind{}, last: map[string]string{}}
 	recs := st.initial(ctx)
 	if st.sse = nswire.NewSSEWriter(w); st.sse == nil {
@@ -105,14 +100,13 @@ func (st *eventsState) visible(k model.Kind, id string) bool {
 	return st.q.selects(k, id) && st.p.CanEvent(k, id)
 }
 
-// mayKnow reports whether the stream may name id, a record of unknown kind
-// (one that cannot be read): whether it would see it as either kind.
+// mayKnow reports whether the stream may name id, of unknown kind.
 func (st *eventsState) mayKnow(id model.ID) bool {
 	return !id.IsZero() && (st.visible(model.Ledger, id.String()) || st.visible(model.GraphSource, id.String()))
 }
 
-// initial returns the records a stream starts with: the selected ones
-// the caller may see that are not retracted, ledgers then graph sources.
+// initial returns the records a stream starts with, ledgers then graph
+// sources.
 func (st *eventsState) initial(ctx context.Context) []*model.Record {
 	var out []*model.Record
 	for _, k := range []model.Kind{model.Ledger, model.GraphSource} {
@@ -183,8 +177,7 @@ func (st *eventsState) change(ctx context.Context, ev *web.Event) bool {
 	return true
 }
 
-// emittedAt formats t as chrono's to_rfc3339 does: fractional seconds in
-// groups of three digits, only as many as needed, and a +00:00 offset.
+// emittedAt formats t as chrono's to_rfc3339.
 func emittedAt(t time.Time) string {
 	layout := "2006-01-02T15:04:05"
 	switch ns := t.Nanosecond(); {
@@ -209,8 +202,7 @@ type ledgerEventRecord struct {
 	Branches     int64   `json:"branches"`
 }
 
-// nsEventData is the data of an ns-record event, or without Record of an
-// ns-retracted one.
+// nsEventData is the data of an ns-record or ns-retracted event.
 type nsEventData struct {
 	Action     string `json:"action"`
 	Kind       string `json:"kind"`
@@ -219,8 +211,8 @@ type nsEventData struct {
 	EmittedAt  string `json:"emitted_at"`
 }
 
-// recordEvent returns the ID and data of rec's ns-record event, and the
-// state it announces (the record as the event carries it).
+// recordEvent returns the ID, state (its record) and data of rec's
+// ns-record event.
 func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []byte, err error) {
 	id := rec.ID.String()
 	d := nsEventData{Action: "ns-record", Kind: sseKind(rec.Kind), ResourceID: id, EmittedAt: emittedAt(now)}
@@ -240,8 +232,7 @@ func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []b
 		if err != nil {
 			return "", "", nil, err
 		}
-		// The event's record is GraphSourceRecord with the type as a string
-		// and the config's secrets redacted (the ID hashes the config as is).
+		// The type as a string, the secrets redacted (the ID hashes them as is).
 		sum := sha256.Sum256([]byte(gs.Config))
 		gs.SourceType, gs.Config = flureeTypeString(rec.SourceType), redactConfig(gs.Config)
 		d.Record = gs
@@ -251,10 +242,9 @@ func recordEvent(rec *model.Record, now time.Time) (evID, state string, data []b
 }
 
 // sendRecord sends rec's ns-record event unless the stream announced the
-// same state last. The state, not the event ID, decides: an index
-// republished at the same t with a new CID keeps Fluree's event ID
-// (ledger:ID:commit_t:index_t) but is a change peers must see, and Fluree's
-// server announces it too.
+// same state last. The state decides, not the event ID: an index
+// republished at the same t with a new CID keeps its event ID, but peers
+// must see it (Fluree announces it too).
 func (st *eventsState) sendRecord(rec *model.Record) bool {
 	evID, state, data, err := recordEvent(rec, st.a.Now())
 	if err != nil {

@@ -1,9 +1,7 @@
-// Package fluree serves Fluree's nameservice protocol over the
-// nameservice: the routes a Fluree server or client calls under
-// /v1/fluree (and /fluree), with Fluree's bodies and errors, field for
-// field: ref pushes and init, lookups, the snapshot, the events stream, the
-// branch routes, and /.well-known/fluree.json. Package server mounts it
-// beside its own /ns/v1 routes (see Config).
+// Package fluree serves Fluree's nameservice protocol over the nameservice:
+// the routes a Fluree server or client calls under /v1/fluree (and
+// /fluree), with Fluree's bodies and errors, field for field, and
+// /.well-known/fluree.json. Package server mounts it (see Config).
 package fluree
 
 import (
@@ -22,9 +20,8 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// Base is the prefix of Fluree's versioned API. The same routes are
-// also served under Bare, where a Fluree client given the server's
-// bare origin sends them (its HTTP client appends "/fluree" to a base URL).
+// Base is the prefix of Fluree's versioned API. The routes are also served
+// under Bare, where a Fluree client given the bare origin sends them.
 const (
 	Base = "/v1/fluree"
 	Bare = "/fluree"
@@ -40,8 +37,7 @@ func Rest(path string) (string, bool) {
 	return path, false
 }
 
-// Config is what the routes need of the server that mounts them; every
-// field must be set.
+// Config is what the routes need of the server; every field must be set.
 type Config struct {
 	web.Env
 	// TokenAuth makes the discovery document advertise token auth.
@@ -62,28 +58,26 @@ type API struct {
 // New returns the routes of cfg.
 func New(cfg Config) *API { return &API{Config: cfg, skipped: newSkipCounter(cfg.Registry)} }
 
-// Mount registers the routes on m: the discovery document, the branch
-// routes, and every other path under Base and Bare.
+// Mount registers the routes on m.
 func (a *API) Mount(m *http.ServeMux) {
 	m.HandleFunc("GET /.well-known/fluree.json", a.discovery)
 	for _, p := range []string{Base, Bare} {
 		m.HandleFunc(p+"/", a.Auth(a.fluree))
-		// The branch routes match every method, so that another method
-		// gets 405 here rather than the 404 of the catch-all route.
+		// Every method, so that another one gets 405, not the catch-all's 404.
 		m.HandleFunc(p+"/branch", a.Auth(only(http.MethodPost, a.createBranch)))
 		m.HandleFunc(p+"/branch/{ledger...}", a.Auth(only(http.MethodGet, a.listBranches)))
 		m.HandleFunc(p+"/drop-branch", a.Auth(only(http.MethodPost, a.dropBranch)))
 	}
 }
 
-// CatchAll reports whether pattern is the mux pattern of Mount's
-// catch-all routes, whose label (for metrics and logs) is RouteLabel's.
+// CatchAll reports whether pattern is one of Mount's catch-all routes,
+// labelled by RouteLabel.
 func CatchAll(pattern string) bool { return pattern == Base+"/" || pattern == Bare+"/" }
 
 // RouteLabel names the route of a request for path on a catch-all route,
-// for metrics and logs: method and the route with its alias left out, or
-// "unmatched". Every value comes from a fixed set (see route), so requests
-// cannot grow the number of series; method must be one of a fixed set too.
+// for metrics and logs: method and the route without its alias, or
+// "unmatched"; from a fixed set, as method must be, so that requests cannot
+// grow the number of series.
 func RouteLabel(method, path string) string {
 	p, _ := Rest(path)
 	if rt, _ := route(p); rt != "" {
@@ -92,9 +86,8 @@ func RouteLabel(method, path string) string {
 	return "unmatched"
 }
 
-// route returns the route of p, a path under a Fluree prefix, with its
-// alias left out ("" for none: the verb of a ref route must be one of
-// Fluree's), and the alias as it travels.
+// route returns the route of p, a path under a Fluree prefix, without its
+// alias ("" for none), and the alias as it travels.
 func route(p string) (rt, alias string) {
 	switch {
 	case p == "/nameservice/snapshot", p == "/events":
@@ -115,8 +108,7 @@ func route(p string) (rt, alias string) {
 // EventsRoute is the label of a GET of the events route (see RouteLabel).
 const EventsRoute = "GET " + Base + "/events"
 
-// IsEvents reports whether r is for the events route, whose
-// authentication has modes of its own (auth.EventsAuth).
+// IsEvents reports whether r is for the events route (see auth.EventsAuth).
 func IsEvents(r *http.Request) bool {
 	rest, fluree := Rest(r.URL.EscapedPath())
 	return fluree && rest == "/events"
@@ -134,10 +126,9 @@ func (a *API) discovery(w http.ResponseWriter, _ *http.Request) {
 	web.WriteJSON(w, http.StatusOK, doc)
 }
 
-// fluree routes the requests under /v1/fluree. The alias of a route may
-// travel percent-encoded as one segment (Fluree's own form, "%2F" for a '/'
-// inside a name) or with its slashes as they are: the route's verb is its
-// last segment, so either is unambiguous.
+// fluree routes the requests under /v1/fluree. An alias may travel
+// percent-encoded as one segment (Fluree's form) or with its slashes: the
+// verb is the last segment, so either is unambiguous.
 func (a *API) fluree(w http.ResponseWriter, r *http.Request) {
 	path, _ := Rest(r.URL.EscapedPath())
 	rt, raw := route(path)
@@ -146,9 +137,11 @@ func (a *API) fluree(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	alias, ok := raw, true
+	alias := raw
 	if strings.Contains(rt, "{alias}") {
-		if alias, ok = unescapeAlias(w, raw); !ok {
+		var err error
+		if alias, err = url.PathUnescape(raw); err != nil || alias == "" {
+			WriteError(w, http.StatusBadRequest, "alias is not a percent-encoded ledger alias")
 			return
 		}
 	}
@@ -175,17 +168,8 @@ func (a *API) fluree(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func unescapeAlias(w http.ResponseWriter, raw string) (string, bool) {
-	a, err := url.PathUnescape(raw)
-	if err != nil || a == "" {
-		WriteError(w, http.StatusBadRequest, "alias is not a percent-encoded ledger alias")
-		return "", false
-	}
-	return a, true
-}
-
-// flureeID parses a Fluree alias, answering 400 for an invalid one and the
-// not-found answer when the caller may not touch it.
+// flureeID parses a Fluree alias, answering 400 for an invalid one and 404
+// when the caller may not touch it.
 func flureeID(w http.ResponseWriter, r *http.Request, alias string, write bool) (model.ID, bool) {
 	id, err := model.ParseID(alias)
 	if err != nil {
@@ -216,8 +200,7 @@ type flureeError struct {
 	Type   string `json:"@type"`
 }
 
-// WriteError answers status with Fluree's error body, its type the
-// status's.
+// WriteError answers status with Fluree's error body, typed by status.
 func WriteError(w http.ResponseWriter, status int, msg string) {
 	t := errTypeInternal
 	switch status {
@@ -237,15 +220,14 @@ func writeTyped(w http.ResponseWriter, status int, typ, msg string) {
 	web.WriteJSON(w, status, flureeError{Error: msg, Status: status, Type: typ})
 }
 
-// ledgerNotFound is the one answer for an unknown alias and one outside
-// the caller's scope.
+// ledgerNotFound answers an unknown alias, or one outside the scope.
 func ledgerNotFound(w http.ResponseWriter) {
 	WriteError(w, http.StatusNotFound, "Ledger not found")
 }
 
-// decodeFluree decodes a JSON body as axum's Json extractor would: 415
-// without a JSON content type, 400 for a syntax error, 422 for a body of the
-// wrong shape. Unknown fields are ignored, as serde does by default.
+// decodeFluree decodes a JSON body as axum's Json extractor: 415 without a
+// JSON content type, 400 for a syntax error, 422 for a body of the wrong
+// shape; unknown fields are ignored.
 func decodeFluree(w http.ResponseWriter, r *http.Request, v any) bool {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" && !strings.HasSuffix(strings.TrimSpace(mt), "+json") {

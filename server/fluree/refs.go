@@ -12,17 +12,13 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// Fluree's ref routes: push a commit or index head (compare-and-set),
-// init a ledger, look one up.
-
 // flureeRef is Fluree's RefValue: {"id": CID or null, "t": integer}.
 type flureeRef struct {
 	ID *string `json:"id"`
 	T  int64   `json:"t"`
 }
 
-// refOf returns v (a head or an index) as a RefValue; an address that is
-// not a CID cannot travel on Fluree's wire.
+// refOf returns v as a RefValue; its address must be a CID.
 func refOf(id model.ID, c model.Concern, v model.Value) (flureeRef, error) {
 	if v.Unborn() {
 		return flureeRef{T: v.V}, nil
@@ -46,8 +42,7 @@ func notExpressible(id model.ID, what string, why error) error {
 		id, what, why)}
 }
 
-// valueOf returns the Value a RefValue stands for: unborn at t when id is
-// null (a value no record holds unless t is 0).
+// valueOf returns the Value of a RefValue: unborn at t when id is null.
 func valueOf(ref flureeRef) model.Value {
 	if ref.ID == nil {
 		return model.Value{V: ref.T}
@@ -56,7 +51,7 @@ func valueOf(ref flureeRef) model.Value {
 }
 
 // pushRefRequest is the body of a ref push; New is raw to tell a null from
-// a missing value, as serde does.
+// a missing value.
 type pushRefRequest struct {
 	Expected *flureeRef      `json:"expected"`
 	New      json.RawMessage `json:"new"`

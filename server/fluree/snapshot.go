@@ -15,11 +15,10 @@ import (
 	"nameservice.dev/nameservice/server/internal/web"
 )
 
-// snapshot serves GET /v1/fluree/nameservice/snapshot: every record
-// the caller may see, ledgers then graph sources, written as they are read
-// (one backend page at a time). A record that cannot be read, or that
-// Fluree's wire cannot carry (an address that is not a CID), is left out,
-// logged by its ID and counted, and the others are served.
+// snapshot serves GET /v1/fluree/nameservice/snapshot: every record the
+// caller may see, ledgers then graph sources, written as they are read. A
+// record that cannot be read, or that Fluree's wire cannot carry, is left
+// out (see skip).
 func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
@@ -34,8 +33,7 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
 	}
 	// One pass writes the ledgers and keeps the graph sources (usually
-	// few) for after them; past maxSpool bytes of those, a second pass
-	// lists them alone.
+	// few); past maxSpool bytes of those, a second pass lists them.
 	_, _ = sn.out.WriteString(`{"ledgers":[`)
 	if err := sn.pass(p, ""); err != nil {
 		fail(err)
@@ -56,8 +54,7 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	_ = sn.out.Flush()
 }
 
-// maxSpool bounds the graph sources a snapshot keeps while it writes the
-// ledgers.
+// maxSpool bounds the graph sources a snapshot keeps.
 const maxSpool = 1 << 20
 
 // snapshotWriter writes the entries of one snapshot.
@@ -73,9 +70,8 @@ type snapshotWriter struct {
 	spill     bool // the graph sources did not fit the spool
 }
 
-// pass lists the records of kind ("" for all): it writes the ledgers when
-// kind is "", else the graph sources, and spools the graph sources of an
-// unfiltered pass.
+// pass lists the records of kind ("" for all), writing them but the graph
+// sources of an unfiltered pass, which it spools.
 func (sn *snapshotWriter) pass(p *auth.Principal, kind model.Kind) error {
 	for rec, err := range sn.a.Lister.Scan(sn.ctx, p, nameservice.ListOptions{Kind: kind, IncludeRetracted: true}) {
 		var re *model.RecordError
@@ -123,8 +119,7 @@ func (sn *snapshotWriter) entry(b []byte) {
 	sn.n++
 }
 
-// snapshotEntry is rec as the snapshot lists it: NsRecord or
-// GraphSourceRecord.
+// snapshotEntry is rec as the snapshot lists it.
 func snapshotEntry(rec *model.Record) ([]byte, error) {
 	if rec.Kind == model.Ledger {
 		ns, err := nsRecordOf(rec)
@@ -140,9 +135,8 @@ const (
 	skipNotExpressible = "not_expressible"
 )
 
-// skip logs and counts a record left out of a Fluree answer of route
-// (snapshot, events): one that cannot be read or one Fluree's wire cannot
-// carry (err says which). The log names the record by its ID only.
+// skip logs (by ID only) and counts a record left out of a Fluree answer of
+// route: one that cannot be read or that Fluree's wire cannot carry.
 func (a *API) skip(ctx context.Context, route string, id model.ID, err error) {
 	reason := skipUnreadable
 	if _, ok := errors.AsType[errNotExpressible](err); ok {
@@ -157,8 +151,6 @@ func (a *API) skip(ctx context.Context, route string, id model.ID, err error) {
 		slog.String("id", name), slog.String("reason", reason), slog.String("code", model.Code(err).String()))
 }
 
-// newSkipCounter registers the count of records left out of Fluree's
-// answers, by route and reason.
 func newSkipCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "nameservice_fluree_records_skipped_total",
@@ -173,18 +165,16 @@ func newSkipCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	return c
 }
 
-// streamedJSON writes a 200 JSON answer as it is made, through a buffer
-// (whose first write error ends the answer). Until the buffer first fills,
-// nothing is sent, so that a failure early on can still be answered with an
-// error status; a failure after that can only cut the answer short, which
-// leaves JSON that does not parse.
+// streamedJSON writes a 200 JSON answer through a buffer. Until it first
+// fills nothing is sent, so that an early failure can still get an error
+// status; a later one can only cut the answer short (JSON that does not
+// parse).
 type streamedJSON struct {
 	*bufio.Writer
 	w    http.ResponseWriter
 	sent bool // part of the answer went out
 }
 
-// streamBuffer is the buffer of a streamed answer.
 const streamBuffer = 64 << 10
 
 func newStreamedJSON(w http.ResponseWriter) *streamedJSON {

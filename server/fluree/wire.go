@@ -7,9 +7,7 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// nsRecord is Fluree's NsRecord, field for field and in its order:
-// default_context and config_id are null when absent, source_branch and
-// branches are left out when absent or 0.
+// nsRecord is Fluree's NsRecord, field for field and in its order.
 type nsRecord struct {
 	LedgerID string `json:"ledger_id"`
 	Name     string `json:"name"`
@@ -22,8 +20,7 @@ type nsRecord struct {
 	Branches       int64   `json:"branches,omitempty"`
 }
 
-// heads are a ledger's commit and index heads as Fluree's records carry
-// them (in NsRecord and in the record of an ns-record event).
+// heads are a ledger's heads as Fluree's records carry them.
 type heads struct {
 	CommitHeadID *string `json:"commit_head_id"`
 	CommitT      int64   `json:"commit_t"`
@@ -32,17 +29,16 @@ type heads struct {
 }
 
 // nsRecordResp is the NsRecordResponse of GET /storage/ns/{alias}: NsRecord
-// with default_context and config_id left out when absent (and no
-// "serving": this server serves no queries or blocks). encoding/json prefers
-// these two shallower fields to nsRecord's, so they come last in the object.
+// with default_context and config_id left out when absent, and no
+// "serving". encoding/json prefers these shallower fields to nsRecord's,
+// and puts them last.
 type nsRecordResp struct {
 	nsRecord
 	DefaultContext *string `json:"default_context,omitempty"`
 	ConfigID       *string `json:"config_id,omitempty"`
 }
 
-// graphSourceRecord is Fluree's GraphSourceRecord: config is the config
-// object as JSON text, source_type the serde form of GraphSourceType.
+// graphSourceRecord is Fluree's GraphSourceRecord.
 type graphSourceRecord struct {
 	GraphSourceID string   `json:"graph_source_id"`
 	Name          string   `json:"name"`
@@ -55,10 +51,9 @@ type graphSourceRecord struct {
 	Retracted     bool     `json:"retracted"`
 }
 
-// nsRecordOf maps a ledger to Fluree's NsRecord: head and index addresses
-// become content IDs (they must be CIDs), config's default_context and
-// config_id (when strings, which must be CIDs) the fields of those names.
-// Status and the other config keys have no place on Fluree's wire.
+// nsRecordOf maps a ledger to Fluree's NsRecord: head and index addresses,
+// and config's default_context and config_id strings, must be CIDs; status
+// and the other config keys have no place on Fluree's wire.
 func nsRecordOf(rec *model.Record) (nsRecord, error) {
 	head, err := refOf(rec.ID, model.Head, *rec.Head)
 	if err != nil {
@@ -89,15 +84,13 @@ func nsRecordOf(rec *model.Record) (nsRecord, error) {
 	return ns, nil
 }
 
-// sourceTypes maps our compact source types to Fluree's GraphSourceType
-// variants.
+// sourceTypes maps source types to Fluree's GraphSourceType variants.
 var sourceTypes = map[string]string{
 	"db:Bm25Index": "Bm25", "db:HnswIndex": "Vector", "db:GeoIndex": "Geo",
 	"db:R2rmlMapping": "R2rml", "db:IcebergMapping": "Iceberg",
 }
 
-// flureeTypeString is Fluree's type string of a source type (its
-// to_type_string): our db: prefix is Fluree's f:.
+// flureeTypeString is Fluree's to_type_string of a source type.
 func flureeTypeString(st string) string {
 	if rest, ok := strings.CutPrefix(st, "db:"); ok {
 		return "f:" + rest
@@ -114,8 +107,7 @@ func sourceTypeEnum(st string) any {
 	return map[string]string{"Unknown": flureeTypeString(st)}
 }
 
-// configText is a graph source's config as Fluree holds it, JSON text ("{}"
-// when unborn).
+// configText is a graph source's config as JSON text ("{}" when unborn).
 func configText(rec *model.Record) string {
 	if rec.Config == nil || rec.Config.Payload == nil {
 		return "{}"
@@ -160,9 +152,8 @@ func isSecretKey(k string) bool {
 
 const redacted = "[redacted]"
 
-// redactConfig returns text unchanged when it holds no secret, else the
-// config with its secrets replaced; text that does not parse is replaced
-// whole.
+// redactConfig returns text with its secrets replaced (whole when it does
+// not parse).
 func redactConfig(text string) string {
 	obj, err := model.ParseObject([]byte(text))
 	if err != nil || obj == nil {

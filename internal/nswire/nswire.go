@@ -1,11 +1,7 @@
 // Package nswire is the wire form of the nameservice's own HTTP routes
-// (prefix /ns/v1), shared by the server (package server) and its client (the
-// http:// driver, drivers/remote), so that the two cannot drift apart.
-//
-// Records and values travel in the record JSON of docs/model.md. An ID
-// travels at the end of a path with each '/'-separated segment
-// percent-encoded (PathID), so that "tenant/db:release/v1" is
-// ".../tenant/db:release/v1" and no proxy ever sees an encoded slash.
+// (prefix /ns/v1), shared by the server and the http:// driver so that the
+// two cannot drift apart. Records travel in the record JSON of
+// docs/model.md, IDs at the end of a path (see PathID).
 package nswire
 
 import (
@@ -22,20 +18,18 @@ import (
 // Prefix is the path prefix of every route of this package's protocol.
 const Prefix = "/ns/v1"
 
-// Headers of a write. IdempotencyKey names one logical write across its
-// resends: the server derives the write's ID (driver.Write) from it, so that
-// the backend records it and any server can recognise the write. Attempt is
-// 1 until an earlier attempt may have reached a server, and counts from
-// there: above 1 the server resolves the write against the backend before
-// it writes (driver.Write.Resend).
+// Headers of a write. IdempotencyKey names one write across its resends
+// (the server derives its driver.Write ID from it). Attempt is 1 until an
+// earlier attempt may have reached a server: above 1 the server resolves
+// the write against the backend before it writes (driver.Write.Resend).
 const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	HeaderAttempt        = "Ns-Attempt"
 	HeaderReplayed       = "Idempotent-Replayed"
 )
 
-// PathID returns id for the tail of a path: each segment of the normalised
-// ID percent-encoded, joined by '/'.
+// PathID returns id for the tail of a path: each '/'-separated segment
+// percent-encoded, so that no proxy ever sees an encoded slash.
 func PathID(id model.ID) string {
 	segs := strings.Split(id.String(), "/")
 	for i, s := range segs {
@@ -44,22 +38,15 @@ func PathID(id model.ID) string {
 	return strings.Join(segs, "/")
 }
 
-// Condition names of PushRequest.
-const (
-	CondAbove   = "above"
-	CondAtLeast = "at_least"
-	CondEquals  = "equals"
-)
-
-// CondName returns the wire name of k.
+// CondName returns the wire name of k, a PushRequest's Condition.
 func CondName(k driver.CondKind) string {
 	switch k {
 	case driver.Above:
-		return CondAbove
+		return "above"
 	case driver.AtLeast:
-		return CondAtLeast
+		return "at_least"
 	}
-	return CondEquals
+	return "equals"
 }
 
 // PushRequest is the body of POST /ns/v1/push/{concern}/{id}.
@@ -72,11 +59,11 @@ type PushRequest struct {
 // DriverCondition returns the driver condition r names.
 func (r *PushRequest) DriverCondition() (driver.Condition, error) {
 	switch r.Condition {
-	case CondAbove:
+	case "above":
 		return driver.IfAbove(), nil
-	case CondAtLeast:
+	case "at_least":
 		return driver.IfAtLeast(), nil
-	case CondEquals:
+	case "equals":
 		if r.Expected == nil {
 			return driver.Condition{}, fmt.Errorf("%w: condition equals needs an expected value", model.ErrInvalidArgument)
 		}
@@ -85,15 +72,14 @@ func (r *PushRequest) DriverCondition() (driver.Condition, error) {
 	return driver.Condition{}, fmt.Errorf("%w: condition %q is not above, at_least or equals", model.ErrInvalidArgument, r.Condition)
 }
 
-// PushResponse answers a push: 200 when applied, 409 when not, with the
-// concern's current value either way.
+// PushResponse answers a push: 200 when applied, 409 when not.
 type PushResponse struct {
 	Applied bool        `json:"applied"`
 	Current model.Value `json:"current"`
 }
 
-// RetractRequest is the body of POST /ns/v1/retract/{id}: the time to record
-// as retracted_at, in Unix seconds.
+// RetractRequest is the body of POST /ns/v1/retract/{id}: retracted_at, in
+// Unix seconds.
 type RetractRequest struct {
 	At int64 `json:"at"`
 }
@@ -112,8 +98,7 @@ type ListResponse struct {
 	NextPageToken string          `json:"next_page_token,omitempty"`
 }
 
-// HeadsResponse is the answer of GET /ns/v1/heads/{id}: a ledger's head
-// and index.
+// HeadsResponse is the answer of GET /ns/v1/heads/{id}.
 type HeadsResponse struct {
 	Head  model.Value `json:"head"`
 	Index model.Value `json:"index"`
@@ -136,9 +121,8 @@ type Change struct {
 	Deleted bool         `json:"deleted,omitempty"`
 }
 
-// Watch event names: the records of the snapshot, then "synced", then
-// changes. "failed" reports a record of the snapshot that could not be
-// read; "error" the failure of the feed, after which the stream ends.
+// Watch event names: the records of the snapshot ("failed" for one that
+// cannot be read), "synced", then changes; "error" ends the stream.
 const (
 	EventRecord = "record"
 	EventFailed = "failed"
@@ -152,22 +136,8 @@ type Error struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 	// OutcomeUnknown is set on a write's 503 when the server could not
-	// establish whether the write landed (model.ErrOutcomeUnknown): the
-	// client reports it and does not send the write again.
+	// establish whether the write landed: the client does not resend it.
 	OutcomeUnknown bool `json:"outcome_unknown,omitempty"`
-}
-
-// Sentinel returns the driver sentinel of the code named code, or nil for
-// Unknown, Canceled (the server's request ended, not the client's) and any
-// other name.
-func Sentinel(code string) error {
-	// Every code after Unknown has a sentinel.
-	for c := model.Unknown + 1; c.Sentinel() != nil; c++ {
-		if c != model.Canceled && c.String() == code {
-			return c.Sentinel()
-		}
-	}
-	return nil
 }
 
 // Status returns the HTTP status of an error of code c.
@@ -190,12 +160,15 @@ func Status(c model.ErrorCode) int {
 }
 
 // ToDriverError returns the error an Error body stands for: the server's
-// message, matching its sentinel with errors.Is. The sentinel's text is
-// added only when the message lacks it, so that it is not said twice.
+// message, matching its code's sentinel (but Canceled's: the server's
+// request ended, not the client's) with errors.Is. The sentinel's text is
+// added only when the message lacks it.
 func (e *Error) ToDriverError() error {
 	var sentinels []error
-	if s := Sentinel(e.Code); s != nil {
-		sentinels = append(sentinels, s)
+	for c := model.Unknown + 1; c.Sentinel() != nil; c++ { // every code after Unknown has one
+		if c != model.Canceled && c.String() == e.Code {
+			sentinels = append(sentinels, c.Sentinel())
+		}
 	}
 	if e.OutcomeUnknown {
 		sentinels = append(sentinels, model.ErrOutcomeUnknown)
@@ -228,10 +201,9 @@ type CollectRequest struct {
 	DryRun      bool   `json:"dry_run,omitempty"`
 }
 
-// CollectLine is one line of the answer to POST /ns/v1/collect, a stream
-// of JSON lines: one per object the collector looked at (named by record
-// only: the server's object names stay with it), then one with Stats, or
-// one with Error when the collection failed part-way.
+// CollectLine is one line of the answer to POST /ns/v1/collect: one per
+// object (named by record only), then one with Stats, or with Error when
+// the collection failed part-way.
 type CollectLine struct {
 	ID      string               `json:"id,omitempty"`
 	Removed bool                 `json:"removed,omitempty"`
@@ -240,9 +212,9 @@ type CollectLine struct {
 	Error   *Error               `json:"error,omitempty"`
 }
 
-// BranchRequest is the body of POST /ns/v1/branches/{id}: create branch id
-// from From (main when "") at At (the source's head when nil). The answer
-// is 201 with the record created.
+// BranchRequest is the body of POST /ns/v1/branches/{id}: branch From
+// (main when "") at At (its head when nil). The answer is 201 with the
+// record.
 type BranchRequest struct {
 	From string `json:"from,omitempty"`
 	At   *Ref   `json:"at,omitempty"`
@@ -254,10 +226,9 @@ type Ref struct {
 	T       int64  `json:"t"`
 }
 
-// ResetHeadRequest is the body of POST /ns/v1/reset-head/{id} (the admin
-// scope): set the head to Commit and the index to Index, or unborn with
-// ClearIndex, whatever the watermarks. The answer is 200 with the record as
-// it was before.
+// ResetHeadRequest is the body of POST /ns/v1/reset-head/{id}: set the
+// head and index (unborn with ClearIndex) whatever the watermarks. The
+// answer is 200 with the record as it was.
 type ResetHeadRequest struct {
 	Commit     Ref  `json:"commit"`
 	Index      *Ref `json:"index,omitempty"`

@@ -61,8 +61,7 @@ func (s *SSEWriter) Comment(text string) error {
 }
 
 func (s *SSEWriter) raw(str string) error {
-	// Not every ResponseWriter supports deadlines (a test recorder does
-	// not); the write goes on without one then.
+	// Not every ResponseWriter supports deadlines (a test recorder).
 	_ = s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	if _, err := io.WriteString(s.w, str); err != nil {
 		return err

@@ -1,11 +1,8 @@
 // Package console serves the console: read-only pages at /ui over the
-// records a caller may read, under the same authentication and scopes as
-// the API. A browser authenticates once with its token on /ui/login, kept
-// in an HttpOnly, SameSite=Strict cookie; a client that sends
-// Authorization itself needs no cookie. Pages are rendered on the server
-// (html/template escapes everything) and work without JavaScript; the
-// script only keeps them current from /ui/events. Package server mounts it
-// and lends it what every route family shares (see Config).
+// records a caller may read, with the API's authentication and scopes. A
+// browser signs in once on /ui/login, its token kept in an HttpOnly,
+// SameSite=Strict cookie. Pages are rendered on the server and work
+// without JavaScript; the script only keeps them current from /ui/events.
 package console
 
 import (
@@ -39,8 +36,8 @@ const (
 	uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
-// Config is what the console needs of the server that mounts it; every
-// field but Authenticator must be set.
+// Config is what the console needs of the server; every field but
+// Authenticator must be set.
 type Config struct {
 	web.Env
 	// Authenticator checks the token a browser signs in with; nil refuses
@@ -71,9 +68,8 @@ func (cs *Console) Mount(m *http.ServeMux) {
 	m.HandleFunc("GET /ui/events", cs.uiAuth(cs.uiEvents))
 }
 
-// uiAuth authenticates a console request: its Authorization header, else
-// the console cookie; without either it sends the browser to the login
-// page (with NoAuth, everyone is let in).
+// uiAuth authenticates a console request by its Authorization header,
+// else the console cookie, else sends it to the login page.
 func (cs *Console) uiAuth(h http.HandlerFunc) http.HandlerFunc {
 	authed := cs.Auth(h)
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -132,8 +128,8 @@ func (cs *Console) uiLoginForm(w http.ResponseWriter, _ *http.Request) {
 	cs.render(w, http.StatusOK, "login.html", uiPage{Title: "Sign in"})
 }
 
-// uiLogin checks the token a browser posted and keeps it in the console
-// cookie. The token is never logged nor echoed.
+// uiLogin keeps the token a browser posted, if good, in the console cookie;
+// it is never logged nor echoed.
 func (cs *Console) uiLogin(w http.ResponseWriter, r *http.Request) {
 	uiHeaders(w)
 	if err := r.ParseForm(); err != nil {
@@ -162,16 +158,15 @@ func (cs *Console) uiLogout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 }
 
-// uiChange is one event of /ui/events: the record's row after the change,
-// and the change itself.
+// uiChange is one event of /ui/events.
 type uiChange struct {
 	Row     uiRow      `json:"row"`
 	Change  *uiConcern `json:"change,omitempty"`
 	Deleted bool       `json:"deleted,omitempty"`
 }
 
-// uiEvents streams the changes the caller may see (?id= for one record)
-// as "change" events, each with the record's row read after it.
+// uiEvents streams the changes the caller may see (?id= for one record),
+// each with the record's row read after it.
 func (cs *Console) uiEvents(w http.ResponseWriter, r *http.Request) {
 	p := auth.FromContext(r.Context())
 	var id string

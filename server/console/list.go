@@ -17,13 +17,8 @@ import (
 	"nameservice.dev/nameservice/server/auth"
 )
 
-// The records page lists what a filter selects (ID prefix, kind, state,
-// retracted ones or not), one page at a time: a page holds uiPageSize
-// entries and links to the next with a sealed page token, as the API's
-// listing does, so any number of records can be gone through.
-
-// uiPageSize is the entries (records, and records that could not be read)
-// of one page of the records table.
+// uiPageSize is the entries of one page of the records table, which links
+// to the next with a sealed page token as the API's listing does.
 const uiPageSize = 1000
 
 // uiFilter is what the records page lists, from its query string.
@@ -36,8 +31,7 @@ type uiFilter struct {
 	N         int    // the page's number, from 1 (shown only)
 }
 
-// parseFilter reads a filter from r's query string; the listing checks it
-// (web.Lister.Page).
+// parseFilter reads a filter from r's query string; the listing checks it.
 func parseFilter(r *http.Request) uiFilter {
 	q := r.URL.Query()
 	f := uiFilter{Prefix: q.Get("prefix"), Kind: q.Get("kind"), State: q.Get("state"), Retracted: q.Get("retracted") == "1",
@@ -65,9 +59,8 @@ func (f uiFilter) query(tok string, n int) string {
 	return v.Encode()
 }
 
-// consoleQuery is the listing a filter asks the backend for: the state is
-// selected by the backend (ListOptions.State), so that a page holds a full
-// page of records in that state and its token is bound to it.
+// consoleQuery is the listing of a filter: the backend selects the state,
+// so that a page is full and its token bound to it.
 func consoleQuery(f uiFilter) nameservice.ListOptions {
 	return nameservice.ListOptions{Kind: model.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
 }
@@ -96,8 +89,8 @@ func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
 	cs.render(w, http.StatusOK, "records.html", page)
 }
 
-// listRows reads the page of f that p may read, a row for each entry, in ID
-// order. Its error is the one a client may be told.
+// listRows reads the page of f that p may read, in ID order. Its error is
+// the one a client may be told.
 func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
 	page, err := cs.Lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
@@ -121,9 +114,8 @@ func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) 
 	return list, nil
 }
 
-// unreadableRow is the row of a record a listing could not read: its ID (or
-// the digest the API names an object by) and "cannot be read", never the
-// backend's text, which goes to the server's log as the API's does.
+// unreadableRow is the row of a record a listing could not read, as the API
+// names it (web.Public.Failure), never with the backend's text.
 func (cs *Console) unreadableRow(ctx context.Context, re *model.RecordError) uiRow {
 	f := cs.Public.Failure(ctx, re)
 	row := uiRow{ID: f.Object, Status: uiUnreadable, Unreadable: true}
@@ -136,8 +128,7 @@ func (cs *Console) unreadableRow(ctx context.Context, re *model.RecordError) uiR
 // uiUnreadable is the status the console shows for a record it cannot read.
 const uiUnreadable = "cannot be read"
 
-// uiLag is the index-lag chart: the ledgers most behind of every record
-// the caller may read.
+// uiLag is the index-lag chart of the ledgers most behind.
 type uiLag struct {
 	Bars   []uiBar
 	ChartH int
@@ -158,10 +149,9 @@ func (cs *Console) uiLag(w http.ResponseWriter, r *http.Request) {
 	cs.render(w, http.StatusOK, "lag.html", page)
 }
 
-// lagging returns the rows of the ledgers whose index is behind, at most
-// maxBars of them, most behind first, from every record p may read, holding
-// no more than a few pages of them at a time. Its error is the one a client
-// may be told.
+// lagging returns the rows of the ledgers p may read whose index is most
+// behind, at most maxBars, holding a few pages at a time. Its error is the
+// one a client may be told.
 func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, error) {
 	var rows []uiRow
 	trim := func() {
@@ -188,9 +178,8 @@ func (cs *Console) lagging(ctx context.Context, p *auth.Principal) ([]uiRow, err
 	return rows, nil
 }
 
-// uiRow is one record as the console shows it: rendered into the table by
-// the templates, and sent as JSON to the page's script on every change, so
-// that both show exactly the same thing.
+// uiRow is one record as the console shows it, by the templates and as
+// JSON to the page's script alike.
 type uiRow struct {
 	ID        string `json:"id"`
 	Href      string `json:"href"`
@@ -202,8 +191,7 @@ type uiRow struct {
 	Status    string `json:"status"`
 	Lease     string `json:"lease"`
 	Retracted bool   `json:"retracted"`
-	// Unreadable: the record could not be read; only ID (and Href when the
-	// ID is known) and Status are set.
+	// Unreadable: only ID, Status and (for a known ID) Href are set.
 	Unreadable bool `json:"unreadable"`
 }
 
@@ -240,12 +228,9 @@ func rowOf(rec *model.Record) uiRow {
 	return r
 }
 
-// gapOf returns the commits rec's index has not caught up with, and how
-// to show them. A branch without an index of its own is not behind by its
-// whole head: the commits up to where it branched are its source's to
-// index. So its gap counts the commits made on it since it branched when
-// that commit is known (a branch created at a commit), and is "no index
-// yet" otherwise.
+// gapOf returns the commits rec's index has not caught up with, and how to
+// show them. A branch without an index of its own counts only the commits
+// since it branched (those before are its source's to index), when known.
 func gapOf(rec *model.Record) (int64, string) {
 	switch {
 	case rec.Head == nil || rec.Index == nil:
@@ -262,8 +247,8 @@ func gapOf(rec *model.Record) (int64, string) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// leaseText describes the leases held in a status payload, as package
-// lease stores them (NAME_lock: {holder, expires_at, ...}).
+// leaseText describes the leases in a status payload (package lease's
+// NAME_lock: {holder, expires_at, ...}).
 func leaseText(p model.Object) string {
 	var held []string
 	for k, raw := range p {

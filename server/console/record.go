@@ -12,9 +12,7 @@ import (
 	"nameservice.dev/nameservice/server/auth"
 )
 
-// uiRecordPage is a record's page: its facts, its concerns (with when each
-// last changed, where the backend keeps it), and for a ledger its
-// branches.
+// uiRecordPage is a record's page.
 type uiRecordPage struct {
 	Row          uiRow
 	SourceType   string
@@ -25,8 +23,8 @@ type uiRecordPage struct {
 	Branches     int64
 	Concerns     []uiConcern
 	ChangeTimes  bool // the backend keeps when each concern changed
-	// Ledger: the record is a ledger, and BranchRows its branches (every
-	// ledger NAME:*, itself included, that the caller may read).
+	// Ledger: BranchRows are its branches the caller may read, itself
+	// included.
 	Ledger     bool
 	BranchRows []uiBranch
 }
@@ -77,9 +75,8 @@ func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 	cs.render(w, http.StatusOK, "record.html", page)
 }
 
-// recordPage gathers what rec's page shows. Its error (reading the change
-// times or the branches) is the one a client may be told; the page shows
-// what was read.
+// recordPage gathers what rec's page shows. Its error is the one a client
+// may be told; the page shows what was read.
 func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *model.Record) (*uiRecordPage, error) {
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format(uiTime), Source: rec.SourceBranch, Branches: rec.Branches,
@@ -96,8 +93,7 @@ func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *model
 	return rp, err
 }
 
-// changeTimes fills in when each concern of id last changed, when the
-// backend keeps it (driver.ChangeTimer).
+// changeTimes fills in when each concern last changed, if the backend keeps it.
 func (cs *Console) changeTimes(ctx context.Context, id model.ID, rp *uiRecordPage) error {
 	times, err := cs.NS.ChangedAt(ctx, id)
 	switch {
@@ -115,8 +111,7 @@ func (cs *Console) changeTimes(ctx context.Context, id model.ID, rp *uiRecordPag
 	return nil
 }
 
-// branchRows lists the branches of ledger name that p may read, in ID
-// order; one that cannot be read gets a row saying so.
+// branchRows lists the branches of ledger name that p may read.
 func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
 	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: model.Ledger, Prefix: name + ":", IncludeRetracted: true}) {

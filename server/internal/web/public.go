@@ -18,20 +18,12 @@ import (
 	"nameservice.dev/nameservice/server/auth"
 )
 
-// A backend's error may hold what no client should learn: the server's
-// paths (a file store's directory), a backend's raw message (a table's
-// attribute names), object keys. So the server reaches its backend only
-// through the NameService, which marks every error the backend returns
-// (guard.BackendError; a change feed's events are marked with
-// guard.FromBackend), and every error reaches a client through a Public:
-// a marked error is told as the operation, the ID and the description of
-// its code, never its own text, and goes to the server's log. The errors of
-// the checks made before the backend is asked (the server's and the
-// portable layer's: a limit, a malformed dependency) name what was wrong
-// and are told as they are.
-
-// Public tells clients of backend errors; every route family of a server
-// shares one.
+// Public tells clients of errors; every route family of a server shares
+// one. A backend's error may hold what no client should learn (paths, raw
+// messages, object keys): the NameService marks it (guard.BackendError),
+// and a marked error is told by its operation and the description of its
+// code, its text going to the log. The errors of the checks made before
+// the backend is asked are told as they are.
 type Public struct {
 	Log     *slog.Logger
 	Unknown prometheus.Counter // counts the writes answered with an unknown outcome
@@ -46,8 +38,6 @@ type publicError struct {
 func (e *publicError) Error() string { return e.msg }
 func (e *publicError) Unwrap() error { return e.sentinel }
 
-// unknownText is what a client is told of a write whose outcome the backend
-// could not establish.
 const unknownText = "outcome unknown: the write's answer was lost and the backend cannot tell whether it landed; read the record before writing again"
 
 // expected are the codes of ordinary outcomes, which are not logged.
@@ -69,10 +59,9 @@ var publicText = map[model.ErrorCode]string{
 	model.HasBranches:      "has branches: drop the branches of the record first",
 }
 
-// Error returns the error a client is told of err, met in operation op
-// (which names the ID: "push head a:main"): err itself unless the backend
-// returned it, else op and the description of its code, logging err unless
-// it is an ordinary outcome (not found, already exists, wrong kind).
+// Error returns the error a client is told of err, met in op (which names
+// the ID: "push head a:main"): err itself unless the backend returned it,
+// else op and the description of its code, logging err unless expected.
 func (p *Public) Error(ctx context.Context, op string, err error) error {
 	if _, ok := errors.AsType[*guard.BackendError](err); !ok {
 		return err
@@ -100,8 +89,8 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 }
 
 // Failure returns a record a listing could not read as a client may see
-// it: its ID, and as its object the ID or, for an object whose ID is not
-// known, a digest of the object's name that the log gives beside the name.
+// it: named by its ID or, when unknown, a digest of the object's name that
+// the log gives beside the name.
 func (p *Public) Failure(ctx context.Context, f *model.RecordError) nswire.RecordError {
 	code := model.Code(f.Err)
 	if code == model.Unknown {
@@ -121,7 +110,6 @@ func (p *Public) Failure(ctx context.Context, f *model.RecordError) nswire.Recor
 	return e
 }
 
-// principalName returns the name of ctx's principal, for logs.
 func principalName(ctx context.Context) string {
 	if p := auth.FromContext(ctx); p != nil {
 		return p.Name

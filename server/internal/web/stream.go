@@ -13,17 +13,15 @@ import (
 )
 
 // Lister lists the records a principal may read, reading nothing outside
-// its scope: package server's listing.
+// its scope.
 type Lister interface {
-	// Scan yields every record of q (Prefix and the filters) that p may
-	// read, in ID order, and the records that could not be read as
-	// *model.RecordError errors; another error ends it. It holds one
-	// backend page at a time.
+	// Scan yields every record of q that p may read, in ID order, and those
+	// that could not be read as *model.RecordError errors; another error
+	// ends it. It holds one backend page at a time.
 	Scan(ctx context.Context, p *auth.Principal, q nameservice.ListOptions) iter.Seq2[*model.Record, error]
-	// Page reads the page of q for p at page token ("" for the first),
-	// of at most size entries. A malformed q (guard.CheckList), and a
-	// token of another query, scope or server key, are refused with
-	// model.ErrInvalidArgument.
+	// Page reads the page of q for p at token ("" for the first), of at
+	// most size entries. A malformed q, or a token of another query, scope
+	// or key, is refused with model.ErrInvalidArgument.
 	Page(ctx context.Context, p *auth.Principal, q nameservice.ListOptions, token string, size int) (Page, error)
 }
 
@@ -34,34 +32,26 @@ type Page struct {
 	Next    string               // the sealed token of the next page; "" when none
 }
 
-// Event is one change of the backend, shared by every stream that gets
-// it: none may change it. What streams derive from it is made once, by
-// the first stream that needs it.
+// Event is one change of the backend, shared by every stream: none may
+// change it. What streams derive from it is made once.
 type Event struct {
 	driver.Event
-	// Record returns the record of the event as read after it (with the
-	// server's context, not a stream's).
-	Record func() (*model.Record, error)
-	// Data returns the data of the event's "change" event on /ns/v1/watch.
-	Data func() []byte
+	Record func() (*model.Record, error) // the record as read after it
+	Data   func() []byte                 // of its "change" on /ns/v1/watch
 }
 
 // Stream is one client's subscription to the hub.
 type Stream struct {
 	// Ctx ends when the client goes, the server closes or the hub drops
 	// the stream for not keeping up.
-	Ctx context.Context
-	// Events are the changes; the hub closes it when its watch ends or
-	// the stream is dropped.
-	Events    <-chan *Event
-	KeepAlive time.Duration // the interval of the keep-alive comments
-	// Close ends the subscription and releases the stream's slot.
-	Close func()
+	Ctx       context.Context
+	Events    <-chan *Event // closed when the watch ends or the stream is dropped
+	KeepAlive time.Duration
+	Close     func() // ends the subscription and releases the stream's slot
 }
 
-// Pump writes a keep-alive comment every keep-alive interval and hands
-// each event to handle, until the stream's context ends, its events end, a
-// write fails or handle returns false.
+// Pump writes keep-alive comments and hands each event to handle, until the
+// stream ends, a write fails or handle returns false.
 func (s *Stream) Pump(sse *nswire.SSEWriter, handle func(*Event) bool) {
 	keep := time.NewTicker(s.KeepAlive)
 	defer keep.Stop()

@@ -1,8 +1,6 @@
-// Package web is what the server's route families (package server's
-// /ns/v1 routes, server/fluree, server/console) share to serve a request:
-// the JSON of an answer, the reading of a request's body within the
-// server's limits, a backend's error as a client may be told it, and what
-// a family is lent of the server (Env). It knows no route.
+// Package web is what the server's route families (/ns/v1, server/fluree,
+// server/console) share to serve a request: answers, bodies, errors as a
+// client may be told them, and what the server lends them (Env).
 package web
 
 import (
@@ -46,39 +44,33 @@ func WriteRaw(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// OpContext returns the context of a backend operation of r: not canceled
-// when the client goes away, so that a write it started lands or fails on
-// its own and its outcome can be given to a resend, but bounded by
-// timeout.
+// OpContext returns the context of a backend operation of r, bounded by
+// timeout but not canceled when the client goes away, so that a write
+// lands or fails on its own and its outcome can be given to a resend.
 func OpContext(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
 }
 
-// Env is what package server lends every route family it mounts
-// (server/fluree, server/console): each reaches the backend, the listing,
-// the event hub and the log only through it.
+// Env is what package server lends every route family it mounts.
 type Env struct {
 	NS     *nameservice.NameService
 	Public *Public // tells clients of backend errors
 	Lister Lister  // the records a caller may read
 	// Subscribe takes a stream slot for r and subscribes it to the changes
-	// of record id ("" for every record) on the server's event hub,
-	// answering the request itself (and returning nil) when either is
-	// refused. Every change after the return is sent, so a stream reads
-	// its records after subscribing. Close the stream when done.
+	// of record id ("" for all), answering the request itself (and
+	// returning nil) when either is refused. Every change after the return
+	// is sent. Close the stream when done.
 	Subscribe func(w http.ResponseWriter, r *http.Request, id string) *Stream
-	// Auth wraps a handler with authentication: 401 without a valid
-	// token, in the answer format of the request's route family; else
-	// the handler runs with the principal in its request's context
-	// (auth.FromContext).
+	// Auth wraps a handler with authentication: 401 without a valid token,
+	// in the format of the route family; else the handler runs with the
+	// principal in its context (auth.FromContext).
 	Auth func(http.HandlerFunc) http.HandlerFunc
 	Log  *slog.Logger
 }
 
-// ReadBody reads the whole body of r, which the server has bounded to its
-// MaxBodyBytes and BodyTimeout before any handler runs: the one read of a
-// request body on every route. A body over the limit is a *TooLargeError
-// (a 413); one that cannot be read wraps model.ErrInvalidArgument.
+// ReadBody reads the body of r, which the server has bounded. A body over
+// the limit is a *TooLargeError (a 413); one that cannot be read wraps
+// model.ErrInvalidArgument.
 func ReadBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {

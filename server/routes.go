@@ -40,37 +40,30 @@ func (s *Server) answer(ctx context.Context, op string, id model.ID, err error) 
 	return errorBody(err)
 }
 
-func (s *Server) writeAnswer(w http.ResponseWriter, r *http.Request, op string, id model.ID, err error) {
-	status, b := s.answer(r.Context(), op, id, err)
-	web.WriteRaw(w, status, b)
+// reply answers 200 with v, or the error err met in op on id.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, op string, id model.ID, v any, err error) {
+	if err != nil {
+		status, b := s.answer(r.Context(), op, id, err)
+		web.WriteRaw(w, status, b)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	id, _, ok := s.read(w, r, in{need: needRead})
-	if !ok {
-		return
+	if id, _, ok := s.read(w, r, in{need: needRead}); ok {
+		rec, err := s.ns.Get(r.Context(), id)
+		s.reply(w, r, "get", id, rec, err)
 	}
-	rec, err := s.ns.Get(r.Context(), id)
-	if err != nil {
-		s.writeAnswer(w, r, "get", id, err)
-		return
-	}
-	web.WriteJSON(w, http.StatusOK, rec)
 }
 
 // heads serves GET /ns/v1/heads/{id}: the head and index of a ledger, read
 // with the driver's own read of the two where it has one.
 func (s *Server) heads(w http.ResponseWriter, r *http.Request) {
-	id, _, ok := s.read(w, r, in{need: needRead})
-	if !ok {
-		return
+	if id, _, ok := s.read(w, r, in{need: needRead}); ok {
+		h, err := s.ns.Heads(r.Context(), id.String())
+		s.reply(w, r, "get heads", id, nswire.HeadsResponse{Head: h.Head, Index: h.Index}, err)
 	}
-	h, err := s.ns.Heads(r.Context(), id.String())
-	if err != nil {
-		s.writeAnswer(w, r, "get heads", id, err)
-		return
-	}
-	web.WriteJSON(w, http.StatusOK, nswire.HeadsResponse{Head: h.Head, Index: h.Index})
 }
 
 // list serves GET /ns/v1/records: one page of the records the caller may
@@ -208,15 +201,11 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := web.OpContext(r, s.opts.OpTimeout)
 	defer cancel()
 	if err := s.ns.PublishGraphSource(ctx, id.String(), body.SourceType, body.Dependencies, body.Config); err != nil {
-		s.writeAnswer(w, r, "publish graph source", id, err)
+		s.reply(w, r, "publish graph source", id, nil, err)
 		return
 	}
 	rec, err := s.ns.Get(ctx, id)
-	if err != nil {
-		s.writeAnswer(w, r, "get", id, err)
-		return
-	}
-	web.WriteJSON(w, http.StatusOK, rec)
+	s.reply(w, r, "get", id, rec, err)
 }
 
 // write runs a write under the request's idempotency key: the first request

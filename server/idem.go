@@ -75,7 +75,7 @@ func (c *idemCache) begin(key string, body []byte) (e *idemEntry, owner, same bo
 }
 
 // finish records the answer of e's write and wakes its waiters. An answer
-// too large to keep within the cache's bytes is not kept.
+// of 5xx (a resend runs again), or too large for the cache, is not kept.
 func (c *idemCache) finish(e *idemEntry, status int, body []byte) {
 	c.mu.Lock()
 	e.status, e.body = status, body
@@ -83,7 +83,7 @@ func (c *idemCache) finish(e *idemEntry, status int, body []byte) {
 	if el := c.m[e.key]; el != nil && el.Value == e {
 		e.cost += int64(len(body))
 		c.bytes += int64(len(body))
-		if e.cost > c.maxBytes {
+		if e.cost > c.maxBytes || status >= 500 {
 			c.remove(el)
 		}
 		c.evict(time.Now(), 0)
@@ -128,16 +128,5 @@ func isDone(e *idemEntry) bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// forget drops key's entry if it is still e, so that a later resend runs
-// again instead of replaying e's answer.
-func (c *idemCache) forget(key string, e *idemEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el := c.m[key]; el != nil && el.Value == e {
-		c.remove(el)
-		c.size.Set(float64(c.bytes))
 	}
 }

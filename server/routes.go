@@ -209,7 +209,7 @@ func (s *Server) publishGraphSource(w http.ResponseWriter, r *http.Request) {
 }
 
 // write runs a write under the request's idempotency key: the first request
-// with a key runs it and keeps its answer (but a 5xx); a resend gets that
+// with a key runs it and keeps its answer (see finish); a resend gets that
 // answer, waiting while it runs. The write's driver.Write ID derives from
 // the key and the caller, so that the backend records it and any server
 // recognises it; a resend this server has no answer for (Ns-Attempt above
@@ -248,9 +248,6 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	ctx = driver.WithWrite(ctx, driver.Write{ID: writeID(scoped), Resend: attempt > 1})
 	status, b := run(ctx)
 	s.idem.finish(e, status, b)
-	if status >= 500 {
-		s.idem.forget(scoped, e)
-	}
 	web.WriteRaw(w, status, b)
 }
 

@@ -61,9 +61,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	}
 	stream.Pump(sse, func(ev *web.Event) bool {
 		if ev.Err != nil {
-			_, b := errorBody(s.public.Error(ctx, "watch", guard.FromBackend(ev.Err)))
-			_ = sse.Event(nswire.EventError, "", b)
-			return false
+			return s.sendError(ctx, sse, "watch", guard.FromBackend(ev.Err))
 		}
 		if !p.CanRead(ev.ID.String()) {
 			return true
@@ -130,9 +128,7 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 		case errors.Is(err, model.ErrNotFound):
 			return true
 		case err != nil:
-			_, b := errorBody(s.public.Error(ctx, "get "+id.String(), err))
-			_ = sse.Event(nswire.EventError, "", b)
-			return false
+			return s.sendError(ctx, sse, "get "+id.String(), err)
 		case key.kind != "" && rec.Kind != key.kind:
 			return true
 		}
@@ -147,15 +143,20 @@ func (s *Server) snapshot(ctx context.Context, sse *nswire.SSEWriter, p *auth.Pr
 			}
 			continue
 		case err != nil:
-			_, b := errorBody(s.public.Error(ctx, "list", err))
-			_ = sse.Event(nswire.EventError, "", b)
-			return false
+			return s.sendError(ctx, sse, "list", err)
 		}
 		if p.CanRead(rec.ID.String()) && sse.Event(nswire.EventRecord, "", web.Marshal(rec)) != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// sendError sends the "error" event of err, met in op, which ends a watch.
+func (s *Server) sendError(ctx context.Context, sse *nswire.SSEWriter, op string, err error) bool {
+	_, b := errorBody(s.public.Error(ctx, op, err))
+	_ = sse.Event(nswire.EventError, "", b)
+	return false
 }
 
 // DefaultMaxStreamsPerPrincipal is the default of

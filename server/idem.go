@@ -47,10 +47,6 @@ type idemEntry struct {
 	cost   int64
 }
 
-func newIdemCache(maxBytes int64, size prometheus.Gauge) *idemCache {
-	return &idemCache{maxBytes: maxBytes, size: size, m: map[string]*list.Element{}, order: list.New()}
-}
-
 // begin returns the entry of key: owner when the caller must run the write
 // and finish the entry, else another request's. same is false when key was
 // used for a different request.

@@ -12,6 +12,7 @@ package server
 
 import (
 	"cmp"
+	"container/list"
 	"context"
 	_ "embed"
 	"errors"
@@ -139,7 +140,8 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	m := newMetrics(reg)
 	s := &Server{
 		ns: ns, opts: opts, log: log, mux: http.NewServeMux(), metrics: m,
-		idem:         newIdemCache(opts.IdempotencyCacheBytes, m.idemBytes),
+		idem: &idemCache{maxBytes: opts.IdempotencyCacheBytes, size: m.idemBytes,
+			m: map[string]*list.Element{}, order: list.New()},
 		streams:      make(chan struct{}, opts.MaxStreams),
 		perPrincipal: &quota[string]{max: opts.MaxStreamsPerPrincipal, held: map[string]int{}},
 	}
@@ -162,7 +164,10 @@ func (s *Server) routes(reg *prometheus.Registry) {
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	m.HandleFunc("GET /readyz", s.ready)
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	m.HandleFunc("GET /openapi.yaml", serveOpenAPI)
+	m.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(openAPI)
+	})
 
 	p := nswire.Prefix
 	m.HandleFunc("GET "+p+"/records", s.auth(s.list))
@@ -293,11 +298,6 @@ func writeError(w http.ResponseWriter, err error) {
 //
 //go:embed openapi.yaml
 var openAPI []byte
-
-func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/yaml")
-	_, _ = w.Write(openAPI)
-}
 
 // Traced returns s reporting to OpenTelemetry: the HTTP server metrics and
 // a span per request (but the probes), named by its route and continuing

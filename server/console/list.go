@@ -75,13 +75,12 @@ type uiList struct {
 }
 
 func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
-	page := cs.pageFor(r, "Records")
 	list, err := cs.listRows(r.Context(), auth.FromContext(r.Context()), parseFilter(r))
-	if errors.Is(err, model.ErrInvalidArgument) {
-		page.Error = err.Error() // a malformed filter, a page token of another filter or key
-		cs.render(w, http.StatusBadRequest, "error.html", page)
+	if errors.Is(err, model.ErrInvalidArgument) { // a malformed filter, a page token of another filter or key
+		cs.renderError(w, r, http.StatusBadRequest, "Records", err.Error())
 		return
 	}
+	page := cs.pageFor(r, "Records")
 	if err != nil {
 		page.Error = err.Error()
 	}
@@ -214,7 +213,7 @@ func watermark(v *model.Value) string {
 	if v.Unborn() {
 		return "–"
 	}
-	return strconv.FormatInt(v.V, 10)
+	return itoa(v.V)
 }
 
 func rowOf(rec *model.Record) uiRow {
@@ -273,16 +272,6 @@ func leaseText(p model.Object) string {
 	}
 	sort.Strings(held)
 	return strings.Join(held, "; ")
-}
-
-func concernsOf(rec *model.Record) []uiConcern {
-	var cs []uiConcern
-	for _, c := range model.Concerns {
-		if v := rec.Value(c); v != nil {
-			cs = append(cs, concernOf(c, *v))
-		}
-	}
-	return cs
 }
 
 func concernOf(c model.Concern, v model.Value) uiConcern {

@@ -44,9 +44,7 @@ func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 	p := auth.FromContext(ctx)
 	id, err := model.ParseID(r.PathValue("id"))
 	if err != nil {
-		page := cs.pageFor(r, "Bad ID")
-		page.Error = err.Error()
-		cs.render(w, http.StatusBadRequest, "error.html", page)
+		cs.renderError(w, r, http.StatusBadRequest, "Bad ID", err.Error())
 		return
 	}
 	var rec *model.Record
@@ -61,9 +59,7 @@ func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, model.ErrNotFound) {
 			status, msg = http.StatusNotFound, "no record "+id.String()
 		}
-		page := cs.pageFor(r, "Record")
-		page.Error = msg
-		cs.render(w, status, "error.html", page)
+		cs.renderError(w, r, status, "Record", msg)
 		return
 	}
 	page := cs.pageFor(r, id.String())
@@ -80,7 +76,12 @@ func (cs *Console) uiRecord(w http.ResponseWriter, r *http.Request) {
 func (cs *Console) recordPage(ctx context.Context, p *auth.Principal, rec *model.Record) (*uiRecordPage, error) {
 	rp := &uiRecordPage{Row: rowOf(rec), SourceType: rec.SourceType, Dependencies: rec.Dependencies,
 		CreatedAt: time.Unix(rec.CreatedAt, 0).UTC().Format(uiTime), Source: rec.SourceBranch, Branches: rec.Branches,
-		Concerns: concernsOf(rec), Ledger: rec.Kind == model.Ledger}
+		Ledger: rec.Kind == model.Ledger}
+	for _, c := range model.Concerns {
+		if v := rec.Value(c); v != nil {
+			rp.Concerns = append(rp.Concerns, concernOf(c, *v))
+		}
+	}
 	if bp := rec.BranchPoint; bp != nil {
 		rp.BranchPoint = "commit_t " + itoa(bp.T) + "  " + bp.Address
 	}
@@ -118,8 +119,7 @@ func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name strin
 		var re *model.RecordError
 		switch {
 		case errors.As(err, &re):
-			row := cs.unreadableRow(ctx, re)
-			out = append(out, uiBranch{Row: row, Branch: re.ID.Branch})
+			out = append(out, uiBranch{Row: cs.unreadableRow(ctx, re), Branch: re.ID.Branch})
 			continue
 		case err != nil:
 			return out, cs.Public.Error(ctx, "list branches of "+name, err)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -82,7 +83,7 @@ func (p *Public) Error(ctx context.Context, op string, err error) error {
 	if !slices.Contains(expected, code) {
 		p.Log.LogAttrs(ctx, slog.LevelWarn, "backend error", slog.String("op", op),
 			slog.String("code", code.String()), slog.String("error", err.Error()),
-			slog.String("principal", principalName(ctx)))
+			slog.String("principal", cmp.Or(auth.FromContext(ctx), &auth.Principal{}).Name))
 		text += " (details in the server's log)"
 	}
 	return &publicError{msg: op + ": " + text, sentinel: sentinel}
@@ -108,11 +109,4 @@ func (p *Public) Failure(ctx context.Context, f *model.RecordError) nswire.Recor
 		p.Log.LogAttrs(ctx, slog.LevelWarn, "unreadable object", slog.String("public_name", e.Object), slog.String("object", f.Object))
 	}
 	return e
-}
-
-func principalName(ctx context.Context) string {
-	if p := auth.FromContext(ctx); p != nil {
-		return p.Name
-	}
-	return ""
 }

@@ -181,10 +181,7 @@ func wantDelim(dec *json.Decoder, d json.Delim) error {
 // valueStart returns the offset of the next value at or after off: past
 // white space and the separator the decoder has not consumed yet.
 func valueStart(b []byte, off int64) int64 {
-	for off < int64(len(b)) && bytes.IndexByte([]byte(" \t\r\n,"), b[off]) >= 0 {
-		off++
-	}
-	return off
+	return int64(len(b)) - int64(len(bytes.TrimLeft(b[off:], " \t\r\n,")))
 }
 
 func lineOf(b []byte, off int64) int {

@@ -56,7 +56,19 @@ type API struct {
 }
 
 // New returns the routes of cfg.
-func New(cfg Config) *API { return &API{Config: cfg, skipped: newSkipCounter(cfg.Registry)} }
+func New(cfg Config) *API {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "nameservice_fluree_records_skipped_total",
+		Help: "Records left out of Fluree's snapshot and event streams: unreadable, or not expressible on Fluree's wire.",
+	}, []string{"route", "reason"})
+	cfg.Registry.MustRegister(c)
+	for _, route := range []string{"snapshot", "events"} {
+		for _, reason := range []string{skipUnreadable, skipNotExpressible} {
+			c.WithLabelValues(route, reason)
+		}
+	}
+	return &API{Config: cfg, skipped: c}
+}
 
 // Mount registers the routes on m.
 func (a *API) Mount(m *http.ServeMux) {

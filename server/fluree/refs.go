@@ -143,10 +143,8 @@ func (a *API) initLedger(w http.ResponseWriter, r *http.Request, alias string) {
 	defer cancel()
 	err := a.Public.Error(ctx, "init "+id.String(), a.NS.Init(ctx, id.String()))
 	switch {
-	case err == nil:
-		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": true})
-	case errors.Is(err, model.ErrAlreadyExists):
-		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": false})
+	case err == nil, errors.Is(err, model.ErrAlreadyExists):
+		web.WriteJSON(w, http.StatusOK, map[string]bool{"created": err == nil})
 	default:
 		WriteError(w, http.StatusInternalServerError, "Init failed: "+err.Error())
 	}
@@ -159,13 +157,10 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
 	}
 	rec, err := a.NS.Get(r.Context(), id)
 	switch {
-	case errors.Is(err, model.ErrNotFound):
-		ledgerNotFound(w)
-		return
-	case err != nil:
+	case err != nil && !errors.Is(err, model.ErrNotFound):
 		WriteError(w, http.StatusInternalServerError, "Nameservice lookup failed: "+a.Public.Error(r.Context(), "get "+id.String(), err).Error())
 		return
-	case rec.Kind != model.Ledger:
+	case err != nil || rec.Kind != model.Ledger:
 		ledgerNotFound(w)
 		return
 	}
@@ -174,6 +169,5 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	resp := nsRecordResp{nsRecord: ns, DefaultContext: ns.DefaultContext, ConfigID: ns.ConfigID}
-	web.WriteJSON(w, http.StatusOK, resp)
+	web.WriteJSON(w, http.StatusOK, nsRecordResp{nsRecord: ns, DefaultContext: ns.DefaultContext, ConfigID: ns.ConfigID})
 }

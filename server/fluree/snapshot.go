@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server/auth"
@@ -22,30 +20,31 @@ import (
 func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	sn := &snapshotWriter{a: a, ctx: ctx, out: newStreamedJSON(w), failed: map[model.ID]bool{},
+	// Until the buffer first fills nothing is sent, so that an early failure
+	// can still get an error status; a later one can only cut the answer
+	// short (JSON that does not parse).
+	sink := &sentWriter{w: w}
+	sn := &snapshotWriter{a: a, ctx: ctx, out: bufio.NewWriterSize(sink, 64<<10), failed: map[model.ID]bool{},
 		gsVisible: p.ListsGraphSources()}
-	fail := func(err error) { // an error answer while nothing was sent, else cut short
-		if sn.out.sent {
-			a.Log.Warn("answer cut short by a failure of the backend")
-			return
-		}
-		sn.out.Reset(nil)
-		WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
-	}
 	// One pass writes the ledgers and keeps the graph sources (usually
 	// few); past maxSpool bytes of those, a second pass lists them.
 	_, _ = sn.out.WriteString(`{"ledgers":[`)
-	if err := sn.pass(p, ""); err != nil {
-		fail(err)
-		return
-	}
-	_, _ = sn.out.WriteString(`],"graph_sources":[`)
-	sn.n = 0
-	if sn.spill {
-		if err := sn.pass(p, model.GraphSource); err != nil {
-			fail(err)
-			return
+	err := sn.pass(p, "")
+	if err == nil {
+		_, _ = sn.out.WriteString(`],"graph_sources":[`)
+		sn.n = 0
+		if sn.spill {
+			err = sn.pass(p, model.GraphSource)
 		}
+	}
+	switch {
+	case err != nil && sink.sent:
+		a.Log.Warn("answer cut short by a failure of the backend")
+		return
+	case err != nil:
+		sn.out.Reset(nil)
+		WriteError(w, http.StatusInternalServerError, "Failed to list ledgers: "+a.Public.Error(ctx, "list", err).Error())
+		return
 	}
 	for _, b := range sn.spool {
 		sn.entry(b)
@@ -61,7 +60,7 @@ const maxSpool = 1 << 20
 type snapshotWriter struct {
 	a         *API
 	ctx       context.Context
-	out       *streamedJSON
+	out       *bufio.Writer
 	gsVisible bool
 	failed    map[model.ID]bool // counted once, though listed in both passes
 	n         int               // entries written in the current array
@@ -151,46 +150,18 @@ func (a *API) skip(ctx context.Context, route string, id model.ID, err error) {
 		slog.String("id", name), slog.String("reason", reason), slog.String("code", model.Code(err).String()))
 }
 
-func newSkipCounter(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "nameservice_fluree_records_skipped_total",
-		Help: "Records left out of Fluree's snapshot and event streams: unreadable, or not expressible on Fluree's wire.",
-	}, []string{"route", "reason"})
-	reg.MustRegister(c)
-	for _, route := range []string{"snapshot", "events"} {
-		for _, reason := range []string{skipUnreadable, skipNotExpressible} {
-			c.WithLabelValues(route, reason)
-		}
-	}
-	return c
-}
-
-// streamedJSON writes a 200 JSON answer through a buffer. Until it first
-// fills nothing is sent, so that an early failure can still get an error
-// status; a later one can only cut the answer short (JSON that does not
-// parse).
-type streamedJSON struct {
-	*bufio.Writer
+// sentWriter sends the status line of a 200 JSON answer before its first
+// bytes.
+type sentWriter struct {
 	w    http.ResponseWriter
 	sent bool // part of the answer went out
 }
 
-const streamBuffer = 64 << 10
-
-func newStreamedJSON(w http.ResponseWriter) *streamedJSON {
-	sj := &streamedJSON{w: w}
-	sj.Writer = bufio.NewWriterSize(sentFlag{sj}, streamBuffer)
-	return sj
-}
-
-// sentFlag sends the status line before the first bytes of the answer.
-type sentFlag struct{ sj *streamedJSON }
-
-func (f sentFlag) Write(b []byte) (int, error) {
-	if !f.sj.sent {
-		f.sj.sent = true
-		f.sj.w.Header().Set("Content-Type", "application/json")
-		f.sj.w.WriteHeader(http.StatusOK)
+func (s *sentWriter) Write(b []byte) (int, error) {
+	if !s.sent {
+		s.sent = true
+		s.w.Header().Set("Content-Type", "application/json")
+		s.w.WriteHeader(http.StatusOK)
 	}
-	return f.sj.w.Write(b)
+	return s.w.Write(b)
 }

@@ -82,15 +82,14 @@ func flureeBranchBody(w http.ResponseWriter, r *http.Request) (flureeBranchReque
 // flureeCanWrite answers 403 or 404 unless the caller may write id and
 // read src.
 func flureeCanWrite(w http.ResponseWriter, r *http.Request, id, src model.ID) bool {
-	p := auth.FromContext(r.Context())
-	if p.CanWrite(id.String()) && p.CanRead(src.String()) {
+	switch p := auth.FromContext(r.Context()); {
+	case p.CanWrite(id.String()) && p.CanRead(src.String()):
 		return true
-	}
-	if p.CanRead(id.String()) {
+	case p.CanRead(id.String()):
 		writeTyped(w, http.StatusForbidden, "err:policy/AccessDenied", "no write access to "+id.String())
-		return false
+	default:
+		ledgerNotFound(w)
 	}
-	ledgerNotFound(w)
 	return false
 }
 

@@ -58,8 +58,11 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (id model
 		return id, nil, true
 	}
 	raw, err := web.ReadBody(r)
-	if err != nil {
-		bodyError(w, err)
+	if _, ok := errors.AsType[*web.TooLargeError](err); ok {
+		web.WriteJSON(w, http.StatusRequestEntityTooLarge, nswire.Error{Error: err.Error(), Code: model.InvalidArgument.String()})
+		return id, nil, false
+	} else if err != nil {
+		writeError(w, err)
 		return id, nil, false
 	}
 	if len(raw) == 0 && spec.optional {
@@ -91,20 +94,11 @@ func allowed(w http.ResponseWriter, p *auth.Principal, id model.ID, need access)
 	case ok:
 		return true
 	case refusal != "" && p.CanRead(id.String()):
-		web.WriteRaw(w, http.StatusForbidden, web.Marshal(nswire.Error{Error: refusal, Code: "PermissionDenied"}))
+		web.WriteJSON(w, http.StatusForbidden, nswire.Error{Error: refusal, Code: "PermissionDenied"})
 	default:
 		web.WriteRaw(w, http.StatusNotFound, notFoundBody(id))
 	}
 	return false
-}
-
-// bodyError answers a body that could not be read: 413 for one too large.
-func bodyError(w http.ResponseWriter, err error) {
-	if _, ok := errors.AsType[*web.TooLargeError](err); ok {
-		web.WriteRaw(w, http.StatusRequestEntityTooLarge, web.Marshal(nswire.Error{Error: err.Error(), Code: model.InvalidArgument.String()}))
-		return
-	}
-	writeError(w, err)
 }
 
 // principalLogKey holds where auth leaves the principal's name for the log.
@@ -122,8 +116,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 				if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
 					fluree.WriteError(w, http.StatusUnauthorized, err.Error())
 				} else {
-					body := map[string]string{"error": err.Error(), "code": "Unauthenticated"}
-					web.WriteJSON(w, http.StatusUnauthorized, body)
+					web.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": err.Error(), "code": "Unauthenticated"})
 				}
 				return
 			}

@@ -222,7 +222,6 @@ func NewPageTokenKey(secret []byte) (*PageTokenKey, error) {
 	return &PageTokenKey{key: key}, nil
 }
 
-// randomPageTokenKey returns a key of a random secret.
 func randomPageTokenKey() *PageTokenKey {
 	secret := make([]byte, MinPageTokenKeyBytes)
 	_, _ = rand.Read(secret)
@@ -241,7 +240,6 @@ type position struct {
 // so that the answer tells nothing about what the token holds.
 var errBadToken = fmt.Errorf("%w: page_token is not a token of this listing (altered, for another query or scope, or from a server with another key)", model.ErrInvalidArgument)
 
-// seal returns the token of pos for a listing bound to binding.
 func (ts *PageTokenKey) seal(pos position, binding []byte) string {
 	aead, _ := chacha20poly1305.NewX(ts.key)
 	plain := binary.AppendUvarint(nil, uint64(pos.src))

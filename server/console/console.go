@@ -106,7 +106,6 @@ func (cs *Console) render(w http.ResponseWriter, status int, page string, data a
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// renderError renders the error page of r.
 func (cs *Console) renderError(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
 	page := cs.pageFor(r, title)
 	page.Error = msg

@@ -12,7 +12,6 @@ import (
 	"nameservice.dev/nameservice/server/auth"
 )
 
-// uiRecordPage is a record's page.
 type uiRecordPage struct {
 	Row          uiRow
 	SourceType   string
@@ -112,7 +111,6 @@ func (cs *Console) changeTimes(ctx context.Context, id model.ID, rp *uiRecordPag
 	return nil
 }
 
-// branchRows lists the branches of ledger name that p may read.
 func (cs *Console) branchRows(ctx context.Context, p *auth.Principal, name string) ([]uiBranch, error) {
 	var out []uiBranch
 	for rec, err := range cs.Lister.Scan(ctx, p, nameservice.ListOptions{Kind: model.Ledger, Prefix: name + ":", IncludeRetracted: true}) {

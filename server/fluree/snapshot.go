@@ -56,7 +56,6 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 // maxSpool bounds the graph sources a snapshot keeps.
 const maxSpool = 1 << 20
 
-// snapshotWriter writes the entries of one snapshot.
 type snapshotWriter struct {
 	a         *API
 	ctx       context.Context

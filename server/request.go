@@ -116,7 +116,8 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 				if _, isFluree := fluree.Rest(r.URL.Path); isFluree {
 					fluree.WriteError(w, http.StatusUnauthorized, err.Error())
 				} else {
-					web.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": err.Error(), "code": "Unauthenticated"})
+					body := map[string]string{"error": err.Error(), "code": "Unauthenticated"}
+					web.WriteJSON(w, http.StatusUnauthorized, body)
 				}
 				return
 			}

@@ -60,7 +60,6 @@ func (t TokenEntry) where(i int) string {
 // another's (one token cannot be two principals), or that has no scope.
 func checkTokens(entries []TokenEntry) (map[[32]byte]*Principal, error) {
 	byHash := map[[32]byte]*Principal{}
-	first := map[[32]byte]TokenEntry{}
 	names := map[string]TokenEntry{}
 	for i, t := range entries {
 		if t.Name == "" {
@@ -75,10 +74,10 @@ func checkTokens(entries []TokenEntry) (map[[32]byte]*Principal, error) {
 			return nil, fmt.Errorf("%s: sha256 must be 64 hex digits (the SHA-256 of the token)", t.where(i))
 		}
 		h := [32]byte(raw)
-		if prev, dup := first[h]; dup {
-			return nil, fmt.Errorf("%s: the same sha256 as %s: every token must be distinct", t.where(i), prev.where(0))
+		if prev, dup := byHash[h]; dup {
+			return nil, fmt.Errorf("%s: the same sha256 as %s: every token must be distinct",
+				t.where(i), names[prev.Name].where(0))
 		}
-		first[h] = t
 		if len(t.Read) == 0 && len(t.Write) == 0 {
 			return nil, fmt.Errorf("%s: no read or write scope: it would authorize nothing", t.where(i))
 		}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"math/big"
@@ -166,40 +167,32 @@ func pubKeyFromDID(did string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(b[2:]), nil
 }
 
+// bigDigits are math/big's digits of base 58: base58Alphabet's, in another
+// order. Leading zero bytes are leading '1's (base58Alphabet's zero).
+const bigDigits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+
+func translate(s, from, to string) string {
+	return strings.Map(func(r rune) rune { return rune(to[strings.IndexRune(from, r)]) }, s)
+}
+
 func base58Encode(b []byte) string {
-	n := new(big.Int).SetBytes(b)
-	var out []byte
-	mod, base := new(big.Int), big.NewInt(58)
-	for n.Sign() > 0 {
-		n.DivMod(n, base, mod)
-		out = append(out, base58Alphabet[mod.Int64()])
+	digits := ""
+	if n := new(big.Int).SetBytes(b); n.Sign() > 0 {
+		digits = translate(n.Text(58), bigDigits, base58Alphabet)
 	}
-	for _, c := range b {
-		if c != 0 {
-			break
-		}
-		out = append(out, base58Alphabet[0])
-	}
-	slices.Reverse(out)
-	return string(out)
+	return strings.Repeat("1", len(b)-len(bytes.TrimLeft(b, "\x00"))) + digits
 }
 
 func base58Decode(s string) ([]byte, error) {
-	if s == "" || len(s) > 128 {
+	switch {
+	case s == "" || len(s) > 128:
 		return nil, errors.New("base58 text empty or too long")
+	case strings.Trim(s, base58Alphabet) != "":
+		return nil, errors.New("not base58btc")
 	}
-	n := new(big.Int)
-	base := big.NewInt(58)
-	zeros := 0
-	for i, c := range []byte(s) {
-		d := strings.IndexByte(base58Alphabet, c)
-		if d < 0 {
-			return nil, errors.New("not base58btc")
-		}
-		if d == 0 && i == zeros {
-			zeros++
-		}
-		n.Mul(n, base).Add(n, big.NewInt(int64(d)))
+	rest, n := strings.TrimLeft(s, "1"), new(big.Int)
+	if rest != "" {
+		n.SetString(translate(rest, base58Alphabet, bigDigits), 58)
 	}
-	return append(make([]byte, zeros), n.Bytes()...), nil
+	return append(make([]byte, len(s)-len(rest)), n.Bytes()...), nil
 }

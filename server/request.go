@@ -36,7 +36,8 @@ const (
 // as sent, which the idempotency cache compares. It answers the request
 // itself (and returns false) when a part is wrong: 400 for a malformed ID
 // or body, 404 for an ID outside the caller's read scope (as for a missing
-// record), 403 for one it may read but not write, 413 for a body too large.
+// record), 403 for one it may read but not write (or administer), 413 for a
+// body too large.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, spec in) (id model.ID, raw []byte, ok bool) {
 	if spec.need != needNone {
 		path := r.PathValue("id")

@@ -41,6 +41,7 @@ type Principal struct {
 // Key tells principals apart, for what is counted or kept per principal:
 // "token:" and a static token's name, or "jws:" and a JWS's issuer and
 // identity; "" for an anonymous principal or one built outside this package.
+// Two principals with the same non-empty key act for the same caller.
 func (p *Principal) Key() string { return p.key }
 
 func covers(prefixes []string, id string) bool {

@@ -245,17 +245,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 		return
 	}
 	attempt, _ := strconv.Atoi(r.Header.Get(nswire.HeaderAttempt))
-	ctx = driver.WithWrite(ctx, driver.Write{ID: writeID(scoped), Resend: attempt > 1})
+	// The write ID is a digest, the same on every server and naming no caller.
+	sum := sha256.Sum256([]byte(scoped))
+	ctx = driver.WithWrite(ctx, driver.Write{ID: "k" + hex.EncodeToString(sum[:16]), Resend: attempt > 1})
 	status, b := run(ctx)
 	s.idem.finish(e, status, b)
 	web.WriteRaw(w, status, b)
-}
-
-// writeID returns the write ID of a request's scoped idempotency key: a
-// digest, so that it is the same on every server and names no caller.
-func writeID(scoped string) string {
-	sum := sha256.Sum256([]byte(scoped))
-	return "k" + hex.EncodeToString(sum[:16])
 }
 
 // noContent answers a write whose success has no body: 204, or the error.

@@ -191,15 +191,6 @@ func (q *quota[K]) release(key K) {
 	}
 }
 
-// streamKey is what r's streams are counted under: its principal's key, or
-// without one its client address.
-func streamKey(r *http.Request) string {
-	if p := auth.FromContext(r.Context()); p != nil && p.Key() != "" {
-		return p.Key()
-	}
-	return "addr:" + clientPrefix(r.RemoteAddr).String()
-}
-
 // admitStream admits one event stream for r, within MaxStreamsPerPrincipal
 // (429 beyond) and MaxStreams (503 beyond). It returns the release of the
 // slots, or false when it has answered the refusal.
@@ -210,7 +201,11 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		http.Error(w, msg, status)
 		return nil, false
 	}
-	key := streamKey(r)
+	// The streams of a principal, or without one of a client address.
+	key := "addr:" + clientPrefix(r.RemoteAddr).String()
+	if p := auth.FromContext(r.Context()); p != nil && p.Key() != "" {
+		key = p.Key()
+	}
 	if !s.perPrincipal.acquire(key) {
 		return refuse("max_streams_per_principal", "too many event streams for this principal",
 			http.StatusTooManyRequests)

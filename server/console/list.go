@@ -25,7 +25,7 @@ const uiPageSize = 1000
 type uiFilter struct {
 	Prefix    string
 	Kind      string // "", ledger or graph_source
-	State     string // a status state; "" is any (see consoleQuery)
+	State     string // a status state; "" is any
 	Retracted bool   // include retracted records
 	Page      string // the sealed token of the page; "" the first
 	N         int    // the page's number, from 1 (shown only)
@@ -59,12 +59,6 @@ func (f uiFilter) query(tok string, n int) string {
 	return v.Encode()
 }
 
-// consoleQuery is the listing of a filter: the backend selects the state,
-// so that a page is full and its token bound to it.
-func consoleQuery(f uiFilter) nameservice.ListOptions {
-	return nameservice.ListOptions{Kind: model.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
-}
-
 // uiList is a page of the records table.
 type uiList struct {
 	Filter     uiFilter
@@ -92,7 +86,10 @@ func (cs *Console) uiRecords(w http.ResponseWriter, r *http.Request) {
 // the one a client may be told.
 func (cs *Console) listRows(ctx context.Context, p *auth.Principal, f uiFilter) (*uiList, error) {
 	list := &uiList{Filter: f, First: (f.N-1)*uiPageSize + 1}
-	page, err := cs.Lister.Page(ctx, p, consoleQuery(f), f.Page, uiPageSize)
+	// The backend selects the state, so that a page is full and its token
+	// bound to it.
+	q := nameservice.ListOptions{Kind: model.Kind(f.Kind), Prefix: f.Prefix, IncludeRetracted: f.Retracted, State: f.State}
+	page, err := cs.Lister.Page(ctx, p, q, f.Page, uiPageSize)
 	if err != nil {
 		return list, cs.Public.Error(ctx, "list", err)
 	}

@@ -33,7 +33,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	key := watchKey{prefix: q.Get("prefix"), concerns: concernsKey(concerns), kind: model.Kind(q.Get("kind"))}
+	key := watchKey{prefix: q.Get("prefix"), kind: model.Kind(q.Get("kind"))}
+	if len(concerns) < len(model.Concerns) { // "" for all, so that streams asking alike share one upstream
+		slices.Sort(concerns)
+		key.concerns = model.FormatConcerns(concerns)
+	}
 	// Checked here too: joining a running upstream asks the layer nothing,
 	// and a refusal must be a 400, not an event of a stream.
 	if err := guard.CheckWatch(key.options()); err != nil {
@@ -68,16 +72,6 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.Event(nswire.EventChange, "", ev.Data()) == nil
 	})
-}
-
-// concernsKey returns the upstream key of concerns, so that streams asking
-// alike share one upstream: sorted, "" for every concern.
-func concernsKey(cs []model.Concern) string {
-	if len(cs) == len(model.Concerns) {
-		return ""
-	}
-	slices.Sort(cs)
-	return model.FormatConcerns(cs)
 }
 
 // subscribe takes a stream slot and subscribes to the hub's upstream of key

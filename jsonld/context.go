@@ -75,24 +75,12 @@ func tokenObject(data []byte) ([]member, error) {
 // each member's value is a slice of it.
 func splitObject(data []byte) ([]member, error) {
 	var out []member
-	var seen map[string]bool // once there are too many members to scan
+	seen := map[string]bool{}
 	err := jsonx.EachMember(compactValid(data), func(key string, raw []byte) error {
-		if seen == nil && len(out) == 16 {
-			seen = map[string]bool{}
-			for _, m := range out {
-				seen[m.key] = true
-			}
-		}
-		dup := seen[key]
-		for i := 0; seen == nil && i < len(out) && !dup; i++ {
-			dup = out[i].key == key
-		}
-		if dup {
+		if seen[key] {
 			return fmt.Errorf("member %q appears twice", key)
 		}
-		if seen != nil {
-			seen[key] = true
-		}
+		seen[key] = true
 		out = append(out, member{key: key, raw: raw})
 		return nil
 	})

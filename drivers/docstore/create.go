@@ -106,7 +106,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 		if err == nil {
 			return nil
 		}
-		if code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
+		if gcerrors.Code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
 			return fmt.Errorf("docstore: create %s: %w", id, classify(ctx, err))
 		}
 		cur, err := d.getOne(ctx, meta)
@@ -135,7 +135,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) {
 	doc := &document{Key: like.Key, PK: like.PK, SK: like.SK}
 	err := d.coll.Get(ctx, doc)
-	switch code(err) {
+	switch gcerrors.Code(err) {
 	case gcerrors.OK:
 		return doc, nil
 	case gcerrors.NotFound:
@@ -207,7 +207,7 @@ func (d *Driver) createDocs(ctx context.Context, claim *document, docs []*docume
 		if err == nil {
 			continue
 		}
-		if code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
+		if gcerrors.Code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
 			return nil, fmt.Errorf("docstore: create %s %s: %w", docs[i].PK, docs[i].SK, classify(ctx, err))
 		}
 		cur, err := d.getOne(ctx, docs[i])

@@ -90,7 +90,7 @@ func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after s
 // unordered reports whether err says the provider cannot run the ordered
 // query (awsdynamodb without a fitting index: Unimplemented).
 func unordered(err error) bool {
-	c := code(err)
+	c := gcerrors.Code(err)
 	return c == gcerrors.Unimplemented || c == gcerrors.InvalidArgument
 }
 
@@ -207,7 +207,7 @@ func (d *Driver) records(ctx context.Context, metas []*document) ([]*model.Recor
 // errors, falling back to Get when they do not fit together.
 func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs []error) (*model.Record, error) {
 	for j, err := range errs {
-		switch code(err) {
+		switch gcerrors.Code(err) {
 		case gcerrors.OK:
 		case gcerrors.NotFound:
 			docs[j+1] = nil

@@ -199,17 +199,21 @@ func (s *Store) insert(rec *model.Record, w driver.Write) error {
 	}
 	s.recs[rec.ID] = rec.Clone()
 	s.sorted = nil
-	s.created(rec.ID, w.ID)
+	s.lives[rec.ID] = &life{inc: w.ID}
 	s.notifyCreated(rec)
 	return nil
 }
 
-// remove deletes record r, purged by the write w. The caller holds s.mu.
+// remove deletes record r, purged by the write w (zero: a branch drop).
+// The caller holds s.mu.
 func (s *Store) remove(r *model.Record, w driver.Write) {
 	delete(s.recs, r.ID)
 	s.sorted = nil
 	delete(s.corrupt, r.ID)
-	s.purged(r.ID, w)
+	delete(s.lives, r.ID)
+	if w.ID != "" {
+		s.purges[r.ID] = w.ID
+	}
 	s.notify(r.Kind, driver.Event{ID: r.ID, Deleted: true})
 }
 

@@ -15,28 +15,12 @@ type life struct {
 	writes [model.Config + 1]driverutil.WriteIDs // by concern
 }
 
-// created starts the life of record id, made by the write with ID inc. The
-// caller holds s.mu.
-func (s *Store) created(id model.ID, inc string) {
-	s.lives[id] = &life{inc: inc}
-}
-
 // wrote records the write w, of watermark v, to concern c of record id. The
 // caller holds s.mu.
 func (s *Store) wrote(id model.ID, c model.Concern, w driver.Write, v int64) {
 	if l := s.lives[id]; l != nil && c.Valid() {
 		l.writes[c].Push(driverutil.WriteTag(w.ID, v))
 	}
-}
-
-// purged ends the life of record id, by the write w (zero: a branch drop).
-// The caller holds s.mu.
-func (s *Store) purged(id model.ID, w driver.Write) {
-	delete(s.lives, id)
-	if w.ID == "" {
-		return
-	}
-	s.purges[id] = w.ID
 }
 
 // resent is the answer to a resend of w, the op of record id: nil when

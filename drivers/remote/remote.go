@@ -2,26 +2,17 @@
 // nameservice's own routes (/ns/v1, served by "ns serve"), so that a process
 // without backend credentials reads, pushes and watches through the service.
 //
-// # URLs
-//
-//	http://HOST:PORT[/BASE]?token_file=PATH&timeout=10s&ca_file=PATH
-//	https://HOST:PORT[/BASE]?...
+//	http(s)://HOST:PORT[/BASE]?token_file=PATH&timeout=10s&ca_file=PATH
 //
 // The bearer token is read from token_file, else from $NAMESERVICE_TOKEN; it
 // never appears in an error. ca_file adds a PEM CA bundle to trust (https).
 // timeout bounds one request (default 30s; not an event stream).
 //
-// # Writes whose answer is lost
-//
-// Every write carries an idempotency key: the ID of the caller's
-// driver.Write, or a random one. When its answer is lost (the connection
-// drops after sending, or a proxy answers 5xx) the driver resends it with
-// the same key, marked as a resend: the server that ran it replays its
-// answer, and any other resolves it against the backend, which records the
-// write's ID with the write. When neither can tell, the write fails with an
-// error wrapping model.ErrOutcomeUnknown, and so does a write the server
-// answered so: a write that landed is never reported as not applied, and
-// never sent as new again.
+// Every write carries an idempotency key, and one whose answer was lost is
+// resent with it, marked as a resend (docs/serve.md, "Lost answers"). When
+// neither the server nor its backend can tell what happened, the write
+// fails with an error wrapping model.ErrOutcomeUnknown: a write that landed
+// is never reported as not applied, and never sent as new again.
 package remote
 
 import (

@@ -2,24 +2,14 @@
 // registers its scheme in an init function; importing the driver (or
 // drivers/all) makes its URLs openable with Open.
 //
-// # The shape of a driver package
-//
 // Every driver package under drivers/ has the same shape, as gocloud.dev's
-// blob drivers do:
-//
-//   - Scheme, the URL scheme it registers (or one constant per scheme when
-//     it registers several: blob's SchemeGCS and SchemeAzure, remote's
-//     Scheme and SchemeTLS; docstore registers SchemePrefix followed by each
-//     gocloud docstore scheme);
-//   - Config, every option of the driver, of types a user can name;
-//   - Open(ctx, Config) (*Driver, error);
-//   - ParseURL(*url.URL) (Config, error), the Config a URL describes;
-//   - the registered opener, Opens(ParseURL, Open).
-//
-// A package may add a secondary constructor over a client the caller
-// already holds (dynamodb.OpenClient, docstore.OpenCollection,
-// blob.OpenBucket, mem.NewStore). A driver whose backend needs resources
-// created first implements driver.Provisioner.
+// blob drivers do: Scheme (or one constant per scheme it registers), a
+// Config of every option, Open(ctx, Config) (*Driver, error),
+// ParseURL(*url.URL) (Config, error), and the opener Opens(ParseURL, Open)
+// registered. A package may add a constructor over a client the caller
+// already holds (docstore.OpenCollection, mem.NewStore, ...); a driver
+// whose backend needs resources created first implements
+// driver.Provisioner.
 package drivers
 
 import (

@@ -1,22 +1,14 @@
 // Package mem is the in-memory reference driver: the simplest correct
 // implementation of the driver contract, for tests and examples.
 //
-// # URLs
-//
-// "mem://NAME" opens the process-wide store called NAME: every driver opened
-// with the same NAME in one process sees the same records, so two opens act
-// as two independent clients of one store. "mem://" (no name) opens a new
-// private store each time. Nothing is persisted.
-//
-// # Resends
+// "mem://NAME" opens the process-wide store called NAME, so two opens act
+// as two clients of one store; "mem://" opens a new private store each
+// time. Nothing is persisted.
 //
 // A call runs whole under the store's lock, so no answer is lost inside the
-// driver; but a client of ns serve resends a write whose answer it lost, as
-// a driver.Write with Resend set. The store records each record's
-// incarnation (its create's write ID), each concern's last three write IDs
-// and the write ID of the last purge of each ID; a resend writes nothing,
-// and answers done when it finds its write (a retract: the record
-// retracted), and an error wrapping model.ErrOutcomeUnknown otherwise.
+// driver; a resend (driver.Write.Resend, from a client of ns serve) writes
+// nothing: it answers done when the store holds its write (see writes.go),
+// and an error wrapping model.ErrOutcomeUnknown otherwise.
 package mem
 
 import (
@@ -87,8 +79,7 @@ type Store struct {
 	corrupt map[model.ID]bool // see Corrupt
 	subs    map[*subscriber]bool
 	// lives and purges record writes for resends (see writes.go): the
-	// life of each record, and the write ID of the last purge of each ID
-	// (one short string per ID ever purged).
+	// life of each record, and the write ID of the last purge of each ID.
 	lives  map[model.ID]*life
 	purges map[model.ID]string
 	// sorted holds the IDs of recs in ID order, for List to resume a page
@@ -100,10 +91,8 @@ type Store struct {
 type keyedID struct {
 	key string // id.String()
 	id  model.ID
-	// rec is recs[id]: a record is changed in place and replaced only by
-	// a Create or Delete, which drop the index, so List needs no lookup
-	// in recs (at 100,000 records, two map lookups a record cost more
-	// than the copy it hands out).
+	// rec is recs[id] (changed in place; replaced only by a Create or
+	// Delete, which drop the index), so List needs no lookup in recs.
 	rec *model.Record
 }
 

@@ -184,24 +184,18 @@ func (r *Record) Validate() error {
 	}
 	for _, c := range Concerns {
 		v := r.Value(c)
-		if want := c.AppliesTo(r.Kind); (v != nil) != want {
-			return fmt.Errorf("%w: record %s: a %s %s", ErrInvalidArgument, r.ID, r.Kind, presence(want, c))
-		}
-		if v == nil {
-			continue
-		}
-		if err := v.Validate(c); err != nil {
-			return fmt.Errorf("record %s: %w", r.ID, err)
+		switch want := c.AppliesTo(r.Kind); {
+		case want && v == nil:
+			return fmt.Errorf("%w: record %s: a %s must have a %s", ErrInvalidArgument, r.ID, r.Kind, c)
+		case !want && v != nil:
+			return fmt.Errorf("%w: record %s: a %s has no %s", ErrInvalidArgument, r.ID, r.Kind, c)
+		case v != nil:
+			if err := v.Validate(c); err != nil {
+				return fmt.Errorf("record %s: %w", r.ID, err)
+			}
 		}
 	}
 	return nil
-}
-
-func presence(want bool, c Concern) string {
-	if want {
-		return "must have a " + c.String()
-	}
-	return "has no " + c.String()
 }
 
 // Validate returns an error wrapping ErrInvalidArgument when v is not a

@@ -96,14 +96,6 @@ func OpenCollection(coll *docstore.Collection) *Driver {
 	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
 }
 
-// Collection returns the driver's collection (nil while its DynamoDB table
-// does not exist).
-func (d *Driver) Collection() *docstore.Collection {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.coll
-}
-
 // Close implements driver.Driver. A driver opened from a URL closes its
 // collection (a memdocstore collection when its last driver closes).
 func (d *Driver) Close() error {

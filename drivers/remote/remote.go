@@ -285,23 +285,19 @@ func neverSent(err error) bool {
 // the operation and the ID already.
 func lost(op string, maybeLanded bool, attempts int, resp *response, err error) error {
 	what := fmt.Sprintf("gave up after %d attempts", attempts)
-	if maybeLanded {
-		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, lastAnswer(resp, err)))
-	}
-	if err != nil {
+	switch {
+	case maybeLanded && err != nil:
+		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, err))
+	case maybeLanded:
+		last := fmt.Sprintf("HTTP %d: %s", resp.status, snippet(resp.body))
+		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, last))
+	case err != nil:
 		return fmt.Errorf("remote: %s: %s: %w", op, what, err)
 	}
 	if e, ok := resp.serverError(); ok {
 		return fmt.Errorf("remote: %w (%s)", e.ToDriverError(), what)
 	}
 	return fmt.Errorf("remote: %s: %w: %s: HTTP %d: %s", op, model.ErrUnavailable, what, resp.status, snippet(resp.body))
-}
-
-func lastAnswer(resp *response, err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return fmt.Sprintf("HTTP %d: %s", resp.status, snippet(resp.body))
 }
 
 func (d *Driver) send(ctx context.Context, method, path string, body []byte, key string, attempt int) (*response, error) {
@@ -407,8 +403,7 @@ func (d *Driver) record(ctx context.Context, op, method, path string, body []byt
 
 // Get implements driver.Driver.
 func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
-	op := "get " + id.String()
-	return d.record(ctx, op, http.MethodGet, recordPath(id), nil, false)
+	return d.record(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil, false)
 }
 
 var _ driver.HeadsReader = (*Driver)(nil)
@@ -531,15 +526,11 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 	}
 	for _, f := range lr.Failed {
-		page.Failed = append(page.Failed, recordError(f))
+		re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
+		if f.ID != "" {
+			re.ID, _ = model.ParseID(f.ID)
+		}
+		page.Failed = append(page.Failed, re)
 	}
 	return page, nil
-}
-
-func recordError(f nswire.RecordError) *model.RecordError {
-	re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
-	if f.ID != "" {
-		re.ID, _ = model.ParseID(f.ID)
-	}
-	return re
 }

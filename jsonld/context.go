@@ -117,12 +117,6 @@ type jsonContext struct {
 	terms map[string]string // prefix or term -> IRI
 }
 
-// isVocabIRI reports whether a string @context names the vocabulary itself.
-// Such a context is read as {"@vocab": Vocab}.
-func isVocabIRI(s string) bool {
-	return s == Vocab || s == strings.TrimSuffix(Vocab, "#")
-}
-
 // parseContext reads a @context value: a string, an object or an array of
 // them. Remote contexts other than the vocabulary are not fetched; keys that
 // only they would define stay unresolved (and are kept as unknown members).
@@ -144,8 +138,8 @@ func (c *jsonContext) add(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("@context: %v", err)
 		}
-		if isVocabIRI(s) {
-			c.vocab = Vocab
+		if s == Vocab || s == strings.TrimSuffix(Vocab, "#") {
+			c.vocab = Vocab // a string @context naming the vocabulary itself
 		}
 		return nil
 	case raw[0] == '[':

@@ -8,22 +8,12 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// generate returns the value of member name for this file, and false when
-// the member is not written (not applicable, or at its default).
-func (w *writer) generate(name string) (any, bool, error) {
-	switch knownParts[name] {
-	case Identity:
-		return w.identity(name)
-	case HeadPart:
-		return w.head(name)
-	case IndexPart:
-		return w.index(name)
-	case StatusPart:
-		return w.status(name)
-	case ConfigPart:
-		return w.config(name)
-	}
-	return nil, false, nil
+// generators return the value of a member of their part for this file,
+// and false when the member is not written (not applicable, or at its
+// default).
+var generators = map[Part]func(*writer, string) (any, bool, error){
+	Identity: (*writer).identity, HeadPart: (*writer).head, IndexPart: (*writer).index,
+	StatusPart: (*writer).status, ConfigPart: (*writer).config,
 }
 
 func number(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
@@ -179,11 +169,4 @@ func (w *writer) branchPoint() json.RawMessage {
 		t = bp.T
 	}
 	return objectJSON(append(m, member{key: w.key("t"), raw: mustJSON(number(t))}))
-}
-
-// sameBranchPoint reports whether the record's source and branch point are
-// what prev's file says.
-func (w *writer) sameBranchPoint() bool {
-	a, b := w.rec.BranchPoint, w.Prev.BranchPoint
-	return w.rec.SourceBranch == w.Prev.SourceBranch && (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

@@ -28,32 +28,26 @@ const cleanupTimeout = 10 * time.Second
 // meta document to live with its revision. Readers see the record only once
 // it is live; a creation that fails removes, by revision, what it wrote.
 // The record's generation is the create's write ID (driver.WriteOf), so
-// that any process can tell the record it made; a resend is resolved by
-// resendCreate.
+// that any process can tell the record it made.
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	w := driver.WriteOf(ctx)
-	if w.Resend {
-		return d.resendCreate(ctx, rec.ID, w.ID)
+	if !w.Resend {
+		return d.create(ctx, rec, w.ID, time.Time{})
 	}
-	return d.create(ctx, rec, w.ID, time.Time{})
-}
-
-// resendCreate resolves a resend of the create of id with generation gen
-// without writing: a meta document of that generation, live or marked by a
-// purge since, means the create landed. Anything else is an error wrapping
-// model.ErrOutcomeUnknown: the earlier attempt, in another process, may
-// still be at work, may have died half-way, or may have created a record
-// that was purged since.
-func (d *Driver) resendCreate(ctx context.Context, id model.ID, gen string) error {
-	what := "create " + id.String()
-	meta, err := d.getOne(ctx, keyDoc(id, skMeta))
+	// A resend is resolved without writing: a meta document of its
+	// generation, live or marked by a purge since, means the create landed.
+	// Anything else is an unknown outcome: the earlier attempt, in another
+	// process, may still be at work, may have died half-way, or may have
+	// created a record that was purged since.
+	what := "create " + rec.ID.String()
+	meta, err := d.getOne(ctx, keyDoc(rec.ID, skMeta))
 	switch {
 	case err != nil:
 		return outcomeUnknown(ctx, what, "the write is a resend, and reading the record failed: %v", err)
-	case meta != nil && meta.Gen == gen && meta.State != stateCreating:
+	case meta != nil && meta.Gen == w.ID && meta.State != stateCreating:
 		return nil
 	}
 	return outcomeUnknown(ctx, what, "the write is a resend, and the record is not one it created: this process cannot tell whether an earlier attempt is still at work, or created a record purged since")
@@ -156,8 +150,9 @@ func (d *Driver) createConcerns(ctx context.Context, rec *model.Record, claim *d
 		if rec.Value(c) == nil {
 			continue
 		}
-		doc, err := concernDoc(rec, c, gen)
-		if err != nil {
+		doc := keyDoc(rec.ID, c.String())
+		doc.Gen, doc.Retracted = gen, c == model.Status && rec.Retracted
+		if err := doc.setValue(*rec.Value(c)); err != nil {
 			return nil, err
 		}
 		docs = append(docs, doc)

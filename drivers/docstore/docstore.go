@@ -241,20 +241,14 @@ func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
 	}
 	s.refs++
 	d := OpenCollection(s.coll)
-	d.release = func() error { return releaseShared(key) }
+	d.release = func() error {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		if s.refs--; s.refs > 0 {
+			return nil
+		}
+		delete(shared, key)
+		return s.coll.Close()
+	}
 	return d, nil
-}
-
-func releaseShared(key string) error {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	s := shared[key]
-	if s == nil {
-		return nil
-	}
-	if s.refs--; s.refs > 0 {
-		return nil
-	}
-	delete(shared, key)
-	return s.coll.Close()
 }

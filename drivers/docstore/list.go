@@ -72,7 +72,10 @@ func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after s
 			d.listMode.Store(modeOrdered)
 			return metas, more, nil
 		}
-		if d.listMode.Load() == modeOrdered || !unordered(err) {
+		// A provider that cannot run the ordered query (awsdynamodb without
+		// a fitting index) answers Unimplemented or InvalidArgument.
+		if c := gcerrors.Code(err); d.listMode.Load() == modeOrdered ||
+			c != gcerrors.Unimplemented && c != gcerrors.InvalidArgument {
 			return nil, false, fmt.Errorf("docstore: list: %w", classify(ctx, err))
 		}
 		d.listMode.Store(modeScan)
@@ -85,13 +88,6 @@ func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after s
 		return metas[:size], true, nil
 	}
 	return metas, false, nil
-}
-
-// unordered reports whether err says the provider cannot run the ordered
-// query (awsdynamodb without a fitting index: Unimplemented).
-func unordered(err error) bool {
-	c := gcerrors.Code(err)
-	return c == gcerrors.Unimplemented || c == gcerrors.InvalidArgument
 }
 
 // metaQuery returns the query for meta documents matching opts with IDs

@@ -96,18 +96,6 @@ type keyedID struct {
 	rec *model.Record
 }
 
-// ordered returns the IDs of s.recs in ID order. The caller holds s.mu.
-func (s *Store) ordered() []keyedID {
-	if s.sorted == nil {
-		s.sorted = make([]keyedID, 0, len(s.recs))
-		for id, r := range s.recs {
-			s.sorted = append(s.sorted, keyedID{id.String(), id, r})
-		}
-		slices.SortFunc(s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
-	}
-	return s.sorted
-}
-
 // Corrupt makes record id unreadable, as a file or item that no longer
 // decodes would be on a persistent backend: Get, Update and Retract fail with
 // an error wrapping model.ErrInternal and List reports it in Page.Failed,
@@ -189,7 +177,11 @@ func (s *Store) insert(rec *model.Record, w driver.Write) error {
 	s.recs[rec.ID] = rec.Clone()
 	s.sorted = nil
 	s.lives[rec.ID] = &life{inc: w.ID}
-	s.notifyCreated(rec)
+	for _, c := range model.Concerns {
+		if v := rec.Value(c); v != nil {
+			s.notify(rec.Kind, driver.Event{ID: rec.ID, Concern: c, New: v.Clone()})
+		}
+	}
 	return nil
 }
 
@@ -229,7 +221,8 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 	defer unlock()
 	w := driver.WriteOf(ctx)
 	if w.Resend {
-		if err := resent("update", id, w, d.s.hasWrite(id, c, w)); err != nil {
+		l := d.s.lives[id]
+		if err := resent("update", id, w, l != nil && c.Valid() && l.writes[c].Has(w.ID)); err != nil {
 			return driver.Outcome{}, err
 		}
 		return driver.Outcome{Applied: true, Current: next.Clone()}, nil
@@ -309,7 +302,14 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return nil, err
 	}
 	defer unlock()
-	ids := d.s.ordered()
+	if d.s.sorted == nil {
+		d.s.sorted = make([]keyedID, 0, len(d.s.recs))
+		for id, r := range d.s.recs {
+			d.s.sorted = append(d.s.sorted, keyedID{id.String(), id, r})
+		}
+		slices.SortFunc(d.s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
+	}
+	ids := d.s.sorted
 	from := max(after, opts.Prefix)
 	i, _ := slices.BinarySearchFunc(ids, from, func(k keyedID, from string) int { return strings.Compare(k.key, from) })
 	page := &driver.Page{}

@@ -34,13 +34,6 @@ func resent(op string, id model.ID, w driver.Write, found bool) error {
 		"write %s is a resend and is not in the store: an earlier attempt may have reached a record purged since", w.ID))
 }
 
-// hasWrite reports whether the write w is among the last ones of concern c
-// of record id. The caller holds s.mu.
-func (s *Store) hasWrite(id model.ID, c model.Concern, w driver.Write) bool {
-	l := s.lives[id]
-	return l != nil && c.Valid() && l.writes[c].Has(w.ID)
-}
-
 // createdBy reports whether record id is the one the write w created. The
 // caller holds s.mu.
 func (s *Store) createdBy(id model.ID, w driver.Write) bool {

@@ -182,30 +182,24 @@ func (r *response) serverError() (*nswire.Error, bool) {
 	return &e, true
 }
 
-// err returns the error of an answer that is not a success. The server's
-// own message is kept as it is, without op: it names the operation and
-// the ID already (the portable layer's op and the backend's message), and
-// saying them again would name the ID twice.
+// err returns the error of an answer that is not a success. A 401 wraps
+// model.ErrPermissionDenied, like a 403, and says where the driver reads
+// its token. The server's own message is kept as it is, without op: it
+// names the operation and the ID already.
 func (r *response) err(op string) error {
-	if r.status == http.StatusUnauthorized {
-		return r.unauthorized(op)
-	}
-	if e, ok := r.serverError(); ok {
+	e, ours := r.serverError()
+	switch {
+	case r.status == http.StatusUnauthorized:
+		says := ""
+		if ours && e.Error != "" {
+			says = " (the server says: " + e.Error + ")"
+		}
+		return fmt.Errorf("remote: %s: %w: no valid token%s; the driver sends the token of $NAMESERVICE_TOKEN, or of the file ?token_file=PATH in the URL",
+			op, model.ErrPermissionDenied, says)
+	case ours:
 		return fmt.Errorf("remote: %w", e.ToDriverError())
 	}
 	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, model.ErrInternal, r.status, snippet(r.body))
-}
-
-// unauthorized is the error of a 401: the server took no token, or not
-// this one. It wraps model.ErrPermissionDenied, like a 403, and says where
-// the driver reads its token.
-func (r *response) unauthorized(op string) error {
-	says := ""
-	if e, ok := r.serverError(); ok && e.Error != "" {
-		says = " (the server says: " + e.Error + ")"
-	}
-	return fmt.Errorf("remote: %s: %w: no valid token%s; the driver sends the token of $NAMESERVICE_TOKEN, or of the file ?token_file=PATH in the URL",
-		op, model.ErrPermissionDenied, says)
 }
 
 func snippet(b []byte) string {

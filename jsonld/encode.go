@@ -358,13 +358,8 @@ func (w *writer) context() json.RawMessage {
 	if err != nil {
 		return objectJSON([]member{own})
 	}
-	out := []member{own}
-	for _, m := range members {
-		if m.key != w.prefix {
-			out = append(out, m)
-		}
-	}
-	return objectJSON(out)
+	mine := func(m member) bool { return m.key == w.prefix }
+	return objectJSON(append([]member{own}, slices.DeleteFunc(members, mine)...))
 }
 
 func objectJSON(members []member) json.RawMessage {

@@ -33,17 +33,10 @@ const (
 
 // PartOf returns the part holding concern c.
 func PartOf(c model.Concern) Part {
-	switch c {
-	case model.Head:
-		return HeadPart
-	case model.Index:
-		return IndexPart
-	case model.Status:
-		return StatusPart
-	case model.Config:
-		return ConfigPart
+	if !c.Valid() {
+		return 0
 	}
-	return 0
+	return HeadPart << c // the parts of the concerns are in model.Concerns order
 }
 
 // knownParts maps each member name of the vocabulary the codec reads to the
@@ -719,10 +712,7 @@ func (r *reader) jsonText(name string) (model.Object, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), model.ErrInvalidArgument.Error()+": "))
 	}
-	if o == nil {
-		return nil, false, nil
-	}
-	return o, true, nil
+	return o, o != nil, nil
 }
 
 // RecordID returns the ID the file states: its @id, or else its name and

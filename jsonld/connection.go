@@ -128,13 +128,7 @@ func systemName(ctx *jsonContext, s string) string {
 }
 
 func (c *config) ofType(t string) []*node {
-	var out []*node
-	for _, n := range c.nodes {
-		if slices.Contains(n.types, t) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(c.nodes), func(n *node) bool { return !slices.Contains(n.types, t) })
 }
 
 // ref follows a reference field ({"@id": "x"} or "x") to its node.

@@ -418,25 +418,19 @@ func (w *writer) extraTypes(have []string) []string {
 		return nil
 	}
 	list, _ := asStrings(mustValue(w.Prev.members[i].raw))
-	var extra []string
-	for _, t := range list {
+	extra := slices.DeleteFunc(list, func(t string) bool {
 		c := w.Prev.ctx.compactIRI(t)
-		if slices.Contains(graphClasses, c) || slices.Contains(ledgerClasses, c) || c == w.rec.SourceType || slices.Contains(have, t) {
-			continue
-		}
-		extra = append(extra, t)
-		w.preserved = true
-	}
+		return slices.Contains(graphClasses, c) || slices.Contains(ledgerClasses, c) || c == w.rec.SourceType || slices.Contains(have, t)
+	})
+	w.preserved = w.preserved || len(extra) > 0
 	return extra
 }
 
 // graphClass is the class prev gave the graph source, else IndexSource, or
 // MappedSource for a mapping (R2rmlMapping, IcebergMapping).
 func (w *writer) graphClass() string {
-	for _, c := range w.Prev.Classes {
-		if slices.Contains(graphClasses, c) {
-			return c
-		}
+	if i := slices.IndexFunc(w.Prev.Classes, func(c string) bool { return slices.Contains(graphClasses, c) }); i >= 0 {
+		return w.Prev.Classes[i]
 	}
 	if strings.HasSuffix(w.rec.SourceType, "Mapping") {
 		return "db:MappedSource"

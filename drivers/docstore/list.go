@@ -49,13 +49,14 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if more {
 		page.NextPageToken = driverutil.EncodePageToken(metas[len(metas)-1].PK)
 	}
-	recs, errs := d.records(ctx, metas)
-	for i, r := range recs {
+	docs, errs := d.records(ctx, metas)
+	for i, m := range metas {
+		r, err := d.listed(ctx, m, docs[i], errs[4*i:4*i+4])
 		switch {
-		case errs[i] != nil && !driverutil.PerRecord(errs[i]):
-			return nil, errs[i]
-		case errs[i] != nil:
-			page.Failed = append(page.Failed, &model.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
+		case err != nil && !driverutil.PerRecord(err):
+			return nil, err
+		case err != nil:
+			page.Failed = append(page.Failed, &model.RecordError{ID: idOf(m), Object: "documents of " + m.PK, Err: err})
 		case r != nil && opts.Matches(r):
 			page.Records = append(page.Records, r)
 		}
@@ -172,16 +173,15 @@ func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after st
 	return metas[:min(len(metas), keep)], nil
 }
 
-// records reads the concern documents of the records metas list, in one
-// action list. A record whose documents do not fit its meta (deleted or
-// created again since the query) is read again on its own; one deleted
-// meanwhile is nil; errs[i] says why metas[i] could not be read.
-func (d *Driver) records(ctx context.Context, metas []*document) ([]*model.Record, []error) {
+// records reads the documents of the records metas list, in one action
+// list: docs[i] are those of metas[i] (meta first), errs[4*i:4*i+4] the
+// errors of reading its concern documents.
+func (d *Driver) records(ctx context.Context, metas []*document) (docs [][]*document, errs []error) {
 	if len(metas) == 0 {
 		return nil, nil
 	}
 	al := d.coll.Actions()
-	docs := make([][]*document, len(metas))
+	docs = make([][]*document, len(metas))
 	for i, m := range metas {
 		docs[i] = []*document{m}
 		for _, sk := range allSorts[1:] {
@@ -190,17 +190,12 @@ func (d *Driver) records(ctx context.Context, metas []*document) ([]*model.Recor
 			al.Get(doc)
 		}
 	}
-	errs := actionErrors(al.Do(ctx), 4*len(metas))
-	recs := make([]*model.Record, len(metas))
-	failed := make([]error, len(metas))
-	for i, m := range metas {
-		recs[i], failed[i] = d.listed(ctx, m, docs[i], errs[4*i:4*i+4])
-	}
-	return recs, failed
+	return docs, actionErrors(al.Do(ctx), 4*len(metas))
 }
 
 // listed assembles one listed record from its documents and their read
-// errors, falling back to Get when they do not fit together.
+// errors, falling back to Get when they do not fit together (the record was
+// deleted or created again since the query); one deleted meanwhile is nil.
 func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs []error) (*model.Record, error) {
 	for j, err := range errs {
 		switch gcerrors.Code(err) {

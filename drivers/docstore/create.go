@@ -144,14 +144,13 @@ func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) 
 // revision and the create tried again. It returns the documents, with the
 // revisions of those it created.
 func (d *Driver) createConcerns(ctx context.Context, rec *model.Record, claim *document) ([]*document, error) {
-	gen := claim.Gen
 	var docs []*document
 	for _, c := range model.Concerns {
 		if rec.Value(c) == nil {
 			continue
 		}
 		doc := keyDoc(rec.ID, c.String())
-		doc.Gen, doc.Retracted = gen, c == model.Status && rec.Retracted
+		doc.Gen, doc.Retracted = claim.Gen, c == model.Status && rec.Retracted
 		if err := doc.setValue(*rec.Value(c)); err != nil {
 			return nil, err
 		}

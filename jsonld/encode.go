@@ -429,7 +429,8 @@ func (w *writer) extraTypes(have []string) []string {
 // graphClass is the class prev gave the graph source, else IndexSource, or
 // MappedSource for a mapping (R2rmlMapping, IcebergMapping).
 func (w *writer) graphClass() string {
-	if i := slices.IndexFunc(w.Prev.Classes, func(c string) bool { return slices.Contains(graphClasses, c) }); i >= 0 {
+	isGraph := func(c string) bool { return slices.Contains(graphClasses, c) }
+	if i := slices.IndexFunc(w.Prev.Classes, isGraph); i >= 0 {
 		return w.Prev.Classes[i]
 	}
 	if strings.HasSuffix(w.rec.SourceType, "Mapping") {

@@ -114,10 +114,10 @@ func assemble(id model.ID, docs []*document) (*model.Record, error) {
 }
 
 // readConcern reads the meta document of id and the document of concern c
-// of the same generation, checking that the record is live. It returns an
+// of its generation, checking that the record is live. It returns an
 // error wrapping ErrNotFound when the record does not exist or has no such
 // concern.
-func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) (meta, cd *document, err error) {
+func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) (*document, *document, error) {
 	for attempt := range readAttempts {
 		docs, err := d.getDocs(ctx, id, []string{skMeta, c.String()})
 		if err != nil {

@@ -238,8 +238,7 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 	if !cond.Holds(cur, next) {
 		return driver.Outcome{Current: cur.Clone()}, nil
 	}
-	d.s.set(r, c, next)
-	d.s.wrote(id, c, w, next.V)
+	d.s.write(r, c, next, w)
 	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
 }
 
@@ -262,9 +261,7 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 		return nil
 	}
 	r.Retracted = true
-	v := r.Status.V + 1
-	d.s.set(r, model.Status, model.Value{V: v, Payload: model.RetractedStatus(at)})
-	d.s.wrote(id, model.Status, w, v)
+	d.s.write(r, model.Status, model.Value{V: r.Status.V + 1, Payload: model.RetractedStatus(at)}, w)
 	return nil
 }
 

@@ -15,11 +15,12 @@ type life struct {
 	writes [model.Config + 1]driverutil.WriteIDs // by concern
 }
 
-// wrote records the write w, of watermark v, to concern c of record id. The
-// caller holds s.mu.
-func (s *Store) wrote(id model.ID, c model.Concern, w driver.Write, v int64) {
-	if l := s.lives[id]; l != nil && c.Valid() {
-		l.writes[c].Push(driverutil.WriteTag(w.ID, v))
+// write sets concern c of r to v by the write w, and records w for
+// resends. The caller holds s.mu.
+func (s *Store) write(r *model.Record, c model.Concern, v model.Value, w driver.Write) {
+	s.set(r, c, v)
+	if l := s.lives[r.ID]; l != nil && c.Valid() {
+		l.writes[c].Push(driverutil.WriteTag(w.ID, v.V))
 	}
 }
 

@@ -18,11 +18,9 @@
 // driver imports only model, so a backend can be written against the two
 // without pulling in the portable API.
 //
-// Callers never hold a driver: nameservice.NameService, the one layer
-// between them and it, finds a capability by type assertion and offers it
-// as a method of its own (Provision, Probe, ChangedAt, CreateBranch, ...),
-// which answers an error wrapping model.ErrUnsupported when the driver lacks
-// it.
+// Callers never hold a driver: nameservice.NameService finds a capability
+// by type assertion and offers it as a method of its own, which answers an
+// error wrapping model.ErrUnsupported when the driver lacks it.
 //
 // # Division of labour
 //
@@ -37,11 +35,7 @@
 //
 // # Errors
 //
-// Drivers wrap the sentinel errors of package model (model.ErrNotFound,
-// model.ErrAlreadyExists, ...) with context, for example
-//
-//	fmt.Errorf("dynamodb: update %s head: %w", id, model.ErrNotFound)
-//
-// and model.Code maps any such error to a model.ErrorCode. A failed
-// condition is not an error: it is an Outcome with Applied false.
+// Drivers wrap the sentinel errors of package model with context (see
+// model's doc). A failed condition is not an error: it is an Outcome with
+// Applied false.
 package driver

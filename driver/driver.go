@@ -527,10 +527,6 @@ func (r ProbeResult) String() string {
 
 // Enforced reports whether the check of request was made and enforced.
 func (r ProbeResult) Enforced(request string) bool {
-	for _, c := range r.Checks {
-		if c.Request == request {
-			return c.Enforced
-		}
-	}
-	return false
+	i := slices.IndexFunc(r.Checks, func(c ProbeCheck) bool { return c.Request == request })
+	return i >= 0 && r.Checks[i].Enforced
 }

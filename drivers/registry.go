@@ -2,24 +2,14 @@
 // registers its scheme in an init function; importing the driver (or
 // drivers/all) makes its URLs openable with Open.
 //
-// # The shape of a driver package
-//
 // Every driver package under drivers/ has the same shape, as gocloud.dev's
-// blob drivers do:
-//
-//   - Scheme, the URL scheme it registers (or one constant per scheme when
-//     it registers several: blob's SchemeGCS and SchemeAzure, remote's
-//     Scheme and SchemeTLS; docstore registers SchemePrefix followed by each
-//     gocloud docstore scheme);
-//   - Config, every option of the driver, of types a user can name;
-//   - Open(ctx, Config) (*Driver, error);
-//   - ParseURL(*url.URL) (Config, error), the Config a URL describes;
-//   - the registered opener, Opens(ParseURL, Open).
-//
-// A package may add a secondary constructor over a client the caller
-// already holds (dynamodb.OpenClient, docstore.OpenCollection,
-// blob.OpenBucket, mem.NewStore). A driver whose backend needs resources
-// created first implements driver.Provisioner.
+// blob drivers do: Scheme (or one constant per scheme it registers), a
+// Config of every option, Open(ctx, Config) (*Driver, error),
+// ParseURL(*url.URL) (Config, error), and the opener Opens(ParseURL, Open)
+// registered. A package may add a constructor over a client the caller
+// already holds (docstore.OpenCollection, mem.NewStore, ...); a driver
+// whose backend needs resources created first implements
+// driver.Provisioner.
 package drivers
 
 import (
@@ -114,8 +104,17 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 		return nil, fmt.Errorf("%w: no driver for scheme %q in %q (registered: %s; import the driver package or nameservice.dev/nameservice/drivers/all)",
 			model.ErrUnsupported, u.Scheme, Redact(u), strings.Join(Schemes(), ", "))
 	}
-	if err := checkQuery(u); err != nil {
-		return nil, err
+	// A query that does not parse or names a parameter twice is refused:
+	// every driver would otherwise take one of the values and drop the other.
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%w: nameservice URL %q: query does not parse", model.ErrInvalidArgument, Redact(u))
+	}
+	for k, v := range q {
+		if len(v) > 1 {
+			return nil, fmt.Errorf("%w: nameservice URL %q gives the parameter %q %d times; give it once",
+				model.ErrInvalidArgument, Redact(u), text.Clip(k, 64), len(v))
+		}
 	}
 	d, err := opener(ctx, u)
 	if err != nil {
@@ -128,22 +127,6 @@ func Open(ctx context.Context, rawURL string) (driver.Driver, error) {
 // it wraps model.ErrInvalidArgument and shows u with its secrets redacted.
 func BadURL(name string, u *url.URL, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: URL %q: %s", name, model.ErrInvalidArgument, Redact(u), fmt.Sprintf(format, args...))
-}
-
-// checkQuery refuses a query that does not parse or names a parameter twice:
-// every driver would otherwise take one of the values and drop the other.
-func checkQuery(u *url.URL) error {
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return fmt.Errorf("%w: nameservice URL %q: query does not parse", model.ErrInvalidArgument, Redact(u))
-	}
-	for k, v := range q {
-		if len(v) > 1 {
-			return fmt.Errorf("%w: nameservice URL %q gives the parameter %q %d times; give it once",
-				model.ErrInvalidArgument, Redact(u), text.Clip(k, 64), len(v))
-		}
-	}
-	return nil
 }
 
 // Secrets returns every secret value u holds: its password, the value of

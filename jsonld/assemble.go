@@ -22,8 +22,13 @@ import (
 // name another record than id or the result breaks an invariant of
 // model.Record.Validate.
 func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
-	if err := checkNames(id, def); err != nil {
-		return nil, err
+	switch {
+	case def.ID != "" && def.ID != id.String():
+		return nil, fmt.Errorf("%w: @id %q is not %s", ErrMalformed, def.ID, id)
+	case def.Name != "" && def.Name != id.Name:
+		return nil, fmt.Errorf("%w: name %q disagrees with %s", ErrMalformed, def.Name, id)
+	case def.Branch != "" && def.Branch != id.Branch:
+		return nil, fmt.Errorf("%w: branch %q disagrees with %s", ErrMalformed, def.Branch, id)
 	}
 	kind := cmp.Or(def.Kind, model.Ledger)
 	rec := &model.Record{ID: id, Meta: model.Meta{
@@ -51,7 +56,12 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	}
 	rec.Status = clone(status)
 	rec.Config = orUnborn(pick(func(f *File) *model.Value { return f.Config }))
-	rec.Index = orUnborn(mergeIndex(def.Index, first(func(f *File) *model.Value { return f.Index })))
+	// The merge rule: the sidecar's index wins at equal or higher t.
+	index := first(func(f *File) *model.Value { return f.Index })
+	if index == nil || (def.Index != nil && def.Index.V > index.V) {
+		index = def.Index
+	}
+	rec.Index = orUnborn(index)
 	if kind == model.Ledger {
 		rec.Head = orUnborn(pick(func(f *File) *model.Value { return f.Head }))
 	}
@@ -65,14 +75,6 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	return rec, nil
 }
 
-// mergeIndex applies the merge rule: the sidecar wins at equal or higher t.
-func mergeIndex(inline, sidecar *model.Value) *model.Value {
-	if sidecar == nil || (inline != nil && inline.V > sidecar.V) {
-		return inline
-	}
-	return sidecar
-}
-
 func clone(v *model.Value) *model.Value {
 	c := v.Clone()
 	return &c
@@ -83,19 +85,4 @@ func orUnborn(v *model.Value) *model.Value {
 		return &model.Value{}
 	}
 	return clone(v)
-}
-
-// checkNames returns an error when def's @id, name or branch members name
-// another record than id.
-func checkNames(id model.ID, def *File) error {
-	if def.ID != "" && def.ID != id.String() {
-		return fmt.Errorf("%w: @id %q is not %s", ErrMalformed, def.ID, id)
-	}
-	if def.Name != "" && def.Name != id.Name {
-		return fmt.Errorf("%w: name %q disagrees with %s", ErrMalformed, def.Name, id)
-	}
-	if def.Branch != "" && def.Branch != id.Branch {
-		return fmt.Errorf("%w: branch %q disagrees with %s", ErrMalformed, def.Branch, id)
-	}
-	return nil
 }

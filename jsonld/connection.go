@@ -78,13 +78,9 @@ func parseConfig(data []byte) (*config, error) {
 	if graphRaw == nil {
 		graphRaw = data // a single node
 	}
-	return c, c.addNodes(ctx, graphRaw)
-}
-
-func (c *config) addNodes(ctx *jsonContext, raw json.RawMessage) error {
-	v, err := value(raw)
+	v, err := value(graphRaw)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	list, ok := v.([]any)
 	if !ok {
@@ -93,7 +89,7 @@ func (c *config) addNodes(ctx *jsonContext, raw json.RawMessage) error {
 	for _, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return fmt.Errorf("@graph holds a %s, not a node", jsonx.Kind(e))
+			return nil, fmt.Errorf("@graph holds a %s, not a node", jsonx.Kind(e))
 		}
 		n := &node{fields: map[string]any{}}
 		for k, v := range m {
@@ -115,7 +111,7 @@ func (c *config) addNodes(ctx *jsonContext, raw json.RawMessage) error {
 			c.byID[n.id] = n
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // systemName returns the name of a key or type in the system vocabulary
@@ -132,13 +128,7 @@ func systemName(ctx *jsonContext, s string) string {
 }
 
 func (c *config) ofType(t string) []*node {
-	var out []*node
-	for _, n := range c.nodes {
-		if slices.Contains(n.types, t) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(c.nodes), func(n *node) bool { return !slices.Contains(n.types, t) })
 }
 
 // ref follows a reference field ({"@id": "x"} or "x") to its node.
@@ -231,7 +221,17 @@ func field(n *node, name string) (string, bool, error) {
 		return "", false, nil
 	}
 	if m, ok := v.(map[string]any); ok && (m["envVar"] != nil || m["defaultVal"] != nil || m["javaProp"] != nil) {
-		return configValue(n, name, m)
+		for _, k := range []string{"envVar", "javaProp"} {
+			if env, ok := m[k].(string); ok {
+				if s, ok := os.LookupEnv(env); ok {
+					return s, true, nil
+				}
+			}
+		}
+		if d, ok := m["defaultVal"]; ok && d != nil {
+			return fmt.Sprint(d), true, nil
+		}
+		return "", false, fmt.Errorf("%s of %q: its environment variable is unset and it has no defaultVal", name, n.id)
 	}
 	switch x := unwrap(v).(type) {
 	case string:
@@ -242,20 +242,6 @@ func field(n *node, name string) (string, bool, error) {
 		return fmt.Sprint(x), true, nil
 	}
 	return "", false, fmt.Errorf("%s of %q is a %s, not a value", name, n.id, jsonx.Kind(v))
-}
-
-func configValue(n *node, name string, m map[string]any) (string, bool, error) {
-	for _, k := range []string{"envVar", "javaProp"} {
-		if env, ok := m[k].(string); ok {
-			if s, ok := os.LookupEnv(env); ok {
-				return s, true, nil
-			}
-		}
-	}
-	if d, ok := m["defaultVal"]; ok && d != nil {
-		return fmt.Sprint(d), true, nil
-	}
-	return "", false, fmt.Errorf("%s of %q: its environment variable is unset and it has no defaultVal", name, n.id)
 }
 
 func dynamoURL(n *node) (string, error) {

@@ -44,10 +44,7 @@ func tokenObject(data []byte) ([]member, error) {
 		if err != nil {
 			return nil, fmt.Errorf("not JSON: %v", err)
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("not JSON: object key is not a string")
-		}
+		key, _ := tok.(string) // in a key's place, Token returns a string or an error
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("not JSON: member %q: %v", key, err)
@@ -75,24 +72,12 @@ func tokenObject(data []byte) ([]member, error) {
 // each member's value is a slice of it.
 func splitObject(data []byte) ([]member, error) {
 	var out []member
-	var seen map[string]bool // once there are too many members to scan
+	seen := map[string]bool{}
 	err := jsonx.EachMember(compactValid(data), func(key string, raw []byte) error {
-		if seen == nil && len(out) == 16 {
-			seen = map[string]bool{}
-			for _, m := range out {
-				seen[m.key] = true
-			}
-		}
-		dup := seen[key]
-		for i := 0; seen == nil && i < len(out) && !dup; i++ {
-			dup = out[i].key == key
-		}
-		if dup {
+		if seen[key] {
 			return fmt.Errorf("member %q appears twice", key)
 		}
-		if seen != nil {
-			seen[key] = true
-		}
+		seen[key] = true
 		out = append(out, member{key: key, raw: raw})
 		return nil
 	})
@@ -129,12 +114,6 @@ type jsonContext struct {
 	terms map[string]string // prefix or term -> IRI
 }
 
-// isVocabIRI reports whether a string @context names the vocabulary itself.
-// Such a context is read as {"@vocab": Vocab}.
-func isVocabIRI(s string) bool {
-	return s == Vocab || s == strings.TrimSuffix(Vocab, "#")
-}
-
 // parseContext reads a @context value: a string, an object or an array of
 // them. Remote contexts other than the vocabulary are not fetched; keys that
 // only they would define stay unresolved (and are kept as unknown members).
@@ -156,8 +135,8 @@ func (c *jsonContext) add(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("@context: %v", err)
 		}
-		if isVocabIRI(s) {
-			c.vocab = Vocab
+		if s == Vocab || s == strings.TrimSuffix(Vocab, "#") {
+			c.vocab = Vocab // a string @context naming the vocabulary itself
 		}
 		return nil
 	case raw[0] == '[':

@@ -33,17 +33,10 @@ const (
 
 // PartOf returns the part holding concern c.
 func PartOf(c model.Concern) Part {
-	switch c {
-	case model.Head:
-		return HeadPart
-	case model.Index:
-		return IndexPart
-	case model.Status:
-		return StatusPart
-	case model.Config:
-		return ConfigPart
+	if !c.Valid() {
+		return 0
 	}
-	return 0
+	return HeadPart << c // the parts of the concerns are in model.Concerns order
 }
 
 // knownParts maps each member name of the vocabulary the codec reads to the
@@ -158,8 +151,10 @@ func decode(data []byte) (*File, error) {
 			return nil, err
 		}
 	}
-	if err := r.finish(); err != nil {
-		return nil, err
+	for _, step := range []func() error{r.identity, r.head, r.index, r.status, r.config, r.marks} {
+		if err := step(); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
@@ -167,9 +162,8 @@ func decode(data []byte) (*File, error) {
 // reader collects the known members of one file before turning them into
 // values.
 type reader struct {
-	f     *File
-	vals  map[string]any // vocabulary name -> decoded value
-	types []string
+	f    *File
+	vals map[string]any // vocabulary name -> decoded value
 }
 
 func (r *reader) member(i int, m member) error {
@@ -185,7 +179,23 @@ func (r *reader) member(i int, m member) error {
 		return nil
 	case "@type":
 		r.f.locals["@type"] = i
-		return r.typeMember(m.raw)
+		v, err := value(m.raw)
+		if err != nil {
+			return fmt.Errorf("@type: %v", err)
+		}
+		list, ok := v.([]any)
+		if !ok {
+			list = []any{v}
+		}
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("@type holds a %s, not a string", jsonx.Kind(e))
+			}
+			r.f.Classes = append(r.f.Classes, r.f.ctx.compactIRI(s))
+		}
+		r.f.Parts |= Identity
+		return nil
 	}
 	name, ok := local(r.f.ctx.expandKey(m.key))
 	if !ok {
@@ -205,37 +215,6 @@ func (r *reader) member(i int, m member) error {
 	}
 	r.vals[name] = v
 	r.f.Parts |= part
-	return nil
-}
-
-func (r *reader) typeMember(raw json.RawMessage) error {
-	v, err := value(raw)
-	if err != nil {
-		return fmt.Errorf("@type: %v", err)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		list = []any{v}
-	}
-	for _, e := range list {
-		s, ok := e.(string)
-		if !ok {
-			return fmt.Errorf("@type holds a %s, not a string", jsonx.Kind(e))
-		}
-		r.types = append(r.types, r.f.ctx.compactIRI(s))
-	}
-	r.f.Classes = r.types
-	r.f.Parts |= Identity
-	return nil
-}
-
-func (r *reader) finish() error {
-	steps := []func() error{r.identity, r.head, r.index, r.status, r.config, r.marks}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -456,7 +435,7 @@ func (r *reader) sourceBranch() error {
 func (r *reader) kind(hasLedger, hasName bool) (model.Kind, string) {
 	isGraph, isLedger := false, false
 	var source string
-	for _, t := range r.types {
+	for _, t := range r.f.Classes {
 		switch {
 		case slices.Contains(graphClasses, t):
 			isGraph = true
@@ -733,10 +712,7 @@ func (r *reader) jsonText(name string) (model.Object, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), model.ErrInvalidArgument.Error()+": "))
 	}
-	if o == nil {
-		return nil, false, nil
-	}
-	return o, true, nil
+	return o, o != nil, nil
 }
 
 // RecordID returns the ID the file states: its @id, or else its name and

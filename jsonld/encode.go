@@ -117,13 +117,15 @@ func (w *writer) owns(part Part) bool {
 }
 
 func (w *writer) build() error {
-	if w.writesID() {
+	// Every file carries its @id, except the Fluree v4 ledger index file,
+	// which has none in Fluree's own files.
+	if !(w.Dialect == FlureeV4 && !w.graph() && w.Parts == IndexPart) {
 		w.out = append(w.out, member{key: "@id", raw: mustJSON(w.rec.ID.String())})
 	}
 	if err := w.types(); err != nil {
 		return err
 	}
-	for _, name := range w.order() {
+	for _, name := range memberOrder[w.Dialect][w.graph()] {
 		if err := w.slot(name); err != nil {
 			return err
 		}
@@ -132,7 +134,16 @@ func (w *writer) build() error {
 	if err := w.rest(); err != nil {
 		return err
 	}
-	return w.unique()
+	// Kept members whose keys only differed through prev's @context may
+	// now get one key.
+	seen := map[string]bool{"@context": true}
+	for _, m := range w.out {
+		if seen[m.key] {
+			return fmt.Errorf("two members would be written as %q", m.key)
+		}
+		seen[m.key] = true
+	}
+	return nil
 }
 
 // marks writes f:incarnation, f:writeIDs, f:purged and its times as the
@@ -174,25 +185,6 @@ func (w *writer) marks() {
 	}
 }
 
-// unique returns an error when two members would get one key (kept
-// members whose keys only differed through prev's @context).
-func (w *writer) unique() error {
-	seen := map[string]bool{"@context": true}
-	for _, m := range w.out {
-		if seen[m.key] {
-			return fmt.Errorf("two members would be written as %q", m.key)
-		}
-		seen[m.key] = true
-	}
-	return nil
-}
-
-// writesID: every file carries its @id, except the Fluree v4 ledger index
-// file, which has none in Fluree's own files.
-func (w *writer) writesID() bool {
-	return !(w.Dialect == FlureeV4 && !w.graph() && w.Parts == IndexPart)
-}
-
 var (
 	v4Ledger = []string{"ledger", "branch", "commitCid", "ledgerCommit", "t", "ledgerIndex", "indexGraphs", "status",
 		"defaultContextCid", "defaultContext", "statusV", "statusMeta", "configV", "configMeta", "configCid",
@@ -208,35 +200,32 @@ var (
 		"graphSourceConfig", "createdAt", "retracted", "sourceBranch", "branchPoint", "branches"}
 )
 
-func (w *writer) order() []string {
-	switch {
-	case w.Dialect == FlureeV4 && w.graph():
-		return v4Graph
-	case w.Dialect == FlureeV4:
-		return v4Ledger
-	case w.graph():
-		return specGraph
-	}
-	return specLedger
+// memberOrder is the order of the members of a file by dialect, for a
+// ledger (false) and a graph source (true).
+var memberOrder = map[Dialect]map[bool][]string{
+	FlureeV4: {false: v4Ledger, true: v4Graph},
+	Spec:     {false: specLedger, true: specGraph},
 }
 
 // slot writes member name: generated when this file owns its part, else
 // copied from prev. A branch point that says what the record says is kept
 // as it was, since it may hold more than the model does.
 func (w *writer) slot(name string) error {
-	part := knownParts[name]
-	if i, ok := w.Prev.locals[name]; ok && name == "branchPoint" && w.sameBranchPoint() {
+	i, had := w.Prev.locals[name]
+	a, b := w.rec.BranchPoint, w.Prev.BranchPoint
+	if had && name == "branchPoint" && w.rec.SourceBranch == w.Prev.SourceBranch &&
+		(a == nil) == (b == nil) && (a == nil || *a == *b) {
 		return w.keep(i)
 	}
-	if w.owns(part) {
-		v, ok, err := w.generate(name)
+	if part := knownParts[name]; w.owns(part) {
+		v, ok, err := generators[part](w, name)
 		if err != nil || !ok {
 			return err
 		}
 		w.emit(name, v)
 		return nil
 	}
-	if i, ok := w.Prev.locals[name]; ok {
+	if had {
 		return w.keep(i)
 	}
 	return nil
@@ -260,36 +249,24 @@ func (w *writer) rest() error {
 	return nil
 }
 
-// keep copies prev's member i, re-keyed into this file's prefix when it is
-// in the vocabulary.
+// keep copies prev's member i, re-keyed: "prefix:name" in the vocabulary,
+// else the key as it was, or its IRI when its prefix is this file's (which
+// now means the vocabulary).
 func (w *writer) keep(i int) error {
 	m := w.Prev.members[i]
-	key, err := w.rekey(m.key)
-	if err != nil {
-		return err
+	key, iri := m.key, w.Prev.ctx.expandKey(m.key)
+	if name, ok := local(iri); ok {
+		key = w.key(name)
+	} else if p, _, ok := strings.Cut(key, ":"); ok && p == w.prefix {
+		if iri == key {
+			return fmt.Errorf("member %q cannot be kept: its prefix %q is unbound there and means the vocabulary here", key, p)
+		}
+		key = iri
 	}
 	w.used[i] = true
 	w.preserved = true
 	w.out = append(w.out, member{key: key, raw: m.raw})
 	return nil
-}
-
-// rekey returns the key a kept member gets: "prefix:name" in the
-// vocabulary, else the key as it was, or its IRI when its prefix is this
-// file's (which now means the vocabulary).
-func (w *writer) rekey(key string) (string, error) {
-	iri := w.Prev.ctx.expandKey(key)
-	if name, ok := local(iri); ok {
-		return w.key(name), nil
-	}
-	p, _, ok := strings.Cut(key, ":")
-	if !ok || p != w.prefix {
-		return key, nil
-	}
-	if iri == key {
-		return "", fmt.Errorf("member %q cannot be kept: its prefix %q is unbound there and means the vocabulary here", key, p)
-	}
-	return iri, nil
 }
 
 // emit writes a generated member, keeping prev's bytes when its value is
@@ -381,13 +358,8 @@ func (w *writer) context() json.RawMessage {
 	if err != nil {
 		return objectJSON([]member{own})
 	}
-	out := []member{own}
-	for _, m := range members {
-		if m.key != w.prefix {
-			out = append(out, m)
-		}
-	}
-	return objectJSON(out)
+	mine := func(m member) bool { return m.key == w.prefix }
+	return objectJSON(append([]member{own}, slices.DeleteFunc(members, mine)...))
 }
 
 func objectJSON(members []member) json.RawMessage {
@@ -446,25 +418,20 @@ func (w *writer) extraTypes(have []string) []string {
 		return nil
 	}
 	list, _ := asStrings(mustValue(w.Prev.members[i].raw))
-	var extra []string
-	for _, t := range list {
+	extra := slices.DeleteFunc(list, func(t string) bool {
 		c := w.Prev.ctx.compactIRI(t)
-		if slices.Contains(graphClasses, c) || slices.Contains(ledgerClasses, c) || c == w.rec.SourceType || slices.Contains(have, t) {
-			continue
-		}
-		extra = append(extra, t)
-		w.preserved = true
-	}
+		return slices.Contains(graphClasses, c) || slices.Contains(ledgerClasses, c) || c == w.rec.SourceType || slices.Contains(have, t)
+	})
+	w.preserved = w.preserved || len(extra) > 0
 	return extra
 }
 
 // graphClass is the class prev gave the graph source, else IndexSource, or
 // MappedSource for a mapping (R2rmlMapping, IcebergMapping).
 func (w *writer) graphClass() string {
-	for _, c := range w.Prev.Classes {
-		if slices.Contains(graphClasses, c) {
-			return c
-		}
+	isGraph := func(c string) bool { return slices.Contains(graphClasses, c) }
+	if i := slices.IndexFunc(w.Prev.Classes, isGraph); i >= 0 {
+		return w.Prev.Classes[i]
 	}
 	if strings.HasSuffix(w.rec.SourceType, "Mapping") {
 		return "db:MappedSource"

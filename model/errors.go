@@ -111,9 +111,6 @@ func (c ErrorCode) Sentinel() error {
 // Code returns the code of the first sentinel err wraps, or Unknown. Code(nil)
 // is Unknown.
 func Code(err error) ErrorCode {
-	if err == nil {
-		return Unknown
-	}
 	for _, s := range sentinelCodes {
 		if errors.Is(err, s.err) {
 			return s.code

@@ -178,7 +178,7 @@ func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10))
 
 // RefValue returns the Value of a head or index pointing at address at t.
 func RefValue(address string, t int64) Value {
-	return Value{V: t, Payload: Object{"address": address, "t": json.Number(strconv.FormatInt(t, 10))}}
+	return Value{V: t, Payload: Object{"address": address, "t": jsonInt(t)}}
 }
 
 // Ref returns v's payload as a Ref; ok is false when v is unborn or its
@@ -202,13 +202,11 @@ func (v Value) Ref() (r Ref, ok bool) {
 }
 
 func parseGraphs(v any) (map[string]*GraphIndex, bool) {
-	var m map[string]any
-	switch x := v.(type) {
-	case map[string]any:
-		m = x
-	case Object:
-		m = x
-	default:
+	m, ok := v.(map[string]any)
+	if o, isObj := v.(Object); isObj {
+		m, ok = o, true
+	}
+	if !ok {
 		return nil, false
 	}
 	out := make(map[string]*GraphIndex, len(m))
@@ -298,32 +296,25 @@ func NewGraphSource(id ID, sourceType string, deps []string, config Object, crea
 // Value returns the record's value for c, or nil when the record has no such
 // concern.
 func (r *Record) Value(c Concern) *Value {
-	switch c {
-	case Head:
-		return r.Head
-	case Index:
-		return r.Index
-	case Status:
-		return r.Status
-	case Config:
-		return r.Config
+	if p := r.slot(c); p != nil {
+		return *p
 	}
 	return nil
 }
 
 // SetValue sets the record's value for c.
 func (r *Record) SetValue(c Concern, v Value) {
-	p := &v
-	switch c {
-	case Head:
-		r.Head = p
-	case Index:
-		r.Index = p
-	case Status:
-		r.Status = p
-	case Config:
-		r.Config = p
+	if p := r.slot(c); p != nil {
+		*p = &v
 	}
+}
+
+// slot returns the field holding concern c, or nil for an invalid c.
+func (r *Record) slot(c Concern) **Value {
+	if !c.Valid() {
+		return nil
+	}
+	return [...]**Value{&r.Head, &r.Index, &r.Status, &r.Config}[c]
 }
 
 // Clone returns a deep copy of r.
@@ -348,7 +339,7 @@ func (r *Record) Clone() *Record {
 // RetractedStatus returns the status payload of a record retracted at at:
 // {state: retracted, retracted_at: Unix seconds}.
 func RetractedStatus(at time.Time) Object {
-	return Object{"state": StateRetracted, "retracted_at": json.Number(strconv.FormatInt(at.Unix(), 10))}
+	return Object{"state": StateRetracted, "retracted_at": jsonInt(at.Unix())}
 }
 
 // Heads are a ledger's two pointers: its commit head and its index.

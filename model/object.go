@@ -105,10 +105,7 @@ func (o Object) Int(key string) (int64, bool) {
 // Equal reports whether a and b hold the same JSON: the same keys, and equal
 // values, numbers compared by value.
 func (o Object) Equal(p Object) bool {
-	if (o == nil) != (p == nil) {
-		return false
-	}
-	return jsonx.Equal(map[string]any(o), map[string]any(p))
+	return (o == nil) == (p == nil) && jsonx.Equal(map[string]any(o), map[string]any(p))
 }
 
 // leadingKeys are written first, in this order, when an Object is encoded;

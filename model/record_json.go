@@ -176,32 +176,30 @@ func (r *Record) Validate() error {
 	if err := r.ID.Validate(); err != nil {
 		return err
 	}
-	if !r.Kind.Valid() {
+	switch bp := r.BranchPoint; {
+	case !r.Kind.Valid():
 		return fmt.Errorf("%w: record %s: kind %q is neither ledger nor graph_source", ErrInvalidArgument, r.ID, r.Kind)
-	}
-	if err := r.validateBranching(); err != nil {
-		return err
+	case r.Branches < 0:
+		return fmt.Errorf("%w: record %s: branches %d is negative", ErrInvalidArgument, r.ID, r.Branches)
+	case bp != nil && r.SourceBranch == "":
+		return fmt.Errorf("%w: record %s: a branch point without a source branch", ErrInvalidArgument, r.ID)
+	case bp != nil && (bp.Address == "" || bp.T < 1):
+		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, text.Clip(bp.Address, maxEchoedID), bp.T)
 	}
 	for _, c := range Concerns {
 		v := r.Value(c)
-		if want := c.AppliesTo(r.Kind); (v != nil) != want {
-			return fmt.Errorf("%w: record %s: a %s %s", ErrInvalidArgument, r.ID, r.Kind, presence(want, c))
-		}
-		if v == nil {
-			continue
-		}
-		if err := v.Validate(c); err != nil {
-			return fmt.Errorf("record %s: %w", r.ID, err)
+		switch want := c.AppliesTo(r.Kind); {
+		case want && v == nil:
+			return fmt.Errorf("%w: record %s: a %s must have a %s", ErrInvalidArgument, r.ID, r.Kind, c)
+		case !want && v != nil:
+			return fmt.Errorf("%w: record %s: a %s has no %s", ErrInvalidArgument, r.ID, r.Kind, c)
+		case v != nil:
+			if err := v.Validate(c); err != nil {
+				return fmt.Errorf("record %s: %w", r.ID, err)
+			}
 		}
 	}
 	return nil
-}
-
-func presence(want bool, c Concern) string {
-	if want {
-		return "must have a " + c.String()
-	}
-	return "has no " + c.String()
 }
 
 // Validate returns an error wrapping ErrInvalidArgument when v is not a
@@ -266,25 +264,6 @@ func validateGraphs(c Concern, ref Ref) error {
 		if g != nil && (g.Address == "" || g.T < 1 || g.Rev < 0) {
 			return fmt.Errorf("graph %q: want a non-empty address, t >= 1 and rev >= 0", name)
 		}
-	}
-	return nil
-}
-
-// validateBranching checks the branch bookkeeping of r: a count that is
-// not negative, and a branch point only on a branch, with an address and a
-// t from 1.
-func (r *Record) validateBranching() error {
-	if r.Branches < 0 {
-		return fmt.Errorf("%w: record %s: branches %d is negative", ErrInvalidArgument, r.ID, r.Branches)
-	}
-	bp := r.BranchPoint
-	switch {
-	case bp == nil:
-		return nil
-	case r.SourceBranch == "":
-		return fmt.Errorf("%w: record %s: a branch point without a source branch", ErrInvalidArgument, r.ID)
-	case bp.Address == "" || bp.T < 1:
-		return fmt.Errorf("%w: record %s: branch point needs an address and a t from 1 (got %q at %d)", ErrInvalidArgument, r.ID, text.Clip(bp.Address, maxEchoedID), bp.T)
 	}
 	return nil
 }

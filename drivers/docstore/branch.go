@@ -63,30 +63,15 @@ func (branchStore) Name() string { return "docstore" }
 // ReadBook reads the meta and status documents of id; Book.Version is the
 // meta document.
 func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book, error) {
-	for attempt := range readAttempts {
-		docs, err := s.d.getDocs(ctx, id, []string{skMeta, model.Status.String()})
-		if err != nil {
-			return nil, err
-		}
-		meta, status := docs[0], docs[1]
-		if err := live(id, meta); err != nil {
-			return nil, err
-		}
-		if status == nil || status.Gen != meta.Gen {
-			pause(ctx, attempt) // read while it was purged and created again
-			continue
-		}
-		return book(id, meta, status.Retracted)
+	meta, status, err := s.d.readConcern(ctx, id, model.Status)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("docstore: %w: record %s: status document missing or of another generation", model.ErrInternal, id)
-}
-
-func book(id model.ID, meta *document, retracted bool) (*branching.Book, error) {
 	mid, m, err := meta.meta()
 	if err != nil {
 		return nil, err
 	}
-	m.Retracted = retracted
+	m.Retracted = status.Retracted
 	ops, err := meta.branchOps()
 	if err != nil {
 		return nil, err
@@ -125,7 +110,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	switch {
 	case err == nil:
 		return true, nil
-	case code(err) == gcerrors.FailedPrecondition || code(err) == gcerrors.NotFound:
+	case gcerrors.Code(err) == gcerrors.FailedPrecondition || gcerrors.Code(err) == gcerrors.NotFound:
 		return false, nil
 	case !retryable(ctx, err):
 		return false, fmt.Errorf("docstore: write %s: %w", b.ID, classify(ctx, err))

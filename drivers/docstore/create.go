@@ -28,32 +28,26 @@ const cleanupTimeout = 10 * time.Second
 // meta document to live with its revision. Readers see the record only once
 // it is live; a creation that fails removes, by revision, what it wrote.
 // The record's generation is the create's write ID (driver.WriteOf), so
-// that any process can tell the record it made; a resend is resolved by
-// resendCreate.
+// that any process can tell the record it made.
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
 		return err
 	}
 	w := driver.WriteOf(ctx)
-	if w.Resend {
-		return d.resendCreate(ctx, rec.ID, w.ID)
+	if !w.Resend {
+		return d.create(ctx, rec, w.ID, time.Time{})
 	}
-	return d.create(ctx, rec, w.ID, time.Time{})
-}
-
-// resendCreate resolves a resend of the create of id with generation gen
-// without writing: a meta document of that generation, live or marked by a
-// purge since, means the create landed. Anything else is an error wrapping
-// model.ErrOutcomeUnknown: the earlier attempt, in another process, may
-// still be at work, may have died half-way, or may have created a record
-// that was purged since.
-func (d *Driver) resendCreate(ctx context.Context, id model.ID, gen string) error {
-	what := "create " + id.String()
-	meta, err := d.getOne(ctx, keyDoc(id, skMeta))
+	// A resend is resolved without writing: a meta document of its
+	// generation, live or marked by a purge since, means the create landed.
+	// Anything else is an unknown outcome: the earlier attempt, in another
+	// process, may still be at work, may have died half-way, or may have
+	// created a record that was purged since.
+	what := "create " + rec.ID.String()
+	meta, err := d.getOne(ctx, keyDoc(rec.ID, skMeta))
 	switch {
 	case err != nil:
 		return outcomeUnknown(ctx, what, "the write is a resend, and reading the record failed: %v", err)
-	case meta != nil && meta.Gen == gen && meta.State != stateCreating:
+	case meta != nil && meta.Gen == w.ID && meta.State != stateCreating:
 		return nil
 	}
 	return outcomeUnknown(ctx, what, "the write is a resend, and the record is not one it created: this process cannot tell whether an earlier attempt is still at work, or created a record purged since")
@@ -106,7 +100,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 		if err == nil {
 			return nil
 		}
-		if code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
+		if gcerrors.Code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
 			return fmt.Errorf("docstore: create %s: %w", id, classify(ctx, err))
 		}
 		cur, err := d.getOne(ctx, meta)
@@ -135,7 +129,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) {
 	doc := &document{Key: like.Key, PK: like.PK, SK: like.SK}
 	err := d.coll.Get(ctx, doc)
-	switch code(err) {
+	switch gcerrors.Code(err) {
 	case gcerrors.OK:
 		return doc, nil
 	case gcerrors.NotFound:
@@ -150,14 +144,14 @@ func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) 
 // revision and the create tried again. It returns the documents, with the
 // revisions of those it created.
 func (d *Driver) createConcerns(ctx context.Context, rec *model.Record, claim *document) ([]*document, error) {
-	gen := claim.Gen
 	var docs []*document
 	for _, c := range model.Concerns {
 		if rec.Value(c) == nil {
 			continue
 		}
-		doc, err := concernDoc(rec, c, gen)
-		if err != nil {
+		doc := keyDoc(rec.ID, c.String())
+		doc.Gen, doc.Retracted = claim.Gen, c == model.Status && rec.Retracted
+		if err := doc.setValue(*rec.Value(c)); err != nil {
 			return nil, err
 		}
 		docs = append(docs, doc)
@@ -207,7 +201,7 @@ func (d *Driver) createDocs(ctx context.Context, claim *document, docs []*docume
 		if err == nil {
 			continue
 		}
-		if code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
+		if gcerrors.Code(err) != gcerrors.AlreadyExists && !retryable(ctx, err) {
 			return nil, fmt.Errorf("docstore: create %s %s: %w", docs[i].PK, docs[i].SK, classify(ctx, err))
 		}
 		cur, err := d.getOne(ctx, docs[i])

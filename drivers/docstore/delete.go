@@ -117,28 +117,19 @@ func (p *purge) or(ctx context.Context, err error) error {
 }
 
 // finishPurge removes the marked meta document, then the concern documents
-// among docs of its generation. The purge is done once the mark landed, so
-// this reports nothing: what it cannot remove stays invisible, and the next
-// creator of the ID removes it once StaleAfter has passed.
+// among docs (meta first) of its generation. The purge is done once the
+// mark landed, so this reports nothing: what it cannot remove stays
+// invisible, and the next creator of the ID removes it once StaleAfter has
+// passed.
 func (d *Driver) finishPurge(ctx context.Context, mark *document, docs []*document) {
-	if d.deleteDoc(ctx, mark) == nil {
-		_ = d.deleteConcerns(ctx, docs)
+	if d.deleteDoc(ctx, mark) != nil {
+		return
 	}
-}
-
-// deleteConcerns removes the concern documents among docs (meta first) that
-// belong to the meta document's generation.
-func (d *Driver) deleteConcerns(ctx context.Context, docs []*document) error {
-	gen := docs[0].Gen
 	for _, doc := range docs[1:] {
-		if doc == nil || doc.Gen != gen {
-			continue
-		}
-		if err := d.deleteDoc(ctx, doc); err != nil {
-			return err
+		if doc != nil && doc.Gen == docs[0].Gen && d.deleteDoc(ctx, doc) != nil {
+			return
 		}
 	}
-	return nil
 }
 
 // deleteDoc removes doc by revision; when its revision has moved on (a late

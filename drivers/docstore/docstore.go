@@ -1,35 +1,19 @@
 // Package docstore keeps the nameservice in any gocloud.dev/docstore
 // collection: memdocstore, DynamoDB (awsdynamodb), Firestore, MongoDB.
 //
-// # URLs
+// A URL is a gocloud docstore URL with "docstore+" in front of its scheme
+// (docstore+mem://COLLECTION, docstore+dynamodb://TABLE?region=&endpoint=,
+// docstore+firestore://..., docstore+mongo://DATABASE/COLLECTION); the
+// driver fills in the key fields it writes unless the URL names them. This
+// package links memdocstore and awsdynamodb; import
+// gocloud.dev/docstore/gcpfirestore or gocloud.dev/docstore/mongodocstore
+// for the others.
 //
-// A URL is a gocloud docstore URL with "docstore+" in front of its scheme:
-//
-//	docstore+mem://COLLECTION                      memdocstore, key field "key"
-//	docstore+dynamodb://TABLE?region=&endpoint=    partition key "pk", sort key "sk"
-//	docstore+firestore://projects/P/databases/D/documents/C   name field "key"
-//	docstore+mongo://DATABASE/COLLECTION           id field "key"
-//
-// The prefix is stripped and the rest opened with docstore.OpenCollection,
-// after filling in the key fields this driver writes (and, for DynamoDB,
-// consistent_read=true and allow_scans=true) unless the URL names them.
-// This package links memdocstore and awsdynamodb; to open the other two,
-// import gocloud.dev/docstore/gcpfirestore or
-// gocloud.dev/docstore/mongodocstore in the program. A docstore+dynamodb URL
-// may add disable_response_crc32=true (see ParamNoCRC32) for DynamoDB Local.
-//
-// # Layout and protocols
-//
-// Every record is five documents, keyed by the record's ID (field "pk") and
-// a sort name (field "sk": meta, head, index, status, config), plus a
-// single-field key "key" for collections with one key field. Updates are
-// optimistic (read, check driver.Condition.Holds, Replace by revision); a
-// create claims the meta document, writes the concern documents, then
-// commits the meta document live; the status document holds the retracted
-// flag. Every write records its write ID, so that a lost answer or a resend
-// is resolved from what the collection holds, or answered with an error
-// wrapping model.ErrOutcomeUnknown (see concernWrite, commit and purge).
-// docs/docstore.md has the details.
+// Every record is five documents (meta, head, index, status, config)
+// written optimistically by revision, each write recording its write ID so
+// that a lost answer or a resend is resolved from what the collection holds
+// (see concernWrite, commit and purge). docs/docstore.md has the URLs,
+// layout and protocols in full.
 package docstore
 
 import (
@@ -110,14 +94,6 @@ var (
 // drivers on one collection act as two clients.
 func OpenCollection(coll *docstore.Collection) *Driver {
 	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
-}
-
-// Collection returns the driver's collection (nil while its DynamoDB table
-// does not exist).
-func (d *Driver) Collection() *docstore.Collection {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.coll
 }
 
 // Close implements driver.Driver. A driver opened from a URL closes its
@@ -265,20 +241,14 @@ func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
 	}
 	s.refs++
 	d := OpenCollection(s.coll)
-	d.release = func() error { return releaseShared(key) }
+	d.release = func() error {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		if s.refs--; s.refs > 0 {
+			return nil
+		}
+		delete(shared, key)
+		return s.coll.Close()
+	}
 	return d, nil
-}
-
-func releaseShared(key string) error {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	s := shared[key]
-	if s == nil {
-		return nil
-	}
-	if s.refs--; s.refs > 0 {
-		return nil
-	}
-	delete(shared, key)
-	return s.coll.Close()
 }

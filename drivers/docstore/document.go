@@ -110,17 +110,6 @@ func metaDoc(rec *model.Record, gen string, nowMS int64) *document {
 	return d
 }
 
-// concernDoc returns the document of concern c of rec.
-func concernDoc(rec *model.Record, c model.Concern, gen string) (*document, error) {
-	d := keyDoc(rec.ID, c.String())
-	d.Gen = gen
-	if err := d.setValue(*rec.Value(c)); err != nil {
-		return nil, err
-	}
-	d.Retracted = c == model.Status && rec.Retracted
-	return d, nil
-}
-
 // setValue stores v in d.
 func (d *document) setValue(v model.Value) error {
 	d.V, d.Payload = v.V, ""

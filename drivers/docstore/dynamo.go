@@ -24,13 +24,10 @@ import (
 
 // ParamNoCRC32 is this driver's own query parameter of docstore+dynamodb
 // URLs: "disable_response_crc32=true" turns off the DynamoDB client's CRC32
-// check of responses, which DynamoDB Local's error responses fail (the SDK
-// then logs a warning for each and drops the connection). Without it the
-// check is off exactly when the endpoint is not AWS's own (an endpoint
-// parameter, or AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL set), as for
-// every DynamoDB client of this module. gocloud's URL opener cannot set it,
-// so the driver builds the client itself, reading every other parameter as
-// gocloud does.
+// check of responses, which DynamoDB Local's error responses fail. Without
+// it the check is off exactly when the endpoint is not AWS's own
+// (awsconf.LocalDynamoDB). gocloud's URL opener cannot set it, so the
+// driver builds the client itself (docs/docstore.md).
 const ParamNoCRC32 = "disable_response_crc32"
 
 // dynamoTable is what Provision needs to create and open the DynamoDB

@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,35 +14,28 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
+// sentinels are the driver sentinels of gcerrors codes; classify makes
+// any other code (Unknown, Internal, DeadlineExceeded, ...) ErrUnavailable.
+var sentinels = map[gcerrors.ErrorCode]error{
+	gcerrors.NotFound: model.ErrNotFound, gcerrors.AlreadyExists: model.ErrAlreadyExists,
+	gcerrors.InvalidArgument: model.ErrInvalidArgument, gcerrors.ResourceExhausted: model.ErrThrottled,
+	gcerrors.Unimplemented: model.ErrUnsupported,
+}
+
 // classify wraps err, from the collection, in the driver sentinel for its
 // gcerrors code. A done ctx wins: its error is wrapped instead.
 func classify(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("%w (%v)", ctxErr, err)
 	}
-	var s error
-	switch gcerrors.Code(err) {
-	case gcerrors.NotFound:
-		s = model.ErrNotFound
-	case gcerrors.AlreadyExists:
-		s = model.ErrAlreadyExists
-	case gcerrors.InvalidArgument:
-		s = model.ErrInvalidArgument
-	case gcerrors.ResourceExhausted:
-		s = model.ErrThrottled
-	case gcerrors.Unimplemented:
-		s = model.ErrUnsupported
-	case gcerrors.PermissionDenied:
+	c := gcerrors.Code(err)
+	switch {
+	case c == gcerrors.PermissionDenied:
 		return fmt.Errorf("%w: the backend refused the credentials or the permission; grant the caller read and write access to the collection: %v", model.ErrPermissionDenied, err)
-	case gcerrors.Canceled:
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		s = model.ErrUnavailable
-	default: // Unknown, Internal, DeadlineExceeded, ...
-		s = model.ErrUnavailable
+	case c == gcerrors.Canceled && errors.Is(err, context.Canceled):
+		return err
 	}
-	return fmt.Errorf("%w: %v", s, err)
+	return fmt.Errorf("%w: %v", cmp.Or(sentinels[c], model.ErrUnavailable), err)
 }
 
 // classifyOpen is classify for the error of opening the collection, where
@@ -60,14 +54,6 @@ func classifyOpen(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or the driver's Provision): %v", model.ErrNotProvisioned, err)
 	}
 	return classify(ctx, err)
-}
-
-// code returns the gcerrors code of err (OK for nil).
-func code(err error) gcerrors.ErrorCode {
-	if err == nil {
-		return gcerrors.OK
-	}
-	return gcerrors.Code(err)
 }
 
 // actionErrors spreads the error of ActionList.Do over its n actions: one
@@ -105,7 +91,7 @@ func maybeApplied(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false // the caller's cancellation wins: the error says so
 	}
-	switch code(err) {
+	switch gcerrors.Code(err) {
 	case gcerrors.Unknown, gcerrors.Internal, gcerrors.DeadlineExceeded:
 		return awsconf.MaybeApplied(err)
 	}
@@ -129,7 +115,7 @@ func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	switch code(err) {
+	switch gcerrors.Code(err) {
 	case gcerrors.FailedPrecondition, gcerrors.NotFound, gcerrors.Unknown, gcerrors.Internal,
 		gcerrors.DeadlineExceeded, gcerrors.ResourceExhausted:
 		return true

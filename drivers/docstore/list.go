@@ -49,13 +49,14 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if more {
 		page.NextPageToken = driverutil.EncodePageToken(metas[len(metas)-1].PK)
 	}
-	recs, errs := d.records(ctx, metas)
-	for i, r := range recs {
+	docs, errs := d.records(ctx, metas)
+	for i, m := range metas {
+		r, err := d.listed(ctx, m, docs[i], errs[4*i:4*i+4])
 		switch {
-		case errs[i] != nil && !driverutil.PerRecord(errs[i]):
-			return nil, errs[i]
-		case errs[i] != nil:
-			page.Failed = append(page.Failed, &model.RecordError{ID: idOf(metas[i]), Object: "documents of " + metas[i].PK, Err: errs[i]})
+		case err != nil && !driverutil.PerRecord(err):
+			return nil, err
+		case err != nil:
+			page.Failed = append(page.Failed, &model.RecordError{ID: idOf(m), Object: "documents of " + m.PK, Err: err})
 		case r != nil && opts.Matches(r):
 			page.Records = append(page.Records, r)
 		}
@@ -72,7 +73,10 @@ func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after s
 			d.listMode.Store(modeOrdered)
 			return metas, more, nil
 		}
-		if d.listMode.Load() == modeOrdered || !unordered(err) {
+		// A provider that cannot run the ordered query (awsdynamodb without
+		// a fitting index) answers Unimplemented or InvalidArgument.
+		if c := gcerrors.Code(err); d.listMode.Load() == modeOrdered ||
+			c != gcerrors.Unimplemented && c != gcerrors.InvalidArgument {
 			return nil, false, fmt.Errorf("docstore: list: %w", classify(ctx, err))
 		}
 		d.listMode.Store(modeScan)
@@ -85,13 +89,6 @@ func (d *Driver) listMetas(ctx context.Context, opts driver.ListOptions, after s
 		return metas[:size], true, nil
 	}
 	return metas, false, nil
-}
-
-// unordered reports whether err says the provider cannot run the ordered
-// query (awsdynamodb without a fitting index: Unimplemented).
-func unordered(err error) bool {
-	c := code(err)
-	return c == gcerrors.Unimplemented || c == gcerrors.InvalidArgument
 }
 
 // metaQuery returns the query for meta documents matching opts with IDs
@@ -176,16 +173,15 @@ func (d *Driver) listScan(ctx context.Context, opts driver.ListOptions, after st
 	return metas[:min(len(metas), keep)], nil
 }
 
-// records reads the concern documents of the records metas list, in one
-// action list. A record whose documents do not fit its meta (deleted or
-// created again since the query) is read again on its own; one deleted
-// meanwhile is nil; errs[i] says why metas[i] could not be read.
-func (d *Driver) records(ctx context.Context, metas []*document) ([]*model.Record, []error) {
+// records reads the documents of the records metas list, in one action
+// list: docs[i] are those of metas[i] (meta first), errs[4*i:4*i+4] the
+// errors of reading its concern documents.
+func (d *Driver) records(ctx context.Context, metas []*document) (docs [][]*document, errs []error) {
 	if len(metas) == 0 {
 		return nil, nil
 	}
 	al := d.coll.Actions()
-	docs := make([][]*document, len(metas))
+	docs = make([][]*document, len(metas))
 	for i, m := range metas {
 		docs[i] = []*document{m}
 		for _, sk := range allSorts[1:] {
@@ -194,20 +190,15 @@ func (d *Driver) records(ctx context.Context, metas []*document) ([]*model.Recor
 			al.Get(doc)
 		}
 	}
-	errs := actionErrors(al.Do(ctx), 4*len(metas))
-	recs := make([]*model.Record, len(metas))
-	failed := make([]error, len(metas))
-	for i, m := range metas {
-		recs[i], failed[i] = d.listed(ctx, m, docs[i], errs[4*i:4*i+4])
-	}
-	return recs, failed
+	return docs, actionErrors(al.Do(ctx), 4*len(metas))
 }
 
 // listed assembles one listed record from its documents and their read
-// errors, falling back to Get when they do not fit together.
+// errors, falling back to Get when they do not fit together (the record was
+// deleted or created again since the query); one deleted meanwhile is nil.
 func (d *Driver) listed(ctx context.Context, m *document, docs []*document, errs []error) (*model.Record, error) {
 	for j, err := range errs {
-		switch code(err) {
+		switch gcerrors.Code(err) {
 		case gcerrors.OK:
 		case gcerrors.NotFound:
 			docs[j+1] = nil

@@ -221,7 +221,7 @@ func TestARewindStartsANewLife(t *testing.T) {
 		if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
 			t.Fatal(err)
 		}
-		before, err := d.readConcern(ctx, id, model.Head)
+		_, before, err := d.readConcern(ctx, id, model.Head)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func (d *Driver) getDocs(ctx context.Context, id model.ID, sks []string) ([]*doc
 		al.Get(docs[i])
 	}
 	for i, err := range actionErrors(al.Do(ctx), len(sks)) {
-		switch code(err) {
+		switch gcerrors.Code(err) {
 		case gcerrors.OK:
 		case gcerrors.NotFound:
 			docs[i] = nil
@@ -113,28 +113,29 @@ func assemble(id model.ID, docs []*document) (*model.Record, error) {
 	return rec, nil
 }
 
-// readConcern reads the document of concern c of id, checking that the
-// record is live. It returns an error wrapping ErrNotFound when the record
-// does not exist or has no such concern.
-func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) (*document, error) {
+// readConcern reads the meta document of id and the document of concern c
+// of its generation, checking that the record is live. It returns an
+// error wrapping ErrNotFound when the record does not exist or has no such
+// concern.
+func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) (*document, *document, error) {
 	for attempt := range readAttempts {
 		docs, err := d.getDocs(ctx, id, []string{skMeta, c.String()})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		meta, cd := docs[0], docs[1]
 		if err := live(id, meta); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !c.AppliesTo(model.Kind(meta.Kind)) {
-			return nil, fmt.Errorf("docstore: %w: %s has no %s", model.ErrNotFound, id, c)
+			return nil, nil, fmt.Errorf("docstore: %w: %s has no %s", model.ErrNotFound, id, c)
 		}
 		if cd != nil && cd.Gen == meta.Gen {
-			return cd, nil
+			return meta, cd, nil
 		}
-		pause(ctx, attempt)
+		pause(ctx, attempt) // read while it was purged and created again
 	}
-	return nil, fmt.Errorf("docstore: %w: record %s: %s document missing or of another generation", model.ErrInternal, id, c)
+	return nil, nil, fmt.Errorf("docstore: %w: record %s: %s document missing or of another generation", model.ErrInternal, id, c)
 }
 
 // pause waits a little, more after each attempt, with jitter, or until ctx

@@ -19,29 +19,25 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 		return driver.Outcome{}, err
 	}
 	cw := d.updateWrite(ctx, id, c, next)
-	applied := driver.Outcome{Applied: true, Current: next.Clone()}
-	for attempt := range writeAttempts {
-		cur, landed, err := cw.current(ctx)
-		if err != nil || landed {
-			return applied, err
-		}
+	var failed *driver.Outcome // the condition failed
+	err := cw.run(ctx, func(cur *document) (*document, error) {
 		val, err := cur.value()
 		if err != nil {
-			return driver.Outcome{}, err
+			return nil, err
 		}
 		if !cond.Holds(val, next) {
-			return driver.Outcome{Current: val}, nil
+			failed = &driver.Outcome{Current: val}
+			return nil, nil
 		}
-		nd, err := cur.next(next, cw.w)
-		if err != nil {
-			return driver.Outcome{}, err
-		}
-		if landed, err := cw.attempt(ctx, cur, nd); landed || err != nil {
-			return applied, err
-		}
-		pause(ctx, attempt)
+		return cur.next(next, cw.w)
+	})
+	switch {
+	case err != nil:
+		return driver.Outcome{}, err
+	case failed != nil:
+		return *failed, nil
 	}
-	return driver.Outcome{}, cw.gaveUp(ctx)
+	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
 }
 
 // updateWrite returns the concernWrite of an Update of concern c of id to
@@ -69,16 +65,27 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	cw := d.newConcernWrite(ctx, id, model.Status, "retract "+id.String())
 	cw.landed = func(cd *document) bool { return cd.Retracted || cd.writes().Has(cw.w.ID) }
 	cw.neverLanded = func(*document) bool { return true }
+	return cw.run(ctx, func(cur *document) (*document, error) {
+		nd, err := cur.next(model.Value{V: cur.V + 1, Payload: model.RetractedStatus(at)}, cw.w)
+		if nd != nil {
+			nd.Retracted = true
+		}
+		return nd, err
+	})
+}
+
+// run writes the version of the current document that next returns until
+// it lands, the write is found to have landed, or next returns nil.
+func (cw *concernWrite) run(ctx context.Context, next func(cur *document) (*document, error)) error {
 	for attempt := range writeAttempts {
 		cur, landed, err := cw.current(ctx)
 		if err != nil || landed {
 			return err
 		}
-		nd, err := cur.next(model.Value{V: cur.V + 1, Payload: model.RetractedStatus(at)}, cw.w)
-		if err != nil {
+		nd, err := next(cur)
+		if err != nil || nd == nil {
 			return err
 		}
-		nd.Retracted = true
 		if landed, err := cw.attempt(ctx, cur, nd); landed || err != nil {
 			return err
 		}
@@ -134,7 +141,7 @@ func (d *Driver) newConcernWrite(ctx context.Context, id model.ID, c model.Conce
 // reports that the write landed.
 func (cw *concernWrite) current(ctx context.Context) (cur *document, landed bool, err error) {
 	if !cw.ambiguous {
-		cur, err := cw.d.readConcern(ctx, cw.id, cw.c)
+		_, cur, err := cw.d.readConcern(ctx, cw.id, cw.c)
 		return cur, err == nil && cw.landed(cur), err
 	}
 	docs, err := cw.d.getDocs(ctx, cw.id, []string{skMeta, cw.c.String()})

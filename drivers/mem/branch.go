@@ -11,21 +11,6 @@ import (
 
 var _ driver.Brancher = (*Driver)(nil)
 
-// source returns the live ledger a branch is created from. The caller holds
-// s.mu.
-func (s *Store) source(id model.ID) (*model.Record, error) {
-	r, err := s.record(id)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("mem: source: %w", err)
-	case r.Kind != model.Ledger:
-		return nil, fmt.Errorf("mem: %w: source %s is a %s", model.ErrWrongKind, id, r.Kind)
-	case r.Retracted:
-		return nil, fmt.Errorf("mem: %w: source %s is retracted", model.ErrNotFound, id)
-	}
-	return r, nil
-}
-
 // CreateBranch implements driver.Brancher under the store's lock.
 func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	unlock, err := d.begin(ctx)
@@ -37,9 +22,15 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 	if w.Resend {
 		return rec, resent("create branch", rec.ID, w, d.s.createdBy(rec.ID, w))
 	}
-	src, err := d.s.source(model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch})
-	if err != nil {
-		return nil, err
+	id := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
+	src, err := d.s.record(id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("mem: source: %w", err)
+	case src.Kind != model.Ledger:
+		return nil, fmt.Errorf("mem: %w: source %s is a %s", model.ErrWrongKind, id, src.Kind)
+	case src.Retracted:
+		return nil, fmt.Errorf("mem: %w: source %s is retracted", model.ErrNotFound, id)
 	}
 	if err := d.s.insert(rec, w); err != nil {
 		return nil, err

@@ -1,22 +1,14 @@
 // Package mem is the in-memory reference driver: the simplest correct
 // implementation of the driver contract, for tests and examples.
 //
-// # URLs
-//
-// "mem://NAME" opens the process-wide store called NAME: every driver opened
-// with the same NAME in one process sees the same records, so two opens act
-// as two independent clients of one store. "mem://" (no name) opens a new
-// private store each time. Nothing is persisted.
-//
-// # Resends
+// "mem://NAME" opens the process-wide store called NAME, so two opens act
+// as two clients of one store; "mem://" opens a new private store each
+// time. Nothing is persisted.
 //
 // A call runs whole under the store's lock, so no answer is lost inside the
-// driver; but a client of ns serve resends a write whose answer it lost, as
-// a driver.Write with Resend set. The store records each record's
-// incarnation (its create's write ID), each concern's last three write IDs
-// and the write ID of the last purge of each ID; a resend writes nothing,
-// and answers done when it finds its write (a retract: the record
-// retracted), and an error wrapping model.ErrOutcomeUnknown otherwise.
+// driver; a resend (driver.Write.Resend, from a client of ns serve) writes
+// nothing: it answers done when the store holds its write (see writes.go),
+// and an error wrapping model.ErrOutcomeUnknown otherwise.
 package mem
 
 import (
@@ -87,8 +79,7 @@ type Store struct {
 	corrupt map[model.ID]bool // see Corrupt
 	subs    map[*subscriber]bool
 	// lives and purges record writes for resends (see writes.go): the
-	// life of each record, and the write ID of the last purge of each ID
-	// (one short string per ID ever purged).
+	// life of each record, and the write ID of the last purge of each ID.
 	lives  map[model.ID]*life
 	purges map[model.ID]string
 	// sorted holds the IDs of recs in ID order, for List to resume a page
@@ -100,23 +91,9 @@ type Store struct {
 type keyedID struct {
 	key string // id.String()
 	id  model.ID
-	// rec is recs[id]: a record is changed in place and replaced only by
-	// a Create or Delete, which drop the index, so List needs no lookup
-	// in recs (at 100,000 records, two map lookups a record cost more
-	// than the copy it hands out).
+	// rec is recs[id] (changed in place; replaced only by a Create or
+	// Delete, which drop the index), so List needs no lookup in recs.
 	rec *model.Record
-}
-
-// ordered returns the IDs of s.recs in ID order. The caller holds s.mu.
-func (s *Store) ordered() []keyedID {
-	if s.sorted == nil {
-		s.sorted = make([]keyedID, 0, len(s.recs))
-		for id, r := range s.recs {
-			s.sorted = append(s.sorted, keyedID{id.String(), id, r})
-		}
-		slices.SortFunc(s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
-	}
-	return s.sorted
 }
 
 // Corrupt makes record id unreadable, as a file or item that no longer
@@ -199,17 +176,25 @@ func (s *Store) insert(rec *model.Record, w driver.Write) error {
 	}
 	s.recs[rec.ID] = rec.Clone()
 	s.sorted = nil
-	s.created(rec.ID, w.ID)
-	s.notifyCreated(rec)
+	s.lives[rec.ID] = &life{inc: w.ID}
+	for _, c := range model.Concerns {
+		if v := rec.Value(c); v != nil {
+			s.notify(rec.Kind, driver.Event{ID: rec.ID, Concern: c, New: v.Clone()})
+		}
+	}
 	return nil
 }
 
-// remove deletes record r, purged by the write w. The caller holds s.mu.
+// remove deletes record r, purged by the write w (zero: a branch drop).
+// The caller holds s.mu.
 func (s *Store) remove(r *model.Record, w driver.Write) {
 	delete(s.recs, r.ID)
 	s.sorted = nil
 	delete(s.corrupt, r.ID)
-	s.purged(r.ID, w)
+	delete(s.lives, r.ID)
+	if w.ID != "" {
+		s.purges[r.ID] = w.ID
+	}
 	s.notify(r.Kind, driver.Event{ID: r.ID, Deleted: true})
 }
 
@@ -236,7 +221,8 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 	defer unlock()
 	w := driver.WriteOf(ctx)
 	if w.Resend {
-		if err := resent("update", id, w, d.s.hasWrite(id, c, w)); err != nil {
+		l := d.s.lives[id]
+		if err := resent("update", id, w, l != nil && c.Valid() && l.writes[c].Has(w.ID)); err != nil {
 			return driver.Outcome{}, err
 		}
 		return driver.Outcome{Applied: true, Current: next.Clone()}, nil
@@ -252,8 +238,7 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 	if !cond.Holds(cur, next) {
 		return driver.Outcome{Current: cur.Clone()}, nil
 	}
-	d.s.set(r, c, next)
-	d.s.wrote(id, c, w, next.V)
+	d.s.write(r, c, next, w)
 	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
 }
 
@@ -276,9 +261,7 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 		return nil
 	}
 	r.Retracted = true
-	v := r.Status.V + 1
-	d.s.set(r, model.Status, model.Value{V: v, Payload: model.RetractedStatus(at)})
-	d.s.wrote(id, model.Status, w, v)
+	d.s.write(r, model.Status, model.Value{V: r.Status.V + 1, Payload: model.RetractedStatus(at)}, w)
 	return nil
 }
 
@@ -316,7 +299,14 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		return nil, err
 	}
 	defer unlock()
-	ids := d.s.ordered()
+	if d.s.sorted == nil {
+		d.s.sorted = make([]keyedID, 0, len(d.s.recs))
+		for id, r := range d.s.recs {
+			d.s.sorted = append(d.s.sorted, keyedID{id.String(), id, r})
+		}
+		slices.SortFunc(d.s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
+	}
+	ids := d.s.sorted
 	from := max(after, opts.Prefix)
 	i, _ := slices.BinarySearchFunc(ids, from, func(k keyedID, from string) int { return strings.Compare(k.key, from) })
 	page := &driver.Page{}

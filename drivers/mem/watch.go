@@ -19,32 +19,6 @@ type subscriber struct {
 	wake chan struct{}
 }
 
-// matches reports whether s reports ev, an event of a record of kind k.
-func (s *subscriber) matches(k model.Kind, ev driver.Event) bool {
-	if !s.opts.ID.IsZero() {
-		return ev.ID == s.opts.ID && s.opts.Reports(k, ev)
-	}
-	return strings.HasPrefix(ev.ID.String(), s.opts.Prefix) && s.opts.Reports(k, ev)
-}
-
-func (s *subscriber) push(ev driver.Event) {
-	s.mu.Lock()
-	s.q = append(s.q, ev)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *subscriber) take() []driver.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.q
-	s.q = nil
-	return q
-}
-
 // ExactWatch marks the mem driver's feed as exact: every change is its own
 // event.
 func (d *Driver) ExactWatch() {}
@@ -77,7 +51,11 @@ func (d *Driver) forward(ctx context.Context, sub *subscriber, out chan<- driver
 			return
 		case <-sub.wake:
 		}
-		for _, ev := range sub.take() {
+		sub.mu.Lock()
+		q := sub.q
+		sub.q = nil
+		sub.mu.Unlock()
+		for _, ev := range q {
 			select {
 			case out <- ev:
 			case <-ctx.Done():
@@ -91,17 +69,17 @@ func (d *Driver) forward(ctx context.Context, sub *subscriber, out chan<- driver
 // that reports it. The caller holds s.mu.
 func (s *Store) notify(k model.Kind, ev driver.Event) {
 	for sub := range s.subs {
-		if sub.matches(k, ev) {
-			sub.push(ev)
+		o := sub.opts
+		if o.ID.IsZero() && !strings.HasPrefix(ev.ID.String(), o.Prefix) || !o.ID.IsZero() && ev.ID != o.ID ||
+			!o.Reports(k, ev) {
+			continue
 		}
-	}
-}
-
-// notifyCreated reports every concern of a new record.
-func (s *Store) notifyCreated(r *model.Record) {
-	for _, c := range model.Concerns {
-		if v := r.Value(c); v != nil {
-			s.notify(r.Kind, driver.Event{ID: r.ID, Concern: c, New: v.Clone()})
+		sub.mu.Lock()
+		sub.q = append(sub.q, ev)
+		sub.mu.Unlock()
+		select {
+		case sub.wake <- struct{}{}:
+		default:
 		}
 	}
 }

@@ -15,28 +15,13 @@ type life struct {
 	writes [model.Config + 1]driverutil.WriteIDs // by concern
 }
 
-// created starts the life of record id, made by the write with ID inc. The
-// caller holds s.mu.
-func (s *Store) created(id model.ID, inc string) {
-	s.lives[id] = &life{inc: inc}
-}
-
-// wrote records the write w, of watermark v, to concern c of record id. The
-// caller holds s.mu.
-func (s *Store) wrote(id model.ID, c model.Concern, w driver.Write, v int64) {
-	if l := s.lives[id]; l != nil && c.Valid() {
-		l.writes[c].Push(driverutil.WriteTag(w.ID, v))
+// write sets concern c of r to v by the write w, and records w for
+// resends. The caller holds s.mu.
+func (s *Store) write(r *model.Record, c model.Concern, v model.Value, w driver.Write) {
+	s.set(r, c, v)
+	if l := s.lives[r.ID]; l != nil && c.Valid() {
+		l.writes[c].Push(driverutil.WriteTag(w.ID, v.V))
 	}
-}
-
-// purged ends the life of record id, by the write w (zero: a branch drop).
-// The caller holds s.mu.
-func (s *Store) purged(id model.ID, w driver.Write) {
-	delete(s.lives, id)
-	if w.ID == "" {
-		return
-	}
-	s.purges[id] = w.ID
 }
 
 // resent is the answer to a resend of w, the op of record id: nil when
@@ -48,13 +33,6 @@ func resent(op string, id model.ID, w driver.Write, found bool) error {
 	}
 	return fmt.Errorf("mem: %s %s: %w", op, id, driver.OutcomeUnknown(
 		"write %s is a resend and is not in the store: an earlier attempt may have reached a record purged since", w.ID))
-}
-
-// hasWrite reports whether the write w is among the last ones of concern c
-// of record id. The caller holds s.mu.
-func (s *Store) hasWrite(id model.ID, c model.Concern, w driver.Write) bool {
-	l := s.lives[id]
-	return l != nil && c.Valid() && l.writes[c].Has(w.ID)
 }
 
 // createdBy reports whether record id is the one the write w created. The

@@ -2,26 +2,17 @@
 // nameservice's own routes (/ns/v1, served by "ns serve"), so that a process
 // without backend credentials reads, pushes and watches through the service.
 //
-// # URLs
-//
-//	http://HOST:PORT[/BASE]?token_file=PATH&timeout=10s&ca_file=PATH
-//	https://HOST:PORT[/BASE]?...
+//	http(s)://HOST:PORT[/BASE]?token_file=PATH&timeout=10s&ca_file=PATH
 //
 // The bearer token is read from token_file, else from $NAMESERVICE_TOKEN; it
 // never appears in an error. ca_file adds a PEM CA bundle to trust (https).
 // timeout bounds one request (default 30s; not an event stream).
 //
-// # Writes whose answer is lost
-//
-// Every write carries an idempotency key: the ID of the caller's
-// driver.Write, or a random one. When its answer is lost (the connection
-// drops after sending, or a proxy answers 5xx) the driver resends it with
-// the same key, marked as a resend: the server that ran it replays its
-// answer, and any other resolves it against the backend, which records the
-// write's ID with the write. When neither can tell, the write fails with an
-// error wrapping model.ErrOutcomeUnknown, and so does a write the server
-// answered so: a write that landed is never reported as not applied, and
-// never sent as new again.
+// Every write carries an idempotency key, and one whose answer was lost is
+// resent with it, marked as a resend (docs/serve.md, "Lost answers"). When
+// neither the server nor its backend can tell what happened, the write
+// fails with an error wrapping model.ErrOutcomeUnknown: a write that landed
+// is never reported as not applied, and never sent as new again.
 package remote
 
 import (
@@ -191,30 +182,24 @@ func (r *response) serverError() (*nswire.Error, bool) {
 	return &e, true
 }
 
-// err returns the error of an answer that is not a success. The server's
-// own message is kept as it is, without op: it names the operation and
-// the ID already (the portable layer's op and the backend's message), and
-// saying them again would name the ID twice.
+// err returns the error of an answer that is not a success. A 401 wraps
+// model.ErrPermissionDenied, like a 403, and says where the driver reads
+// its token. The server's own message is kept as it is, without op: it
+// names the operation and the ID already.
 func (r *response) err(op string) error {
-	if r.status == http.StatusUnauthorized {
-		return r.unauthorized(op)
-	}
-	if e, ok := r.serverError(); ok {
+	e, ours := r.serverError()
+	switch {
+	case r.status == http.StatusUnauthorized:
+		says := ""
+		if ours && e.Error != "" {
+			says = " (the server says: " + e.Error + ")"
+		}
+		return fmt.Errorf("remote: %s: %w: no valid token%s; the driver sends the token of $NAMESERVICE_TOKEN, or of the file ?token_file=PATH in the URL",
+			op, model.ErrPermissionDenied, says)
+	case ours:
 		return fmt.Errorf("remote: %w", e.ToDriverError())
 	}
 	return fmt.Errorf("remote: %s: %w: HTTP %d: %s", op, model.ErrInternal, r.status, snippet(r.body))
-}
-
-// unauthorized is the error of a 401: the server took no token, or not
-// this one. It wraps model.ErrPermissionDenied, like a 403, and says where
-// the driver reads its token.
-func (r *response) unauthorized(op string) error {
-	says := ""
-	if e, ok := r.serverError(); ok && e.Error != "" {
-		says = " (the server says: " + e.Error + ")"
-	}
-	return fmt.Errorf("remote: %s: %w: no valid token%s; the driver sends the token of $NAMESERVICE_TOKEN, or of the file ?token_file=PATH in the URL",
-		op, model.ErrPermissionDenied, says)
 }
 
 func snippet(b []byte) string {
@@ -294,23 +279,19 @@ func neverSent(err error) bool {
 // the operation and the ID already.
 func lost(op string, maybeLanded bool, attempts int, resp *response, err error) error {
 	what := fmt.Sprintf("gave up after %d attempts", attempts)
-	if maybeLanded {
-		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, lastAnswer(resp, err)))
-	}
-	if err != nil {
+	switch {
+	case maybeLanded && err != nil:
+		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, err))
+	case maybeLanded:
+		last := fmt.Sprintf("HTTP %d: %s", resp.status, snippet(resp.body))
+		return fmt.Errorf("remote: %s: %w", op, driver.OutcomeUnknown("%d attempts, the last: %v", attempts, last))
+	case err != nil:
 		return fmt.Errorf("remote: %s: %s: %w", op, what, err)
 	}
 	if e, ok := resp.serverError(); ok {
 		return fmt.Errorf("remote: %w (%s)", e.ToDriverError(), what)
 	}
 	return fmt.Errorf("remote: %s: %w: %s: HTTP %d: %s", op, model.ErrUnavailable, what, resp.status, snippet(resp.body))
-}
-
-func lastAnswer(resp *response, err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return fmt.Sprintf("HTTP %d: %s", resp.status, snippet(resp.body))
 }
 
 func (d *Driver) send(ctx context.Context, method, path string, body []byte, key string, attempt int) (*response, error) {
@@ -416,8 +397,7 @@ func (d *Driver) record(ctx context.Context, op, method, path string, body []byt
 
 // Get implements driver.Driver.
 func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
-	op := "get " + id.String()
-	return d.record(ctx, op, http.MethodGet, recordPath(id), nil, false)
+	return d.record(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil, false)
 }
 
 var _ driver.HeadsReader = (*Driver)(nil)
@@ -540,15 +520,11 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 	}
 	for _, f := range lr.Failed {
-		page.Failed = append(page.Failed, recordError(f))
+		re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
+		if f.ID != "" {
+			re.ID, _ = model.ParseID(f.ID)
+		}
+		page.Failed = append(page.Failed, re)
 	}
 	return page, nil
-}
-
-func recordError(f nswire.RecordError) *model.RecordError {
-	re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
-	if f.ID != "" {
-		re.ID, _ = model.ParseID(f.ID)
-	}
-	return re
 }

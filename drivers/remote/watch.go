@@ -129,33 +129,27 @@ func streamError(data string) error {
 
 func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 	defer close(ch)
-	for attempt := 0; ; {
+	for {
 		// Why the stream broke does not matter: it is reopened either way,
 		// and only a refusal to reopen it ends the feed.
 		_ = w.follow(ctx, st, ch)
 		st.body.Close()
-		for ctx.Err() == nil {
-			attempt++
+		var snap map[model.ID]*model.Record
+		var err error
+		for attempt := 1; ; attempt++ {
 			if driverutil.Sleep(ctx, driverutil.Jitter(500*time.Millisecond, 30*time.Second, attempt)) != nil {
 				return
 			}
-			var snap map[model.ID]*model.Record
-			var err error
-			st, snap, err = w.connect(ctx)
+			if st, snap, err = w.connect(ctx); err == nil {
+				break
+			}
 			if _, perm := err.(permanent); perm {
 				driverutil.Send(ctx, ch, driver.Event{Err: err})
 				return
 			}
-			if err == nil {
-				attempt = 0
-				if !w.resume(ctx, snap, ch) {
-					st.body.Close()
-					return
-				}
-				break
-			}
 		}
-		if ctx.Err() != nil {
+		if !w.resume(ctx, snap, ch) {
+			st.body.Close()
 			return
 		}
 	}

@@ -70,14 +70,7 @@ func parseExp(s string, present bool) (string, bool) {
 	return s, true
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func allDigits(s string) bool { return strings.Trim(s, "0123456789") == "" }
 
 // asDecimal returns v's canonical form when v is a JSON number of any of the
 // Go types JSON-normal values use.

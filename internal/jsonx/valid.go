@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"nameservice.dev/nameservice/internal/text"
@@ -166,22 +167,8 @@ func hex4(raw []byte, i int) (rune, bool) {
 	if i+5 > len(raw) || raw[i] != 'u' {
 		return 0, false
 	}
-	var r rune
-	for _, c := range raw[i+1 : i+5] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 16)
+	return rune(r), err == nil
 }
 
 // skip moves t.i past the value at t.i.

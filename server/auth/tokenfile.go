@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -38,8 +39,16 @@ type TokenEntry struct {
 	Line int `json:"-"`
 }
 
-// tokenFields are the JSON names of TokenEntry's fields in a token file.
-var tokenFields = []string{"name", "sha256", "read", "write", "admin"}
+// tokenFields are the names of TokenEntry's fields in a token file, read
+// from its JSON tags so that the parser accepts exactly what the type holds.
+var tokenFields = func() (names []string) {
+	for f := range reflect.TypeFor[TokenEntry]().Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}()
 
 // where names the i-th entry t in errors: by name, and by line when it
 // came from a file.

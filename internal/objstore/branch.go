@@ -79,15 +79,7 @@ func (r *Records) dropInlineIndex(ctx context.Context, id model.ID, index model.
 		if err != nil || def == nil || def.doc.Index == nil {
 			return r.orNotFound(err, id)
 		}
-		own, err := jsonld.Assemble(id, def.doc)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
-		}
-		data, err := jsonld.Encode(own, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
-		}
-		if _, err := r.writeCAS(ctx, id, f, IfMatch(def.tag), data); err != nil {
+		if _, err := r.writeWithoutIndex(ctx, id, f, def); err != nil {
 			return err
 		}
 	}
@@ -164,7 +156,7 @@ func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branc
 
 // defining reads id's defining file: its object and decoded form (nil when
 // absent or not decodable).
-func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj *object, doc *jsonld.File, err error) {
+func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj *cached, doc *jsonld.File, err error) {
 	files, err := s.r.files(id)
 	if err != nil {
 		return "", nil, nil, err

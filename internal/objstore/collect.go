@@ -226,7 +226,7 @@ func (c *collector) identify(ctx context.Context, g *stemFiles, doc *jsonld.File
 // remove replaces g's defining file (def, nil when absent) by a
 // collector's mark, then deletes the other files and the mark within
 // collectWindow (see the constants above).
-func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *object, doc *jsonld.File, purgedAt int64) error {
+func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *cached, doc *jsonld.File, purgedAt int64) error {
 	start := time.Now()
 	key := c.defKey(g)
 	pc := IfAbsent()

@@ -16,33 +16,23 @@ import (
 
 // Writes whose answer is lost (see driver.Driver).
 //
-// Every write of a record (Create, Update, Retract, Delete) names itself
-// with its driver.Write: a create takes the write's ID as the record's
-// incarnation token, and every other write puts an entry, "ID@v" (the
-// watermark it writes), "ID@retract" or "ID@purge", first in f:writeIDs of
-// the file it writes, which keeps the last jsonld.MaxWriteIDs of them. A
-// purge's seals keep a file's entries, and its mark carries its own. So a
-// write that landed can be found in what the store holds, by this process
-// or another, until three later writes of that file push it out.
+// Every write of a record names itself with its driver.Write: a create
+// takes the write's ID as the record's incarnation token, and every other
+// write puts an entry, "ID@v" (the watermark it writes), "ID@retract" or
+// "ID@purge", first in f:writeIDs of the file it writes, which keeps the
+// last jsonld.MaxWriteIDs of them (a purge's seals keep them, its mark
+// carries its own). So a write that landed can be found in what the store
+// holds, by this process or another, until later writes push it out.
 //
-// Every attempt is a conditional write of one file, on the tag the file
-// was read at or on its absence. When an attempt's answer is lost (the
-// Store's MaybeApplied), the write reads the file again (see resolveLost):
-//
-//   - its entry (for a create: its token, in the record or in the mark a
-//     purge left) means it landed;
-//   - the file still at the attempt's precondition, and the record still
-//     the one the write was decided on, means it has not landed: the same
-//     request, on the same precondition, is sent again, so that of it and
-//     the lost one at most one lands;
-//   - anything else (the file changed by another writer, the record purged
-//     or created again) is an error wrapping model.ErrOutcomeUnknown,
-//     never a conflict, a not found or a second write.
-//
-// A write marked as a resend (driver.Write.Resend) was perhaps sent by
-// another process, to an incarnation this one cannot know: it writes
-// nothing, and is done when its entry (or token) is found, or, for a
-// retract, when the record is retracted; ErrOutcomeUnknown otherwise.
+// When an attempt's answer is lost (the Store's MaybeApplied), the write
+// reads the file again (resolveLost): its entry (for a create, its token)
+// means it landed; the file still at the attempt's precondition, and the
+// record still the one the write was decided on, means it has not, and the
+// same request is sent again, so that at most one of the two lands;
+// anything else is an error wrapping model.ErrOutcomeUnknown, never a
+// conflict, a not found or a second write. A write marked as a resend
+// (driver.Write.Resend) writes nothing: it is done when its entry (or
+// token) is found, or for a retract when the record is retracted.
 
 // maxResends bounds how often a write whose answers were lost is sent
 // again after reading showed it had not landed.
@@ -101,7 +91,12 @@ func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Preco
 		r.remember(id, key, tag, data)
 		return landed, nil
 	case errors.Is(err, ErrPrecondition):
-		telemetry.PreconditionFailed(ctx, r.preconditionCode())
+		// HTTP's 412 on an object store, a changed file on a file system.
+		code := "412"
+		if r.cfg.LocalReads {
+			code = "file changed"
+		}
+		telemetry.PreconditionFailed(ctx, code)
 		telemetry.Retry(ctx, "precondition failed")
 		return refused, nil
 	case r.cfg.RetryThrottled && errors.Is(err, model.ErrThrottled):
@@ -200,11 +195,10 @@ func (r *Records) readBack(ctx context.Context, id model.ID, key string, cause e
 	if obj == nil {
 		return nil, nil
 	}
-	c := &cached{tag: obj.tag, data: obj.data}
 	if d, err := r.decodeDoc(id, key, obj); err == nil {
-		c.doc = d.doc
+		return d, nil
 	}
-	return c, nil
+	return obj, nil
 }
 
 // readLanded reads key back after a lost answer (cause): done when landed

@@ -38,7 +38,7 @@ func (r *Records) readDoc(ctx context.Context, id model.ID, key string) (*cached
 // errOtherID: a file holds the record of another ID that maps to its key.
 var errOtherID = errors.New("the file holds another ID's record")
 
-func (r *Records) decodeDoc(id model.ID, key string, obj *object) (*cached, error) {
+func (r *Records) decodeDoc(id model.ID, key string, obj *cached) (*cached, error) {
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)

@@ -319,15 +319,6 @@ func (r *Records) writeCAS(ctx context.Context, id model.ID, f layout.File, pc P
 	return l == landed, err
 }
 
-// preconditionCode names a failed precondition in telemetry: HTTP's 412
-// on an object store, a changed file on the local file system.
-func (r *Records) preconditionCode() string {
-	if r.cfg.LocalReads {
-		return "file changed"
-	}
-	return "412"
-}
-
 // resolve reads key after a lost answer of writeCAS. The write landed when
 // the object holds exactly data (these writes carry a token or a fence's
 // time, which no other write repeats), and did not when the object still
@@ -350,7 +341,7 @@ func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Preco
 
 // remember caches what the driver just wrote to key.
 func (r *Records) remember(id model.ID, key, tag string, data []byte) {
-	if c, err := r.decodeDoc(id, key, &object{data: data, tag: tag}); err == nil {
+	if c, err := r.decodeDoc(id, key, &cached{data: data, tag: tag}); err == nil {
 		r.cache.put(key, *c)
 	}
 }
@@ -364,21 +355,28 @@ func (r *Records) remember(id model.ID, key, tag string, data []byte) {
 // would see no index at all.
 func (r *Records) foldInline(ctx context.Context, id model.ID, f layout.File, def *cached) {
 	for range 3 {
-		rec, err := jsonld.Assemble(id, def.doc)
-		if err != nil {
-			return
-		}
-		data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
-		if err != nil {
-			return
-		}
-		if done, err := r.writeCAS(ctx, id, f, IfMatch(def.tag), data); done || err != nil {
+		done, err := r.writeWithoutIndex(ctx, id, f, def)
+		if done || err != nil {
 			return
 		}
 		if def, err = r.readDoc(ctx, id, f.Key); err != nil || def == nil || def.doc.Index == nil {
 			return
 		}
 	}
+}
+
+// writeWithoutIndex rewrites the defining file f, read as def, without its
+// inline index, on its tag; done is false when it changed meanwhile.
+func (r *Records) writeWithoutIndex(ctx context.Context, id model.ID, f layout.File, def *cached) (bool, error) {
+	rec, err := jsonld.Assemble(id, def.doc)
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	return r.writeCAS(ctx, id, f, IfMatch(def.tag), data)
 }
 
 // Retract implements driver.Driver: one conditional write of the defining

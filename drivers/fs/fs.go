@@ -114,6 +114,10 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	}
 	d := &Driver{root: abs, layout: cfg.Layout, lockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout)}
 	oc.LocalReads, oc.Object = true, d.path
+	oc.Release = func() error {
+		d.closed.Close()
+		return nil
+	}
 	d.records = objstore.New(store{d}, oc)
 	return d, nil
 }
@@ -176,10 +180,4 @@ func (d *Driver) path(key string) string {
 // begin checks ctx and that the driver is open.
 func (d *Driver) begin(ctx context.Context) error {
 	return d.closed.Check(ctx, "fs")
-}
-
-// Close implements driver.Driver.
-func (d *Driver) Close() error {
-	d.closed.Close()
-	return d.records.Close()
 }

@@ -5,36 +5,34 @@
 //
 // A create or drop writes two records: the branch and its source's
 // bookkeeping (the count, Meta.Branches). Each step is first recorded in the
-// source, in the same conditional write that changes the count, as an entry
+// source, in the conditional write that changes the count, as an entry
 // (jsonld.BranchOp) with a random token, and removed by the write that ends
-// it; so a lost answer is resolved by looking for the token, and a step whose
-// writer died is found and settled by the next writer of that source's
+// it; so a lost answer is resolved by looking for the token, and a step
+// whose writer died is settled by the next writer of that source's
 // bookkeeping once it is older than StaleAfter:
 //
 //   - create: the count goes up with the entry; then the branch is created,
-//     its incarnation the entry's token; then the entry goes. A create that
-//     finds the ID taken takes the count down again with it. A settler keeps
-//     the count when the branch exists with that incarnation; otherwise it
-//     fences the ID (a creator that was only held up can no longer create
-//     it) and takes the count down. A creator writes the branch only within
-//     CreateWindow of recording the entry, well inside StaleAfter, so that
-//     the two never race: writers' clocks must agree to well within the
-//     difference.
-//   - drop: the branch's own bookkeeping first gets a dropping entry
-//     (conditional on its count being 0 and no step of its own branches
-//     under way; creates of branches of it are refused from then on); then
-//     the source's count goes down with the source's entry; then the branch
-//     is purged, conditional on the dropping entry; then the source's entry
-//     goes. A settler finishes the purge when the branch still has the
-//     dropping entry, keeps the count when the branch is gone, and takes
-//     the count back up when the entry was cleared. A dropping entry with no
-//     step left in the source is cleared once stale, and the dropper then
-//     finds it gone and undoes its step. Clearing the entry and purging the
-//     branch are both conditional writes of the branch's bookkeeping, so
-//     exactly one of them happens.
+//     its incarnation the entry's token; then the entry goes (with the
+//     count, when the ID was taken). A settler keeps the count when the
+//     branch exists with that incarnation; otherwise it fences the ID (so a
+//     held-up creator can no longer create it) and takes the count down. A
+//     creator writes the branch only within CreateWindow of recording the
+//     entry, well inside StaleAfter, so that the two never race (writers'
+//     clocks must agree to well within the difference).
+//   - drop: the branch first gets a dropping entry (conditional on its count
+//     being 0 and no step of its own under way; creates of branches of it
+//     are refused from then on); then the source's count goes down with the
+//     source's entry; then the branch is purged, conditional on the dropping
+//     entry; then the source's entry goes. A settler finishes the purge when
+//     the branch still has the dropping entry, keeps the count when the
+//     branch is gone, and takes it back up when the entry was cleared. A
+//     dropping entry with no step left in the source is cleared once stale,
+//     and the dropper then undoes its step. Clearing the entry and purging
+//     the branch are both conditional writes of the branch's bookkeeping,
+//     so exactly one of them happens.
 //
-// A record with a step under way cannot be dropped: its count says so, or,
-// for a drop of one of its branches, the entry does.
+// A record with a step under way cannot be dropped: its count or the entry
+// says so.
 package branching
 
 import (
@@ -116,8 +114,7 @@ type Store interface {
 }
 
 var (
-	// errRetry makes bookkeep read the record and call change again, after
-	// a backoff.
+	// errRetry makes bookkeep try again after a backoff.
 	errRetry = errors.New("retry")
 	// errDropLost: the dropping entry a drop set was cleared.
 	errDropLost = errors.New("the drop's entry on the branch was cleared")
@@ -150,10 +147,10 @@ func (b *Book) remove(tok string, undo bool) bool {
 }
 
 // bookkeep edits the bookkeeping of id with change, settling stale steps
-// first, and writes it conditionally; a conflict reads it again and calls
-// change again. change returns false to write nothing (what settling
-// changed is written anyway), errRetry to try again after a backoff, or an
-// error to stop (after writing what settling changed).
+// first, and writes it conditionally, reading again after a conflict.
+// change returns false to write nothing (what settling changed is written
+// anyway), errRetry to try again after a backoff, or an error to stop
+// (after writing what settling changed).
 func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
 	for attempt := range attempts {
 		if attempt > 1 {
@@ -195,20 +192,13 @@ func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (boo
 	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), model.ErrUnavailable, id, attempts)
 }
 
-func unknown(err error) bool {
-	c := model.Code(err)
-	return c == model.Unavailable || c == model.Canceled
-}
-
 // CreateBranch creates rec (a branch: SourceBranch set) and counts it in its
-// source, as driver.Brancher says; see the protocol above.
-//
-// The step's token, which is also the branch's incarnation, is the write's
-// ID, so that a resend (driver.Write.Resend: another process may have run
-// the create) can tell without writing: done when the branch is of that
-// incarnation, outcome unknown otherwise. Running the protocol again could
-// create a branch dropped since, or answer "already exists" for the
-// create's own branch.
+// source, as driver.Brancher says; see the protocol above. The step's
+// token, also the branch's incarnation, is the write's ID, so that a resend
+// (driver.Write.Resend) can tell without writing: done when the branch is
+// of that incarnation, outcome unknown otherwise. Running the protocol
+// again could create a branch dropped since, or answer "already exists"
+// for the create's own branch.
 func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
 	w := driver.WriteOf(ctx)
@@ -250,17 +240,14 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 		return err
 	}
 	err = s.Create(ctx, rec, tok, time.UnixMilli(op.At).Add(CreateWindow))
-	if err != nil && unknown(err) {
+	if c := model.Code(err); c == model.Unavailable || c == model.Canceled {
 		return err // left for a settler
 	}
+	// The entry, when left behind by a failed write, only holds off drops
+	// of the source until it is settled.
 	undo := err != nil
-	ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
-	if err != nil || ferr == nil {
-		return err
-	}
-	// The branch exists and is counted; the entry left behind only holds
-	// off drops of the source until it is settled.
-	return nil
+	_ = bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
+	return err
 }
 
 func liveSource(s Store, b *Book) error {
@@ -276,11 +263,10 @@ func liveSource(s Store, b *Book) error {
 }
 
 // DropBranch drops branch id and uncounts it in its source, as
-// driver.Brancher says; see the protocol above.
-//
-// A resend (driver.Write.Resend) writes nothing: the store's purge of a
-// resend is done when it finds the mark of this write, outcome unknown
-// otherwise, since the branch may have been created again since.
+// driver.Brancher says; see the protocol above. A resend
+// (driver.Write.Resend) writes nothing: its purge is done when it finds
+// this write's mark, outcome unknown otherwise (the branch may have been
+// created again since).
 func DropBranch(ctx context.Context, s Store, id model.ID) error {
 	if driver.WriteOf(ctx).Resend {
 		return s.Purge(ctx, id, func([]jsonld.BranchOp) error {
@@ -309,8 +295,7 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 }
 
 // droppable checks that b may be dropped: a ledger without branches and
-// with no step under way (a fresh drop of it by another writer is waited
-// for).
+// with no step under way (another writer's fresh drop of it is waited for).
 func droppable(s Store, b *Book) error {
 	if b.Record.Kind != model.Ledger {
 		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
@@ -360,11 +345,9 @@ func dropMarked(ctx context.Context, s Store, id model.ID, source string, self j
 		err = nil
 	}
 	if counted && (err == nil || errors.Is(err, errDropLost)) {
+		// An entry left behind (a failed write) is settled later.
 		undo := errors.Is(err, errDropLost)
-		ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
-		if ferr != nil && err == nil {
-			return nil // dropped; the entry left behind is settled later
-		}
+		_ = bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
 	}
 	if errors.Is(err, errDropLost) {
 		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", s.Name(), id, model.ErrUnavailable, StaleAfter)

@@ -13,7 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -149,14 +149,8 @@ func (ws *watchState) idOf(path string) (model.ID, bool) {
 	// file's @id tells.
 	data, _, err := ws.d.readNoLinks(ws.d.path(layout.StemFiles(ws.d.layout, st)[0].Key))
 	if err == nil && data != nil {
-		if doc, err := jsonld.Decode(data); err == nil {
-			id, ok, err := doc.RecordID()
-			if err == nil && !ok {
-				id, ok = layout.PathDefault(st)
-			}
-			if err == nil && ok && layout.Stem(id) == st {
-				return id, true
-			}
+		if id, err := objstore.StatedID("fs", "", data, st); err == nil {
+			return id, true
 		}
 	}
 	// Gone, or unreadable: a watched record of that stem.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,20 +56,17 @@ type readListedFunc func(ctx context.Context, id model.ID, key, tag string,
 	present map[string]string) (*model.Record, error)
 
 // List implements driver.Driver in one pass over the keys, from where the
-// page token says the last page stopped (the store lists after that key),
-// so a full listing of N records costs O(N) requests: the store's list
-// calls, and one read per file the listing shows.
+// page token says the last page stopped, so a full listing of N records
+// costs O(N) requests: the list calls, and one read per file listed.
 //
 // Key order is not ID order (':' becomes '/', a suffix begins with '.',
 // long segments are shortened), so candidates wait in a heap ordered by ID
 // until the listing has passed every key that could hold a smaller ID (see
-// idFloor); they are then read, parallel at a time, until the page is full
-// and one more match shows whether another follows. The page token holds
-// the last ID returned and the key to list after: the stem of the first
-// candidate not yet returned. A defining file whose key fits several IDs is
+// idFloor); they are then read until the page is full and one more match
+// shows that another follows. The page token holds the last ID returned
+// and the key to list after. A defining file whose key fits several IDs is
 // read for its @id first. A file of the other layout, a defining file no ID
-// maps to, and a record that cannot be read are reported in Page.Failed,
-// naming the key.
+// maps to, and a record that cannot be read are reported in Page.Failed.
 func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
@@ -106,11 +104,11 @@ func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read re
 	}
 	switch {
 	case errors.Is(err, errPageFull):
-		return l.finish(true), nil
+		l.page.NextPageToken = l.nextToken()
 	case err != nil:
 		return nil, err
 	}
-	return l.finish(false), nil
+	return l.page, nil
 }
 
 type lister struct {
@@ -169,15 +167,15 @@ func (l *lister) visit(e Entry) error {
 	case amb:
 		if id, ok := l.r.knownID(key, tag); ok {
 			l.add(&candidate{id: id, key: key, tag: NormTag(tag)})
-		} else {
-			if len(l.nested) == 0 {
-				l.floor = floor
-			}
-			l.nested = append(l.nested, nestedKey{key, NormTag(tag)})
-			if len(l.nested) >= l.par {
-				if err := l.resolveNested(ctx); err != nil {
-					return err
-				}
+			break
+		}
+		if len(l.nested) == 0 {
+			l.floor = floor
+		}
+		l.nested = append(l.nested, nestedKey{key, NormTag(tag)})
+		if len(l.nested) >= l.par {
+			if err := l.resolveNested(ctx); err != nil {
+				return err
 			}
 		}
 	case c != nil && size > 0:
@@ -222,14 +220,13 @@ func (l *lister) promote(floor string, all bool) {
 	}
 }
 
-// readReady starts reads of ready candidates, in ID order, on the
-// page's workers (see read), and takes their records into the page in the
-// same order: errPageFull when the page is full and one more match is
-// known. At most the records the page still needs (and the one more) are
-// being read at once, so a page of matching records reads no record it
-// does not return but that one; parallel of them run at a time. Unless all
-// is set it waits for a read only when a ready candidate waits for room,
-// so the listing goes on while the page's records are read.
+// readReady starts reads of ready candidates, in ID order, on the page's
+// workers, and takes their records into the page in that order:
+// errPageFull when the page is full and one more match is known. Only the
+// records the page still needs (and the one more) are read at once, so a
+// page reads no record it does not return but that one. Unless all is set
+// it waits for a read only when a ready candidate waits for room, so the
+// listing goes on meanwhile.
 func (l *lister) readReady(ctx context.Context, all bool) error {
 	for {
 		need := l.size + 1 - len(l.page.Records) - len(l.page.Failed)
@@ -295,9 +292,8 @@ type pendingRead struct {
 	done chan struct{}
 }
 
-// read starts the read of c on the page's workers, which it starts on
-// first use: parallel goroutines for the whole page, rather than one per
-// record, which would grow a new stack for each read and decode.
+// read starts the read of c on the page's workers, started on first use:
+// par goroutines for the whole page, not one (and a new stack) per record.
 func (l *lister) read(ctx context.Context, c *candidate) *pendingRead {
 	r := &pendingRead{c: c, err: c.err, done: make(chan struct{})}
 	if c.err != nil {
@@ -328,8 +324,8 @@ func (l *lister) stop() {
 	}
 }
 
-// resolveNested reads the IDs of the pending nested defining files, at
-// most par of them, at once, and adds them.
+// resolveNested reads the IDs of the pending nested defining files (at
+// most par) at once, and adds them.
 func (l *lister) resolveNested(ctx context.Context) error {
 	out := make([]*candidate, len(l.nested))
 	errs := make([]error, len(l.nested))
@@ -354,30 +350,17 @@ func (l *lister) resolveNested(ctx context.Context) error {
 	return nil
 }
 
-// finish returns the page; when more may follow, its token resumes after
-// the last ID, listing after the stem of the first candidate not returned.
-func (l *lister) finish(more bool) *driver.Page {
-	if !more {
-		return l.page
-	}
-	resume := ""
-	first := true
-	consider := func(key string) {
-		if st := stemKey(key); first || st < resume {
-			resume, first = st, false
-		}
-	}
-	for _, c := range l.ready {
-		consider(c.key)
-	}
-	for _, c := range l.waiting {
-		consider(c.key)
+// nextToken resumes after the last ID returned, listing after the stem of
+// the first candidate not returned (take put one back in ready).
+func (l *lister) nextToken() string {
+	var stems []string
+	for _, c := range slices.Concat(l.ready, l.waiting) {
+		stems = append(stems, stemKey(c.key))
 	}
 	for _, n := range l.nested {
-		consider(n.key)
+		stems = append(stems, stemKey(n.key))
 	}
-	l.page.NextPageToken = encodeToken(l.last, resume)
-	return l.page
+	return encodeToken(l.last, slices.Min(stems))
 }
 
 // stemKey returns key less the suffix of its file name (from the name's
@@ -470,9 +453,8 @@ func ParseListParallel(s string) (int, error) {
 
 // loadListed reads a listed record: the defining file and the other files
 // the listing showed, each from the cache when the listing's tag is the
-// cached one. A file the listing did not show is absent: a listing is not
-// a snapshot. A record whose other files are unknown (present is nil) is
-// read in full.
+// cached one; one not shown is absent (a listing is not a snapshot). It
+// reads all files when present is nil.
 func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
 	files, err := r.files(id)
 	if err != nil {
@@ -543,9 +525,8 @@ func IDKeyPrefix(prefix string) string {
 }
 
 // classify returns the candidate for a defining file whose key gives its
-// ID, ambiguous for one whose key fits several IDs (or has a shortened
-// segment), nothing for other files, and an error for a file of the other
-// layout.
+// ID, ambiguous for one whose key fits several IDs or has a shortened
+// segment, nothing for other files, and an error for the other layout's.
 func (r *Records) classify(key string) (*candidate, bool, error) {
 	role, st := layout.Classify(r.cfg.Layout, key)
 	switch role {
@@ -561,35 +542,44 @@ func (r *Records) classify(key string) (*candidate, bool, error) {
 	return nil, true, nil
 }
 
-// nestedID reads the ID a defining file states, and checks the ID's key is
-// this one.
+// nestedID reads the ID a defining file states (see StatedID).
 func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	o, err := l.r.get(ctx, key)
 	if err != nil || o == nil {
 		return nil, err
 	}
-	name, obj := l.r.cfg.Name, l.r.object(key)
-	doc, err := jsonld.Decode(o.data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
-	}
-	id, ok, err := doc.RecordID()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
-	}
 	_, st := layout.Classify(l.r.cfg.Layout, key)
-	if !ok {
-		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, model.ErrInternal)
-		}
-	}
-	if layout.Stem(id) != st {
-		return nil, errMisplaced(name, obj, id)
+	id, err := StatedID(l.r.cfg.Name, l.r.object(key), o.data, st)
+	if err != nil {
+		return nil, err
 	}
 	if o.tag != "" {
 		l.r.idOfKey.Store(key, nestedIDEntry{tag: NormTag(o.tag), id: id})
 	}
 	return &candidate{id: id, key: key, tag: NormTag(o.tag)}, nil
+}
+
+// StatedID returns the ID that data, the defining file of stem st, states
+// (its @id, else the stem's PathDefault), checked to be one of st; its
+// errors name the driver and obj.
+func StatedID(name, obj string, data []byte, st string) (model.ID, error) {
+	doc, err := jsonld.Decode(data)
+	if err != nil {
+		return model.ID{}, fmt.Errorf("%s: %s: %w", name, obj, err)
+	}
+	id, ok, err := doc.RecordID()
+	if err != nil {
+		return model.ID{}, fmt.Errorf("%s: %s: %w", name, obj, err)
+	}
+	if !ok {
+		if id, ok = layout.PathDefault(st); !ok {
+			return model.ID{}, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, model.ErrInternal)
+		}
+	}
+	if layout.Stem(id) != st {
+		return model.ID{}, errMisplaced(name, obj, id)
+	}
+	return id, nil
 }
 
 // EntryLister is a Store whose listing can report an entry that is no
@@ -601,9 +591,8 @@ type EntryLister interface {
 	ListEntries(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
 }
 
-// knownID returns the ID the nested defining file at key held at tag: the
-// same tag means the same bytes, so the same @id. Without it every listing
-// would read every nested file twice.
+// knownID returns the ID the nested defining file at key held at tag (the
+// same tag, the same bytes), so listings do not read it twice.
 func (r *Records) knownID(key, tag string) (model.ID, bool) {
 	v, ok := r.idOfKey.Load(key)
 	if !ok || tag == "" {

@@ -10,19 +10,12 @@
 // # Guarantees
 //
 // On a local POSIX filesystem every write is crash-safe and atomic for
-// readers: a new file is written to a unique temp file, fsynced, then
-// renamed over the old one (or hard-linked into place by a create, which
-// never replaces a record), and the directory is fsynced. Writers of one
-// file serialise on an flock of a sidecar lock file, with a bounded wait.
-// Processes and driver instances sharing a directory see one consistent
-// store. NFS and other network filesystems are not safe: their flock and
-// rename guarantees are weaker. docs/fs.md has the details and
-// docs/format.md the file format.
-//
-// The record protocol is the object stores' (internal/objstore). A local
-// write has no lost answer; a resend (driver.Write.Resend) writes nothing,
-// and is done when its entry is found, an error wrapping
-// model.ErrOutcomeUnknown otherwise.
+// readers (a synced temp file renamed or hard-linked into place, then the
+// directory synced), and writers of one file serialise on an flock of a
+// sidecar lock file, with a bounded wait. NFS and other network
+// filesystems are not safe. docs/fs.md has the details and docs/format.md
+// the file format. The record protocol is internal/objstore's; a local
+// write has no lost answer.
 package fs
 
 import (

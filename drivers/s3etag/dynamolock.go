@@ -123,16 +123,18 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	return dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(lc.Endpoint, httpClient, retryer)), nil
 }
 
-// Provision implements driver.Provisioner: it creates the lock table
-// (on-demand billing, TTL on "ttl") unless it exists, and waits until it is
-// active. It needs dynamodb:CreateTable, dynamodb:DescribeTable and
+// Provision implements driver.Provisioner: it creates the lock table (key
+// path + etag, on-demand billing, TTL on "ttl") unless it exists, and waits
+// until it is active. It needs dynamodb:CreateTable, dynamodb:DescribeTable and
 // dynamodb:UpdateTimeToLive.
 func (lc LockConfig) Provision(ctx context.Context) error {
 	client, err := NewLockClient(ctx, lc)
 	if err != nil {
 		return err
 	}
-	created, err := awsconf.EnsureTable(ctx, client, lockTableInput(lc.Table), nil)
+	keys, attrs := awsconf.KeySchema("path", "etag")
+	created, err := awsconf.EnsureTable(ctx, client, &dynamodb.CreateTableInput{TableName: aws.String(lc.Table),
+		BillingMode: types.BillingModePayPerRequest, KeySchema: keys, AttributeDefinitions: attrs}, nil)
 	if err != nil {
 		return lockFail(fmt.Sprintf("provision lock table %s", lc.Table), lc.Table, err)
 	}
@@ -141,14 +143,6 @@ func (lc LockConfig) Provision(ctx context.Context) error {
 			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}})
 	}
 	return nil
-}
-
-// lockTableInput returns the CreateTable request of the lock table: key
-// path (HASH) + etag (RANGE), billed PAY_PER_REQUEST.
-func lockTableInput(table string) *dynamodb.CreateTableInput {
-	keys, attrs := awsconf.KeySchema("path", "etag")
-	return &dynamodb.CreateTableInput{TableName: aws.String(table), BillingMode: types.BillingModePayPerRequest,
-		KeySchema: keys, AttributeDefinitions: attrs}
 }
 
 // lockFail wraps an error of the lock table's client with the driver

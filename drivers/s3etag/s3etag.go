@@ -14,26 +14,12 @@
 //
 // # Protocol
 //
-// The protocol is internal/objstore's, with ETags as version tags. A file
-// is created with If-None-Match: * and replaced with If-Match: <etag>; only
-// these conditional PUTs decide between racing writers. No create, push or
-// purge sends a DELETE, so nothing rests on DeleteObject's If-Match, which
-// several S3-compatible stores ignore or check apart from the unlink;
-// Collect removes what purges left (docs/s3.md, "Garbage collection"). A
-// 412 makes the driver re-read and report the conflict or try again. The
-// driver caches ETags and contents, so an uncontended push is one PUT.
-//
-// The SDK does not retry a conditional PUT that may have landed; a lost
-// answer is resolved by reading the file back, as internal/objstore says.
-// An ETag is a digest of the bytes, so a file still at the attempt's ETag
-// shows that the write did not land only where those bytes carry a token
-// or write entries.
-//
-// Open probes that the endpoint enforces If-None-Match and If-Match on
-// PutObject (and reports whether it enforces If-Match on DeleteObject,
-// which nothing relies on), and refuses a store that does not, unless the
-// URL names the DynamoDB lock protocol (lock=dynamodb://...) or says
-// unsafe=true.
+// The protocol is internal/objstore's, with ETags as version tags: a file
+// is created with If-None-Match: * and replaced with If-Match: <etag>, and
+// only these conditional PUTs decide between racing writers (docs/s3.md,
+// "How writes work"). Open probes that the endpoint enforces them and
+// refuses a store that does not, unless the URL names the DynamoDB lock
+// protocol (lock=dynamodb://...) or says unsafe=true.
 package s3etag
 
 import (

@@ -32,11 +32,6 @@ func DecodePageToken(tok string) (string, error) {
 // as DecodePageToken) and how many entries it may hold (opts.PageSize, or
 // def when that is not positive).
 func PageStart(opts driver.ListOptions, def int) (after string, size int, err error) {
-	if after, err = DecodePageToken(opts.PageToken); err != nil {
-		return "", 0, err
-	}
-	if size = opts.PageSize; size <= 0 {
-		size = def
-	}
-	return after, size, nil
+	after, err = DecodePageToken(opts.PageToken)
+	return after, Positive(opts.PageSize, def), err
 }

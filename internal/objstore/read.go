@@ -13,8 +13,7 @@ import (
 
 // readDoc reads and decodes one record file of id and caches it; nil when
 // it is absent or holds another ID's record (a/b:main and a:b/main share a
-// key: to each, the other's file is none of its own). A file that does not
-// decode is an error wrapping model.ErrInternal that names the key.
+// key). A file that does not decode is an error wrapping model.ErrInternal.
 func (r *Records) readDoc(ctx context.Context, id model.ID, key string) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -49,10 +48,9 @@ func (r *Records) decodeDoc(id model.ID, key string, obj *cached) (*cached, erro
 	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
 }
 
-// owner checks that doc, read at id's key, may be a file of id. When it
-// is another ID's it returns errOtherID (wrapped) if that ID maps to the
-// same key (a/b:main and a:b/main), and errMisplaced's error if it does not,
-// the one diagnosis every operation gives such a file.
+// owner checks that doc, read at id's key, may be a file of id: when it is
+// another ID's, errOtherID (wrapped) if that ID maps to the same key, and
+// errMisplaced's error otherwise.
 func (r *Records) owner(id model.ID, key string, doc *jsonld.File) error {
 	if ownedBy(doc, id) {
 		return nil
@@ -130,21 +128,15 @@ func keys(files []layout.File) []string {
 }
 
 // load reads record id from all its files at once; nil when it does not
-// exist.
-//
-// A record created by this package has an incarnation token in its
-// defining file, copied into every other file written for it, and only a
-// collector (ns gc) deletes files, those of a record purged long enough
-// (see Delete). So a missing file means that concern was never written in
-// this incarnation, and a sealed one still holds its value: one parallel
-// read of every file decides. A
-// file of another token is debris of an earlier record of the ID, or
-// (when the defining file was read before a purge and the file after a
-// re-create and a push) of a later one: the defining file is read again
-// and must still hold the same token. A record without a token (written by
-// Fluree, or by an older version that created the defining file last and
-// removed it first) gets the older check: a missing file is read again,
-// then the defining file must still exist.
+// exist. A record of this package has its token in every file written for
+// it, and only a collector deletes files (of a record purged long enough),
+// so a missing file is a concern never written in this incarnation, and a
+// sealed one still holds its value. A file of another token is debris of
+// an earlier record, or of a later one (the defining file read before a
+// purge, the file after a re-create): the defining file is read again and
+// must still hold the same token. A record without a token (Fluree's) gets
+// the older check: a missing file is read again, then the defining file
+// must still exist.
 func (r *Records) load(ctx context.Context, id model.ID, files []layout.File) (*model.Record, error) {
 	for range 3 {
 		rec, stable, err := r.loadOnce(ctx, id, files)

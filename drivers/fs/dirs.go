@@ -95,45 +95,25 @@ func sortName(e dirEnt) string {
 }
 
 // checkLinks returns an error naming the first symbolic link among the
-// path elements below the root of the files (their directories, then the
-// files). A missing element ends the check.
-func (d *Driver) checkLinks(paths ...string) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	rel, err := filepath.Rel(d.root, filepath.Dir(paths[0]))
-	if err != nil || strings.HasPrefix(rel, "..") {
+// elements of path below the root (its directories, then the file). A
+// missing element ends the check.
+func (d *Driver) checkLinks(path string) error {
+	rel, err := filepath.Rel(d.root, path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return nil
 	}
 	p := d.root
 	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
-		if seg == "." {
-			continue
-		}
 		p = filepath.Join(p, seg)
-		if done, err := isLink(p); done || err != nil {
-			return err
-		}
-	}
-	for _, f := range paths {
-		if _, err := isLink(f); err != nil {
-			return err
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return nil
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return errLink(p)
 		}
 	}
 	return nil
-}
-
-// isLink returns errLink when p is a symbolic link; missing is set when p
-// does not exist.
-func isLink(p string) (missing bool, err error) {
-	fi, err := os.Lstat(p)
-	switch {
-	case err != nil:
-		return true, nil
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, errLink(p)
-	}
-	return false, nil
 }
 
 // errLink is the error of a path element that is a symbolic link.

@@ -1,11 +1,11 @@
 package fs
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,22 +79,14 @@ func readOpen(f *os.File) ([]byte, os.FileInfo, error) {
 	if !fi.Mode().IsRegular() || fi.Size() == 0 {
 		return nil, nil, nil
 	}
-	// Sized from the stat (plus one byte to see the end at once): files
-	// are replaced, never written in place.
-	b := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	// Sized from the stat (files are replaced, never written in place), so
+	// that a read is one allocation.
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, nil, err
 	}
+	b := buf.Bytes()
 	if len(b) == 0 {
 		return nil, nil, nil
 	}

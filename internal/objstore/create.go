@@ -182,7 +182,7 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 	if err != nil {
 		return err
 	}
-	entry := purgeEntry(w)
+	entry := w.ID + "@purge"
 	if w.Resend {
 		return r.resent(ctx, id, files[0].Key, func(doc *jsonld.File) bool { return doc.Purged && hasEntry(doc, entry) })
 	}

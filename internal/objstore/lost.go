@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
@@ -38,8 +37,7 @@ import (
 // again after reading showed it had not landed.
 const maxResends = 8
 
-// writeOf returns the Write of ctx, checked: its ID becomes part of what is
-// stored.
+// writeOf returns the Write of ctx, checked (its ID is stored).
 func (r *Records) writeOf(ctx context.Context) (driver.Write, error) {
 	w := driver.WriteOf(ctx)
 	if err := w.Validate(); err != nil {
@@ -47,11 +45,6 @@ func (r *Records) writeOf(ctx context.Context) (driver.Write, error) {
 	}
 	return w, nil
 }
-
-// updateEntry, retractEntry and purgeEntry are the entries writes record.
-func updateEntry(w driver.Write, v int64) string { return w.ID + "@" + strconv.FormatInt(v, 10) }
-func retractEntry(w driver.Write) string         { return w.ID + "@retract" }
-func purgeEntry(w driver.Write) string           { return w.ID + "@purge" }
 
 // hasEntry reports whether doc records the write entry.
 func hasEntry(doc *jsonld.File, entry string) bool {
@@ -82,7 +75,7 @@ const (
 	lost
 )
 
-// attempt sends one conditional write of data to key. Its error is the
+// attempt sends one conditional write of data to key; its error is the
 // store's for a write that failed for good, or the cause of a lost one.
 func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Precondition, data []byte) (landing, error) {
 	tag, err := r.store.Put(ctx, key, data, pc)
@@ -117,23 +110,23 @@ func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Preco
 }
 
 // sent is a write whose answer may be lost: the request, to send again as
-// it was, and how to tell from the store whether it landed.
+// it was, and how to tell whether it landed.
 type sent struct {
 	id   model.ID
 	key  string
 	pc   Precondition
 	data []byte
-	// settle reads the store: true when the write landed, false when it
-	// has not and may be sent again, an error (wrapping
-	// model.ErrOutcomeUnknown when it cannot tell) otherwise.
+		// settle reads the store: true when the write landed, false when
+		// it may be sent again, else an error (ErrOutcomeUnknown when it
+		// cannot tell).
 	settle func(ctx context.Context, cause error) (bool, error)
 	// gate, when set, is called before each resend; its error stops them
 	// (a branch create's deadline).
 	gate func() error
 }
 
-// send makes one attempt of s and, when its answer is lost, establishes
-// whether it landed (resolveLost). done is false when the store refused it.
+// send makes one attempt of s, establishing whether it landed when its
+// answer is lost (resolveLost); done is false when the store refused it.
 func (r *Records) send(ctx context.Context, s *sent) (done bool, err error) {
 	l, err := r.attempt(ctx, s.id, s.key, s.pc, s.data)
 	if l != lost {
@@ -144,8 +137,8 @@ func (r *Records) send(ctx context.Context, s *sent) (done bool, err error) {
 }
 
 // resolveLost establishes whether s landed after an attempt whose answer
-// was lost (cause), sending it again while reading shows it has not. It
-// returns nil when it landed.
+// was lost (cause), sending it again while reading shows it has not; nil
+// when it landed.
 func (r *Records) resolveLost(ctx context.Context, s *sent, cause error) error {
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
@@ -178,15 +171,14 @@ func (r *Records) resolveLost(ctx context.Context, s *sent, cause error) error {
 	}
 }
 
-// unknown returns the error of a write whose outcome cannot be
-// established.
+// unknown returns the error of a write whose outcome cannot be established.
 func (r *Records) unknown(key, format string, args ...any) error {
 	r.cache.drop(key)
 	return fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), driver.OutcomeUnknown(format, args...))
 }
 
-// readBack reads key after a lost answer (cause). The result is nil when
-// key is absent; its doc is nil when it is not a file of id.
+// readBack reads key after a lost answer (cause): nil when absent; its doc
+// is nil when it is not a file of id.
 func (r *Records) readBack(ctx context.Context, id model.ID, key string, cause error) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -213,9 +205,9 @@ func (r *Records) readLanded(ctx context.Context, id model.ID, key string, cause
 }
 
 // settleOn is the settle of a write to key under pc, decided on prev (the
-// file at pc's tag, as read): it landed when landed finds it in the file
-// read back; it may be sent again while the file still meets pc; the
-// outcome is unknown once the file (what names it) was written since.
+// file at pc's tag): landed when landed finds it in the file read back,
+// sent again while the file still meets pc, unknown once the file (what
+// names it) was written since.
 func (r *Records) settleOn(id model.ID, key string, pc Precondition, prev *jsonld.File,
 	landed func(*jsonld.File) bool, what string) func(context.Context, error) (bool, error) {
 	return func(ctx context.Context, cause error) (bool, error) {
@@ -230,10 +222,10 @@ func (r *Records) settleOn(id model.ID, key string, pc Precondition, prev *jsonl
 // errResend is the cause given for a write marked as a resend.
 var errResend = errors.New("the write is a resend")
 
-// resent settles a write marked as a resend without writing anything: it
-// returns nil when done reports that the file at key holds the write, and
-// an error wrapping model.ErrOutcomeUnknown otherwise (the earlier attempt
-// may have landed on a record purged since, or may land still).
+// resent settles a write marked as a resend without writing anything: nil
+// when done finds the write in the file at key, else an error wrapping
+// model.ErrOutcomeUnknown (the earlier attempt may have landed on a record
+// purged since, or may land still).
 func (r *Records) resent(ctx context.Context, id model.ID, key string, done func(*jsonld.File) bool) error {
 	if _, ok, err := r.readLanded(ctx, id, key, errResend, done); err != nil || ok {
 		return err
@@ -242,11 +234,10 @@ func (r *Records) resent(ctx context.Context, id model.ID, key string, done func
 }
 
 // holds reports whether obj, as read now, still meets pc, the
-// precondition of an attempt that was decided on prev (the file at pc's
-// tag; nil for an absent one). A tag proves that nothing was written since
-// only when it cannot come back: tags that name one version for good
-// (Config.UniqueTags), or bytes that carry a token or entries, which no
-// later write repeats.
+// precondition of an attempt decided on prev (the file at pc's tag; nil
+// for an absent one). A tag proves that nothing was written since only
+// when it cannot come back: unique tags (Config.UniqueTags), or bytes
+// holding a token or entries, which no later write repeats.
 func (r *Records) holds(obj *cached, pc Precondition, prev *jsonld.File) bool {
 	if pc.Absent {
 		return obj == nil

@@ -135,7 +135,7 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 	}
 	// Never -1: c is valid, and every layout puts each concern in a file.
 	target := slices.IndexFunc(files, func(f layout.File) bool { return f.Parts&jsonld.PartOf(c) != 0 })
-	u := &update{id: id, files: files, target: target, c: c, next: next, entry: updateEntry(w, next.V)}
+	u := &update{id: id, files: files, target: target, c: c, next: next, entry: driverutil.WriteTag(w.ID, next.V)}
 	applied := driver.Outcome{Applied: true, Current: next.Clone()}
 	if w.Resend {
 		err := r.resent(ctx, id, files[u.target].Key, func(doc *jsonld.File) bool { return hasEntry(doc, u.entry) })
@@ -381,7 +381,7 @@ func (r *Records) Retract(ctx context.Context, id model.ID, at time.Time) error 
 	if err != nil {
 		return err
 	}
-	rt := &retraction{id: id, f: files[0], at: at, entry: retractEntry(w)}
+	rt := &retraction{id: id, f: files[0], at: at, entry: w.ID + "@retract"}
 	if w.Resend {
 		return r.resent(ctx, id, rt.f.Key, rt.done)
 	}

@@ -24,9 +24,8 @@ const DefaultPageSize = 100
 // Config.ListParallel is 0.
 const DefaultListParallel = 16
 
-// candidate is a defining file found by List and the ID it belongs to.
-// When the file cannot be placed, err says why and id is the ID its key
-// suggests, so the failure is reported in its place in the order.
+// candidate is a defining file found by List and the ID it belongs to; err
+// says why one cannot be placed, at the ID its key suggests.
 type candidate struct {
 	pos     string // where it sorts: its ID, or its key's ID floor when no ID maps to it
 	id      model.ID
@@ -39,9 +38,8 @@ type candidate struct {
 // errPageFull ends the store's listing once the page is full.
 var errPageFull = errors.New("page full")
 
-// Entry is one key an EntryLister lists: its tag ("" when unknown) and
-// size, or the error that keeps it from being a record file (a symlink),
-// which List reports in Page.Failed.
+// Entry is one key an EntryLister lists, with its tag ("" when unknown)
+// and size, or the error that keeps it from being a record file.
 type Entry struct {
 	Key  string
 	Tag  string
@@ -49,9 +47,9 @@ type Entry struct {
 	Err  error
 }
 
-// readListedFunc reads record id whose defining file the listing showed at
-// key and tag, with the other files it showed (present, key to tag; nil
-// when it does not know them); nil when it vanished.
+// readListedFunc reads record id whose defining file was listed at key and
+// tag, with the other files listed (present: key to tag, nil when
+// unknown); nil when it vanished.
 type readListedFunc func(ctx context.Context, id model.ID, key, tag string,
 	present map[string]string) (*model.Record, error)
 
@@ -125,12 +123,12 @@ type lister struct {
 	waiting candHeap
 	ready   []*candidate
 	// reading holds the reads started, in ID order, not yet taken into
-	// the page; jobs feeds the page's workers (see read).
+	// the page; jobs feeds the page's workers.
 	reading []*pendingRead
 	jobs    chan *pendingRead
 	workers sync.WaitGroup
-	// nested holds defining files whose @id must be read; floor is the
-	// ID floor of the key listed before the first of them.
+	// nested holds defining files whose @id must be read; floor is the ID
+	// floor of the key listed before the first.
 	nested []nestedKey
 	floor  string
 	seen   map[string]string // the non-defining record files listed so far -> tag
@@ -191,8 +189,8 @@ func (l *lister) visit(e Entry) error {
 	return l.readReady(ctx, false)
 }
 
-// add puts c in the heap when it comes after the token and matches the
-// prefix, with the other files of its record listed so far.
+// add puts c, with its record's other files listed so far, in the heap
+// when it comes after the token and matches the prefix.
 func (l *lister) add(c *candidate) {
 	if c.pos == "" {
 		c.pos = c.id.String()
@@ -212,8 +210,8 @@ func (l *lister) add(c *candidate) {
 	heap.Push(&l.waiting, c)
 }
 
-// promote moves the waiting candidates whose IDs sort before floor (all of
-// them when all is set) to ready.
+// promote moves the waiting candidates whose IDs sort before floor (all
+// when all is set) to ready.
 func (l *lister) promote(floor string, all bool) {
 	for l.waiting.Len() > 0 && (all || l.waiting[0].pos < floor) {
 		l.ready = append(l.ready, heap.Pop(&l.waiting).(*candidate))
@@ -254,8 +252,7 @@ func (l *lister) readReady(ctx context.Context, all bool) error {
 }
 
 // take puts a read record or its failure in the page; errPageFull, with
-// the candidates not taken back in ready, when the page is full and this
-// is one more match.
+// the candidates not taken back in ready, when this is one more match.
 func (l *lister) take(r *pendingRead) error {
 	rec, err := r.rec, r.err
 	if err == nil && (rec == nil || !l.opts.Matches(rec)) {
@@ -283,8 +280,7 @@ func (l *lister) take(r *pendingRead) error {
 	return nil
 }
 
-// pendingRead is the read of one candidate's record, set once done is
-// closed.
+// pendingRead is the read of one candidate's record, set once done closes.
 type pendingRead struct {
 	c    *candidate
 	rec  *model.Record
@@ -301,8 +297,7 @@ func (l *lister) read(ctx context.Context, c *candidate) *pendingRead {
 		return r
 	}
 	if l.jobs == nil {
-		// Room for every read the page can have started at once, so
-		// that starting one never waits for a worker.
+		// Room for every read the page can have started at once.
 		l.jobs = make(chan *pendingRead, l.size+1)
 		for range l.par {
 			l.workers.Go(func() {
@@ -363,8 +358,8 @@ func (l *lister) nextToken() string {
 	return encodeToken(l.last, slices.Min(stems))
 }
 
-// stemKey returns key less the suffix of its file name (from the name's
-// first '.'): every file of the record has a key after it.
+// stemKey returns key less its file name's suffix (from its first '.'):
+// every file of the record has a key after it.
 func stemKey(key string) string {
 	dir := strings.LastIndexByte(key, '/')
 	if i := strings.IndexByte(key[dir+1:], '.'); i >= 0 {
@@ -375,10 +370,8 @@ func stemKey(key string) string {
 
 // idFloor returns a string no greater than the ID of any record file whose
 // key sorts after key: the key less Root, cut at its first '.' (where a
-// file suffix may begin) and before its first segment long enough to be a
-// shortened one. Past that point a later key may map to a smaller ID;
-// before it, a later key differs by a greater byte, or by ':' where the
-// key has '/', either way a greater ID.
+// suffix may begin) and before its first segment long enough to be a
+// shortened one, past which a later key may map to a smaller ID.
 func idFloor(key string) string {
 	rest, ok := strings.CutPrefix(key, layout.Root+"/")
 	if !ok {
@@ -406,8 +399,7 @@ func idFloor(key string) string {
 }
 
 // encodeToken and decodeToken carry the last ID returned and the key to
-// list after; a token holding only an ID (from an older version) lists
-// the whole prefix again.
+// list after (an older version's token, an ID alone, lists it all again).
 func encodeToken(after, resume string) string {
 	return driverutil.EncodePageToken(after + "\x00" + resume)
 }
@@ -438,8 +430,8 @@ func (h *candHeap) Pop() any {
 const MaxListParallel = 256
 
 // ParseListParallel parses the list_parallel URL parameter: "" for the
-// default (0), else an integer from 1 to MaxListParallel. It returns an
-// error wrapping model.ErrInvalidArgument otherwise.
+// default (0), else an integer from 1 to MaxListParallel; an error
+// wrapping model.ErrInvalidArgument otherwise.
 func ParseListParallel(s string) (int, error) {
 	if s == "" {
 		return 0, nil
@@ -510,9 +502,8 @@ func (r *Records) readListed(ctx context.Context, id model.ID, key string) (*cac
 }
 
 // IDKeyPrefix returns the longest key prefix every file of an ID starting
-// with prefix has (keys of other IDs may share it): the name part as it
-// is, its ':' as '/', cut before a segment long enough to be stored
-// shortened.
+// with prefix has: its ':' as '/', cut before a segment long enough to be
+// stored shortened.
 func IDKeyPrefix(prefix string) string {
 	p := strings.Replace(prefix, ":", "/", 1)
 	segs := strings.Split(p, "/")
@@ -584,10 +575,8 @@ func StatedID(name, obj string, data []byte, st string) (model.ID, error) {
 
 // EntryLister is a Store whose listing can report an entry that is no
 // object it can read (the filesystem driver's symbolic link to a
-// directory), which List puts in Page.Failed in its place. Records.List
-// uses ListEntries instead of List when its Store has it.
+// directory), which List puts in Page.Failed; List uses it when it can.
 type EntryLister interface {
-	// ListEntries is List with each key as an Entry.
 	ListEntries(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
 }
 
@@ -607,9 +596,8 @@ type nestedIDEntry struct {
 	id  model.ID
 }
 
-// misplaced returns a candidate carrying err for a defining file that cannot
-// be read or placed, at the ID its key suggests in either layout; false when
-// the key suggests none.
+// misplaced returns a candidate carrying err for a defining file that
+// cannot be read or placed, at the ID its key suggests in either layout.
 func misplaced(key string, err error) (candidate, bool) {
 	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		if role, st := layout.Classify(l, key); role == layout.Defining {

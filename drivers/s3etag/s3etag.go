@@ -67,8 +67,8 @@ type Config struct {
 	PathStyle bool
 	Layout    jsonld.Layout
 	Dialect   jsonld.Dialect // jsonld.Spec (the default) or jsonld.FlureeV4
-	// Unsafe opens a store whose probe shows it ignores preconditions.
-	// Concurrent writers can then lose updates.
+	// Unsafe opens a store whose probe shows it ignores preconditions:
+	// concurrent writers can then lose updates.
 	Unsafe bool
 	// Lock, when set, serialises conditional writes with the DynamoDB lock
 	// protocol instead of S3's own preconditions.
@@ -105,10 +105,10 @@ var (
 )
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional
-// writes (see the package doc) and returns the driver. It returns an error
-// wrapping model.ErrInvalidArgument for a bad cfg, model.ErrUnsupported
-// when the endpoint ignores preconditions, and model.ErrUnavailable when
-// the bucket cannot be reached.
+// writes and returns the driver. It returns an error wrapping
+// model.ErrInvalidArgument for a bad cfg, model.ErrUnsupported when the
+// endpoint ignores preconditions, and model.ErrUnavailable when the bucket
+// cannot be reached.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Bucket == "" {
 		return nil, fmt.Errorf("s3: %w: no bucket", model.ErrInvalidArgument)
@@ -136,10 +136,9 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 
 // NewClient returns the S3 client Open builds for cfg: the SDK's retryer
 // without its client-side rate limiter (which fails healthy requests under
-// load), with short jittered backoff, and with two 409s retried that say
-// nothing was written: S3's ConditionalRequestConflict, and the
-// ExistingObjectIsDirectory versitygw's posix backend answers when a delete
-// of the last object in a folder removed the folder under a put into it.
+// load), with short jittered backoff, retrying two 409s that say nothing
+// was written: S3's ConditionalRequestConflict, and versitygw's
+// ExistingObjectIsDirectory (a delete removed the folder under a put).
 func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
 		return nil, fmt.Errorf("s3: %w: %v", model.ErrInvalidArgument, err)
@@ -160,9 +159,9 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
-		// Checksums only where S3 requires them: the files are small, and
-		// trailing checksums (aws-chunked bodies) are not understood by every
-		// S3-compatible server.
+		// Checksums only where S3 requires them: trailing checksums
+		// (aws-chunked bodies) are not understood by every S3-compatible
+		// server.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}), nil
@@ -171,10 +170,10 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 // urlParams are the query parameters an s3 URL may carry.
 var urlParams = awsconf.Known(append([]string{"path_style", "unsafe", "lock"}, objstore.FileParams...)...)
 
-// ParseURL returns the Config an s3:// URL describes. It returns an error
-// wrapping model.ErrInvalidArgument for credentials in the URL, an unknown
-// parameter or a malformed value. path_style defaults to true when an
-// endpoint is given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
+// ParseURL returns the Config an s3:// URL describes, or an error wrapping
+// model.ErrInvalidArgument for credentials in the URL, an unknown parameter
+// or a malformed value. path_style defaults to true when an endpoint is
+// given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
 		return Config{}, drivers.BadURL("s3", u, format, args...)
@@ -212,9 +211,8 @@ func ParseURL(u *url.URL) (Config, error) {
 }
 
 // Provision implements driver.Provisioner: with the DynamoDB lock protocol
-// it creates the lock table (LockConfig.Provision); otherwise there is
-// nothing to create (the bucket must exist: the probe on Open writes to it)
-// and it returns nil.
+// it creates the lock table (LockConfig.Provision); otherwise it returns
+// nil (the bucket must exist: the probe on Open writes to it).
 func (d *Driver) Provision(ctx context.Context) error {
 	if d.cfg.Lock == nil {
 		return nil

@@ -20,10 +20,9 @@ type dirEnt struct {
 }
 
 // dirCache keeps the sorted entries of large directories between pages of
-// a listing. An entry is used only while the directory's inode, mtime and
-// ctime are the ones it was read at, and kept only when they were at least
-// racyWindow old when read: a change within the file system's timestamp
-// granularity cannot then go unseen (as git does for its index).
+// a listing, used while the directory's inode, mtime and ctime are still
+// the ones read, and kept only when they were racyWindow old when read (so
+// no change goes unseen, as git does for its index).
 type dirCache struct {
 	mu sync.Mutex
 	m  map[string]dirSnap
@@ -43,10 +42,9 @@ const (
 	racyWindow    = 2 * time.Second
 )
 
-// read returns the entries of dir in key order: sorted by name, a
-// directory as its name and '/'. A large directory is statted after its
-// read, and kept when it last changed at least racyWindow before the read
-// began, so that the stat is that of what was read.
+// read returns the entries of dir in key order (a directory as its name
+// and '/'). A large directory is statted after its read, and kept when it
+// last changed at least racyWindow before the read began.
 func (c *dirCache) read(dir string) ([]dirEnt, error) {
 	c.mu.Lock()
 	s, known := c.m[dir]

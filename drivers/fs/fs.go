@@ -51,9 +51,8 @@ type Config struct {
 	// Dir is the directory holding ns@v2 (absolute, or relative to the
 	// working directory). It need not exist yet: the first write creates it.
 	Dir string
-	// Layout is jsonld.LayoutB (the default) or jsonld.LayoutC. Every
-	// process sharing a directory must use the same layout; a file of the
-	// other layout fails List.
+	// Layout is jsonld.LayoutB (the default) or jsonld.LayoutC, the same
+	// for every process sharing a directory (another's files fail List).
 	Layout jsonld.Layout
 	// Dialect is the form of the files written (jsonld.Spec or
 	// jsonld.FlureeV4); every dialect is read.
@@ -83,9 +82,9 @@ var (
 	_ driver.Brancher = (*Driver)(nil) // through objstore
 )
 
-// Open returns a driver keeping records under cfg.Dir (in Dir/ns@v2). It
-// sends nothing to the filesystem but a stat of Dir. It returns an error
-// wrapping model.ErrInvalidArgument when Dir is empty, exists and is not a
+// Open returns a driver keeping records in cfg.Dir/ns@v2, sending nothing
+// to the filesystem but a stat of Dir. It returns an error wrapping
+// model.ErrInvalidArgument when Dir is empty, exists and is not a
 // directory, or an option is invalid.
 func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err := platformProblem(); err != nil {
@@ -121,8 +120,8 @@ func (d *Driver) Dir() string { return d.root }
 // urlParams are the query parameters a file URL may carry.
 var urlParams = append([]string{"lock_timeout"}, objstore.FileParams...)
 
-// ParseURL returns the Config a file URL describes. It returns an error
-// wrapping model.ErrInvalidArgument for a URL with no directory, an unknown
+// ParseURL returns the Config a file URL describes, or an error wrapping
+// model.ErrInvalidArgument for a URL with no directory, an unknown
 // parameter or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	dir, err := urlDir(u)

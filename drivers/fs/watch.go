@@ -20,13 +20,11 @@ import (
 var _ driver.Watcher = (*Driver)(nil)
 
 // Watch implements driver.Watcher with fsnotify. Every write lands as a
-// rename (or link) of a whole file, so each event names a file that is
-// complete; the watcher re-reads that file's record and reports the concerns
-// whose value changed since it last looked. Changes that follow each other
-// faster than it re-reads are reported as one event spanning them (the feed
-// is not exact). Directories created later (new names) are watched as they
-// appear. Watching works for changes made by any process on this machine's
-// local filesystem; network filesystems do not deliver the notifications.
+// rename (or link) of a whole file, so each event names a complete file;
+// the watcher re-reads its record and reports the concerns whose value
+// changed since it last looked (changes faster than it re-reads come as
+// one event). New directories are watched as they appear. Network
+// filesystems do not deliver the notifications.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -130,8 +128,8 @@ func (ws *watchState) scan(ctx context.Context, dir string, report bool) error {
 	})
 }
 
-// idOf returns the ID a record file belongs to, found through its defining
-// file; ok is false for files that are no record's.
+// idOf returns the ID a record file belongs to; ok is false for files that
+// are no record's.
 func (ws *watchState) idOf(path string) (model.ID, bool) {
 	rel, err := filepath.Rel(ws.d.root, path)
 	if err != nil {
@@ -163,7 +161,7 @@ func (ws *watchState) idOf(path string) (model.ID, bool) {
 }
 
 // refreshPath refreshes the record of the file at path when the watch
-// selects it (see refresh).
+// selects it.
 func (ws *watchState) refreshPath(ctx context.Context, path string, report bool) error {
 	id, ok := ws.idOf(path)
 	if ok && (id == ws.opts.ID || ws.opts.ID.IsZero() && strings.HasPrefix(id.String(), ws.opts.Prefix)) {
@@ -173,9 +171,9 @@ func (ws *watchState) refreshPath(ctx context.Context, path string, report bool)
 }
 
 // refresh re-reads record id and, when report is set, sends the events that
-// take the snapshot to it and the watch's options select. A record that
-// cannot be read keeps its place in the snapshot: one bad file neither ends
-// the watch nor reads as a purge.
+// take the snapshot to it and the watch selects. A record that cannot be
+// read keeps its place: one bad file neither ends the watch nor reads as a
+// purge.
 func (ws *watchState) refresh(ctx context.Context, id model.ID, report bool) error {
 	rec, err := ws.d.Get(ctx, id)
 	switch {

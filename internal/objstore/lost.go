@@ -116,9 +116,9 @@ type sent struct {
 	key  string
 	pc   Precondition
 	data []byte
-		// settle reads the store: true when the write landed, false when
-		// it may be sent again, else an error (ErrOutcomeUnknown when it
-		// cannot tell).
+	// settle reads the store: true when the write landed, false when
+	// it may be sent again, else an error (ErrOutcomeUnknown when it
+	// cannot tell).
 	settle func(ctx context.Context, cause error) (bool, error)
 	// gate, when set, is called before each resend; its error stops them
 	// (a branch create's deadline).

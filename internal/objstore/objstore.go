@@ -38,8 +38,7 @@ import (
 )
 
 // Precondition is the precondition of a write: Absent (the key must not
-// exist), Tag (the object must still be at that version), or neither
-// (unconditional).
+// exist), Tag (the object must still be at that version), or neither.
 type Precondition struct {
 	Absent bool
 	Tag    string
@@ -59,8 +58,7 @@ func (p Precondition) Conditional() bool { return p.Absent || p.Tag != "" }
 // errors than the sentinels below are classified with driver sentinels
 // and name the operation and key.
 type Store interface {
-	// Get reads key; data is nil when it is absent (missing or
-	// zero-length, a create that never finished).
+	// Get reads key; data is nil when it is absent (missing or zero-length).
 	Get(ctx context.Context, key string) (data []byte, tag string, err error)
 	// Head returns key's tag, "" when it is absent.
 	Head(ctx context.Context, key string) (string, error)
@@ -69,16 +67,15 @@ type Store interface {
 	// precondition on a missing key one wrapping ErrMissing.
 	Put(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
 	// Delete removes key under pc, with Put's errors, sending the request
-	// once: a retry after an attempt that may have landed could remove an
-	// object written after it. Removing a missing key unconditionally is
-	// not an error. Correctness never rests on the store enforcing pc.
+	// once (a retry could remove an object written after it); removing a
+	// missing key unconditionally is not an error. Correctness never rests
+	// on the store enforcing pc.
 	Delete(ctx context.Context, key string, pc Precondition) error
-	// List calls fn, in key order, for every object whose key starts
-	// with prefix and sorts after startAfter ("": from the first), with
-	// its tag ("" when the listing does not give it) and size. An error
-	// of fn ends the listing and is returned as it is. A store whose
-	// listing can begin at a key (S3 StartAfter, GCS StartOffset) must,
-	// so that a page does not list the keys before it again.
+	// List calls fn, in key order, for every object whose key starts with
+	// prefix and sorts after startAfter, with its tag ("" when the listing
+	// does not give it) and size; fn's error ends it and is returned as it
+	// is. A store whose listing can begin at a key (S3 StartAfter, GCS
+	// StartOffset) must, so that a page does not list earlier keys again.
 	List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error
 	// MaybeApplied reports whether a failed write may nevertheless have
 	// been applied (no answer came back, or a 5xx).
@@ -116,13 +113,10 @@ type Config struct {
 	// (GCS generations, Azure ETags; not S3's ETag, a digest of the bytes),
 	// so a tag alone resolves a lost answer (see holds).
 	UniqueTags bool
-	// RetryThrottled makes a conditional write the store refused for load
-	// (an error wrapping model.ErrThrottled) count as not done: the
-	// operation backs off, re-reads and tries again.
+	// RetryThrottled makes a conditional write refused for load (wrapping
+	// model.ErrThrottled) count as not done: back off, re-read, try again.
 	RetryThrottled bool
-	// ListParallel bounds the objects List reads at once;
-	// DefaultListParallel when 0.
-	ListParallel int
+	ListParallel   int // objects List reads at once (0: DefaultListParallel)
 	// LocalReads says the store's reads are local system calls (the
 	// filesystem driver): List reads a record's files one after another
 	// and caches none, as a read costs about what the tag check saves.
@@ -134,8 +128,8 @@ type Config struct {
 	Release func() error
 }
 
-// Records implements driver.Driver over a Store; a driver embeds it. It is
-// safe for concurrent use.
+// Records implements driver.Driver over a Store for a driver to embed; it
+// is safe for concurrent use.
 type Records struct {
 	store Store
 	cfg   Config

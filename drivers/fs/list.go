@@ -42,8 +42,8 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 		}
 		return ioError("list", dir, err)
 	}
-		// Skip the entries before the token's name here by binary search,
-		// so a page costs O(log n) here, not O(n).
+	// Skip the entries before the token's name here by binary search,
+	// so a page costs O(log n) here, not O(n).
 	if rest, ok := strings.CutPrefix(startAfter, dirKey+"/"); ok {
 		name, _, _ := strings.Cut(rest, "/")
 		ents = ents[sort.Search(len(ents), func(i int) bool { return sortName(ents[i]) >= name }):]

@@ -114,8 +114,8 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 	if err != nil {
 		return "", ioError("write", path, err)
 	}
-		// Under the lock nothing replaces the file: this stat is every
-		// later read's until the next write.
+	// Under the lock nothing replaces the file: this stat is every
+	// later read's until the next write.
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return "", ioError("stat", path, err)

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -198,9 +199,15 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		// Read without decoding; nil entries are absent objects.
-		objs, err := parallel(keys(files), func(k string) (*cached, error) { return r.get(ctx, k) })
-		if err != nil {
+		// nil entries are absent objects; a doc is nil when it does not decode.
+		objs, errs := parallel(keys(files), func(_ int, k string) (*cached, error) {
+			o, err := r.get(ctx, k)
+			if o != nil {
+				o.doc, _ = jsonld.Decode(o.data)
+			}
+			return o, err
+		})
+		if err := cmp.Or(errs...); err != nil {
 			return err
 		}
 		def, err := r.purgeable(id, files[0].Key, objs[0])
@@ -261,18 +268,10 @@ func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, 
 	return done, lostSeal, err
 }
 
-// strangers reports whether objs hold a file that is not part of def's
-// record: one of another token, or one that does not decode.
-func strangers(def *jsonld.File, objs []*cached) bool {
-	for _, o := range objs {
-		if o == nil {
-			continue
-		}
-		if doc, err := jsonld.Decode(o.data); err != nil || !belongs(def, doc) {
-			return true
-		}
-	}
-	return false
+// strangers reports whether files hold one that is not part of def's
+// record: of another token, or not decoded.
+func strangers(def *jsonld.File, files []*cached) bool {
+	return slices.ContainsFunc(files, func(c *cached) bool { return c != nil && !belongs(def, c.doc) })
 }
 
 // purgeable checks the defining file before a purge and returns it
@@ -344,13 +343,9 @@ func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File
 // seal seals the other files of def's record in parallel. ok is false when
 // one of them changed meanwhile; unsure is set when an answer was lost.
 func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*cached) (ok, unsure bool, err error) {
-	res := make([]landing, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Go(func() { res[i], errs[i] = r.sealOne(ctx, id, def, f, objs[i]) })
-	}
-	wg.Wait()
+	res, errs := parallel(files, func(i int, f layout.File) (landing, error) {
+		return r.sealOne(ctx, id, def, f, objs[i])
+	})
 	if slices.Contains(res, lost) {
 		return false, true, nil // the next read shows what is there now
 	}
@@ -367,10 +362,11 @@ func (r *Records) sealOne(ctx context.Context, id model.ID, def *jsonld.File, f 
 	opts := jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true, PurgedAt: time.Now().UnixMilli()}
 	if obj != nil {
 		pc = IfMatch(obj.tag)
-		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {
+		if doc := obj.doc; belongs(def, doc) {
 			if doc.Purged {
 				return landed, nil
 			}
+			var err error
 			if rec, err = jsonld.Assemble(id, def, doc); err != nil {
 				return refused, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 			}

@@ -322,13 +322,9 @@ func (l *lister) stop() {
 // resolveNested reads the IDs of the pending nested defining files (at
 // most par) at once, and adds them.
 func (l *lister) resolveNested(ctx context.Context) error {
-	out := make([]*candidate, len(l.nested))
-	errs := make([]error, len(l.nested))
-	var wg sync.WaitGroup
-	for i, n := range l.nested {
-		wg.Go(func() { out[i], errs[i] = l.nestedID(ctx, n.key) })
-	}
-	wg.Wait()
+	out, errs := parallel(l.nested, func(_ int, n nestedKey) (*candidate, error) {
+		return l.nestedID(ctx, n.key)
+	})
 	for i, c := range out {
 		if err := errs[i]; err != nil {
 			m, ok := misplaced(l.nested[i].key, err)

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,25 +99,20 @@ func (r *Records) docFor(ctx context.Context, id model.ID, key string, fresh boo
 // readAll reads the given keys of id in parallel; entries are nil for
 // absent files.
 func (r *Records) readAll(ctx context.Context, id model.ID, keys []string) ([]*cached, error) {
-	return parallel(keys, func(k string) (*cached, error) { return r.readDoc(ctx, id, k) })
+	docs, errs := parallel(keys, func(_ int, k string) (*cached, error) { return r.readDoc(ctx, id, k) })
+	return docs, cmp.Or(errs...)
 }
 
-// parallel calls fn on every key at once and returns the results in the
-// keys' order, or the first error.
-func parallel[T any](keys []string, fn func(key string) (T, error)) ([]T, error) {
-	out := make([]T, len(keys))
-	errs := make([]error, len(keys))
+// parallel calls fn on every element of in (and its index) at once and
+// returns its results and errors in order.
+func parallel[E, T any](in []E, fn func(int, E) (T, error)) ([]T, []error) {
+	out, errs := make([]T, len(in)), make([]error, len(in))
 	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Go(func() { out[i], errs[i] = fn(k) })
+	for i, e := range in {
+		wg.Go(func() { out[i], errs[i] = fn(i, e) })
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, errs
 }
 
 func keys(files []layout.File) []string {
@@ -157,7 +153,7 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 			return nil, stable, err
 		}
 	}
-	if hasDebris(docs) {
+	if strangers(docs[0].doc, docs[1:]) {
 		if same, err := r.sameIncarnation(ctx, id, files[0].Key, docs[0]); err != nil || !same {
 			return nil, false, err
 		}
@@ -171,17 +167,6 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 // token is never written, and is read as debris.
 func belongs(def, f *jsonld.File) bool {
 	return f != nil && f.Incarnation == def.Incarnation && !(f.Purged && def.Incarnation == "")
-}
-
-// hasDebris reports whether docs (the defining file first) hold a file of
-// another incarnation.
-func hasDebris(docs []*cached) bool {
-	for _, c := range docs[1:] {
-		if c != nil && !belongs(docs[0].doc, c.doc) {
-			return true
-		}
-	}
-	return false
 }
 
 // sameIncarnation reads the defining file again and reports whether it

@@ -381,43 +381,30 @@ func (r *Records) Retract(ctx context.Context, id model.ID, at time.Time) error 
 	if err != nil {
 		return err
 	}
-	rt := &retraction{id: id, f: files[0], at: at, entry: w.ID + "@retract"}
-	if w.Resend {
-		return r.resent(ctx, id, rt.f.Key, rt.done)
+	f, entry := files[0], w.ID+"@retract"
+	// done: the defining file holds the entry, or is a live record
+	// retracted (retracting it again would change nothing).
+	done := func(def *jsonld.File) bool {
+		rec, err := jsonld.Assemble(id, def)
+		return hasEntry(def, entry) || err == nil && !def.Purged && rec.Retracted
 	}
-	fresh := false
+	if w.Resend {
+		return r.resent(ctx, id, f.Key, done)
+	}
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		done, err := r.retractOnce(ctx, rt, fresh)
-		if err != nil || done {
+		ok, err := r.retractOnce(ctx, id, f, at, entry, done, attempt > 0)
+		if err != nil || ok {
 			return err
 		}
-		fresh = true
 	}
 	return r.contended(id, model.Status)
 }
 
-type retraction struct {
-	id    model.ID
-	f     layout.File // the defining file
-	at    time.Time
-	entry string
-}
-
-// done reports whether def, the defining file, shows the retraction done:
-// its entry, or a live record retracted.
-func (rt *retraction) done(def *jsonld.File) bool {
-	if hasEntry(def, rt.entry) {
-		return true
-	}
-	rec, err := jsonld.Assemble(rt.id, def)
-	return err == nil && !def.Purged && rec.Retracted
-}
-
-func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (bool, error) {
-	id, f := rt.id, rt.f
+func (r *Records) retractOnce(ctx context.Context, id model.ID, f layout.File, at time.Time, entry string,
+	done func(*jsonld.File) bool, fresh bool) (bool, error) {
 	def, err := r.docFor(ctx, id, f.Key, fresh)
 	if err != nil || def == nil || def.doc.Purged && fresh {
 		return false, r.orNotFound(err, id)
@@ -433,12 +420,12 @@ func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (
 		return fresh, nil // a cached "retracted" may be a purged record's
 	}
 	rec.Retracted = true
-	rec.Status = &model.Value{V: rec.Status.V + 1, Payload: model.RetractedStatus(rt.at)}
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc, WriteID: rt.entry})
+	rec.Status = &model.Value{V: rec.Status.V + 1, Payload: model.RetractedStatus(at)}
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc, WriteID: entry})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
 	pc := IfMatch(def.tag)
-	settle := r.settleOn(id, f.Key, pc, def.doc, rt.done, "record")
+	settle := r.settleOn(id, f.Key, pc, def.doc, done, "record")
 	return r.send(ctx, &sent{id: id, key: f.Key, pc: pc, data: data, settle: settle})
 }

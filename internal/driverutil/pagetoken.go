@@ -35,3 +35,11 @@ func PageStart(opts driver.ListOptions, def int) (after string, size int, err er
 	after, err = DecodePageToken(opts.PageToken)
 	return after, Positive(opts.PageSize, def), err
 }
+
+// PageStart returns where the page opts asks for begins (DecodePageToken)
+// and how many entries it may hold (opts.PageSize, or def).
+// DecodePageToken returns the position a token resumes after ("" for the
+// empty token), or an error wrapping model.ErrInvalidArgument for one not
+// EncodePageToken returns the token of a page that ended at after, opaque
+// (base64url): the page token of every driver whose pages resume after the
+// last ID or key returned.

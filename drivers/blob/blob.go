@@ -190,5 +190,4 @@ func (d *Driver) Bucket() *gblob.Bucket { return d.bucket }
 // Provider returns "gs" or "azblob".
 func (d *Driver) Provider() string { return d.be.name() }
 
-// key returns the object key of a layout key.
 func (d *Driver) key(k string) string { return d.prefix + k }

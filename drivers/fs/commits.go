@@ -28,10 +28,8 @@ import (
 // record file (it does not end in ".json"); a purge removes it, as
 // Fluree's does, and Collect removes one a purged record left.
 
-// commitsSuffix ends the name of a commit index file.
 const commitsSuffix = ".commits.jsonl"
 
-// commitsPath returns the path of id's commit index.
 func (d *Driver) commitsPath(id model.ID) string {
 	return d.path(layout.Root + "/" + layout.Stem(id) + commitsSuffix)
 }

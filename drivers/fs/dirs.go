@@ -114,7 +114,6 @@ func (d *Driver) checkLinks(path string) error {
 	return nil
 }
 
-// errLink is the error of a path element that is a symbolic link.
 func errLink(p string) error {
 	return fmt.Errorf("fs: %s: %w: a symbolic link; the nameservice does not follow links, which could lead outside its directory",
 		p, model.ErrInternal)

@@ -95,7 +95,6 @@ func absentErr(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
 }
 
-// writeTemp writes data to a new temp file beside path and fsyncs it.
 func writeTemp(path string, data []byte) (string, error) {
 	var suffix [8]byte
 	for range 8 {
@@ -191,7 +190,6 @@ func claimAndRename(tmp, path string) error {
 	return os.Rename(tmp, path)
 }
 
-// removeFile removes path; a missing file is not an error.
 func removeFile(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

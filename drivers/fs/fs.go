@@ -117,7 +117,6 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 // Dir returns the directory holding ns@v2.
 func (d *Driver) Dir() string { return d.root }
 
-// urlParams are the query parameters a file URL may carry.
 var urlParams = append([]string{"lock_timeout"}, objstore.FileParams...)
 
 // ParseURL returns the Config a file URL describes, or an error wrapping
@@ -164,12 +163,10 @@ func urlDir(u *url.URL) (string, error) {
 	return "", fmt.Errorf("fs: %w: file URL host %q: want file:///absolute/path or file://./relative/path", model.ErrInvalidArgument, u.Host)
 }
 
-// path returns the filesystem path of a layout key.
 func (d *Driver) path(key string) string {
 	return filepath.Join(d.root, filepath.FromSlash(key))
 }
 
-// begin checks ctx and that the driver is open.
 func (d *Driver) begin(ctx context.Context) error {
 	return d.closed.Check(ctx, "fs")
 }

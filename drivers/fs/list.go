@@ -86,7 +86,6 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 	return nil
 }
 
-// inRange reports whether key is under prefix and after startAfter.
 func inRange(key, prefix, startAfter string) bool {
 	return strings.HasPrefix(key, prefix) && key > startAfter
 }

@@ -143,7 +143,6 @@ func (lc LockConfig) Provision(ctx context.Context) error {
 	return nil
 }
 
-// lockFail classifies an error of the lock table's client.
 func lockFail(op, table string, err error) error {
 	switch awsconf.Code(err) {
 	case model.Throttled:
@@ -202,7 +201,6 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 	return err
 }
 
-// checkPrecond checks pc against key's current ETag.
 func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {
 	etag, err := store{d}.Head(ctx, key)
 	switch {

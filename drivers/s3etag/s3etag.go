@@ -226,5 +226,4 @@ func (d *Driver) Client() *s3.Client { return d.client }
 // Bucket returns the bucket the driver uses.
 func (d *Driver) Bucket() string { return d.cfg.Bucket }
 
-// key returns the object key of a layout key.
 func (d *Driver) key(k string) string { return d.prefix + k }

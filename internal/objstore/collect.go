@@ -38,7 +38,6 @@ func collectingNow(doc *jsonld.File) bool {
 	return doc.CollectUntil != 0 && time.Now().UnixMilli() < doc.CollectUntil
 }
 
-// stemFiles are the files the listing showed for one stem.
 type stemFiles struct {
 	stem   string
 	def    string   // key of the defining file, "" when not listed
@@ -100,7 +99,6 @@ type collector struct {
 	stats driver.CollectStats
 }
 
-// report counts and reports one object.
 func (c *collector) report(key, id string, removed bool, reason string) {
 	Report(c.opts, &c.stats, driver.Collected{Object: c.r.object(key), ID: id, Removed: removed, Reason: reason})
 }
@@ -167,7 +165,6 @@ func (c *collector) collect(ctx context.Context, g *stemFiles) error {
 	return nil
 }
 
-// purgedReason says why an ID's files go.
 func purgedReason(doc *jsonld.File, purgedAt int64, age time.Duration) string {
 	switch {
 	case doc == nil:
@@ -178,7 +175,6 @@ func purgedReason(doc *jsonld.File, purgedAt int64, age time.Duration) string {
 	return fmt.Sprintf("purged %s ago", age.Round(time.Second))
 }
 
-// defKey returns the key of g's defining file, listed or not.
 func (c *collector) defKey(g *stemFiles) string {
 	if g.def != "" {
 		return g.def

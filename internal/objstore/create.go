@@ -44,7 +44,6 @@ func (r *Records) Create(ctx context.Context, rec *model.Record) error {
 	return r.writeDefining(ctx, rec, files[0], w.ID, time.Time{})
 }
 
-// allParts are the parts a create writes into the defining file.
 const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
 
 // writeDefining creates the defining file with token tok, with IfAbsent or

@@ -35,7 +35,6 @@ type candidate struct {
 	present map[string]string // the record's other files listed: key -> tag
 }
 
-// errPageFull ends the store's listing once the page is full.
 var errPageFull = errors.New("page full")
 
 // Entry is one key an EntryLister lists, with its tag ("" when unknown)
@@ -72,7 +71,6 @@ func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Pa
 	return r.listPage(ctx, opts, r.loadListed)
 }
 
-// listPage is List, reading each listed record with read.
 func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read readListedFunc) (*driver.Page, error) {
 	after, resume, err := decodeToken(opts.PageToken)
 	if err != nil {

@@ -46,7 +46,6 @@ func (r *Records) writeOf(ctx context.Context) (driver.Write, error) {
 	return w, nil
 }
 
-// hasEntry reports whether doc records the write entry.
 func hasEntry(doc *jsonld.File, entry string) bool {
 	return doc != nil && slices.Contains(doc.WriteIDs, entry)
 }

@@ -153,7 +153,6 @@ func (r *Records) Close() error {
 	return nil
 }
 
-// get reads key; nil when it is absent.
 func (r *Records) get(ctx context.Context, key string) (*cached, error) {
 	data, tag, err := r.store.Get(ctx, key)
 	if err != nil || data == nil {
@@ -170,12 +169,10 @@ func (r *Records) object(key string) string {
 	return key
 }
 
-// begin checks ctx and that the driver is open.
 func (r *Records) begin(ctx context.Context) error {
 	return r.closed.Check(ctx, r.cfg.Name)
 }
 
-// files returns id's files, the defining file first.
 func (r *Records) files(id model.ID) ([]layout.File, error) {
 	f, err := layout.Files(r.cfg.Layout, id)
 	if err != nil {

@@ -79,7 +79,6 @@ func ownedBy(doc *jsonld.File, id model.ID) bool {
 	return doc.ID == "" || doc.ID == id.String()
 }
 
-// cachedOf returns key's cached file when it may be one of id's.
 func (r *Records) cachedOf(id model.ID, key string) (cached, bool) {
 	c, ok := r.cache.get(key)
 	return c, ok && ownedBy(c.doc, id)

@@ -329,7 +329,6 @@ func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Preco
 	return false, r.unknown(key, "the answer was lost (%v), and another writer changed the object before it could be read back", cause)
 }
 
-// remember caches what the driver just wrote to key.
 func (r *Records) remember(id model.ID, key, tag string, data []byte) {
 	if c, err := r.decodeDoc(id, key, &cached{data: data, tag: tag}); err == nil {
 		r.cache.put(key, *c)

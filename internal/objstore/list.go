@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
@@ -472,10 +473,8 @@ func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, 
 		}
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := cmp.Or(errs...); err != nil {
+		return nil, err
 	}
 	if docs[0] == nil {
 		return nil, nil

@@ -144,19 +144,18 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		}
 		return applied, nil
 	}
-	fresh := false
 	start := time.Now()
 	var sealedAt time.Time // when this call first met a purge under way
+	// Every attempt after the first reads afresh.
 	for attempt := 0; keepTrying(attempt, start, sealedAt); attempt++ {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return driver.Outcome{}, err
 		}
-		st, err := r.state(ctx, id, files, u.target, fresh)
+		st, err := r.state(ctx, id, files, u.target, attempt > 0)
 		if err != nil {
 			return driver.Outcome{}, err
 		}
 		if st.changed {
-			fresh = true
 			continue
 		}
 		cur := st.rec.Value(c)
@@ -165,29 +164,26 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		}
 		if !cond.Holds(*cur, next) {
 			if !st.read {
-				fresh = true
 				continue
 			}
 			return driver.Outcome{Current: cur.Clone()}, nil
 		}
 		if st.sealed { // a purge is under way: wait for it, up to purgeWait
-			fresh = true
 			if sealedAt.IsZero() {
 				sealedAt = time.Now()
 			}
 			continue
 		}
 		done, err := r.apply(ctx, u, st)
-		if err != nil || done {
-			if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == model.Index {
-				r.foldInline(ctx, id, files[0], st.def)
-			}
-			if err != nil {
-				return driver.Outcome{}, err
-			}
+		if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == model.Index {
+			r.foldInline(ctx, id, files[0], st.def)
+		}
+		if err != nil {
+			return driver.Outcome{}, err
+		}
+		if done {
 			return applied, nil
 		}
-		fresh = true
 	}
 	return driver.Outcome{}, r.contended(id, c)
 }

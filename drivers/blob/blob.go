@@ -8,20 +8,16 @@
 //	gs://BUCKET/PREFIX?layout=b|c&dialect=spec|fluree-v4&access_id=...
 //	azblob://CONTAINER/PREFIX?layout=b|c&dialect=spec|fluree-v4&domain=...&protocol=...
 //
-// Every other parameter is gocloud's own (gcsblob: anonymous, access_id,
-// private_key_path, universe_domain; azureblob: domain, protocol, cdn,
-// localemu, storage_account), and so are the credentials (docs/gcs.md,
-// docs/azure.md).
-//
-// # Protocol
+// Every other parameter is gocloud's own, and so are the credentials
+// (docs/gcs.md, docs/azure.md).
 //
 // The protocol is internal/objstore's, with generations (GCS) or ETags
 // (Azure) as version tags, set as preconditions in BeforeWrite; the
 // collector's deletes go through the service's own client, reached with
-// As. The SDKs do not retry a conditional write. A bucket of any other
-// type (fileblob, memblob, s3blob, ...) cannot carry these preconditions
-// and is refused by Open with an error wrapping model.ErrUnsupported; so
-// is a service that the probe on open shows ignores them.
+// As. A bucket of any other type (fileblob, memblob, s3blob, ...) cannot
+// carry these preconditions and is refused by Open with an error wrapping
+// model.ErrUnsupported; so is a service that the probe on open shows
+// ignores them.
 package blob
 
 import (

@@ -17,21 +17,16 @@ import (
 //
 // Every write of a record names itself with its driver.Write: a create
 // takes the write's ID as the record's incarnation token, and every other
-// write puts an entry, "ID@v" (the watermark it writes), "ID@retract" or
-// "ID@purge", first in f:writeIDs of the file it writes, which keeps the
-// last jsonld.MaxWriteIDs of them (a purge's seals keep them, its mark
-// carries its own). So a write that landed can be found in what the store
-// holds, by this process or another, until later writes push it out.
-//
-// When an attempt's answer is lost (the Store's MaybeApplied), the write
-// reads the file again (resolveLost): its entry (for a create, its token)
-// means it landed; the file still at the attempt's precondition, and the
-// record still the one the write was decided on, means it has not, and the
-// same request is sent again, so that at most one of the two lands;
-// anything else is an error wrapping model.ErrOutcomeUnknown, never a
-// conflict, a not found or a second write. A write marked as a resend
-// (driver.Write.Resend) writes nothing: it is done when its entry (or
-// token) is found, or for a retract when the record is retracted.
+// write puts an entry ("ID@v", "ID@retract" or "ID@purge") first in
+// f:writeIDs of the file it writes, which keeps the last few. When an
+// attempt's answer is lost (Store.MaybeApplied), the write reads the file
+// again (resolveLost): its entry (or token) means it landed; the file still
+// at the attempt's precondition, and the record still the one the write
+// was decided on, means it did not, and the same request is sent again (at
+// most one of them lands); anything else is an error wrapping
+// model.ErrOutcomeUnknown, never a conflict, a not found or a second
+// write. A resend (driver.Write.Resend) writes nothing: it is done when
+// its entry (or token) is found, or for a retract the record retracted.
 
 // maxResends bounds how often a write whose answers were lost is sent
 // again after reading showed it had not landed.

@@ -6,22 +6,16 @@
 // also parses and checks the options those drivers share.
 //
 // A Records implements the record operations of driver.Driver over a
-// Store, which only reads, writes, removes and lists objects:
-//
-//   - a file is created with an absent precondition, replaced and removed
-//     with one on the tag it was read at; a failed precondition makes the
-//     operation re-read and report the conflict or try again (bounded);
-//   - the tag and contents of every file read or written are cached, so an
-//     uncontended push is one write;
-//   - a write records its driver.Write in the file it writes, so that a
-//     lost answer or a resend is resolved by reading it back (lost.go);
-//   - Create writes one object, the defining file, holding an incarnation
-//     token that every later write of the record's other files copies;
-//     readers ignore a file of another token (debris of an earlier record
-//     of the ID), so a lookup is one parallel read of the record's files;
-//   - only conditional writes decide: no create, push or purge deletes an
-//     object, so nothing rests on a store honouring a precondition on
-//     DeleteObject; Collect removes what purges left (collect.go).
+// Store, which only reads, writes, removes and lists objects. A file is
+// created with an absent precondition and replaced on the tag it was read
+// at (cached, so an uncontended push is one write); a failed precondition
+// makes the operation re-read and report the conflict or try again. Every
+// write records its driver.Write in the file it writes, to resolve a lost
+// answer (lost.go). Create writes only the defining file, holding an
+// incarnation token that the record's other files copy, so that a lookup
+// is one parallel read and a file of another token is debris. No create,
+// push or purge deletes an object (nothing rests on a conditional delete);
+// Collect removes what purges left (collect.go).
 package objstore
 
 import (

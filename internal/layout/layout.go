@@ -11,7 +11,6 @@ package layout
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -114,22 +113,6 @@ func StemFiles(l jsonld.Layout, st string) []File {
 		out = append(out, s)
 	}
 	return out
-}
-
-// FileOf returns the file of id holding concern c (status: the defining
-// file of layout C; head, status and config: the defining file of B).
-func FileOf(l jsonld.Layout, id model.ID, c model.Concern) (File, error) {
-	files, err := Files(l, id)
-	if err != nil {
-		return File{}, err
-	}
-	want := jsonld.PartOf(c)
-	for _, f := range files {
-		if f.Parts&want != 0 {
-			return f, nil
-		}
-	}
-	return File{}, fmt.Errorf("%w: concern %v", model.ErrInvalidArgument, c)
 }
 
 // Role is what a key is to a layout.

@@ -99,8 +99,7 @@ func (s store) Head(ctx context.Context, key string) (string, error) {
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	if s.lock != nil && pc.Conditional() {
 		var etag string
-		err := s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) error {
-			var err error
+		err := s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) (err error) {
 			etag, err = s.rawPut(ctx, key, data, objstore.Precondition{})
 			return err
 		})

@@ -106,12 +106,11 @@ func redacted(raw string) string {
 
 // OpenBucket returns a driver keeping records in bucket, a gcsblob or
 // azureblob bucket opened without a gocloud prefix (use Config.Prefix),
-// which it owns from then on (Close closes it); cfg.BucketURL is not used.
-// It probes that the service enforces the preconditions the driver relies
-// on (see Probe). It returns an error wrapping model.ErrInvalidArgument for
-// bad options, model.ErrUnsupported for a bucket type or service that
-// cannot carry the preconditions, and model.ErrUnavailable when the bucket
-// cannot be reached.
+// which it owns from then on; cfg.BucketURL is not used. It probes the
+// service (see Probe), and returns an error wrapping
+// model.ErrInvalidArgument for bad options, model.ErrUnsupported for a
+// bucket or service that cannot carry the preconditions, and
+// model.ErrUnavailable when the bucket cannot be reached.
 func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (_ *Driver, err error) {
 	defer func() {
 		if err != nil {

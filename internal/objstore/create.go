@@ -117,12 +117,10 @@ type overMark struct {
 }
 
 // createOver reads the defining file after a create's write did not land
-// and returns what to do next: write with IfAbsent when the key is free,
-// or on the tag of a purge's mark (replaced, never deleted); nothing when
-// the file holds tok (this create landed before); an error wrapping
-// ErrAlreadyExists when it holds a record. A collector's mark (Collect) is
-// waited for, not replaced: collecting is set, and IfAbsent fails until
-// it is removed.
+// and returns what to do next: write with IfAbsent when the key is free or
+// a collector's mark is there (collecting: wait for it), or on a purge's
+// mark's tag; nothing when the file holds tok (landed before); an error
+// wrapping ErrAlreadyExists when it holds a record.
 func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) (overMark, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {

@@ -53,18 +53,16 @@ type Entry struct {
 type readListedFunc func(ctx context.Context, id model.ID, key, tag string,
 	present map[string]string) (*model.Record, error)
 
-// List implements driver.Driver in one pass over the keys, from where the
-// page token says the last page stopped, so a full listing of N records
-// costs O(N) requests: the list calls, and one read per file listed.
-//
-// Key order is not ID order (':' becomes '/', a suffix begins with '.',
-// long segments are shortened), so candidates wait in a heap ordered by ID
-// until the listing has passed every key that could hold a smaller ID (see
-// idFloor); they are then read until the page is full and one more match
-// shows that another follows. The page token holds the last ID returned
-// and the key to list after. A defining file whose key fits several IDs is
-// read for its @id first. A file of the other layout, a defining file no ID
-// maps to, and a record that cannot be read are reported in Page.Failed.
+// List implements driver.Driver in one pass over the keys from where the
+// last page stopped (the token holds the last ID returned and the key to
+// list after), so a full listing of N records costs O(N) requests. Key
+// order is not ID order (':' becomes '/', a suffix begins with '.', long
+// segments are shortened), so candidates wait in a heap ordered by ID until
+// the listing has passed every key that could hold a smaller ID (idFloor),
+// then are read until the page is full and one more match shows that
+// another follows. A defining file whose key fits several IDs is read for
+// its @id first. A file of the other layout, a defining file no ID maps
+// to, and a record that cannot be read are reported in Page.Failed.
 func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err

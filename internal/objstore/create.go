@@ -158,7 +158,8 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 // pushes (ErrUnavailable) until a purge runs again. Collect removes the
 // mark and sealed files. A record without a token (Fluree's) is marked
 // first and sealed after. A defining file holding another ID's record is
-// not touched (ErrNotFound); one that does not decode is marked.
+// not touched (ErrNotFound); one that does not decode is marked, so that a
+// corrupt record can be purged.
 func (r *Records) Delete(ctx context.Context, id model.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -111,10 +112,7 @@ func writeTemp(path string, data []byte) (string, error) {
 		if err == nil {
 			err = f.Sync()
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err = cmp.Or(err, f.Close()); err != nil {
 			_ = os.Remove(name)
 			return "", err
 		}

@@ -34,23 +34,19 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 		return nil, ioError("watch", d.root, err)
 	}
 	root := filepath.Join(d.root, layout.Root)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		w.Close()
-		return nil, ioError("create", root, err)
-	}
+	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}, out: make(chan driver.Event, 64)}
 	// Watch before reading the first snapshot, so no change falls between.
-	if err := addTree(w, root); err != nil {
-		w.Close()
-		return nil, err
+	if err = os.MkdirAll(root, 0o755); err != nil {
+		err = ioError("create", root, err)
+	} else if err = addTree(w, root); err == nil {
+		err = ws.scan(ctx, root, false)
 	}
-	out := make(chan driver.Event, 64)
-	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}, out: out}
-	if err := ws.scan(ctx, root, false); err != nil {
+	if err != nil {
 		w.Close()
 		return nil, err
 	}
 	go ws.loop(ctx)
-	return out, nil
+	return ws.out, nil
 }
 
 type watchState struct {

@@ -205,11 +205,15 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 		return i >= 0
 	}
 	err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
-		if recorded(b.Ops) {
+		switch {
+		case recorded(b.Ops):
 			return false, nil // recorded by an attempt whose answer was lost
-		}
-		if err := liveSource(s, b); err != nil {
-			return false, err
+		case b.Record.Kind != model.Ledger:
+			return false, fmt.Errorf("%s: %w: source %s is a %s", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
+		case b.Record.Retracted:
+			return false, fmt.Errorf("%s: %w: source %s is retracted", s.Name(), model.ErrNotFound, b.ID)
+		case slices.ContainsFunc(b.Ops, dropping):
+			return false, fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), model.ErrNotFound, b.ID)
 		}
 		op.At = time.Now().UnixMilli()
 		b.Ops, b.Branches = append(slices.Clone(b.Ops), op), b.Branches+1
@@ -229,18 +233,6 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	return err
 }
 
-func liveSource(s Store, b *Book) error {
-	switch {
-	case b.Record.Kind != model.Ledger:
-		return fmt.Errorf("%s: %w: source %s is a %s", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
-	case b.Record.Retracted:
-		return fmt.Errorf("%s: %w: source %s is retracted", s.Name(), model.ErrNotFound, b.ID)
-	case slices.ContainsFunc(b.Ops, dropping):
-		return fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), model.ErrNotFound, b.ID)
-	}
-	return nil
-}
-
 // DropBranch drops branch id and uncounts it in its source, as
 // driver.Brancher says; see the protocol above. A resend
 // (driver.Write.Resend) writes nothing: its purge is done when it finds
@@ -257,11 +249,19 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 	source := ""
 	err := bookkeep(ctx, s, id, func(b *Book) (bool, error) {
 		source = b.Record.SourceBranch
-		if has(b.Ops, tok) {
+		// Only a ledger without branches and with no step under way may be
+		// dropped (another writer's fresh drop of it is waited for).
+		switch {
+		case has(b.Ops, tok):
 			return false, nil // set by an attempt whose answer was lost
-		}
-		if err := droppable(s, b); err != nil {
-			return false, err
+		case b.Record.Kind != model.Ledger:
+			return false, fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
+		case b.Branches > 0:
+			return false, fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
+		case slices.ContainsFunc(b.Ops, dropping):
+			return false, errRetry // another drop of it, not stale yet: wait for it
+		case len(b.Ops) > 0:
+			return false, fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), model.ErrHasBranches, b.ID, b.Ops[0].Branch)
 		}
 		self.Incarnation, self.At = b.Incarnation, time.Now().UnixMilli()
 		b.Ops = append(slices.Clone(b.Ops), self)
@@ -271,24 +271,6 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 		return err
 	}
 	return dropMarked(ctx, s, id, source, self)
-}
-
-// droppable checks that b may be dropped: a ledger without branches and
-// with no step under way (another writer's fresh drop of it is waited for).
-func droppable(s Store, b *Book) error {
-	if b.Record.Kind != model.Ledger {
-		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
-	}
-	if b.Branches > 0 {
-		return fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
-	}
-	switch {
-	case slices.ContainsFunc(b.Ops, dropping):
-		return errRetry // another drop of it, not stale yet: wait for it
-	case len(b.Ops) > 0:
-		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), model.ErrHasBranches, b.ID, b.Ops[0].Branch)
-	}
-	return nil
 }
 
 func dropping(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }

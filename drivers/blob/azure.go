@@ -50,8 +50,7 @@ func noRetry(ctx context.Context) context.Context {
 
 // writeOptions sets If-Match on the upload options in BeforeWrite
 // (IfNotExist is gocloud's If-None-Match: *), sizes the block so the upload
-// is one Put Blob, and captures the HTTP response for the new ETag, which
-// gocloud does not return.
+// is one Put Blob, and captures the response for the new ETag.
 func (*azure) writeOptions(ctx context.Context, pc objstore.Precondition, n int) (context.Context, *gblob.WriterOptions, func() string, error) {
 	var resp *http.Response
 	ctx = policy.WithCaptureResponse(ctx, &resp)
@@ -88,11 +87,10 @@ func (a *azure) deleteIf(ctx context.Context, key, tag string) error {
 	return err
 }
 
-// escapeAzure escapes a key as gocloud's azureblob does before it reaches
-// Azure (gocloud.dev/internal/escape.HexEscape with azureblob's rule), so
-// that a request sent through the container client names the same blob:
-// backslash, control characters, '"', '#', '%', '?', DEL, a trailing '/'
-// and the '/' of "../" become "__0x<hex>__".
+// escapeAzure escapes a key as gocloud's azureblob does (its HexEscape
+// rule), so that a request through the container client names the same
+// blob: backslash, control characters, '"', '#', '%', '?', DEL, a trailing
+// '/' and the '/' of "../" become "__0x<hex>__".
 func escapeAzure(key string) string {
 	runes := []rune(key)
 	var b strings.Builder

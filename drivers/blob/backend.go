@@ -22,18 +22,13 @@ import (
 // gocloud's As views, how a write carries its precondition, and how a
 // conditional delete is sent through the service's own client.
 type backend interface {
-	// name is the URL scheme, used in messages.
-	name() string
-	// readTag returns the tag of the object r reads.
+	name() string // the URL scheme
 	readTag(r *gblob.Reader) string
-	// attrTag returns the tag of the object a describes.
 	attrTag(a *gblob.Attributes) string
-	// listTag returns the tag of a listed object, "" when the listing
-	// does not give it.
-	listTag(o *gblob.ListObject) string
+	listTag(o *gblob.ListObject) string // "" when the listing has none
 	// writeOptions returns the context and options of an upload of n bytes
-	// under pc, and a function returning the new object's tag once the
-	// upload has succeeded. The SDK does not retry a conditional upload.
+	// under pc (not retried by the SDK when conditional), and a function
+	// returning the new object's tag once it has succeeded.
 	writeOptions(ctx context.Context, pc objstore.Precondition, n int) (context.Context, *gblob.WriterOptions, func() string, error)
 	// deleteIf removes key if its tag is still tag, without SDK retries.
 	deleteIf(ctx context.Context, key, tag string) error
@@ -42,7 +37,7 @@ type backend interface {
 const jsonType = "application/json"
 
 // newBackend returns the backend of bucket's type, or an error wrapping
-// ErrUnsupported when gocloud cannot carry its preconditions.
+// ErrUnsupported.
 func newBackend(bucket *gblob.Bucket) (backend, error) {
 	var gc *storage.Client
 	if bucket.As(&gc) {
@@ -61,12 +56,12 @@ func newBackend(bucket *gblob.Bucket) (backend, error) {
 var (
 	// errPrecondition: the precondition failed, nothing was written.
 	errPrecondition = objstore.Sentinel("precondition failed", objstore.ErrPrecondition)
-	// errMissing: a precondition on a tag met no object at all.
+	// errMissing: a precondition on a tag met no object.
 	errMissing = objstore.Sentinel("no such object", objstore.ErrMissing)
 )
 
-// httpStatus returns the HTTP status of a service error, 0 when there is
-// none (the request got no answer).
+// httpStatus returns the HTTP status of a service error, 0 when the
+// request got no answer.
 func httpStatus(err error) int {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
@@ -100,7 +95,7 @@ func preconditionFailed(err error) bool {
 }
 
 // denied reports whether the service refused the credentials or the
-// permission (401, 403).
+// permission.
 func denied(err error) bool {
 	s := httpStatus(err)
 	return s == 401 || s == 403 || gcerrors.Code(err) == gcerrors.PermissionDenied

@@ -8,32 +8,16 @@
 //	gs://BUCKET/PREFIX?layout=b|c&dialect=spec|fluree-v4&access_id=...
 //	azblob://CONTAINER/PREFIX?layout=b|c&dialect=spec|fluree-v4&domain=...&protocol=...
 //
-// Every other parameter is gocloud's own (gcsblob: anonymous, access_id,
-// private_key_path, universe_domain; azureblob: domain, protocol, cdn,
-// localemu, storage_account), and so are the credentials: Application
-// Default Credentials and STORAGE_EMULATOR_HOST for gs, the AZURE_STORAGE_*
-// variables for azblob. docs/gcs.md and docs/azure.md describe them.
+// Every other parameter is gocloud's own, and so are the credentials
+// (docs/gcs.md, docs/azure.md).
 //
-// # Protocol
-//
-// The protocol is internal/objstore's, as in the S3 driver, with
-// generations (GCS) or ETags (Azure) as version tags. A file is created
-// with IfNotExist and replaced with a precondition on the tag it was read
-// at (GCS: ifGenerationMatch on the object handle; Azure: If-Match on the
-// upload options; both set in BeforeWrite). Only these conditional writes
-// decide between racing writers: a purge seals and marks, never deletes,
-// and the collector removes what purges left through the service's own
-// client, reached with As (GCS: delete of that generation; Azure: Delete
-// with If-Match), relying on no conditional delete.
-//
-// The SDKs do not retry a conditional write; a lost answer is resolved by
-// reading the file back, as internal/objstore says (a generation or an
-// ETag names one version for good).
-//
-// A bucket of any other type (fileblob, memblob, s3blob, ...) cannot carry
-// these preconditions through gocloud and is refused by Open with an error
-// wrapping model.ErrUnsupported; so is a service that the probe on open
-// shows ignores them.
+// The protocol is internal/objstore's, with generations (GCS) or ETags
+// (Azure) as version tags, set as preconditions in BeforeWrite; the
+// collector's deletes go through the service's own client, reached with
+// As. A bucket of any other type (fileblob, memblob, s3blob, ...) cannot
+// carry these preconditions and is refused by Open with an error wrapping
+// model.ErrUnsupported; so is a service that the probe on open shows
+// ignores them.
 package blob
 
 import (
@@ -47,7 +31,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
@@ -89,7 +72,6 @@ type Driver struct {
 	prefix string // "" or ending in "/"
 	*records
 	probed driver.ProbeResult
-	closed driverutil.ClosedFlag
 }
 
 var (
@@ -98,10 +80,9 @@ var (
 	_ driver.Brancher  = (*Driver)(nil) // through objstore
 )
 
-// Open opens cfg.BucketURL with gocloud (whose gcsblob and azureblob
-// drivers this package links) and returns OpenBucket's driver over it. It
-// returns an error wrapping model.ErrUnavailable when the bucket URL does
-// not open, and OpenBucket's errors.
+// Open opens cfg.BucketURL with gocloud and returns OpenBucket's driver
+// over it; an error wrapping model.ErrUnavailable when the URL does not
+// open.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if u, err := url.Parse(cfg.BucketURL); err != nil || gocloudParams[strings.ToLower(u.Scheme)] == nil || u.Host == "" {
 		return nil, fmt.Errorf("blob: %w: bucket URL %q: want gs://BUCKET or azblob://CONTAINER", model.ErrInvalidArgument,
@@ -123,15 +104,13 @@ func redacted(raw string) string {
 	return drivers.Redact(u)
 }
 
-// OpenBucket returns a driver keeping records in bucket, which must be a
-// gcsblob or azureblob bucket opened without a gocloud prefix (use
-// Config.Prefix); cfg.BucketURL is not used.
-// The driver owns the bucket from then on: Close closes it. Open probes that
-// the service enforces the preconditions the driver relies on (see Probe).
-// It returns an error wrapping model.ErrInvalidArgument for bad options,
-// model.ErrUnsupported for a bucket type or service that cannot carry the
-// preconditions, and model.ErrUnavailable when the bucket cannot be
-// reached.
+// OpenBucket returns a driver keeping records in bucket, a gcsblob or
+// azureblob bucket opened without a gocloud prefix (use Config.Prefix),
+// which it owns from then on; cfg.BucketURL is not used. It probes the
+// service (see Probe), and returns an error wrapping
+// model.ErrInvalidArgument for bad options, model.ErrUnsupported for a
+// bucket or service that cannot carry the preconditions, and
+// model.ErrUnavailable when the bucket cannot be reached.
 func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (_ *Driver, err error) {
 	defer func() {
 		if err != nil {
@@ -146,9 +125,8 @@ func OpenBucket(ctx context.Context, bucket *gblob.Bucket, cfg Config) (_ *Drive
 	if err != nil {
 		return nil, err
 	}
-	// A GCS generation and an Azure ETag name one version of an object for
-	// good: a lost answer can be resolved by the tag alone.
-	oc.Name, oc.RetryThrottled, oc.UniqueTags = be.name(), true, true
+	// A GCS generation or Azure ETag names one version for good.
+	oc.Name, oc.RetryThrottled, oc.UniqueTags, oc.Release = be.name(), true, true, bucket.Close
 	d := &Driver{bucket: bucket, be: be, prefix: objstore.KeyPrefix(cfg.Prefix)}
 	d.records = objstore.New(store{d}, oc)
 	if err := d.probe(ctx); err != nil {
@@ -164,9 +142,8 @@ var gocloudParams = map[string][]string{
 }
 
 // ParseURL returns the Config a gs:// or azblob:// nameservice URL
-// describes: the gocloud bucket URL (scheme, bucket and gocloud's
-// parameters) and the driver's options (the path as prefix, layout,
-// dialect, list_parallel). It returns an error wrapping
+// describes: gocloud's bucket URL (scheme, bucket, gocloud's parameters)
+// and the driver's options. It returns an error wrapping
 // model.ErrInvalidArgument for credentials in the URL, an unknown
 // parameter or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
@@ -208,14 +185,4 @@ func (d *Driver) Bucket() *gblob.Bucket { return d.bucket }
 // Provider returns "gs" or "azblob".
 func (d *Driver) Provider() string { return d.be.name() }
 
-// key returns the object key of a layout key.
 func (d *Driver) key(k string) string { return d.prefix + k }
-
-// Close implements driver.Driver: it closes the bucket.
-func (d *Driver) Close() error {
-	if !d.closed.Close() {
-		return nil
-	}
-	_ = d.records.Close()
-	return d.bucket.Close()
-}

@@ -12,8 +12,7 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// gcs is the Google Cloud Storage backend. A tag is an object generation in
-// decimal.
+// gcs is the Google Cloud Storage backend; a tag is a generation in decimal.
 type gcs struct {
 	bucket *gblob.Bucket
 }
@@ -54,9 +53,9 @@ func generation(tag string) (int64, error) {
 
 // writeOptions sets ifGenerationMatch on the object handle gocloud writes
 // through (IfNotExist is gocloud's ifGenerationMatch=0), turns the SDK's
-// retries off for a conditional write (a retry after an attempt that landed
-// would meet its own generation with a 412), and keeps the storage.Writer
-// to read the new generation from. ChunkSize 0 makes the upload one request.
+// retries off for a conditional write (a retry after an attempt that
+// landed would meet its own generation with a 412), and keeps the writer
+// for the new generation. ChunkSize 0 makes the upload one request.
 func (g *gcs) writeOptions(ctx context.Context, pc objstore.Precondition, _ int) (context.Context, *gblob.WriterOptions, func() string, error) {
 	var gen int64
 	if pc.Tag != "" {
@@ -96,9 +95,9 @@ func (g *gcs) writeOptions(ctx context.Context, pc objstore.Precondition, _ int)
 // errHandle stops a read once its BeforeRead hook has the object handle.
 var errHandle = errors.New("object handle taken")
 
-// handle returns the object handle gocloud would use for key (bucket name,
-// client and key escaping included), without a request: it starts a read
-// and stops it in BeforeRead.
+// handle returns the object handle gocloud would use for key (bucket,
+// client and key escaping included) without a request, by a read stopped
+// in BeforeRead.
 func (g *gcs) handle(ctx context.Context, key string) (*storage.ObjectHandle, error) {
 	var h *storage.ObjectHandle
 	stop := func(as func(any) bool) error {
@@ -118,9 +117,9 @@ func (g *gcs) handle(ctx context.Context, key string) (*storage.ObjectHandle, er
 	return h, nil
 }
 
-// deleteIf deletes generation tag of key. ifGenerationMatch is sent too,
-// but fake-gcs-server ignores it on delete; naming the generation is what
-// it and GCS both enforce (404 when that generation is not the object's).
+// deleteIf deletes generation tag of key: naming the generation is what
+// fake-gcs-server and GCS both enforce (404 when it is not the object's);
+// the first ignores ifGenerationMatch on delete.
 func (g *gcs) deleteIf(ctx context.Context, key, tag string) error {
 	gen, err := generation(tag)
 	if err != nil {

@@ -21,17 +21,15 @@ import (
 // operations of driver.Driver through objstore.
 type records = objstore.Records
 
-// store is the objstore.Store of a Driver: the bucket's objects under the
-// prefix, with generations (GCS) or ETags (Azure) as tags. Its methods are
-// not the Driver's own, whose Get and List are those of driver.Driver.
+// store is the objstore.Store of a Driver, with generations (GCS) or ETags
+// (Azure) as tags; its methods are not the Driver's own.
 type store struct{ *Driver }
 
 var _ objstore.Store = store{}
 
-// List lists the keys under prefix after startAfter with the bucket's
-// List, with each object's generation or ETag. GCS begins at startAfter
-// (the query's StartOffset); Azure has no such option, so its listing
-// begins at the prefix and skips the keys up to startAfter.
+// List lists the keys under prefix after startAfter, with each object's
+// generation or ETag. GCS begins at startAfter (StartOffset); Azure lists
+// from the prefix, and the keys up to startAfter are skipped.
 func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
 	opts := &gblob.ListOptions{Prefix: s.key(prefix)}
 	if startAfter != "" {
@@ -117,8 +115,8 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 	return t, nil
 }
 
-// Delete implements objstore.Store. An unconditional delete, which only
-// the probe sends for its own object, may be retried.
+// Delete implements objstore.Store; an unconditional delete (only the
+// probe's, of its own object) may be retried.
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if pc.Tag == "" {
 		err := s.bucket.Delete(ctx, s.key(key))
@@ -145,8 +143,7 @@ func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Preco
 }
 
 // fail wraps a service error of op on key with the driver sentinel that
-// classifies it. The SDKs' messages carry the operation, status and the
-// service's message, never credentials.
+// classifies it (the SDKs' messages never carry credentials).
 func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	name := d.be.name()
 	if ctx.Err() != nil {

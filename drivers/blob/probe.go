@@ -23,8 +23,7 @@ const (
 )
 
 // probe checks, on a probe key under the prefix, that the service enforces
-// the preconditions the driver relies on, and refuses it otherwise. It also
-// shows early that the bucket is reachable with these credentials.
+// the preconditions the driver relies on, and refuses it otherwise.
 func (d *Driver) probe(ctx context.Context) error {
 	res, err := d.Probe(ctx)
 	if err != nil {
@@ -43,8 +42,7 @@ func (d *Driver) Probed() driver.ProbeResult { return d.probed }
 
 // Probe implements driver.Prober: it writes a probe object, checks that a
 // create, an update and a delete with a failing precondition are refused,
-// and removes the object with a delete conditional on its tag (five
-// requests).
+// and removes the object with a delete conditional on its tag.
 func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	reaches, s := false, store{d}
 	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: s.Put, Delete: s.Delete,

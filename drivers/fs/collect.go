@@ -14,13 +14,11 @@ import (
 const lockProbe = 10 * time.Millisecond
 
 // Collect implements driver.Collector: what purges left, as the object
-// stores collect it (a removed file takes its lock file, its temp files
-// and the directories left empty with it), then the commit index files of
-// records that no longer exist (see collectCommits), then the lock files of
-// the files that stay. Each is removed under its own lock, taken only when no
-// writer holds it: a writer that then locks the removed file sees that the
-// path no longer names it and starts over (see heldLock.unlock). Temp
-// files that crashed writers left beside the file go with it.
+// stores collect it (with the removed files' lock and temp files and the
+// directories left empty), then the commit index files of records that no
+// longer exist, then the idle lock files of the files that stay, each
+// removed under its own lock (a writer that then locks the removed file
+// starts over, see heldLock.unlock).
 func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
 	st, err := d.records.Collect(ctx, opts)
 	if err != nil {

@@ -25,14 +25,11 @@ import (
 // Fluree v4 keeps a commit index beside a ledger's record:
 // ns@v2/{name}/{branch}.commits.jsonl, one line {"t":<t>,"cid":"<cid>"} per
 // commit head it published (fluree-db-nameservice src/file.rs). It is no
-// record file (Classify ignores it: it does not end in ".json"), so lookups,
-// listings and watches never read it; a purge removes it, as Fluree's does,
-// and Collect removes one a purged record left.
+// record file (it does not end in ".json"); a purge removes it, as
+// Fluree's does, and Collect removes one a purged record left.
 
-// commitsSuffix ends the name of a commit index file.
 const commitsSuffix = ".commits.jsonl"
 
-// commitsPath returns the path of id's commit index.
 func (d *Driver) commitsPath(id model.ID) string {
 	return d.path(layout.Root + "/" + layout.Stem(id) + commitsSuffix)
 }
@@ -59,10 +56,9 @@ func (d *Driver) removeCommits(id model.ID) error {
 
 var _ driver.CommitIndexer = (*Driver)(nil)
 
-// Update implements driver.Driver (objstore.Records.Update). A head update
-// that applied with a content ID then appends its line to the commit index,
-// as Fluree's append_commit_index_entry does: best effort, a failure is
-// logged at debug level and the outcome stands.
+// Update implements driver.Driver (objstore.Records.Update); a head update
+// applied with a content ID then appends its line to the commit index, as
+// Fluree's append_commit_index_entry does, best effort (logged at debug).
 func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	out, err := d.records.Update(ctx, id, c, cond, next)
 	if err == nil && out.Applied && c == model.Head {
@@ -74,9 +70,8 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 }
 
 // appendCommit appends head v's line to id's commit index when v's address
-// is a content ID: {"t":<t>,"cid":"<cid>"} and a newline, one write to a
-// file opened for appending, so that lines from several writers (Fluree's
-// among them) never interleave.
+// is a content ID, in one write to a file opened for appending, so that
+// several writers' lines (Fluree's among them) never interleave.
 func (d *Driver) appendCommit(id model.ID, v model.Value) error {
 	ref, ok := v.Ref()
 	if !ok || cid.Parse(ref.Address) != nil {
@@ -96,8 +91,8 @@ func (d *Driver) appendCommit(id model.ID, v model.Value) error {
 
 // PendingCommitCIDs implements driver.CommitIndexer as Fluree's file
 // nameservice does: no file, or a line that is not a JSON entry (a torn
-// append) or not a content ID, means no usable index (ok false); otherwise
-// the entries above sinceT, each (t, cid) once, ascending by t.
+// append) or content ID, means no usable index (ok false); otherwise the
+// entries above sinceT, each (t, cid) once, ascending by t.
 func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
 	lines, err := d.readCommits(ctx, id)
 	if lines == nil || err != nil {
@@ -120,10 +115,9 @@ func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int6
 }
 
 // PruneCommitIndex implements driver.CommitIndexer as Fluree's file
-// nameservice does: the lines with t above upToT are kept (lines that are
-// not entries go), written to a temp file renamed over the index. An append
-// racing the rewrite may be lost, as with Fluree's own prune; the index is
-// an accelerator its reader checks.
+// nameservice does: the entries with t above upToT are kept, written to a
+// temp file renamed over the index. An append racing it may be lost, as
+// with Fluree's prune; the index is an accelerator its reader checks.
 func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error {
 	lines, err := d.readCommits(ctx, id)
 	if lines == nil || err != nil {
@@ -144,7 +138,7 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 }
 
 // readCommits returns the non-empty lines of id's commit index, trimmed;
-// nil when there is no index, none (but not nil) when it is empty.
+// nil when there is no index, none (not nil) when it is empty.
 func (d *Driver) readCommits(ctx context.Context, id model.ID) ([][]byte, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -173,11 +167,10 @@ func (d *Driver) readCommits(ctx context.Context, id model.ID) ([][]byte, error)
 
 // Delete implements driver.Driver: it removes the record's commit index,
 // then purges the record (objstore.Records.Delete). The index goes first,
-// while the record still exists, so that no create of the ID comes between
-// the two: a ledger created again never loses the index it starts. A line
-// Fluree appends in between outlives the record, and Collect removes it.
-// A purge of an ID that has no record still removes its commit index, and
-// returns an error wrapping model.ErrNotFound.
+// while the record exists, so that no create of the ID comes between: a
+// ledger created again never loses its index. A line Fluree appends in
+// between outlives the record, and Collect removes it. An ID without a
+// record still loses its commit index (and gets model.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -189,8 +182,7 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 }
 
 // DropBranch implements driver.Brancher: the drop (objstore), then the
-// removal of the branch's commit index. The index goes after: a drop the
-// branch's own branches refuse must leave it.
+// removal of the branch's commit index, which a refused drop must leave.
 func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	if err := d.records.DropBranch(ctx, id); err != nil {
 		return err
@@ -199,8 +191,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 }
 
 // collectCommits removes the commit index files under the ID prefix whose
-// record does not exist (purged, collected, or never created by this
-// driver), when last written opts.OlderThan ago or earlier.
+// record does not exist, once last written opts.OlderThan ago.
 func (d *Driver) collectCommits(ctx context.Context, opts driver.CollectOptions, st *driver.CollectStats) error {
 	now := time.Now
 	if opts.Now != nil {

@@ -20,10 +20,9 @@ type dirEnt struct {
 }
 
 // dirCache keeps the sorted entries of large directories between pages of
-// a listing. An entry is used only while the directory's inode, mtime and
-// ctime are the ones it was read at, and kept only when they were at least
-// racyWindow old when read: a change within the file system's timestamp
-// granularity cannot then go unseen (as git does for its index).
+// a listing, used while the directory's inode, mtime and ctime are still
+// the ones read, and kept only when they were racyWindow old when read (so
+// no change goes unseen, as git does for its index).
 type dirCache struct {
 	mu sync.Mutex
 	m  map[string]dirSnap
@@ -43,10 +42,9 @@ const (
 	racyWindow    = 2 * time.Second
 )
 
-// read returns the entries of dir in key order: sorted by name, a
-// directory as its name and '/'. A large directory is statted after its
-// read, and kept when it last changed at least racyWindow before the read
-// began, so that the stat is that of what was read.
+// read returns the entries of dir in key order (a directory as its name
+// and '/'). A large directory is statted after its read, and kept when it
+// last changed at least racyWindow before the read began.
 func (c *dirCache) read(dir string) ([]dirEnt, error) {
 	c.mu.Lock()
 	s, known := c.m[dir]
@@ -95,48 +93,27 @@ func sortName(e dirEnt) string {
 }
 
 // checkLinks returns an error naming the first symbolic link among the
-// path elements below the root of the files (their directories, then the
-// files). A missing element ends the check.
-func (d *Driver) checkLinks(paths ...string) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	rel, err := filepath.Rel(d.root, filepath.Dir(paths[0]))
-	if err != nil || strings.HasPrefix(rel, "..") {
+// elements of path below the root (its directories, then the file). A
+// missing element ends the check.
+func (d *Driver) checkLinks(path string) error {
+	rel, err := filepath.Rel(d.root, path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return nil
 	}
 	p := d.root
 	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
-		if seg == "." {
-			continue
-		}
 		p = filepath.Join(p, seg)
-		if done, err := isLink(p); done || err != nil {
-			return err
-		}
-	}
-	for _, f := range paths {
-		if _, err := isLink(f); err != nil {
-			return err
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return nil
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return errLink(p)
 		}
 	}
 	return nil
 }
 
-// isLink returns errLink when p is a symbolic link; missing is set when p
-// does not exist.
-func isLink(p string) (missing bool, err error) {
-	fi, err := os.Lstat(p)
-	switch {
-	case err != nil:
-		return true, nil
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, errLink(p)
-	}
-	return false, nil
-}
-
-// errLink is the error of a path element that is a symbolic link.
 func errLink(p string) error {
 	return fmt.Errorf("fs: %s: %w: a symbolic link; the nameservice does not follow links, which could lead outside its directory",
 		p, model.ErrInternal)

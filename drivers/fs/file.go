@@ -1,11 +1,12 @@
 package fs
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,18 +16,18 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// tmpSuffix ends the name of every temp file, "main.json.<16 hex>.tmp". No
-// record file ends in it, so listing ignores temp files.
+// tmpSuffix ends every temp file's name, "main.json.<16 hex>.tmp", which
+// no record file's does.
 const tmpSuffix = ".tmp"
 
 // errCollision marks a create whose path is taken by something that is not
 // a record file (a directory of nested names).
 var errCollision = errors.New("path taken")
 
-// readNoLinks returns the contents of a record file, or nil when it is
-// absent: missing, zero-length (a create that never finished), or not a
-// file. It refuses a symbolic link among its path elements below the root:
-// an error wrapping model.ErrInternal that names it.
+// readNoLinks returns the contents of a record file, nil when it is absent
+// (missing, zero-length, or not a file), refusing a symbolic link among
+// its path elements below the root with an error wrapping
+// model.ErrInternal that names it.
 func (d *Driver) readNoLinks(path string) ([]byte, os.FileInfo, error) {
 	rel, ok := strings.CutPrefix(path, d.root+string(filepath.Separator))
 	if !ok {
@@ -53,9 +54,8 @@ func (d *Driver) readNoLinks(path string) ([]byte, os.FileInfo, error) {
 	return nil, nil, err
 }
 
-// realRoot returns the root with the symbolic links in its own path
-// resolved ("" until it exists), so that openNoLinks refuses only links
-// below it.
+// realRoot returns the root with the links in its own path resolved (""
+// until it exists), so that openNoLinks refuses only links below it.
 func (d *Driver) realRoot() string {
 	if p := d.real.Load(); p != nil {
 		return *p
@@ -79,22 +79,13 @@ func readOpen(f *os.File) ([]byte, os.FileInfo, error) {
 	if !fi.Mode().IsRegular() || fi.Size() == 0 {
 		return nil, nil, nil
 	}
-	// Sized from the stat (plus one byte to see the end at once): files
-	// are replaced, never written in place.
-	b := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	// Sized from the stat (files are replaced, never written in place).
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, nil, err
 	}
+	b := buf.Bytes()
 	if len(b) == 0 {
 		return nil, nil, nil
 	}
@@ -105,7 +96,6 @@ func absentErr(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
 }
 
-// writeTemp writes data to a new temp file beside path and fsyncs it.
 func writeTemp(path string, data []byte) (string, error) {
 	var suffix [8]byte
 	for range 8 {
@@ -122,10 +112,7 @@ func writeTemp(path string, data []byte) (string, error) {
 		if err == nil {
 			err = f.Sync()
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err = cmp.Or(err, f.Close()); err != nil {
 			_ = os.Remove(name)
 			return "", err
 		}
@@ -134,8 +121,8 @@ func writeTemp(path string, data []byte) (string, error) {
 	return "", fmt.Errorf("no free temp file name beside %s", path)
 }
 
-// replaceFile atomically replaces path with data: temp file, fsync,
-// rename, fsync of the directory.
+// replaceFile atomically replaces path with data: temp file, fsync, rename,
+// fsync of the directory.
 func replaceFile(path string, data []byte) error {
 	tmp, err := writeTemp(path, data)
 	if err != nil {
@@ -150,11 +137,10 @@ func replaceFile(path string, data []byte) error {
 
 // createFile atomically creates path holding data, never replacing a
 // record file: a hard link of a synced temp file, so the name appears
-// complete or not at all. A zero-length file at path (an absent record) is
-// replaced. Where hard links are not supported it claims the name with
-// O_EXCL (an empty file reads as absent) and renames the temp file onto
-// it. It returns fs.ErrExist when path holds a record file, errCollision
-// when it holds something else.
+// complete or not at all; a zero-length file at path (an absent record) is
+// replaced. Without hard links it claims the name with O_EXCL and renames
+// the temp file onto it. It returns fs.ErrExist when path holds a record
+// file, errCollision when it holds something else.
 func createFile(path string, data []byte) error {
 	tmp, err := writeTemp(path, data)
 	if err != nil {
@@ -202,7 +188,6 @@ func claimAndRename(tmp, path string) error {
 	return os.Rename(tmp, path)
 }
 
-// removeFile removes path; a missing file is not an error.
 func removeFile(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -225,8 +210,7 @@ func syncDir(dir string) error {
 }
 
 // mkdirs creates dir and any missing parents, fsyncing each parent after
-// adding an entry to it. A path element that exists but is a file is a
-// collision with a record file.
+// adding an entry to it; a file in the way is a collision.
 func mkdirs(dir string) error {
 	fi, err := os.Stat(dir)
 	if err == nil {
@@ -253,9 +237,8 @@ func mkdirs(dir string) error {
 	return syncDir(parent)
 }
 
-// ioError classifies an operating-system error: the store could not be
-// used. Such an error may follow a write that landed (a failed directory
-// fsync), which ErrUnavailable allows.
+// ioError classifies an operating-system error as model.ErrUnavailable,
+// which also allows a write that landed (a failed directory fsync).
 func ioError(op, path string, err error) error {
 	if errors.Is(err, model.ErrInternal) {
 		return err // already classified and naming the path (a symbolic link)

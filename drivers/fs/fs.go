@@ -10,19 +10,12 @@
 // # Guarantees
 //
 // On a local POSIX filesystem every write is crash-safe and atomic for
-// readers: a new file is written to a unique temp file, fsynced, then
-// renamed over the old one (or hard-linked into place by a create, which
-// never replaces a record), and the directory is fsynced. Writers of one
-// file serialise on an flock of a sidecar lock file, with a bounded wait.
-// Processes and driver instances sharing a directory see one consistent
-// store. NFS and other network filesystems are not safe: their flock and
-// rename guarantees are weaker. docs/fs.md has the details and
-// docs/format.md the file format.
-//
-// The record protocol is the object stores' (internal/objstore). A local
-// write has no lost answer; a resend (driver.Write.Resend) writes nothing,
-// and is done when its entry is found, an error wrapping
-// model.ErrOutcomeUnknown otherwise.
+// readers (a synced temp file renamed or hard-linked into place, then the
+// directory synced), and writers of one file serialise on an flock of a
+// sidecar lock file, with a bounded wait. NFS and other network
+// filesystems are not safe. docs/fs.md has the details and docs/format.md
+// the file format. The record protocol is internal/objstore's; a local
+// write has no lost answer.
 package fs
 
 import (
@@ -58,9 +51,8 @@ type Config struct {
 	// Dir is the directory holding ns@v2 (absolute, or relative to the
 	// working directory). It need not exist yet: the first write creates it.
 	Dir string
-	// Layout is jsonld.LayoutB (the default) or jsonld.LayoutC. Every
-	// process sharing a directory must use the same layout; a file of the
-	// other layout fails List.
+	// Layout is jsonld.LayoutB (the default) or jsonld.LayoutC, the same
+	// for every process sharing a directory (another's files fail List).
 	Layout jsonld.Layout
 	// Dialect is the form of the files written (jsonld.Spec or
 	// jsonld.FlureeV4); every dialect is read.
@@ -90,9 +82,9 @@ var (
 	_ driver.Brancher = (*Driver)(nil) // through objstore
 )
 
-// Open returns a driver keeping records under cfg.Dir (in Dir/ns@v2). It
-// sends nothing to the filesystem but a stat of Dir. It returns an error
-// wrapping model.ErrInvalidArgument when Dir is empty, exists and is not a
+// Open returns a driver keeping records in cfg.Dir/ns@v2, sending nothing
+// to the filesystem but a stat of Dir. It returns an error wrapping
+// model.ErrInvalidArgument when Dir is empty, exists and is not a
 // directory, or an option is invalid.
 func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err := platformProblem(); err != nil {
@@ -114,6 +106,10 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	}
 	d := &Driver{root: abs, layout: cfg.Layout, lockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout)}
 	oc.LocalReads, oc.Object = true, d.path
+	oc.Release = func() error {
+		d.closed.Close()
+		return nil
+	}
 	d.records = objstore.New(store{d}, oc)
 	return d, nil
 }
@@ -121,11 +117,10 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 // Dir returns the directory holding ns@v2.
 func (d *Driver) Dir() string { return d.root }
 
-// urlParams are the query parameters a file URL may carry.
 var urlParams = append([]string{"lock_timeout"}, objstore.FileParams...)
 
-// ParseURL returns the Config a file URL describes. It returns an error
-// wrapping model.ErrInvalidArgument for a URL with no directory, an unknown
+// ParseURL returns the Config a file URL describes, or an error wrapping
+// model.ErrInvalidArgument for a URL with no directory, an unknown
 // parameter or a malformed value.
 func ParseURL(u *url.URL) (Config, error) {
 	dir, err := urlDir(u)
@@ -168,18 +163,10 @@ func urlDir(u *url.URL) (string, error) {
 	return "", fmt.Errorf("fs: %w: file URL host %q: want file:///absolute/path or file://./relative/path", model.ErrInvalidArgument, u.Host)
 }
 
-// path returns the filesystem path of a layout key.
 func (d *Driver) path(key string) string {
 	return filepath.Join(d.root, filepath.FromSlash(key))
 }
 
-// begin checks ctx and that the driver is open.
 func (d *Driver) begin(ctx context.Context) error {
 	return d.closed.Check(ctx, "fs")
-}
-
-// Close implements driver.Driver.
-func (d *Driver) Close() error {
-	d.closed.Close()
-	return d.records.Close()
 }

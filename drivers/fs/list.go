@@ -11,7 +11,7 @@ import (
 )
 
 // List implements objstore.Store: the files under prefix after
-// startAfter, in key order, without tags (see entry).
+// startAfter, in key order, without tags.
 func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
 	return s.ListEntries(ctx, prefix, startAfter, func(e objstore.Entry) error {
 		if e.Err != nil {
@@ -21,13 +21,11 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key,
 	})
 }
 
-// ListEntries implements objstore.EntryLister, for the listing the object
-// stores share (objstore.Records.List): it walks ns@v2 in key order, a
-// directory's entries sorted with each subdirectory as its name and '/',
-// so "a-b" < "a.json" < "a/x". Subtrees outside prefix or wholly before
-// startAfter are not read. Lock and temp files are left out. A symbolic
-// link to a directory is an entry carrying the error; a link to a file is
-// listed, and reading it fails.
+// ListEntries implements objstore.EntryLister: it walks ns@v2 in key
+// order, a subdirectory sorting as its name and '/' ("a-b" < "a.json" <
+// "a/x"), skipping subtrees outside prefix or before startAfter, and lock
+// and temp files. A symbolic link to a directory is an entry carrying the
+// error; a link to a file is listed, and reading it fails.
 func (s store) ListEntries(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	return s.walk(ctx, layout.Root, prefix, startAfter, fn)
 }
@@ -44,9 +42,8 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 		}
 		return ioError("list", dir, err)
 	}
-	// Entries that sort before the token's name in this directory are all
-	// skipped below: find the first one left by binary search, so that a
-	// page of a directory of n entries costs O(log n) here, not O(n).
+	// Skip the entries before the token's name here by binary search,
+	// so a page costs O(log n) here, not O(n).
 	if rest, ok := strings.CutPrefix(startAfter, dirKey+"/"); ok {
 		name, _, _ := strings.Cut(rest, "/")
 		ents = ents[sort.Search(len(ents), func(i int) bool { return sortName(ents[i]) >= name }):]
@@ -75,9 +72,8 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 			continue
 		}
 		// A file's entry has the key it stores (see keyPath), no tag and a
-		// nominal size: on a local disk a stat costs about what the read it
-		// could save does, so List reads every file (a zero-length one
-		// reads as absent) and caches none (objstore.Config.LocalReads).
+		// nominal size: on a local disk a stat costs about the read it
+		// could save, so List reads every file (objstore.Config.LocalReads).
 		if strings.HasSuffix(e.name, lockSuffix) || strings.HasSuffix(e.name, tmpSuffix) {
 			continue
 		}
@@ -90,7 +86,6 @@ func (s store) walk(ctx context.Context, dirKey, prefix, startAfter string, fn f
 	return nil
 }
 
-// inRange reports whether key is under prefix and after startAfter.
 func inRange(key, prefix, startAfter string) bool {
 	return strings.HasPrefix(key, prefix) && key > startAfter
 }

@@ -13,22 +13,21 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// lockSuffix names the sidecar lock file of a record file: main.json has
-// main.json.lock. No record file ends in it (IDs may not end a segment in
-// ".lock"), so listing ignores lock files.
+// lockSuffix names the sidecar lock file of a record file (main.json has
+// main.json.lock); no record file ends in it.
 const lockSuffix = ".lock"
 
-// heldLock is an flock on the sidecar lock file, and the in-process slot
-// for the same path.
+// heldLock is an flock on a sidecar lock file, and this process's slot
+// for it.
 type heldLock struct {
 	path    string
 	file    *os.File
 	release func()
 }
 
-// unlock releases the lock. With remove set it first deletes the lock file,
-// which is safe under the lock: a waiter that then acquires the deleted
-// inode sees that the path no longer names it and starts over.
+// unlock releases the lock, first deleting the lock file when remove is
+// set, which is safe under the lock: a waiter that then acquires the
+// deleted inode sees that the path no longer names it and starts over.
 func (l *heldLock) unlock(remove bool) {
 	if remove {
 		_ = os.Remove(l.path)
@@ -84,10 +83,9 @@ const (
 	maxPoll = 20 * time.Millisecond
 )
 
-// lock takes the lock of record file path, waiting at most d.lockTimeout.
-// It returns an error wrapping ErrUnavailable when the wait times out,
-// ctx's error when ctx ends, and fs.ErrNotExist when the file's directory
-// does not exist.
+// lock takes the lock of record file path, waiting at most d.lockTimeout:
+// an error wrapping ErrUnavailable when the wait times out, ctx's error
+// when ctx ends, and fs.ErrNotExist when the file's directory is missing.
 func (d *Driver) lock(ctx context.Context, path string) (*heldLock, error) {
 	lp := path + lockSuffix
 	wctx, cancel := context.WithTimeout(ctx, d.lockTimeout)
@@ -118,8 +116,8 @@ func (d *Driver) lockWaitError(ctx context.Context, lp string, err error) error 
 }
 
 // flockWait opens (creating) the lock file and takes an exclusive flock,
-// polling until ctx ends. It starts over when, once locked, the path no
-// longer names the locked file (a delete removed it).
+// polling until ctx ends, and starts over when the path no longer names
+// the locked file (a delete removed it).
 func flockWait(ctx context.Context, lp string) (*os.File, error) {
 	for {
 		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|oCloexec, 0o644)

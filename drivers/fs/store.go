@@ -21,9 +21,8 @@ import (
 type records = objstore.Records
 
 // store is the objstore.Store of a Driver: a key is a file under the root,
-// a write is a synced temp file renamed (or, by a create, hard-linked)
-// into place under the flock of the key's sidecar lock file, and a tag
-// says which file a name holds (see tagOf).
+// written by a synced temp file renamed or hard-linked into place under
+// the flock of its sidecar lock file; a tag names the file (see tagOf).
 type store struct{ d *Driver }
 
 var (
@@ -31,9 +30,8 @@ var (
 	_ objstore.EntryLister = store{}
 )
 
-// keyPath returns the path of key. A key whose name ends in ".lock", ".tmp"
-// or '~' is stored with '~' appended, so that no object is ever another
-// object's lock or temp file (record files end in ".json").
+// keyPath returns the path of key; a key ending in ".lock", ".tmp" or '~'
+// gets '~' appended, so that no object is another's lock or temp file.
 func (s store) keyPath(key string) string {
 	if strings.HasSuffix(key, lockSuffix) || strings.HasSuffix(key, tmpSuffix) || strings.HasSuffix(key, "~") {
 		key += "~"
@@ -41,8 +39,8 @@ func (s store) keyPath(key string) string {
 	return s.d.path(key)
 }
 
-// Get implements objstore.Store: one open (refusing symbolic links), fstat
-// and read.
+// Get implements objstore.Store: one open (refusing symbolic links),
+// fstat and read.
 func (s store) Get(_ context.Context, key string) ([]byte, string, error) {
 	path := s.keyPath(key)
 	data, fi, err := s.d.readNoLinks(path)
@@ -55,7 +53,7 @@ func (s store) Get(_ context.Context, key string) ([]byte, string, error) {
 	return data, tagOf(fi, data), nil
 }
 
-// Head implements objstore.Store. Its tag has no content part, so it only
+// Head implements objstore.Store; its tag has no content part, so it only
 // says whether key is present.
 func (s store) Head(_ context.Context, key string) (string, error) {
 	path := s.keyPath(key)
@@ -76,16 +74,15 @@ func (s store) Head(_ context.Context, key string) (string, error) {
 }
 
 // MaybeApplied implements objstore.Store: a local system call has no lost
-// answers (an error after a write landed, such as a failed directory
-// fsync, wraps model.ErrUnavailable, which allows it).
+// answers (a failed fsync after a write wraps model.ErrUnavailable).
 func (store) MaybeApplied(error) bool { return false }
 
-// Put implements objstore.Store, under the key's lock: with IfAbsent it
-// hard-links a synced temp file into place, which never replaces a file
-// (a zero-length one, a create that never finished, is absent); with a
-// tag it compares the file's tag, then renames a synced temp file over
-// it; unconditionally it renames. The directory is fsynced after. A name
-// taken by a directory is an error wrapping model.ErrAlreadyExists.
+// Put implements objstore.Store under the key's lock: with IfAbsent it
+// hard-links a synced temp file into place (never replacing a file but a
+// zero-length one); with a tag it compares the file's tag, then renames a
+// synced temp file over it, as an unconditional write does; then it
+// fsyncs the directory. A name taken by a directory is an error wrapping
+// model.ErrAlreadyExists.
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	path := s.keyPath(key)
 	if err := s.d.checkLinks(path); err != nil {
@@ -117,8 +114,8 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 	if err != nil {
 		return "", ioError("write", path, err)
 	}
-	// Under the lock nothing replaces the file: its stat now is the one
-	// every later read sees until the next write.
+	// Under the lock nothing replaces the file: this stat is every
+	// later read's until the next write.
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return "", ioError("stat", path, err)
@@ -128,8 +125,7 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 
 // lockPut takes the lock of path for a write under pc. A create makes the
 // directories it needs (again, when a delete removes them meanwhile); a
-// write conditional on a tag makes none, and finds the file missing when
-// its directory is.
+// write on a tag makes none, and finds the file missing with them.
 func (s store) lockPut(ctx context.Context, path string, pc objstore.Precondition) (*heldLock, error) {
 	if pc.Tag != "" {
 		lk, err := s.d.lock(ctx, path)
@@ -158,9 +154,8 @@ func (s store) lockPut(ctx context.Context, path string, pc objstore.Preconditio
 }
 
 // compare checks, under path's lock, that path holds the file tag names:
-// an error wrapping objstore.ErrMissing when it is absent (gone is then
-// set, so the lock file goes too), objstore.ErrPrecondition when it holds
-// another.
+// an error wrapping objstore.ErrMissing when it is absent (gone: its lock
+// file goes too), objstore.ErrPrecondition when it holds another.
 func (s store) compare(path, tag string) (gone bool, err error) {
 	data, fi, err := s.d.readNoLinks(path)
 	switch {
@@ -179,9 +174,8 @@ func errMissing(path string) error {
 }
 
 // Delete implements objstore.Store: under the key's lock it compares (as
-// Put does), unlinks the file, fsyncs the directory, and removes the
-// lock file, any temp files crashed writers left, and the directories
-// left empty, up to ns@v2.
+// Put does), unlinks the file, fsyncs the directory, and removes the lock
+// file, crashed writers' temp files and the directories left empty.
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	path := s.keyPath(key)
 	if err := s.d.checkLinks(path); err != nil {
@@ -221,8 +215,8 @@ func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition)
 	return nil
 }
 
-// removeTemps removes temp files left beside path by writers that
-// crashed. Under path's lock no writer of it is running.
+// removeTemps removes temp files crashed writers left beside path (under
+// path's lock no writer of it runs).
 func removeTemps(path string) {
 	dir, base := filepath.Split(path)
 	entries, err := os.ReadDir(dir)
@@ -250,8 +244,7 @@ func isTempOf(name, base string) bool {
 }
 
 // removeEmptyDirs removes dir and its parents while they are empty, up to
-// (not including) ns@v2. A create racing with it makes what it needs again
-// (see lockPut).
+// (not including) ns@v2; a racing create makes them again (see lockPut).
 func (d *Driver) removeEmptyDirs(dir string) {
 	top := d.path(layout.Root)
 	for dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
@@ -263,15 +256,11 @@ func (d *Driver) removeEmptyDirs(dir string) {
 }
 
 // The tag of a file names the file a path holds, from its stat: device,
-// inode, size, mtime and ctime. Every write makes a new file (a temp file
-// renamed or linked into place), so a write changes the inode.
-//
-// A freed inode may be reused at once, though, and a file written within
-// the file system's timestamp granularity of another can then have the
-// same stat. So a tag observed within racyWindow of the file's mtime or
-// ctime (as git treats its index) also carries a hash of the contents,
-// which a write conditional on it compares too. A tag observed later
-// cannot recur: any later write has a later ctime.
+// inode, size, mtime and ctime; every write makes a new file, so a new
+// inode. A freed inode may be reused at once, though, so a tag observed
+// within racyWindow of the file's mtime or ctime (as git treats its index)
+// also carries a hash of the contents, which a conditional write compares
+// too; a tag observed later cannot recur (a later write has a later ctime).
 func tagOf(fi os.FileInfo, data []byte) string {
 	t := statTag(fi)
 	if racy(fi) {
@@ -299,8 +288,7 @@ func racy(fi os.FileInfo) bool {
 	return time.Since(changed) < racyWindow
 }
 
-// tagMatches reports whether the file with stat fi and contents data is
-// the one tag names.
+// tagMatches reports whether tag names the file of stat fi and contents data.
 func tagMatches(tag string, fi os.FileInfo, data []byte) bool {
 	st, sum, hashed := strings.Cut(tag, "+")
 	if st != statTag(fi) {

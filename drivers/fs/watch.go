@@ -13,20 +13,18 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
-	"nameservice.dev/nameservice/jsonld"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/model"
 )
 
 var _ driver.Watcher = (*Driver)(nil)
 
 // Watch implements driver.Watcher with fsnotify. Every write lands as a
-// rename (or link) of a whole file, so each event names a file that is
-// complete; the watcher re-reads that file's record and reports the concerns
-// whose value changed since it last looked. Changes that follow each other
-// faster than it re-reads are reported as one event spanning them (the feed
-// is not exact). Directories created later (new names) are watched as they
-// appear. Watching works for changes made by any process on this machine's
-// local filesystem; network filesystems do not deliver the notifications.
+// rename (or link) of a whole file, so each event names a complete file;
+// the watcher re-reads its record and reports the concerns whose value
+// changed since it last looked (changes faster than it re-reads come as
+// one event). New directories are watched as they appear. Network
+// filesystems do not deliver the notifications.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -36,23 +34,19 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 		return nil, ioError("watch", d.root, err)
 	}
 	root := filepath.Join(d.root, layout.Root)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		w.Close()
-		return nil, ioError("create", root, err)
-	}
+	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}, out: make(chan driver.Event, 64)}
 	// Watch before reading the first snapshot, so no change falls between.
-	if err := addTree(w, root); err != nil {
-		w.Close()
-		return nil, err
+	if err = os.MkdirAll(root, 0o755); err != nil {
+		err = ioError("create", root, err)
+	} else if err = addTree(w, root); err == nil {
+		err = ws.scan(ctx, root, false)
 	}
-	out := make(chan driver.Event, 64)
-	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}, out: out}
-	if err := ws.scan(ctx, root, false); err != nil {
+	if err != nil {
 		w.Close()
 		return nil, err
 	}
 	go ws.loop(ctx)
-	return out, nil
+	return ws.out, nil
 }
 
 type watchState struct {
@@ -130,8 +124,8 @@ func (ws *watchState) scan(ctx context.Context, dir string, report bool) error {
 	})
 }
 
-// idOf returns the ID a record file belongs to, found through its defining
-// file; ok is false for files that are no record's.
+// idOf returns the ID a record file belongs to; ok is false for files that
+// are no record's.
 func (ws *watchState) idOf(path string) (model.ID, bool) {
 	rel, err := filepath.Rel(ws.d.root, path)
 	if err != nil {
@@ -149,14 +143,8 @@ func (ws *watchState) idOf(path string) (model.ID, bool) {
 	// file's @id tells.
 	data, _, err := ws.d.readNoLinks(ws.d.path(layout.StemFiles(ws.d.layout, st)[0].Key))
 	if err == nil && data != nil {
-		if doc, err := jsonld.Decode(data); err == nil {
-			id, ok, err := doc.RecordID()
-			if err == nil && !ok {
-				id, ok = layout.PathDefault(st)
-			}
-			if err == nil && ok && layout.Stem(id) == st {
-				return id, true
-			}
+		if id, err := objstore.StatedID("fs", "", data, st); err == nil {
+			return id, true
 		}
 	}
 	// Gone, or unreadable: a watched record of that stem.
@@ -169,7 +157,7 @@ func (ws *watchState) idOf(path string) (model.ID, bool) {
 }
 
 // refreshPath refreshes the record of the file at path when the watch
-// selects it (see refresh).
+// selects it.
 func (ws *watchState) refreshPath(ctx context.Context, path string, report bool) error {
 	id, ok := ws.idOf(path)
 	if ok && (id == ws.opts.ID || ws.opts.ID.IsZero() && strings.HasPrefix(id.String(), ws.opts.Prefix)) {
@@ -179,9 +167,9 @@ func (ws *watchState) refreshPath(ctx context.Context, path string, report bool)
 }
 
 // refresh re-reads record id and, when report is set, sends the events that
-// take the snapshot to it and the watch's options select. A record that
-// cannot be read keeps its place in the snapshot: one bad file neither ends
-// the watch nor reads as a purge.
+// take the snapshot to it and the watch selects. A record that cannot be
+// read keeps its place: one bad file neither ends the watch nor reads as a
+// purge.
 func (ws *watchState) refresh(ctx context.Context, id model.ID, report bool) error {
 	rec, err := ws.d.Get(ctx, id)
 	switch {

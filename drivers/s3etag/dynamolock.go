@@ -29,10 +29,9 @@ const (
 )
 
 // LockConfig configures the DynamoDB lock protocol of
-// object-store-dynamo-commit.md: a table with partition key "path" (S),
-// sort key "etag" (S), numbers "ttl" (the TTL attribute), "generation"
-// and "timeout" (ms), and the holder's "owner" token (S), which only this
-// driver writes and reads.
+// object-store-dynamo-commit.md: a table with keys "path" and "etag" (S),
+// numbers "ttl" (the TTL attribute), "generation" and "timeout" (ms), and
+// the holder's "owner" token (S), which only this driver uses.
 type LockConfig struct {
 	Table    string
 	Region   string
@@ -123,16 +122,17 @@ func NewLockClient(ctx context.Context, lc LockConfig) (*dynamodb.Client, error)
 	return dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(lc.Endpoint, httpClient, retryer)), nil
 }
 
-// Provision implements driver.Provisioner: it creates the lock table
-// (on-demand billing, TTL on "ttl") unless it exists, and waits until it is
-// active. It needs dynamodb:CreateTable, dynamodb:DescribeTable and
-// dynamodb:UpdateTimeToLive.
+// Provision implements driver.Provisioner: it creates the lock table (key
+// path + etag, on-demand billing, TTL on "ttl") unless it exists, and waits
+// until it is active (dynamodb:CreateTable, DescribeTable, UpdateTimeToLive).
 func (lc LockConfig) Provision(ctx context.Context) error {
 	client, err := NewLockClient(ctx, lc)
 	if err != nil {
 		return err
 	}
-	created, err := awsconf.EnsureTable(ctx, client, lockTableInput(lc.Table), nil)
+	keys, attrs := awsconf.KeySchema("path", "etag")
+	created, err := awsconf.EnsureTable(ctx, client, &dynamodb.CreateTableInput{TableName: aws.String(lc.Table),
+		BillingMode: types.BillingModePayPerRequest, KeySchema: keys, AttributeDefinitions: attrs}, nil)
 	if err != nil {
 		return lockFail(fmt.Sprintf("provision lock table %s", lc.Table), lc.Table, err)
 	}
@@ -143,16 +143,6 @@ func (lc LockConfig) Provision(ctx context.Context) error {
 	return nil
 }
 
-// lockTableInput returns the CreateTable request of the lock table: key
-// path (HASH) + etag (RANGE), billed PAY_PER_REQUEST.
-func lockTableInput(table string) *dynamodb.CreateTableInput {
-	keys, attrs := awsconf.KeySchema("path", "etag")
-	return &dynamodb.CreateTableInput{TableName: aws.String(table), BillingMode: types.BillingModePayPerRequest,
-		KeySchema: keys, AttributeDefinitions: attrs}
-}
-
-// lockFail wraps an error of the lock table's client with the driver
-// sentinel that classifies it.
 func lockFail(op, table string, err error) error {
 	switch awsconf.Code(err) {
 	case model.Throttled:
@@ -168,8 +158,8 @@ func lockFail(op, table string, err error) error {
 }
 
 // LockKey returns the lock record's key for a conditional write of object
-// key (the full object key) expecting etag ("" for a create): path is
-// "BUCKET/KEY", etag the quoted ETag or "*".
+// key expecting etag ("" for a create): "BUCKET/KEY", and the quoted ETag
+// or "*".
 func LockKey(bucket, key, etag string) (path, sortKey string) {
 	if etag == "" {
 		return bucket + "/" + key, "*"
@@ -177,8 +167,8 @@ func LockKey(bucket, key, etag string) (path, sortKey string) {
 	return bucket + "/" + key, quote(etag)
 }
 
-// lease is a lock record as seen: its generation and timeout, and when this
-// process first saw that generation.
+// lease is a lock record as seen, and when this process first saw its
+// generation.
 type lease struct {
 	generation int64
 	timeout    time.Duration
@@ -189,8 +179,7 @@ type lease struct {
 
 // conditional runs op, an unconditional write of key, when pc holds, as
 // the protocol says: take the lock record (path, etag), check pc with a
-// HEAD under it, write within the lease, release. It returns errPrecondition
-// or errMissing when pc fails.
+// HEAD under it, write within the lease, release.
 func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc objstore.Precondition, op func(context.Context) error) error {
 	path, sk := LockKey(l.bucket, d.key(key), pc.Tag)
 	gen, acquired, err := l.acquire(ctx, d, key, path, sk, pc)
@@ -212,7 +201,6 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 	return err
 }
 
-// checkPrecond checks pc against key's current ETag.
 func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {
 	etag, err := store{d}.Head(ctx, key)
 	switch {
@@ -228,12 +216,10 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 
 // acquire takes the lock record, waiting while another holder has it and
 // taking it over (generation + 1) once its timeout × skew rate has passed
-// since it was first seen. While waiting it re-checks pc, so a holder's
-// successful write ends the wait with a failed precondition.
-//
-// Each acquire writes its own owner token into the record, so that an
-// attempt whose answer was lost and that the SDK sent again knows the lock
-// it then finds held as its own, rather than waiting out its own lease.
+// since it was first seen; it re-checks pc while waiting, so a holder's
+// write ends the wait with a failed precondition. Its own owner token in
+// the record lets an attempt the SDK sent again after a lost answer know
+// the lock as its own, rather than wait out its own lease.
 func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk string, pc objstore.Precondition) (int64, time.Time, error) {
 	var held *lease
 	owner := driverutil.Token()
@@ -263,10 +249,9 @@ func (l *dynamoLock) acquire(ctx context.Context, d *Driver, key, path, sk strin
 	}
 }
 
-// try writes the lock record for owner: when it is absent or released, or
-// (takeover) when it still has held's generation. It returns the new
-// generation, or the current holder's lease when the record is taken by
-// another owner.
+// try writes the lock record for owner when it is absent or released, or
+// (takeover) still at held's generation, and returns the new generation,
+// or the holder's lease when another owner has it.
 func (l *dynamoLock) try(ctx context.Context, path, sk, owner string, held *lease, takeover bool) (int64, *lease, error) {
 	now := time.Now()
 	cond := "attribute_not_exists(#p) OR #r = :true"
@@ -341,13 +326,10 @@ func leaseOf(item map[string]types.AttributeValue) *lease {
 }
 
 // release marks the record released if it is still ours, so the next
-// writer of this (path, etag) need not wait out the timeout. Writers that
-// do not release (object_store's) leave it to the timeout and TTL.
-//
-// A release not done holds the next writer up for Timeout × SkewRate (a
-// takeover), so it gets as long as a holder's write does, not less: on a
-// loaded DynamoDB a short bound left locks held and writers stalled past
-// the steps that wait on them.
+// writer of this (path, etag) need not wait out the timeout (object_store's
+// writers do not release). It gets as long as a holder's write, since one
+// not done holds the next writer up for a takeover: on a loaded DynamoDB a
+// shorter bound left locks held and writers stalled.
 func (l *dynamoLock) release(path, sk string, gen int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.cfg.Timeout, 5*time.Second))
 	defer cancel()

@@ -21,19 +21,18 @@ import (
 // operations of driver.Driver through objstore.
 type records = objstore.Records
 
-// store is the objstore.Store of a Driver: the bucket's objects under the
-// prefix, with ETags as tags. Conditional writes go through the DynamoDB
-// lock in lock mode (see Put). Its methods are not the Driver's own, whose
-// Get and List are those of driver.Driver.
+// store is the objstore.Store of a Driver (in lock mode writing through
+// the DynamoDB lock); its methods are not the Driver's own.
 type store struct{ *Driver }
 
 var _ objstore.Store = store{}
 
-// MaybeApplied implements objstore.Store.
-func (store) MaybeApplied(err error) bool { return maybeApplied(err) }
+// MaybeApplied implements objstore.Store: no answer came back, or a 5xx.
+func (store) MaybeApplied(err error) bool {
+	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
+}
 
-// List lists the keys under prefix after startAfter with ListObjectsV2
-// (every page, until fn stops it).
+// List lists the keys under prefix after startAfter with ListObjectsV2.
 func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, etag string, size int64) error) error {
 	in := &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, Prefix: aws.String(s.key(prefix))}
 	if startAfter != "" {
@@ -55,9 +54,7 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key,
 	return nil
 }
 
-// The outcomes of a conditional request beside success and other errors
-// are objstore's: errPrecondition (412: nothing was written) and
-// errMissing (404: If-Match on a key that does not exist).
+// errPrecondition (412) and errMissing (404 on If-Match) are objstore's.
 var errPrecondition, errMissing = objstore.ErrPrecondition, objstore.ErrMissing
 
 func quote(etag string) string { return `"` + etag + `"` }
@@ -97,13 +94,12 @@ func (s store) Head(ctx context.Context, key string) (string, error) {
 	return objstore.NormTag(aws.ToString(out.ETag)), nil
 }
 
-// Put implements objstore.Store. In lock mode the precondition is checked
+// Put implements objstore.Store; in lock mode the precondition is checked
 // under the DynamoDB lock and the write is unconditional.
 func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Precondition) (string, error) {
 	if s.lock != nil && pc.Conditional() {
 		var etag string
-		err := s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) error {
-			var err error
+		err := s.lock.conditional(ctx, s.Driver, key, pc, func(ctx context.Context) (err error) {
 			etag, err = s.rawPut(ctx, key, data, objstore.Precondition{})
 			return err
 		})
@@ -177,8 +173,7 @@ func notFound(err error) bool {
 }
 
 // fail wraps an SDK error of op on key with the driver sentinel that
-// classifies it. The SDK's messages carry the operation, status, request ID
-// and S3's message, never credentials.
+// classifies it (the SDK's messages never carry credentials).
 func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("s3: %s %s: %w (%v)", op, key, ctx.Err(), err)
@@ -196,15 +191,8 @@ func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
 	return fmt.Errorf("s3: %s %s: %w: %w", op, key, model.ErrUnavailable, err)
 }
 
-// maybeApplied is objstore.Store's MaybeApplied: no answer came back, or a
-// 5xx.
-func maybeApplied(err error) bool {
-	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
-}
-
-// noRetryIfMaybeApplied stops the SDK from retrying a write after an
-// attempt that may have been applied: the retry would meet the write's own
-// new ETag with a 412, and only a re-read can tell.
+// noRetryIfMaybeApplied stops the SDK from retrying a write that may have
+// been applied: the retry would meet the write's own new ETag with a 412.
 func noRetryIfMaybeApplied(o *s3.Options) {
-	o.Retryer = awsconf.SkipIf(o.Retryer, maybeApplied)
+	o.Retryer = awsconf.SkipIf(o.Retryer, store{}.MaybeApplied)
 }

@@ -21,9 +21,8 @@ const (
 )
 
 // probe checks, on a probe key under the prefix, that the endpoint rejects
-// the preconditions the driver relies on; it refuses a store that does not,
-// unless the lock protocol or Unsafe is configured. It also shows early
-// that the bucket is reachable with these credentials.
+// the preconditions the driver relies on, and refuses it otherwise unless
+// the lock protocol or Unsafe is configured.
 func (d *Driver) probe(ctx context.Context) error {
 	res, err := d.Probe(ctx)
 	if err != nil {
@@ -41,9 +40,8 @@ func (d *Driver) probe(ctx context.Context) error {
 // Probed returns what the probe on open found.
 func (d *Driver) Probed() driver.ProbeResult { return d.probed }
 
-// Probe implements driver.Prober: it runs the precondition checks against
-// the endpoint directly (never through the lock protocol, which it reports
-// as Guarded) and removes its probe object.
+// Probe implements driver.Prober: the precondition checks, sent to the
+// endpoint directly (never through the lock protocol: Guarded says so).
 func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	r, err := objstore.Probe(ctx, objstore.ProbeOps{Put: d.rawPut, Delete: d.rawDel,
 		Wrong: func(etag string) string {

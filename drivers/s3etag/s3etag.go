@@ -14,26 +14,12 @@
 //
 // # Protocol
 //
-// The protocol is internal/objstore's, with ETags as version tags. A file
-// is created with If-None-Match: * and replaced with If-Match: <etag>; only
-// these conditional PUTs decide between racing writers. No create, push or
-// purge sends a DELETE, so nothing rests on DeleteObject's If-Match, which
-// several S3-compatible stores ignore or check apart from the unlink;
-// Collect removes what purges left (docs/s3.md, "Garbage collection"). A
-// 412 makes the driver re-read and report the conflict or try again. The
-// driver caches ETags and contents, so an uncontended push is one PUT.
-//
-// The SDK does not retry a conditional PUT that may have landed; a lost
-// answer is resolved by reading the file back, as internal/objstore says.
-// An ETag is a digest of the bytes, so a file still at the attempt's ETag
-// shows that the write did not land only where those bytes carry a token
-// or write entries.
-//
-// Open probes that the endpoint enforces If-None-Match and If-Match on
-// PutObject (and reports whether it enforces If-Match on DeleteObject,
-// which nothing relies on), and refuses a store that does not, unless the
-// URL names the DynamoDB lock protocol (lock=dynamodb://...) or says
-// unsafe=true.
+// The protocol is internal/objstore's, with ETags as version tags: a file
+// is created with If-None-Match: * and replaced with If-Match: <etag>, and
+// only these conditional PUTs decide between racing writers (docs/s3.md,
+// "How writes work"). Open probes that the endpoint enforces them and
+// refuses a store that does not, unless the URL names the DynamoDB lock
+// protocol (lock=dynamodb://...) or says unsafe=true.
 package s3etag
 
 import (
@@ -81,8 +67,8 @@ type Config struct {
 	PathStyle bool
 	Layout    jsonld.Layout
 	Dialect   jsonld.Dialect // jsonld.Spec (the default) or jsonld.FlureeV4
-	// Unsafe opens a store whose probe shows it ignores preconditions.
-	// Concurrent writers can then lose updates.
+	// Unsafe opens a store whose probe shows it ignores preconditions:
+	// concurrent writers can then lose updates.
 	Unsafe bool
 	// Lock, when set, serialises conditional writes with the DynamoDB lock
 	// protocol instead of S3's own preconditions.
@@ -119,10 +105,10 @@ var (
 )
 
 // Open builds an S3 client from cfg, probes the endpoint's conditional
-// writes (see the package doc) and returns the driver. It returns an error
-// wrapping model.ErrInvalidArgument for a bad cfg, model.ErrUnsupported
-// when the endpoint ignores preconditions, and model.ErrUnavailable when
-// the bucket cannot be reached.
+// writes and returns the driver. It returns an error wrapping
+// model.ErrInvalidArgument for a bad cfg, model.ErrUnsupported when the
+// endpoint ignores preconditions, and model.ErrUnavailable when the bucket
+// cannot be reached.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Bucket == "" {
 		return nil, fmt.Errorf("s3: %w: no bucket", model.ErrInvalidArgument)
@@ -150,10 +136,9 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 
 // NewClient returns the S3 client Open builds for cfg: the SDK's retryer
 // without its client-side rate limiter (which fails healthy requests under
-// load), with short jittered backoff, and with two 409s retried that say
-// nothing was written: S3's ConditionalRequestConflict, and the
-// ExistingObjectIsDirectory versitygw's posix backend answers when a delete
-// of the last object in a folder removed the folder under a put into it.
+// load), with short jittered backoff, retrying two 409s that say nothing
+// was written: S3's ConditionalRequestConflict, and versitygw's
+// ExistingObjectIsDirectory (a delete removed the folder under a put).
 func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
 		return nil, fmt.Errorf("s3: %w: %v", model.ErrInvalidArgument, err)
@@ -174,9 +159,9 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
-		// Checksums only where S3 requires them: the files are small, and
-		// trailing checksums (aws-chunked bodies) are not understood by every
-		// S3-compatible server.
+		// Checksums only where S3 requires them: trailing checksums
+		// (aws-chunked bodies) are not understood by every S3-compatible
+		// server.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}), nil
@@ -185,10 +170,10 @@ func NewClient(ctx context.Context, cfg Config) (*s3.Client, error) {
 // urlParams are the query parameters an s3 URL may carry.
 var urlParams = awsconf.Known(append([]string{"path_style", "unsafe", "lock"}, objstore.FileParams...)...)
 
-// ParseURL returns the Config an s3:// URL describes. It returns an error
-// wrapping model.ErrInvalidArgument for credentials in the URL, an unknown
-// parameter or a malformed value. path_style defaults to true when an
-// endpoint is given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
+// ParseURL returns the Config an s3:// URL describes, or an error wrapping
+// model.ErrInvalidArgument for credentials in the URL, an unknown parameter
+// or a malformed value. path_style defaults to true when an endpoint is
+// given (here or in AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL).
 func ParseURL(u *url.URL) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
 		return Config{}, drivers.BadURL("s3", u, format, args...)
@@ -226,9 +211,8 @@ func ParseURL(u *url.URL) (Config, error) {
 }
 
 // Provision implements driver.Provisioner: with the DynamoDB lock protocol
-// it creates the lock table (LockConfig.Provision); otherwise there is
-// nothing to create (the bucket must exist: the probe on Open writes to it)
-// and it returns nil.
+// it creates the lock table (LockConfig.Provision); otherwise it returns
+// nil (the bucket must exist: the probe on Open writes to it).
 func (d *Driver) Provision(ctx context.Context) error {
 	if d.cfg.Lock == nil {
 		return nil
@@ -242,5 +226,4 @@ func (d *Driver) Client() *s3.Client { return d.client }
 // Bucket returns the bucket the driver uses.
 func (d *Driver) Bucket() string { return d.cfg.Bucket }
 
-// key returns the object key of a layout key.
 func (d *Driver) key(k string) string { return d.prefix + k }

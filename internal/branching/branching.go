@@ -4,37 +4,20 @@
 // branch count, with conditional writes of one record at a time.
 //
 // A create or drop writes two records: the branch and its source's
-// bookkeeping (the count, Meta.Branches). Each step is first recorded in the
-// source, in the same conditional write that changes the count, as an entry
+// bookkeeping (the count, Meta.Branches). Each step is recorded in the
+// source, in the conditional write that changes the count, as an entry
 // (jsonld.BranchOp) with a random token, and removed by the write that ends
-// it; so a lost answer is resolved by looking for the token, and a step whose
-// writer died is found and settled by the next writer of that source's
-// bookkeeping once it is older than StaleAfter:
-//
-//   - create: the count goes up with the entry; then the branch is created,
-//     its incarnation the entry's token; then the entry goes. A create that
-//     finds the ID taken takes the count down again with it. A settler keeps
-//     the count when the branch exists with that incarnation; otherwise it
-//     fences the ID (a creator that was only held up can no longer create
-//     it) and takes the count down. A creator writes the branch only within
-//     CreateWindow of recording the entry, well inside StaleAfter, so that
-//     the two never race: writers' clocks must agree to well within the
-//     difference.
-//   - drop: the branch's own bookkeeping first gets a dropping entry
-//     (conditional on its count being 0 and no step of its own branches
-//     under way; creates of branches of it are refused from then on); then
-//     the source's count goes down with the source's entry; then the branch
-//     is purged, conditional on the dropping entry; then the source's entry
-//     goes. A settler finishes the purge when the branch still has the
-//     dropping entry, keeps the count when the branch is gone, and takes
-//     the count back up when the entry was cleared. A dropping entry with no
-//     step left in the source is cleared once stale, and the dropper then
-//     finds it gone and undoes its step. Clearing the entry and purging the
-//     branch are both conditional writes of the branch's bookkeeping, so
-//     exactly one of them happens.
-//
-// A record with a step under way cannot be dropped: its count says so, or,
-// for a drop of one of its branches, the entry does.
+// it: a lost answer is resolved by looking for the token, and a step whose
+// writer died is settled, once older than StaleAfter, by the next writer
+// of that source's bookkeeping (docs/format.md, "Branches"). A create's
+// branch takes the entry's token as its incarnation, and is written only
+// within CreateWindow of the entry, well inside StaleAfter, so that creator
+// and settler never race (writers' clocks must agree to well within the
+// difference). A drop first sets a dropping entry on the branch, then
+// records itself in the source, then purges the branch conditional on that
+// entry; a settler clears or uses that entry with conditional writes of
+// the branch's bookkeeping, so exactly one of them happens. A record with
+// a step under way cannot be dropped: its count or the entry says so.
 package branching
 
 import (
@@ -58,16 +41,14 @@ const (
 	// write of the new branch.
 	CreateWindow = 20 * time.Second
 	// attempts bounds the conditional writes of one step to one record's
-	// bookkeeping: every create and drop of a source's branches writes it,
-	// so they contend with each other by design.
+	// bookkeeping, which all creates and drops of its branches contend for.
 	attempts = 64
 )
 
 // Book is the branch bookkeeping of one record as a Store read it.
 type Book struct {
 	ID model.ID
-	// Record is the record's identity (kind, retracted, source branch);
-	// its concerns need not be filled in.
+	// Record is the record's identity (kind, retracted, source branch).
 	Record      *model.Record
 	Incarnation string // the record's, "" when it has none
 	Ops         []jsonld.BranchOp
@@ -79,15 +60,14 @@ type Book struct {
 // State is what Store.Branch found of the record an entry names.
 type State int
 
-// The states of Store.Branch.
 const (
 	Gone    State = iota // absent, purged, or another incarnation
 	Live                 // a live record of the incarnation
 	Pending              // a create of the incarnation under way, not visible yet
 )
 
-// Store is what the protocol needs of a backend. Errors other than those
-// named are the backend's, classified with driver sentinels.
+// Store is what the protocol needs of a backend; its other errors are
+// classified with driver sentinels.
 type Store interface {
 	// Name prefixes messages ("s3", "docstore").
 	Name() string
@@ -95,9 +75,9 @@ type Store interface {
 	// wrapping model.ErrNotFound when there is no such (live) record.
 	ReadBook(ctx context.Context, id model.ID) (*Book, error)
 	// WriteBook writes b.Ops and b.Branches over the version b was read
-	// at. done is false when the record changed meanwhile (nothing was
-	// written). When the answer is lost it reads the record again and
-	// reports done when landed (nil: never) says so of its entries then.
+	// at; done is false when the record changed meanwhile. After a lost
+	// answer it reads the record again: done when landed (nil: never)
+	// accepts its entries.
 	WriteBook(ctx context.Context, b *Book, landed func([]jsonld.BranchOp) bool) (done bool, err error)
 	// Branch reads the record id, of which an entry names incarnation
 	// inc, and returns its state and, when live, its entries.
@@ -106,18 +86,16 @@ type Store interface {
 	// landed fail from now on, as far as the store can (see Create).
 	Fence(ctx context.Context, id model.ID, inc string) error
 	// Create creates rec with incarnation inc, as Driver.Create does,
-	// sending no write after deadline, and failing (with an error
-	// wrapping model.ErrUnavailable) once it meets a fence of inc.
+	// sending no write after deadline, and failing (ErrUnavailable) once it
+	// meets a fence of inc.
 	Create(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error
-	// Purge removes record id as Driver.Delete does, calling check with
-	// its entries each time it reads it; an error of check stops it, so
-	// that the purge is conditional on a state check accepted.
+	// Purge removes record id as Driver.Delete does while check accepts its
+	// entries, called each time it reads them.
 	Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error
 }
 
 var (
-	// errRetry makes bookkeep read the record and call change again, after
-	// a backoff.
+	// errRetry makes bookkeep try again after a backoff.
 	errRetry = errors.New("retry")
 	// errDropLost: the dropping entry a drop set was cleared.
 	errDropLost = errors.New("the drop's entry on the branch was cleared")
@@ -150,10 +128,10 @@ func (b *Book) remove(tok string, undo bool) bool {
 }
 
 // bookkeep edits the bookkeeping of id with change, settling stale steps
-// first, and writes it conditionally; a conflict reads it again and calls
-// change again. change returns false to write nothing (what settling
-// changed is written anyway), errRetry to try again after a backoff, or an
-// error to stop (after writing what settling changed).
+// first, and writes it conditionally, reading again after a conflict.
+// change returns false to write nothing (what settling changed is written
+// anyway), errRetry to try again after a backoff, or an error to stop
+// (after writing what settling changed).
 func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
 	for attempt := range attempts {
 		if attempt > 1 {
@@ -195,20 +173,12 @@ func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (boo
 	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), model.ErrUnavailable, id, attempts)
 }
 
-func unknown(err error) bool {
-	c := model.Code(err)
-	return c == model.Unavailable || c == model.Canceled
-}
-
-// CreateBranch creates rec (a branch: SourceBranch set) and counts it in its
-// source, as driver.Brancher says; see the protocol above.
-//
-// The step's token, which is also the branch's incarnation, is the write's
-// ID, so that a resend (driver.Write.Resend: another process may have run
-// the create) can tell without writing: done when the branch is of that
-// incarnation, outcome unknown otherwise. Running the protocol again could
-// create a branch dropped since, or answer "already exists" for the
-// create's own branch.
+// CreateBranch creates rec (a branch: SourceBranch set) and counts it in
+// its source, as driver.Brancher says. The step's token, also the branch's
+// incarnation, is the write's ID, so that a resend (driver.Write.Resend)
+// can tell without writing: done when the branch is of that incarnation,
+// outcome unknown otherwise (running the protocol again could create a
+// branch dropped since, or answer "already exists" for its own branch).
 func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
 	w := driver.WriteOf(ctx)
@@ -224,10 +194,9 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 		return nil
 	}
 	op := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: rec.ID.String(), Token: tok, Incarnation: tok, Delta: 1}
-	// The window runs from the entry's time as recorded, which each
-	// attempt stamps afresh: waiting out other writers of a contended
-	// source must not use it up (nor make the entry stale on arrival). An
-	// entry found recorded tells its own time.
+	// The window runs from the entry's time as recorded, stamped afresh by
+	// each attempt so that waiting out a contended source does not use it
+	// up; an entry found recorded tells its own time.
 	recorded := func(ops []jsonld.BranchOp) bool {
 		i := slices.IndexFunc(ops, func(o jsonld.BranchOp) bool { return o.Token == tok })
 		if i >= 0 {
@@ -236,11 +205,15 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 		return i >= 0
 	}
 	err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
-		if recorded(b.Ops) {
+		switch {
+		case recorded(b.Ops):
 			return false, nil // recorded by an attempt whose answer was lost
-		}
-		if err := liveSource(s, b); err != nil {
-			return false, err
+		case b.Record.Kind != model.Ledger:
+			return false, fmt.Errorf("%s: %w: source %s is a %s", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
+		case b.Record.Retracted:
+			return false, fmt.Errorf("%s: %w: source %s is retracted", s.Name(), model.ErrNotFound, b.ID)
+		case slices.ContainsFunc(b.Ops, dropping):
+			return false, fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), model.ErrNotFound, b.ID)
 		}
 		op.At = time.Now().UnixMilli()
 		b.Ops, b.Branches = append(slices.Clone(b.Ops), op), b.Branches+1
@@ -250,37 +223,21 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 		return err
 	}
 	err = s.Create(ctx, rec, tok, time.UnixMilli(op.At).Add(CreateWindow))
-	if err != nil && unknown(err) {
+	if c := model.Code(err); c == model.Unavailable || c == model.Canceled {
 		return err // left for a settler
 	}
+	// The entry, when left behind by a failed write, only holds off drops
+	// of the source until it is settled.
 	undo := err != nil
-	ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
-	if err != nil || ferr == nil {
-		return err
-	}
-	// The branch exists and is counted; the entry left behind only holds
-	// off drops of the source until it is settled.
-	return nil
-}
-
-func liveSource(s Store, b *Book) error {
-	switch {
-	case b.Record.Kind != model.Ledger:
-		return fmt.Errorf("%s: %w: source %s is a %s", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
-	case b.Record.Retracted:
-		return fmt.Errorf("%s: %w: source %s is retracted", s.Name(), model.ErrNotFound, b.ID)
-	case slices.ContainsFunc(b.Ops, dropping):
-		return fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), model.ErrNotFound, b.ID)
-	}
-	return nil
+	_ = bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
+	return err
 }
 
 // DropBranch drops branch id and uncounts it in its source, as
-// driver.Brancher says; see the protocol above.
-//
-// A resend (driver.Write.Resend) writes nothing: the store's purge of a
-// resend is done when it finds the mark of this write, outcome unknown
-// otherwise, since the branch may have been created again since.
+// driver.Brancher says; see the protocol above. A resend
+// (driver.Write.Resend) writes nothing: its purge is done when it finds
+// this write's mark, outcome unknown otherwise (the branch may have been
+// created again since).
 func DropBranch(ctx context.Context, s Store, id model.ID) error {
 	if driver.WriteOf(ctx).Resend {
 		return s.Purge(ctx, id, func([]jsonld.BranchOp) error {
@@ -292,11 +249,19 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 	source := ""
 	err := bookkeep(ctx, s, id, func(b *Book) (bool, error) {
 		source = b.Record.SourceBranch
-		if has(b.Ops, tok) {
+		// Only a ledger without branches and with no step under way may be
+		// dropped (another writer's fresh drop of it is waited for).
+		switch {
+		case has(b.Ops, tok):
 			return false, nil // set by an attempt whose answer was lost
-		}
-		if err := droppable(s, b); err != nil {
-			return false, err
+		case b.Record.Kind != model.Ledger:
+			return false, fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
+		case b.Branches > 0:
+			return false, fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
+		case slices.ContainsFunc(b.Ops, dropping):
+			return false, errRetry // another drop of it, not stale yet: wait for it
+		case len(b.Ops) > 0:
+			return false, fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), model.ErrHasBranches, b.ID, b.Ops[0].Branch)
 		}
 		self.Incarnation, self.At = b.Incarnation, time.Now().UnixMilli()
 		b.Ops = append(slices.Clone(b.Ops), self)
@@ -306,25 +271,6 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 		return err
 	}
 	return dropMarked(ctx, s, id, source, self)
-}
-
-// droppable checks that b may be dropped: a ledger without branches and
-// with no step under way (a fresh drop of it by another writer is waited
-// for).
-func droppable(s Store, b *Book) error {
-	if b.Record.Kind != model.Ledger {
-		return fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
-	}
-	if b.Branches > 0 {
-		return fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
-	}
-	switch {
-	case slices.ContainsFunc(b.Ops, dropping):
-		return errRetry // another drop of it, not stale yet: wait for it
-	case len(b.Ops) > 0:
-		return fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), model.ErrHasBranches, b.ID, b.Ops[0].Branch)
-	}
-	return nil
 }
 
 func dropping(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }
@@ -355,16 +301,13 @@ func dropMarked(ctx context.Context, s Store, id model.ID, source string, self j
 	err := s.Purge(ctx, id, requireOp(self.Token))
 	if errors.Is(err, model.ErrNotFound) {
 		// The branch went while it carried this drop's entry: this purge
-		// landed before (its answer lost), or a settler finished the drop
-		// of a dropper held up past StaleAfter. Either way it is dropped.
+		// landed before (its answer lost), or a settler finished the drop.
 		err = nil
 	}
 	if counted && (err == nil || errors.Is(err, errDropLost)) {
+		// An entry left behind (a failed write) is settled later.
 		undo := errors.Is(err, errDropLost)
-		ferr := bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
-		if ferr != nil && err == nil {
-			return nil // dropped; the entry left behind is settled later
-		}
+		_ = bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
 	}
 	if errors.Is(err, errDropLost) {
 		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", s.Name(), id, model.ErrUnavailable, StaleAfter)

@@ -49,7 +49,7 @@ func parseBranch(s Store, op jsonld.BranchOp) (model.ID, error) {
 }
 
 // settleCreate settles a stale create: kept when the branch exists, else
-// fenced and undone (see the protocol).
+// fenced and undone.
 func settleCreate(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bool, err error) {
 	id, err := parseBranch(s, op)
 	if err != nil {
@@ -93,8 +93,7 @@ func settleDrop(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bo
 }
 
 // settleDropping settles a stale dropping entry of branch b: cleared when
-// its source holds no step of that drop; a source that does is settled
-// itself, which finishes or undoes the drop.
+// its source holds no step of that drop, else the source is settled.
 func settleDropping(ctx context.Context, s Store, b *Book, op jsonld.BranchOp) (done bool, err error) {
 	src := model.ID{Name: b.ID.Name, Branch: b.Record.SourceBranch}
 	if b.Record.SourceBranch == "" || src == b.ID {
@@ -113,9 +112,9 @@ func settleDropping(ctx context.Context, s Store, b *Book, op jsonld.BranchOp) (
 }
 
 // Reset is a driver.Brancher's ResetHead made of Get and compare-and-set
-// Updates of d: the index (when given), then afterIndex (when not nil),
-// then the head, each set against the value read, so that the monotonic
-// rule does not apply. It returns the record as read first.
+// Updates of d (so the monotonic rule does not apply): the index (when
+// given), then afterIndex (when not nil), then the head. It returns the
+// record as read first.
 func Reset(ctx context.Context, d driver.Driver, id model.ID, head model.Value, index *model.Value, afterIndex func(context.Context) error) (*model.Record, error) {
 	prev, err := d.Get(ctx, id)
 	if err != nil {
@@ -137,8 +136,7 @@ func Reset(ctx context.Context, d driver.Driver, id model.ID, head model.Value, 
 	return prev, force(ctx, d, id, model.Head, head)
 }
 
-// force sets concern c of id to v whatever its value, by compare-and-set
-// against the value read.
+// force sets concern c of id to v whatever its value, by compare-and-set.
 func force(ctx context.Context, d driver.Driver, id model.ID, c model.Concern, v model.Value) error {
 	for range attempts {
 		rec, err := d.Get(ctx, id)

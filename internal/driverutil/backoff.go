@@ -2,8 +2,7 @@ package driverutil
 
 import (
 	"context"
-	"crypto/rand"
-	"math/big"
+	"math/rand/v2"
 	"time"
 )
 
@@ -18,11 +17,7 @@ func Jitter(base, max time.Duration, attempt int) time.Duration {
 	if ceiling <= 0 {
 		return 0
 	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(ceiling)+1))
-	if err != nil {
-		return ceiling / 2
-	}
-	return time.Duration(n.Int64())
+	return rand.N(ceiling + 1)
 }
 
 // Sleep waits d, or returns ctx's error as soon as ctx is done.

@@ -8,19 +8,17 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// ClosedFlag gives drivers their closed-driver check once: every driver must
-// refuse operations after Close with an error wrapping
-// model.ErrInvalidArgument, and a second Close must be harmless. Its zero
-// value is open. It is safe for concurrent use.
+// ClosedFlag is the closed-driver check: after Close every operation fails
+// with an error wrapping model.ErrInvalidArgument, and a second Close is
+// harmless. Its zero value is open; it is safe for concurrent use.
 type ClosedFlag struct{ closed atomic.Bool }
 
 // Close marks the driver closed and reports whether this call closed it
 // (false when it already was: the caller then has nothing to release).
 func (f *ClosedFlag) Close() bool { return !f.closed.Swap(true) }
 
-// Check returns an error naming the driver (e.g. "mem") when ctx is done,
-// wrapping ctx's error, or when the driver is closed, wrapping
-// model.ErrInvalidArgument; nil otherwise.
+// Check returns an error naming the driver when ctx is done (wrapping
+// ctx's error) or the driver is closed (wrapping model.ErrInvalidArgument).
 func (f *ClosedFlag) Check(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)

@@ -1,7 +1,6 @@
 // Package driverutil holds what the drivers of this module share beyond
 // the contract of package driver, and a few rules the packages around them
-// share too: options whose zero value means the default (Positive), how a
-// watch feed sends (Send), and how a retry loop waits (Jitter, Sleep).
+// share too (Positive, Send, Jitter, Sleep).
 package driverutil
 
 import (
@@ -14,10 +13,9 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// Diff returns the events that take record old to record new (either may be
-// nil: created, deleted): one per concern whose value changed, in concern
-// order, or a Deleted event. Drivers that watch by re-reading records, and
-// the portable polling watch, use it so that all report changes alike.
+// Diff returns the events that take record old to record new (either may
+// be nil: created, deleted): one per concern whose value changed, in
+// concern order, or a Deleted event, so that all watches report alike.
 func Diff(old, new *model.Record) []driver.Event {
 	if new == nil {
 		if old == nil {
@@ -42,13 +40,12 @@ func Diff(old, new *model.Record) []driver.Event {
 	return evs
 }
 
-// Selected returns the events of Diff(old, new) that opts reports
-// (WatchOptions.Reports), a record's kind being new's, or old's when it
-// was purged; a record purged and created again as the other kind is a
-// purge of the one and a creation of the other.
+// Selected returns the events of Diff(old, new) that opts reports, a
+// record's kind being new's, or old's when it was purged; a record purged
+// and created again as the other kind is a purge of the one and a creation
+// of the other.
 func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 	if old != nil && new != nil && old.Kind != "" && old.Kind != new.Kind {
-		// Purged and created again as the other kind.
 		return append(Selected(opts, old, nil), Selected(opts, nil, new)...)
 	}
 	evs := Diff(old, new)
@@ -68,9 +65,9 @@ func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 }
 
 // PerRecord reports whether err, met while List read one record, belongs in
-// Page.Failed (what is stored for that record is at fault) rather than
-// failing the whole page: an unreachable or throttling backend, or a caller
-// that gave up, fails the page, since every later record would fail alike.
+// Page.Failed rather than failing the page: an unreachable or throttling
+// backend, or a caller that gave up, fails the page (every later record
+// would fail alike).
 func PerRecord(err error) bool {
 	switch model.Code(err) {
 	case model.Unavailable, model.Throttled, model.Canceled:
@@ -80,8 +77,7 @@ func PerRecord(err error) bool {
 }
 
 // BranchesError is the error of a drop refused because N branches of ID
-// exist. It matches model.ErrHasBranches; a server reads the count from it
-// to tell its client, without the rest of a backend's message.
+// exist; it matches model.ErrHasBranches, and a server reads N from it.
 type BranchesError struct {
 	ID model.ID
 	N  int64
@@ -106,10 +102,9 @@ func Token() string {
 	return hex.EncodeToString(b)
 }
 
-// Positive returns v when it is above zero, else def. It is the one rule
-// for options whose zero value means "the default": zero or negative takes
-// the default, so that a negative duration or count never reaches a
-// ticker, a timeout or a loop bound.
+// Positive returns v when it is above zero, else def: the one rule for
+// options whose zero value means "the default", so that a negative
+// duration or count never reaches a ticker, a timeout or a loop bound.
 func Positive[T ~int | ~int64 | ~float64](v, def T) T {
 	if v > 0 {
 		return v
@@ -118,8 +113,7 @@ func Positive[T ~int | ~int64 | ~float64](v, def T) T {
 }
 
 // Send sends v on ch unless ctx ends first, and reports whether it sent:
-// false tells the producer that the consumer is gone and it should stop.
-// The watch and subscription feeds all send this way.
+// false tells the producer that the consumer is gone.
 func Send[T any](ctx context.Context, ch chan<- T, v T) bool {
 	select {
 	case ch <- v:

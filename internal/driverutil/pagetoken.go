@@ -8,17 +8,16 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// EncodePageToken returns the token of a page that ended at after: that
-// string, base64url-encoded so callers treat it as opaque. It is the page
-// token of every driver whose pages resume after the last ID (or key)
-// returned; the HTTP API seals its own (package server).
+// EncodePageToken returns the token of a page that ended at after, opaque
+// (base64url): the page token of every driver whose pages resume after the
+// last ID or key returned (the HTTP API seals its own).
 func EncodePageToken(after string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(after))
 }
 
-// DecodePageToken returns the position a token resumes after: "" for the
-// empty token. A token that does not decode, or is not in the one form
-// EncodePageToken gives, is an error wrapping model.ErrInvalidArgument.
+// DecodePageToken returns the position a token resumes after ("" for the
+// empty token), or an error wrapping model.ErrInvalidArgument for one not
+// in EncodePageToken's form.
 func DecodePageToken(tok string) (string, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
 	// The decoder skips line breaks: only EncodePageToken's own form is a token.
@@ -28,15 +27,9 @@ func DecodePageToken(tok string) (string, error) {
 	return string(b), nil
 }
 
-// PageStart returns where the page opts asks for begins (its token decoded,
-// as DecodePageToken) and how many entries it may hold (opts.PageSize, or
-// def when that is not positive).
+// PageStart returns where the page opts asks for begins (DecodePageToken)
+// and how many entries it may hold (opts.PageSize, or def).
 func PageStart(opts driver.ListOptions, def int) (after string, size int, err error) {
-	if after, err = DecodePageToken(opts.PageToken); err != nil {
-		return "", 0, err
-	}
-	if size = opts.PageSize; size <= 0 {
-		size = def
-	}
-	return after, size, nil
+	after, err = DecodePageToken(opts.PageToken)
+	return after, Positive(opts.PageSize, def), err
 }

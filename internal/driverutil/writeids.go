@@ -1,6 +1,7 @@
 package driverutil
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,12 +23,7 @@ func (h *WriteIDs) Push(tag string) { h[0], h[1], h[2] = tag, h[0], h[1] }
 // Has reports whether the write with ID id is among h, whatever watermark
 // it recorded. Write IDs hold no '@', so the prefix "id@" is exact.
 func (h WriteIDs) Has(id string) bool {
-	for _, s := range h {
-		if strings.HasPrefix(s, id+"@") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(h[:], func(s string) bool { return strings.HasPrefix(s, id+"@") })
 }
 
 // NeverLanded reports whether a part that holds watermark wm and write IDs

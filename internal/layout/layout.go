@@ -3,16 +3,14 @@
 // holds, and the way back from a key to the IDs it can belong to.
 //
 // Keys are slash-separated and relative to the store's root, e.g.
-// "ns@v2/mydb/main.json". Names and branches may contain '/', so a key with
-// more than two segments below ns@v2 could belong to several IDs
-// ("ns@v2/a/b/main.json" is a/b:main or a:b/main): the @id inside the file
-// decides, and drivers check it on every read (see docs/format.md).
+// "ns@v2/mydb/main.json". Names and branches may contain '/', so a key
+// could belong to several IDs ("ns@v2/a/b/main.json" is a/b:main or
+// a:b/main): the @id inside the file decides (see docs/format.md).
 package layout
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -26,17 +24,15 @@ const Root = "ns@v2"
 // File is one file of a record.
 type File struct {
 	Key string
-	// Parts are the parts of the record this file holds (jsonld.Identity,
-	// jsonld.HeadPart, ...).
+	// Parts are the parts of the record this file holds.
 	Parts jsonld.Part
-	// Defining is set on the one file whose existence is the record's: it
-	// is written last by a create and removed first by a delete.
+	// Defining is set on the one file whose existence is the record's.
 	Defining bool
 }
 
 // suffixes are the files of each layout, keyed by suffix, defining file
-// first. Layout C's status file also holds the identity, so a retract
-// (retracted flag and status) is one write.
+// first; layout C's status file holds the identity too, so a retract is
+// one write.
 var suffixes = map[jsonld.Layout][]File{
 	jsonld.LayoutB: {
 		{".json", jsonld.Identity | jsonld.HeadPart | jsonld.StatusPart | jsonld.ConfigPart, true},
@@ -51,19 +47,17 @@ var suffixes = map[jsonld.Layout][]File{
 }
 
 // MaxSegment is the longest name or branch segment stored as it is, in
-// bytes. A file name is a segment plus at most 33 bytes of suffixes
-// (".config.json", a temp or lock suffix) and file systems allow 255; IDs
-// allow longer segments, so a longer one is stored shortened: its first
-// bytes (at most hashedKeep, cut at a character boundary), "~", and 32 hex
-// digits of its SHA-256. The file's @id holds the whole ID.
+// bytes: a file name adds at most 33 bytes of suffixes and file systems
+// allow 255. A longer one is stored shortened: its first bytes (at most
+// hashedKeep, cut at a character boundary), "~", and 32 hex digits of its
+// SHA-256; the file's @id holds the whole ID.
 const MaxSegment = 200
 
 const hashedKeep = 150
 
 // KeptPrefix is how many of a segment's first bytes every key holds as
-// they are: a shortened segment keeps at least this many (hashedKeep, cut
-// back at most to a character boundary). A listing may match a longer
-// start of a segment only against IDs, not keys.
+// they are (a shortened segment keeps hashedKeep, cut back at most to a
+// character boundary); a listing may match more only against IDs.
 const KeptPrefix = hashedKeep - (utf8.UTFMax - 1)
 
 // segment returns the path form of one ID segment.
@@ -90,7 +84,7 @@ func Stem(id model.ID) string {
 }
 
 // Shortened reports whether a segment of stem st may be a shortened one,
-// so that only the file's @id tells the ID.
+// whose ID only the file's @id tells.
 func Shortened(st string) bool {
 	for _, seg := range strings.Split(st, "/") {
 		i := len(seg) - 33
@@ -101,8 +95,8 @@ func Shortened(st string) bool {
 	return false
 }
 
-// Files returns the files of id in layout l, the defining file first. It
-// returns an error wrapping model.ErrInvalidID when id is not valid.
+// Files returns the files of id in layout l, the defining file first, or
+// an error wrapping model.ErrInvalidID.
 func Files(l jsonld.Layout, id model.ID) ([]File, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -110,8 +104,8 @@ func Files(l jsonld.Layout, id model.ID) ([]File, error) {
 	return StemFiles(l, Stem(id)), nil
 }
 
-// StemFiles returns the files of stem st (see Classify) in layout l, the
-// defining file first, whichever ID they belong to.
+// StemFiles returns the files of stem st in layout l, the defining file
+// first, whichever ID they belong to.
 func StemFiles(l jsonld.Layout, st string) []File {
 	var out []File
 	for _, s := range suffixes[l] {
@@ -121,35 +115,17 @@ func StemFiles(l jsonld.Layout, st string) []File {
 	return out
 }
 
-// FileOf returns the file of id holding concern c (status: the defining
-// file of layout C; head, status and config: the defining file of B).
-func FileOf(l jsonld.Layout, id model.ID, c model.Concern) (File, error) {
-	files, err := Files(l, id)
-	if err != nil {
-		return File{}, err
-	}
-	want := jsonld.PartOf(c)
-	for _, f := range files {
-		if f.Parts&want != 0 {
-			return f, nil
-		}
-	}
-	return File{}, fmt.Errorf("%w: concern %v", model.ErrInvalidArgument, c)
-}
-
 // Role is what a key is to a layout.
 type Role int
 
-// The roles of a key.
 const (
-	// NotRecord: not an ns@v2 record file (temp or lock debris, other files).
+	// NotRecord: not an ns@v2 record file (temp or lock debris, others).
 	NotRecord Role = iota
 	// Defining: the defining file of a record.
 	Defining
 	// Secondary: another file of a record.
 	Secondary
-	// OtherLayout: a record file of the other layout; a store mixing
-	// layouts is an error.
+	// OtherLayout: a record file of the other layout (an error to find).
 	OtherLayout
 )
 
@@ -169,8 +145,7 @@ func Classify(l jsonld.Layout, key string) (Role, string) {
 	return NotRecord, ""
 }
 
-// Other returns the layout that is not l: LayoutC for LayoutB and the
-// reverse.
+// Other returns the layout that is not l.
 func Other(l jsonld.Layout) jsonld.Layout {
 	if l == jsonld.LayoutB {
 		return jsonld.LayoutC
@@ -178,8 +153,8 @@ func Other(l jsonld.Layout) jsonld.Layout {
 	return jsonld.LayoutB
 }
 
-// plain reports whether st could be the stem of a record's defining file,
-// i.e. whether its last segment ends in no reserved suffix.
+// plain reports whether st could be the stem of a record's defining file:
+// its last segment ends in no reserved suffix.
 func plain(st string) bool {
 	base := st[strings.LastIndex(st, "/")+1:]
 	for _, s := range model.ReservedSuffixes {
@@ -191,7 +166,7 @@ func plain(st string) bool {
 }
 
 // match finds the longest suffix of l that rest ends with, and the stem
-// before it, provided the stem's last segment ends in no reserved suffix.
+// before it, when plain.
 func match(l jsonld.Layout, rest string) (Role, string) {
 	best, role := -1, NotRecord
 	for _, s := range suffixes[l] {
@@ -213,8 +188,7 @@ func match(l jsonld.Layout, rest string) (Role, string) {
 
 // Candidates returns every valid ID whose files have stem st ("a/b/main":
 // a/b:main and a:b/main), shortest name first, reading each segment as
-// written. A stem of two segments has exactly one; a Shortened stem's ID
-// may be none of them.
+// written (a Shortened stem's ID may be none of them).
 func Candidates(st string) []model.ID {
 	segs := strings.Split(st, "/")
 	var out []model.ID
@@ -228,8 +202,7 @@ func Candidates(st string) []model.ID {
 }
 
 // PathDefault is the ID a stem stands for when its file names none: the
-// last segment is the branch, the rest the name (as Fluree lays out nested
-// ledger names).
+// last segment is the branch, the rest the name (as Fluree nests names).
 func PathDefault(st string) (model.ID, bool) {
 	i := strings.LastIndex(st, "/")
 	if i < 0 {

@@ -42,14 +42,6 @@ func TestFiles(t *testing.T) {
 	if !files[0].Defining || files[0].Parts != jsonld.Identity|jsonld.StatusPart {
 		t.Errorf("C defining file = %+v; identity must live with the status", files[0])
 	}
-	f, err := FileOf(jsonld.LayoutB, id("x:y"), model.Status)
-	if err != nil || f.Key != "ns@v2/x/y.json" {
-		t.Errorf("B status file = %v, %v", f, err)
-	}
-	f, err = FileOf(jsonld.LayoutC, id("x:y"), model.Config)
-	if err != nil || f.Key != "ns@v2/x/y.config.json" {
-		t.Errorf("C config file = %v, %v", f, err)
-	}
 	if _, err := Files(jsonld.LayoutB, model.ID{Name: "a", Branch: "b.index"}); !errors.Is(err, model.ErrInvalidID) {
 		t.Errorf("branch b.index: err = %v", err)
 	}

@@ -11,11 +11,10 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// Branches follow the protocol of internal/branching: a record's
-// bookkeeping (f:branches and the steps under way, f:branchOps) lives in
-// its defining file, written conditional on its tag like any other write;
-// a fence is a purge's mark holding the fenced create's token, which a
-// create holding that token gives up on (see writeDefining).
+// Branches follow internal/branching: a record's bookkeeping (f:branches,
+// f:branchOps) lives in its defining file, written on its tag like any
+// other write; a fence is a purge's mark holding the fenced create's
+// token, which a create of that token gives up on (see writeDefining).
 
 // CreateBranch implements driver.Brancher (internal/branching).
 func (r *Records) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
@@ -42,11 +41,10 @@ func (r *Records) DropBranch(ctx context.Context, id model.ID) error {
 	return branching.DropBranch(ctx, branchStore{r}, id)
 }
 
-// ResetHead implements driver.Brancher: the index, then the head, each set
-// by compare-and-set against the value read, like any push of that concern
-// (branching.Reset). When the defining file holds an index inline that
-// would still win over the one set (the merge rule), it is removed from
-// there before the head is set.
+// ResetHead implements driver.Brancher with branching.Reset: the index,
+// then the head, each set by compare-and-set against the value read. An
+// inline index in the defining file that would still win over the one set
+// (the merge rule) is removed before the head is set.
 func (r *Records) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
@@ -55,9 +53,8 @@ func (r *Records) ResetHead(ctx context.Context, id model.ID, head model.Value, 
 	if index != nil {
 		fold = func(ctx context.Context) error { return r.dropInlineIndex(ctx, id, *index) }
 	}
-	// The errors of Reset are those of r's own reads and writes, which
-	// name the driver and the ID already: saying "reset head" here again
-	// would repeat the portable layer's operation.
+	// Reset's errors, from r's own reads and writes, name the driver and
+	// the ID already.
 	return branching.Reset(ctx, r, id, head, index, fold)
 }
 
@@ -79,15 +76,7 @@ func (r *Records) dropInlineIndex(ctx context.Context, id model.ID, index model.
 		if err != nil || def == nil || def.doc.Index == nil {
 			return r.orNotFound(err, id)
 		}
-		own, err := jsonld.Assemble(id, def.doc)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
-		}
-		data, err := jsonld.Encode(own, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
-		}
-		if _, err := r.writeCAS(ctx, id, f, IfMatch(def.tag), data); err != nil {
+		if _, err := r.writeWithoutIndex(ctx, id, f, def); err != nil {
 			return err
 		}
 	}
@@ -99,8 +88,7 @@ type branchStore struct{ r *Records }
 
 func (s branchStore) Name() string { return s.r.cfg.Name }
 
-// ReadBook reads id's defining file afresh; Book.Version is the *cached
-// file.
+// ReadBook reads id's defining file afresh; Book.Version is the *cached.
 func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book, error) {
 	r := s.r
 	files, err := r.files(id)
@@ -118,8 +106,8 @@ func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book
 	return &branching.Book{ID: id, Record: rec, Incarnation: c.doc.Incarnation, Ops: c.doc.BranchOps, Branches: rec.Branches, Version: c}, nil
 }
 
-// WriteBook rewrites the defining file b was read from, conditional on its
-// tag, with b's count and entries.
+// WriteBook rewrites the defining file b was read from, on its tag, with
+// b's count and entries.
 func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed func([]jsonld.BranchOp) bool) (bool, error) {
 	r := s.r
 	files, err := r.files(b.ID)
@@ -152,8 +140,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	return false, err
 }
 
-// Branch reads id's defining file: Live when it is a live record of
-// incarnation inc.
+// Branch reads id's defining file: Live when a live record of inc.
 func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
 	_, _, doc, err := s.defining(ctx, id)
 	if err != nil || doc == nil || doc.Purged || !ownedBy(doc, id) || doc.Incarnation != inc {
@@ -162,9 +149,9 @@ func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branc
 	return branching.Live, doc.BranchOps, nil
 }
 
-// defining reads id's defining file: its object and decoded form (nil when
-// absent or not decodable).
-func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj *object, doc *jsonld.File, err error) {
+// defining reads id's defining file, also decoded (nil when absent or not
+// decodable).
+func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj *cached, doc *jsonld.File, err error) {
 	files, err := s.r.files(id)
 	if err != nil {
 		return "", nil, nil, err
@@ -180,8 +167,7 @@ func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj
 
 // Fence writes a purge's mark holding inc where id's defining file would
 // be, unless a record (or a collector's mark) is there: a create of inc
-// then finds it and gives up, and one that read the key before fails its
-// precondition.
+// then gives up on it, or fails its precondition.
 func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
 	r := s.r
 	files, err := r.files(id)
@@ -220,8 +206,8 @@ func (s branchStore) Create(ctx context.Context, rec *model.Record, inc string, 
 	return s.r.writeDefining(ctx, rec, files[0], inc, deadline)
 }
 
-// Purge purges id (see Delete), conditional on check accepting the entries
-// of each read of its defining file.
+// Purge purges id (see Delete) while check accepts the entries of each
+// read of its defining file.
 func (s branchStore) Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error {
 	return s.r.purge(ctx, id, func(def *jsonld.File) error {
 		if def == nil {

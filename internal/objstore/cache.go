@@ -7,7 +7,7 @@ import (
 )
 
 // cached is a file as read or written: its tag, bytes and decoded form
-// (the caller's own).
+// (the caller's own; nil when not decoded).
 type cached struct {
 	tag  string
 	data []byte
@@ -15,16 +15,12 @@ type cached struct {
 }
 
 // tagCache remembers the last tag and contents of each key, so that a push
-// can send its precondition without reading first. A stale entry is caught
-// by the failed precondition the write then gets; a conflict is never
-// answered from the cache alone.
-//
-// It keeps the bytes and decodes on each hit: a decoded file takes about
-// ten times its bytes, so 50,000 decoded entries held 160 MB; a decode
-// costs microseconds, a read a request.
+// can send its precondition without reading first; a stale entry only costs
+// a failed precondition, and no conflict is answered from the cache alone.
+// It keeps bytes, not decoded files, which took ten times the memory.
 type tagCache struct {
 	mu sync.Mutex
-	m  map[string]object
+	m  map[string]cached
 }
 
 // maxCached bounds the cache; it is cleared when full.
@@ -37,12 +33,10 @@ func (c *tagCache) get(key string) (cached, bool) {
 	if !ok {
 		return cached{}, false
 	}
-	doc, err := jsonld.Decode(e.data)
-	if err != nil {
-		// Cannot happen (put keeps only what decoded): a miss is safe.
-		return cached{}, false
-	}
-	return cached{tag: e.tag, data: e.data, doc: doc}, true
+	var err error
+	// put keeps only what decoded; a failure would be a safe miss.
+	e.doc, err = jsonld.Decode(e.data)
+	return e, err == nil
 }
 
 // put remembers e's tag and bytes, which must decode.
@@ -50,9 +44,9 @@ func (c *tagCache) put(key string, e cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCached {
-		c.m = map[string]object{}
+		c.m = map[string]cached{}
 	}
-	c.m[key] = object{tag: e.tag, data: e.data}
+	c.m[key] = cached{tag: e.tag, data: e.data}
 }
 
 func (c *tagCache) drop(keys ...string) {

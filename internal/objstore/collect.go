@@ -16,23 +16,20 @@ import (
 )
 
 // Collection relies on deletes that no writer can race, not on conditional
-// deletes (which some stores ignore and some check apart from the unlink).
-// A collector first replaces the defining file of a purged ID by a mark of
-// its own, conditional on what it read (IfAbsent when only orphans are
-// left), holding f:collectUntil: until then no create replaces that mark
-// (a create waits for it to go) and no push writes the ID's other files (a
-// push needs a live defining file). It then deletes the other files and
-// last the mark, each with one request, all within collectWindow of
-// starting. A collector that stops half-way leaves its mark, which a
-// create replaces, and a collector takes over, once collectUntil has
-// passed.
+// deletes (which some stores ignore). A collector first replaces the
+// defining file of a purged ID by a mark of its own, conditional on what
+// it read (IfAbsent when only orphans are left), holding f:collectUntil:
+// until then no create replaces it and no push writes the ID's other files
+// (a push needs a live defining file). It then deletes the other files and
+// last the mark, one request each, within collectWindow. A collector that
+// stops half-way leaves its mark, which creates and collectors take over
+// once collectUntil has passed.
 const (
 	// collectWindow bounds the time from the collector's mark to its last
 	// delete of an ID; a delete not sent by then is left to the next run.
 	collectWindow = 10 * time.Second
-	// collectHold is how long writers leave a collector's mark alone. The
-	// margin over collectWindow absorbs clocks that disagree between hosts
-	// and a delete held up on its way to the store.
+	// collectHold is how long writers leave a collector's mark alone; the
+	// margin absorbs clocks that disagree and deletes held up on the way.
 	collectHold = 2 * time.Minute
 )
 
@@ -41,7 +38,6 @@ func collectingNow(doc *jsonld.File) bool {
 	return doc.CollectUntil != 0 && time.Now().UnixMilli() < doc.CollectUntil
 }
 
-// stemFiles are the files the listing showed for one stem.
 type stemFiles struct {
 	stem   string
 	def    string   // key of the defining file, "" when not listed
@@ -49,10 +45,9 @@ type stemFiles struct {
 }
 
 // Collect implements driver.Collector: it removes the files of every
-// purged ID under opts.Prefix (its mark and its sealed files) and orphan
-// files whose defining file is gone, once purged opts.OlderThan ago. It
-// never touches the files of a live record, so debris of a record created
-// again stays until that record's next push replaces it.
+// purged ID under opts.Prefix (its mark and sealed files) and orphan files
+// whose defining file is gone, once purged opts.OlderThan ago. A live
+// record's files, debris included, are never touched.
 func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
 	if err := r.begin(ctx); err != nil {
 		return driver.CollectStats{}, err
@@ -73,8 +68,8 @@ func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driv
 	return c.stats, nil
 }
 
-// collectGroups lists the record files under the key prefix of prefix and
-// groups them by stem, in stem order.
+// collectGroups lists the record files under prefix's key prefix grouped
+// by stem, in stem order.
 func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFiles, error) {
 	byStem := map[string]*stemFiles{}
 	err := r.store.List(ctx, IDKeyPrefix(prefix), "", func(key, _ string, _ int64) error {
@@ -98,20 +93,17 @@ func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFile
 	return slices.SortedFunc(maps.Values(byStem), order), err
 }
 
-// collector collects one Collect call's groups.
 type collector struct {
 	r     *Records
 	opts  driver.CollectOptions
 	stats driver.CollectStats
 }
 
-// report counts and reports one object.
 func (c *collector) report(key, id string, removed bool, reason string) {
 	Report(c.opts, &c.stats, driver.Collected{Object: c.r.object(key), ID: id, Removed: removed, Reason: reason})
 }
 
-// Report counts what c says in st and hands c to opts.Report, for what a
-// driver collects beside Collect.
+// Report counts c in st and hands it to opts.Report.
 func Report(opts driver.CollectOptions, st *driver.CollectStats, c driver.Collected) {
 	if c.Removed {
 		st.Removed++
@@ -134,8 +126,8 @@ func (c *collector) reportAll(g *stemFiles, id string, removed bool, reason stri
 }
 
 // collect decides about one stem: a live record (or one that does not
-// decode) is left alone without a word; a purged ID or orphans are
-// removed when old enough.
+// decode) is left alone silently; a purged ID or orphans are removed when
+// old enough.
 func (c *collector) collect(ctx context.Context, g *stemFiles) error {
 	def, err := c.r.get(ctx, c.defKey(g))
 	if err != nil {
@@ -173,7 +165,6 @@ func (c *collector) collect(ctx context.Context, g *stemFiles) error {
 	return nil
 }
 
-// purgedReason says why an ID's files go.
 func purgedReason(doc *jsonld.File, purgedAt int64, age time.Duration) string {
 	switch {
 	case doc == nil:
@@ -184,7 +175,6 @@ func purgedReason(doc *jsonld.File, purgedAt int64, age time.Duration) string {
 	return fmt.Sprintf("purged %s ago", age.Round(time.Second))
 }
 
-// defKey returns the key of g's defining file, listed or not.
 func (c *collector) defKey(g *stemFiles) string {
 	if g.def != "" {
 		return g.def
@@ -225,8 +215,8 @@ func (c *collector) identify(ctx context.Context, g *stemFiles, doc *jsonld.File
 
 // remove replaces g's defining file (def, nil when absent) by a
 // collector's mark, then deletes the other files and the mark within
-// collectWindow (see the constants above).
-func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *object, doc *jsonld.File, purgedAt int64) error {
+// collectWindow.
+func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *cached, doc *jsonld.File, purgedAt int64) error {
 	start := time.Now()
 	key := c.defKey(g)
 	pc := IfAbsent()
@@ -255,15 +245,14 @@ func (c *collector) remove(ctx context.Context, g *stemFiles, id string, def *ob
 	return nil
 }
 
-// errLeft stops the collection of one record, left to the next run (the
-// mark stays until then, or expires).
+// errLeft stops the collection of one record, left to the next run.
 var errLeft = errors.New("left for the next run")
 
 const lostReason = "the store's answer was lost; the next run removes it"
 
-// hold writes the collector's mark at key under pc and returns its tag;
-// "" when the key changed meanwhile or the outcome is unknown (reported as
-// kept: the next run decides).
+// hold writes the collector's mark at key under pc and returns its tag; ""
+// when the key changed meanwhile or the outcome is unknown (reported as
+// kept).
 func (c *collector) hold(ctx context.Context, key, id string, pc Precondition, purgedAt int64, start time.Time) (string, error) {
 	pid, err := model.ParseID(id)
 	if err != nil {
@@ -309,8 +298,7 @@ func (c *collector) removeOne(ctx context.Context, key string, pc Precondition, 
 }
 
 // stopped reports the collection of id cut short by err: past the window
-// it is left to the next run (its mark expires), otherwise err is
-// returned.
+// it is left to the next run, otherwise err is returned.
 func (c *collector) stopped(ctx context.Context, key, id string, err error) error {
 	if errors.Is(err, errLeft) {
 		return nil

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,15 +16,13 @@ import (
 )
 
 // Create implements driver.Driver with one write: the defining file, with
-// IfAbsent, holding the initial value of every concern and an incarnation
-// token (f:incarnation), the ID of the create's driver.Write (see lost.go).
-// The other files are only written by later pushes, each carrying that
-// token; one with another token is debris of an earlier record of the ID,
-// which readers ignore and the first push replaces. A purge's mark at the
-// key is replaced on its tag: only conditional writes decide which of
-// racing creates wins, never a delete. A record at the key is an error
-// wrapping ErrAlreadyExists (a/b:main and a:b/main share
-// ns@v2/a/b/main.json; the error does not name the other).
+// IfAbsent, holding every concern's initial value and an incarnation token
+// (f:incarnation), the ID of the create's driver.Write. The other files
+// are written by later pushes, each carrying that token; one with another
+// token is debris of an earlier record of the ID, which readers ignore and
+// the first push replaces. A purge's mark at the key is replaced on its
+// tag, never deleted. A record at the key is an error wrapping
+// ErrAlreadyExists (a/b:main and a:b/main share ns@v2/a/b/main.json).
 func (r *Records) Create(ctx context.Context, rec *model.Record) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -45,14 +44,13 @@ func (r *Records) Create(ctx context.Context, rec *model.Record) error {
 	return r.writeDefining(ctx, rec, files[0], w.ID, time.Time{})
 }
 
-// allParts are the parts a create writes into the defining file.
 const allParts = jsonld.Identity | jsonld.HeadPart | jsonld.IndexPart | jsonld.StatusPart | jsonld.ConfigPart
 
-// writeDefining creates the defining file with token tok: with IfAbsent,
-// or over a purge's mark on its tag. A write that did not land is decided
-// again from a fresh read (see createOver). A create of a branch gives a
-// deadline (see CreateBranch): it sends no write after it, and gives up
-// when it finds a mark holding its own token (a settler's fence).
+// writeDefining creates the defining file with token tok, with IfAbsent or
+// over a purge's mark on its tag, deciding again from a fresh read after a
+// write that did not land (createOver). A branch create gives a deadline
+// (see CreateBranch): it sends no write after it, and gives up when it
+// finds a mark holding its own token (a settler's fence).
 func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout.File, tok string, deadline time.Time) error {
 	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: allParts, Incarnation: tok})
 	if err != nil {
@@ -91,10 +89,10 @@ func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout
 }
 
 // settleCreate reads back the defining file of a create whose answer was
-// lost: it landed when the file holds its token (the record, or the mark
-// of its purge); it may be sent again when the file is still the mark it
-// was to replace. An absent file proves nothing: the create may have
-// landed and been purged, and a collector removed the mark.
+// lost: it landed when the file holds its token (the record, or its
+// purge's mark); it may be sent again while the file is still the mark it
+// was to replace. An absent file proves nothing: a purge and a collector
+// may have removed what landed.
 func (r *Records) settleCreate(ctx context.Context, id model.ID, key, tok string, pc Precondition, mark *jsonld.File, cause error) (bool, error) {
 	now, done, err := r.readLanded(ctx, id, key, cause, func(d *jsonld.File) bool { return createdBy(d, tok) })
 	switch {
@@ -108,9 +106,9 @@ func (r *Records) settleCreate(ctx context.Context, id model.ID, key, tok string
 	return false, r.unknown(key, "the answer was lost (%v), and another create or a purge has written the file since", cause)
 }
 
-// overMark is what a create does next after a write that did not land:
-// write with pc (IfAbsent, or over the purge's mark read as mark), wait
-// for a collector, or nothing (landed).
+// overMark is what a create does after a write that did not land: write
+// with pc (over the purge's mark read as mark), wait for a collector, or
+// nothing (landed).
 type overMark struct {
 	pc         Precondition
 	mark       *jsonld.File
@@ -119,12 +117,10 @@ type overMark struct {
 }
 
 // createOver reads the defining file after a create's write did not land
-// and returns what to do next: write with IfAbsent when the key is free,
-// or on the tag of a purge's mark (replaced, never deleted); nothing when
-// the file holds tok (this create landed before); an error wrapping
-// ErrAlreadyExists when it holds a record. A mark a collector is removing
-// (see Collect) is not replaced but waited for: collecting is set, and
-// IfAbsent fails until the collector has removed it.
+// and returns what to do next: write with IfAbsent when the key is free or
+// a collector's mark is there (collecting: wait for it), or on a purge's
+// mark's tag; nothing when the file holds tok (landed before); an error
+// wrapping ErrAlreadyExists when it holds a record.
 func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) (overMark, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil || obj == nil {
@@ -154,19 +150,16 @@ func (r *Records) createOver(ctx context.Context, id model.ID, key, tok string) 
 
 // Delete implements driver.Driver with conditional writes only: it reads
 // the record's files in parallel and seals each of the others (rewrites it
-// on its tag with f:purged and f:purgedAt added, its value kept; where
-// there is none, or debris, a bare tombstone with the record's token,
-// IfAbsent or on the debris' tag), then replaces the defining file, on its
-// tag, by a mark (see mark): the record is gone from then on. Until then
-// readers see every value; a push meeting a sealed file waits for the
-// purge, up to purgeWait, so nothing is written to the record once sealed.
-// A purge that stops after sealing leaves the sealed concerns refusing
-// pushes (ErrUnavailable) until a purge runs again. Nothing is deleted:
-// Collect removes the mark and the sealed files. A record without a token
-// (written by Fluree or an older version) has its defining file marked
-// first and its other files sealed after. A defining file holding another
-// ID's record is not touched (ErrNotFound); one that does not decode is
-// marked, so a corrupt record can be purged.
+// on its tag with f:purged and f:purgedAt added, its value kept; a bare
+// tombstone with the record's token where there is none or debris), then
+// replaces the defining file, on its tag, by a mark: the record is gone
+// from then on. A push meeting a sealed file waits for the purge, up to
+// purgeWait; one that stops after sealing leaves those concerns refusing
+// pushes (ErrUnavailable) until a purge runs again. Collect removes the
+// mark and sealed files. A record without a token (Fluree's) is marked
+// first and sealed after. A defining file holding another ID's record is
+// not touched (ErrNotFound); one that does not decode is marked, so that a
+// corrupt record can be purged.
 func (r *Records) Delete(ctx context.Context, id model.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
@@ -174,7 +167,7 @@ func (r *Records) Delete(ctx context.Context, id model.ID) error {
 	return r.purge(ctx, id, nil)
 }
 
-// purge is Delete. When check is not nil it is called with each read of the
+// purge is Delete; check, when not nil, is called with each read of the
 // defining file (nil when it does not decode) before anything is written,
 // and its error stops the purge. Once a seal's answer was lost, finding the
 // record gone or created again is an error wrapping model.ErrOutcomeUnknown
@@ -188,7 +181,7 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 	if err != nil {
 		return err
 	}
-	entry := purgeEntry(w)
+	entry := w.ID + "@purge"
 	if w.Resend {
 		return r.resent(ctx, id, files[0].Key, func(doc *jsonld.File) bool { return doc.Purged && hasEntry(doc, entry) })
 	}
@@ -204,9 +197,15 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		// Read without decoding; nil entries are absent objects.
-		objs, err := parallel(keys(files), func(k string) (*object, error) { return r.get(ctx, k) })
-		if err != nil {
+		// nil entries are absent objects; a doc is nil when it does not decode.
+		objs, errs := parallel(keys(files), func(_ int, k string) (*cached, error) {
+			o, err := r.get(ctx, k)
+			if o != nil {
+				o.doc, _ = jsonld.Decode(o.data)
+			}
+			return o, err
+		})
+		if err := cmp.Or(errs...); err != nil {
 			return err
 		}
 		def, err := r.purgeable(id, files[0].Key, objs[0])
@@ -241,7 +240,7 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 // purgeOnce purges the record whose files were read as objs (def: the
 // defining file decoded, nil when it does not decode). done is false when
 // a file changed meanwhile; lostSeal is set when a seal's answer was lost.
-func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*object, entry string) (done, lostSeal bool, err error) {
+func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*cached, entry string) (done, lostSeal bool, err error) {
 	if def == nil || def.Incarnation == "" {
 		done, err := r.mark(ctx, id, files[0].Key, objs[0].tag, def, entry)
 		if done {
@@ -250,12 +249,10 @@ func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, 
 		return done, false, err
 	}
 	if strangers(def, objs[1:]) {
-		// The files were read in parallel, and one read may come back
-		// long after the others (the SDK retrying it): a file of another
-		// token is debris of an earlier record only if the defining
-		// file, read again after it, is still def's record. Otherwise it
-		// may be the value of a record created since the defining file
-		// was read, which a seal (a tombstone over it) would erase.
+		// Parallel reads may come back far apart (an SDK retry): a file of
+		// another token is debris only if the defining file, read again
+		// now, is still def's record; else it may be a newer record's
+		// value, which a seal would erase.
 		same, err := r.sameIncarnation(ctx, id, files[0].Key, &cached{doc: def})
 		if err != nil || !same {
 			return false, false, err
@@ -269,24 +266,16 @@ func (r *Records) purgeOnce(ctx context.Context, id model.ID, def *jsonld.File, 
 	return done, lostSeal, err
 }
 
-// strangers reports whether objs hold a file that is not part of def's
-// record: one of another token, or one that does not decode.
-func strangers(def *jsonld.File, objs []*object) bool {
-	for _, o := range objs {
-		if o == nil {
-			continue
-		}
-		if doc, err := jsonld.Decode(o.data); err != nil || !belongs(def, doc) {
-			return true
-		}
-	}
-	return false
+// strangers reports whether files hold one that is not part of def's
+// record: of another token, or not decoded.
+func strangers(def *jsonld.File, files []*cached) bool {
+	return slices.ContainsFunc(files, func(c *cached) bool { return c != nil && !belongs(def, c.doc) })
 }
 
 // purgeable checks the defining file before a purge and returns it
 // decoded: ErrNotFound when absent, a mark, or another ID's record; nil
 // when it does not decode.
-func (r *Records) purgeable(id model.ID, key string, obj *object) (*jsonld.File, error) {
+func (r *Records) purgeable(id model.ID, key string, obj *cached) (*jsonld.File, error) {
 	if obj == nil {
 		return nil, r.errNotFound(id)
 	}
@@ -305,11 +294,9 @@ func (r *Records) purgeable(id model.ID, key string, obj *object) (*jsonld.File,
 }
 
 // mark replaces the defining file at tag (def, decoded; nil when it does
-// not decode) by a purge's mark (its @id and token, f:purged, f:purgedAt
-// and the purge's entry): of purges racing for the record exactly one wins
-// this write. A reader takes the mark for an absent record, a create
-// replaces it on its tag, and Collect removes it. done is false when the
-// defining file changed meanwhile.
+// not decode) by a purge's mark holding its @id and token and the purge's
+// entry: of racing purges exactly one wins this write. done is false when
+// the defining file changed meanwhile.
 func (r *Records) mark(ctx context.Context, id model.ID, key, tag string, def *jsonld.File, entry string) (bool, error) {
 	tok := ""
 	if def != nil {
@@ -333,11 +320,11 @@ func (r *Records) tombstone(id model.ID, tok, entry string) ([]byte, error) {
 }
 
 // sealRead replaces each existing file of objs by a tombstone without a
-// token, on the tag it was read at, once the defining file of a record
-// without a token is marked: a later record written without a token (by
-// Fluree) must not read them as its own. It is best effort: a file that
-// changed meanwhile belongs to a record created since.
-func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File, objs []*object) {
+// token, on its tag, once the defining file of a record without a token is
+// marked, so that a later record written without one (by Fluree) does not
+// read them as its own. Best effort: a file that changed meanwhile is a
+// later record's.
+func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File, objs []*cached) {
 	data, err := r.tombstone(id, "", "")
 	if err != nil {
 		return
@@ -353,14 +340,10 @@ func (r *Records) sealRead(ctx context.Context, id model.ID, files []layout.File
 
 // seal seals the other files of def's record in parallel. ok is false when
 // one of them changed meanwhile; unsure is set when an answer was lost.
-func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*object) (ok, unsure bool, err error) {
-	res := make([]landing, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Go(func() { res[i], errs[i] = r.sealOne(ctx, id, def, f, objs[i]) })
-	}
-	wg.Wait()
+func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files []layout.File, objs []*cached) (ok, unsure bool, err error) {
+	res, errs := parallel(files, func(i int, f layout.File) (landing, error) {
+		return r.sealOne(ctx, id, def, f, objs[i])
+	})
 	if slices.Contains(res, lost) {
 		return false, true, nil // the next read shows what is there now
 	}
@@ -370,17 +353,18 @@ func (r *Records) seal(ctx context.Context, id model.ID, def *jsonld.File, files
 	return !slices.Contains(res, refused), false, nil
 }
 
-// sealOne seals file f as read in obj (see Delete). A seal is the same
-// whoever writes it, so one sealed already will do.
-func (r *Records) sealOne(ctx context.Context, id model.ID, def *jsonld.File, f layout.File, obj *object) (landing, error) {
+// sealOne seals file f as read in obj (see Delete); one sealed already
+// will do, since a seal is the same whoever writes it.
+func (r *Records) sealOne(ctx context.Context, id model.ID, def *jsonld.File, f layout.File, obj *cached) (landing, error) {
 	pc, rec := IfAbsent(), &model.Record{ID: id}
 	opts := jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Incarnation: def.Incarnation, Tombstone: true, PurgedAt: time.Now().UnixMilli()}
 	if obj != nil {
 		pc = IfMatch(obj.tag)
-		if doc, err := jsonld.Decode(obj.data); err == nil && belongs(def, doc) {
+		if doc := obj.doc; belongs(def, doc) {
 			if doc.Purged {
 				return landed, nil
 			}
+			var err error
 			if rec, err = jsonld.Assemble(id, def, doc); err != nil {
 				return refused, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 			}

@@ -1,10 +1,12 @@
 package objstore
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,9 +25,8 @@ const DefaultPageSize = 100
 // Config.ListParallel is 0.
 const DefaultListParallel = 16
 
-// candidate is a defining file found by List and the ID it belongs to.
-// When the file cannot be placed, err says why and id is the ID its key
-// suggests, so the failure is reported in its place in the order.
+// candidate is a defining file found by List and the ID it belongs to; err
+// says why one cannot be placed, at the ID its key suggests.
 type candidate struct {
 	pos     string // where it sorts: its ID, or its key's ID floor when no ID maps to it
 	id      model.ID
@@ -35,12 +36,10 @@ type candidate struct {
 	present map[string]string // the record's other files listed: key -> tag
 }
 
-// errPageFull ends the store's listing once the page is full.
 var errPageFull = errors.New("page full")
 
-// Entry is one key an EntryLister lists: its tag ("" when unknown) and
-// size, or the error that keeps it from being a record file (a symlink),
-// which List reports in Page.Failed.
+// Entry is one key an EntryLister lists, with its tag ("" when unknown)
+// and size, or the error that keeps it from being a record file.
 type Entry struct {
 	Key  string
 	Tag  string
@@ -48,27 +47,22 @@ type Entry struct {
 	Err  error
 }
 
-// readListedFunc reads record id whose defining file the listing showed at
-// key and tag, with the other files it showed (present, key to tag; nil
-// when it does not know them); nil when it vanished.
+// readListedFunc reads record id whose defining file was listed at key and
+// tag, with the other files listed (present: key to tag, nil when
+// unknown); nil when it vanished.
 type readListedFunc func(ctx context.Context, id model.ID, key, tag string,
 	present map[string]string) (*model.Record, error)
 
-// List implements driver.Driver in one pass over the keys, from where the
-// page token says the last page stopped (the store lists after that key),
-// so a full listing of N records costs O(N) requests: the store's list
-// calls, and one read per file the listing shows.
-//
-// Key order is not ID order (':' becomes '/', a suffix begins with '.',
-// long segments are shortened), so candidates wait in a heap ordered by ID
-// until the listing has passed every key that could hold a smaller ID (see
-// idFloor); they are then read, parallel at a time, until the page is full
-// and one more match shows whether another follows. The page token holds
-// the last ID returned and the key to list after: the stem of the first
-// candidate not yet returned. A defining file whose key fits several IDs is
-// read for its @id first. A file of the other layout, a defining file no ID
-// maps to, and a record that cannot be read are reported in Page.Failed,
-// naming the key.
+// List implements driver.Driver in one pass over the keys from where the
+// last page stopped (the token holds the last ID returned and the key to
+// list after), so a full listing of N records costs O(N) requests. Key
+// order is not ID order (':' becomes '/', a suffix begins with '.', long
+// segments are shortened), so candidates wait in a heap ordered by ID until
+// the listing has passed every key that could hold a smaller ID (idFloor),
+// then are read until the page is full and one more match shows that
+// another follows. A defining file whose key fits several IDs is read for
+// its @id first. A file of the other layout, a defining file no ID maps
+// to, and a record that cannot be read are reported in Page.Failed.
 func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
@@ -76,7 +70,6 @@ func (r *Records) List(ctx context.Context, opts driver.ListOptions) (*driver.Pa
 	return r.listPage(ctx, opts, r.loadListed)
 }
 
-// listPage is List, reading each listed record with read.
 func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read readListedFunc) (*driver.Page, error) {
 	after, resume, err := decodeToken(opts.PageToken)
 	if err != nil {
@@ -106,11 +99,11 @@ func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read re
 	}
 	switch {
 	case errors.Is(err, errPageFull):
-		return l.finish(true), nil
+		l.page.NextPageToken = l.nextToken()
 	case err != nil:
 		return nil, err
 	}
-	return l.finish(false), nil
+	return l.page, nil
 }
 
 type lister struct {
@@ -127,12 +120,12 @@ type lister struct {
 	waiting candHeap
 	ready   []*candidate
 	// reading holds the reads started, in ID order, not yet taken into
-	// the page; jobs feeds the page's workers (see read).
+	// the page; jobs feeds the page's workers.
 	reading []*pendingRead
 	jobs    chan *pendingRead
 	workers sync.WaitGroup
-	// nested holds defining files whose @id must be read; floor is the
-	// ID floor of the key listed before the first of them.
+	// nested holds defining files whose @id must be read; floor is the ID
+	// floor of the key listed before the first.
 	nested []nestedKey
 	floor  string
 	seen   map[string]string // the non-defining record files listed so far -> tag
@@ -169,15 +162,15 @@ func (l *lister) visit(e Entry) error {
 	case amb:
 		if id, ok := l.r.knownID(key, tag); ok {
 			l.add(&candidate{id: id, key: key, tag: NormTag(tag)})
-		} else {
-			if len(l.nested) == 0 {
-				l.floor = floor
-			}
-			l.nested = append(l.nested, nestedKey{key, NormTag(tag)})
-			if len(l.nested) >= l.par {
-				if err := l.resolveNested(ctx); err != nil {
-					return err
-				}
+			break
+		}
+		if len(l.nested) == 0 {
+			l.floor = floor
+		}
+		l.nested = append(l.nested, nestedKey{key, NormTag(tag)})
+		if len(l.nested) >= l.par {
+			if err := l.resolveNested(ctx); err != nil {
+				return err
 			}
 		}
 	case c != nil && size > 0:
@@ -193,8 +186,8 @@ func (l *lister) visit(e Entry) error {
 	return l.readReady(ctx, false)
 }
 
-// add puts c in the heap when it comes after the token and matches the
-// prefix, with the other files of its record listed so far.
+// add puts c, with its record's other files listed so far, in the heap
+// when it comes after the token and matches the prefix.
 func (l *lister) add(c *candidate) {
 	if c.pos == "" {
 		c.pos = c.id.String()
@@ -214,22 +207,21 @@ func (l *lister) add(c *candidate) {
 	heap.Push(&l.waiting, c)
 }
 
-// promote moves the waiting candidates whose IDs sort before floor (all of
-// them when all is set) to ready.
+// promote moves the waiting candidates whose IDs sort before floor (all
+// when all is set) to ready.
 func (l *lister) promote(floor string, all bool) {
 	for l.waiting.Len() > 0 && (all || l.waiting[0].pos < floor) {
 		l.ready = append(l.ready, heap.Pop(&l.waiting).(*candidate))
 	}
 }
 
-// readReady starts reads of ready candidates, in ID order, on the
-// page's workers (see read), and takes their records into the page in the
-// same order: errPageFull when the page is full and one more match is
-// known. At most the records the page still needs (and the one more) are
-// being read at once, so a page of matching records reads no record it
-// does not return but that one; parallel of them run at a time. Unless all
-// is set it waits for a read only when a ready candidate waits for room,
-// so the listing goes on while the page's records are read.
+// readReady starts reads of ready candidates, in ID order, on the page's
+// workers, and takes their records into the page in that order:
+// errPageFull when the page is full and one more match is known. Only the
+// records the page still needs (and the one more) are read at once, so a
+// page reads no record it does not return but that one. Unless all is set
+// it waits for a read only when a ready candidate waits for room, so the
+// listing goes on meanwhile.
 func (l *lister) readReady(ctx context.Context, all bool) error {
 	for {
 		need := l.size + 1 - len(l.page.Records) - len(l.page.Failed)
@@ -257,8 +249,7 @@ func (l *lister) readReady(ctx context.Context, all bool) error {
 }
 
 // take puts a read record or its failure in the page; errPageFull, with
-// the candidates not taken back in ready, when the page is full and this
-// is one more match.
+// the candidates not taken back in ready, when this is one more match.
 func (l *lister) take(r *pendingRead) error {
 	rec, err := r.rec, r.err
 	if err == nil && (rec == nil || !l.opts.Matches(rec)) {
@@ -286,8 +277,7 @@ func (l *lister) take(r *pendingRead) error {
 	return nil
 }
 
-// pendingRead is the read of one candidate's record, set once done is
-// closed.
+// pendingRead is the read of one candidate's record, set once done closes.
 type pendingRead struct {
 	c    *candidate
 	rec  *model.Record
@@ -295,9 +285,8 @@ type pendingRead struct {
 	done chan struct{}
 }
 
-// read starts the read of c on the page's workers, which it starts on
-// first use: parallel goroutines for the whole page, rather than one per
-// record, which would grow a new stack for each read and decode.
+// read starts the read of c on the page's workers, started on first use:
+// par goroutines for the whole page, not one (and a new stack) per record.
 func (l *lister) read(ctx context.Context, c *candidate) *pendingRead {
 	r := &pendingRead{c: c, err: c.err, done: make(chan struct{})}
 	if c.err != nil {
@@ -305,8 +294,7 @@ func (l *lister) read(ctx context.Context, c *candidate) *pendingRead {
 		return r
 	}
 	if l.jobs == nil {
-		// Room for every read the page can have started at once, so
-		// that starting one never waits for a worker.
+		// Room for every read the page can have started at once.
 		l.jobs = make(chan *pendingRead, l.size+1)
 		for range l.par {
 			l.workers.Go(func() {
@@ -328,16 +316,12 @@ func (l *lister) stop() {
 	}
 }
 
-// resolveNested reads the IDs of the pending nested defining files, at
-// most par of them, at once, and adds them.
+// resolveNested reads the IDs of the pending nested defining files (at
+// most par) at once, and adds them.
 func (l *lister) resolveNested(ctx context.Context) error {
-	out := make([]*candidate, len(l.nested))
-	errs := make([]error, len(l.nested))
-	var wg sync.WaitGroup
-	for i, n := range l.nested {
-		wg.Go(func() { out[i], errs[i] = l.nestedID(ctx, n.key) })
-	}
-	wg.Wait()
+	out, errs := parallel(l.nested, func(_ int, n nestedKey) (*candidate, error) {
+		return l.nestedID(ctx, n.key)
+	})
 	for i, c := range out {
 		if err := errs[i]; err != nil {
 			m, ok := misplaced(l.nested[i].key, err)
@@ -354,34 +338,21 @@ func (l *lister) resolveNested(ctx context.Context) error {
 	return nil
 }
 
-// finish returns the page; when more may follow, its token resumes after
-// the last ID, listing after the stem of the first candidate not returned.
-func (l *lister) finish(more bool) *driver.Page {
-	if !more {
-		return l.page
-	}
-	resume := ""
-	first := true
-	consider := func(key string) {
-		if st := stemKey(key); first || st < resume {
-			resume, first = st, false
-		}
-	}
-	for _, c := range l.ready {
-		consider(c.key)
-	}
-	for _, c := range l.waiting {
-		consider(c.key)
+// nextToken resumes after the last ID returned, listing after the stem of
+// the first candidate not returned (take put one back in ready).
+func (l *lister) nextToken() string {
+	var stems []string
+	for _, c := range slices.Concat(l.ready, l.waiting) {
+		stems = append(stems, stemKey(c.key))
 	}
 	for _, n := range l.nested {
-		consider(n.key)
+		stems = append(stems, stemKey(n.key))
 	}
-	l.page.NextPageToken = encodeToken(l.last, resume)
-	return l.page
+	return encodeToken(l.last, slices.Min(stems))
 }
 
-// stemKey returns key less the suffix of its file name (from the name's
-// first '.'): every file of the record has a key after it.
+// stemKey returns key less its file name's suffix (from its first '.'):
+// every file of the record has a key after it.
 func stemKey(key string) string {
 	dir := strings.LastIndexByte(key, '/')
 	if i := strings.IndexByte(key[dir+1:], '.'); i >= 0 {
@@ -392,10 +363,8 @@ func stemKey(key string) string {
 
 // idFloor returns a string no greater than the ID of any record file whose
 // key sorts after key: the key less Root, cut at its first '.' (where a
-// file suffix may begin) and before its first segment long enough to be a
-// shortened one. Past that point a later key may map to a smaller ID;
-// before it, a later key differs by a greater byte, or by ':' where the
-// key has '/', either way a greater ID.
+// suffix may begin) and before its first segment long enough to be a
+// shortened one, past which a later key may map to a smaller ID.
 func idFloor(key string) string {
 	rest, ok := strings.CutPrefix(key, layout.Root+"/")
 	if !ok {
@@ -423,8 +392,7 @@ func idFloor(key string) string {
 }
 
 // encodeToken and decodeToken carry the last ID returned and the key to
-// list after; a token holding only an ID (from an older version) lists
-// the whole prefix again.
+// list after (an older version's token, an ID alone, lists it all again).
 func encodeToken(after, resume string) string {
 	return driverutil.EncodePageToken(after + "\x00" + resume)
 }
@@ -455,8 +423,8 @@ func (h *candHeap) Pop() any {
 const MaxListParallel = 256
 
 // ParseListParallel parses the list_parallel URL parameter: "" for the
-// default (0), else an integer from 1 to MaxListParallel. It returns an
-// error wrapping model.ErrInvalidArgument otherwise.
+// default (0), else an integer from 1 to MaxListParallel; an error
+// wrapping model.ErrInvalidArgument otherwise.
 func ParseListParallel(s string) (int, error) {
 	if s == "" {
 		return 0, nil
@@ -470,9 +438,8 @@ func ParseListParallel(s string) (int, error) {
 
 // loadListed reads a listed record: the defining file and the other files
 // the listing showed, each from the cache when the listing's tag is the
-// cached one. A file the listing did not show is absent: a listing is not
-// a snapshot. A record whose other files are unknown (present is nil) is
-// read in full.
+// cached one; one not shown is absent (a listing is not a snapshot). It
+// reads all files when present is nil.
 func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, present map[string]string) (*model.Record, error) {
 	files, err := r.files(id)
 	if err != nil {
@@ -504,10 +471,8 @@ func (r *Records) loadListed(ctx context.Context, id model.ID, key, tag string, 
 		}
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := cmp.Or(errs...); err != nil {
+		return nil, err
 	}
 	if docs[0] == nil {
 		return nil, nil
@@ -528,9 +493,8 @@ func (r *Records) readListed(ctx context.Context, id model.ID, key string) (*cac
 }
 
 // IDKeyPrefix returns the longest key prefix every file of an ID starting
-// with prefix has (keys of other IDs may share it): the name part as it
-// is, its ':' as '/', cut before a segment long enough to be stored
-// shortened.
+// with prefix has: its ':' as '/', cut before a segment long enough to be
+// stored shortened.
 func IDKeyPrefix(prefix string) string {
 	p := strings.Replace(prefix, ":", "/", 1)
 	segs := strings.Split(p, "/")
@@ -543,9 +507,8 @@ func IDKeyPrefix(prefix string) string {
 }
 
 // classify returns the candidate for a defining file whose key gives its
-// ID, ambiguous for one whose key fits several IDs (or has a shortened
-// segment), nothing for other files, and an error for a file of the other
-// layout.
+// ID, ambiguous for one whose key fits several IDs or has a shortened
+// segment, nothing for other files, and an error for the other layout's.
 func (r *Records) classify(key string) (*candidate, bool, error) {
 	role, st := layout.Classify(r.cfg.Layout, key)
 	switch role {
@@ -561,30 +524,16 @@ func (r *Records) classify(key string) (*candidate, bool, error) {
 	return nil, true, nil
 }
 
-// nestedID reads the ID a defining file states, and checks the ID's key is
-// this one.
+// nestedID reads the ID a defining file states (see StatedID).
 func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	o, err := l.r.get(ctx, key)
 	if err != nil || o == nil {
 		return nil, err
 	}
-	name, obj := l.r.cfg.Name, l.r.object(key)
-	doc, err := jsonld.Decode(o.data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
-	}
-	id, ok, err := doc.RecordID()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, obj, err)
-	}
 	_, st := layout.Classify(l.r.cfg.Layout, key)
-	if !ok {
-		if id, ok = layout.PathDefault(st); !ok {
-			return nil, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, model.ErrInternal)
-		}
-	}
-	if layout.Stem(id) != st {
-		return nil, errMisplaced(name, obj, id)
+	id, err := StatedID(l.r.cfg.Name, l.r.object(key), o.data, st)
+	if err != nil {
+		return nil, err
 	}
 	if o.tag != "" {
 		l.r.idOfKey.Store(key, nestedIDEntry{tag: NormTag(o.tag), id: id})
@@ -592,18 +541,38 @@ func (l *lister) nestedID(ctx context.Context, key string) (*candidate, error) {
 	return &candidate{id: id, key: key, tag: NormTag(o.tag)}, nil
 }
 
+// StatedID returns the ID that data, the defining file of stem st, states
+// (its @id, else the stem's PathDefault), checked to be one of st; its
+// errors name the driver and obj.
+func StatedID(name, obj string, data []byte, st string) (model.ID, error) {
+	doc, err := jsonld.Decode(data)
+	if err != nil {
+		return model.ID{}, fmt.Errorf("%s: %s: %w", name, obj, err)
+	}
+	id, ok, err := doc.RecordID()
+	if err != nil {
+		return model.ID{}, fmt.Errorf("%s: %s: %w", name, obj, err)
+	}
+	if !ok {
+		if id, ok = layout.PathDefault(st); !ok {
+			return model.ID{}, fmt.Errorf("%s: %s: %w: no valid record ID maps to this key", name, obj, model.ErrInternal)
+		}
+	}
+	if layout.Stem(id) != st {
+		return model.ID{}, errMisplaced(name, obj, id)
+	}
+	return id, nil
+}
+
 // EntryLister is a Store whose listing can report an entry that is no
 // object it can read (the filesystem driver's symbolic link to a
-// directory), which List puts in Page.Failed in its place. Records.List
-// uses ListEntries instead of List when its Store has it.
+// directory), which List puts in Page.Failed; List uses it when it can.
 type EntryLister interface {
-	// ListEntries is List with each key as an Entry.
 	ListEntries(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
 }
 
-// knownID returns the ID the nested defining file at key held at tag: the
-// same tag means the same bytes, so the same @id. Without it every listing
-// would read every nested file twice.
+// knownID returns the ID the nested defining file at key held at tag (the
+// same tag, the same bytes), so listings do not read it twice.
 func (r *Records) knownID(key, tag string) (model.ID, bool) {
 	v, ok := r.idOfKey.Load(key)
 	if !ok || tag == "" {
@@ -618,9 +587,8 @@ type nestedIDEntry struct {
 	id  model.ID
 }
 
-// misplaced returns a candidate carrying err for a defining file that cannot
-// be read or placed, at the ID its key suggests in either layout; false when
-// the key suggests none.
+// misplaced returns a candidate carrying err for a defining file that
+// cannot be read or placed, at the ID its key suggests in either layout.
 func misplaced(key string, err error) (candidate, bool) {
 	for _, l := range []jsonld.Layout{jsonld.LayoutB, jsonld.LayoutC} {
 		if role, st := layout.Classify(l, key); role == layout.Defining {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"nameservice.dev/nameservice/driver"
@@ -16,40 +15,24 @@ import (
 
 // Writes whose answer is lost (see driver.Driver).
 //
-// Every write of a record (Create, Update, Retract, Delete) names itself
-// with its driver.Write: a create takes the write's ID as the record's
-// incarnation token, and every other write puts an entry, "ID@v" (the
-// watermark it writes), "ID@retract" or "ID@purge", first in f:writeIDs of
-// the file it writes, which keeps the last jsonld.MaxWriteIDs of them. A
-// purge's seals keep a file's entries, and its mark carries its own. So a
-// write that landed can be found in what the store holds, by this process
-// or another, until three later writes of that file push it out.
-//
-// Every attempt is a conditional write of one file, on the tag the file
-// was read at or on its absence. When an attempt's answer is lost (the
-// Store's MaybeApplied), the write reads the file again (see resolveLost):
-//
-//   - its entry (for a create: its token, in the record or in the mark a
-//     purge left) means it landed;
-//   - the file still at the attempt's precondition, and the record still
-//     the one the write was decided on, means it has not landed: the same
-//     request, on the same precondition, is sent again, so that of it and
-//     the lost one at most one lands;
-//   - anything else (the file changed by another writer, the record purged
-//     or created again) is an error wrapping model.ErrOutcomeUnknown,
-//     never a conflict, a not found or a second write.
-//
-// A write marked as a resend (driver.Write.Resend) was perhaps sent by
-// another process, to an incarnation this one cannot know: it writes
-// nothing, and is done when its entry (or token) is found, or, for a
-// retract, when the record is retracted; ErrOutcomeUnknown otherwise.
+// Every write of a record names itself with its driver.Write: a create
+// takes the write's ID as the record's incarnation token, and every other
+// write puts an entry ("ID@v", "ID@retract" or "ID@purge") first in
+// f:writeIDs of the file it writes, which keeps the last few. When an
+// attempt's answer is lost (Store.MaybeApplied), the write reads the file
+// again (resolveLost): its entry (or token) means it landed; the file still
+// at the attempt's precondition, and the record still the one the write
+// was decided on, means it did not, and the same request is sent again (at
+// most one of them lands); anything else is an error wrapping
+// model.ErrOutcomeUnknown, never a conflict, a not found or a second
+// write. A resend (driver.Write.Resend) writes nothing: it is done when
+// its entry (or token) is found, or for a retract the record retracted.
 
 // maxResends bounds how often a write whose answers were lost is sent
 // again after reading showed it had not landed.
 const maxResends = 8
 
-// writeOf returns the Write of ctx, checked: its ID becomes part of what is
-// stored.
+// writeOf returns the Write of ctx, checked (its ID is stored).
 func (r *Records) writeOf(ctx context.Context) (driver.Write, error) {
 	w := driver.WriteOf(ctx)
 	if err := w.Validate(); err != nil {
@@ -58,12 +41,6 @@ func (r *Records) writeOf(ctx context.Context) (driver.Write, error) {
 	return w, nil
 }
 
-// updateEntry, retractEntry and purgeEntry are the entries writes record.
-func updateEntry(w driver.Write, v int64) string { return w.ID + "@" + strconv.FormatInt(v, 10) }
-func retractEntry(w driver.Write) string         { return w.ID + "@retract" }
-func purgeEntry(w driver.Write) string           { return w.ID + "@purge" }
-
-// hasEntry reports whether doc records the write entry.
 func hasEntry(doc *jsonld.File, entry string) bool {
 	return doc != nil && slices.Contains(doc.WriteIDs, entry)
 }
@@ -92,7 +69,7 @@ const (
 	lost
 )
 
-// attempt sends one conditional write of data to key. Its error is the
+// attempt sends one conditional write of data to key; its error is the
 // store's for a write that failed for good, or the cause of a lost one.
 func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Precondition, data []byte) (landing, error) {
 	tag, err := r.store.Put(ctx, key, data, pc)
@@ -101,7 +78,12 @@ func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Preco
 		r.remember(id, key, tag, data)
 		return landed, nil
 	case errors.Is(err, ErrPrecondition):
-		telemetry.PreconditionFailed(ctx, r.preconditionCode())
+		// HTTP's 412 on an object store, a changed file on a file system.
+		code := "412"
+		if r.cfg.LocalReads {
+			code = "file changed"
+		}
+		telemetry.PreconditionFailed(ctx, code)
 		telemetry.Retry(ctx, "precondition failed")
 		return refused, nil
 	case r.cfg.RetryThrottled && errors.Is(err, model.ErrThrottled):
@@ -122,23 +104,23 @@ func (r *Records) attempt(ctx context.Context, id model.ID, key string, pc Preco
 }
 
 // sent is a write whose answer may be lost: the request, to send again as
-// it was, and how to tell from the store whether it landed.
+// it was, and how to tell whether it landed.
 type sent struct {
 	id   model.ID
 	key  string
 	pc   Precondition
 	data []byte
-	// settle reads the store: true when the write landed, false when it
-	// has not and may be sent again, an error (wrapping
-	// model.ErrOutcomeUnknown when it cannot tell) otherwise.
+	// settle reads the store: true when the write landed, false when
+	// it may be sent again, else an error (ErrOutcomeUnknown when it
+	// cannot tell).
 	settle func(ctx context.Context, cause error) (bool, error)
 	// gate, when set, is called before each resend; its error stops them
 	// (a branch create's deadline).
 	gate func() error
 }
 
-// send makes one attempt of s and, when its answer is lost, establishes
-// whether it landed (resolveLost). done is false when the store refused it.
+// send makes one attempt of s, establishing whether it landed when its
+// answer is lost (resolveLost); done is false when the store refused it.
 func (r *Records) send(ctx context.Context, s *sent) (done bool, err error) {
 	l, err := r.attempt(ctx, s.id, s.key, s.pc, s.data)
 	if l != lost {
@@ -149,8 +131,8 @@ func (r *Records) send(ctx context.Context, s *sent) (done bool, err error) {
 }
 
 // resolveLost establishes whether s landed after an attempt whose answer
-// was lost (cause), sending it again while reading shows it has not. It
-// returns nil when it landed.
+// was lost (cause), sending it again while reading shows it has not; nil
+// when it landed.
 func (r *Records) resolveLost(ctx context.Context, s *sent, cause error) error {
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
@@ -183,15 +165,14 @@ func (r *Records) resolveLost(ctx context.Context, s *sent, cause error) error {
 	}
 }
 
-// unknown returns the error of a write whose outcome cannot be
-// established.
+// unknown returns the error of a write whose outcome cannot be established.
 func (r *Records) unknown(key, format string, args ...any) error {
 	r.cache.drop(key)
 	return fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), driver.OutcomeUnknown(format, args...))
 }
 
-// readBack reads key after a lost answer (cause). The result is nil when
-// key is absent; its doc is nil when it is not a file of id.
+// readBack reads key after a lost answer (cause): nil when absent; its doc
+// is nil when it is not a file of id.
 func (r *Records) readBack(ctx context.Context, id model.ID, key string, cause error) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -200,11 +181,10 @@ func (r *Records) readBack(ctx context.Context, id model.ID, key string, cause e
 	if obj == nil {
 		return nil, nil
 	}
-	c := &cached{tag: obj.tag, data: obj.data}
 	if d, err := r.decodeDoc(id, key, obj); err == nil {
-		c.doc = d.doc
+		return d, nil
 	}
-	return c, nil
+	return obj, nil
 }
 
 // readLanded reads key back after a lost answer (cause): done when landed
@@ -219,9 +199,9 @@ func (r *Records) readLanded(ctx context.Context, id model.ID, key string, cause
 }
 
 // settleOn is the settle of a write to key under pc, decided on prev (the
-// file at pc's tag, as read): it landed when landed finds it in the file
-// read back; it may be sent again while the file still meets pc; the
-// outcome is unknown once the file (what names it) was written since.
+// file at pc's tag): landed when landed finds it in the file read back,
+// sent again while the file still meets pc, unknown once the file (what
+// names it) was written since.
 func (r *Records) settleOn(id model.ID, key string, pc Precondition, prev *jsonld.File,
 	landed func(*jsonld.File) bool, what string) func(context.Context, error) (bool, error) {
 	return func(ctx context.Context, cause error) (bool, error) {
@@ -236,10 +216,10 @@ func (r *Records) settleOn(id model.ID, key string, pc Precondition, prev *jsonl
 // errResend is the cause given for a write marked as a resend.
 var errResend = errors.New("the write is a resend")
 
-// resent settles a write marked as a resend without writing anything: it
-// returns nil when done reports that the file at key holds the write, and
-// an error wrapping model.ErrOutcomeUnknown otherwise (the earlier attempt
-// may have landed on a record purged since, or may land still).
+// resent settles a write marked as a resend without writing anything: nil
+// when done finds the write in the file at key, else an error wrapping
+// model.ErrOutcomeUnknown (the earlier attempt may have landed on a record
+// purged since, or may land still).
 func (r *Records) resent(ctx context.Context, id model.ID, key string, done func(*jsonld.File) bool) error {
 	if _, ok, err := r.readLanded(ctx, id, key, errResend, done); err != nil || ok {
 		return err
@@ -248,11 +228,10 @@ func (r *Records) resent(ctx context.Context, id model.ID, key string, done func
 }
 
 // holds reports whether obj, as read now, still meets pc, the
-// precondition of an attempt that was decided on prev (the file at pc's
-// tag; nil for an absent one). A tag proves that nothing was written since
-// only when it cannot come back: tags that name one version for good
-// (Config.UniqueTags), or bytes that carry a token or entries, which no
-// later write repeats.
+// precondition of an attempt decided on prev (the file at pc's tag; nil
+// for an absent one). A tag proves that nothing was written since only
+// when it cannot come back: unique tags (Config.UniqueTags), or bytes
+// holding a token or entries, which no later write repeats.
 func (r *Records) holds(obj *cached, pc Precondition, prev *jsonld.File) bool {
 	if pc.Absent {
 		return obj == nil

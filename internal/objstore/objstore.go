@@ -1,36 +1,21 @@
 // Package objstore is the record protocol the file and object-store drivers
-// share (drivers/fs for a directory, drivers/s3etag for S3, drivers/blob for
-// GCS and Azure): records kept as ns@v2 files (objects), made safe for
-// concurrent writers by the store's conditional writes on a per-object
-// version tag (an ETag, a generation, or for files a tag the filesystem
-// driver checks under the file's lock). It also parses and checks the
-// options those drivers share (ParseFileParams, NewConfig).
+// share (drivers/fs, drivers/s3etag, drivers/blob): records kept as ns@v2
+// files (objects), made safe for concurrent writers by the store's
+// conditional writes on a per-object version tag (an ETag, a generation, or
+// for files a tag the filesystem driver checks under the file's lock). It
+// also parses and checks the options those drivers share.
 //
 // A Records implements the record operations of driver.Driver over a
-// Store, which only reads, writes, removes and lists objects:
-//
-//   - a file is created with an absent precondition, replaced and removed
-//     with one on the tag it was read at; a failed precondition makes the
-//     operation re-read and either report the conflict or try again
-//     (bounded, with jitter);
-//   - the tag and contents of every file read or written are cached, so an
-//     uncontended push is one write;
-//   - a write records its driver.Write in the file it writes, so that one
-//     whose answer was lost, or a resend from another process, is
-//     resolved by reading the object back (see lost.go);
-//   - Create writes one object, the defining file, holding an incarnation
-//     token (the create's write ID) that every later write of the record's
-//     other files copies; readers ignore a file of another token (debris
-//     of an earlier record of the ID), and Delete seals the others before
-//     it replaces the defining file by a mark (see Records.Delete), so a
-//     lookup is one parallel read of the record's files;
-//   - only conditional writes decide: no create, push or purge deletes an
-//     object, so nothing rests on a store honouring a precondition on
-//     DeleteObject (several ignore it, some check it apart from the
-//     unlink); Collect removes what purges left, with deletes no writer
-//     can race (see collect.go);
-//   - List lists the keys once, from where the last page stopped, and reads
-//     the files the listing shows, in parallel (see Records.List).
+// Store, which only reads, writes, removes and lists objects. A file is
+// created with an absent precondition and replaced on the tag it was read
+// at (cached, so an uncontended push is one write); a failed precondition
+// makes the operation re-read and report the conflict or try again. Every
+// write records its driver.Write in the file it writes, to resolve a lost
+// answer (lost.go). Create writes only the defining file, holding an
+// incarnation token that the record's other files copy, so that a lookup
+// is one parallel read and a file of another token is debris. No create,
+// push or purge deletes an object (nothing rests on a conditional delete);
+// Collect removes what purges left (collect.go).
 package objstore
 
 import (
@@ -47,8 +32,7 @@ import (
 )
 
 // Precondition is the precondition of a write: Absent (the key must not
-// exist), Tag (the object must still be at that version), or neither
-// (unconditional).
+// exist), Tag (the object must still be at that version), or neither.
 type Precondition struct {
 	Absent bool
 	Tag    string
@@ -64,12 +48,11 @@ func IfMatch(tag string) Precondition { return Precondition{Tag: tag} }
 func (p Precondition) Conditional() bool { return p.Absent || p.Tag != "" }
 
 // Store is an object store with conditional writes. Keys are layout keys
-// (the Store adds its own prefix). Tags are normalised (no quotes, no weak
-// prefix). Errors other than the sentinels below are wrapped with the
-// driver sentinel that classifies them, and name the operation and key.
+// (the Store adds its own prefix); tags are normalised (NormTag). Other
+// errors than the sentinels below are classified with driver sentinels
+// and name the operation and key.
 type Store interface {
-	// Get reads key; data is nil when it is absent (missing or
-	// zero-length, a create that never finished).
+	// Get reads key; data is nil when it is absent (missing or zero-length).
 	Get(ctx context.Context, key string) (data []byte, tag string, err error)
 	// Head returns key's tag, "" when it is absent.
 	Head(ctx context.Context, key string) (string, error)
@@ -78,16 +61,15 @@ type Store interface {
 	// precondition on a missing key one wrapping ErrMissing.
 	Put(ctx context.Context, key string, data []byte, pc Precondition) (string, error)
 	// Delete removes key under pc, with Put's errors, sending the request
-	// once: a retry after an attempt that may have landed could remove an
-	// object written after it. Removing a missing key unconditionally is
-	// not an error. Correctness never rests on the store enforcing pc.
+	// once (a retry could remove an object written after it); removing a
+	// missing key unconditionally is not an error. Correctness never rests
+	// on the store enforcing pc.
 	Delete(ctx context.Context, key string, pc Precondition) error
-	// List calls fn, in key order, for every object whose key starts
-	// with prefix and sorts after startAfter ("": from the first), with
-	// its tag ("" when the listing does not give it) and size. An error
-	// of fn ends the listing and is returned as it is. A store whose
-	// listing can begin at a key (S3 StartAfter, GCS StartOffset) must,
-	// so that a page resumes without listing the keys before it again.
+	// List calls fn, in key order, for every object whose key starts with
+	// prefix and sorts after startAfter, with its tag ("" when the listing
+	// does not give it) and size; fn's error ends it and is returned as it
+	// is. A store whose listing can begin at a key (S3 StartAfter, GCS
+	// StartOffset) must, so that a page does not list earlier keys again.
 	List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error
 	// MaybeApplied reports whether a failed write may nevertheless have
 	// been applied (no answer came back, or a 5xx).
@@ -125,25 +107,23 @@ type Config struct {
 	// (GCS generations, Azure ETags; not S3's ETag, a digest of the bytes),
 	// so a tag alone resolves a lost answer (see holds).
 	UniqueTags bool
-	// RetryThrottled makes a conditional write the store refused for load
-	// (an error wrapping model.ErrThrottled) count as not done: the
-	// operation backs off, re-reads and tries again.
+	// RetryThrottled makes a conditional write refused for load (wrapping
+	// model.ErrThrottled) count as not done: back off, re-read, try again.
 	RetryThrottled bool
-	// ListParallel bounds the objects List reads at once;
-	// DefaultListParallel when 0.
-	ListParallel int
+	ListParallel   int // objects List reads at once (0: DefaultListParallel)
 	// LocalReads says the store's reads are local system calls (the
-	// filesystem driver): List then reads a record's files one after
-	// another and leaves them out of the cache, since a read costs about
-	// what the listing's tag comparison would save.
+	// filesystem driver): List reads a record's files one after another
+	// and caches none, as a read costs about what the tag check saves.
 	LocalReads bool
 	// Object names a key in messages and Page.Failed (the filesystem
 	// driver gives the file's path); the key itself when nil.
 	Object func(key string) string
+	// Release, when set, is called by the first Close.
+	Release func() error
 }
 
-// Records implements driver.Driver over a Store; a driver embeds it. It is
-// safe for concurrent use.
+// Records implements driver.Driver over a Store for a driver to embed; it
+// is safe for concurrent use.
 type Records struct {
 	store Store
 	cfg   Config
@@ -156,30 +136,23 @@ type Records struct {
 
 // New returns the Records of store; cfg.Layout and cfg.Dialect must be
 // valid.
-func New(store Store, cfg Config) *Records {
-	return &Records{store: store, cfg: cfg}
-}
+func New(store Store, cfg Config) *Records { return &Records{store: store, cfg: cfg} }
 
-// Close implements driver.Driver for a store that holds nothing to
-// release: every later operation fails.
+// Close implements driver.Driver: every later operation fails, and the
+// first Close returns Config.Release's error.
 func (r *Records) Close() error {
-	r.closed.Close()
+	if r.closed.Close() && r.cfg.Release != nil {
+		return r.cfg.Release()
+	}
 	return nil
 }
 
-// object is one stored file: its bytes and tag.
-type object struct {
-	data []byte
-	tag  string
-}
-
-// get reads key; nil when it is absent.
-func (r *Records) get(ctx context.Context, key string) (*object, error) {
+func (r *Records) get(ctx context.Context, key string) (*cached, error) {
 	data, tag, err := r.store.Get(ctx, key)
 	if err != nil || data == nil {
 		return nil, err
 	}
-	return &object{data: data, tag: tag}, nil
+	return &cached{data: data, tag: tag}, nil
 }
 
 // object names key in messages (see Config.Object).
@@ -190,12 +163,10 @@ func (r *Records) object(key string) string {
 	return key
 }
 
-// begin checks ctx and that the driver is open.
 func (r *Records) begin(ctx context.Context) error {
 	return r.closed.Check(ctx, r.cfg.Name)
 }
 
-// files returns id's files, the defining file first.
 func (r *Records) files(id model.ID) ([]layout.File, error) {
 	f, err := layout.Files(r.cfg.Layout, id)
 	if err != nil {

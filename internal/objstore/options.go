@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strings"
@@ -19,31 +20,19 @@ type FileOptions struct {
 }
 
 // ParseFileParams returns the FileOptions q's FileParams give (zero when
-// absent), or an error wrapping model.ErrInvalidArgument.
+// absent), and an error wrapping model.ErrInvalidArgument for a bad one.
 func ParseFileParams(q url.Values) (FileOptions, error) {
-	var o FileOptions
-	var err error
-	if o.Layout, err = jsonld.ParseLayout(q.Get("layout")); err != nil {
-		return FileOptions{}, err
-	}
-	o.Dialect = jsonld.Dialect(q.Get("dialect"))
-	if _, err := jsonld.ParseDialect(string(o.Dialect)); err != nil {
-		return FileOptions{}, err
-	}
-	if o.ListParallel, err = ParseListParallel(q.Get("list_parallel")); err != nil {
-		return FileOptions{}, err
-	}
-	return o, nil
+	l, errL := jsonld.ParseLayout(q.Get("layout"))
+	_, errD := jsonld.ParseDialect(q.Get("dialect"))
+	n, errN := ParseListParallel(q.Get("list_parallel"))
+	return FileOptions{Layout: l, Dialect: jsonld.Dialect(q.Get("dialect")), ListParallel: n}, cmp.Or(errL, errD, errN)
 }
 
 // NewConfig checks o and returns the Config of a driver called name, or an
 // error wrapping model.ErrInvalidArgument.
 func NewConfig(name string, o FileOptions) (Config, error) {
-	if err := o.Layout.Valid(); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", name, err)
-	}
 	dialect, err := jsonld.ParseDialect(string(o.Dialect))
-	if err != nil {
+	if err = cmp.Or(o.Layout.Valid(), err); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return Config{Name: name, Layout: o.Layout, Dialect: dialect, ListParallel: o.ListParallel}, nil

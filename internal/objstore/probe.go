@@ -30,8 +30,7 @@ type ProbeOps struct {
 
 // Probe writes a probe object under ProbePrefix, sends a create, an update
 // and a delete whose preconditions fail, and reports which the store
-// refused. Before removing the object it runs last, when not nil, with
-// the object's key, its tag and what the checks found.
+// refused; before removing the object it calls last (when not nil).
 func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refused) error) (Refused, error) {
 	var r Refused
 	key, tag, err := putProbe(ctx, ops)
@@ -57,16 +56,14 @@ func Probe(ctx context.Context, ops ProbeOps, last func(key, tag string, r Refus
 	return r, nil
 }
 
-// probeAttempts bounds the writes of a probe object that the store answers
-// unavailable.
+// probeAttempts bounds the writes of a probe object answered unavailable.
 const probeAttempts = 3
 
-// putProbe writes a new probe object, under a new key on each attempt. It
-// removes the object of a failed write (it may have landed) and tries
-// again, a few times, when the store answers unavailable: versitygw once
-// answered a probe's write "409 ExistingObjectIsDirectory" while other
-// clients probed the same bucket, and a passing failure should not fail
-// an Open.
+// putProbe writes a new probe object, under a new key on each attempt,
+// removing the object of a failed write (it may have landed), and tries
+// again when the store answers unavailable: versitygw once answered "409
+// ExistingObjectIsDirectory" while other clients probed the bucket, and a
+// passing failure should not fail an Open.
 func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
 	for attempt := 1; ; attempt++ {
 		key = ProbePrefix + driverutil.Token()
@@ -87,9 +84,8 @@ func putProbe(ctx context.Context, ops ProbeOps) (key, tag string, err error) {
 }
 
 // mayHaveLanded says whether a write that failed with err may still have
-// written its object. A store that refused the write outright (no bucket,
-// a refused credential, a bad request) wrote nothing, and a lasting
-// failure must cost one request, not two.
+// written its object; one refused outright (no bucket, a refused
+// credential, a bad request) did not, and must cost no cleanup request.
 func mayHaveLanded(err error) bool {
 	for _, refused := range []error{model.ErrNotProvisioned, model.ErrPermissionDenied, model.ErrInvalidArgument, model.ErrNotFound} {
 		if errors.Is(err, refused) {

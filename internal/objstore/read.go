@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +14,7 @@ import (
 
 // readDoc reads and decodes one record file of id and caches it; nil when
 // it is absent or holds another ID's record (a/b:main and a:b/main share a
-// key: to each, the other's file is none of its own). A file that does not
-// decode is an error wrapping model.ErrInternal that names the key.
+// key). A file that does not decode is an error wrapping model.ErrInternal.
 func (r *Records) readDoc(ctx context.Context, id model.ID, key string) (*cached, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -38,7 +38,7 @@ func (r *Records) readDoc(ctx context.Context, id model.ID, key string) (*cached
 // errOtherID: a file holds the record of another ID that maps to its key.
 var errOtherID = errors.New("the file holds another ID's record")
 
-func (r *Records) decodeDoc(id model.ID, key string, obj *object) (*cached, error) {
+func (r *Records) decodeDoc(id model.ID, key string, obj *cached) (*cached, error) {
 	doc, err := jsonld.Decode(obj.data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(key), err)
@@ -49,10 +49,9 @@ func (r *Records) decodeDoc(id model.ID, key string, obj *object) (*cached, erro
 	return &cached{tag: obj.tag, data: obj.data, doc: doc}, nil
 }
 
-// owner checks that doc, read at id's key, may be a file of id. When it
-// is another ID's it returns errOtherID (wrapped) if that ID maps to the
-// same key (a/b:main and a:b/main), and errMisplaced's error if it does not,
-// the one diagnosis every operation gives such a file.
+// owner checks that doc, read at id's key, may be a file of id: when it is
+// another ID's, errOtherID (wrapped) if that ID maps to the same key, and
+// errMisplaced's error otherwise.
 func (r *Records) owner(id model.ID, key string, doc *jsonld.File) error {
 	if ownedBy(doc, id) {
 		return nil
@@ -80,7 +79,6 @@ func ownedBy(doc *jsonld.File, id model.ID) bool {
 	return doc.ID == "" || doc.ID == id.String()
 }
 
-// cachedOf returns key's cached file when it may be one of id's.
 func (r *Records) cachedOf(id model.ID, key string) (cached, bool) {
 	c, ok := r.cache.get(key)
 	return c, ok && ownedBy(c.doc, id)
@@ -100,25 +98,20 @@ func (r *Records) docFor(ctx context.Context, id model.ID, key string, fresh boo
 // readAll reads the given keys of id in parallel; entries are nil for
 // absent files.
 func (r *Records) readAll(ctx context.Context, id model.ID, keys []string) ([]*cached, error) {
-	return parallel(keys, func(k string) (*cached, error) { return r.readDoc(ctx, id, k) })
+	docs, errs := parallel(keys, func(_ int, k string) (*cached, error) { return r.readDoc(ctx, id, k) })
+	return docs, cmp.Or(errs...)
 }
 
-// parallel calls fn on every key at once and returns the results in the
-// keys' order, or the first error.
-func parallel[T any](keys []string, fn func(key string) (T, error)) ([]T, error) {
-	out := make([]T, len(keys))
-	errs := make([]error, len(keys))
+// parallel calls fn on every element of in (and its index) at once and
+// returns its results and errors in order.
+func parallel[E, T any](in []E, fn func(int, E) (T, error)) ([]T, []error) {
+	out, errs := make([]T, len(in)), make([]error, len(in))
 	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Go(func() { out[i], errs[i] = fn(k) })
+	for i, e := range in {
+		wg.Go(func() { out[i], errs[i] = fn(i, e) })
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, errs
 }
 
 func keys(files []layout.File) []string {
@@ -130,21 +123,15 @@ func keys(files []layout.File) []string {
 }
 
 // load reads record id from all its files at once; nil when it does not
-// exist.
-//
-// A record created by this package has an incarnation token in its
-// defining file, copied into every other file written for it, and only a
-// collector (ns gc) deletes files, those of a record purged long enough
-// (see Delete). So a missing file means that concern was never written in
-// this incarnation, and a sealed one still holds its value: one parallel
-// read of every file decides. A
-// file of another token is debris of an earlier record of the ID, or
-// (when the defining file was read before a purge and the file after a
-// re-create and a push) of a later one: the defining file is read again
-// and must still hold the same token. A record without a token (written by
-// Fluree, or by an older version that created the defining file last and
-// removed it first) gets the older check: a missing file is read again,
-// then the defining file must still exist.
+// exist. A record of this package has its token in every file written for
+// it, and only a collector deletes files (of a record purged long enough),
+// so a missing file is a concern never written in this incarnation, and a
+// sealed one still holds its value. A file of another token is debris of
+// an earlier record, or of a later one (the defining file read before a
+// purge, the file after a re-create): the defining file is read again and
+// must still hold the same token. A record without a token (Fluree's) gets
+// the older check: a missing file is read again, then the defining file
+// must still exist.
 func (r *Records) load(ctx context.Context, id model.ID, files []layout.File) (*model.Record, error) {
 	for range 3 {
 		rec, stable, err := r.loadOnce(ctx, id, files)
@@ -165,7 +152,7 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 			return nil, stable, err
 		}
 	}
-	if hasDebris(docs) {
+	if strangers(docs[0].doc, docs[1:]) {
 		if same, err := r.sameIncarnation(ctx, id, files[0].Key, docs[0]); err != nil || !same {
 			return nil, false, err
 		}
@@ -179,17 +166,6 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 // token is never written, and is read as debris.
 func belongs(def, f *jsonld.File) bool {
 	return f != nil && f.Incarnation == def.Incarnation && !(f.Purged && def.Incarnation == "")
-}
-
-// hasDebris reports whether docs (the defining file first) hold a file of
-// another incarnation.
-func hasDebris(docs []*cached) bool {
-	for _, c := range docs[1:] {
-		if c != nil && !belongs(docs[0].doc, c.doc) {
-			return true
-		}
-	}
-	return false
 }
 
 // sameIncarnation reads the defining file again and reports whether it

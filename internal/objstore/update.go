@@ -21,37 +21,33 @@ import (
 const maxAttempts = 16
 
 // contendWait is the least time a push keeps trying while it loses to
-// other writers, whatever maxAttempts says: in lock mode (five round trips
-// a write) on a loaded machine, a push lost sixteen times in a row, in
-// about a second, to two writers of the same object that kept succeeding.
-// Losing to writers that make progress is contention, not an outage.
+// other writers, whatever maxAttempts says: in lock mode on a loaded
+// machine a push lost sixteen times in about a second to writers that kept
+// succeeding, which is contention, not an outage.
 const contendWait = 10 * time.Second
 
 // purgeWait is how long a push waits for a purge under way (the target
-// sealed) before it answers unavailable: S3 in lock mode on a loaded
-// machine took 4.5 s for a purge, longer than maxAttempts' backoffs.
+// sealed) before it answers unavailable; S3 in lock mode on a loaded
+// machine took 4.5 s for a purge.
 const purgeWait = 15 * time.Second
 
 // state is what an update reads: the defining file, the file holding the
 // concern (the same file, or nil when absent or debris) and the record.
 type state struct {
 	def, target *cached
-	// debris is a file at the target's key that belongs to another record
-	// of the ID: a write replaces it on its tag.
+	// debris is a file at the target's key of another record of the ID,
+	// which a write replaces on its tag.
 	debris *cached
 	rec    *model.Record
-	// read: the files came from the store, not the cache, so a conflict
-	// found on them needs no re-read.
-	read bool
-	// sealed: a purge has sealed the target; it is waited for.
-	sealed bool
-	// changed: the defining file changed incarnation while being read.
-	changed bool
+	// read: the files came from the store, so a conflict needs no re-read.
+	read    bool
+	sealed  bool // a purge has sealed the target: it is waited for
+	changed bool // the defining file changed incarnation while being read
 }
 
 // state returns the files of id that concern target (an index into files)
-// needs, from the cache unless fresh is set. It returns an error wrapping
-// ErrNotFound when the defining file is absent.
+// needs, from the cache unless fresh is set; an error wrapping ErrNotFound
+// when the defining file is absent.
 func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, target int, fresh bool) (*state, error) {
 	st := &state{}
 	ks := []string{files[0].Key}
@@ -65,8 +61,8 @@ func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, t
 		}
 	}
 	if len(docs) < len(ks) {
-		// An absent target is created with IfAbsent, which does not
-		// show that the record still exists: read the defining file too.
+		// IfAbsent on an absent target does not show that the record
+		// still exists: read the defining file too.
 		var err error
 		if docs, err = r.readAll(ctx, id, ks); err != nil || docs[0] == nil {
 			return nil, r.orNotFound(err, id)
@@ -88,15 +84,14 @@ func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, t
 		others = append(others, st.target.doc)
 		st.sealed = st.target.doc.Purged
 	case !st.read:
-		// Files of two records in the cache: a defining file cached
-		// before a purge and a file of the record created since (read
-		// back by a resend) would make the write carry the purged
-		// record's token. Read both again.
+		// Files of two records in the cache (a defining file cached before
+		// a purge, a file of the record created since): the write would
+		// carry the purged record's token. Read both again.
 		st.changed = true
 		return st, nil
 	default:
 		// Debris, unless the defining file was read before a purge and
-		// the target after a re-create: check before replacing it.
+		// the target after a re-create.
 		same, err := r.sameIncarnation(ctx, id, files[0].Key, st.def)
 		if err != nil {
 			return nil, err
@@ -104,11 +99,10 @@ func (r *Records) state(ctx context.Context, id model.ID, files []layout.File, t
 		st.changed = !same
 		st.debris, st.target = st.target, nil
 	}
-	rec, err := jsonld.Assemble(id, st.def.doc, others...)
-	if err != nil {
+	var err error
+	if st.rec, err = jsonld.Assemble(id, st.def.doc, others...); err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, files[0].Key, err)
 	}
-	st.rec = rec
 	return st, nil
 }
 
@@ -119,12 +113,11 @@ func (r *Records) orNotFound(err error, id model.ID) error {
 	return r.errNotFound(id)
 }
 
-// Update implements driver.Driver. It compares with cond.Holds on the
+// Update implements driver.Driver: it compares with cond.Holds on the
 // cached file (read when not cached) and writes the one file holding
-// concern c conditional on its tag (IfAbsent when the file does not exist
-// yet), recording the write's entry (see lost.go). A failed precondition
-// makes it re-read and compare again; a conflict is only ever reported
-// from a fresh read.
+// concern c on its tag (IfAbsent when it does not exist yet), recording
+// the write's entry; a failed precondition makes it re-read and compare
+// again, so a conflict is only ever reported from a fresh read.
 func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	if err := r.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -142,7 +135,7 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 	}
 	// Never -1: c is valid, and every layout puts each concern in a file.
 	target := slices.IndexFunc(files, func(f layout.File) bool { return f.Parts&jsonld.PartOf(c) != 0 })
-	u := &update{id: id, files: files, target: target, c: c, next: next, entry: updateEntry(w, next.V)}
+	u := &update{id: id, files: files, target: target, c: c, next: next, entry: driverutil.WriteTag(w.ID, next.V)}
 	applied := driver.Outcome{Applied: true, Current: next.Clone()}
 	if w.Resend {
 		err := r.resent(ctx, id, files[u.target].Key, func(doc *jsonld.File) bool { return hasEntry(doc, u.entry) })
@@ -151,19 +144,18 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		}
 		return applied, nil
 	}
-	fresh := false
 	start := time.Now()
 	var sealedAt time.Time // when this call first met a purge under way
+	// Every attempt after the first reads afresh.
 	for attempt := 0; keepTrying(attempt, start, sealedAt); attempt++ {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return driver.Outcome{}, err
 		}
-		st, err := r.state(ctx, id, files, u.target, fresh)
+		st, err := r.state(ctx, id, files, u.target, attempt > 0)
 		if err != nil {
 			return driver.Outcome{}, err
 		}
 		if st.changed {
-			fresh = true
 			continue
 		}
 		cur := st.rec.Value(c)
@@ -172,36 +164,33 @@ func (r *Records) Update(ctx context.Context, id model.ID, c model.Concern, cond
 		}
 		if !cond.Holds(*cur, next) {
 			if !st.read {
-				fresh = true
 				continue
 			}
 			return driver.Outcome{Current: cur.Clone()}, nil
 		}
 		if st.sealed { // a purge is under way: wait for it, up to purgeWait
-			fresh = true
 			if sealedAt.IsZero() {
 				sealedAt = time.Now()
 			}
 			continue
 		}
 		done, err := r.apply(ctx, u, st)
-		if err != nil || done {
-			if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == model.Index {
-				r.foldInline(ctx, id, files[0], st.def)
-			}
-			if err != nil {
-				return driver.Outcome{}, err
-			}
+		if done && u.target != 0 && st.def.doc.Index != nil && st.def.doc.Incarnation == "" && c == model.Index {
+			r.foldInline(ctx, id, files[0], st.def)
+		}
+		if err != nil {
+			return driver.Outcome{}, err
+		}
+		if done {
 			return applied, nil
 		}
-		fresh = true
 	}
 	return driver.Outcome{}, r.contended(id, c)
 }
 
-// keepTrying reports whether an update that has made attempt attempts
-// since start tries again: for at least maxAttempts attempts and
-// contendWait, and up to purgeWait after it first met a purge under way.
+// keepTrying reports whether an update tries again: for at least
+// maxAttempts attempts and contendWait, and up to purgeWait after it first
+// met a purge under way.
 func keepTrying(attempt int, start, sealedAt time.Time) bool {
 	if attempt < maxAttempts || time.Since(start) < contendWait {
 		return true
@@ -209,7 +198,6 @@ func keepTrying(attempt int, start, sealedAt time.Time) bool {
 	return !sealedAt.IsZero() && time.Since(sealedAt) < purgeWait
 }
 
-// update is one Update call.
 type update struct {
 	id     model.ID
 	files  []layout.File
@@ -232,7 +220,7 @@ func (r *Records) backoff(ctx context.Context, attempt int) error {
 	return driverutil.Sleep(ctx, driverutil.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2))
 }
 
-// apply writes concern u.c of st.rec as u.next to the file holding it.
+// apply writes concern u.c of st.rec as u.next to the file holding it;
 // done is false when the file changed since it was read.
 func (r *Records) apply(ctx context.Context, u *update, st *state) (bool, error) {
 	f := u.files[u.target]
@@ -258,10 +246,9 @@ func (r *Records) apply(ctx context.Context, u *update, st *state) (bool, error)
 }
 
 // settleUpdate reads back the file of an update whose answer was lost: it
-// landed when the file holds its entry; it may be sent again when the
-// file is still at the attempt's precondition (pc, on the file at, as
-// read) and the record is still the one the update was decided on (def,
-// the concern at value was).
+// landed when the file holds its entry; it may be sent again while the
+// file still meets pc (read as at) and the record is still def's, with
+// the concern at was.
 func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc Precondition, at *jsonld.File, was model.Value, cause error) (bool, error) {
 	key := u.files[u.target].Key
 	now, done, err := r.readLanded(ctx, u.id, key, cause, func(d *jsonld.File) bool { return hasEntry(d, u.entry) })
@@ -286,9 +273,9 @@ func (r *Records) settleUpdate(ctx context.Context, u *update, def *cached, pc P
 }
 
 // sameRecord reports whether the defining file now (target: the file
-// holding u.c, as read just before) is of the record def was, and gives
-// u.c the value was. A token proves the record is the same; without one
-// (a record written by Fluree) only a defining file unchanged since does.
+// holding u.c, as read just before) is of def's record and gives u.c the
+// value was. A token proves the record is the same; without one (Fluree's)
+// only a defining file unchanged since does.
 func (r *Records) sameRecord(u *update, def, now, target *cached, was model.Value) bool {
 	switch {
 	case now == nil || now.doc == nil || now.doc.Purged || now.doc.Incarnation != def.doc.Incarnation:
@@ -309,8 +296,8 @@ func (r *Records) sameRecord(u *update, def, now, target *cached, was model.Valu
 }
 
 // writeCAS writes data to f under pc and caches it, for the writes that
-// record no entry (fences, folds of an inline index). done is false when
-// the precondition failed: the caller re-reads and decides again.
+// record no entry (fences, folds); done is false when the precondition
+// failed.
 func (r *Records) writeCAS(ctx context.Context, id model.ID, f layout.File, pc Precondition, data []byte) (bool, error) {
 	l, err := r.attempt(ctx, id, f.Key, pc, data)
 	if l == lost {
@@ -319,20 +306,10 @@ func (r *Records) writeCAS(ctx context.Context, id model.ID, f layout.File, pc P
 	return l == landed, err
 }
 
-// preconditionCode names a failed precondition in telemetry: HTTP's 412
-// on an object store, a changed file on the local file system.
-func (r *Records) preconditionCode() string {
-	if r.cfg.LocalReads {
-		return "file changed"
-	}
-	return "412"
-}
-
-// resolve reads key after a lost answer of writeCAS. The write landed when
-// the object holds exactly data (these writes carry a token or a fence's
-// time, which no other write repeats), and did not when the object still
-// meets pc. Anything else means another writer changed the object
-// meanwhile: an error wrapping model.ErrOutcomeUnknown.
+// resolve reads key after a lost answer of writeCAS: the write landed when
+// the object holds exactly data (a token or a fence's time, which no other
+// write repeats), and did not when the object still meets pc; anything
+// else is an error wrapping model.ErrOutcomeUnknown.
 func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Precondition, data []byte, cause error) (bool, error) {
 	obj, err := r.get(ctx, key)
 	if err != nil {
@@ -348,37 +325,41 @@ func (r *Records) resolve(ctx context.Context, id model.ID, key string, pc Preco
 	return false, r.unknown(key, "the answer was lost (%v), and another writer changed the object before it could be read back", cause)
 }
 
-// remember caches what the driver just wrote to key.
 func (r *Records) remember(id model.ID, key, tag string, data []byte) {
-	if c, err := r.decodeDoc(id, key, &object{data: data, tag: tag}); err == nil {
+	if c, err := r.decodeDoc(id, key, &cached{data: data, tag: tag}); err == nil {
 		r.cache.put(key, *c)
 	}
 }
 
 // foldInline rewrites a layout-B main file written by Fluree without its
-// inline index, once the sidecar holds the index; until then readers merge
-// the two (the sidecar wins at equal or higher t). It is best effort: the
-// update already succeeded, and the next one tries again. A record with an
-// incarnation token keeps the inline index its create wrote: a reader that
-// read the sidecar before the push and the defining file after a fold
-// would see no index at all.
+// inline index once the sidecar holds it (readers merge the two, the
+// sidecar winning at equal or higher t), best effort. A record with a
+// token keeps the inline index its create wrote: a reader of the sidecar
+// before the push and of the defining file after a fold would see none.
 func (r *Records) foldInline(ctx context.Context, id model.ID, f layout.File, def *cached) {
 	for range 3 {
-		rec, err := jsonld.Assemble(id, def.doc)
-		if err != nil {
-			return
-		}
-		data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
-		if err != nil {
-			return
-		}
-		if done, err := r.writeCAS(ctx, id, f, IfMatch(def.tag), data); done || err != nil {
+		done, err := r.writeWithoutIndex(ctx, id, f, def)
+		if done || err != nil {
 			return
 		}
 		if def, err = r.readDoc(ctx, id, f.Key); err != nil || def == nil || def.doc.Index == nil {
 			return
 		}
 	}
+}
+
+// writeWithoutIndex rewrites the defining file f, read as def, without its
+// inline index, on its tag; done is false when it changed meanwhile.
+func (r *Records) writeWithoutIndex(ctx context.Context, id model.ID, f layout.File, def *cached) (bool, error) {
+	rec, err := jsonld.Assemble(id, def.doc)
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc.WithoutIndex()})
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
+	}
+	return r.writeCAS(ctx, id, f, IfMatch(def.tag), data)
 }
 
 // Retract implements driver.Driver: one conditional write of the defining
@@ -395,44 +376,30 @@ func (r *Records) Retract(ctx context.Context, id model.ID, at time.Time) error 
 	if err != nil {
 		return err
 	}
-	rt := &retraction{id: id, f: files[0], at: at, entry: retractEntry(w)}
-	if w.Resend {
-		return r.resent(ctx, id, rt.f.Key, rt.done)
+	f, entry := files[0], w.ID+"@retract"
+	// done: the defining file holds the entry, or is a live record
+	// retracted (retracting it again would change nothing).
+	done := func(def *jsonld.File) bool {
+		rec, err := jsonld.Assemble(id, def)
+		return hasEntry(def, entry) || err == nil && !def.Purged && rec.Retracted
 	}
-	fresh := false
+	if w.Resend {
+		return r.resent(ctx, id, f.Key, done)
+	}
 	for attempt := range maxAttempts {
 		if err := r.backoff(ctx, attempt); err != nil {
 			return err
 		}
-		done, err := r.retractOnce(ctx, rt, fresh)
-		if err != nil || done {
+		ok, err := r.retractOnce(ctx, id, f, at, entry, done, attempt > 0)
+		if err != nil || ok {
 			return err
 		}
-		fresh = true
 	}
 	return r.contended(id, model.Status)
 }
 
-type retraction struct {
-	id    model.ID
-	f     layout.File // the defining file
-	at    time.Time
-	entry string
-}
-
-// done reports whether def, the defining file, shows the retraction done:
-// its entry, or a live record retracted (retracting it again would change
-// nothing).
-func (rt *retraction) done(def *jsonld.File) bool {
-	if hasEntry(def, rt.entry) {
-		return true
-	}
-	rec, err := jsonld.Assemble(rt.id, def)
-	return err == nil && !def.Purged && rec.Retracted
-}
-
-func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (bool, error) {
-	id, f := rt.id, rt.f
+func (r *Records) retractOnce(ctx context.Context, id model.ID, f layout.File, at time.Time, entry string,
+	done func(*jsonld.File) bool, fresh bool) (bool, error) {
 	def, err := r.docFor(ctx, id, f.Key, fresh)
 	if err != nil || def == nil || def.doc.Purged && fresh {
 		return false, r.orNotFound(err, id)
@@ -448,12 +415,12 @@ func (r *Records) retractOnce(ctx context.Context, rt *retraction, fresh bool) (
 		return fresh, nil // a cached "retracted" may be a purged record's
 	}
 	rec.Retracted = true
-	rec.Status = &model.Value{V: rec.Status.V + 1, Payload: model.RetractedStatus(rt.at)}
-	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc, WriteID: rt.entry})
+	rec.Status = &model.Value{V: rec.Status.V + 1, Payload: model.RetractedStatus(at)}
+	data, err := jsonld.Encode(rec, jsonld.EncodeOptions{Dialect: r.cfg.Dialect, Parts: f.Parts, Prev: def.doc, WriteID: entry})
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
 	pc := IfMatch(def.tag)
-	settle := r.settleOn(id, f.Key, pc, def.doc, rt.done, "record")
+	settle := r.settleOn(id, f.Key, pc, def.doc, done, "record")
 	return r.send(ctx, &sent{id: id, key: f.Key, pc: pc, data: data, settle: settle})
 }

@@ -20,19 +20,16 @@ const DefaultVersionsPageSize = 1000
 
 var _ driver.Versioner = (*Records)(nil)
 
-// Versions implements driver.Versioner with the listing of List. A
-// record's version is a digest of the keys and tags the listing shows for
-// its files, so it changes when any of them is written, created or
-// removed; "" when the listing gives no tag. A record at its known version
-// is not read; another is read as List reads it (only the files whose tag
-// is not the cached one).
+// Versions implements driver.Versioner with List's listing. A record's
+// version is a digest of the keys and tags listed for its files, so it
+// changes when any of them is written, created or removed ("" when the
+// listing gives no tag). A record at its known version is not read.
 func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*driver.VersionPage, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
 	opts.PageSize = driverutil.Positive(opts.PageSize, DefaultVersionsPageSize)
-	// A listed record at its known version is handed back holding only its
-	// ID, which every ListOptions of Versions matches.
+	// A record at its known version is handed back holding only its ID.
 	var mu sync.Mutex
 	versions := map[model.ID]string{}
 	known := func(id model.ID) bool { return versions[id] != "" && opts.Known[id] == versions[id] }
@@ -63,8 +60,8 @@ func (r *Records) Versions(ctx context.Context, opts driver.VersionsOptions) (*d
 	return out, nil
 }
 
-// listedVersion digests the keys and tags of the defining file and the
-// other files; "" when one is unknown.
+// listedVersion digests the listed keys and tags of a record's files; ""
+// when one is unknown.
 func listedVersion(key, tag string, present map[string]string) string {
 	if tag == "" || present == nil {
 		return ""

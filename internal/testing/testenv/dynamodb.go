@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -83,10 +82,8 @@ func choiceFile(servers []string, index, pid int) string {
 
 // parseChoice reads a choice file's name: the server's index and the PID.
 func parseChoice(name string) (index, pid int, ok bool) {
-	a, b, found := strings.Cut(name, "-")
-	index, err1 := strconv.Atoi(a)
-	pid, err2 := strconv.Atoi(b)
-	return index, pid, found && err1 == nil && err2 == nil
+	_, err := fmt.Sscanf(name, "%d-%d", &index, &pid)
+	return index, pid, err == nil
 }
 
 // alive reports whether process pid runs (on Windows, never: every process
@@ -104,7 +101,7 @@ func lockDir(dir string) (unlock func()) {
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
 			f.Close()
-			return func() { _ = os.Remove(lock) }
+			break
 		}
 	}
 	return func() { _ = os.Remove(lock) }

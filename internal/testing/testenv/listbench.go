@@ -88,9 +88,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 // prints fewer than want records.
 func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	tb.Helper()
-	bin, err := nsBinary()
-	Must(tb, err)
-	cmd := exec.Command(bin, append([]string{"--url", url, "list"}, args...)...)
+	cmd := exec.Command(NSBinary(tb), append([]string{"--url", url, "list"}, args...)...)
 	var stderr strings.Builder
 	var lines lineCounter
 	cmd.Stdout, cmd.Stderr = &lines, &stderr
@@ -99,7 +97,7 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 		tb.Fatalf("ns list: %v", err)
 	}
 	hwm := watchHWM(cmd.Process.Pid)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	took := time.Since(start)
 	peakKB := hwm()
 	if err != nil {
@@ -134,7 +132,8 @@ func watchHWM(pid int) func() int64 {
 	go func() {
 		defer close(done)
 		for {
-			peak = max(peak, readHWM(pid))
+			kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM") // 0 when unreadable
+			peak = max(peak, kb)
 			select {
 			case <-stop:
 				return
@@ -147,12 +146,6 @@ func watchHWM(pid int) func() int64 {
 		<-done
 		return peak
 	}
-}
-
-// readHWM returns the VmHWM of pid in kB, or 0 when it cannot be read.
-func readHWM(pid int) int64 {
-	kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM")
-	return kb
 }
 
 // statusKB returns the field named key, in kB, of the /proc status file
@@ -172,29 +165,33 @@ func statusKB(path, key string) (int64, error) {
 
 // PeakRSS returns the peak resident set size, in MB, of this process while
 // f runs, and the resident set just before f (what the process held
-// already: a mem store, for one). The peak is the kernel's high-water mark
-// (VmHWM), reset just before f through /proc/self/clear_refs after the Go
-// runtime returned its free memory. Both are -1 where /proc/self/clear_refs
-// is not writable.
+// already: a mem store, for one), once the Go runtime returned its free
+// memory. See peakRSS.
 func PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	tb.Helper()
 	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		tb.Logf("peak RSS not measured: %v", err)
+	return peakRSS(tb, "/proc/self", "", f)
+}
+
+// peakRSS runs f and returns the peak resident set of the process whose
+// /proc directory is dir during f, and its resident set just before, in
+// MB: the kernel's high-water mark (VmHWM), reset before f through the
+// process's clear_refs. Both are -1 where that file is not writable.
+func peakRSS(tb testing.TB, dir, of string, f func()) (peak, before float64) {
+	tb.Helper()
+	if err := os.WriteFile(dir+"/clear_refs", []byte("5"), 0); err != nil {
+		tb.Logf("peak RSS%s not measured: %v", of, err)
 		f()
 		return -1, -1
 	}
-	before = procStatusMB(tb, "VmRSS")
+	mb := func(key string) float64 {
+		kb, err := statusKB(dir+"/status", key)
+		Must(tb, err)
+		return float64(kb) / 1024
+	}
+	before = mb("VmRSS")
 	f()
-	return procStatusMB(tb, "VmHWM"), before
-}
-
-// procStatusMB returns the field named key of /proc/self/status in MB.
-func procStatusMB(tb testing.TB, key string) float64 {
-	tb.Helper()
-	kb, err := statusKB("/proc/self/status", key)
-	Must(tb, err)
-	return float64(kb) / 1024
+	return mb("VmHWM"), before
 }
 
 // ListAll lists every record matching opts through d, page after page, and
@@ -236,29 +233,6 @@ func MedianMS(l []time.Duration) float64 {
 	return float64(l[len(l)/2].Microseconds()) / 1000
 }
 
-// ReportVsRaw reports the p50 and p99 of lat, a driver operation's
-// latencies, beside those of raw, the SDK or syscall baseline measured in
-// the same run, in milliseconds, and their ratios: name-p50-ms,
-// rawName-p50-ms, p50-ratio, and the same for p99. A loop that times both
-// reports no ns/op of its own.
-func ReportVsRaw(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
-	q := func(l []time.Duration, q float64) float64 {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
-	}
-	for _, p := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
-		mine, theirs := q(lat, p.q), q(raw, p.q)
-		b.ReportMetric(mine, name+"-"+p.name+"-ms")
-		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
-		b.ReportMetric(mine/theirs, p.name+"-ratio")
-	}
-	b.ReportMetric(0, "ns/op")
-}
-
 // SeedCopies writes n records into the file store at dir, which d opens:
 // d creates tmpl (an ID named "tmpl"), and its files are copied n times
 // under the names fmt.Sprintf(nameFormat, i), raw writes being far quicker
@@ -297,8 +271,10 @@ func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, 
 }
 
 // BenchVsRaw runs b.N rounds, each timing op(i) and then raw(i), the SDK
-// or syscall baseline of the same work, and reports both with
-// ReportVsRaw under name and rawName. op and raw fail b themselves.
+// or syscall baseline of the same work, and reports the p50 and p99 of
+// both in milliseconds, and their ratios: name-p50-ms, rawName-p50-ms,
+// p50-ratio, and the same for p99; no ns/op of its own. op and raw fail b
+// themselves.
 func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw func(i int)) {
 	lat := make([]time.Duration, 0, b.N)
 	base := make([]time.Duration, 0, b.N)
@@ -312,5 +288,19 @@ func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw f
 		base = append(base, time.Since(start))
 	}
 	b.StopTimer()
-	ReportVsRaw(b, name, lat, rawName, base)
+	q := func(l []time.Duration, q float64) float64 {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
+	}
+	for _, p := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		mine, theirs := q(lat, p.q), q(base, p.q)
+		b.ReportMetric(mine, name+"-"+p.name+"-ms")
+		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
+		b.ReportMetric(mine/theirs, p.name+"-ratio")
+	}
+	b.ReportMetric(0, "ns/op")
 }

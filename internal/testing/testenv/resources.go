@@ -43,14 +43,12 @@ func S3Bucket(t testing.TB, client *s3.Client, prefix string) string {
 	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("create bucket %s: %v", bucket, err)
 	}
-	t.Cleanup(func() { removeBucket(client, bucket) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		awsconf.RemoveBucket(ctx, client, bucket)
+	})
 	return bucket
-}
-
-func removeBucket(c *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	awsconf.RemoveBucket(ctx, c, bucket)
 }
 
 // DropTable deletes the DynamoDB table name through client when the test

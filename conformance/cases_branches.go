@@ -89,8 +89,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.publish("db", 1)
 		e.must(e.ns.Retract(e.ctx, e.id("db:was")))
 		for _, id := range []string{"db:taken", "db:was"} {
-			_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{})
-			e.wantErr(err, nameservice.ErrAlreadyExists)
+			e.wantErr(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{})), nameservice.ErrAlreadyExists)
 		}
 		e.wantValue("db:taken", nameservice.Head, unborn)
 		e.wantBranches("db", 0)
@@ -265,8 +264,7 @@ func (e *env) createBranch(id, from string) {
 // writes nothing.
 func (e *env) createBranchErr(id, from string, want error) {
 	e.t.Helper()
-	_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})
-	e.wantErr(err, want)
+	e.wantErr(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})), want)
 	e.wantAbsent(id)
 }
 

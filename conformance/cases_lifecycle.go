@@ -282,8 +282,7 @@ func atSignOnlyInExistingRecords(e *env) {
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id(form), nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
 		e.wantErr(err, nameservice.ErrInvalidID)
 	}
-	id, err := nameservice.ParseID(e.id("old:feat@1"))
-	e.must(err)
+	id := e.parseID("old:feat@1")
 	h, i, s, c := ref("c1", 1), nameservice.Value{}, status(1, "ready", nil), nameservice.Value{}
 	e.must(e.ns.Import(e.ctx, &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, CreatedAt: 1}, Head: &h, Index: &i, Status: &s, Config: &c}))
 	e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, id.String(), 2, "c2"))
@@ -306,8 +305,7 @@ func validIDCases() []testCase {
 
 var groupImport = group{name: "Import", guarantee: "import: a record is created exactly as given, or refused whole", cases: []testCase{
 	{name: "CreatesTheRecordExactly", quick: true, run: func(e *env) {
-		id, _ := nameservice.ParseID(e.id("db:dev"))
-		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
+		rec := &nameservice.Record{ID: e.parseID("db:dev"), Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
 		h, i := ref("c9", 9), ref("i7", 7)
 		s := status(4, "retracted", nameservice.Object{"retracted_at": 99})
 		c := config(2, nameservice.Object{"default_context": "ctx", "config_id": "cid", "x": []any{1}})
@@ -319,9 +317,8 @@ var groupImport = group{name: "Import", guarantee: "import: a record is created 
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrAlreadyExists)
 	}},
 	{name: "GraphSource", run: func(e *env) {
-		id, _ := nameservice.ParseID(e.id("gs"))
 		i, s, c := ref("g3", 3), status(2, "syncing", nil), config(5, nameservice.Object{"k": 1})
-		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:IcebergSource", Dependencies: []string{"a:main"}, CreatedAt: 5},
+		rec := &nameservice.Record{ID: e.parseID("gs"), Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:IcebergSource", Dependencies: []string{"a:main"}, CreatedAt: 5},
 			Index: &i, Status: &s, Config: &c}
 		e.must(e.ns.Import(e.ctx, rec))
 		if got := e.lookup("gs"); !sameRecord(got, rec) {
@@ -329,10 +326,9 @@ var groupImport = group{name: "Import", guarantee: "import: a record is created 
 		}
 	}},
 	{name: "RejectsInvalidRecords", run: func(e *env) {
-		id, _ := nameservice.ParseID(e.id("db"))
 		bad := ref("c", 3)
 		bad.V = 4 // payload t disagrees with the watermark
-		rec := nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger}, Head: &bad, Index: &unborn, Status: &ready, Config: &unborn}
+		rec := nameservice.Record{ID: e.parseID("db"), Meta: nameservice.Meta{Kind: nameservice.Ledger}, Head: &bad, Index: &unborn, Status: &ready, Config: &unborn}
 		e.wantErr(e.ns.Import(e.ctx, &rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
 	}},

@@ -85,9 +85,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		}
 	}},
 	{name: "ImportOverALimitIsRefused", run: func(e *env) {
-		id, err := nameservice.ParseID(e.id("db"))
-		e.must(err)
-		rec := model.NewLedger(id, 1)
+		rec := model.NewLedger(e.parseID("db"), 1)
 		*rec.Config = config(1, paddedPayload(nameservice.Object{}, guard.MaxPayloadBytes+1))
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")

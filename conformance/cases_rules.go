@@ -43,9 +43,7 @@ func rulesWatermarkTop(e *env) {
 	e.wantRefused("commit at 2^63-1", second(e.ns.PublishCommit(e.ctx, e.id("db"), top, "a")), "commit_t")
 	e.wantRefused("index at 2^63-1", second(e.ns.PublishIndex(e.ctx, e.id("db"), top, "a")), "index_t")
 	e.wantSame("db", before)
-	id, err := nameservice.ParseID(e.id("imported"))
-	e.must(err)
-	rec := model.NewLedger(id, 1)
+	rec := model.NewLedger(e.parseID("imported"), 1)
 	*rec.Status = status(top, "ready", nil)
 	e.wantRefused("import at 2^63-1", e.ns.Import(e.ctx, rec), "status_v")
 	e.wantAbsent("imported")
@@ -104,9 +102,7 @@ func rulesContentIDs(e *env) {
 }
 
 func rulesBranchCount(e *env) {
-	id, err := nameservice.ParseID(e.id("db"))
-	e.must(err)
-	rec := model.NewLedger(id, 1)
+	rec := model.NewLedger(e.parseID("db"), 1)
 	rec.Branches = guard.MaxBranches + 1
 	e.wantRefused("branches 2^32", e.ns.Import(e.ctx, rec), "branches")
 	e.wantAbsent("db")

@@ -76,8 +76,7 @@ func (e *env) needCorrupter() {
 func (e *env) corruptRecord(name string) {
 	e.t.Helper()
 	e.needCorrupter()
-	id, err := model.ParseID(e.id(name))
-	e.must(err)
+	id := e.parseID(name)
 	if err := e.corrupt(e.ctx, id); err != nil {
 		e.t.Fatalf("harness: corrupt %s: %v", id, err)
 	}

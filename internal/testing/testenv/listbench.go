@@ -21,13 +21,12 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// ListSizesEnv names the record counts the listing benchmarks
-// (BenchmarkList of each driver) run, comma-separated; scripts/listbench.sh
-// sets it for every driver at once.
+// ListSizesEnv names the record counts the listing benchmarks run,
+// comma-separated (scripts/listbench.sh sets it).
 const ListSizesEnv = "NS_BENCH_LIST_SIZES"
 
 // ListSizes returns the record counts of NS_BENCH_LIST_SIZES, by default
-// 1000 and 10000. It fails the benchmark on a count that is not positive.
+// 1000 and 10000.
 func ListSizes(tb testing.TB) []int {
 	tb.Helper()
 	spec := cmp.Or(os.Getenv(ListSizesEnv), "1000,10000")
@@ -49,9 +48,8 @@ var (
 	})
 )
 
-// build builds pkg into a new temporary directory as name, without
-// version control stamps, as scripts/release.sh builds (the docs show what
-// a release prints; a stamped build adds the commit's time).
+// build builds pkg into a new temporary directory as name, without version
+// control stamps, as scripts/release.sh builds (the docs show its output).
 func build(name, pkg string) (string, error) {
 	dir, err := os.MkdirTemp("", "ns-cli-")
 	if err != nil {
@@ -80,12 +78,9 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// ListCLI lists url as an operator would, in a process of its own:
-// `ns --url URL list ARGS...` with cmd/ns built once per test process and
-// its output counted, not kept. It returns the records printed, the wall
-// time and the child's peak RSS. The child inherits the environment (the
-// AWS test credentials). It fails the benchmark when the command fails or
-// prints fewer than want records.
+// ListCLI lists url as an operator would, `ns --url URL list ARGS...` in a
+// process of its own (inheriting the environment), its output counted, not
+// kept. It fails when the command fails or prints fewer than want records.
 func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	tb.Helper()
 	cmd := exec.Command(NSBinary(tb), append([]string{"--url", url, "list"}, args...)...)
@@ -119,10 +114,9 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 
 // watchHWM reads the VmHWM of process pid every 5 ms until the returned
 // function is called, which returns the highest value read in kB (0 when
-// none could be read). The child's ru_maxrss is no use here: os/exec starts
-// it with vfork, and Linux carries the parent's high-water mark across the
-// exec into it, so it reports the benchmark process's peak (which seeded
-// the records). A poll misses at most the last 5 ms of the child's life.
+// none could be read). The child's ru_maxrss is no use: os/exec starts it
+// with vfork, and Linux carries the parent's high-water mark across the
+// exec into it.
 func watchHWM(pid int) func() int64 {
 	var (
 		peak int64
@@ -211,9 +205,8 @@ func ListAll(ctx context.Context, d driver.Driver, opts driver.ListOptions) (rec
 	}
 }
 
-// ReportList reports a listing benchmark's figures, under the names
-// scripts/listbench.sh reads: the median driver listing and raw floor in
-// ms, their ratio, and the peak RSS of a listing in MB.
+// ReportList reports a listing benchmark's figures under the names
+// scripts/listbench.sh reads.
 func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
 	m, r := MedianMS(list), MedianMS(raw)
 	b.ReportMetric(m, "list-ms")
@@ -233,10 +226,9 @@ func MedianMS(l []time.Duration) float64 {
 	return float64(l[len(l)/2].Microseconds()) / 1000
 }
 
-// SeedCopies writes n records into the file store at dir, which d opens:
-// d creates tmpl (an ID named "tmpl"), and its files are copied n times
-// under the names fmt.Sprintf(nameFormat, i), raw writes being far quicker
-// than n creates, each with its fsyncs.
+// SeedCopies writes n records into the file store at dir, which d opens: d
+// creates tmpl, whose files are copied n times under the names
+// fmt.Sprintf(nameFormat, i) (far quicker than n creates and their fsyncs).
 func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, nameFormat string, n int) {
 	tb.Helper()
 	if err := d.Create(context.Background(), tmpl); err != nil {

@@ -14,9 +14,8 @@ import (
 	"time"
 )
 
-// ServeProcess is a server (`ns serve`, or the benchmarks' bare floor)
-// running in a process of its own (as deployed, and so that its memory and
-// CPU can be measured apart from the test's).
+// ServeProcess is a server (`ns serve`, or the benchmarks' bare floor) in a
+// process of its own, as deployed, its memory measured apart from the test's.
 type ServeProcess struct {
 	URL    string           // http://127.0.0.1:PORT
 	Cmd    *exec.Cmd        // the running process
@@ -112,9 +111,7 @@ func (p *ServeProcess) Kill() error {
 }
 
 // Restart starts a server that has exited again, with the same arguments
-// but for --listen, which becomes the address it listened on, and returns
-// it; it kills it when the test ends. It may be called outside the test's
-// goroutine.
+// but --listen its old address. It may be called outside the test's goroutine.
 func (p *ServeProcess) Restart(tb testing.TB) (*ServeProcess, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil {

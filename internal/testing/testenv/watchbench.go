@@ -45,8 +45,7 @@ type WatchLoad struct {
 
 // WatchLatency runs the watch open returns under load l and returns p50
 // and p99, in ms, of the time from the start of each write to the event
-// that reports it. A poll reports several writes to one record in one
-// event: each gets its own latency.
+// that reports it (each write of an event that reports several).
 func WatchLatency(b *testing.B, l WatchLoad, open func(context.Context) (<-chan driver.Event, error)) [2]float64 {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

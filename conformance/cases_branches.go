@@ -10,16 +10,13 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// Sizes of the branch race: branchCreates concurrent creates from one
-// source while branchDrops earlier branches of it are dropped, each by an
-// independent client.
+// Sizes of the branch race: concurrent creates from one source while
+// earlier branches of it are dropped, each by an independent client.
 const (
 	branchCreates = 16
 	branchDrops   = 8
 )
 
-// groupBranches tests driver.Brancher, an optional capability: without it
-// each case checks that DropBranch answers ErrUnsupported.
 var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e.ns.DropBranch(e.ctx, e.id("db")) }, group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
 	{name: "CreateFromHead", quick: true, run: func(e *env) {
 		e.initAt("db", 3)
@@ -260,8 +257,7 @@ func (e *env) createBranch(id, from string) {
 	e.must(err)
 }
 
-// createBranchErr checks that creating branch id fails with want and
-// writes nothing.
+// createBranchErr checks that creating branch id fails with want.
 func (e *env) createBranchErr(id, from string, want error) {
 	e.t.Helper()
 	e.wantErr(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})), want)
@@ -276,8 +272,7 @@ func (e *env) wantBranches(name string, n int64) {
 	}
 }
 
-// wantBranch fails unless name is a branch of source (with branch point bp)
-// with n branches of its own.
+// wantBranch fails unless name is a live branch of source at bp with n branches.
 func (e *env) wantBranch(name, source string, bp *nameservice.BranchPoint, n int64) {
 	e.t.Helper()
 	r := e.lookup(name)

@@ -12,21 +12,16 @@ import (
 )
 
 // leaseTTL is long enough that a machine loaded by a parallel -race run
-// keeps refreshing in time (1 s, 2 s, then 3 s lost leases there: S3 in
-// lock mode takes a DynamoDB lock and an S3 write per refresh, each
-// answering in seconds under load); Run runs the lease cases beside no
-// other case of the package but lease cases, which mostly wait. Check uses its own
-// (CheckOptions.LeaseTTL) for live stores across a network.
+// keeps refreshing in time (3 s lost leases there: S3 in lock mode takes a
+// DynamoDB lock and an S3 write per refresh). Check uses CheckOptions.LeaseTTL.
 const leaseTTL = 6 * time.Second
 
 func (e *env) leaseOpts(holder string, wait bool) lease.Options {
 	return lease.Options{Name: "index", Holder: holder, TTL: e.leaseTTL, Wait: wait, TargetT: 7, State: "indexing"}
 }
 
-// holdTTL is the TTL of the cases that never let a lease expire: they
-// release every lease they take, so a long TTL costs them nothing, and no
-// stall of a loaded machine ends a lease between its acquire and its
-// release (with leaseTTL, a machine at load 24 did).
+// holdTTL is the TTL of the cases that release every lease they take: no
+// stall of a loaded machine may end one before its release.
 const holdTTL = time.Minute
 
 // holdOpts are leaseOpts with at least holdTTL.

@@ -175,9 +175,8 @@ var groupIDs = group{name: "IDs", guarantee: "IDs: an invalid ID is refused by e
 		testCase{name: "AtSignOnlyInExistingRecords", run: atSignOnlyInExistingRecords})}
 
 // errorsNameTheIDOnce checks that the errors of operations on one record
-// (not found, already exists, wrong kind, invalid argument) name its ID
-// exactly once, however many layers (portable API, driver, transport) wrap
-// them, and still match their sentinel.
+// name its ID exactly once, however many layers wrap them, and still match
+// their sentinel.
 func errorsNameTheIDOnce(e *env) {
 	e.init("db")
 	e.graphSource("gs", nil)
@@ -271,10 +270,9 @@ func (e *env) rejectID(suffix string) {
 	e.listIDs(nameservice.ListOptions{IncludeRetracted: true})
 }
 
-// atSignOnlyInExistingRecords: no new record may take an ID with '@' (Fluree
-// reads it as time travel, and could not address the record), but one that
-// exists (written before, or by another writer, here imported) is read and
-// written as any other.
+// atSignOnlyInExistingRecords: no new record may take an ID with '@'
+// (Fluree reads it as time travel), but one that exists (here imported) is
+// read and written as any other.
 func atSignOnlyInExistingRecords(e *env) {
 	for _, form := range []string{"db:feat@1", "db@1"} {
 		e.wantErr(e.ns.Init(e.ctx, e.id(form)), nameservice.ErrInvalidID)

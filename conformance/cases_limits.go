@@ -11,10 +11,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// The limits of docs/model.md hold on every backend: a record at every limit
-// at once is stored, read back exactly, listed and printed; one byte or level
-// over any limit is refused with ErrInvalidArgument naming the limit, and
-// nothing is written.
 var groupLimits = group{name: "Limits", guarantee: "limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing", cases: []testCase{
 	{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
 		e.init("db")
@@ -105,9 +101,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 func second[T any](_ T, err error) error { return err }
 
 // paddedPayload returns base plus a key "s" holding a string padded so that
-// the payload's compact JSON is exactly n bytes. (A string is cheap to
-// compare; the shape that costs DynamoDB the most per JSON byte is checked
-// against its item limit in the dynamodb package.)
+// the payload's compact JSON is exactly n bytes.
 func paddedPayload(base nameservice.Object, n int) nameservice.Object {
 	p := base.Clone()
 	p["s"] = ""
@@ -170,9 +164,8 @@ func (e *env) wantSame(name string, want *nameservice.Record) {
 	}
 }
 
-// fillToLimits publishes graph source name's index at the longest address
-// and pushes its status at the largest payload, then returns the record,
-// failing the test when its JSON is over MaxRecordBytes.
+// fillToLimits publishes name's index and status at their limits and
+// returns the record, failing when its JSON is over MaxRecordBytes.
 func fillToLimits(e *env, name string) *nameservice.Record {
 	iaddr := strings.Repeat("i", guard.MaxAddressBytes)
 	e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id(name), 1, iaddr))

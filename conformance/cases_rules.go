@@ -13,10 +13,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// The rules of package guard hold through the portable API on every
-// driver: values that would overflow, that Fluree cannot read, or that are
-// no text are refused with ErrInvalidArgument naming what is wrong, and
-// nothing is written.
 var groupRules = group{name: "Rules", guarantee: "rules: watermarks never overflow, values Fluree cannot read and text that is no UTF-8 are refused, and nothing is written", cases: []testCase{
 	{name: "WatermarkAtTheTopIsRefused", quick: true, run: rulesWatermarkTop},
 	{name: "RetractAtTheLimitDoesNotWrap", run: rulesRetractAtLimit},
@@ -61,8 +57,7 @@ func rulesRetractAtLimit(e *env) {
 	e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "db")
 }
 
-// contentID returns a CIDv1 (dag-cbor, sha2-256 code) in base32 with a
-// digest of n zero bytes; pad > 0 writes its version varint in pad+1 bytes.
+// contentID returns a content ID (see contentIDOf) of n zero bytes.
 func contentID(n, pad int) string { return contentIDOf(make([]byte, n), pad) }
 
 // commitID returns a content ID as Fluree names commits, its digest the
@@ -126,10 +121,9 @@ func rulesLoneSurrogate(e *env) {
 }
 
 // rulesSharedFile: x/y:main and x:y/main map to one file in the file
-// layouts. On a store where they collide the second create is refused
-// with ErrAlreadyExists, and a lookup of it is not found, neither naming
-// the first ID; elsewhere both are records of their own. Either way the
-// first record is untouched and no answer about one reads the other.
+// layouts. Where they collide the second create is refused, and a lookup
+// of it is not found, neither naming the first ID; elsewhere both are
+// records. Either way no answer about one reads the other.
 func rulesSharedFile(e *env) {
 	first, second := e.id("x/y:main"), e.id("x:y/main")
 	e.must(e.ns.Init(e.ctx, first))

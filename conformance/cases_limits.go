@@ -112,23 +112,16 @@ func paddedPayload(base nameservice.Object, n int) nameservice.Object {
 
 // deepPayload returns an object nested depth levels deep ({"a": {"a": ...}});
 // when n > 0, its innermost object holds a string padding its compact JSON
-// to exactly n bytes.
+// to exactly n bytes (each level around it adds 6: {"a":...}).
 func deepPayload(depth, n int) nameservice.Object {
-	build := func(pad string) nameservice.Object {
-		v := map[string]any{}
-		if n > 0 {
-			v["s"] = pad
-		}
-		for range depth - 1 {
-			v = map[string]any{"a": v}
-		}
-		return nameservice.Object(v)
+	v := map[string]any{}
+	if n > 0 {
+		v = paddedPayload(nameservice.Object{}, n-6*(depth-1))
 	}
-	if n == 0 {
-		return build("")
+	for range depth - 1 {
+		v = map[string]any{"a": v}
 	}
-	b, _ := json.Marshal(build(""))
-	return build(strings.Repeat("x", max(0, n-len(b))))
+	return v
 }
 
 // wantPrintable fails unless rec survives the record JSON form, compact and

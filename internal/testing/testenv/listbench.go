@@ -231,9 +231,7 @@ func MedianMS(l []time.Duration) float64 {
 // fmt.Sprintf(nameFormat, i) (far quicker than n creates and their fsyncs).
 func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, nameFormat string, n int) {
 	tb.Helper()
-	if err := d.Create(context.Background(), tmpl); err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, d.Create(context.Background(), tmpl))
 	src := filepath.Join(dir, "ns@v2", tmpl.ID.Name)
 	ents, err := os.ReadDir(src)
 	Must(tb, err)
@@ -245,19 +243,13 @@ func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, 
 			files[e.Name()] = string(data)
 		}
 	}
-	if err := os.RemoveAll(src); err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, os.RemoveAll(src))
 	for i := range n {
 		name := fmt.Sprintf(nameFormat, i)
 		sub := filepath.Join(dir, "ns@v2", name)
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			tb.Fatal(err)
-		}
+		Must(tb, os.MkdirAll(sub, 0o755))
 		for f, data := range files {
-			if err := os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"`+tmpl.ID.Name, `"`+name)), 0o644); err != nil {
-				tb.Fatal(err)
-			}
+			Must(tb, os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"`+tmpl.ID.Name, `"`+name)), 0o644))
 		}
 	}
 }

@@ -63,11 +63,9 @@ func build(name, pkg string) (string, error) {
 	return bin, nil
 }
 
-// ListProcess is what one `ns list` child process printed and cost.
+// ListProcess is what one `ns list` child process cost.
 type ListProcess struct {
-	Records   int // lines (JSON records) it printed
-	Took      time.Duration
-	PeakRSSMB float64 // the child's peak resident set (getrusage ru_maxrss)
+	PeakRSSMB float64 // the child's peak resident set
 }
 
 // lineCounter counts the lines written to it.
@@ -87,13 +85,11 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	var stderr strings.Builder
 	var lines lineCounter
 	cmd.Stdout, cmd.Stderr = &lines, &stderr
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("ns list: %v", err)
 	}
 	hwm := watchHWM(cmd.Process.Pid)
 	err := cmd.Wait()
-	took := time.Since(start)
 	peakKB := hwm()
 	if err != nil {
 		tb.Fatalf("ns list: %v\n%s", err, stderr.String())
@@ -109,7 +105,7 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	if lines.n < want {
 		tb.Fatalf("ns list printed %d records, want %d", lines.n, want)
 	}
-	return ListProcess{Records: lines.n, Took: took, PeakRSSMB: float64(peakKB) / 1024}
+	return ListProcess{PeakRSSMB: float64(peakKB) / 1024}
 }
 
 // watchHWM reads the VmHWM of process pid every 5 ms until the returned

@@ -116,12 +116,9 @@ func collectRacingWriters(e *env) {
 		}
 	})
 	errs := make([]error, writers)
-	var ww sync.WaitGroup
-	for w := range writers {
-		ns := e.client()
-		ww.Go(func() { errs[w] = writeRounds(e, ns, e.id(fmt.Sprintf("w%d", w)), rounds) })
-	}
-	ww.Wait()
+	runParallel(e, writers, func(w int, ns *nameservice.NameService) {
+		errs[w] = writeRounds(e, ns, e.id(fmt.Sprintf("w%d", w)), rounds)
+	})
 	stop.Store(true)
 	wg.Wait()
 	select {

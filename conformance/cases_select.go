@@ -1,10 +1,6 @@
 package conformance
 
-import (
-	"fmt"
-
-	"nameservice.dev/nameservice"
-)
+import "nameservice.dev/nameservice"
 
 var groupSelect = group{name: "Select", guarantee: "selection: a listing by state or source type holds exactly the records in that state or of that type, never one whose state differs", cases: []testCase{
 	{name: "ByState", quick: true, run: func(e *env) {
@@ -34,10 +30,8 @@ var groupSelect = group{name: "Select", guarantee: "selection: a listing by stat
 		e.listIDs(nameservice.ListOptions{State: "ready"}, "a")
 	}},
 	{name: "ByStateAcrossPages", run: func(e *env) {
-		var names, want []string
-		for i := range 9 {
-			n := fmt.Sprintf("r%d", i)
-			names = append(names, n)
+		names, want := numbered("r%d", 9), []string(nil)
+		for i, n := range names {
 			if i%3 != 1 {
 				want = append(want, n)
 			}

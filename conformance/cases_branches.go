@@ -23,8 +23,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		got, err := e.ns.CreateBranch(e.ctx, e.id("db:dev"), nameservice.BranchOptions{})
 		e.must(err)
-		r := e.lookup("db:dev")
-		if js(got) != js(r) {
+		if r := e.lookup("db:dev"); js(got) != js(r) {
 			e.t.Fatalf("CreateBranch returned %s, lookup %s", js(got), js(r))
 		}
 		e.wantBranch("db:dev", "main", nil, 0)

@@ -184,16 +184,14 @@ func (e *env) everyOpFails(ctx context.Context, want error) {
 	}
 	for name, op := range ops {
 		start := time.Now()
-		err := op()
-		if !errors.Is(err, want) {
+		if err := op(); !errors.Is(err, want) {
 			e.t.Errorf("%s with a done context: error = %v, want %v", name, err, want)
 		}
 		if d := time.Since(start); d > 2*time.Second {
 			e.t.Errorf("%s with a done context took %v", name, d)
 		}
 	}
-	r := e.lookup("db")
-	if !r.Head.Equal(unborn) || !r.Status.Equal(ready) || r.Retracted {
+	if r := e.lookup("db"); !r.Head.Equal(unborn) || !r.Status.Equal(ready) || r.Retracted {
 		e.t.Fatalf("an operation with a done context changed the record: %s", js(r))
 	}
 	e.wantAbsent("other")

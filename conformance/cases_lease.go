@@ -180,8 +180,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 			if ctx.Err() != nil {
 				e.t.Errorf("lease lost while refreshed: %v", ctx.Err())
 			}
-			leases := lease.Held(e.lookup("db"))
-			if len(leases) != 1 || leases[0].Holder != "a" {
+			if leases := lease.Held(e.lookup("db")); len(leases) != 1 || leases[0].Holder != "a" {
 				e.t.Errorf("leases during the work = %+v", leases)
 			}
 			return nil

@@ -45,8 +45,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		id := "tenant/customers:release/v1.0"
 		e.init(id)
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id(id), 1, "c1"))
-		r := e.lookup(id)
-		if r.ID.Name != e.id("tenant/customers") || r.ID.Branch != "release/v1.0" {
+		if r := e.lookup(id); r.ID.Name != e.id("tenant/customers") || r.ID.Branch != "release/v1.0" {
 			e.t.Fatalf("id = %+v", r.ID)
 		}
 		e.listIDs(nameservice.ListOptions{}, id)
@@ -95,8 +94,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 	{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
 		e.initAt("db", 2)
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
-		r := e.lookup("db")
-		if !r.Retracted {
+		if r := e.lookup("db"); !r.Retracted {
 			e.t.Fatal("retracted flag not set")
 		}
 		e.wantValue("db", nameservice.Status, status(2, "retracted", nameservice.Object{"retracted_at": json.Number(strconv.FormatInt(clock.Unix(), 10))}))

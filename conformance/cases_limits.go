@@ -90,8 +90,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		e.graphSource("gs", nameservice.Object{"k": json.Number("1")})
 		err := e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:VectorIndex", nil, nameservice.Object{"k": json.Number("2")})
 		e.wantErr(err, nameservice.ErrAlreadyExists)
-		rec := fillToLimits(e, "gs")
-		if rec.SourceType != "db:Bm25Index" {
+		if rec := fillToLimits(e, "gs"); rec.SourceType != "db:Bm25Index" {
 			e.t.Fatalf("source type = %q after a refused re-publish, want db:Bm25Index", rec.SourceType)
 		}
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k": json.Number("1")}))

@@ -134,8 +134,7 @@ var groupCompareAndSetRef = group{name: "CompareAndSetRef", guarantee: "compare-
 	}},
 	{name: "BootstrapCreatesLedger", run: func(e *env) {
 		e.applied(ref("c3", 3))(e.ns.CompareAndSetRef(e.ctx, e.id("db"), nameservice.Head, nil, nameservice.Ref{Address: "c3", T: 3}))
-		r := e.lookup("db")
-		if r.Kind != nameservice.Ledger || r.Retracted {
+		if r := e.lookup("db"); r.Kind != nameservice.Ledger || r.Retracted {
 			e.t.Fatalf("bootstrapped record: %+v", r.Meta)
 		}
 		e.wantValue("db", nameservice.Head, ref("c3", 3))

@@ -50,8 +50,7 @@ func rulesRetractAtLimit(e *env) {
 	limit := status(guard.MaxWatermark, "ready", nil)
 	e.applied(limit)(e.ns.PushStatus(e.ctx, e.id("db"), ready, limit))
 	e.must(e.ns.Retract(e.ctx, e.id("db")))
-	rec := e.lookup("db")
-	if !rec.Retracted || rec.Status.V != math.MaxInt64 {
+	if rec := e.lookup("db"); !rec.Retracted || rec.Status.V != math.MaxInt64 {
 		e.t.Fatalf("retract at status_v %d: retracted %v at status_v %d, want true at %d", int64(guard.MaxWatermark), rec.Retracted, rec.Status.V, int64(math.MaxInt64))
 	}
 	e.listIDs(nameservice.ListOptions{IncludeRetracted: true}, "db")

@@ -116,8 +116,7 @@ func (e *env) wantHeads(name string, head, index nameservice.Value) {
 	if !h.Head.Equal(head) || !h.Index.Equal(index) {
 		e.t.Fatalf("heads of %s = %v, %v; want %v, %v", name, h.Head, h.Index, head, index)
 	}
-	r := e.lookup(name)
-	if !r.Head.Equal(h.Head) || !r.Index.Equal(h.Index) {
+	if r := e.lookup(name); !r.Head.Equal(h.Head) || !r.Index.Equal(h.Index) {
 		e.t.Fatalf("heads of %s = %v, %v; lookup has %v, %v", name, h.Head, h.Index, *r.Head, *r.Index)
 	}
 }

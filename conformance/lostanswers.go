@@ -195,8 +195,7 @@ func checkLost(e *env, w lostWrite, world lossWorld, id string, err error) {
 		}
 	case world.recreated:
 		e.must(lerr)
-		fresh := model.NewLedger(rec.ID, clock.Unix())
-		if !recordsMatch(rec, fresh) {
+		if fresh := model.NewLedger(rec.ID, clock.Unix()); !recordsMatch(rec, fresh) {
 			e.t.Fatalf("after %s whose answer was lost, the record purged and created again:\n got %s\nwant %s (as its creator made it): the write landed on the new record",
 				w.name, describe(rec), describe(fresh))
 		}

@@ -42,8 +42,7 @@ var groupLease = group{name: "Lease", guarantee: "leases: one holder at a time, 
 		}
 		e.wantErr(second(lease.Acquire(e.ctx, e.client(), e.id("db"), e.holdOpts("b", false))), lease.ErrHeld)
 		e.must(l.Release(e.ctx))
-		st = e.lookup("db").Status
-		if st.Payload["index_lock"] != nil || st.State() != "ready" {
+		if st := e.lookup("db").Status; st.Payload["index_lock"] != nil || st.State() != "ready" {
 			e.t.Fatalf("after release: status %v, want the lock gone and state ready", *st)
 		}
 		select {

@@ -13,8 +13,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
-// T is what a case needs of its test: *testing.T satisfies it, and so does
-// the runner of Check, which needs no go test.
+// T is what a case needs of its test: *testing.T, or Check's runner.
 type T interface {
 	Helper()
 	Name() string
@@ -28,9 +27,8 @@ type T interface {
 
 // CheckOptions configure Check.
 type CheckOptions struct {
-	// Prefix is put before every ID the suite writes: each case works under
-	// Prefix + a random segment + "/". It should end in "/" and hold nothing
-	// else.
+	// Prefix is put before every ID the suite writes (each case works under
+	// Prefix + a random segment + "/"); it should end in "/" and hold nothing.
 	Prefix string
 	// Quick runs only the cases marked quick: a subset that covers every
 	// group's guarantee in seconds.
@@ -160,8 +158,7 @@ func checkGroup(ctx context.Context, g group, open Opener, opts CheckOptions) (r
 	return res, interrupted
 }
 
-// GroupNames returns the names of the suite's groups, in the order Check
-// runs them.
+// GroupNames returns the names of the suite's groups, in Check's order.
 func GroupNames() []string {
 	var names []string
 	for _, g := range checkOrder() {

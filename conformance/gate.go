@@ -20,8 +20,7 @@ type gateWaiter struct {
 	admit chan struct{}
 }
 
-// enter waits until a case of class may run (alone: with no other case)
-// and returns its exit.
+// enter waits until a case of class (alone: exclusive) may run, and returns its exit.
 func (g *gate) enter(class string, alone bool) (exit func()) {
 	g.mu.Lock()
 	if len(g.waiting) == 0 && (g.inside == 0 || !alone && !g.alone && class == g.class) {

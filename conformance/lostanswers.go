@@ -208,8 +208,7 @@ func recordsMatch(a, b *nameservice.Record) bool {
 		return false
 	}
 	for _, c := range model.Concerns {
-		va, vb := a.Value(c), b.Value(c)
-		if (va == nil) != (vb == nil) || va != nil && !va.Equal(*vb) {
+		if va, vb := a.Value(c), b.Value(c); (va == nil) != (vb == nil) || va != nil && !va.Equal(*vb) {
 			return false
 		}
 	}

@@ -20,21 +20,17 @@ import (
 
 // Run runs the whole suite against the stores h makes. Every test gets a
 // store of its own (or its own ID prefix on a shared one), and the tests
-// run in parallel (as many at once as go test's -parallel allows, and
-// the lease cases, which mostly sleep, all at once): each case waits on
-// its store's round trips, seldom on the processor. With -failfast they
-// run one at a time, in order, so that the first failure ends the run.
-// Its long cases are played short unless the environment variable LongEnv
-// is set.
+// run in parallel (each waits on its store, seldom on the processor), or
+// with -failfast one at a time, in order. Its long cases are played short
+// unless the environment variable LongEnv is set.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	RunGroups(t, h)
 }
 
 // RunGroups runs the named groups of the suite (all of them when none is
-// named), as Run does: for a driver that runs some groups again on a store
-// set up otherwise (a table with optional indexes). It fails on a name no
-// group has.
+// named) as Run does, for a driver that runs some groups again on a store
+// set up otherwise. It fails on a name no group has.
 func RunGroups(t *testing.T, h Harness, names ...string) {
 	t.Helper()
 	for _, n := range names {
@@ -80,10 +76,8 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 	}
 }
 
-// running admits the cases of every suite Run runs in the test process:
-// those of the ordinary groups beside one another, the cases of a group
-// that runs alone with no other, except that a light group's cases run
-// beside one another.
+// running admits the cases of every suite Run runs in the test process
+// (see group.alone and group.light).
 var running gate
 
 // hold waits for g's case's turn and returns its release.
@@ -102,8 +96,8 @@ func short(g group) int {
 	return 1
 }
 
-// failFast reports whether go test runs with -failfast: parallel tests
-// already begun would run on after the first failure.
+// failFast reports whether go test runs with -failfast (parallel tests
+// already begun would run on after the first failure).
 func failFast() bool {
 	f := flag.Lookup("test.failfast")
 	return f != nil && f.Value.String() == "true"
@@ -192,8 +186,7 @@ var groups = []group{
 	groupBranches, groupCollect, groupCommitIndex, groupUnreadable,
 }
 
-// clock is the fixed time the suite's clients use, so created_at and
-// retracted_at can be checked exactly.
+// clock is the suite's clients' fixed time, to check created_at exactly.
 var clock = time.Unix(1_700_000_000, 0)
 
 // testTimeout bounds each test, so a driver that hangs fails instead of
@@ -293,8 +286,7 @@ func (e *env) initAt(name string, t int64) {
 	e.publish(name, t)
 }
 
-// publish publishes c<t> at t as the head of name, and fails unless it is
-// applied.
+// publish publishes c<t> at t as the head of name, and fails unless applied.
 func (e *env) publish(name string, t int64) {
 	e.t.Helper()
 	addr := fmt.Sprint("c", t)
@@ -336,8 +328,7 @@ func (e *env) applied(want nameservice.Value) func(nameservice.Outcome, error) {
 	}
 }
 
-// rejected returns a check that fails unless the push was not applied and
-// carries current.
+// rejected returns a check that fails unless the push was rejected with current.
 func (e *env) rejected(current nameservice.Value) func(nameservice.Outcome, error) {
 	return func(out nameservice.Outcome, err error) {
 		e.t.Helper()
@@ -392,8 +383,8 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 }
 
 // listUntil lists under the test's prefix until the entries (entry's of
-// each record or error) equal want, or fails once listingSettles has
-// passed. It returns the records of the last listing.
+// each record or error) equal want, failing after listingSettles, and
+// returns the records of the last listing.
 func (e *env) listUntil(opts nameservice.ListOptions, want []string,
 	entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
 	e.t.Helper()
@@ -450,8 +441,7 @@ var (
 	ready  = status(1, "ready", nil)
 )
 
-// runParallel runs fn(i, client) for i in [0,k) at once, each with its own
-// independent client, and waits for all.
+// runParallel runs fn(i, client) for i in [0,k) at once, each with a client of its own.
 func runParallel(e *env, k int, fn func(i int, c *nameservice.NameService)) {
 	clients := make([]*nameservice.NameService, k)
 	for i := range clients {

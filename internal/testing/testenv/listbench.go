@@ -56,8 +56,7 @@ func build(name, pkg string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, pkg).CombinedOutput()
-	if err != nil {
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, pkg).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil

@@ -237,14 +237,12 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	}},
 	{name: "ResetHeadErrors", run: func(e *env) {
 		e.graphSource("gs", nil)
-		_, err := e.ns.ResetHead(e.ctx, e.id("gs"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
-		e.wantErr(err, nameservice.ErrWrongKind)
-		_, err = e.ns.ResetHead(e.ctx, e.id("missing"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
-		e.wantErr(err, nameservice.ErrNotFound)
+		c1, opts := nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{}
+		e.wantErr(second(e.ns.ResetHead(e.ctx, e.id("gs"), c1, opts)), nameservice.ErrWrongKind)
+		e.wantErr(second(e.ns.ResetHead(e.ctx, e.id("missing"), c1, opts)), nameservice.ErrNotFound)
 		e.wantAbsent("missing")
 		e.init("db")
-		_, err = e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "", T: 1}, nameservice.ResetOptions{})
-		e.wantErr(err, nameservice.ErrInvalidArgument)
+		e.wantErr(second(e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "", T: 1}, opts)), nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
 }})

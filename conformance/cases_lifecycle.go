@@ -254,12 +254,10 @@ func (e *env) rejectID(suffix string) {
 	}
 	ctx := e.ctx
 	errs := map[string]error{"init": e.ns.Init(ctx, id), "retract": e.ns.Retract(ctx, id), "purge": e.ns.Purge(ctx, id),
-		"graph source": e.ns.PublishGraphSource(ctx, id, "db:Bm25Index", nil, nil)}
-	_, errs["lookup"] = e.ns.Lookup(ctx, id)
-	_, errs["publish commit"] = e.ns.PublishCommit(ctx, id, 1, "c1")
-	_, errs["publish index"] = e.ns.PublishIndex(ctx, id, 1, "i1")
-	_, errs["cas ref"] = e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
-	_, errs["push status"] = e.ns.PushStatus(ctx, id, ready, status(2, "x", nil))
+		"graph source": e.ns.PublishGraphSource(ctx, id, "db:Bm25Index", nil, nil), "lookup": second(e.ns.Lookup(ctx, id)),
+		"publish commit": second(e.ns.PublishCommit(ctx, id, 1, "c1")), "publish index": second(e.ns.PublishIndex(ctx, id, 1, "i1")),
+		"cas ref":     second(e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})),
+		"push status": second(e.ns.PushStatus(ctx, id, ready, status(2, "x", nil)))}
 	for op, err := range errs {
 		if !errors.Is(err, nameservice.ErrInvalidID) {
 			e.t.Errorf("%s %q: error = %v, want ErrInvalidID", op, id, err)

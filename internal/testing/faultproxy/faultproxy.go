@@ -113,9 +113,24 @@ type Proxy struct {
 
 // Start listens on a loopback port and serves until Close.
 func Start(cfg Config) (*Proxy, error) {
-	if err := check(&cfg); err != nil {
-		return nil, err
+	if !strings.HasPrefix(cfg.Target, "http://") && !strings.HasPrefix(cfg.Target, "https://") {
+		return nil, fmt.Errorf("faultproxy: target %q is not an http(s) URL", cfg.Target)
 	}
+	sum := 0.0
+	for f, r := range cfg.Rates {
+		if f <= Pass || f >= numFaults || r < 0 || r > 1 {
+			return nil, fmt.Errorf("faultproxy: bad rate %v for %s", r, f)
+		}
+		if f != Latency {
+			sum += r
+		}
+	}
+	if sum > 1 {
+		return nil, errors.New("faultproxy: the rates of the faults other than latency add up to more than 1")
+	}
+	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
+	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
+	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: %w", err)
@@ -132,28 +147,6 @@ func Start(cfg Config) (*Proxy, error) {
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: cfg.Timeout}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
-}
-
-func check(cfg *Config) error {
-	if !strings.HasPrefix(cfg.Target, "http://") && !strings.HasPrefix(cfg.Target, "https://") {
-		return fmt.Errorf("faultproxy: target %q is not an http(s) URL", cfg.Target)
-	}
-	sum := 0.0
-	for f, r := range cfg.Rates {
-		if f <= Pass || f >= numFaults || r < 0 || r > 1 {
-			return fmt.Errorf("faultproxy: bad rate %v for %s", r, f)
-		}
-		if f != Latency {
-			sum += r
-		}
-	}
-	if sum > 1 {
-		return errors.New("faultproxy: the rates of the faults other than latency add up to more than 1")
-	}
-	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
-	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
-	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
-	return nil
 }
 
 // URL returns the proxy's base URL, to use as the client's endpoint.

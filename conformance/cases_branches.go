@@ -37,11 +37,10 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	{name: "CreateAtCommit", quick: true, run: func(e *env) {
 		e.initAt("db", 5)
 		at := &nameservice.Ref{Address: "c2", T: 2}
-		_, err := e.ns.CreateBranch(e.ctx, e.id("db:old"), nameservice.BranchOptions{At: at})
-		e.must(err)
+		e.must(second(e.ns.CreateBranch(e.ctx, e.id("db:old"), nameservice.BranchOptions{At: at})))
 		e.wantValue("db:old", nameservice.Head, ref("c2", 2))
 		e.wantBranch("db:old", "main", &nameservice.BranchPoint{Address: "c2", T: 2}, 0)
-		_, err = e.ns.CreateBranch(e.ctx, e.id("db:future"), nameservice.BranchOptions{At: &nameservice.Ref{Address: "c9", T: 9}})
+		_, err := e.ns.CreateBranch(e.ctx, e.id("db:future"), nameservice.BranchOptions{At: &nameservice.Ref{Address: "c9", T: 9}})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantAbsent("db:future")
 		e.wantBranches("db", 1)
@@ -212,7 +211,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	{name: "ResetHeadMovesBack", quick: true, run: func(e *env) {
 		e.init("db")
 		for t := int64(1); t <= 5; t++ {
-			e.applied(ref(fmt.Sprint("c", t), t))(e.ns.PublishCommit(e.ctx, e.id("db"), t, fmt.Sprint("c", t)))
+			e.publish("db", t)
 		}
 		e.applied(ref("i4", 4))(e.ns.PublishIndex(e.ctx, e.id("db"), 4, "i4"))
 		prev, err := e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "c2", T: 2}, nameservice.ResetOptions{Index: &nameservice.Ref{Address: "i1", T: 1}})
@@ -226,12 +225,11 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.applied(ref("c3b", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3b"))
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		// Without index options the index stays; ClearIndex makes it unborn.
-		_, err = e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
-		e.must(err)
+		c1 := nameservice.Ref{Address: "c1", T: 1}
+		e.must(second(e.ns.ResetHead(e.ctx, e.id("db"), c1, nameservice.ResetOptions{})))
 		e.wantValue("db", nameservice.Head, ref("c1", 1))
 		e.wantValue("db", nameservice.Index, ref("i2", 2))
-		_, err = e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{ClearIndex: true})
-		e.must(err)
+		e.must(second(e.ns.ResetHead(e.ctx, e.id("db"), c1, nameservice.ResetOptions{ClearIndex: true})))
 		e.wantValue("db", nameservice.Index, unborn)
 		e.wantValue("db", nameservice.Status, ready)
 	}},
@@ -250,8 +248,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 // createBranch creates branch id from source from ("" for main).
 func (e *env) createBranch(id, from string) {
 	e.t.Helper()
-	_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})
-	e.must(err)
+	e.must(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})))
 }
 
 // createBranchErr checks that creating branch id fails with want.

@@ -10,24 +10,20 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// Sizes of the branch race: branchCreates concurrent creates from one
-// source while branchDrops earlier branches of it are dropped, each by an
-// independent client.
+// Sizes of the branch race: concurrent creates from one source while
+// earlier branches of it are dropped, each by an independent client.
 const (
 	branchCreates = 16
 	branchDrops   = 8
 )
 
-// groupBranches tests driver.Brancher, an optional capability: without it
-// each case checks that DropBranch answers ErrUnsupported.
 var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e.ns.DropBranch(e.ctx, e.id("db")) }, group{name: "Branches", guarantee: "branches: a create or drop and its source's branch count are one step, exact under concurrency; reset-head moves a head back", alone: true, cases: []testCase{
 	{name: "CreateFromHead", quick: true, run: func(e *env) {
 		e.initAt("db", 3)
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		got, err := e.ns.CreateBranch(e.ctx, e.id("db:dev"), nameservice.BranchOptions{})
 		e.must(err)
-		r := e.lookup("db:dev")
-		if js(got) != js(r) {
+		if r := e.lookup("db:dev"); js(got) != js(r) {
 			e.t.Fatalf("CreateBranch returned %s, lookup %s", js(got), js(r))
 		}
 		e.wantBranch("db:dev", "main", nil, 0)
@@ -41,11 +37,10 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	{name: "CreateAtCommit", quick: true, run: func(e *env) {
 		e.initAt("db", 5)
 		at := &nameservice.Ref{Address: "c2", T: 2}
-		_, err := e.ns.CreateBranch(e.ctx, e.id("db:old"), nameservice.BranchOptions{At: at})
-		e.must(err)
+		e.must(second(e.ns.CreateBranch(e.ctx, e.id("db:old"), nameservice.BranchOptions{At: at})))
 		e.wantValue("db:old", nameservice.Head, ref("c2", 2))
 		e.wantBranch("db:old", "main", &nameservice.BranchPoint{Address: "c2", T: 2}, 0)
-		_, err = e.ns.CreateBranch(e.ctx, e.id("db:future"), nameservice.BranchOptions{At: &nameservice.Ref{Address: "c9", T: 9}})
+		_, err := e.ns.CreateBranch(e.ctx, e.id("db:future"), nameservice.BranchOptions{At: &nameservice.Ref{Address: "c9", T: 9}})
 		e.wantErr(err, nameservice.ErrInvalidArgument)
 		e.wantAbsent("db:future")
 		e.wantBranches("db", 1)
@@ -89,8 +84,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.publish("db", 1)
 		e.must(e.ns.Retract(e.ctx, e.id("db:was")))
 		for _, id := range []string{"db:taken", "db:was"} {
-			_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{})
-			e.wantErr(err, nameservice.ErrAlreadyExists)
+			e.wantErr(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{})), nameservice.ErrAlreadyExists)
 		}
 		e.wantValue("db:taken", nameservice.Head, unborn)
 		e.wantBranches("db", 0)
@@ -217,7 +211,7 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	{name: "ResetHeadMovesBack", quick: true, run: func(e *env) {
 		e.init("db")
 		for t := int64(1); t <= 5; t++ {
-			e.applied(ref(fmt.Sprint("c", t), t))(e.ns.PublishCommit(e.ctx, e.id("db"), t, fmt.Sprint("c", t)))
+			e.publish("db", t)
 		}
 		e.applied(ref("i4", 4))(e.ns.PublishIndex(e.ctx, e.id("db"), 4, "i4"))
 		prev, err := e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "c2", T: 2}, nameservice.ResetOptions{Index: &nameservice.Ref{Address: "i1", T: 1}})
@@ -231,25 +225,22 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 		e.applied(ref("c3b", 3))(e.ns.PublishCommit(e.ctx, e.id("db"), 3, "c3b"))
 		e.applied(ref("i2", 2))(e.ns.PublishIndex(e.ctx, e.id("db"), 2, "i2"))
 		// Without index options the index stays; ClearIndex makes it unborn.
-		_, err = e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
-		e.must(err)
+		c1 := nameservice.Ref{Address: "c1", T: 1}
+		e.must(second(e.ns.ResetHead(e.ctx, e.id("db"), c1, nameservice.ResetOptions{})))
 		e.wantValue("db", nameservice.Head, ref("c1", 1))
 		e.wantValue("db", nameservice.Index, ref("i2", 2))
-		_, err = e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{ClearIndex: true})
-		e.must(err)
+		e.must(second(e.ns.ResetHead(e.ctx, e.id("db"), c1, nameservice.ResetOptions{ClearIndex: true})))
 		e.wantValue("db", nameservice.Index, unborn)
 		e.wantValue("db", nameservice.Status, ready)
 	}},
 	{name: "ResetHeadErrors", run: func(e *env) {
 		e.graphSource("gs", nil)
-		_, err := e.ns.ResetHead(e.ctx, e.id("gs"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
-		e.wantErr(err, nameservice.ErrWrongKind)
-		_, err = e.ns.ResetHead(e.ctx, e.id("missing"), nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{})
-		e.wantErr(err, nameservice.ErrNotFound)
+		c1, opts := nameservice.Ref{Address: "c1", T: 1}, nameservice.ResetOptions{}
+		e.wantErr(second(e.ns.ResetHead(e.ctx, e.id("gs"), c1, opts)), nameservice.ErrWrongKind)
+		e.wantErr(second(e.ns.ResetHead(e.ctx, e.id("missing"), c1, opts)), nameservice.ErrNotFound)
 		e.wantAbsent("missing")
 		e.init("db")
-		_, err = e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "", T: 1}, nameservice.ResetOptions{})
-		e.wantErr(err, nameservice.ErrInvalidArgument)
+		e.wantErr(second(e.ns.ResetHead(e.ctx, e.id("db"), nameservice.Ref{Address: "", T: 1}, opts)), nameservice.ErrInvalidArgument)
 		e.wantValue("db", nameservice.Head, unborn)
 	}},
 }})
@@ -257,16 +248,13 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 // createBranch creates branch id from source from ("" for main).
 func (e *env) createBranch(id, from string) {
 	e.t.Helper()
-	_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})
-	e.must(err)
+	e.must(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})))
 }
 
-// createBranchErr checks that creating branch id fails with want and
-// writes nothing.
+// createBranchErr checks that creating branch id fails with want.
 func (e *env) createBranchErr(id, from string, want error) {
 	e.t.Helper()
-	_, err := e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})
-	e.wantErr(err, want)
+	e.wantErr(second(e.ns.CreateBranch(e.ctx, e.id(id), nameservice.BranchOptions{From: from})), want)
 	e.wantAbsent(id)
 }
 
@@ -278,8 +266,7 @@ func (e *env) wantBranches(name string, n int64) {
 	}
 }
 
-// wantBranch fails unless name is a branch of source (with branch point bp)
-// with n branches of its own.
+// wantBranch fails unless name is a live branch of source at bp with n branches.
 func (e *env) wantBranch(name, source string, bp *nameservice.BranchPoint, n int64) {
 	e.t.Helper()
 	r := e.lookup(name)

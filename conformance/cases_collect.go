@@ -12,8 +12,6 @@ import (
 	"nameservice.dev/nameservice/driver"
 )
 
-// groupCollect tests driver.Collector, an optional capability: without it
-// each case checks that Collect answers ErrUnsupported.
 var groupCollect = optional(has[driver.Collector], func(e *env) error {
 	_, err := e.ns.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix})
 	return err
@@ -25,8 +23,7 @@ var groupCollect = optional(has[driver.Collector], func(e *env) error {
 }})
 
 // collect runs Collect under the test's prefix and returns what it did,
-// and the objects it reported that belong to a record (a driver may also
-// report objects of its own, such as lock files, with no ID).
+// and the objects it reported that belong to a record (those with an ID).
 func (e *env) collect(ns *nameservice.NameService, olderThan time.Duration, dryRun bool) (driver.CollectStats, []driver.Collected) {
 	e.t.Helper()
 	var recs []driver.Collected
@@ -99,11 +96,10 @@ func collectSparesRecreated(e *env) {
 	e.applied(ref("fluree:file://db/2", 2))(e.ns.PublishCommit(e.ctx, e.id("db"), 2, "fluree:file://db/2"))
 }
 
-// collectRacingWriters: writers, each with its own client and ID, create,
-// push, check and purge in a loop while a collector of its own keeps
-// collecting: every step of every writer must succeed as if it were alone.
-// A run of the collector may fail as unavailable (a store slow to answer
-// on a loaded machine); the next run goes on.
+// collectRacingWriters: writers create, push, check and purge in a loop
+// while a collector keeps collecting: every step of every writer must
+// succeed as if it were alone. A collection may fail as unavailable (a
+// store slow to answer on a loaded machine).
 func collectRacingWriters(e *env) {
 	c := e.client()
 	const writers, rounds = 4, 15
@@ -120,12 +116,9 @@ func collectRacingWriters(e *env) {
 		}
 	})
 	errs := make([]error, writers)
-	var ww sync.WaitGroup
-	for w := range writers {
-		ns := e.client()
-		ww.Go(func() { errs[w] = writeRounds(e, ns, e.id(fmt.Sprintf("w%d", w)), rounds) })
-	}
-	ww.Wait()
+	runParallel(e, writers, func(w int, ns *nameservice.NameService) {
+		errs[w] = writeRounds(e, ns, e.id(fmt.Sprintf("w%d", w)), rounds)
+	})
 	stop.Store(true)
 	wg.Wait()
 	select {
@@ -136,8 +129,7 @@ func collectRacingWriters(e *env) {
 	e.must(errors.Join(errs...))
 }
 
-// writeRounds creates id, pushes its head to 1..3 and checks it, then
-// purges it, rounds times.
+// writeRounds creates, pushes, checks and purges id, rounds times.
 func writeRounds(e *env, ns *nameservice.NameService, id string, rounds int) error {
 	for r := range rounds {
 		if err := ns.Init(e.ctx, id); err != nil {

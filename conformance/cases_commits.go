@@ -8,18 +8,13 @@ import (
 	"nameservice.dev/nameservice"
 )
 
-// A driver that keeps Fluree's commit index (driver.CommitIndexer) adds an
-// entry for every commit head published as a content ID, answers Fluree's
-// pending_commit_cids and prune_commit_index from it, and removes it with
-// the record; any other driver answers ErrUnsupported.
 var groupCommitIndex = group{name: "CommitIndex", guarantee: "commit index: each content-ID head published is an entry, read back above a t, pruned up to a t and purged with its record; ErrUnsupported where there is none", cases: []testCase{
 	{name: "PublishPendingPrunePurge", quick: true, run: commitIndexLifecycle},
 }}
 
-// pending returns the t of the entries of name above since, nil when
-// there is none (ok false, or none above since: the backends of Fluree
-// tell "no index" from "nothing above since" differently), and whether the
-// driver keeps an index at all.
+// pending returns the t of the entries of name above since (nil for none:
+// Fluree's backends tell "no index" from "nothing above since"
+// differently), and whether the driver keeps an index at all.
 func (e *env) pending(name string, since int64) (ts []int64, supported bool) {
 	e.t.Helper()
 	entries, ok, err := e.ns.PendingCommitCIDs(e.ctx, e.id(name), since)

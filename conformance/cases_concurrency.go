@@ -99,9 +99,8 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 	}},
 }}
 
-// raceIncrements has raceClients independent clients each make raceRounds
-// successful compare-and-set increments of concern c, starting from start;
-// every success must be counted once and the final watermark must be exact.
+// raceIncrements races compare-and-set increments of concern c from start:
+// every success must be counted once and the final watermark be exact.
 func (e *env) raceIncrements(c nameservice.Concern, start nameservice.Value, mk func(v int64) nameservice.Value) {
 	e.t.Helper()
 	push := func(ns *nameservice.NameService) func(context.Context, string, nameservice.Value, nameservice.Value) (nameservice.Outcome, error) {
@@ -157,7 +156,7 @@ var groupContext = group{name: "Context", guarantee: "cancellation: a canceled o
 	}},
 }}
 
-// everyOpFails runs every operation with ctx, which is done, and checks each
+// everyOpFails checks that every operation with ctx, which is done,
 // returns promptly with an error wrapping want, changing nothing.
 func (e *env) everyOpFails(ctx context.Context, want error) {
 	e.t.Helper()
@@ -185,16 +184,14 @@ func (e *env) everyOpFails(ctx context.Context, want error) {
 	}
 	for name, op := range ops {
 		start := time.Now()
-		err := op()
-		if !errors.Is(err, want) {
+		if err := op(); !errors.Is(err, want) {
 			e.t.Errorf("%s with a done context: error = %v, want %v", name, err, want)
 		}
 		if d := time.Since(start); d > 2*time.Second {
 			e.t.Errorf("%s with a done context took %v", name, d)
 		}
 	}
-	r := e.lookup("db")
-	if !r.Head.Equal(unborn) || !r.Status.Equal(ready) || r.Retracted {
+	if r := e.lookup("db"); !r.Head.Equal(unborn) || !r.Status.Equal(ready) || r.Retracted {
 		e.t.Fatalf("an operation with a done context changed the record: %s", js(r))
 	}
 	e.wantAbsent("other")

@@ -45,8 +45,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		id := "tenant/customers:release/v1.0"
 		e.init(id)
 		e.applied(ref("c1", 1))(e.ns.PublishCommit(e.ctx, e.id(id), 1, "c1"))
-		r := e.lookup(id)
-		if r.ID.Name != e.id("tenant/customers") || r.ID.Branch != "release/v1.0" {
+		if r := e.lookup(id); r.ID.Name != e.id("tenant/customers") || r.ID.Branch != "release/v1.0" {
 			e.t.Fatalf("id = %+v", r.ID)
 		}
 		e.listIDs(nameservice.ListOptions{}, id)
@@ -95,8 +94,7 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 	{name: "RetractSetsFlagAndBumpsStatus", quick: true, run: func(e *env) {
 		e.initAt("db", 2)
 		e.must(e.ns.Retract(e.ctx, e.id("db")))
-		r := e.lookup("db")
-		if !r.Retracted {
+		if r := e.lookup("db"); !r.Retracted {
 			e.t.Fatal("retracted flag not set")
 		}
 		e.wantValue("db", nameservice.Status, status(2, "retracted", nameservice.Object{"retracted_at": json.Number(strconv.FormatInt(clock.Unix(), 10))}))
@@ -175,9 +173,8 @@ var groupIDs = group{name: "IDs", guarantee: "IDs: an invalid ID is refused by e
 		testCase{name: "AtSignOnlyInExistingRecords", run: atSignOnlyInExistingRecords})}
 
 // errorsNameTheIDOnce checks that the errors of operations on one record
-// (not found, already exists, wrong kind, invalid argument) name its ID
-// exactly once, however many layers (portable API, driver, transport) wrap
-// them, and still match their sentinel.
+// name its ID exactly once, however many layers wrap them, and still match
+// their sentinel.
 func errorsNameTheIDOnce(e *env) {
 	e.init("db")
 	e.graphSource("gs", nil)
@@ -257,12 +254,10 @@ func (e *env) rejectID(suffix string) {
 	}
 	ctx := e.ctx
 	errs := map[string]error{"init": e.ns.Init(ctx, id), "retract": e.ns.Retract(ctx, id), "purge": e.ns.Purge(ctx, id),
-		"graph source": e.ns.PublishGraphSource(ctx, id, "db:Bm25Index", nil, nil)}
-	_, errs["lookup"] = e.ns.Lookup(ctx, id)
-	_, errs["publish commit"] = e.ns.PublishCommit(ctx, id, 1, "c1")
-	_, errs["publish index"] = e.ns.PublishIndex(ctx, id, 1, "i1")
-	_, errs["cas ref"] = e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
-	_, errs["push status"] = e.ns.PushStatus(ctx, id, ready, status(2, "x", nil))
+		"graph source": e.ns.PublishGraphSource(ctx, id, "db:Bm25Index", nil, nil), "lookup": second(e.ns.Lookup(ctx, id)),
+		"publish commit": second(e.ns.PublishCommit(ctx, id, 1, "c1")), "publish index": second(e.ns.PublishIndex(ctx, id, 1, "i1")),
+		"cas ref":     second(e.ns.CompareAndSetRef(ctx, id, nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})),
+		"push status": second(e.ns.PushStatus(ctx, id, ready, status(2, "x", nil)))}
 	for op, err := range errs {
 		if !errors.Is(err, nameservice.ErrInvalidID) {
 			e.t.Errorf("%s %q: error = %v, want ErrInvalidID", op, id, err)
@@ -271,10 +266,9 @@ func (e *env) rejectID(suffix string) {
 	e.listIDs(nameservice.ListOptions{IncludeRetracted: true})
 }
 
-// atSignOnlyInExistingRecords: no new record may take an ID with '@' (Fluree
-// reads it as time travel, and could not address the record), but one that
-// exists (written before, or by another writer, here imported) is read and
-// written as any other.
+// atSignOnlyInExistingRecords: no new record may take an ID with '@'
+// (Fluree reads it as time travel), but one that exists (here imported) is
+// read and written as any other.
 func atSignOnlyInExistingRecords(e *env) {
 	for _, form := range []string{"db:feat@1", "db@1"} {
 		e.wantErr(e.ns.Init(e.ctx, e.id(form)), nameservice.ErrInvalidID)
@@ -282,8 +276,7 @@ func atSignOnlyInExistingRecords(e *env) {
 		_, err := e.ns.CompareAndSetRef(e.ctx, e.id(form), nameservice.Head, nil, nameservice.Ref{Address: "c1", T: 1})
 		e.wantErr(err, nameservice.ErrInvalidID)
 	}
-	id, err := nameservice.ParseID(e.id("old:feat@1"))
-	e.must(err)
+	id := e.parseID("old:feat@1")
 	h, i, s, c := ref("c1", 1), nameservice.Value{}, status(1, "ready", nil), nameservice.Value{}
 	e.must(e.ns.Import(e.ctx, &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, CreatedAt: 1}, Head: &h, Index: &i, Status: &s, Config: &c}))
 	e.applied(ref("c2", 2))(e.ns.PublishCommit(e.ctx, id.String(), 2, "c2"))
@@ -306,8 +299,7 @@ func validIDCases() []testCase {
 
 var groupImport = group{name: "Import", guarantee: "import: a record is created exactly as given, or refused whole", cases: []testCase{
 	{name: "CreatesTheRecordExactly", quick: true, run: func(e *env) {
-		id, _ := nameservice.ParseID(e.id("db:dev"))
-		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
+		rec := &nameservice.Record{ID: e.parseID("db:dev"), Meta: nameservice.Meta{Kind: nameservice.Ledger, Retracted: true, CreatedAt: 1234, SourceBranch: "main", Branches: 2}}
 		h, i := ref("c9", 9), ref("i7", 7)
 		s := status(4, "retracted", nameservice.Object{"retracted_at": 99})
 		c := config(2, nameservice.Object{"default_context": "ctx", "config_id": "cid", "x": []any{1}})
@@ -319,9 +311,8 @@ var groupImport = group{name: "Import", guarantee: "import: a record is created 
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrAlreadyExists)
 	}},
 	{name: "GraphSource", run: func(e *env) {
-		id, _ := nameservice.ParseID(e.id("gs"))
 		i, s, c := ref("g3", 3), status(2, "syncing", nil), config(5, nameservice.Object{"k": 1})
-		rec := &nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:IcebergSource", Dependencies: []string{"a:main"}, CreatedAt: 5},
+		rec := &nameservice.Record{ID: e.parseID("gs"), Meta: nameservice.Meta{Kind: nameservice.GraphSource, SourceType: "db:IcebergSource", Dependencies: []string{"a:main"}, CreatedAt: 5},
 			Index: &i, Status: &s, Config: &c}
 		e.must(e.ns.Import(e.ctx, rec))
 		if got := e.lookup("gs"); !sameRecord(got, rec) {
@@ -329,10 +320,9 @@ var groupImport = group{name: "Import", guarantee: "import: a record is created 
 		}
 	}},
 	{name: "RejectsInvalidRecords", run: func(e *env) {
-		id, _ := nameservice.ParseID(e.id("db"))
 		bad := ref("c", 3)
 		bad.V = 4 // payload t disagrees with the watermark
-		rec := nameservice.Record{ID: id, Meta: nameservice.Meta{Kind: nameservice.Ledger}, Head: &bad, Index: &unborn, Status: &ready, Config: &unborn}
+		rec := nameservice.Record{ID: e.parseID("db"), Meta: nameservice.Meta{Kind: nameservice.Ledger}, Head: &bad, Index: &unborn, Status: &ready, Config: &unborn}
 		e.wantErr(e.ns.Import(e.ctx, &rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
 	}},

@@ -11,10 +11,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// The limits of docs/model.md hold on every backend: a record at every limit
-// at once is stored, read back exactly, listed and printed; one byte or level
-// over any limit is refused with ErrInvalidArgument naming the limit, and
-// nothing is written.
 var groupLimits = group{name: "Limits", guarantee: "limits: a record at every limit round-trips exactly; one over any limit is refused and writes nothing", cases: []testCase{
 	{name: "LedgerAtEveryLimitRoundTrips", run: func(e *env) {
 		e.init("db")
@@ -85,9 +81,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		}
 	}},
 	{name: "ImportOverALimitIsRefused", run: func(e *env) {
-		id, err := nameservice.ParseID(e.id("db"))
-		e.must(err)
-		rec := model.NewLedger(id, 1)
+		rec := model.NewLedger(e.parseID("db"), 1)
 		*rec.Config = config(1, paddedPayload(nameservice.Object{}, guard.MaxPayloadBytes+1))
 		e.wantErr(e.ns.Import(e.ctx, rec), nameservice.ErrInvalidArgument)
 		e.wantAbsent("db")
@@ -96,8 +90,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		e.graphSource("gs", nameservice.Object{"k": json.Number("1")})
 		err := e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:VectorIndex", nil, nameservice.Object{"k": json.Number("2")})
 		e.wantErr(err, nameservice.ErrAlreadyExists)
-		rec := fillToLimits(e, "gs")
-		if rec.SourceType != "db:Bm25Index" {
+		if rec := fillToLimits(e, "gs"); rec.SourceType != "db:Bm25Index" {
 			e.t.Fatalf("source type = %q after a refused re-publish, want db:Bm25Index", rec.SourceType)
 		}
 		e.wantValue("gs", nameservice.Config, config(1, nameservice.Object{"k": json.Number("1")}))
@@ -107,9 +100,7 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 func second[T any](_ T, err error) error { return err }
 
 // paddedPayload returns base plus a key "s" holding a string padded so that
-// the payload's compact JSON is exactly n bytes. (A string is cheap to
-// compare; the shape that costs DynamoDB the most per JSON byte is checked
-// against its item limit in the dynamodb package.)
+// the payload's compact JSON is exactly n bytes.
 func paddedPayload(base nameservice.Object, n int) nameservice.Object {
 	p := base.Clone()
 	p["s"] = ""
@@ -120,23 +111,16 @@ func paddedPayload(base nameservice.Object, n int) nameservice.Object {
 
 // deepPayload returns an object nested depth levels deep ({"a": {"a": ...}});
 // when n > 0, its innermost object holds a string padding its compact JSON
-// to exactly n bytes.
+// to exactly n bytes (each level around it adds 6: {"a":...}).
 func deepPayload(depth, n int) nameservice.Object {
-	build := func(pad string) nameservice.Object {
-		v := map[string]any{}
-		if n > 0 {
-			v["s"] = pad
-		}
-		for range depth - 1 {
-			v = map[string]any{"a": v}
-		}
-		return nameservice.Object(v)
+	v := map[string]any{}
+	if n > 0 {
+		v = paddedPayload(nameservice.Object{}, n-6*(depth-1))
 	}
-	if n == 0 {
-		return build("")
+	for range depth - 1 {
+		v = map[string]any{"a": v}
 	}
-	b, _ := json.Marshal(build(""))
-	return build(strings.Repeat("x", max(0, n-len(b))))
+	return v
 }
 
 // wantPrintable fails unless rec survives the record JSON form, compact and
@@ -172,9 +156,8 @@ func (e *env) wantSame(name string, want *nameservice.Record) {
 	}
 }
 
-// fillToLimits publishes graph source name's index at the longest address
-// and pushes its status at the largest payload, then returns the record,
-// failing the test when its JSON is over MaxRecordBytes.
+// fillToLimits publishes name's index and status at their limits and
+// returns the record, failing when its JSON is over MaxRecordBytes.
 func fillToLimits(e *env, name string) *nameservice.Record {
 	iaddr := strings.Repeat("i", guard.MaxAddressBytes)
 	e.applied(ref(iaddr, 1))(e.ns.PublishIndex(e.ctx, e.id(name), 1, iaddr))

@@ -55,8 +55,7 @@ var groupList = group{name: "List", guarantee: "listing: exactly the records und
 		e.must(e.ns.PublishGraphSource(e.ctx, e.id("gs"), "db:HnswIndex", []string{e.id("db")}, map[string]any{"dim": 3}))
 		recs := e.listIDs(nameservice.ListOptions{}, "db", "gs")
 		for _, r := range recs {
-			want := e.lookup(r.ID.String()[len(e.prefix):])
-			if !sameRecord(r, want) {
+			if want := e.lookup(r.ID.String()[len(e.prefix):]); !sameRecord(r, want) {
 				e.t.Fatalf("listed record differs from lookup:\nlist   %s\nlookup %s", js(r), js(want))
 			}
 		}

@@ -18,18 +18,14 @@ import (
 // some S3-compatible servers) loses about one round in a few hundred.
 const purgeRaceRounds = 200
 
-// shortPurgeRaceRounds is how many rounds Run plays otherwise. They still
-// fail a store whose create is not exclusive, or whose purge removes a
-// record created after it began: such a store loses a round within the
-// first few (the mem driver's create-overwrites mutant loses the first).
-// The rare loss needs the full length: every run still plays it through
-// ns check (cmd/ns TestCheckS3IgnoringDeleteIfMatch, on a store that
-// ignores a conditional DELETE), and CI in every suite.
+// shortPurgeRaceRounds is how many rounds Run plays otherwise: a store
+// whose create is not exclusive, or whose purge removes a record created
+// after it began, loses a round within the first few. The rare loss needs
+// the full length, which ns check and CI play.
 const shortPurgeRaceRounds = 40
 
 // LongEnv names the environment variable that, when set, makes Run play
-// its long cases at full length (scripts/test.sh -long sets it; CI runs
-// with it).
+// its long cases at full length (scripts/test.sh -long; CI).
 const LongEnv = "NS_TEST_LONG"
 
 var groupPurgeRacesCreate = group{name: "PurgeRacesCreate", guarantee: "creates racing a purge of their ID: exactly one create wins, and the record it wrote is the one that stays", alone: true, cases: []testCase{
@@ -37,11 +33,10 @@ var groupPurgeRacesCreate = group{name: "PurgeRacesCreate", guarantee: "creates 
 }}
 
 // purgeRacesCreate plays e.purgeRounds rounds on one ID. Each round one
-// client purges the record while raceClients others, each with its own
-// client, try to create it until one attempt begun after the purge
-// returned has failed or one of theirs has succeeded; so at least one
-// attempt meets the free ID. Exactly one create must succeed, and a lookup
-// must then show that creator's record.
+// client purges the record while raceClients others try to create it until
+// one attempt begun after the purge returned has failed or one of theirs
+// has succeeded. Exactly one create must succeed, and a lookup must then
+// show that creator's record.
 func purgeRacesCreate(e *env) {
 	purger := e.client()
 	creators := make([]*nameservice.NameService, raceClients)
@@ -102,13 +97,11 @@ func (e *env) purgeRaceRound(purger *nameservice.NameService, creators []*namese
 	return won
 }
 
-// retryPause is the least a creator waits between attempts while the purge
-// runs. A creator waits as long as its last attempt took, at least this:
-// with four creators each busy half the time, attempts still meet every
-// step of the purge, and they leave the store (and the CPU of a machine
-// shared with it) half its time for the purge and for other clients.
-// Creators that retried at once kept a DynamoDB Local so busy that a purge
-// took minutes and other suites' writes timed out.
+// retryPause is the least a creator waits between attempts; it waits as
+// long as its last attempt took, so that creators busy half the time still
+// meet every step of the purge but leave the store half its time: creators
+// that retried at once kept a DynamoDB Local so busy that a purge took
+// minutes.
 const retryPause = 200 * time.Microsecond
 
 // createUntilDecided creates id as creator i until it succeeds or an

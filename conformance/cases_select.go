@@ -1,10 +1,6 @@
 package conformance
 
-import (
-	"fmt"
-
-	"nameservice.dev/nameservice"
-)
+import "nameservice.dev/nameservice"
 
 var groupSelect = group{name: "Select", guarantee: "selection: a listing by state or source type holds exactly the records in that state or of that type, never one whose state differs", cases: []testCase{
 	{name: "ByState", quick: true, run: func(e *env) {
@@ -34,10 +30,8 @@ var groupSelect = group{name: "Select", guarantee: "selection: a listing by stat
 		e.listIDs(nameservice.ListOptions{State: "ready"}, "a")
 	}},
 	{name: "ByStateAcrossPages", run: func(e *env) {
-		var names, want []string
-		for i := range 9 {
-			n := fmt.Sprintf("r%d", i)
-			names = append(names, n)
+		names, want := numbered("r%d", 9), []string(nil)
+		for i, n := range names {
 			if i%3 != 1 {
 				want = append(want, n)
 			}
@@ -103,16 +97,13 @@ var groupHeads = group{name: "Heads", guarantee: "heads: a ledger's head and ind
 	}},
 	{name: "HeadsOfAGraphSourceIsWrongKind", run: func(e *env) {
 		e.graphSource("gs", nil)
-		_, err := e.ns.Heads(e.ctx, e.id("gs"))
-		e.wantErr(err, nameservice.ErrWrongKind)
+		e.wantErr(second(e.ns.Heads(e.ctx, e.id("gs"))), nameservice.ErrWrongKind)
 	}},
 	{name: "HeadsOfNothingIsNotFound", run: func(e *env) {
-		_, err := e.ns.Heads(e.ctx, e.id("none"))
-		e.wantErr(err, nameservice.ErrNotFound)
+		e.wantErr(second(e.ns.Heads(e.ctx, e.id("none"))), nameservice.ErrNotFound)
 		e.init("db")
 		e.must(e.ns.Purge(e.ctx, e.id("db")))
-		_, err = e.ns.Heads(e.ctx, e.id("db"))
-		e.wantErr(err, nameservice.ErrNotFound)
+		e.wantErr(second(e.ns.Heads(e.ctx, e.id("db"))), nameservice.ErrNotFound)
 	}},
 }}
 
@@ -125,8 +116,7 @@ func (e *env) wantHeads(name string, head, index nameservice.Value) {
 	if !h.Head.Equal(head) || !h.Index.Equal(index) {
 		e.t.Fatalf("heads of %s = %v, %v; want %v, %v", name, h.Head, h.Index, head, index)
 	}
-	r := e.lookup(name)
-	if !r.Head.Equal(h.Head) || !r.Index.Equal(h.Index) {
+	if r := e.lookup(name); !r.Head.Equal(h.Head) || !r.Index.Equal(h.Index) {
 		e.t.Fatalf("heads of %s = %v, %v; lookup has %v, %v", name, h.Head, h.Index, *r.Head, *r.Index)
 	}
 }

@@ -76,8 +76,7 @@ func (e *env) needCorrupter() {
 func (e *env) corruptRecord(name string) {
 	e.t.Helper()
 	e.needCorrupter()
-	id, err := model.ParseID(e.id(name))
-	e.must(err)
+	id := e.parseID(name)
 	if err := e.corrupt(e.ctx, id); err != nil {
 		e.t.Fatalf("harness: corrupt %s: %v", id, err)
 	}
@@ -96,9 +95,9 @@ func listing(e *env, names []string, bad map[string]bool) []string {
 	return out
 }
 
-// listPages lists page by page under the test's prefix (at most 21
-// pages), failing on a page over opts.PageSize entries, and returns the
-// entries of the pages (as listing's) and how many pages it took.
+// listPages lists page by page under the test's prefix (at most 21 pages),
+// failing on a page over opts.PageSize entries, and returns the entries of
+// the pages and how many pages it took.
 func (e *env) listPages(opts driver.ListOptions) (got []string, pages int) {
 	e.t.Helper()
 	opts.Prefix = e.prefix
@@ -135,9 +134,8 @@ func pageEntries(page *driver.Page) []string {
 	return out
 }
 
-// wantListing lists under the test's prefix until the entries equal want
-// (the listing index may be eventually consistent), checking that each
-// failure names its record.
+// wantListing lists under the test's prefix until the entries equal want,
+// checking that each failure names its record.
 func (e *env) wantListing(opts nameservice.ListOptions, want []string) {
 	e.t.Helper()
 	e.listUntil(opts, want, func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {

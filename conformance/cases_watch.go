@@ -123,9 +123,8 @@ var groupWatch = group{name: "Watch", guarantee: "watch: every change to a watch
 }}
 
 // watch starts a watch, runs write with a second client, and collects events
-// until done reports the last one expected (or the test times out), and then
-// for a grace period of ten polling intervals, so that events sent in the
-// same batch, and any event that should not have been sent, are seen.
+// until done reports the last one expected, and then for ten polling
+// intervals, so that any event that should not have been sent is seen.
 func (e *env) watch(opts nameservice.WatchOptions, write func(*nameservice.NameService), done func(nameservice.Event) bool) []nameservice.Event {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)

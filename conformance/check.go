@@ -13,8 +13,7 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
-// T is what a case needs of its test: *testing.T satisfies it, and so does
-// the runner of Check, which needs no go test.
+// T is what a case needs of its test: *testing.T, or Check's runner.
 type T interface {
 	Helper()
 	Name() string
@@ -28,22 +27,18 @@ type T interface {
 
 // CheckOptions configure Check.
 type CheckOptions struct {
-	// Prefix is put before every ID the suite writes: each case works under
-	// Prefix + a random segment + "/" and never touches other records. It
-	// should end in "/" and hold nothing else.
+	// Prefix is put before every ID the suite writes (each case works under
+	// Prefix + a random segment + "/"); it should end in "/" and hold nothing.
 	Prefix string
 	// Quick runs only the cases marked quick: a subset that covers every
 	// group's guarantee in seconds.
 	Quick bool
 	// Groups, when not empty, names the groups to run (GroupNames lists
-	// them); the others are left out of the report. A name no group has is
-	// reported as a failed group.
-	Groups []string
-	// CaseTimeout bounds each case (default 5 minutes).
-	CaseTimeout time.Duration
-	// LeaseTTL is the TTL of the leases the lease cases take (default 3 s,
-	// against go test's 1 s): a store across a network needs room for a
-	// refresh within it.
+	// them); a name no group has is reported as a failed group.
+	Groups      []string
+	CaseTimeout time.Duration // bounds each case (default 5 minutes)
+	// LeaseTTL is the TTL of the lease cases' leases (default 3 s): a store
+	// across a network needs room for a refresh within it.
 	LeaseTTL time.Duration
 	// Progress, when set, is called after each group with its result.
 	Progress func(GroupResult)
@@ -105,9 +100,8 @@ func (r Report) Failed() bool {
 // Check runs the suite against the store open reaches, from a program
 // rather than go test: each case in a goroutine of its own, bounded by
 // CaseTimeout, under opts.Prefix. Groups that must corrupt records are
-// skipped, since a live store cannot be corrupted safely. Check stops
-// starting cases when ctx ends and marks the rest skipped. It leaves what
-// the cases wrote under opts.Prefix: the caller purges it.
+// skipped. Check stops starting cases when ctx ends and marks the rest
+// skipped. The caller purges what the cases wrote under opts.Prefix.
 func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 	opts.CaseTimeout = driverutil.Positive(opts.CaseTimeout, testTimeout)
 	opts.LeaseTTL = driverutil.Positive(opts.LeaseTTL, checkLeaseTTL)
@@ -132,11 +126,9 @@ func Check(ctx context.Context, open Opener, opts CheckOptions) Report {
 }
 
 // checkGroup runs g's cases, one after another except a light group's,
-// which mostly wait and run at once. interrupted says that ctx ended
-// before every case ran.
+// which run at once. interrupted says that ctx ended before every case ran.
 func checkGroup(ctx context.Context, g group, open Opener, opts CheckOptions) (res GroupResult, interrupted bool) {
-	// Cases has room for every case, so that the results the light group's
-	// goroutines write stay where they point.
+	// Room for every case, so that the results the goroutines write stay put.
 	res = GroupResult{Name: g.name, Guarantee: g.guarantee, Cases: make([]CaseResult, 0, len(g.cases))}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -166,8 +158,7 @@ func checkGroup(ctx context.Context, g group, open Opener, opts CheckOptions) (r
 	return res, interrupted
 }
 
-// GroupNames returns the names of the suite's groups, in the order Check
-// runs them.
+// GroupNames returns the names of the suite's groups, in Check's order.
 func GroupNames() []string {
 	var names []string
 	for _, g := range checkOrder() {
@@ -188,27 +179,19 @@ func unknownGroups(names []string) []GroupResult {
 	return res
 }
 
-// checkOrder returns the groups with Lease last: its cases time a 1 s
-// lease, which a store still warming up (a cold JVM, a new table) can miss.
+// checkOrder returns the groups with Lease last: its cases time a lease,
+// which a store still warming up (a cold JVM, a new table) can miss.
 func checkOrder() []group {
-	order := slices.Clone(groups)
-	slices.SortStableFunc(order, func(a, b group) int { return cmp.Compare(late(a), late(b)) })
-	return order
+	i := slices.IndexFunc(groups, func(g group) bool { return g.name == "Lease" })
+	return append(slices.Delete(slices.Clone(groups), i, i+1), groups[i])
 }
 
-func late(g group) int {
-	if g.name == "Lease" {
-		return 1
-	}
-	return 0
-}
-
-// checkLeaseTTL is Check's default lease TTL.
-const checkLeaseTTL = 3 * time.Second
-
-// caseGrace is how long Check waits, past the case's timeout, for a case
-// to end before it reports it hung and goes on without it.
-const caseGrace = 10 * time.Second
+const (
+	checkLeaseTTL = 3 * time.Second // Check's default lease TTL
+	// caseGrace is how long Check waits, past the case's timeout, for a
+	// case to end before it reports it hung and goes on without it.
+	caseGrace = 10 * time.Second
+)
 
 func runCase(ctx context.Context, name string, c testCase, open Opener, opts CheckOptions) CaseResult {
 	timeout := c.timeout(opts.CaseTimeout)
@@ -237,8 +220,8 @@ func runCase(ctx context.Context, name string, c testCase, open Opener, opts Che
 	return t.result(c.name, time.Since(start))
 }
 
-// checkT is the T of a case run by Check. Like testing.T, Fatal and Skip
-// end the calling goroutine with runtime.Goexit.
+// checkT is the T of a case run by Check. As on testing.T, Fatal and Skip
+// end the calling goroutine.
 type checkT struct {
 	name     string
 	mu       sync.Mutex
@@ -255,9 +238,9 @@ func (t *checkT) Errorf(format string, args ...any) {
 	t.record(Fail, fmt.Sprintf(format, args...))
 }
 
-func (t *checkT) Fatal(args ...any) { t.record(Fail, fmt.Sprint(args...)); runtime.Goexit() }
+func (t *checkT) Fatal(args ...any) { t.Error(args...); runtime.Goexit() }
 func (t *checkT) Fatalf(format string, args ...any) {
-	t.record(Fail, fmt.Sprintf(format, args...))
+	t.Errorf(format, args...)
 	runtime.Goexit()
 }
 

@@ -20,11 +20,10 @@ type gateWaiter struct {
 	admit chan struct{}
 }
 
-// enter waits until a case of class may run (alone: with no other case)
-// and returns its exit.
+// enter waits until a case of class (alone: exclusive) may run, and returns its exit.
 func (g *gate) enter(class string, alone bool) (exit func()) {
 	g.mu.Lock()
-	if len(g.waiting) == 0 && g.fits(class, alone) {
+	if len(g.waiting) == 0 && (g.inside == 0 || !alone && !g.alone && class == g.class) {
 		g.admitOne(class, alone)
 		g.mu.Unlock()
 		return g.exit
@@ -34,11 +33,6 @@ func (g *gate) enter(class string, alone bool) (exit func()) {
 	g.mu.Unlock()
 	<-w.admit
 	return g.exit
-}
-
-// fits reports whether a case of class may join those inside.
-func (g *gate) fits(class string, alone bool) bool {
-	return g.inside == 0 || !alone && !g.alone && class == g.class
 }
 
 func (g *gate) admitOne(class string, alone bool) {

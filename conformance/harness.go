@@ -12,27 +12,22 @@
 //
 // # Groups and capabilities
 //
-// The groups are listed, in the order they run, in suite.go (groups); each
-// names the guarantee it checks. A driver must implement driver.Driver; its
-// optional capabilities are tested where present. driver.Brancher,
-// driver.Collector and driver.CommitIndexer have groups of their own
-// (Branches, Collect, CommitIndex), which on a driver without the
-// capability check that the portable API answers ErrUnsupported.
-// driver.Watcher, driver.ExactWatcher and driver.Versioner are used when
-// present: the Watch and Subscribe groups pass without them through the
+// Each group (suite.go) names the guarantee it checks. Optional capabilities
+// are tested where present: driver.Brancher, driver.Collector and
+// driver.CommitIndexer have groups of their own, which on a driver without
+// the capability check that the portable API answers ErrUnsupported; the
+// Watch and Subscribe groups pass without driver.Watcher through the
 // portable polling watch.
 //
 // # Sharing a server
 //
-// NewStore may hand every test the same real server, table or bucket: the
-// suite puts each test's records under an ID prefix of its own and lists only
-// under that prefix, so tests never see one another's records.
+// NewStore may hand every test the same server, table or bucket: each test
+// works and lists under an ID prefix of its own.
 //
 // # Checking a live store
 //
-// Check runs the same cases from a program, without go test, against any
-// Opener: `ns check URL` is built on it. Each case runs in a goroutine of its
-// own under a prefix of the caller's; the report names each group's
+// Check runs the same cases from a program against any Opener (`ns check
+// URL`), each under a prefix of the caller's; the report names each group's
 // guarantee, so a failure says which promise the store broke.
 package conformance
 
@@ -46,16 +41,14 @@ import (
 )
 
 // Opener opens a new, independent client of one store, as a separate process
-// would: its own connections, caches and locks. Every client opened by one
-// Opener sees the same records.
+// would: its own connections, caches and locks.
 type Opener func(ctx context.Context) (driver.Driver, error)
 
 // Harness prepares stores for the suite.
 type Harness interface {
 	// NewStore prepares a store for one test and returns the opener of its
-	// clients. It registers any cleanup with t.Cleanup. The suite closes
-	// every client it opens. Run calls it from parallel tests: it must be
-	// safe for concurrent use.
+	// clients, registering any cleanup with t.Cleanup (the suite closes the
+	// clients). It must be safe for concurrent use.
 	NewStore(ctx context.Context, t *testing.T) (Opener, error)
 }
 
@@ -66,16 +59,15 @@ type HarnessFunc func(ctx context.Context, t *testing.T) (Opener, error)
 func (f HarnessFunc) NewStore(ctx context.Context, t *testing.T) (Opener, error) { return f(ctx, t) }
 
 // CorruptFunc makes what the store holds for record id unreadable to every
-// client (for example by overwriting its defining file, or one of its items,
-// with data that does not decode) while leaving it where List finds it.
+// client (say its defining file overwritten with data that does not
+// decode) while leaving it where List finds it.
 type CorruptFunc func(ctx context.Context, id model.ID) error
 
-// Corrupter is an optional capability of a Harness whose stores can be
-// corrupted on purpose; the suite's cases about unreadable records need it.
+// Corrupter is a Harness whose stores can be corrupted on purpose, for the
+// cases about unreadable records.
 type Corrupter interface {
 	Harness
-	// NewCorruptibleStore is NewStore, plus the function that corrupts a
-	// record of that store.
+	// NewCorruptibleStore is NewStore, plus the function that corrupts a record.
 	NewCorruptibleStore(ctx context.Context, t *testing.T) (Opener, CorruptFunc, error)
 }
 
@@ -94,10 +86,8 @@ func (f CorruptibleHarnessFunc) NewCorruptibleStore(ctx context.Context, t *test
 }
 
 // ListingSettler is a Harness that says how long its stores' listings may
-// take to show a write. Without it the suite waits up to 30 s (a DynamoDB
-// index on a loaded machine) before it fails a listing that misses a
-// write; a store whose listings show every write at once says 0, so that a
-// wrong listing fails at once.
+// take to show a write (default 30 s, a DynamoDB index on a loaded machine);
+// a store whose listings show every write at once says 0, to fail at once.
 type ListingSettler interface {
 	Harness
 	ListingSettles() time.Duration

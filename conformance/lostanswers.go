@@ -13,20 +13,18 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// LossyOpener opens a client of a store whose every write reaches the store
-// through lose: once the store has applied a write, and before the client
-// gets the answer, lose is called; when it returns true the client gets an
-// answer that says nothing (a 500, a reset), as when a timeout or a broken
-// connection loses the answer of a write that landed. Other clients' writes
-// go through while lose runs.
+// LossyOpener opens a client of a store that calls lose once the store has
+// applied a write, before the client gets the answer; when lose returns
+// true the client gets an answer that says nothing (a 500, a reset), as
+// when a broken connection loses the answer of a write that landed. Other
+// clients' writes go through while lose runs.
 type LossyOpener func(ctx context.Context, lose func() bool) (driver.Driver, error)
 
-// AnswerLoser prepares stores whose answers a test can lose: a fault proxy
-// between the client and a real server, or between an http:// client and
-// ns serve.
+// AnswerLoser prepares stores whose answers a test can lose (a fault proxy
+// before a real server, or before ns serve).
 type AnswerLoser interface {
-	// NewLossyStore prepares a store for one test and returns the opener
-	// of its plain clients and of its lossy ones, as Harness.NewStore.
+	// NewLossyStore is Harness.NewStore, returning the opener of its plain
+	// clients and of its lossy ones.
 	NewLossyStore(ctx context.Context, t *testing.T) (Opener, LossyOpener, error)
 }
 
@@ -40,11 +38,9 @@ func (f LossyHarnessFunc) NewLossyStore(ctx context.Context, t *testing.T) (Open
 
 // RunLostAnswers checks that a write whose answer is lost lands once, on the
 // record it was meant for, and is never misreported, while another client
-// purges the record, and perhaps creates it again, before the client that
-// wrote learns what happened. For every write (publish, compare-and-set from
-// a born and from an unborn head, status and config pushes, create, purge,
-// retract), by a client that read the record before and by one that never
-// did, the answer is lost:
+// purges the record, and perhaps creates it again. For every write, by a
+// client that read the record before and by one that never did, the answer
+// is lost:
 //
 //   - with nothing else happening: the write is reported done;
 //   - while another client purges the record: done, or ErrOutcomeUnknown;
@@ -74,8 +70,7 @@ type lostWrite struct {
 	name  string
 	setup func(e *env, ns *nameservice.NameService, id string)
 	run   func(ctx context.Context, ns *nameservice.NameService, id string) error
-	// gone: the write removes the record (a purge).
-	gone bool
+	gone  bool // the write removes the record (a purge)
 }
 
 // applied turns a push's answer into run's: a push not applied is an error.
@@ -122,11 +117,10 @@ var lostWrites = []lostWrite{
 // lossWorld is what another client does while the lossy client waits for
 // the answer it will not get.
 type lossWorld struct {
-	name   string
-	act    func(ctx context.Context, ns *nameservice.NameService, id string)
-	purged bool // the record is purged and not created again
-	// recreated: the record is purged and initialised again.
-	recreated bool
+	name      string
+	act       func(ctx context.Context, ns *nameservice.NameService, id string)
+	purged    bool // the record is purged and not created again
+	recreated bool // the record is purged and initialised again
 }
 
 var lossWorlds = []lossWorld{
@@ -201,8 +195,7 @@ func checkLost(e *env, w lostWrite, world lossWorld, id string, err error) {
 		}
 	case world.recreated:
 		e.must(lerr)
-		fresh := model.NewLedger(rec.ID, clock.Unix())
-		if !recordsMatch(rec, fresh) {
+		if fresh := model.NewLedger(rec.ID, clock.Unix()); !recordsMatch(rec, fresh) {
 			e.t.Fatalf("after %s whose answer was lost, the record purged and created again:\n got %s\nwant %s (as its creator made it): the write landed on the new record",
 				w.name, describe(rec), describe(fresh))
 		}
@@ -215,8 +208,7 @@ func recordsMatch(a, b *nameservice.Record) bool {
 		return false
 	}
 	for _, c := range model.Concerns {
-		va, vb := a.Value(c), b.Value(c)
-		if (va == nil) != (vb == nil) || va != nil && !va.Equal(*vb) {
+		if va, vb := a.Value(c), b.Value(c); (va == nil) != (vb == nil) || va != nil && !va.Equal(*vb) {
 			return false
 		}
 	}

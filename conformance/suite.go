@@ -20,21 +20,17 @@ import (
 
 // Run runs the whole suite against the stores h makes. Every test gets a
 // store of its own (or its own ID prefix on a shared one), and the tests
-// run in parallel (as many at once as go test's -parallel allows, and
-// the lease cases, which mostly sleep, all at once): each case waits on
-// its store's round trips, seldom on the processor. With
-// -failfast they run one at a time, in order, so that the first failure
-// ends the run. Its long cases are played short unless the environment
-// variable LongEnv is set.
+// run in parallel (each waits on its store, seldom on the processor), or
+// with -failfast one at a time, in order. Its long cases are played short
+// unless the environment variable LongEnv is set.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	RunGroups(t, h)
 }
 
 // RunGroups runs the named groups of the suite (all of them when none is
-// named), as Run does: for a driver that runs some groups again on a store
-// set up otherwise (a table with optional indexes). It fails on a name no
-// group has.
+// named) as Run does, for a driver that runs some groups again on a store
+// set up otherwise. It fails on a name no group has.
 func RunGroups(t *testing.T, h Harness, names ...string) {
 	t.Helper()
 	for _, n := range names {
@@ -42,53 +38,46 @@ func RunGroups(t *testing.T, h Harness, names ...string) {
 			t.Fatalf("conformance: no group %q", n)
 		}
 	}
-	parallel := func(t *testing.T) {
-		if !failFast() {
-			t.Parallel()
-		}
+	ordered := !failFast()
+	order := slices.Clone(groups)
+	if ordered { // the groups with a long case first, so that the longest cases do not start last
+		slices.SortStableFunc(order, func(a, b group) int { return cmp.Compare(short(a), short(b)) })
 	}
-	for _, group := range runOrder() {
+	for _, group := range order {
 		if len(names) > 0 && !slices.Contains(names, group.name) {
 			continue
 		}
 		t.Run(group.name, func(t *testing.T) {
-			parallel(t)
-			if group.light && !failFast() {
-				runTogether(t, h, group)
-				return
+			if ordered {
+				t.Parallel()
 			}
+			// A light group's cases mostly wait (a lease's TTL): they run all
+			// at once, not queued for the -parallel slots the other cases share.
+			together := group.light && ordered
+			var wg sync.WaitGroup
 			for _, c := range group.cases {
-				t.Run(c.name, func(t *testing.T) {
-					parallel(t)
-					defer hold(group)()
-					c.run(newTestEnv(t, h, c.runTimeout()))
-				})
+				run := func() { // t.Run may be called from several goroutines at once
+					t.Run(c.name, func(t *testing.T) {
+						if ordered && !together {
+							t.Parallel()
+						}
+						defer hold(group)()
+						c.run(newTestEnv(t, h, c.runTimeout()))
+					})
+				}
+				if together {
+					wg.Go(run)
+				} else {
+					run()
+				}
 			}
+			wg.Wait()
 		})
 	}
 }
 
-// runTogether runs a light group's cases all at once, each a subtest of
-// its own: they mostly wait (a lease's TTL), so they need not queue for
-// the -parallel slots the other cases share, which a light group's cases
-// held asleep for most of a driver's run.
-func runTogether(t *testing.T, h Harness, g group) {
-	var wg sync.WaitGroup
-	for _, c := range g.cases {
-		wg.Go(func() { // t.Run may be called from several goroutines at once
-			t.Run(c.name, func(t *testing.T) {
-				defer hold(g)()
-				c.run(newTestEnv(t, h, c.runTimeout()))
-			})
-		})
-	}
-	wg.Wait()
-}
-
-// running admits the cases of every suite Run runs in the test process:
-// those of the ordinary groups beside one another, the cases of a group
-// that runs alone with no other, except that a light group's cases run
-// beside one another.
+// running admits the cases of every suite Run runs in the test process
+// (see group.alone and group.light).
 var running gate
 
 // hold waits for g's case's turn and returns its release.
@@ -99,17 +88,6 @@ func hold(g group) (release func()) {
 	return running.enter(g.name, !g.light)
 }
 
-// runOrder returns the groups in the order Run starts them: with cases in
-// parallel, those with a long case first, so that the longest cases do not
-// start last; with -failfast, as listed.
-func runOrder() []group {
-	order := slices.Clone(groups)
-	if !failFast() {
-		slices.SortStableFunc(order, func(a, b group) int { return cmp.Compare(short(a), short(b)) })
-	}
-	return order
-}
-
 // short is 0 for a group with a long case, 1 for the others.
 func short(g group) int {
 	if slices.ContainsFunc(g.cases, func(c testCase) bool { return c.long }) {
@@ -118,8 +96,8 @@ func short(g group) int {
 	return 1
 }
 
-// failFast reports whether go test runs with -failfast: parallel tests
-// already begun would run on after the first failure.
+// failFast reports whether go test runs with -failfast (parallel tests
+// already begun would run on after the first failure).
 func failFast() bool {
 	f := flag.Lookup("test.failfast")
 	return f != nil && f.Value.String() == "true"
@@ -128,21 +106,19 @@ func failFast() bool {
 type testCase struct {
 	name string
 	run  func(e *env)
-	// quick puts the case in the subset CheckOptions.Quick runs: short
-	// cases that still cover each group's guarantee.
+	// quick puts the case in the subset CheckOptions.Quick runs.
 	quick bool
-	// long gives the case longCaseFactor times the usual timeout: it plays
-	// hundreds of rounds, which a store on a busy host takes minutes for.
+	// long: the case plays hundreds of rounds, which a store on a busy host
+	// takes minutes for; it gets longCaseFactor times the usual timeout.
 	long bool
 }
 
-// longCaseFactor is how much more time a long case gets.
 const longCaseFactor = 4
 
-// runTimeout is the case's timeout in Run: its share of testTimeout, and
-// for a long case played at full length (LongEnv: five times the rounds)
-// three times that. It only stops a run that hangs: a loaded CI machine
-// took 480 s for 95 of 200 rounds through ns serve over DynamoDB Local.
+// runTimeout is the case's timeout in Run, three times as long for a long
+// case played at full length (LongEnv: five times the rounds). It only
+// stops a run that hangs: a loaded CI machine took 480 s for 95 of 200
+// rounds through ns serve over DynamoDB Local.
 func (c testCase) runTimeout() time.Duration {
 	if c.long && os.Getenv(LongEnv) != "" {
 		return 3 * c.timeout(testTimeout)
@@ -165,23 +141,20 @@ type group struct {
 	// needsCorrupter: every case corrupts records, which only a harness
 	// (never a live deployment) can do.
 	needsCorrupter bool
-	// alone: its cases time leases or the protocol's windows, which a
-	// machine busy with other cases can miss, or flood the store with
-	// requests (PurgeRacesCreate's creators), which starves the other
-	// cases on a one-threaded emulator (Azurite); Run runs each with no
-	// other case of any suite in the test process.
+	// alone: its cases time leases or the protocol's windows, which a busy
+	// machine can miss, or flood the store (starving the other cases on a
+	// one-threaded emulator); Run runs each with no other case of any suite.
 	alone bool
-	// light: its cases mostly wait (a lease's TTL), adding next to no load,
-	// so a group alone and light runs its cases all at once (runTogether),
-	// beside those of the same group of the process's other suites.
+	// light: its cases mostly wait, adding next to no load, so a group alone
+	// and light runs its cases all at once, beside those of the same group
+	// of the process's other suites.
 	light bool
 	cases []testCase
 }
 
 // optional returns g for an optional capability of the driver, which has
-// reports on: on a driver without it each case checks instead that the
-// portable API answers ErrUnsupported (unsupported's call), so the suite
-// tests the capability only where present.
+// reports on: without it each case checks instead that unsupported's call
+// answers ErrUnsupported.
 func optional(has func(*nameservice.NameService) bool, unsupported func(e *env) error, g group) group {
 	g.cases = slices.Clone(g.cases)
 	for i := range g.cases {
@@ -203,10 +176,7 @@ func has[C any](ns *nameservice.NameService) bool {
 	return ns.As(&c)
 }
 
-// groups is the suite, group by group, in the order it is listed (Run
-// starts the groups with a long case first): the single-record operations
-// first, then their limits and rules, listings, concurrency, change feeds,
-// the recipes, branches and collection.
+// groups is the suite, in the order it is listed.
 var groups = []group{
 	groupLifecycle, groupIDs, groupImport,
 	groupPublish, groupCompareAndSetRef, groupPushStatus, groupPushConfig, groupGraphSource, groupNamedGraphs,
@@ -216,14 +186,12 @@ var groups = []group{
 	groupBranches, groupCollect, groupCommitIndex, groupUnreadable,
 }
 
-// clock is the fixed time the suite's clients use, so created_at and
-// retracted_at can be checked exactly.
+// clock is the suite's clients' fixed time, to check created_at exactly.
 var clock = time.Unix(1_700_000_000, 0)
 
 // testTimeout bounds each test, so a driver that hangs fails instead of
-// stalling the run. It bounds a hang, not a speed: the heaviest cases
-// (racing writers in S3's lock mode) took over two minutes on a loaded
-// two-core machine.
+// stalling the run; the heaviest cases (racing writers in S3's lock mode)
+// took over two minutes on a loaded two-core machine.
 const testTimeout = 5 * time.Minute
 
 type env struct {
@@ -236,8 +204,7 @@ type env struct {
 	leaseTTL time.Duration // the TTL of the lease cases' leases
 	// listingSettles bounds how long a listing may take to show a write.
 	listingSettles time.Duration
-	// purgeRounds is how many rounds PurgeRacesCreate plays.
-	purgeRounds int
+	purgeRounds    int // how many rounds PurgeRacesCreate plays
 }
 
 // newTestEnv prepares a store from h for one go test bounded by timeout.
@@ -247,7 +214,8 @@ func newTestEnv(t *testing.T, h Harness, timeout time.Duration) *env {
 	var open Opener
 	var corrupt CorruptFunc
 	var err error
-	if c, ok := h.(Corrupter); ok {
+	c, corrupter := h.(Corrupter)
+	if corrupter {
 		open, corrupt, err = c.NewCorruptibleStore(ctx, t)
 	} else {
 		open, err = h.NewStore(ctx, t)
@@ -255,7 +223,7 @@ func newTestEnv(t *testing.T, h Harness, timeout time.Duration) *env {
 	if err != nil {
 		t.Fatalf("harness: new store: %v", err)
 	}
-	if _, ok := h.(Corrupter); ok && corrupt == nil {
+	if corrupter && corrupt == nil {
 		// A Corrupter promises the unreadable-record cases; a nil func would skip them.
 		t.Fatal("harness: NewCorruptibleStore returned a nil CorruptFunc")
 	}
@@ -318,8 +286,7 @@ func (e *env) initAt(name string, t int64) {
 	e.publish(name, t)
 }
 
-// publish publishes c<t> at t as the head of name, and fails unless it is
-// applied.
+// publish publishes c<t> at t as the head of name, and fails unless applied.
 func (e *env) publish(name string, t int64) {
 	e.t.Helper()
 	addr := fmt.Sprint("c", t)
@@ -361,8 +328,7 @@ func (e *env) applied(want nameservice.Value) func(nameservice.Outcome, error) {
 	}
 }
 
-// rejected returns a check that fails unless the push was not applied and
-// carries current.
+// rejected returns a check that fails unless the push was rejected with current.
 func (e *env) rejected(current nameservice.Value) func(nameservice.Outcome, error) {
 	return func(out nameservice.Outcome, err error) {
 		e.t.Helper()
@@ -390,19 +356,18 @@ func (e *env) wantValue(name string, c nameservice.Concern, want nameservice.Val
 
 func (e *env) wantAbsent(name string) {
 	e.t.Helper()
-	_, err := e.ns.Lookup(e.ctx, e.id(name))
-	e.wantErr(err, nameservice.ErrNotFound)
+	e.wantErr(second(e.ns.Lookup(e.ctx, e.id(name))), nameservice.ErrNotFound)
 }
 
 // listingSettles is how long a listing may take to show what was written:
-// DynamoDB's GSI converges in well under a second, but a loaded machine
-// may take seconds, which is no failure.
+// DynamoDB's GSI converges in well under a second, a loaded machine's in
+// seconds.
 const listingSettles = 30 * time.Second
 
 // listIDs lists under the test's prefix, waiting up to listingSettles for
-// the listing to equal want: drivers whose listing index is eventually
-// consistent (DynamoDB's GSI) must converge to exactly the right records,
-// and no listing may hold one that opts does not select.
+// the listing to equal want (an eventually consistent index must converge
+// to exactly the right records); no listing may hold one that opts does
+// not select.
 func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservice.Record {
 	e.t.Helper()
 	entry := func(opts nameservice.ListOptions, r *nameservice.Record, err error) string {
@@ -418,8 +383,8 @@ func (e *env) listIDs(opts nameservice.ListOptions, want ...string) []*nameservi
 }
 
 // listUntil lists under the test's prefix until the entries (entry's of
-// each record or error) equal want, or fails once listingSettles has
-// passed. It returns the records of the last listing.
+// each record or error) equal want, failing after listingSettles, and
+// returns the records of the last listing.
 func (e *env) listUntil(opts nameservice.ListOptions, want []string,
 	entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
 	e.t.Helper()
@@ -444,15 +409,21 @@ func (e *env) listUntil(opts nameservice.ListOptions, want []string,
 	return recs
 }
 
+// parseID returns the ID of name under the test's prefix.
+func (e *env) parseID(name string) nameservice.ID {
+	e.t.Helper()
+	id, err := model.ParseID(e.id(name))
+	if err != nil {
+		e.t.Fatalf("bad test id %q: %v", name, err)
+	}
+	return id
+}
+
 // ids returns the normalised IDs of names under the test's prefix.
 func (e *env) ids(names ...string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		id, err := model.ParseID(e.id(n))
-		if err != nil {
-			e.t.Fatalf("bad test id %q: %v", n, err)
-		}
-		out[i] = id.String()
+		out[i] = e.parseID(n).String()
 	}
 	return out
 }
@@ -470,8 +441,7 @@ var (
 	ready  = status(1, "ready", nil)
 )
 
-// runParallel runs fn(i, client) for i in [0,k) at once, each with its own
-// independent client, and waits for all.
+// runParallel runs fn(i, client) for i in [0,k) at once, each with a client of its own.
 func runParallel(e *env, k int, fn func(i int, c *nameservice.NameService)) {
 	clients := make([]*nameservice.NameService, k)
 	for i := range clients {

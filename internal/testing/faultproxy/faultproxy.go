@@ -1,19 +1,8 @@
 // Package faultproxy is a fault-injecting HTTP reverse proxy for tests: put
-// it between a driver and DynamoDB Local or an S3 server on loopback, and a
-// seeded share of the requests is delayed, refused, answered with an error
-// or cut off, before or after the server saw it.
-//
-//	p, err := faultproxy.Start(faultproxy.Config{
-//		Target: endpoint, Seed: 1,
-//		Rates:  map[faultproxy.Fault]float64{faultproxy.ResetAfter: 0.05, faultproxy.Throttle: 0.05},
-//	})
-//	defer p.Close()
-//	cfg.Endpoint = p.URL()
-//
-// Every fault is bounded: Limit caps the faults injected in all, MaxLatency
-// the delay of one request, and Timeout each forwarded request. The proxy
-// starts enabled; SetEnabled(false) passes every request through (to open
-// clients or set up data without faults).
+// it between a driver and a server on loopback, and a seeded share of the
+// requests is delayed, refused, answered with an error or cut off, before
+// or after the server saw it. The proxy starts enabled; SetEnabled(false)
+// passes every request through (to set up data without faults).
 package faultproxy
 
 import (
@@ -33,8 +22,7 @@ import (
 // Fault is what the proxy does to one request.
 type Fault int
 
-// The faults. A fault that does not apply to a request (Throttle to an S3
-// request, Conflict409 to a read) lets it pass.
+// The faults. One that does not apply to a request (Throttle to S3) lets it pass.
 const (
 	// Pass forwards the request and returns the server's answer.
 	Pass Fault = iota
@@ -100,14 +88,12 @@ type Config struct {
 	Timeout time.Duration
 	// Forwarded, when set, is called with every request the server
 	// answered, its body and the server's status code, whatever the client
-	// is then told: a test learns from it which writes really landed.
+	// is then told.
 	Forwarded func(r *http.Request, body []byte, status int)
 	// Lose, when set, is called after the server answered a write (see
-	// IsWrite) with success, before the client is answered: when it
-	// returns true, the client gets a 500 instead, as if the answer had
-	// been lost after the write landed. It runs in the request's goroutine,
-	// so the client waits while other requests (another client's purge)
-	// go through. r.Body holds the request's body again, for Lose to read.
+	// IsWrite) with success: when it returns true, the client gets a 500
+	// instead. It runs in the request's goroutine, so the client waits while
+	// other requests go through. r.Body holds the request's body again.
 	Lose func(r *http.Request) bool
 }
 
@@ -127,9 +113,24 @@ type Proxy struct {
 
 // Start listens on a loopback port and serves until Close.
 func Start(cfg Config) (*Proxy, error) {
-	if err := check(&cfg); err != nil {
-		return nil, err
+	if !strings.HasPrefix(cfg.Target, "http://") && !strings.HasPrefix(cfg.Target, "https://") {
+		return nil, fmt.Errorf("faultproxy: target %q is not an http(s) URL", cfg.Target)
 	}
+	sum := 0.0
+	for f, r := range cfg.Rates {
+		if f <= Pass || f >= numFaults || r < 0 || r > 1 {
+			return nil, fmt.Errorf("faultproxy: bad rate %v for %s", r, f)
+		}
+		if f != Latency {
+			sum += r
+		}
+	}
+	if sum > 1 {
+		return nil, errors.New("faultproxy: the rates of the faults other than latency add up to more than 1")
+	}
+	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
+	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
+	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: %w", err)
@@ -146,28 +147,6 @@ func Start(cfg Config) (*Proxy, error) {
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: cfg.Timeout}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
-}
-
-func check(cfg *Config) error {
-	if !strings.HasPrefix(cfg.Target, "http://") && !strings.HasPrefix(cfg.Target, "https://") {
-		return fmt.Errorf("faultproxy: target %q is not an http(s) URL", cfg.Target)
-	}
-	sum := 0.0
-	for f, r := range cfg.Rates {
-		if f <= Pass || f >= numFaults || r < 0 || r > 1 {
-			return fmt.Errorf("faultproxy: bad rate %v for %s", r, f)
-		}
-		if f != Latency {
-			sum += r
-		}
-	}
-	if sum > 1 {
-		return errors.New("faultproxy: the rates of the faults other than latency add up to more than 1")
-	}
-	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
-	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
-	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
-	return nil
 }
 
 // URL returns the proxy's base URL, to use as the client's endpoint.

@@ -120,13 +120,9 @@ func applies(f Fault, r *http.Request) bool {
 	case SlowDown:
 		return !dynamo
 	case Conflict409:
-		return !dynamo && r.Method == http.MethodPut && conditional(r)
+		return !dynamo && r.Method == http.MethodPut && (r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != "")
 	}
 	return true
-}
-
-func conditional(r *http.Request) bool {
-	return r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != ""
 }
 
 func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, error) {

@@ -20,11 +20,9 @@ import (
 )
 
 // NSv2 returns the directory of the ns@v2 fixture cases, testdata/ns-v2 at
-// the module root, which it finds by walking up from the working directory
-// (a package's directory under go test) to go.mod: the fixtures live once in
-// the repository and every package's tests read them where they are, from a
-// checkout at any path. Outside a module it returns the relative path, so
-// the caller's read fails naming it.
+// the module root, found by walking up from the working directory to
+// go.mod. Outside a module it returns the relative path, so the caller's
+// read fails naming it.
 func NSv2() string {
 	const rel = "testdata/ns-v2"
 	dir, err := os.Getwd()
@@ -90,7 +88,7 @@ func isDependencies(p cmp.Path) bool {
 }
 
 // minCases is how many fixture cases Run expects at least: fewer means the
-// fixtures were not found, and the test would prove nothing.
+// fixtures were not found.
 const minCases = 7
 
 // Put stores the files of the fixture case name (slash paths under the

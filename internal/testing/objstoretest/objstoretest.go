@@ -1,6 +1,6 @@
 // Package objstoretest holds what the tests of the object-store drivers
-// (S3, GCS, Azure) share: an HTTP request counter, and the request counts
-// every such driver must keep (docs/s3.md, "How writes work").
+// share: an HTTP request counter, and the request counts every such driver
+// must keep (docs/s3.md, "How writes work").
 package objstoretest
 
 import (
@@ -58,15 +58,8 @@ type step struct {
 }
 
 // RequestCounts counts the requests of each operation on one record
-// (layout B) and checks them: a create is one write (and a read when the ID
-// is taken), a lookup two reads in parallel whether or not the index
-// sidecar exists; with a warm cache an uncontended push is one write; with
-// a cold one, a read and a write (the index sidecar: two reads in parallel,
-// then the write); a push after another client's write (stale cache) costs
-// a failed write, a read and the write; a stale publish one read; a purge
-// two reads and two writes (a seal and the mark, no delete); a create over
-// the mark a failed write, a read and a write. open returns a new client (a
-// cold process) whose requests c counts.
+// (layout B) and checks them against its steps' counts. open returns a new
+// client (a cold process) whose requests c counts.
 func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
 	ctx := context.Background()
 	id := model.ID{Name: "db", Branch: "main"}

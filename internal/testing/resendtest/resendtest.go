@@ -1,8 +1,7 @@
 // Package resendtest checks how a driver answers a resend
 // (driver.Write.Resend) of a branch create or drop: it writes nothing, is
 // done when the store shows the write landed, and answers outcome unknown
-// otherwise, never "already exists", "not found" or a second write. The
-// drivers' own tests call it with two clients of one store.
+// otherwise, never "already exists", "not found" or a second write.
 package resendtest
 
 import (

@@ -19,9 +19,7 @@ import (
 // fuzzing of the request decoders.
 func FuzzServer(f *testing.F, opts server.Options) (*server.Server, *nameservice.NameService) {
 	ns := nameservice.New(mem.NewStore().Open())
-	if err := ns.Init(context.Background(), "db"); err != nil {
-		f.Fatal(err)
-	}
+	Must(f, ns.Init(context.Background(), "db"))
 	if opts.Auth == nil {
 		opts.NoAuth = true
 	}
@@ -61,9 +59,7 @@ func BranchServer(t *testing.T) (*Server, *testenv.Buffer) {
 		{Name: "reader", SHA256: auth.HashToken("secret-reader"), Read: []string{""}},
 		{Name: "t1-admin", SHA256: auth.HashToken("secret-admin"), Read: []string{"t1/"}, Write: []string{"t1/"}, Admin: []string{"t1/"}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	Must(t, err)
 	logs := &testenv.Buffer{}
 	s := Start(t, server.Options{Auth: a, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	ctx := context.Background()

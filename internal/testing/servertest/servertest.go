@@ -75,11 +75,7 @@ func (s *Server) Call(t *testing.T, method, path, body string, header ...string)
 // header pairs: an empty value removes the header) and returns the answer.
 func (s *Server) Do(t *testing.T, method, path, body string, header ...string) *http.Response {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, s.URL+path, rd)
+	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body)) // "": no body
 	Must(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")

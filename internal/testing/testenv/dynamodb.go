@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,17 +13,15 @@ import (
 )
 
 // DynamoDB2EndpointEnv names a second DynamoDB Local, which
-// scripts/testservers.sh starts beside the first. DynamoDB Local runs every
-// request to a database on one thread: with one server, the test processes
-// that run side by side share one core for all their DynamoDB work, which
-// held them for minutes. With a second, DynamoDBEndpoint gives each test
-// process the server fewer live test processes use.
+// scripts/testservers.sh starts beside the first: DynamoDB Local runs every
+// request to a database on one thread, which held the test processes that
+// share one for minutes.
 const DynamoDB2EndpointEnv = "NAMESERVICE_TEST_DYNAMODB2_ENDPOINT"
 
 // DynamoDBEndpoint returns the DynamoDB Local this test process uses, the
-// same for every call: DynamoDBEndpointEnv's, or, when DynamoDB2EndpointEnv
-// is set too, whichever of the two fewer live test processes use. A process
-// that starts another (ns, ns serve) passes it the endpoint it got here.
+// same for every call: when DynamoDB2EndpointEnv is set too, whichever of
+// the two fewer live test processes use. A process that starts another (ns
+// serve) passes it the endpoint it got here.
 func DynamoDBEndpoint(t testing.TB) string {
 	t.Helper()
 	first := endpoint(t, DynamoDBEndpointEnv, "DynamoDB Local")
@@ -73,8 +70,7 @@ func leastUsed(servers []string) string {
 	return servers[best]
 }
 
-// choiceFile names the file that records process pid's choice of
-// servers[index], in a directory of those servers' own.
+// choiceFile names the file that records process pid's choice of servers[index].
 func choiceFile(servers []string, index, pid int) string {
 	h := fnv.New32a()
 	h.Write([]byte(strings.Join(servers, " ")))
@@ -83,10 +79,8 @@ func choiceFile(servers []string, index, pid int) string {
 
 // parseChoice reads a choice file's name: the server's index and the PID.
 func parseChoice(name string) (index, pid int, ok bool) {
-	a, b, found := strings.Cut(name, "-")
-	index, err1 := strconv.Atoi(a)
-	pid, err2 := strconv.Atoi(b)
-	return index, pid, found && err1 == nil && err2 == nil
+	_, err := fmt.Sscanf(name, "%d-%d", &index, &pid)
+	return index, pid, err == nil
 }
 
 // alive reports whether process pid runs (on Windows, never: every process
@@ -96,15 +90,15 @@ func alive(pid int) bool {
 	return err == nil && p.Signal(syscall.Signal(0)) == nil
 }
 
-// lockDir makes a lock file in dir, waiting up to a second for another
-// process's (one that died holding it costs that second, once), so that
-// two processes choosing at once do not both see the same counts.
+// lockDir makes a lock file in dir, so that two processes choosing at once
+// do not both see the same counts, waiting up to a second for another
+// process's (one that died holding it costs that second, once).
 func lockDir(dir string) (unlock func()) {
 	lock := filepath.Join(dir, "lock")
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
 			f.Close()
-			return func() { _ = os.Remove(lock) }
+			break
 		}
 	}
 	return func() { _ = os.Remove(lock) }

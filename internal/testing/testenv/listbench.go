@@ -21,13 +21,12 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// ListSizesEnv names the record counts the listing benchmarks
-// (BenchmarkList of each driver) run, comma-separated; scripts/listbench.sh
-// sets it for every driver at once.
+// ListSizesEnv names the record counts the listing benchmarks run,
+// comma-separated (scripts/listbench.sh sets it).
 const ListSizesEnv = "NS_BENCH_LIST_SIZES"
 
 // ListSizes returns the record counts of NS_BENCH_LIST_SIZES, by default
-// 1000 and 10000. It fails the benchmark on a count that is not positive.
+// 1000 and 10000.
 func ListSizes(tb testing.TB) []int {
 	tb.Helper()
 	spec := cmp.Or(os.Getenv(ListSizesEnv), "1000,10000")
@@ -49,27 +48,23 @@ var (
 	})
 )
 
-// build builds pkg into a new temporary directory as name, without
-// version control stamps, as scripts/release.sh builds (the docs show what
-// a release prints; a stamped build adds the commit's time).
+// build builds pkg into a new temporary directory as name, without version
+// control stamps, as scripts/release.sh builds (the docs show its output).
 func build(name, pkg string) (string, error) {
 	dir, err := os.MkdirTemp("", "ns-cli-")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, pkg).CombinedOutput()
-	if err != nil {
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, pkg).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }
 
-// ListProcess is what one `ns list` child process printed and cost.
+// ListProcess is what one `ns list` child process cost.
 type ListProcess struct {
-	Records   int // lines (JSON records) it printed
-	Took      time.Duration
-	PeakRSSMB float64 // the child's peak resident set (getrusage ru_maxrss)
+	PeakRSSMB float64 // the child's peak resident set
 }
 
 // lineCounter counts the lines written to it.
@@ -80,27 +75,20 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// ListCLI lists url as an operator would, in a process of its own:
-// `ns --url URL list ARGS...` with cmd/ns built once per test process and
-// its output counted, not kept. It returns the records printed, the wall
-// time and the child's peak RSS. The child inherits the environment (the
-// AWS test credentials). It fails the benchmark when the command fails or
-// prints fewer than want records.
+// ListCLI lists url as an operator would, `ns --url URL list ARGS...` in a
+// process of its own (inheriting the environment), its output counted, not
+// kept. It fails when the command fails or prints fewer than want records.
 func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	tb.Helper()
-	bin, err := nsBinary()
-	Must(tb, err)
-	cmd := exec.Command(bin, append([]string{"--url", url, "list"}, args...)...)
+	cmd := exec.Command(NSBinary(tb), append([]string{"--url", url, "list"}, args...)...)
 	var stderr strings.Builder
 	var lines lineCounter
 	cmd.Stdout, cmd.Stderr = &lines, &stderr
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("ns list: %v", err)
 	}
 	hwm := watchHWM(cmd.Process.Pid)
-	err = cmd.Wait()
-	took := time.Since(start)
+	err := cmd.Wait()
 	peakKB := hwm()
 	if err != nil {
 		tb.Fatalf("ns list: %v\n%s", err, stderr.String())
@@ -116,15 +104,14 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	if lines.n < want {
 		tb.Fatalf("ns list printed %d records, want %d", lines.n, want)
 	}
-	return ListProcess{Records: lines.n, Took: took, PeakRSSMB: float64(peakKB) / 1024}
+	return ListProcess{PeakRSSMB: float64(peakKB) / 1024}
 }
 
 // watchHWM reads the VmHWM of process pid every 5 ms until the returned
 // function is called, which returns the highest value read in kB (0 when
-// none could be read). The child's ru_maxrss is no use here: os/exec starts
-// it with vfork, and Linux carries the parent's high-water mark across the
-// exec into it, so it reports the benchmark process's peak (which seeded
-// the records). A poll misses at most the last 5 ms of the child's life.
+// none could be read). The child's ru_maxrss is no use: os/exec starts it
+// with vfork, and Linux carries the parent's high-water mark across the
+// exec into it.
 func watchHWM(pid int) func() int64 {
 	var (
 		peak int64
@@ -134,7 +121,8 @@ func watchHWM(pid int) func() int64 {
 	go func() {
 		defer close(done)
 		for {
-			peak = max(peak, readHWM(pid))
+			kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM") // 0 when unreadable
+			peak = max(peak, kb)
 			select {
 			case <-stop:
 				return
@@ -147,12 +135,6 @@ func watchHWM(pid int) func() int64 {
 		<-done
 		return peak
 	}
-}
-
-// readHWM returns the VmHWM of pid in kB, or 0 when it cannot be read.
-func readHWM(pid int) int64 {
-	kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM")
-	return kb
 }
 
 // statusKB returns the field named key, in kB, of the /proc status file
@@ -172,29 +154,33 @@ func statusKB(path, key string) (int64, error) {
 
 // PeakRSS returns the peak resident set size, in MB, of this process while
 // f runs, and the resident set just before f (what the process held
-// already: a mem store, for one). The peak is the kernel's high-water mark
-// (VmHWM), reset just before f through /proc/self/clear_refs after the Go
-// runtime returned its free memory. Both are -1 where /proc/self/clear_refs
-// is not writable.
+// already: a mem store, for one), once the Go runtime returned its free
+// memory. See peakRSS.
 func PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	tb.Helper()
 	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		tb.Logf("peak RSS not measured: %v", err)
+	return peakRSS(tb, "/proc/self", "", f)
+}
+
+// peakRSS runs f and returns the peak resident set of the process whose
+// /proc directory is dir during f, and its resident set just before, in
+// MB: the kernel's high-water mark (VmHWM), reset before f through the
+// process's clear_refs. Both are -1 where that file is not writable.
+func peakRSS(tb testing.TB, dir, of string, f func()) (peak, before float64) {
+	tb.Helper()
+	if err := os.WriteFile(dir+"/clear_refs", []byte("5"), 0); err != nil {
+		tb.Logf("peak RSS%s not measured: %v", of, err)
 		f()
 		return -1, -1
 	}
-	before = procStatusMB(tb, "VmRSS")
+	mb := func(key string) float64 {
+		kb, err := statusKB(dir+"/status", key)
+		Must(tb, err)
+		return float64(kb) / 1024
+	}
+	before = mb("VmRSS")
 	f()
-	return procStatusMB(tb, "VmHWM"), before
-}
-
-// procStatusMB returns the field named key of /proc/self/status in MB.
-func procStatusMB(tb testing.TB, key string) float64 {
-	tb.Helper()
-	kb, err := statusKB("/proc/self/status", key)
-	Must(tb, err)
-	return float64(kb) / 1024
+	return mb("VmHWM"), before
 }
 
 // ListAll lists every record matching opts through d, page after page, and
@@ -214,9 +200,8 @@ func ListAll(ctx context.Context, d driver.Driver, opts driver.ListOptions) (rec
 	}
 }
 
-// ReportList reports a listing benchmark's figures, under the names
-// scripts/listbench.sh reads: the median driver listing and raw floor in
-// ms, their ratio, and the peak RSS of a listing in MB.
+// ReportList reports a listing benchmark's figures under the names
+// scripts/listbench.sh reads.
 func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
 	m, r := MedianMS(list), MedianMS(raw)
 	b.ReportMetric(m, "list-ms")
@@ -236,38 +221,12 @@ func MedianMS(l []time.Duration) float64 {
 	return float64(l[len(l)/2].Microseconds()) / 1000
 }
 
-// ReportVsRaw reports the p50 and p99 of lat, a driver operation's
-// latencies, beside those of raw, the SDK or syscall baseline measured in
-// the same run, in milliseconds, and their ratios: name-p50-ms,
-// rawName-p50-ms, p50-ratio, and the same for p99. A loop that times both
-// reports no ns/op of its own.
-func ReportVsRaw(b *testing.B, name string, lat []time.Duration, rawName string, raw []time.Duration) {
-	q := func(l []time.Duration, q float64) float64 {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
-	}
-	for _, p := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
-		mine, theirs := q(lat, p.q), q(raw, p.q)
-		b.ReportMetric(mine, name+"-"+p.name+"-ms")
-		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
-		b.ReportMetric(mine/theirs, p.name+"-ratio")
-	}
-	b.ReportMetric(0, "ns/op")
-}
-
-// SeedCopies writes n records into the file store at dir, which d opens:
-// d creates tmpl (an ID named "tmpl"), and its files are copied n times
-// under the names fmt.Sprintf(nameFormat, i), raw writes being far quicker
-// than n creates, each with its fsyncs.
+// SeedCopies writes n records into the file store at dir, which d opens: d
+// creates tmpl, whose files are copied n times under the names
+// fmt.Sprintf(nameFormat, i) (far quicker than n creates and their fsyncs).
 func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, nameFormat string, n int) {
 	tb.Helper()
-	if err := d.Create(context.Background(), tmpl); err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, d.Create(context.Background(), tmpl))
 	src := filepath.Join(dir, "ns@v2", tmpl.ID.Name)
 	ents, err := os.ReadDir(src)
 	Must(tb, err)
@@ -279,26 +238,22 @@ func SeedCopies(tb testing.TB, d driver.Driver, dir string, tmpl *model.Record, 
 			files[e.Name()] = string(data)
 		}
 	}
-	if err := os.RemoveAll(src); err != nil {
-		tb.Fatal(err)
-	}
+	Must(tb, os.RemoveAll(src))
 	for i := range n {
 		name := fmt.Sprintf(nameFormat, i)
 		sub := filepath.Join(dir, "ns@v2", name)
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			tb.Fatal(err)
-		}
+		Must(tb, os.MkdirAll(sub, 0o755))
 		for f, data := range files {
-			if err := os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"`+tmpl.ID.Name, `"`+name)), 0o644); err != nil {
-				tb.Fatal(err)
-			}
+			Must(tb, os.WriteFile(filepath.Join(sub, f), []byte(strings.ReplaceAll(data, `"`+tmpl.ID.Name, `"`+name)), 0o644))
 		}
 	}
 }
 
 // BenchVsRaw runs b.N rounds, each timing op(i) and then raw(i), the SDK
-// or syscall baseline of the same work, and reports both with
-// ReportVsRaw under name and rawName. op and raw fail b themselves.
+// or syscall baseline of the same work, and reports the p50 and p99 of
+// both in milliseconds, and their ratios: name-p50-ms, rawName-p50-ms,
+// p50-ratio, and the same for p99; no ns/op of its own. op and raw fail b
+// themselves.
 func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw func(i int)) {
 	lat := make([]time.Duration, 0, b.N)
 	base := make([]time.Duration, 0, b.N)
@@ -312,5 +267,19 @@ func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw f
 		base = append(base, time.Since(start))
 	}
 	b.StopTimer()
-	ReportVsRaw(b, name, lat, rawName, base)
+	q := func(l []time.Duration, q float64) float64 {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
+	}
+	for _, p := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		mine, theirs := q(lat, p.q), q(base, p.q)
+		b.ReportMetric(mine, name+"-"+p.name+"-ms")
+		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
+		b.ReportMetric(mine/theirs, p.name+"-ratio")
+	}
+	b.ReportMetric(0, "ns/op")
 }

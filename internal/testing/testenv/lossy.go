@@ -7,10 +7,9 @@ import (
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
 )
 
-// LossyProxy starts a fault proxy to target that calls lose after the server
-// answered a write with success and loses that answer when lose returns true
-// (see faultproxy.Config.Lose), for conformance.RunLostAnswers. It returns
-// the proxy's URL and closes it when the test ends.
+// LossyProxy starts a fault proxy to target that loses the answer of a
+// write when lose returns true (faultproxy.Config.Lose), for
+// conformance.RunLostAnswers, and returns its URL.
 func LossyProxy(t testing.TB, target string, lose func() bool) (string, error) {
 	p, err := faultproxy.Start(faultproxy.Config{Target: target, Lose: func(*http.Request) bool { return lose() }})
 	if err != nil {

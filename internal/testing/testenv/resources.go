@@ -18,9 +18,7 @@ import (
 
 // Credentials are the AWS credentials of the test servers, read from
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN when a
-// request is signed (scripts/testservers.sh env exports versitygw's; DynamoDB
-// Local accepts any), so the S3 tests run against any S3-compatible server
-// an operator points NAMESERVICE_TEST_S3_ENDPOINT and those variables at.
+// request is signed, so the S3 tests run against any S3-compatible server.
 var Credentials aws.CredentialsProvider = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 	return credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"),
 		os.Getenv("AWS_SESSION_TOKEN")).Retrieve(context.Background())
@@ -43,18 +41,15 @@ func S3Bucket(t testing.TB, client *s3.Client, prefix string) string {
 	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("create bucket %s: %v", bucket, err)
 	}
-	t.Cleanup(func() { removeBucket(client, bucket) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		awsconf.RemoveBucket(ctx, client, bucket)
+	})
 	return bucket
 }
 
-func removeBucket(c *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	awsconf.RemoveBucket(ctx, c, bucket)
-}
-
-// DropTable deletes the DynamoDB table name through client when the test
-// ends.
+// DropTable deletes the DynamoDB table name when the test ends.
 func DropTable(t testing.TB, client *awsdynamodb.Client, name string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -15,28 +15,25 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
-// S3IgnoringPreconditions starts an S3 endpoint that ignores preconditions:
-// it forwards every request to the real server at target without If-Match
-// and If-None-Match, as a store that does not support conditional writes
-// would. It returns the proxy's URL and closes it when the test ends.
+// S3IgnoringPreconditions starts an S3 endpoint that forwards every request
+// to the server at target without If-Match and If-None-Match, as a store
+// without conditional writes would, and returns its URL.
 func S3IgnoringPreconditions(t testing.TB, target string, creds aws.CredentialsProvider) string {
 	t.Helper()
 	return s3Dropping(t, target, creds, func(*http.Request) bool { return true })
 }
 
-// S3IgnoringDeletePreconditions starts an S3 endpoint that enforces
-// preconditions on writes but ignores If-Match on DeleteObject, as MinIO
-// and several other self-hosted servers do: it forwards DELETE requests
-// without it. It returns the proxy's URL and closes it when the test ends.
+// S3IgnoringDeletePreconditions starts an S3 endpoint that ignores If-Match
+// on DeleteObject only, as MinIO and other self-hosted servers do, and
+// returns its URL.
 func S3IgnoringDeletePreconditions(t testing.TB, target string, creds aws.CredentialsProvider) string {
 	t.Helper()
 	return s3Dropping(t, target, creds, func(r *http.Request) bool { return r.Method == http.MethodDelete })
 }
 
 // s3Dropping starts a proxy to target that forwards the requests for which
-// drop holds without If-Match and If-None-Match. Those headers are covered
-// by the client's SigV4 signature, so the proxy re-signs each request (with
-// creds, region us-east-1 and the client's payload hash).
+// drop holds without If-Match and If-None-Match. The client's SigV4
+// signature covers those headers, so the proxy re-signs each request.
 func s3Dropping(t testing.TB, target string, creds aws.CredentialsProvider, drop func(*http.Request) bool) string {
 	t.Helper()
 	up, err := url.Parse(target)

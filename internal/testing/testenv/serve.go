@@ -15,9 +15,8 @@ import (
 	"time"
 )
 
-// ServeProcess is a server (`ns serve`, or the benchmarks' bare floor)
-// running in a process of its own (as deployed, and so that its memory and
-// CPU can be measured apart from the test's).
+// ServeProcess is a server (`ns serve`, or the benchmarks' bare floor) in a
+// process of its own, as deployed, its memory measured apart from the test's.
 type ServeProcess struct {
 	URL    string           // http://127.0.0.1:PORT
 	Cmd    *exec.Cmd        // the running process
@@ -43,7 +42,7 @@ func NSBinary(tb testing.TB) string {
 // waits for the URL it prints, and kills it when the test ends.
 func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 	tb.Helper()
-	return start(tb, exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...))
+	return StartCmd(tb, exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...))
 }
 
 // BareServe starts the floor the push benchmarks hold `ns serve` against
@@ -53,26 +52,20 @@ func BareServe(tb testing.TB, url string) *ServeProcess {
 	tb.Helper()
 	bin, err := bareBinary()
 	Must(tb, err)
-	return start(tb, exec.Command(bin, url))
+	return StartCmd(tb, exec.Command(bin, url))
 }
 
 // StartCmd starts cmd, a server of ours given as any command line (a
-// documented one, run by a shell), as StartServe does.
+// documented one, run by a shell), waits for the "listening on URL" line it
+// prints first, and kills it when the test ends.
 func StartCmd(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
-	tb.Helper()
-	return start(tb, cmd)
-}
-
-// start starts cmd, waits for the "listening on URL" line it prints first,
-// and kills it when the test ends.
-func start(tb testing.TB, cmd *exec.Cmd) *ServeProcess {
 	tb.Helper()
 	p, err := startProcess(tb, cmd)
 	Must(tb, err)
 	return p
 }
 
-// startProcess is start, returning its failure: for a caller outside the
+// startProcess is StartCmd, returning its failure: for a caller outside the
 // test's goroutine.
 func startProcess(tb testing.TB, cmd *exec.Cmd) (*ServeProcess, error) {
 	name := filepath.Base(cmd.Path)
@@ -85,7 +78,8 @@ func startProcess(tb testing.TB, cmd *exec.Cmd) (*ServeProcess, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	tb.Cleanup(stop)
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(stdout).ReadString('\n')
@@ -96,15 +90,13 @@ func startProcess(tb testing.TB, cmd *exec.Cmd) (*ServeProcess, error) {
 	case s := <-line:
 		u, ok := strings.CutPrefix(strings.TrimSpace(s), "listening on ")
 		if !ok {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			stop()
 			return nil, fmt.Errorf("%s printed %q; stderr %s", name, s, p.Stderr)
 		}
 		p.URL = u
 		return p, nil
 	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		stop()
 		return nil, fmt.Errorf("%s did not start within a minute; stderr %s", name, p.Stderr)
 	}
 }
@@ -120,9 +112,7 @@ func (p *ServeProcess) Kill() error {
 }
 
 // Restart starts a server that has exited again, with the same arguments
-// but for --listen, which becomes the address it listened on, and returns
-// it; it kills it when the test ends. It may be called outside the test's
-// goroutine.
+// but --listen its old address. It may be called outside the test's goroutine.
 func (p *ServeProcess) Restart(tb testing.TB) (*ServeProcess, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil {
@@ -138,23 +128,10 @@ func (p *ServeProcess) Restart(tb testing.TB) (*ServeProcess, error) {
 }
 
 // PeakRSS runs f and returns the server's peak resident set during f and
-// its resident set just before, in MB: the kernel's high-water mark
-// (VmHWM), reset before f through the process's clear_refs. Both are -1
-// where that file is not writable.
+// its resident set just before, in MB (see peakRSS).
 func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	tb.Helper()
-	dir := "/proc/" + strconv.Itoa(p.Cmd.Process.Pid)
-	if err := os.WriteFile(dir+"/clear_refs", []byte("5"), 0); err != nil {
-		tb.Logf("peak RSS of ns serve not measured: %v", err)
-		f()
-		return -1, -1
-	}
-	rss, err := statusKB(dir+"/status", "VmRSS")
-	Must(tb, err)
-	f()
-	hwm, err := statusKB(dir+"/status", "VmHWM")
-	Must(tb, err)
-	return float64(hwm) / 1024, float64(rss) / 1024
+	return peakRSS(tb, "/proc/"+strconv.Itoa(p.Cmd.Process.Pid), " of ns serve", f)
 }
 
 // CPUTime returns the CPU time (user and system) the server has used so

@@ -11,21 +11,15 @@
 //	NAMESERVICE_TEST_AZURE_ENDPOINT     Azurite's blob service, e.g. http://127.0.0.1:10000
 //	                                    (account devstoreaccount1 with Azurite's well-known key)
 //	AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
-//	                                    the credentials of the S3 server (versitygw's, as
-//	                                    scripts/testservers.sh env exports them), which
-//	                                    DynamoDB Local accepts too (it keeps one database
-//	                                    per access key: every client of a test must use the same)
+//	                                    the S3 server's credentials, which DynamoDB Local
+//	                                    accepts too (one database per access key: every
+//	                                    client of a test must use the same)
 //	CI                                  when non-empty, a missing endpoint fails the
 //	                                    test instead of skipping it
 //
-// Run everything with scripts/test.sh, or start the servers once and reuse them:
-//
-//	scripts/testservers.sh start && eval "$(scripts/testservers.sh env)"
-//	go test ./...
-//	scripts/testservers.sh stop
-//
-// One server serves the whole run, so each test must use its own table,
-// bucket or key prefix.
+// scripts/test.sh starts the servers (scripts/testservers.sh start; eval
+// "$(scripts/testservers.sh env)" exports the variables). One server serves
+// the whole run, so each test must use its own table, bucket or key prefix.
 package testenv
 
 import (
@@ -42,14 +36,11 @@ const (
 	AzureEndpointEnv    = "NAMESERVICE_TEST_AZURE_ENDPOINT"
 )
 
-// Required reports whether the test servers are mandatory, that is whether the
-// CI environment variable is set. Then a missing endpoint fails the test.
+// Required reports whether the test servers are mandatory (CI is set).
 func Required() bool { return os.Getenv("CI") != "" }
 
-// The endpoints of the test servers, each from its variable above
-// (S3Endpoint from S3EndpointEnv, ...; DynamoDBEndpoint chooses between
-// two). When the variable is unset the test is skipped, or fails when
-// [Required].
+// The endpoints of the test servers, each from its variable above. When it
+// is unset the test is skipped, or fails when [Required].
 var (
 	S3Endpoint    = endpointOf(S3EndpointEnv, "S3 (versitygw)")
 	GCSEndpoint   = endpointOf(GCSEndpointEnv, "GCS (fake-gcs-server)")

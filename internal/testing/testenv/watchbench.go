@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"slices"
@@ -16,10 +17,7 @@ import (
 // WatchFor is how long a watch benchmark writes: NS_BENCH_WATCH_FOR, 15 s
 // by default.
 func WatchFor(b *testing.B) time.Duration {
-	s := os.Getenv("NS_BENCH_WATCH_FOR")
-	if s == "" {
-		return 15 * time.Second
-	}
+	s := cmp.Or(os.Getenv("NS_BENCH_WATCH_FOR"), "15s")
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		b.Fatalf("NS_BENCH_WATCH_FOR=%q: %v", s, err)
@@ -47,8 +45,7 @@ type WatchLoad struct {
 
 // WatchLatency runs the watch open returns under load l and returns p50
 // and p99, in ms, of the time from the start of each write to the event
-// that reports it. A poll reports several writes to one record in one
-// event: each gets its own latency.
+// that reports it (each write of an event that reports several).
 func WatchLatency(b *testing.B, l WatchLoad, open func(context.Context) (<-chan driver.Event, error)) [2]float64 {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -62,7 +59,10 @@ func WatchLatency(b *testing.B, l WatchLoad, open func(context.Context) (<-chan 
 	}()
 	writes := w.write(b, l)
 	for end := time.Now().Add(l.Wait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if w.reported() >= writes && (l.Settled == nil || l.Settled()) {
+		w.mu.Lock()
+		reported := len(w.lat)
+		w.mu.Unlock()
+		if reported >= writes && (l.Settled == nil || l.Settled()) {
 			break
 		}
 	}
@@ -98,12 +98,6 @@ func (w *watchWaiter) receive(b *testing.B, ch <-chan driver.Event) {
 		}
 		w.mu.Unlock()
 	}
-}
-
-func (w *watchWaiter) reported() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.lat)
 }
 
 // write pushes l's writes and returns how many it made.

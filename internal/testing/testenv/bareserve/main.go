@@ -1,15 +1,9 @@
-// Command bareserve is the floor the push benchmarks hold `ns serve`
-// against: the library's push behind the thinnest HTTP server, with no
-// authentication, idempotency, limits, metrics or log. What a push through
-// it costs beyond the direct call is the price of an HTTP hop between two
-// processes on the machine; what `ns serve` costs beyond it is its own.
-//
-//	bareserve URL
-//
-// It listens on a free loopback port, prints "listening on http://ADDR",
-// and answers POST /init/{id} by creating id, and POST /push/{id}/{t} by
-// publishing head t of id (address "c"): 200 {"applied":true}, 409 when not
-// applied, 500 on an error.
+// Command bareserve (bareserve URL) is the floor the push benchmarks hold
+// `ns serve` against: the library's push behind the thinnest HTTP server,
+// with no authentication, idempotency, limits, metrics or log. It listens
+// on a free loopback port, prints "listening on http://ADDR", and answers
+// POST /init/{id} by creating id, and POST /push/{id}/{t} by publishing
+// head t of id (address "c"): 200 {"applied":true}, 409 when not applied.
 package main
 
 import (

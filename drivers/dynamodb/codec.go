@@ -39,13 +39,9 @@ func toAV(v any) (types.AttributeValue, error) {
 	case float64:
 		return &types.AttributeValueMemberN{Value: strconv.FormatFloat(x, 'g', -1, 64)}, nil
 	case []any:
-		l := make([]types.AttributeValue, len(x))
-		for i, e := range x {
-			av, err := toAV(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = av
+		l, err := convert(x, toAV)
+		if err != nil {
+			return nil, err
 		}
 		return &types.AttributeValueMemberL{Value: l}, nil
 	case map[string]any:
@@ -63,13 +59,9 @@ func numberAV(i int64) types.AttributeValue {
 func stringAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
 func mapAV(x map[string]any) (types.AttributeValue, error) {
-	m := make(map[string]types.AttributeValue, len(x))
-	for k, e := range x {
-		av, err := toAV(e)
-		if err != nil {
-			return nil, fmt.Errorf("key %q: %w", k, err)
-		}
-		m[k] = av
+	m, err := convertMap(x, toAV)
+	if err != nil {
+		return nil, err
 	}
 	return &types.AttributeValueMemberM{Value: m}, nil
 }
@@ -87,37 +79,37 @@ func fromAV(av types.AttributeValue) (any, error) {
 	case *types.AttributeValueMemberN:
 		return json.Number(x.Value), nil
 	case *types.AttributeValueMemberL:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			v, err := fromAV(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = v
-		}
-		return l, nil
+		return convert(x.Value, fromAV)
 	case *types.AttributeValueMemberM:
 		return fromMapAV(x.Value)
 	case *types.AttributeValueMemberSS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = e
-		}
-		return l, nil
+		return convert(x.Value, func(s string) (any, error) { return s, nil })
 	case *types.AttributeValueMemberNS:
-		l := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			l[i] = json.Number(e)
-		}
-		return l, nil
+		return convert(x.Value, func(s string) (any, error) { return json.Number(s), nil })
 	}
 	return nil, fmt.Errorf("attribute of type %T is not JSON", av)
 }
 
-func fromMapAV(m map[string]types.AttributeValue) (map[string]any, error) {
-	out := make(map[string]any, len(m))
+func fromMapAV(m map[string]types.AttributeValue) (map[string]any, error) { return convertMap(m, fromAV) }
+
+// convert applies f to every element of l; the first error ends it.
+func convert[T, U any](l []T, f func(T) (U, error)) ([]U, error) {
+	out := make([]U, len(l))
+	for i, e := range l {
+		var err error
+		if out[i], err = f(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// convertMap applies f to every value of m; the first error, naming its
+// key, ends it.
+func convertMap[T, U any](m map[string]T, f func(T) (U, error)) (map[string]U, error) {
+	out := make(map[string]U, len(m))
 	for k, e := range m {
-		v, err := fromAV(e)
+		v, err := f(e)
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", k, err)
 		}

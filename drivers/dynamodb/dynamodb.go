@@ -3,27 +3,12 @@
 // of the DynamoDB nameservice guide (pk/sk, items meta|head|index|config|status,
 // GSI gsi1-kind), so that it shares a table with Fluree's own nameservice.
 //
-// # URLs
-//
 //	dynamodb://TABLE?region=us-east-1&endpoint=http://127.0.0.1:8000&profile=dev&timeout=5s
 //
-// All parameters are optional. Credentials come from the AWS default chain
-// (environment, shared config and credentials files, SSO, container and
-// instance roles); AWS_ENDPOINT_URL_DYNAMODB and AWS_REGION are honoured.
-// The region defaults to us-east-1 when none is configured anywhere. timeout
-// bounds each HTTP request (default 5s). max_attempts sets the SDK's attempts
-// per request (default 5) and retry_limiter=standard turns the SDK's
-// client-side retry token bucket back on (it is off by default: under load it
-// fails healthy requests with "retry quota exceeded"). list_parallel bounds
-// the batch calls in flight (default 8): the BatchGetItem calls of one List
-// page, the BatchWriteItem calls of one purge.
-//
-// # Requests
-//
-// Every write is one conditional request or transaction, and Get one
-// consistent Query (see the methods). docs/dynamodb.md has the table
-// definition, IAM policy and costs, and what this driver and Fluree v4 each
-// read and write in a table they share.
+// Credentials come from the AWS default chain. docs/dynamodb.md has the URL
+// parameters, the table definition, IAM policy and costs, the requests of
+// each method, and what this driver and Fluree v4 each read and write in a
+// table they share.
 //
 // # Errors
 //
@@ -150,15 +135,24 @@ func NewClient(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 }
 
 func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTPClient, error) {
-	if err := validTable(cfg.Table); err != nil {
+	err := validTable(cfg.Table)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
 		return nil, nil, fmt.Errorf("dynamodb: %w: %v", model.ErrInvalidArgument, err)
 	}
-	awsCfg, err := loadAWSConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
+	var awsCfg aws.Config
+	if cfg.AWSConfig != nil {
+		awsCfg = cfg.AWSConfig.Copy()
+		if cfg.Region != "" {
+			awsCfg.Region = cfg.Region
+		}
+		if cfg.Credentials != nil {
+			awsCfg.Credentials = cfg.Credentials
+		}
+	} else if awsCfg, err = awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, ""); err != nil {
+		return nil, nil, fmt.Errorf("dynamodb: %w", err)
 	}
 	if awsCfg.Region == "" {
 		awsCfg.Region = DefaultRegion
@@ -173,24 +167,6 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 		awsconf.BaseBackoff, "TransactionConflictException")
 	client := dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(cfg.Endpoint, httpClient, retryer))
 	return client, httpClient, nil
-}
-
-func loadAWSConfig(ctx context.Context, cfg Config) (aws.Config, error) {
-	if cfg.AWSConfig != nil {
-		c := cfg.AWSConfig.Copy()
-		if cfg.Region != "" {
-			c.Region = cfg.Region
-		}
-		if cfg.Credentials != nil {
-			c.Credentials = cfg.Credentials
-		}
-		return c, nil
-	}
-	c, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, "")
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("dynamodb: %w", err)
-	}
-	return c, nil
 }
 
 // validTable checks DynamoDB's table-name rules: 3 to 255 of [A-Za-z0-9_.-].
@@ -266,14 +242,12 @@ func (d *Driver) begin(ctx context.Context) error {
 
 func (d *Driver) nowMS() int64 { return time.Now().UnixMilli() }
 
-// kindCache remembers which records this client has seen as graph sources.
-// Only a config update needs the kind (a ledger's config item and a graph
-// source's differ); it guesses ledger for any other record, and the update's
-// condition checks the guess, so a stale or missing entry costs one extra
-// request, never a wrong write. Ledgers are not stored, so listing many
-// ledgers costs no memory here, and the IDs stored are copies: an ID read
-// from a response shares the SDK's string arena of that response (4 KB),
-// which a cached ID would keep alive long after the record is gone.
+// kindCache remembers which records this client has seen as graph sources,
+// for config updates (a ledger's config item and a graph source's differ).
+// Any other record is guessed a ledger, and the update's condition checks
+// the guess: a stale entry costs one request, never a wrong write. IDs are
+// stored as copies: one read from a response shares that response's 4 KB
+// string arena, which a cached ID would keep alive.
 type kindCache struct{ boundedMap[model.ID, struct{}] }
 
 // maxCachedKinds bounds the cache; it is cleared when full.

@@ -38,8 +38,7 @@ func (r skipRetryer) GetAttemptToken(ctx context.Context) (func(error) error, er
 // request at most.
 const DefaultMaxAttempts = 5
 
-// BaseBackoff is the drivers' first backoff between two attempts; it
-// doubles per attempt, with full jitter, up to a second.
+// BaseBackoff is the drivers' first backoff between two attempts.
 const BaseBackoff = 25 * time.Millisecond
 
 // NewRetryer returns the SDK's standard retryer with maxAttempts attempts,

@@ -24,12 +24,11 @@ const DefaultPageSize = 100
 // maxBatchKeys is DynamoDB's limit of keys per BatchGetItem.
 const maxBatchKeys = 100
 
-// DefaultListParallel is how many BatchGetItem calls of one page List has
-// in flight at once when Config.ListParallel is 0.
+// DefaultListParallel is the batch calls in flight when Config.ListParallel
+// is 0.
 const DefaultListParallel = 8
 
-// maxStalledBatches bounds the BatchGetItem and BatchWriteItem retries that
-// make no progress (every request came back unprocessed).
+// maxStalledBatches bounds the batch retries that make no progress.
 const maxStalledBatches = 5
 
 // candidate is a record the GSI lists for a page.
@@ -38,20 +37,14 @@ type candidate struct {
 	kind model.Kind // "" when the GSI lists it under both kinds (a stale entry)
 }
 
-// List implements driver.Driver. It queries the GSI gsi1-kind (one partition
-// per kind, pk ascending; both partitions merged by pk when opts.Kind is
-// empty) for up to PageSize+1 meta entries after the page token, leaving out
-// entries the GSI shows retracted, then reads the page's records with
-// consistent BatchGetItem calls of up to 100 keys (5 per ledger, 4 per graph
-// source), up to Config.ListParallel of them at once, and filters again on
-// what they hold. A listing by state or source type reads its candidates
-// otherwise (see stateCandidates and sourceTypeCandidates).
-//
-// The GSI is eventually consistent: a record created or purged a moment ago
-// may be missing from, or still present in, the GSI. A record listed by the
-// GSI whose items are all gone has been purged and is left out; a record
-// with some items missing or unreadable is reported in Page.Failed, naming
-// its pk. The page token is the last pk of the page, base64url-encoded.
+// List implements driver.Driver. It queries gsi1-kind (one partition per
+// kind, merged by pk) for up to PageSize+1 entries after the page token,
+// then reads the page's records with consistent BatchGetItem calls and
+// filters again on what they hold (a listing by state or source type finds
+// its candidates otherwise: see select.go). The GSI is eventually
+// consistent: a record whose items are all gone was purged and is left out;
+// one with items missing or unreadable goes to Page.Failed. The page token
+// is the last pk of the page.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -115,8 +108,7 @@ type gsiSource struct {
 	kind  model.Kind // the kind of the records it lists; "" when it cannot tell
 }
 
-// kindSources returns the partitions of gsi1-kind a listing reads: the
-// kind asked for, or both; only graph sources when a source type is.
+// kindSources returns the partitions of gsi1-kind a listing reads.
 func kindSources(opts driver.ListOptions) []gsiSource {
 	var srcs []gsiSource
 	for _, k := range []model.Kind{model.Ledger, model.GraphSource} {
@@ -152,9 +144,11 @@ func (d *Driver) merged(ctx context.Context, srcs []gsiSource, opts driver.ListO
 	return cands[:min(len(cands), n)], nil
 }
 
+func byPK(a, b candidate) int { return strings.Compare(a.pk, b.pk) }
+
 // mergeCandidates sorts by pk and merges a pk listed under both kinds.
 func mergeCandidates(cands []candidate) []candidate {
-	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.pk, b.pk) })
+	slices.SortFunc(cands, byPK)
 	out := cands[:0]
 	for _, c := range cands {
 		if n := len(out); n > 0 && out[n-1].pk == c.pk {
@@ -166,10 +160,8 @@ func mergeCandidates(cands []candidate) []candidate {
 	return out
 }
 
-// gsiPage returns up to want entries of src after pk `after` whose pk
-// starts with opts.Prefix, leaving out those the index shows retracted
-// unless opts.IncludeRetracted, and those it shows of another source type
-// than opts.SourceType.
+// gsiPage returns up to want entries of src after pk `after` that opts
+// selects by what the index shows (prefix, retracted, source type).
 func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOptions, after string, want int) ([]candidate, error) {
 	key := expression.Key(src.hash).Equal(expression.Value(stringAV(src.value)))
 	if opts.Prefix != "" {
@@ -230,8 +222,7 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 
 // batchGetAll reads keys in consistent BatchGetItem calls of up to 100
 // keys, at most d.parallel() of them in flight, and returns the items by
-// pk and sk. The first error cancels the calls still running and is
-// returned.
+// pk and sk.
 func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[string]item, error) {
 	byPK := map[string]map[string]item{}
 	var mu sync.Mutex

@@ -23,13 +23,7 @@ func recordItems(rec *model.Record, nowMS int64, inc string) ([]item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("record %s: %w", pk, err)
 		}
-		it := baseItem(pk, sk, nowMS)
-		for n, av := range attrs {
-			if av != nil {
-				it[n] = av
-			}
-		}
-		items = append(items, it)
+		items = append(items, withAttrs(baseItem(pk, sk, nowMS), attrs))
 	}
 	for _, it := range items {
 		it[attrIncarnation] = stringAV(inc)
@@ -50,6 +44,16 @@ func concernOfSK(sk string) model.Concern {
 		return model.Status
 	}
 	return model.Config
+}
+
+// withAttrs adds to it the attributes of attrs that are not nil (absent).
+func withAttrs(it item, attrs map[string]types.AttributeValue) item {
+	for n, av := range attrs {
+		if av != nil {
+			it[n] = av
+		}
+	}
+	return it
 }
 
 func baseItem(pk, sk string, nowMS int64) item {

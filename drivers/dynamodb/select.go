@@ -13,24 +13,20 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// Listings by state and by source type. Both verify what they select on
-// the records they read (ListOptions.Matches), so an index entry or a scan
-// that is out of date never lists a record whose state or type differs.
+// Listings by state and by source type (docs/dynamodb.md). List checks the
+// records read (ListOptions.Matches), so a stale index entry lists nothing.
 
-// The walk of a listing by state without state-index reads candidates in
-// chunks of walkChunk, and at most walkBudget of them for one page.
+// A listing by state without state-index walks chunks of walkChunk
+// candidates, at most walkBudget for one page.
 const (
 	walkChunk  = 1000
 	walkBudget = 10 * walkChunk
 )
 
 // stateCandidates returns the candidates of a page of the records in state
-// opts.State, and the pk the next page starts after. With state-index it
-// is one Query of the state's partition. Without it, the first page is one
-// parallel Scan of the table's status items filtered on status (which
-// every writer keeps, Fluree included), and later pages walk gsi1-kind,
-// reading the status items of walkChunk records at a time, until the page
-// is full or walkBudget records were read.
+// opts.State, and the pk the next page starts after: one Query of
+// state-index; without it, a Scan filtered on status (which every writer
+// keeps, Fluree included) for the first page, a walk for the next.
 func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
 	if indexedState(opts.State) != nil && d.indexes(ctx).state {
 		src := gsiSource{index: StateIndexName, hash: attrStatusState, value: opts.State, sk: skStatus}
@@ -44,9 +40,8 @@ func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, a
 }
 
 // sourceTypeCandidates returns the candidates of a page of the graph
-// sources of type opts.SourceType: one Query of source-type-index, or,
-// without it, the graph sources' partition of gsi1-kind filtered on the
-// source_type it projects.
+// sources of type opts.SourceType: one Query of source-type-index, else of
+// gsi1-kind filtered on the source_type it projects.
 func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
 	if opts.Kind == model.Ledger {
 		return nil, "", nil // ledgers have no source type
@@ -59,9 +54,7 @@ func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptio
 	return d.pageOf(ctx, kindSources(opts), opts, after, size)
 }
 
-// scanState returns the first size records under opts.Prefix whose status
-// item holds status opts.State, found by a parallel Scan of the whole
-// table, and the pk a next page starts after.
+// scanState returns the first page of stateCandidates by a parallel Scan.
 func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size int) ([]candidate, string, error) {
 	filter := "#sk = :status AND #st = :state"
 	vals := map[string]types.AttributeValue{":status": stringAV(skStatus), ":state": stringAV(opts.State)}
@@ -77,32 +70,27 @@ func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size in
 		ExpressionAttributeValues: vals,
 	}
 	var mu sync.Mutex
-	var pks []string
+	var cands []candidate
 	err := d.scan(ctx, "list by state", in, d.parallel(), func(it item) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if pk, ok := getString(it, attrPK); ok {
-			pks = append(pks, pk)
+			cands = append(cands, candidate{pk: pk})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	slices.Sort(pks)
-	cands := make([]candidate, 0, min(len(pks), size))
-	for _, pk := range pks[:min(len(pks), size)] {
-		cands = append(cands, candidate{pk: pk})
+	if slices.SortFunc(cands, byPK); len(cands) <= size {
+		return cands, "", nil
 	}
-	if len(pks) > size {
-		return cands, pks[size-1], nil
-	}
-	return cands, "", nil
+	return cands[:size], cands[size-1].pk, nil
 }
 
-// walkState returns the candidates of a page after pk `after` whose status
-// item holds opts.State, walking gsi1-kind (see stateCandidates), and the
-// pk the next page starts after.
+// walkState returns a page after pk `after` of stateCandidates by walking
+// gsi1-kind and reading the status items, until the page is full or
+// walkBudget records were read.
 func (d *Driver) walkState(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
 	var out []candidate
 	for examined := 0; examined < walkBudget; {
@@ -129,9 +117,8 @@ func (d *Driver) walkState(ctx context.Context, opts driver.ListOptions, after s
 	return out, after, nil // partial: the next page goes on from here
 }
 
-// inState returns the candidates whose status item holds state, read with
-// consistent BatchGetItem calls; one without a status item is kept, for
-// List to report (or to leave out when the record was purged).
+// inState returns the candidates whose status item holds state; one
+// without a status item is kept, for List to judge.
 func (d *Driver) inState(ctx context.Context, cands []candidate, state string) ([]candidate, error) {
 	keys := make([]item, len(cands))
 	for i, c := range cands {

@@ -17,35 +17,17 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// maxResends bounds how often Update sends a write again after an answer
-// was lost (and reading the item proved the write had not landed).
+// maxResends bounds Update's resends after lost answers.
 const maxResends = 8
 
-// Update implements driver.Driver with one conditional UpdateItem, on
-// condition that the item exists, is of the incarnation the driver saw (if
-// it saw one) and lacks the write's ID, and that the caller's condition
-// holds: watermark < next.V for Above, <= for AtLeast, and for Equals the
-// watermark and every payload attribute equal to the expected value's (see
-// layout.equals). A failed condition returns the item, so a stale or
-// conflicting push costs the same one request and reports the current
-// value (a server that returns no item costs a read). One more request
-// each for: a config push to a graph source this client has not seen, an
-// expected value equal to the stored one by value but not by
-// representation (JSON text another client wrote), an item whose
-// incarnation changed since the client saw it.
-//
-// Every write records its write ID (with the watermark it writes) among the
-// item's last three. After a lost answer (connection broken after sending,
-// timeout, 5xx; the SDK does not retry those), and for a resend
-// (driver.Write), Update first reads the item: its write ID there means
-// applied; an item of the incarnation the write was sent to that proves the
-// write never landed (driverutil.WriteIDs.NeverLanded) lets it send again,
-// or report the conflict; anything else (the item purged or re-created,
-// an incarnation the first attempt did not know, the ID pushed out by three
-// later writes) is an error wrapping model.ErrOutcomeUnknown.
-//
-// A head update that applied with a content ID is followed, as in Fluree,
-// by one PutItem of its commit-index row (see indexCommit).
+// Update implements driver.Driver with one UpdateItem, on condition that the
+// item exists, is of the incarnation the driver saw (if any), lacks the
+// write's ID, and that the caller's condition holds (see condition). A
+// failed condition returns the item, so a stale or conflicting push costs
+// the same one request. Each write records its write ID among the item's
+// last three: after a lost answer, and for a resend, Update reads the item
+// to tell applied, never landed and unknown apart (see resolve;
+// docs/dynamodb.md, Lost answers).
 func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -234,11 +216,9 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 		return out, true, nil
 	}
 	if u.cond.Holds(cur, u.next) {
-		// The item changed between the condition and now: created again
-		// since this client saw it, or created after a condition that found
-		// none (an item read back, not returned). The attempt wrote nothing,
-		// and "not applied" would name a value the write did not fail on: a
-		// fresh attempt is safe and says what happens.
+		// The item changed since the condition failed (created again, or
+		// read back after a condition that found none): the attempt wrote
+		// nothing, and "not applied" would name a value it did not fail on.
 		if u.retries++; u.retries > maxResends {
 			return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), model.ErrUnavailable, u.retries)
 		}
@@ -283,12 +263,7 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 func (u *update) updateExpr(attrs map[string]types.AttributeValue) (expression.UpdateBuilder, item) {
 	now := numberAV(u.d.nowMS())
 	upd := pushWriteID(setAttrs(expression.Set(nameB(attrUpdatedAt), valueB(now)), attrs), u.writeID())
-	written := keyOf(u.pk, u.layout.sk)
-	for n, av := range attrs {
-		if av != nil {
-			written[n] = av
-		}
-	}
+	written := withAttrs(keyOf(u.pk, u.layout.sk), attrs)
 	if u.inc == "" && u.adopt != "" {
 		upd = upd.Set(nameB(attrIncarnation), nameB(attrIncarnation).IfNotExists(valueB(stringAV(u.adopt))))
 		written[attrIncarnation] = stringAV(u.adopt)

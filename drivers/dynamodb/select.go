@@ -82,7 +82,8 @@ func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size in
 	if err != nil {
 		return nil, "", err
 	}
-	if slices.SortFunc(cands, byPK); len(cands) <= size {
+	slices.SortFunc(cands, byPK)
+	if len(cands) <= size {
 		return cands, "", nil
 	}
 	return cands[:size], cands[size-1].pk, nil

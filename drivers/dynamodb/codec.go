@@ -90,7 +90,7 @@ func fromAV(av types.AttributeValue) (any, error) {
 	return nil, fmt.Errorf("attribute of type %T is not JSON", av)
 }
 
-func fromMapAV(m map[string]types.AttributeValue) (map[string]any, error) { return convertMap(m, fromAV) }
+func fromMapAV(m item) (map[string]any, error) { return convertMap(m, fromAV) }
 
 // convert applies f to every element of l; the first error ends it.
 func convert[T, U any](l []T, f func(T) (U, error)) ([]U, error) {

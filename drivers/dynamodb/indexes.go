@@ -18,11 +18,9 @@ import (
 	"nameservice.dev/nameservice/internal/driverutil"
 )
 
-// The schema's two optional indexes ("Future GSIs"): status items by
-// status_state, and graph sources' meta items by source_type, each sorted
-// by pk. The state index holds only keys (List reads the records anyway,
-// and checks their state); the source-type index also holds retracted, so
-// that a listing leaves retracted graph sources out before reading them.
+// The schema's two optional indexes, sorted by pk. The source-type index
+// also holds retracted, so that a listing leaves retracted graph sources
+// out before reading them.
 var optionalIndexes = []struct {
 	name, hash string
 	projection types.Projection
@@ -32,8 +30,7 @@ var optionalIndexes = []struct {
 }
 
 // CreateTableInputWithIndexes returns CreateTableInput(table) with the
-// schema's two optional indexes as well, state-index and
-// source-type-index: the table `ns table create --indexes` creates.
+// schema's two optional indexes, as `ns table create --indexes` does.
 func CreateTableInputWithIndexes(table string) *dynamodb.CreateTableInput {
 	in := CreateTableInput(table)
 	for _, ix := range optionalIndexes {
@@ -48,10 +45,7 @@ func CreateTableInputWithIndexes(table string) *dynamodb.CreateTableInput {
 }
 
 // ProvisionIndexes is Provision with the schema's two optional indexes: it
-// creates the table with them when it does not exist, and otherwise adds
-// those it lacks as UpgradeTable does (back-filling status_state first).
-// It needs dynamodb:CreateTable, dynamodb:DescribeTable, and for an
-// existing table what UpgradeTable needs.
+// creates the table with them, or runs UpgradeTable on an existing one.
 func (d *Driver) ProvisionIndexes(ctx context.Context) (Upgrade, error) {
 	if err := d.begin(ctx); err != nil {
 		return Upgrade{}, err
@@ -77,16 +71,10 @@ type Upgrade struct {
 }
 
 // UpgradeTable brings an existing table to the schema's optional indexes
-// while clients write: first it back-fills status_state on every status
-// item that lacks it or holds another state than its status (items written
-// by Fluree, or by earlier versions of this driver), each with a
-// conditional update that applies only while the item still holds the
-// status it read, so a racing push is never overwritten; then it adds
-// state-index and source-type-index when missing (UpdateTable, one at a
-// time) and waits until each is ACTIVE. It is idempotent: run again, it
-// back-fills what writers that do not keep status_state (Fluree) wrote
-// since. It needs dynamodb:Scan, dynamodb:UpdateItem,
-// dynamodb:DescribeTable and dynamodb:UpdateTable.
+// while clients write: it back-fills status_state (see backfillItem), then
+// adds the indexes it lacks, one at a time, and waits until each is ACTIVE.
+// It is idempotent: run again, it back-fills what writers that do not keep
+// status_state (Fluree) wrote since.
 func (d *Driver) UpgradeTable(ctx context.Context) (Upgrade, error) {
 	if err := d.begin(ctx); err != nil {
 		return Upgrade{}, err
@@ -154,9 +142,8 @@ func provisioned(t *types.TableDescription) *types.ProvisionedThroughput {
 	return &types.ProvisionedThroughput{ReadCapacityUnits: src.ReadCapacityUnits, WriteCapacityUnits: src.WriteCapacityUnits}
 }
 
-// waitIndex polls DescribeTable every awsconf.TablePoll until index name
-// is ACTIVE. On a large table DynamoDB builds an index for minutes or
-// hours: it waits as long as ctx allows.
+// waitIndex polls DescribeTable until index name is ACTIVE, as long as ctx
+// allows: on a large table DynamoDB builds an index for hours.
 func (d *Driver) waitIndex(ctx context.Context, op, name string) error {
 	for {
 		t, err := d.describe(ctx, op)
@@ -201,24 +188,21 @@ type tableIndexes struct {
 	state, sourceType bool
 }
 
-// indexCache holds the table's optional indexes, described once and again
-// at most every indexRecheck, so that a long-running client starts using
-// an index `ns table upgrade` added (and stops using one an operator
-// deleted) without a restart.
+// indexCache holds the table's optional indexes, described again at most
+// every indexRecheck, so that a long-running client follows index changes.
 type indexCache struct {
 	mu     sync.Mutex
 	known  bool
 	at     time.Time
 	has    tableIndexes
-	warned map[string]bool // the costly listings already logged
+	warned sync.Map // the costly listings already logged
 }
 
 // indexRecheck is how long a description is trusted.
 const indexRecheck = 5 * time.Minute
 
-// indexes returns the table's optional indexes that are ACTIVE. A
-// description that fails (no dynamodb:DescribeTable permission) counts as
-// no index: the listing then costs more, but works.
+// indexes returns the table's optional indexes that are ACTIVE. A failed
+// description counts as none: the listing then costs more, but works.
 func (d *Driver) indexes(ctx context.Context) tableIndexes {
 	c := &d.ix
 	c.mu.Lock()
@@ -253,21 +237,13 @@ func (d *Driver) forgetIndexes() {
 // warnCost logs, once per driver and kind of listing, what a listing
 // costs without the index that would serve it.
 func (d *Driver) warnCost(what, cost string) {
-	d.ix.mu.Lock()
-	defer d.ix.mu.Unlock()
-	if d.ix.warned[what] {
-		return
+	if _, done := d.ix.warned.LoadOrStore(what, true); !done {
+		slog.Warn("dynamodb: "+what+" without its index: "+cost+"; `ns table upgrade` adds the index", "table", d.table)
 	}
-	if d.ix.warned == nil {
-		d.ix.warned = map[string]bool{}
-	}
-	d.ix.warned[what] = true
-	slog.Warn("dynamodb: "+what+" without its index: "+cost+"; `ns table upgrade` adds the index", "table", d.table)
 }
 
 // backfillStates sets status_state to match the status on every status
-// item where it does not (see UpgradeTable), and returns how many it
-// changed.
+// item where it does not, and returns how many it changed.
 func (d *Driver) backfillStates(ctx context.Context) (int, error) {
 	const op = "upgrade table: back-fill status_state"
 	in := &dynamodb.ScanInput{
@@ -293,9 +269,9 @@ func (d *Driver) backfillStates(ctx context.Context) (int, error) {
 const maxBackfillAttempts = 5
 
 // backfillItem makes one status item's status_state match its status, on
-// condition the item still holds the status and status_v it read; when a
-// writer changed them meanwhile, it starts again from the item as it is
-// now. It reports whether it wrote.
+// condition the item still holds the status and status_v it read, so that a
+// racing push is never overwritten (a failed one starts again from the
+// item returned). It reports whether it wrote.
 func (d *Driver) backfillItem(ctx context.Context, op string, it item) (bool, error) {
 	pk, _ := getString(it, attrPK)
 	for range maxBackfillAttempts {
@@ -338,9 +314,8 @@ func (d *Driver) backfillItem(ctx context.Context, op string, it item) (bool, er
 	return false, fmt.Errorf("dynamodb: %s %s: the status kept changing under %d attempts; run the upgrade again", op, pk, maxBackfillAttempts)
 }
 
-// scan runs in as a parallel Scan of segments segments (1: a plain Scan)
-// and hands each item to fn, from several goroutines at once. The first
-// error ends it.
+// scan runs in as a parallel Scan of segments segments and hands each item
+// to fn, from several goroutines at once. The first error ends it.
 func (d *Driver) scan(ctx context.Context, op string, in *dynamodb.ScanInput, segments int, fn func(item) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {

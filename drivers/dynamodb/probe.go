@@ -25,18 +25,11 @@ const (
 
 var _ driver.Prober = (*Driver)(nil)
 
-// Probe implements driver.Prober. On items of its own (a partition key that
-// is no valid ID, so no record or listing ever meets it, deleted at the end)
-// it checks what the driver relies on: a conditional UpdateItem is refused
-// when its condition fails; transactions run; a transaction's
-// ClientRequestToken makes a resend with the same parameters succeed without
-// applying again, and one with other parameters fail with
-// IdempotentParameterMismatch (every create, retract, purge and branch
-// operation rests on it to land at most once). It also reports, without
-// relying on them, whether a failed condition returns the item (without it,
-// each conflict costs one more read) and whether the table has a stream
-// (without one, watches poll). A server that does not know an operation
-// fails its check; any other error ends the probe.
+// Probe implements driver.Prober: on an item of its own (a pk that is no
+// valid ID, deleted at the end) it checks what the driver relies on, and
+// reports what it merely uses (docs/dynamodb.md, Lost answers). A server
+// that does not know an operation fails its check; any other error ends
+// the probe.
 func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.ProbeResult{}, err

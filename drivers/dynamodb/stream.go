@@ -14,13 +14,11 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// streamIdle is how long the stream reader waits after a round of
-// GetRecords calls that returned nothing. DynamoDB allows 5 GetRecords per
-// second per shard, shared by every reader of the stream.
+// streamIdle is the wait after a round that returned nothing: DynamoDB
+// allows 5 GetRecords per second per shard, shared by every reader.
 const streamIdle = 200 * time.Millisecond
 
-// maxStreamFailures bounds consecutive failed stream calls (after the SDK's
-// own retries) before Watch reports the failure and ends.
+// maxStreamFailures bounds consecutive failed stream calls.
 const maxStreamFailures = 5
 
 // stream reads a table's DynamoDB stream shard by shard.
@@ -35,22 +33,6 @@ type stream struct {
 }
 
 type shardIter struct{ id, iter string }
-
-// newStreamsClient returns a DynamoDB Streams client configured like the
-// driver's DynamoDB client: same region, credentials, HTTP client and
-// retryer, and the same endpoint when it is a custom one (DynamoDB Local
-// serves both APIs on one endpoint).
-func (d *Driver) newStreamsClient() *dynamodbstreams.Client {
-	o := d.client.Options()
-	return dynamodbstreams.New(dynamodbstreams.Options{
-		Region:       o.Region,
-		Credentials:  o.Credentials,
-		HTTPClient:   o.HTTPClient,
-		Retryer:      o.Retryer,
-		BaseEndpoint: o.BaseEndpoint,
-		Logger:       o.Logger,
-	})
-}
 
 // openStream returns a reader of the table's stream positioned at its
 // latest records, or an error wrapping model.ErrUnsupported when the table
@@ -67,7 +49,12 @@ func (d *Driver) openStream(ctx context.Context) (*stream, error) {
 	if spec.StreamViewType != "NEW_AND_OLD_IMAGES" {
 		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", model.ErrUnsupported, d.table, spec.StreamViewType)
 	}
-	s := &stream{client: d.newStreamsClient(), arn: aws.ToString(t.LatestStreamArn)}
+	// A Streams client configured like the driver's DynamoDB client, custom
+	// endpoint included (DynamoDB Local serves both APIs on one).
+	o := d.client.Options()
+	client := dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+		HTTPClient: o.HTTPClient, Retryer: o.Retryer, BaseEndpoint: o.BaseEndpoint, Logger: o.Logger})
+	s := &stream{client: client, arn: aws.ToString(t.LatestStreamArn)}
 	if err := s.restart(ctx); err != nil {
 		return nil, err
 	}
@@ -188,9 +175,7 @@ func (s *stream) adoptChildren(ctx context.Context) error {
 // retention, or an iterator expired): the watch must re-read to recover.
 var errStreamGap = errors.New("stream records lost")
 
-// streamError maps a DynamoDB Streams error: a lost position to
-// errStreamGap, a missing stream to model.ErrNotFound, throttling to
-// model.ErrThrottled, anything else to model.ErrUnavailable.
+// streamError maps a DynamoDB Streams error to errStreamGap or a sentinel.
 func streamError(err error) error {
 	var (
 		trimmed *stypes.TrimmedDataAccessException

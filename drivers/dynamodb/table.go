@@ -39,12 +39,9 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 }
 
 // Provision implements driver.Provisioner: it creates the driver's table
-// (CreateTableInput, with its GSI and stream) when it does not exist and waits,
-// polling DescribeTable every half second for at most two minutes (or until
-// ctx ends), until the table and its GSI are ACTIVE. An existing table is
-// fine if it has the nameservice key schema and GSI; otherwise Provision
-// returns an error wrapping model.ErrInvalidArgument that says what differs.
-// It needs dynamodb:CreateTable and dynamodb:DescribeTable.
+// (CreateTableInput) unless it exists and waits until it is ACTIVE
+// (awsconf.EnsureTable). An existing table without the nameservice keys and
+// GSI is an error wrapping model.ErrInvalidArgument that says what differs.
 func (d *Driver) Provision(ctx context.Context) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -53,8 +50,7 @@ func (d *Driver) Provision(ctx context.Context) error {
 	return d.provisionError(ctx, err)
 }
 
-// provisionError returns the error of awsconf.EnsureTable as Provision
-// does; nil stays nil.
+// provisionError wraps the error of awsconf.EnsureTable.
 func (d *Driver) provisionError(ctx context.Context, err error) error {
 	op := "provision table " + d.table
 	switch {

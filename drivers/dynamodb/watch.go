@@ -17,23 +17,13 @@ import (
 
 var _ driver.Watcher = (*Driver)(nil)
 
-// Watch implements driver.Watcher from the table's DynamoDB stream
-// (NEW_AND_OLD_IMAGES, which `ns table create` and Provision enable on the
-// tables they create). It positions itself at the latest record of every
-// open shard, then reads the watched records once as a baseline, and maps
-// each stream record to an event: a concern item whose value changed gives
-// an event with the old watermark and the new value, the removal of a meta
-// item (a purge) gives a Deleted event. A change the baseline already holds,
-// and a write that changed nothing, give none.
-//
-// When records were lost to the reader (trimmed after the stream's 24 h
-// retention, or an iterator expired), Watch starts again at the latest
-// records, re-reads the watched records and reports the difference (as
-// driverutil.Diff), so no change is lost, though changes made during the gap
-// arrive as one event per concern.
-//
-// On a table without a stream Watch returns an error wrapping
-// model.ErrUnsupported: the portable Watch then polls.
+// Watch implements driver.Watcher from the table's NEW_AND_OLD_IMAGES
+// stream (docs/dynamodb.md, Watch): it positions itself at the latest
+// records, reads the watched records as a baseline, and maps each stream
+// record to an event (see apply). When records were lost to the reader, it
+// starts again and reports the difference (see recover). On a table
+// without a stream it returns an error wrapping model.ErrUnsupported: the
+// portable Watch then polls.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err

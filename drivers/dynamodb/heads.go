@@ -3,8 +3,11 @@ package dynamodb
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
@@ -13,11 +16,8 @@ import (
 var _ driver.HeadsReader = (*Driver)(nil)
 
 // Heads implements driver.HeadsReader as Fluree's heads() does: one
-// consistent Query of the record's sort keys head to index (the head and
-// index items, nothing between them), projected to the attributes the two
-// layouts read. No item at all means no record; an index without a head
-// is a graph source, or a damaged ledger, which one more read (Get) tells
-// apart on that error path only.
+// consistent Query of the head and index items. An item missing (a graph
+// source, or a damaged ledger) costs one more read, Get, which tells.
 func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	if err := d.begin(ctx); err != nil {
 		return model.Heads{}, err
@@ -39,8 +39,6 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	case !hasHead && !hasIndex:
 		return model.Heads{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	case !hasHead || !hasIndex:
-		// The record says why: a graph source (ErrWrongKind), or damage
-		// (ErrInternal).
 		rec, err := d.Get(ctx, id)
 		if err != nil {
 			return model.Heads{}, err
@@ -64,4 +62,33 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 		*p.dst = v
 	}
 	return h, nil
+}
+
+var _ driver.ChangeTimer = (*Driver)(nil)
+
+// ChangedAt implements driver.ChangeTimer from the updated_at_ms of the
+// concerns' items, read consistently; an item without it is left out.
+func (d *Driver) ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]time.Time, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	op := "changed at " + id.String()
+	items, err := d.queryRecord(ctx, op, id.String())
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := items[skMeta]; !ok {
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
+	}
+	out := map[model.Concern]time.Time{}
+	for sk, it := range items {
+		n, ok := it[attrUpdatedAt].(*types.AttributeValueMemberN)
+		if sk == skMeta || !ok {
+			continue
+		}
+		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+			out[concernOfSK(sk)] = time.UnixMilli(ms)
+		}
+	}
+	return out, nil
 }

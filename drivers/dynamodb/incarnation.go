@@ -12,18 +12,13 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// An item's incarnation names the life of that item: Create writes the
-// create's write ID into every item of the record, ResetHead gives the head
-// and index items new ones (it moves watermarks back, which is a new life
-// for the proofs below), and an update of an item without one (written by
-// Fluree) adopts one. Every conditional write the driver makes after it has
-// seen an item's incarnation carries it in its condition, so that a resend
-// can never land on an item created since the write was first sent, and a
-// write ID missing from an item of another incarnation proves nothing.
+// An item's incarnation names its life: Create's write ID, a new one from
+// ResetHead (which moves watermarks back), or one an update adopts on an
+// item without (written by Fluree). Every conditional write carries the
+// incarnation seen, so that a resend never lands on an item created since.
 //
-// incCache remembers the incarnation last seen of each item, by pk and sk.
-// A stale entry costs one failed condition and a retry, never a wrong
-// write: the item returned by the failed condition corrects it.
+// incCache remembers the incarnation last seen of each item. A stale entry
+// costs one failed condition, whose returned item corrects it.
 type incCache struct{ boundedMap[string, string] }
 
 // maxCachedIncarnations bounds the cache; it is cleared when full.

@@ -82,7 +82,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	for _, c := range cands {
 		items := byPK[c.pk]
-		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
+		if k, ok := getString(items[skMeta], attrKind); ok && c.kind != "" && model.Kind(k) != c.kind {
 			continue // recreated as the other kind since the GSI entry was written
 		}
 		// No items at all: purged since the GSI entry was written.
@@ -261,9 +261,4 @@ func (d *Driver) parallel() int {
 		return d.listParallel
 	}
 	return DefaultListParallel
-}
-
-func hasKind(meta item, k model.Kind) bool {
-	s, ok := getString(meta, attrKind)
-	return !ok || model.Kind(s) == k // no meta kind: let decodeRecord report it
 }

@@ -67,8 +67,7 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	return res, nil
 }
 
-// probeUpdate sends an UpdateItem whose condition fails, asking for the item
-// back.
+// probeUpdate sends an UpdateItem whose condition fails.
 func (d *Driver) probeUpdate(ctx context.Context, pk string) (refused, item bool, err error) {
 	_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(d.table), Key: keyOf(pk, "a"),
@@ -120,8 +119,7 @@ func (d *Driver) probeToken(ctx context.Context, pk string) (ran, once bool, err
 	return true, mismatch && n == 1 && !hasM, nil
 }
 
-// unknownOperation reports whether the server does not know the operation
-// (a DynamoDB-compatible server without it).
+// unknownOperation reports whether the server does not know the operation.
 func unknownOperation(err error) bool {
 	switch awsconf.ErrorCodeOf(err) {
 	case "UnknownOperationException", "UnknownOperation", "NotImplemented", "InvalidAction":

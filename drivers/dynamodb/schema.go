@@ -10,9 +10,8 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// The wire schema of dynamodb-nameservice-guide.md. These names are the
-// contract with every other reader and writer of the table (Fluree's own
-// nameservice included): never rename one.
+// The wire schema of dynamodb-nameservice-guide.md, a contract with every
+// other reader and writer of the table (Fluree included): never rename one.
 const (
 	attrPK        = "pk"
 	attrSK        = "sk"
@@ -51,24 +50,20 @@ const (
 	attrStatusMeta     = "status_meta"
 	attrStatusV        = "status_v"
 	// attrStatusState is the schema's optional denormalised status.state,
-	// the key of the state-index: written with the status, in the same
-	// conditional write (see indexedState).
+	// the key of the state-index (see indexedState).
 	attrStatusState = "status_state"
 
-	// commit-index rows (Fluree v4's), sort key skCommitPrefix + t
-	// zero-padded to commitSKDigits digits
+	// commit-index rows (Fluree v4's; see commitSK)
 	attrCommitCID = "commit_cid"
 	attrTTL       = "ttl" // Unix seconds: written + commitRowTTL (a DynamoDB TTL, if enabled)
 
-	// Write IDs: the random IDs of the last three conditional writes to an
-	// item, newest first. They let Update tell its own write from another
-	// client's when a response was lost (see resolve in update.go).
+	// Write IDs: the IDs of the last three conditional writes to an item,
+	// newest first (see update.resolve).
 	attrWriteID  = "write_id"
 	attrWriteID1 = "write_id_1"
 	attrWriteID2 = "write_id_2"
 
-	// attrIncarnation names an item's life (see incarnation.go): the write
-	// ID of the create that made it, or a token an update adopted.
+	// attrIncarnation names an item's life (see incarnation.go).
 	attrIncarnation = "incarnation"
 
 	// schemaVersion is the value of the schema attribute.
@@ -84,15 +79,12 @@ const (
 	SourceTypeIndexName = "source-type-index"
 )
 
-// maxIndexKeyBytes is DynamoDB's limit on the partition key of an index:
-// an item whose status_state or source_type is longer cannot be written to
-// a table with that index.
+// maxIndexKeyBytes is DynamoDB's limit on the partition key of an index.
 const maxIndexKeyBytes = 2048
 
 // indexedState returns the status_state attribute of a status of state,
-// or nil (absent) when no index may hold it: the empty string and a state
-// over maxIndexKeyBytes are refused by DynamoDB as index keys. Such a
-// state is listed by scanning (see List).
+// or nil (absent) when DynamoDB refuses it as an index key (empty or over
+// maxIndexKeyBytes): such a state is listed by scanning.
 func indexedState(state string) types.AttributeValue {
 	if state == "" || len(state) > maxIndexKeyBytes {
 		return nil

@@ -113,9 +113,8 @@ func (s *stream) open(ctx context.Context, shard string, at stypes.ShardIterator
 }
 
 // round calls GetRecords once on every open shard and passes the records
-// to emit, shard by shard. A shard read to its end is replaced by its
-// children (a child is read only after its parent is done, so one item's
-// changes stay in order across resharding).
+// to emit. A shard read to its end is replaced by its children (see
+// adoptChildren).
 func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n int, err error) {
 	if err := s.adoptChildren(ctx); err != nil {
 		return 0, err
@@ -141,9 +140,9 @@ func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n in
 	return n, s.adoptChildren(ctx)
 }
 
-// adoptChildren, when a shard was read to its end, starts reading, from
-// their first record, the new shards whose parent is done or unknown, then
-// drops the shards read to their end.
+// adoptChildren, when a shard was read to its end, starts reading the new
+// shards whose parent is done or unknown (so one item's changes stay in
+// order across resharding), then drops the shards read to their end.
 func (s *stream) adoptChildren(ctx context.Context) error {
 	ended := func(sh *shardIter) bool { return sh.iter == "" }
 	if !slices.ContainsFunc(s.reading, ended) {

@@ -15,9 +15,7 @@ import (
 )
 
 // CreateTableInput returns the CreateTable request for the nameservice table
-// of the guide: key pk (HASH) + sk (RANGE), the GSI gsi1-kind on kind (HASH)
-// + pk (RANGE) projecting name, branch, source_type, dependencies and
-// retracted, billed PAY_PER_REQUEST, with a NEW_AND_OLD_IMAGES stream.
+// of the guide, with its GSI gsi1-kind and a NEW_AND_OLD_IMAGES stream.
 func CreateTableInput(table string) *dynamodb.CreateTableInput {
 	keys, attrs := awsconf.KeySchema(attrPK, attrSK)
 	return &dynamodb.CreateTableInput{
@@ -32,8 +30,7 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 				NonKeyAttributes: []string{attrName, attrBranch, attrSourceType, attrDependencies, attrRetracted},
 			},
 		}},
-		BillingMode: types.BillingModePayPerRequest,
-		// Watch reads changes from the table's stream (stream.go).
+		BillingMode:         types.BillingModePayPerRequest,
 		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 	}
 }

@@ -164,8 +164,9 @@ func (w *watch) read(ctx context.Context, prev map[model.ID]*model.Record) (map[
 }
 
 // apply maps one stream record to the events it causes and notes the new
-// value in w.known. A change of a concern or of a kind of record that
-// w.opts does not select is dropped before its images are decoded.
+// value in w.known: a changed concern item gives an event, the removal of a
+// meta item a Deleted one. A change w.opts does not select is dropped
+// before its images are decoded.
 func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 	if r.Dynamodb == nil {
 		return nil
@@ -239,11 +240,9 @@ func (w *watch) noteKind(id model.ID, r stypes.Record) {
 	}
 }
 
-// kindOf returns the kind of record id, whose concern item sk the stream
-// shows as img: from what the watch knows (the baseline, meta items the
-// stream showed), from the item (only ledgers have a head; a config item's
-// layout is its kind's), or else from one read of the meta item, once per
-// record. "" means the record is gone.
+// kindOf returns the kind of record id, whose item sk the stream shows as
+// img: from what the watch knows, from the item, or else from one read of
+// the meta item. "" means the record is gone.
 func (w *watch) kindOf(ctx context.Context, id model.ID, sk string, img item) model.Kind {
 	if rec := w.known[id]; rec != nil && rec.Kind != "" {
 		return rec.Kind
@@ -277,8 +276,7 @@ func (w *watch) kindOf(ctx context.Context, id model.ID, sk string, img item) mo
 }
 
 // follows reports whether the change r starts from old, the value last
-// reported: a change older than the baseline (read after the stream was
-// positioned) does not.
+// reported: a change older than the baseline does not.
 func (w *watch) follows(r stypes.Record, sk, pk string, old model.Value) bool {
 	if r.Dynamodb.OldImage == nil {
 		return true

@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -107,4 +113,330 @@ func stringAttr(name string) types.AttributeDefinition {
 func indexKeys(hash string) []types.KeySchemaElement {
 	keys, _ := awsconf.KeySchema(hash, attrPK)
 	return keys
+}
+
+// The schema's two optional indexes, sorted by pk. The source-type index
+// also holds retracted, so that a listing leaves retracted graph sources
+// out before reading them.
+var optionalIndexes = []struct {
+	name, hash string
+	projection types.Projection
+}{
+	{StateIndexName, attrStatusState, types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+	{SourceTypeIndexName, attrSourceType, types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{attrRetracted}}},
+}
+
+// CreateTableInputWithIndexes returns CreateTableInput(table) with the
+// schema's two optional indexes, as `ns table create --indexes` does.
+func CreateTableInputWithIndexes(table string) *dynamodb.CreateTableInput {
+	in := CreateTableInput(table)
+	for _, ix := range optionalIndexes {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, stringAttr(ix.hash))
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.name),
+			KeySchema:  indexKeys(ix.hash),
+			Projection: &ix.projection,
+		})
+	}
+	return in
+}
+
+// ProvisionIndexes is Provision with the schema's two optional indexes: it
+// creates the table with them, or runs UpgradeTable on an existing one.
+func (d *Driver) ProvisionIndexes(ctx context.Context) (Upgrade, error) {
+	if err := d.begin(ctx); err != nil {
+		return Upgrade{}, err
+	}
+	created, err := awsconf.EnsureTable(ctx, d.client, CreateTableInputWithIndexes(d.table), checkTable)
+	if err != nil {
+		return Upgrade{}, d.provisionError(ctx, err)
+	}
+	if created {
+		d.forgetIndexes()
+		return Upgrade{Added: []string{StateIndexName, SourceTypeIndexName}}, nil
+	}
+	return d.UpgradeTable(ctx)
+}
+
+// Upgrade reports what UpgradeTable did.
+type Upgrade struct {
+	// Added names the indexes it created.
+	Added []string
+	// Backfilled counts the status items whose status_state it set (or
+	// removed) to match their status.
+	Backfilled int
+}
+
+// UpgradeTable brings an existing table to the schema's optional indexes
+// while clients write: it back-fills status_state (see backfillItem), then
+// adds the indexes it lacks, one at a time, and waits until each is ACTIVE.
+// It is idempotent: run again, it back-fills what writers that do not keep
+// status_state (Fluree) wrote since.
+func (d *Driver) UpgradeTable(ctx context.Context) (Upgrade, error) {
+	if err := d.begin(ctx); err != nil {
+		return Upgrade{}, err
+	}
+	var up Upgrade
+	var err error
+	if up.Backfilled, err = d.backfillStates(ctx); err != nil {
+		return up, err
+	}
+	for _, ix := range optionalIndexes {
+		added, err := d.addIndex(ctx, ix.name, ix.hash, ix.projection)
+		if err != nil {
+			return up, err
+		}
+		if added {
+			up.Added = append(up.Added, ix.name)
+		}
+	}
+	d.forgetIndexes()
+	return up, nil
+}
+
+// addIndex creates index name on hash when the table lacks it, and waits
+// until it is ACTIVE. It reports whether it created it.
+func (d *Driver) addIndex(ctx context.Context, name, hash string, proj types.Projection) (bool, error) {
+	op := "upgrade table " + d.table + ": add index " + name
+	t, err := d.describe(ctx, op)
+	if err != nil {
+		return false, err
+	}
+	switch indexStatus(t, name) {
+	case types.IndexStatusActive:
+		return false, nil
+	case "":
+		gsi := &types.CreateGlobalSecondaryIndexAction{IndexName: aws.String(name), KeySchema: indexKeys(hash),
+			Projection: &proj, ProvisionedThroughput: provisioned(t)}
+		_, err := d.client.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+			TableName:                   aws.String(d.table),
+			AttributeDefinitions:        []types.AttributeDefinition{stringAttr(hash)},
+			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: gsi}},
+		})
+		if err != nil {
+			return false, d.fail(ctx, op, err)
+		}
+	}
+	return true, d.waitIndex(ctx, op, name)
+}
+
+// provisioned returns the throughput a new index of a table billed by
+// provisioned capacity needs: that of its gsi1-kind, else the table's; nil
+// for an on-demand table.
+func provisioned(t *types.TableDescription) *types.ProvisionedThroughput {
+	if t.BillingModeSummary != nil && t.BillingModeSummary.BillingMode == types.BillingModePayPerRequest {
+		return nil
+	}
+	src := t.ProvisionedThroughput
+	for _, g := range t.GlobalSecondaryIndexes {
+		if aws.ToString(g.IndexName) == IndexName && g.ProvisionedThroughput != nil {
+			src = g.ProvisionedThroughput
+		}
+	}
+	if src == nil || aws.ToInt64(src.ReadCapacityUnits) == 0 {
+		return nil
+	}
+	return &types.ProvisionedThroughput{ReadCapacityUnits: src.ReadCapacityUnits, WriteCapacityUnits: src.WriteCapacityUnits}
+}
+
+// waitIndex polls DescribeTable until index name is ACTIVE, as long as ctx
+// allows: on a large table DynamoDB builds an index for hours.
+func (d *Driver) waitIndex(ctx context.Context, op, name string) error {
+	for {
+		t, err := d.describe(ctx, op)
+		if err != nil {
+			return err
+		}
+		switch indexStatus(t, name) {
+		case types.IndexStatusActive:
+			return nil
+		case "", types.IndexStatusDeleting:
+			return fmt.Errorf("dynamodb: %s: the index is gone (deleted meanwhile?)", op)
+		}
+		if err := driverutil.Sleep(ctx, awsconf.TablePoll); err != nil {
+			return fmt.Errorf("dynamodb: %s: still building when the wait ended: %w", op, err)
+		}
+	}
+}
+
+func (d *Driver) describe(ctx context.Context, op string) (*types.TableDescription, error) {
+	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+	if err != nil {
+		return nil, d.fail(ctx, op+" (DescribeTable)", err)
+	}
+	return out.Table, nil
+}
+
+// indexStatus returns the status of index name, "" when the table has none.
+func indexStatus(t *types.TableDescription, name string) types.IndexStatus {
+	for _, g := range t.GlobalSecondaryIndexes {
+		if aws.ToString(g.IndexName) == name {
+			if g.IndexStatus == "" {
+				return types.IndexStatusActive // DynamoDB Local leaves it out
+			}
+			return g.IndexStatus
+		}
+	}
+	return ""
+}
+
+// tableIndexes is what List knows of the table's optional indexes.
+type tableIndexes struct {
+	state, sourceType bool
+}
+
+// indexCache holds the table's optional indexes, described again at most
+// every indexRecheck, so that a long-running client follows index changes.
+type indexCache struct {
+	mu     sync.Mutex
+	known  bool
+	at     time.Time
+	has    tableIndexes
+	warned sync.Map // the costly listings already logged
+}
+
+// indexRecheck is how long a description is trusted.
+const indexRecheck = 5 * time.Minute
+
+// indexes returns the table's optional indexes that are ACTIVE. A failed
+// description counts as none: the listing then costs more, but works.
+func (d *Driver) indexes(ctx context.Context) tableIndexes {
+	c := &d.ix
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.known && time.Since(c.at) < indexRecheck {
+		return c.has
+	}
+	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.table)})
+	if err != nil {
+		if ctx.Err() == nil {
+			slog.Warn("dynamodb: cannot describe the table to find its indexes; listing by state or source type without them",
+				"table", d.table, "err", err)
+			c.known, c.at = true, time.Now()
+		}
+		return c.has
+	}
+	c.known, c.at = true, time.Now()
+	c.has = tableIndexes{
+		state:      indexStatus(out.Table, StateIndexName) == types.IndexStatusActive,
+		sourceType: indexStatus(out.Table, SourceTypeIndexName) == types.IndexStatusActive,
+	}
+	return c.has
+}
+
+// forgetIndexes makes the next listing describe the table again.
+func (d *Driver) forgetIndexes() {
+	d.ix.mu.Lock()
+	defer d.ix.mu.Unlock()
+	d.ix.known = false
+}
+
+// warnCost logs, once per driver and kind of listing, what a listing
+// costs without the index that would serve it.
+func (d *Driver) warnCost(what, cost string) {
+	if _, done := d.ix.warned.LoadOrStore(what, true); !done {
+		slog.Warn("dynamodb: "+what+" without its index: "+cost+"; `ns table upgrade` adds the index", "table", d.table)
+	}
+}
+
+// backfillStates sets status_state to match the status on every status
+// item where it does not, and returns how many it changed.
+func (d *Driver) backfillStates(ctx context.Context) (int, error) {
+	const op = "upgrade table: back-fill status_state"
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(d.table),
+		FilterExpression:          aws.String("#sk = :status AND (attribute_not_exists(#ss) OR #ss <> #st)"),
+		ProjectionExpression:      aws.String("#pk, #sk, #st, #sv, #ss"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus, "#sv": attrStatusV, "#ss": attrStatusState},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":status": stringAV(skStatus)},
+	}
+	var n atomic.Int64
+	err := d.scan(ctx, op, in, d.parallel(), func(it item) error {
+		changed, err := d.backfillItem(ctx, op, it)
+		if changed {
+			n.Add(1)
+		}
+		return err
+	})
+	return int(n.Load()), err
+}
+
+// maxBackfillAttempts bounds the attempts on one item that writers keep
+// changing.
+const maxBackfillAttempts = 5
+
+// backfillItem makes one status item's status_state match its status, on
+// condition the item still holds the status and status_v it read, so that a
+// racing push is never overwritten (a failed one starts again from the
+// item returned). It reports whether it wrote.
+func (d *Driver) backfillItem(ctx context.Context, op string, it item) (bool, error) {
+	pk, _ := getString(it, attrPK)
+	for range maxBackfillAttempts {
+		st, ok := getString(it, attrStatus)
+		sv, hasV := it[attrStatusV]
+		if !ok || !hasV {
+			return false, nil // no readable status: nothing to mirror (Get reports such an item)
+		}
+		want := indexedState(st)
+		have, isS := getString(it, attrStatusState)
+		if _, ok := it[attrStatusState]; want == nil && !ok || want != nil && isS && have == st {
+			return false, nil
+		}
+		upd := "SET #ss = :ss"
+		vals := map[string]types.AttributeValue{":st": stringAV(st), ":sv": sv}
+		if want == nil {
+			upd = "REMOVE #ss"
+		} else {
+			vals[":ss"] = want
+		}
+		_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(d.table), Key: keyOf(pk, skStatus),
+			UpdateExpression:                    aws.String(upd),
+			ConditionExpression:                 aws.String("#st = :st AND #sv = :sv"),
+			ExpressionAttributeNames:            map[string]string{"#ss": attrStatusState, "#st": attrStatus, "#sv": attrStatusV},
+			ExpressionAttributeValues:           vals,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
+		switch {
+		case err == nil:
+			return true, nil
+		case !ok:
+			return false, d.fail(ctx, op+" "+pk, err)
+		case len(ccf.Item) == 0:
+			return false, nil // purged meanwhile
+		}
+		it = ccf.Item
+	}
+	return false, fmt.Errorf("dynamodb: %s %s: the status kept changing under %d attempts; run the upgrade again", op, pk, maxBackfillAttempts)
+}
+
+// scan runs in as a parallel Scan of segments segments and hands each item
+// to fn, from several goroutines at once. The first error ends it.
+func (d *Driver) scan(ctx context.Context, op string, in *dynamodb.ScanInput, segments int, fn func(item) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for seg := range segments {
+		in := *in
+		if segments > 1 {
+			in.Segment, in.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
+		}
+		g.Go(func() error {
+			for {
+				out, err := d.client.Scan(gctx, &in)
+				if err != nil {
+					return d.fail(ctx, op+" (Scan)", err)
+				}
+				for _, it := range out.Items {
+					if err := fn(it); err != nil {
+						return err
+					}
+				}
+				if len(out.LastEvaluatedKey) == 0 {
+					return nil
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+		})
+	}
+	return g.Wait()
 }

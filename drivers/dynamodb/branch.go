@@ -73,8 +73,7 @@ func sourceRefused(op string, src model.ID, it item) error {
 }
 
 // countUpdate adds delta (1 or -1) to the branches of src's meta item. An
-// increment needs a live ledger; a decrement a count above 0, so that the
-// count never goes below it.
+// increment needs a live ledger, a decrement a count above 0.
 func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) *types.Update {
 	names := map[string]string{"#pk": attrPK, "#b": attrBranches, "#u": attrUpdatedAt}
 	values := map[string]types.AttributeValue{":zero": numberAV(0), ":one": numberAV(1), ":now": numberAV(nowMS)}
@@ -142,8 +141,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 }
 
 // dropItems checks the record read as items and returns the transaction
-// that drops it: the meta item's delete, the source's count, then the
-// other items' deletes.
+// that drops it.
 func (d *Driver) dropItems(ctx context.Context, op string, id model.ID, items map[string]item) ([]types.TransactWriteItem, error) {
 	pk := id.String()
 	if len(items) == 0 {
@@ -266,11 +264,9 @@ func (d *Driver) resetUpdate(pk string, l layout, cur item, v model.Value, write
 }
 
 // MigrateBranchAttributes renames the source_branch attribute that earlier
-// versions of this driver wrote on meta items to Fluree's bp_source (kept
-// when there is one), so that Fluree sees the source of those branches. It
-// scans the table once, updates each such item on condition it still holds
-// the value read, and returns how many it changed. It is safe to run while
-// clients write, and to run again.
+// versions of this driver wrote to Fluree's bp_source (kept when there is
+// one), each item on condition it still holds the value scanned, and
+// returns how many it changed. It is safe while clients write, and again.
 func (d *Driver) MigrateBranchAttributes(ctx context.Context) (int, error) {
 	if err := d.begin(ctx); err != nil {
 		return 0, err

@@ -12,13 +12,11 @@
 //
 // # Errors
 //
-// A missing table is an error wrapping model.ErrNotProvisioned that says to
-// create it (Provision or `ns table create`), refused credentials or
-// permissions one wrapping model.ErrPermissionDenied that names the
-// DynamoDB action; both are lasting and never retried. Throttling that
-// outlasts the SDK's retries wraps model.ErrThrottled; a request DynamoDB
-// rejects as malformed (an item over 400 KB, a number DynamoDB cannot hold)
-// wraps model.ErrInvalidArgument. No error contains credentials.
+// A missing table wraps model.ErrNotProvisioned, refused credentials or
+// permissions model.ErrPermissionDenied naming the action (both lasting),
+// throttling that outlasts the SDK's retries model.ErrThrottled, a request
+// DynamoDB rejects as malformed model.ErrInvalidArgument. No error contains
+// credentials.
 package dynamodb
 
 import (
@@ -114,10 +112,9 @@ func OpenClient(client *dynamodb.Client, table string) *Driver {
 }
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
-// It sends no request: a missing table shows on first use (or create it with
-// Provision). It returns an error wrapping model.ErrInvalidArgument when
-// cfg is incomplete, and one wrapping model.ErrUnavailable when the AWS
-// configuration cannot be loaded.
+// It sends no request. Its error wraps model.ErrInvalidArgument for an
+// incomplete cfg, model.ErrUnavailable when the AWS configuration cannot be
+// loaded.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	client, httpClient, err := newClient(ctx, cfg)
 	if err != nil {

@@ -24,8 +24,7 @@ const DefaultPageSize = 100
 // maxBatchKeys is DynamoDB's limit of keys per BatchGetItem.
 const maxBatchKeys = 100
 
-// DefaultListParallel is the batch calls in flight when Config.ListParallel
-// is 0.
+// DefaultListParallel is the default of Config.ListParallel.
 const DefaultListParallel = 8
 
 // maxStalledBatches bounds the batch retries that make no progress.
@@ -37,14 +36,12 @@ type candidate struct {
 	kind model.Kind // "" when the GSI lists it under both kinds (a stale entry)
 }
 
-// List implements driver.Driver. It queries gsi1-kind (one partition per
-// kind, merged by pk) for up to PageSize+1 entries after the page token,
-// then reads the page's records with consistent BatchGetItem calls and
-// filters again on what they hold (a listing by state or source type finds
-// its candidates otherwise: see select.go). The GSI is eventually
+// List implements driver.Driver. It queries gsi1-kind (or, by state or
+// source type, see stateCandidates) for up to PageSize+1 entries after the
+// page token, then reads the page's records with consistent BatchGetItem
+// calls and filters again on what they hold. The GSI is eventually
 // consistent: a record whose items are all gone was purged and is left out;
-// one with items missing or unreadable goes to Page.Failed. The page token
-// is the last pk of the page.
+// one with items missing or unreadable goes to Page.Failed.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -129,8 +126,7 @@ func (d *Driver) pageOf(ctx context.Context, srcs []gsiSource, opts driver.ListO
 	return cands[:size], cands[size-1].pk, nil
 }
 
-// merged returns the first n candidates after pk `after` of srcs, merged
-// in pk order.
+// merged returns the first n candidates after pk `after` of srcs, by pk.
 func (d *Driver) merged(ctx context.Context, srcs []gsiSource, opts driver.ListOptions, after string, n int) ([]candidate, error) {
 	var cands []candidate
 	for _, src := range srcs {
@@ -220,9 +216,8 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 	return cands, nil
 }
 
-// batchGetAll reads keys in consistent BatchGetItem calls of up to 100
-// keys, at most d.parallel() of them in flight, and returns the items by
-// pk and sk.
+// batchGetAll reads keys in consistent BatchGetItem calls, at most
+// d.parallel() in flight, and returns the items by pk and sk.
 func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[string]item, error) {
 	byPK := map[string]map[string]item{}
 	var mu sync.Mutex
@@ -256,15 +251,7 @@ func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[s
 	return byPK, g.Wait()
 }
 
-func (d *Driver) parallel() int {
-	if d.listParallel > 0 {
-		return d.listParallel
-	}
-	return DefaultListParallel
-}
-
-// Listings by state and by source type (docs/dynamodb.md). List checks the
-// records read (ListOptions.Matches), so a stale index entry lists nothing.
+func (d *Driver) parallel() int { return driverutil.Positive(d.listParallel, DefaultListParallel) }
 
 // A listing by state without state-index walks chunks of walkChunk
 // candidates, at most walkBudget for one page.
@@ -339,9 +326,8 @@ func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size in
 	return cands[:size], cands[size-1].pk, nil
 }
 
-// walkState returns a page after pk `after` of stateCandidates by walking
-// gsi1-kind and reading the status items, until the page is full or
-// walkBudget records were read.
+// walkState returns a page of stateCandidates after pk `after` by walking
+// gsi1-kind and reading the status items.
 func (d *Driver) walkState(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
 	var out []candidate
 	for examined := 0; examined < walkBudget; {

@@ -99,8 +99,7 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 	return d.deleteRows(ctx, op, pk, sks)
 }
 
-// skRange is the key condition "the items of partition pk with sort keys
-// from lo to hi".
+// skRange is the key condition "partition pk, sort keys lo to hi".
 func skRange(pk, lo, hi string) expression.KeyConditionBuilder {
 	return expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
 		And(expression.Key(attrSK).Between(expression.Value(stringAV(lo)), expression.Value(stringAV(hi))))
@@ -212,8 +211,8 @@ type orphanRow struct {
 	writtenAt int64 // Unix seconds; 0: unknown
 }
 
-// scanRows returns, by pk, the rows of the partitions under the ID prefix
-// that hold no record item.
+// scanRows returns, by pk, the rows of partitions under prefix without a
+// record item.
 func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orphanRow, error) {
 	in := &dynamodb.ScanInput{
 		TableName:                aws.String(d.table),

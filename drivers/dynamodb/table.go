@@ -41,10 +41,9 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 	}
 }
 
-// Provision implements driver.Provisioner: it creates the driver's table
-// (CreateTableInput) unless it exists and waits until it is ACTIVE
-// (awsconf.EnsureTable). An existing table without the nameservice keys and
-// GSI is an error wrapping model.ErrInvalidArgument that says what differs.
+// Provision implements driver.Provisioner with awsconf.EnsureTable. An
+// existing table without the nameservice keys and GSI is an error wrapping
+// model.ErrInvalidArgument that says what differs.
 func (d *Driver) Provision(ctx context.Context) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -194,8 +193,8 @@ func (d *Driver) UpgradeTable(ctx context.Context) (Upgrade, error) {
 	return up, nil
 }
 
-// addIndex creates index name on hash when the table lacks it, and waits
-// until it is ACTIVE. It reports whether it created it.
+// addIndex creates index name on hash unless the table has it, waits until
+// it is ACTIVE, and reports whether it created it.
 func (d *Driver) addIndex(ctx context.Context, name, hash string, proj types.Projection) (bool, error) {
 	op := "upgrade table " + d.table + ": add index " + name
 	t, err := d.describe(ctx, op)
@@ -220,9 +219,8 @@ func (d *Driver) addIndex(ctx context.Context, name, hash string, proj types.Pro
 	return true, d.waitIndex(ctx, op, name)
 }
 
-// provisioned returns the throughput a new index of a table billed by
-// provisioned capacity needs: that of its gsi1-kind, else the table's; nil
-// for an on-demand table.
+// provisioned returns the throughput of a new index: gsi1-kind's, else the
+// table's; nil for an on-demand table.
 func provisioned(t *types.TableDescription) *types.ProvisionedThroughput {
 	if t.BillingModeSummary != nil && t.BillingModeSummary.BillingMode == types.BillingModePayPerRequest {
 		return nil
@@ -331,8 +329,7 @@ func (d *Driver) forgetIndexes() {
 	d.ix.known = false
 }
 
-// warnCost logs, once per driver and kind of listing, what a listing
-// costs without the index that would serve it.
+// warnCost logs, once per kind of listing, its cost without its index.
 func (d *Driver) warnCost(what, cost string) {
 	if _, done := d.ix.warned.LoadOrStore(what, true); !done {
 		slog.Warn("dynamodb: "+what+" without its index: "+cost+"; `ns table upgrade` adds the index", "table", d.table)
@@ -361,8 +358,7 @@ func (d *Driver) backfillStates(ctx context.Context) (int, error) {
 	return int(n.Load()), err
 }
 
-// maxBackfillAttempts bounds the attempts on one item that writers keep
-// changing.
+// maxBackfillAttempts bounds the attempts on one item.
 const maxBackfillAttempts = 5
 
 // backfillItem makes one status item's status_state match its status, on

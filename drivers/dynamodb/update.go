@@ -351,8 +351,7 @@ func (c *incCache) put(pk, sk, inc string) {
 // learn records the incarnation of every item of pk in items.
 func (c *incCache) learn(pk string, items map[string]item) {
 	for sk, it := range items {
-		inc, _ := getString(it, attrIncarnation)
-		c.put(pk, sk, inc)
+		c.put(pk, sk, incarnationOf(it))
 	}
 }
 

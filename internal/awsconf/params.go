@@ -33,10 +33,9 @@ var ParamNames = []string{"region", "endpoint", "profile", "timeout", "max_attem
 // Known returns ParamNames and extra, the parameters a URL may carry.
 func Known(extra ...string) []string { return slices.Concat(ParamNames, extra) }
 
-// ParseParams checks that u carries no credentials (they belong in the AWS
-// credential chain) and only the query parameters in known, and returns the
-// shared ones. Its error says what is wrong, without the URL: callers wrap
-// it with their scheme and the redacted URL.
+// ParseParams checks that u carries no credentials and only the query
+// parameters in known, and returns the shared ones. Its error does not
+// repeat the URL: callers add their scheme and the redacted URL.
 func ParseParams(u *url.URL, known []string) (Params, error) {
 	if u.User != nil {
 		return Params{}, errors.New("credentials do not belong in the URL; use the AWS credential chain")
@@ -97,18 +96,16 @@ func (r skipRetryer) GetAttemptToken(ctx context.Context) (func(error) error, er
 	return r.GetInitialToken(), nil
 }
 
-// DefaultMaxAttempts is how many times the drivers' SDK clients send a
-// request at most.
+// DefaultMaxAttempts is the drivers' default attempts per request.
 const DefaultMaxAttempts = 5
 
 // BaseBackoff is the drivers' first backoff between two attempts.
 const BaseBackoff = 25 * time.Millisecond
 
 // NewRetryer returns the SDK's standard retryer with maxAttempts attempts,
-// limiter (nil: none — the SDK's client-side token bucket fails healthy
-// requests under load with "retry quota exceeded"), full-jitter backoff
-// from base up to a second, and the error codes in also retried too (codes
-// for which the service refused the request and wrote nothing).
+// limiter (nil: none — the SDK's token bucket fails healthy requests under
+// load), full-jitter backoff from base up to a second, and the error codes
+// in also retried (refusals that wrote nothing).
 func NewRetryer(maxAttempts int, limiter retry.RateLimiter, base time.Duration, also ...string) aws.Retryer {
 	if limiter == nil {
 		limiter = ratelimit.None

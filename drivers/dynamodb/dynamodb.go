@@ -304,7 +304,8 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("dynamodb: %s: %w (%v)", op, ctx.Err(), err)
 	}
 	if unknownOperation(err) {
-		return d.unsupported(op, err)
+		return fmt.Errorf("dynamodb: %s: %w: the server does not support %s (it answered %s); use Amazon DynamoDB or a server that implements it",
+			op, model.ErrUnsupported, awsconf.Operation(err), awsconf.ErrorCodeOf(err))
 	}
 	switch awsconf.Code(err) {
 	case model.Throttled:

@@ -111,11 +111,10 @@ func (l layout) encodePayload(v model.Value, attrs map[string]types.AttributeVal
 		}
 		attrs[attrDefaultContext] = nil
 		if dc, ok := v.Payload[keyDefaultContext]; ok {
-			av, err := toAV(dc)
-			if err != nil {
+			var err error
+			if attrs[attrDefaultContext], err = toAV(dc); err != nil {
 				return err
 			}
-			attrs[attrDefaultContext] = av
 		}
 		return setExtras(attrs, attrConfigMeta, v.Payload, keyDefaultContext)
 	case sourceConfigShape:
@@ -177,12 +176,9 @@ func setExtras(attrs map[string]types.AttributeValue, name string, p model.Objec
 		attrs[name] = nil
 		return nil
 	}
-	av, err := mapAV(extras)
-	if err != nil {
-		return err
-	}
-	attrs[name] = av
-	return nil
+	var err error
+	attrs[name], err = mapAV(extras)
+	return err
 }
 
 func extrasOf(p model.Object, own string) map[string]any {

@@ -3,7 +3,7 @@ package dynamodb
 import (
 	"context"
 	"errors"
-	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -11,7 +11,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
-	"nameservice.dev/nameservice/model"
 )
 
 // The checks of Probe, by the request they make.
@@ -121,15 +120,6 @@ func (d *Driver) probeToken(ctx context.Context, pk string) (ran, once bool, err
 
 // unknownOperation reports whether the server does not know the operation.
 func unknownOperation(err error) bool {
-	switch awsconf.ErrorCodeOf(err) {
-	case "UnknownOperationException", "UnknownOperation", "NotImplemented", "InvalidAction":
-		return true
-	}
-	return false
-}
-
-// unsupported returns the error of an operation the server does not know.
-func (d *Driver) unsupported(op string, err error) error {
-	return fmt.Errorf("dynamodb: %s: %w: the server does not support %s (it answered %s); use Amazon DynamoDB or a server that implements it",
-		op, model.ErrUnsupported, awsconf.Operation(err), awsconf.ErrorCodeOf(err))
+	return slices.Contains([]string{"UnknownOperationException", "UnknownOperation", "NotImplemented", "InvalidAction"},
+		awsconf.ErrorCodeOf(err))
 }

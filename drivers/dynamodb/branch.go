@@ -15,8 +15,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-var _ driver.Brancher = (*Driver)(nil)
-
 // branchTxAttempts bounds the tries of a branch transaction that lost to
 // concurrent ones: every create and drop of one source's branches updates
 // the source's meta item, so they conflict with each other by design.

@@ -99,8 +99,15 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver      = (*Driver)(nil)
-	_ driver.Provisioner = (*Driver)(nil)
+	_ driver.Driver        = (*Driver)(nil)
+	_ driver.Provisioner   = (*Driver)(nil)
+	_ driver.Brancher      = (*Driver)(nil)
+	_ driver.HeadsReader   = (*Driver)(nil)
+	_ driver.ChangeTimer   = (*Driver)(nil)
+	_ driver.Prober        = (*Driver)(nil)
+	_ driver.CommitIndexer = (*Driver)(nil)
+	_ driver.Collector     = (*Driver)(nil)
+	_ driver.Watcher       = (*Driver)(nil)
 )
 
 // OpenClient returns a driver over table using client, a client the caller

@@ -9,11 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
 )
-
-var _ driver.HeadsReader = (*Driver)(nil)
 
 // Heads implements driver.HeadsReader as Fluree's heads() does: one
 // consistent Query of the head and index items. An item missing (a graph
@@ -63,8 +60,6 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	}
 	return h, nil
 }
-
-var _ driver.ChangeTimer = (*Driver)(nil)
 
 // ChangedAt implements driver.ChangeTimer from the updated_at_ms of the
 // concerns' items, read consistently; an item without it is left out.

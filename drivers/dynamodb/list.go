@@ -182,14 +182,12 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}
-	if after != "" {
-		if !strings.HasPrefix(after, opts.Prefix) {
-			if after > opts.Prefix {
-				return nil, nil // the token is past every ID with the prefix
-			}
-		} else {
-			in.ExclusiveStartKey = item{src.hash: stringAV(src.value), attrPK: stringAV(after), attrSK: stringAV(src.sk)}
-		}
+	switch {
+	case after == "":
+	case strings.HasPrefix(after, opts.Prefix):
+		in.ExclusiveStartKey = item{src.hash: stringAV(src.value), attrPK: stringAV(after), attrSK: stringAV(src.sk)}
+	case after > opts.Prefix:
+		return nil, nil // the token is past every ID with the prefix
 	}
 	var cands []candidate
 	for len(cands) < want {

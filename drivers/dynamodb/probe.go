@@ -22,8 +22,6 @@ const (
 	ProbeStream            = "a NEW_AND_OLD_IMAGES stream on the table"
 )
 
-var _ driver.Prober = (*Driver)(nil)
-
 // Probe implements driver.Prober: on an item of its own (a pk that is no
 // valid ID, deleted at the end) it checks what the driver relies on, and
 // reports what it merely uses (docs/dynamodb.md, Lost answers). A server

@@ -26,8 +26,6 @@ import (
 // A partition may hold rows beside a record's own items: Fluree v4's
 // commit-index rows, one per published commit head.
 
-var _ driver.CommitIndexer = (*Driver)(nil)
-
 // commitSK returns the sort key of the commit-index row of t: the prefix
 // and t zero-padded, so that the rows sort by t.
 func commitSK(t int64) string {
@@ -202,8 +200,6 @@ func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 	}
 	return st, nil
 }
-
-var _ driver.Collector = (*Driver)(nil)
 
 // orphanRow is a row Collect found.
 type orphanRow struct {

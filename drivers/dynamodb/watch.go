@@ -19,8 +19,6 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-var _ driver.Watcher = (*Driver)(nil)
-
 // Watch implements driver.Watcher from the table's NEW_AND_OLD_IMAGES
 // stream (docs/dynamodb.md, Watch): it positions itself at the latest
 // records, reads the watched records as a baseline, and maps each stream

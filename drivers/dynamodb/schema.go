@@ -65,7 +65,7 @@ const (
 	attrWriteID1 = "write_id_1"
 	attrWriteID2 = "write_id_2"
 
-	// attrIncarnation names an item's life (see incarnation.go).
+	// attrIncarnation names an item's life (see incCache).
 	attrIncarnation = "incarnation"
 
 	// schemaVersion is the value of the schema attribute.
@@ -166,10 +166,10 @@ func getInt(it item, name string) (v int64, ok bool, err error) {
 	return i, true, nil
 }
 
-// This file converts JSON-normal payload values (see model.Object) to
-// DynamoDB attribute values and back, by hand rather than through
-// attributevalue, so that numbers never pass through float64: an N attribute
-// becomes a json.Number holding DynamoDB's text of it.
+// toAV and fromAV convert JSON-normal payload values (see model.Object) to
+// attribute values and back, by hand rather than through attributevalue, so
+// that numbers never pass through float64: an N attribute becomes a
+// json.Number holding DynamoDB's text of it.
 
 // toAV converts a JSON-normal value to an attribute value. It returns an
 // error wrapping model.ErrInvalidArgument for a value JSON cannot hold.
@@ -315,8 +315,7 @@ func avSize(av types.AttributeValue) int {
 }
 
 // checkSize returns an error wrapping model.ErrInvalidArgument when item
-// would exceed MaxItemSize, so that the caller learns it before a request is
-// sent.
+// would exceed MaxItemSize, before a request is sent.
 func checkSize(pk, sk string, item map[string]types.AttributeValue) error {
 	if n := itemSize(item); n > MaxItemSize {
 		return fmt.Errorf("%w: item %s/%s would be about %d bytes, over DynamoDB's 400 KB (%d-byte) item limit",

@@ -235,9 +235,7 @@ func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orph
 	if err != nil {
 		return nil, err
 	}
-	for pk := range live {
-		delete(rows, pk)
-	}
+	maps.DeleteFunc(rows, func(pk string, _ []orphanRow) bool { return live[pk] })
 	return rows, nil
 }
 

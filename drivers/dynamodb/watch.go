@@ -467,18 +467,16 @@ var errStreamGap = errors.New("stream records lost")
 
 // streamError maps a DynamoDB Streams error to errStreamGap or a sentinel.
 func streamError(err error) error {
-	var (
-		trimmed *stypes.TrimmedDataAccessException
-		expired *stypes.ExpiredIteratorException
-		missing *stypes.ResourceNotFoundException
-		limit   *stypes.LimitExceededException
-	)
+	_, trimmed := errors.AsType[*stypes.TrimmedDataAccessException](err)
+	_, expired := errors.AsType[*stypes.ExpiredIteratorException](err)
+	_, missing := errors.AsType[*stypes.ResourceNotFoundException](err)
+	_, limit := errors.AsType[*stypes.LimitExceededException](err)
 	switch {
-	case errors.As(err, &trimmed), errors.As(err, &expired):
+	case trimmed, expired:
 		return fmt.Errorf("%w: %v", errStreamGap, err)
-	case errors.As(err, &missing):
+	case missing:
 		return fmt.Errorf("%w: %v", model.ErrNotFound, err)
-	case errors.As(err, &limit):
+	case limit:
 		return fmt.Errorf("%w: %v", model.ErrThrottled, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err

@@ -45,7 +45,8 @@ func CreateTableInput(table string) *dynamodb.CreateTableInput {
 
 // Provision implements driver.Provisioner with awsconf.EnsureTable. An
 // existing table without the nameservice keys and GSI is an error wrapping
-// model.ErrInvalidArgument that says what differs.
+// model.ErrInvalidArgument that says what differs. It needs
+// dynamodb:CreateTable and dynamodb:DescribeTable.
 func (d *Driver) Provision(ctx context.Context) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -143,7 +144,8 @@ func CreateTableInputWithIndexes(table string) *dynamodb.CreateTableInput {
 }
 
 // ProvisionIndexes is Provision with the schema's two optional indexes: it
-// creates the table with them, or runs UpgradeTable on an existing one.
+// creates the table with them, or runs UpgradeTable on an existing one
+// (and needs what UpgradeTable needs).
 func (d *Driver) ProvisionIndexes(ctx context.Context) (Upgrade, error) {
 	if err := d.begin(ctx); err != nil {
 		return Upgrade{}, err
@@ -172,7 +174,8 @@ type Upgrade struct {
 // while clients write: it back-fills status_state (see backfillItem), then
 // adds the indexes it lacks, one at a time, and waits until each is ACTIVE.
 // It is idempotent: run again, it back-fills what writers that do not keep
-// status_state (Fluree) wrote since.
+// status_state (Fluree) wrote since. It needs dynamodb:Scan,
+// dynamodb:UpdateItem, dynamodb:DescribeTable and dynamodb:UpdateTable.
 func (d *Driver) UpgradeTable(ctx context.Context) (Upgrade, error) {
 	if err := d.begin(ctx); err != nil {
 		return Upgrade{}, err

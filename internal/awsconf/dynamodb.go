@@ -53,7 +53,8 @@ var ErrTableNotActive = errors.New("table not ACTIVE")
 // DescribeTable until the table and its global secondary indexes are
 // ACTIVE. check, when not nil, vets each description; its error ends the
 // wait. It reports whether this call created the table. Its errors are the
-// SDK's (classify them with Code) or check's.
+// SDK's (classify them with Code) or check's. It needs dynamodb:CreateTable
+// and dynamodb:DescribeTable.
 func EnsureTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.CreateTableInput, check func(*types.TableDescription) error) (created bool, err error) {
 	_, err = client.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException

@@ -223,15 +223,9 @@ func decodeRef(l layout, v int64, it item) (model.Object, error) {
 	if nullish(it, name) {
 		name = l.fields[0]
 	}
-	if nullish(it, name) {
-		if v == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("%s %d without %s", l.wm, v, l.fields[0])
-	}
-	addr, ok := getString(it, name)
-	if !ok {
-		return nil, fmt.Errorf("%s is not a string", name)
+	addr, born, err := bornString(it, name, l.wm, v, v == 0)
+	if !born {
+		return nil, err
 	}
 	p := model.Object{keyAddress: addr, keyT: json.Number(strconv.FormatInt(v, 10))}
 	if len(l.fields) > 1 && !nullish(it, l.fields[1]) {
@@ -270,15 +264,9 @@ func decodeStatus(v int64, it item) (model.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nullish(it, attrStatus) {
-		if v == 0 && len(extras) == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("status_v %d without status", v)
-	}
-	state, ok := getString(it, attrStatus)
-	if !ok {
-		return nil, fmt.Errorf("status is not a string")
+	state, born, err := bornString(it, attrStatus, attrStatusV, v, v == 0 && len(extras) == 0)
+	if !born {
+		return nil, err
 	}
 	extras[keyState] = state
 	return extras, nil
@@ -303,15 +291,9 @@ func decodeLedgerConfig(v int64, it item) (model.Object, error) {
 }
 
 func decodeSourceConfig(v int64, it item) (model.Object, error) {
-	if nullish(it, attrConfigJSON) {
-		if v == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("config_v %d without config_json", v)
-	}
-	s, ok := getString(it, attrConfigJSON)
-	if !ok {
-		return nil, fmt.Errorf("config_json is not a string")
+	s, born, err := bornString(it, attrConfigJSON, attrConfigV, v, v == 0)
+	if !born {
+		return nil, err
 	}
 	p, err := model.ParseObject([]byte(s))
 	if err != nil {
@@ -321,6 +303,21 @@ func decodeSourceConfig(v int64, it item) (model.Object, error) {
 		return nil, fmt.Errorf("config_v %d with a null config_json", v)
 	}
 	return p, nil
+}
+
+// bornString reads string attribute name of an item whose watermark wm is
+// v: absent or NULL (born false) only while unborn.
+func bornString(it item, name, wm string, v int64, unborn bool) (s string, born bool, err error) {
+	if nullish(it, name) {
+		if unborn {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("%s %d without %s", wm, v, name)
+	}
+	if s, born = getString(it, name); !born {
+		return "", false, fmt.Errorf("%s is not a string", name)
+	}
+	return s, true, nil
 }
 
 // decodeExtras reads a map attribute of extra payload keys; absent, NULL and

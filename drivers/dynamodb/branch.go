@@ -15,22 +15,16 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-var _ driver.Brancher = (*Driver)(nil)
-
 // branchTxAttempts bounds the tries of a branch transaction that lost to
 // concurrent ones: every create and drop of one source's branches updates
 // the source's meta item, so they conflict with each other by design.
 const branchTxAttempts = 40
 
-// CreateBranch implements driver.Brancher with one TransactWriteItems: an
-// update of the source's meta item, branches = if_not_exists(branches, 0) +
-// 1, on condition the source is a live ledger (Fluree's own driver adds the
-// count in a second, unconditional request after its transaction), and the
-// puts of Create, each on condition attribute_not_exists(pk). A failed
-// condition cancels all of it; the source's reason (with its item) says
-// whether the source or the ID was at fault. A resend (driver.Write.Resend)
-// writes nothing, as Create's does: it is done when the branch is of the
-// create's incarnation, or when its token shows an earlier attempt landed.
+// CreateBranch implements driver.Brancher with one TransactWriteItems: the
+// source's branches + 1 on condition it is a live ledger (Fluree adds it in
+// a second, unconditional request), and Create's puts. The source's
+// cancellation reason (with its item) says whether the source or the ID was
+// at fault. A resend writes nothing, as Create's does.
 func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -77,8 +71,7 @@ func sourceRefused(op string, src model.ID, it item) error {
 }
 
 // countUpdate adds delta (1 or -1) to the branches of src's meta item. An
-// increment needs a live ledger; a decrement a count above 0, so that the
-// count never goes below it.
+// increment needs a live ledger, a decrement a count above 0.
 func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) *types.Update {
 	names := map[string]string{"#pk": attrPK, "#b": attrBranches, "#u": attrUpdatedAt}
 	values := map[string]types.AttributeValue{":zero": numberAV(0), ":one": numberAV(1), ":now": numberAV(nowMS)}
@@ -99,16 +92,12 @@ func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) *types.Upda
 	return u
 }
 
-// DropBranch implements driver.Brancher. It reads the record's items
-// (consistently) and, when its branches are 0, deletes the partition's
-// other rows (as Delete does, first and once more at the end, for the same
-// reasons) and runs one TransactWriteItems that deletes the record's items, the meta item on
-// condition its count is still 0, and decrements the source's count on
-// condition it is above 0 (or, when the source is gone or its count is 0
-// already, checks that it still is). A failed condition means a concurrent
-// create or drop got there first: it reads again and decides again. A
-// resend (driver.Write.Resend) writes nothing, as Delete's does: only its
-// token can show that an earlier attempt landed.
+// DropBranch implements driver.Brancher: when the record's branches are 0,
+// it deletes the partition's other rows as Delete does, and in one
+// TransactWriteItems the record's items (the meta item on condition its
+// count is still 0) with the source's count - 1 (see sourceDecrement). A
+// failed condition (a concurrent create or drop) reads again. A resend
+// writes nothing, as Delete's does.
 func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -129,7 +118,11 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if !swept {
-			if err := d.deleteOtherRows(ctx, op, pk); err != nil {
+			_, rows, err := d.partitionKeys(ctx, op, pk)
+			if err == nil {
+				err = d.deleteRows(ctx, op, pk, rows)
+			}
+			if err != nil {
 				return err
 			}
 			swept = true
@@ -146,8 +139,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 }
 
 // dropItems checks the record read as items and returns the transaction
-// that drops it: the meta item's delete, the source's count, then the
-// other items' deletes.
+// that drops it.
 func (d *Driver) dropItems(ctx context.Context, op string, id model.ID, items map[string]item) ([]types.TransactWriteItem, error) {
 	pk := id.String()
 	if len(items) == 0 {
@@ -211,10 +203,7 @@ func (d *Driver) sourceDecrement(ctx context.Context, op string, src model.ID) (
 // ResetHead implements driver.Brancher with one TransactWriteItems updating
 // the head item (and the index item), each on condition it still holds
 // exactly what was read, so that the record returned is the one replaced.
-// The items get a new incarnation ("reset" + a token, also recorded as the
-// write ID): an Update resolving a lost answer afterwards cannot rely on the
-// watermark order a reset broke, and reports the outcome unknown rather
-// than guess.
+// The items get a new incarnation (see resetUpdate).
 func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, index *model.Value) (*model.Record, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -266,18 +255,16 @@ func (d *Driver) resetUpdate(pk string, l layout, cur item, v model.Value, write
 		return nil, err
 	}
 	// A new incarnation: the watermarks moved back, so a resolution of a
-	// write sent before must not reason from their order (see driverutil.WriteIDs.NeverLanded).
+	// write sent before must not reason from their order (WriteIDs.NeverLanded).
 	upd := setAttrs(expression.Set(nameB(attrUpdatedAt), valueB(numberAV(d.nowMS()))).
 		Set(nameB(attrIncarnation), valueB(stringAV(writeID))), attrs)
 	return d.txUpdate(pk, l.sk, l.exactly(cur), pushWriteID(upd, writeID))
 }
 
 // MigrateBranchAttributes renames the source_branch attribute that earlier
-// versions of this driver wrote on meta items to Fluree's bp_source (the
-// driver reads both), so that Fluree sees the source of branches created
-// through them. It scans the table once, updates each meta item that has
-// source_branch on condition it still holds the value read, and returns how
-// many it changed. It is safe to run while clients write, and to run again.
+// versions of this driver wrote to Fluree's bp_source (kept when there is
+// one), each item on condition it still holds the value scanned, and
+// returns how many it changed. It is safe while clients write, and again.
 func (d *Driver) MigrateBranchAttributes(ctx context.Context) (int, error) {
 	if err := d.begin(ctx); err != nil {
 		return 0, err
@@ -293,31 +280,20 @@ func (d *Driver) MigrateBranchAttributes(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err := d.scan(ctx, op, in, 1, func(it item) error {
-		changed, err := d.migrateBranchItem(ctx, op, it)
-		if changed {
+		pk, _ := getString(it, attrPK)
+		_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(d.table), Key: keyOf(pk, skMeta),
+			UpdateExpression:          aws.String("SET #new = if_not_exists(#new, :old) REMOVE #old"),
+			ConditionExpression:       aws.String("#old = :old"),
+			ExpressionAttributeNames:  map[string]string{"#old": attrSourceBranch, "#new": attrBPSource},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":old": it[attrSourceBranch]},
+		})
+		if err == nil {
 			n++
+		} else if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); !ok {
+			return d.fail(ctx, op+" "+pk, err)
 		}
-		return err
+		return nil // a failed condition: the item changed since the scan
 	})
 	return n, err
-}
-
-// migrateBranchItem moves one meta item's source_branch to bp_source (kept
-// when the item has one already). changed is false when the item changed
-// since it was scanned: it no longer holds that source_branch.
-func (d *Driver) migrateBranchItem(ctx context.Context, op string, it item) (changed bool, err error) {
-	pk, _ := getString(it, attrPK)
-	old := it[attrSourceBranch]
-	upd := "SET #new = if_not_exists(#new, :old) REMOVE #old"
-	_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(d.table), Key: keyOf(pk, skMeta),
-		UpdateExpression:          aws.String(upd),
-		ConditionExpression:       aws.String("#old = :old"),
-		ExpressionAttributeNames:  map[string]string{"#old": attrSourceBranch, "#new": attrBPSource},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":old": old},
-	})
-	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok || err == nil {
-		return err == nil, nil
-	}
-	return false, d.fail(ctx, op+" "+pk, err)
 }

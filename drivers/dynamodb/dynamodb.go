@@ -3,41 +3,26 @@
 // of the DynamoDB nameservice guide (pk/sk, items meta|head|index|config|status,
 // GSI gsi1-kind), so that it shares a table with Fluree's own nameservice.
 //
-// # URLs
-//
 //	dynamodb://TABLE?region=us-east-1&endpoint=http://127.0.0.1:8000&profile=dev&timeout=5s
 //
-// All parameters are optional. Credentials come from the AWS default chain
-// (environment, shared config and credentials files, SSO, container and
-// instance roles); AWS_ENDPOINT_URL_DYNAMODB and AWS_REGION are honoured.
-// The region defaults to us-east-1 when none is configured anywhere. timeout
-// bounds each HTTP request (default 5s). max_attempts sets the SDK's attempts
-// per request (default 5) and retry_limiter=standard turns the SDK's
-// client-side retry token bucket back on (it is off by default: under load it
-// fails healthy requests with "retry quota exceeded"). list_parallel bounds
-// the batch calls in flight (default 8): the BatchGetItem calls of one List
-// page, the BatchWriteItem calls of one purge.
-//
-// # Requests
-//
-// Every write is one conditional request or transaction, and Get one
-// consistent Query (see the methods). docs/dynamodb.md has the table
-// definition, IAM policy and costs, and what this driver and Fluree v4 each
-// read and write in a table they share.
+// Credentials come from the AWS default chain. docs/dynamodb.md has the URL
+// parameters, the table definition, IAM policy and costs, the requests of
+// each method, and what this driver and Fluree v4 each read and write in a
+// table they share.
 //
 // # Errors
 //
-// A missing table is an error wrapping model.ErrNotProvisioned that says to
-// create it (Provision or `ns table create`), refused credentials or
-// permissions one wrapping model.ErrPermissionDenied that names the
-// DynamoDB action; both are lasting and never retried. Throttling that
-// outlasts the SDK's retries wraps model.ErrThrottled; a request DynamoDB
-// rejects as malformed (an item over 400 KB, a number DynamoDB cannot hold)
-// wraps model.ErrInvalidArgument. No error contains credentials.
+// A missing table wraps model.ErrNotProvisioned, refused credentials or
+// permissions model.ErrPermissionDenied naming the action (both lasting),
+// throttling that outlasts the SDK's retries model.ErrThrottled, a request
+// DynamoDB rejects as malformed model.ErrInvalidArgument. No error contains
+// credentials.
 package dynamodb
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -114,8 +99,15 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver      = (*Driver)(nil)
-	_ driver.Provisioner = (*Driver)(nil)
+	_ driver.Driver        = (*Driver)(nil)
+	_ driver.Provisioner   = (*Driver)(nil)
+	_ driver.Brancher      = (*Driver)(nil)
+	_ driver.HeadsReader   = (*Driver)(nil)
+	_ driver.ChangeTimer   = (*Driver)(nil)
+	_ driver.Prober        = (*Driver)(nil)
+	_ driver.CommitIndexer = (*Driver)(nil)
+	_ driver.Collector     = (*Driver)(nil)
+	_ driver.Watcher       = (*Driver)(nil)
 )
 
 // OpenClient returns a driver over table using client, a client the caller
@@ -127,10 +119,9 @@ func OpenClient(client *dynamodb.Client, table string) *Driver {
 }
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
-// It sends no request: a missing table shows on first use (or create it with
-// Provision). It returns an error wrapping model.ErrInvalidArgument when
-// cfg is incomplete, and one wrapping model.ErrUnavailable when the AWS
-// configuration cannot be loaded.
+// It sends no request. Its error wraps model.ErrInvalidArgument for an
+// incomplete cfg, model.ErrUnavailable when the AWS configuration cannot be
+// loaded.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	client, httpClient, err := newClient(ctx, cfg)
 	if err != nil {
@@ -150,15 +141,24 @@ func NewClient(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 }
 
 func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTPClient, error) {
-	if err := validTable(cfg.Table); err != nil {
+	err := validTable(cfg.Table)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := awsconf.CheckEndpoint(cfg.Endpoint); err != nil {
 		return nil, nil, fmt.Errorf("dynamodb: %w: %v", model.ErrInvalidArgument, err)
 	}
-	awsCfg, err := loadAWSConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
+	var awsCfg aws.Config
+	if cfg.AWSConfig != nil {
+		awsCfg = cfg.AWSConfig.Copy()
+		if cfg.Region != "" {
+			awsCfg.Region = cfg.Region
+		}
+		if cfg.Credentials != nil {
+			awsCfg.Credentials = cfg.Credentials
+		}
+	} else if awsCfg, err = awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, ""); err != nil {
+		return nil, nil, fmt.Errorf("dynamodb: %w", err)
 	}
 	if awsCfg.Region == "" {
 		awsCfg.Region = DefaultRegion
@@ -173,24 +173,6 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 		awsconf.BaseBackoff, "TransactionConflictException")
 	client := dynamodb.NewFromConfig(awsCfg, awsconf.DynamoDBOptions(cfg.Endpoint, httpClient, retryer))
 	return client, httpClient, nil
-}
-
-func loadAWSConfig(ctx context.Context, cfg Config) (aws.Config, error) {
-	if cfg.AWSConfig != nil {
-		c := cfg.AWSConfig.Copy()
-		if cfg.Region != "" {
-			c.Region = cfg.Region
-		}
-		if cfg.Credentials != nil {
-			c.Credentials = cfg.Credentials
-		}
-		return c, nil
-	}
-	c, err := awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, "")
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("dynamodb: %w", err)
-	}
-	return c, nil
 }
 
 // validTable checks DynamoDB's table-name rules: 3 to 255 of [A-Za-z0-9_.-].
@@ -266,14 +248,12 @@ func (d *Driver) begin(ctx context.Context) error {
 
 func (d *Driver) nowMS() int64 { return time.Now().UnixMilli() }
 
-// kindCache remembers which records this client has seen as graph sources.
-// Only a config update needs the kind (a ledger's config item and a graph
-// source's differ); it guesses ledger for any other record, and the update's
-// condition checks the guess, so a stale or missing entry costs one extra
-// request, never a wrong write. Ledgers are not stored, so listing many
-// ledgers costs no memory here, and the IDs stored are copies: an ID read
-// from a response shares the SDK's string arena of that response (4 KB),
-// which a cached ID would keep alive long after the record is gone.
+// kindCache remembers which records this client has seen as graph sources,
+// for config updates (a ledger's config item and a graph source's differ).
+// Any other record is guessed a ledger, and the update's condition checks
+// the guess: a stale entry costs one request, never a wrong write. IDs are
+// stored as copies: one read from a response shares that response's 4 KB
+// string arena, which a cached ID would keep alive.
 type kindCache struct{ boundedMap[model.ID, struct{}] }
 
 // maxCachedKinds bounds the cache; it is cleared when full.
@@ -321,4 +301,45 @@ func (c *boundedMap[K, V]) forget(k K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, k)
+}
+
+// fail wraps an SDK error from operation op (e.g. "update mydb:main head")
+// with the driver sentinel that classifies it. The SDK's messages never
+// carry credentials.
+func (d *Driver) fail(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("dynamodb: %s: %w (%v)", op, ctx.Err(), err)
+	}
+	if unknownOperation(err) {
+		return fmt.Errorf("dynamodb: %s: %w: the server does not support %s (it answered %s); use Amazon DynamoDB or a server that implements it",
+			op, model.ErrUnsupported, awsconf.Operation(err), awsconf.ErrorCodeOf(err))
+	}
+	switch awsconf.Code(err) {
+	case model.Throttled:
+		return fmt.Errorf("dynamodb: %s: %w: still throttled after the SDK's retries: %w", op, model.ErrThrottled, err)
+	case model.NotProvisioned:
+		return fmt.Errorf("dynamodb: %s: %w: table %q (or its index %s) does not exist in this region and account, or is not ACTIVE; "+
+			"create it with `ns table create` or Provision: %w", op, model.ErrNotProvisioned, d.table, IndexName, err)
+	case model.PermissionDenied:
+		return fmt.Errorf("dynamodb: %s: %w: DynamoDB refused the credentials or the permission for dynamodb:%s on table %q; "+
+			"grant it to the caller's IAM identity (docs/dynamodb.md lists the policy): %w", op, model.ErrPermissionDenied, awsconf.Operation(err), d.table, err)
+	}
+	if c := awsconf.ErrorCodeOf(err); c == "ValidationException" || c == "SerializationException" {
+		return fmt.Errorf("dynamodb: %s: %w: DynamoDB rejected the request: %w", op, model.ErrInvalidArgument, err)
+	}
+	return fmt.Errorf("dynamodb: %s: %w: %w", op, model.ErrUnavailable, err)
+}
+
+// conditionalWriteOptions makes the SDK stop retrying a conditional write
+// after an attempt that may have been applied: a blind retry could land a
+// second time, on a record created since; the driver resolves it itself.
+func conditionalWriteOptions(o *dynamodb.Options) {
+	o.Retryer = awsconf.SkipIf(o.Retryer, awsconf.MaybeApplied)
+}
+
+// newToken returns a random token for write IDs and transaction idempotency.
+func newToken() string {
+	b := make([]byte, 12)
+	rand.Read(b) // never returns an error
+	return base64.RawURLEncoding.EncodeToString(b)
 }

@@ -15,9 +15,8 @@ import (
 )
 
 // A layout maps one concern's Value to the attributes of its item and back,
-// and builds the condition "the item holds exactly this value". Decoding and
-// the condition mirror each other: the condition for Equals(e) holds exactly
-// when decode would return a value equal to e.
+// and builds the condition "the item holds this value", which holds exactly
+// when decode would return it.
 type layout struct {
 	shape  shape
 	sk     string
@@ -69,8 +68,7 @@ func configLayoutOf(it item) layout {
 	return ledgerConfigLayout
 }
 
-// layoutOfItem returns the layout that decodes it, a concern item with sort
-// key sk.
+// layoutOfItem returns the layout of concern item it, of sort key sk.
 func layoutOfItem(sk string, it item) layout {
 	if c := concernOfSK(sk); c != model.Config {
 		return layoutFor(c, model.Ledger)
@@ -103,8 +101,7 @@ func (l layout) encodePayload(v model.Value, attrs map[string]types.AttributeVal
 		if !ok {
 			return fmt.Errorf("a status payload needs a string state")
 		}
-		// status_state goes with the status in every write of it, so
-		// the two are never out of step (decode ignores it).
+		// status_state goes with every write of the status (decode ignores it).
 		attrs[attrStatus], attrs[attrStatusState] = stringAV(state), indexedState(state)
 		return setExtras(attrs, attrStatusMeta, v.Payload, keyState)
 	case ledgerConfigShape:
@@ -114,11 +111,10 @@ func (l layout) encodePayload(v model.Value, attrs map[string]types.AttributeVal
 		}
 		attrs[attrDefaultContext] = nil
 		if dc, ok := v.Payload[keyDefaultContext]; ok {
-			av, err := toAV(dc)
-			if err != nil {
+			var err error
+			if attrs[attrDefaultContext], err = toAV(dc); err != nil {
 				return err
 			}
-			attrs[attrDefaultContext] = av
 		}
 		return setExtras(attrs, attrConfigMeta, v.Payload, keyDefaultContext)
 	case sourceConfigShape:
@@ -135,13 +131,10 @@ func (l layout) encodePayload(v model.Value, attrs map[string]types.AttributeVal
 	return nil
 }
 
-// encodeRef sets the attributes of a head or index. The pointer lives in
-// exactly one attribute: a content ID Fluree reads (internal/cid) in the
-// content-ID attribute, commit_id or index_id, where Fluree v4 reads and
-// compares it; any other address in the guide's commit_address or
-// index_address, which Fluree never parses. The other attribute is
-// removed, so that an item this driver wrote holds one pointer only. An
-// unborn ref has a NULL address, as in the guide.
+// encodeRef sets the attributes of a head or index. The pointer lives in one
+// attribute (the other is removed): a content ID in commit_id or index_id,
+// where Fluree v4 reads and compares it; any other address in the guide's
+// commit_address or index_address. An unborn ref has a NULL address.
 func (l layout) encodeRef(v model.Value, attrs map[string]types.AttributeValue) error {
 	attrs[l.fields[0]], attrs[l.cidAt] = &types.AttributeValueMemberNULL{Value: true}, nil
 	if len(l.fields) > 1 {
@@ -176,19 +169,16 @@ func (l layout) refAttrs(address string) (set, removed string) {
 }
 
 // setExtras stores the payload's keys other than own as a map in attribute
-// name, or marks name absent when there are none.
+// name (absent when none).
 func setExtras(attrs map[string]types.AttributeValue, name string, p model.Object, own string) error {
 	extras := extrasOf(p, own)
 	if len(extras) == 0 {
 		attrs[name] = nil
 		return nil
 	}
-	av, err := mapAV(extras)
-	if err != nil {
-		return err
-	}
-	attrs[name] = av
-	return nil
+	var err error
+	attrs[name], err = mapAV(extras)
+	return err
 }
 
 func extrasOf(p model.Object, own string) map[string]any {
@@ -225,25 +215,17 @@ func (l layout) decode(pk string, it item) (model.Value, error) {
 }
 
 // decodeRef reads a head or index. The content-ID attribute wins over the
-// address attribute when both are there: this driver never leaves both, so
-// both mean that a writer of the content-ID attribute only (Fluree v4) moved
-// the pointer after a write of the address (by this driver or a guide
-// implementation), and its t is the one beside it. Fluree reads the same
-// attribute, so the two always read the same pointer (docs/dynamodb.md).
+// address attribute: both there means Fluree v4 moved the pointer after a
+// write of the address, and Fluree reads the same attribute
+// (docs/dynamodb.md).
 func decodeRef(l layout, v int64, it item) (model.Object, error) {
 	name := l.cidAt
 	if nullish(it, name) {
 		name = l.fields[0]
 	}
-	if nullish(it, name) {
-		if v == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("%s %d without %s", l.wm, v, l.fields[0])
-	}
-	addr, ok := getString(it, name)
-	if !ok {
-		return nil, fmt.Errorf("%s is not a string", name)
+	addr, born, err := bornString(it, name, l.wm, v, v == 0)
+	if !born {
+		return nil, err
 	}
 	p := model.Object{keyAddress: addr, keyT: json.Number(strconv.FormatInt(v, 10))}
 	if len(l.fields) > 1 && !nullish(it, l.fields[1]) {
@@ -263,10 +245,9 @@ func decodeRef(l layout, v int64, it item) (model.Object, error) {
 }
 
 // graphsOf reports whether named graphs g belong to the index at address
-// and t. Graphs whose default graph is another index were written before
-// a writer that knows no named graphs (Fluree's publish_index sets index_id
-// and index_t only) moved the index on: they are stale, and read as none.
-// Anything else is kept, for the record's validation to judge.
+// and t. Graphs whose default graph is another index are stale (Fluree's
+// publish_index moved the index on without them) and read as none;
+// anything else is kept, for the record's validation to judge.
 func graphsOf(g model.Object, address string, t int64) bool {
 	m, ok := g[model.DefaultGraph].(map[string]any)
 	if !ok {
@@ -283,15 +264,9 @@ func decodeStatus(v int64, it item) (model.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nullish(it, attrStatus) {
-		if v == 0 && len(extras) == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("status_v %d without status", v)
-	}
-	state, ok := getString(it, attrStatus)
-	if !ok {
-		return nil, fmt.Errorf("status is not a string")
+	state, born, err := bornString(it, attrStatus, attrStatusV, v, v == 0 && len(extras) == 0)
+	if !born {
+		return nil, err
 	}
 	extras[keyState] = state
 	return extras, nil
@@ -316,15 +291,9 @@ func decodeLedgerConfig(v int64, it item) (model.Object, error) {
 }
 
 func decodeSourceConfig(v int64, it item) (model.Object, error) {
-	if nullish(it, attrConfigJSON) {
-		if v == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("config_v %d without config_json", v)
-	}
-	s, ok := getString(it, attrConfigJSON)
-	if !ok {
-		return nil, fmt.Errorf("config_json is not a string")
+	s, born, err := bornString(it, attrConfigJSON, attrConfigV, v, v == 0)
+	if !born {
+		return nil, err
 	}
 	p, err := model.ParseObject([]byte(s))
 	if err != nil {
@@ -334,6 +303,21 @@ func decodeSourceConfig(v int64, it item) (model.Object, error) {
 		return nil, fmt.Errorf("config_v %d with a null config_json", v)
 	}
 	return p, nil
+}
+
+// bornString reads string attribute name of an item whose watermark wm is
+// v: absent or NULL (born false) only while unborn.
+func bornString(it item, name, wm string, v int64, unborn bool) (s string, born bool, err error) {
+	if nullish(it, name) {
+		if unborn {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("%s %d without %s", wm, v, name)
+	}
+	if s, born = getString(it, name); !born {
+		return "", false, fmt.Errorf("%s is not a string", name)
+	}
+	return s, true, nil
 }
 
 // decodeExtras reads a map attribute of extra payload keys; absent, NULL and
@@ -364,8 +348,7 @@ func isNullish(n string) expression.ConditionBuilder {
 	return expression.Or(nameB(n).AttributeNotExists(), nameB(n).AttributeType(expression.Null))
 }
 
-// isEmptyMap is the condition "map attribute n holds no keys": absent, NULL
-// or {}.
+// isEmptyMap is the condition "map attribute n is absent, NULL or {}".
 func isEmptyMap(n string) expression.ConditionBuilder {
 	empty := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
 	return expression.Or(nameB(n).AttributeNotExists(), nameB(n).AttributeType(expression.Null), nameB(n).Equal(valueB(empty)))
@@ -375,16 +358,14 @@ func isEmptyMap(n string) expression.ConditionBuilder {
 // so that UpdateItem never creates an item.
 func itemExists() expression.ConditionBuilder { return nameB(attrPK).AttributeExists() }
 
-// never is a condition no item meets. Update sends it when the expected
-// value is one the item cannot hold, so that the one request still returns
-// the current item.
+// never is a condition no item meets, for an expected value no item can
+// hold: the one request still returns the current item.
 func never() expression.ConditionBuilder {
 	return expression.And(nameB(attrPK).AttributeExists(), nameB(attrPK).AttributeNotExists())
 }
 
-// witness is the condition that the item has this layout (config only: the
-// driver may guess a record's kind, and must not write a ledger's config
-// attributes into a graph source's item or the reverse).
+// witness is the condition that the item has this layout (config only: a
+// guessed kind must not write a ledger's config into a graph source's).
 func (l layout) witness() (expression.ConditionBuilder, bool) {
 	switch l.shape {
 	case ledgerConfigShape:
@@ -396,11 +377,9 @@ func (l layout) witness() (expression.ConditionBuilder, bool) {
 }
 
 // equals returns the condition "the item holds e"; ok is false when no item
-// of this layout can hold e, so that nothing can match it. It holds exactly
-// when decode returns e, with one exception: an index item with stale named
-// graphs (see graphsOf) decodes without them, while the condition for a
-// value without graphs asks for no index_graphs attribute; Update's retry
-// on the item's exact attributes (update.exact) covers that case.
+// of this layout can hold e. It holds exactly when decode returns e, except
+// for stale named graphs (see graphsOf), which Update's retry on the item's
+// exact attributes (update.exact) covers.
 func (l layout) equals(e model.Value) (cond expression.ConditionBuilder, ok bool) {
 	if (e.V == 0) != (e.Payload == nil) {
 		return cond, false // decode yields payloads exactly for born values, which start above 0
@@ -435,10 +414,8 @@ func isNull(av types.AttributeValue) bool {
 	return av == nil || ok
 }
 
-// refEquals mirrors decodeRef: the address is the content-ID attribute, or
-// the address attribute when the content-ID attribute is absent or NULL.
-// Fluree's own compare-and-set (commit_id = :exp_id AND commit_t = :exp_t)
-// matches what encodeRef writes, since a content ID goes to commit_id.
+// refEquals mirrors decodeRef: the content-ID attribute, or the address
+// attribute when the content-ID attribute is absent or NULL.
 func (l layout) refEquals(addr types.AttributeValue) expression.ConditionBuilder {
 	id, address := l.cidAt, l.fields[0]
 	if isNull(addr) {
@@ -462,8 +439,7 @@ func extrasEqual(name string, av types.AttributeValue) expression.ConditionBuild
 	return nameB(name).Equal(valueB(av))
 }
 
-// defaultContextEquals mirrors decodeLedgerConfig: unborn means absent or
-// NULL; a born payload without the key means absent; a null value means NULL.
+// defaultContextEquals mirrors decodeLedgerConfig.
 func defaultContextEquals(e model.Value, av types.AttributeValue) expression.ConditionBuilder {
 	switch {
 	case e.Payload == nil:
@@ -477,10 +453,8 @@ func defaultContextEquals(e model.Value, av types.AttributeValue) expression.Con
 }
 
 // exactly returns the condition "the item's watermark and payload attributes
-// are exactly those of it", used to retry a compare-and-set whose expected
-// value equals the current one by value but not by representation (JSON text
-// in config_json written by another client, a set where this driver writes a
-// list, ...).
+// are exactly those of it", for a compare-and-set whose expected value
+// equals the current one by value but not by representation.
 func (l layout) exactly(it item) expression.ConditionBuilder {
 	names := append([]string{l.wm}, l.fields...)
 	if l.cidAt != "" {
@@ -502,8 +476,8 @@ func (l layout) exactly(it item) expression.ConditionBuilder {
 	return expression.And(parts[0], parts[1], parts[2:]...)
 }
 
-// setAttrs sets attrs in upd, removing those nil marks absent, in name
-// order so that expressions are deterministic.
+// setAttrs sets attrs in upd (nil: removes), in name order so that
+// expressions are deterministic.
 func setAttrs(upd expression.UpdateBuilder, attrs map[string]types.AttributeValue) expression.UpdateBuilder {
 	for _, n := range slices.Sorted(maps.Keys(attrs)) {
 		if attrs[n] == nil {

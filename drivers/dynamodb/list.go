@@ -24,12 +24,10 @@ const DefaultPageSize = 100
 // maxBatchKeys is DynamoDB's limit of keys per BatchGetItem.
 const maxBatchKeys = 100
 
-// DefaultListParallel is how many BatchGetItem calls of one page List has
-// in flight at once when Config.ListParallel is 0.
+// DefaultListParallel is the default of Config.ListParallel.
 const DefaultListParallel = 8
 
-// maxStalledBatches bounds the BatchGetItem and BatchWriteItem retries that
-// make no progress (every request came back unprocessed).
+// maxStalledBatches bounds the batch retries that make no progress.
 const maxStalledBatches = 5
 
 // candidate is a record the GSI lists for a page.
@@ -38,20 +36,12 @@ type candidate struct {
 	kind model.Kind // "" when the GSI lists it under both kinds (a stale entry)
 }
 
-// List implements driver.Driver. It queries the GSI gsi1-kind (one partition
-// per kind, pk ascending; both partitions merged by pk when opts.Kind is
-// empty) for up to PageSize+1 meta entries after the page token, leaving out
-// entries the GSI shows retracted, then reads the page's records with
-// consistent BatchGetItem calls of up to 100 keys (5 per ledger, 4 per graph
-// source), up to Config.ListParallel of them at once, and filters again on
-// what they hold. A listing by state or source type reads its candidates
-// otherwise (see stateCandidates and sourceTypeCandidates).
-//
-// The GSI is eventually consistent: a record created or purged a moment ago
-// may be missing from, or still present in, the GSI. A record listed by the
-// GSI whose items are all gone has been purged and is left out; a record
-// with some items missing or unreadable is reported in Page.Failed, naming
-// its pk. The page token is the last pk of the page, base64url-encoded.
+// List implements driver.Driver. It queries gsi1-kind (or, by state or
+// source type, see stateCandidates) for up to PageSize+1 entries after the
+// page token, then reads the page's records with consistent BatchGetItem
+// calls and filters again on what they hold. The GSI is eventually
+// consistent: a record whose items are all gone was purged and is left out;
+// one with items missing or unreadable goes to Page.Failed.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -89,7 +79,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	for _, c := range cands {
 		items := byPK[c.pk]
-		if c.kind != "" && len(items) > 0 && !hasKind(items[skMeta], c.kind) {
+		if k, ok := getString(items[skMeta], attrKind); ok && c.kind != "" && model.Kind(k) != c.kind {
 			continue // recreated as the other kind since the GSI entry was written
 		}
 		// No items at all: purged since the GSI entry was written.
@@ -115,8 +105,7 @@ type gsiSource struct {
 	kind  model.Kind // the kind of the records it lists; "" when it cannot tell
 }
 
-// kindSources returns the partitions of gsi1-kind a listing reads: the
-// kind asked for, or both; only graph sources when a source type is.
+// kindSources returns the partitions of gsi1-kind a listing reads.
 func kindSources(opts driver.ListOptions) []gsiSource {
 	var srcs []gsiSource
 	for _, k := range []model.Kind{model.Ledger, model.GraphSource} {
@@ -137,8 +126,7 @@ func (d *Driver) pageOf(ctx context.Context, srcs []gsiSource, opts driver.ListO
 	return cands[:size], cands[size-1].pk, nil
 }
 
-// merged returns the first n candidates after pk `after` of srcs, merged
-// in pk order.
+// merged returns the first n candidates after pk `after` of srcs, by pk.
 func (d *Driver) merged(ctx context.Context, srcs []gsiSource, opts driver.ListOptions, after string, n int) ([]candidate, error) {
 	var cands []candidate
 	for _, src := range srcs {
@@ -152,9 +140,11 @@ func (d *Driver) merged(ctx context.Context, srcs []gsiSource, opts driver.ListO
 	return cands[:min(len(cands), n)], nil
 }
 
+func byPK(a, b candidate) int { return strings.Compare(a.pk, b.pk) }
+
 // mergeCandidates sorts by pk and merges a pk listed under both kinds.
 func mergeCandidates(cands []candidate) []candidate {
-	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.pk, b.pk) })
+	slices.SortFunc(cands, byPK)
 	out := cands[:0]
 	for _, c := range cands {
 		if n := len(out); n > 0 && out[n-1].pk == c.pk {
@@ -166,10 +156,8 @@ func mergeCandidates(cands []candidate) []candidate {
 	return out
 }
 
-// gsiPage returns up to want entries of src after pk `after` whose pk
-// starts with opts.Prefix, leaving out those the index shows retracted
-// unless opts.IncludeRetracted, and those it shows of another source type
-// than opts.SourceType.
+// gsiPage returns up to want entries of src after pk `after` that opts
+// selects by what the index shows (prefix, retracted, source type).
 func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOptions, after string, want int) ([]candidate, error) {
 	key := expression.Key(src.hash).Equal(expression.Value(stringAV(src.value)))
 	if opts.Prefix != "" {
@@ -194,14 +182,12 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}
-	if after != "" {
-		if !strings.HasPrefix(after, opts.Prefix) {
-			if after > opts.Prefix {
-				return nil, nil // the token is past every ID with the prefix
-			}
-		} else {
-			in.ExclusiveStartKey = item{src.hash: stringAV(src.value), attrPK: stringAV(after), attrSK: stringAV(src.sk)}
-		}
+	switch {
+	case after == "":
+	case strings.HasPrefix(after, opts.Prefix):
+		in.ExclusiveStartKey = item{src.hash: stringAV(src.value), attrPK: stringAV(after), attrSK: stringAV(src.sk)}
+	case after > opts.Prefix:
+		return nil, nil // the token is past every ID with the prefix
 	}
 	var cands []candidate
 	for len(cands) < want {
@@ -228,10 +214,8 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 	return cands, nil
 }
 
-// batchGetAll reads keys in consistent BatchGetItem calls of up to 100
-// keys, at most d.parallel() of them in flight, and returns the items by
-// pk and sk. The first error cancels the calls still running and is
-// returned.
+// batchGetAll reads keys in consistent BatchGetItem calls, at most
+// d.parallel() in flight, and returns the items by pk and sk.
 func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[string]item, error) {
 	byPK := map[string]map[string]item{}
 	var mu sync.Mutex
@@ -265,14 +249,126 @@ func (d *Driver) batchGetAll(ctx context.Context, keys []item) (map[string]map[s
 	return byPK, g.Wait()
 }
 
-func (d *Driver) parallel() int {
-	if d.listParallel > 0 {
-		return d.listParallel
+func (d *Driver) parallel() int { return driverutil.Positive(d.listParallel, DefaultListParallel) }
+
+// A listing by state without state-index walks chunks of walkChunk
+// candidates, at most walkBudget for one page.
+const (
+	walkChunk  = 1000
+	walkBudget = 10 * walkChunk
+)
+
+// stateCandidates returns the candidates of a page of the records in state
+// opts.State, and the pk the next page starts after: one Query of
+// state-index; without it, a Scan filtered on status (which every writer
+// keeps, Fluree included) for the first page, a walk for the next.
+func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
+	if indexedState(opts.State) != nil && d.indexes(ctx).state {
+		src := gsiSource{index: StateIndexName, hash: attrStatusState, value: opts.State, sk: skStatus}
+		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
 	}
-	return DefaultListParallel
+	d.warnCost("a listing by state", "its first page scans every item of the table, later pages read every record's status item")
+	if after == "" {
+		return d.scanState(ctx, opts, size)
+	}
+	return d.walkState(ctx, opts, after, size)
 }
 
-func hasKind(meta item, k model.Kind) bool {
-	s, ok := getString(meta, attrKind)
-	return !ok || model.Kind(s) == k // no meta kind: let decodeRecord report it
+// sourceTypeCandidates returns the candidates of a page of the graph
+// sources of type opts.SourceType: one Query of source-type-index, else of
+// gsi1-kind filtered on the source_type it projects.
+func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
+	if opts.Kind == model.Ledger {
+		return nil, "", nil // ledgers have no source type
+	}
+	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx).sourceType {
+		src := gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: opts.SourceType, sk: skMeta, kind: model.GraphSource}
+		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
+	}
+	d.warnCost("a listing by source type", "it reads the gsi1-kind entry of every graph source")
+	return d.pageOf(ctx, kindSources(opts), opts, after, size)
+}
+
+// scanState returns the first page of stateCandidates by a parallel Scan.
+func (d *Driver) scanState(ctx context.Context, opts driver.ListOptions, size int) ([]candidate, string, error) {
+	filter := "#sk = :status AND #st = :state"
+	vals := map[string]types.AttributeValue{":status": stringAV(skStatus), ":state": stringAV(opts.State)}
+	if opts.Prefix != "" {
+		filter += " AND begins_with(#pk, :prefix)"
+		vals[":prefix"] = stringAV(opts.Prefix)
+	}
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(d.table),
+		FilterExpression:          aws.String(filter),
+		ProjectionExpression:      aws.String("#pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus},
+		ExpressionAttributeValues: vals,
+	}
+	var mu sync.Mutex
+	var cands []candidate
+	err := d.scan(ctx, "list by state", in, d.parallel(), func(it item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if pk, ok := getString(it, attrPK); ok {
+			cands = append(cands, candidate{pk: pk})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	slices.SortFunc(cands, byPK)
+	if len(cands) <= size {
+		return cands, "", nil
+	}
+	return cands[:size], cands[size-1].pk, nil
+}
+
+// walkState returns a page of stateCandidates after pk `after` by walking
+// gsi1-kind and reading the status items.
+func (d *Driver) walkState(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
+	var out []candidate
+	for examined := 0; examined < walkBudget; {
+		chunk, err := d.merged(ctx, kindSources(opts), opts, after, walkChunk+1)
+		if err != nil {
+			return nil, "", err
+		}
+		more := len(chunk) > walkChunk
+		chunk = chunk[:min(len(chunk), walkChunk)]
+		keep, err := d.inState(ctx, chunk, opts.State)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, keep...)
+		if len(out) > size {
+			return out[:size], out[size-1].pk, nil
+		}
+		if !more {
+			return out, "", nil
+		}
+		examined += len(chunk)
+		after = chunk[len(chunk)-1].pk
+	}
+	return out, after, nil // partial: the next page goes on from here
+}
+
+// inState returns the candidates whose status item holds state; one
+// without a status item is kept, for List to judge.
+func (d *Driver) inState(ctx context.Context, cands []candidate, state string) ([]candidate, error) {
+	keys := make([]item, len(cands))
+	for i, c := range cands {
+		keys[i] = keyOf(c.pk, skStatus)
+	}
+	byPK, err := d.batchGetAll(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var out []candidate
+	for _, c := range cands {
+		it, ok := byPK[c.pk][skStatus]
+		if st, _ := getString(it, attrStatus); !ok || st == state {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }

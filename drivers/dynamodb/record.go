@@ -23,13 +23,7 @@ func recordItems(rec *model.Record, nowMS int64, inc string) ([]item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("record %s: %w", pk, err)
 		}
-		it := baseItem(pk, sk, nowMS)
-		for n, av := range attrs {
-			if av != nil {
-				it[n] = av
-			}
-		}
-		items = append(items, it)
+		items = append(items, withAttrs(baseItem(pk, sk, nowMS), attrs))
 	}
 	for _, it := range items {
 		it[attrIncarnation] = stringAV(inc)
@@ -52,6 +46,16 @@ func concernOfSK(sk string) model.Concern {
 	return model.Config
 }
 
+// withAttrs adds to it the attributes of attrs that are not nil (absent).
+func withAttrs(it item, attrs map[string]types.AttributeValue) item {
+	for n, av := range attrs {
+		if av != nil {
+			it[n] = av
+		}
+	}
+	return it
+}
+
 func baseItem(pk, sk string, nowMS int64) item {
 	it := keyOf(pk, sk)
 	it[attrSchema] = numberAV(schemaVersion)
@@ -60,9 +64,8 @@ func baseItem(pk, sk string, nowMS int64) item {
 }
 
 // metaItem encodes a record's identity. Optional attributes are written only
-// when set; dependencies are written as a list whenever the record has a
-// non-nil slice (a graph source's, possibly empty), so that nil and empty
-// survive a round trip.
+// when set; dependencies whenever not nil, so that nil and empty survive a
+// round trip.
 func metaItem(rec *model.Record, nowMS int64) item {
 	it := baseItem(rec.ID.String(), skMeta, nowMS)
 	it[attrKind] = stringAV(string(rec.Kind))
@@ -95,10 +98,9 @@ func metaItem(rec *model.Record, nowMS int64) item {
 	return it
 }
 
-// decodeRecord builds the record of pk from its items, keyed by sort key.
-// It returns nil and no error when there is no item at all, and an error
-// wrapping model.ErrInternal, naming the item, when an item is missing or
-// cannot be read.
+// decodeRecord builds the record of pk from its items, keyed by sort key:
+// nil without items, an error wrapping model.ErrInternal when an item is
+// missing or cannot be read.
 func decodeRecord(pk string, items map[string]item) (*model.Record, error) {
 	if len(items) == 0 {
 		return nil, nil
@@ -176,9 +178,8 @@ func decodeMeta(id model.ID, it item) (model.Meta, error) {
 	return m, nil
 }
 
-// decodeBranchPoint reads the source branch from bp_source, else from
-// source_branch (written by earlier versions of this driver), and the branch point
-// from bp_commit_id and bp_t when both are there.
+// decodeBranchPoint reads the source branch from bp_source, else
+// source_branch, and the branch point from bp_commit_id and bp_t.
 func decodeBranchPoint(it item, m *model.Meta) error {
 	var ok bool
 	if m.SourceBranch, ok = getString(it, attrBPSource); !ok {

@@ -23,13 +23,8 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// A partition may hold rows beside a record's own items: Fluree v4 keeps
-// one commit-index row per published commit head ("commit#" and t,
-// zero-padded) there. Lookups never read them (queryRecord); a purge
-// deletes them with plain deletes (deleteRows); Collect removes those a
-// purged record left.
-
-var _ driver.CommitIndexer = (*Driver)(nil)
+// A partition may hold rows beside a record's own items: Fluree v4's
+// commit-index rows, one per published commit head.
 
 // commitSK returns the sort key of the commit-index row of t: the prefix
 // and t zero-padded, so that the rows sort by t.
@@ -38,9 +33,8 @@ func commitSK(t int64) string {
 }
 
 // indexCommit writes the commit-index row of head v when its address is a
-// content ID, as Fluree's put_commit_index_item does after a head update
-// applied: one PutItem, best effort (the index is an accelerator Fluree's
-// indexer checks; a failure here must not fail the publish that landed).
+// content ID, as Fluree's put_commit_index_item does: best effort (the
+// index is an accelerator; its failure must not fail the publish).
 func (d *Driver) indexCommit(ctx context.Context, pk string, v model.Value) {
 	ref, ok := v.Ref()
 	if !ok || cid.Parse(ref.Address) != nil {
@@ -56,9 +50,8 @@ func (d *Driver) indexCommit(ctx context.Context, pk string, v model.Value) {
 }
 
 // PendingCommitCIDs implements driver.CommitIndexer as Fluree's
-// pending_commit_cids does: one consistent Query (paged) of the rows from
-// t = sinceT+1 up; none means no usable index (ok false). Rows it cannot
-// read are skipped.
+// pending_commit_cids does: a consistent Query of the rows from sinceT+1
+// up; none means no usable index. Rows it cannot read are skipped.
 func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int64) ([]driver.CommitEntry, bool, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, false, err
@@ -81,8 +74,7 @@ func (d *Driver) PendingCommitCIDs(ctx context.Context, id model.ID, sinceT int6
 }
 
 // PruneCommitIndex implements driver.CommitIndexer as Fluree's
-// prune_commit_index does: a Query of the keys of the rows up to t = upToT,
-// then their deletion with BatchWriteItem.
+// prune_commit_index does: it deletes the rows up to upToT.
 func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -105,8 +97,7 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 	return d.deleteRows(ctx, op, pk, sks)
 }
 
-// skRange is the key condition "the items of partition pk with sort keys
-// from lo to hi".
+// skRange is the key condition "partition pk, sort keys lo to hi".
 func skRange(pk, lo, hi string) expression.KeyConditionBuilder {
 	return expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
 		And(expression.Key(attrSK).Between(expression.Value(stringAV(lo)), expression.Value(stringAV(hi))))
@@ -116,8 +107,7 @@ func skRange(pk, lo, hi string) expression.KeyConditionBuilder {
 const maxBatchWrites = 25
 
 // deleteRows deletes the rows sks of partition pk with BatchWriteItem calls
-// of up to 25 deletes, up to d.parallel() of them at once (see
-// untilProcessed).
+// of up to 25 deletes, up to d.parallel() of them at once.
 func (d *Driver) deleteRows(ctx context.Context, op, pk string, sks []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(d.parallel())
@@ -139,10 +129,9 @@ func (d *Driver) deleteRows(ctx context.Context, op, pk string, sks []string) er
 	return g.Wait()
 }
 
-// untilProcessed sends reqs, then what send leaves unprocessed, until none
-// is left: at once while some get through, and with exponential backoff and
-// jitter when none do, up to maxStalledBatches times; then it returns an
-// error wrapping model.ErrThrottled.
+// untilProcessed sends reqs, then what send leaves unprocessed: at once
+// while some get through, with backoff when none do, up to
+// maxStalledBatches times, then model.ErrThrottled.
 func untilProcessed[T any](ctx context.Context, op, call, what string, reqs []T, send func([]T) ([]T, error)) error {
 	for stalled := 0; len(reqs) > 0; {
 		left, err := send(reqs)
@@ -165,19 +154,8 @@ func untilProcessed[T any](ctx context.Context, op, call, what string, reqs []T,
 	return nil
 }
 
-// deleteOtherRows deletes the rows of partition pk that are not a record's
-// items.
-func (d *Driver) deleteOtherRows(ctx context.Context, op, pk string) error {
-	_, rows, err := d.partitionKeys(ctx, op, pk)
-	if err != nil {
-		return err
-	}
-	return d.deleteRows(ctx, op, pk, rows)
-}
-
 // purged forgets record id, purged, and deletes the rows written into its
-// partition while the purge ran (a commit-index row whose PutItem was on
-// its way when the head went), unless a record of the ID has been created
+// partition while the purge ran, unless a record of the ID has been created
 // since: the rows are then its own.
 func (d *Driver) purged(ctx context.Context, op string, id model.ID) error {
 	pk := id.String()
@@ -191,13 +169,10 @@ func (d *Driver) purged(ctx context.Context, op string, id model.ID) error {
 }
 
 // Collect implements driver.Collector: it removes the rows of partitions
-// whose record is gone, such as commit-index rows Fluree wrote while the
-// record was purged (see Delete), or those of a purge cut short. It finds
-// them with one Scan of the table (projected to keys, a read of every
-// item: run it rarely on a large table), confirms with a consistent Query
-// that the record is still absent, and deletes them with BatchWriteItem. A
-// row whose ttl (Fluree's: written + 30 days) says it is younger than
-// opts.OlderThan is kept; one without a ttl is of unknown age and goes.
+// whose record is gone (see Delete), found by one Scan of the table's keys
+// (a read of every item: run it rarely), each partition confirmed by a
+// consistent Query. A row whose ttl (written + 30 days) says it is younger
+// than opts.OlderThan is kept; one without a ttl goes.
 func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (driver.CollectStats, error) {
 	var st driver.CollectStats
 	if err := d.begin(ctx); err != nil {
@@ -226,17 +201,14 @@ func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 	return st, nil
 }
 
-var _ driver.Collector = (*Driver)(nil)
-
-// orphanRow is a row Collect found: its sort key and when it was written
-// (0: unknown).
+// orphanRow is a row Collect found.
 type orphanRow struct {
 	sk        string
-	writtenAt int64 // Unix seconds
+	writtenAt int64 // Unix seconds; 0: unknown
 }
 
-// scanRows returns, by pk, the rows other than a record's own items of the
-// partitions under the ID prefix that hold no record item.
+// scanRows returns, by pk, the rows of partitions under prefix without a
+// record item.
 func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orphanRow, error) {
 	in := &dynamodb.ScanInput{
 		TableName:                aws.String(d.table),
@@ -263,14 +235,12 @@ func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orph
 	if err != nil {
 		return nil, err
 	}
-	for pk := range live {
-		delete(rows, pk)
-	}
+	maps.DeleteFunc(rows, func(pk string, _ []orphanRow) bool { return live[pk] })
 	return rows, nil
 }
 
-// collectRows removes (or, in a dry run, reports) the rows of partition pk,
-// whose record is gone, keeping those younger than opts.OlderThan.
+// collectRows removes (in a dry run, reports) the rows of partition pk,
+// keeping those younger than opts.OlderThan.
 func (d *Driver) collectRows(ctx context.Context, pk string, rows []orphanRow, opts driver.CollectOptions, now time.Time, st *driver.CollectStats) error {
 	report := func(sk string, removed bool, reason string) {
 		if removed {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -17,35 +18,17 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// maxResends bounds how often Update sends a write again after an answer
-// was lost (and reading the item proved the write had not landed).
+// maxResends bounds Update's resends after lost answers.
 const maxResends = 8
 
-// Update implements driver.Driver with one conditional UpdateItem, on
-// condition that the item exists, is of the incarnation the driver saw (if
-// it saw one) and lacks the write's ID, and that the caller's condition
-// holds: watermark < next.V for Above, <= for AtLeast, and for Equals the
-// watermark and every payload attribute equal to the expected value's (see
-// layout.equals). A failed condition returns the item, so a stale or
-// conflicting push costs the same one request and reports the current
-// value (a server that returns no item costs a read). One more request
-// each for: a config push to a graph source this client has not seen, an
-// expected value equal to the stored one by value but not by
-// representation (JSON text another client wrote), an item whose
-// incarnation changed since the client saw it.
-//
-// Every write records its write ID (with the watermark it writes) among the
-// item's last three. After a lost answer (connection broken after sending,
-// timeout, 5xx; the SDK does not retry those), and for a resend
-// (driver.Write), Update first reads the item: its write ID there means
-// applied; an item of the incarnation the write was sent to that proves the
-// write never landed (driverutil.WriteIDs.NeverLanded) lets it send again,
-// or report the conflict; anything else (the item purged or re-created,
-// an incarnation the first attempt did not know, the ID pushed out by three
-// later writes) is an error wrapping model.ErrOutcomeUnknown.
-//
-// A head update that applied with a content ID is followed, as in Fluree,
-// by one PutItem of its commit-index row (see indexCommit).
+// Update implements driver.Driver with one UpdateItem, on condition that the
+// item exists, is of the incarnation the driver saw (if any), lacks the
+// write's ID, and that the caller's condition holds (see condition). A
+// failed condition returns the item, so a stale or conflicting push costs
+// the same one request. Each write records its write ID among the item's
+// last three: after a lost answer, and for a resend, Update reads the item
+// to tell applied, never landed and unknown apart (see resolve;
+// docs/dynamodb.md, Lost answers).
 func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.Outcome{}, err
@@ -234,11 +217,9 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 		return out, true, nil
 	}
 	if u.cond.Holds(cur, u.next) {
-		// The item changed between the condition and now: created again
-		// since this client saw it, or created after a condition that found
-		// none (an item read back, not returned). The attempt wrote nothing,
-		// and "not applied" would name a value the write did not fail on: a
-		// fresh attempt is safe and says what happens.
+		// The item changed since the condition failed (created again, or
+		// read back after a condition that found none): the attempt wrote
+		// nothing, and "not applied" would name a value it did not fail on.
 		if u.retries++; u.retries > maxResends {
 			return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), model.ErrUnavailable, u.retries)
 		}
@@ -283,12 +264,7 @@ func (u *update) input() (*dynamodb.UpdateItemInput, error) {
 func (u *update) updateExpr(attrs map[string]types.AttributeValue) (expression.UpdateBuilder, item) {
 	now := numberAV(u.d.nowMS())
 	upd := pushWriteID(setAttrs(expression.Set(nameB(attrUpdatedAt), valueB(now)), attrs), u.writeID())
-	written := keyOf(u.pk, u.layout.sk)
-	for n, av := range attrs {
-		if av != nil {
-			written[n] = av
-		}
-	}
+	written := withAttrs(keyOf(u.pk, u.layout.sk), attrs)
 	if u.inc == "" && u.adopt != "" {
 		upd = upd.Set(nameB(attrIncarnation), nameB(attrIncarnation).IfNotExists(valueB(stringAV(u.adopt))))
 		written[attrIncarnation] = stringAV(u.adopt)
@@ -343,3 +319,97 @@ func (d *Driver) noteConfigKind(id model.ID, l layout) {
 // writeID is what this call records in the item: its write ID and the
 // watermark it writes.
 func (u *update) writeID() string { return driverutil.WriteTag(u.w.ID, u.next.V) }
+
+// An item's incarnation names its life: Create's write ID, a new one from
+// ResetHead (which moves watermarks back), or one an update adopts on an
+// item without (written by Fluree). Every conditional write carries the
+// incarnation seen, so that a resend never lands on an item created since.
+//
+// incCache remembers the incarnation last seen of each item. A stale entry
+// costs one failed condition, whose returned item corrects it.
+type incCache struct{ boundedMap[string, string] }
+
+// maxCachedIncarnations bounds the cache; it is cleared when full.
+const maxCachedIncarnations = 200_000
+
+func incKey(pk, sk string) string { return pk + "\x00" + sk }
+
+func (c *incCache) get(pk, sk string) string {
+	inc, _ := c.load(incKey(pk, sk))
+	return inc
+}
+
+// put records inc as item pk/sk's incarnation; "" forgets it.
+func (c *incCache) put(pk, sk, inc string) {
+	if inc == "" {
+		c.boundedMap.forget(incKey(pk, sk))
+	} else {
+		c.store(incKey(pk, sk), strings.Clone(inc), maxCachedIncarnations)
+	}
+}
+
+// learn records the incarnation of every item of pk in items.
+func (c *incCache) learn(pk string, items map[string]item) {
+	for sk, it := range items {
+		c.put(pk, sk, incarnationOf(it))
+	}
+}
+
+// forget drops every item of pk.
+func (c *incCache) forget(pk string) {
+	for _, sk := range sortKeys(model.Ledger) {
+		c.put(pk, sk, "")
+	}
+}
+
+// incarnationOf returns the incarnation an item holds, "" for none.
+func incarnationOf(it item) string {
+	s, _ := getString(it, attrIncarnation)
+	return s
+}
+
+// incarnationIs is the condition "the item is of incarnation inc".
+func incarnationIs(inc string) expression.ConditionBuilder {
+	return nameB(attrIncarnation).Equal(valueB(stringAV(inc)))
+}
+
+// writeIDs are the attributes holding an item's last three write IDs,
+// newest first.
+var writeIDs = []string{attrWriteID, attrWriteID1, attrWriteID2}
+
+// pushWriteID makes id the item's newest write ID, keeping the two before.
+func pushWriteID(upd expression.UpdateBuilder, id string) expression.UpdateBuilder {
+	none := stringAV("")
+	return upd.Set(nameB(attrWriteID2), nameB(attrWriteID1).IfNotExists(valueB(none))).
+		Set(nameB(attrWriteID1), nameB(attrWriteID).IfNotExists(valueB(none))).
+		Set(nameB(attrWriteID), valueB(stringAV(id)))
+}
+
+// lacksWriteID is the condition "id is none of the item's write IDs": an
+// attempt of a write that landed already can never land again.
+func lacksWriteID(id string) expression.ConditionBuilder {
+	v := valueB(stringAV(id))
+	return expression.Not(expression.Or(nameB(attrWriteID).Equal(v), nameB(attrWriteID1).Equal(v), nameB(attrWriteID2).Equal(v)))
+}
+
+// writeIDsOf returns the write IDs item it records.
+func writeIDsOf(it item) driverutil.WriteIDs {
+	var h driverutil.WriteIDs
+	for i, n := range writeIDs {
+		h[i], _ = getString(it, n)
+	}
+	return h
+}
+
+// getItem reads one item consistently; nil when absent.
+func (d *Driver) getItem(ctx context.Context, op, pk, sk string) (item, error) {
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.table), Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, d.fail(ctx, op, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}

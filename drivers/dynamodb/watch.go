@@ -3,11 +3,15 @@ package dynamodb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"nameservice.dev/nameservice/driver"
@@ -15,25 +19,13 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-var _ driver.Watcher = (*Driver)(nil)
-
-// Watch implements driver.Watcher from the table's DynamoDB stream
-// (NEW_AND_OLD_IMAGES, which `ns table create` and Provision enable on the
-// tables they create). It positions itself at the latest record of every
-// open shard, then reads the watched records once as a baseline, and maps
-// each stream record to an event: a concern item whose value changed gives
-// an event with the old watermark and the new value, the removal of a meta
-// item (a purge) gives a Deleted event. A change the baseline already holds,
-// and a write that changed nothing, give none.
-//
-// When records were lost to the reader (trimmed after the stream's 24 h
-// retention, or an iterator expired), Watch starts again at the latest
-// records, re-reads the watched records and reports the difference (as
-// driverutil.Diff), so no change is lost, though changes made during the gap
-// arrive as one event per concern.
-//
-// On a table without a stream Watch returns an error wrapping
-// model.ErrUnsupported: the portable Watch then polls.
+// Watch implements driver.Watcher from the table's NEW_AND_OLD_IMAGES
+// stream (docs/dynamodb.md, Watch): it positions itself at the latest
+// records, reads the watched records as a baseline, and maps each stream
+// record to an event (see apply). When records were lost to the reader, it
+// starts again and reports the difference (see recover). On a table
+// without a stream it returns an error wrapping model.ErrUnsupported: the
+// portable Watch then polls.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
 	if err := d.begin(ctx); err != nil {
 		return nil, err
@@ -174,8 +166,9 @@ func (w *watch) read(ctx context.Context, prev map[model.ID]*model.Record) (map[
 }
 
 // apply maps one stream record to the events it causes and notes the new
-// value in w.known. A change of a concern or of a kind of record that
-// w.opts does not select is dropped before its images are decoded.
+// value in w.known: a changed concern item gives an event, the removal of a
+// meta item a Deleted one. A change w.opts does not select is dropped
+// before its images are decoded.
 func (w *watch) apply(ctx context.Context, r stypes.Record) []driver.Event {
 	if r.Dynamodb == nil {
 		return nil
@@ -249,11 +242,9 @@ func (w *watch) noteKind(id model.ID, r stypes.Record) {
 	}
 }
 
-// kindOf returns the kind of record id, whose concern item sk the stream
-// shows as img: from what the watch knows (the baseline, meta items the
-// stream showed), from the item (only ledgers have a head; a config item's
-// layout is its kind's), or else from one read of the meta item, once per
-// record. "" means the record is gone.
+// kindOf returns the kind of record id, whose item sk the stream shows as
+// img: from what the watch knows, from the item, or else from one read of
+// the meta item. "" means the record is gone.
 func (w *watch) kindOf(ctx context.Context, id model.ID, sk string, img item) model.Kind {
 	if rec := w.known[id]; rec != nil && rec.Kind != "" {
 		return rec.Kind
@@ -287,8 +278,7 @@ func (w *watch) kindOf(ctx context.Context, id model.ID, sk string, img item) mo
 }
 
 // follows reports whether the change r starts from old, the value last
-// reported: a change older than the baseline (read after the stream was
-// positioned) does not.
+// reported: a change older than the baseline does not.
 func (w *watch) follows(r stypes.Record, sk, pk string, old model.Value) bool {
 	if r.Dynamodb.OldImage == nil {
 		return true
@@ -313,4 +303,183 @@ func streamString(it map[string]stypes.AttributeValue, name string) string {
 		return s.Value
 	}
 	return ""
+}
+
+// streamIdle is the wait after a round that returned nothing: DynamoDB
+// allows 5 GetRecords per second per shard, shared by every reader.
+const streamIdle = 200 * time.Millisecond
+
+// maxStreamFailures bounds consecutive failed stream calls.
+const maxStreamFailures = 5
+
+// stream reads a table's DynamoDB stream shard by shard.
+type stream struct {
+	client *dynamodbstreams.Client
+	arn    string
+	seen   map[string]bool // every shard met: a shard not in it is new
+	done   map[string]bool // shards read to their end
+	// reading are the shards being read, in order, with their next iterators;
+	// one read to its end ("") stays until its children are adopted.
+	reading []*shardIter
+}
+
+type shardIter struct{ id, iter string }
+
+// openStream returns a reader of the table's stream positioned at its
+// latest records, or an error wrapping model.ErrUnsupported when the table
+// has no NEW_AND_OLD_IMAGES stream.
+func (d *Driver) openStream(ctx context.Context) (*stream, error) {
+	t, err := d.describe(ctx, "watch")
+	if err != nil {
+		return nil, err
+	}
+	spec := t.StreamSpecification
+	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(t.LatestStreamArn) == "" {
+		return nil, fmt.Errorf("dynamodb: watch: %w: table %s has no stream (enable a NEW_AND_OLD_IMAGES stream to watch it without polling)", model.ErrUnsupported, d.table)
+	}
+	if spec.StreamViewType != "NEW_AND_OLD_IMAGES" {
+		return nil, fmt.Errorf("dynamodb: watch: %w: the stream of table %s shows %s, not NEW_AND_OLD_IMAGES", model.ErrUnsupported, d.table, spec.StreamViewType)
+	}
+	// A Streams client configured like the driver's DynamoDB client, custom
+	// endpoint included (DynamoDB Local serves both APIs on one).
+	o := d.client.Options()
+	client := dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+		HTTPClient: o.HTTPClient, Retryer: o.Retryer, BaseEndpoint: o.BaseEndpoint, Logger: o.Logger})
+	s := &stream{client: client, arn: aws.ToString(t.LatestStreamArn)}
+	if err := s.restart(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// restart forgets every iterator and starts again at the latest record of
+// every open shard.
+func (s *stream) restart(ctx context.Context) error {
+	s.seen, s.done, s.reading = map[string]bool{}, map[string]bool{}, nil
+	shards, err := s.shards(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sh := range shards {
+		id := aws.ToString(sh.ShardId)
+		s.seen[id] = true
+		if sh.SequenceNumberRange != nil && sh.SequenceNumberRange.EndingSequenceNumber != nil {
+			s.done[id] = true // closed: its records are older than the watch
+			continue
+		}
+		if err := s.open(ctx, id, stypes.ShardIteratorTypeLatest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shards lists every shard of the stream.
+func (s *stream) shards(ctx context.Context) ([]stypes.Shard, error) {
+	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(s.arn)}
+	var all []stypes.Shard
+	for {
+		out, err := s.client.DescribeStream(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: watch (DescribeStream): %w", streamError(err))
+		}
+		all = append(all, out.StreamDescription.Shards...)
+		last := out.StreamDescription.LastEvaluatedShardId
+		if last == nil {
+			return all, nil
+		}
+		in.ExclusiveStartShardId = last
+	}
+}
+
+func (s *stream) open(ctx context.Context, shard string, at stypes.ShardIteratorType) error {
+	out, err := s.client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: aws.String(s.arn), ShardId: aws.String(shard), ShardIteratorType: at,
+	})
+	if err != nil {
+		return fmt.Errorf("dynamodb: watch (GetShardIterator): %w", streamError(err))
+	}
+	s.reading = append(s.reading, &shardIter{shard, aws.ToString(out.ShardIterator)})
+	return nil
+}
+
+// round calls GetRecords once on every open shard and passes the records
+// to emit. A shard read to its end is replaced by its children (see
+// adoptChildren).
+func (s *stream) round(ctx context.Context, emit func(stypes.Record) bool) (n int, err error) {
+	if err := s.adoptChildren(ctx); err != nil {
+		return 0, err
+	}
+	for _, sh := range s.reading {
+		if sh.iter == "" {
+			continue
+		}
+		out, err := s.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(sh.iter)})
+		if err != nil {
+			return n, fmt.Errorf("dynamodb: watch (GetRecords): %w", streamError(err))
+		}
+		for _, r := range out.Records {
+			if !emit(r) {
+				return n, ctx.Err()
+			}
+		}
+		n += len(out.Records)
+		if sh.iter = aws.ToString(out.NextShardIterator); sh.iter == "" {
+			s.done[sh.id] = true
+		}
+	}
+	return n, s.adoptChildren(ctx)
+}
+
+// adoptChildren, when a shard was read to its end, starts reading the new
+// shards whose parent is done or unknown (so one item's changes stay in
+// order across resharding), then drops the shards read to their end.
+func (s *stream) adoptChildren(ctx context.Context) error {
+	ended := func(sh *shardIter) bool { return sh.iter == "" }
+	if !slices.ContainsFunc(s.reading, ended) {
+		return nil
+	}
+	shards, err := s.shards(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, sh := range shards {
+		known[aws.ToString(sh.ShardId)] = true
+	}
+	for _, sh := range shards {
+		id, parent := aws.ToString(sh.ShardId), aws.ToString(sh.ParentShardId)
+		if s.seen[id] || (parent != "" && known[parent] && !s.done[parent]) {
+			continue // already read, or wait until the parent is done
+		}
+		if err := s.open(ctx, id, stypes.ShardIteratorTypeTrimHorizon); err != nil {
+			return err
+		}
+		s.seen[id] = true
+	}
+	s.reading = slices.DeleteFunc(s.reading, ended)
+	return nil
+}
+
+// errStreamGap says records were lost to the reader (trimmed past the 24 h
+// retention, or an iterator expired): the watch must re-read to recover.
+var errStreamGap = errors.New("stream records lost")
+
+// streamError maps a DynamoDB Streams error to errStreamGap or a sentinel.
+func streamError(err error) error {
+	_, trimmed := errors.AsType[*stypes.TrimmedDataAccessException](err)
+	_, expired := errors.AsType[*stypes.ExpiredIteratorException](err)
+	_, missing := errors.AsType[*stypes.ResourceNotFoundException](err)
+	_, limit := errors.AsType[*stypes.LimitExceededException](err)
+	switch {
+	case trimmed, expired:
+		return fmt.Errorf("%w: %v", errStreamGap, err)
+	case missing:
+		return fmt.Errorf("%w: %v", model.ErrNotFound, err)
+	case limit:
+		return fmt.Errorf("%w: %v", model.ErrThrottled, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return fmt.Errorf("%w: %v", model.ErrUnavailable, err)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,14 +28,10 @@ import (
 const maxTxAttempts = 6
 
 // Create implements driver.Driver: one TransactWriteItems putting every item
-// of the record (5 for a ledger, 4 for a graph source), each on condition
-// attribute_not_exists(pk) and carrying the create's write ID as its
-// incarnation. A cancellation because of those conditions means the ID is
-// taken (even by a single stray item) and returns an error wrapping
-// model.ErrAlreadyExists, unless the meta item returned is of this
-// create's incarnation: then an earlier attempt of it landed. The
-// transaction's token makes every attempt of the write land at most once
-// (see transact). A resend (driver.Write.Resend) writes nothing (see
+// of the record, each on condition attribute_not_exists(pk), with the
+// create's write ID as incarnation. A failed condition means
+// model.ErrAlreadyExists, unless the meta item returned is of this create's
+// incarnation (an earlier attempt landed). A resend writes nothing (see
 // resend): it is done when the record is of the create's incarnation.
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err := d.begin(ctx); err != nil {
@@ -79,16 +76,13 @@ func (d *Driver) createPuts(rec *model.Record, nowMS int64, inc string) ([]types
 	return tx, err
 }
 
-// Retract implements driver.Driver: one TransactWriteItems that sets the meta
-// item's retracted on condition it exists and is not retracted, and moves the
-// status item to status_v + 1, {state: retracted, retracted_at}, recording
-// the write's ID there. Both items are conditioned on the incarnations this
-// client saw, when it saw them. When the meta condition fails, the returned
-// meta item tells the cases apart: none means ErrNotFound, retracted means
-// there is nothing to do, another incarnation means the record was created
-// again since the client saw it (the retract is tried on it). A resend
-// (driver.Write.Resend) writes nothing (see resend): it is done when the
-// record is retracted, by this write or another.
+// Retract implements driver.Driver: one TransactWriteItems setting the meta
+// item's retracted and moving the status item to retracted, both on the
+// incarnations this client saw. When the meta condition fails, the meta
+// item returned tells: none is ErrNotFound, retracted is nothing to do,
+// another incarnation is a record created again (the retract is tried on
+// it). A resend writes nothing (see resend): it is done when the record is
+// retracted.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -183,29 +177,17 @@ func (d *Driver) txUpdate(pk, sk string, cond expression.ConditionBuilder,
 	}, nil
 }
 
-// Delete implements driver.Driver: a consistent keys-only Query of the
-// partition; plain deletes (BatchWriteItem) of the rows that are not the
-// record's own (Fluree's commit index); one TransactWriteItems deleting the
-// record's items, each on condition it still exists with the incarnation
-// the query saw, so that no reader sees half a record and exactly one of
-// racing deletes succeeds; then one more keys-only Query, and the deletion
-// of the rows written meanwhile. A failed condition means another delete
-// (perhaps followed by a create) got there first: the keys are queried
-// again. The transaction's token makes the write land at most once (see
-// transact); a resend (driver.Write.Resend) writes nothing, not even the
-// rows (see resend).
+// Delete implements driver.Driver (docs/dynamodb.md has its requests): the
+// partition's other rows (Fluree's commit index) go with plain deletes, then
+// the record's items in one transaction, each on the incarnation a keys-only
+// Query saw, so that no reader sees half a record and one of racing deletes
+// wins; a failed condition queries again. A resend writes nothing (see
+// resend).
 //
-// The rows go first, while the record exists, so that no create of the ID
-// comes between their deletion and the record's: a create racing the purge
-// fails instead of seeing its new ledger's rows deleted under it. A row
-// written after the first Query (Fluree published a commit during the
-// purge: its head update before the transaction, its commit-index PutItem
-// after) is caught by the last Query, unless a create of the ID came first:
-// the rows are then the new record's, and stay. A row whose PutItem lands
-// after the last Query stays too (so does Fluree's purge): Collect, DynamoDB
-// TTL on the ttl attribute, and a purge of the ID remove it (a purge of a
-// partition without a record removes its rows, then returns an error
-// wrapping model.ErrNotFound).
+// The rows go first, while the record exists, so that a create racing the
+// purge fails instead of seeing its new ledger's rows deleted under it. Rows
+// written during the purge are caught by a last Query (see purged); one
+// landing later stays, for Collect, DynamoDB TTL or another purge.
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 	if err := d.begin(ctx); err != nil {
 		return err
@@ -238,19 +220,13 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 }
 
 // resend resolves a resend (driver.Write.Resend) of a write of kind on
-// record id without writing: the write is done when own says the record's
-// meta item (nil: absent) shows it (nil own: nothing in a record can), or
-// when its token shows that an earlier attempt landed (see landedBefore:
-// on a record purged, or purged and created again, since); anything else
-// is an error wrapping model.ErrOutcomeUnknown, never a conflict, a not
-// found or an already exists. Sending the write again would not do: its
-// token stops a second landing, not a first one after an earlier attempt
-// that failed. That attempt's answer may have been given, and kept by the
-// ns serve that ran it for the client's resends, while the record changed
-// and the resend, on another instance, landed: the replicated DynamoDB
-// campaign (seed 2145108244) saw a create refused (the ID was taken) on
-// one instance, the record purged, the resend create it on another, and
-// the client then get the first instance's "already exists".
+// record id without writing: it is done when own (nil: nothing can) says
+// the record's meta item (nil: absent) shows it, or when its token shows
+// that an earlier attempt landed (landedBefore); anything else wraps
+// model.ErrOutcomeUnknown. Sending it again would not do: the token stops a
+// second landing, not a first one after an attempt whose failure was
+// answered (a create refused on one instance, the record purged, the resend
+// landing on another: replicated campaign seed 2145108244).
 func (d *Driver) resend(ctx context.Context, op string, w driver.Write, kind string, id model.ID, own func(meta item) bool) error {
 	if own != nil {
 		meta, err := d.getItem(ctx, op, id.String(), skMeta)
@@ -271,14 +247,11 @@ func (d *Driver) resend(ctx context.Context, op string, w driver.Write, kind str
 	return fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("the write is a resend, and nothing shows that an earlier attempt of the %s landed: one may still be on its way, or have landed on a record purged since", kind))
 }
 
-// landedBefore reports whether an attempt of the write whose transaction
-// token is token landed, without writing: it sends, under that token, a
-// transaction whose one check (on record id's meta item) can never hold.
-// DynamoDB answers IdempotentParameterMismatch when an attempt of the write
-// landed (within the token's ten minutes); otherwise the check is
-// cancelled, which leaves no token behind, so that an attempt still on its
-// way lands for real instead of being answered as if this one had. The
-// error says why it could not tell.
+// landedBefore reports whether an attempt of the write of token landed,
+// without writing: under that token it sends a check that can never hold.
+// DynamoDB answers IdempotentParameterMismatch when an attempt landed
+// (within ten minutes); otherwise the check is cancelled, which leaves no
+// token behind, so that an attempt still on its way lands for real.
 func (d *Driver) landedBefore(ctx context.Context, id model.ID, token string) (bool, error) {
 	never := aws.String("attribute_exists(pk) AND attribute_not_exists(pk)")
 	check := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
@@ -297,8 +270,7 @@ func (d *Driver) landedBefore(ctx context.Context, id model.ID, token string) (b
 
 // deleteItems deletes items, each on condition it exists with the
 // incarnation it has (or none), in transactions of at most 100 items
-// (DynamoDB's limit; a record has 5, a damaged partition may hold more),
-// each with a token of its own for the write. It reports false when a
+// (DynamoDB's limit), each with a token of its own. It reports false when a
 // condition failed: another delete got there first.
 func (d *Driver) deleteItems(ctx context.Context, op string, w driver.Write, id model.ID, items map[string]item) (bool, error) {
 	pk := id.String()
@@ -337,18 +309,11 @@ func txToken(w driver.Write, kind string, id model.ID, part int) string {
 }
 
 // transact runs a TransactWriteItems under token. It returns the
-// cancellation reasons when the transaction was cancelled by a condition,
-// and nil reasons when it succeeded. It retries cancellations caused by
-// conflicting transactions or writes (with backoff: a cancelled transaction
-// wrote nothing), up to attempts tries, and resends after a lost answer.
-//
-// The token is what makes a write land at most once: DynamoDB applies a
-// token's transaction once, answers success to a resend with the same
-// parameters and IdempotentParameterMismatch to one with others (another
-// process's attempt of the same write: transact then reports success too),
-// within ten minutes; a cancelled transaction leaves no token behind.
-// Probe checks that the server does so, and `ns check` refuses a server
-// that does not.
+// cancellation reasons when a condition cancelled it, nil when it succeeded.
+// It retries conflicts (with backoff: a cancelled transaction wrote
+// nothing), up to attempts tries, and resends after a lost answer: the
+// token makes the write land at most once (docs/dynamodb.md, Lost answers;
+// IdempotentParameterMismatch is another process's attempt that landed).
 func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWriteItem, token string, attempts int) ([]types.CancellationReason, error) {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: tx, ClientRequestToken: aws.String(token)}
 	resends := 0
@@ -420,7 +385,7 @@ func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRecord(id.String(), items)
+	rec, err := decodeRecord(pk, items)
 	if err != nil {
 		return nil, err
 	}
@@ -433,10 +398,9 @@ func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 }
 
 // queryRecord returns the record's own items of partition pk by sort key,
-// read consistently. Its key condition, sk >= "config", is Fluree's: every
-// sort key of a record sorts at or after "config", and Fluree's
-// commit-index rows ("commit#…") before it, so the Query reads the record's
-// few items (one request) however many rows the partition holds.
+// read consistently. Its key condition, sk >= "config", is Fluree's: the
+// record's sort keys sort after "config", commit-index rows ("commit#…")
+// before, so it is one request however many rows the partition holds.
 func (d *Driver) queryRecord(ctx context.Context, op, pk string) (map[string]item, error) {
 	key := expression.Key(attrPK).Equal(expression.Value(stringAV(pk))).
 		And(expression.Key(attrSK).GreaterThanEqual(expression.Value(stringAV(skConfig))))
@@ -506,4 +470,80 @@ func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn 
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+// Heads implements driver.HeadsReader as Fluree's heads() does: one
+// consistent Query of the head and index items. An item missing (a graph
+// source, or a damaged ledger) costs one more read, Get, which tells.
+func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
+	if err := d.begin(ctx); err != nil {
+		return model.Heads{}, err
+	}
+	pk, op := id.String(), "heads "+id.String()
+	proj := expression.NamesList(nameB(attrSK))
+	for _, l := range []layout{headLayout, indexLayout} {
+		for _, a := range append([]string{l.wm, l.cidAt}, l.fields...) {
+			proj = proj.AddNames(nameB(a))
+		}
+	}
+	items, err := d.queryItems(ctx, op, expression.NewBuilder().WithKeyCondition(skRange(pk, skHead, skIndex)).WithProjection(proj))
+	if err != nil {
+		return model.Heads{}, err
+	}
+	head, hasHead := items[skHead]
+	index, hasIndex := items[skIndex]
+	switch {
+	case !hasHead && !hasIndex:
+		return model.Heads{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
+	case !hasHead || !hasIndex:
+		rec, err := d.Get(ctx, id)
+		if err != nil {
+			return model.Heads{}, err
+		}
+		return model.HeadsOf(rec)
+	}
+	var h model.Heads
+	for _, p := range []struct {
+		l   layout
+		c   model.Concern
+		it  item
+		dst *model.Value
+	}{{headLayout, model.Head, head, &h.Head}, {indexLayout, model.Index, index, &h.Index}} {
+		v, err := p.l.decode(pk, p.it)
+		if err != nil {
+			return model.Heads{}, err
+		}
+		if err := v.Validate(p.c); err != nil { // as decodeRecord checks the record
+			return model.Heads{}, malformed(pk, p.l.sk, "%v", err)
+		}
+		*p.dst = v
+	}
+	return h, nil
+}
+
+// ChangedAt implements driver.ChangeTimer from the updated_at_ms of the
+// concerns' items, read consistently; an item without it is left out.
+func (d *Driver) ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]time.Time, error) {
+	if err := d.begin(ctx); err != nil {
+		return nil, err
+	}
+	op := "changed at " + id.String()
+	items, err := d.queryRecord(ctx, op, id.String())
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := items[skMeta]; !ok {
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
+	}
+	out := map[model.Concern]time.Time{}
+	for sk, it := range items {
+		n, ok := it[attrUpdatedAt].(*types.AttributeValueMemberN)
+		if sk == skMeta || !ok {
+			continue
+		}
+		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+			out[concernOfSK(sk)] = time.UnixMilli(ms)
+		}
+	}
+	return out, nil
 }

@@ -1,11 +1,6 @@
-// Package awsconf is the one AWS layer of the module: what the AWS-backed
-// drivers (DynamoDB, S3, S3's DynamoDB lock table, docstore over DynamoDB)
-// share. It loads the configuration, parses the common URL parameters,
-// builds HTTP clients and retryers, classifies SDK errors into driver codes
-// (and tells whether a failed write may have been applied), applies the
-// DynamoDB response CRC32 rule for local endpoints, and creates DynamoDB
-// tables and waits for them. It also removes the S3 buckets that tests and
-// ns-bench make for themselves (RemoveBucket).
+// Package awsconf is what the AWS-backed drivers (DynamoDB, S3, S3's
+// DynamoDB lock table, docstore over DynamoDB) share: configuration, URL
+// parameters, HTTP clients, retryers, error classification, DynamoDB tables.
 package awsconf
 
 import (
@@ -16,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	//lint:ignore SA1019 otelaws is deprecated upstream for smithy-go's smithyoteltracing, which the module proxy this project uses does not serve; otelaws still works with this SDK (TestAWSSpansAreChildren)
 	"go.opentelemetry.io/contrib/instrumentation/github.com/aws/aws-sdk-go-v2/otelaws"
 
@@ -26,10 +22,9 @@ import (
 // Load returns the configuration of the SDK's default chain (environment,
 // shared files, instance metadata) with region, profile and creds applied
 // when they are set, and defaultRegion when no region resolves ("" leaves it
-// unset). It retrieves the credentials once, so that a chain that finds
-// none fails here, as a lasting error wrapping model.ErrPermissionDenied
-// that says where credentials come from, rather than as an unavailable
-// backend at the first request. Other errors wrap model.ErrUnavailable.
+// unset). It checks the credentials (CheckCredentials), so that a chain that
+// finds none fails here, not at the first request. Other errors wrap
+// model.ErrUnavailable.
 func Load(ctx context.Context, region, profile string, creds aws.CredentialsProvider, defaultRegion string) (aws.Config, error) {
 	var opts []func(*config.LoadOptions) error
 	if region != "" {
@@ -77,10 +72,9 @@ const credentialSources = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or A
 	"or run with a container or EC2 instance role"
 
 // CheckEndpoint checks an endpoint URL ("" for the service's own): http or
-// https, a host, no credentials (they belong in the AWS chain). Its error
-// says what is wrong, without a sentinel (callers wrap it with
-// model.ErrInvalidArgument and their own context), and never repeats the
-// endpoint, which may hold a secret.
+// https, a host, no credentials. Its error has no sentinel (callers add
+// model.ErrInvalidArgument) and never repeats the endpoint, which may hold a
+// secret.
 func CheckEndpoint(endpoint string) error {
 	if endpoint == "" {
 		return nil
@@ -98,4 +92,21 @@ func CheckEndpoint(endpoint string) error {
 		return errors.New("endpoint names no host")
 	}
 	return nil
+}
+
+// RemoveBucket deletes every object of bucket, then the bucket, ignoring
+// errors: tests and ns-bench call it when they end, whatever state they
+// left the bucket they made in.
+func RemoveBucket(ctx context.Context, client *s3.Client, bucket string) {
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		for _, o := range page.Contents {
+			_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
+		}
+	}
+	_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,10 +51,10 @@ var ErrTableNotActive = errors.New("table not ACTIVE")
 
 // EnsureTable creates the table of in unless it exists, then polls
 // DescribeTable until the table and its global secondary indexes are
-// ACTIVE. check, when not nil, vets each description (an existing table's
-// schema) and its error ends the wait. It reports whether this call created
-// the table. Its errors are the SDK's (classify them with Code) or check's.
-// It needs dynamodb:CreateTable and dynamodb:DescribeTable.
+// ACTIVE. check, when not nil, vets each description; its error ends the
+// wait. It reports whether this call created the table. Its errors are the
+// SDK's (classify them with Code) or check's. It needs dynamodb:CreateTable
+// and dynamodb:DescribeTable.
 func EnsureTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.CreateTableInput, check func(*types.TableDescription) error) (created bool, err error) {
 	_, err = client.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
@@ -72,7 +73,10 @@ func EnsureTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.Crea
 				return created, err
 			}
 		}
-		if tableActive(out.Table) {
+		pending := func(g types.GlobalSecondaryIndexDescription) bool {
+			return g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive
+		}
+		if out.Table.TableStatus == types.TableStatusActive && !slices.ContainsFunc(out.Table.GlobalSecondaryIndexes, pending) {
 			return created, nil
 		}
 		if time.Now().After(deadline) {
@@ -82,18 +86,6 @@ func EnsureTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.Crea
 			return created, err
 		}
 	}
-}
-
-func tableActive(t *types.TableDescription) bool {
-	if t.TableStatus != types.TableStatusActive {
-		return false
-	}
-	for _, g := range t.GlobalSecondaryIndexes {
-		if g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive {
-			return false
-		}
-	}
-	return true
 }
 
 // KeySchema returns the key schema and attribute definitions of a table or

@@ -16,15 +16,10 @@ import (
 // bucket, PermissionDenied for refused credentials or permissions,
 // Unavailable for anything else (the caller checks its own codes first).
 func Code(err error) model.ErrorCode {
-	var q ratelimit.QuotaExceededError
-	if errors.As(err, &q) {
+	if _, ok := errors.AsType[ratelimit.QuotaExceededError](err); ok {
 		return model.Throttled
 	}
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		return model.Unavailable
-	}
-	switch ae.ErrorCode() {
+	switch ErrorCodeOf(err) { // "" without an API error: Unavailable
 	case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
 		"TransactionInProgressException", "LimitExceededException", "SlowDown", "Throttling", "TooManyRequests":
 		return model.Throttled
@@ -45,8 +40,7 @@ func Sentinel(err error) error { return Code(err).Sentinel() }
 
 // ErrorCodeOf returns the service's error code of err, "" when it has none.
 func ErrorCodeOf(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[smithy.APIError](err); ok {
 		return ae.ErrorCode()
 	}
 	return ""
@@ -74,26 +68,16 @@ func MaybeApplied(err error) bool {
 	if s := HTTPStatus(err); s != 0 { // 0: the SDK wraps a send failure too
 		return s >= 500 || s >= 200 && s < 300
 	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return false
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return false
-	}
-	var q ratelimit.QuotaExceededError
-	if errors.As(err, &q) {
-		return false
-	}
-	return !errors.Is(err, context.Canceled)
+	_, answered := errors.AsType[smithy.APIError](err)
+	op, isOp := errors.AsType[*net.OpError](err)
+	_, refused := errors.AsType[ratelimit.QuotaExceededError](err)
+	return !answered && !(isOp && op.Op == "dial") && !refused && !errors.Is(err, context.Canceled)
 }
 
 // Operation returns the API operation err came from, which is also the IAM
 // action's name (DynamoDB's UpdateItem, S3's PutObject), or "*" when unknown.
 func Operation(err error) string {
-	var oe *smithy.OperationError
-	if errors.As(err, &oe) && oe.OperationName != "" {
+	if oe, ok := errors.AsType[*smithy.OperationError](err); ok && oe.OperationName != "" {
 		return oe.OperationName
 	}
 	return "*"

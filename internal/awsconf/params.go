@@ -1,6 +1,7 @@
 package awsconf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"nameservice.dev/nameservice/internal/driverutil"
@@ -29,10 +33,9 @@ var ParamNames = []string{"region", "endpoint", "profile", "timeout", "max_attem
 // Known returns ParamNames and extra, the parameters a URL may carry.
 func Known(extra ...string) []string { return slices.Concat(ParamNames, extra) }
 
-// ParseParams checks that u carries no credentials (they belong in the AWS
-// credential chain) and only the query parameters in known, and returns the
-// shared ones. Its error says what is wrong, without the URL: callers wrap
-// it with their scheme and the redacted URL.
+// ParseParams checks that u carries no credentials and only the query
+// parameters in known, and returns the shared ones. Its error does not
+// repeat the URL: callers add their scheme and the redacted URL.
 func ParseParams(u *url.URL, known []string) (Params, error) {
 	if u.User != nil {
 		return Params{}, errors.New("credentials do not belong in the URL; use the AWS credential chain")
@@ -68,4 +71,55 @@ func ParseParams(u *url.URL, known []string) (Params, error) {
 // (one attempt) bounded by timeout, or by def when timeout is 0.
 func HTTPClient(timeout, def time.Duration) *awshttp.BuildableClient {
 	return awshttp.NewBuildableClient().WithTimeout(driverutil.Positive(timeout, def))
+}
+
+// SkipIf returns r, except that errors for which skip reports true are not
+// retried.
+func SkipIf(r aws.Retryer, skip func(error) bool) aws.Retryer {
+	return skipRetryer{Retryer: r, skip: skip}
+}
+
+type skipRetryer struct {
+	aws.Retryer
+	skip func(error) bool
+}
+
+func (r skipRetryer) IsErrorRetryable(err error) bool {
+	return !r.skip(err) && r.Retryer.IsErrorRetryable(err)
+}
+
+// GetAttemptToken keeps the wrapped retryer's per-attempt accounting.
+func (r skipRetryer) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.GetInitialToken(), nil
+}
+
+// DefaultMaxAttempts is the drivers' default attempts per request.
+const DefaultMaxAttempts = 5
+
+// BaseBackoff is the drivers' first backoff between two attempts.
+const BaseBackoff = 25 * time.Millisecond
+
+// NewRetryer returns the SDK's standard retryer with maxAttempts attempts,
+// limiter (nil: none — the SDK's token bucket fails healthy requests under
+// load), full-jitter backoff from base up to a second, and the error codes
+// in also retried (refusals that wrote nothing).
+func NewRetryer(maxAttempts int, limiter retry.RateLimiter, base time.Duration, also ...string) aws.Retryer {
+	if limiter == nil {
+		limiter = ratelimit.None
+	}
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = maxAttempts
+		o.RateLimiter = limiter
+		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) {
+			return driverutil.Jitter(base, time.Second, attempt), nil
+		})
+		codes := map[string]struct{}{}
+		for _, c := range also {
+			codes[c] = struct{}{}
+		}
+		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{Codes: codes})
+	})
 }

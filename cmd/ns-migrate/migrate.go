@@ -30,7 +30,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 	if err != nil {
 		return false, usagef("%v", err)
 	}
-	defer shutdownExport(ex, stderr)
+	defer ex.Shutdown(stderr, "ns-migrate")
 	if ex != nil {
 		o.tracer = ex.Tracer.Tracer("nameservice.dev/nameservice/cmd/ns-migrate")
 	}
@@ -167,16 +167,6 @@ func (o *options) traced(ctx context.Context, it item, work func(context.Context
 		span.SetStatus(codes.Error, r.err.Error())
 	}
 	return r
-}
-
-// shutdownExport sends the spans and metrics still buffered, for at most
-// 5 seconds: a collector that is down must not hold the command.
-func shutdownExport(ex *otelexport.Exporter, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := ex.Shutdown(ctx); err != nil {
-		fmt.Fprintln(stderr, "ns-migrate: OpenTelemetry export:", err)
-	}
 }
 
 func copyPass(ctx context.Context, o *options, src, dst *nameservice.NameService, rep *reporter, stdout, stderr io.Writer) bool {

@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -89,10 +91,16 @@ func (e *Exporter) Options() []nameservice.Option {
 	return []nameservice.Option{nameservice.WithTracerProvider(e.Tracer), nameservice.WithMeterProvider(e.Meter)}
 }
 
-// Shutdown sends what is buffered (spans, the last metrics) and stops.
-func (e *Exporter) Shutdown(ctx context.Context) error {
+// Shutdown sends what is buffered (spans, the last metrics) and stops, for
+// at most 5 seconds: a collector that is down must not hold the command. It
+// prints an error to stderr after the command's name.
+func (e *Exporter) Shutdown(stderr io.Writer, command string) {
 	if e == nil {
-		return nil
+		return
 	}
-	return errors.Join(e.Tracer.Shutdown(ctx), e.Meter.Shutdown(ctx))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := errors.Join(e.Tracer.Shutdown(ctx), e.Meter.Shutdown(ctx)); err != nil {
+		fmt.Fprintf(stderr, "%s: OpenTelemetry export: %v\n", command, err)
+	}
 }

@@ -122,7 +122,8 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 // list reads every watched record with List.
 func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
-	for r, err := range listFrom(ctx, p.ns.untracedPage, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
+	untraced := func(ctx context.Context, opts ListOptions) (*Page, error) { return p.ns.listPage(ctx, opts, nil) }
+	for r, err := range listFrom(ctx, untraced, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):

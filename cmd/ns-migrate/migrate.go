@@ -208,7 +208,7 @@ type tally struct {
 	counts         map[string]int
 	n              int
 	start          time.Time
-	prog           progress
+	prog           *progress
 	reportErr      error
 }
 

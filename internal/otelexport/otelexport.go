@@ -34,20 +34,14 @@ type Exporter struct {
 	Propagator propagation.TextMapPropagator
 }
 
-// Wanted reports whether an export is asked for: a flag value, or the
-// standard environment variables.
-func Wanted(endpoint string) bool {
-	return endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||
-		os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
-}
-
 // Start returns an Exporter sending to endpoint (a base URL such as
 // http://collector:4318, to which /v1/traces and /v1/metrics are added),
 // or where the OTEL_EXPORTER_OTLP_* variables say when endpoint is "". It
 // returns nil when neither is set. service names the command
 // (service.name; OTEL_SERVICE_NAME overrides it).
 func Start(ctx context.Context, endpoint, service string) (*Exporter, error) {
-	if !Wanted(endpoint) {
+	if endpoint == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" &&
+		os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") == "" {
 		return nil, nil
 	}
 	var topts []otlptracehttp.Option

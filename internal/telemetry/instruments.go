@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 
@@ -9,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"nameservice.dev/nameservice/driver"
 )
 
 // Attribute keys: OpenTelemetry's database conventions, and ours under
@@ -52,8 +55,14 @@ type Instruments struct {
 	retries   metric.Int64Counter
 }
 
-func newInstruments(cfg Config) *Instruments {
+// New returns the Instruments the calls to d report to as cfg says, or nil
+// when cfg reports nothing.
+func New(d driver.Driver, cfg Config) *Instruments {
 	tp, mp := cfg.TracerProvider, cfg.MeterProvider
+	if tp == nil && mp == nil && cfg.Logger == nil {
+		return nil
+	}
+	cfg.Backend = cmp.Or(cfg.Backend, backendOf(d))
 	if tp == nil {
 		tp = tracenoop.NewTracerProvider()
 	}

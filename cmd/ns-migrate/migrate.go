@@ -279,10 +279,7 @@ var verifyResults = []string{"same", "differs", "failed"}
 func (t *tally) countsText() string {
 	keys := verifyResults
 	if t.name != "verify" {
-		keys = nil
-		for _, a := range actions {
-			keys = append(keys, string(a))
-		}
+		keys = actions
 	} else if t.n == 0 {
 		return "nothing selected"
 	}

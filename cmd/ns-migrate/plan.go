@@ -22,7 +22,7 @@ const (
 	actFailed   action = "failed"   // the source could not be read, or a write failed
 )
 
-var actions = []action{actCreate, actSkip, actAdvance, actConflict, actFailed}
+var actions = []string{string(actCreate), string(actSkip), string(actAdvance), string(actConflict), string(actFailed)}
 
 // step moves one concern of the target from its current value to the
 // source's, by compare-and-set.

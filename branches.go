@@ -132,12 +132,9 @@ func (ns *NameService) branchRecord(ctx context.Context, id, src model.ID, at *R
 // driver has no branches. A record without a source (main) and without
 // branches is dropped like any other.
 func (ns *NameService) DropBranch(ctx context.Context, id string) error {
-	const op = "drop branch"
-	pid, err := parse(op, id)
-	if err != nil {
-		return err
-	}
-	return wrap(op, pid, resentBranchOp(ctx, ns.dropBranch(ctx, pid), model.ErrNotFound))
+	return onID("drop branch", id, func(pid model.ID) error {
+		return resentBranchOp(ctx, ns.dropBranch(ctx, pid), model.ErrNotFound)
+	})
 }
 
 // ListBranches yields every branch of ledger name (every ledger record
@@ -168,28 +165,24 @@ func fail(err error) iter.Seq2[*Record, error] {
 // or both opts.Index and opts.ClearIndex, ErrUnsupported when the driver
 // cannot reset heads.
 func (ns *NameService) ResetHead(ctx context.Context, id string, commit Ref, opts ResetOptions) (*Record, error) {
-	const op = "reset head"
-	pid, err := parse(op, id)
-	if err != nil {
-		return nil, err
-	}
-	head := commit.Value()
-	if err := checkRef(head); err != nil {
-		return nil, wrap(op, pid, err)
-	}
-	var index *Value
-	switch {
-	case opts.Index != nil && opts.ClearIndex:
-		return nil, invalid(op, pid, "give an index or clear it, not both")
-	case opts.Index != nil:
-		v := opts.Index.Value()
-		if err := checkRef(v); err != nil {
-			return nil, wrap(op, pid, fmt.Errorf("index: %w", err))
+	return byID("reset head", id, func(pid model.ID) (*Record, error) {
+		head := commit.Value()
+		if err := checkRef(head); err != nil {
+			return nil, err
 		}
-		index = &v
-	case opts.ClearIndex:
-		index = &Value{}
-	}
-	prev, err := ns.resetHead(ctx, pid, head, index)
-	return prev, wrap(op, pid, err)
+		var index *Value
+		switch {
+		case opts.Index != nil && opts.ClearIndex:
+			return nil, fmt.Errorf("%w: give an index or clear it, not both", model.ErrInvalidArgument)
+		case opts.Index != nil:
+			v := opts.Index.Value()
+			if err := checkRef(v); err != nil {
+				return nil, fmt.Errorf("index: %w", err)
+			}
+			index = &v
+		case opts.ClearIndex:
+			index = &Value{}
+		}
+		return ns.resetHead(ctx, pid, head, index)
+	})
 }

@@ -236,17 +236,15 @@ func (ns *NameService) PendingCommitCIDs(ctx context.Context, id string, sinceT 
 // once an index covers them. Errors are PendingCommitCIDs'.
 func (ns *NameService) PruneCommitIndex(ctx context.Context, id string, upToT int64) error {
 	const op = "prune commit index"
-	pid, err := parse(op, id)
-	if err != nil {
-		return err
-	}
-	ci, err := capability[driver.CommitIndexer](ns, noCommitIndex)
-	if err != nil {
-		return wrap(op, pid, err)
-	}
-	return wrap(op, pid, ns.traced(ctx, op, pid, "head", telemetry.OutcomeApplied, func(ctx context.Context) error {
-		return ci.PruneCommitIndex(ctx, pid, upToT)
-	}))
+	return onID(op, id, func(pid ID) error {
+		ci, err := capability[driver.CommitIndexer](ns, noCommitIndex)
+		if err != nil {
+			return err
+		}
+		return ns.traced(ctx, op, pid, "head", telemetry.OutcomeApplied, func(ctx context.Context) error {
+			return ci.PruneCommitIndex(ctx, pid, upToT)
+		})
+	})
 }
 
 // errNoFeed is feed's error for a driver without a change feed.

@@ -42,7 +42,6 @@ type Config struct {
 	Namespace string
 }
 
-
 // ErrOutcome is the outcome of a call that returned err: ok when nil.
 func ErrOutcome(err error, ok string) string {
 	switch {

@@ -54,11 +54,7 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	if err != nil {
 		return nil, err
 	}
-	src, err := sourceOf(pid, opts.From)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", op, pid, err)
-	}
-	rec, err := ns.branchRecord(ctx, pid, src, opts.At)
+	rec, err := ns.branchRecord(ctx, pid, opts.From, opts.At)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, pid, err)
 	}
@@ -81,21 +77,16 @@ func resentBranchOp(ctx context.Context, err, refusal error) error {
 	return err
 }
 
-// sourceOf returns the source ID of branch id: name:from, main by default.
-func sourceOf(id model.ID, from string) (model.ID, error) {
-	from = cmp.Or(from, model.DefaultBranch)
-	src, err := model.ParseID(id.Name + ":" + from)
+// branchRecord reads the source, name:from (main by default), and returns
+// the record of the new branch.
+func (ns *NameService) branchRecord(ctx context.Context, id model.ID, from string, at *Ref) (*Record, error) {
+	src, err := model.ParseID(id.Name + ":" + cmp.Or(from, model.DefaultBranch))
 	if err != nil {
-		return src, fmt.Errorf("source branch: %w", err)
+		return nil, fmt.Errorf("source branch: %w", err)
 	}
 	if src == id {
-		return src, fmt.Errorf("%w: a branch cannot be its own source", model.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: a branch cannot be its own source", model.ErrInvalidArgument)
 	}
-	return src, nil
-}
-
-// branchRecord reads the source and returns the record of the new branch.
-func (ns *NameService) branchRecord(ctx context.Context, id, src model.ID, at *Ref) (*Record, error) {
 	s, err := ns.Get(ctx, src)
 	switch {
 	case err != nil:

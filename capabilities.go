@@ -2,6 +2,7 @@ package nameservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // The driver's optional capabilities, forwarded by the layer (layer.go)
@@ -79,19 +81,29 @@ func (ns *NameService) As(target any) bool {
 	return false
 }
 
-// heads reads the head and index of id with the driver's own read of the
-// two (driver.HeadsReader), or returns an error wrapping ErrUnsupported
-// when it has none (the caller reads the record with Get).
-func (ns *NameService) heads(ctx context.Context, id ID) (Heads, error) {
-	if err := id.Validate(); err != nil {
-		return Heads{}, err
-	}
-	h, ok := ns.d.(driver.HeadsReader)
-	if !ok {
-		return Heads{}, unsupported("has no read of the heads alone")
-	}
-	return call(ctx, ns.in, "heads", id, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
-		return h.Heads(ctx, id)
+// Heads returns the head and index of ledger id, read strongly
+// consistently, retracted or not: with the driver's own read of the two
+// (driver.HeadsReader: one request on DynamoDB) when it has one, else with
+// Lookup's read. It returns an error wrapping ErrNotFound for an unknown ID
+// and ErrWrongKind for a graph source.
+func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
+	return byID("get heads", id, func(pid ID) (h Heads, err error) {
+		if err := pid.Validate(); err != nil {
+			return Heads{}, err
+		}
+		hr, ok := ns.d.(driver.HeadsReader)
+		if ok {
+			h, err = call(ctx, ns.in, "heads", pid, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
+				return hr.Heads(ctx, pid)
+			})
+		}
+		if !ok || errors.Is(err, model.ErrUnsupported) {
+			var rec *Record
+			if rec, err = ns.Get(ctx, pid); err == nil {
+				h, err = model.HeadsOf(rec)
+			}
+		}
+		return h, err
 	})
 }
 

@@ -456,24 +456,6 @@ func (ns *NameService) ConfigOf(ctx context.Context, id string) (Value, error) {
 	return ns.concern(ctx, id, model.Config)
 }
 
-// Heads returns the head and index of ledger id, read strongly
-// consistently, retracted or not: with the driver's own read of the two
-// (driver.HeadsReader: one request on DynamoDB) when it has one, else with
-// Lookup's read. It returns an error wrapping ErrNotFound for an unknown ID
-// and ErrWrongKind for a graph source.
-func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
-	return byID("get heads", id, func(pid model.ID) (Heads, error) {
-		h, err := ns.heads(ctx, pid)
-		if errors.Is(err, model.ErrUnsupported) {
-			var rec *Record
-			if rec, err = ns.Get(ctx, pid); err == nil {
-				h, err = model.HeadsOf(rec)
-			}
-		}
-		return h, err
-	})
-}
-
 func (ns *NameService) concern(ctx context.Context, id string, c model.Concern) (Value, error) {
 	return byID("get "+c.String(), id, func(pid model.ID) (Value, error) { return ns.value(ctx, pid, c) })
 }

@@ -54,11 +54,7 @@ func (ns *NameService) CreateBranch(ctx context.Context, id string, opts BranchO
 	if err != nil {
 		return nil, err
 	}
-	src, err := sourceOf(pid, opts.From)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", op, pid, err)
-	}
-	rec, err := ns.branchRecord(ctx, pid, src, opts.At)
+	rec, err := ns.branchRecord(ctx, pid, opts.From, opts.At)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, pid, err)
 	}
@@ -81,21 +77,16 @@ func resentBranchOp(ctx context.Context, err, refusal error) error {
 	return err
 }
 
-// sourceOf returns the source ID of branch id: name:from, main by default.
-func sourceOf(id model.ID, from string) (model.ID, error) {
-	from = cmp.Or(from, model.DefaultBranch)
-	src, err := model.ParseID(id.Name + ":" + from)
+// branchRecord reads the source, name:from (main by default), and returns
+// the record of the new branch.
+func (ns *NameService) branchRecord(ctx context.Context, id model.ID, from string, at *Ref) (*Record, error) {
+	src, err := model.ParseID(id.Name + ":" + cmp.Or(from, model.DefaultBranch))
 	if err != nil {
-		return src, fmt.Errorf("source branch: %w", err)
+		return nil, fmt.Errorf("source branch: %w", err)
 	}
 	if src == id {
-		return src, fmt.Errorf("%w: a branch cannot be its own source", model.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: a branch cannot be its own source", model.ErrInvalidArgument)
 	}
-	return src, nil
-}
-
-// branchRecord reads the source and returns the record of the new branch.
-func (ns *NameService) branchRecord(ctx context.Context, id, src model.ID, at *Ref) (*Record, error) {
 	s, err := ns.Get(ctx, src)
 	switch {
 	case err != nil:
@@ -132,12 +123,9 @@ func (ns *NameService) branchRecord(ctx context.Context, id, src model.ID, at *R
 // driver has no branches. A record without a source (main) and without
 // branches is dropped like any other.
 func (ns *NameService) DropBranch(ctx context.Context, id string) error {
-	const op = "drop branch"
-	pid, err := parse(op, id)
-	if err != nil {
-		return err
-	}
-	return wrap(op, pid, resentBranchOp(ctx, ns.dropBranch(ctx, pid), model.ErrNotFound))
+	return onID("drop branch", id, func(pid model.ID) error {
+		return resentBranchOp(ctx, ns.dropBranch(ctx, pid), model.ErrNotFound)
+	})
 }
 
 // ListBranches yields every branch of ledger name (every ledger record
@@ -168,28 +156,24 @@ func fail(err error) iter.Seq2[*Record, error] {
 // or both opts.Index and opts.ClearIndex, ErrUnsupported when the driver
 // cannot reset heads.
 func (ns *NameService) ResetHead(ctx context.Context, id string, commit Ref, opts ResetOptions) (*Record, error) {
-	const op = "reset head"
-	pid, err := parse(op, id)
-	if err != nil {
-		return nil, err
-	}
-	head := commit.Value()
-	if err := checkRef(head); err != nil {
-		return nil, wrap(op, pid, err)
-	}
-	var index *Value
-	switch {
-	case opts.Index != nil && opts.ClearIndex:
-		return nil, invalid(op, pid, "give an index or clear it, not both")
-	case opts.Index != nil:
-		v := opts.Index.Value()
-		if err := checkRef(v); err != nil {
-			return nil, wrap(op, pid, fmt.Errorf("index: %w", err))
+	return byID("reset head", id, func(pid model.ID) (*Record, error) {
+		head := commit.Value()
+		if err := checkRef(head); err != nil {
+			return nil, err
 		}
-		index = &v
-	case opts.ClearIndex:
-		index = &Value{}
-	}
-	prev, err := ns.resetHead(ctx, pid, head, index)
-	return prev, wrap(op, pid, err)
+		var index *Value
+		switch {
+		case opts.Index != nil && opts.ClearIndex:
+			return nil, fmt.Errorf("%w: give an index or clear it, not both", model.ErrInvalidArgument)
+		case opts.Index != nil:
+			v := opts.Index.Value()
+			if err := checkRef(v); err != nil {
+				return nil, fmt.Errorf("index: %w", err)
+			}
+			index = &v
+		case opts.ClearIndex:
+			index = &Value{}
+		}
+		return ns.resetHead(ctx, pid, head, index)
+	})
 }

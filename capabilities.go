@@ -2,12 +2,15 @@ package nameservice
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/telemetry"
+	"nameservice.dev/nameservice/model"
 )
 
 // The driver's optional capabilities, forwarded by the layer (layer.go)
@@ -78,30 +81,44 @@ func (ns *NameService) As(target any) bool {
 	return false
 }
 
-// heads reads the head and index of id with the driver's own read of the
-// two (driver.HeadsReader), or returns an error wrapping ErrUnsupported
-// when it has none (the caller reads the record with Get).
-func (ns *NameService) heads(ctx context.Context, id ID) (Heads, error) {
-	if err := id.Validate(); err != nil {
-		return Heads{}, err
-	}
-	h, ok := ns.d.(driver.HeadsReader)
-	if !ok {
-		return Heads{}, unsupported("has no read of the heads alone")
-	}
-	return call(ctx, ns.in, "heads", id, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
-		return h.Heads(ctx, id)
+// Heads returns the head and index of ledger id, read strongly
+// consistently, retracted or not: with the driver's own read of the two
+// (driver.HeadsReader: one request on DynamoDB) when it has one, else with
+// Lookup's read. It returns an error wrapping ErrNotFound for an unknown ID
+// and ErrWrongKind for a graph source.
+func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
+	return byID("get heads", id, func(pid ID) (h Heads, err error) {
+		if err := pid.Validate(); err != nil {
+			return Heads{}, err
+		}
+		hr, ok := ns.d.(driver.HeadsReader)
+		if ok {
+			h, err = call(ctx, ns.in, "heads", pid, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {
+				return hr.Heads(ctx, pid)
+			})
+		}
+		if !ok || errors.Is(err, model.ErrUnsupported) {
+			var rec *Record
+			if rec, err = ns.Get(ctx, pid); err == nil {
+				h, err = model.HeadsOf(rec)
+			}
+		}
+		return h, err
 	})
 }
 
-// brancher returns the driver's branch operations (driver.Brancher).
-func (ns *NameService) brancher() (driver.Brancher, error) {
-	b, ok := ns.d.(driver.Brancher)
+// capability returns the driver as capability C, or an error wrapping
+// ErrUnsupported saying what the driver cannot do.
+func capability[C any](ns *NameService, what string) (C, error) {
+	c, ok := ns.d.(C)
 	if !ok {
-		return nil, unsupported("cannot create, drop or reset branches")
+		return c, unsupported(what)
 	}
-	return b, nil
+	return c, nil
 }
+
+// noBranches is what a driver without driver.Brancher cannot do.
+const noBranches = "cannot create, drop or reset branches"
 
 // createBranch creates rec, which must pass guard.CheckBranchRecord, as a
 // branch of its source.
@@ -109,7 +126,7 @@ func (ns *NameService) createBranch(ctx context.Context, rec *Record) (*Record, 
 	if err := guard.CheckBranchRecord(rec); err != nil {
 		return nil, err
 	}
-	b, err := ns.brancher()
+	b, err := capability[driver.Brancher](ns, noBranches)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +140,7 @@ func (ns *NameService) dropBranch(ctx context.Context, id ID) error {
 	if err := id.Validate(); err != nil {
 		return err
 	}
-	b, err := ns.brancher()
+	b, err := capability[driver.Brancher](ns, noBranches)
 	if err != nil {
 		return err
 	}
@@ -150,7 +167,7 @@ func (ns *NameService) resetHead(ctx context.Context, id ID, head Value, index *
 	if w, ok := driver.WriteFrom(ctx); ok && w.Resend {
 		return nil, driver.OutcomeUnknown("a reset is not sent again: an earlier attempt may have landed; read the record to see whether it did")
 	}
-	b, err := ns.brancher()
+	b, err := capability[driver.Brancher](ns, noBranches)
 	if err != nil {
 		return nil, err
 	}
@@ -159,56 +176,86 @@ func (ns *NameService) resetHead(ctx context.Context, id ID, head Value, index *
 	})
 }
 
-// collect removes what purges left (driver.Collector), with opts as
-// guard.CheckCollect allows.
-func (ns *NameService) collect(ctx context.Context, opts CollectOptions) (CollectStats, error) {
-	if err := guard.CheckCollect(opts); err != nil {
-		return CollectStats{}, err
-	}
+// Collection types, defined in package driver.
+type (
+	CollectOptions = driver.CollectOptions
+	CollectStats   = driver.CollectStats
+	Collected      = driver.Collected
+)
+
+// Collect removes what purges left under opts.Prefix once older than
+// opts.OlderThan (see driver.Collector for what it keeps), reporting each
+// object it removed or kept through opts.Report. It is safe with writers
+// in other processes. OlderThan must exceed the longest any client takes
+// from its first read to its last write of one operation (docs/s3.md,
+// "Garbage collection"). It returns an error wrapping ErrUnsupported when
+// the driver cannot collect, and ErrInvalidArgument for a negative
+// OlderThan.
+func (ns *NameService) Collect(ctx context.Context, opts CollectOptions) (st CollectStats, err error) {
 	c, ok := ns.d.(driver.Collector)
-	if !ok {
-		return CollectStats{}, unsupported("cannot collect what purges left")
+	switch err = guard.CheckCollect(opts); {
+	case err != nil:
+	case !ok:
+		err = unsupported("cannot collect what purges left")
+	default:
+		st, err = call(ctx, ns.in, "collect", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (CollectStats, error) {
+			return c.Collect(ctx, opts)
+		})
 	}
-	return call(ctx, ns.in, "collect", ID{}, "", telemetry.OutcomeOK, func(ctx context.Context) (CollectStats, error) {
-		return c.Collect(ctx, opts)
-	})
+	if err != nil {
+		return st, fmt.Errorf("collect: %w", err)
+	}
+	return st, nil
 }
 
-// commitIndexer returns the driver's commit index (driver.CommitIndexer).
-func (ns *NameService) commitIndexer(id ID) (driver.CommitIndexer, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	ci, ok := ns.d.(driver.CommitIndexer)
-	if !ok {
-		return nil, unsupported("keeps no commit index (the DynamoDB and file drivers do)")
-	}
-	return ci, nil
-}
+// CommitEntry is one entry of Fluree's commit index: a commit's t and
+// content ID.
+type CommitEntry = driver.CommitEntry
 
-// pendingCommitCIDs reads the entries of id's commit index above sinceT.
-func (ns *NameService) pendingCommitCIDs(ctx context.Context, id ID, sinceT int64) ([]CommitEntry, bool, error) {
-	ci, err := ns.commitIndexer(id)
+// noCommitIndex is what a driver without a commit index cannot do.
+const noCommitIndex = "keeps no commit index (the DynamoDB and file drivers do)"
+
+// PendingCommitCIDs returns the entries of ledger id's commit index with t
+// above sinceT, ascending by t: Fluree's pending_commit_cids, which its
+// indexer calls to find the commits since its last index. ok is false when
+// there is no usable index for id (the caller walks the commit chain
+// instead). The index is Fluree v4's, kept beside the record by the
+// DynamoDB and file drivers, which add an entry for each commit head
+// published as a content ID, as Fluree does (see driver.CommitIndexer); it
+// is an accelerator, not the truth. It returns an error wrapping
+// ErrUnsupported for another driver, ErrInvalidID for a malformed ID.
+func (ns *NameService) PendingCommitCIDs(ctx context.Context, id string, sinceT int64) ([]CommitEntry, bool, error) {
+	const op = "pending commit cids"
+	pid, err := parse(op, id)
 	if err != nil {
 		return nil, false, err
 	}
+	ci, err := capability[driver.CommitIndexer](ns, noCommitIndex)
+	if err != nil {
+		return nil, false, wrap(op, pid, err)
+	}
 	var entries []CommitEntry
 	var usable bool
-	err = ns.traced(ctx, "pending commit cids", id, "head", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
-		entries, usable, err = ci.PendingCommitCIDs(ctx, id, sinceT)
+	err = ns.traced(ctx, op, pid, "head", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
+		entries, usable, err = ci.PendingCommitCIDs(ctx, pid, sinceT)
 		return err
 	})
-	return entries, usable, err
+	return entries, usable, wrap(op, pid, err)
 }
 
-// pruneCommitIndex removes the entries of id's commit index up to upToT.
-func (ns *NameService) pruneCommitIndex(ctx context.Context, id ID, upToT int64) error {
-	ci, err := ns.commitIndexer(id)
-	if err != nil {
-		return err
-	}
-	return ns.traced(ctx, "prune commit index", id, "head", telemetry.OutcomeApplied, func(ctx context.Context) error {
-		return ci.PruneCommitIndex(ctx, id, upToT)
+// PruneCommitIndex removes the entries of ledger id's commit index with t
+// at or below upToT: Fluree's prune_commit_index, which its indexer calls
+// once an index covers them. Errors are PendingCommitCIDs'.
+func (ns *NameService) PruneCommitIndex(ctx context.Context, id string, upToT int64) error {
+	const op = "prune commit index"
+	return onID(op, id, func(pid ID) error {
+		ci, err := capability[driver.CommitIndexer](ns, noCommitIndex)
+		if err != nil {
+			return err
+		}
+		return ns.traced(ctx, op, pid, "head", telemetry.OutcomeApplied, func(ctx context.Context) error {
+			return ci.PruneCommitIndex(ctx, pid, upToT)
+		})
 	})
 }
 

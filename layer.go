@@ -12,16 +12,13 @@ import (
 	"nameservice.dev/nameservice/model"
 )
 
-// The driver contract's calls, made in this one place as gocloud's
-// blob.Bucket makes them: each is checked against the rules of package
-// guard (a call that breaks one returns that error, unwrapped, and the
-// driver is not called), traced (a span, metrics and a log line when a
-// telemetry option is given), then made, and the driver's error marked as a
-// guard.BackendError, so a server tells a client its code but not its
-// text. No other package calls a driver's methods (internal/archtest).
-//
-// The exported ones speak the driver contract by ID for servers and tools
-// (ns serve's /ns/v1 routes); the portable API above is built on them.
+// The driver contract's calls, made here alone (internal/archtest), as
+// gocloud's blob.Bucket makes them: checked against package guard's rules (a
+// refusal is returned unwrapped, the driver not called), traced, made, and
+// the driver's error marked a guard.BackendError, so a server tells a client
+// its code but not its text. The exported ones speak the contract by ID for
+// servers and tools (ns serve's /ns/v1 routes); the portable API is built on
+// them.
 
 // Condition and Page are the driver contract's types the record-level
 // calls use.

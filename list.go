@@ -20,12 +20,6 @@ func (ns *NameService) List(ctx context.Context, opts ListOptions) iter.Seq2[*Re
 	return listFrom(ctx, ns.ListPage, opts)
 }
 
-// untracedPage is ListPage untraced, for the polls of a watch, which are
-// not worth a span each.
-func (ns *NameService) untracedPage(ctx context.Context, opts ListOptions) (*Page, error) {
-	return ns.listPage(ctx, opts, nil)
-}
-
 // listFrom yields the records of the pages pageOf returns.
 func listFrom(ctx context.Context, pageOf func(context.Context, ListOptions) (*Page, error), opts ListOptions) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {

@@ -94,6 +94,27 @@ func parseNew(op, id string) (model.ID, error) {
 	return pid, err
 }
 
+// byID runs f on id parsed for operation op, its error made the *Error of
+// op on that ID.
+func byID[T any](op, id string, f func(model.ID) (T, error)) (T, error) {
+	pid, err := parse(op, id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := f(pid)
+	return v, wrap(op, pid, err)
+}
+
+// onID is byID for an operation that returns only an error.
+func onID(op, id string, f func(model.ID) error) error {
+	pid, err := parse(op, id)
+	if err != nil {
+		return err
+	}
+	return wrap(op, pid, f(pid))
+}
+
 func invalid(op string, id model.ID, format string, args ...any) error {
 	return wrap(op, id, fmt.Errorf("%w: %s", model.ErrInvalidArgument, fmt.Sprintf(format, args...)))
 }
@@ -224,15 +245,13 @@ func (ns *NameService) AdminPublishIndexGraphs(ctx context.Context, id string, g
 }
 
 func (ns *NameService) publishRef(ctx context.Context, op, id string, c model.Concern, cond driver.Condition, next Value) (Outcome, error) {
-	pid, err := parse(op, id)
-	if err != nil {
-		return Outcome{}, err
-	}
-	if err := checkRef(next); err != nil {
-		return Outcome{}, wrap(op, pid, err)
-	}
-	out, err := ns.Update(ctx, pid, c, cond, next)
-	return out, wrap(op, pid, ns.classifyMissing(ctx, pid, c, err))
+	return byID(op, id, func(pid model.ID) (Outcome, error) {
+		if err := checkRef(next); err != nil {
+			return Outcome{}, err
+		}
+		out, err := ns.Update(ctx, pid, c, cond, next)
+		return out, ns.classifyMissing(ctx, pid, c, err)
+	})
 }
 
 // checkRef refuses a head or index without a t from 1 or an address, in
@@ -364,20 +383,17 @@ func (ns *NameService) PushConfig(ctx context.Context, id string, expected, next
 }
 
 func (ns *NameService) push(ctx context.Context, op, id string, c model.Concern, expected, next Value) (Outcome, error) {
-	pid, err := parse(op, id)
-	if err != nil {
-		return Outcome{}, err
-	}
-	if next.Payload == nil {
-		return Outcome{}, invalid(op, pid, "a %s push needs a payload", c)
-	}
-	p, err := normalize(c.String()+" payload", next.Payload)
-	if err != nil {
-		return Outcome{}, wrap(op, pid, err)
-	}
-	next.Payload = p
-	out, err := ns.Update(ctx, pid, c, driver.IfEquals(expected), next)
-	return out, wrap(op, pid, err)
+	return byID(op, id, func(pid model.ID) (Outcome, error) {
+		if next.Payload == nil {
+			return Outcome{}, fmt.Errorf("%w: a %s push needs a payload", model.ErrInvalidArgument, c)
+		}
+		p, err := normalize(c.String()+" payload", next.Payload)
+		if err != nil {
+			return Outcome{}, err
+		}
+		next.Payload = p
+		return ns.Update(ctx, pid, c, driver.IfEquals(expected), next)
+	})
 }
 
 // normalize returns v as a JSON-normal Object, naming field in its error.
@@ -404,33 +420,20 @@ func normalize(field string, v any) (model.Object, error) {
 // retracted_at} at status_v+1, in one atomic step. Retracting twice is a
 // no-op. It returns an error wrapping ErrNotFound for an unknown ID.
 func (ns *NameService) Retract(ctx context.Context, id string) error {
-	pid, err := parse("retract", id)
-	if err != nil {
-		return err
-	}
-	return wrap("retract", pid, ns.RetractAt(ctx, pid, ns.now()))
+	return onID("retract", id, func(pid model.ID) error { return ns.RetractAt(ctx, pid, ns.now()) })
 }
 
 // Purge removes id entirely, so the name can be initialised again. It
 // returns an error wrapping ErrNotFound for an unknown ID.
 func (ns *NameService) Purge(ctx context.Context, id string) error {
-	pid, err := parse("purge", id)
-	if err != nil {
-		return err
-	}
-	return wrap("purge", pid, ns.Delete(ctx, pid))
+	return onID("purge", id, func(pid model.ID) error { return ns.Delete(ctx, pid) })
 }
 
 // Lookup returns the whole record of id, read strongly consistently,
 // retracted or not. It returns an error wrapping ErrNotFound for an unknown
 // ID.
 func (ns *NameService) Lookup(ctx context.Context, id string) (*Record, error) {
-	pid, err := parse("lookup", id)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := ns.Get(ctx, pid)
-	return rec, wrap("lookup", pid, err)
+	return byID("lookup", id, func(pid model.ID) (*Record, error) { return ns.Get(ctx, pid) })
 }
 
 // Head returns the head of ledger id; ErrWrongKind for a graph source.
@@ -453,34 +456,8 @@ func (ns *NameService) ConfigOf(ctx context.Context, id string) (Value, error) {
 	return ns.concern(ctx, id, model.Config)
 }
 
-// Heads returns the head and index of ledger id, read strongly
-// consistently, retracted or not: with the driver's own read of the two
-// (driver.HeadsReader: one request on DynamoDB) when it has one, else with
-// Lookup's read. It returns an error wrapping ErrNotFound for an unknown ID
-// and ErrWrongKind for a graph source.
-func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
-	const op = "get heads"
-	pid, err := parse(op, id)
-	if err != nil {
-		return Heads{}, err
-	}
-	h, err := ns.heads(ctx, pid)
-	if errors.Is(err, model.ErrUnsupported) {
-		var rec *Record
-		if rec, err = ns.Get(ctx, pid); err == nil {
-			h, err = model.HeadsOf(rec)
-		}
-	}
-	return h, wrap(op, pid, err)
-}
-
 func (ns *NameService) concern(ctx context.Context, id string, c model.Concern) (Value, error) {
-	pid, err := parse("get "+c.String(), id)
-	if err != nil {
-		return Value{}, err
-	}
-	v, err := ns.value(ctx, pid, c)
-	return v, wrap("get "+c.String(), pid, err)
+	return byID("get "+c.String(), id, func(pid model.ID) (Value, error) { return ns.value(ctx, pid, c) })
 }
 
 func (ns *NameService) value(ctx context.Context, id model.ID, c model.Concern) (Value, error) {

@@ -122,7 +122,8 @@ func (p *poller) snapshot(ctx context.Context, prev snapshot) (snapshot, error) 
 // list reads every watched record with List.
 func (p *poller) list(ctx context.Context, prev snapshot) (snapshot, error) {
 	s := snapshot{}
-	for r, err := range listFrom(ctx, p.ns.untracedPage, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
+	untraced := func(ctx context.Context, opts ListOptions) (*Page, error) { return p.ns.listPage(ctx, opts, nil) }
+	for r, err := range listFrom(ctx, untraced, ListOptions{Prefix: p.opts.Prefix, Kind: p.opts.Kind, IncludeRetracted: true}) {
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):
@@ -200,27 +201,22 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 			}
 			return
 		}
-		for _, ev := range diff(prev, next, p.opts) {
+		// The events that take prev to next: a record purged and re-created
+		// between polls shows as its concerns' changes.
+		var evs []Event
+		for id, r := range next {
+			evs = append(evs, driverutil.Selected(p.opts, prev[id], r)...)
+		}
+		for id, r := range prev {
+			if _, ok := next[id]; !ok {
+				evs = append(evs, driverutil.Selected(p.opts, r, nil)...)
+			}
+		}
+		for _, ev := range evs {
 			if !driverutil.Send(ctx, ch, ev) {
 				return
 			}
 		}
 		prev = next
 	}
-}
-
-// diff returns the events that take prev to next that opts reports. A
-// record that was purged and re-created between polls shows as its
-// concerns' changes.
-func diff(prev, next snapshot, opts driver.WatchOptions) []Event {
-	var evs []Event
-	for id, r := range next {
-		evs = append(evs, driverutil.Selected(opts, prev[id], r)...)
-	}
-	for id, r := range prev {
-		if _, ok := next[id]; !ok {
-			evs = append(evs, driverutil.Selected(opts, r, nil)...)
-		}
-	}
-	return evs
 }

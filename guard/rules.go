@@ -242,21 +242,19 @@ func CheckList(opts driver.ListOptions) error {
 	if err := checkKind(opts.Kind); err != nil {
 		return err
 	}
-	switch {
-	case opts.PageSize < 0:
+	if opts.PageSize < 0 {
 		return invalid("page size %d is negative", opts.PageSize)
-	case !utf8.ValidString(opts.Prefix):
-		return invalid("prefix is not valid UTF-8")
-	case len(opts.Prefix) > model.MaxIDLength:
-		return limitError("prefix", "bytes", len(opts.Prefix), model.MaxIDLength)
-	case !utf8.ValidString(opts.State):
-		return invalid("state is not valid UTF-8")
-	case len(opts.State) > MaxPayloadBytes:
-		return limitError("state", "bytes", len(opts.State), MaxPayloadBytes)
-	case !utf8.ValidString(opts.SourceType):
-		return invalid("source type is not valid UTF-8")
-	case len(opts.SourceType) > MaxSourceTypeBytes:
-		return limitError("source type", "bytes", len(opts.SourceType), MaxSourceTypeBytes)
+	}
+	for _, f := range []struct {
+		field, s string
+		limit    int
+	}{{"prefix", opts.Prefix, model.MaxIDLength}, {"state", opts.State, MaxPayloadBytes}, {"source type", opts.SourceType, MaxSourceTypeBytes}} {
+		if !utf8.ValidString(f.s) {
+			return invalid("%s is not valid UTF-8", f.field)
+		}
+		if len(f.s) > f.limit {
+			return limitError(f.field, "bytes", len(f.s), f.limit)
+		}
 	}
 	return nil
 }

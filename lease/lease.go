@@ -366,6 +366,11 @@ type Info struct {
 	Expires  int64  `json:"expires_at"`
 }
 
+func (lk *lock) info(id, name string, statusV int64) Info {
+	return Info{ID: id, Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: statusV, TargetT: lk.TargetT,
+		Acquired: lk.AcquiredAt, Expires: lk.ExpiresAt}
+}
+
 // Held returns the leases held in the status of rec.
 func Held(rec *nameservice.Record) []Info {
 	var out []Info
@@ -378,8 +383,7 @@ func Held(rec *nameservice.Record) []Info {
 			continue
 		}
 		if lk, held := readLock(rec.Status.Payload, name); held {
-			out = append(out, Info{ID: rec.ID.String(), Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: rec.Status.V,
-				TargetT: lk.TargetT, Acquired: lk.AcquiredAt, Expires: lk.ExpiresAt})
+			out = append(out, lk.info(rec.ID.String(), name, rec.Status.V))
 		}
 	}
 	return out
@@ -409,8 +413,8 @@ func Break(ctx context.Context, ns *nameservice.NameService, id, name string) (*
 			return nil, err
 		}
 		if out.Applied {
-			return &Info{ID: id, Name: name, Holder: lk.Holder, Token: lk.Token, StatusV: cur.V, TargetT: lk.TargetT,
-				Acquired: lk.AcquiredAt, Expires: lk.ExpiresAt}, nil
+			info := lk.info(id, name, cur.V)
+			return &info, nil
 		}
 	}
 }

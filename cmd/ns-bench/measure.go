@@ -39,15 +39,6 @@ type latency struct {
 	perSec   float64
 }
 
-func summarize(d []time.Duration, total time.Duration) latency {
-	if len(d) == 0 {
-		return latency{}
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return latency{p50: s[len(s)/2], p99: s[min(len(s)-1, len(s)*99/100)], perSec: float64(len(s)) / total.Seconds()}
-}
-
 // count returns the requests counted so far, or -1 without a counter.
 func (t *target) count() int64 {
 	if t.requests == nil {
@@ -129,7 +120,10 @@ func timed(t *target, n int, call func(i int) error) (latency, float64, error) {
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	return summarize(lat, time.Since(start)), perOp(t, before, n), nil
+	total := time.Since(start)
+	slices.Sort(lat)
+	l := latency{p50: lat[n/2], p99: lat[min(n-1, n*99/100)], perSec: float64(n) / total.Seconds()}
+	return l, perOp(t, before, n), nil
 }
 
 // contention is what writers of two concerns on one ID saw.

@@ -197,7 +197,11 @@ func s3Target(ctx context.Context, endpoint string) (*target, error) {
 		raw: func(ctx context.Context) (func(context.Context, int) error, error) {
 			return rawPut(ctx, client, cfg.Bucket)
 		},
-		close: func() { removeBucket(client, cfg.Bucket) },
+		close: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			awsconf.RemoveBucket(ctx, client, cfg.Bucket)
+		},
 	}, nil
 }
 
@@ -205,7 +209,12 @@ func s3Target(ctx context.Context, endpoint string) (*target, error) {
 // wrote, with If-Match on the ETag of the previous one, as the driver's
 // uncontended push.
 func rawPut(ctx context.Context, c *s3.Client, bucket string) (func(context.Context, int) error, error) {
-	data, err := getObject(ctx, c, bucket, "ns@v2/bench/push/main.json")
+	obj, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("ns@v2/bench/push/main.json")})
+	if err != nil {
+		return nil, fmt.Errorf("read the driver's file: %w", err)
+	}
+	data, err := io.ReadAll(obj.Body)
+	obj.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read the driver's file: %w", err)
 	}
@@ -223,19 +232,4 @@ func rawPut(ctx context.Context, c *s3.Client, bucket string) (func(context.Cont
 		}
 		return err
 	}, nil
-}
-
-func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, error) {
-	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, err
-	}
-	defer out.Body.Close()
-	return io.ReadAll(out.Body)
-}
-
-func removeBucket(c *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	awsconf.RemoveBucket(ctx, c, bucket)
 }

@@ -30,7 +30,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 	if err != nil {
 		return false, usagef("%v", err)
 	}
-	defer shutdownExport(ex, stderr)
+	defer ex.Shutdown(stderr, "ns-migrate")
 	if ex != nil {
 		o.tracer = ex.Tracer.Tracer("nameservice.dev/nameservice/cmd/ns-migrate")
 	}
@@ -169,16 +169,6 @@ func (o *options) traced(ctx context.Context, it item, work func(context.Context
 	return r
 }
 
-// shutdownExport sends the spans and metrics still buffered, for at most
-// 5 seconds: a collector that is down must not hold the command.
-func shutdownExport(ex *otelexport.Exporter, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := ex.Shutdown(ctx); err != nil {
-		fmt.Fprintln(stderr, "ns-migrate: OpenTelemetry export:", err)
-	}
-}
-
 func copyPass(ctx context.Context, o *options, src, dst *nameservice.NameService, rep *reporter, stdout, stderr io.Writer) bool {
 	c := &copier{dst: dst}
 	name := "copy"
@@ -218,7 +208,7 @@ type tally struct {
 	counts         map[string]int
 	n              int
 	start          time.Time
-	prog           progress
+	prog           *progress
 	reportErr      error
 }
 
@@ -289,10 +279,7 @@ var verifyResults = []string{"same", "differs", "failed"}
 func (t *tally) countsText() string {
 	keys := verifyResults
 	if t.name != "verify" {
-		keys = nil
-		for _, a := range actions {
-			keys = append(keys, string(a))
-		}
+		keys = actions
 	} else if t.n == 0 {
 		return "nothing selected"
 	}

@@ -22,7 +22,7 @@ const (
 	actFailed   action = "failed"   // the source could not be read, or a write failed
 )
 
-var actions = []action{actCreate, actSkip, actAdvance, actConflict, actFailed}
+var actions = []string{string(actCreate), string(actSkip), string(actAdvance), string(actConflict), string(actFailed)}
 
 // step moves one concern of the target from its current value to the
 // source's, by compare-and-set.
@@ -53,7 +53,9 @@ func planRecord(src, dst *nameservice.Record) plan {
 	if dst == nil {
 		return plan{action: actCreate}
 	}
-	if same, err := sameJSON(src, dst); err == nil && same {
+	ja, errA := json.Marshal(src)
+	jb, errB := json.Marshal(dst)
+	if errA == nil && errB == nil && bytes.Equal(ja, jb) { // identical record JSON
 		return plan{action: actSkip}
 	}
 	if src.Kind != dst.Kind {
@@ -137,17 +139,4 @@ func metaDiff(src, dst *nameservice.Record) string {
 		}
 	}
 	return ""
-}
-
-// sameJSON reports whether a and b have identical record JSON.
-func sameJSON(a, b *nameservice.Record) (bool, error) {
-	ja, err := json.Marshal(a)
-	if err != nil {
-		return false, err
-	}
-	jb, err := json.Marshal(b)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(ja, jb), nil
 }

@@ -12,20 +12,19 @@ import (
 )
 
 // progress shows how a pass goes: a spinner with a count and a rate on a
-// terminal, else a plain line every interval (logs and CI read those).
-type progress interface {
-	add()                          // one more record
-	tick()                         // the interval passed
-	println(w io.Writer, s string) // print s without garbling the bar
-	finish()
+// terminal (bar), else a plain line made by line every interval (logs and
+// CI read those).
+type progress struct {
+	bar  *progressbar.ProgressBar // nil: not a terminal
+	w    io.Writer
+	line func() string
 }
 
-// newProgress returns a bar when w is a terminal, else plain lines made by
-// line.
-func newProgress(name string, w io.Writer, line func() string) progress {
+func newProgress(name string, w io.Writer, line func() string) *progress {
+	p := &progress{w: w, line: line}
 	if f := cli.File(w); f != nil && term.IsTerminal(int(f.Fd())) {
 		// The total is unknown: the source is streamed, never counted first.
-		return &barProgress{bar: progressbar.NewOptions64(-1,
+		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription(name),
 			progressbar.OptionShowCount(),
@@ -33,27 +32,35 @@ func newProgress(name string, w io.Writer, line func() string) progress {
 			progressbar.OptionSetItsString("records"),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
-		)}
+		)
 	}
-	return &lineProgress{w: w, line: line}
+	return p
 }
 
-type barProgress struct{ bar *progressbar.ProgressBar }
+// add counts one more record.
+func (p *progress) add() {
+	if p.bar != nil {
+		_ = p.bar.Add(1)
+	}
+}
 
-func (p *barProgress) add()  { _ = p.bar.Add(1) }
-func (p *barProgress) tick() {}
-func (p *barProgress) println(w io.Writer, s string) {
-	_ = p.bar.Clear()
+// tick is called every interval.
+func (p *progress) tick() {
+	if p.bar == nil {
+		fmt.Fprintln(p.w, p.line())
+	}
+}
+
+// println prints s without garbling the bar.
+func (p *progress) println(w io.Writer, s string) {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
 	fmt.Fprintln(w, s)
 }
-func (p *barProgress) finish() { _ = p.bar.Finish() }
 
-type lineProgress struct {
-	w    io.Writer
-	line func() string
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
 }
-
-func (p *lineProgress) add()                          {}
-func (p *lineProgress) tick()                         { fmt.Fprintln(p.w, p.line()) }
-func (p *lineProgress) println(w io.Writer, s string) { fmt.Fprintln(w, s) }
-func (p *lineProgress) finish()                       {}

@@ -102,26 +102,12 @@ func writeCompletion(w io.Writer, tmpl string, caseLine func(key, words string) 
 	return err
 }
 
-// The scripts find the command as the first word after ns that is not a
-// flag or the value of --url or --config, and a group's subcommand as the
-// word after it. They offer the command's flags for a word starting with
-// "-", the kinds after --kind, files after --config and --state, a group's
-// subcommands, completion's shells, and for a command taking IDs the IDs
-// of the nameservice the line names (ns __ids, with the line's --url or
-// --config); else command names. bash splits words at ':' (an ID's), so
-// its script reads the line itself.
-const bashCompletion = `# bash completion for ns; load with: source <(ns completion bash)
-_ns() {
-	local line=${COMP_LINE:0:COMP_POINT} cmd="" sub="" key i
-	local -a words conn=() reply=()
-	read -ra words <<<"$line"
-	if [[ -z $line || $line == *[[:space:]] ]]; then words+=(""); fi
-	local n=${#words[@]}
-	local cur=${words[n-1]} prev=${words[n-2]}
-	for ((i = 1; i < n - 1; i++)); do
-		case ${words[i]} in
+// scanWords is the scripts' loop over the words before the current one,
+// which finds the command, the subcommand and the connection flags
+// ({{CONN}}: the words to pass on, quoted as the shell needs).
+const scanWords = `		case ${words[i]} in
 		--url | --config | -url | -config)
-			if [[ -z $cmd || ${words[i]} == *url ]]; then conn+=("${words[i]}" "${words[i+1]}"); fi
+			if [[ -z $cmd || ${words[i]} == *url ]]; then conn+=({{CONN}}); fi
 			((i++)) ;;
 		-*) ;;
 		*)
@@ -134,7 +120,26 @@ _ns() {
 	done
 	key=$cmd
 	if [[ -n $sub ]]; then key="$cmd $sub"; fi
-	case $prev in
+`
+
+// The scripts find the command as the first word after ns that is not a
+// flag or the value of --url or --config, and a group's subcommand as the
+// word after it. They offer the command's flags for a word starting with
+// "-", the kinds after --kind, files after --config and --state, a group's
+// subcommands, completion's shells, and for a command taking IDs the IDs
+// of the nameservice the line names (ns __ids, with the line's --url or
+// --config); else command names. bash splits words at ':' (an ID's), so
+// its script reads the line itself.
+var bashCompletion = `# bash completion for ns; load with: source <(ns completion bash)
+_ns() {
+	local line=${COMP_LINE:0:COMP_POINT} cmd="" sub="" key i
+	local -a words conn=() reply=()
+	read -ra words <<<"$line"
+	if [[ -z $line || $line == *[[:space:]] ]]; then words+=(""); fi
+	local n=${#words[@]}
+	local cur=${words[n-1]} prev=${words[n-2]}
+	for ((i = 1; i < n - 1; i++)); do
+` + strings.Replace(scanWords, "{{CONN}}", `"${words[i]}" "${words[i+1]}"`, 1) + `	case $prev in
 	--kind) reply=($(compgen -W "ledger graph_source" -- "$cur")) ;;
 	--config | --state) reply=($(compgen -f -- "$cur")) ;;
 	--url) ;;
@@ -175,28 +180,13 @@ func writeBashCompletion(w io.Writer) error {
 	})
 }
 
-const zshCompletion = `#compdef ns
+var zshCompletion = `#compdef ns
 # zsh completion for ns; load with: source <(ns completion zsh)
 _ns() {
 	local cmd="" sub="" key cur=${words[CURRENT]} i
 	local -a conn
 	for ((i = 2; i < CURRENT; i++)); do
-		case ${words[i]} in
-		--url | --config | -url | -config)
-			if [[ -z $cmd || ${words[i]} == *url ]]; then conn+=(${words[i]} ${words[i+1]}); fi
-			((i++)) ;;
-		-*) ;;
-		*)
-			if [[ -z $cmd ]]; then
-				cmd=${words[i]}
-			elif [[ -z $sub && " {{GROUPS}} " == *" $cmd "* ]]; then
-				sub=${words[i]}
-			fi ;;
-		esac
-	done
-	key=$cmd
-	if [[ -n $sub ]]; then key="$cmd $sub"; fi
-	case ${words[CURRENT-1]} in
+` + strings.Replace(scanWords, "{{CONN}}", "${words[i]} ${words[i+1]}", 1) + `	case ${words[CURRENT-1]} in
 	--kind) compadd ledger graph_source; return ;;
 	--config | --state) _files; return ;;
 	--url) return ;;

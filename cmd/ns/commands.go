@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/connconfig"
@@ -98,7 +97,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return usagef("%v", err)
 		}
-		defer shutdownExport(ex, stderr)
+		defer ex.Shutdown(stderr, "ns")
 		c.otel = ex
 	}
 	opts := c.otel.Options()
@@ -223,16 +222,6 @@ func flagError(err error) string {
 }
 
 var singleDash = regexp.MustCompile(`((?:defined|argument|for flag|flag):? )-([A-Za-z])`)
-
-// shutdownExport sends the spans and metrics still buffered, for at most
-// 5 seconds: a collector that is down must not hold the command.
-func shutdownExport(ex *otelexport.Exporter, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := ex.Shutdown(ctx); err != nil {
-		fmt.Fprintln(stderr, "ns: OpenTelemetry export:", err)
-	}
-}
 
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false

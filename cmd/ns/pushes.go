@@ -164,7 +164,7 @@ func pushPayload(concern nameservice.Concern, arg, meta string) (nameservice.Obj
 
 func graphSourceCommand() *command {
 	var typ, cfg string
-	var deps multiFlag
+	var deps []string
 	return &command{usage: "ID --type TYPE [--dep ID]... [--config JSON|@FILE|@-]", nargs: 1, ids: true, creates: true,
 		summary:    "create graph source ID of TYPE over the ledgers --dep, or push its new --config",
 		example:    `ns create-graph-source search --type db:Bm25Index --dep mydb --config '{"k1":1.2}'`,
@@ -172,7 +172,10 @@ func graphSourceCommand() *command {
 		flags: func(fs *flag.FlagSet) {
 			deps = nil
 			fs.StringVar(&typ, "type", "", "the graph source type, e.g. db:Bm25Index")
-			fs.Var(&deps, "dep", "a ledger the graph source depends on (repeatable)")
+			fs.Func("dep", "a ledger the graph source depends on (repeatable)", func(s string) error {
+				deps = append(deps, s)
+				return nil
+			})
 			fs.StringVar(&cfg, "config", "", "the graph source config, a JSON object")
 		},
 		run: func(c *call) error {
@@ -193,11 +196,6 @@ func graphSourceCommand() *command {
 			return c.done("published graph source " + c.args[0])
 		}}
 }
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return "" }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // publishIndexCommand publishes an index, with named graphs when --graph is
 // given: ADDRESS at T is then the default graph's index.

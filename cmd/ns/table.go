@@ -44,17 +44,13 @@ func tableCreateCommand() *command {
 		}}
 }
 
-// indexedTable is a driver whose table can hold the schema's optional
-// indexes (DynamoDB's state-index and source-type-index).
-type indexedTable interface {
-	ProvisionIndexes(ctx context.Context) (dynamodb.Upgrade, error)
-	UpgradeTable(ctx context.Context) (dynamodb.Upgrade, error)
-}
-
 // upgradeTable adds the optional indexes to the table, creating it first
 // when create is set, and back-fills what they index.
 func upgradeTable(c *call, create bool) error {
-	var t indexedTable
+	var t interface { // a table that can hold the optional indexes (DynamoDB's)
+		ProvisionIndexes(ctx context.Context) (dynamodb.Upgrade, error)
+		UpgradeTable(ctx context.Context) (dynamodb.Upgrade, error)
+	}
 	if !c.ns.As(&t) {
 		return fmt.Errorf("%w: this backend has no table indexes to add", nameservice.ErrUnsupported)
 	}
@@ -71,16 +67,12 @@ func upgradeTable(c *call, create bool) error {
 		"table ready; indexes added: %s; status_state back-filled on %d item(s)", added, up.Backfilled)
 }
 
-// branchMigrator is a driver whose tables earlier versions wrote with other
-// branch attributes (the DynamoDB driver's source_branch).
-type branchMigrator interface {
-	MigrateBranchAttributes(ctx context.Context) (int, error)
-}
-
 // migrateBranches renames, in place, the branch attributes earlier versions
 // wrote to those Fluree reads.
 func migrateBranches(c *call) error {
-	var m branchMigrator
+	var m interface { // earlier versions wrote other branch attributes (DynamoDB's source_branch)
+		MigrateBranchAttributes(ctx context.Context) (int, error)
+	}
 	if !c.ns.As(&m) {
 		return fmt.Errorf("%w: this backend has no branch attributes to migrate", nameservice.ErrUnsupported)
 	}

@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -32,20 +34,14 @@ type Exporter struct {
 	Propagator propagation.TextMapPropagator
 }
 
-// Wanted reports whether an export is asked for: a flag value, or the
-// standard environment variables.
-func Wanted(endpoint string) bool {
-	return endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||
-		os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
-}
-
 // Start returns an Exporter sending to endpoint (a base URL such as
 // http://collector:4318, to which /v1/traces and /v1/metrics are added),
 // or where the OTEL_EXPORTER_OTLP_* variables say when endpoint is "". It
 // returns nil when neither is set. service names the command
 // (service.name; OTEL_SERVICE_NAME overrides it).
 func Start(ctx context.Context, endpoint, service string) (*Exporter, error) {
-	if !Wanted(endpoint) {
+	if endpoint == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" &&
+		os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") == "" {
 		return nil, nil
 	}
 	var topts []otlptracehttp.Option
@@ -89,10 +85,16 @@ func (e *Exporter) Options() []nameservice.Option {
 	return []nameservice.Option{nameservice.WithTracerProvider(e.Tracer), nameservice.WithMeterProvider(e.Meter)}
 }
 
-// Shutdown sends what is buffered (spans, the last metrics) and stops.
-func (e *Exporter) Shutdown(ctx context.Context) error {
+// Shutdown sends what is buffered (spans, the last metrics) and stops, for
+// at most 5 seconds: a collector that is down must not hold the command. It
+// prints an error to stderr after the command's name.
+func (e *Exporter) Shutdown(stderr io.Writer, command string) {
 	if e == nil {
-		return nil
+		return
 	}
-	return errors.Join(e.Tracer.Shutdown(ctx), e.Meter.Shutdown(ctx))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := errors.Join(e.Tracer.Shutdown(ctx), e.Meter.Shutdown(ctx)); err != nil {
+		fmt.Fprintf(stderr, "%s: OpenTelemetry export: %v\n", command, err)
+	}
 }

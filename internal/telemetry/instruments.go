@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 
@@ -9,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"nameservice.dev/nameservice/driver"
 )
 
 // Attribute keys: OpenTelemetry's database conventions, and ours under
@@ -52,8 +55,14 @@ type Instruments struct {
 	retries   metric.Int64Counter
 }
 
-func newInstruments(cfg Config) *Instruments {
+// New returns the Instruments the calls to d report to as cfg says, or nil
+// when cfg reports nothing.
+func New(d driver.Driver, cfg Config) *Instruments {
 	tp, mp := cfg.TracerProvider, cfg.MeterProvider
+	if tp == nil && mp == nil && cfg.Logger == nil {
+		return nil
+	}
+	cfg.Backend = cmp.Or(cfg.Backend, backendOf(d))
 	if tp == nil {
 		tp = tracenoop.NewTracerProvider()
 	}
@@ -67,35 +76,31 @@ func newInstruments(cfg Config) *Instruments {
 		in.base = append(in.base, keyNamespace.String(cfg.Namespace))
 	}
 	m := mp.Meter(ScopeName)
-	var errs [4]error
-	in.calls, errs[0] = m.Int64Counter("nameservice.operations",
-		metric.WithDescription("Driver calls, by backend, operation and outcome."), metric.WithUnit("{operation}"))
-	in.duration, errs[1] = m.Float64Histogram("db.client.operation.duration",
+	var errs []error
+	counter := func(name, desc, unit string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		if c == nil {
+			c, _ = noop.Meter{}.Int64Counter("")
+		}
+		return c
+	}
+	in.calls = counter("nameservice.operations", "Driver calls, by backend, operation and outcome.", "{operation}")
+	var err error
+	in.duration, err = m.Float64Histogram("db.client.operation.duration",
 		metric.WithDescription("Duration of driver calls."), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
-	in.conflicts, errs[2] = m.Int64Counter("nameservice.conflicts",
-		metric.WithDescription("Writes not applied: stale publishes and compare-and-set conflicts."), metric.WithUnit("{operation}"))
-	in.retries, errs[3] = m.Int64Counter("nameservice.retries",
-		metric.WithDescription("Requests a driver sent again within one call (failed preconditions, lost answers, contention)."),
-		metric.WithUnit("{retry}"))
+	if errs = append(errs, err); in.duration == nil {
+		in.duration, _ = noop.Meter{}.Float64Histogram("")
+	}
+	in.conflicts = counter("nameservice.conflicts", "Writes not applied: stale publishes and compare-and-set conflicts.", "{operation}")
+	in.retries = counter("nameservice.retries",
+		"Requests a driver sent again within one call (failed preconditions, lost answers, contention).", "{retry}")
 	// A provider that refuses an instrument still returns one that works or
 	// does nothing; the names here are fixed and valid, so an error says the
 	// provider is broken, and the wrapper reports what it can.
-	if err := errors.Join(errs[:]...); err != nil && in.log != nil {
+	if err := errors.Join(errs...); err != nil && in.log != nil {
 		in.log.Warn("nameservice telemetry: creating instruments", slog.String("error", err.Error()))
-	}
-	fallback := noop.Meter{}
-	if in.calls == nil {
-		in.calls, _ = fallback.Int64Counter("")
-	}
-	if in.duration == nil {
-		in.duration, _ = fallback.Float64Histogram("")
-	}
-	if in.conflicts == nil {
-		in.conflicts, _ = fallback.Int64Counter("")
-	}
-	if in.retries == nil {
-		in.retries, _ = fallback.Int64Counter("")
 	}
 	return in
 }

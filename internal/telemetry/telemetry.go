@@ -13,7 +13,6 @@
 package telemetry
 
 import (
-	"cmp"
 	"errors"
 	"log/slog"
 	"net/url"
@@ -43,21 +42,6 @@ type Config struct {
 	Namespace string
 }
 
-// Enabled reports whether cfg reports anything.
-func (cfg Config) Enabled() bool {
-	return cfg.TracerProvider != nil || cfg.MeterProvider != nil || cfg.Logger != nil
-}
-
-// New returns the Instruments the calls to d report to as cfg says, or nil
-// when cfg reports nothing.
-func New(d driver.Driver, cfg Config) *Instruments {
-	if !cfg.Enabled() {
-		return nil
-	}
-	cfg.Backend = cmp.Or(cfg.Backend, BackendOf(d))
-	return newInstruments(cfg)
-}
-
 // ErrOutcome is the outcome of a call that returned err: ok when nil.
 func ErrOutcome(err error, ok string) string {
 	switch {
@@ -84,8 +68,8 @@ func UpdateOutcome(out driver.Outcome, cond driver.Condition, err error) string 
 	return OutcomeStale
 }
 
-// BackendOf names d's backend by its package: "dynamodb", "fs", "mem", ...
-func BackendOf(d driver.Driver) string {
+// backendOf names d's backend by its package: "dynamodb", "fs", "mem", ...
+func backendOf(d driver.Driver) string {
 	t := reflect.TypeOf(d)
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()

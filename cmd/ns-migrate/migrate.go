@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -208,13 +209,14 @@ type tally struct {
 	counts         map[string]int
 	n              int
 	start          time.Time
-	prog           *progress
+	bar            *progressbar.ProgressBar // invisible unless on a terminal
+	onTerminal     bool
 	reportErr      error
 }
 
 func newTally(name string, o *options, rep *reporter, stdout, stderr io.Writer) *tally {
 	t := &tally{name: name, o: o, rep: rep, stdout: stdout, stderr: stderr, counts: map[string]int{}, start: time.Now()}
-	t.prog = newProgress(name, stderr, t.line)
+	t.bar, t.onTerminal = newBar(name, stderr)
 	return t
 }
 
@@ -229,7 +231,9 @@ func (t *tally) collect(results <-chan outcome) {
 			}
 			t.add(r)
 		case <-tick.C:
-			t.prog.tick()
+			if !t.onTerminal {
+				fmt.Fprintln(t.stderr, t.line())
+			}
 		}
 	}
 }
@@ -249,19 +253,24 @@ func (t *tally) add(r outcome) {
 	if err := t.rep.write(l); err != nil && t.reportErr == nil {
 		t.reportErr = err
 	}
-	t.prog.add()
+	_ = t.bar.Add(1)
 }
 
 func (t *tally) print(r outcome) {
 	id := cmp.Or(r.id, "(no record)")
+	var s string
 	switch {
 	case r.diff != "":
-		t.prog.println(t.stdout, fmt.Sprintf("%s %s: the target differs (-source +target):\n%s", r.result, id, r.diff))
+		s = fmt.Sprintf("%s %s: the target differs (-source +target):\n%s", r.result, id, r.diff)
 	case r.err != nil:
-		t.prog.println(t.stdout, fmt.Sprintf("%s %s: %v", r.result, id, r.err))
+		s = fmt.Sprintf("%s %s: %v", r.result, id, r.err)
 	case t.o.dryRun:
-		t.prog.println(t.stdout, fmt.Sprintf("%s %s", r.action, id))
+		s = fmt.Sprintf("%s %s", r.action, id)
+	default:
+		return
 	}
+	_ = t.bar.Clear() // not to garble the bar
+	fmt.Fprintln(t.stdout, s)
 }
 
 // line is the progress line: records so far, rate and counts.
@@ -299,7 +308,7 @@ func rate(n int, d time.Duration) float64 {
 
 // finish prints the summary and reports whether every record went well.
 func (t *tally) finish() bool {
-	t.prog.finish()
+	_ = t.bar.Finish()
 	fmt.Fprintln(t.stdout, t.line())
 	if t.reportErr != nil {
 		fmt.Fprintf(t.stderr, "ns-migrate: --report: %v\n", t.reportErr)

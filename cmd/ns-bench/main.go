@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/buildinfo"
 	"nameservice.dev/nameservice/jsonld"
@@ -77,12 +76,8 @@ var candidates = []candidate{
 		open := func(context.Context) (driver.Driver, error) { return store.Open(), nil }
 		return &target{name: "mem", open: open, close: func() {}}, nil
 	}},
-	{"fs-b", "", func(context.Context, string) (*target, error) {
-		return fsTarget(fs.Config{Layout: jsonld.LayoutB}, "fs (layout B)")
-	}},
-	{"fs-c", "", func(context.Context, string) (*target, error) {
-		return fsTarget(fs.Config{Layout: jsonld.LayoutC}, "fs (layout C)")
-	}},
+	{"fs-b", "", fsTarget(jsonld.LayoutB, "fs (layout B)", "main.json")},
+	{"fs-c", "", fsTarget(jsonld.LayoutC, "fs (layout C)", "main.head.json")},
 	{"dynamodb", "NAMESERVICE_TEST_DYNAMODB_ENDPOINT", dynamoTarget},
 	{"s3", "NAMESERVICE_TEST_S3_ENDPOINT", s3Target},
 }

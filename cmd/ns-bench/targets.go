@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +24,7 @@ import (
 	"nameservice.dev/nameservice/drivers/fs"
 	"nameservice.dev/nameservice/drivers/s3etag"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -61,30 +60,24 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (c *counter) client() *http.Client { return &http.Client{Transport: c, Timeout: 10 * time.Second} }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// fsTarget measures the filesystem driver in a new temporary directory.
-func fsTarget(l fs.Config, name string) (*target, error) {
-	dir, err := os.MkdirTemp("", "ns-bench-")
-	if err != nil {
-		return nil, err
+// fsTarget sets up the filesystem driver of layout l in a new temporary
+// directory; headFile names the file where that layout keeps a head.
+func fsTarget(l jsonld.Layout, name, headFile string) func(context.Context, string) (*target, error) {
+	return func(context.Context, string) (*target, error) {
+		dir, err := os.MkdirTemp("", "ns-bench-")
+		if err != nil {
+			return nil, err
+		}
+		cfg := fs.Config{Dir: dir, Layout: l}
+		file := filepath.Join(dir, "ns@v2", "bench", "push", headFile)
+		return &target{
+			name:     name,
+			open:     func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, cfg) },
+			baseline: "write + fsync + rename + dir fsync",
+			raw:      func(context.Context) (func(context.Context, int) error, error) { return rawFile(dir, file) },
+			close:    func() { _ = os.RemoveAll(dir) },
+		}, nil
 	}
-	l.Dir = dir
-	file := filepath.Join(dir, "ns@v2", "bench", "push", "main.json")
-	if l.Layout == jsonld.LayoutC {
-		file = filepath.Join(dir, "ns@v2", "bench", "push", "main.head.json")
-	}
-	return &target{
-		name:     name,
-		open:     func(ctx context.Context) (driver.Driver, error) { return fs.Open(ctx, l) },
-		baseline: "write + fsync + rename + dir fsync",
-		raw:      func(context.Context) (func(context.Context, int) error, error) { return rawFile(dir, file) },
-		close:    func() { _ = os.RemoveAll(dir) },
-	}, nil
 }
 
 // rawFile returns the raw baseline of the filesystem: write a temporary
@@ -128,7 +121,7 @@ func rawFile(dir, file string) (func(context.Context, int) error, error) {
 // deleted at the end.
 func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
 	cnt := newCounter()
-	cfg := dynamodb.Config{Table: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
+	cfg := dynamodb.Config{Table: "ns-bench-" + driverutil.Token(), Region: "us-east-1", Endpoint: endpoint,
 		HTTPClient: cnt.client()}
 	d, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
@@ -180,7 +173,7 @@ func rawUpdateItem(ctx context.Context, c *awsdynamodb.Client, table string, i i
 // removed at the end.
 func s3Target(ctx context.Context, endpoint string) (*target, error) {
 	cnt := newCounter()
-	cfg := s3etag.Config{Bucket: "ns-bench-" + randomHex(4), Region: "us-east-1", Endpoint: endpoint,
+	cfg := s3etag.Config{Bucket: "ns-bench-" + driverutil.Token(), Region: "us-east-1", Endpoint: endpoint,
 		PathStyle: true, Layout: jsonld.LayoutB, HTTPClient: cnt.client()}
 	client, err := s3etag.NewClient(ctx, cfg)
 	if err != nil {

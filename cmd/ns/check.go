@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"flag"
@@ -20,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
 	cmdline "nameservice.dev/nameservice/internal/cli"
+	"nameservice.dev/nameservice/internal/driverutil"
 )
 
 // ns check URL runs the capability probe and the conformance suite against a
@@ -164,9 +163,7 @@ func shellQuote(s string) string {
 // random one.
 func checkPrefix(p string) (string, error) {
 	if p == "" {
-		b := make([]byte, 4)
-		_, _ = rand.Read(b)
-		return "nscheck-" + hex.EncodeToString(b) + "/", nil
+		return "nscheck-" + driverutil.Token()[:8] + "/", nil
 	}
 	if !strings.HasSuffix(p, "/") {
 		p += "/"

@@ -28,9 +28,8 @@ type reportLine struct {
 
 // reporter writes --report lines.
 type reporter struct {
-	f   *os.File
-	w   *bufio.Writer
-	enc *json.Encoder // one line each, to w
+	f *os.File
+	w *bufio.Writer
 }
 
 // openReport opens path for the report: appended to when it is also the
@@ -48,15 +47,14 @@ func openReport(path string, appendTo bool) (*reporter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--report: %w", err)
 	}
-	w := bufio.NewWriter(f)
-	return &reporter{f: f, w: w, enc: json.NewEncoder(w)}, nil
+	return &reporter{f: f, w: bufio.NewWriter(f)}, nil
 }
 
 func (r *reporter) write(l reportLine) error {
 	if r == nil {
 		return nil
 	}
-	return r.enc.Encode(l)
+	return json.NewEncoder(r.w).Encode(l) // one line
 }
 
 func (r *reporter) close() error {

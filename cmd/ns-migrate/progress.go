@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"nameservice.dev/nameservice/internal/cli"
 )
@@ -14,8 +13,7 @@ import (
 // shown only when w is a terminal (it reports false then; elsewhere the
 // tally prints a plain line every interval, which logs and CI read).
 func newBar(name string, w io.Writer) (*progressbar.ProgressBar, bool) {
-	f := cli.File(w)
-	onTerminal := f != nil && term.IsTerminal(int(f.Fd()))
+	onTerminal := cli.IsTerminal(w)
 	// The total is unknown: the source is streamed, never counted first.
 	return progressbar.NewOptions64(-1,
 		progressbar.OptionSetVisibility(onTerminal),

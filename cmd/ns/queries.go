@@ -13,8 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/term"
-
 	"nameservice.dev/nameservice"
 	cmdline "nameservice.dev/nameservice/internal/cli"
 )
@@ -83,8 +81,7 @@ func (c *call) human() bool {
 	case "json":
 		return false
 	}
-	f := cmdline.File(c.stdout)
-	return f != nil && term.IsTerminal(int(f.Fd()))
+	return cmdline.IsTerminal(c.stdout)
 }
 
 func listCommand() *command {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 // ErrStdoutClosed is the cause (context.Cause) of the context of a run whose
@@ -53,17 +55,14 @@ func (s Stdout) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// File returns the file behind w: the standard output or error a run was
-// given, to ask whether it is a terminal. It returns nil for any other
-// writer.
-func File(w io.Writer) *os.File {
-	switch f := w.(type) {
-	case *os.File:
-		return f
-	case Stdout:
-		return f.File
+// IsTerminal reports whether w, the standard output or error a run was
+// given, is a terminal; any other writer is not.
+func IsTerminal(w io.Writer) bool {
+	if s, ok := w.(Stdout); ok {
+		w = s.File
 	}
-	return nil
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // UsageError is a mistake in the command line: the commands exit 2 for it.

@@ -49,16 +49,16 @@ type counter struct {
 	n    atomic.Int64
 }
 
-func newCounter() *counter {
-	return &counter{next: http.DefaultTransport.(*http.Transport).Clone()}
+// newCounter returns a counter and an HTTP client that sends through it.
+func newCounter() (*counter, *http.Client) {
+	c := &counter{next: http.DefaultTransport.(*http.Transport).Clone()}
+	return c, &http.Client{Transport: c, Timeout: 10 * time.Second}
 }
 
 func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
 	return c.next.RoundTrip(r)
 }
-
-func (c *counter) client() *http.Client { return &http.Client{Transport: c, Timeout: 10 * time.Second} }
 
 // fsTarget sets up the filesystem driver of layout l in a new temporary
 // directory; headFile names the file where that layout keeps a head.
@@ -120,9 +120,9 @@ func rawFile(dir, file string) (func(context.Context, int) error, error) {
 // dynamoTarget measures the DynamoDB driver on a new table of endpoint,
 // deleted at the end.
 func dynamoTarget(ctx context.Context, endpoint string) (*target, error) {
-	cnt := newCounter()
+	cnt, hc := newCounter()
 	cfg := dynamodb.Config{Table: "ns-bench-" + driverutil.Token(), Region: "us-east-1", Endpoint: endpoint,
-		HTTPClient: cnt.client()}
+		HTTPClient: hc}
 	d, err := dynamodb.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -172,9 +172,9 @@ func rawUpdateItem(ctx context.Context, c *awsdynamodb.Client, table string, i i
 // s3Target measures the S3 driver (layout B) on a new bucket of endpoint,
 // removed at the end.
 func s3Target(ctx context.Context, endpoint string) (*target, error) {
-	cnt := newCounter()
+	cnt, hc := newCounter()
 	cfg := s3etag.Config{Bucket: "ns-bench-" + driverutil.Token(), Region: "us-east-1", Endpoint: endpoint,
-		PathStyle: true, Layout: jsonld.LayoutB, HTTPClient: cnt.client()}
+		PathStyle: true, Layout: jsonld.LayoutB, HTTPClient: hc}
 	client, err := s3etag.NewClient(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -13,9 +13,7 @@ package buildinfo
 
 import (
 	"cmp"
-	"fmt"
 	"runtime/debug"
-	"strings"
 )
 
 // Set with -ldflags -X; empty unless a release build sets them.
@@ -65,21 +63,20 @@ func Read() Info {
 // String is the one-line form the commands print after their name:
 // "v1.2.0 (commit 0123abcd, 2026-01-02T03:04:05Z) go1.26.8 linux/amd64".
 func (i Info) String() string {
-	var b strings.Builder
-	b.WriteString(i.Version)
+	s := i.Version
 	if i.Commit != "" {
-		fmt.Fprintf(&b, " (commit %s", i.Commit)
+		s += " (commit " + i.Commit
 		if i.Time != "" {
-			b.WriteString(", " + i.Time)
+			s += ", " + i.Time
 		}
 		if i.Modified {
-			b.WriteString(", modified")
+			s += ", modified"
 		}
-		b.WriteString(")")
+		s += ")"
 	}
-	b.WriteString(" " + i.Go)
+	s += " " + i.Go
 	if i.Platform != "/" && i.Platform != "" {
-		b.WriteString(" " + i.Platform)
+		s += " " + i.Platform
 	}
-	return b.String()
+	return s
 }

@@ -109,14 +109,12 @@ func sourceTypeEnum(st string) any {
 
 // configText is a graph source's config as JSON text ("{}" when unborn).
 func configText(rec *model.Record) string {
-	if rec.Config == nil || rec.Config.Payload == nil {
-		return "{}"
+	if rec.Config != nil && rec.Config.Payload != nil {
+		if b, err := rec.Config.Payload.MarshalJSON(); err == nil {
+			return string(b)
+		}
 	}
-	b, err := rec.Config.Payload.MarshalJSON()
-	if err != nil {
-		return "{}"
-	}
-	return string(b)
+	return "{}"
 }
 
 func graphSourceOf(rec *model.Record) (graphSourceRecord, error) {

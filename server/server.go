@@ -130,9 +130,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.PageTokenKey == nil {
-		opts.PageTokenKey = randomPageTokenKey()
-	}
+	opts.PageTokenKey = cmp.Or(opts.PageTokenKey, randomPageTokenKey())
 	opts.BodyTimeout = driverutil.Positive(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.WriteTimeout = driverutil.Positive(opts.WriteTimeout, DefaultWriteTimeout)
 	opts.IdempotencyCacheBytes = driverutil.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)

@@ -82,10 +82,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.public.Error(r.Context(), "list", err))
 		return
 	}
-	resp := nswire.ListResponse{Records: page.Records, NextPageToken: page.Next}
-	if resp.Records == nil {
-		resp.Records = []*model.Record{}
-	}
+	// Never null: an empty page lists no records.
+	resp := nswire.ListResponse{Records: append([]*model.Record{}, page.Records...), NextPageToken: page.Next}
 	for _, f := range page.Failed {
 		resp.Failed = append(resp.Failed, s.public.Failure(r.Context(), f))
 	}

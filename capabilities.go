@@ -88,9 +88,6 @@ func (ns *NameService) As(target any) bool {
 // and ErrWrongKind for a graph source.
 func (ns *NameService) Heads(ctx context.Context, id string) (Heads, error) {
 	return byID("get heads", id, func(pid ID) (h Heads, err error) {
-		if err := pid.Validate(); err != nil {
-			return Heads{}, err
-		}
 		hr, ok := ns.d.(driver.HeadsReader)
 		if ok {
 			h, err = call(ctx, ns.in, "heads", pid, "", telemetry.OutcomeOK, func(ctx context.Context) (Heads, error) {

@@ -201,18 +201,9 @@ func (p *poller) run(ctx context.Context, prev snapshot, ch chan<- Event) {
 			}
 			return
 		}
-		// The events that take prev to next: a record purged and re-created
-		// between polls shows as its concerns' changes.
-		var evs []Event
-		for id, r := range next {
-			evs = append(evs, driverutil.Selected(p.opts, prev[id], r)...)
-		}
-		for id, r := range prev {
-			if _, ok := next[id]; !ok {
-				evs = append(evs, driverutil.Selected(p.opts, r, nil)...)
-			}
-		}
-		for _, ev := range evs {
+		// A record purged and re-created between polls shows as its
+		// concerns' changes.
+		for _, ev := range driverutil.Changes(p.opts, prev, next) {
 			if !driverutil.Send(ctx, ch, ev) {
 				return
 			}

@@ -32,8 +32,11 @@ func notFoundBody(id model.ID) []byte {
 
 // answer returns the status and body of a driver error met in op on id, as
 // a client may be told it (web.Public); a NotFound gets the scope-neutral
-// body.
+// body. A nil err is a write whose success has no body: 204.
 func (s *Server) answer(ctx context.Context, op string, id model.ID, err error) (int, []byte) {
+	if err == nil {
+		return http.StatusNoContent, nil
+	}
 	if err = s.public.Error(ctx, op+" "+id.String(), err); errors.Is(err, model.ErrNotFound) {
 		return http.StatusNotFound, notFoundBody(id)
 	}
@@ -79,10 +82,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.public.Error(r.Context(), "list", err))
 		return
 	}
-	resp := nswire.ListResponse{Records: page.Records, NextPageToken: page.Next}
-	if resp.Records == nil {
-		resp.Records = []*model.Record{}
-	}
+	// Never null: an empty page lists no records.
+	resp := nswire.ListResponse{Records: append([]*model.Record{}, page.Records...), NextPageToken: page.Next}
 	for _, f := range page.Failed {
 		resp.Failed = append(resp.Failed, s.public.Failure(r.Context(), f))
 	}
@@ -139,28 +140,24 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	id, _, ok := s.read(w, r, in{need: needWrite})
-	if !ok {
-		return
+	if id, _, ok := s.read(w, r, in{need: needWrite}); ok {
+		s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
+			return s.answer(ctx, "purge", id, s.ns.Delete(ctx, id))
+		})
 	}
-	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, "purge", id, s.ns.Delete(ctx, id))
-	})
 }
 
 func (s *Server) retract(w http.ResponseWriter, r *http.Request) {
 	var body nswire.RetractRequest
-	id, raw, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true})
-	if !ok {
-		return
+	if id, raw, ok := s.read(w, r, in{need: needWrite, body: &body, optional: true}); ok {
+		at := time.Unix(body.At, 0)
+		if body.At == 0 {
+			at = s.opts.Now()
+		}
+		s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
+			return s.answer(ctx, "retract", id, s.ns.RetractAt(ctx, id, at))
+		})
 	}
-	at := time.Unix(body.At, 0)
-	if body.At == 0 {
-		at = s.opts.Now()
-	}
-	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, "retract", id, s.ns.RetractAt(ctx, id, at))
-	})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
@@ -253,14 +250,6 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, run 
 	web.WriteRaw(w, status, b)
 }
 
-// noContent answers a write whose success has no body: 204, or the error.
-func (s *Server) noContent(ctx context.Context, op string, id model.ID, err error) (int, []byte) {
-	if err != nil {
-		return s.answer(ctx, op, id, err)
-	}
-	return http.StatusNoContent, nil
-}
-
 // createBranch serves POST /ns/v1/branches/{id}: it needs write access to
 // the branch and read access to its source (else answered as missing).
 func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
@@ -294,13 +283,11 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) dropBranch(w http.ResponseWriter, r *http.Request) {
-	id, _, ok := s.read(w, r, in{need: needWrite})
-	if !ok {
-		return
+	if id, _, ok := s.read(w, r, in{need: needWrite}); ok {
+		s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
+			return s.answer(ctx, "drop branch", id, s.ns.DropBranch(ctx, id.String()))
+		})
 	}
-	s.write(w, r, nil, func(ctx context.Context) (int, []byte) {
-		return s.noContent(ctx, "drop branch", id, s.ns.DropBranch(ctx, id.String()))
-	})
 }
 
 // resetHead serves POST /ns/v1/reset-head/{id}, the one route that moves a

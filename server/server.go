@@ -22,6 +22,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/felixge/httpsnoop"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -129,9 +130,7 @@ func New(ns *nameservice.NameService, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.PageTokenKey == nil {
-		opts.PageTokenKey = randomPageTokenKey()
-	}
+	opts.PageTokenKey = cmp.Or(opts.PageTokenKey, randomPageTokenKey())
 	opts.BodyTimeout = driverutil.Positive(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.WriteTimeout = driverutil.Positive(opts.WriteTimeout, DefaultWriteTimeout)
 	opts.IdempotencyCacheBytes = driverutil.Positive(opts.IdempotencyCacheBytes, DefaultIdempotencyCacheBytes)
@@ -197,20 +196,20 @@ func (s *Server) routes(reg *prometheus.Registry) {
 
 // ServeHTTP bounds the request (see bound), routes it, counts and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	pattern := routeLabel(s.mux, r)
 	var principal string
 	r = r.WithContext(context.WithValue(r.Context(), principalLogKey{}, &principal))
-	if s.bound(rec, r) {
-		s.mux.ServeHTTP(rec, r)
-	}
-	elapsed := time.Since(start)
+	// The wrapper keeps w's Flush (event streams) and unwraps to it.
+	m := httpsnoop.CaptureMetricsFn(w, func(w http.ResponseWriter) {
+		if s.bound(w, r) {
+			s.mux.ServeHTTP(w, r)
+		}
+	})
 	method := methodLabel(r.Method)
-	s.metrics.observe(pattern, method, rec.status, elapsed)
+	s.metrics.observe(pattern, method, m.Code, m.Duration)
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("method", method), slog.String("route", pattern),
-		slog.Int("status", rec.status), slog.Duration("duration", elapsed),
+		slog.Int("status", m.Code), slog.Duration("duration", m.Duration),
 		slog.String("principal", principal), slog.String("remote", r.RemoteAddr))
 }
 
@@ -237,33 +236,6 @@ func routeLabel(mux *http.ServeMux, r *http.Request) string {
 	}
 	return fluree.RouteLabel(methodLabel(r.Method), r.URL.Path)
 }
-
-// statusRecorder remembers the status written; Flush serves event streams.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if !r.wrote {
-		r.status, r.wrote = code, true
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	r.wrote = true
-	return r.ResponseWriter.Write(b)
-}
-
-func (r *statusRecorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)

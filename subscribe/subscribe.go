@@ -30,17 +30,13 @@ type Watermarks struct {
 	ConfigV    int64            `json:"config_v"`
 }
 
-// at returns the field of w that holds concern c's watermark.
+// at returns the field of w that holds concern c's watermark (config's for
+// an unknown c).
 func (w *Watermarks) at(c nameservice.Concern) *int64 {
-	switch c {
-	case nameservice.Head:
-		return &w.CommitT
-	case nameservice.Index:
-		return &w.IndexT
-	case nameservice.Status:
-		return &w.StatusV
+	if !c.Valid() {
+		c = nameservice.Config
 	}
-	return &w.ConfigV
+	return [...]*int64{&w.CommitT, &w.IndexT, &w.StatusV, &w.ConfigV}[c]
 }
 
 // Map is the state of a subscriber, in the spec's form

@@ -145,27 +145,33 @@ var (
 	_ driver.ExactWatcher = (*Driver)(nil)
 )
 
-func (d *Driver) begin(ctx context.Context) (unlock func(), err error) {
+// locked runs f under the store's lock, unless d is closed or ctx is done.
+func locked[T any](ctx context.Context, d *Driver, f func(s *Store) (T, error)) (T, error) {
 	if err := d.closed.Check(ctx, "mem"); err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	d.s.mu.Lock()
-	return d.s.mu.Unlock, nil
+	defer d.s.mu.Unlock()
+	return f(d.s)
+}
+
+// run is locked for a call that returns only an error.
+func (d *Driver) run(ctx context.Context, f func(s *Store) error) error {
+	_, err := locked(ctx, d, func(s *Store) (struct{}, error) { return struct{}{}, f(s) })
+	return err
 }
 
 // Create implements driver.Driver. The record's incarnation is the
 // create's write ID (driver.WriteOf).
 func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	w := driver.WriteOf(ctx)
-	if w.Resend {
-		return resent("create", rec.ID, w, d.s.createdBy(rec.ID, w))
-	}
-	return d.s.insert(rec, w)
+	return d.run(ctx, func(s *Store) error {
+		w := driver.WriteOf(ctx)
+		if w.Resend {
+			return resent("create", rec.ID, w, s.createdBy(rec.ID, w))
+		}
+		return s.insert(rec, w)
+	})
 }
 
 // insert stores rec, made by the write w, unless its ID is taken. The
@@ -200,88 +206,76 @@ func (s *Store) remove(r *model.Record, w driver.Write) {
 
 // Get implements driver.Driver.
 func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := d.s.record(id)
-	if err != nil {
-		return nil, err
-	}
-	return r.Clone(), nil
+	return locked(ctx, d, func(s *Store) (*model.Record, error) {
+		r, err := s.record(id)
+		if err != nil {
+			return nil, err
+		}
+		return r.Clone(), nil
+	})
 }
 
 // Update implements driver.Driver.
 func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return driver.Outcome{}, err
-	}
-	defer unlock()
-	w := driver.WriteOf(ctx)
-	if w.Resend {
-		l := d.s.lives[id]
-		if err := resent("update", id, w, l != nil && c.Valid() && l.writes[c].Has(w.ID)); err != nil {
+	return locked(ctx, d, func(s *Store) (driver.Outcome, error) {
+		w := driver.WriteOf(ctx)
+		if w.Resend {
+			l := s.lives[id]
+			if err := resent("update", id, w, l != nil && c.Valid() && l.writes[c].Has(w.ID)); err != nil {
+				return driver.Outcome{}, err
+			}
+			return driver.Outcome{Applied: true, Current: next.Clone()}, nil
+		}
+		r, err := s.record(id)
+		if err != nil {
 			return driver.Outcome{}, err
 		}
+		if r.Value(c) == nil {
+			return driver.Outcome{}, fmt.Errorf("mem: %w: %s has no %s", model.ErrNotFound, id, c)
+		}
+		cur := *r.Value(c)
+		if !cond.Holds(cur, next) {
+			return driver.Outcome{Current: cur.Clone()}, nil
+		}
+		s.write(r, c, next, w)
 		return driver.Outcome{Applied: true, Current: next.Clone()}, nil
-	}
-	r, err := d.s.record(id)
-	if err != nil {
-		return driver.Outcome{}, err
-	}
-	if r.Value(c) == nil {
-		return driver.Outcome{}, fmt.Errorf("mem: %w: %s has no %s", model.ErrNotFound, id, c)
-	}
-	cur := *r.Value(c)
-	if !cond.Holds(cur, next) {
-		return driver.Outcome{Current: cur.Clone()}, nil
-	}
-	d.s.write(r, c, next, w)
-	return driver.Outcome{Applied: true, Current: next.Clone()}, nil
+	})
 }
 
 // Retract implements driver.Driver.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	w := driver.WriteOf(ctx)
-	r, err := d.s.record(id)
-	switch {
-	case w.Resend:
-		// Retracted is done, whoever retracted it.
-		return resent("retract", id, w, err == nil && r.Retracted)
-	case err != nil:
-		return err
-	case r.Retracted:
+	return d.run(ctx, func(s *Store) error {
+		w := driver.WriteOf(ctx)
+		r, err := s.record(id)
+		switch {
+		case w.Resend:
+			// Retracted is done, whoever retracted it.
+			return resent("retract", id, w, err == nil && r.Retracted)
+		case err != nil:
+			return err
+		case r.Retracted:
+			return nil
+		}
+		r.Retracted = true
+		s.write(r, model.Status, model.Value{V: r.Status.V + 1, Payload: model.RetractedStatus(at)}, w)
 		return nil
-	}
-	r.Retracted = true
-	d.s.write(r, model.Status, model.Value{V: r.Status.V + 1, Payload: model.RetractedStatus(at)}, w)
-	return nil
+	})
 }
 
 // Delete implements driver.Driver.
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	w := driver.WriteOf(ctx)
-	if w.Resend {
-		return resent("delete", id, w, d.s.purges[id] == w.ID)
-	}
-	r, ok := d.s.recs[id]
-	if !ok {
-		return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
-	}
-	d.s.remove(r, w)
-	return nil
+	return d.run(ctx, func(s *Store) error {
+		w := driver.WriteOf(ctx)
+		if w.Resend {
+			return resent("delete", id, w, s.purges[id] == w.ID)
+		}
+		r, ok := s.recs[id]
+		if !ok {
+			return fmt.Errorf("mem: %w: %s", model.ErrNotFound, id)
+		}
+		s.remove(r, w)
+		return nil
+	})
 }
 
 // DefaultPageSize is the page size of List when none is asked for.
@@ -294,42 +288,39 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if d.s.sorted == nil {
-		d.s.sorted = make([]keyedID, 0, len(d.s.recs))
-		for id, r := range d.s.recs {
-			d.s.sorted = append(d.s.sorted, keyedID{id.String(), id, r})
+	return locked(ctx, d, func(s *Store) (*driver.Page, error) {
+		if s.sorted == nil {
+			s.sorted = make([]keyedID, 0, len(s.recs))
+			for id, r := range s.recs {
+				s.sorted = append(s.sorted, keyedID{id.String(), id, r})
+			}
+			slices.SortFunc(s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
 		}
-		slices.SortFunc(d.s.sorted, func(a, b keyedID) int { return strings.Compare(a.key, b.key) })
-	}
-	ids := d.s.sorted
-	from := max(after, opts.Prefix)
-	i, _ := slices.BinarySearchFunc(ids, from, func(k keyedID, from string) int { return strings.Compare(k.key, from) })
-	page := &driver.Page{}
-	last := ""
-	for ; i < len(ids) && strings.HasPrefix(ids[i].key, opts.Prefix); i++ {
-		k := ids[i]
-		corrupt := len(d.s.corrupt) > 0 && d.s.corrupt[k.id]
-		if k.key <= after || !(corrupt || opts.Matches(k.rec)) {
-			continue
+		ids := s.sorted
+		from := max(after, opts.Prefix)
+		i, _ := slices.BinarySearchFunc(ids, from, func(k keyedID, from string) int { return strings.Compare(k.key, from) })
+		page := &driver.Page{}
+		last := ""
+		for ; i < len(ids) && strings.HasPrefix(ids[i].key, opts.Prefix); i++ {
+			k := ids[i]
+			corrupt := len(s.corrupt) > 0 && s.corrupt[k.id]
+			if k.key <= after || !(corrupt || opts.Matches(k.rec)) {
+				continue
+			}
+			if len(page.Records)+len(page.Failed) == size {
+				page.NextPageToken = driverutil.EncodePageToken(last)
+				break
+			}
+			if corrupt {
+				_, err := s.record(k.id)
+				page.Failed = append(page.Failed, &model.RecordError{ID: k.id, Object: "mem record " + k.key, Err: err})
+			} else {
+				page.Records = append(page.Records, k.rec.Clone())
+			}
+			last = k.key
 		}
-		if len(page.Records)+len(page.Failed) == size {
-			page.NextPageToken = driverutil.EncodePageToken(last)
-			break
-		}
-		if corrupt {
-			_, err := d.s.record(k.id)
-			page.Failed = append(page.Failed, &model.RecordError{ID: k.id, Object: "mem record " + k.key, Err: err})
-		} else {
-			page.Records = append(page.Records, k.rec.Clone())
-		}
-		last = k.key
-	}
-	return page, nil
+		return page, nil
+	})
 }
 
 // Close implements driver.Driver.
@@ -341,12 +332,7 @@ func (d *Driver) Close() error {
 // Collect implements driver.Collector: a purge removes the record whole,
 // so there is never anything to collect.
 func (d *Driver) Collect(ctx context.Context, _ driver.CollectOptions) (driver.CollectStats, error) {
-	unlock, err := d.begin(ctx)
-	if err != nil {
-		return driver.CollectStats{}, err
-	}
-	unlock()
-	return driver.CollectStats{}, nil
+	return driver.CollectStats{}, d.run(ctx, func(*Store) error { return nil })
 }
 
 var _ driver.Collector = (*Driver)(nil)

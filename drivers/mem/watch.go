@@ -26,13 +26,14 @@ func (d *Driver) ExactWatch() {}
 // Watch implements driver.Watcher: every change is reported once, in the
 // order the store applied it.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
-	unlock, err := d.begin(ctx)
+	sub := &subscriber{opts: opts, wake: make(chan struct{}, 1)}
+	err := d.run(ctx, func(s *Store) error {
+		s.subs[sub] = true
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	sub := &subscriber{opts: opts, wake: make(chan struct{}, 1)}
-	d.s.subs[sub] = true
-	unlock()
 	out := make(chan driver.Event)
 	go d.forward(ctx, sub, out)
 	return out, nil

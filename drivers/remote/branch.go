@@ -27,7 +27,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		return nil, fmt.Errorf("remote: create branch %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
 	op := "create branch " + rec.ID.String()
-	resp, err := d.call(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body, true,
+	resp, err := d.call(ctx, op, http.MethodPost, "/branches/"+nswire.PathID(rec.ID), body,
 		http.StatusCreated)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 // DropBranch implements driver.Brancher with DELETE /ns/v1/branches/{id}.
 func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 	op := "drop branch " + id.String()
-	_, err := d.call(ctx, op, http.MethodDelete, "/branches/"+nswire.PathID(id), nil, true, http.StatusNoContent)
+	_, err := d.call(ctx, op, http.MethodDelete, "/branches/"+nswire.PathID(id), nil, http.StatusNoContent)
 	return err
 }
 
@@ -70,5 +70,5 @@ func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, i
 	if err != nil {
 		return nil, fmt.Errorf("remote: %s: %w: %v", op, model.ErrInvalidArgument, err)
 	}
-	return d.record(ctx, op, http.MethodPost, "/reset-head/"+nswire.PathID(id), body, true)
+	return d.record(ctx, op, http.MethodPost, "/reset-head/"+nswire.PathID(id), body)
 }

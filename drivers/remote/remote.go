@@ -227,12 +227,13 @@ func (r *response) proxied() bool {
 }
 
 // do sends one request, resending it while its answer is lost. A write
-// carries an idempotency key, the same on every resend: the Write's ID when
+// (any method but GET) carries an idempotency key, the same on every resend: the Write's ID when
 // ctx carries one (driver.WithWrite), else a random one. Its attempt number
 // stays 1 until an attempt may have reached the server (a broken exchange
 // after connecting, a proxy's 5xx): from then on the server resolves the
 // write against the backend before writing (driver.Write.Resend).
-func (d *Driver) do(ctx context.Context, op, method, path string, body []byte, write bool) (*response, error) {
+func (d *Driver) do(ctx context.Context, op, method, path string, body []byte) (*response, error) {
+	write := method != http.MethodGet
 	if err := d.closed.Check(ctx, "remote: "+op); err != nil {
 		return nil, err
 	}
@@ -369,9 +370,8 @@ func (e *exchangeError) Unwrap() error { return model.ErrUnavailable }
 func recordPath(id model.ID) string { return "/records/" + nswire.PathID(id) }
 
 // call is do whose answer must have status want: any other is its error.
-func (d *Driver) call(ctx context.Context, op, method, path string, body []byte, write bool,
-	want int) (*response, error) {
-	resp, err := d.do(ctx, op, method, path, body, write)
+func (d *Driver) call(ctx context.Context, op, method, path string, body []byte, want int) (*response, error) {
+	resp, err := d.do(ctx, op, method, path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -382,9 +382,8 @@ func (d *Driver) call(ctx context.Context, op, method, path string, body []byte,
 }
 
 // record is call for an answer 200 that holds a record.
-func (d *Driver) record(ctx context.Context, op, method, path string, body []byte,
-	write bool) (*model.Record, error) {
-	resp, err := d.call(ctx, op, method, path, body, write, http.StatusOK)
+func (d *Driver) record(ctx context.Context, op, method, path string, body []byte) (*model.Record, error) {
+	resp, err := d.call(ctx, op, method, path, body, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +396,7 @@ func (d *Driver) record(ctx context.Context, op, method, path string, body []byt
 
 // Get implements driver.Driver.
 func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
-	return d.record(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil, false)
+	return d.record(ctx, "get "+id.String(), http.MethodGet, recordPath(id), nil)
 }
 
 var _ driver.HeadsReader = (*Driver)(nil)
@@ -407,7 +406,7 @@ var _ driver.HeadsReader = (*Driver)(nil)
 // error wrapping model.ErrUnsupported (the caller then uses Get).
 func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	op := "heads " + id.String()
-	resp, err := d.do(ctx, op, http.MethodGet, "/heads/"+nswire.PathID(id), nil, false)
+	resp, err := d.do(ctx, op, http.MethodGet, "/heads/"+nswire.PathID(id), nil)
 	if err != nil {
 		return model.Heads{}, err
 	}
@@ -430,7 +429,7 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 	if err != nil {
 		return fmt.Errorf("remote: create %s: %w: %v", rec.ID, model.ErrInvalidArgument, err)
 	}
-	_, err = d.call(ctx, "create "+rec.ID.String(), http.MethodPut, recordPath(rec.ID), body, true,
+	_, err = d.call(ctx, "create "+rec.ID.String(), http.MethodPut, recordPath(rec.ID), body,
 		http.StatusCreated)
 	return err
 }
@@ -447,7 +446,7 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 		return driver.Outcome{}, fmt.Errorf("remote: push %s: %w: %v", id, model.ErrInvalidArgument, err)
 	}
 	op := "push " + c.String() + " " + id.String()
-	resp, err := d.do(ctx, op, http.MethodPost, "/push/"+c.String()+"/"+nswire.PathID(id), body, true)
+	resp, err := d.do(ctx, op, http.MethodPost, "/push/"+c.String()+"/"+nswire.PathID(id), body)
 	if err != nil {
 		return driver.Outcome{}, err
 	}
@@ -470,15 +469,14 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 // Retract implements driver.Driver.
 func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	body, _ := json.Marshal(nswire.RetractRequest{At: at.Unix()})
-	_, err := d.call(ctx, "retract "+id.String(), http.MethodPost, "/retract/"+nswire.PathID(id), body, true,
-		http.StatusNoContent)
+	op := "retract " + id.String()
+	_, err := d.call(ctx, op, http.MethodPost, "/retract/"+nswire.PathID(id), body, http.StatusNoContent)
 	return err
 }
 
 // Delete implements driver.Driver.
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
-	_, err := d.call(ctx, "purge "+id.String(), http.MethodDelete, recordPath(id), nil, true,
-		http.StatusNoContent)
+	_, err := d.call(ctx, "purge "+id.String(), http.MethodDelete, recordPath(id), nil, http.StatusNoContent)
 	return err
 }
 
@@ -503,7 +501,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	resp, err := d.call(ctx, "list", http.MethodGet, path, nil, false, http.StatusOK)
+	resp, err := d.call(ctx, "list", http.MethodGet, path, nil, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}

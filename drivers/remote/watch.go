@@ -148,9 +148,15 @@ func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {
 				return
 			}
 		}
-		if !w.resume(ctx, snap, ch) {
-			st.body.Close()
-			return
+		// Resume: report the differences between the known state and the
+		// new snapshot, which becomes the known state.
+		prev := w.known
+		w.known = snap
+		for _, e := range driverutil.Changes(w.opts, prev, snap) {
+			if !driverutil.Send(ctx, ch, e) {
+				st.body.Close()
+				return
+			}
 		}
 	}
 }
@@ -209,25 +215,4 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 	}
 	rec.SetValue(concern, c.New.Clone())
 	return driver.Event{ID: id, Concern: concern, Old: old, New: c.New.Clone()}, true
-}
-
-// resume reports the differences between the known state and a new
-// snapshot, and makes the snapshot the known state.
-func (w *watcher) resume(ctx context.Context, snap map[model.ID]*model.Record, ch chan<- driver.Event) bool {
-	var evs []driver.Event
-	for id, rec := range snap {
-		evs = append(evs, driverutil.Selected(w.opts, w.known[id], rec)...)
-	}
-	for id, rec := range w.known {
-		if snap[id] == nil {
-			evs = append(evs, driverutil.Selected(w.opts, rec, nil)...)
-		}
-	}
-	w.known = snap
-	for _, e := range evs {
-		if !driverutil.Send(ctx, ch, e) {
-			return false
-		}
-	}
-	return true
 }

@@ -64,6 +64,21 @@ func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 	return out
 }
 
+// Changes returns the events, as Selected reports them, that take the
+// records of prev to those of next, a record absent from next being purged.
+func Changes(opts driver.WatchOptions, prev, next map[model.ID]*model.Record) []driver.Event {
+	var evs []driver.Event
+	for id, r := range next {
+		evs = append(evs, Selected(opts, prev[id], r)...)
+	}
+	for id, r := range prev {
+		if next[id] == nil {
+			evs = append(evs, Selected(opts, r, nil)...)
+		}
+	}
+	return evs
+}
+
 // PerRecord reports whether err, met while List read one record, belongs in
 // Page.Failed rather than failing the page: an unreachable or throttling
 // backend, or a caller that gave up, fails the page (every later record

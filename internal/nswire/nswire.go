@@ -5,6 +5,7 @@
 package nswire
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -140,24 +141,17 @@ type Error struct {
 	OutcomeUnknown bool `json:"outcome_unknown,omitempty"`
 }
 
-// Status returns the HTTP status of an error of code c.
-func Status(c model.ErrorCode) int {
-	switch c {
-	case model.NotFound:
-		return http.StatusNotFound
-	case model.AlreadyExists, model.WrongKind, model.HasBranches:
-		return http.StatusConflict
-	case model.InvalidArgument:
-		return http.StatusBadRequest
-	case model.Throttled:
-		return http.StatusTooManyRequests
-	case model.Unavailable, model.Canceled:
-		return http.StatusServiceUnavailable
-	case model.Unsupported:
-		return http.StatusNotImplemented
-	}
-	return http.StatusInternalServerError
+// statuses are the HTTP statuses of the error codes; 500 for the others.
+var statuses = map[model.ErrorCode]int{
+	model.NotFound: http.StatusNotFound, model.InvalidArgument: http.StatusBadRequest,
+	model.AlreadyExists: http.StatusConflict, model.WrongKind: http.StatusConflict,
+	model.HasBranches: http.StatusConflict, model.Throttled: http.StatusTooManyRequests,
+	model.Unsupported: http.StatusNotImplemented, model.Unavailable: http.StatusServiceUnavailable,
+	model.Canceled: http.StatusServiceUnavailable,
 }
+
+// Status returns the HTTP status of an error of code c.
+func Status(c model.ErrorCode) int { return cmp.Or(statuses[c], http.StatusInternalServerError) }
 
 // ToDriverError returns the error an Error body stands for: the server's
 // message, matching its code's sentinel (but Canceled's: the server's

@@ -63,12 +63,8 @@ func New(d driver.Driver, cfg Config) *Instruments {
 		return nil
 	}
 	cfg.Backend = cmp.Or(cfg.Backend, backendOf(d))
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	if mp == nil {
-		mp = noop.NewMeterProvider()
-	}
+	tp = cmp.Or[trace.TracerProvider](tp, tracenoop.NewTracerProvider())
+	mp = cmp.Or[metric.MeterProvider](mp, noop.NewMeterProvider())
 	in := &Instruments{tracer: tp.Tracer(ScopeName), log: cfg.Logger, backend: cfg.Backend, namespace: cfg.Namespace,
 		backendKV: keyBackend.String(cfg.Backend)}
 	in.base = []attribute.KeyValue{keySystem.String(systemName(cfg.Backend)), in.backendKV}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
-	"math/big"
 	"slices"
 	"strings"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	josejson "github.com/go-jose/go-jose/v4/json"
+	"github.com/mr-tron/base58"
 
 	"nameservice.dev/nameservice/model"
 )
@@ -149,50 +149,22 @@ const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwx
 // DIDKey returns the did:key of an Ed25519 public key, as a trusted issuer
 // is listed.
 func DIDKey(pub ed25519.PublicKey) string {
-	return didKeyPrefix + base58Encode(append(slices.Clone(ed25519Multicodec), pub...))
+	return didKeyPrefix + base58.Encode(append(slices.Clone(ed25519Multicodec), pub...))
 }
 
 func pubKeyFromDID(did string) (ed25519.PublicKey, error) {
 	rest, ok := strings.CutPrefix(did, didKeyPrefix)
-	if !ok {
+	switch {
+	case !ok:
 		return nil, errors.New("not a did:key in base58btc (did:key:z...)")
+	case rest == "" || len(rest) > 128:
+		return nil, errors.New("base58 text empty or too long")
+	case strings.Trim(rest, base58Alphabet) != "":
+		return nil, errors.New("not base58btc")
 	}
-	b, err := base58Decode(rest)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != 2+ed25519.PublicKeySize || b[0] != ed25519Multicodec[0] || b[1] != ed25519Multicodec[1] {
+	b, err := base58.Decode(rest)
+	if err != nil || len(b) != 2+ed25519.PublicKeySize || !bytes.HasPrefix(b, ed25519Multicodec) {
 		return nil, errors.New("not an Ed25519 did:key (want the 0xed01 multicodec and 32 key bytes)")
 	}
 	return ed25519.PublicKey(b[2:]), nil
-}
-
-// bigDigits are math/big's digits of base 58: base58Alphabet's, in another
-// order. Leading zero bytes are leading '1's (base58Alphabet's zero).
-const bigDigits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
-
-func translate(s, from, to string) string {
-	return strings.Map(func(r rune) rune { return rune(to[strings.IndexRune(from, r)]) }, s)
-}
-
-func base58Encode(b []byte) string {
-	digits := ""
-	if n := new(big.Int).SetBytes(b); n.Sign() > 0 {
-		digits = translate(n.Text(58), bigDigits, base58Alphabet)
-	}
-	return strings.Repeat("1", len(b)-len(bytes.TrimLeft(b, "\x00"))) + digits
-}
-
-func base58Decode(s string) ([]byte, error) {
-	switch {
-	case s == "" || len(s) > 128:
-		return nil, errors.New("base58 text empty or too long")
-	case strings.Trim(s, base58Alphabet) != "":
-		return nil, errors.New("not base58btc")
-	}
-	rest, n := strings.TrimLeft(s, "1"), new(big.Int)
-	if rest != "" {
-		n.SetString(translate(rest, base58Alphabet, bigDigits), 58)
-	}
-	return append(make([]byte, len(s)-len(rest)), n.Bytes()...), nil
 }

@@ -1,6 +1,7 @@
 package fluree
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -102,10 +103,7 @@ func (a *API) createBranch(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "at: this nameservice has no commit store to resolve a commit by t or content ID; POST /ns/v1/branches/{id} takes its address and t")
 		return
 	}
-	src, err := model.ParseID(req.Ledger + ":" + req.Source)
-	if req.Source == "" {
-		src, err = model.ParseID(req.Ledger)
-	}
+	src, err := model.ParseID(req.Ledger + ":" + cmp.Or(req.Source, model.DefaultBranch))
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return

@@ -32,8 +32,6 @@ type eventsQuery struct {
 	ids map[model.Kind]map[string]bool
 }
 
-func (q *eventsQuery) selects(k model.Kind, id string) bool { return q.all || q.ids[k][id] }
-
 // events serves GET /v1/fluree/events: the selected records that are not
 // retracted, then the changes Fluree announces: a head or index published,
 // or a graph source's config (ns-record), a retraction or purge
@@ -97,7 +95,7 @@ type eventsState struct {
 }
 
 func (st *eventsState) visible(k model.Kind, id string) bool {
-	return st.q.selects(k, id) && st.p.CanEvent(k, id)
+	return (st.q.all || st.q.ids[k][id]) && st.p.CanEvent(k, id)
 }
 
 // mayKnow reports whether the stream may name id, of unknown kind.

@@ -42,14 +42,6 @@ func notExpressible(id model.ID, what string, why error) error {
 		id, what, why)}
 }
 
-// valueOf returns the Value of a RefValue: unborn at t when id is null.
-func valueOf(ref flureeRef) model.Value {
-	if ref.ID == nil {
-		return model.Value{V: ref.T}
-	}
-	return model.RefValue(*ref.ID, ref.T)
-}
-
 // pushRefRequest is the body of a ref push; New is raw to tell a null from
 // a missing value.
 type pushRefRequest struct {
@@ -92,8 +84,11 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 		c = model.Index
 	}
 	var expected *model.Value
-	if req.Expected != nil {
-		v := valueOf(*req.Expected)
+	if e := req.Expected; e != nil {
+		v := model.Value{V: e.T} // unborn at t when id is null
+		if e.ID != nil {
+			v = model.RefValue(*e.ID, e.T)
+		}
 		expected = &v
 	}
 	ctx, cancel := web.OpContext(r, a.OpTimeout)

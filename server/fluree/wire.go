@@ -109,14 +109,12 @@ func sourceTypeEnum(st string) any {
 
 // configText is a graph source's config as JSON text ("{}" when unborn).
 func configText(rec *model.Record) string {
-	if rec.Config == nil || rec.Config.Payload == nil {
-		return "{}"
+	if rec.Config != nil && rec.Config.Payload != nil {
+		if b, err := rec.Config.Payload.MarshalJSON(); err == nil {
+			return string(b)
+		}
 	}
-	b, err := rec.Config.Payload.MarshalJSON()
-	if err != nil {
-		return "{}"
-	}
-	return string(b)
+	return "{}"
 }
 
 func graphSourceOf(rec *model.Record) (graphSourceRecord, error) {
@@ -124,14 +122,10 @@ func graphSourceOf(rec *model.Record) (graphSourceRecord, error) {
 	if err != nil {
 		return graphSourceRecord{}, err
 	}
-	deps := rec.Dependencies
-	if deps == nil {
-		deps = []string{}
-	}
 	return graphSourceRecord{
-		GraphSourceID: rec.ID.String(), Name: rec.ID.Name, Branch: rec.ID.Branch,
-		SourceType: sourceTypeEnum(rec.SourceType), Config: configText(rec), Dependencies: deps,
-		IndexID: index.ID, IndexT: index.T, Retracted: rec.Retracted,
+		GraphSourceID: rec.ID.String(), Name: rec.ID.Name, Branch: rec.ID.Branch, Retracted: rec.Retracted,
+		SourceType: sourceTypeEnum(rec.SourceType), Config: configText(rec),
+		Dependencies: append([]string{}, rec.Dependencies...), IndexID: index.ID, IndexT: index.T,
 	}, nil
 }
 

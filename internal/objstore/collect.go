@@ -72,7 +72,11 @@ func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driv
 // by stem, in stem order.
 func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFiles, error) {
 	byStem := map[string]*stemFiles{}
-	err := r.store.List(ctx, IDKeyPrefix(prefix), "", func(key, _ string, _ int64) error {
+	err := r.store.List(ctx, IDKeyPrefix(prefix), "", func(e Entry) error {
+		if e.Err != nil {
+			return e.Err
+		}
+		key := e.Key
 		role, st := layout.Classify(r.cfg.Layout, key)
 		if role != layout.Defining && role != layout.Secondary {
 			return nil

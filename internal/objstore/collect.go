@@ -76,8 +76,7 @@ func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFile
 		if e.Err != nil {
 			return e.Err
 		}
-		key := e.Key
-		role, st := layout.Classify(r.cfg.Layout, key)
+		role, st := layout.Classify(r.cfg.Layout, e.Key)
 		if role != layout.Defining && role != layout.Secondary {
 			return nil
 		}
@@ -87,9 +86,9 @@ func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFile
 			byStem[st] = g
 		}
 		if role == layout.Defining {
-			g.def = key
+			g.def = e.Key
 		} else {
-			g.others = append(g.others, key)
+			g.others = append(g.others, e.Key)
 		}
 		return nil
 	})

@@ -30,7 +30,7 @@ var _ objstore.Store = store{}
 // List lists the keys under prefix after startAfter, with each object's
 // generation or ETag. GCS begins at startAfter (StartOffset); Azure lists
 // from the prefix, and the keys up to startAfter are skipped.
-func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	opts := &gblob.ListOptions{Prefix: s.key(prefix)}
 	if startAfter != "" {
 		opts.BeforeList = func(as func(any) bool) error {
@@ -54,7 +54,7 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key,
 		if key <= startAfter {
 			continue
 		}
-		if err := fn(key, s.be.listTag(o), o.Size); err != nil {
+		if err := fn(objstore.Entry{Key: key, Tag: s.be.listTag(o), Size: o.Size}); err != nil {
 			return err
 		}
 	}

@@ -24,17 +24,12 @@ const (
 
 // probe checks, on a probe key under the prefix, that the service enforces
 // the preconditions the driver relies on, and refuses it otherwise.
-func (d *Driver) probe(ctx context.Context) error {
-	res, err := d.Probe(ctx)
-	if err != nil {
+func (d *Driver) probe(ctx context.Context) (err error) {
+	if d.probed, err = d.Probe(ctx); err != nil || d.probed.Safe() {
 		return err
 	}
-	d.probed = res
-	if res.Safe() {
-		return nil
-	}
 	return fmt.Errorf("%s: %w: the service behind this bucket does not enforce the preconditions the driver relies on (not rejected: %s); "+
-		"concurrent writers would lose updates", d.be.name(), model.ErrUnsupported, res.Missing())
+		"concurrent writers would lose updates", d.be.name(), model.ErrUnsupported, d.probed.Missing())
 }
 
 // Probed returns what the probe on open found.

@@ -10,23 +10,12 @@ import (
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
-// List implements objstore.Store: the files under prefix after
-// startAfter, in key order, without tags.
-func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
-	return s.ListEntries(ctx, prefix, startAfter, func(e objstore.Entry) error {
-		if e.Err != nil {
-			return e.Err
-		}
-		return fn(e.Key, e.Tag, e.Size)
-	})
-}
-
-// ListEntries implements objstore.EntryLister: it walks ns@v2 in key
+// List implements objstore.Store, without tags: it walks ns@v2 in key
 // order, a subdirectory sorting as its name and '/' ("a-b" < "a.json" <
 // "a/x"), skipping subtrees outside prefix or before startAfter, and lock
 // and temp files. A symbolic link to a directory is an entry carrying the
 // error; a link to a file is listed, and reading it fails.
-func (s store) ListEntries(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
+func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	return s.walk(ctx, layout.Root, prefix, startAfter, fn)
 }
 

@@ -121,8 +121,8 @@ func TestStoreTags(t *testing.T) {
 		t.Fatalf("get's tag %q, %v; want the write's %q", got, err, tag)
 	}
 	var listed []string
-	err = s.List(ctx, "ns@v2/", "", func(k, tg string, _ int64) error {
-		listed = append(listed, k+" "+tg)
+	err = s.List(ctx, "ns@v2/", "", func(e objstore.Entry) error {
+		listed = append(listed, e.Key+" "+e.Tag)
 		return nil
 	})
 	if err != nil || !slices.Equal(listed, []string{key + " "}) {
@@ -157,7 +157,7 @@ func TestStoreEscapedKeys(t *testing.T) {
 		t.Fatalf("escaped file = %q, %v", b, err)
 	}
 	var keys []string
-	if err := s.List(ctx, "ns@v2/", "", func(k, _ string, _ int64) error { keys = append(keys, k); return nil }); err != nil {
+	if err := s.List(ctx, "ns@v2/", "", func(e objstore.Entry) error { keys = append(keys, e.Key); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"ns@v2/db/main.json", "ns@v2/db/main.json.lock", "ns@v2/db/x.tmp"}; !slices.Equal(keys, want) {
@@ -200,7 +200,7 @@ func TestStoreRefusesLinks(t *testing.T) {
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("wrote outside the root: %v", ents)
 	}
-	err = s.ListEntries(ctx, "ns@v2/", "", func(e objstore.Entry) error {
+	err = s.List(ctx, "ns@v2/", "", func(e objstore.Entry) error {
 		if e.Key != "ns@v2/db" || e.Err == nil {
 			t.Errorf("entry %+v, want the link with an error", e)
 		}

@@ -35,11 +35,10 @@ func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan dr
 	}
 	root := filepath.Join(d.root, layout.Root)
 	ws := &watchState{d: d, opts: opts, w: w, snap: map[model.ID]*model.Record{}, out: make(chan driver.Event, 64)}
-	// Watch before reading the first snapshot, so no change falls between.
 	if err = os.MkdirAll(root, 0o755); err != nil {
 		err = ioError("create", root, err)
-	} else if err = addTree(w, root); err == nil {
-		err = ws.scan(ctx, root, false)
+	} else {
+		err = ws.watchTree(ctx, root, false)
 	}
 	if err != nil {
 		w.Close()
@@ -57,18 +56,22 @@ type watchState struct {
 	out  chan driver.Event
 }
 
-func addTree(w *fsnotify.Watcher, dir string) error {
+// watchTree watches dir and the directories below it, and reads every
+// record under it into the snapshot, reporting changes when report is set.
+// A directory is watched before its files are read, so that no change
+// falls between.
+func (ws *watchState) watchTree(ctx context.Context, dir string, report bool) error {
 	return filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil // removed while we walked
-		}
-		if err != nil {
+		case err != nil:
 			return ioError("watch", p, err)
+		case !e.IsDir():
+			return ws.refreshPath(ctx, p, report)
 		}
-		if e.IsDir() {
-			if err := w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return ioError("watch", p, err)
-			}
+		if err := ws.w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return ioError("watch", p, err)
 		}
 		return nil
 	})
@@ -98,30 +101,10 @@ func (ws *watchState) loop(ctx context.Context) {
 func (ws *watchState) handle(ctx context.Context, ev fsnotify.Event) error {
 	if ev.Has(fsnotify.Create) {
 		if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
-			if err := addTree(ws.w, ev.Name); err != nil {
-				return err
-			}
-			return ws.scan(ctx, ev.Name, true) // files may have landed before the watch did
+			return ws.watchTree(ctx, ev.Name, true) // files may have landed before the watch did
 		}
 	}
 	return ws.refreshPath(ctx, ev.Name, true)
-}
-
-// scan reads every record under dir into the snapshot, reporting changes
-// when report is set.
-func (ws *watchState) scan(ctx context.Context, dir string, report bool) error {
-	return filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return ioError("read", p, err)
-		}
-		if e.IsDir() {
-			return nil
-		}
-		return ws.refreshPath(ctx, p, report)
-	})
 }
 
 // idOf returns the ID a record file belongs to; ok is false for files that

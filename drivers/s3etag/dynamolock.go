@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -307,20 +308,16 @@ func num(n int64) types.AttributeValue {
 }
 
 func leaseOf(item map[string]types.AttributeValue) *lease {
-	l := &lease{timeout: DefaultLockTimeout}
-	if v, ok := item["generation"].(*types.AttributeValueMemberN); ok {
-		l.generation, _ = strconv.ParseInt(v.Value, 10, 64)
+	var v struct {
+		Generation int64  `dynamodbav:"generation"`
+		Owner      string `dynamodbav:"owner"`
+		Released   bool   `dynamodbav:"released"`
+		Timeout    *int64 `dynamodbav:"timeout"` // ms; DefaultLockTimeout when absent
 	}
-	if v, ok := item["owner"].(*types.AttributeValueMemberS); ok {
-		l.owner = v.Value
-	}
-	if v, ok := item["released"].(*types.AttributeValueMemberBOOL); ok {
-		l.released = v.Value
-	}
-	if v, ok := item["timeout"].(*types.AttributeValueMemberN); ok {
-		if ms, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
-			l.timeout = time.Duration(ms) * time.Millisecond
-		}
+	_ = attributevalue.UnmarshalMap(item, &v) // our own items: every member has its type
+	l := &lease{generation: v.Generation, owner: v.Owner, released: v.Released, timeout: DefaultLockTimeout}
+	if v.Timeout != nil {
+		l.timeout = time.Duration(*v.Timeout) * time.Millisecond
 	}
 	return l
 }

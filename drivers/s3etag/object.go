@@ -33,7 +33,7 @@ func (store) MaybeApplied(err error) bool {
 }
 
 // List lists the keys under prefix after startAfter with ListObjectsV2.
-func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key, etag string, size int64) error) error {
+func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	in := &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, Prefix: aws.String(s.key(prefix))}
 	if startAfter != "" {
 		in.StartAfter = aws.String(s.key(startAfter))
@@ -46,7 +46,7 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(key,
 		}
 		for _, o := range page.Contents {
 			key := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
-			if err := fn(key, aws.ToString(o.ETag), aws.ToInt64(o.Size)); err != nil {
+			if err := fn(objstore.Entry{Key: key, Tag: aws.ToString(o.ETag), Size: aws.ToInt64(o.Size)}); err != nil {
 				return err
 			}
 		}

@@ -23,18 +23,13 @@ const (
 // probe checks, on a probe key under the prefix, that the endpoint rejects
 // the preconditions the driver relies on, and refuses it otherwise unless
 // the lock protocol or Unsafe is configured.
-func (d *Driver) probe(ctx context.Context) error {
-	res, err := d.Probe(ctx)
-	if err != nil {
+func (d *Driver) probe(ctx context.Context) (err error) {
+	if d.probed, err = d.Probe(ctx); err != nil || d.probed.Safe() || d.cfg.Unsafe {
 		return err
-	}
-	d.probed = res
-	if res.Safe() || d.cfg.Unsafe {
-		return nil
 	}
 	return fmt.Errorf("s3: %w: the endpoint of bucket %q ignores conditional writes (not rejected: %s); concurrent writers would lose updates. "+
 		"Use a store that enforces them (AWS S3, versitygw), or the DynamoDB lock protocol (lock=dynamodb://TABLE), "+
-		"or accept the risk with unsafe=true", model.ErrUnsupported, d.cfg.Bucket, res.Missing())
+		"or accept the risk with unsafe=true", model.ErrUnsupported, d.cfg.Bucket, d.probed.Missing())
 }
 
 // Probed returns what the probe on open found.

@@ -11,6 +11,7 @@ package layout
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -165,25 +166,19 @@ func plain(st string) bool {
 	return true
 }
 
-// match finds the longest suffix of l that rest ends with, and the stem
-// before it, when plain.
+// match finds the longest suffix of l that rest ends with and leaves a
+// plain stem, and that stem: a suffix that ends another comes before it in
+// suffixes (".json", ".index.json"), so the last that fits is the longest.
 func match(l jsonld.Layout, rest string) (Role, string) {
-	best, role := -1, NotRecord
-	for _, s := range suffixes[l] {
-		st, ok := strings.CutSuffix(rest, s.Key)
-		if !ok || len(s.Key) <= best || st == "" || !plain(st) {
-			continue
-		}
-		best = len(s.Key)
-		role = Secondary
-		if s.Defining {
-			role = Defining
+	for _, s := range slices.Backward(suffixes[l]) {
+		if st, ok := strings.CutSuffix(rest, s.Key); ok && st != "" && plain(st) {
+			if s.Defining {
+				return Defining, st
+			}
+			return Secondary, st
 		}
 	}
-	if best < 0 {
-		return NotRecord, ""
-	}
-	return role, rest[:len(rest)-best]
+	return NotRecord, ""
 }
 
 // Candidates returns every valid ID whose files have stem st ("a/b/main":

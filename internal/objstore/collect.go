@@ -72,8 +72,11 @@ func (r *Records) Collect(ctx context.Context, opts driver.CollectOptions) (driv
 // by stem, in stem order.
 func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFiles, error) {
 	byStem := map[string]*stemFiles{}
-	err := r.store.List(ctx, IDKeyPrefix(prefix), "", func(key, _ string, _ int64) error {
-		role, st := layout.Classify(r.cfg.Layout, key)
+	err := r.store.List(ctx, IDKeyPrefix(prefix), "", func(e Entry) error {
+		if e.Err != nil {
+			return e.Err
+		}
+		role, st := layout.Classify(r.cfg.Layout, e.Key)
 		if role != layout.Defining && role != layout.Secondary {
 			return nil
 		}
@@ -83,9 +86,9 @@ func (r *Records) collectGroups(ctx context.Context, prefix string) ([]*stemFile
 			byStem[st] = g
 		}
 		if role == layout.Defining {
-			g.def = key
+			g.def = e.Key
 		} else {
-			g.others = append(g.others, key)
+			g.others = append(g.others, e.Key)
 		}
 		return nil
 	})

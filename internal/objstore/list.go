@@ -38,8 +38,10 @@ type candidate struct {
 
 var errPageFull = errors.New("page full")
 
-// Entry is one key an EntryLister lists, with its tag ("" when unknown)
-// and size, or the error that keeps it from being a record file.
+// Entry is one key a Store lists, with its tag ("" when the listing does
+// not give it) and size, or the error that keeps it from being a record
+// file (the filesystem driver's symbolic link to a directory), which List
+// puts in Page.Failed.
 type Entry struct {
 	Key  string
 	Tag  string
@@ -83,13 +85,7 @@ func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read re
 	if resume < prefix {
 		resume = ""
 	}
-	if el, ok := r.store.(EntryLister); ok {
-		err = el.ListEntries(ctx, prefix, resume, l.visit)
-	} else {
-		err = r.store.List(ctx, prefix, resume, func(key, tag string, size int64) error {
-			return l.visit(Entry{Key: key, Tag: tag, Size: size})
-		})
-	}
+	err = r.store.List(ctx, prefix, resume, l.visit)
 	if err == nil { // the listing has ended: read what is left
 		err = l.resolveNested(ctx)
 	}
@@ -562,13 +558,6 @@ func StatedID(name, obj string, data []byte, st string) (model.ID, error) {
 		return model.ID{}, errMisplaced(name, obj, id)
 	}
 	return id, nil
-}
-
-// EntryLister is a Store whose listing can report an entry that is no
-// object it can read (the filesystem driver's symbolic link to a
-// directory), which List puts in Page.Failed; List uses it when it can.
-type EntryLister interface {
-	ListEntries(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
 }
 
 // knownID returns the ID the nested defining file at key held at tag (the

@@ -23,11 +23,11 @@ type countingStore struct {
 	calls  atomic.Int64
 }
 
-func (c *countingStore) List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+func (c *countingStore) List(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	c.calls.Add(1)
-	return c.memStore.List(ctx, prefix, startAfter, func(key, tag string, size int64) error {
+	return c.memStore.List(ctx, prefix, startAfter, func(e objstore.Entry) error {
 		c.listed.Add(1)
-		return fn(key, tag, size)
+		return fn(e)
 	})
 }
 

@@ -65,12 +65,12 @@ type Store interface {
 	// missing key unconditionally is not an error. Correctness never rests
 	// on the store enforcing pc.
 	Delete(ctx context.Context, key string, pc Precondition) error
-	// List calls fn, in key order, for every object whose key starts with
-	// prefix and sorts after startAfter, with its tag ("" when the listing
-	// does not give it) and size; fn's error ends it and is returned as it
-	// is. A store whose listing can begin at a key (S3 StartAfter, GCS
-	// StartOffset) must, so that a page does not list earlier keys again.
-	List(ctx context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error
+	// List calls fn, in key order, with the Entry of every object whose key
+	// starts with prefix and sorts after startAfter; fn's error ends it and
+	// is returned as it is. A store whose listing can begin at a key (S3
+	// StartAfter, GCS StartOffset) must, so that a page does not list
+	// earlier keys again.
+	List(ctx context.Context, prefix, startAfter string, fn func(Entry) error) error
 	// MaybeApplied reports whether a failed write may nevertheless have
 	// been applied (no answer came back, or a 5xx).
 	MaybeApplied(err error) bool

@@ -90,7 +90,7 @@ func (m *memStore) Delete(_ context.Context, key string, pc objstore.Preconditio
 	return nil
 }
 
-func (m *memStore) List(_ context.Context, prefix, startAfter string, fn func(key, tag string, size int64) error) error {
+func (m *memStore) List(_ context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	m.mu.Lock()
 	var keys []string
 	for k := range m.objs {
@@ -105,7 +105,7 @@ func (m *memStore) List(_ context.Context, prefix, startAfter string, fn func(ke
 	}
 	m.mu.Unlock()
 	for i, k := range keys {
-		if err := fn(k, objs[i].tag, int64(len(objs[i].data))); err != nil {
+		if err := fn(objstore.Entry{Key: k, Tag: objs[i].tag, Size: int64(len(objs[i].data))}); err != nil {
 			return err
 		}
 	}

@@ -212,13 +212,16 @@ func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
 }
 
 // MedianMS returns the median of l in milliseconds, 0 for none.
-func MedianMS(l []time.Duration) float64 {
+func MedianMS(l []time.Duration) float64 { return quantileMS(l, 0.5) }
+
+// quantileMS returns the q quantile of l in milliseconds, 0 for none.
+func quantileMS(l []time.Duration, q float64) float64 {
 	if len(l) == 0 {
 		return 0
 	}
 	l = slices.Clone(l)
 	slices.Sort(l)
-	return float64(l[len(l)/2].Microseconds()) / 1000
+	return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
 }
 
 // SeedCopies writes n records into the file store at dir, which d opens: d
@@ -267,16 +270,11 @@ func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw f
 		base = append(base, time.Since(start))
 	}
 	b.StopTimer()
-	q := func(l []time.Duration, q float64) float64 {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
-	}
 	for _, p := range []struct {
 		name string
 		q    float64
 	}{{"p50", 0.50}, {"p99", 0.99}} {
-		mine, theirs := q(lat, p.q), q(base, p.q)
+		mine, theirs := quantileMS(lat, p.q), quantileMS(base, p.q)
 		b.ReportMetric(mine, name+"-"+p.name+"-ms")
 		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
 		b.ReportMetric(mine/theirs, p.name+"-ratio")

@@ -103,18 +103,16 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 // every success must be counted once and the final watermark be exact.
 func (e *env) raceIncrements(c nameservice.Concern, start nameservice.Value, mk func(v int64) nameservice.Value) {
 	e.t.Helper()
-	push := func(ns *nameservice.NameService) func(context.Context, string, nameservice.Value, nameservice.Value) (nameservice.Outcome, error) {
-		if c == nameservice.Status {
-			return ns.PushStatus
-		}
-		return ns.PushConfig
+	push := (*nameservice.NameService).PushConfig
+	if c == nameservice.Status {
+		push = (*nameservice.NameService).PushStatus
 	}
 	won := make([][]int64, raceClients)
 	runParallel(e, raceClients, func(i int, ns *nameservice.NameService) {
 		cur := start
 		for len(won[i]) < raceRounds {
 			next := mk(cur.V + 1)
-			out, err := push(ns)(e.ctx, e.id("db"), cur, next)
+			out, err := push(ns, e.ctx, e.id("db"), cur, next)
 			if err != nil {
 				e.t.Errorf("client %d: %v", i, err)
 				return

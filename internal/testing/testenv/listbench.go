@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -113,26 +114,19 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 // with vfork, and Linux carries the parent's high-water mark across the
 // exec into it.
 func watchHWM(pid int) func() int64 {
-	var (
-		peak int64
-		stop = make(chan struct{})
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
+	var peak int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !stop.Load() {
 			kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM") // 0 when unreadable
 			peak = max(peak, kb)
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
+			time.Sleep(5 * time.Millisecond)
 		}
-	}()
+	})
 	return func() int64 {
-		close(stop)
-		<-done
+		stop.Store(true)
+		wg.Wait()
 		return peak
 	}
 }

@@ -82,17 +82,8 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 	{name: "RacingPurgesOneWins", run: func(e *env) {
 		for round := range 5 {
 			e.init("db") // the same ID each round: a purge frees the name
-			var won atomic.Int64
-			runParallel(e, raceClients, func(i int, c *nameservice.NameService) {
-				err := c.Purge(e.ctx, e.id("db"))
-				switch {
-				case err == nil:
-					won.Add(1)
-				case !errors.Is(err, nameservice.ErrNotFound):
-					e.t.Errorf("round %d, client %d: purge: %v", round, i, err)
-				}
-			})
-			if n := won.Load(); n != 1 {
+			purge := func(c *nameservice.NameService) error { return c.Purge(e.ctx, e.id("db")) }
+			if n := raceWins(e, raceClients, nameservice.ErrNotFound, purge); n != 1 {
 				e.t.Fatalf("round %d: %d of %d racing purges succeeded, want exactly 1", round, n, raceClients)
 			}
 		}

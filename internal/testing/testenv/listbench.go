@@ -63,11 +63,6 @@ func build(name, pkg string) (string, error) {
 	return bin, nil
 }
 
-// ListProcess is what one `ns list` child process cost.
-type ListProcess struct {
-	PeakRSSMB float64 // the child's peak resident set
-}
-
 // lineCounter counts the lines written to it.
 type lineCounter struct{ n int }
 
@@ -78,8 +73,9 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // ListCLI lists url as an operator would, `ns --url URL list ARGS...` in a
 // process of its own (inheriting the environment), its output counted, not
-// kept. It fails when the command fails or prints fewer than want records.
-func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
+// kept, and returns the child's peak resident set in MB. It fails when the
+// command fails or prints fewer than want records.
+func ListCLI(tb testing.TB, want int, url string, args ...string) (peakRSSMB float64) {
 	tb.Helper()
 	cmd := exec.Command(NSBinary(tb), append([]string{"--url", url, "list"}, args...)...)
 	var stderr strings.Builder
@@ -105,7 +101,7 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	if lines.n < want {
 		tb.Fatalf("ns list printed %d records, want %d", lines.n, want)
 	}
-	return ListProcess{PeakRSSMB: float64(peakKB) / 1024}
+	return float64(peakKB) / 1024
 }
 
 // watchHWM reads the VmHWM of process pid every 5 ms until the returned

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
@@ -100,17 +99,10 @@ var groupBranches = optional(has[driver.Brancher], func(e *env) error { return e
 	}},
 	{name: "RacingCreatesOfOneNameHaveOneWinner", run: func(e *env) {
 		e.initAt("db", 1)
-		var won atomic.Int64
-		runParallel(e, raceClients, func(i int, c *nameservice.NameService) {
-			_, err := c.CreateBranch(e.ctx, e.id("db:dev"), nameservice.BranchOptions{})
-			switch {
-			case err == nil:
-				won.Add(1)
-			case !errors.Is(err, nameservice.ErrAlreadyExists):
-				e.t.Errorf("client %d: %v", i, err)
-			}
+		n := raceWins(e, raceClients, nameservice.ErrAlreadyExists, func(c *nameservice.NameService) error {
+			return second(c.CreateBranch(e.ctx, e.id("db:dev"), nameservice.BranchOptions{}))
 		})
-		if n := won.Load(); n != 1 {
+		if n != 1 {
 			e.t.Fatalf("%d of %d racing creates of one branch succeeded, want 1", n, raceClients)
 		}
 		e.wantBranches("db", 1)

@@ -105,13 +105,12 @@ func collectRacingWriters(e *env) {
 	const writers, rounds = 4, 15
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	collectErr := make(chan error, 1)
+	var collectErr error // read once the collector has ended
 	wg.Go(func() {
-		for !stop.Load() {
-			_, err := c.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix})
-			if err != nil && !errors.Is(err, nameservice.ErrUnavailable) {
-				collectErr <- err
-				return
+		for !stop.Load() && collectErr == nil {
+			_, collectErr = c.Collect(e.ctx, nameservice.CollectOptions{Prefix: e.prefix})
+			if errors.Is(collectErr, nameservice.ErrUnavailable) {
+				collectErr = nil
 			}
 		}
 	})
@@ -121,10 +120,8 @@ func collectRacingWriters(e *env) {
 	})
 	stop.Store(true)
 	wg.Wait()
-	select {
-	case err := <-collectErr:
-		e.t.Fatalf("collector: %v", err)
-	default:
+	if collectErr != nil {
+		e.t.Fatalf("collector: %v", collectErr)
 	}
 	e.must(errors.Join(errs...))
 }

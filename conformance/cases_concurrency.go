@@ -82,17 +82,8 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 	{name: "RacingPurgesOneWins", run: func(e *env) {
 		for round := range 5 {
 			e.init("db") // the same ID each round: a purge frees the name
-			var won atomic.Int64
-			runParallel(e, raceClients, func(i int, c *nameservice.NameService) {
-				err := c.Purge(e.ctx, e.id("db"))
-				switch {
-				case err == nil:
-					won.Add(1)
-				case !errors.Is(err, nameservice.ErrNotFound):
-					e.t.Errorf("round %d, client %d: purge: %v", round, i, err)
-				}
-			})
-			if n := won.Load(); n != 1 {
+			purge := func(c *nameservice.NameService) error { return c.Purge(e.ctx, e.id("db")) }
+			if n := raceWins(e, raceClients, nameservice.ErrNotFound, purge); n != 1 {
 				e.t.Fatalf("round %d: %d of %d racing purges succeeded, want exactly 1", round, n, raceClients)
 			}
 		}
@@ -103,18 +94,16 @@ var groupConcurrency = group{name: "Concurrency", guarantee: "concurrent writers
 // every success must be counted once and the final watermark be exact.
 func (e *env) raceIncrements(c nameservice.Concern, start nameservice.Value, mk func(v int64) nameservice.Value) {
 	e.t.Helper()
-	push := func(ns *nameservice.NameService) func(context.Context, string, nameservice.Value, nameservice.Value) (nameservice.Outcome, error) {
-		if c == nameservice.Status {
-			return ns.PushStatus
-		}
-		return ns.PushConfig
+	push := (*nameservice.NameService).PushConfig
+	if c == nameservice.Status {
+		push = (*nameservice.NameService).PushStatus
 	}
 	won := make([][]int64, raceClients)
 	runParallel(e, raceClients, func(i int, ns *nameservice.NameService) {
 		cur := start
 		for len(won[i]) < raceRounds {
 			next := mk(cur.V + 1)
-			out, err := push(ns)(e.ctx, e.id("db"), cur, next)
+			out, err := push(ns, e.ctx, e.id("db"), cur, next)
 			if err != nil {
 				e.t.Errorf("client %d: %v", i, err)
 				return

@@ -64,18 +64,8 @@ var groupLifecycle = group{name: "Lifecycle", guarantee: "lifecycle: init create
 		}
 	}},
 	{name: "InitRaceHasOneWinner", quick: true, run: func(e *env) {
-		errs := make([]error, 4)
-		runParallel(e, len(errs), func(i int, c *nameservice.NameService) { errs[i] = c.Init(e.ctx, e.id("db")) })
-		wins := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				wins++
-			case !errors.Is(err, nameservice.ErrAlreadyExists):
-				e.t.Fatalf("init race: %v", err)
-			}
-		}
-		if wins != 1 {
+		create := func(c *nameservice.NameService) error { return c.Init(e.ctx, e.id("db")) }
+		if wins := raceWins(e, 4, nameservice.ErrAlreadyExists, create); wins != 1 {
 			e.t.Fatalf("%d inits succeeded, want exactly 1", wins)
 		}
 		e.wantValue("db", nameservice.Status, ready)

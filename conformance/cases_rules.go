@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
@@ -69,14 +70,8 @@ func commitID(seed string) string {
 // contentIDOf returns the CIDv1 (dag-cbor, sha2-256 code) of digest in
 // base32; pad > 0 writes its version varint in pad+1 bytes.
 func contentIDOf(digest []byte, pad int) string {
-	v := []byte{1}
-	if pad > 0 {
-		v = []byte{0x81}
-		for range pad - 1 {
-			v = append(v, 0x80)
-		}
-		v = append(v, 0)
-	}
+	v := append(bytes.Repeat([]byte{0x80}, pad), 0)
+	v[0] |= 1 // the version, 1
 	b := binary.AppendUvarint(append(v, 0x71), 0x12)
 	b = binary.AppendUvarint(b, uint64(len(digest)))
 	b = append(b, digest...)

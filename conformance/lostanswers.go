@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,17 +146,15 @@ func runLost(t *testing.T, h AnswerLoser, w lostWrite, world lossWorld, warm boo
 	id := e.id("db")
 	w.setup(e, e.ns, id)
 
-	var mu sync.Mutex
-	writes := 0
-	d, err := lossy(ctx, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		writes++
-		if writes > 1 {
-			return false // a resend's answer arrives
-		}
-		world.act(ctx, e.ns, id)
-		return true
+	var once sync.Once // a resend's answer arrives
+	var landed atomic.Bool
+	d, err := lossy(ctx, func() (lost bool) {
+		landed.Store(true)
+		once.Do(func() {
+			world.act(ctx, e.ns, id)
+			lost = true
+		})
+		return lost
 	})
 	if err != nil {
 		t.Fatalf("harness: open lossy client: %v", err)
@@ -168,10 +167,7 @@ func runLost(t *testing.T, h AnswerLoser, w lostWrite, world lossWorld, warm boo
 		}
 	}
 	err = w.run(ctx, a, id)
-	mu.Lock()
-	landed := writes > 0
-	mu.Unlock()
-	if !landed {
+	if !landed.Load() {
 		t.Fatalf("no write of %s reached the store (answer: %v)", w.name, err)
 	}
 	checkLost(e, w, world, id, err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -440,6 +441,21 @@ var (
 	unborn = nameservice.Value{}
 	ready  = status(1, "ready", nil)
 )
+
+// raceWins runs op with k clients at once, each its own, and returns how
+// many succeeded; each other must fail with an error wrapping lost.
+func raceWins(e *env, k int, lost error, op func(c *nameservice.NameService) error) int64 {
+	var won atomic.Int64
+	runParallel(e, k, func(i int, c *nameservice.NameService) {
+		switch err := op(c); {
+		case err == nil:
+			won.Add(1)
+		case !errors.Is(err, lost):
+			e.t.Errorf("client %d: %v", i, err)
+		}
+	})
+	return won.Load()
+}
 
 // runParallel runs fn(i, client) for i in [0,k) at once, each with a client of its own.
 func runParallel(e *env, k int, fn func(i int, c *nameservice.NameService)) {

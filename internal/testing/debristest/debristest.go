@@ -13,6 +13,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
@@ -31,29 +32,23 @@ type Opener func(t *testing.T) driver.Driver
 // Run runs the scenario on layout l.
 func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	id := model.ID{Name: "debris", Branch: "main"}
 	files, err := layout.Files(l, id)
-	must(err)
+	testenv.Must(t, err)
 	a, b := open(t), open(t)
-	must(a.Create(ctx, model.NewLedger(id, 1)))
+	testenv.Must(t, a.Create(ctx, model.NewLedger(id, 1)))
 	for _, c := range []model.Concern{model.Head, model.Index} {
 		push(t, a, id, c, "old", 5, true)
 	}
 	old := make([][]byte, len(files))
 	for i, f := range files[1:] {
 		old[i+1], err = raw.Get(ctx, f.Key)
-		must(err)
+		testenv.Must(t, err)
 	}
-	must(b.Delete(ctx, id))
+	testenv.Must(t, b.Delete(ctx, id))
 	for _, f := range files[1:] {
 		data, err := raw.Get(ctx, f.Key)
-		must(err)
+		testenv.Must(t, err)
 		if doc, err := jsonld.Decode(data); data == nil || err != nil || !doc.Purged {
 			t.Fatalf("after purge %s is not a tombstone (%v):\n%s", f.Key, err, data)
 		}
@@ -68,15 +63,15 @@ func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	// A purge that stopped after removing the defining file.
 	for i, f := range files[1:] {
 		if old[i+1] != nil {
-			must(raw.Put(ctx, f.Key, old[i+1]))
+			testenv.Must(t, raw.Put(ctx, f.Key, old[i+1]))
 		}
 	}
 	if got := page(t, open(t)); len(got) != 0 {
 		t.Fatalf("list shows %d records made of debris", len(got))
 	}
-	must(b.Create(ctx, model.NewLedger(id, 1)))
+	testenv.Must(t, b.Create(ctx, model.NewLedger(id, 1)))
 	rec, err := open(t).Get(ctx, id)
-	must(err)
+	testenv.Must(t, err)
 	if !rec.Head.Unborn() || !rec.Index.Unborn() {
 		t.Fatalf("re-created record shows the purged one's values: head %v index %v", rec.Head, rec.Index)
 	}
@@ -89,7 +84,7 @@ func Run(t *testing.T, l jsonld.Layout, open Opener, raw Raw) {
 	push(t, a, id, model.Head, "new", 1, true)
 	push(t, a, id, model.Index, "new", 1, false)
 	rec, err = open(t).Get(ctx, id)
-	must(err)
+	testenv.Must(t, err)
 	if rec.Head.V != 1 || rec.Index.V != 1 || rec.Index.Payload.String("address") != "new" {
 		t.Fatalf("after pushes over debris: head %v index %v", rec.Head, rec.Index)
 	}

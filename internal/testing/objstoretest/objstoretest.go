@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -64,11 +65,7 @@ func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
 	ctx := context.Background()
 	id := model.ID{Name: "db", Branch: "main"}
 	d, other := open(), open()
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := func(err error) { testenv.Must(t, err) }
 	cold := func(f func(driver.Driver)) func() {
 		return func() { d := open(); c.Reset(); f(d) }
 	}

@@ -11,6 +11,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -26,29 +27,29 @@ func Branches(t *testing.T, first, other *nameservice.NameService, name string, 
 	t.Helper()
 	ctx := context.Background()
 	b := branches{t: t, ctx: ctx, first: first, other: other, branch: name + ":dev"}
-	b.must(other.Init(ctx, name))
+	testenv.Must(t, other.Init(ctx, name))
 	_, err := other.PublishCommit(ctx, name, 1, "c1")
-	b.must(err)
+	testenv.Must(t, err)
 
 	// A create refused (the branch existed), the branch dropped since: the
 	// resend must not create it.
-	b.must(b.create(other, driver.Write{}))
+	testenv.Must(t, b.create(other, driver.Write{}))
 	refused := driver.Write{ID: driver.NewWriteID()}
 	if err := b.create(first, refused); !errors.Is(err, model.ErrAlreadyExists) {
 		t.Fatalf("create of a taken branch = %v, want already exists", err)
 	}
-	b.must(other.DropBranch(ctx, b.branch))
+	testenv.Must(t, other.DropBranch(ctx, b.branch))
 	b.wantUnknown("resend of a branch create refused earlier, branch dropped since", b.create(other, resend(refused)))
 	b.wantBranch(false, "after the resend of a refused create (the resend created it)")
 
 	// A create that landed: its resend is done; once the branch is
 	// dropped, done when the store remembers, else outcome unknown.
 	landed := driver.Write{ID: driver.NewWriteID()}
-	b.must(b.create(first, landed))
-	b.must(b.create(other, resend(landed)))
-	b.must(other.DropBranch(ctx, b.branch))
+	testenv.Must(t, b.create(first, landed))
+	testenv.Must(t, b.create(other, resend(landed)))
+	testenv.Must(t, other.DropBranch(ctx, b.branch))
 	if err := b.create(other, resend(landed)); remembers.Creates {
-		b.must(err)
+		testenv.Must(t, err)
 	} else {
 		b.wantUnknown("resend of a create that landed, branch dropped since", err)
 	}
@@ -56,14 +57,14 @@ func Branches(t *testing.T, first, other *nameservice.NameService, name string, 
 
 	// A drop never sent: its resend must not drop. A drop that landed,
 	// the branch created again since: its resend must leave the new one.
-	b.must(b.create(other, driver.Write{}))
+	testenv.Must(t, b.create(other, driver.Write{}))
 	b.wantUnknown("resend of a drop, no attempt on record", other.DropBranch(with(ctx, resend(driver.Write{ID: driver.NewWriteID()})), b.branch))
 	b.wantBranch(true, "after the resend of a drop that never landed (the resend dropped it)")
 	drop := driver.Write{ID: driver.NewWriteID()}
-	b.must(first.DropBranch(with(ctx, drop), b.branch))
-	b.must(b.create(other, driver.Write{}))
+	testenv.Must(t, first.DropBranch(with(ctx, drop), b.branch))
+	testenv.Must(t, b.create(other, driver.Write{}))
 	if err := other.DropBranch(with(ctx, resend(drop)), b.branch); remembers.Drops {
-		b.must(err)
+		testenv.Must(t, err)
 	} else {
 		b.wantUnknown("resend of a drop that landed, branch created again since", err)
 	}
@@ -78,13 +79,6 @@ type branches struct {
 	ctx          context.Context
 	first, other *nameservice.NameService
 	branch       string
-}
-
-func (b branches) must(err error) {
-	b.t.Helper()
-	if err != nil {
-		b.t.Fatal(err)
-	}
 }
 
 // create creates the branch through ns as write w (none: a fresh one).

@@ -73,9 +73,9 @@ func (s *Server) Call(t *testing.T, method, path, body string, header ...string)
 
 // Do sends a request (a JSON body when body is not "", the token, and the
 // header pairs: an empty value removes the header) and returns the answer.
-func (s *Server) Do(t *testing.T, method, path, body string, header ...string) *http.Response {
+func (s *Server) Do(t testing.TB, method, path, body string, header ...string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body)) // "": no body
+	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body)) // "": no body
 	Must(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -126,14 +126,7 @@ type SSE struct {
 // Stream opens the event stream at path, failing unless it answers 200.
 func (s *Server) Stream(t testing.TB, path string) *SSE {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
-	if s.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	Must(t, err)
+	resp := s.Do(t, http.MethodGet, path, "")
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)

@@ -51,9 +51,10 @@ func leastUsed(servers []string) string {
 	users := make([]int, len(servers))
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		i, pid, ok := parseChoice(e.Name())
+		var i, pid int
+		_, err := fmt.Sscanf(e.Name(), "%d-%d", &i, &pid) // see choiceFile
 		switch {
-		case !ok || i >= len(servers):
+		case err != nil || i >= len(servers):
 		case alive(pid):
 			users[i]++
 		default:
@@ -75,12 +76,6 @@ func choiceFile(servers []string, index, pid int) string {
 	h := fnv.New32a()
 	h.Write([]byte(strings.Join(servers, " ")))
 	return filepath.Join(os.TempDir(), fmt.Sprintf("nameservice-test-servers-%08x", h.Sum32()), fmt.Sprintf("%d-%d", index, pid))
-}
-
-// parseChoice reads a choice file's name: the server's index and the PID.
-func parseChoice(name string) (index, pid int, ok bool) {
-	_, err := fmt.Sscanf(name, "%d-%d", &index, &pid)
-	return index, pid, err == nil
 }
 
 // alive reports whether process pid runs (on Windows, never: every process

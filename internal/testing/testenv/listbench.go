@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -62,11 +63,6 @@ func build(name, pkg string) (string, error) {
 	return bin, nil
 }
 
-// ListProcess is what one `ns list` child process cost.
-type ListProcess struct {
-	PeakRSSMB float64 // the child's peak resident set
-}
-
 // lineCounter counts the lines written to it.
 type lineCounter struct{ n int }
 
@@ -77,8 +73,9 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // ListCLI lists url as an operator would, `ns --url URL list ARGS...` in a
 // process of its own (inheriting the environment), its output counted, not
-// kept. It fails when the command fails or prints fewer than want records.
-func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
+// kept, and returns the child's peak resident set in MB. It fails when the
+// command fails or prints fewer than want records.
+func ListCLI(tb testing.TB, want int, url string, args ...string) (peakRSSMB float64) {
 	tb.Helper()
 	cmd := exec.Command(NSBinary(tb), append([]string{"--url", url, "list"}, args...)...)
 	var stderr strings.Builder
@@ -104,7 +101,7 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 	if lines.n < want {
 		tb.Fatalf("ns list printed %d records, want %d", lines.n, want)
 	}
-	return ListProcess{PeakRSSMB: float64(peakKB) / 1024}
+	return float64(peakKB) / 1024
 }
 
 // watchHWM reads the VmHWM of process pid every 5 ms until the returned
@@ -113,26 +110,19 @@ func ListCLI(tb testing.TB, want int, url string, args ...string) ListProcess {
 // with vfork, and Linux carries the parent's high-water mark across the
 // exec into it.
 func watchHWM(pid int) func() int64 {
-	var (
-		peak int64
-		stop = make(chan struct{})
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
+	var peak int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !stop.Load() {
 			kb, _ := statusKB("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM") // 0 when unreadable
 			peak = max(peak, kb)
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
+			time.Sleep(5 * time.Millisecond)
 		}
-	}()
+	})
 	return func() int64 {
-		close(stop)
-		<-done
+		stop.Store(true)
+		wg.Wait()
 		return peak
 	}
 }
@@ -212,13 +202,16 @@ func ReportList(b *testing.B, list, raw []time.Duration, rssMB float64) {
 }
 
 // MedianMS returns the median of l in milliseconds, 0 for none.
-func MedianMS(l []time.Duration) float64 {
+func MedianMS(l []time.Duration) float64 { return quantileMS(l, 0.5) }
+
+// quantileMS returns the q quantile of l in milliseconds, 0 for none.
+func quantileMS(l []time.Duration, q float64) float64 {
 	if len(l) == 0 {
 		return 0
 	}
 	l = slices.Clone(l)
 	slices.Sort(l)
-	return float64(l[len(l)/2].Microseconds()) / 1000
+	return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
 }
 
 // SeedCopies writes n records into the file store at dir, which d opens: d
@@ -267,16 +260,11 @@ func BenchVsRaw(b *testing.B, name string, op func(i int), rawName string, raw f
 		base = append(base, time.Since(start))
 	}
 	b.StopTimer()
-	q := func(l []time.Duration, q float64) float64 {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, int(q*float64(len(l))))]) / float64(time.Millisecond)
-	}
 	for _, p := range []struct {
 		name string
 		q    float64
 	}{{"p50", 0.50}, {"p99", 0.99}} {
-		mine, theirs := q(lat, p.q), q(base, p.q)
+		mine, theirs := quantileMS(lat, p.q), quantileMS(base, p.q)
 		b.ReportMetric(mine, name+"-"+p.name+"-ms")
 		b.ReportMetric(theirs, rawName+"-"+p.name+"-ms")
 		b.ReportMetric(mine/theirs, p.name+"-ratio")

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -71,9 +70,7 @@ func WatchLatency(b *testing.B, l WatchLoad, open func(context.Context) (<-chan 
 	if float64(len(w.lat)) < l.Reported*float64(writes) {
 		b.Fatalf("%d of %d writes reported", len(w.lat), writes)
 	}
-	slices.Sort(w.lat)
-	q := func(p float64) float64 { return float64(w.lat[int(p*float64(len(w.lat)-1))].Microseconds()) / 1000 }
-	return [2]float64{q(0.50), q(0.99)}
+	return [2]float64{quantileMS(w.lat, 0.50), quantileMS(w.lat, 0.99)}
 }
 
 // watchWaiter matches events to the writes they report.

@@ -2,10 +2,11 @@ package jsonx
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxDepth bounds the nesting of any JSON value Decode reads, well
@@ -23,23 +24,14 @@ func Decode(raw []byte) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
 	}
-	if json.Valid(raw) {
-		// The fast path for valid text: its depth, then one pass that
-		// builds the value (see validText).
-		if depthOf(raw) > MaxDepth {
-			return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true))
+	v, err := value(dec)
+	if err == nil {
+		if _, err = dec.ReadToken(); err == io.EOF {
+			return v, nil
 		}
-		return (&validText{b: raw}).value()
 	}
-	// Invalid text: encoding/json names the problem, which is data after
-	// the value when it decodes one.
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("data after the JSON value")
+	return nil, explain(raw, err)
 }
 
 // depthOf returns the deepest nesting of objects and arrays in valid JSON

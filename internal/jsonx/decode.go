@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -24,8 +23,9 @@ func Decode(raw []byte) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
 	}
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true))
-	v, err := value(dec)
+	dec := newDecoder(raw, jsontext.AllowDuplicateNames(true))
+	defer dec.release()
+	v, err := value(&dec.Decoder)
 	if err == nil {
 		if _, err = dec.ReadToken(); err == io.EOF {
 			return v, nil

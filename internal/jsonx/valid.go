@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -14,6 +15,29 @@ import (
 )
 
 var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
+
+// decoder is a jsontext.Decoder with its reader, kept in decoders: a new
+// one costs more than the decoding of a small value, which record files
+// are made of.
+type decoder struct {
+	jsontext.Decoder
+	in bytes.Reader
+}
+
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// newDecoder returns a decoder of data from the pool; release puts it back.
+func newDecoder(data []byte, opts ...jsontext.Options) *decoder {
+	d := decoders.Get().(*decoder)
+	d.in.Reset(data)
+	d.Reset(&d.in, opts...)
+	return d
+}
+
+func (d *decoder) release() {
+	d.in.Reset(nil)
+	decoders.Put(d)
+}
 
 // value decodes the value dec reads next as encoding/json does with
 // UseNumber, refusing an object key that repeats (dec allows it, so that
@@ -136,7 +160,8 @@ func hex4(raw []byte, i int) (rune, bool) {
 // object, or fn's error.
 func EachMember(data []byte, fn func(key string, raw []byte) error) error {
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-	dec := jsontext.NewDecoder(bytes.NewBuffer(data), opts...)
+	dec := newDecoder(data, opts...)
+	defer dec.release()
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return fmt.Errorf("not a JSON object")
 	}

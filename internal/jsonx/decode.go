@@ -37,21 +37,10 @@ func Decode(raw []byte) (any, error) {
 // depthOf returns the deepest nesting of objects and arrays in valid JSON
 // text.
 func depthOf(raw []byte) (depth int) {
-	d := 0
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '{', '[':
-			d++
-			depth = max(depth, d)
-		case '}', ']':
-			d--
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' {
-					i++
-				}
-			}
-		}
+	dec := newDecoder(raw, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	defer dec.release()
+	for _, err := dec.ReadToken(); err == nil; _, err = dec.ReadToken() {
+		depth = max(depth, dec.StackDepth())
 	}
 	return depth
 }

@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"fmt"
 	"io"
 	"unicode/utf8"
 
@@ -20,9 +19,6 @@ const MaxDepth = 512
 // appears twice (encoding/json keeps the last). It also refuses nesting deeper
 // than MaxDepth and data after the value.
 func Decode(raw []byte) (any, error) {
-	if !utf8.Valid(raw) {
-		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
-	}
 	dec := newDecoder(raw, jsontext.AllowDuplicateNames(true))
 	defer dec.release()
 	v, err := value(&dec.Decoder)

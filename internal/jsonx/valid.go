@@ -90,11 +90,14 @@ func value(dec *jsontext.Decoder) (any, error) {
 	return tok.Bool(), nil
 }
 
-// explain returns the error Decode reports for valid UTF-8 text that
-// value refused with err, in the order Decode checks: the grammar (with
+// explain returns the error Decode reports for text that value refused
+// with err, in the order Decode checks: UTF-8, the grammar (with
 // encoding/json's words), the depth, then the first key that repeats or
 // lone surrogate (jsontext refuses one, encoding/json makes it U+FFFD).
 func explain(raw []byte, err error) error {
+	if !utf8.Valid(raw) {
+		return fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
+	}
 	if !json.Valid(raw) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()

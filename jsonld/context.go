@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"nameservice.dev/nameservice/internal/jsonx"
 )
@@ -16,13 +19,25 @@ type member struct {
 	raw json.RawMessage // the value, compacted
 }
 
-// parseObject decodes a JSON object keeping its members in order. It returns
-// an error when data is not exactly one JSON object or a key repeats.
+// parseObject decodes a JSON object keeping its members in order, each
+// value compacted. It returns an error when data is not exactly one JSON
+// object or a key repeats.
 func parseObject(data []byte) ([]member, error) {
-	if json.Valid(data) {
-		return splitObject(data)
+	compact := jsontext.Value(slices.Clone(data))
+	if compact.Compact() != nil { // it allows invalid UTF-8 and repeated names, as json.Valid does
+		return tokenObject(data)
 	}
-	return tokenObject(data)
+	var out []member
+	seen := map[string]bool{}
+	err := jsonx.EachMember(compact, func(key string, raw []byte) error {
+		if seen[key] {
+			return fmt.Errorf("member %q appears twice", key)
+		}
+		seen[key] = true
+		out = append(out, member{key: key, raw: raw})
+		return nil
+	})
+	return out, err
 }
 
 // tokenObject is parseObject with encoding/json's tokens, whose errors name
@@ -66,45 +81,6 @@ func tokenObject(data []byte) ([]member, error) {
 		return nil, fmt.Errorf("data after the JSON object")
 	}
 	return out, nil
-}
-
-// splitObject is parseObject for text json.Valid accepts: compacted once,
-// each member's value is a slice of it.
-func splitObject(data []byte) ([]member, error) {
-	var out []member
-	seen := map[string]bool{}
-	err := jsonx.EachMember(compactValid(data), func(key string, raw []byte) error {
-		if seen[key] {
-			return fmt.Errorf("member %q appears twice", key)
-		}
-		seen[key] = true
-		out = append(out, member{key: key, raw: raw})
-		return nil
-	})
-	return out, err
-}
-
-// compactValid returns valid JSON text without its insignificant white
-// space, as json.Compact does, in one pass that need not check the grammar.
-func compactValid(data []byte) []byte {
-	out := make([]byte, 0, len(data))
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case ' ', '\t', '\n', '\r':
-		case '"':
-			j := i + 1
-			for ; data[j] != '"'; j++ {
-				if data[j] == '\\' {
-					j++
-				}
-			}
-			out = append(out, data[i:j+1]...)
-			i = j
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // jsonContext is the part of a JSON-LD @context this codec understands:

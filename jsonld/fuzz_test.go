@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder: it must never panic.
@@ -57,14 +60,14 @@ func FuzzDecode(f *testing.F) {
 }
 
 // sameMembers checks that the two ways of splitting an object agree on
-// valid text: the fast one over text json.Valid accepts, and the one
+// valid text: the fast one over the text jsontext compacts, and the one
 // with encoding/json's tokens.
 func sameMembers(t *testing.T, data []byte) {
 	t.Helper()
 	if !json.Valid(data) || !utf8.Valid(data) {
 		return
 	}
-	fast, ferr := splitObject(data)
+	fast, ferr := parseObject(data)
 	slow, serr := tokenObject(data)
 	if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
 		t.Fatalf("split %q: errors differ: %v / %v", data, ferr, serr)
@@ -82,7 +85,8 @@ func sameMembers(t *testing.T, data []byte) {
 	}
 }
 
-// sameCompact checks compactValid against json.Compact on valid text.
+// sameCompact checks jsontext's compaction, which parseObject uses,
+// against json.Compact on valid text.
 func sameCompact(t *testing.T, data []byte) {
 	t.Helper()
 	if !json.Valid(data) {
@@ -92,7 +96,8 @@ func sameCompact(t *testing.T, data []byte) {
 	if err := json.Compact(&want, data); err != nil {
 		t.Fatal(err)
 	}
-	if got := compactValid(data); !bytes.Equal(got, want.Bytes()) {
+	got := jsontext.Value(slices.Clone(data))
+	if err := got.Compact(); err != nil || !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("compact %q = %q, want %q", data, got, want.Bytes())
 	}
 }

@@ -1,11 +1,10 @@
 package jsonx
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
+	"io"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxDepth bounds the nesting of any JSON value Decode reads, well
@@ -20,46 +19,24 @@ const MaxDepth = 512
 // appears twice (encoding/json keeps the last). It also refuses nesting deeper
 // than MaxDepth and data after the value.
 func Decode(raw []byte) (any, error) {
-	if !utf8.Valid(raw) {
-		return nil, fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
-	}
-	if json.Valid(raw) {
-		// The fast path for valid text: its depth, then one pass that
-		// builds the value (see validText).
-		if depthOf(raw) > MaxDepth {
-			return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
+	dec := newDecoder(raw, jsontext.AllowDuplicateNames(true))
+	defer dec.release()
+	v, err := value(&dec.Decoder)
+	if err == nil {
+		if _, err = dec.ReadToken(); err == io.EOF {
+			return v, nil
 		}
-		return (&validText{b: raw}).value()
 	}
-	// Invalid text: encoding/json names the problem, which is data after
-	// the value when it decodes one.
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("data after the JSON value")
+	return nil, explain(raw, err)
 }
 
 // depthOf returns the deepest nesting of objects and arrays in valid JSON
 // text.
 func depthOf(raw []byte) (depth int) {
-	d := 0
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '{', '[':
-			d++
-			depth = max(depth, d)
-		case '}', ']':
-			d--
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' {
-					i++
-				}
-			}
-		}
+	dec := newDecoder(raw, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	defer dec.release()
+	for _, err := dec.ReadToken(); err == nil; _, err = dec.ReadToken() {
+		depth = max(depth, dec.StackDepth())
 	}
 	return depth
 }

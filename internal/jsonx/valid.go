@@ -3,140 +3,123 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"nameservice.dev/nameservice/internal/text"
 )
 
-// validText reads JSON text that json.Valid has accepted: it need not
-// check the grammar, only build values, which spares encoding/json's
-// Decoder (a buffer and a scanner per call, tens of allocations for a
-// value of a few bytes). Decode and EachMember use it; whatever is
-// not valid goes the Decoder's way, whose errors name the problem.
-type validText struct {
-	b []byte
-	i int
+var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
+
+// decoder is a jsontext.Decoder with its reader, kept in decoders: a new
+// one costs more than the decoding of a small value, which record files
+// are made of.
+type decoder struct {
+	jsontext.Decoder
+	in bytes.Reader
 }
 
-func (t *validText) space() {
-	for t.i < len(t.b) {
-		switch t.b[t.i] {
-		case ' ', '\t', '\n', '\r':
-			t.i++
-		default:
-			return
-		}
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// newDecoder returns a decoder of data from the pool; release puts it back.
+func newDecoder(data []byte, opts ...jsontext.Options) *decoder {
+	d := decoders.Get().(*decoder)
+	d.in.Reset(data)
+	d.Reset(&d.in, opts...)
+	return d
+}
+
+func (d *decoder) release() {
+	d.in.Reset(nil)
+	decoders.Put(d)
+}
+
+// value decodes the value dec reads next as encoding/json does with
+// UseNumber, refusing an object key that repeats (dec allows it, so that
+// this error, and its text, come first) and nesting deeper than MaxDepth.
+func value(dec *jsontext.Decoder) (any, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
 	}
-}
-
-// value decodes the value at t.i as encoding/json does with UseNumber,
-// refusing an object key that repeats.
-func (t *validText) value() (any, error) {
-	t.space()
-	switch c := t.b[t.i]; {
-	case c == '{':
-		m := map[string]any{}
-		err := t.members(func(k string, _ int) error {
-			if _, dup := m[k]; dup {
-				return fmt.Errorf("an object has the key %q twice", text.Clip(k, 64))
-			}
-			v, err := t.value()
-			m[k] = v
-			return err
-		})
-		return m, err
-	case c == '[':
-		l := []any{}
-		t.i++
-		t.space()
-		if t.b[t.i] == ']' {
-			t.i++
-			return l, nil
+	switch kind := tok.Kind(); kind {
+	case '{', '[':
+		if dec.StackDepth() > MaxDepth {
+			return nil, errTooDeep
 		}
-		for {
-			v, err := t.value()
+		if kind == '[' {
+			l := []any{}
+			for dec.PeekKind() != ']' {
+				v, err := value(dec)
+				if err != nil {
+					return nil, err
+				}
+				l = append(l, v)
+			}
+			_, err := dec.ReadToken()
+			return l, err
+		}
+		m := map[string]any{}
+		for dec.PeekKind() != '}' {
+			k, err := dec.ReadToken()
 			if err != nil {
 				return nil, err
 			}
-			l = append(l, v)
-			t.space()
-			t.i++ // ',' or ']'
-			if t.b[t.i-1] == ']' {
-				return l, nil
+			key := k.String()
+			if _, dup := m[key]; dup {
+				return nil, fmt.Errorf("an object has the key %q twice", text.Clip(key, 64))
+			}
+			if m[key], err = value(dec); err != nil {
+				return nil, err
 			}
 		}
-	case c == '"':
-		return t.str()
-	case c == 't':
-		t.i += 4
-		return true, nil
-	case c == 'f':
-		t.i += 5
-		return false, nil
-	case c == 'n':
-		t.i += 4
+		_, err := dec.ReadToken()
+		return m, err
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case 'n':
 		return nil, nil
 	}
-	start := t.i
-	t.skip()
-	return json.Number(t.b[start:t.i]), nil
+	return tok.Bool(), nil
 }
 
-// members calls fn for each member of the object at t.i with its key,
-// and t.i at its value, which fn must read (value or skip).
-func (t *validText) members(fn func(key string, at int) error) error {
-	t.i++ // '{'
-	t.space()
-	if t.b[t.i] == '}' {
-		t.i++
-		return nil
+// explain returns the error Decode reports for text that value refused
+// with err, in the order Decode checks: UTF-8, the grammar (with
+// encoding/json's words), the depth, then the first key that repeats or
+// lone surrogate (jsontext refuses one, encoding/json makes it U+FFFD).
+func explain(raw []byte, err error) error {
+	if !utf8.Valid(raw) {
+		return fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
 	}
-	for {
-		t.space()
-		k, err := t.str()
-		if err != nil {
+	if !json.Valid(raw) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
 			return err
 		}
-		t.space()
-		t.i++ // ':'
-		t.space()
-		if err := fn(k, t.i); err != nil {
-			return err
-		}
-		t.space()
-		t.i++ // ',' or '}'
-		if t.b[t.i-1] == '}' {
-			return nil
-		}
+		return errors.New("data after the JSON value")
 	}
+	if depthOf(raw) > MaxDepth {
+		return errTooDeep
+	}
+	if _, ok := err.(*jsontext.SyntacticError); !ok {
+		return err // a key that repeats
+	}
+	return loneSurrogate(raw)
 }
 
-// str decodes the string at t.i. Only one with escapes or bytes that are
-// not UTF-8 goes through encoding/json (its unquoting of \u surrogate pairs
-// and its replacement of bad bytes by U+FFFD are the reference); a \u
-// escape of a lone surrogate, which encoding/json turns into U+FFFD, names
-// no character and is refused.
-func (t *validText) str() (string, error) {
-	start := t.i
-	t.skipStr()
-	raw := t.b[start+1 : t.i-1]
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(raw), nil
-	}
-	if esc, ok := loneSurrogate(raw); ok {
-		return "", fmt.Errorf("a string holds the escape %s, a lone UTF-16 surrogate that names no character", esc)
-	}
-	var s string
-	err := json.Unmarshal(t.b[start:t.i], &s)
-	return s, err
-}
-
-// loneSurrogate returns the first \uXXXX escape in raw (the text of a valid
-// JSON string, without its quotes) of a UTF-16 surrogate that is not half
-// of a high-low pair.
-func loneSurrogate(raw []byte) (string, bool) {
+// loneSurrogate returns an error naming the first \uXXXX escape in raw
+// (valid JSON text, or a string's text without its quotes) of a UTF-16
+// surrogate that is not half of a high-low pair, nil when there is none.
+func loneSurrogate(raw []byte) error {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
 			continue
@@ -149,16 +132,17 @@ func loneSurrogate(raw []byte) (string, bool) {
 		i += 4
 		switch {
 		case r >= 0xdc00 && r <= 0xdfff:
-			return string(raw[i-5 : i+1]), true
 		case r >= 0xd800 && r <= 0xdbff:
 			if lo, ok := hex4(raw, i+2); ok && raw[i+1] == '\\' && lo >= 0xdc00 && lo <= 0xdfff {
 				i += 6
 				continue
 			}
-			return string(raw[i-5 : i+1]), true
+		default:
+			continue
 		}
+		return fmt.Errorf("a string holds the escape %s, a lone UTF-16 surrogate that names no character", raw[i-5:i+1])
 	}
-	return "", false
+	return nil
 }
 
 // hex4 reads the four hex digits after the 'u' at raw[i], when raw[i] is
@@ -171,56 +155,50 @@ func hex4(raw []byte, i int) (rune, bool) {
 	return rune(r), err == nil
 }
 
-// skip moves t.i past the value at t.i.
-func (t *validText) skip() {
-	switch t.b[t.i] {
-	case '"':
-		t.skipStr()
-	case '{', '[':
-		for depth := 0; ; {
-			switch t.b[t.i] {
-			case '"':
-				t.skipStr()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			t.i++
-			if depth == 0 {
-				return
-			}
-		}
-	default: // a number or a literal, up to what follows it
-		for t.i < len(t.b) && bytes.IndexByte([]byte(",}] \t\n\r"), t.b[t.i]) < 0 {
-			t.i++
-		}
-	}
-}
-
-// skipStr moves t.i past the string at t.i.
-func (t *validText) skipStr() {
-	for t.i++; t.b[t.i] != '"'; t.i++ {
-		if t.b[t.i] == '\\' {
-			t.i++
-		}
-	}
-	t.i++
-}
-
 // EachMember calls fn, in order, with the key and the value's text of
 // each member of the JSON object data, which json.Valid must accept. A
-// key that repeats is fn's to refuse. It returns an error when data is
-// not an object, or fn's error.
+// key that repeats is fn's to refuse; one with a lone surrogate escape is
+// refused, and bytes that are not UTF-8 in one become U+FFFD, as
+// encoding/json makes them. It returns an error when data is not an
+// object, or fn's error.
 func EachMember(data []byte, fn func(key string, raw []byte) error) error {
-	t := &validText{b: data}
-	t.space()
-	if t.b[t.i] != '{' {
+	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+	dec := newDecoder(data, opts...)
+	defer dec.release()
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return fmt.Errorf("not a JSON object")
 	}
-	return t.members(func(k string, at int) error {
-		t.skip()
-		return fn(k, data[at:t.i])
-	})
+	for dec.PeekKind() == '"' {
+		k, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		key, err := unquote(k)
+		if err != nil {
+			return err
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		if err := fn(key, data[end-len(v):end]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unquote decodes a valid JSON string as encoding/json does, refusing a
+// lone surrogate escape.
+func unquote(raw []byte) (string, error) {
+	if s := raw[1 : len(raw)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return string(s), nil
+	}
+	if err := loneSurrogate(raw); err != nil {
+		return "", err
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }

@@ -238,7 +238,7 @@ func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, i
 }
 
 func (d *Driver) resetItems(pk string, items map[string]item, head model.Value, index *model.Value) ([]types.TransactWriteItem, error) {
-	tok := "reset" + newToken()
+	tok := "reset" + driverutil.Token()
 	u, err := d.resetUpdate(pk, headLayout, items[skHead], head, tok)
 	if err != nil || index == nil {
 		return []types.TransactWriteItem{{Update: u}}, err

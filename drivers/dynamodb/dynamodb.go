@@ -21,8 +21,6 @@ package dynamodb
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -335,11 +333,4 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 // second time, on a record created since; the driver resolves it itself.
 func conditionalWriteOptions(o *dynamodb.Options) {
 	o.Retryer = awsconf.SkipIf(o.Retryer, awsconf.MaybeApplied)
-}
-
-// newToken returns a random token for write IDs and transaction idempotency.
-func newToken() string {
-	b := make([]byte, 12)
-	rand.Read(b) // never returns an error
-	return base64.RawURLEncoding.EncodeToString(b)
 }

@@ -42,7 +42,7 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 		layout: layoutFor(c, d.kinds.get(id))}
 	u.inc = d.incs.get(pk, u.layout.sk)
 	if u.inc == "" {
-		u.adopt = newToken()
+		u.adopt = driverutil.Token()
 	}
 	out, err := u.start(ctx)
 	if err == nil && out.Applied && c == model.Head {

@@ -457,19 +457,16 @@ func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn 
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(true),
 	}
-	for {
-		out, err := d.client.Query(ctx, in)
+	for p := dynamodb.NewQueryPaginator(d.client, in); p.HasMorePages(); {
+		out, err := p.NextPage(ctx)
 		if err != nil {
 			return d.fail(ctx, op, err)
 		}
 		for _, it := range out.Items {
 			fn(it)
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }
 
 // Heads implements driver.HeadsReader as Fluree's heads() does: one

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -534,11 +533,7 @@ func (d *Driver) ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]
 	}
 	out := map[model.Concern]time.Time{}
 	for sk, it := range items {
-		n, ok := it[attrUpdatedAt].(*types.AttributeValueMemberN)
-		if sk == skMeta || !ok {
-			continue
-		}
-		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		if ms, ok, err := getInt(it, attrUpdatedAt); sk != skMeta && ok && err == nil {
 			out[concernOfSK(sk)] = time.UnixMilli(ms)
 		}
 	}

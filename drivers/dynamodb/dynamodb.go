@@ -20,6 +20,7 @@
 package dynamodb
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -151,18 +152,13 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 	var awsCfg aws.Config
 	if cfg.AWSConfig != nil {
 		awsCfg = cfg.AWSConfig.Copy()
-		if cfg.Region != "" {
-			awsCfg.Region = cfg.Region
-		}
 		if cfg.Credentials != nil {
 			awsCfg.Credentials = cfg.Credentials
 		}
 	} else if awsCfg, err = awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, ""); err != nil {
 		return nil, nil, fmt.Errorf("dynamodb: %w", err)
 	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
-	}
+	awsCfg.Region = cmp.Or(cfg.Region, awsCfg.Region, DefaultRegion)
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
 		httpClient = awsconf.HTTPClient(cfg.Timeout, DefaultTimeout)

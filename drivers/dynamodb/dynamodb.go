@@ -256,7 +256,7 @@ type kindCache struct{ *lru.Cache[model.ID, struct{}] }
 const maxCachedKinds = 100_000
 
 func (c kindCache) get(id model.ID) model.Kind {
-	if c.Contains(id) {
+	if _, ok := c.Get(id); ok {
 		return model.GraphSource
 	}
 	return model.Ledger

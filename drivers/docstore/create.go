@@ -124,6 +124,20 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 	}
 }
 
+// getOne reads the document with the keys of like. It returns nil when
+// there is none.
+func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) {
+	doc := &document{Key: like.Key, PK: like.PK, SK: like.SK}
+	err := d.coll.Get(ctx, doc)
+	switch gcerrors.Code(err) {
+	case gcerrors.OK:
+		return doc, nil
+	case gcerrors.NotFound:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("docstore: read %s %s: %w", like.PK, like.SK, classify(ctx, err))
+}
+
 // createConcerns creates the concern documents of rec under the generation
 // of claim, the creation's meta document. A document already there is a
 // leftover of an earlier record or of a failed creation: it is removed by

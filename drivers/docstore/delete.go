@@ -42,7 +42,7 @@ func (d *Driver) purge(ctx context.Context, id model.ID, check func(*document) e
 		p.lost = errors.New("the write is a resend")
 	}
 	for attempt := range writeAttempts {
-		docs, err := d.getDocs(ctx, id.String(), allSorts...)
+		docs, err := d.getDocs(ctx, id, allSorts)
 		if err != nil {
 			return p.or(ctx, err)
 		}

@@ -82,17 +82,16 @@ type document struct {
 	Rev any `docstore:"DocstoreRevision"`
 }
 
-// docKey returns the single-field key of the document sk of record pk.
-// url.PathEscape escapes "|" and "/", so keys are unambiguous and valid
-// Firestore names.
-func docKey(pk, sk string) string {
-	return url.PathEscape(pk) + "|" + sk
+// docKey returns the single-field key of the document sk of id. url.PathEscape
+// escapes "|" and "/", so keys are unambiguous and valid Firestore names.
+func docKey(id model.ID, sk string) string {
+	return url.PathEscape(id.String()) + "|" + sk
 }
 
 // keyDoc returns a document holding only the key fields of sk of id, for a
 // Get or a Delete.
 func keyDoc(id model.ID, sk string) *document {
-	return &document{Key: docKey(id.String(), sk), PK: id.String(), SK: sk}
+	return &document{Key: docKey(id, sk), PK: id.String(), SK: sk}
 }
 
 // metaDoc returns the meta document of rec, in state creating.

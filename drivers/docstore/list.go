@@ -181,7 +181,7 @@ func (d *Driver) records(ctx context.Context, metas []*document) (docs [][]*docu
 	for i, m := range metas {
 		docs[i] = []*document{m}
 		for _, sk := range allSorts[1:] {
-			doc := &document{Key: docKey(idOf(m).String(), sk), PK: m.PK, SK: sk}
+			doc := &document{Key: docKey(idOf(m), sk), PK: m.PK, SK: sk}
 			docs[i] = append(docs[i], doc)
 			al.Get(doc)
 		}

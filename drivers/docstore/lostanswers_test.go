@@ -203,7 +203,7 @@ func TestResends(t *testing.T) {
 		meta.State, meta.W = statePurging, "d2"
 		must(b.coll.Replace(ctx, meta))
 		must(a.Delete(as("d2", true), id))
-		if docs, err := b.getDocs(ctx, id.String(), allSorts...); err != nil || docs[0] != nil || docs[1] != nil {
+		if docs, err := b.getDocs(ctx, id, allSorts); err != nil || docs[0] != nil || docs[1] != nil {
 			t.Fatalf("documents after the resent delete: %+v, %v; want none", docs, err)
 		}
 	})

@@ -29,13 +29,13 @@ var errTorn = errors.New("documents of different generations")
 // allSorts are the sort names of a record's documents, meta first.
 var allSorts = []string{skMeta, "head", "index", "status", "config"}
 
-// getDocs reads the documents sks of the record pk in one action list. A
-// document that does not exist is nil.
-func (d *Driver) getDocs(ctx context.Context, pk string, sks ...string) ([]*document, error) {
+// getDocs reads the documents sks of id in one action list. A document that
+// does not exist is nil.
+func (d *Driver) getDocs(ctx context.Context, id model.ID, sks []string) ([]*document, error) {
 	docs := make([]*document, len(sks))
 	al := d.coll.Actions()
 	for i, sk := range sks {
-		docs[i] = &document{Key: docKey(pk, sk), PK: pk, SK: sk}
+		docs[i] = keyDoc(id, sk)
 		al.Get(docs[i])
 	}
 	for i, err := range actionErrors(al.Do(ctx), len(sks)) {
@@ -44,20 +44,10 @@ func (d *Driver) getDocs(ctx context.Context, pk string, sks ...string) ([]*docu
 		case gcerrors.NotFound:
 			docs[i] = nil
 		default:
-			return nil, fmt.Errorf("docstore: read %s %s: %w", pk, sks[i], classify(ctx, err))
+			return nil, fmt.Errorf("docstore: read %s %s: %w", id, sks[i], classify(ctx, err))
 		}
 	}
 	return docs, nil
-}
-
-// getOne reads the document with the keys of like. It returns nil when
-// there is none.
-func (d *Driver) getOne(ctx context.Context, like *document) (*document, error) {
-	docs, err := d.getDocs(ctx, like.PK, like.SK)
-	if err != nil {
-		return nil, err
-	}
-	return docs[0], nil
 }
 
 // live returns meta's error: ErrNotFound unless meta is a live meta document.
@@ -76,7 +66,7 @@ func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 	var err error
 	for attempt := range readAttempts {
 		var docs []*document
-		if docs, err = d.getDocs(ctx, id.String(), allSorts...); err != nil {
+		if docs, err = d.getDocs(ctx, id, allSorts); err != nil {
 			return nil, err
 		}
 		var rec *model.Record
@@ -130,7 +120,7 @@ func assemble(id model.ID, docs []*document) (*model.Record, error) {
 // concern.
 func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) (*document, *document, error) {
 	for attempt := range readAttempts {
-		docs, err := d.getDocs(ctx, id.String(), skMeta, c.String())
+		docs, err := d.getDocs(ctx, id, []string{skMeta, c.String()})
 		if err != nil {
 			return nil, nil, err
 		}

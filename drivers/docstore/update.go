@@ -144,7 +144,7 @@ func (cw *concernWrite) current(ctx context.Context) (cur *document, landed bool
 		_, cur, err := cw.d.readConcern(ctx, cw.id, cw.c)
 		return cur, err == nil && cw.landed(cur), err
 	}
-	docs, err := cw.d.getDocs(ctx, cw.id.String(), skMeta, cw.c.String())
+	docs, err := cw.d.getDocs(ctx, cw.id, []string{skMeta, cw.c.String()})
 	if err != nil {
 		return nil, false, cw.unknown(ctx, "reading the record back failed: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/branching"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
@@ -98,7 +99,7 @@ func (d *document) branchOps() ([]jsonld.BranchOp, error) {
 // WriteBook replaces the meta document b was read from, by revision.
 func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed func([]jsonld.BranchOp) bool) (bool, error) {
 	next := *b.Version.(*document)
-	next.Branches, next.BranchOps, next.W = b.Branches, "", token()
+	next.Branches, next.BranchOps, next.W = b.Branches, "", driverutil.Token()
 	if len(b.Ops) > 0 {
 		ops, err := json.Marshal(b.Ops)
 		if err != nil {

@@ -159,7 +159,7 @@ func (d *Driver) createConcerns(ctx context.Context, rec *model.Record, claim *d
 	pending := docs
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt == writeAttempts {
-			return docs, gaveUp(ctx, "create "+rec.ID.String(), nil)
+			return docs, gaveUp(ctx, "create "+rec.ID.String(), nil, nil)
 		}
 		var err error
 		if pending, err = d.createDocs(ctx, claim, pending); err != nil {
@@ -263,10 +263,7 @@ func (d *Driver) commit(ctx context.Context, meta *document) error {
 		}
 		pause(ctx, attempt)
 	}
-	if lost != nil {
-		return outcomeUnknown(ctx, what, "%v; no conclusive answer in %d attempts", lost, writeAttempts)
-	}
-	return gaveUp(ctx, what, nil)
+	return gaveUp(ctx, what, lost, nil)
 }
 
 // rollback removes, by revision, the documents a failed creation wrote:

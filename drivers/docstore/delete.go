@@ -73,10 +73,7 @@ func (d *Driver) purge(ctx context.Context, id model.ID, check func(*document) e
 		}
 		pause(ctx, attempt)
 	}
-	if p.lost != nil {
-		return outcomeUnknown(ctx, p.what, "%v; no conclusive answer in %d attempts", p.lost, writeAttempts)
-	}
-	return gaveUp(ctx, p.what, nil)
+	return gaveUp(ctx, p.what, p.lost, nil)
 }
 
 // purge is the state of one Delete across its attempts.
@@ -154,7 +151,7 @@ func (d *Driver) deleteDoc(ctx context.Context, doc *document) error {
 		doc = cur
 		pause(ctx, attempt)
 	}
-	return gaveUp(ctx, "delete "+doc.PK+" "+doc.SK, nil)
+	return gaveUp(ctx, "delete "+doc.PK+" "+doc.SK, nil, nil)
 }
 
 // Collect implements driver.Collector: a purge deletes the record's

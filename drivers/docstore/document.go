@@ -1,8 +1,6 @@
 package docstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 
@@ -178,11 +176,4 @@ func (d *document) meta() (model.ID, model.Meta, error) {
 		m.BranchPoint = &model.BranchPoint{Address: d.BPAddress, T: d.BPT}
 	}
 	return id, m, nil
-}
-
-// token returns a new random token for a creation or a write.
-func token() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

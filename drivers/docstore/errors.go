@@ -60,24 +60,18 @@ func classifyOpen(ctx context.Context, err error) error {
 // error (or nil) per action. An error not tied to an action applies to all.
 func actionErrors(err error, n int) []error {
 	errs := make([]error, n)
-	if err == nil {
-		return errs
-	}
 	alerr, ok := errors.AsType[docstore.ActionListError](err)
-	if !ok {
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs
+	if err != nil && !ok {
+		alerr = docstore.ActionListError{{Index: -1, Err: err}}
 	}
 	for _, e := range alerr {
-		if e.Index < 0 || e.Index >= n {
-			for i := range errs {
-				errs[i] = e.Err
-			}
+		if e.Index >= 0 && e.Index < n {
+			errs[e.Index] = e.Err
 			continue
 		}
-		errs[e.Index] = e.Err
+		for i := range errs {
+			errs[i] = e.Err
+		}
 	}
 	return errs
 }

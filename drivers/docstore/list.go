@@ -107,10 +107,9 @@ func (d *Driver) metaQuery(opts driver.ListOptions, after string) *docstore.Quer
 	return q
 }
 
-func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after string, size int) ([]*document, bool, error) {
-	var metas []*document
-	more := false
-	err := eachDoc(ctx, d.metaQuery(opts, after).OrderBy(fieldPK, docstore.Ascending).Get(ctx), func(m *document) bool {
+func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after string,
+	size int) (metas []*document, more bool, err error) {
+	err = eachDoc(ctx, d.metaQuery(opts, after).OrderBy(fieldPK, docstore.Ascending).Get(ctx), func(m *document) bool {
 		switch {
 		case !strings.HasPrefix(m.PK, opts.Prefix):
 			return false // ordered: no later ID has the prefix
@@ -123,10 +122,7 @@ func (d *Driver) listOrdered(ctx context.Context, opts driver.ListOptions, after
 		metas = append(metas, m)
 		return true
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	return metas, more, nil
+	return metas, more, err
 }
 
 // eachDoc hands each document it yields to fn until it ends or fn returns

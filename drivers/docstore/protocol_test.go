@@ -9,6 +9,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
@@ -46,7 +47,7 @@ func testID(t *testing.T) model.ID {
 // claim, made at creatingMS, and returns it.
 func claimOnly(t *testing.T, d *Driver, id model.ID, creatingMS int64) *document {
 	t.Helper()
-	meta := metaDoc(model.NewLedger(id, 1), token(), creatingMS)
+	meta := metaDoc(model.NewLedger(id, 1), driverutil.Token(), creatingMS)
 	if err := d.coll.Create(context.Background(), meta); err != nil {
 		t.Fatal(err)
 	}

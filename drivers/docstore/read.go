@@ -9,6 +9,7 @@ import (
 
 	"gocloud.dev/gcerrors"
 
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -142,10 +143,5 @@ func (d *Driver) readConcern(ctx context.Context, id model.ID, c model.Concern) 
 // is done.
 func pause(ctx context.Context, attempt int) {
 	base := time.Millisecond << min(attempt, 5)
-	t := time.NewTimer(base + rand.N(base))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	_ = driverutil.Sleep(ctx, base+rand.N(base))
 }

@@ -91,7 +91,7 @@ func (cw *concernWrite) run(ctx context.Context, next func(cur *document) (*docu
 		}
 		pause(ctx, attempt)
 	}
-	return cw.gaveUp(ctx)
+	return gaveUp(ctx, cw.what, cw.cause, cw.last)
 }
 
 // concernWrite is one write of a concern document (an Update or a Retract)
@@ -188,14 +188,6 @@ func (cw *concernWrite) unknown(ctx context.Context, format string, args ...any)
 	return outcomeUnknown(ctx, cw.what, "%v; %s", cw.cause, fmt.Sprintf(format, args...))
 }
 
-// gaveUp is the error of a write that ran out of attempts.
-func (cw *concernWrite) gaveUp(ctx context.Context) error {
-	if cw.ambiguous {
-		return cw.unknown(ctx, "no conclusive answer in %d attempts", writeAttempts)
-	}
-	return gaveUp(ctx, cw.what, cw.last)
-}
-
 // revision returns doc's revision as text; "" when there is none.
 func (d *Driver) revision(doc *document) string {
 	s, err := d.coll.RevisionToString(doc.Rev)
@@ -205,8 +197,12 @@ func (d *Driver) revision(doc *document) string {
 	return s
 }
 
-// gaveUp is the error of a loop that ran out of attempts.
-func gaveUp(ctx context.Context, what string, last error) error {
+// gaveUp is the error of a loop that ran out of attempts: an unknown
+// outcome once an answer was lost (lost, the first), else the last refusal.
+func gaveUp(ctx context.Context, what string, lost, last error) error {
+	if lost != nil {
+		return outcomeUnknown(ctx, what, "%v; no conclusive answer in %d attempts", lost, writeAttempts)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("docstore: %s: %w", what, err)
 	}

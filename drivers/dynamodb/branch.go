@@ -44,7 +44,11 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
-	tx := append([]types.TransactWriteItem{{Update: d.countUpdate(src, 1, now)}}, puts...)
+	count, err := d.countUpdate(src, 1, now)
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
+	}
+	tx := append([]types.TransactWriteItem{{Update: count}}, puts...)
 	reasons, err := d.transact(ctx, op, tx, txToken(w, "create branch", rec.ID, 0), branchTxAttempts)
 	switch {
 	case err != nil:
@@ -72,24 +76,16 @@ func sourceRefused(op string, src model.ID, it item) error {
 
 // countUpdate adds delta (1 or -1) to the branches of src's meta item. An
 // increment needs a live ledger, a decrement a count above 0.
-func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) *types.Update {
-	names := map[string]string{"#pk": attrPK, "#b": attrBranches, "#u": attrUpdatedAt}
-	values := map[string]types.AttributeValue{":zero": numberAV(0), ":one": numberAV(1), ":now": numberAV(nowMS)}
-	u := &types.Update{
-		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta),
-		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) (*types.Update, error) {
+	b, zero, one := nameB(attrBranches), valueB(numberAV(0)), valueB(numberAV(1))
+	upd, cond := expression.Set(b, b.Minus(one)), expression.And(itemExists(), b.GreaterThan(zero))
 	if delta > 0 {
-		names["#k"], names["#r"] = attrKind, attrRetracted
-		values[":ledger"], values[":false"] = stringAV(string(model.Ledger)), &types.AttributeValueMemberBOOL{Value: false}
-		u.UpdateExpression = aws.String("SET #b = if_not_exists(#b, :zero) + :one, #u = :now")
-		u.ConditionExpression = aws.String("attribute_exists(#pk) AND #k = :ledger AND (attribute_not_exists(#r) OR #r = :false)")
-		return u
+		upd = expression.Set(b, expression.Plus(b.IfNotExists(zero), one))
+		cond = expression.And(itemExists(), nameB(attrKind).Equal(valueB(stringAV(string(model.Ledger)))),
+			expression.Or(nameB(attrRetracted).AttributeNotExists(),
+				nameB(attrRetracted).Equal(valueB(&types.AttributeValueMemberBOOL{Value: false}))))
 	}
-	u.UpdateExpression = aws.String("SET #b = #b - :one, #u = :now")
-	u.ConditionExpression = aws.String("attribute_exists(#pk) AND #b > :zero")
-	return u
+	return d.txUpdate(src.String(), skMeta, cond, upd.Set(nameB(attrUpdatedAt), valueB(numberAV(nowMS))))
 }
 
 // DropBranch implements driver.Brancher: when the record's branches are 0,
@@ -190,7 +186,8 @@ func (d *Driver) sourceDecrement(ctx context.Context, op string, src model.ID) (
 		return types.TransactWriteItem{}, err
 	}
 	if n, _, err := getInt(meta, attrBranches); err == nil && n > 0 {
-		return types.TransactWriteItem{Update: d.countUpdate(src, -1, d.nowMS())}, nil
+		u, err := d.countUpdate(src, -1, d.nowMS())
+		return types.TransactWriteItem{Update: u}, err
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName: aws.String(d.table), Key: keyOf(src.String(), skMeta),
@@ -238,7 +235,7 @@ func (d *Driver) ResetHead(ctx context.Context, id model.ID, head model.Value, i
 }
 
 func (d *Driver) resetItems(pk string, items map[string]item, head model.Value, index *model.Value) ([]types.TransactWriteItem, error) {
-	tok := "reset" + newToken()
+	tok := "reset" + driverutil.Token()
 	u, err := d.resetUpdate(pk, headLayout, items[skHead], head, tok)
 	if err != nil || index == nil {
 		return []types.TransactWriteItem{{Update: u}}, err

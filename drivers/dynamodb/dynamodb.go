@@ -20,20 +20,19 @@
 package dynamodb
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
@@ -115,7 +114,9 @@ var (
 // except that conditional writes are never retried by the SDK after a
 // response that may hide an applied write: the driver resolves those itself.
 func OpenClient(client *dynamodb.Client, table string) *Driver {
-	return &Driver{client: client, table: table}
+	kinds, _ := lru.New[model.ID, struct{}](maxCachedKinds) // fails only for a size below 1
+	incs, _ := lru.New[string, string](maxCachedIncarnations)
+	return &Driver{client: client, table: table, kinds: kindCache{kinds}, incs: incCache{incs}}
 }
 
 // Open builds a DynamoDB client from cfg and returns a driver over cfg.Table.
@@ -151,18 +152,13 @@ func newClient(ctx context.Context, cfg Config) (*dynamodb.Client, dynamodb.HTTP
 	var awsCfg aws.Config
 	if cfg.AWSConfig != nil {
 		awsCfg = cfg.AWSConfig.Copy()
-		if cfg.Region != "" {
-			awsCfg.Region = cfg.Region
-		}
 		if cfg.Credentials != nil {
 			awsCfg.Credentials = cfg.Credentials
 		}
 	} else if awsCfg, err = awsconf.Load(ctx, cfg.Region, cfg.Profile, cfg.Credentials, ""); err != nil {
 		return nil, nil, fmt.Errorf("dynamodb: %w", err)
 	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
-	}
+	awsCfg.Region = cmp.Or(cfg.Region, awsCfg.Region, DefaultRegion)
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
 		httpClient = awsconf.HTTPClient(cfg.Timeout, DefaultTimeout)
@@ -254,53 +250,24 @@ func (d *Driver) nowMS() int64 { return time.Now().UnixMilli() }
 // the guess: a stale entry costs one request, never a wrong write. IDs are
 // stored as copies: one read from a response shares that response's 4 KB
 // string arena, which a cached ID would keep alive.
-type kindCache struct{ boundedMap[model.ID, struct{}] }
+type kindCache struct{ *lru.Cache[model.ID, struct{}] }
 
-// maxCachedKinds bounds the cache; it is cleared when full.
+// maxCachedKinds bounds the cache; the least recently used go first.
 const maxCachedKinds = 100_000
 
-func (c *kindCache) get(id model.ID) model.Kind {
-	if _, ok := c.load(id); ok {
+func (c kindCache) get(id model.ID) model.Kind {
+	if _, ok := c.Get(id); ok {
 		return model.GraphSource
 	}
 	return model.Ledger
 }
 
-func (c *kindCache) put(id model.ID, k model.Kind) {
+func (c kindCache) put(id model.ID, k model.Kind) {
 	if k != model.GraphSource {
-		c.forget(id)
-	} else if _, ok := c.load(id); !ok {
-		c.store(model.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}, struct{}{}, maxCachedKinds)
+		c.Remove(id)
+	} else if !c.Contains(id) {
+		c.Add(model.ID{Name: strings.Clone(id.Name), Branch: strings.Clone(id.Branch)}, struct{}{})
 	}
-}
-
-// boundedMap is a map safe for concurrent use, cleared when full.
-type boundedMap[K comparable, V any] struct {
-	mu sync.Mutex
-	m  map[K]V
-}
-
-func (c *boundedMap[K, V]) load(k K) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-// store sets k to v, clearing the map first when it holds max entries.
-func (c *boundedMap[K, V]) store(k K, v V, max int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= max {
-		c.m = map[K]V{}
-	}
-	c.m[k] = v
-}
-
-func (c *boundedMap[K, V]) forget(k K) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, k)
 }
 
 // fail wraps an SDK error from operation op (e.g. "update mydb:main head")
@@ -335,11 +302,4 @@ func (d *Driver) fail(ctx context.Context, op string, err error) error {
 // second time, on a record created since; the driver resolves it itself.
 func conditionalWriteOptions(o *dynamodb.Options) {
 	o.Retryer = awsconf.SkipIf(o.Retryer, awsconf.MaybeApplied)
-}
-
-// newToken returns a random token for write IDs and transaction idempotency.
-func newToken() string {
-	b := make([]byte, 12)
-	rand.Read(b) // never returns an error
-	return base64.RawURLEncoding.EncodeToString(b)
 }

@@ -14,7 +14,5 @@ func RecordItems(rec *model.Record, nowMS int64) ([]map[string]types.AttributeVa
 
 // CachedKinds returns how many records d's kind cache holds.
 func CachedKinds(d *Driver) int {
-	d.kinds.mu.Lock()
-	defer d.kinds.mu.Unlock()
-	return len(d.kinds.m)
+	return d.kinds.Len()
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"unsafe"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"nameservice.dev/nameservice/model"
 )
 
@@ -12,16 +14,17 @@ import (
 // stored, and a graph source's ID is stored as a copy that shares no bytes
 // with the caller's strings (which, from a response, pin the SDK's arena).
 func TestKindCacheKeepsOnlyGraphSourcesAsCopies(t *testing.T) {
-	var c kindCache
+	cache, _ := lru.New[model.ID, struct{}](maxCachedKinds)
+	c := kindCache{cache}
 	buf := []byte("gs:main")
 	gs := model.ID{Name: unsafe.String(&buf[0], 2), Branch: unsafe.String(&buf[3], 4)}
 	ledger := model.ID{Name: "l", Branch: "main"}
 	c.put(gs, model.GraphSource)
 	c.put(ledger, model.Ledger)
-	if len(c.m) != 1 {
-		t.Fatalf("cache holds %d IDs, want 1 (the graph source)", len(c.m))
+	if c.Len() != 1 {
+		t.Fatalf("cache holds %d IDs, want 1 (the graph source)", c.Len())
 	}
-	for id := range c.m {
+	for _, id := range c.Keys() {
 		if unsafe.StringData(id.Name) == &buf[0] || unsafe.StringData(id.Branch) == &buf[3] {
 			t.Errorf("cached ID %v shares the caller's bytes", id)
 		}
@@ -33,12 +36,12 @@ func TestKindCacheKeepsOnlyGraphSourcesAsCopies(t *testing.T) {
 		t.Errorf("get(ledger) = %q", k)
 	}
 	c.put(gs, model.Ledger) // recreated as a ledger
-	if k := c.get(gs); k != model.Ledger || len(c.m) != 0 {
-		t.Errorf("after put(ledger): get = %q, %d IDs cached, want ledger and 0", k, len(c.m))
+	if k := c.get(gs); k != model.Ledger || c.Len() != 0 {
+		t.Errorf("after put(ledger): get = %q, %d IDs cached, want ledger and 0", k, c.Len())
 	}
 	c.put(gs, model.GraphSource)
-	c.forget(gs)
-	if len(c.m) != 0 {
-		t.Errorf("after forget: %d IDs cached, want 0", len(c.m))
+	c.Remove(gs)
+	if c.Len() != 0 {
+		t.Errorf("after forget: %d IDs cached, want 0", c.Len())
 	}
 }

@@ -42,20 +42,13 @@ var (
 	sourceConfigLayout = layout{sourceConfigShape, skConfig, attrConfigV, []string{attrConfigJSON}, ""}
 )
 
-// layoutFor returns the layout of concern c of a record of kind k.
+// layoutFor returns the layout of concern c (a valid one) of a record of
+// kind k.
 func layoutFor(c model.Concern, k model.Kind) layout {
-	switch c {
-	case model.Head:
-		return headLayout
-	case model.Index:
-		return indexLayout
-	case model.Status:
-		return statusLayout
-	}
-	if k == model.GraphSource {
+	if c == model.Config && k == model.GraphSource {
 		return sourceConfigLayout
 	}
-	return ledgerConfigLayout
+	return [...]layout{headLayout, indexLayout, statusLayout, ledgerConfigLayout}[c]
 }
 
 // configLayoutOf tells a config item's layout from the item itself: a

@@ -34,14 +34,11 @@ func recordItems(rec *model.Record, nowMS int64, inc string) ([]item, error) {
 	return items, nil
 }
 
+// concernOfSK returns the concern of the item of sort key sk (a concern's
+// name), Config for any other.
 func concernOfSK(sk string) model.Concern {
-	switch sk {
-	case skHead:
-		return model.Head
-	case skIndex:
-		return model.Index
-	case skStatus:
-		return model.Status
+	if c, err := model.ParseConcern(sk); err == nil {
+		return c
 	}
 	return model.Config
 }

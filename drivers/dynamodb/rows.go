@@ -159,7 +159,7 @@ func untilProcessed[T any](ctx context.Context, op, call, what string, reqs []T,
 // since: the rows are then its own.
 func (d *Driver) purged(ctx context.Context, op string, id model.ID) error {
 	pk := id.String()
-	d.kinds.forget(id)
+	d.kinds.Remove(id)
 	d.incs.forget(pk)
 	own, rows, err := d.partitionKeys(ctx, op, pk)
 	if err != nil || len(own) > 0 {

@@ -422,8 +422,8 @@ func (d *Driver) scan(ctx context.Context, op string, in *dynamodb.ScanInput, se
 			in.Segment, in.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
 		}
 		g.Go(func() error {
-			for {
-				out, err := d.client.Scan(gctx, &in)
+			for p := dynamodb.NewScanPaginator(d.client, &in); p.HasMorePages(); {
+				out, err := p.NextPage(gctx)
 				if err != nil {
 					return d.fail(ctx, op+" (Scan)", err)
 				}
@@ -432,11 +432,8 @@ func (d *Driver) scan(ctx context.Context, op string, in *dynamodb.ScanInput, se
 						return err
 					}
 				}
-				if len(out.LastEvaluatedKey) == 0 {
-					return nil
-				}
-				in.ExclusiveStartKey = out.LastEvaluatedKey
 			}
+			return nil
 		})
 	}
 	return g.Wait()
@@ -460,7 +457,7 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 	if err := d.begin(ctx); err != nil {
 		return driver.ProbeResult{}, err
 	}
-	pk := "~probe/" + newToken()
+	pk := "~probe/" + driverutil.Token()
 	defer d.client.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
 		TableName: aws.String(d.table), Key: keyOf(pk, "a"),
 	})

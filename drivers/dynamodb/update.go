@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/awsconf"
@@ -42,7 +43,7 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 		layout: layoutFor(c, d.kinds.get(id))}
 	u.inc = d.incs.get(pk, u.layout.sk)
 	if u.inc == "" {
-		u.adopt = newToken()
+		u.adopt = driverutil.Token()
 	}
 	out, err := u.start(ctx)
 	if err == nil && out.Applied && c == model.Head {
@@ -327,36 +328,36 @@ func (u *update) writeID() string { return driverutil.WriteTag(u.w.ID, u.next.V)
 //
 // incCache remembers the incarnation last seen of each item. A stale entry
 // costs one failed condition, whose returned item corrects it.
-type incCache struct{ boundedMap[string, string] }
+type incCache struct{ *lru.Cache[string, string] }
 
-// maxCachedIncarnations bounds the cache; it is cleared when full.
+// maxCachedIncarnations bounds the cache; the least recently used go first.
 const maxCachedIncarnations = 200_000
 
 func incKey(pk, sk string) string { return pk + "\x00" + sk }
 
-func (c *incCache) get(pk, sk string) string {
-	inc, _ := c.load(incKey(pk, sk))
+func (c incCache) get(pk, sk string) string {
+	inc, _ := c.Get(incKey(pk, sk))
 	return inc
 }
 
 // put records inc as item pk/sk's incarnation; "" forgets it.
-func (c *incCache) put(pk, sk, inc string) {
+func (c incCache) put(pk, sk, inc string) {
 	if inc == "" {
-		c.boundedMap.forget(incKey(pk, sk))
+		c.Remove(incKey(pk, sk))
 	} else {
-		c.store(incKey(pk, sk), strings.Clone(inc), maxCachedIncarnations)
+		c.Add(incKey(pk, sk), strings.Clone(inc))
 	}
 }
 
 // learn records the incarnation of every item of pk in items.
-func (c *incCache) learn(pk string, items map[string]item) {
+func (c incCache) learn(pk string, items map[string]item) {
 	for sk, it := range items {
 		c.put(pk, sk, incarnationOf(it))
 	}
 }
 
 // forget drops every item of pk.
-func (c *incCache) forget(pk string) {
+func (c incCache) forget(pk string) {
 	for _, sk := range sortKeys(model.Ledger) {
 		c.put(pk, sk, "")
 	}

@@ -467,16 +467,13 @@ var errStreamGap = errors.New("stream records lost")
 
 // streamError maps a DynamoDB Streams error to errStreamGap or a sentinel.
 func streamError(err error) error {
-	_, trimmed := errors.AsType[*stypes.TrimmedDataAccessException](err)
-	_, expired := errors.AsType[*stypes.ExpiredIteratorException](err)
-	_, missing := errors.AsType[*stypes.ResourceNotFoundException](err)
-	_, limit := errors.AsType[*stypes.LimitExceededException](err)
 	switch {
-	case trimmed, expired:
+	case errors.As(err, new(*stypes.TrimmedDataAccessException)),
+		errors.As(err, new(*stypes.ExpiredIteratorException)):
 		return fmt.Errorf("%w: %v", errStreamGap, err)
-	case missing:
+	case errors.As(err, new(*stypes.ResourceNotFoundException)):
 		return fmt.Errorf("%w: %v", model.ErrNotFound, err)
-	case limit:
+	case errors.As(err, new(*stypes.LimitExceededException)):
 		return fmt.Errorf("%w: %v", model.ErrThrottled, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -457,19 +456,16 @@ func (d *Driver) query(ctx context.Context, op string, b expression.Builder, fn 
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(true),
 	}
-	for {
-		out, err := d.client.Query(ctx, in)
+	for p := dynamodb.NewQueryPaginator(d.client, in); p.HasMorePages(); {
+		out, err := p.NextPage(ctx)
 		if err != nil {
 			return d.fail(ctx, op, err)
 		}
 		for _, it := range out.Items {
 			fn(it)
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }
 
 // Heads implements driver.HeadsReader as Fluree's heads() does: one
@@ -480,8 +476,8 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 		return model.Heads{}, err
 	}
 	pk, op := id.String(), "heads "+id.String()
-	proj := expression.NamesList(nameB(attrSK))
-	for _, l := range []layout{headLayout, indexLayout} {
+	refs, proj := []layout{headLayout, indexLayout}, expression.NamesList(nameB(attrSK))
+	for _, l := range refs {
 		for _, a := range append([]string{l.wm, l.cidAt}, l.fields...) {
 			proj = proj.AddNames(nameB(a))
 		}
@@ -490,8 +486,8 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 	if err != nil {
 		return model.Heads{}, err
 	}
-	head, hasHead := items[skHead]
-	index, hasIndex := items[skIndex]
+	_, hasHead := items[skHead]
+	_, hasIndex := items[skIndex]
 	switch {
 	case !hasHead && !hasIndex:
 		return model.Heads{}, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
@@ -502,23 +498,16 @@ func (d *Driver) Heads(ctx context.Context, id model.ID) (model.Heads, error) {
 		}
 		return model.HeadsOf(rec)
 	}
-	var h model.Heads
-	for _, p := range []struct {
-		l   layout
-		c   model.Concern
-		it  item
-		dst *model.Value
-	}{{headLayout, model.Head, head, &h.Head}, {indexLayout, model.Index, index, &h.Index}} {
-		v, err := p.l.decode(pk, p.it)
-		if err != nil {
+	var v [2]model.Value
+	for i, l := range refs {
+		if v[i], err = l.decode(pk, items[l.sk]); err != nil {
 			return model.Heads{}, err
 		}
-		if err := v.Validate(p.c); err != nil { // as decodeRecord checks the record
-			return model.Heads{}, malformed(pk, p.l.sk, "%v", err)
+		if err := v[i].Validate(concernOfSK(l.sk)); err != nil { // as decodeRecord checks the record
+			return model.Heads{}, malformed(pk, l.sk, "%v", err)
 		}
-		*p.dst = v
 	}
-	return h, nil
+	return model.Heads{Head: v[0], Index: v[1]}, nil
 }
 
 // ChangedAt implements driver.ChangeTimer from the updated_at_ms of the
@@ -537,11 +526,7 @@ func (d *Driver) ChangedAt(ctx context.Context, id model.ID) (map[model.Concern]
 	}
 	out := map[model.Concern]time.Time{}
 	for sk, it := range items {
-		n, ok := it[attrUpdatedAt].(*types.AttributeValueMemberN)
-		if sk == skMeta || !ok {
-			continue
-		}
-		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		if ms, ok, err := getInt(it, attrUpdatedAt); sk != skMeta && ok && err == nil {
 			out[concernOfSK(sk)] = time.UnixMilli(ms)
 		}
 	}

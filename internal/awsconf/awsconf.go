@@ -26,17 +26,9 @@ import (
 // finds none fails here, not at the first request. Other errors wrap
 // model.ErrUnavailable.
 func Load(ctx context.Context, region, profile string, creds aws.CredentialsProvider, defaultRegion string) (aws.Config, error) {
-	var opts []func(*config.LoadOptions) error
-	if region != "" {
-		opts = append(opts, config.WithRegion(region))
-	}
-	if profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(profile))
-	}
-	if creds != nil {
-		opts = append(opts, config.WithCredentialsProvider(creds))
-	}
-	c, err := config.LoadDefaultConfig(ctx, opts...)
+	// The SDK takes "" and nil for unset.
+	c, err := config.LoadDefaultConfig(ctx, config.WithRegion(region), config.WithSharedConfigProfile(profile),
+		config.WithCredentialsProvider(creds))
 	if err != nil {
 		return c, fmt.Errorf("%w: load AWS configuration: %v", model.ErrUnavailable, err)
 	}

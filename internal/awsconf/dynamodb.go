@@ -57,8 +57,7 @@ var ErrTableNotActive = errors.New("table not ACTIVE")
 // and dynamodb:DescribeTable.
 func EnsureTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.CreateTableInput, check func(*types.TableDescription) error) (created bool, err error) {
 	_, err = client.CreateTable(ctx, in)
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
+	if _, inUse := errors.AsType[*types.ResourceInUseException](err); err != nil && !inUse {
 		return false, err
 	}
 	created = err == nil

@@ -110,16 +110,11 @@ func NewRetryer(maxAttempts int, limiter retry.RateLimiter, base time.Duration, 
 	if limiter == nil {
 		limiter = ratelimit.None
 	}
-	return retry.NewStandard(func(o *retry.StandardOptions) {
+	return retry.AddWithErrorCodes(retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = maxAttempts
 		o.RateLimiter = limiter
 		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) {
 			return driverutil.Jitter(base, time.Second, attempt), nil
 		})
-		codes := map[string]struct{}{}
-		for _, c := range also {
-			codes[c] = struct{}{}
-		}
-		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{Codes: codes})
-	})
+	}), also...)
 }

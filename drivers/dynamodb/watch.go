@@ -109,16 +109,7 @@ func (w *watch) recover(ctx context.Context, send func(driver.Event) bool) error
 	if err != nil {
 		return err
 	}
-	var evs []driver.Event
-	for id, r := range now {
-		evs = append(evs, driverutil.Selected(w.opts, w.known[id], r)...)
-	}
-	for id, r := range w.known {
-		if _, ok := now[id]; !ok {
-			evs = append(evs, driverutil.Selected(w.opts, r, nil)...)
-		}
-	}
-	for _, ev := range evs {
+	for _, ev := range driverutil.Changes(w.opts, w.known, now) {
 		if !send(ev) {
 			return ctx.Err()
 		}

@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,10 +111,14 @@ func explain(raw []byte, err error) error {
 	if depthOf(raw) > MaxDepth {
 		return errTooDeep
 	}
-	if _, ok := err.(*jsontext.SyntacticError); !ok {
-		return err // a key that repeats
+	if _, ok := err.(*jsontext.SyntacticError); ok {
+		if e := loneSurrogate(raw); e != nil {
+			return e
+		}
 	}
-	return loneSurrogate(raw)
+	// A key that repeats; or, should jsontext ever refuse text for a
+	// reason not above, its own error rather than none.
+	return cmp.Or(err, errors.New("not valid JSON"))
 }
 
 // loneSurrogate returns an error naming the first \uXXXX escape in raw

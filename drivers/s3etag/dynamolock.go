@@ -314,7 +314,10 @@ func leaseOf(item map[string]types.AttributeValue) *lease {
 		Released   bool   `dynamodbav:"released"`
 		Timeout    *int64 `dynamodbav:"timeout"` // ms; DefaultLockTimeout when absent
 	}
-	_ = attributevalue.UnmarshalMap(item, &v) // our own items: every member has its type
+	// The lock table's items, ours and object_store's, give each member this
+	// type; a member of another type would leave the fields not yet read at
+	// zero.
+	_ = attributevalue.UnmarshalMap(item, &v)
 	l := &lease{generation: v.Generation, owner: v.Owner, released: v.Released, timeout: DefaultLockTimeout}
 	if v.Timeout != nil {
 		l.timeout = time.Duration(*v.Timeout) * time.Millisecond

@@ -151,3 +151,17 @@ func TestLongSegments(t *testing.T) {
 		t.Error("db/main is not shortened")
 	}
 }
+
+// match takes the last suffix that fits as the longest: of two suffixes
+// of a layout where one ends the other, the shorter must come first.
+func TestSuffixOrder(t *testing.T) {
+	for l, files := range suffixes {
+		for i, a := range files {
+			for _, b := range files[i+1:] {
+				if strings.HasSuffix(a.Key, b.Key) {
+					t.Errorf("layout %v: %q comes before %q, which ends it", l, a.Key, b.Key)
+				}
+			}
+		}
+	}
+}

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"nameservice.dev/nameservice/model"
 )
@@ -23,9 +24,11 @@ type dirEnt struct {
 // a listing, used while the directory's inode, mtime and ctime are still
 // the ones read, and kept only when they were racyWindow old when read (so
 // no change goes unseen, as git does for its index).
-type dirCache struct {
-	mu sync.Mutex
-	m  map[string]dirSnap
+type dirCache struct{ *lru.Cache[string, dirSnap] }
+
+func newDirCache() dirCache {
+	c, _ := lru.New[string, dirSnap](maxCachedDirs) // fails only for a size below 1
+	return dirCache{c}
 }
 
 type dirSnap struct {
@@ -37,7 +40,7 @@ type dirSnap struct {
 const (
 	// minCachedDir is the smallest directory worth caching.
 	minCachedDir = 256
-	// maxCachedDirs bounds the cache; it is cleared when full.
+	// maxCachedDirs bounds the cache; the least recently used go first.
 	maxCachedDirs = 256
 	racyWindow    = 2 * time.Second
 )
@@ -45,11 +48,8 @@ const (
 // read returns the entries of dir in key order (a directory as its name
 // and '/'). A large directory is statted after its read, and kept when it
 // last changed at least racyWindow before the read began.
-func (c *dirCache) read(dir string) ([]dirEnt, error) {
-	c.mu.Lock()
-	s, known := c.m[dir]
-	c.mu.Unlock()
-	if known {
+func (c dirCache) read(dir string) ([]dirEnt, error) {
+	if s, known := c.Get(dir); known {
 		fi, err := os.Lstat(dir)
 		if err != nil {
 			return nil, err
@@ -74,12 +74,7 @@ func (c *dirCache) read(dir string) ([]dirEnt, error) {
 	if fi, err := os.Lstat(dir); err == nil {
 		_, ino, ctime, ok := statOf(fi)
 		if mtime := fi.ModTime().UnixNano(); ok && max(mtime, ctime) < start.Add(-racyWindow).UnixNano() {
-			c.mu.Lock()
-			if c.m == nil || len(c.m) >= maxCachedDirs {
-				c.m = map[string]dirSnap{}
-			}
-			c.m[dir] = dirSnap{ino: ino, mtime: mtime, ctime: ctime, ents: ents}
-			c.mu.Unlock()
+			c.Add(dir, dirSnap{ino: ino, mtime: mtime, ctime: ctime, ents: ents})
 		}
 	}
 	return ents, nil

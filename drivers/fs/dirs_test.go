@@ -28,12 +28,7 @@ func TestDirCache(t *testing.T) {
 		}
 	}
 	top := filepath.Join(dir, "ns@v2")
-	cached := func() bool {
-		d.dirs.mu.Lock()
-		defer d.dirs.mu.Unlock()
-		_, ok := d.dirs.m[top]
-		return ok
-	}
+	cached := func() bool { return d.dirs.Contains(top) }
 	page := func(tok string) *driver.Page {
 		t.Helper()
 		p, err := d.List(ctx, driver.ListOptions{PageSize: 100, PageToken: tok})

@@ -104,7 +104,8 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{root: abs, layout: cfg.Layout, lockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout)}
+	d := &Driver{root: abs, layout: cfg.Layout, lockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout),
+		dirs: newDirCache()}
 	oc.LocalReads, oc.Object = true, d.path
 	oc.Release = func() error {
 		d.closed.Close()

@@ -1,7 +1,7 @@
 package objstore
 
 import (
-	"sync"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"nameservice.dev/nameservice/jsonld"
 )
@@ -18,18 +18,18 @@ type cached struct {
 // can send its precondition without reading first; a stale entry only costs
 // a failed precondition, and no conflict is answered from the cache alone.
 // It keeps bytes, not decoded files, which took ten times the memory.
-type tagCache struct {
-	mu sync.Mutex
-	m  map[string]cached
-}
+type tagCache struct{ *lru.Cache[string, cached] }
 
-// maxCached bounds the cache; it is cleared when full.
+// maxCached bounds the cache; the least recently used go first.
 const maxCached = 50_000
 
-func (c *tagCache) get(key string) (cached, bool) {
-	c.mu.Lock()
-	e, ok := c.m[key]
-	c.mu.Unlock()
+func newTagCache() tagCache {
+	c, _ := lru.New[string, cached](maxCached) // fails only for a size below 1
+	return tagCache{c}
+}
+
+func (c tagCache) get(key string) (cached, bool) {
+	e, ok := c.Get(key)
 	if !ok {
 		return cached{}, false
 	}
@@ -40,19 +40,10 @@ func (c *tagCache) get(key string) (cached, bool) {
 }
 
 // put remembers e's tag and bytes, which must decode.
-func (c *tagCache) put(key string, e cached) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCached {
-		c.m = map[string]cached{}
-	}
-	c.m[key] = cached{tag: e.tag, data: e.data}
-}
+func (c tagCache) put(key string, e cached) { c.Add(key, cached{tag: e.tag, data: e.data}) }
 
-func (c *tagCache) drop(keys ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c tagCache) drop(keys ...string) {
 	for _, k := range keys {
-		delete(c.m, k)
+		c.Remove(k)
 	}
 }

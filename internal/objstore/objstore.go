@@ -136,7 +136,9 @@ type Records struct {
 
 // New returns the Records of store; cfg.Layout and cfg.Dialect must be
 // valid.
-func New(store Store, cfg Config) *Records { return &Records{store: store, cfg: cfg} }
+func New(store Store, cfg Config) *Records {
+	return &Records{store: store, cfg: cfg, cache: newTagCache()}
+}
 
 // Close implements driver.Driver: every later operation fails, and the
 // first Close returns Config.Release's error.

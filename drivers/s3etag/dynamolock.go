@@ -208,9 +208,9 @@ func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precon
 	case err != nil:
 		return err
 	case pc.Tag != "" && etag == "":
-		return fmt.Errorf("s3: write %s: %w", key, errMissing)
+		return fmt.Errorf("s3: write %s: %w", key, objstore.ErrMissing)
 	case pc.Absent && etag != "" || pc.Tag != "" && etag != pc.Tag:
-		return fmt.Errorf("s3: write %s: %w", key, errPrecondition)
+		return fmt.Errorf("s3: write %s: %w", key, objstore.ErrPrecondition)
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ var _ objstore.Store = store{}
 
 // MaybeApplied implements objstore.Store: no answer came back, or a 5xx.
 func (store) MaybeApplied(err error) bool {
-	return awsconf.MaybeApplied(err) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing)
+	return awsconf.MaybeApplied(err) && !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrMissing)
 }
 
 // List lists the keys under prefix after startAfter with ListObjectsV2.
@@ -53,9 +53,6 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objs
 	}
 	return nil
 }
-
-// errPrecondition (412) and errMissing (404 on If-Match) are objstore's.
-var errPrecondition, errMissing = objstore.ErrPrecondition, objstore.ErrMissing
 
 func quote(etag string) string { return `"` + etag + `"` }
 
@@ -153,9 +150,9 @@ func (d *Driver) rawDel(ctx context.Context, key string, pc objstore.Preconditio
 func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
 	switch status := awsconf.HTTPStatus(err); {
 	case status == 412 || status == 409 && pc.Conditional() && awsconf.ErrorCodeOf(err) != codeIsDirectory:
-		return fmt.Errorf("s3: %s %s: %w", op, key, errPrecondition)
+		return fmt.Errorf("s3: %s %s: %w", op, key, objstore.ErrPrecondition)
 	case status == 404 && pc.Tag != "":
-		return fmt.Errorf("s3: %s %s: %w", op, key, errMissing)
+		return fmt.Errorf("s3: %s %s: %w", op, key, objstore.ErrMissing)
 	}
 	return d.fail(ctx, op, key, err)
 }

@@ -47,9 +47,9 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 		},
 		Refusal: func(err error) (bool, error) {
 			switch {
-			case errors.Is(err, errPrecondition):
+			case errors.Is(err, objstore.ErrPrecondition):
 				return true, nil
-			case err != nil && !errors.Is(err, errMissing):
+			case err != nil && !errors.Is(err, objstore.ErrMissing):
 				return false, err
 			}
 			return false, nil

@@ -74,7 +74,6 @@ type Driver struct {
 	layout      jsonld.Layout
 	lockTimeout time.Duration
 	dirs        dirCache
-	closed      driverutil.ClosedFlag
 }
 
 var (
@@ -107,10 +106,6 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	d := &Driver{root: abs, layout: cfg.Layout, lockTimeout: driverutil.Positive(cfg.LockTimeout, DefaultLockTimeout),
 		dirs: newDirCache()}
 	oc.LocalReads, oc.Object = true, d.path
-	oc.Release = func() error {
-		d.closed.Close()
-		return nil
-	}
 	d.records = objstore.New(store{d}, oc)
 	return d, nil
 }
@@ -168,6 +163,4 @@ func (d *Driver) path(key string) string {
 	return filepath.Join(d.root, filepath.FromSlash(key))
 }
 
-func (d *Driver) begin(ctx context.Context) error {
-	return d.closed.Check(ctx, "fs")
-}
+func (d *Driver) begin(ctx context.Context) error { return objstore.Begin(ctx, d.records) }

@@ -169,6 +169,10 @@ func (r *Records) begin(ctx context.Context) error {
 	return r.closed.Check(ctx, r.cfg.Name)
 }
 
+// Begin is the check every operation of r starts with (ctx's error, or
+// that r is closed), for a driver's own operations beside r's.
+func Begin(ctx context.Context, r *Records) error { return r.begin(ctx) }
+
 func (r *Records) files(id model.ID) ([]layout.File, error) {
 	f, err := layout.Files(r.cfg.Layout, id)
 	if err != nil {

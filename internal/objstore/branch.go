@@ -142,7 +142,7 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 
 // Branch reads id's defining file: Live when a live record of inc.
 func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
-	_, _, doc, err := s.defining(ctx, id)
+	_, doc, err := s.defining(ctx, id)
 	if err != nil || doc == nil || doc.Purged || !ownedBy(doc, id) || doc.Incarnation != inc {
 		return branching.Gone, nil, err
 	}
@@ -151,18 +151,16 @@ func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branc
 
 // defining reads id's defining file, also decoded (nil when absent or not
 // decodable).
-func (s branchStore) defining(ctx context.Context, id model.ID) (key string, obj *cached, doc *jsonld.File, err error) {
+func (s branchStore) defining(ctx context.Context, id model.ID) (obj *cached, doc *jsonld.File, err error) {
 	files, err := s.r.files(id)
 	if err != nil {
-		return "", nil, nil, err
+		return nil, nil, err
 	}
-	key = files[0].Key
-	obj, err = s.r.get(ctx, key)
-	if err != nil || obj == nil {
-		return key, nil, nil, err
+	if obj, err = s.r.get(ctx, files[0].Key); err != nil || obj == nil {
+		return nil, nil, err
 	}
 	doc, _ = jsonld.Decode(obj.data)
-	return key, obj, doc, nil
+	return obj, doc, nil
 }
 
 // Fence writes a purge's mark holding inc where id's defining file would
@@ -175,7 +173,7 @@ func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
 		return err
 	}
 	for range maxAttempts {
-		_, obj, doc, err := s.defining(ctx, id)
+		obj, doc, err := s.defining(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -120,15 +120,13 @@ type lister struct {
 	reading []*pendingRead
 	jobs    chan *pendingRead
 	workers sync.WaitGroup
-	// nested holds defining files whose @id must be read; floor is the ID
-	// floor of the key listed before the first.
-	nested []nestedKey
+	// nested holds the keys of defining files whose @id must be read;
+	// floor is the ID floor of the key listed before the first.
+	nested []string
 	floor  string
 	seen   map[string]string // the non-defining record files listed so far -> tag
 	ctx    context.Context
 }
-
-type nestedKey struct{ key, tag string }
 
 func (l *lister) visit(e Entry) error {
 	key, tag, size := e.Key, e.Tag, e.Size
@@ -163,7 +161,7 @@ func (l *lister) visit(e Entry) error {
 		if len(l.nested) == 0 {
 			l.floor = floor
 		}
-		l.nested = append(l.nested, nestedKey{key, NormTag(tag)})
+		l.nested = append(l.nested, key)
 		if len(l.nested) >= l.par {
 			if err := l.resolveNested(ctx); err != nil {
 				return err
@@ -315,12 +313,10 @@ func (l *lister) stop() {
 // resolveNested reads the IDs of the pending nested defining files (at
 // most par) at once, and adds them.
 func (l *lister) resolveNested(ctx context.Context) error {
-	out, errs := parallel(l.nested, func(_ int, n nestedKey) (*candidate, error) {
-		return l.nestedID(ctx, n.key)
-	})
+	out, errs := parallel(l.nested, func(_ int, key string) (*candidate, error) { return l.nestedID(ctx, key) })
 	for i, c := range out {
 		if err := errs[i]; err != nil {
-			m, ok := misplaced(l.nested[i].key, err)
+			m, ok := misplaced(l.nested[i], err)
 			if !ok || !driverutil.PerRecord(err) {
 				return err
 			}
@@ -341,8 +337,8 @@ func (l *lister) nextToken() string {
 	for _, c := range slices.Concat(l.ready, l.waiting) {
 		stems = append(stems, stemKey(c.key))
 	}
-	for _, n := range l.nested {
-		stems = append(stems, stemKey(n.key))
+	for _, k := range l.nested {
+		stems = append(stems, stemKey(k))
 	}
 	return encodeToken(l.last, slices.Min(stems))
 }

@@ -308,7 +308,7 @@ func (r *Records) mark(ctx context.Context, id model.ID, key, tag string, def *j
 	}
 	pc := IfMatch(tag)
 	landed := func(d *jsonld.File) bool { return d.Purged && hasEntry(d, entry) }
-	settle := r.settleOn(id, key, pc, def, landed, "record")
+	settle := r.settleOn(id, key, pc, def, landed)
 	return r.send(ctx, &sent{id: id, key: key, pc: pc, data: data, settle: settle})
 }
 

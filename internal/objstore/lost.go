@@ -200,16 +200,16 @@ func (r *Records) readLanded(ctx context.Context, id model.ID, key string, cause
 
 // settleOn is the settle of a write to key under pc, decided on prev (the
 // file at pc's tag): landed when landed finds it in the file read back,
-// sent again while the file still meets pc, unknown once the file (what
-// names it) was written since.
+// sent again while the file still meets pc, unknown once the file was
+// written since.
 func (r *Records) settleOn(id model.ID, key string, pc Precondition, prev *jsonld.File,
-	landed func(*jsonld.File) bool, what string) func(context.Context, error) (bool, error) {
+	landed func(*jsonld.File) bool) func(context.Context, error) (bool, error) {
 	return func(ctx context.Context, cause error) (bool, error) {
 		now, done, err := r.readLanded(ctx, id, key, cause, landed)
 		if err != nil || done || r.holds(now, pc, prev) {
 			return done, err
 		}
-		return false, r.unknown(key, "the answer was lost (%v), and the %s was written since, by another writer or a purge", cause, what)
+		return false, r.unknown(key, "the answer was lost (%v), and the record was written since, by another writer or a purge", cause)
 	}
 }
 

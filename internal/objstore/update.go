@@ -421,6 +421,6 @@ func (r *Records) retractOnce(ctx context.Context, id model.ID, f layout.File, a
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
 	}
 	pc := IfMatch(def.tag)
-	settle := r.settleOn(id, f.Key, pc, def.doc, done, "record")
+	settle := r.settleOn(id, f.Key, pc, def.doc, done)
 	return r.send(ctx, &sent{id: id, key: f.Key, pc: pc, data: data, settle: settle})
 }

@@ -140,7 +140,7 @@ func (d *Driver) PruneCommitIndex(ctx context.Context, id model.ID, upToT int64)
 // readCommits returns the non-empty lines of id's commit index, trimmed;
 // nil when there is no index, none (not nil) when it is empty.
 func (d *Driver) readCommits(ctx context.Context, id model.ID) ([][]byte, error) {
-	if err := d.begin(ctx); err != nil {
+	if err := objstore.Begin(ctx, d.records); err != nil {
 		return nil, err
 	}
 	if err := id.Validate(); err != nil {
@@ -172,7 +172,7 @@ func (d *Driver) readCommits(ctx context.Context, id model.ID) ([][]byte, error)
 // between outlives the record, and Collect removes it. An ID without a
 // record still loses its commit index (and gets model.ErrNotFound).
 func (d *Driver) Delete(ctx context.Context, id model.ID) error {
-	if err := d.begin(ctx); err != nil {
+	if err := objstore.Begin(ctx, d.records); err != nil {
 		return err
 	}
 	if err := d.removeCommits(id); err != nil {

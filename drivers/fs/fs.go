@@ -162,5 +162,3 @@ func urlDir(u *url.URL) (string, error) {
 func (d *Driver) path(key string) string {
 	return filepath.Join(d.root, filepath.FromSlash(key))
 }
-
-func (d *Driver) begin(ctx context.Context) error { return objstore.Begin(ctx, d.records) }

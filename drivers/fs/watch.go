@@ -26,7 +26,7 @@ var _ driver.Watcher = (*Driver)(nil)
 // one event). New directories are watched as they appear. Network
 // filesystems do not deliver the notifications.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
-	if err := d.begin(ctx); err != nil {
+	if err := objstore.Begin(ctx, d.records); err != nil {
 		return nil, err
 	}
 	w, err := fsnotify.NewWatcher()

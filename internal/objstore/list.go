@@ -79,13 +79,13 @@ func (r *Records) listPage(ctx context.Context, opts driver.ListOptions, read re
 	}
 	l := &lister{r: r, readRec: read, par: driverutil.Positive(r.cfg.ListParallel, DefaultListParallel),
 		opts: opts, after: after, size: driverutil.Positive(opts.PageSize, DefaultPageSize),
-		page: &driver.Page{}, seen: map[string]string{}, ctx: ctx}
+		page: &driver.Page{}, seen: map[string]string{}}
 	defer l.stop()
 	prefix := IDKeyPrefix(opts.Prefix)
 	if resume < prefix {
 		resume = ""
 	}
-	err = r.store.List(ctx, prefix, resume, l.visit)
+	err = r.store.List(ctx, prefix, resume, func(e Entry) error { return l.visit(ctx, e) })
 	if err == nil { // the listing has ended: read what is left
 		err = l.resolveNested(ctx)
 	}
@@ -125,12 +125,10 @@ type lister struct {
 	nested []string
 	floor  string
 	seen   map[string]string // the non-defining record files listed so far -> tag
-	ctx    context.Context
 }
 
-func (l *lister) visit(e Entry) error {
+func (l *lister) visit(ctx context.Context, e Entry) error {
 	key, tag, size := e.Key, e.Tag, e.Size
-	ctx := l.ctx
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -49,10 +49,8 @@ func (r *Records) ResetHead(ctx context.Context, id model.ID, head model.Value, 
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	var fold func(context.Context) error
-	if index != nil {
-		fold = func(ctx context.Context) error { return r.dropInlineIndex(ctx, id, *index) }
-	}
+	// Reset calls fold only when index is set.
+	fold := func(ctx context.Context) error { return r.dropInlineIndex(ctx, id, *index) }
 	// Reset's errors, from r's own reads and writes, name the driver and
 	// the ID already.
 	return branching.Reset(ctx, r, id, head, index, fold)

@@ -25,8 +25,6 @@ type records = objstore.Records
 // (Azure) as tags; its methods are not the Driver's own.
 type store struct{ *Driver }
 
-var _ objstore.Store = store{}
-
 // List lists the keys under prefix after startAfter, with each object's
 // generation or ETag. GCS begins at startAfter (StartOffset); Azure lists
 // from the prefix, and the keys up to startAfter are skipped.

@@ -25,8 +25,6 @@ type records = objstore.Records
 // the flock of its sidecar lock file; a tag names the file (see tagOf).
 type store struct{ d *Driver }
 
-var _ objstore.Store = store{}
-
 // keyPath returns the path of key; a key ending in ".lock", ".tmp" or '~'
 // gets '~' appended, so that no object is another's lock or temp file.
 func (s store) keyPath(key string) string {

@@ -25,8 +25,6 @@ type records = objstore.Records
 // the DynamoDB lock); its methods are not the Driver's own.
 type store struct{ *Driver }
 
-var _ objstore.Store = store{}
-
 // MaybeApplied implements objstore.Store: no answer came back, or a 5xx.
 func (store) MaybeApplied(err error) bool {
 	return awsconf.MaybeApplied(err) && !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrMissing)

@@ -91,16 +91,15 @@ func ParseLockURL(raw string) (LockConfig, error) {
 type dynamoLock struct {
 	client *dynamodb.Client
 	cfg    LockConfig
-	bucket string
 }
 
-func newDynamoLock(ctx context.Context, lc LockConfig, bucket string) (*dynamoLock, error) {
+func newDynamoLock(ctx context.Context, lc LockConfig) (*dynamoLock, error) {
 	lc.Timeout = driverutil.Positive(lc.Timeout, DefaultLockTimeout)
 	lc.SkewRate = driverutil.Positive(lc.SkewRate, DefaultLockSkewRate)
 	lc.TTL = driverutil.Positive(lc.TTL, DefaultLockTTL)
 	lc.Poll = driverutil.Positive(lc.Poll, DefaultLockPoll)
 	client, err := NewLockClient(ctx, lc)
-	return &dynamoLock{client: client, cfg: lc, bucket: bucket}, err
+	return &dynamoLock{client: client, cfg: lc}, err
 }
 
 // NewLockClient returns the DynamoDB client of the lock protocol.
@@ -182,7 +181,7 @@ type lease struct {
 // the protocol says: take the lock record (path, etag), check pc with a
 // HEAD under it, write within the lease, release.
 func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc objstore.Precondition, op func(context.Context) error) error {
-	path, sk := LockKey(l.bucket, d.key(key), pc.Tag)
+	path, sk := LockKey(d.cfg.Bucket, d.key(key), pc.Tag)
 	gen, acquired, err := l.acquire(ctx, d, key, path, sk, pc)
 	if err != nil {
 		return err

@@ -124,7 +124,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	d := &Driver{client: client, cfg: cfg, prefix: objstore.KeyPrefix(cfg.Prefix)}
 	d.records = objstore.New(store{d}, oc)
 	if cfg.Lock != nil {
-		if d.lock, err = newDynamoLock(ctx, *cfg.Lock, cfg.Bucket); err != nil {
+		if d.lock, err = newDynamoLock(ctx, *cfg.Lock); err != nil {
 			return nil, err
 		}
 	}

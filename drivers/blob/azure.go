@@ -24,23 +24,24 @@ type azure struct {
 
 func (*azure) name() string { return SchemeAzure }
 
-func (*azure) readTag(r *gblob.Reader) string {
-	var resp azblobblob.DownloadStreamResponse
-	if !r.As(&resp) || resp.ETag == nil {
-		return ""
-	}
-	return objstore.NormTag(string(*resp.ETag))
-}
-
-func (*azure) listTag(o *gblob.ListObject) string {
+func (*azure) tag(as func(any) bool) string {
+	var read azblobblob.DownloadStreamResponse
 	var item container.BlobItem
-	if !o.As(&item) || item.Properties == nil || item.Properties.ETag == nil {
+	var stat azblobblob.GetPropertiesResponse
+	var etag *azcore.ETag
+	switch {
+	case as(&read):
+		etag = read.ETag
+	case as(&item) && item.Properties != nil:
+		etag = item.Properties.ETag
+	case as(&stat):
+		etag = stat.ETag
+	}
+	if etag == nil {
 		return ""
 	}
-	return objstore.NormTag(string(*item.Properties.ETag))
+	return objstore.NormTag(string(*etag))
 }
-
-func (*azure) attrTag(a *gblob.Attributes) string { return objstore.NormTag(a.ETag) }
 
 // noRetry turns the SDK's retries off for one call: a retried conditional
 // request after an attempt that landed would meet its own ETag with a 412.

@@ -23,9 +23,9 @@ import (
 // conditional delete is sent through the service's own client.
 type backend interface {
 	name() string // the URL scheme
-	readTag(r *gblob.Reader) string
-	attrTag(a *gblob.Attributes) string
-	listTag(o *gblob.ListObject) string // "" when the listing has none
+	// tag returns the tag a read, a listing or a stat shows through its
+	// As function; "" when it shows none.
+	tag(as func(any) bool) string
 	// writeOptions returns the context and options of an upload of n bytes
 	// under pc (not retried by the SDK when conditional), and a function
 	// returning the new object's tag once it has succeeded.

@@ -19,28 +19,18 @@ type gcs struct {
 
 func (*gcs) name() string { return SchemeGCS }
 
-func (*gcs) readTag(r *gblob.Reader) string {
+// tag is the generation of a read's object, or of a listed or statted one
+// (a listing may give none: 0).
+func (*gcs) tag(as func(any) bool) string {
 	var sr *storage.Reader
-	if !r.As(&sr) {
-		return ""
-	}
-	return strconv.FormatInt(sr.Attrs.Generation, 10)
-}
-
-func (*gcs) listTag(o *gblob.ListObject) string {
 	var oa storage.ObjectAttrs
-	if !o.As(&oa) || oa.Generation == 0 {
-		return ""
+	switch {
+	case as(&sr):
+		return strconv.FormatInt(sr.Attrs.Generation, 10)
+	case as(&oa) && oa.Generation != 0:
+		return strconv.FormatInt(oa.Generation, 10)
 	}
-	return strconv.FormatInt(oa.Generation, 10)
-}
-
-func (*gcs) attrTag(a *gblob.Attributes) string {
-	var oa storage.ObjectAttrs
-	if !a.As(&oa) {
-		return ""
-	}
-	return strconv.FormatInt(oa.Generation, 10)
+	return ""
 }
 
 func generation(tag string) (int64, error) {

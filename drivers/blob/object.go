@@ -52,7 +52,7 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objs
 		if key <= startAfter {
 			continue
 		}
-		if err := fn(objstore.Entry{Key: key, Tag: s.be.listTag(o), Size: o.Size}); err != nil {
+		if err := fn(objstore.Entry{Key: key, Tag: s.be.tag(o.As), Size: o.Size}); err != nil {
 			return err
 		}
 	}
@@ -75,7 +75,7 @@ func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	if len(data) == 0 {
 		return nil, "", nil
 	}
-	tag := s.be.readTag(r)
+	tag := s.be.tag(r.As)
 	if tag == "" {
 		return nil, "", fmt.Errorf("%s: read %s: %w: the service returned no generation or ETag", s.be.name(), key, model.ErrUnsupported)
 	}
@@ -94,7 +94,7 @@ func (s store) Head(ctx context.Context, key string) (string, error) {
 	if a.Size == 0 {
 		return "", nil
 	}
-	return s.be.attrTag(a), nil
+	return s.be.tag(a.As), nil
 }
 
 // Put implements objstore.Store with one upload.

@@ -188,13 +188,6 @@ func claimAndRename(tmp, path string) error {
 	return os.Rename(tmp, path)
 }
 
-func removeFile(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
 // syncDir fsyncs a directory so the renames and links in it are durable.
 func syncDir(dir string) error {
 	f, err := os.Open(dir)

@@ -191,8 +191,8 @@ func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition)
 		gone, err = s.compare(path, pc.Tag)
 	}
 	if err == nil {
-		if err = removeFile(path); err != nil {
-			err = ioError("remove", path, err)
+		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = ioError("remove", path, rerr)
 		}
 		gone = err == nil
 	}

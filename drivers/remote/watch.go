@@ -74,7 +74,7 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Rec
 		return nil, nil, permanent{fmt.Errorf("remote: watch: %w", err)}
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := w.d.stream.Do(req)
+	resp, err := w.d.client.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote: watch: %w", transportError(err))
 	}

@@ -431,11 +431,7 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 
 // Update implements driver.Driver.
 func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
-	req := nswire.PushRequest{Condition: nswire.CondName(cond.Kind), New: next}
-	if cond.Kind == driver.Equals {
-		req.Expected = &cond.Expected
-	}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(nswire.NewPushRequest(cond, next))
 	if err != nil {
 		return driver.Outcome{}, fmt.Errorf("remote: push %s: %w: %v", id, model.ErrInvalidArgument, err)
 	}

@@ -223,21 +223,19 @@ const noCommitIndex = "keeps no commit index (the DynamoDB and file drivers do)"
 // ErrUnsupported for another driver, ErrInvalidID for a malformed ID.
 func (ns *NameService) PendingCommitCIDs(ctx context.Context, id string, sinceT int64) ([]CommitEntry, bool, error) {
 	const op = "pending commit cids"
-	pid, err := parse(op, id)
-	if err != nil {
-		return nil, false, err
-	}
-	ci, err := capability[driver.CommitIndexer](ns, noCommitIndex)
-	if err != nil {
-		return nil, false, wrap(op, pid, err)
-	}
 	var entries []CommitEntry
 	var usable bool
-	err = ns.traced(ctx, op, pid, "head", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
-		entries, usable, err = ci.PendingCommitCIDs(ctx, pid, sinceT)
-		return err
+	err := onID(op, id, func(pid ID) error {
+		ci, err := capability[driver.CommitIndexer](ns, noCommitIndex)
+		if err != nil {
+			return err
+		}
+		return ns.traced(ctx, op, pid, "head", telemetry.OutcomeOK, func(ctx context.Context) (err error) {
+			entries, usable, err = ci.PendingCommitCIDs(ctx, pid, sinceT)
+			return err
+		})
 	})
-	return entries, usable, wrap(op, pid, err)
+	return entries, usable, err
 }
 
 // PruneCommitIndex removes the entries of ledger id's commit index with t

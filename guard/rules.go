@@ -239,8 +239,8 @@ func CheckUpdate(c model.Concern, cond driver.Condition, next model.Value) error
 // valid UTF-8 or longer than any ID, a state or source type that is not
 // valid UTF-8 or longer than any can be (a payload, MaxSourceTypeBytes).
 func CheckList(opts driver.ListOptions) error {
-	if err := checkKind(opts.Kind); err != nil {
-		return err
+	if k := opts.Kind; k != "" && !k.Valid() {
+		return invalid("kind %q is neither ledger nor graph_source", text.Clip(string(k), 40))
 	}
 	if opts.PageSize < 0 {
 		return invalid("page size %d is negative", opts.PageSize)
@@ -267,15 +267,5 @@ func CheckWatch(opts driver.WatchOptions) error {
 			return invalid("concern %d is none of head, index, status, config", int(c))
 		}
 	}
-	if err := checkKind(opts.Kind); err != nil {
-		return err
-	}
-	return CheckList(driver.ListOptions{Prefix: opts.Prefix})
-}
-
-func checkKind(k model.Kind) error {
-	if k != "" && !k.Valid() {
-		return invalid("kind %q is neither ledger nor graph_source", text.Clip(string(k), 40))
-	}
-	return nil
+	return CheckList(driver.ListOptions{Kind: opts.Kind, Prefix: opts.Prefix})
 }

@@ -93,16 +93,11 @@ func sources(p *auth.Principal, prefix string) []source {
 	}
 	slices.SortFunc(out, func(a, b source) int { return strings.Compare(a.key, b.key) })
 	out = slices.CompactFunc(out, func(a, b source) bool { return a.key == b.key && a.exact == b.exact })
-	var kept []source
-	for _, s := range out {
-		inside := slices.ContainsFunc(out, func(o source) bool {
+	return slices.DeleteFunc(slices.Clone(out), func(s source) bool { // inside another
+		return slices.ContainsFunc(out, func(o source) bool {
 			return !o.exact && strings.HasPrefix(s.key, o.key) && (o.key != s.key || s.exact)
 		})
-		if !inside {
-			kept = append(kept, s)
-		}
-	}
-	return kept
+	})
 }
 
 // step reads up to max entries of the listing srcs of q from pos, and

@@ -78,9 +78,7 @@ type Config struct {
 // Driver is a client of one server. It is safe for concurrent use.
 type Driver struct {
 	base   string
-	token  string
-	client *http.Client
-	stream *http.Client // without a timeout, for event streams
+	client *http.Client // without a timeout: send bounds a request, ctx an event stream
 	cfg    Config
 	closed driverutil.ClosedFlag
 }
@@ -144,17 +142,14 @@ func Open(_ context.Context, cfg Config) (*Driver, error) {
 	}
 	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	cfg.MaxAttempts = driverutil.Positive(cfg.MaxAttempts, DefaultMaxAttempts)
-	d := &Driver{base: strings.TrimRight(cfg.BaseURL, "/") + nswire.Prefix, token: cfg.Token, cfg: cfg}
-	if cfg.HTTPClient != nil {
-		d.client, d.stream = cfg.HTTPClient, cfg.HTTPClient
-	} else {
+	d := &Driver{base: strings.TrimRight(cfg.BaseURL, "/") + nswire.Prefix, client: cfg.HTTPClient, cfg: cfg}
+	if d.client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 64
 		if cfg.TLSConfig != nil {
 			tr.TLSClientConfig = cfg.TLSConfig
 		}
 		d.client = &http.Client{Transport: tr}
-		d.stream = &http.Client{Transport: tr}
 	}
 	return d, nil
 }
@@ -340,8 +335,8 @@ func (d *Driver) newRequest(ctx context.Context, method, path string, body []byt
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if d.token != "" {
-		req.Header.Set("Authorization", "Bearer "+d.token)
+	if d.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+d.cfg.Token)
 	}
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	return req, nil
@@ -436,12 +431,7 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 
 // Update implements driver.Driver.
 func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond driver.Condition, next model.Value) (driver.Outcome, error) {
-	req := nswire.PushRequest{Condition: nswire.CondName(cond.Kind), New: next}
-	if cond.Kind == driver.Equals {
-		exp := cond.Expected
-		req.Expected = &exp
-	}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(nswire.NewPushRequest(cond, next))
 	if err != nil {
 		return driver.Outcome{}, fmt.Errorf("remote: push %s: %w: %v", id, model.ErrInvalidArgument, err)
 	}

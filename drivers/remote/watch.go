@@ -74,7 +74,7 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Rec
 		return nil, nil, permanent{fmt.Errorf("remote: watch: %w", err)}
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := w.d.stream.Do(req)
+	resp, err := w.d.client.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote: watch: %w", transportError(err))
 	}
@@ -120,11 +120,10 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Rec
 }
 
 func streamError(data string) error {
-	var e nswire.Error
-	if json.Unmarshal([]byte(data), &e) != nil || e.Code == "" {
-		return fmt.Errorf("%w: %s", model.ErrUnavailable, data)
+	if e, ours := (&response{body: []byte(data)}).serverError(); ours {
+		return e.ToDriverError()
 	}
-	return e.ToDriverError()
+	return fmt.Errorf("%w: %s", model.ErrUnavailable, data)
 }
 
 func (w *watcher) run(ctx context.Context, st *stream, ch chan<- driver.Event) {

@@ -39,22 +39,25 @@ func PathID(id model.ID) string {
 	return strings.Join(segs, "/")
 }
 
-// CondName returns the wire name of k, a PushRequest's Condition.
-func CondName(k driver.CondKind) string {
-	switch k {
-	case driver.Above:
-		return "above"
-	case driver.AtLeast:
-		return "at_least"
-	}
-	return "equals"
-}
-
 // PushRequest is the body of POST /ns/v1/push/{concern}/{id}.
 type PushRequest struct {
 	Condition string       `json:"condition"`
 	Expected  *model.Value `json:"expected,omitempty"` // for equals
 	New       model.Value  `json:"new"`
+}
+
+// NewPushRequest returns the request of an update to next under cond;
+// DriverCondition reads cond back.
+func NewPushRequest(cond driver.Condition, next model.Value) PushRequest {
+	switch cond.Kind {
+	case driver.Above:
+		return PushRequest{Condition: "above", New: next}
+	case driver.AtLeast:
+		return PushRequest{Condition: "at_least", New: next}
+	case driver.Equals:
+		return PushRequest{Condition: "equals", Expected: &cond.Expected, New: next}
+	}
+	return PushRequest{Condition: "equals", New: next} // refused: no kind of the contract
 }
 
 // DriverCondition returns the driver condition r names.

@@ -15,7 +15,6 @@ const WriteTimeout = time.Minute
 // SSEWriter writes a text/event-stream, flushing after every event.
 type SSEWriter struct {
 	w  http.ResponseWriter
-	f  http.Flusher
 	rc *http.ResponseController
 }
 
@@ -32,7 +31,7 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 	h.Set("X-Accel-Buffering", "no") // keep nginx from buffering the stream
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
-	return &SSEWriter{w: w, f: f, rc: http.NewResponseController(w)}
+	return &SSEWriter{w: w, rc: http.NewResponseController(w)}
 }
 
 // Event writes one event: "event:", "id:" (when id is not empty) and
@@ -66,7 +65,7 @@ func (s *SSEWriter) raw(str string) error {
 	if _, err := io.WriteString(s.w, str); err != nil {
 		return err
 	}
-	s.f.Flush()
+	_ = s.rc.Flush() // an error shows at the next write, as with http.Flusher
 	return nil
 }
 

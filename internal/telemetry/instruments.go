@@ -103,8 +103,7 @@ func New(d driver.Driver, cfg Config) *Instruments {
 
 // systemName is db.system.name: the convention's name where it has one.
 func systemName(backend string) string {
-	switch backend {
-	case "dynamodb":
+	if backend == "dynamodb" {
 		return "aws.dynamodb"
 	}
 	return backend

@@ -164,6 +164,5 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request, alias string) {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	resp := nsRecordResp{nsRecord: ns, DefaultContext: ns.DefaultContext, ConfigID: ns.ConfigID}
-	web.WriteJSON(w, http.StatusOK, resp)
+	web.WriteJSON(w, http.StatusOK, nsRecordResp{nsRecord: ns, DefaultContext: ns.DefaultContext, ConfigID: ns.ConfigID})
 }

@@ -22,10 +22,9 @@ var groupLimits = group{name: "Limits", guarantee: "limits: a record at every li
 		e.applied(st)(e.ns.PushStatus(e.ctx, e.id("db"), status(1, "ready", nil), st))
 		cfg := config(1, deepPayload(guard.MaxPayloadDepth, guard.MaxPayloadBytes))
 		e.applied(cfg)(e.ns.PushConfig(e.ctx, e.id("db"), unborn, cfg))
-		rec := e.lookup("db")
 		e.wantValue("db", nameservice.Status, st)
 		e.wantValue("db", nameservice.Config, cfg)
-		e.wantPrintable(rec)
+		e.wantPrintable(e.lookup("db"))
 		e.listIDs(nameservice.ListOptions{}, "db")
 	}},
 	{name: "GraphSourceAtEveryLimitRoundTrips", run: func(e *env) {

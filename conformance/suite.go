@@ -390,24 +390,22 @@ func (e *env) listUntil(opts nameservice.ListOptions, want []string,
 	entry func(nameservice.ListOptions, *nameservice.Record, error) string) []*nameservice.Record {
 	e.t.Helper()
 	opts.Prefix = e.prefix + opts.Prefix
-	var got []string
-	var recs []*nameservice.Record
 	for deadline := time.Now().Add(e.listingSettles); ; time.Sleep(100 * time.Millisecond) {
-		got, recs = nil, nil
+		var got []string
+		var recs []*nameservice.Record
 		for r, err := range e.ns.List(e.ctx, opts) {
 			got = append(got, entry(opts, r, err))
 			if err == nil {
 				recs = append(recs, r)
 			}
 		}
-		if slices.Equal(got, want) || time.Now().After(deadline) {
-			break
+		if slices.Equal(got, want) {
+			return recs
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
 		}
 	}
-	if !slices.Equal(got, want) {
-		e.t.Fatalf("list %+v = %q, want %q", opts, got, want)
-	}
-	return recs
 }
 
 // parseID returns the ID of name under the test's prefix.

@@ -186,16 +186,7 @@ func (l *Lease) extend(sent time.Time) {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-	l.timer = time.AfterFunc(time.Until(l.validUntil), l.expire)
-}
-
-func (l *Lease) expire() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if time.Now().Before(l.validUntil) {
-		return // refreshed meanwhile
-	}
-	l.end()
+	l.timer = time.AfterFunc(time.Until(l.validUntil), func() { l.valid() }) // ends it unless refreshed meanwhile
 }
 
 // end marks the lease lost. The caller holds l.mu.

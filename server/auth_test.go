@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -100,7 +101,7 @@ func TestAuthWatchScope(t *testing.T) {
 func TestAuthJWS(t *testing.T) {
 	trusted, stranger := servertest.NewIssuer(t), servertest.NewIssuer(t)
 	s := servertest.AuthServer(t, trusted)
-	c1 := servertest.CID("c1")
+	c1 := testenv.CID("c1")
 	cas := `{"expected":{"id":null,"t":0},"new":{"id":"` + c1 + `","t":1}}`
 
 	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))
@@ -155,9 +156,9 @@ func TestAuthEventsClaims(t *testing.T) {
 	if e := ev.Next(t); !strings.Contains(e, "id: ledger:t2/db:main:0:0\n") {
 		t.Fatalf("first event %q, want t2/db's record only", e)
 	}
-	_, err := s.NS.PublishCommit(context.Background(), "t1/db", 1, servertest.CID("a"))
+	_, err := s.NS.PublishCommit(context.Background(), "t1/db", 1, testenv.CID("a"))
 	servertest.Must(t, err)
-	_, err = s.NS.PublishCommit(context.Background(), "t2/db", 1, servertest.CID("b"))
+	_, err = s.NS.PublishCommit(context.Background(), "t2/db", 1, testenv.CID("b"))
 	servertest.Must(t, err)
 	if e := ev.Next(t); !strings.Contains(e, "id: ledger:t2/db:main:1:0\n") {
 		t.Fatalf("next event %q, want t2/db's commit (t1/db is out of the claims)", e)

@@ -12,7 +12,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
@@ -92,7 +91,7 @@ func seedFiles(b *testing.B, dir string, n int) {
 	}
 	defer d.Close()
 	tmpl := model.NewLedger(model.ID{Name: "tmpl", Branch: "main"}, 1_700_000_000)
-	*tmpl.Head = model.RefValue(servertest.CID("head"), 1)
+	*tmpl.Head = model.RefValue(testenv.CID("head"), 1)
 	testenv.SeedCopies(b, d, dir, tmpl, "l%06d", n)
 }
 

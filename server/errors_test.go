@@ -25,7 +25,7 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 	for _, n := range []string{"a", "bad", "c", "files"} {
 		servertest.Must(t, s.NS.Init(ctx, n))
 	}
-	_, err = s.NS.PublishCommit(ctx, "a", 1, servertest.CID("a1"))
+	_, err = s.NS.PublishCommit(ctx, "a", 1, testenv.CID("a1"))
 	servertest.Must(t, err)
 	servertest.Must(t, s.NS.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
 	// An address that is not a CID: our routes serve it (it is the
@@ -58,8 +58,8 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 	}{
 		{"GET", "/v1/fluree/storage/ns/bad", "", 500},
 		{"GET", "/v1/fluree/storage/ns/files", "", 400},
-		{"POST", "/v1/fluree/nameservice/refs/bad/commit", `{"expected":null,"new":{"id":"` + servertest.CID("x") + `","t":1}}`, 500},
-		{"POST", "/v1/fluree/nameservice/refs/bad/index", `{"expected":null,"new":{"id":"` + servertest.CID("x") + `","t":1}}`, 500},
+		{"POST", "/v1/fluree/nameservice/refs/bad/commit", `{"expected":null,"new":{"id":"` + testenv.CID("x") + `","t":1}}`, 500},
+		{"POST", "/v1/fluree/nameservice/refs/bad/index", `{"expected":null,"new":{"id":"` + testenv.CID("x") + `","t":1}}`, 500},
 		{"POST", "/v1/fluree/nameservice/refs/bad/init", "", 500},
 		{"GET", "/ns/v1/records/bad:main", "", 500},
 		{"GET", "/ns/v1/records", "", 200},

@@ -18,6 +18,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
@@ -81,7 +82,7 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 		t.Fatalf("backend calls with 30 streams on 2 upstreams: %d, want at most %d", many, 2*most)
 	}
 	// Every stream sees a change; the upstreams stop with their last stream.
-	_, err := s.NS.PublishCommit(context.Background(), "db3", 1, servertest.CID("x"))
+	_, err := s.NS.PublishCommit(context.Background(), "db3", 1, testenv.CID("x"))
 	servertest.Must(t, err)
 	for _, st := range streams[:20] {
 		if got := st.Next(t); !strings.Contains(got, `"id":"db3:main"`) {

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
@@ -48,20 +49,13 @@ func Selected(opts driver.WatchOptions, old, new *model.Record) []driver.Event {
 	if old != nil && new != nil && old.Kind != "" && old.Kind != new.Kind {
 		return append(Selected(opts, old, nil), Selected(opts, nil, new)...)
 	}
-	evs := Diff(old, new)
 	k := model.Kind("")
 	if new != nil {
 		k = new.Kind
 	} else if old != nil {
 		k = old.Kind
 	}
-	out := evs[:0]
-	for _, ev := range evs {
-		if opts.Reports(k, ev) {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return slices.DeleteFunc(Diff(old, new), func(ev driver.Event) bool { return !opts.Reports(k, ev) })
 }
 
 // Changes returns the events, as Selected reports them, that take the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -26,7 +27,7 @@ func eventsServer(t *testing.T, trusted servertest.Issuer, mode auth.EventsAuth)
 	s := servertest.Start(t, server.Options{Auth: a, EventsAuth: mode})
 	for _, name := range []string{"t1/db", "t2/db"} {
 		servertest.Must(t, s.NS.Init(context.Background(), name))
-		_, err := s.NS.PublishCommit(context.Background(), name, 1, servertest.CID(name))
+		_, err := s.NS.PublishCommit(context.Background(), name, 1, testenv.CID(name))
 		servertest.Must(t, err)
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -20,7 +21,7 @@ const refs = "/v1/fluree/nameservice/refs/"
 
 func TestFlureeInitThenCASFromUnborn(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
-	c1, c2 := servertest.CID("c1"), servertest.CID("c2")
+	c1, c2 := testenv.CID("c1"), testenv.CID("c2")
 	st, b := s.Call(t, "POST", refs+"mydb:main/init", "")
 	servertest.Want(t, "init", st, b, 200, `{"created":true}`)
 	st, b = s.Call(t, "POST", refs+"mydb:main/init", "")
@@ -50,12 +51,12 @@ func TestFlureeInitThenCASFromUnborn(t *testing.T) {
 
 func TestFlureeExpectedNull(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
-	c1 := servertest.CID("c1")
+	c1 := testenv.CID("c1")
 	// On an unknown alias, expected null creates the ledger.
 	st, b := s.Call(t, "POST", refs+"fresh:main/commit", `{"expected":null,"new":{"id":"`+c1+`","t":1}}`)
 	servertest.Want(t, "expected null, unknown alias", st, b, 200, `{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
 	// On an existing one it conflicts with the current value.
-	st, b = s.Call(t, "POST", refs+"fresh:main/commit", `{"new":{"id":"`+servertest.CID("c2")+`","t":2}}`)
+	st, b = s.Call(t, "POST", refs+"fresh:main/commit", `{"new":{"id":"`+testenv.CID("c2")+`","t":2}}`)
 	servertest.Want(t, "expected absent, existing alias", st, b, 409, `{"status":"conflict","actual":{"id":"`+c1+`","t":1}}`)
 	// An expected value on an unknown alias: a conflict without actual.
 	st, b = s.Call(t, "POST", refs+"nobody:main/commit", `{"expected":{"id":null,"t":0},"new":{"id":"`+c1+`","t":1}}`)
@@ -64,7 +65,7 @@ func TestFlureeExpectedNull(t *testing.T) {
 
 func TestFlureeAliasWithSlash(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
-	c1 := servertest.CID("c1")
+	c1 := testenv.CID("c1")
 	st, b := s.Call(t, "POST", refs+"tenant%2Fcustomers:release%2Fv1/init", "")
 	servertest.Want(t, "init encoded", st, b, 200, `{"created":true}`)
 	// Fluree's own client sends the slashes unencoded: the same record.
@@ -96,11 +97,11 @@ func TestFlureeErrors(t *testing.T) {
 	if st != 422 {
 		t.Fatalf("new.id not a CID: %d, want 422", st)
 	}
-	st, _ = s.Call(t, "POST", refs+"db/commit", `{"new":{"id":"`+servertest.CID("x")+`","t":1}}`, "Content-Type", "text/plain")
+	st, _ = s.Call(t, "POST", refs+"db/commit", `{"new":{"id":"`+testenv.CID("x")+`","t":1}}`, "Content-Type", "text/plain")
 	if st != 415 {
 		t.Fatalf("not JSON content type: %d, want 415", st)
 	}
-	st, b = s.Call(t, "POST", refs+"a:b:c/commit", `{"new":{"id":"`+servertest.CID("x")+`","t":1}}`)
+	st, b = s.Call(t, "POST", refs+"a:b:c/commit", `{"new":{"id":"`+testenv.CID("x")+`","t":1}}`)
 	if st != 400 || !strings.Contains(b, "more than one ':'") {
 		t.Fatalf("invalid alias: %d %s, want 400", st, b)
 	}
@@ -136,7 +137,7 @@ func TestFlureeNotExpressible(t *testing.T) {
 func TestFlureeSnapshot(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
 	ctx := context.Background()
-	c1, ctx1 := servertest.CID("c1"), servertest.CID("context")
+	c1, ctx1 := testenv.CID("c1"), testenv.CID("context")
 	servertest.Must(t, s.NS.Init(ctx, "a"))
 	_, err := s.NS.PublishCommit(ctx, "a", 5, c1)
 	servertest.Must(t, err)
@@ -161,7 +162,7 @@ func TestFlureeSnapshot(t *testing.T) {
 func TestFlureeLookupConfigFields(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
 	ctx := context.Background()
-	c1, ctx1, cfg := servertest.CID("c1"), servertest.CID("context"), servertest.CID("config")
+	c1, ctx1, cfg := testenv.CID("c1"), testenv.CID("context"), testenv.CID("config")
 	servertest.Must(t, s.NS.Init(ctx, "a"))
 	_, err := s.NS.PublishCommit(ctx, "a", 5, c1)
 	servertest.Must(t, err)
@@ -186,7 +187,7 @@ func TestFlureeLookupConfigFields(t *testing.T) {
 func TestFlureeLookupRetractedAncestor(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
 	ctx := context.Background()
-	c1, c2 := servertest.CID("c1"), servertest.CID("c2")
+	c1, c2 := testenv.CID("c1"), testenv.CID("c2")
 	servertest.Must(t, s.NS.Init(ctx, "mydb"))
 	_, err := s.NS.PublishCommit(ctx, "mydb", 1, c1)
 	servertest.Must(t, err)
@@ -218,7 +219,7 @@ func TestFlureeDiscovery(t *testing.T) {
 func TestFlureeEvents(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
 	ctx := context.Background()
-	c1, c2 := servertest.CID("c1"), servertest.CID("c2")
+	c1, c2 := testenv.CID("c1"), testenv.CID("c2")
 	servertest.Must(t, s.NS.Init(ctx, "a"))
 	_, err := s.NS.PublishCommit(ctx, "a", 1, c1)
 	servertest.Must(t, err)
@@ -254,9 +255,9 @@ func TestFlureeEventsSelected(t *testing.T) {
 	servertest.Must(t, s.NS.Init(ctx, "a"))
 	servertest.Must(t, s.NS.Init(ctx, "b"))
 	ev := s.Stream(t, "/v1/fluree/events?ledger=b:main")
-	_, err := s.NS.PublishCommit(ctx, "a", 1, servertest.CID("a1"))
+	_, err := s.NS.PublishCommit(ctx, "a", 1, testenv.CID("a1"))
 	servertest.Must(t, err)
-	_, err = s.NS.PublishCommit(ctx, "b", 1, servertest.CID("b1"))
+	_, err = s.NS.PublishCommit(ctx, "b", 1, testenv.CID("b1"))
 	servertest.Must(t, err)
 	// The selected record as it is, then its commit only.
 	if got := ev.Next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:b:main:0:0\n") {
@@ -289,7 +290,7 @@ func TestFlureeBarePrefix(t *testing.T) {
 func TestFlureeEventsIndexRepublishedAtSameT(t *testing.T) {
 	s := servertest.Start(t, server.Options{})
 	ctx := context.Background()
-	i1, i2 := servertest.CID("index-1"), servertest.CID("index-2")
+	i1, i2 := testenv.CID("index-1"), testenv.CID("index-2")
 	servertest.Must(t, s.NS.Init(ctx, "a"))
 	_, err := s.NS.PublishIndex(ctx, "a", 3, i1)
 	servertest.Must(t, err)
@@ -306,7 +307,7 @@ func TestFlureeEventsIndexRepublishedAtSameT(t *testing.T) {
 	}
 	_, err = s.NS.PushStatus(ctx, "a", nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "busy", nil))
 	servertest.Must(t, err)
-	_, err = s.NS.PublishCommit(ctx, "a", 4, servertest.CID("c4"))
+	_, err = s.NS.PublishCommit(ctx, "a", 4, testenv.CID("c4"))
 	servertest.Must(t, err)
 	if got := ev.Next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:a:main:4:3\n") {
 		t.Fatalf("after the commit: %q, want the commit and nothing for the status push", got)

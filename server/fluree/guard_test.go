@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -18,7 +19,7 @@ func TestFlureeRoutesKeepTheRules(t *testing.T) {
 	for _, c := range []struct{ name, body string }{
 		{"non-canonical content ID", `{"expected":{"id":null,"t":0},"new":{"id":"` + servertest.NonMinimalCID() + `","t":1}}`},
 		{"65-byte digest", `{"expected":{"id":null,"t":0},"new":{"id":"` + servertest.LongDigestCID() + `","t":1}}`},
-		{"t 2^63-1", `{"expected":{"id":null,"t":0},"new":{"id":"` + servertest.CID("x") + `","t":9223372036854775807}}`},
+		{"t 2^63-1", `{"expected":{"id":null,"t":0},"new":{"id":"` + testenv.CID("x") + `","t":9223372036854775807}}`},
 	} {
 		st, b := s.Call(t, "POST", "/v1/fluree/nameservice/refs/db:main/commit", c.body)
 		if st != 400 && st != 422 {

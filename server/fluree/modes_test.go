@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -180,20 +181,20 @@ func TestFlureeModeSyncClient(t *testing.T) {
 	} {
 		cl := newSyncClient(t, c.base, c.token)
 		// push_tracked to a remote without the ledger: expected null.
-		if ok, actual := cl.pushRef(c.ledger, "commit", nil, ref(servertest.CID(c.ledger+"1"), 1)); !ok {
+		if ok, actual := cl.pushRef(c.ledger, "commit", nil, ref(testenv.CID(c.ledger+"1"), 1)); !ok {
 			t.Fatalf("%s: first push refused, actual %v", c.base, actual)
 		}
 		// fetch_remote: the snapshot holds it; the tracking ref is its head.
 		rec, ok := cl.snapshot()[c.ledger]
-		if !ok || *rec.CommitT != 1 || *rec.CommitHeadID != servertest.CID(c.ledger+"1") {
+		if !ok || *rec.CommitT != 1 || *rec.CommitHeadID != testenv.CID(c.ledger+"1") {
 			t.Fatalf("%s: snapshot record %+v", c.base, rec)
 		}
 		tracking := ref(*rec.CommitHeadID, *rec.CommitT)
-		if ok, _ := cl.pushRef(c.ledger, "commit", &tracking, ref(servertest.CID(c.ledger+"2"), 2)); !ok {
+		if ok, _ := cl.pushRef(c.ledger, "commit", &tracking, ref(testenv.CID(c.ledger+"2"), 2)); !ok {
 			t.Fatalf("%s: push from the tracking ref refused", c.base)
 		}
 		// A push from a stale tracking ref is rejected with the remote's.
-		ok, actual := cl.pushRef(c.ledger, "commit", &tracking, ref(servertest.CID(c.ledger+"3"), 3))
+		ok, actual := cl.pushRef(c.ledger, "commit", &tracking, ref(testenv.CID(c.ledger+"3"), 3))
 		if ok || actual == nil || actual.T != 2 {
 			t.Fatalf("%s: stale push: %v %v", c.base, ok, actual)
 		}
@@ -201,10 +202,10 @@ func TestFlureeModeSyncClient(t *testing.T) {
 		// unindexed ledger is none, and the remote's unborn index is a
 		// value ({"id": null, "t": 0}), so expected null conflicts, as on a
 		// Fluree server; from the unborn value it is applied.
-		if ok, actual := cl.pushRef(c.ledger, "index", nil, ref(servertest.CID(c.ledger+"i"), 2)); ok || actual == nil || actual.ID != nil || actual.T != 0 {
+		if ok, actual := cl.pushRef(c.ledger, "index", nil, ref(testenv.CID(c.ledger+"i"), 2)); ok || actual == nil || actual.ID != nil || actual.T != 0 {
 			t.Fatalf("%s: index push expecting none: %v %+v", c.base, ok, actual)
 		}
-		if ok, _ := cl.pushRef(c.ledger, "index", &flureeRef{T: 0}, ref(servertest.CID(c.ledger+"i"), 2)); !ok {
+		if ok, _ := cl.pushRef(c.ledger, "index", &flureeRef{T: 0}, ref(testenv.CID(c.ledger+"i"), 2)); !ok {
 			t.Fatalf("%s: index push refused", c.base)
 		}
 		if r := cl.lookup(c.ledger); r == nil || *r.CommitT != 2 || *r.IndexT != 2 {
@@ -305,7 +306,7 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 		{auth.EventsAuthNone, []string{""}},
 	} {
 		s := eventsServer(t, trusted, c.mode)
-		head, at := servertest.CID("t2/db"), int64(1)
+		head, at := testenv.CID("t2/db"), int64(1)
 		for i, tok := range c.tokens {
 			st, ev := peerSubscribe(t, s, tok, "t2/db:main")
 			if st != 200 {
@@ -314,7 +315,7 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 			if r := nextLedgerEvent(t, ev); *r.LedgerID != "t2/db:main" || *r.CommitT != at || *r.CommitHeadID != head {
 				t.Fatalf("%s, token %d: snapshot record %+v", c.mode, i, r)
 			}
-			head, at = servertest.CID(head), at+1
+			head, at = testenv.CID(head), at+1
 			_, err := s.NS.PublishCommit(context.Background(), "t2/db", at, head)
 			servertest.Must(t, err)
 			if r := nextLedgerEvent(t, ev); *r.CommitT != at || *r.CommitHeadID != head {

@@ -13,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
@@ -38,7 +39,7 @@ func seedLedgers(tb testing.TB, d driver.Driver, n int) {
 	ctx := context.Background()
 	for i := range n {
 		rec := model.NewLedger(model.ID{Name: fmt.Sprintf("l%06d", i), Branch: "main"}, 1_700_000_000)
-		*rec.Head = model.RefValue(servertest.CID(fmt.Sprint(i)), 1)
+		*rec.Head = model.RefValue(testenv.CID(fmt.Sprint(i)), 1)
 		if err := d.Create(ctx, rec); err != nil {
 			tb.Fatal(err)
 		}

@@ -63,11 +63,11 @@ func (f Fault) String() string {
 	return fmt.Sprintf("fault(%d)", int(f))
 }
 
-// Defaults of Config.
+// Defaults of Config, and timeout, which bounds each forwarded request.
 const (
 	DefaultLimit      = 10000
 	DefaultMaxLatency = 20 * time.Millisecond
-	DefaultTimeout    = 10 * time.Second
+	timeout           = 10 * time.Second
 )
 
 // Config says where the proxy forwards and which faults it injects.
@@ -84,8 +84,6 @@ type Config struct {
 	// Limit bounds the faults injected in all, Latency included
 	// (0: DefaultLimit); afterwards every request passes.
 	Limit int
-	// Timeout bounds each forwarded request (0: DefaultTimeout).
-	Timeout time.Duration
 	// Forwarded, when set, is called with every request the server
 	// answered, its body and the server's status code, whatever the client
 	// is then told.
@@ -130,7 +128,6 @@ func Start(cfg Config) (*Proxy, error) {
 	}
 	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
 	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
-	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: %w", err)
@@ -139,12 +136,12 @@ func Start(cfg Config) (*Proxy, error) {
 		cfg:    cfg,
 		target: strings.TrimRight(cfg.Target, "/"),
 		ln:     ln,
-		client: &http.Client{Timeout: cfg.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		client: &http.Client{Timeout: timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		rnd:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		left:   cfg.Limit,
 	}
 	p.enabled.Store(true)
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: cfg.Timeout}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: timeout}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
 }

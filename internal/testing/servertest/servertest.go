@@ -113,10 +113,6 @@ func Want(t *testing.T, what string, gotStatus int, gotBody string, status int, 
 	}
 }
 
-// CID returns a valid CIDv1 (dag-cbor, sha2-256) in base32 lower case,
-// derived from seed.
-func CID(seed string) string { return testenv.CID(seed) }
-
 // SSE reads raw events (their lines, joined) from an event stream.
 type SSE struct {
 	Resp *http.Response

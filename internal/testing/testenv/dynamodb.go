@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,12 +62,7 @@ func leastUsed(servers []string) string {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-	best := 0
-	for i := range users {
-		if users[i] < users[best] {
-			best = i
-		}
-	}
+	best := slices.Index(users, slices.Min(users))
 	_ = os.WriteFile(choiceFile(servers, best, os.Getpid()), nil, 0o644)
 	return servers[best]
 }

@@ -151,6 +151,14 @@ func (w *writer) build() error {
 // tombstone, and its times whenever the options set none (a new seal is
 // timed anew).
 func (w *writer) marks() {
+	// put writes member name when set, else drops prev's.
+	put := func(name string, v any, set bool) {
+		if set {
+			w.emit(name, v)
+		} else if i, ok := w.Prev.locals[name]; ok {
+			w.used[i] = true
+		}
+	}
 	if w.Incarnation != "" {
 		w.emit("incarnation", w.Incarnation)
 	}
@@ -158,30 +166,11 @@ func (w *writer) marks() {
 		ids := append([]string{w.WriteID}, w.Prev.WriteIDs...)
 		w.emit("writeIDs", ids[:min(len(ids), MaxWriteIDs)])
 	}
-	if w.Tombstone {
-		w.emit("purged", true)
-	}
-	times := []struct {
-		name string
-		v    int64
-	}{{"purgedAt", w.PurgedAt}, {"collectUntil", w.CollectUntil}}
-	for _, t := range times {
-		if w.Tombstone && t.v != 0 {
-			w.emit(t.name, t.v)
-		} else if i, ok := w.Prev.locals[t.name]; ok {
-			w.used[i] = true
-		}
-	}
-	if i, ok := w.Prev.locals["purged"]; ok && !w.Tombstone {
-		w.used[i] = true
-	}
-	if w.BranchOps == nil {
-		return // prev's, if any, is kept by rest
-	}
-	if len(*w.BranchOps) > 0 {
-		w.emit("branchOps", *w.BranchOps)
-	} else if i, ok := w.Prev.locals["branchOps"]; ok {
-		w.used[i] = true
+	put("purged", true, w.Tombstone)
+	put("purgedAt", w.PurgedAt, w.Tombstone && w.PurgedAt != 0)
+	put("collectUntil", w.CollectUntil, w.Tombstone && w.CollectUntil != 0)
+	if w.BranchOps != nil { // else prev's, if any, is kept by rest
+		put("branchOps", *w.BranchOps, len(*w.BranchOps) > 0)
 	}
 }
 

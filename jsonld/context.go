@@ -145,11 +145,7 @@ func (c *jsonContext) addObject(raw json.RawMessage) error {
 		iri, ok := termIRI(m.raw)
 		switch {
 		case m.key == "@vocab":
-			if ok {
-				c.vocab = iri
-			} else {
-				c.vocab = ""
-			}
+			c.vocab = iri // "" when the value is no IRI
 		case strings.HasPrefix(m.key, "@"):
 			// @base, @version, @language...: nothing to resolve here.
 		case ok:

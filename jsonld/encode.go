@@ -108,12 +108,9 @@ type writer struct {
 func (w *writer) graph() bool { return w.rec.Kind == model.GraphSource }
 
 // owns reports whether this file writes the members of part, replacing any
-// prev had.
+// prev had (a graph source has no head).
 func (w *writer) owns(part Part) bool {
-	if part == HeadPart && w.graph() {
-		return false
-	}
-	return part != 0 && w.Parts&part != 0
+	return part != 0 && w.Parts&part != 0 && !(part == HeadPart && w.graph())
 }
 
 func (w *writer) build() error {

@@ -491,8 +491,7 @@ func refValue(what, address string, t int64) (*model.Value, error) {
 		}
 		return &model.Value{}, nil
 	}
-	v := model.RefValue(address, t)
-	return &v, nil
+	return new(model.RefValue(address, t)), nil
 }
 
 // indexForm is one way a file can state the index: an address and a t.

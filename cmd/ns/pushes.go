@@ -82,8 +82,7 @@ func casRefCommand() *command {
 			case expT == 0 && expAddr == "":
 				expected = &nameservice.Value{} // unborn
 			case expT > 0 && expAddr != "":
-				v := nameservice.RefValue(expAddr, expT)
-				expected = &v
+				expected = new(nameservice.RefValue(expAddr, expT))
 			default:
 				return usagef("cas-ref needs --expect-none, --expect-t 0 (unborn), or --expect-t T with --expect-address A")
 			}

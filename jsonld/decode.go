@@ -650,8 +650,7 @@ func (r *reader) config() error {
 	if v == 0 {
 		// Unborn: Fluree v4 graph-source files must carry a config, so an
 		// unborn one is written as configV 0 beside a placeholder.
-		r.f.Config = &model.Value{}
-		return nil
+		p = nil
 	}
 	r.f.Config = &model.Value{V: v, Payload: p}
 	return nil

@@ -48,10 +48,7 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 		return nil
 	}
 	pick := func(get func(*File) *model.Value) *model.Value { return cmp.Or(first(get), get(def)) }
-	status := pick(func(f *File) *model.Value { return f.Status })
-	if status == nil {
-		status = new(model.ReadyStatus())
-	}
+	status := cmp.Or(pick(func(f *File) *model.Value { return f.Status }), new(model.ReadyStatus()))
 	rec.Status = new(status.Clone())
 	rec.Config = orUnborn(pick(func(f *File) *model.Value { return f.Config }))
 	// The merge rule: the sidecar's index wins at equal or higher t.

@@ -419,10 +419,8 @@ func (r *reader) sourceBranch() error {
 	if err != nil {
 		return err
 	}
-	r.f.SourceBranch = s // an empty one is not written back: absent
-	if src, ok := asString(bp["source"]); ok && r.f.SourceBranch == "" {
-		r.f.SourceBranch = src
-	}
+	src, _ := asString(bp["source"])
+	r.f.SourceBranch = cmp.Or(s, src) // an empty one is not written back: absent
 	addr, _ := asRef(bp["commitCid"])
 	if t, ok := asInt(bp["t"]); ok && t >= 1 && addr != "" {
 		r.f.BranchPoint = &model.BranchPoint{Address: addr, T: t}
@@ -470,15 +468,11 @@ func (r *reader) head() error {
 	if hasCid && hasCommit && cid != commit {
 		return fmt.Errorf("commitCid %q and ledgerCommit %q disagree", cid, commit)
 	}
-	if hasCid {
-		commit = cid
-	}
 	t, _, err := r.integer("t")
 	if err != nil {
 		return err
 	}
-	v, err := refValue("head", commit, t)
-	r.f.Head = v
+	r.f.Head, err = refValue("head", cmp.Or(cid, commit), t) // equal when both are there
 	return err
 }
 

@@ -70,9 +70,5 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	return rec, nil
 }
 
-func orUnborn(v *model.Value) *model.Value {
-	if v == nil {
-		return &model.Value{}
-	}
-	return new(v.Clone())
-}
+// orUnborn returns a copy of v, or an unborn value when v is nil.
+func orUnborn(v *model.Value) *model.Value { return new(cmp.Or(v, &model.Value{}).Clone()) }

@@ -137,10 +137,8 @@ func decode(data []byte) (*File, error) {
 		return nil, err
 	}
 	f := &File{members: members, locals: map[string]int{}}
-	for _, m := range members {
-		if m.key == "@context" {
-			f.ctxRaw = m.raw
-		}
+	if i := slices.IndexFunc(members, func(m member) bool { return m.key == "@context" }); i >= 0 {
+		f.ctxRaw = members[i].raw // parseObject refuses a key given twice
 	}
 	if f.ctx, err = parseContext(f.ctxRaw); err != nil {
 		return nil, err

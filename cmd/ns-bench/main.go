@@ -110,12 +110,7 @@ func run(ctx context.Context, w io.Writer, sz sizes, only string) bool {
 		results = append(results, r)
 	}
 	report(w, results, skipped, sz)
-	for _, r := range results {
-		if r.cont.crossed > 0 || r.cont.errors > 0 {
-			ok = false
-		}
-	}
-	return ok
+	return ok && !slices.ContainsFunc(results, func(r *result) bool { return r.cont.crossed > 0 || r.cont.errors > 0 })
 }
 
 func measure(ctx context.Context, c candidate, endpoint string, sz sizes) (*result, error) {

@@ -300,7 +300,6 @@ func fileURL(path string) (string, error) {
 	if filepath.IsAbs(path) {
 		return (&url.URL{Scheme: "file", Path: clean}).String(), nil
 	}
-	clean = strings.TrimPrefix(clean, "./")
 	if clean == "." {
 		return "file://.", nil
 	}

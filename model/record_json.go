@@ -98,9 +98,7 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 		ID: r.ID.String(), Kind: r.Kind, Name: r.ID.Name, Branch: r.ID.Branch,
 		Retracted: r.Retracted, SourceType: r.SourceType, Dependencies: r.Dependencies,
 		CreatedAt: r.CreatedAt, SourceBranch: r.SourceBranch, Branches: r.Branches,
-	}
-	if bp := r.BranchPoint; bp != nil {
-		j.BranchPoint = &branchPointJSON{Address: bp.Address, T: bp.T}
+		BranchPoint: (*branchPointJSON)(r.BranchPoint),
 	}
 	var err error
 	for i, dst := range [...]**valueJSON{&j.Head, &j.Index, &j.Status, &j.Config} { // in Concerns order
@@ -130,10 +128,8 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	rec := Record{ID: id, Meta: Meta{
 		Kind: j.Kind, Retracted: j.Retracted, SourceType: j.SourceType, Dependencies: j.Dependencies,
 		CreatedAt: j.CreatedAt, SourceBranch: j.SourceBranch, Branches: j.Branches,
+		BranchPoint: (*BranchPoint)(j.BranchPoint),
 	}}
-	if bp := j.BranchPoint; bp != nil {
-		rec.BranchPoint = &BranchPoint{Address: bp.Address, T: bp.T}
-	}
 	for i, vj := range [...]*valueJSON{j.Head, j.Index, j.Status, j.Config} { // in Concerns order
 		if *rec.slot(Concerns[i]), err = fromValueJSON(vj); err != nil {
 			return fmt.Errorf("record %s: %w", id, err)

@@ -363,34 +363,28 @@ var (
 )
 
 func (r *reader) identity() error {
-	f, errs := r.f, []error{}
-	keep := func(err error) { errs = append(errs, err) } // errors.Join drops the nils
-	ledgerName, _, err := r.ref("ledger")
-	keep(err)
-	gsName, _, err := r.str("name")
-	keep(err)
+	f := r.f
+	var errs [9]error // every one is reported: errors.Join drops the nils
+	var ledgerName, gsName string
+	var absent, retracted, hasRetracted bool
+	ledgerName, _, errs[0] = r.ref("ledger")
+	gsName, _, errs[1] = r.str("name")
 	f.Name = cmp.Or(ledgerName, gsName)
-	f.Branch, _, err = r.str("branch")
-	keep(err)
-	f.Dependencies, _, err = readAs(r, "graphSourceDependencies", asStrings, "a list of strings")
-	keep(err)
-	absent, _, err := r.boolean("dependenciesAbsent")
-	keep(err)
+	f.Branch, _, errs[2] = r.str("branch")
+	f.Dependencies, _, errs[3] = readAs(r, "graphSourceDependencies", asStrings, "a list of strings")
+	absent, _, errs[4] = r.boolean("dependenciesAbsent")
 	if absent {
 		f.Dependencies = nil
 	}
-	retracted, ok, err := r.boolean("retracted")
-	keep(err)
-	if ok {
+	retracted, hasRetracted, errs[5] = r.boolean("retracted")
+	if hasRetracted {
 		f.Retracted = &retracted
 	}
-	f.CreatedAt, _, err = r.integer("createdAt")
-	keep(err)
-	f.Branches, _, err = r.integer("branches")
-	keep(err)
-	keep(r.sourceBranch())
+	f.CreatedAt, _, errs[6] = r.integer("createdAt")
+	f.Branches, _, errs[7] = r.integer("branches")
+	errs[8] = r.sourceBranch()
 	f.Kind, f.SourceType = r.kind(ledgerName != "", gsName != "")
-	return errors.Join(errs...)
+	return errors.Join(errs[:]...)
 }
 
 // marks reads f:incarnation, f:purged, f:purgedAt, f:collectUntil,

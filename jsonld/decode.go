@@ -584,13 +584,11 @@ func (r *reader) flureeGraphIndex() (*indexForm, error) {
 	if err := cmp.Or(err, err2); err != nil || (m == nil && !hasT) {
 		return nil, err
 	}
-	addr := ""
+	addr, _ := asString(r.vals["graphSourceIndex"]) // the address alone
 	if m != nil {
 		if addr, err = oneAddress("graphSourceIndex", m, "graphSourceIndexCid", "@id", "cid"); err != nil {
 			return nil, err
 		}
-	} else if s, ok := asString(r.vals["graphSourceIndex"]); ok {
-		addr = s
 	}
 	return &indexForm{name: "graphSourceIndex", address: addr, t: t}, nil
 }

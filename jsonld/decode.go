@@ -404,11 +404,8 @@ func (r *reader) marks() error {
 // copies it back, and a re-read must accept what was accepted once).
 func (r *reader) sourceBranch() error {
 	bp, err := r.nested("branchPoint")
-	if err != nil {
-		return err
-	}
-	s, _, err := r.str("sourceBranch")
-	if err != nil {
+	s, _, err2 := r.str("sourceBranch")
+	if err := cmp.Or(err, err2); err != nil {
 		return err
 	}
 	src, _ := asString(bp["source"])

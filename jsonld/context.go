@@ -120,10 +120,7 @@ func (c *jsonContext) add(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return fmt.Errorf("@context: %v", err)
 		}
-		for _, e := range list {
-			if len(e) == 0 {
-				continue
-			}
+		for _, e := range list { // each the text of one value: never empty
 			if err := c.add(e); err != nil {
 				return err
 			}

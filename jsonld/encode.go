@@ -340,10 +340,7 @@ func (w *writer) context() json.RawMessage {
 	if raw[0] != '{' {
 		return mustJSON([]json.RawMessage{raw, objectJSON([]member{own})})
 	}
-	members, err := parseObject(raw)
-	if err != nil {
-		return objectJSON([]member{own})
-	}
+	members, _ := parseObject(raw) // Decode read it once already
 	mine := func(m member) bool { return m.key == w.prefix }
 	return objectJSON(append([]member{own}, slices.DeleteFunc(members, mine)...))
 }

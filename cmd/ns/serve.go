@@ -164,11 +164,9 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 	}
 	var cfg auth.Config
 	if f.tokens != "" {
-		t, err := auth.LoadTokenFile(f.tokens)
-		if err != nil {
+		if cfg.Tokens, err = auth.LoadTokenFile(f.tokens); err != nil {
 			return err
 		}
-		cfg.Tokens = t
 	}
 	if f.issuers != "" {
 		b, err := os.ReadFile(f.issuers)

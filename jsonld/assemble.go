@@ -36,8 +36,7 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 		CreatedAt: def.CreatedAt, SourceBranch: def.SourceBranch, Branches: def.Branches,
 	}}
 	if bp := def.BranchPoint; bp != nil {
-		c := *bp
-		rec.BranchPoint = &c
+		rec.BranchPoint = new(*bp)
 	}
 	// A concern comes from the first of others that holds it, else from def.
 	first := func(get func(*File) *model.Value) *model.Value {
@@ -49,12 +48,8 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 		return nil
 	}
 	pick := func(get func(*File) *model.Value) *model.Value { return cmp.Or(first(get), get(def)) }
-	status := pick(func(f *File) *model.Value { return f.Status })
-	if status == nil {
-		s := model.ReadyStatus()
-		status = &s
-	}
-	rec.Status = clone(status)
+	status := cmp.Or(pick(func(f *File) *model.Value { return f.Status }), new(model.ReadyStatus()))
+	rec.Status = new(status.Clone())
 	rec.Config = orUnborn(pick(func(f *File) *model.Value { return f.Config }))
 	// The merge rule: the sidecar's index wins at equal or higher t.
 	index := first(func(f *File) *model.Value { return f.Index })
@@ -75,14 +70,5 @@ func Assemble(id model.ID, def *File, others ...*File) (*model.Record, error) {
 	return rec, nil
 }
 
-func clone(v *model.Value) *model.Value {
-	c := v.Clone()
-	return &c
-}
-
-func orUnborn(v *model.Value) *model.Value {
-	if v == nil {
-		return &model.Value{}
-	}
-	return clone(v)
-}
+// orUnborn returns a copy of v, or an unborn value when v is nil.
+func orUnborn(v *model.Value) *model.Value { return new(cmp.Or(v, &model.Value{}).Clone()) }

@@ -300,7 +300,6 @@ func fileURL(path string) (string, error) {
 	if filepath.IsAbs(path) {
 		return (&url.URL{Scheme: "file", Path: clean}).String(), nil
 	}
-	clean = strings.TrimPrefix(clean, "./")
 	if clean == "." {
 		return "file://.", nil
 	}
@@ -331,10 +330,7 @@ func s3URL(n *node, bucket string) (string, error) {
 // '_', '.' and '-' (DynamoDB's rule for table names; S3 bucket names are a
 // subset).
 func validName(s string, min int) bool {
-	if len(s) < min || len(s) > 255 {
-		return false
-	}
-	return strings.IndexFunc(s, func(r rune) bool {
+	return len(s) >= min && len(s) <= 255 && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
-	}) < 0
+	})
 }

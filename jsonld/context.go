@@ -120,10 +120,7 @@ func (c *jsonContext) add(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return fmt.Errorf("@context: %v", err)
 		}
-		for _, e := range list {
-			if len(e) == 0 {
-				continue
-			}
+		for _, e := range list { // each the text of one value: never empty
 			if err := c.add(e); err != nil {
 				return err
 			}
@@ -145,11 +142,7 @@ func (c *jsonContext) addObject(raw json.RawMessage) error {
 		iri, ok := termIRI(m.raw)
 		switch {
 		case m.key == "@vocab":
-			if ok {
-				c.vocab = iri
-			} else {
-				c.vocab = ""
-			}
+			c.vocab = iri // "" when the value is no IRI
 		case strings.HasPrefix(m.key, "@"):
 			// @base, @version, @language...: nothing to resolve here.
 		case ok:

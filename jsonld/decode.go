@@ -137,10 +137,8 @@ func decode(data []byte) (*File, error) {
 		return nil, err
 	}
 	f := &File{members: members, locals: map[string]int{}}
-	for _, m := range members {
-		if m.key == "@context" {
-			f.ctxRaw = m.raw
-		}
+	if i := slices.IndexFunc(members, func(m member) bool { return m.key == "@context" }); i >= 0 {
+		f.ctxRaw = members[i].raw // parseObject refuses a key given twice
 	}
 	if f.ctx, err = parseContext(f.ctxRaw); err != nil {
 		return nil, err
@@ -365,34 +363,28 @@ var (
 )
 
 func (r *reader) identity() error {
-	f, errs := r.f, []error{}
-	keep := func(err error) { errs = append(errs, err) } // errors.Join drops the nils
-	ledgerName, _, err := r.ref("ledger")
-	keep(err)
-	gsName, _, err := r.str("name")
-	keep(err)
+	f := r.f
+	var errs [9]error // every one is reported: errors.Join drops the nils
+	var ledgerName, gsName string
+	var absent, retracted, hasRetracted bool
+	ledgerName, _, errs[0] = r.ref("ledger")
+	gsName, _, errs[1] = r.str("name")
 	f.Name = cmp.Or(ledgerName, gsName)
-	f.Branch, _, err = r.str("branch")
-	keep(err)
-	f.Dependencies, _, err = readAs(r, "graphSourceDependencies", asStrings, "a list of strings")
-	keep(err)
-	absent, _, err := r.boolean("dependenciesAbsent")
-	keep(err)
+	f.Branch, _, errs[2] = r.str("branch")
+	f.Dependencies, _, errs[3] = readAs(r, "graphSourceDependencies", asStrings, "a list of strings")
+	absent, _, errs[4] = r.boolean("dependenciesAbsent")
 	if absent {
 		f.Dependencies = nil
 	}
-	retracted, ok, err := r.boolean("retracted")
-	keep(err)
-	if ok {
+	retracted, hasRetracted, errs[5] = r.boolean("retracted")
+	if hasRetracted {
 		f.Retracted = &retracted
 	}
-	f.CreatedAt, _, err = r.integer("createdAt")
-	keep(err)
-	f.Branches, _, err = r.integer("branches")
-	keep(err)
-	keep(r.sourceBranch())
+	f.CreatedAt, _, errs[6] = r.integer("createdAt")
+	f.Branches, _, errs[7] = r.integer("branches")
+	errs[8] = r.sourceBranch()
 	f.Kind, f.SourceType = r.kind(ledgerName != "", gsName != "")
-	return errors.Join(errs...)
+	return errors.Join(errs[:]...)
 }
 
 // marks reads f:incarnation, f:purged, f:purgedAt, f:collectUntil,
@@ -412,17 +404,12 @@ func (r *reader) marks() error {
 // copies it back, and a re-read must accept what was accepted once).
 func (r *reader) sourceBranch() error {
 	bp, err := r.nested("branchPoint")
-	if err != nil {
+	s, _, err2 := r.str("sourceBranch")
+	if err := cmp.Or(err, err2); err != nil {
 		return err
 	}
-	s, _, err := r.str("sourceBranch")
-	if err != nil {
-		return err
-	}
-	r.f.SourceBranch = s // an empty one is not written back: absent
-	if src, ok := asString(bp["source"]); ok && r.f.SourceBranch == "" {
-		r.f.SourceBranch = src
-	}
+	src, _ := asString(bp["source"])
+	r.f.SourceBranch = cmp.Or(s, src) // an empty one is not written back: absent
 	addr, _ := asRef(bp["commitCid"])
 	if t, ok := asInt(bp["t"]); ok && t >= 1 && addr != "" {
 		r.f.BranchPoint = &model.BranchPoint{Address: addr, T: t}
@@ -470,15 +457,11 @@ func (r *reader) head() error {
 	if hasCid && hasCommit && cid != commit {
 		return fmt.Errorf("commitCid %q and ledgerCommit %q disagree", cid, commit)
 	}
-	if hasCid {
-		commit = cid
-	}
 	t, _, err := r.integer("t")
 	if err != nil {
 		return err
 	}
-	v, err := refValue("head", commit, t)
-	r.f.Head = v
+	r.f.Head, err = refValue("head", cmp.Or(cid, commit), t) // equal when both are there
 	return err
 }
 
@@ -491,8 +474,7 @@ func refValue(what, address string, t int64) (*model.Value, error) {
 		}
 		return &model.Value{}, nil
 	}
-	v := model.RefValue(address, t)
-	return &v, nil
+	return new(model.RefValue(address, t)), nil
 }
 
 // indexForm is one way a file can state the index: an address and a t.
@@ -599,13 +581,11 @@ func (r *reader) flureeGraphIndex() (*indexForm, error) {
 	if err := cmp.Or(err, err2); err != nil || (m == nil && !hasT) {
 		return nil, err
 	}
-	addr := ""
+	addr, _ := asString(r.vals["graphSourceIndex"]) // the address alone
 	if m != nil {
 		if addr, err = oneAddress("graphSourceIndex", m, "graphSourceIndexCid", "@id", "cid"); err != nil {
 			return nil, err
 		}
-	} else if s, ok := asString(r.vals["graphSourceIndex"]); ok {
-		addr = s
 	}
 	return &indexForm{name: "graphSourceIndex", address: addr, t: t}, nil
 }
@@ -651,8 +631,7 @@ func (r *reader) config() error {
 	if v == 0 {
 		// Unborn: Fluree v4 graph-source files must carry a config, so an
 		// unborn one is written as configV 0 beside a placeholder.
-		r.f.Config = &model.Value{}
-		return nil
+		p = nil
 	}
 	r.f.Config = &model.Value{V: v, Payload: p}
 	return nil

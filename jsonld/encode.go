@@ -108,12 +108,9 @@ type writer struct {
 func (w *writer) graph() bool { return w.rec.Kind == model.GraphSource }
 
 // owns reports whether this file writes the members of part, replacing any
-// prev had.
+// prev had (a graph source has no head).
 func (w *writer) owns(part Part) bool {
-	if part == HeadPart && w.graph() {
-		return false
-	}
-	return part != 0 && w.Parts&part != 0
+	return part != 0 && w.Parts&part != 0 && !(part == HeadPart && w.graph())
 }
 
 func (w *writer) build() error {
@@ -151,6 +148,14 @@ func (w *writer) build() error {
 // tombstone, and its times whenever the options set none (a new seal is
 // timed anew).
 func (w *writer) marks() {
+	// put writes member name when set, else drops prev's.
+	put := func(name string, v any, set bool) {
+		if set {
+			w.emit(name, v)
+		} else if i, ok := w.Prev.locals[name]; ok {
+			w.used[i] = true
+		}
+	}
 	if w.Incarnation != "" {
 		w.emit("incarnation", w.Incarnation)
 	}
@@ -158,30 +163,11 @@ func (w *writer) marks() {
 		ids := append([]string{w.WriteID}, w.Prev.WriteIDs...)
 		w.emit("writeIDs", ids[:min(len(ids), MaxWriteIDs)])
 	}
-	if w.Tombstone {
-		w.emit("purged", true)
-	}
-	times := []struct {
-		name string
-		v    int64
-	}{{"purgedAt", w.PurgedAt}, {"collectUntil", w.CollectUntil}}
-	for _, t := range times {
-		if w.Tombstone && t.v != 0 {
-			w.emit(t.name, t.v)
-		} else if i, ok := w.Prev.locals[t.name]; ok {
-			w.used[i] = true
-		}
-	}
-	if i, ok := w.Prev.locals["purged"]; ok && !w.Tombstone {
-		w.used[i] = true
-	}
-	if w.BranchOps == nil {
-		return // prev's, if any, is kept by rest
-	}
-	if len(*w.BranchOps) > 0 {
-		w.emit("branchOps", *w.BranchOps)
-	} else if i, ok := w.Prev.locals["branchOps"]; ok {
-		w.used[i] = true
+	put("purged", true, w.Tombstone)
+	put("purgedAt", w.PurgedAt, w.Tombstone && w.PurgedAt != 0)
+	put("collectUntil", w.CollectUntil, w.Tombstone && w.CollectUntil != 0)
+	if w.BranchOps != nil { // else prev's, if any, is kept by rest
+		put("branchOps", *w.BranchOps, len(*w.BranchOps) > 0)
 	}
 }
 
@@ -354,10 +340,7 @@ func (w *writer) context() json.RawMessage {
 	if raw[0] != '{' {
 		return mustJSON([]json.RawMessage{raw, objectJSON([]member{own})})
 	}
-	members, err := parseObject(raw)
-	if err != nil {
-		return objectJSON([]member{own})
-	}
+	members, _ := parseObject(raw) // Decode read it once already
 	mine := func(m member) bool { return m.key == w.prefix }
 	return objectJSON(append([]member{own}, slices.DeleteFunc(members, mine)...))
 }

@@ -151,11 +151,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // operation matches only what its cause matches (context.Canceled or
 // context.DeadlineExceeded), which one code cannot tell apart.
 func (e *Error) Is(target error) bool {
-	if e.Code == Canceled {
-		return false
-	}
-	s := e.Code.Sentinel()
-	return s != nil && s == target
+	return e.Code != Canceled && target != nil && e.Code.Sentinel() == target
 }
 
 // names reports whether err's message names id: an *Error for id inside

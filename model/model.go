@@ -325,8 +325,7 @@ func (r *Record) Clone() *Record {
 	c := *r
 	c.Dependencies = slices.Clone(r.Dependencies)
 	if r.BranchPoint != nil {
-		bp := *r.BranchPoint
-		c.BranchPoint = &bp
+		c.BranchPoint = new(*r.BranchPoint)
 	}
 	for _, k := range Concerns {
 		if v := r.Value(k); v != nil {

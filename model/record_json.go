@@ -98,16 +98,11 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 		ID: r.ID.String(), Kind: r.Kind, Name: r.ID.Name, Branch: r.ID.Branch,
 		Retracted: r.Retracted, SourceType: r.SourceType, Dependencies: r.Dependencies,
 		CreatedAt: r.CreatedAt, SourceBranch: r.SourceBranch, Branches: r.Branches,
-	}
-	if bp := r.BranchPoint; bp != nil {
-		j.BranchPoint = &branchPointJSON{Address: bp.Address, T: bp.T}
+		BranchPoint: (*branchPointJSON)(r.BranchPoint),
 	}
 	var err error
-	for _, c := range []struct {
-		dst **valueJSON
-		v   *Value
-	}{{&j.Head, r.Head}, {&j.Index, r.Index}, {&j.Status, r.Status}, {&j.Config, r.Config}} {
-		if *c.dst, err = toValueJSON(c.v); err != nil {
+	for i, dst := range [...]**valueJSON{&j.Head, &j.Index, &j.Status, &j.Config} { // in Concerns order
+		if *dst, err = toValueJSON(r.Value(Concerns[i])); err != nil {
 			return nil, fmt.Errorf("record %s: %w", r.ID, err)
 		}
 	}
@@ -133,15 +128,10 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	rec := Record{ID: id, Meta: Meta{
 		Kind: j.Kind, Retracted: j.Retracted, SourceType: j.SourceType, Dependencies: j.Dependencies,
 		CreatedAt: j.CreatedAt, SourceBranch: j.SourceBranch, Branches: j.Branches,
+		BranchPoint: (*BranchPoint)(j.BranchPoint),
 	}}
-	if bp := j.BranchPoint; bp != nil {
-		rec.BranchPoint = &BranchPoint{Address: bp.Address, T: bp.T}
-	}
-	for _, c := range []struct {
-		dst **Value
-		j   *valueJSON
-	}{{&rec.Head, j.Head}, {&rec.Index, j.Index}, {&rec.Status, j.Status}, {&rec.Config, j.Config}} {
-		if *c.dst, err = fromValueJSON(c.j); err != nil {
+	for i, vj := range [...]*valueJSON{j.Head, j.Index, j.Status, j.Config} { // in Concerns order
+		if *rec.slot(Concerns[i]), err = fromValueJSON(vj); err != nil {
 			return fmt.Errorf("record %s: %w", id, err)
 		}
 	}

@@ -92,12 +92,10 @@ func run(ctx context.Context, w io.Writer, sz sizes, only string) bool {
 		if only != "" && !strings.Contains(","+only+",", ","+c.key+",") {
 			continue
 		}
-		endpoint := ""
-		if c.env != "" {
-			if endpoint = os.Getenv(c.env); endpoint == "" {
-				skipped = append(skipped, fmt.Sprintf("%s (%s is not set)", c.key, c.env))
-				continue
-			}
+		endpoint := os.Getenv(c.env) // the drivers needing none ignore it
+		if c.env != "" && endpoint == "" {
+			skipped = append(skipped, fmt.Sprintf("%s (%s is not set)", c.key, c.env))
+			continue
 		}
 		fmt.Fprintf(os.Stderr, "ns-bench: %s...\n", c.key)
 		r, err := measure(ctx, c, endpoint, sz)
@@ -110,12 +108,7 @@ func run(ctx context.Context, w io.Writer, sz sizes, only string) bool {
 		results = append(results, r)
 	}
 	report(w, results, skipped, sz)
-	for _, r := range results {
-		if r.cont.crossed > 0 || r.cont.errors > 0 {
-			ok = false
-		}
-	}
-	return ok
+	return ok && !slices.ContainsFunc(results, func(r *result) bool { return r.cont.crossed > 0 || r.cont.errors > 0 })
 }
 
 func measure(ctx context.Context, c candidate, endpoint string, sz sizes) (*result, error) {

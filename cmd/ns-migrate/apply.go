@@ -25,11 +25,6 @@ func conflictf(format string, args ...any) error {
 	return &conflictError{fmt.Sprintf(format, args...)}
 }
 
-func isConflict(err error) bool {
-	_, ok := errors.AsType[*conflictError](err)
-	return ok
-}
-
 // copier writes source records into the target.
 type copier struct {
 	dst *nameservice.NameService
@@ -80,8 +75,8 @@ func (c *copier) copyRecord(ctx context.Context, src *nameservice.Record, dryRun
 		if p.action == actCreate && errors.Is(err, nameservice.ErrAlreadyExists) && attempt == 0 {
 			continue
 		}
-		switch {
-		case isConflict(err):
+		switch _, isConflict := errors.AsType[*conflictError](err); {
+		case isConflict:
 			return actConflict, err
 		case err != nil:
 			return actFailed, err

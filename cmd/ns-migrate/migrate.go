@@ -77,14 +77,11 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 
 // openSide opens one side from its URL or its connection config.
 func openSide(ctx context.Context, flagName, rawURL, configFile string, opts ...nameservice.Option) (*nameservice.NameService, error) {
-	var ns *nameservice.NameService
-	var err error
+	open := nameservice.Open
 	if configFile != "" {
-		ns, err = connconfig.Open(ctx, configFile, opts...)
-		flagName += "-config"
-	} else {
-		ns, err = nameservice.Open(ctx, rawURL, opts...)
+		open, rawURL, flagName = connconfig.Open, configFile, flagName+"-config"
 	}
+	ns, err := open(ctx, rawURL, opts...)
 	if errors.Is(err, nameservice.ErrInvalidArgument) || errors.Is(err, nameservice.ErrUnsupported) || errors.Is(err, fs.ErrNotExist) {
 		return nil, usagef("%s: %v", flagName, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,11 +62,7 @@ func (r *reporter) close() error {
 	if r == nil {
 		return nil
 	}
-	err := r.w.Flush()
-	if cerr := r.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := cmp.Or(r.w.Flush(), r.f.Close()); err != nil {
 		return fmt.Errorf("--report %s: %w", r.f.Name(), err)
 	}
 	return nil

@@ -46,11 +46,8 @@ func (s *selector) keep(rec *nameservice.Record) bool {
 func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out chan<- item) {
 	defer close(out)
 	send := func(it item) bool {
-		if it.id != "" && s.done[it.id] {
-			return true
-		}
-		if it.rec != nil && !s.keep(it.rec) {
-			return true
+		if (it.id != "" && s.done[it.id]) || (it.rec != nil && !s.keep(it.rec)) {
+			return true // done by a previous run, or filtered out
 		}
 		return driverutil.Send(ctx, out, it)
 	}

@@ -40,9 +40,13 @@ func init() {
 		run: func(c *call) error {
 			switch c.args[0] {
 			case "bash":
-				return writeBashCompletion(c.stdout)
+				return writeCompletion(c.stdout, bashCompletion, func(key, words string) string {
+					return fmt.Sprintf("\t\t\t%s) reply=($(compgen -W %q -- \"$cur\")) ;;\n", key, words)
+				})
 			case "zsh":
-				return writeZshCompletion(c.stdout)
+				return writeCompletion(c.stdout, zshCompletion, func(key, words string) string {
+					return fmt.Sprintf("\t\t%s) compadd -- %s ;;\n", key, words)
+				})
 			}
 			return usagef("completion: no script for shell %q (want bash or zsh)", c.args[0])
 		}}
@@ -174,12 +178,6 @@ _ns() {
 complete -F _ns ns
 `
 
-func writeBashCompletion(w io.Writer) error {
-	return writeCompletion(w, bashCompletion, func(key, words string) string {
-		return fmt.Sprintf("\t\t\t%s) reply=($(compgen -W %q -- \"$cur\")) ;;\n", key, words)
-	})
-}
-
 var zshCompletion = `#compdef ns
 # zsh completion for ns; load with: source <(ns completion zsh)
 _ns() {
@@ -223,9 +221,3 @@ else
 	compdef _ns ns
 fi
 `
-
-func writeZshCompletion(w io.Writer) error {
-	return writeCompletion(w, zshCompletion, func(key, words string) string {
-		return fmt.Sprintf("\t\t%s) compadd -- %s ;;\n", key, words)
-	})
-}

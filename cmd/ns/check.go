@@ -165,9 +165,7 @@ func checkPrefix(p string) (string, error) {
 	if p == "" {
 		return "nscheck-" + driverutil.Token()[:8] + "/", nil
 	}
-	if !strings.HasSuffix(p, "/") {
-		p += "/"
-	}
+	p = strings.TrimSuffix(p, "/") + "/"
 	if _, err := nameservice.ParseID(p + "x"); err != nil {
 		return "", usagef("check: --prefix %q does not make valid IDs: %v", p, err)
 	}

@@ -272,11 +272,8 @@ func openNS(ctx context.Context, url, cfg string, opts ...nameservice.Option) (*
 		return nil, usagef("give --url or --config, not both")
 	case cfg != "":
 		return connconfig.Open(ctx, cfg, opts...)
-	case url == "":
-		url = os.Getenv("NAMESERVICE_URL")
 	}
-	url = cmp.Or(url, DefaultURL)
-	return nameservice.Open(ctx, url, opts...)
+	return nameservice.Open(ctx, cmp.Or(url, os.Getenv("NAMESERVICE_URL"), DefaultURL), opts...)
 }
 
 // printOutcome prints a push's outcome and returns errNotApplied when it was

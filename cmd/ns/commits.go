@@ -1,8 +1,6 @@
 package main
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // ns commits reads and prunes Fluree's commit index of a ledger (DynamoDB
 // and file backends): pending prints the entries above a t, one "t cid"

@@ -28,27 +28,25 @@ func init() {
 			fs.BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
 			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
 		},
-		run: func(c *call) error { return runGC(c, prefix, olderThan, dryRun) },
+		run: func(c *call) error {
+			if olderThan < 0 {
+				return usagef("gc: --older-than %s: a duration cannot be negative", olderThan)
+			}
+			st, err := c.ns.Collect(c.ctx, nameservice.CollectOptions{
+				Prefix: prefix, OlderThan: olderThan, DryRun: dryRun,
+				Report: func(o nameservice.Collected) { c.printCollected(o, dryRun) },
+			})
+			if err != nil {
+				return err
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			return c.output(map[string]any{"removed": st.Removed, "kept": st.Kept, "dry_run": dryRun},
+				"%s %d, kept %d", verb, st.Removed, st.Kept)
+		},
 	}
-}
-
-func runGC(c *call, prefix string, olderThan time.Duration, dryRun bool) error {
-	if olderThan < 0 {
-		return usagef("gc: --older-than %s: a duration cannot be negative", olderThan)
-	}
-	st, err := c.ns.Collect(c.ctx, nameservice.CollectOptions{
-		Prefix: prefix, OlderThan: olderThan, DryRun: dryRun,
-		Report: func(o nameservice.Collected) { c.printCollected(o, dryRun) },
-	})
-	if err != nil {
-		return err
-	}
-	verb := "removed"
-	if dryRun {
-		verb = "would remove"
-	}
-	return c.output(map[string]any{"removed": st.Removed, "kept": st.Kept, "dry_run": dryRun},
-		"%s %d, kept %d", verb, st.Removed, st.Kept)
 }
 
 // printCollected prints one object the collector looked at.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/model"
 )
 
 func init() {
@@ -65,9 +66,9 @@ func casRefCommand() *command {
 			fs.StringVar(&expAddr, "expect-address", "", "the expected address")
 		},
 		run: func(c *call) error {
-			concern, err := parseRefConcern(c.args[1])
-			if err != nil {
-				return err
+			concern, err := model.ParseConcern(c.args[1])
+			if err != nil || (concern != nameservice.Head && concern != nameservice.Index) {
+				return usagef("ref %q is neither head nor index", c.args[1])
 			}
 			t, err := parseT(c.args[2])
 			if err != nil {
@@ -81,8 +82,7 @@ func casRefCommand() *command {
 			case expT == 0 && expAddr == "":
 				expected = &nameservice.Value{} // unborn
 			case expT > 0 && expAddr != "":
-				v := nameservice.RefValue(expAddr, expT)
-				expected = &v
+				expected = new(nameservice.RefValue(expAddr, expT))
 			default:
 				return usagef("cas-ref needs --expect-none, --expect-t 0 (unborn), or --expect-t T with --expect-address A")
 			}
@@ -92,16 +92,6 @@ func casRefCommand() *command {
 			}
 			return c.printOutcome(out, err)
 		}}
-}
-
-func parseRefConcern(s string) (nameservice.Concern, error) {
-	switch s {
-	case "head":
-		return nameservice.Head, nil
-	case "index":
-		return nameservice.Index, nil
-	}
-	return 0, usagef("ref %q is neither head nor index", s)
 }
 
 // pushCommand builds push-status and push-config. The CLI takes only the

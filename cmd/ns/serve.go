@@ -96,8 +96,8 @@ func serve(c *call, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if opts.NoAuth && !isLoopback(ln.Addr()) {
-		ln.Close()
+	defer ln.Close() // closed already when served: Serve closes it
+	if ta, ok := ln.Addr().(*net.TCPAddr); opts.NoAuth && !(ok && ta.IP.IsLoopback()) {
 		return usagef("--insecure-no-auth is allowed only on a loopback address, not %s", ln.Addr())
 	}
 	srv := server.New(c.ns, opts)
@@ -108,12 +108,10 @@ func serve(c *call, f serveFlags) error {
 	scheme := "http"
 	if f.cert != "" || f.key != "" {
 		if f.cert == "" || f.key == "" {
-			ln.Close()
 			return usagef("--tls-cert and --tls-key go together")
 		}
 		cert, err := tls.LoadX509KeyPair(f.cert, f.key)
 		if err != nil {
-			ln.Close()
 			return fmt.Errorf("serve: TLS: %w", err)
 		}
 		hs.TLSConfig = server.TLSConfig(cert)
@@ -166,11 +164,9 @@ func authOptions(opts *server.Options, f serveFlags, log *slog.Logger) error {
 	}
 	var cfg auth.Config
 	if f.tokens != "" {
-		t, err := auth.LoadTokenFile(f.tokens)
-		if err != nil {
+		if cfg.Tokens, err = auth.LoadTokenFile(f.tokens); err != nil {
 			return err
 		}
-		cfg.Tokens = t
 	}
 	if f.issuers != "" {
 		b, err := os.ReadFile(f.issuers)
@@ -216,11 +212,6 @@ func loadPageTokenKey(path string) (*server.PageTokenKey, error) {
 		return nil, usagef("--page-token-key %s: %v (make one with: openssl rand -hex 32 > FILE)", path, err)
 	}
 	return k, nil
-}
-
-func isLoopback(a net.Addr) bool {
-	ta, ok := a.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
 }
 
 func newLogger(level string) (*slog.Logger, error) {

@@ -70,7 +70,6 @@ func watch(c *call, opts subscribe.Options, state string) error {
 		return err
 	}
 	opts.From = from
-	prefix := opts.Prefix
 	sub, err := subscribe.Start(c.ctx, c.ns, opts)
 	if err != nil {
 		return err
@@ -84,24 +83,20 @@ func watch(c *call, opts subscribe.Options, state string) error {
 		default:
 			return err
 		}
-		if ev.ID.String() != prefix && !strings.HasPrefix(ev.ID.String(), prefix) {
+		if !strings.HasPrefix(ev.ID.String(), opts.Prefix) {
 			continue
 		}
-		printEvent(c, ev)
+		e := event{ID: ev.ID.String(), Deleted: ev.Deleted}
+		if ev.Deleted {
+			_ = c.output(e, "%s purged", e.ID)
+		} else {
+			e.Concern, e.Old, e.New = ev.Concern.String(), ev.Old, &ev.New
+			_ = c.output(e, "%s %s %d -> %v", e.ID, e.Concern, e.Old, ev.New)
+		}
 		if err := saveState(state, sub.Map()); err != nil {
 			return err
 		}
 	}
-}
-
-func printEvent(c *call, ev nameservice.Event) {
-	e := event{ID: ev.ID.String(), Deleted: ev.Deleted}
-	if ev.Deleted {
-		_ = c.output(e, "%s purged", e.ID)
-		return
-	}
-	e.Concern, e.Old, e.New = ev.Concern.String(), ev.Old, &ev.New
-	_ = c.output(e, "%s %s %d -> %v", e.ID, e.Concern, e.Old, ev.New)
 }
 
 func loadState(path string) (*subscribe.Map, error) {

@@ -2,7 +2,6 @@ package jsonx
 
 import (
 	"io"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -39,15 +38,4 @@ func depthOf(raw []byte) (depth int) {
 		depth = max(depth, dec.StackDepth())
 	}
 	return depth
-}
-
-func invalidUTF8At(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }

@@ -96,8 +96,10 @@ func value(dec *jsontext.Decoder) (any, error) {
 // encoding/json's words), the depth, then the first key that repeats or
 // lone surrogate (jsontext refuses one, encoding/json makes it U+FFFD).
 func explain(raw []byte, err error) error {
-	if !utf8.Valid(raw) {
-		return fmt.Errorf("not valid UTF-8 at byte %d", invalidUTF8At(raw))
+	for i, r := range string(raw) {
+		if r == utf8.RuneError && !bytes.HasPrefix(raw[i:], []byte("\uFFFD")) { // a byte no rune starts with
+			return fmt.Errorf("not valid UTF-8 at byte %d", i)
+		}
 	}
 	if !json.Valid(raw) {
 		dec := json.NewDecoder(bytes.NewReader(raw))

@@ -284,6 +284,8 @@ func TestMalformed(t *testing.T) {
 		"nested duplicate key": `{` + ctx + `"f:status": "ready", "f:statusMeta": {"a": 1, "a": 2}}`,
 		"bad UTF-8 value":      `{` + ctx + `"f:status": "ready", "f:statusMeta": {"a": "` + "\xff" + `"}}`,
 		"bad UTF-8 key":        `{` + ctx + `"f:status": "ready", "x` + "\xfe" + `": 1}`,
+		// Graphs beside an index without an address once panicked (nil map).
+		"graphs of no index": `{` + ctx + `"f:status": "ready", "f:ledgerIndex": {}, "f:indexGraphs": {"@value": "{}"}}`,
 	}
 	for name, s := range bad {
 		_, err := Decode([]byte(s))
@@ -303,11 +305,12 @@ func TestMalformed(t *testing.T) {
 func TestMalformedNamesMember(t *testing.T) {
 	const ctx = `"@context": {"f": "https://ns.flur.ee/db#"}, "@id": "a:main", "@type": ["f:LedgerSource"], `
 	for body, want := range map[string]string{
-		`"f:t": "x", "f:status": "ready"`:                             "t is a JSON string, not an integer",
-		`"f:t": 1.5, "f:status": "ready"`:                             "t is a JSON number, not an integer",
-		`"f:status": ["ready"]`:                                       "status is a JSON array, not a string",
-		`"f:status": "ready", "f:statusMeta": []`:                     "statusMeta is a JSON array, not an object",
-		`"f:ledgerCommit": {"@id": 5}, "f:t": 1, "f:status": "ready"`: `ledgerCommit is a JSON object, not a string or {"@id": string}`,
+		`"f:t": "x", "f:status": "ready"`:                                                        "t is a JSON string, not an integer",
+		`"f:t": 1.5, "f:status": "ready"`:                                                        "t is a JSON number, not an integer",
+		`"f:status": ["ready"]`:                                                                  "status is a JSON array, not a string",
+		`"f:status": "ready", "f:statusMeta": []`:                                                "statusMeta is a JSON array, not an object",
+		`"f:ledgerCommit": {"@id": 5}, "f:t": 1, "f:status": "ready"`:                            `ledgerCommit is a JSON object, not a string or {"@id": string}`,
+		`"f:status": "ready", "f:ledgerIndex": {}, "f:indexGraphs": {"@value": "{\"g\": null}"}`: "indexGraphs beside an index without an address",
 	} {
 		_, err := Decode([]byte(`{` + ctx + body + `}`))
 		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), want) {

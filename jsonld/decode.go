@@ -522,6 +522,9 @@ func (r *reader) indexGraphs(v *model.Value) error {
 	if err != nil || !ok {
 		return err
 	}
+	if v.Payload == nil {
+		return fmt.Errorf("indexGraphs beside an index without an address: an unborn index has no graphs")
+	}
 	v.Payload["graphs"] = map[string]any(g)
 	if err := (*v).Validate(model.Index); err != nil {
 		return fmt.Errorf("indexGraphs: %v", err)

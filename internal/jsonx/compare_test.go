@@ -80,7 +80,7 @@ func bigExp(s string) bool {
 }
 
 func TestIsNumberRefusesWhatJSONRefuses(t *testing.T) {
-	for _, s := range []string{"", "-", ".5", "1.", "1e", "1e+", "--1", "+1", "1e--2", "0x10", "1/2", "NaN", "+Inf", "1 "} {
+	for _, s := range []string{"", "-", ".5", "1.", "1e", "1e+", "--1", "+1", "1e--2", "1e+-5", "1e-+5", "1e++5", "0x10", "1/2", "NaN", "+Inf", "1 "} {
 		if IsNumber(s) {
 			t.Errorf("IsNumber(%q) = true", s)
 		}

@@ -62,12 +62,14 @@ func parseExp(s string, present bool) (string, bool) {
 	if !present {
 		return "0", true
 	}
-	s = strings.TrimPrefix(s, "+")
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || len(digits) < len(s)-1 || !allDigits(digits) {
+	digits := s
+	if s != "" && (s[0] == '+' || s[0] == '-') { // one sign at most
+		digits = s[1:]
+	}
+	if digits == "" || !allDigits(digits) {
 		return "", false
 	}
-	return s, true
+	return strings.TrimPrefix(s, "+"), true
 }
 
 func allDigits(s string) bool { return strings.Trim(s, "0123456789") == "" }

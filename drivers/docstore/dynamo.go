@@ -149,7 +149,7 @@ func (d *Driver) Provision(ctx context.Context) error {
 	in := &awsdynamodb.CreateTableInput{TableName: aws.String(t.name), BillingMode: types.BillingModePayPerRequest,
 		KeySchema: keys, AttributeDefinitions: attrs}
 	if _, err := awsconf.EnsureTable(ctx, t.client, in, nil); err != nil {
-		return fmt.Errorf("docstore: provision table %s (needs dynamodb:CreateTable and dynamodb:DescribeTable): %w: %w", t.name, awsconf.Sentinel(err), err)
+		return fmt.Errorf("docstore: provision table %s (needs dynamodb:CreateTable and dynamodb:DescribeTable): %w: %w", t.name, awsconf.Code(err).Sentinel(), err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -323,7 +323,7 @@ func decodeExtras(it item, name string) (model.Object, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a map", name)
 	}
-	x, err := fromMapAV(m.Value)
+	x, err := convertMap(m.Value, fromAV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}

@@ -263,7 +263,7 @@ const (
 // state-index; without it, a Scan filtered on status (which every writer
 // keeps, Fluree included) for the first page, a walk for the next.
 func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
-	if indexedState(opts.State) != nil && d.indexes(ctx).state {
+	if indexedState(opts.State) != nil && d.indexes(ctx)[StateIndexName] {
 		src := gsiSource{index: StateIndexName, hash: attrStatusState, value: opts.State, sk: skStatus}
 		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
 	}
@@ -281,7 +281,7 @@ func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptio
 	if opts.Kind == model.Ledger {
 		return nil, "", nil // ledgers have no source type
 	}
-	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx).sourceType {
+	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx)[SourceTypeIndexName] {
 		src := gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: opts.SourceType, sk: skMeta, kind: model.GraphSource}
 		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
 	}

@@ -63,10 +63,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err != nil {
 		return nil, err
 	}
-	page := &driver.Page{}
-	if next != "" {
-		page.NextPageToken = driverutil.EncodePageToken(next)
-	}
+	page := &driver.Page{NextPageToken: driverutil.EncodePageToken(next)} // "" encodes as ""
 	var keys []item
 	for _, c := range cands {
 		for _, sk := range sortKeys(c.kind) { // a ledger's for "": every sort key either kind uses

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -48,7 +47,7 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), err)
 	}
-	d := &Driver{table: t, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
+	d := &Driver{table: t, release: func() error { return nil }, staleAfter: StaleAfter}
 	coll, err := t.open()
 	switch {
 	case err == nil:

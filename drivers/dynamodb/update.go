@@ -344,13 +344,6 @@ func (c incCache) put(pk, sk, inc string) {
 	}
 }
 
-// learn records the incarnation of every item of pk in items.
-func (c incCache) learn(pk string, items map[string]item) {
-	for sk, it := range items {
-		c.put(pk, sk, incarnationOf(it))
-	}
-}
-
 // forget drops every item of pk.
 func (c incCache) forget(pk string) {
 	for _, sk := range sortKeys(model.Ledger) {

@@ -392,7 +392,9 @@ func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
 	d.kinds.put(id, rec.Kind)
-	d.incs.learn(pk, items)
+	for sk, it := range items {
+		d.incs.put(pk, sk, incarnationOf(it))
+	}
 	return rec, nil
 }
 

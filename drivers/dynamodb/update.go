@@ -194,9 +194,8 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	case writeIDsOf(it).Has(u.w.ID):
 		return u.applied(it), false, nil
 	}
-	inc := incarnationOf(it)
-	u.inc = inc
-	u.d.incs.put(u.pk, u.layout.sk, inc)
+	u.inc = incarnationOf(it)
+	u.d.incs.put(u.pk, u.layout.sk, u.inc)
 	if u.c == model.Config && !u.switched {
 		if actual := configLayoutOf(it); actual.shape != u.layout.shape {
 			u.layout, u.switched = actual, true

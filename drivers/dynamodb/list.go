@@ -198,7 +198,7 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 		}
 		for _, it := range out.Items {
 			pk, _ := getString(it, attrPK)
-			if r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL); ok && r.Value && !opts.IncludeRetracted {
+			if isRetracted(it) && !opts.IncludeRetracted {
 				continue
 			}
 			cands = append(cands, candidate{pk: pk, kind: src.kind})

@@ -120,8 +120,9 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
-func isRetracted(meta item) bool {
-	r, ok := meta[attrRetracted].(*types.AttributeValueMemberBOOL)
+// isRetracted reports whether a meta item (or its gsi1-kind entry) is retracted.
+func isRetracted(it item) bool {
+	r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL)
 	return ok && r.Value
 }
 

@@ -53,7 +53,7 @@ func TestBranchSettlesDeadWriters(t *testing.T) {
 		// The dead create: counted and claimed, never committed.
 		ghost := model.NewLedger(id("db:ghost"), 0)
 		ghost.SourceBranch = "main"
-		claim := metaDoc(ghost, "tokghost", d.now().UnixMilli())
+		claim := metaDoc(ghost, "tokghost", time.Now().UnixMilli())
 		must(d.claim(ctx, claim, time.Time{}))
 		edit("db", func(b *branching.Book) {
 			b.Ops = append(b.Ops, jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:ghost", Token: "tokghost", Incarnation: "tokghost", At: stale, Delta: 1})

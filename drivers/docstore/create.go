@@ -57,7 +57,7 @@ func (d *Driver) Create(ctx context.Context, rec *model.Record) error {
 // gives a deadline (internal/branching): it claims and commits only before
 // it, and otherwise removes what it wrote.
 func (d *Driver) create(ctx context.Context, rec *model.Record, gen string, deadline time.Time) error {
-	meta := metaDoc(rec, gen, d.now().UnixMilli())
+	meta := metaDoc(rec, gen, time.Now().UnixMilli())
 	if err := d.claim(ctx, meta, deadline); err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 		if err := late(model.ID{Name: meta.Name, Branch: meta.Branch}, deadline); err != nil {
 			return err
 		}
-		meta.CreatingMS = d.now().UnixMilli() // the claim's age counts from when it is made
+		meta.CreatingMS = time.Now().UnixMilli() // the claim's age counts from when it is made
 		err := d.coll.Create(ctx, meta)
 		if err == nil {
 			return nil
@@ -113,7 +113,7 @@ func (d *Driver) claim(ctx context.Context, meta *document, deadline time.Time) 
 			return nil
 		case cur.State == stateLive:
 			return fmt.Errorf("docstore: %w: %s", model.ErrAlreadyExists, id)
-		case d.now().UnixMilli()-cur.CreatingMS > d.staleAfter.Milliseconds():
+		case time.Now().UnixMilli()-cur.CreatingMS > d.staleAfter.Milliseconds():
 			_ = d.coll.Delete(ctx, cur) // by revision: only if still that stale claim
 		default:
 			pause(ctx, attempt) // another creator is at work: wait for its outcome

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/model"
@@ -60,7 +61,7 @@ func (d *Driver) purge(ctx context.Context, id model.ID, check func(*document) e
 			}
 		}
 		mark := *m
-		mark.State, mark.CreatingMS, mark.W = statePurging, d.now().UnixMilli(), p.w.ID
+		mark.State, mark.CreatingMS, mark.W = statePurging, time.Now().UnixMilli(), p.w.ID
 		err = d.coll.Replace(ctx, &mark)
 		switch {
 		case err == nil:

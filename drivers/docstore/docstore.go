@@ -79,7 +79,6 @@ type Driver struct {
 	// listMode remembers whether the provider runs ordered queries:
 	// 0 not yet known, modeOrdered, or modeScan.
 	listMode atomic.Int32
-	now      func() time.Time
 	// staleAfter is Config.StaleAfter, or StaleAfter.
 	staleAfter time.Duration
 }
@@ -93,7 +92,7 @@ var (
 // the caller opened. The caller owns coll: Close does not close it. Two
 // drivers on one collection act as two clients.
 func OpenCollection(coll *docstore.Collection) *Driver {
-	return &Driver{coll: coll, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
+	return &Driver{coll: coll, release: func() error { return nil }, staleAfter: StaleAfter}
 }
 
 // Close implements driver.Driver. A driver opened from a URL closes its

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -48,7 +47,7 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), err)
 	}
-	d := &Driver{table: t, release: func() error { return nil }, now: time.Now, staleAfter: StaleAfter}
+	d := &Driver{table: t, release: func() error { return nil }, staleAfter: StaleAfter}
 	coll, err := t.open()
 	switch {
 	case err == nil:
@@ -149,7 +148,7 @@ func (d *Driver) Provision(ctx context.Context) error {
 	in := &awsdynamodb.CreateTableInput{TableName: aws.String(t.name), BillingMode: types.BillingModePayPerRequest,
 		KeySchema: keys, AttributeDefinitions: attrs}
 	if _, err := awsconf.EnsureTable(ctx, t.client, in, nil); err != nil {
-		return fmt.Errorf("docstore: provision table %s (needs dynamodb:CreateTable and dynamodb:DescribeTable): %w: %w", t.name, awsconf.Sentinel(err), err)
+		return fmt.Errorf("docstore: provision table %s (needs dynamodb:CreateTable and dynamodb:DescribeTable): %w: %w", t.name, awsconf.Code(err).Sentinel(), err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -22,7 +22,7 @@ func itemsJSON(t testing.TB, rec *model.Record) []byte {
 	}
 	out := map[string]any{}
 	for _, it := range items {
-		m, err := fromMapAV(it)
+		m, err := convertMap(it, fromAV)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -140,7 +140,10 @@ func (l layout) encodeRef(v model.Value, attrs map[string]types.AttributeValue) 
 	if !ok || ref.T != v.V || (ref.Graphs != nil && len(l.fields) < 2) {
 		return fmt.Errorf("a ref payload is exactly {address: string, t: %s} (an index may add graphs)", l.wm)
 	}
-	set, removed := l.refAttrs(ref.Address)
+	set, removed := l.fields[0], l.cidAt
+	if cid.Parse(ref.Address) == nil {
+		set, removed = l.cidAt, l.fields[0]
+	}
 	attrs[set], attrs[removed] = stringAV(ref.Address), nil
 	if ref.Graphs != nil {
 		b, err := json.Marshal(v.Payload["graphs"]) // sorted keys: equal graphs, equal text
@@ -150,15 +153,6 @@ func (l layout) encodeRef(v model.Value, attrs map[string]types.AttributeValue) 
 		attrs[l.fields[1]] = stringAV(string(b))
 	}
 	return nil
-}
-
-// refAttrs returns the attribute a ref layout writes address to, and the
-// one it removes.
-func (l layout) refAttrs(address string) (set, removed string) {
-	if cid.Parse(address) == nil {
-		return l.cidAt, l.fields[0]
-	}
-	return l.fields[0], l.cidAt
 }
 
 // setExtras stores the payload's keys other than own as a map in attribute
@@ -323,7 +317,7 @@ func decodeExtras(it item, name string) (model.Object, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a map", name)
 	}
-	x, err := fromMapAV(m.Value)
+	x, err := convertMap(m.Value, fromAV)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
@@ -339,12 +333,6 @@ func valueB(av types.AttributeValue) expression.ValueBuilder { return expression
 // isNullish is the condition "attribute n is absent or NULL".
 func isNullish(n string) expression.ConditionBuilder {
 	return expression.Or(nameB(n).AttributeNotExists(), nameB(n).AttributeType(expression.Null))
-}
-
-// isEmptyMap is the condition "map attribute n is absent, NULL or {}".
-func isEmptyMap(n string) expression.ConditionBuilder {
-	empty := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
-	return expression.Or(nameB(n).AttributeNotExists(), nameB(n).AttributeType(expression.Null), nameB(n).Equal(valueB(empty)))
 }
 
 // itemExists is the condition that the item exists; every update carries it
@@ -425,9 +413,12 @@ func equalOrNullish(name string, av types.AttributeValue) expression.ConditionBu
 	return nameB(name).Equal(valueB(av))
 }
 
+// extrasEqual is the condition "map attribute name holds av"; for av nil,
+// "it is absent, NULL or {}".
 func extrasEqual(name string, av types.AttributeValue) expression.ConditionBuilder {
 	if av == nil {
-		return isEmptyMap(name)
+		n, empty := nameB(name), &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
+		return expression.Or(n.AttributeNotExists(), n.AttributeType(expression.Null), n.Equal(valueB(empty)))
 	}
 	return nameB(name).Equal(valueB(av))
 }

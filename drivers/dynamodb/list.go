@@ -63,10 +63,7 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	if err != nil {
 		return nil, err
 	}
-	page := &driver.Page{}
-	if next != "" {
-		page.NextPageToken = driverutil.EncodePageToken(next)
-	}
+	page := &driver.Page{NextPageToken: driverutil.EncodePageToken(next)} // "" encodes as ""
 	var keys []item
 	for _, c := range cands {
 		for _, sk := range sortKeys(c.kind) { // a ledger's for "": every sort key either kind uses
@@ -201,7 +198,7 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 		}
 		for _, it := range out.Items {
 			pk, _ := getString(it, attrPK)
-			if r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL); ok && r.Value && !opts.IncludeRetracted {
+			if isRetracted(it) && !opts.IncludeRetracted {
 				continue
 			}
 			cands = append(cands, candidate{pk: pk, kind: src.kind})
@@ -263,7 +260,7 @@ const (
 // state-index; without it, a Scan filtered on status (which every writer
 // keeps, Fluree included) for the first page, a walk for the next.
 func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
-	if indexedState(opts.State) != nil && d.indexes(ctx).state {
+	if indexedState(opts.State) != nil && d.indexes(ctx)[StateIndexName] {
 		src := gsiSource{index: StateIndexName, hash: attrStatusState, value: opts.State, sk: skStatus}
 		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
 	}
@@ -281,7 +278,7 @@ func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptio
 	if opts.Kind == model.Ledger {
 		return nil, "", nil // ledgers have no source type
 	}
-	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx).sourceType {
+	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx)[SourceTypeIndexName] {
 		src := gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: opts.SourceType, sk: skMeta, kind: model.GraphSource}
 		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
 	}

@@ -155,11 +155,10 @@ func decodeMeta(id model.ID, it item) (model.Meta, error) {
 		return bad("retracted is not a boolean")
 	}
 	m.SourceType, _ = getString(it, attrSourceType)
-	deps, err := decodeDependencies(it)
-	if err != nil {
+	var err error
+	if m.Dependencies, err = decodeDependencies(it); err != nil {
 		return bad("%v", err)
 	}
-	m.Dependencies = deps
 	if m.CreatedAt, _, err = getInt(it, attrCreatedAt); err != nil {
 		return bad("%v", err)
 	}

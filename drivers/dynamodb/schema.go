@@ -235,7 +235,7 @@ func fromAV(av types.AttributeValue) (any, error) {
 	case *types.AttributeValueMemberL:
 		return convert(x.Value, fromAV)
 	case *types.AttributeValueMemberM:
-		return fromMapAV(x.Value)
+		return convertMap(x.Value, fromAV)
 	case *types.AttributeValueMemberSS:
 		return convert(x.Value, func(s string) (any, error) { return s, nil })
 	case *types.AttributeValueMemberNS:
@@ -243,8 +243,6 @@ func fromAV(av types.AttributeValue) (any, error) {
 	}
 	return nil, fmt.Errorf("attribute of type %T is not JSON", av)
 }
-
-func fromMapAV(m item) (map[string]any, error) { return convertMap(m, fromAV) }
 
 // convert applies f to every element of l; the first error ends it.
 func convert[T, U any](l []T, f func(T) (U, error)) ([]U, error) {

@@ -283,19 +283,14 @@ func indexStatus(t *types.TableDescription, name string) types.IndexStatus {
 	return ""
 }
 
-// tableIndexes is what List knows of the table's optional indexes.
-type tableIndexes struct {
-	state, sourceType bool
-}
-
 // indexCache holds the table's optional indexes, described again at most
 // every indexRecheck, so that a long-running client follows index changes.
 type indexCache struct {
 	mu     sync.Mutex
 	known  bool
 	at     time.Time
-	has    tableIndexes
-	warned sync.Map // the costly listings already logged
+	has    map[string]bool // the optional indexes by name: ACTIVE or not
+	warned sync.Map        // the costly listings already logged
 }
 
 // indexRecheck is how long a description is trusted.
@@ -303,7 +298,7 @@ const indexRecheck = 5 * time.Minute
 
 // indexes returns the table's optional indexes that are ACTIVE. A failed
 // description counts as none: the listing then costs more, but works.
-func (d *Driver) indexes(ctx context.Context) tableIndexes {
+func (d *Driver) indexes(ctx context.Context) map[string]bool {
 	c := &d.ix
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -320,9 +315,9 @@ func (d *Driver) indexes(ctx context.Context) tableIndexes {
 		return c.has
 	}
 	c.known, c.at = true, time.Now()
-	c.has = tableIndexes{
-		state:      indexStatus(out.Table, StateIndexName) == types.IndexStatusActive,
-		sourceType: indexStatus(out.Table, SourceTypeIndexName) == types.IndexStatusActive,
+	c.has = map[string]bool{} // a new map: the one returned before may still be read
+	for _, ix := range optionalIndexes {
+		c.has[ix.name] = indexStatus(out.Table, ix.name) == types.IndexStatusActive
 	}
 	return c.has
 }

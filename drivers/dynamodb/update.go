@@ -37,32 +37,18 @@ func (d *Driver) Update(ctx context.Context, id model.ID, c model.Concern, cond 
 	if !c.Valid() {
 		return driver.Outcome{}, fmt.Errorf("dynamodb: %w: unknown concern %d", model.ErrInvalidArgument, c)
 	}
-	w := driver.WriteOf(ctx)
 	pk := id.String()
-	u := &update{d: d, id: id, pk: pk, c: c, cond: cond, next: next, w: w,
+	u := &update{d: d, id: id, pk: pk, c: c, cond: cond, next: next, w: driver.WriteOf(ctx),
 		layout: layoutFor(c, d.kinds.get(id))}
 	u.inc = d.incs.get(pk, u.layout.sk)
 	if u.inc == "" {
 		u.adopt = driverutil.Token()
 	}
-	out, err := u.start(ctx)
+	out, err := u.run(ctx)
 	if err == nil && out.Applied && c == model.Head {
 		d.indexCommit(ctx, pk, next) // as Fluree does after a head update applied
 	}
 	return out, err
-}
-
-// start runs the update, first finding a resend's earlier attempt: it may
-// have landed, perhaps by another process, on an incarnation this one
-// cannot know, and only finding it decides.
-func (u *update) start(ctx context.Context) (driver.Outcome, error) {
-	if u.w.Resend {
-		u.inc, u.adopt, u.ambiguous = "", "", true
-		if out, again, err := u.resolve(ctx, errors.New("the write is a resend")); !again {
-			return out, err
-		}
-	}
-	return u.run(ctx)
 }
 
 // update is the state of one Update call.
@@ -90,7 +76,16 @@ type update struct {
 
 func (u *update) op() string { return fmt.Sprintf("update %s %s", u.pk, u.c) }
 
+// run runs the update, first finding a resend's earlier attempt: it may
+// have landed, perhaps by another process, on an incarnation this one
+// cannot know, and only finding it decides.
 func (u *update) run(ctx context.Context) (driver.Outcome, error) {
+	if u.w.Resend {
+		u.inc, u.adopt, u.ambiguous = "", "", true
+		if out, again, err := u.resolve(ctx, errors.New("the write is a resend")); !again {
+			return out, err
+		}
+	}
 	for {
 		in, err := u.input()
 		if err != nil {
@@ -199,9 +194,8 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	case writeIDsOf(it).Has(u.w.ID):
 		return u.applied(it), false, nil
 	}
-	inc := incarnationOf(it)
-	u.inc = inc
-	u.d.incs.put(u.pk, u.layout.sk, inc)
+	u.inc = incarnationOf(it)
+	u.d.incs.put(u.pk, u.layout.sk, u.inc)
 	if u.c == model.Config && !u.switched {
 		if actual := configLayoutOf(it); actual.shape != u.layout.shape {
 			u.layout, u.switched = actual, true
@@ -346,13 +340,6 @@ func (c incCache) put(pk, sk, inc string) {
 		c.Remove(incKey(pk, sk))
 	} else {
 		c.Add(incKey(pk, sk), strings.Clone(inc))
-	}
-}
-
-// learn records the incarnation of every item of pk in items.
-func (c incCache) learn(pk string, items map[string]item) {
-	for sk, it := range items {
-		c.put(pk, sk, incarnationOf(it))
 	}
 }
 

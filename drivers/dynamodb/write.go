@@ -120,8 +120,9 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
 }
 
-func isRetracted(meta item) bool {
-	r, ok := meta[attrRetracted].(*types.AttributeValueMemberBOOL)
+// isRetracted reports whether a meta item (or its gsi1-kind entry) is retracted.
+func isRetracted(it item) bool {
+	r, ok := it[attrRetracted].(*types.AttributeValueMemberBOOL)
 	return ok && r.Value
 }
 
@@ -392,7 +393,9 @@ func (d *Driver) Get(ctx context.Context, id model.ID) (*model.Record, error) {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
 	d.kinds.put(id, rec.Kind)
-	d.incs.learn(pk, items)
+	for sk, it := range items {
+		d.incs.put(pk, sk, incarnationOf(it))
+	}
 	return rec, nil
 }
 

@@ -4,6 +4,7 @@
 package awsconf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,9 +33,7 @@ func Load(ctx context.Context, region, profile string, creds aws.CredentialsProv
 	if err != nil {
 		return c, fmt.Errorf("%w: load AWS configuration: %v", model.ErrUnavailable, err)
 	}
-	if c.Region == "" {
-		c.Region = defaultRegion
-	}
+	c.Region = cmp.Or(c.Region, defaultRegion)
 	// The SDK's spans, as children of an instrumented driver call; nothing
 	// is traced for a call that is not (see telemetry.FollowContext).
 	otelaws.AppendMiddlewares(&c.APIOptions, otelaws.WithTracerProvider(telemetry.FollowContext()))

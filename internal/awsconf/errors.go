@@ -35,9 +35,6 @@ func Code(err error) model.ErrorCode {
 	return model.Unavailable
 }
 
-// Sentinel returns the driver sentinel of Code(err).
-func Sentinel(err error) error { return Code(err).Sentinel() }
-
 // ErrorCodeOf returns the service's error code of err, "" when it has none.
 func ErrorCodeOf(err error) string {
 	if ae, ok := errors.AsType[smithy.APIError](err); ok {

@@ -33,8 +33,8 @@ func TestCode(t *testing.T) {
 		if got := Code(err); got != want {
 			t.Errorf("Code(%s) = %v, want %v", code, got, want)
 		}
-		if got := model.Code(fmt.Errorf("%w", Sentinel(err))); got != want {
-			t.Errorf("Sentinel(%s) has code %v, want %v", code, got, want)
+		if got := model.Code(fmt.Errorf("%w", Code(err).Sentinel())); got != want {
+			t.Errorf("Code(%s).Sentinel() has code %v, want %v", code, got, want)
 		}
 	}
 	if got := Code(errors.New("connection reset")); got != model.Unavailable {

@@ -186,19 +186,42 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 	if err != nil {
 		return err
 	}
-	defer l.release(path, sk, gen)
+	release := true
+	defer func() {
+		if release {
+			l.release(path, sk, gen)
+		}
+	}()
 	if err := checkPrecond(ctx, d, key, pc); err != nil {
 		return err
 	}
 	opCtx, cancel := context.WithDeadline(ctx, acquired.Add(l.cfg.Timeout))
 	defer cancel()
 	err = op(opCtx)
+	if err != nil && (ctx.Err() != nil || opCtx.Err() != nil || (store{}).MaybeApplied(err)) {
+		// The write may still land, held up on its way: released now, the
+		// next writer from this ETag would write unconditionally and the
+		// held-up write land over it. The lock stays held, to be taken
+		// over after timeout × skew as a dead holder's, unless the key
+		// shows the write landed already.
+		release = l.landed(ctx, d, key, pc)
+	}
 	if err != nil && ctx.Err() == nil && opCtx.Err() != nil {
 		// The lease ran out, not the caller's time: the write may still
 		// land, so the outcome is unknown (maybeApplied holds).
 		return fmt.Errorf("s3: %s: %w: the write was not done within its lock lease (%v); its outcome is unknown", key, model.ErrUnavailable, l.cfg.Timeout)
 	}
 	return err
+}
+
+// landed reports whether key no longer meets pc after a write under the
+// lock whose answer was lost: the write landed (nothing else writes key
+// from pc's ETag while the lock is held). false when the read fails.
+func (l *dynamoLock) landed(ctx context.Context, d *Driver, key string, pc objstore.Precondition) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(l.cfg.Timeout, 5*time.Second))
+	defer cancel()
+	err := checkPrecond(ctx, d, key, pc)
+	return errors.Is(err, objstore.ErrPrecondition) || errors.Is(err, objstore.ErrMissing)
 }
 
 func checkPrecond(ctx context.Context, d *Driver, key string, pc objstore.Precondition) error {

@@ -162,10 +162,21 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 }
 
 // belongs reports whether non-defining file f is part of the record whose
-// defining file is def: it carries def's token. A sealed file without a
-// token is never written, and is read as debris.
+// defining file is def. Tokens tell records apart where both files carry
+// one: Fluree writes none (its index publish writes a file of its own, and
+// its rewrite of a main file drops the token with every member it does not
+// know), so a file without one, or beside a defining file without one, is
+// the record's unless sealed. A sealed file is the record's only when it
+// carries def's token; one without a token is never written for a live
+// record, and is read as debris.
 func belongs(def, f *jsonld.File) bool {
-	return f != nil && f.Incarnation == def.Incarnation && !(f.Purged && def.Incarnation == "")
+	switch {
+	case f == nil:
+		return false
+	case f.Purged:
+		return def.Incarnation != "" && f.Incarnation == def.Incarnation
+	}
+	return f.Incarnation == def.Incarnation || f.Incarnation == "" || def.Incarnation == ""
 }
 
 // sameIncarnation reads the defining file again and reports whether it

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"nameservice.dev/nameservice"
 
 	"nameservice.dev/nameservice/driver"
 	nsfs "nameservice.dev/nameservice/drivers/fs"
@@ -127,5 +130,61 @@ func TestFlureeIndexOnCreatedLedger(t *testing.T) {
 	out, err := d2.Update(ctx, id, model.Index, driver.IfAbove(), model.RefValue("bafyi3", 3))
 	if err != nil || out.Applied {
 		t.Errorf("a stale index push (3 after 5): %+v %v; want refused", out, err)
+	}
+}
+
+// TestFlureeRewriteKeepsBranchCounted: a branch create whose writer stopped
+// before clearing its step in the source is settled by the next branch
+// operation on that source: the branch exists (Fluree has since published a
+// commit to it, rewriting its main file without f:incarnation), so the
+// count keeps it.
+func TestFlureeRewriteKeepsBranchCounted(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	d, err := nsfs.Open(ctx, nsfs.Config{Dir: dir, Dialect: "fluree-v4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := nameservice.New(d)
+	defer ns.Close()
+	if err := ns.Init(ctx, "db:main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ns.PublishCommit(ctx, "db:main", 1, "bafyc1"); err != nil {
+		t.Fatal(err)
+	}
+	const tok = "devcreate1"
+	if _, err := ns.CreateBranch(driver.WithWrite(ctx, driver.Write{ID: tok}), "db:dev", nameservice.BranchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The creator stopped before clearing its step: it is still recorded,
+	// older than a minute.
+	mainPath := filepath.Join(dir, "ns@v2", "db", "main.json")
+	data, err := os.ReadFile(mainPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["f:branchOps"] = []any{map[string]any{"op": "create", "branch": "db:dev", "token": tok, "incarnation": tok,
+		"at": time.Now().Add(-2 * time.Minute).UnixMilli(), "delta": 1}}
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mainPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flureePublishCommit(t, filepath.Join(dir, "ns@v2", "db", "dev.json"), "bafyc2", 2)
+	if _, err := ns.CreateBranch(ctx, "db:feat", nameservice.BranchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ns.Lookup(ctx, "db:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Branches != 2 {
+		t.Errorf("db:main counts %d branches after db:dev and db:feat were created; want 2", rec.Branches)
 	}
 }

@@ -221,9 +221,15 @@ func (r *Records) purge(ctx context.Context, id model.ID, check func(*jsonld.Fil
 		if def != nil {
 			tok = def.Incarnation
 		}
-		if attempt == 0 {
+		switch {
+		case attempt == 0:
 			first = tok
-		} else if tok != first {
+		case tok == "" && first != "":
+			// The token is gone: Fluree rewrote the defining file (its
+			// writes drop it), or the record was purged and created again.
+			// The record may be the one this purge has sealed files of.
+			return r.unknown(files[0].Key, "the defining file lost its token while the purge ran (Fluree rewrote it, or the record was purged and created again); read the record, and purge it again if it is there")
+		case tok != first:
 			// The record this purge set out to remove was purged by
 			// another, and the ID created again: not ours to remove.
 			return gone(r.errNotFound(id))

@@ -198,12 +198,12 @@ func (l *dynamoLock) conditional(ctx context.Context, d *Driver, key string, pc 
 	opCtx, cancel := context.WithDeadline(ctx, acquired.Add(l.cfg.Timeout))
 	defer cancel()
 	err = op(opCtx)
-	if err != nil && (ctx.Err() != nil || opCtx.Err() != nil || (store{}).MaybeApplied(err)) {
+	if err != nil && (ctx.Err() != nil || opCtx.Err() != nil || (store{}).MaybeApplied(err) && !errors.Is(err, model.ErrThrottled)) {
 		// The write may still land, held up on its way: released now, the
 		// next writer from this ETag would write unconditionally and the
 		// held-up write land over it. The lock stays held, to be taken
 		// over after timeout × skew as a dead holder's, unless the key
-		// shows the write landed already.
+		// shows the write landed already. (A SlowDown refused the write.)
 		release = l.landed(ctx, d, key, pc)
 	}
 	if err != nil && ctx.Err() == nil && opCtx.Err() != nil {

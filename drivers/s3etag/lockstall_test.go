@@ -29,7 +29,7 @@ import (
 func TestLockLostWriteKeepsLock(t *testing.T) {
 	t.Parallel()
 	endpoint, bucket := newBucket(t)
-	lc := newLockTable(t, 2*time.Second) // skew 2: takeover after 4 s
+	lc := newLockTable(t, 5*time.Second) // skew 2: takeover after 10 s, well after the PUT lands
 	target, err := url.Parse(endpoint)
 	if err != nil {
 		t.Fatal(err)

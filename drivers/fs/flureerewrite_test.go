@@ -92,47 +92,6 @@ func TestFlureeRewriteKeepsIndex(t *testing.T) {
 	}
 }
 
-// TestFlureeIndexOnCreatedLedger: Fluree's indexer publishes an index
-// (publish_index: an index file of its own, without f:incarnation) for a
-// ledger created through this driver: the record reads with that index,
-// and a stale index push is refused.
-func TestFlureeIndexOnCreatedLedger(t *testing.T) {
-	dir := t.TempDir()
-	ctx := context.Background()
-	d, err := nsfs.Open(ctx, nsfs.Config{Dir: dir, Dialect: "fluree-v4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	id := model.ID{Name: "db", Branch: "main"}
-	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("bafyc1", 1)); err != nil || !out.Applied {
-		t.Fatalf("publish: %+v %v", out, err)
-	}
-	index := `{"@context":{"f":"https://ns.flur.ee/db#"},"f:ledgerIndex":{"f:cid":"bafyi5","f:t":5}}`
-	if err := os.WriteFile(filepath.Join(dir, "ns@v2", "db", "main.index.json"), []byte(index), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d2, err := nsfs.Open(ctx, nsfs.Config{Dir: dir, Dialect: "fluree-v4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
-	rec, err := d2.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Index == nil || rec.Index.V != 5 {
-		t.Errorf("after Fluree's index publish: index %v; want 5", rec.Index)
-	}
-	out, err := d2.Update(ctx, id, model.Index, driver.IfAbove(), model.RefValue("bafyi3", 3))
-	if err != nil || out.Applied {
-		t.Errorf("a stale index push (3 after 5): %+v %v; want refused", out, err)
-	}
-}
-
 // TestFlureeRewriteKeepsBranchCounted: a branch create whose writer stopped
 // before clearing its step in the source is settled by the next branch
 // operation on that source: the branch exists (Fluree has since published a

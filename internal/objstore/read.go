@@ -162,21 +162,21 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 }
 
 // belongs reports whether non-defining file f is part of the record whose
-// defining file is def. Tokens tell records apart where both files carry
-// one: Fluree writes none (its index publish writes a file of its own, and
-// its rewrite of a main file drops the token with every member it does not
-// know), so a file without one, or beside a defining file without one, is
-// the record's unless sealed. A sealed file is the record's only when it
-// carries def's token; one without a token is never written for a live
-// record, and is read as debris.
+// defining file is def: it carries def's token. A defining file without
+// one (Fluree's, or one Fluree rewrote: its rewrite drops the token with
+// every member it does not know) owns every file not sealed: a purge of a
+// record with a token seals its files before it marks the defining file,
+// so a file of a token left unsealed is of the record Fluree rewrote. A
+// sealed file without a token is never written for a live record, and is
+// read as debris.
 func belongs(def, f *jsonld.File) bool {
 	switch {
 	case f == nil:
 		return false
-	case f.Purged:
-		return def.Incarnation != "" && f.Incarnation == def.Incarnation
+	case def.Incarnation == "":
+		return !f.Purged
 	}
-	return f.Incarnation == def.Incarnation || f.Incarnation == "" || def.Incarnation == ""
+	return f.Incarnation == def.Incarnation
 }
 
 // sameIncarnation reads the defining file again and reports whether it

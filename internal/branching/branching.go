@@ -64,7 +64,14 @@ const (
 	Gone    State = iota // absent, purged, or another incarnation
 	Live                 // a live record of the incarnation
 	Pending              // a create of the incarnation under way, not visible yet
+	// Tokenless: a live record without an incarnation, one whose token a
+	// Fluree rewrite dropped (files and object stores): the settlers take it
+	// for the incarnation's record, a resend cannot.
+	Tokenless
 )
+
+// exists reports whether a settler takes state for the branch's record.
+func exists(state State) bool { return state == Live || state == Tokenless }
 
 // Store is what the protocol needs of a backend; its other errors are
 // classified with driver sentinels.

@@ -56,15 +56,15 @@ func settleCreate(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done 
 		return false, false, err
 	}
 	state, _, err := s.Branch(ctx, id, op.Incarnation)
-	if err != nil || state == Live {
-		return state == Live, err == nil, err
+	if err != nil || exists(state) {
+		return exists(state), err == nil, err
 	}
 	if err := s.Fence(ctx, id, op.Incarnation); err != nil {
 		return false, false, err
 	}
 	// A create that landed before the fence: keep it.
 	state, _, err = s.Branch(ctx, id, op.Incarnation)
-	return state == Live, err == nil, err
+	return exists(state), err == nil, err
 }
 
 // settleDrop settles a stale drop: the purge finished when the branch still
@@ -76,7 +76,7 @@ func settleDrop(ctx context.Context, s Store, op jsonld.BranchOp) (keep, done bo
 		return false, false, err
 	}
 	state, ops, err := s.Branch(ctx, id, op.Incarnation)
-	if err != nil || state != Live {
+	if err != nil || !exists(state) {
 		return true, err == nil, err
 	}
 	if !has(ops, op.Token) {

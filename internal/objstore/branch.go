@@ -138,13 +138,17 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	return false, err
 }
 
-// Branch reads id's defining file: Live when a live record of inc, or of
-// no token (a branch's main file that Fluree rewrote: its writes drop the
-// token, which every record of this package carries).
+// Branch reads id's defining file: Live when a live record of inc,
+// Tokenless when one of no token (a branch's main file that Fluree
+// rewrote: its writes drop the token, which every record of this package
+// carries).
 func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
 	_, doc, err := s.defining(ctx, id)
 	if err != nil || doc == nil || doc.Purged || !ownedBy(doc, id) || doc.Incarnation != inc && doc.Incarnation != "" {
 		return branching.Gone, nil, err
+	}
+	if doc.Incarnation != inc {
+		return branching.Tokenless, doc.BranchOps, nil
 	}
 	return branching.Live, doc.BranchOps, nil
 }

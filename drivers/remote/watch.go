@@ -207,7 +207,11 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 	}
 	old := c.Old
 	if cur := rec.Value(concern); cur != nil {
-		if c.New.Equal(*cur) || c.New.V < cur.V {
+		// A change below the known watermark is one the snapshot already
+		// passed, unless the change itself moved the watermark back (a
+		// reset-head; a record purged and created again between polls).
+		back := c.New.V < c.Old
+		if c.New.Equal(*cur) || c.New.V < cur.V && !back {
 			return driver.Event{}, false
 		}
 		old = cur.V

@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/model"
@@ -200,5 +202,75 @@ func TestOpenURL(t *testing.T) {
 	}
 	if _, err := drivers.Open(ctx, "https://127.0.0.1:1?timeout=-1s"); err == nil {
 		t.Fatal("a negative timeout was accepted")
+	}
+}
+
+// A head moved back (reset-head) is a change like any other: the watch
+// reports it, and the commits after it below the old head, as a watch of
+// the backend itself does, over a backend with a change feed (memory,
+// DynamoDB's stream) and over one the server polls.
+func TestWatchReportsAHeadMovedBack(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) (driver.Driver, driver.Driver){
+		"mem": func(*testing.T) (driver.Driver, driver.Driver) { s := mem.NewStore(); return s.Open(), s.Open() },
+		"mem polled": func(*testing.T) (driver.Driver, driver.Driver) {
+			s := mem.NewStore()
+			d := s.Open()
+			return noWatch{d, d}, s.Open()
+		},
+		"dynamodb": func(t *testing.T) (driver.Driver, driver.Driver) {
+			cfg := dynamoConfig(t)
+			a, err := dynamodb.Open(context.Background(), cfg)
+			must(t, err)
+			b, err := dynamodb.Open(context.Background(), cfg)
+			must(t, err)
+			return a, b
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			served, backend := open(t)
+			hs := serve(t, served, server.Options{})
+			direct := nameservice.New(backend)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id := "back/" + strings.ReplaceAll(name, " ", "-")
+			must(t, direct.Init(ctx, id))
+			for i := int64(1); i <= 5; i++ {
+				if _, err := direct.PublishCommit(ctx, id, i, fmt.Sprintf("c%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := remote.Open(ctx, remote.Config{BaseURL: hs.URL})
+			must(t, err)
+			remoteCh, err := d.Watch(ctx, driver.WatchOptions{Prefix: id, Concerns: []model.Concern{model.Head}})
+			must(t, err)
+			directCh, err := direct.Watch(ctx, nameservice.WatchOptions{Prefix: id, Concerns: []model.Concern{model.Head},
+				Interval: 20 * time.Millisecond})
+			must(t, err)
+			if _, err := direct.ResetHead(ctx, id, nameservice.Ref{Address: "c3", T: 3}, nameservice.ResetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := direct.PublishCommit(ctx, id, 4, "c4-again"); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []struct {
+				watch string
+				ch    <-chan driver.Event
+			}{{"direct", directCh}, {"remote", remoteCh}} {
+				watch, ch := w.watch, w.ch
+				// A polled server may merge the two changes into one.
+				for done := false; !done; {
+					select {
+					case ev := <-ch:
+						if ev.Err != nil || ev.Concern != model.Head ||
+							!ev.New.Equal(model.RefValue("c3", 3)) && !ev.New.Equal(model.RefValue("c4-again", 4)) {
+							t.Fatalf("%s: event %+v (err %v), want head c3 at 3, then c4-again at 4", watch, ev, ev.Err)
+						}
+						done = ev.New.V == 4
+					case <-time.After(10 * time.Second):
+						t.Fatalf("%s: no event for the head moved back: the watch dropped it", watch)
+					}
+				}
+			}
+		})
 	}
 }

@@ -3,9 +3,11 @@ package remote_test
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
@@ -31,6 +34,8 @@ type cutter struct {
 	target string
 	mu     sync.Mutex
 	conns  []net.Conn
+	gate   chan struct{} // new connections wait until it is closed (see hold)
+	held   int           // connections waiting at the gate
 }
 
 func newCutter(t *testing.T, target string) *cutter {
@@ -38,27 +43,62 @@ func newCutter(t *testing.T, target string) *cutter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cutter{ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); c.cut() })
+	c := &cutter{ln: ln, target: target, gate: make(chan struct{})}
+	close(c.gate)
+	t.Cleanup(func() { ln.Close(); c.release(); c.cut() })
 	go func() {
 		for {
 			in, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
 			c.mu.Lock()
-			c.conns = append(c.conns, in, out)
+			gate := c.gate
+			c.held++
 			c.mu.Unlock()
-			go func() { _, _ = io.Copy(out, in); out.Close() }()
-			go func() { _, _ = io.Copy(in, out); in.Close() }()
+			go func() {
+				<-gate
+				c.mu.Lock()
+				c.held--
+				c.mu.Unlock()
+				out, err := net.Dial("tcp", target)
+				if err != nil {
+					in.Close()
+					return
+				}
+				c.mu.Lock()
+				c.conns = append(c.conns, in, out)
+				c.mu.Unlock()
+				go func() { _, _ = io.Copy(out, in); out.Close() }()
+				go func() { _, _ = io.Copy(in, out); in.Close() }()
+			}()
 		}
 	}()
 	return c
+}
+
+// hold makes new connections wait, unconnected, until release.
+func (c *cutter) hold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gate = make(chan struct{})
+}
+
+func (c *cutter) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.gate:
+	default:
+		close(c.gate)
+	}
+}
+
+// waiting returns the connections held at the gate.
+func (c *cutter) waiting() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
 }
 
 func (c *cutter) cut() {
@@ -232,7 +272,7 @@ func TestWatchReportsAHeadMovedBack(t *testing.T) {
 			direct := nameservice.New(backend)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			id := "back/" + strings.ReplaceAll(name, " ", "-")
+			id := "back/" + strings.ReplaceAll(name, " ", "-") + "-" + testenv.RandomHex(4)
 			must(t, direct.Init(ctx, id))
 			for i := int64(1); i <= 5; i++ {
 				if _, err := direct.PublishCommit(ctx, id, i, fmt.Sprintf("c%d", i)); err != nil {
@@ -272,5 +312,73 @@ func TestWatchReportsAHeadMovedBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The stream limit (429, with Retry-After) is no refusal: a first connect
+// it refuses is an error wrapping ErrThrottled, and a watch whose
+// reconnect it refuses tries again, with backoff, and goes on once a slot
+// is free.
+func TestWatchRetriesTheStreamLimit(t *testing.T) {
+	store := mem.NewStore()
+	hs := serve(t, store.Open(), server.Options{MaxStreamsPerPrincipal: 1})
+	proxy := newCutter(t, hs.Listener.Addr().String())
+	direct := nameservice.New(store.Open())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	must(t, direct.Init(ctx, "lim/a"))
+	// other holds the one stream slot until closed.
+	other := func() (closeIt func()) {
+		for {
+			octx, ocancel := context.WithCancel(ctx)
+			req, err := http.NewRequestWithContext(octx, http.MethodGet, hs.URL+"/ns/v1/watch?prefix=lim/", nil)
+			must(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			must(t, err)
+			if resp.StatusCode == http.StatusOK {
+				return func() { ocancel(); resp.Body.Close() }
+			}
+			resp.Body.Close()
+			ocancel()
+			if ctx.Err() != nil {
+				t.Fatal("no stream slot came free")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	d, err := remote.Open(ctx, remote.Config{BaseURL: "http://" + proxy.ln.Addr().String()})
+	must(t, err)
+	closeOther := other()
+	if _, err := d.Watch(ctx, driver.WatchOptions{Prefix: "lim/"}); !errors.Is(err, model.ErrThrottled) {
+		t.Fatalf("watch beyond the limit: %v, want an error wrapping ErrThrottled", err)
+	}
+	closeOther()
+	var ch <-chan driver.Event
+	for ch == nil {
+		if ch, err = d.Watch(ctx, driver.WatchOptions{Prefix: "lim/"}); err != nil && !errors.Is(err, model.ErrThrottled) {
+			t.Fatal(err)
+		}
+	}
+	// The stream breaks; its reconnect waits at the proxy while another
+	// stream takes the slot, then meets the limit.
+	proxy.hold()
+	proxy.cut()
+	closeOther = other()
+	for proxy.waiting() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	proxy.release()
+	time.Sleep(200 * time.Millisecond)
+	closeOther()
+	if _, err := direct.PublishCommit(ctx, "lim/a", 1, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev, ok := <-ch:
+		if !ok || ev.Err != nil || ev.Concern != model.Head || ev.New.V != 1 {
+			t.Fatalf("after the limit: %+v (open %v), want the head at 1", ev, ok)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event after the slot came free")
 	}
 }

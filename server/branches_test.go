@@ -6,8 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/nswire"
 	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // TestBranchRoutes creates and drops branches through /ns/v1 within and
@@ -113,5 +119,69 @@ func TestResetHeadResend(t *testing.T) {
 	}
 	if head, err := s.NS.Head(ctx, "t1/db"); err != nil || head.V != 2 {
 		t.Fatalf("head after the resend: %v %v, want t 2 (not reset again)", head, err)
+	}
+}
+
+// A record created whole (PUT) that names a source branch is uncounted from
+// that source when it is dropped: claiming a source is a write to it. A
+// token without write access to the source cannot create such a record
+// (404 when it cannot read the source, 403 when it only reads it), so that
+// it cannot lower the branch count of a record outside its scope by
+// creating and dropping branches the source never counted.
+func TestCreateNamingASourceNeedsWriteAccessToIt(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) driver.Driver{
+		"mem": func(*testing.T) driver.Driver { return mem.NewStore().Open() },
+		"dynamodb": func(t *testing.T) driver.Driver {
+			ctx := context.Background()
+			table := "ns-branchscope-" + testenv.RandomHex(4)
+			d, err := dynamodb.Open(ctx, dynamodb.Config{Table: table, Region: "us-east-1",
+				Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testenv.Credentials})
+			servertest.Must(t, err)
+			servertest.Must(t, d.Provision(ctx))
+			testenv.DropTable(t, d.Client(), table)
+			return d
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
+				{Name: "t1-writer", SHA256: auth.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
+				{Name: "feature", SHA256: auth.HashToken("secret-feature"), Read: []string{"t1/db:feature"}, Write: []string{"t1/db:feature"}},
+				{Name: "t1-reader", SHA256: auth.HashToken("secret-t1-reader"), Read: []string{"t1/"}, Write: []string{"t1/db:feature"}},
+			}})
+			servertest.Must(t, err)
+			s := servertest.StartOn(t, open(t), server.Options{Auth: a})
+			ctx := context.Background()
+			servertest.Must(t, s.NS.Init(ctx, "t1/db"))
+			_, err = s.NS.PublishCommit(ctx, "t1/db", 3, "c3")
+			servertest.Must(t, err)
+			s.Token = "secret-t1"
+			if st, b := s.Call(t, "POST", "/ns/v1/branches/t1/db:dev", `{}`); st != 201 {
+				t.Fatalf("create dev: %d %s", st, b)
+			}
+			branch := `{"id":"t1/db:feature","kind":"ledger","source_branch":"main","head":{"v":0},"index":{"v":0},` +
+				`"status":{"v":1,"payload":{"state":"ready"}},"config":{"v":0}}`
+			for _, c := range []struct {
+				token  string
+				status int
+				body   string
+			}{
+				{"secret-feature", 404, `{"error":"not found: t1/db:main","code":"NotFound"}`},
+				{"secret-t1-reader", 403, `{"error":"no write access to t1/db:main","code":"PermissionDenied"}`},
+			} {
+				s.Token = c.token
+				servertest.WantCall(t, c.token+" creates a branch of main whole", s, "PUT", "/ns/v1/records/t1/db:feature", branch, c.status, c.body)
+				if st, b := s.Call(t, "DELETE", "/ns/v1/branches/t1/db:feature", ""); st != 404 {
+					t.Fatalf("%s drops it: %d %s, want 404 (never created)", c.token, st, b)
+				}
+			}
+			if rec, err := s.NS.Lookup(ctx, "t1/db"); err != nil || rec.Branches != 1 {
+				t.Fatalf("t1/db: %v %v, want 1 branch (dev)", rec, err)
+			}
+			// A writer of the source may (an import of a branch).
+			s.Token = "secret-t1"
+			if st, b := s.Call(t, "PUT", "/ns/v1/records/t1/db:feature", branch); st != 201 {
+				t.Fatalf("the source's writer creates the branch whole: %d %s", st, b)
+			}
+		})
 	}
 }

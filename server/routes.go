@@ -131,6 +131,17 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: the record's id %s differs from the path's %s", model.ErrInvalidArgument, rec.ID, id))
 		return
 	}
+	if rec.SourceBranch != "" {
+		// Its drop uncounts it from its source: naming one is a write to it.
+		src, err := model.ParseID(id.Name + ":" + rec.SourceBranch)
+		if err != nil {
+			writeError(w, fmt.Errorf("create %s: source branch: %w", id, err))
+			return
+		}
+		if !allowed(w, auth.FromContext(r.Context()), src, needWrite) {
+			return
+		}
+	}
 	s.write(w, r, raw, func(ctx context.Context) (int, []byte) {
 		if err := s.ns.Create(ctx, &rec); err != nil {
 			return s.answer(ctx, "create", id, err)

@@ -224,7 +224,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	_, doc := s.Call(t, "GET", "/openapi.yaml", "")
 	for _, path := range []string{
 		"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/ns/v1/records", "/ns/v1/records/{id}", "/ns/v1/heads/{id}",
-		"/ns/v1/push/{concern}/{id}", "/ns/v1/retract/{id}", "/ns/v1/graph-sources/{id}", "/ns/v1/watch",
+		"/ns/v1/push/{concern}/{id}", "/ns/v1/retract/{id}", "/ns/v1/graph-sources/{id}", "/ns/v1/watch", "/ns/v1/collect",
 		"/ns/v1/branches/{id}", "/ns/v1/reset-head/{id}", "/v1/fluree/branch", "/v1/fluree/branch/{ledger}", "/v1/fluree/drop-branch",
 		"/.well-known/fluree.json", "/v1/fluree/nameservice/refs/{alias}/commit", "/v1/fluree/nameservice/refs/{alias}/index",
 		"/v1/fluree/nameservice/refs/{alias}/init", "/v1/fluree/nameservice/snapshot", "/v1/fluree/storage/ns/{alias}",

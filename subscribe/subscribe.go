@@ -114,7 +114,9 @@ func (s *Subscriber) Map() Map {
 // resumed subscriber misses no change, then follows Watch. An event whose
 // watermark the map already holds is dropped, so no change is reported
 // twice; so, after a new record's first event, are its unborn concerns
-// (watermark 0: nothing to fetch).
+// (watermark 0: nothing to fetch). A watermark moved back (ResetHead, a
+// record purged and created again, live or while no one was subscribed)
+// is reported, and followed from there.
 func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Subscriber, error) {
 	// Watch first, then read the state: a change between the two is seen by
 	// the watch and dropped as a duplicate if the read already caught it.
@@ -144,7 +146,12 @@ func Start(ctx context.Context, ns *nameservice.NameService, opts Options) (*Sub
 			continue
 		}
 		s.kinds[rec.ID.String()] = rec
-		catchUp = append(catchUp, driverutil.Selected(s.opts, nil, rec)...)
+		for _, ev := range driverutil.Selected(s.opts, nil, rec) {
+			if w, ok := s.m[rec.ID.String()]; ok && ev.New.V < *w.at(ev.Concern) {
+				ev.Old = *w.at(ev.Concern) // moved back (reset, or purged and created again) meanwhile
+			}
+			catchUp = append(catchUp, ev)
+		}
 	}
 	for id := range s.m {
 		if !seen[id] {
@@ -217,7 +224,10 @@ func (s *Subscriber) take(ev nameservice.Event) (nameservice.Event, bool) {
 		return ev, had
 	}
 	at := w.at(ev.Concern)
-	if had && ev.New.V <= *at {
+	// A change from the watermark the map holds to a lower one moved it
+	// back (a reset-head, a record purged and created again): news.
+	back := had && ev.Old == *at && ev.New.V < *at
+	if had && ev.New.V <= *at && !back {
 		return ev, false
 	}
 	switch rec := s.kinds[id]; {

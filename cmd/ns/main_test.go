@@ -216,6 +216,34 @@ func TestWatchResumesFromState(t *testing.T) {
 	}
 }
 
+// TestWatchOfOneID: ns watch ID prints the changes of that record only, not
+// those of the records whose IDs it begins (db:main-hotfix for db:main).
+func TestWatchOfOneID(t *testing.T) {
+	c := &cli{t: t, url: fmt.Sprintf("pagesizes://cli-%d", stores.Add(1))}
+	c.want(exitOK, "init", "db")
+	c.want(exitOK, "publish-commit", "db", "1", "c1")
+	c.want(exitOK, "init", "db:main-hotfix")
+	out := &testenv.Buffer{}
+	lists := len(listed(c.url))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx, []string{"--url", c.url, "--json", "watch", "db:main", "--interval", "10ms"}, out, out)
+	}()
+	waitUntil(t, "the watch reading the records", func() bool { return len(listed(c.url)) > lists })
+	c.want(exitOK, "publish-commit", "db:main-hotfix", "2", "h2")
+	c.want(exitOK, "publish-commit", "db", "2", "c2")
+	waitUntil(t, "the watch printing the push to db:main", func() bool {
+		return strings.Contains(out.String(), `"id":"db:main","concern":"head","old":1,"new":{"v":2`)
+	})
+	cancel()
+	<-done
+	if strings.Contains(out.String(), "main-hotfix") {
+		t.Fatalf("ns watch db:main printed another record's change:\n%s", out)
+	}
+}
+
 // waitUntil polls cond until it holds; only a minute without fails, so a
 // loaded machine is waited for.
 func waitUntil(t *testing.T, what string, cond func() bool) {

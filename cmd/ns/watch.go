@@ -33,12 +33,13 @@ func init() {
 			if len(c.args) > 1 || (len(c.args) == 1 && prefix != "") {
 				return usagef("watch takes one ID or --prefix P")
 			}
+			one := "" // the one ID watched, when given
 			if len(c.args) == 1 {
 				id, err := nameservice.ParseID(c.args[0])
 				if err != nil {
 					return err
 				}
-				prefix = id.String()
+				prefix, one = id.String(), id.String()
 			}
 			opts := subscribe.Options{Prefix: prefix, Interval: interval, Kind: nameservice.Kind(kind)}
 			var err error
@@ -48,7 +49,7 @@ func init() {
 			if kind != "" && !opts.Kind.Valid() {
 				return usagef("--kind %q is neither ledger nor graph_source", text.Clip(kind, 40))
 			}
-			return watch(c, opts, state)
+			return watch(c, opts, one, state)
 		}}
 }
 
@@ -61,10 +62,12 @@ type event struct {
 	Deleted bool               `json:"deleted,omitempty"`
 }
 
-// watch prints changes until interrupted. With --state FILE it resumes from
-// the subscription map saved there and saves it after every event, so a
-// restarted watch misses nothing.
-func watch(c *call, opts subscribe.Options, state string) error {
+// watch prints changes until interrupted, of record one alone when it is
+// not "" (the subscription follows its ID as a prefix, which other IDs
+// may begin with). With --state FILE it resumes from the subscription map
+// saved there and saves it after every event, so a restarted watch misses
+// nothing.
+func watch(c *call, opts subscribe.Options, one, state string) error {
 	from, err := loadState(state)
 	if err != nil {
 		return err
@@ -83,7 +86,7 @@ func watch(c *call, opts subscribe.Options, state string) error {
 		default:
 			return err
 		}
-		if !strings.HasPrefix(ev.ID.String(), opts.Prefix) {
+		if !strings.HasPrefix(ev.ID.String(), opts.Prefix) || one != "" && ev.ID.String() != one {
 			continue
 		}
 		e := event{ID: ev.ID.String(), Deleted: ev.Deleted}

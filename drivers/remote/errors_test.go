@@ -3,13 +3,20 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
+	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -77,5 +84,41 @@ func TestReadOnlyTokenIsPermissionDenied(t *testing.T) {
 	_, err = ns.PublishCommit(ctx, "ro", 1, "c1")
 	if !errors.Is(err, nameservice.ErrPermissionDenied) || strings.Count(err.Error(), "ro:main") != 1 {
 		t.Fatalf("write with a read token: %v, want an ErrPermissionDenied naming ro:main once", err)
+	}
+}
+
+// A listing whose answer holds a null record (a broken proxy or server in
+// between) is a malformed answer, an error wrapping ErrInternal: never a
+// panic, never a nil record handed on.
+func TestListAnswerWithANullRecordIsMalformed(t *testing.T) {
+	hs := serve(t, mem.NewStore().Open(), server.Options{})
+	target, _ := url.Parse(hs.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ns/v1/records" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"records":[null]}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	d, err := remote.Open(context.Background(), remote.Config{BaseURL: front.URL})
+	must(t, err)
+	ns := nameservice.New(d)
+	must(t, ns.Init(context.Background(), "db"))
+	for _, opts := range []driver.ListOptions{{}, {State: "ready"}, {Kind: model.Ledger, IncludeRetracted: true}} {
+		var page *driver.Page
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("list %+v: panic: %v", opts, p)
+				}
+			}()
+			page, err = d.List(context.Background(), opts)
+		}()
+		if !errors.Is(err, model.ErrInternal) || page != nil {
+			t.Fatalf("list %+v: %v, %v; want a malformed answer (ErrInternal)", opts, page, err)
+		}
 	}
 }

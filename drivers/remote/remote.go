@@ -501,6 +501,9 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 	}
 	page := &driver.Page{NextPageToken: lr.NextPageToken}
 	for _, r := range lr.Records {
+		if r == nil { // a JSON null, which no record decoder sees
+			return nil, fmt.Errorf("remote: list: %w: malformed answer: a null record", model.ErrInternal)
+		}
 		// A server older than the state and source type filters ignores
 		// them: what it sends is filtered here again.
 		if opts.Matches(r) {

@@ -26,7 +26,9 @@ const maxEventBytes = 8 << 20
 // stream starts with are compared with the ones it knows, and every
 // difference is reported as a change, so nothing is missed, though changes
 // made while disconnected arrive merged, one event per concern. A refusal
-// by the server (a 4xx: bad token, out of scope) ends the feed with Err.
+// by the server (a 4xx: bad token, out of scope) ends the feed with Err;
+// the stream limits (429, 503) are waited out. A first connect they refuse
+// returns an error wrapping ErrThrottled or ErrUnavailable.
 func (d *Driver) Watch(ctx context.Context, opts driver.WatchOptions) (<-chan driver.Event, error) {
 	w := &watcher{d: d, opts: opts}
 	st, snap, err := w.connect(ctx)
@@ -82,6 +84,11 @@ func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Rec
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		r := &response{status: resp.StatusCode, body: b}
+		if resp.StatusCode == http.StatusTooManyRequests {
+			// The principal's stream limit: a slot comes free when one of
+			// its streams ends.
+			return nil, nil, fmt.Errorf("remote: watch: %w: HTTP %d: %s", model.ErrThrottled, resp.StatusCode, snippet(b))
+		}
 		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
 			return nil, nil, permanent{r.err("watch")}
 		}
@@ -207,7 +214,11 @@ func (w *watcher) take(c nswire.Change) (driver.Event, bool) {
 	}
 	old := c.Old
 	if cur := rec.Value(concern); cur != nil {
-		if c.New.Equal(*cur) || c.New.V < cur.V {
+		// A change below the known watermark is one the snapshot already
+		// passed, unless the change itself moved the watermark back (a
+		// reset-head; a record purged and created again between polls).
+		back := c.New.V < c.Old
+		if c.New.Equal(*cur) || c.New.V < cur.V && !back {
 			return driver.Event{}, false
 		}
 		old = cur.V

@@ -3,8 +3,11 @@ package remote_test
 import (
 	"context"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,8 +19,10 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
+	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
@@ -29,6 +34,8 @@ type cutter struct {
 	target string
 	mu     sync.Mutex
 	conns  []net.Conn
+	gate   chan struct{} // new connections wait until it is closed (see hold)
+	held   int           // connections waiting at the gate
 }
 
 func newCutter(t *testing.T, target string) *cutter {
@@ -36,27 +43,62 @@ func newCutter(t *testing.T, target string) *cutter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cutter{ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); c.cut() })
+	c := &cutter{ln: ln, target: target, gate: make(chan struct{})}
+	close(c.gate)
+	t.Cleanup(func() { ln.Close(); c.release(); c.cut() })
 	go func() {
 		for {
 			in, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
 			c.mu.Lock()
-			c.conns = append(c.conns, in, out)
+			gate := c.gate
+			c.held++
 			c.mu.Unlock()
-			go func() { _, _ = io.Copy(out, in); out.Close() }()
-			go func() { _, _ = io.Copy(in, out); in.Close() }()
+			go func() {
+				<-gate
+				c.mu.Lock()
+				c.held--
+				c.mu.Unlock()
+				out, err := net.Dial("tcp", target)
+				if err != nil {
+					in.Close()
+					return
+				}
+				c.mu.Lock()
+				c.conns = append(c.conns, in, out)
+				c.mu.Unlock()
+				go func() { _, _ = io.Copy(out, in); out.Close() }()
+				go func() { _, _ = io.Copy(in, out); in.Close() }()
+			}()
 		}
 	}()
 	return c
+}
+
+// hold makes new connections wait, unconnected, until release.
+func (c *cutter) hold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gate = make(chan struct{})
+}
+
+func (c *cutter) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.gate:
+	default:
+		close(c.gate)
+	}
+}
+
+// waiting returns the connections held at the gate.
+func (c *cutter) waiting() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
 }
 
 func (c *cutter) cut() {
@@ -200,5 +242,143 @@ func TestOpenURL(t *testing.T) {
 	}
 	if _, err := drivers.Open(ctx, "https://127.0.0.1:1?timeout=-1s"); err == nil {
 		t.Fatal("a negative timeout was accepted")
+	}
+}
+
+// A head moved back (reset-head) is a change like any other: the watch
+// reports it, and the commits after it below the old head, as a watch of
+// the backend itself does, over a backend with a change feed (memory,
+// DynamoDB's stream) and over one the server polls.
+func TestWatchReportsAHeadMovedBack(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) (driver.Driver, driver.Driver){
+		"mem": func(*testing.T) (driver.Driver, driver.Driver) { s := mem.NewStore(); return s.Open(), s.Open() },
+		"mem polled": func(*testing.T) (driver.Driver, driver.Driver) {
+			s := mem.NewStore()
+			d := s.Open()
+			return noWatch{d, d}, s.Open()
+		},
+		"dynamodb": func(t *testing.T) (driver.Driver, driver.Driver) {
+			cfg := dynamoConfig(t)
+			a, err := dynamodb.Open(context.Background(), cfg)
+			must(t, err)
+			b, err := dynamodb.Open(context.Background(), cfg)
+			must(t, err)
+			return a, b
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			served, backend := open(t)
+			hs := serve(t, served, server.Options{})
+			direct := nameservice.New(backend)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id := "back/" + strings.ReplaceAll(name, " ", "-") + "-" + testenv.RandomHex(4)
+			must(t, direct.Init(ctx, id))
+			for i := int64(1); i <= 5; i++ {
+				if _, err := direct.PublishCommit(ctx, id, i, fmt.Sprintf("c%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := remote.Open(ctx, remote.Config{BaseURL: hs.URL})
+			must(t, err)
+			remoteCh, err := d.Watch(ctx, driver.WatchOptions{Prefix: id, Concerns: []model.Concern{model.Head}})
+			must(t, err)
+			directCh, err := direct.Watch(ctx, nameservice.WatchOptions{Prefix: id, Concerns: []model.Concern{model.Head},
+				Interval: 20 * time.Millisecond})
+			must(t, err)
+			if _, err := direct.ResetHead(ctx, id, nameservice.Ref{Address: "c3", T: 3}, nameservice.ResetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := direct.PublishCommit(ctx, id, 4, "c4-again"); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []struct {
+				watch string
+				ch    <-chan driver.Event
+			}{{"direct", directCh}, {"remote", remoteCh}} {
+				watch, ch := w.watch, w.ch
+				// A polled server may merge the two changes into one.
+				for done := false; !done; {
+					select {
+					case ev := <-ch:
+						if ev.Err != nil || ev.Concern != model.Head ||
+							!ev.New.Equal(model.RefValue("c3", 3)) && !ev.New.Equal(model.RefValue("c4-again", 4)) {
+							t.Fatalf("%s: event %+v (err %v), want head c3 at 3, then c4-again at 4", watch, ev, ev.Err)
+						}
+						done = ev.New.V == 4
+					case <-time.After(10 * time.Second):
+						t.Fatalf("%s: no event for the head moved back: the watch dropped it", watch)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The stream limit (429, with Retry-After) is no refusal: a first connect
+// it refuses is an error wrapping ErrThrottled, and a watch whose
+// reconnect it refuses tries again, with backoff, and goes on once a slot
+// is free.
+func TestWatchRetriesTheStreamLimit(t *testing.T) {
+	store := mem.NewStore()
+	hs := serve(t, store.Open(), server.Options{MaxStreamsPerPrincipal: 1})
+	proxy := newCutter(t, hs.Listener.Addr().String())
+	direct := nameservice.New(store.Open())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	must(t, direct.Init(ctx, "lim/a"))
+	// other holds the one stream slot until closed.
+	other := func() (closeIt func()) {
+		for {
+			octx, ocancel := context.WithCancel(ctx)
+			req, err := http.NewRequestWithContext(octx, http.MethodGet, hs.URL+"/ns/v1/watch?prefix=lim/", nil)
+			must(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			must(t, err)
+			if resp.StatusCode == http.StatusOK {
+				return func() { ocancel(); resp.Body.Close() }
+			}
+			resp.Body.Close()
+			ocancel()
+			if ctx.Err() != nil {
+				t.Fatal("no stream slot came free")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	d, err := remote.Open(ctx, remote.Config{BaseURL: "http://" + proxy.ln.Addr().String()})
+	must(t, err)
+	closeOther := other()
+	if _, err := d.Watch(ctx, driver.WatchOptions{Prefix: "lim/"}); !errors.Is(err, model.ErrThrottled) {
+		t.Fatalf("watch beyond the limit: %v, want an error wrapping ErrThrottled", err)
+	}
+	closeOther()
+	var ch <-chan driver.Event
+	for ch == nil {
+		if ch, err = d.Watch(ctx, driver.WatchOptions{Prefix: "lim/"}); err != nil && !errors.Is(err, model.ErrThrottled) {
+			t.Fatal(err)
+		}
+	}
+	// The stream breaks; its reconnect waits at the proxy while another
+	// stream takes the slot, then meets the limit.
+	proxy.hold()
+	proxy.cut()
+	closeOther = other()
+	for proxy.waiting() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	proxy.release()
+	time.Sleep(200 * time.Millisecond)
+	closeOther()
+	if _, err := direct.PublishCommit(ctx, "lim/a", 1, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev, ok := <-ch:
+		if !ok || ev.Err != nil || ev.Concern != model.Head || ev.New.V != 1 {
+			t.Fatalf("after the limit: %+v (open %v), want the head at 1", ev, ok)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event after the slot came free")
 	}
 }

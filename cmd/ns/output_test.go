@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"nameservice.dev/nameservice/internal/testing/testenv"
+)
+
+// TestWatchPipedPrintsJSON: ns watch, piped and without --json, prints
+// every change as a JSON line, as its help says and as list and lookup do
+// when piped; NS_OUTPUT=human gives the readable line.
+func TestWatchPipedPrintsJSON(t *testing.T) {
+	for _, human := range []bool{false, true} {
+		if human {
+			t.Setenv(outputEnv, "human")
+		}
+		c := newCLI(t)
+		c.want(exitOK, "init", "db")
+		ctx, cancel := context.WithCancel(context.Background())
+		var out testenv.Buffer
+		done := make(chan int)
+		go func() { done <- run(ctx, []string{"--url", c.url, "watch", "db"}, &out, &out) }()
+		deadline := time.Now().Add(time.Minute)
+		for tt := 1; !strings.Contains(out.String(), "db:main"); tt++ {
+			if time.Now().After(deadline) {
+				t.Fatalf("no change printed: %q", out.String())
+			}
+			c.want(exitOK, "publish-commit", "db", strconv.Itoa(tt), "c")
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Fatalf("ns watch exited %d: %s", code, out.String())
+		}
+		line, _, _ := strings.Cut(out.String(), "\n")
+		var e event
+		err := json.Unmarshal([]byte(line), &e)
+		switch {
+		case !human && (err != nil || e.ID != "db:main" || e.Concern != "head"):
+			t.Errorf("ns watch | cat printed %q, not a JSON line (%v)", line, err)
+		case human && err == nil:
+			t.Errorf("NS_OUTPUT=human ns watch printed JSON: %q", line)
+		}
+	}
+}

@@ -157,6 +157,7 @@ func TestUsage(t *testing.T) {
 		{"--from", m, "--to", "mem://y", "--no-such-flag"},
 		{"--from", "nosuch://x", "--to", "mem://y"},
 		{"--from", m, "--to", "mem://y", "--create-table"},
+		{"--from", m, "--to", "mem://y", "--create-table", "--dry-run"}, // the plan of a run that would be refused
 		{"--from", m, "--to", "mem://y", "--resume", filepath.Join(t.TempDir(), "absent.jsonl")},
 	}
 	for _, args := range bad {

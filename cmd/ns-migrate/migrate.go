@@ -99,10 +99,10 @@ func prepareTarget(ctx context.Context, dst *nameservice.NameService, o *options
 	// create, keeps this command free of backend-specific code.
 	var p driver.Provisioner
 	canCreate := dst.As(&p)
+	if o.createTable && !canCreate { // refused in a dry run too: it plans the run as given
+		return usagef("--create-table: the target's driver has no table to create")
+	}
 	if o.createTable && !o.dryRun {
-		if !canCreate {
-			return usagef("--create-table: the target's driver has no table to create")
-		}
 		if err := dst.Provision(ctx); err != nil {
 			return fmt.Errorf("--create-table: %w", err)
 		}

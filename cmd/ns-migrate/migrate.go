@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 		return false, err
 	}
 	defer src.Close()
+	if err := missingSource(src); err != nil {
+		return false, err
+	}
 	dst, err := openSide(ctx, "--to", o.to, o.toConfig, ex.Options()...)
 	if err != nil {
 		return false, err
@@ -89,6 +93,20 @@ func openSide(ctx context.Context, flagName, rawURL, configFile string, opts ...
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	return ns, nil
+}
+
+// missingSource refuses a file source whose directory does not exist: it
+// would read as an empty nameservice, copied and verified without a
+// failure, which hides a mistyped path (ns refuses it too).
+func missingSource(src *nameservice.NameService) error {
+	var d interface{ Dir() string }
+	if !src.As(&d) {
+		return nil
+	}
+	if _, err := os.Stat(d.Dir()); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--from: %w: no nameservice at %s: the directory does not exist (check the URL)", nameservice.ErrNotProvisioned, d.Dir())
+	}
+	return nil
 }
 
 // prepareTarget creates the target's table with --create-table, then reads

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 )
 
@@ -46,5 +47,15 @@ func TestWatchPipedPrintsJSON(t *testing.T) {
 		case human && err == nil:
 			t.Errorf("NS_OUTPUT=human ns watch printed JSON: %q", line)
 		}
+	}
+}
+
+// TestWatchIntervalHelpDefault: ns watch --help gives the interval a poll
+// really uses when --interval is not given, not 0s.
+func TestWatchIntervalHelpDefault(t *testing.T) {
+	c := newCLI(t)
+	help := c.want(exitOK, "help", "watch")
+	if want := "(default " + nameservice.DefaultWatchInterval.String() + ")"; !strings.Contains(help, want) {
+		t.Errorf("ns help watch does not say %s:\n%s", want, help)
 	}
 }

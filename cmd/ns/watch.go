@@ -27,7 +27,7 @@ func init() {
 			fs.StringVar(&concerns, "concerns", "", "only changes of these concerns, comma-separated (default: all; a purge always)")
 			fs.StringVar(&kind, "kind", "", "only records of this kind: ledger or graph_source")
 			fs.StringVar(&state, "state", "", "file to keep what was seen, to resume after a restart")
-			fs.DurationVar(&interval, "interval", 0, "poll interval when the backend has no change feed")
+			fs.DurationVar(&interval, "interval", nameservice.DefaultWatchInterval, "poll interval when the backend has no change feed")
 		},
 		run: func(c *call) error {
 			if len(c.args) > 1 || (len(c.args) == 1 && prefix != "") {

@@ -57,7 +57,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 			return false, cli.UsageError{Msg: err.Error()}
 		}
 	}
-	rep, err := openReport(o.report, o.report == o.resume)
+	rep, err := openReport(o.report, sameFile(o.report, o.resume))
 	if err != nil {
 		return false, err
 	}
@@ -93,6 +93,20 @@ func openSide(ctx context.Context, flagName, rawURL, configFile string, opts ...
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	return ns, nil
+}
+
+// sameFile reports whether the paths a and b (neither empty) name one
+// file, however each is spelled.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // missingSource refuses a file source whose directory does not exist: it

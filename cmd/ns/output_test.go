@@ -59,3 +59,17 @@ func TestWatchIntervalHelpDefault(t *testing.T) {
 		t.Errorf("ns help watch does not say %s:\n%s", want, help)
 	}
 }
+
+// TestCheckPrefixMustMakeNewIDs: a --prefix under which the cases cannot
+// create their records (an '@', refused in new names; a ':', which puts
+// the cases' own branch after a second one) is a usage error naming it,
+// not a run that reports the store's guarantees broken.
+func TestCheckPrefixMustMakeNewIDs(t *testing.T) {
+	c := newCLI(t)
+	for _, p := range []string{"@x/", "x@y/", "a:b/"} {
+		code, out, errs := c.run("check", "mem://check-prefix", "--quick", "--group", "Lifecycle,Lease", "--prefix", p)
+		if code != exitUsage || !strings.Contains(errs, "--prefix") {
+			t.Errorf("ns check --prefix %s: exit %d, stderr %q, stdout:\n%s", p, code, errs, out)
+		}
+	}
+}

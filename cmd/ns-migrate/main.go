@@ -67,6 +67,10 @@ advance when the target is behind, conflict when it is ahead or diverged.
 
 `
 
+// maxParallel bounds --parallel: each is a worker with up to two records
+// buffered, and a million of them exhausted the memory.
+const maxParallel = 1024
+
 // helpDash and errorDash find the single dash package flag writes before a
 // flag's name in the help and in its errors.
 var (
@@ -135,8 +139,8 @@ func (o *options) check() error {
 		return usagef("--from and --to name the same nameservice")
 	case o.sel.kind != "" && !o.sel.kind.Valid():
 		return usagef("--kind %q: want ledger or graph_source", o.sel.kind)
-	case o.parallel < 1:
-		return usagef("--parallel %d: want at least 1", o.parallel)
+	case o.parallel < 1 || o.parallel > maxParallel:
+		return usagef("--parallel %d: want 1 to %d", o.parallel, maxParallel)
 	case o.sel.pageSize < 1:
 		return usagef("--page-size %d: want at least 1", o.sel.pageSize)
 	case o.verifyOnly && (o.dryRun || o.verify || o.createTable):

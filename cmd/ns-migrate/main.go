@@ -27,6 +27,7 @@ import (
 
 	"nameservice.dev/nameservice"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/buildinfo"
 	"nameservice.dev/nameservice/internal/cli"
 )
@@ -141,8 +142,8 @@ func (o *options) check() error {
 		return usagef("--kind %q: want ledger or graph_source", o.sel.kind)
 	case o.parallel < 1 || o.parallel > maxParallel:
 		return usagef("--parallel %d: want 1 to %d", o.parallel, maxParallel)
-	case o.sel.pageSize < 1:
-		return usagef("--page-size %d: want at least 1", o.sel.pageSize)
+	case o.sel.pageSize < 1 || o.sel.pageSize > guard.MaxPageSize:
+		return usagef("--page-size %d: want 1 to %d", o.sel.pageSize, guard.MaxPageSize)
 	case o.verifyOnly && (o.dryRun || o.verify || o.createTable):
 		return usagef("--verify-only writes nothing: it does not combine with --dry-run, --verify or --create-table")
 	case o.dryRun && o.verify:

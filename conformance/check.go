@@ -151,6 +151,7 @@ func checkGroup(ctx context.Context, g group, open Opener, opts CheckOptions) (r
 		}
 	}
 	wg.Wait()
+	interrupted = interrupted || slices.ContainsFunc(res.Cases, func(c CaseResult) bool { return strings.HasPrefix(c.Message, interruptedCase) })
 	if g.needsCorrupter {
 		res.Skipped = "a live store cannot be corrupted safely; the drivers' own tests run this group"
 	}
@@ -193,9 +194,12 @@ const (
 	caseGrace = 10 * time.Second
 )
 
-func runCase(ctx context.Context, name string, c testCase, open Opener, opts CheckOptions) CaseResult {
+// interruptedCase starts the message of a case the interrupt stopped.
+const interruptedCase = "interrupted while it ran: "
+
+func runCase(runCtx context.Context, name string, c testCase, open Opener, opts CheckOptions) CaseResult {
 	timeout := c.timeout(opts.CaseTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
 	t := &checkT{name: name}
 	start := time.Now()
@@ -217,7 +221,13 @@ func runCase(ctx context.Context, name string, c testCase, open Opener, opts Che
 	case <-time.After(timeout + caseGrace):
 		t.record(Fail, fmt.Sprintf("did not end within %v", timeout+caseGrace))
 	}
-	return t.result(c.name, time.Since(start))
+	res := t.result(c.name, time.Since(start))
+	if res.Status == Fail && runCtx.Err() != nil {
+		// Stopped by the interrupt, the case's failure says nothing of the
+		// store: not a broken guarantee (Check reports the run interrupted).
+		res.Status, res.Message = Skip, interruptedCase+context.Cause(runCtx).Error()+" ("+res.Message+")"
+	}
+	return res
 }
 
 // checkT is the T of a case run by Check. As on testing.T, Fatal and Skip

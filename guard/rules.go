@@ -43,6 +43,9 @@ const (
 	MaxWatermark = math.MaxInt64 - 1
 	// MaxBranches is the highest branch count: Fluree keeps it as a u32.
 	MaxBranches = math.MaxUint32
+	// MaxPageSize is the largest page a listing may ask for: drivers size
+	// a page's buffers by it.
+	MaxPageSize = 1_000_000
 )
 
 // invalid returns an error wrapping ErrInvalidArgument.
@@ -235,7 +238,8 @@ func CheckUpdate(c model.Concern, cond driver.Condition, next model.Value) error
 }
 
 // CheckList returns an error wrapping ErrInvalidArgument when opts is
-// malformed: an unknown kind, a negative page size, a prefix that is not
+// malformed: an unknown kind, a negative page size or one over
+// MaxPageSize, a prefix that is not
 // valid UTF-8 or longer than any ID, a state or source type that is not
 // valid UTF-8 or longer than any can be (a payload, MaxSourceTypeBytes).
 func CheckList(opts driver.ListOptions) error {
@@ -244,6 +248,9 @@ func CheckList(opts driver.ListOptions) error {
 	}
 	if opts.PageSize < 0 {
 		return invalid("page size %d is negative", opts.PageSize)
+	}
+	if opts.PageSize > MaxPageSize {
+		return invalid("page size %d is over the limit of %d", opts.PageSize, MaxPageSize)
 	}
 	for _, f := range []struct {
 		field, s string

@@ -56,6 +56,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ns-bench: -n, -writers, -rounds and -list must be positive")
 		os.Exit(2)
 	}
+	if err := checkOnly(*only); err != nil {
+		fmt.Fprintln(os.Stderr, "ns-bench:", err)
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	if !run(ctx, os.Stdout, sz, *only) {
@@ -80,6 +84,24 @@ var candidates = []candidate{
 	{"fs-c", "", fsTarget(jsonld.LayoutC, "fs (layout C)", "main.head.json")},
 	{"dynamodb", "NAMESERVICE_TEST_DYNAMODB_ENDPOINT", dynamoTarget},
 	{"s3", "NAMESERVICE_TEST_S3_ENDPOINT", s3Target},
+}
+
+// checkOnly refuses a name of -only that is no driver's, so that a typo is
+// not a run of nothing.
+func checkOnly(only string) error {
+	if only == "" {
+		return nil
+	}
+	var known []string
+	for _, c := range candidates {
+		known = append(known, c.key)
+	}
+	for _, k := range strings.Split(only, ",") {
+		if !slices.Contains(known, k) {
+			return fmt.Errorf("-only: no driver %q (want %s)", k, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // run measures every reachable driver and prints the report; it returns

@@ -19,12 +19,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"nameservice.dev/nameservice"
 	_ "nameservice.dev/nameservice/drivers/all"
+	"nameservice.dev/nameservice/guard"
 	"nameservice.dev/nameservice/internal/buildinfo"
 	"nameservice.dev/nameservice/internal/cli"
 )
@@ -65,6 +68,17 @@ advance when the target is behind, conflict when it is ahead or diverged.
 
 `
 
+// maxParallel bounds --parallel: each is a worker with up to two records
+// buffered, and a million of them exhausted the memory.
+const maxParallel = 1024
+
+// helpDash and errorDash find the single dash package flag writes before a
+// flag's name in the help and in its errors.
+var (
+	helpDash  = regexp.MustCompile(`(?m)^(  )-`)
+	errorDash = regexp.MustCompile(`((?:defined|argument|for flag|flag):? )-([A-Za-z])`)
+)
+
 // parseFlags parses the command line. For --help it prints the usage and
 // the flags to stdout and returns flag.ErrHelp.
 func parseFlags(args []string, stdout io.Writer) (*options, error) {
@@ -97,11 +111,14 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
-			fs.SetOutput(stdout)
+			var defaults strings.Builder
+			fs.SetOutput(&defaults)
 			fs.PrintDefaults()
+			// --name, as docs/migrate.md and ns spell the flags (flag writes -name).
+			fmt.Fprint(stdout, helpDash.ReplaceAllString(defaults.String(), "$1--"))
 			return nil, err
 		}
-		return nil, cli.UsageError{Msg: err.Error()}
+		return nil, cli.UsageError{Msg: errorDash.ReplaceAllString(err.Error(), "$1--$2")}
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
@@ -123,10 +140,10 @@ func (o *options) check() error {
 		return usagef("--from and --to name the same nameservice")
 	case o.sel.kind != "" && !o.sel.kind.Valid():
 		return usagef("--kind %q: want ledger or graph_source", o.sel.kind)
-	case o.parallel < 1:
-		return usagef("--parallel %d: want at least 1", o.parallel)
-	case o.sel.pageSize < 1:
-		return usagef("--page-size %d: want at least 1", o.sel.pageSize)
+	case o.parallel < 1 || o.parallel > maxParallel:
+		return usagef("--parallel %d: want 1 to %d", o.parallel, maxParallel)
+	case o.sel.pageSize < 1 || o.sel.pageSize > guard.MaxPageSize:
+		return usagef("--page-size %d: want 1 to %d", o.sel.pageSize, guard.MaxPageSize)
 	case o.verifyOnly && (o.dryRun || o.verify || o.createTable):
 		return usagef("--verify-only writes nothing: it does not combine with --dry-run, --verify or --create-table")
 	case o.dryRun && o.verify:

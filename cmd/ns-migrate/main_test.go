@@ -151,12 +151,15 @@ func TestUsage(t *testing.T) {
 		{"--from", m, "--from-config", "c.json", "--to", "mem://y"},
 		{"--from", m, "--to", "mem://y", "--kind", "table"},
 		{"--from", m, "--to", "mem://y", "--parallel", "0"},
+		{"--from", m, "--to", "mem://y", "--page-size", "1000001"},
+		{"--from", m, "--to", "mem://y", "--parallel", "1025"}, // a worker and two buffered records each: 1e9 ran out of memory
 		{"--from", m, "--to", "mem://y", "--verify-only", "--dry-run"},
 		{"--from", m, "--to", "mem://y", "--dry-run", "--verify"},
 		{"--from", m, "--to", "mem://y", "stray"},
 		{"--from", m, "--to", "mem://y", "--no-such-flag"},
 		{"--from", "nosuch://x", "--to", "mem://y"},
 		{"--from", m, "--to", "mem://y", "--create-table"},
+		{"--from", m, "--to", "mem://y", "--create-table", "--dry-run"}, // the plan of a run that would be refused
 		{"--from", m, "--to", "mem://y", "--resume", filepath.Join(t.TempDir(), "absent.jsonl")},
 	}
 	for _, args := range bad {

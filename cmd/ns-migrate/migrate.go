@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 		return false, err
 	}
 	defer src.Close()
+	if err := missingSource(src); err != nil {
+		return false, err
+	}
 	dst, err := openSide(ctx, "--to", o.to, o.toConfig, ex.Options()...)
 	if err != nil {
 		return false, err
@@ -53,7 +57,7 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 			return false, cli.UsageError{Msg: err.Error()}
 		}
 	}
-	rep, err := openReport(o.report, o.report == o.resume)
+	rep, err := openReport(o.report, sameFile(o.report, o.resume))
 	if err != nil {
 		return false, err
 	}
@@ -91,6 +95,34 @@ func openSide(ctx context.Context, flagName, rawURL, configFile string, opts ...
 	return ns, nil
 }
 
+// sameFile reports whether the paths a and b (neither empty) name one
+// file, however each is spelled.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// missingSource refuses a file source whose directory does not exist: it
+// would read as an empty nameservice, copied and verified without a
+// failure, which hides a mistyped path (ns refuses it too).
+func missingSource(src *nameservice.NameService) error {
+	var d interface{ Dir() string }
+	if !src.As(&d) {
+		return nil
+	}
+	if _, err := os.Stat(d.Dir()); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--from: %w: no nameservice at %s: the directory does not exist (check the URL)", nameservice.ErrNotProvisioned, d.Dir())
+	}
+	return nil
+}
+
 // prepareTarget creates the target's table with --create-table, then reads
 // one page of the target so that a missing table or a wrong endpoint is one
 // clear error before any record is touched.
@@ -99,10 +131,10 @@ func prepareTarget(ctx context.Context, dst *nameservice.NameService, o *options
 	// create, keeps this command free of backend-specific code.
 	var p driver.Provisioner
 	canCreate := dst.As(&p)
+	if o.createTable && !canCreate { // refused in a dry run too: it plans the run as given
+		return usagef("--create-table: the target's driver has no table to create")
+	}
 	if o.createTable && !o.dryRun {
-		if !canCreate {
-			return usagef("--create-table: the target's driver has no table to create")
-		}
 		if err := dst.Provision(ctx); err != nil {
 			return fmt.Errorf("--create-table: %w", err)
 		}

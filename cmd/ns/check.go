@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
+	"nameservice.dev/nameservice/guard"
 	cmdline "nameservice.dev/nameservice/internal/cli"
 	"nameservice.dev/nameservice/internal/driverutil"
 )
@@ -78,7 +79,7 @@ func runCheck(c *call, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	prefix, err := checkPrefix(f.prefix)
+	prefix, err := checkPrefix(f.prefix, !f.cleanup)
 	if err != nil {
 		return err
 	}
@@ -161,12 +162,22 @@ func shellQuote(s string) string {
 
 // checkPrefix returns the prefix to work under: p with a trailing "/", or a
 // random one.
-func checkPrefix(p string) (string, error) {
+func checkPrefix(p string, create bool) (string, error) {
 	if p == "" {
 		return "nscheck-" + driverutil.Token()[:8] + "/", nil
 	}
 	p = strings.TrimSuffix(p, "/") + "/"
-	if _, err := nameservice.ParseID(p + "x"); err != nil {
+	// The cases create records named P + NAME, with branches of their own:
+	// the prefix must lie within a name that new records may take (a
+	// cleanup only reads and purges what is there).
+	id, err := nameservice.ParseID(p + "x")
+	if err == nil && create && strings.Contains(p, ":") {
+		err = fmt.Errorf("%w: it holds a ':', and the cases' IDs add a branch after their names", nameservice.ErrInvalidID)
+	}
+	if err == nil && create {
+		err = guard.CheckNewID(id)
+	}
+	if err != nil {
 		return "", usagef("check: --prefix %q does not make valid IDs: %v", p, err)
 	}
 	return p, nil

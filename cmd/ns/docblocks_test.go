@@ -49,8 +49,12 @@ func docBlocks(t *testing.T, path string) []docBlock {
 	var blocks []docBlock
 	lines := strings.Split(string(b), "\n")
 	for i := 0; i < len(lines); i++ {
-		lang, ok := strings.CutPrefix(lines[i], "```")
-		if !ok {
+		// A fence may be indented by up to three spaces (a block in a list
+		// item); its lines lose that indentation.
+		line := strings.TrimLeft(lines[i], " ")
+		indent := len(lines[i]) - len(line)
+		lang, ok := strings.CutPrefix(line, "```")
+		if !ok || indent > 3 {
 			continue
 		}
 		blk := docBlock{file: filepath.ToSlash(rel), line: i + 1, lang: strings.TrimSpace(lang)}
@@ -65,8 +69,12 @@ func docBlocks(t *testing.T, path string) []docBlock {
 			break
 		}
 		var body []string
-		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
-			body = append(body, lines[i])
+		for i++; i < len(lines) && !strings.HasPrefix(strings.TrimLeft(lines[i], " "), "```"); i++ {
+			l := lines[i]
+			for n := 0; n < indent && strings.HasPrefix(l, " "); n++ {
+				l = l[1:]
+			}
+			body = append(body, l)
 		}
 		blk.text = strings.Join(body, "\n") + "\n"
 		blocks = append(blocks, blk)

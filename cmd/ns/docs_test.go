@@ -284,10 +284,11 @@ func (d *docsRun) bash(dir, script string) (string, error) {
 // runShellExample runs the block in bash after the mark's setup (a note
 // "setup: COMMANDS"), in a sandbox of its own: every command must succeed.
 func runShellExample(t *testing.T, d *docsRun, b docBlock, note string) {
-	script := d.substitute(t, b.text)
+	script := b.text
 	if setup, ok := strings.CutPrefix(note, "setup:"); ok {
 		script = setup + "\n" + script
 	}
+	script = d.substitute(t, script)
 	if strings.HasPrefix(note, "quick") {
 		script = withQuick(script)
 	}
@@ -365,7 +366,7 @@ func wantLines(t *testing.T, b docBlock, out string, numbersVary bool) {
 // The DynamoDB tables and the bucket the examples name, made before them
 // and removed after (the examples run against the test servers).
 var (
-	docTables  = []string{"fluree-nameservice", "staging-nameservice"}
+	docTables  = []string{"fluree-nameservice", "staging-nameservice", "ns-runbook"} // ns-runbook: DST of docs/migrate.md's runbook
 	docBuckets = []string{"staging-bucket"}
 )
 

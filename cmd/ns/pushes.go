@@ -198,7 +198,7 @@ func publishIndexCommand() *command {
 		flags: func(fs *flag.FlagSet) {
 			graphs = nil
 			fs.BoolVar(&admin, "admin", false, "also publish at the current index_t (a rebuilt index)")
-			fs.Func("graph", "", func(v string) error {
+			fs.Func("graph", "a named graph's index, NAME=ADDRESS@T[:REV], or NAME=null for one not indexed yet (repeatable)", func(v string) error {
 				if graphs == nil {
 					graphs = map[string]*nameservice.GraphIndex{}
 				}

@@ -20,14 +20,14 @@ func init() {
 	var prefix, state, concerns, kind string
 	var interval time.Duration
 	commands["watch"] = &command{usage: "[ID | --prefix P] [--concerns head,index,status,config] [--kind ledger|graph_source] [--state FILE] [--interval D]", nargs: -1, ids: true,
-		summary: "print every change as a JSON line until interrupted (--state resumes after a restart)",
+		summary: "print every change until interrupted: a line on a terminal, JSON lines when piped (--state resumes after a restart)",
 		example: "ns watch --prefix tenant-eu/ --state /var/lib/ns-watch.json",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&prefix, "prefix", "", "only IDs starting with P")
 			fs.StringVar(&concerns, "concerns", "", "only changes of these concerns, comma-separated (default: all; a purge always)")
 			fs.StringVar(&kind, "kind", "", "only records of this kind: ledger or graph_source")
 			fs.StringVar(&state, "state", "", "file to keep what was seen, to resume after a restart")
-			fs.DurationVar(&interval, "interval", 0, "poll interval when the backend has no change feed")
+			fs.DurationVar(&interval, "interval", nameservice.DefaultWatchInterval, "poll interval when the backend has no change feed")
 		},
 		run: func(c *call) error {
 			if len(c.args) > 1 || (len(c.args) == 1 && prefix != "") {
@@ -90,11 +90,16 @@ func watch(c *call, opts subscribe.Options, one, state string) error {
 			continue
 		}
 		e := event{ID: ev.ID.String(), Deleted: ev.Deleted}
-		if ev.Deleted {
-			_ = c.output(e, "%s purged", e.ID)
-		} else {
+		if !ev.Deleted {
 			e.Concern, e.Old, e.New = ev.Concern.String(), ev.Old, &ev.New
-			_ = c.output(e, "%s %s %d -> %v", e.ID, e.Concern, e.Old, ev.New)
+		}
+		switch {
+		case !c.human(): // piped or --json: a JSON line, as list and lookup print
+			_ = c.printJSON(e)
+		case ev.Deleted:
+			fmt.Fprintf(c.stdout, "%s purged\n", e.ID)
+		default:
+			fmt.Fprintf(c.stdout, "%s %s %d -> %v\n", e.ID, e.Concern, e.Old, ev.New)
 		}
 		if err := saveState(state, sub.Map()); err != nil {
 			return err

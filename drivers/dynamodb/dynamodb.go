@@ -205,8 +205,8 @@ func ParseURL(u *url.URL) (Config, error) {
 	cfg := Config{Table: u.Host, Region: p.Region, Endpoint: p.Endpoint, Profile: p.Profile, Timeout: p.Timeout, MaxAttempts: p.MaxAttempts}
 	if s := q.Get("list_parallel"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return bad("list_parallel %q is not a positive integer", s)
+		if err != nil || n < 1 || n > MaxListParallel {
+			return bad("list_parallel %q is not an integer from 1 to %d", s, MaxListParallel)
 		}
 		cfg.ListParallel = n
 	}

@@ -27,6 +27,11 @@ const maxBatchKeys = 100
 // DefaultListParallel is the default of Config.ListParallel.
 const DefaultListParallel = 8
 
+// MaxListParallel bounds the URL's list_parallel: each is a goroutine with
+// a request in flight (a Scan segment, a batch call), as in the object
+// stores' drivers.
+const MaxListParallel = 256
+
 // maxStalledBatches bounds the batch retries that make no progress.
 const maxStalledBatches = 5
 

@@ -95,7 +95,9 @@ var (
 // unknown parameter, a malformed value or a file it cannot read.
 func ParseURL(u *url.URL) (Config, error) {
 	q := u.Query()
-	cfg := Config{Token: os.Getenv("NAMESERVICE_TOKEN")}
+	// Trimmed as token_file's contents are: a secret mounted into the
+	// environment keeps its file's newline.
+	cfg := Config{Token: strings.TrimSpace(os.Getenv("NAMESERVICE_TOKEN"))}
 	if f := q.Get("token_file"); f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -134,11 +136,16 @@ func ParseURL(u *url.URL) (Config, error) {
 
 // Open returns a driver for the server at cfg.BaseURL. It does not contact
 // the server. It returns an error wrapping model.ErrInvalidArgument when
-// BaseURL is not http(s)://HOST[:PORT][/PATH].
+// BaseURL is not http(s)://HOST[:PORT][/PATH], or when the token holds a
+// control character (no header can carry it).
 func Open(_ context.Context, cfg Config) (*Driver, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != Scheme && u.Scheme != SchemeTLS) || u.Host == "" {
 		return nil, fmt.Errorf("%w: remote: base URL must be http(s)://HOST[:PORT][/PATH]", model.ErrInvalidArgument)
+	}
+	if strings.ContainsFunc(cfg.Token, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+		// net/http refuses such a header on every request: say so once.
+		return nil, fmt.Errorf("%w: remote: the token holds a control character, which no HTTP header can carry", model.ErrInvalidArgument)
 	}
 	cfg.Timeout = driverutil.Positive(cfg.Timeout, DefaultTimeout)
 	cfg.MaxAttempts = driverutil.Positive(cfg.MaxAttempts, DefaultMaxAttempts)

@@ -161,6 +161,18 @@ func (a *API) dropBranch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := web.OpContext(r, a.OpTimeout)
 	defer cancel()
+	// As Fluree's drop_branch: a ledger's root (a record without a source
+	// branch) is refused; only a drop of the whole ledger removes it.
+	rec, err := a.NS.Lookup(ctx, id.String())
+	if err != nil {
+		flureeAnswer(w, a.Public.Error(ctx, "drop branch "+id.String(), err))
+		return
+	}
+	if rec.SourceBranch == "" {
+		writeTyped(w, http.StatusBadRequest, errTypeInternal, fmt.Sprintf(
+			"Cannot drop '%s': it is the root of ledger '%s'. Use drop_ledger to remove the whole ledger.", id.Branch, id.Name))
+		return
+	}
 	if err := a.NS.DropBranch(ctx, id.String()); err != nil {
 		flureeAnswer(w, a.Public.Error(ctx, "drop branch "+id.String(), err))
 		return

@@ -74,6 +74,29 @@ func httpStatus(err error) int {
 	return 0
 }
 
+// brief shows an Azure service error as its status and code: the SDK's
+// text is the whole HTTP exchange (the URL, the headers, the XML body), a
+// screen of the service's text in every answer. errors.As still finds the
+// SDK's error.
+func brief(err error) error {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return briefError{err, re}
+	}
+	return err
+}
+
+type briefError struct {
+	err error
+	re  *azcore.ResponseError
+}
+
+func (e briefError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.re.StatusCode, e.re.ErrorCode)
+}
+
+func (e briefError) Unwrap() error { return e.err }
+
 // azureCode returns the x-ms-error-code of an Azure error, "" otherwise.
 func azureCode(err error) string {
 	var re *azcore.ResponseError

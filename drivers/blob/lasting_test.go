@@ -33,6 +33,9 @@ func TestMissingBucket(t *testing.T) {
 			if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), "create it") {
 				t.Fatalf("open on a missing bucket: %v (code %v), want NotProvisioned saying to create it", err, model.Code(err))
 			}
+			if msg := err.Error(); strings.ContainsAny(msg, "\n<") || len(msg) > 400 {
+				t.Errorf("the error carries the service's whole answer (%d bytes): %q", len(msg), msg)
+			}
 			if n := c.All.Load(); n != 1 {
 				t.Errorf("%d requests, want 1: a missing bucket is not retried", n)
 			}
@@ -65,6 +68,9 @@ func TestAzureWrongKey(t *testing.T) {
 	_, err = blob.OpenBucket(ctx, b, blob.Config{})
 	if !errors.Is(err, model.ErrPermissionDenied) || !strings.Contains(err.Error(), "grant") {
 		t.Fatalf("open with a wrong key: %v (code %v), want PermissionDenied saying what to grant", err, model.Code(err))
+	}
+	if msg := err.Error(); strings.ContainsAny(msg, "\n<") || len(msg) > 400 {
+		t.Errorf("the error carries the service's whole answer (%d bytes): %q", len(msg), msg)
 	}
 	if strings.Contains(err.Error(), wrongKey) {
 		t.Errorf("the error shows the key: %v", err)

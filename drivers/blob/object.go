@@ -143,7 +143,7 @@ func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Preco
 // fail wraps a service error of op on key with the driver sentinel that
 // classifies it (the SDKs' messages never carry credentials).
 func (d *Driver) fail(ctx context.Context, op, key string, err error) error {
-	name := d.be.name()
+	name, err := d.be.name(), brief(err)
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %s %s: %w (%v)", name, op, key, ctx.Err(), err)
 	}

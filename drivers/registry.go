@@ -192,7 +192,8 @@ func (e *scrubbedError) Error() string { return e.msg }
 // Is reports whether the scrubbed error matches target, as the original did.
 func (e *scrubbedError) Is(target error) bool { return errors.Is(e.err, target) }
 
-// secretWords mark query parameters whose values Redact hides.
+// secretWords mark query parameters whose values Redact hides, but for
+// names ending in "_file", which hold paths.
 var secretWords = []string{"secret", "password", "passwd", "pwd", "token", "key", "credential", "signature", "session", "auth", "sig"}
 
 // Redact returns u as a string with its password, every query value whose
@@ -229,6 +230,11 @@ func Redact(u *url.URL) string {
 
 func secretName(k string) bool {
 	lk := strings.ToLower(k)
+	if strings.HasSuffix(lk, "_file") {
+		// token_file, ca_file: the path of a file, not its contents. Shown,
+		// a command a message names (ns check's cleanup) works when pasted.
+		return false
+	}
 	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(lk, w) })
 }
 

@@ -63,6 +63,21 @@ func TestMalformedURLHidesCredentials(t *testing.T) {
 	}
 }
 
+// TestRedactShowsFilePaths: Redact hides a token and a password but shows
+// the path a *_file parameter names (a pasted cleanup command must work).
+func TestRedactShowsFilePaths(t *testing.T) {
+	u, err := url.Parse("https://u:hunter2@h:1?token_file=%2Fetc%2Fns%2Ftoken&ca_file=ca.pem&token=s3cr3t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Redact(u)
+	for _, want := range []string{"token_file=%2Fetc%2Fns%2Ftoken", "ca_file=ca.pem", "token=REDACTED", "u:REDACTED@"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Redact = %q, want it to hold %q", got, want)
+		}
+	}
+}
+
 // shapeDriver is a driver of the common shape for TestOpens; only its
 // identity matters.
 type shapeDriver struct{ driver.Driver }

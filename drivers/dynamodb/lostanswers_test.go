@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/dynamodb"
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
@@ -63,5 +66,107 @@ func TestBrokenAnswerBodyIsALostAnswer(t *testing.T) {
 	must(t, err)
 	if rec.Head != nil && rec.Head.V != 0 {
 		t.Errorf("the record created again has head %+v: the push landed on it too", *rec.Head)
+	}
+}
+
+// TestLostAnswerThenRefusedResend: a transaction (create, retract, purge,
+// branch create, branch drop) lands but its answer is lost; the resend is
+// then refused without reaching the table (throttled until the SDK gives
+// up). The first attempt landed, so the write must not be answered as
+// throttled or unavailable, which say it changed nothing: it is done or
+// its outcome is unknown.
+func TestLostAnswerThenRefusedResend(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	direct := nameservice.New(openWith(t, cfg))
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, id string)
+		write func(ns *nameservice.NameService, id string) error
+		check func(t *testing.T, id string) // the first attempt landed
+	}{
+		{"create", nil,
+			func(ns *nameservice.NameService, id string) error { return ns.Init(ctx, id) },
+			func(t *testing.T, id string) {
+				_, err := direct.Lookup(ctx, id)
+				must(t, err)
+			}},
+		{"retract", func(t *testing.T, id string) { must(t, direct.Init(ctx, id)) },
+			func(ns *nameservice.NameService, id string) error { return ns.Retract(ctx, id) },
+			func(t *testing.T, id string) {
+				rec, err := direct.Lookup(ctx, id)
+				must(t, err)
+				if !rec.Retracted {
+					t.Fatal("not retracted")
+				}
+			}},
+		{"purge", func(t *testing.T, id string) { must(t, direct.Init(ctx, id)) },
+			func(ns *nameservice.NameService, id string) error { return ns.Purge(ctx, id) },
+			func(t *testing.T, id string) {
+				if _, err := direct.Lookup(ctx, id); !errors.Is(err, model.ErrNotFound) {
+					t.Fatalf("lookup after the purge: %v", err)
+				}
+			}},
+		{"create branch", func(t *testing.T, id string) {
+			name, _, _ := strings.Cut(id, ":")
+			must(t, direct.Init(ctx, name+":main"))
+			_, err := direct.PublishCommit(ctx, name+":main", 1, "c1")
+			must(t, err)
+		},
+			func(ns *nameservice.NameService, id string) error {
+				_, err := ns.CreateBranch(ctx, id, nameservice.BranchOptions{})
+				return err
+			},
+			func(t *testing.T, id string) {
+				_, err := direct.Lookup(ctx, id)
+				must(t, err)
+			}},
+		{"drop branch", func(t *testing.T, id string) {
+			name, _, _ := strings.Cut(id, ":")
+			must(t, direct.Init(ctx, name+":main"))
+			_, err := direct.PublishCommit(ctx, name+":main", 1, "c1")
+			must(t, err)
+			_, err = direct.CreateBranch(ctx, id, nameservice.BranchOptions{})
+			must(t, err)
+		},
+			func(ns *nameservice.NameService, id string) error { return ns.DropBranch(ctx, id) },
+			func(t *testing.T, id string) {
+				if _, err := direct.Lookup(ctx, id); !errors.Is(err, model.ErrNotFound) {
+					t.Fatalf("lookup after the drop: %v", err)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "refused" + testenv.RandomHex(4) + "/db:b"
+			if tc.setup != nil {
+				tc.setup(t, id)
+			}
+			var p *faultproxy.Proxy
+			var lost atomic.Bool
+			p, err := faultproxy.Start(faultproxy.Config{Target: cfg.Endpoint,
+				Rates: map[faultproxy.Fault]float64{faultproxy.Throttle: 1},
+				Lose: func(r *http.Request) bool {
+					if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") || !lost.CompareAndSwap(false, true) {
+						return false
+					}
+					p.SetEnabled(true) // every later request is throttled
+					return true
+				}})
+			must(t, err)
+			defer p.Close()
+			p.SetEnabled(false)
+			c := cfg
+			c.Endpoint = p.URL()
+			ns := nameservice.New(openWith(t, c))
+			err = tc.write(ns, id)
+			if !lost.Load() {
+				t.Fatalf("no answer was lost (%v)", err)
+			}
+			tc.check(t, id)
+			if err != nil && !errors.Is(err, model.ErrOutcomeUnknown) {
+				t.Errorf("a %s that landed, whose resend was throttled: %v; want success or outcome unknown", tc.name, err)
+			}
+		})
 	}
 }

@@ -342,6 +342,11 @@ func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWri
 			telemetry.Retry(ctx, "answer lost")
 		case awsconf.MaybeApplied(err) && ctx.Err() == nil:
 			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%d attempts whose answers were lost: %v", resends+1, err))
+		case resends > 0 && ctx.Err() == nil:
+			// The resend was refused before DynamoDB weighed it (throttled,
+			// not connected): the attempt whose answer was lost may have
+			// landed.
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("an attempt's answer was lost, and sending it again failed: %v", err))
 		default:
 			return nil, d.fail(ctx, op, err)
 		}

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
@@ -168,5 +172,57 @@ func TestLostAnswerThenRefusedResend(t *testing.T) {
 				t.Errorf("a %s that landed, whose resend was throttled: %v; want success or outcome unknown", tc.name, err)
 			}
 		})
+	}
+}
+
+// TestLostAnswerOnConfigWrittenElsewhere: a graph source's config_json was
+// written by another program (as Fluree does: its own key order and
+// spacing), so it equals the expected config by value but not as text.
+// A push's first attempt is refused on that text and its answer is lost
+// (the connection resets after DynamoDB answered). The push must settle,
+// here applied, as it does when the refusal arrives, instead of sending
+// the refused request again and again until its context ends.
+func TestLostAnswerOnConfigWrittenElsewhere(t *testing.T) {
+	cfg := testConfig(t)
+	ctx := context.Background()
+	direct := nameservice.New(openWith(t, cfg))
+	id := "cfgtext" + testenv.RandomHex(4) + "/gs:main"
+	must(t, direct.PublishGraphSource(ctx, id, "bm25", nil, map[string]any{"a": 1, "b": 2}))
+	raw, err := dynamodb.NewClient(ctx, cfg)
+	must(t, err)
+	_, err = raw.UpdateItem(ctx, &awsdynamodb.UpdateItemInput{
+		TableName: aws.String(cfg.Table), Key: map[string]types.AttributeValue{"pk": s(id), "sk": s("config")},
+		UpdateExpression:          aws.String("SET config_json = :cfg, config_v = config_v + :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":cfg": s(`{"b": 3, "a": 1}`), ":one": n(1)},
+	})
+	must(t, err)
+
+	var updates atomic.Int32
+	var p *faultproxy.Proxy
+	p, err = faultproxy.Start(faultproxy.Config{Target: cfg.Endpoint,
+		Rates: map[faultproxy.Fault]float64{faultproxy.ResetAfter: 1},
+		Forwarded: func(r *http.Request, _ []byte, _ int) {
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
+				updates.Add(1)
+				p.SetEnabled(false) // only the first answer is lost
+			}
+		}})
+	must(t, err)
+	defer p.Close()
+	p.SetEnabled(false)
+	c := cfg
+	c.Endpoint = p.URL()
+	pusher := nameservice.New(openWith(t, c))
+	rec, err := pusher.Lookup(ctx, id)
+	must(t, err)
+	p.SetEnabled(true)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := pusher.PushConfig(ctx, id, *rec.Config, nameservice.Value{V: rec.Config.V + 1, Payload: nameservice.Object{"c": "d"}})
+	if n := updates.Load(); ctx.Err() != nil || n > 20 {
+		t.Fatalf("push whose refused first attempt lost its answer: %d UpdateItem requests, %+v, %v", n, out, err)
+	}
+	if err != nil || !out.Applied {
+		t.Fatalf("push whose refused first attempt lost its answer, nothing else happening: %+v, %v; want applied", out, err)
 	}
 }

@@ -226,3 +226,58 @@ func TestLostAnswerOnConfigWrittenElsewhere(t *testing.T) {
 		t.Fatalf("push whose refused first attempt lost its answer, nothing else happening: %+v, %v; want applied", out, err)
 	}
 }
+
+// TestPurgeThatLandedIsDone: a purge (and a branch drop) whose transaction
+// DynamoDB applied and answered is done, even when the sweep that follows
+// (the partition's rows written meanwhile) cannot run: every later request
+// is throttled. An error would say the purge changed nothing.
+func TestPurgeThatLandedIsDone(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	direct := nameservice.New(openWith(t, cfg))
+	for _, drop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "purge", true: "drop branch"}[drop], func(t *testing.T) {
+			id := "swept" + testenv.RandomHex(4) + "/db:b"
+			if drop {
+				name, _, _ := strings.Cut(id, ":")
+				must(t, direct.Init(ctx, name+":main"))
+				_, err := direct.PublishCommit(ctx, name+":main", 1, "c1")
+				must(t, err)
+				_, err = direct.CreateBranch(ctx, id, nameservice.BranchOptions{})
+				must(t, err)
+			} else {
+				must(t, direct.Init(ctx, id))
+			}
+			var p *faultproxy.Proxy
+			var landed atomic.Bool
+			p, err := faultproxy.Start(faultproxy.Config{Target: cfg.Endpoint,
+				Rates: map[faultproxy.Fault]float64{faultproxy.Throttle: 1},
+				Forwarded: func(r *http.Request, _ []byte, status int) {
+					if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") && status == http.StatusOK {
+						landed.Store(true)
+						p.SetEnabled(true) // every later request is throttled
+					}
+				}})
+			must(t, err)
+			defer p.Close()
+			p.SetEnabled(false)
+			c := cfg
+			c.Endpoint = p.URL()
+			ns := nameservice.New(openWith(t, c))
+			if drop {
+				err = ns.DropBranch(ctx, id)
+			} else {
+				err = ns.Purge(ctx, id)
+			}
+			if !landed.Load() {
+				t.Fatalf("the transaction did not land: %v", err)
+			}
+			if _, lerr := direct.Lookup(ctx, id); !errors.Is(lerr, model.ErrNotFound) {
+				t.Fatalf("lookup after the purge: %v", lerr)
+			}
+			if err != nil {
+				t.Errorf("a purge that landed, whose sweep afterwards was throttled: %v; want done", err)
+			}
+		})
+	}
+}

@@ -213,7 +213,8 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if done {
-			return d.purged(ctx, op, id)
+			d.purged(ctx, op, id)
+			return nil
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)

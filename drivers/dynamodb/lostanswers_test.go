@@ -281,3 +281,33 @@ func TestPurgeThatLandedIsDone(t *testing.T) {
 		})
 	}
 }
+
+// TestRetractAfterRecreateSeenThroughStatus: a client that knows only the
+// status item's incarnation (it pushed a status, and never read the whole
+// record) retracts the record after another client purged it and created
+// it again. The status item's condition fails, the meta item's does not:
+// the record exists, and the retract must land on it, not answer "not
+// found".
+func TestRetractAfterRecreateSeenThroughStatus(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	b := nameservice.New(openWith(t, cfg))
+	a := nameservice.New(openWith(t, cfg))
+	id := "retrinc" + testenv.RandomHex(4) + "/db:main"
+	must(t, b.Init(ctx, id))
+	out, err := a.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "indexing", nil))
+	must(t, err)
+	if !out.Applied {
+		t.Fatalf("push status: %+v", out)
+	}
+	must(t, b.Purge(ctx, id))
+	must(t, b.Init(ctx, id))
+	if err := a.Retract(ctx, id); err != nil {
+		t.Fatalf("retract of a record created again: %v; want done", err)
+	}
+	rec, err := b.Lookup(ctx, id)
+	must(t, err)
+	if !rec.Retracted {
+		t.Fatal("the record is not retracted")
+	}
+}

@@ -104,11 +104,12 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 		case !failed(reasons[0]) && !failed(reasons[1]):
 			return malformed(pk, skStatus, "missing, or without status_v, under a meta item")
 		}
+		// An item comes back only with its failed condition.
 		meta, status := reasons[0].Item, reasons[1].Item
 		switch {
-		case len(meta) == 0:
+		case failed(reasons[0]) && len(meta) == 0, failed(reasons[1]) && len(status) == 0:
 			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
-		case isRetracted(meta):
+		case failed(reasons[0]) && isRetracted(meta):
 			return nil // already retracted: nothing to do
 		}
 		// Created again since this client saw it: the attempt wrote

@@ -128,7 +128,8 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if reasons == nil {
-			return d.purged(ctx, op, id)
+			d.purged(ctx, op, id)
+			return nil
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record or its source kept changing under %d attempts", op, model.ErrUnavailable, branchTxAttempts)

@@ -156,16 +156,20 @@ func untilProcessed[T any](ctx context.Context, op, call, what string, reqs []T,
 
 // purged forgets record id, purged, and deletes the rows written into its
 // partition while the purge ran, unless a record of the ID has been created
-// since: the rows are then its own.
-func (d *Driver) purged(ctx context.Context, op string, id model.ID) error {
+// since: the rows are then its own. The purge is done: rows it fails to
+// delete (logged at debug level) stay for Collect, DynamoDB TTL or another
+// purge.
+func (d *Driver) purged(ctx context.Context, op string, id model.ID) {
 	pk := id.String()
 	d.kinds.Remove(id)
 	d.incs.forget(pk)
 	own, rows, err := d.partitionKeys(ctx, op, pk)
-	if err != nil || len(own) > 0 {
-		return err
+	if err == nil && len(own) == 0 {
+		err = d.deleteRows(ctx, op, pk, rows)
 	}
-	return d.deleteRows(ctx, op, pk, rows)
+	if err != nil {
+		slog.Debug("dynamodb: rows written during a purge not deleted", "pk", pk, "err", err)
+	}
 }
 
 // Collect implements driver.Collector: it removes the rows of partitions

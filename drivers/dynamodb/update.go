@@ -188,7 +188,12 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	}
 	switch {
 	case u.ambiguous:
-		return u.decide(ctx, errors.New("a resend was refused"), it)
+		if out, again, err = u.decide(ctx, errors.New("a resend was refused"), it); !again {
+			return out, false, err
+		}
+		// It never landed, and the item refused it though it holds a
+		// value the condition accepts: send it again as below.
+		return u.holdsYetRefused(it)
 	case it == nil:
 		return out, false, fmt.Errorf("dynamodb: %s: %w: no %s item", u.op(), model.ErrNotFound, u.layout.sk)
 	case writeIDsOf(it).Has(u.w.ID):
@@ -207,20 +212,27 @@ func (u *update) conditionFailed(ctx context.Context, it item) (out driver.Outco
 	if err != nil {
 		return out, false, err
 	}
-	if u.cond.Kind == driver.Equals && u.exact == nil && cur.Equal(u.cond.Expected) {
+	if u.cond.Holds(cur, u.next) {
+		return u.holdsYetRefused(it)
+	}
+	return driver.Outcome{Current: cur}, false, nil
+}
+
+// holdsYetRefused answers a condition that failed on item it, whose value
+// the caller's condition accepts: the request is sent again, a bounded
+// number of times.
+func (u *update) holdsYetRefused(it item) (out driver.Outcome, again bool, err error) {
+	if u.cond.Kind == driver.Equals && u.exact == nil {
 		u.exact = it // equal by value, not by representation
 		return out, true, nil
 	}
-	if u.cond.Holds(cur, u.next) {
-		// The item changed since the condition failed (created again, or
-		// read back after a condition that found none): the attempt wrote
-		// nothing, and "not applied" would name a value it did not fail on.
-		if u.retries++; u.retries > maxResends {
-			return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), model.ErrUnavailable, u.retries)
-		}
-		return out, true, nil
+	// The item changed since the condition failed (created again, or
+	// read back after a condition that found none): the attempt wrote
+	// nothing, and "not applied" would name a value it did not fail on.
+	if u.retries++; u.retries > maxResends {
+		return out, false, fmt.Errorf("dynamodb: %s: %w: the item kept changing under %d attempts", u.op(), model.ErrUnavailable, u.retries)
 	}
-	return driver.Outcome{Current: cur}, false, nil
+	return out, true, nil
 }
 
 // input builds the UpdateItem request.

@@ -104,11 +104,12 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 		case !failed(reasons[0]) && !failed(reasons[1]):
 			return malformed(pk, skStatus, "missing, or without status_v, under a meta item")
 		}
+		// An item comes back only with its failed condition.
 		meta, status := reasons[0].Item, reasons[1].Item
 		switch {
-		case len(meta) == 0:
+		case failed(reasons[0]) && len(meta) == 0, failed(reasons[1]) && len(status) == 0:
 			return fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
-		case isRetracted(meta):
+		case failed(reasons[0]) && isRetracted(meta):
 			return nil // already retracted: nothing to do
 		}
 		// Created again since this client saw it: the attempt wrote
@@ -213,7 +214,8 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 			return err
 		}
 		if done {
-			return d.purged(ctx, op, id)
+			d.purged(ctx, op, id)
+			return nil
 		}
 	}
 	return fmt.Errorf("dynamodb: %s: %w: the record kept changing under %d attempts", op, model.ErrUnavailable, maxTxAttempts)
@@ -342,6 +344,11 @@ func (d *Driver) transact(ctx context.Context, op string, tx []types.TransactWri
 			telemetry.Retry(ctx, "answer lost")
 		case awsconf.MaybeApplied(err) && ctx.Err() == nil:
 			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("%d attempts whose answers were lost: %v", resends+1, err))
+		case resends > 0 && ctx.Err() == nil:
+			// The resend was refused before DynamoDB weighed it (throttled,
+			// not connected): the attempt whose answer was lost may have
+			// landed.
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, driver.OutcomeUnknown("an attempt's answer was lost, and sending it again failed: %v", err))
 		default:
 			return nil, d.fail(ctx, op, err)
 		}

@@ -162,10 +162,21 @@ func (r *Records) loadOnce(ctx context.Context, id model.ID, files []layout.File
 }
 
 // belongs reports whether non-defining file f is part of the record whose
-// defining file is def: it carries def's token. A sealed file without a
-// token is never written, and is read as debris.
+// defining file is def: it carries def's token, or one of the two has none.
+// Fluree writes whole files without the members it does not know: a new
+// index file on every index publish, the main file without its token on
+// every other write, so a file without a token beside one with a token is
+// Fluree's write to the same record (it reads it so). A sealed file is read
+// as debris unless it carries def's token, and a sealed file without a
+// token is never written.
 func belongs(def, f *jsonld.File) bool {
-	return f != nil && f.Incarnation == def.Incarnation && !(f.Purged && def.Incarnation == "")
+	switch {
+	case f == nil:
+		return false
+	case f.Incarnation == def.Incarnation:
+		return !(f.Purged && def.Incarnation == "")
+	}
+	return (f.Incarnation == "" || def.Incarnation == "") && !f.Purged
 }
 
 // sameIncarnation reads the defining file again and reports whether it

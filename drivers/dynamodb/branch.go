@@ -22,7 +22,8 @@ const branchTxAttempts = 40
 
 // CreateBranch implements driver.Brancher with one TransactWriteItems: the
 // source's branches + 1 on condition it is a live ledger (Fluree adds it in
-// a second, unconditional request), and Create's puts. The source's
+// a second, unconditional request; a count below 0 is set to 1, in one more
+// transaction), and Create's puts. The source's
 // cancellation reason (with its item) says whether the source or the ID was
 // at fault. A resend writes nothing, as Create's does.
 func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
@@ -44,21 +45,38 @@ func (d *Driver) CreateBranch(ctx context.Context, rec *model.Record) (*model.Re
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
 	}
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
-	count, err := d.countUpdate(src, 1, now)
-	if err != nil {
-		return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
+	belowZero := false
+	for attempt := 0; ; attempt++ {
+		count, err := d.countUpdate(src, 1, now, belowZero)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, err)
+		}
+		tx := append([]types.TransactWriteItem{{Update: count}}, puts...)
+		reasons, err := d.transact(ctx, op, tx, txToken(w, "create branch", rec.ID, 0), branchTxAttempts)
+		switch {
+		case err != nil:
+			return nil, err
+		case reasons == nil:
+			return rec, nil
+		case !failed(reasons[0]):
+			return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrAlreadyExists)
+		}
+		// The source refused: a count on the other side of 0 than the
+		// update expected is tried again (a cancelled transaction leaves
+		// no token behind); anything else is the source's fault.
+		it := reasons[0].Item
+		n, _, nerr := getInt(it, attrBranches)
+		if nerr != nil || (n < 0) == belowZero || !liveLedger(it) || attempt+1 >= maxTxAttempts {
+			return nil, sourceRefused(op, src, it)
+		}
+		belowZero = n < 0
 	}
-	tx := append([]types.TransactWriteItem{{Update: count}}, puts...)
-	reasons, err := d.transact(ctx, op, tx, txToken(w, "create branch", rec.ID, 0), branchTxAttempts)
-	switch {
-	case err != nil:
-		return nil, err
-	case reasons == nil:
-		return rec, nil
-	case failed(reasons[0]):
-		return nil, sourceRefused(op, src, reasons[0].Item)
-	}
-	return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrAlreadyExists)
+}
+
+// liveLedger reports whether meta item it is a ledger's, not retracted.
+func liveLedger(it item) bool {
+	k, _ := getString(it, attrKind)
+	return k == string(model.Ledger) && !isRetracted(it)
 }
 
 func failed(r types.CancellationReason) bool { return aws.ToString(r.Code) == "ConditionalCheckFailed" }
@@ -75,15 +93,20 @@ func sourceRefused(op string, src model.ID, it item) error {
 }
 
 // countUpdate adds delta (1 or -1) to the branches of src's meta item. An
-// increment needs a live ledger, a decrement a count above 0.
-func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64) (*types.Update, error) {
+// increment needs a live ledger; a count below 0 (Fluree's drop_branch
+// decrements without a floor) means none, so the increment of one sets 1
+// (belowZero), and of any other adds 1. A decrement needs a count above 0.
+func (d *Driver) countUpdate(src model.ID, delta int64, nowMS int64, belowZero bool) (*types.Update, error) {
 	b, zero, one := nameB(attrBranches), valueB(numberAV(0)), valueB(numberAV(1))
 	upd, cond := expression.Set(b, b.Minus(one)), expression.And(itemExists(), b.GreaterThan(zero))
 	if delta > 0 {
-		upd = expression.Set(b, expression.Plus(b.IfNotExists(zero), one))
+		upd, cond = expression.Set(b, expression.Plus(b.IfNotExists(zero), one)), expression.Or(b.AttributeNotExists(), b.GreaterThanEqual(zero))
+		if belowZero {
+			upd, cond = expression.Set(b, one), b.LessThan(zero)
+		}
 		cond = expression.And(itemExists(), nameB(attrKind).Equal(valueB(stringAV(string(model.Ledger)))),
 			expression.Or(nameB(attrRetracted).AttributeNotExists(),
-				nameB(attrRetracted).Equal(valueB(&types.AttributeValueMemberBOOL{Value: false}))))
+				nameB(attrRetracted).Equal(valueB(&types.AttributeValueMemberBOOL{Value: false}))), cond)
 	}
 	return d.txUpdate(src.String(), skMeta, cond, upd.Set(nameB(attrUpdatedAt), valueB(numberAV(nowMS))))
 }
@@ -187,7 +210,7 @@ func (d *Driver) sourceDecrement(ctx context.Context, op string, src model.ID) (
 		return types.TransactWriteItem{}, err
 	}
 	if n, _, err := getInt(meta, attrBranches); err == nil && n > 0 {
-		u, err := d.countUpdate(src, -1, d.nowMS())
+		u, err := d.countUpdate(src, -1, d.nowMS(), false)
 		return types.TransactWriteItem{Update: u}, err
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{

@@ -110,6 +110,16 @@ func TestFlureeBranchItemsRead(t *testing.T) {
 	if got := attr(rawItem(t, d, p+"db:main", "meta"), "branches"); got != "-1" {
 		t.Fatalf("a drop changed a count below 0 to %s; it must not decrement it further", got)
 	}
+	// A branch created from it counts as one: the count below 0 is none.
+	ns := nameservice.New(d)
+	_, err = ns.CreateBranch(ctx, p+"db:dev", nameservice.BranchOptions{})
+	must(t, err)
+	if m, err := d.Get(ctx, mainID); err != nil || m.Branches != 1 {
+		t.Fatalf("source with branches -1 after a branch was created from it: %v, branches %v; want 1", err, m)
+	}
+	if err := ns.DropBranch(ctx, p+"db"); !errors.Is(err, nameservice.ErrHasBranches) {
+		t.Fatalf("drop of a source with a branch: %v, want ErrHasBranches", err)
+	}
 }
 
 // TestMigrateBranchAttributes writes a branch as earlier versions of this

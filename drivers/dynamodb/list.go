@@ -169,8 +169,11 @@ func (d *Driver) gsiPage(ctx context.Context, src gsiSource, opts driver.ListOpt
 	if opts.SourceType != "" && src.hash == attrKind {
 		// gsi1-kind projects source_type; an entry without it (an index
 		// that does not project it) is kept, and filtered once read.
-		b = b.WithFilter(expression.Or(nameB(attrSourceType).AttributeNotExists(),
-			nameB(attrSourceType).Equal(valueB(stringAV(opts.SourceType)))))
+		var is []expression.ConditionBuilder
+		for _, st := range storedSourceTypes(opts.SourceType) {
+			is = append(is, nameB(attrSourceType).Equal(valueB(stringAV(st))))
+		}
+		b = b.WithFilter(expression.Or(nameB(attrSourceType).AttributeNotExists(), is[0], is[1:]...))
 	}
 	expr, err := b.Build()
 	if err != nil {
@@ -277,15 +280,19 @@ func (d *Driver) stateCandidates(ctx context.Context, opts driver.ListOptions, a
 }
 
 // sourceTypeCandidates returns the candidates of a page of the graph
-// sources of type opts.SourceType: one Query of source-type-index, else of
-// gsi1-kind filtered on the source_type it projects.
+// sources of type opts.SourceType: a Query of source-type-index for each
+// form the type may be stored in (storedSourceTypes), else one of gsi1-kind
+// filtered on the source_type it projects.
 func (d *Driver) sourceTypeCandidates(ctx context.Context, opts driver.ListOptions, after string, size int) ([]candidate, string, error) {
 	if opts.Kind == model.Ledger {
 		return nil, "", nil // ledgers have no source type
 	}
 	if len(opts.SourceType) <= maxIndexKeyBytes && d.indexes(ctx)[SourceTypeIndexName] {
-		src := gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: opts.SourceType, sk: skMeta, kind: model.GraphSource}
-		return d.pageOf(ctx, []gsiSource{src}, opts, after, size)
+		var srcs []gsiSource
+		for _, st := range storedSourceTypes(opts.SourceType) {
+			srcs = append(srcs, gsiSource{index: SourceTypeIndexName, hash: attrSourceType, value: st, sk: skMeta, kind: model.GraphSource})
+		}
+		return d.pageOf(ctx, srcs, opts, after, size)
 	}
 	d.warnCost("a listing by source type", "it reads the gsi1-kind entry of every graph source")
 	return d.pageOf(ctx, kindSources(opts), opts, after, size)

@@ -70,7 +70,7 @@ func metaItem(rec *model.Record, nowMS int64) item {
 	it[attrBranch] = stringAV(rec.ID.Branch)
 	it[attrRetracted] = &types.AttributeValueMemberBOOL{Value: rec.Retracted}
 	if rec.SourceType != "" {
-		it[attrSourceType] = stringAV(rec.SourceType)
+		it[attrSourceType] = stringAV(storedSourceType(rec.SourceType))
 	}
 	if rec.Dependencies != nil {
 		deps := make([]types.AttributeValue, len(rec.Dependencies))
@@ -154,7 +154,9 @@ func decodeMeta(id model.ID, it item) (model.Meta, error) {
 	} else if !nullish(it, attrRetracted) {
 		return bad("retracted is not a boolean")
 	}
-	m.SourceType, _ = getString(it, attrSourceType)
+	if st, ok := getString(it, attrSourceType); ok {
+		m.SourceType = modelSourceType(st)
+	}
 	var err error
 	if m.Dependencies, err = decodeDependencies(it); err != nil {
 		return bad("%v", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -92,6 +93,45 @@ func indexedState(state string) types.AttributeValue {
 		return nil
 	}
 	return stringAV(state)
+}
+
+// Source types. The model names a type of Fluree's vocabulary in compact
+// db: form ("db:Bm25Index"), as the ns@v2 reader gives it; Fluree writes the
+// meta item's source_type in its own form, "f:Bm25Index"
+// (GraphSourceType::to_type_string), and reads that or the full IRI, any
+// other text being a type it does not know.
+const (
+	modelTypePrefix  = "db:"
+	flureeTypePrefix = "f:"
+	vocabIRI         = "https://ns.flur.ee/db#"
+)
+
+// storedSourceType returns the source_type attribute of model type st.
+func storedSourceType(st string) string {
+	if rest, ok := strings.CutPrefix(st, modelTypePrefix); ok {
+		return flureeTypePrefix + rest
+	}
+	return st
+}
+
+// modelSourceType returns the model type of source_type attribute s.
+func modelSourceType(s string) string {
+	for _, p := range []string{flureeTypePrefix, vocabIRI} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return modelTypePrefix + rest
+		}
+	}
+	return s
+}
+
+// storedSourceTypes returns the source_type attributes a graph source of
+// model type st may have: Fluree's form, which this driver writes, and the
+// model's, which earlier versions of it wrote.
+func storedSourceTypes(st string) []string {
+	if s := storedSourceType(st); s != st {
+		return []string{s, st}
+	}
+	return []string{st}
 }
 
 // The sort keys of the items of one record.

@@ -73,11 +73,36 @@ func init() {
 	}
 }
 
+// checkLimits refuses a limit or a duration that is not positive: the
+// server would run with its default instead, not what the command said.
+func checkLimits(f serveFlags) error {
+	for _, l := range []struct {
+		flag string
+		v    int64
+	}{
+		{"--max-body", f.opts.MaxBodyBytes}, {"--idempotency-cache-bytes", f.opts.IdempotencyCacheBytes},
+		{"--max-streams", int64(f.opts.MaxStreams)}, {"--max-streams-per-principal", int64(f.opts.MaxStreamsPerPrincipal)},
+		{"--max-conns", int64(f.limits.MaxConns)}, {"--max-conns-per-addr", int64(f.limits.MaxConnsPerAddr)},
+		{"--read-header-timeout", int64(f.limits.ReadHeaderTimeout)}, {"--idle-timeout", int64(f.limits.IdleTimeout)},
+		{"--body-timeout", int64(f.opts.BodyTimeout)}, {"--write-timeout", int64(f.opts.WriteTimeout)},
+		{"--poll-interval", int64(f.opts.PollInterval)}, {"--keep-alive", int64(f.opts.KeepAlive)},
+		{"--shutdown-grace", int64(f.shutdownGrace)}, {"--jwks-cache-ttl", int64(f.oidc.CacheTTL)},
+	} {
+		if l.v <= 0 {
+			return usagef("serve: %s must be positive", l.flag)
+		}
+	}
+	return nil
+}
+
 // serve runs the HTTP service over c.ns until the command's context ends
 // (SIGINT, SIGTERM), then shuts down gracefully: it stops accepting, ends
 // the event streams and lets in-flight requests, pushes included, finish
 // within the grace period.
 func serve(c *call, f serveFlags) error {
+	if err := checkLimits(f); err != nil {
+		return err
+	}
 	log, err := newLogger(f.logLevel)
 	if err != nil {
 		return err

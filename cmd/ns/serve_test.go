@@ -142,6 +142,19 @@ func TestServeAuthIsOnByDefault(t *testing.T) {
 	}
 }
 
+// A limit or a duration that is not positive is a usage error naming the
+// flag, refused before listening: the server would run with its default.
+func TestServeLimitsMustBePositive(t *testing.T) {
+	for _, bad := range [][]string{{"--max-body", "0"}, {"--max-conns", "-5"}, {"--max-streams-per-principal", "0"}, {"--write-timeout", "0s"}, {"--poll-interval", "-1s"}} {
+		var out, errb bytes.Buffer
+		args := append([]string{"--url", "mem://", "serve", "--listen", "127.0.0.1:0", "--insecure-no-auth"}, bad...)
+		code := run(context.Background(), args, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), bad[0]+" must be positive") {
+			t.Errorf("serve %s %s: exit %d, %q; want a usage error naming it", bad[0], bad[1], code, errb.String())
+		}
+	}
+}
+
 // A token file with a bad entry is refused before listening, naming it.
 func TestServeBadTokenFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "tokens.json")

@@ -193,7 +193,7 @@ func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Is(target error) bool { return errors.Is(e.err, target) }
 
 // secretWords mark query parameters whose values Redact hides, but for
-// names ending in "_file", which hold paths.
+// names ending in "_file", which hold paths, and docstore's field names.
 var secretWords = []string{"secret", "password", "passwd", "pwd", "token", "key", "credential", "signature", "session", "auth", "sig"}
 
 // Redact returns u as a string with its password, every query value whose
@@ -230,9 +230,10 @@ func Redact(u *url.URL) string {
 
 func secretName(k string) bool {
 	lk := strings.ToLower(k)
-	if strings.HasSuffix(lk, "_file") {
-		// token_file, ca_file: the path of a file, not its contents. Shown,
-		// a command a message names (ns check's cleanup) works when pasted.
+	if strings.HasSuffix(lk, "_file") || lk == "partition_key" || lk == "sort_key" {
+		// token_file, ca_file: the path of a file, not its contents (shown,
+		// a command a message names, ns check's cleanup, works when
+		// pasted); docstore's partition_key and sort_key name fields.
 		return false
 	}
 	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(lk, w) })

@@ -63,15 +63,16 @@ func TestMalformedURLHidesCredentials(t *testing.T) {
 	}
 }
 
-// TestRedactShowsFilePaths: Redact hides a token and a password but shows
-// the path a *_file parameter names (a pasted cleanup command must work).
+// TestRedactShowsFilePaths: Redact hides a token, a key and a password but
+// shows the path a *_file parameter names (a pasted cleanup command must
+// work) and docstore's field names.
 func TestRedactShowsFilePaths(t *testing.T) {
-	u, err := url.Parse("https://u:hunter2@h:1?token_file=%2Fetc%2Fns%2Ftoken&ca_file=ca.pem&token=s3cr3t")
+	u, err := url.Parse("https://u:hunter2@h:1?token_file=%2Fetc%2Fns%2Ftoken&ca_file=ca.pem&token=s3cr3t&partition_key=pk&sort_key=sk&access_key=ak")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := Redact(u)
-	for _, want := range []string{"token_file=%2Fetc%2Fns%2Ftoken", "ca_file=ca.pem", "token=REDACTED", "u:REDACTED@"} {
+	for _, want := range []string{"token_file=%2Fetc%2Fns%2Ftoken", "ca_file=ca.pem", "token=REDACTED", "u:REDACTED@", "partition_key=pk", "sort_key=sk", "access_key=REDACTED"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Redact = %q, want it to hold %q", got, want)
 		}

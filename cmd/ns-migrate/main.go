@@ -151,7 +151,7 @@ func (o *options) check() error {
 	case o.progressEvery <= 0:
 		return usagef("--progress-every %s: want a positive duration", o.progressEvery)
 	}
-	return nil
+	return o.sel.checkIDs()
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -161,6 +161,8 @@ func TestUsage(t *testing.T) {
 		{"--from", m, "--to", "mem://y", "--create-table"},
 		{"--from", m, "--to", "mem://y", "--create-table", "--dry-run"}, // the plan of a run that would be refused
 		{"--from", m, "--to", "mem://y", "--resume", filepath.Join(t.TempDir(), "absent.jsonl")},
+		{"--from", m, "--to", "mem://y", "--ids-from", filepath.Join(t.TempDir(), "absent.txt")},
+		{"--from", m, "--to", "mem://y", "--id", "a:b:c"},
 	}
 	for _, args := range bad {
 		r := runCmd(t, args...)

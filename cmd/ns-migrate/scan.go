@@ -79,6 +79,25 @@ func (s *selector) scan(ctx context.Context, src *nameservice.NameService, out c
 	}
 }
 
+// checkIDs refuses, as usage errors, an --id that is no ID and an
+// --ids-from file that cannot be opened. An ID in the file that is none is
+// the failure of its line alone, as a record that cannot be read.
+func (s *selector) checkIDs() error {
+	for _, id := range s.ids {
+		if _, err := nameservice.ParseID(id); err != nil {
+			return usagef("--id %q: %v", id, err)
+		}
+	}
+	if s.idsFrom == "" {
+		return nil
+	}
+	f, err := os.Open(s.idsFrom)
+	if err != nil {
+		return usagef("--ids-from: %v", err)
+	}
+	return f.Close()
+}
+
 // scanIDs looks up the --id records, then those of --ids-from one line at a
 // time (blank lines and # comments ignored), so a long file is never held
 // in memory.

@@ -41,8 +41,10 @@ func migrate(ctx context.Context, o *options, stdout, stderr io.Writer) (ok bool
 		return false, err
 	}
 	defer src.Close()
-	if err := missingSource(src); err != nil {
-		return false, err
+	// A missing directory would read as an empty nameservice, copied and
+	// verified without a failure.
+	if err := cli.MissingStore(src, "check the URL"); err != nil {
+		return false, fmt.Errorf("--from: %w", err)
 	}
 	dst, err := openSide(ctx, "--to", o.to, o.toConfig, ex.Options()...)
 	if err != nil {
@@ -107,20 +109,6 @@ func sameFile(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
-}
-
-// missingSource refuses a file source whose directory does not exist: it
-// would read as an empty nameservice, copied and verified without a
-// failure, which hides a mistyped path (ns refuses it too).
-func missingSource(src *nameservice.NameService) error {
-	var d interface{ Dir() string }
-	if !src.As(&d) {
-		return nil
-	}
-	if _, err := os.Stat(d.Dir()); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--from: %w: no nameservice at %s: the directory does not exist (check the URL)", nameservice.ErrNotProvisioned, d.Dir())
-	}
-	return nil
 }
 
 // prepareTarget creates the target's table with --create-table, then reads

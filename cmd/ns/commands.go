@@ -17,6 +17,7 @@ import (
 	"nameservice.dev/nameservice/connconfig"
 	_ "nameservice.dev/nameservice/drivers/all"
 	"nameservice.dev/nameservice/guard"
+	cmdline "nameservice.dev/nameservice/internal/cli"
 	"nameservice.dev/nameservice/internal/otelexport"
 	"nameservice.dev/nameservice/internal/text"
 )
@@ -42,7 +43,7 @@ type command struct {
 	local bool
 	// creates: the command may create the store's first record, so a file
 	// store whose directory does not exist is no mistake for it (see
-	// missingStore).
+	// cmdline.MissingStore).
 	creates bool
 	// ids: its positional arguments are record IDs (for completion).
 	ids bool
@@ -114,7 +115,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ns.Close()
 	if !cmd.creates {
-		if err := missingStore(ns); err != nil {
+		if err := cmdline.MissingStore(ns, "check the URL; ns init creates it"); err != nil {
 			return err
 		}
 	}
@@ -199,20 +200,6 @@ func resolve(args []string) (string, *command, []string, error) {
 		return "", nil, nil, usagef("unknown subcommand %q of %s (want %s); run ns help %s", text.Clip(rest[0], 40), name, strings.Join(subNames(cmd), ", "), name)
 	}
 	return name + " " + rest[0], sub, rest[1:], nil
-}
-
-// missingStore refuses a file store whose directory does not exist: every
-// read of it would find nothing, which hides a mistyped URL. Commands that
-// create records (init) create the directory instead.
-func missingStore(ns *nameservice.NameService) error {
-	var d interface{ Dir() string }
-	if !ns.As(&d) {
-		return nil
-	}
-	if _, err := os.Stat(d.Dir()); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: no nameservice at %s: the directory does not exist (check the URL; ns init creates it)", nameservice.ErrNotProvisioned, d.Dir())
-	}
-	return nil
 }
 
 // flagError rewords an error of package flag with the double dashes help

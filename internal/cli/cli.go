@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"golang.org/x/term"
+
+	"nameservice.dev/nameservice"
 )
 
 // ErrStdoutClosed is the cause (context.Cause) of the context of a run whose
@@ -77,4 +80,18 @@ func Usagef(format string, args ...any) error { return UsageError{fmt.Sprintf(fo
 func IsUsage(err error) bool {
 	_, ok := errors.AsType[UsageError](err)
 	return ok
+}
+
+// MissingStore refuses a file store whose directory does not exist: every
+// read of it would find nothing, which hides a mistyped URL. hint ends the
+// message, saying what to do. It returns nil for any other store.
+func MissingStore(ns *nameservice.NameService, hint string) error {
+	var d interface{ Dir() string }
+	if !ns.As(&d) {
+		return nil
+	}
+	if _, err := os.Stat(d.Dir()); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: no nameservice at %s: the directory does not exist (%s)", nameservice.ErrNotProvisioned, d.Dir(), hint)
+	}
+	return nil
 }

@@ -58,7 +58,7 @@ func TestAHeadMovedBackIsFollowed(t *testing.T) {
 // want.
 func follow(ctx context.Context, t *testing.T, what string, sub *subscribe.Subscriber, want ...nameservice.Value) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {
 		ev, err := sub.Next(ctx)

@@ -19,8 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -72,13 +70,6 @@ advance when the target is behind, conflict when it is ahead or diverged.
 // buffered, and a million of them exhausted the memory.
 const maxParallel = 1024
 
-// helpDash and errorDash find the single dash package flag writes before a
-// flag's name in the help and in its errors.
-var (
-	helpDash  = regexp.MustCompile(`(?m)^(  )-`)
-	errorDash = regexp.MustCompile(`((?:defined|argument|for flag|flag):? )-([A-Za-z])`)
-)
-
 // parseFlags parses the command line. For --help it prints the usage and
 // the flags to stdout and returns flag.ErrHelp.
 func parseFlags(args []string, stdout io.Writer) (*options, error) {
@@ -111,14 +102,10 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
-			var defaults strings.Builder
-			fs.SetOutput(&defaults)
-			fs.PrintDefaults()
-			// --name, as docs/migrate.md and ns spell the flags (flag writes -name).
-			fmt.Fprint(stdout, helpDash.ReplaceAllString(defaults.String(), "$1--"))
+			fs.VisitAll(func(f *flag.Flag) { fmt.Fprint(stdout, cli.FlagLine(f)) })
 			return nil, err
 		}
-		return nil, cli.UsageError{Msg: errorDash.ReplaceAllString(err.Error(), "$1--$2")}
+		return nil, cli.UsageError{Msg: cli.FlagError(err)}
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -137,7 +136,7 @@ func parseLine(args []string, stdout, stderr io.Writer) (*invocation, error) {
 		fmt.Fprint(stdout, helpText())
 		return nil, nil
 	case err != nil:
-		return nil, usagef("%s; run ns help", flagError(err))
+		return nil, usagef("%s; run ns help", cmdline.FlagError(err))
 	case g.NArg() == 0:
 		fmt.Fprint(stderr, helpText())
 		return nil, usagef("no command given")
@@ -155,7 +154,7 @@ func parseLine(args []string, stdout, stderr io.Writer) (*invocation, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, usagef("%s: %s (usage: ns %s %s)", name, flagError(err), name, cmd.usage)
+		return nil, usagef("%s: %s (usage: ns %s %s)", name, cmdline.FlagError(err), name, cmd.usage)
 	}
 	if cmd.nargs >= 0 && len(pos) != cmd.nargs {
 		return nil, usagef("%s takes %d argument(s), got %d (usage: ns %s %s)", name, cmd.nargs, len(pos), name, cmd.usage)
@@ -201,14 +200,6 @@ func resolve(args []string) (string, *command, []string, error) {
 	}
 	return name + " " + rest[0], sub, rest[1:], nil
 }
-
-// flagError rewords an error of package flag with the double dashes help
-// shows (flag writes "-name").
-func flagError(err error) string {
-	return singleDash.ReplaceAllString(err.Error(), "$1--$2")
-}
-
-var singleDash = regexp.MustCompile(`((?:defined|argument|for flag|flag):? )-([A-Za-z])`)
 
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false

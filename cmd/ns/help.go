@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	cmdline "nameservice.dev/nameservice/internal/cli"
 )
 
 // newTable returns a writer aligning tab-separated columns, as every table
@@ -111,29 +113,13 @@ func printCommandHelp(w io.Writer, name string, cmd *command) {
 	var own, globals strings.Builder
 	newFlagSet(cmd, new(string), new(string), new(bool)).VisitAll(func(f *flag.Flag) {
 		if global[f.Name] {
-			globals.WriteString(flagLine(f))
+			globals.WriteString(cmdline.FlagLine(f))
 		} else {
-			own.WriteString(flagLine(f))
+			own.WriteString(cmdline.FlagLine(f))
 		}
 	})
 	if own.Len() > 0 {
 		fmt.Fprintf(w, "\nflags:\n%s", own.String())
 	}
 	fmt.Fprintf(w, "\nglobal flags (before or after the command):\n%s", globals.String())
-}
-
-// flagLine is one flag as help shows it, with its argument and default.
-func flagLine(f *flag.Flag) string {
-	arg, usage := flag.UnquoteUsage(f)
-	line := "  --" + f.Name
-	if arg != "" {
-		line += " " + arg
-	}
-	if usage != "" {
-		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
-	}
-	if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
-		line += fmt.Sprintf(" (default %s)", d)
-	}
-	return line + "\n"
 }

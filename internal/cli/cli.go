@@ -5,11 +5,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
@@ -95,3 +98,28 @@ func MissingStore(ns *nameservice.NameService, hint string) error {
 	}
 	return nil
 }
+
+// FlagLine is one flag as help shows it: --name, its argument, its usage
+// and its default (package flag writes -name).
+func FlagLine(f *flag.Flag) string {
+	arg, usage := flag.UnquoteUsage(f)
+	line := "  --" + f.Name
+	if arg != "" {
+		line += " " + arg
+	}
+	if usage != "" {
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+	}
+	if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
+		line += fmt.Sprintf(" (default %s)", d)
+	}
+	return line + "\n"
+}
+
+// FlagError rewords an error of package flag with the double dashes help
+// shows (flag writes "-name").
+func FlagError(err error) string {
+	return singleDash.ReplaceAllString(err.Error(), "$1--$2")
+}
+
+var singleDash = regexp.MustCompile(`((?:defined|argument|for flag|flag):? )-([A-Za-z])`)

@@ -126,12 +126,7 @@ func TestLostAnswerThenRefusedResend(t *testing.T) {
 				must(t, err)
 			}},
 		{"drop branch", func(t *testing.T, id string) {
-			name, _, _ := strings.Cut(id, ":")
-			must(t, direct.Init(ctx, name+":main"))
-			_, err := direct.PublishCommit(ctx, name+":main", 1, "c1")
-			must(t, err)
-			_, err = direct.CreateBranch(ctx, id, nameservice.BranchOptions{})
-			must(t, err)
+			initBranch(ctx, t, direct, id)
 		},
 			func(ns *nameservice.NameService, id string) error { return ns.DropBranch(ctx, id) },
 			func(t *testing.T, id string) {
@@ -239,12 +234,7 @@ func TestPurgeThatLandedIsDone(t *testing.T) {
 		t.Run(map[bool]string{false: "purge", true: "drop branch"}[drop], func(t *testing.T) {
 			id := "swept" + testenv.RandomHex(4) + "/db:b"
 			if drop {
-				name, _, _ := strings.Cut(id, ":")
-				must(t, direct.Init(ctx, name+":main"))
-				_, err := direct.PublishCommit(ctx, name+":main", 1, "c1")
-				must(t, err)
-				_, err = direct.CreateBranch(ctx, id, nameservice.BranchOptions{})
-				must(t, err)
+				initBranch(ctx, t, direct, id)
 			} else {
 				must(t, direct.Init(ctx, id))
 			}
@@ -310,4 +300,15 @@ func TestRetractAfterRecreateSeenThroughStatus(t *testing.T) {
 	if !rec.Retracted {
 		t.Fatal("the record is not retracted")
 	}
+}
+
+// initBranch creates branch id of a ledger whose main has a commit.
+func initBranch(ctx context.Context, t *testing.T, ns *nameservice.NameService, id string) {
+	t.Helper()
+	name, _, _ := strings.Cut(id, ":")
+	must(t, ns.Init(ctx, name+":main"))
+	_, err := ns.PublishCommit(ctx, name+":main", 1, "c1")
+	must(t, err)
+	_, err = ns.CreateBranch(ctx, id, nameservice.BranchOptions{})
+	must(t, err)
 }

@@ -14,7 +14,9 @@ import (
 
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/testing/testenv"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -28,19 +30,18 @@ func urlHarness(rawURL func(t *testing.T) string) conformance.Harness {
 	})
 }
 
-// corrupt replaces the status payload of id with text that is no JSON.
+// corrupt replaces the defining file of id with text that is no JSON.
 func corrupt(ctx context.Context, rawURL string, id model.ID) error {
 	d, err := openURL(ctx, rawURL)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	doc := keyDoc(id, "status")
-	if err := d.coll.Get(ctx, doc); err != nil {
+	files, err := layout.Files(jsonld.LayoutB, id)
+	if err != nil {
 		return err
 	}
-	doc.Payload = "{not json"
-	return d.coll.Replace(ctx, doc)
+	return rawPut(ctx, d, files[0].Key, []byte("{not json"))
 }
 
 // memURL returns the URL of a memdocstore collection of the test's own.

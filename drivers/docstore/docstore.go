@@ -9,11 +9,11 @@
 // gocloud.dev/docstore/gcpfirestore or gocloud.dev/docstore/mongodocstore
 // for the others.
 //
-// Every record is five documents (meta, head, index, status, config)
-// written optimistically by revision, each write recording its write ID so
-// that a lost answer or a resend is resolved from what the collection holds
-// (see concernWrite, commit and purge). docs/docstore.md has the URLs,
-// layout and protocols in full.
+// Records are the ns@v2 files of the object-store drivers (layout B, spec
+// dialect), one document per file: its layout key, its bytes and gocloud's
+// revision. The protocol is internal/objstore's, with revisions as version
+// tags: a create is gocloud's Create (absent), a push a Replace on the
+// revision read (docs/docstore.md, docs/s3.md "How writes work").
 package docstore
 
 import (
@@ -23,14 +23,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"gocloud.dev/docstore"
-	_ "gocloud.dev/docstore/memdocstore" // mem:// (dynamodb.go links dynamodb://)
+	_ "gocloud.dev/docstore/memdocstore" // mem:// (dynamo.go links dynamodb://)
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers"
-	"nameservice.dev/nameservice/internal/driverutil"
+	"nameservice.dev/nameservice/internal/objstore"
+	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -60,63 +60,72 @@ type Config struct {
 	// firestore://..., mongo://DATABASE/COLLECTION. Open fills in the key
 	// fields and read options this driver needs unless it names them.
 	CollectionURL string
-	// StaleAfter is how long a creation may hold an ID before another
-	// creator may take it over (default StaleAfter, 30 s). Every client
-	// of a collection must use the same value, well above the longest
-	// creation and the clocks' disagreement.
-	StaleAfter time.Duration
 }
 
-// Driver is one client of a docstore collection.
+// records is embedded in Driver, which so implements the record
+// operations of driver.Driver through objstore.
+type records = objstore.Records
+
+// Driver is one client of a docstore collection; any number of Drivers, in
+// any number of processes, may share a collection.
 type Driver struct {
+	*records
 	// coll is nil while the DynamoDB table of table does not exist; mu
 	// guards it until Provision has created the table and opened it.
 	mu      sync.RWMutex
 	coll    *docstore.Collection
 	table   *dynamoTable // the DynamoDB table of a docstore+dynamodb URL, else nil
 	release func() error
-	closed  driverutil.ClosedFlag
+	// named: documents carry their key escaped in field id, the
+	// collection's document name (Firestore's names cannot hold "/").
+	named bool
 	// listMode remembers whether the provider runs ordered queries:
 	// 0 not yet known, modeOrdered, or modeScan.
 	listMode atomic.Int32
-	// staleAfter is Config.StaleAfter, or StaleAfter.
-	staleAfter time.Duration
 }
 
 var (
 	_ driver.Driver      = (*Driver)(nil)
 	_ driver.Provisioner = (*Driver)(nil)
+	_ driver.Versioner   = (*Driver)(nil) // through objstore: a polling watch reads only what changed
+	_ driver.Brancher    = (*Driver)(nil) // through objstore
 )
 
 // OpenCollection returns a driver keeping records in coll, a collection
-// the caller opened. The caller owns coll: Close does not close it. Two
-// drivers on one collection act as two clients.
+// the caller opened with key field "key" (Firestore: name field "id"). The
+// caller owns coll: Close does not close it. Two drivers on one
+// collection act as two clients.
 func OpenCollection(coll *docstore.Collection) *Driver {
-	return &Driver{coll: coll, release: func() error { return nil }, staleAfter: StaleAfter}
+	return newDriver(coll, nil, func() error { return nil }, false)
 }
 
-// Close implements driver.Driver. A driver opened from a URL closes its
-// collection (a memdocstore collection when its last driver closes).
-func (d *Driver) Close() error {
-	if !d.closed.Close() {
-		return nil
-	}
+func newDriver(coll *docstore.Collection, t *dynamoTable, release func() error, named bool) *Driver {
+	d := &Driver{coll: coll, table: t, release: release, named: named}
+	// Revisions never repeat: awsdynamodb and mongodocstore draw a random
+	// UUID for each write, Firestore's is the document's update time,
+	// which only grows, and memdocstore counts the writes of the
+	// collection (Open refuses its filename, whose loaded revisions the
+	// count would reach again).
+	d.records = objstore.New(store{d}, objstore.Config{Name: "docstore", Layout: jsonld.LayoutB, Dialect: jsonld.Spec,
+		UniqueTags: true, RetryThrottled: true, Release: d.closeCollection})
+	return d
+}
+
+func (d *Driver) closeCollection() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.release()
 }
 
-// begin checks that the driver may run an operation with ctx.
-func (d *Driver) begin(ctx context.Context) error {
-	if err := d.closed.Check(ctx, "docstore"); err != nil {
-		return err
-	}
+// collection returns the collection, or an error wrapping
+// model.ErrNotProvisioned while the DynamoDB table does not exist.
+func (d *Driver) collection() (*docstore.Collection, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.coll == nil {
-		return fmt.Errorf("docstore: %w: DynamoDB table %q does not exist; create it with `ns table create` or Provision", model.ErrNotProvisioned, d.table.name)
+		return nil, fmt.Errorf("docstore: %w: DynamoDB table %q does not exist; create it with `ns table create` or Provision", model.ErrNotProvisioned, d.table.name)
 	}
-	return nil
+	return d.coll, nil
 }
 
 // ParseURL returns the Config of a docstore+SCHEME:// URL. It returns an
@@ -140,14 +149,6 @@ func ParseURL(u *url.URL) (Config, error) {
 // the program, and the provider's error, classified, when the collection
 // cannot be opened.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
-	d, err := open(ctx, cfg)
-	if err == nil && cfg.StaleAfter > 0 {
-		d.staleAfter = cfg.StaleAfter
-	}
-	return d, err
-}
-
-func open(ctx context.Context, cfg Config) (*Driver, error) {
 	u, err := url.Parse(cfg.CollectionURL)
 	if err != nil {
 		return nil, fmt.Errorf("docstore: %w: collection URL does not parse", model.ErrInvalidArgument)
@@ -166,9 +167,7 @@ func open(ctx context.Context, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
 	}
-	d := OpenCollection(coll)
-	d.release = coll.Close
-	return d, nil
+	return newDriver(coll, nil, coll.Close, inner.Scheme == "firestore"), nil
 }
 
 // collectionURL checks that u's provider is linked and fills in the key
@@ -184,6 +183,11 @@ func collectionURL(u *url.URL) (*url.URL, error) {
 	c := *u
 	c.Scheme = scheme
 	q := c.Query()
+	for _, p := range []string{"revision_field", "filename"} {
+		if q.Has(p) {
+			return nil, fmt.Errorf("docstore: %w: parameter %s: the driver keeps gocloud's revision field, in memory for docstore+mem", model.ErrInvalidArgument, p)
+		}
+	}
 	switch scheme {
 	case "mem":
 		if c.Path == "" || c.Path == "/" {
@@ -193,12 +197,11 @@ func collectionURL(u *url.URL) (*url.URL, error) {
 		if q.Get("consistent_read") == "false" {
 			return nil, fmt.Errorf("docstore: %w: consistent_read=false: the nameservice needs strongly consistent reads", model.ErrInvalidArgument)
 		}
-		setDefault(q, "partition_key", fieldPK)
-		setDefault(q, "sort_key", fieldSK)
+		setDefault(q, "partition_key", fieldKey)
 		setDefault(q, "consistent_read", "true")
 		setDefault(q, "allow_scans", "true")
 	case "firestore":
-		setDefault(q, "name_field", fieldKey)
+		setDefault(q, "name_field", fieldID)
 	case "mongo":
 		setDefault(q, "id_field", fieldKey)
 	}
@@ -239,8 +242,7 @@ func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
 		shared[key] = s
 	}
 	s.refs++
-	d := OpenCollection(s.coll)
-	d.release = func() error {
+	return newDriver(s.coll, nil, func() error {
 		sharedMu.Lock()
 		defer sharedMu.Unlock()
 		if s.refs--; s.refs > 0 {
@@ -248,6 +250,5 @@ func openShared(ctx context.Context, u *url.URL) (*Driver, error) {
 		}
 		delete(shared, key)
 		return s.coll.Close()
-	}
-	return d, nil
+	}, false), nil
 }

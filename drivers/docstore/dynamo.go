@@ -18,6 +18,7 @@ import (
 
 	"nameservice.dev/nameservice/drivers"
 	"nameservice.dev/nameservice/internal/awsconf"
+	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/model"
 )
 
@@ -34,7 +35,6 @@ const ParamNoCRC32 = "disable_response_crc32"
 type dynamoTable struct {
 	client *awsdynamodb.Client
 	name   string
-	pk, sk string
 	opts   *dsdynamodb.Options
 }
 
@@ -47,7 +47,7 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), err)
 	}
-	d := &Driver{table: t, release: func() error { return nil }, staleAfter: StaleAfter}
+	d := newDriver(nil, t, func() error { return nil }, false)
 	coll, err := t.open()
 	switch {
 	case err == nil:
@@ -63,7 +63,10 @@ func openDynamoDB(ctx context.Context, u *url.URL) (*Driver, error) {
 func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	q := u.Query()
 	noCRC := q.Get(ParamNoCRC32) == "true" || !q.Has(ParamNoCRC32) && awsconf.LocalDynamoDB(q.Get("endpoint"))
-	t := &dynamoTable{name: u.Host, pk: q.Get("partition_key"), sk: q.Get("sort_key"), opts: &dsdynamodb.Options{
+	if q.Get("partition_key") != fieldKey || q.Has("sort_key") {
+		return nil, fmt.Errorf("%w: the table's key is the string attribute %q alone: no other partition_key, no sort_key", model.ErrInvalidArgument, fieldKey)
+	}
+	t := &dynamoTable{name: u.Host, opts: &dsdynamodb.Options{
 		AllowScans:     q.Get("allow_scans") == "true",
 		RevisionField:  q.Get("revision_field"),
 		ConsistentRead: q.Get("consistent_read") == "true",
@@ -99,8 +102,8 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 // lostWrite marks the error of a write attempt that may have been applied
 // (awsconf.MaybeApplied), so that the SDK does not send it again: a blind
 // resend of a conditional write that landed fails its own condition, and
-// the driver would take its own write for another's. The driver resolves
-// such an attempt itself, from what the table holds (see concernWrite).
+// the driver would take its own write for another's. objstore resolves
+// such an attempt itself, from what the table holds (store.MaybeApplied).
 type lostWrite struct{ error }
 
 func (e lostWrite) Unwrap() error { return e.error }
@@ -126,27 +129,27 @@ func markLostWrites(stack *middleware.Stack) error {
 
 // open opens the collection; gocloud describes the table to do so.
 func (t *dynamoTable) open() (*docstore.Collection, error) {
-	return dsdynamodb.OpenCollection(t.client, t.name, t.pk, t.sk, t.opts)
+	return dsdynamodb.OpenCollection(t.client, t.name, fieldKey, "", t.opts)
 }
 
 // Provision implements driver.Provisioner. For a docstore+dynamodb URL it
-// creates the table (keys pk and sk, or those the URL names, billed
-// PAY_PER_REQUEST, no index) unless it exists, waits until it is ACTIVE and
+// creates the table (hash key "key", a string, billed PAY_PER_REQUEST, no
+// index) unless it exists, waits until it is ACTIVE and
 // opens the collection; it needs dynamodb:CreateTable and
 // dynamodb:DescribeTable. Other collections need nothing created (memdocstore
 // keeps them in memory, Firestore and MongoDB create them on first write),
 // nor does a collection given to OpenCollection: Provision returns nil.
 func (d *Driver) Provision(ctx context.Context) error {
-	if err := d.closed.Check(ctx, "docstore"); err != nil {
+	if err := objstore.Begin(ctx, d.records); err != nil {
 		return err
 	}
 	if d.table == nil {
 		return nil
 	}
 	t := d.table
-	keys, attrs := awsconf.KeySchema(t.pk, t.sk)
 	in := &awsdynamodb.CreateTableInput{TableName: aws.String(t.name), BillingMode: types.BillingModePayPerRequest,
-		KeySchema: keys, AttributeDefinitions: attrs}
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(fieldKey), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(fieldKey), AttributeType: types.ScalarAttributeTypeS}}}
 	if _, err := awsconf.EnsureTable(ctx, t.client, in, nil); err != nil {
 		return fmt.Errorf("docstore: provision table %s (needs dynamodb:CreateTable and dynamodb:DescribeTable): %w: %w", t.name, awsconf.Code(err).Sentinel(), err)
 	}

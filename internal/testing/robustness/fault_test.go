@@ -180,13 +180,6 @@ func fsOpener(dir string, l jsonld.Layout) Opener {
 	}
 }
 
-// docstoreStaleAfter is how long the campaigns' docstore creations may hold
-// an ID: a creation whose commit ended unknown blocks the ID this long, and
-// at the default 30 s a run spent most of its minute waiting. The clients
-// share one clock, and a creation slower than this (a fault proxy adds tens
-// of milliseconds) ends unavailable, a path the runs then exercise too.
-const docstoreStaleAfter = 3 * time.Second
-
 // docstoreAt opens clients of the docstore collection url.
 func docstoreAt(url func(endpoint string) string) Endpoints {
 	return func(endpoint string) Opener {
@@ -199,7 +192,6 @@ func docstoreAt(url func(endpoint string) string) Endpoints {
 			if err != nil {
 				return nil, err
 			}
-			cfg.StaleAfter = docstoreStaleAfter
 			return docstore.Open(ctx, cfg)
 		}
 	}

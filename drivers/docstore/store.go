@@ -147,9 +147,9 @@ const (
 )
 
 // List implements objstore.Store with a query of the keys under prefix
-// after startAfter, ordered by key where the provider can (awsdynamodb
-// cannot on a hash key: it scans, and the keys are sorted in memory),
-// reading only keys and revisions.
+// after startAfter, reading only keys and revisions, ordered by key where
+// the provider can; where it cannot (awsdynamodb on a hash key) a filtered
+// scan, sorted in memory.
 func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objstore.Entry) error) error {
 	coll, err := s.collection()
 	if err != nil {
@@ -167,77 +167,62 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objs
 		}
 		return q
 	}
-	fps := []docstore.FieldPath{fieldKey, docstore.DefaultRevisionField}
-	entry := func(doc *document) (objstore.Entry, error) {
+	fields := []docstore.FieldPath{fieldKey, docstore.DefaultRevisionField}
+	var fnErr error
+	emit := func(doc *document) bool {
 		tag, err := coll.RevisionToString(doc.Rev)
-		if err != nil {
-			return objstore.Entry{}, fmt.Errorf("docstore: list %s: %w: revision: %w", prefix, model.ErrInternal, err)
+		if fnErr = err; err == nil {
+			// The size is unknown without the data: Get finds an empty document absent.
+			fnErr = fn(objstore.Entry{Key: doc.Key, Tag: tag, Size: 1})
 		}
-		// Size is unknown without the data; Get finds an empty document absent.
-		return objstore.Entry{Key: doc.Key, Tag: tag, Size: 1}, nil
+		return fnErr == nil
 	}
 	if s.listMode.Load() != modeScan {
 		sent := false
-		err := each(ctx, query().OrderBy(fieldKey, docstore.Ascending).Get(ctx, fps...), func(doc *document) error {
+		err := each(ctx, query().OrderBy(fieldKey, docstore.Ascending).Get(ctx, fields...), func(doc *document) bool {
 			sent = true
-			e, err := entry(doc)
-			if err == nil {
-				err = fn(e)
-			}
-			return err
+			return emit(doc)
 		})
-		if fe, ok := errors.AsType[fnError](err); ok {
-			return fe.error
-		}
-		if err == nil {
+		// A provider that cannot run the ordered query answers
+		// Unimplemented or InvalidArgument at once.
+		switch c := gcerrors.Code(err); {
+		case fnErr != nil:
+			return fnErr
+		case err == nil:
 			s.listMode.CompareAndSwap(0, modeOrdered)
 			return nil
-		}
-		// A provider that cannot run the ordered query (awsdynamodb without
-		// a fitting index) answers Unimplemented or InvalidArgument at once.
-		if c := gcerrors.Code(err); sent || s.listMode.Load() == modeOrdered || c != gcerrors.Unimplemented && c != gcerrors.InvalidArgument {
+		case sent || s.listMode.Load() == modeOrdered || c != gcerrors.Unimplemented && c != gcerrors.InvalidArgument:
 			return fail(ctx, "list", prefix, err)
 		}
 		s.listMode.Store(modeScan)
 	}
 	var docs []*document
-	if err := each(ctx, query().Get(ctx, fps...), func(doc *document) error {
-		docs = append(docs, doc)
-		return nil
-	}); err != nil {
+	if err := each(ctx, query().Get(ctx, fields...), func(doc *document) bool { docs = append(docs, doc); return true }); err != nil {
 		return fail(ctx, "list", prefix, err)
 	}
 	slices.SortFunc(docs, func(a, b *document) int { return strings.Compare(a.Key, b.Key) })
 	for _, doc := range docs {
-		e, err := entry(doc)
-		if err != nil {
-			return err
-		}
-		if err := fn(e); err != nil {
-			return err
+		if !emit(doc) {
+			return fnErr
 		}
 	}
 	return nil
 }
 
-// fnError is the error of List's fn, returned as it is.
-type fnError struct{ error }
-
-// each hands each document it yields to fn until it ends or fn fails, and
-// stops it; fn's error comes back as a fnError.
-func each(ctx context.Context, it *docstore.DocumentIterator, fn func(*document) error) error {
+// each hands each document it yields to fn until it ends or fn returns
+// false, and stops it.
+func each(ctx context.Context, it *docstore.DocumentIterator, fn func(*document) bool) error {
 	defer it.Stop()
 	for {
 		doc := &document{}
-		err := it.Next(ctx, doc)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
+		if err := it.Next(ctx, doc); err != nil {
+			if err == io.EOF {
+				return nil
+			}
 			return err
 		}
-		if err := fn(doc); err != nil {
-			return fnError{err}
+		if !fn(doc) {
+			return nil
 		}
 	}
 }
@@ -267,14 +252,10 @@ func missing(err error) bool {
 
 // condFail classifies the error of a write under pc.
 func condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
-	c := gcerrors.Code(err)
-	switch {
-	case ctx.Err() != nil:
-	case pc.Absent && (c == gcerrors.AlreadyExists || c == gcerrors.FailedPrecondition):
+	switch c := gcerrors.Code(err); {
+	case ctx.Err() == nil && pc.Conditional() && (c == gcerrors.FailedPrecondition || c == gcerrors.AlreadyExists):
 		return fmt.Errorf("docstore: %s %s: %w", op, key, errPrecondition)
-	case pc.Tag != "" && c == gcerrors.FailedPrecondition:
-		return fmt.Errorf("docstore: %s %s: %w", op, key, errPrecondition)
-	case pc.Tag != "" && missing(err):
+	case ctx.Err() == nil && pc.Tag != "" && missing(err):
 		return fmt.Errorf("docstore: %s %s: %w", op, key, errMissing)
 	}
 	return fail(ctx, op, key, err)

@@ -211,7 +211,7 @@ func TestChaosFindsTheRecord(t *testing.T) {
 	cases := map[string]string{
 		`{"Key":{"pk":{"S":"rb/a:main"},"sk":{"S":"head"}}}`:                 "rb/a",     // DynamoDB
 		"/bucket/ns@v2/rb/b/dev.json":                                        "rb/b:dev", // S3, Azure
-		`{"Item":{"key":{"S":"ns@v2/rb/fresh/main.json"}}}`:                 "rb/fresh", // docstore
+		`{"Item":{"key":{"S":"ns@v2/rb/fresh/main.json"}}}`:                  "rb/fresh", // docstore
 		"/ns/v1/push/head/rb/a:main":                                         "rb/a",     // ns serve
 		"/upload/storage/v1/b/bucket/o\nname=ns@v2/rb/fresh/main.index.json": "rb/fresh", // GCS
 		"/ns/v1/push/head/rb/ab:main":                                        "",         // another ledger

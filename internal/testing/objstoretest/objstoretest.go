@@ -18,8 +18,9 @@ import (
 // Counter is an http.RoundTripper that counts the requests it sends.
 type Counter struct {
 	next http.RoundTripper
-	// isList tells a listing request apart (nil: none is).
-	isList func(*http.Request) bool
+	// isList tells a listing request apart (nil: none is); isWrite a write
+	// (nil: by its method).
+	isList, isWrite func(*http.Request) bool
 	All    atomic.Int64
 	Writes atomic.Int64 // PUT, POST, PATCH, DELETE
 	Reads  atomic.Int64 // GET, HEAD
@@ -33,11 +34,22 @@ func NewCounter(isList func(*http.Request) bool) (*Counter, *http.Client) {
 	return c, &http.Client{Transport: c, Timeout: 10 * time.Second}
 }
 
+// NewAPICounter returns a counter of an API whose requests all have one
+// method (DynamoDB's POSTs), telling writes and listings apart with
+// isWrite and isList; it is itself the transport to send through.
+func NewAPICounter(isWrite, isList func(*http.Request) bool) *Counter {
+	return &Counter{next: http.DefaultTransport.(*http.Transport).Clone(), isList: isList, isWrite: isWrite}
+}
+
 // RoundTrip implements http.RoundTripper.
 func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.All.Add(1)
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if c.isWrite != nil {
+		read = !c.isWrite(r)
+	}
+	switch {
+	case read:
 		c.Reads.Add(1)
 		if c.isList != nil && c.isList(r) {
 			c.Lists.Add(1)

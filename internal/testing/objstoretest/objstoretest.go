@@ -21,10 +21,10 @@ type Counter struct {
 	// isList tells a listing request apart (nil: none is); isWrite a write
 	// (nil: by its method).
 	isList, isWrite func(*http.Request) bool
-	All    atomic.Int64
-	Writes atomic.Int64 // PUT, POST, PATCH, DELETE
-	Reads  atomic.Int64 // GET, HEAD
-	Lists  atomic.Int64 // listings, also counted in Reads
+	All             atomic.Int64
+	Writes          atomic.Int64 // PUT, POST, PATCH, DELETE
+	Reads           atomic.Int64 // GET, HEAD
+	Lists           atomic.Int64 // listings, also counted in Reads
 }
 
 // NewCounter returns a counter, which tells listings apart with isList

@@ -68,10 +68,9 @@ func dynamoTableOf(ctx context.Context, u *url.URL) (*dynamoTable, error) {
 	}
 	t := &dynamoTable{name: u.Host, opts: &dsdynamodb.Options{
 		AllowScans:     q.Get("allow_scans") == "true",
-		RevisionField:  q.Get("revision_field"),
 		ConsistentRead: q.Get("consistent_read") == "true",
 	}}
-	for _, k := range []string{ParamNoCRC32, "allow_scans", "revision_field", "consistent_read", "partition_key", "sort_key"} {
+	for _, k := range []string{ParamNoCRC32, "allow_scans", "consistent_read", "partition_key"} {
 		q.Del(k)
 	}
 	if u.Host == "" || u.Path != "" {

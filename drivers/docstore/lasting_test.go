@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 )
@@ -48,5 +52,38 @@ func TestMissingTable(t *testing.T) {
 	defer other.Close()
 	if _, err := other.Get(ctx, id); err != nil {
 		t.Fatalf("a second client reads the provisioned table: %v", err)
+	}
+}
+
+// TestDroppedTable: a table deleted under open clients is NotProvisioned
+// for every operation, saying to create it, never a record that is not
+// found or a write whose outcome is unknown.
+func TestDroppedTable(t *testing.T) {
+	ctx := context.Background()
+	u := ownTable(t)
+	d, err := openURL(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	id := model.ID{Name: "db", Branch: "main"}
+	if err := d.Create(ctx, model.NewLedger(id, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.table.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(d.table.name)}); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"get": func() error { _, err := d.Get(ctx, id); return err }(),
+		"push": func() error {
+			_, err := d.Update(ctx, id, model.Head, driver.IfAbove(), model.RefValue("c", 1))
+			return err
+		}(),
+		"create": d.Create(ctx, model.NewLedger(model.ID{Name: "other", Branch: "main"}, 1)),
+		"list":   func() error { _, err := d.List(ctx, driver.ListOptions{}); return err }(),
+	} {
+		if !errors.Is(err, model.ErrNotProvisioned) || !strings.Contains(err.Error(), "ns table create") || errors.Is(err, model.ErrOutcomeUnknown) {
+			t.Errorf("%s on a dropped table: %v (code %v), want NotProvisioned saying `ns table create`", what, err, model.Code(err))
+		}
 	}
 }

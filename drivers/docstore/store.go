@@ -269,43 +269,34 @@ var sentinels = map[gcerrors.ErrorCode]error{
 }
 
 // fail wraps err, from the collection, of op on key in the driver sentinel
-// that classifies it. A done ctx wins: its error is wrapped instead.
+// that classifies it.
 func fail(ctx context.Context, op, key string, err error) error {
-	return fmt.Errorf("docstore: %s %s: %w", op, key, classify(ctx, err))
+	return fmt.Errorf("docstore: %s %s: %w", op, key, classify(ctx, err, false))
 }
 
-func classify(ctx context.Context, err error) error {
+// classifyOpen is classify for the error of opening the collection.
+func classifyOpen(ctx context.Context, err error) error { return classify(ctx, err, true) }
+
+// classify wraps err in the driver sentinel for its code; when opening the
+// collection, NotFound means the collection (the DynamoDB table, the
+// Firestore collection's database) does not exist. A done ctx wins: its
+// error is wrapped instead.
+func classify(ctx context.Context, err error, opening bool) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("%w (%v)", ctxErr, err)
 	}
-	c := gcerrors.Code(err)
+	c, aws := gcerrors.Code(err), awsconf.Code(err)
 	switch {
-	case c == gcerrors.PermissionDenied || awsconf.Code(err) == model.PermissionDenied:
+	case aws == model.PermissionDenied:
+		return fmt.Errorf("%w: DynamoDB refused the credentials or the permission for dynamodb:%s; grant it: %w", model.ErrPermissionDenied, awsconf.Operation(err), err)
+	case c == gcerrors.PermissionDenied:
 		return fmt.Errorf("%w: the backend refused the credentials or the permission; grant the caller read and write access to the collection: %w", model.ErrPermissionDenied, err)
-	case awsconf.Code(err) == model.NotProvisioned:
-		return fmt.Errorf("%w: the DynamoDB table does not exist; create it with `ns table create` or Provision: %w", model.ErrNotProvisioned, err)
-	case awsconf.Code(err) == model.Throttled:
+	case aws == model.NotProvisioned || opening && c == gcerrors.NotFound:
+		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or the driver's Provision): %w", model.ErrNotProvisioned, err)
+	case aws == model.Throttled:
 		return fmt.Errorf("%w: %w", model.ErrThrottled, err)
 	case c == gcerrors.Canceled && errors.Is(err, context.Canceled):
 		return err
 	}
 	return fmt.Errorf("%w: %w", cmp.Or(sentinels[c], model.ErrUnavailable), err)
-}
-
-// classifyOpen is classify for the error of opening the collection, where
-// NotFound means the collection (the DynamoDB table, the Firestore
-// collection's database) does not exist.
-func classifyOpen(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return classify(ctx, err)
-	}
-	// gocloud's DynamoDB collection returns the SDK's error of its
-	// DescribeTable as is.
-	if awsconf.Code(err) == model.PermissionDenied {
-		return fmt.Errorf("%w: DynamoDB refused the credentials or the permission for dynamodb:%s; grant it: %v", model.ErrPermissionDenied, awsconf.Operation(err), err)
-	}
-	if gcerrors.Code(err) == gcerrors.NotFound || awsconf.Code(err) == model.NotProvisioned {
-		return fmt.Errorf("%w: the collection does not exist; create it (for docstore+dynamodb: `ns table create` or the driver's Provision): %v", model.ErrNotProvisioned, err)
-	}
-	return classify(ctx, err)
 }

@@ -76,8 +76,10 @@ type Driver struct {
 	coll    *docstore.Collection
 	table   *dynamoTable // the DynamoDB table of a docstore+dynamodb URL, else nil
 	release func() error
-	// named: documents carry their key escaped in field id, the
-	// collection's document name (Firestore's names cannot hold "/").
+	// named: documents carry their key, escaped, in field id, the
+	// document's name, and key stays a field of its own (Firestore's
+	// names cannot hold "/"; mongodocstore keeps the name as _id only,
+	// and would order a query by a key field that is not there).
 	named bool
 	// listMode remembers whether the provider runs ordered queries:
 	// 0 not yet known, modeOrdered, or modeScan.
@@ -91,10 +93,10 @@ var (
 	_ driver.Brancher    = (*Driver)(nil) // through objstore
 )
 
-// OpenCollection returns a driver keeping records in coll, a collection
-// the caller opened with key field "key" (Firestore: name field "id"). The
-// caller owns coll: Close does not close it. Two drivers on one
-// collection act as two clients.
+// OpenCollection returns a driver keeping records in coll, a memdocstore or
+// DynamoDB collection the caller opened with key field "key" (for Firestore
+// and MongoDB use Open). The caller owns coll: Close does not close it. Two
+// drivers on one collection act as two clients.
 func OpenCollection(coll *docstore.Collection) *Driver {
 	return newDriver(coll, nil, func() error { return nil }, false)
 }
@@ -167,7 +169,7 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docstore: open %s: %w", drivers.Redact(u), classifyOpen(ctx, err))
 	}
-	return newDriver(coll, nil, coll.Close, inner.Scheme == "firestore"), nil
+	return newDriver(coll, nil, coll.Close, true), nil
 }
 
 // collectionURL checks that u's provider is linked and fills in the key
@@ -203,7 +205,7 @@ func collectionURL(u *url.URL) (*url.URL, error) {
 	case "firestore":
 		setDefault(q, "name_field", fieldID)
 	case "mongo":
-		setDefault(q, "id_field", fieldKey)
+		setDefault(q, "id_field", fieldID)
 	}
 	c.RawQuery = q.Encode()
 	return &c, nil

@@ -43,7 +43,7 @@ func TestURLs(t *testing.T) {
 		"dynamodb://tbl?region=r":                   "dynamodb://tbl?allow_scans=true&consistent_read=true&partition_key=key&region=r",
 		"dynamodb://tbl?region=r&partition_key=key": "dynamodb://tbl?allow_scans=true&consistent_read=true&partition_key=key&region=r",
 		"mem://c":      "mem://c/key",
-		"mongo://db/c": "mongo://db/c?id_field=key",
+		"mongo://db/c": "mongo://db/c?id_field=id",
 		"firestore://projects/p/databases/d/documents/c": "firestore://projects/p/databases/d/documents/c?name_field=id",
 	} {
 		if !docstore.DefaultURLMux().ValidCollectionScheme(mustParse(t, raw).Scheme) {

@@ -21,7 +21,7 @@ import (
 // Field names of the documents. They are the storage format: never rename one.
 const (
 	fieldKey  = "key"  // the file's layout key
-	fieldID   = "id"   // Firestore's document name: the key, path-escaped
+	fieldID   = "id"   // Firestore's and MongoDB's document name: the key, path-escaped
 	fieldData = "data" // the file's bytes
 )
 

@@ -167,5 +167,11 @@ func TestResends(t *testing.T) {
 		if got, err := b.Get(ctx, id); err != nil || !reflect.DeepEqual(got, fresh) {
 			t.Fatalf("record after a resent create: %+v, %v; want it as created", got, err)
 		}
+		must(a.Delete(as("d1", false), id))
+		must(a.Delete(as("d1", true), id)) // its mark found: done
+		wantUnknown(t, "resend of a delete never sent", a.Delete(as("d0", true), id))
+		if _, err := b.Get(ctx, id); !errors.Is(err, model.ErrNotFound) {
+			t.Fatalf("record after the resent deletes: %v; want not found", err)
+		}
 	})
 }

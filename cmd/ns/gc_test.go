@@ -38,6 +38,8 @@ func leftovers(t *testing.T, storeURL, prefix string) (left []string, ok bool) {
 		return s3Leftovers(t, u, prefix), true
 	case "dynamodb":
 		return dynamoLeftovers(t, u, prefix), true
+	case "docstore+dynamodb":
+		return docstoreLeftovers(t, u, prefix), true
 	}
 	return nil, false
 }
@@ -123,6 +125,35 @@ func dynamoLeftovers(t *testing.T, u *url.URL, prefix string) []string {
 	return left
 }
 
+// docstoreLeftovers lists the documents of a docstore+dynamodb table, one
+// per file, by their layout key.
+func docstoreLeftovers(t *testing.T, u *url.URL, prefix string) []string {
+	t.Helper()
+	client := awsdynamodb.New(awsdynamodb.Options{Region: "us-east-1", Credentials: testenv.Credentials,
+		BaseEndpoint: aws.String(u.Query().Get("endpoint")), DisableValidateResponseChecksum: true})
+	var left []string
+	pages := awsdynamodb.NewScanPaginator(client, &awsdynamodb.ScanInput{
+		TableName:                 aws.String(u.Host),
+		ConsistentRead:            aws.Bool(true),
+		FilterExpression:          aws.String("begins_with(#k, :p)"),
+		ExpressionAttributeNames:  map[string]string{"#k": "key"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: objstore.IDKeyPrefix(prefix)}},
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if k, ok := it["key"].(*types.AttributeValueMemberS); ok {
+				left = append(left, k.Value)
+			}
+		}
+	}
+	slices.Sort(left)
+	return left
+}
+
 // gcStores are the stores TestGC runs on, each new and empty.
 func gcStores(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
@@ -133,6 +164,11 @@ func gcStores(t *testing.T) map[string]func(t *testing.T) string {
 		},
 		"dynamodb": func(t *testing.T) string {
 			u := "dynamodb://ns-gc-" + randomHex(4) + "?region=us-east-1&endpoint=" + url.QueryEscape(testenv.DynamoDBEndpoint(t))
+			(&cli{t: t, url: u}).want(exitOK, "table", "create")
+			return u
+		},
+		"docstore+dynamodb": func(t *testing.T) string {
+			u := "docstore+dynamodb://ns-gc-doc-" + randomHex(4) + "?region=us-east-1&endpoint=" + url.QueryEscape(testenv.DynamoDBEndpoint(t))
 			(&cli{t: t, url: u}).want(exitOK, "table", "create")
 			return u
 		},

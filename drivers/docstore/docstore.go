@@ -91,6 +91,7 @@ var (
 	_ driver.Provisioner = (*Driver)(nil)
 	_ driver.Versioner   = (*Driver)(nil) // through objstore: a polling watch reads only what changed
 	_ driver.Brancher    = (*Driver)(nil) // through objstore
+	_ driver.Collector   = (*Driver)(nil) // through objstore: ns gc removes what purges left
 )
 
 // OpenCollection returns a driver keeping records in coll, a memdocstore or

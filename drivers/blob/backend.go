@@ -63,12 +63,10 @@ var (
 // httpStatus returns the HTTP status of a service error, 0 when the
 // request got no answer.
 func httpStatus(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
+	if ge, ok := errors.AsType[*googleapi.Error](err); ok {
 		return ge.Code
 	}
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
 		return re.StatusCode
 	}
 	return 0
@@ -79,8 +77,7 @@ func httpStatus(err error) int {
 // screen of the service's text in every answer. errors.As still finds the
 // SDK's error.
 func brief(err error) error {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
 		return briefError{err, re}
 	}
 	return err
@@ -99,8 +96,7 @@ func (e briefError) Unwrap() error { return e.err }
 
 // azureCode returns the x-ms-error-code of an Azure error, "" otherwise.
 func azureCode(err error) string {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
 		return re.ErrorCode
 	}
 	return ""

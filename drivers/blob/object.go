@@ -164,8 +164,7 @@ func (store) MaybeApplied(err error) bool {
 	if s := httpStatus(err); s != 0 {
 		return s >= 500 && !throttled(err)
 	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
 		return false
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/smithy-go"
 
 	"nameservice.dev/nameservice/internal/awsconf"
 	"nameservice.dev/nameservice/internal/objstore"
@@ -160,11 +159,8 @@ func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Preco
 const codeIsDirectory = "ExistingObjectIsDirectory"
 
 func notFound(err error) bool {
-	var ae smithy.APIError
-	if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
-		return true
-	}
-	return awsconf.HTTPStatus(err) == 404
+	code := awsconf.ErrorCodeOf(err)
+	return code == "NoSuchKey" || code == "NotFound" || awsconf.HTTPStatus(err) == 404
 }
 
 // fail wraps an SDK error of op on key with the driver sentinel that

@@ -52,13 +52,9 @@ func newBackend(bucket *gblob.Bucket) (backend, error) {
 		"(use s3:// for S3, file:// for a directory, mem:// for memory)", model.ErrUnsupported)
 }
 
-// Outcomes of a conditional request, beside success and other errors.
-var (
-	// errPrecondition: the precondition failed, nothing was written.
-	errPrecondition = objstore.Sentinel("precondition failed", objstore.ErrPrecondition)
-	// errMissing: a precondition on a tag met no object.
-	errMissing = objstore.Sentinel("no such object", objstore.ErrMissing)
-)
+// errMissing is the outcome of a precondition on a tag that met no object
+// (a failed precondition is objstore.ErrPrecondition).
+var errMissing = objstore.Sentinel("no such object", objstore.ErrMissing)
 
 // httpStatus returns the HTTP status of a service error, 0 when the
 // request got no answer.

@@ -123,7 +123,7 @@ func (g *gcs) deleteIf(ctx context.Context, key, tag string) error {
 	err = h.Delete(ctx)
 	if notFound(err) {
 		// That generation is gone: replaced or deleted. A re-read tells.
-		return fmt.Errorf("%w: %w", errPrecondition, err)
+		return fmt.Errorf("%w: %w", objstore.ErrPrecondition, err)
 	}
 	return err
 }

@@ -132,8 +132,8 @@ func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition)
 // condFail classifies the error of a conditional request.
 func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
 	switch {
-	case errors.Is(err, errPrecondition) || pc.Conditional() && preconditionFailed(err):
-		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errPrecondition)
+	case errors.Is(err, objstore.ErrPrecondition) || pc.Conditional() && preconditionFailed(err):
+		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, objstore.ErrPrecondition)
 	case pc.Tag != "" && notFound(err):
 		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errMissing)
 	}
@@ -167,6 +167,6 @@ func (store) MaybeApplied(err error) bool {
 	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
 		return false
 	}
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing) &&
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, errMissing) &&
 		!errors.Is(err, model.ErrInternal) && !errors.Is(err, model.ErrUnsupported)
 }

@@ -52,7 +52,7 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 			return wrong
 		},
 		Refusal: func(err error) (bool, error) {
-			if errors.Is(err, errPrecondition) || errors.Is(err, errMissing) {
+			if errors.Is(err, objstore.ErrPrecondition) || errors.Is(err, errMissing) {
 				return true, nil
 			}
 			return false, err
@@ -69,7 +69,7 @@ func (d *Driver) Probe(ctx context.Context) (driver.ProbeResult, error) {
 		switch {
 		case err == nil:
 			reaches = true
-		case !errors.Is(err, errPrecondition) && !errors.Is(err, errMissing):
+		case !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, errMissing):
 			return err
 		}
 		return nil

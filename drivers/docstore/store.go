@@ -89,7 +89,7 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 	case pc.Tag != "":
 		if doc.Rev, err = coll.StringToRevision(pc.Tag); err != nil {
 			// Not a revision of this collection: it cannot match.
-			return "", fmt.Errorf("docstore: write %s: %w (tag %q is no revision)", key, errPrecondition, pc.Tag)
+			return "", fmt.Errorf("docstore: write %s: %w (tag %q is no revision)", key, objstore.ErrPrecondition, pc.Tag)
 		}
 		err = coll.Replace(ctx, doc)
 	default:
@@ -114,7 +114,7 @@ func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition)
 	doc := s.doc(key, nil)
 	if pc.Tag != "" {
 		if doc.Rev, err = coll.StringToRevision(pc.Tag); err != nil {
-			return fmt.Errorf("docstore: remove %s: %w (tag %q is no revision)", key, errPrecondition, pc.Tag)
+			return fmt.Errorf("docstore: remove %s: %w (tag %q is no revision)", key, objstore.ErrPrecondition, pc.Tag)
 		}
 	}
 	if err := coll.Delete(ctx, doc); err != nil && (pc.Tag != "" || !missing(err)) {
@@ -238,11 +238,9 @@ func prefixEnd(p string) string {
 	return ""
 }
 
-// Outcomes of a conditional request, beside success and other errors.
-var (
-	errPrecondition = objstore.Sentinel("precondition failed", objstore.ErrPrecondition)
-	errMissing      = objstore.Sentinel("no such document", objstore.ErrMissing)
-)
+// errMissing is the outcome of a precondition on a revision that met no
+// document (a failed precondition is objstore.ErrPrecondition).
+var errMissing = objstore.Sentinel("no such document", objstore.ErrMissing)
 
 // missing reports whether err says the document does not exist (and not
 // that the DynamoDB table does not).
@@ -254,7 +252,7 @@ func missing(err error) bool {
 func condFail(ctx context.Context, op, key string, pc objstore.Precondition, err error) error {
 	switch c := gcerrors.Code(err); {
 	case ctx.Err() == nil && pc.Conditional() && (c == gcerrors.FailedPrecondition || c == gcerrors.AlreadyExists):
-		return fmt.Errorf("docstore: %s %s: %w", op, key, errPrecondition)
+		return fmt.Errorf("docstore: %s %s: %w", op, key, objstore.ErrPrecondition)
 	case ctx.Err() == nil && pc.Tag != "" && missing(err):
 		return fmt.Errorf("docstore: %s %s: %w", op, key, errMissing)
 	}

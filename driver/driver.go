@@ -369,7 +369,7 @@ type CommitEntry struct {
 // Without it the NameService answers branch operations with an error
 // wrapping ErrUnsupported, and the conformance suite's Branches group checks
 // just that; every driver of this module has it (a store without
-// multi-record transactions builds it on internal/branching).
+// multi-record transactions builds it on internal/objstore).
 type Brancher interface {
 	// CreateBranch creates rec and adds one to the Branches of its source,
 	// the record rec.ID.Name:rec.SourceBranch, in one atomic step, and

@@ -172,9 +172,9 @@ func within(path, dir string) bool {
 }
 
 // driverKits are the packages drivers are built from, which call the
-// driver they serve (the object-store protocol's records, branching's
-// settling of a branch operation): parts of a driver, beneath the layer.
-var driverKits = []string{module + "/internal/objstore", module + "/internal/branching"}
+// driver they serve (the object-store protocol's records, whose branch
+// protocol resets a head through them): parts of a driver, beneath the layer.
+var driverKits = []string{module + "/internal/objstore"}
 
 // layerFiles are the files of the root package that make the driver's
 // calls: the one layer between callers and a driver.

@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"time"
 
-	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
 
-// Branches follow internal/branching: a record's bookkeeping (f:branches,
-// f:branchOps) lives in its defining file, written on its tag like any
-// other write; a fence is a purge's mark holding the fenced create's
-// token, which a create of that token gives up on (see writeDefining).
+// A record's branch bookkeeping (f:branches, f:branchOps) lives in its
+// defining file, written on its tag like any other write (branching.go); a
+// fence is a purge's mark holding the fenced create's token, which a create
+// of that token gives up on (see writeDefining).
 
-// CreateBranch implements driver.Brancher (internal/branching).
+// CreateBranch implements driver.Brancher (branching.go).
 func (r *Records) CreateBranch(ctx context.Context, rec *model.Record) (*model.Record, error) {
 	if err := r.begin(ctx); err != nil {
 		return nil, err
@@ -27,21 +26,21 @@ func (r *Records) CreateBranch(ctx context.Context, rec *model.Record) (*model.R
 	if err := rec.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: create branch: %w", r.cfg.Name, err)
 	}
-	if err := branching.CreateBranch(ctx, branchStore{r}, rec); err != nil {
+	if err := createBranch(ctx, r, rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
 }
 
-// DropBranch implements driver.Brancher (internal/branching).
+// DropBranch implements driver.Brancher (branching.go).
 func (r *Records) DropBranch(ctx context.Context, id model.ID) error {
 	if err := r.begin(ctx); err != nil {
 		return err
 	}
-	return branching.DropBranch(ctx, branchStore{r}, id)
+	return dropBranch(ctx, r, id)
 }
 
-// ResetHead implements driver.Brancher with branching.Reset: the index,
+// ResetHead implements driver.Brancher with resetHead: the index,
 // then the head, each set by compare-and-set against the value read. An
 // inline index in the defining file that would still win over the one set
 // (the merge rule) is removed before the head is set.
@@ -49,11 +48,11 @@ func (r *Records) ResetHead(ctx context.Context, id model.ID, head model.Value, 
 	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	// Reset calls fold only when index is set.
+	// resetHead calls fold only when index is set.
 	fold := func(ctx context.Context) error { return r.dropInlineIndex(ctx, id, *index) }
-	// Reset's errors, from r's own reads and writes, name the driver and
+	// resetHead's errors, from r's own reads and writes, name the driver and
 	// the ID already.
-	return branching.Reset(ctx, r, id, head, index, fold)
+	return resetHead(ctx, r, id, head, index, fold)
 }
 
 // dropInlineIndex rewrites the defining file of id without its inline
@@ -81,14 +80,10 @@ func (r *Records) dropInlineIndex(ctx context.Context, id model.ID, index model.
 	return r.contended(id, model.Index)
 }
 
-// branchStore is the branching.Store of a Records.
-type branchStore struct{ r *Records }
-
-func (s branchStore) Name() string { return s.r.cfg.Name }
-
-// ReadBook reads id's defining file afresh; Book.Version is the *cached.
-func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book, error) {
-	r := s.r
+// readBook reads the bookkeeping of record id from its defining file,
+// afresh: an error wrapping model.ErrNotFound when there is no such (live)
+// record.
+func (r *Records) readBook(ctx context.Context, id model.ID) (*book, error) {
 	files, err := r.files(id)
 	if err != nil {
 		return nil, err
@@ -101,18 +96,19 @@ func (s branchStore) ReadBook(ctx context.Context, id model.ID) (*branching.Book
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", r.cfg.Name, r.object(files[0].Key), err)
 	}
-	return &branching.Book{ID: id, Record: rec, Incarnation: c.doc.Incarnation, Ops: c.doc.BranchOps, Branches: rec.Branches, Version: c}, nil
+	return &book{ID: id, Record: rec, Incarnation: c.doc.Incarnation, Ops: c.doc.BranchOps, Branches: rec.Branches, def: c}, nil
 }
 
-// WriteBook rewrites the defining file b was read from, on its tag, with
-// b's count and entries.
-func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed func([]jsonld.BranchOp) bool) (bool, error) {
-	r := s.r
+// writeBook rewrites the defining file b was read from, on its tag, with
+// b's count and entries; done is false when the file changed meanwhile.
+// After a lost answer it reads the file again: done when landed (nil:
+// never) accepts its entries.
+func (r *Records) writeBook(ctx context.Context, b *book, landed func([]jsonld.BranchOp) bool) (done bool, err error) {
 	files, err := r.files(b.ID)
 	if err != nil {
 		return false, err
 	}
-	f, c := files[0], b.Version.(*cached)
+	f, c := files[0], b.def
 	rec, err := jsonld.Assemble(b.ID, c.doc)
 	if err != nil {
 		return false, fmt.Errorf("%s: %s: %w", r.cfg.Name, f.Key, err)
@@ -138,46 +134,46 @@ func (s branchStore) WriteBook(ctx context.Context, b *branching.Book, landed fu
 	return false, err
 }
 
-// Branch reads id's defining file: Live when a live record of inc,
-// Tokenless when one of no token (a branch's main file that Fluree
-// rewrote: its writes drop the token, which every record of this package
-// carries).
-func (s branchStore) Branch(ctx context.Context, id model.ID, inc string) (branching.State, []jsonld.BranchOp, error) {
-	_, doc, err := s.defining(ctx, id)
+// stateOf reads id's defining file, of which an entry names incarnation
+// inc, and returns its state and, when live, its entries: live when a live
+// record of inc, tokenless when one of no token (a branch's main file that
+// Fluree rewrote: its writes drop the token, which every record of this
+// package carries).
+func (r *Records) stateOf(ctx context.Context, id model.ID, inc string) (branchState, []jsonld.BranchOp, error) {
+	_, doc, err := r.defining(ctx, id)
 	if err != nil || doc == nil || doc.Purged || !ownedBy(doc, id) || doc.Incarnation != inc && doc.Incarnation != "" {
-		return branching.Gone, nil, err
+		return gone, nil, err
 	}
 	if doc.Incarnation != inc {
-		return branching.Tokenless, doc.BranchOps, nil
+		return tokenless, doc.BranchOps, nil
 	}
-	return branching.Live, doc.BranchOps, nil
+	return live, doc.BranchOps, nil
 }
 
 // defining reads id's defining file, also decoded (nil when absent or not
 // decodable).
-func (s branchStore) defining(ctx context.Context, id model.ID) (obj *cached, doc *jsonld.File, err error) {
-	files, err := s.r.files(id)
+func (r *Records) defining(ctx context.Context, id model.ID) (obj *cached, doc *jsonld.File, err error) {
+	files, err := r.files(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if obj, err = s.r.get(ctx, files[0].Key); err != nil || obj == nil {
+	if obj, err = r.get(ctx, files[0].Key); err != nil || obj == nil {
 		return nil, nil, err
 	}
 	doc, _ = jsonld.Decode(obj.data)
 	return obj, doc, nil
 }
 
-// Fence writes a purge's mark holding inc where id's defining file would
+// fence writes a purge's mark holding inc where id's defining file would
 // be, unless a record (or a collector's mark) is there: a create of inc
-// then gives up on it, or fails its precondition.
-func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
-	r := s.r
+// that has not landed then gives up on it, or fails its precondition.
+func (r *Records) fence(ctx context.Context, id model.ID, inc string) error {
 	files, err := r.files(id)
 	if err != nil {
 		return err
 	}
 	for range maxAttempts {
-		obj, doc, err := s.defining(ctx, id)
+		obj, doc, err := r.defining(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -199,19 +195,21 @@ func (s branchStore) Fence(ctx context.Context, id model.ID, inc string) error {
 	return r.contended(id, model.Status)
 }
 
-// Create writes rec's defining file with incarnation inc (writeDefining).
-func (s branchStore) Create(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error {
-	files, err := s.r.files(rec.ID)
+// createAs creates rec with incarnation inc, as Create does, sending no
+// write after deadline, and failing (ErrUnavailable) once it meets a fence
+// of inc (writeDefining).
+func (r *Records) createAs(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error {
+	files, err := r.files(rec.ID)
 	if err != nil {
 		return err
 	}
-	return s.r.writeDefining(ctx, rec, files[0], inc, deadline)
+	return r.writeDefining(ctx, rec, files[0], inc, deadline)
 }
 
-// Purge purges id (see Delete) while check accepts the entries of each
-// read of its defining file.
-func (s branchStore) Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error {
-	return s.r.purge(ctx, id, func(def *jsonld.File) error {
+// purgeChecked purges id (see Delete) while check accepts the entries of
+// each read of its defining file.
+func (r *Records) purgeChecked(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error {
+	return r.purge(ctx, id, func(def *jsonld.File) error {
 		if def == nil {
 			return check(nil)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/internal/testing/resendtest"
 	"nameservice.dev/nameservice/jsonld"
@@ -17,8 +16,8 @@ import (
 )
 
 // stale is when a step recorded by a writer that died was recorded: past
-// branching.StaleAfter.
-var stale = time.Now().Add(-2 * branching.StaleAfter).UnixMilli()
+// objstore.StaleAfter.
+var stale = time.Now().Add(-2 * objstore.StaleAfter).UnixMilli()
 
 type branchEnv struct {
 	t   *testing.T
@@ -61,14 +60,14 @@ func (e *branchEnv) create(ids ...string) {
 }
 
 // edit rewrites id's bookkeeping as a writer that stopped would leave it.
-func (e *branchEnv) edit(id string, fn func(b *branching.Book)) {
+func (e *branchEnv) edit(id string, fn func(b *objstore.Book)) {
 	e.t.Helper()
 	e.must(objstore.EditBook(e.ctx, e.r, e.id(id), fn))
 }
 
 func (e *branchEnv) incarnation(id string) string {
 	var inc string
-	e.edit(id, func(b *branching.Book) { inc = b.Incarnation })
+	e.edit(id, func(b *objstore.Book) { inc = b.Incarnation })
 	return inc
 }
 
@@ -84,7 +83,7 @@ func (e *branchEnv) wantBranches(id string, n int64) {
 // wantNoSteps fails unless id's defining file records no step.
 func (e *branchEnv) wantNoSteps(id string) {
 	e.t.Helper()
-	e.edit(id, func(b *branching.Book) {
+	e.edit(id, func(b *objstore.Book) {
 		if len(b.Ops) != 0 {
 			e.t.Fatalf("%s still records %+v", id, b.Ops)
 		}
@@ -101,7 +100,7 @@ func TestBranchSettleCreate(t *testing.T) {
 			e := newBranchEnv(t, l)
 			ghost, real := jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:ghost", Token: "tokghost", Incarnation: "tokghost", At: stale, Delta: 1},
 				jsonld.BranchOp{Op: jsonld.BranchCreate, Branch: "db:real", Token: "tokreal", Incarnation: "tokreal", At: stale, Delta: 1}
-			e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, ghost, real), b.Branches+2 })
+			e.edit("db", func(b *objstore.Book) { b.Ops, b.Branches = append(b.Ops, ghost, real), b.Branches+2 })
 			rec := model.NewLedger(e.id("db:real"), 0)
 			rec.SourceBranch = "main"
 			e.must(objstore.CreateAs(e.ctx, e.r, rec, "tokreal"))
@@ -142,11 +141,11 @@ func TestBranchSettleDrop(t *testing.T) {
 			}{{"db:a", true, true}, {"db:b", true, false}, {"db:c", false, true}} {
 				op := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: s.branch, Token: "tok" + s.branch[3:], Incarnation: e.incarnation(s.branch), At: stale}
 				if s.flag {
-					e.edit(s.branch, func(b *branching.Book) { b.Ops = append(b.Ops, op) })
+					e.edit(s.branch, func(b *objstore.Book) { b.Ops = append(b.Ops, op) })
 				}
 				if s.source {
 					op.Op, op.Delta = jsonld.BranchDrop, -1
-					e.edit("db", func(b *branching.Book) { b.Ops, b.Branches = append(b.Ops, op), b.Branches-1 })
+					e.edit("db", func(b *objstore.Book) { b.Ops, b.Branches = append(b.Ops, op), b.Branches-1 })
 				}
 			}
 			e.wantBranches("db", 1)
@@ -175,7 +174,7 @@ func TestBranchCreateRefusedWhileDropping(t *testing.T) {
 	e.create("db:dev")
 	_, err := e.ns.PublishCommit(e.ctx, "db:dev", 2, "c2")
 	e.must(err)
-	e.edit("db:dev", func(b *branching.Book) {
+	e.edit("db:dev", func(b *objstore.Book) {
 		b.Ops = append(b.Ops, jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: "db:dev", Token: "fresh", At: time.Now().UnixMilli()})
 	})
 	_, err = e.ns.CreateBranch(e.ctx, "db:dev2", nameservice.BranchOptions{From: "dev"})
@@ -222,13 +221,13 @@ func (s *contendedStore) Put(ctx context.Context, key string, data []byte, pc ob
 }
 
 // TestBranchCreateWindowAfterContention: a create that waits out other
-// writers of its source longer than branching.CreateWindow before its entry
+// writers of its source longer than objstore.CreateWindow before its entry
 // is recorded still creates the branch, since the window runs from the
 // entry's recording.
 func TestBranchCreateWindowAfterContention(t *testing.T) {
 	t.Parallel()
 	e := newBranchEnv(t, jsonld.LayoutB)
-	until := time.Now().Add(branching.CreateWindow + time.Second)
+	until := time.Now().Add(objstore.CreateWindow + time.Second)
 	st := &contendedStore{memStore: e.st, key: e.mainFile(), lose: func() bool {
 		if time.Now().After(until) {
 			return false
@@ -238,7 +237,7 @@ func TestBranchCreateWindowAfterContention(t *testing.T) {
 	}}
 	ns := nameservice.New(memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: jsonld.LayoutB})})
 	if _, err := ns.CreateBranch(e.ctx, "db:late", nameservice.BranchOptions{}); err != nil {
-		t.Fatalf("create after %v of contention: %v", branching.CreateWindow, err)
+		t.Fatalf("create after %v of contention: %v", objstore.CreateWindow, err)
 	}
 	e.wantBranches("db", 1)
 	e.wantNoSteps("db")
@@ -280,7 +279,7 @@ func TestBranchDropFinishedBySettler(t *testing.T) {
 			st.after = func() {
 				// Another writer of the source, a minute later: it finds the
 				// step stale and settles it, finishing the purge.
-				e.edit("db", func(b *branching.Book) {
+				e.edit("db", func(b *objstore.Book) {
 					for i := range b.Ops {
 						b.Ops[i].At = stale
 					}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"nameservice.dev/nameservice/internal/branching"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
@@ -58,7 +57,7 @@ func (r *Records) writeDefining(ctx context.Context, rec *model.Record, f layout
 	}
 	inTime := func() error {
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, model.ErrUnavailable, f.Key, branching.CreateWindow)
+			return fmt.Errorf("%s: create %s: %w: %s could not be written within %v of recording the branch in its source", r.cfg.Name, rec.ID, model.ErrUnavailable, f.Key, createWindow)
 		}
 		return nil
 	}

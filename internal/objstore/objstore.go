@@ -1,7 +1,8 @@
-// Package objstore is the record protocol the file and object-store drivers
-// share (drivers/fs, drivers/s3etag, drivers/blob): records kept as ns@v2
-// files (objects), made safe for concurrent writers by the store's
-// conditional writes on a per-object version tag (an ETag, a generation, or
+// Package objstore is the record protocol the file, object-store and
+// document-store drivers share (drivers/fs, drivers/s3etag, drivers/blob,
+// drivers/docstore): records kept as ns@v2 files (objects, documents), made
+// safe for concurrent writers by the store's conditional writes on a
+// per-object version tag (an ETag, a generation, a document's revision, or
 // for files a tag the filesystem driver checks under the file's lock). It
 // also parses and checks the options those drivers share.
 //
@@ -15,7 +16,9 @@
 // incarnation token that the record's other files copy, so that a lookup
 // is one parallel read and a file of another token is debris. No create,
 // push or purge deletes an object (nothing rests on a conditional delete);
-// Collect removes what purges left (collect.go).
+// Collect removes what purges left (collect.go). Branches keep their
+// source's count exact with one conditional write at a time
+// (branching.go).
 package objstore
 
 import (

@@ -1,24 +1,23 @@
-// Package branching is the protocol by which drivers without multi-record
-// transactions (the file and object stores through internal/objstore, the
-// document stores) create and drop branches together with their source's
-// branch count, with conditional writes of one record at a time.
+// Branches: the protocol by which a create or drop of a branch changes its
+// source's branch count, with conditional writes of one file at a time.
 //
 // A create or drop writes two records: the branch and its source's
-// bookkeeping (the count, Meta.Branches). Each step is recorded in the
+// bookkeeping (the count, f:branches, and the steps under way,
+// f:branchOps, in its defining file). Each step is recorded in the
 // source, in the conditional write that changes the count, as an entry
 // (jsonld.BranchOp) with a random token, and removed by the write that ends
 // it: a lost answer is resolved by looking for the token, and a step whose
-// writer died is settled, once older than StaleAfter, by the next writer
+// writer died is settled, once older than staleAfter, by the next writer
 // of that source's bookkeeping (docs/format.md, "Branches"). A create's
 // branch takes the entry's token as its incarnation, and is written only
-// within CreateWindow of the entry, well inside StaleAfter, so that creator
+// within createWindow of the entry, well inside staleAfter, so that creator
 // and settler never race (writers' clocks must agree to well within the
 // difference). A drop first sets a dropping entry on the branch, then
 // records itself in the source, then purges the branch conditional on that
 // entry; a settler clears or uses that entry with conditional writes of
 // the branch's bookkeeping, so exactly one of them happens. A record with
 // a step under way cannot be dropped: its count or the entry says so.
-package branching
+package objstore
 
 import (
 	"context"
@@ -34,72 +33,43 @@ import (
 )
 
 const (
-	// StaleAfter is how long a step may stay recorded before another
+	// staleAfter is how long a step may stay recorded before another
 	// writer settles it.
-	StaleAfter = time.Minute
-	// CreateWindow bounds the time from recording a create to the last
+	staleAfter = time.Minute
+	// createWindow bounds the time from recording a create to the last
 	// write of the new branch.
-	CreateWindow = 20 * time.Second
+	createWindow = 20 * time.Second
 	// attempts bounds the conditional writes of one step to one record's
 	// bookkeeping, which all creates and drops of its branches contend for.
 	attempts = 64
 )
 
-// Book is the branch bookkeeping of one record as a Store read it.
-type Book struct {
+// book is the branch bookkeeping of one record, read from its defining
+// file.
+type book struct {
 	ID model.ID
 	// Record is the record's identity (kind, retracted, source branch).
 	Record      *model.Record
 	Incarnation string // the record's, "" when it has none
 	Ops         []jsonld.BranchOp
 	Branches    int64
-	// Version is the Store's, for WriteBook's condition.
-	Version any
+	def         *cached // the defining file, for writeBook's condition
 }
 
-// State is what Store.Branch found of the record an entry names.
-type State int
+// branchState is what stateOf found of the record an entry names.
+type branchState int
 
 const (
-	Gone    State = iota // absent, purged, or another incarnation
-	Live                 // a live record of the incarnation
-	Pending              // a create of the incarnation under way, not visible yet
-	// Tokenless: a live record without an incarnation, one whose token a
-	// Fluree rewrite dropped (files and object stores): the settlers take it
-	// for the incarnation's record, a resend cannot.
-	Tokenless
+	gone branchState = iota // absent, purged, or another incarnation
+	live                    // a live record of the incarnation
+	// tokenless: a live record without an incarnation, one whose token a
+	// Fluree rewrite dropped: the settlers take it for the incarnation's
+	// record, a resend cannot.
+	tokenless
 )
 
 // exists reports whether a settler takes state for the branch's record.
-func exists(state State) bool { return state == Live || state == Tokenless }
-
-// Store is what the protocol needs of a backend; its other errors are
-// classified with driver sentinels.
-type Store interface {
-	// Name prefixes messages ("s3", "docstore").
-	Name() string
-	// ReadBook reads the bookkeeping of record id afresh: an error
-	// wrapping model.ErrNotFound when there is no such (live) record.
-	ReadBook(ctx context.Context, id model.ID) (*Book, error)
-	// WriteBook writes b.Ops and b.Branches over the version b was read
-	// at; done is false when the record changed meanwhile. After a lost
-	// answer it reads the record again: done when landed (nil: never)
-	// accepts its entries.
-	WriteBook(ctx context.Context, b *Book, landed func([]jsonld.BranchOp) bool) (done bool, err error)
-	// Branch reads the record id, of which an entry names incarnation
-	// inc, and returns its state and, when live, its entries.
-	Branch(ctx context.Context, id model.ID, inc string) (State, []jsonld.BranchOp, error)
-	// Fence makes a create of id with incarnation inc that has not
-	// landed fail from now on, as far as the store can (see Create).
-	Fence(ctx context.Context, id model.ID, inc string) error
-	// Create creates rec with incarnation inc, as Driver.Create does,
-	// sending no write after deadline, and failing (ErrUnavailable) once it
-	// meets a fence of inc.
-	Create(ctx context.Context, rec *model.Record, inc string, deadline time.Time) error
-	// Purge removes record id as Driver.Delete does while check accepts its
-	// entries, called each time it reads them.
-	Purge(ctx context.Context, id model.ID, check func([]jsonld.BranchOp) error) error
-}
+func exists(state branchState) bool { return state == live || state == tokenless }
 
 var (
 	// errRetry makes bookkeep try again after a backoff.
@@ -122,7 +92,7 @@ func lacksOp(tok string) func([]jsonld.BranchOp) bool {
 
 // remove drops entry tok from b and, when undo is set, its delta from the
 // count (never below 0); false when the entry was not there.
-func (b *Book) remove(tok string, undo bool) bool {
+func (b *book) remove(tok string, undo bool) bool {
 	i := slices.IndexFunc(b.Ops, func(op jsonld.BranchOp) bool { return op.Token == tok })
 	if i < 0 {
 		return false
@@ -139,18 +109,18 @@ func (b *Book) remove(tok string, undo bool) bool {
 // change returns false to write nothing (what settling changed is written
 // anyway), errRetry to try again after a backoff, or an error to stop
 // (after writing what settling changed).
-func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
+func bookkeep(ctx context.Context, r *Records, id model.ID, change func(*book) (bool, error), landed func([]jsonld.BranchOp) bool) error {
 	for attempt := range attempts {
 		if attempt > 1 {
 			if err := driverutil.Sleep(ctx, driverutil.Jitter(5*time.Millisecond, 250*time.Millisecond, attempt-2)); err != nil {
 				return err
 			}
 		}
-		b, err := s.ReadBook(ctx, id)
+		b, err := r.readBook(ctx, id)
 		if err != nil {
 			return err
 		}
-		settledOps, settledN, err := settle(ctx, s, b)
+		settledOps, settledN, err := settle(ctx, r, b)
 		if err != nil {
 			return err
 		}
@@ -167,7 +137,7 @@ func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (boo
 		if cerr != nil { // write what settling found, then answer
 			b.Ops, b.Branches, ok = settledOps, settledN, nil
 		}
-		done, err := s.WriteBook(ctx, b, ok)
+		done, err := r.writeBook(ctx, b, ok)
 		switch {
 		case err != nil:
 			return err
@@ -177,26 +147,26 @@ func bookkeep(ctx context.Context, s Store, id model.ID, change func(*Book) (boo
 			return cerr
 		}
 	}
-	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", s.Name(), model.ErrUnavailable, id, attempts)
+	return fmt.Errorf("%s: %w: the branch bookkeeping of %s is still contended after %d attempts", r.cfg.Name, model.ErrUnavailable, id, attempts)
 }
 
-// CreateBranch creates rec (a branch: SourceBranch set) and counts it in
+// createBranch creates rec (a branch: SourceBranch set) and counts it in
 // its source, as driver.Brancher says. The step's token, also the branch's
 // incarnation, is the write's ID, so that a resend (driver.Write.Resend)
 // can tell without writing: done when the branch is of that incarnation,
 // outcome unknown otherwise (running the protocol again could create a
 // branch dropped since, or answer "already exists" for its own branch).
-func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
+func createBranch(ctx context.Context, r *Records, rec *model.Record) error {
 	src := model.ID{Name: rec.ID.Name, Branch: rec.SourceBranch}
 	w := driver.WriteOf(ctx)
 	tok := w.ID
 	if w.Resend {
-		state, _, err := s.Branch(ctx, rec.ID, tok)
+		state, _, err := r.stateOf(ctx, rec.ID, tok)
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s: create %s: %w", s.Name(), rec.ID, driver.OutcomeUnknown("the write is a resend, and reading the branch failed: %v", err))
-		case state != Live:
-			return fmt.Errorf("%s: create %s: %w", s.Name(), rec.ID, driver.OutcomeUnknown("the write is a resend, and the branch is not one it created: an earlier attempt may still be on its way, or its branch have been dropped since"))
+			return fmt.Errorf("%s: create %s: %w", r.cfg.Name, rec.ID, driver.OutcomeUnknown("the write is a resend, and reading the branch failed: %v", err))
+		case state != live:
+			return fmt.Errorf("%s: create %s: %w", r.cfg.Name, rec.ID, driver.OutcomeUnknown("the write is a resend, and the branch is not one it created: an earlier attempt may still be on its way, or its branch have been dropped since"))
 		}
 		return nil
 	}
@@ -211,16 +181,16 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 		}
 		return i >= 0
 	}
-	err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
+	err := bookkeep(ctx, r, src, func(b *book) (bool, error) {
 		switch {
 		case recorded(b.Ops):
 			return false, nil // recorded by an attempt whose answer was lost
 		case b.Record.Kind != model.Ledger:
-			return false, fmt.Errorf("%s: %w: source %s is a %s", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
+			return false, fmt.Errorf("%s: %w: source %s is a %s", r.cfg.Name, model.ErrWrongKind, b.ID, b.Record.Kind)
 		case b.Record.Retracted:
-			return false, fmt.Errorf("%s: %w: source %s is retracted", s.Name(), model.ErrNotFound, b.ID)
+			return false, fmt.Errorf("%s: %w: source %s is retracted", r.cfg.Name, model.ErrNotFound, b.ID)
 		case slices.ContainsFunc(b.Ops, dropping):
-			return false, fmt.Errorf("%s: %w: source %s is being dropped", s.Name(), model.ErrNotFound, b.ID)
+			return false, fmt.Errorf("%s: %w: source %s is being dropped", r.cfg.Name, model.ErrNotFound, b.ID)
 		}
 		op.At = time.Now().UnixMilli()
 		b.Ops, b.Branches = append(slices.Clone(b.Ops), op), b.Branches+1
@@ -229,32 +199,32 @@ func CreateBranch(ctx context.Context, s Store, rec *model.Record) error {
 	if err != nil {
 		return err
 	}
-	err = s.Create(ctx, rec, tok, time.UnixMilli(op.At).Add(CreateWindow))
+	err = r.createAs(ctx, rec, tok, time.UnixMilli(op.At).Add(createWindow))
 	if c := model.Code(err); c == model.Unavailable || c == model.Canceled {
 		return err // left for a settler
 	}
 	// The entry, when left behind by a failed write, only holds off drops
 	// of the source until it is settled.
 	undo := err != nil
-	_ = bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
+	_ = bookkeep(ctx, r, src, func(b *book) (bool, error) { return b.remove(tok, undo), nil }, lacksOp(tok))
 	return err
 }
 
-// DropBranch drops branch id and uncounts it in its source, as
+// dropBranch drops branch id and uncounts it in its source, as
 // driver.Brancher says; see the protocol above. A resend
 // (driver.Write.Resend) writes nothing: its purge is done when it finds
 // this write's mark, outcome unknown otherwise (the branch may have been
 // created again since).
-func DropBranch(ctx context.Context, s Store, id model.ID) error {
+func dropBranch(ctx context.Context, r *Records, id model.ID) error {
 	if driver.WriteOf(ctx).Resend {
-		return s.Purge(ctx, id, func([]jsonld.BranchOp) error {
-			return fmt.Errorf("%s: drop %s: %w", s.Name(), id, driver.OutcomeUnknown("the write is a resend, and the branch holds no mark of it"))
+		return r.purgeChecked(ctx, id, func([]jsonld.BranchOp) error {
+			return fmt.Errorf("%s: drop %s: %w", r.cfg.Name, id, driver.OutcomeUnknown("the write is a resend, and the branch holds no mark of it"))
 		})
 	}
 	tok := driverutil.Token()
 	self := jsonld.BranchOp{Op: jsonld.BranchDropping, Branch: id.String(), Token: tok}
 	source := ""
-	err := bookkeep(ctx, s, id, func(b *Book) (bool, error) {
+	err := bookkeep(ctx, r, id, func(b *book) (bool, error) {
 		source = b.Record.SourceBranch
 		// Only a ledger without branches and with no step under way may be
 		// dropped (another writer's fresh drop of it is waited for).
@@ -262,13 +232,13 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 		case has(b.Ops, tok):
 			return false, nil // set by an attempt whose answer was lost
 		case b.Record.Kind != model.Ledger:
-			return false, fmt.Errorf("%s: %w: %s is a %s, not a branch", s.Name(), model.ErrWrongKind, b.ID, b.Record.Kind)
+			return false, fmt.Errorf("%s: %w: %s is a %s, not a branch", r.cfg.Name, model.ErrWrongKind, b.ID, b.Record.Kind)
 		case b.Branches > 0:
-			return false, fmt.Errorf("%s: %w", s.Name(), driverutil.HasBranchesError(b.ID, b.Branches))
+			return false, fmt.Errorf("%s: %w", r.cfg.Name, driverutil.HasBranchesError(b.ID, b.Branches))
 		case slices.ContainsFunc(b.Ops, dropping):
 			return false, errRetry // another drop of it, not stale yet: wait for it
 		case len(b.Ops) > 0:
-			return false, fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", s.Name(), model.ErrHasBranches, b.ID, b.Ops[0].Branch)
+			return false, fmt.Errorf("%s: %w: %s has a branch being created or dropped (%s); try again", r.cfg.Name, model.ErrHasBranches, b.ID, b.Ops[0].Branch)
 		}
 		self.Incarnation, self.At = b.Incarnation, time.Now().UnixMilli()
 		b.Ops = append(slices.Clone(b.Ops), self)
@@ -277,20 +247,20 @@ func DropBranch(ctx context.Context, s Store, id model.ID) error {
 	if err != nil {
 		return err
 	}
-	return dropMarked(ctx, s, id, source, self)
+	return dropMarked(ctx, r, id, source, self)
 }
 
 func dropping(op jsonld.BranchOp) bool { return op.Op == jsonld.BranchDropping }
 
 // dropMarked drops branch id, whose bookkeeping holds self: the source's
 // count and entry, the purge, the entry's removal.
-func dropMarked(ctx context.Context, s Store, id model.ID, source string, self jsonld.BranchOp) error {
+func dropMarked(ctx context.Context, r *Records, id model.ID, source string, self jsonld.BranchOp) error {
 	src := model.ID{Name: id.Name, Branch: source}
 	counted := source != "" && src != id
 	if counted {
 		op := self
 		op.Op = jsonld.BranchDrop
-		err := bookkeep(ctx, s, src, func(b *Book) (bool, error) {
+		err := bookkeep(ctx, r, src, func(b *book) (bool, error) {
 			if has(b.Ops, op.Token) {
 				return false, nil
 			}
@@ -305,7 +275,7 @@ func dropMarked(ctx context.Context, s Store, id model.ID, source string, self j
 			return err
 		}
 	}
-	err := s.Purge(ctx, id, requireOp(self.Token))
+	err := r.purgeChecked(ctx, id, requireOp(self.Token))
 	if errors.Is(err, model.ErrNotFound) {
 		// The branch went while it carried this drop's entry: this purge
 		// landed before (its answer lost), or a settler finished the drop.
@@ -314,10 +284,10 @@ func dropMarked(ctx context.Context, s Store, id model.ID, source string, self j
 	if counted && (err == nil || errors.Is(err, errDropLost)) {
 		// An entry left behind (a failed write) is settled later.
 		undo := errors.Is(err, errDropLost)
-		_ = bookkeep(ctx, s, src, func(b *Book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
+		_ = bookkeep(ctx, r, src, func(b *book) (bool, error) { return b.remove(self.Token, undo), nil }, lacksOp(self.Token))
 	}
 	if errors.Is(err, errDropLost) {
-		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", s.Name(), id, model.ErrUnavailable, StaleAfter)
+		return fmt.Errorf("%s: drop %s: %w: the drop was held up past %v and undone; try again", r.cfg.Name, id, model.ErrUnavailable, staleAfter)
 	}
 	return err
 }

@@ -165,11 +165,7 @@ func (d *Driver) dropItems(ctx context.Context, op string, id model.ID, items ma
 	if len(items) == 0 {
 		return nil, fmt.Errorf("dynamodb: %s: %w", op, model.ErrNotFound)
 	}
-	meta, ok := items[skMeta]
-	if !ok {
-		return nil, malformed(pk, skMeta, "missing (the record has %d other items)", len(items))
-	}
-	m, err := decodeMeta(id, meta)
+	m, err := decodeMeta(id, items)
 	switch {
 	case err != nil:
 		return nil, err

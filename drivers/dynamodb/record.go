@@ -106,12 +106,8 @@ func decodeRecord(pk string, items map[string]item) (*model.Record, error) {
 	if err != nil {
 		return nil, malformed(pk, skMeta, "pk is not an ID: %v", err)
 	}
-	meta, ok := items[skMeta]
-	if !ok {
-		return nil, malformed(pk, skMeta, "missing (the record has %d other items)", len(items))
-	}
 	rec := &model.Record{ID: id}
-	if rec.Meta, err = decodeMeta(id, meta); err != nil {
+	if rec.Meta, err = decodeMeta(id, items); err != nil {
 		return nil, err
 	}
 	for _, sk := range sortKeys(rec.Kind)[1:] {
@@ -133,10 +129,14 @@ func decodeRecord(pk string, items map[string]item) (*model.Record, error) {
 	return rec, nil
 }
 
-func decodeMeta(id model.ID, it item) (model.Meta, error) {
+func decodeMeta(id model.ID, items map[string]item) (model.Meta, error) {
 	pk := id.String()
 	bad := func(format string, args ...any) (model.Meta, error) {
 		return model.Meta{}, malformed(pk, skMeta, format, args...)
+	}
+	it, ok := items[skMeta]
+	if !ok {
+		return bad("missing (the record has %d other items)", len(items))
 	}
 	kind, _ := getString(it, attrKind)
 	m := model.Meta{Kind: model.Kind(kind)}

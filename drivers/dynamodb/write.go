@@ -98,13 +98,11 @@ func (d *Driver) Retract(ctx context.Context, id model.ID, at time.Time) error {
 			return fmt.Errorf("dynamodb: %s: %w", op, err)
 		}
 		reasons, err := d.transact(ctx, op, tx, txToken(w, "retract", id, 0), maxTxAttempts)
-		switch {
-		case err != nil || reasons == nil:
+		if err != nil || reasons == nil {
 			return err
-		case !failed(reasons[0]) && !failed(reasons[1]):
-			return malformed(pk, skStatus, "missing, or without status_v, under a meta item")
 		}
-		// An item comes back only with its failed condition.
+		// An item comes back only with its failed condition (one at least:
+		// transact returns the reasons of a failed condition only).
 		meta, status := reasons[0].Item, reasons[1].Item
 		switch {
 		case failed(reasons[0]) && len(meta) == 0, failed(reasons[1]) && len(status) == 0:

@@ -31,7 +31,7 @@ import (
 const benchRounds = 20
 
 // BenchmarkPushOverhead measures applied head publishes (PublishCommit)
-// three ways in the same run: straight to a backend; through bareserve, the
+// three ways in the same run: straight to a backend; through bareServe, the
 // library's push behind the thinnest HTTP server, in a process of its own
 // (the floor: what any HTTP hop between two processes costs here); and
 // through `ns serve`, also in a process of its own, as deployed. Each runs
@@ -53,7 +53,7 @@ func BenchmarkPushOverhead(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/writers=%d", be, writers), func(b *testing.B) {
 				backend, url := openBenchBackend(b, be)
 				srv := testenv.ServeCLI(b, url, "--tokens", tokenFile(b))
-				bare := testenv.BareServe(b, url)
+				bare := startBare(b, url)
 				ways := []*pushWay{
 					{name: "direct", cpu: selfCPU},
 					{name: "bare", cpu: bare.CPUTime},
@@ -157,7 +157,7 @@ func (p nsPusher) Push(ctx context.Context, id string, t int64) error {
 	return err
 }
 
-// bareClient pushes through bareserve at base with a client (and so a
+// bareClient pushes through bareServe at base with a client (and so a
 // connection) of its own.
 type bareClient string
 
@@ -256,7 +256,7 @@ func selfCPU() time.Duration {
 // TestBareServe checks the floor BenchmarkPushOverhead holds ns serve
 // against: it creates a record, applies a push, and refuses a stale one.
 func TestBareServe(t *testing.T) {
-	c := bareClient(testenv.BareServe(t, "mem://").URL)
+	c := bareClient(startBare(t, "mem://").URL)
 	ctx := context.Background()
 	if err := c.Init(ctx, "floor"); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -63,6 +64,10 @@ func deleteTable(cfg dynamodb.Config) {
 }
 
 func TestMain(m *testing.M) {
+	if url := os.Getenv(bareEnv); url != "" {
+		fmt.Fprintln(os.Stderr, "bare floor:", bareServe(url))
+		os.Exit(1)
+	}
 	code := m.Run()
 	if tableCfg.Table != "" {
 		deleteTable(tableCfg)

@@ -42,12 +42,7 @@ func ListSizes(tb testing.TB) []int {
 	return sizes
 }
 
-var (
-	nsBinary   = sync.OnceValues(func() (string, error) { return build("ns", "nameservice.dev/nameservice/cmd/ns") })
-	bareBinary = sync.OnceValues(func() (string, error) {
-		return build("bareserve", "nameservice.dev/nameservice/internal/testing/testenv/bareserve")
-	})
-)
+var nsBinary = sync.OnceValues(func() (string, error) { return build("ns", "nameservice.dev/nameservice/cmd/ns") })
 
 // build builds pkg into a new temporary directory as name, without version
 // control stamps, as scripts/release.sh builds (the docs show its output).

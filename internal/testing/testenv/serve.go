@@ -45,16 +45,6 @@ func StartServe(tb testing.TB, bin, url string, args ...string) *ServeProcess {
 	return StartCmd(tb, exec.Command(bin, append([]string{"--url", url, "serve", "--listen", "127.0.0.1:0"}, args...)...))
 }
 
-// BareServe starts the floor the push benchmarks hold `ns serve` against
-// (internal/testing/testenv/bareserve, built once per test process) in front of
-// url: the library's push behind the thinnest HTTP server.
-func BareServe(tb testing.TB, url string) *ServeProcess {
-	tb.Helper()
-	bin, err := bareBinary()
-	Must(tb, err)
-	return StartCmd(tb, exec.Command(bin, url))
-}
-
 // StartCmd starts cmd, a server of ours given as any command line (a
 // documented one, run by a shell), waits for the "listening on URL" line it
 // prints first, and kills it when the test ends.

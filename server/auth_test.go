@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
 
 func TestAuthMissingMalformedWrong(t *testing.T) {
-	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s := AuthServer(t, NewIssuer(t))
 	for _, c := range []struct{ name, header string }{
 		{"missing", ""}, {"not bearer", "Basic c2VjcmV0LXQxOg=="}, {"empty bearer", "Bearer "},
 		{"wrong token", "Bearer secret-t3"}, {"garbage JWS", "Bearer a.b.c"},
@@ -36,11 +35,11 @@ func TestAuthMissingMalformedWrong(t *testing.T) {
 		t.Fatalf("healthz: %d", st)
 	}
 	st, b := s.Call(t, "GET", "/.well-known/fluree.json", "")
-	servertest.Want(t, "discovery with auth", st, b, 200, `{"version":1,"api_base_url":"/v1/fluree","auth":{"type":"token"}}`)
+	Want(t, "discovery with auth", st, b, 200, `{"version":1,"api_base_url":"/v1/fluree","auth":{"type":"token"}}`)
 }
 
 func TestAuthStaticScopes(t *testing.T) {
-	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s := AuthServer(t, NewIssuer(t))
 	s.Token = "secret-t1"
 	if st, b := s.Call(t, "GET", "/ns/v1/records/t1/db:main", ""); st != 200 {
 		t.Fatalf("in scope: %d %s", st, b)
@@ -51,7 +50,7 @@ func TestAuthStaticScopes(t *testing.T) {
 	if stOut != 404 || stMissing != 404 || strings.Replace(bOut, "t2/db", "t2/nothing", 1) != bMissing {
 		t.Fatalf("out of scope %d %s; missing %d %s", stOut, bOut, stMissing, bMissing)
 	}
-	servertest.WantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
+	WantCall(t, "fluree out of scope", s, "GET", "/v1/fluree/storage/ns/t2%2Fdb", "", 404,
 		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
 	// The listing holds only the scope.
 	st, b := s.Call(t, "GET", "/ns/v1/records", "")
@@ -74,7 +73,7 @@ func TestAuthStaticScopes(t *testing.T) {
 
 // A watch shows only the records in scope.
 func TestAuthWatchScope(t *testing.T) {
-	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s := AuthServer(t, NewIssuer(t))
 	s.Token = "secret-t1"
 	ev := s.Stream(t, "/ns/v1/watch")
 	var names []string
@@ -90,24 +89,24 @@ func TestAuthWatchScope(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, err := s.NS.PublishCommit(ctx, "t2/db", 1, "x")
-	servertest.Must(t, err)
+	Must(t, err)
 	_, err = s.NS.PublishCommit(ctx, "t1/db", 1, "y")
-	servertest.Must(t, err)
+	Must(t, err)
 	if e := ev.Next(t); !strings.Contains(e, `"id":"t1/db:main"`) {
 		t.Fatalf("first change %q, want t1's (t2's is out of scope)", e)
 	}
 }
 
 func TestAuthJWS(t *testing.T) {
-	trusted, stranger := servertest.NewIssuer(t), servertest.NewIssuer(t)
-	s := servertest.AuthServer(t, trusted)
+	trusted, stranger := NewIssuer(t), NewIssuer(t)
+	s := AuthServer(t, trusted)
 	c1 := testenv.CID("c1")
 	cas := `{"expected":{"id":null,"t":0},"new":{"id":"` + c1 + `","t":1}}`
 
 	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.ledgers": []string{"t1/db"}}))
-	servertest.WantCall(t, "JWS in scope", s, "POST", "/v1/fluree/nameservice/refs/t1%2Fdb:main/commit", cas, 200,
+	WantCall(t, "JWS in scope", s, "POST", "/v1/fluree/nameservice/refs/t1%2Fdb:main/commit", cas, 200,
 		`{"status":"updated","ref":{"id":"`+c1+`","t":1}}`)
-	servertest.WantCall(t, "JWS out of scope", s, "POST", "/v1/fluree/nameservice/refs/t2%2Fdb:main/commit", cas, 404,
+	WantCall(t, "JWS out of scope", s, "POST", "/v1/fluree/nameservice/refs/t2%2Fdb:main/commit", cas, 404,
 		`{"error":"Ledger not found","status":404,"@type":"err:api/NotFound"}`)
 	st, b := s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	if st != 200 || !strings.Contains(b, `"t1/db:main"`) || strings.Contains(b, "t2/") || !strings.Contains(b, `"graph_sources":[]`) {
@@ -149,24 +148,24 @@ func tamper(tok string) string {
 }
 
 func TestAuthEventsClaims(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
-	s := servertest.AuthServer(t, trusted)
+	trusted := NewIssuer(t)
+	s := AuthServer(t, trusted)
 	s.Token = trusted.Token(t, trusted.Claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
 	ev := s.Stream(t, "/v1/fluree/events?all=true")
 	if e := ev.Next(t); !strings.Contains(e, "id: ledger:t2/db:main:0:0\n") {
 		t.Fatalf("first event %q, want t2/db's record only", e)
 	}
 	_, err := s.NS.PublishCommit(context.Background(), "t1/db", 1, testenv.CID("a"))
-	servertest.Must(t, err)
+	Must(t, err)
 	_, err = s.NS.PublishCommit(context.Background(), "t2/db", 1, testenv.CID("b"))
-	servertest.Must(t, err)
+	Must(t, err)
 	if e := ev.Next(t); !strings.Contains(e, "id: ledger:t2/db:main:1:0\n") {
 		t.Fatalf("next event %q, want t2/db's commit (t1/db is out of the claims)", e)
 	}
 }
 
 func TestOversizeBody(t *testing.T) {
-	s := servertest.AuthServer(t, servertest.NewIssuer(t))
+	s := AuthServer(t, NewIssuer(t))
 	s.Token = "secret-t1"
 	big := `{"condition":"above","new":{"v":1,"payload":{"address":"` + strings.Repeat("a", 8000) + `","t":1}}}`
 	if st, b := s.Call(t, "POST", "/ns/v1/push/head/t1/db:main", big); st != http.StatusRequestEntityTooLarge {
@@ -177,7 +176,7 @@ func TestOversizeBody(t *testing.T) {
 // A client that never finishes its headers is cut off after
 // ReadHeaderTimeout.
 func TestSlowHeadersCutOff(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	hs := s.Srv.HTTPServer(server.Limits{ReadHeaderTimeout: 300 * time.Millisecond})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -215,8 +214,8 @@ func TestSlowHeadersCutOff(t *testing.T) {
 // A client that sends its headers and then trickles its body is cut off
 // after BodyTimeout.
 func TestSlowBodyCutOff(t *testing.T) {
-	s := servertest.Start(t, server.Options{BodyTimeout: 300 * time.Millisecond})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{BodyTimeout: 300 * time.Millisecond})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	hs := s.Srv.HTTPServer(server.Limits{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -252,8 +251,8 @@ func TestSlowBodyCutOff(t *testing.T) {
 // name, times as unsigned integers compared without overflow; a token
 // whose claims grant nothing on a route is refused there with 401.
 func TestAuthJWSClaimsStrict(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
-	s := servertest.AuthServer(t, trusted)
+	trusted := NewIssuer(t)
+	s := AuthServer(t, trusted)
 	exp := time.Now().Add(time.Hour).Unix()
 	head := `{"iss":"` + trusted.DID + `","exp":` + itoa(exp)
 	refused := map[string]string{

@@ -10,7 +10,6 @@ import (
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/nswire"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
@@ -20,7 +19,7 @@ import (
 // outside the scopes: a create needs write access to the branch and read
 // access to its source, which otherwise answers as missing.
 func TestBranchRoutes(t *testing.T) {
-	s, _ := servertest.BranchServer(t)
+	s, _ := BranchServer(t)
 	s.Token = "secret-t1"
 	st, b := s.Call(t, "POST", "/ns/v1/branches/t1/db:dev", `{}`)
 	if st != 201 || !strings.Contains(b, `"source_branch":"main"`) || !strings.Contains(b, `"head":{"v":3,`) {
@@ -46,14 +45,14 @@ func TestBranchRoutes(t *testing.T) {
 
 	// Write access to the branch alone: the source answers as missing.
 	s.Token = "secret-feature"
-	servertest.WantCall(t, "source out of the read scope", s, "POST", "/ns/v1/branches/t1/db:feature", `{}`, 404,
+	WantCall(t, "source out of the read scope", s, "POST", "/ns/v1/branches/t1/db:feature", `{}`, 404,
 		`{"error":"not found: t1/db:main","code":"NotFound"}`)
 	s.Token = "secret-reader"
 	if st, b := s.Call(t, "DELETE", "/ns/v1/branches/t1/db:dev", ""); st != 403 {
 		t.Fatalf("a reader's drop: %d %s", st, b)
 	}
 	rec, err := s.NS.Lookup(context.Background(), "t1/db")
-	servertest.Must(t, err)
+	Must(t, err)
 	if rec.Branches != 1 {
 		t.Fatalf("t1/db has %d branches, want 1 (dev)", rec.Branches)
 	}
@@ -63,7 +62,7 @@ func TestBranchRoutes(t *testing.T) {
 // (403) and to those who cannot read the ID (404), applied for an admin,
 // and logged with who asked and what it replaced.
 func TestResetHeadNeedsAdmin(t *testing.T) {
-	s, logs := servertest.BranchServer(t)
+	s, logs := BranchServer(t)
 	body := `{"commit":{"address":"c1","t":1},"clear_index":true}`
 	for _, c := range []struct {
 		token, id string
@@ -77,7 +76,7 @@ func TestResetHeadNeedsAdmin(t *testing.T) {
 		}
 	}
 	head, err := s.NS.Head(context.Background(), "t1/db")
-	servertest.Must(t, err)
+	Must(t, err)
 	if head.V != 3 || strings.Contains(logs.String(), "head reset") {
 		t.Fatalf("a refused reset changed the head (%v) or was logged as done", head)
 	}
@@ -100,7 +99,7 @@ func TestResetHeadNeedsAdmin(t *testing.T) {
 // head moved on since the first attempt stays where it is, and the answer
 // is outcome unknown. A resend to the instance that ran it gets its answer.
 func TestResetHeadResend(t *testing.T) {
-	s, _ := servertest.BranchServer(t)
+	s, _ := BranchServer(t)
 	s.Token = "secret-admin"
 	body := `{"commit":{"address":"c1","t":1}}`
 	st, b := s.Call(t, "POST", "/ns/v1/reset-head/t1/db:main", body, nswire.HeaderIdempotencyKey, "r1", nswire.HeaderAttempt, "1")
@@ -109,7 +108,7 @@ func TestResetHeadResend(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, err := s.NS.PublishCommit(ctx, "t1/db", 2, "c2")
-	servertest.Must(t, err)
+	Must(t, err)
 	if st, b := s.Call(t, "POST", "/ns/v1/reset-head/t1/db:main", body, nswire.HeaderIdempotencyKey, "r1", nswire.HeaderAttempt, "2"); st != http.StatusOK || !strings.Contains(b, `"head":{"v":3,`) {
 		t.Fatalf("resend to the instance that ran it: %d %s, want its first answer", st, b)
 	}
@@ -136,8 +135,8 @@ func TestCreateNamingASourceNeedsWriteAccessToIt(t *testing.T) {
 			table := "ns-branchscope-" + testenv.RandomHex(4)
 			d, err := dynamodb.Open(ctx, dynamodb.Config{Table: table, Region: "us-east-1",
 				Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testenv.Credentials})
-			servertest.Must(t, err)
-			servertest.Must(t, d.Provision(ctx))
+			Must(t, err)
+			Must(t, d.Provision(ctx))
 			testenv.DropTable(t, d.Client(), table)
 			return d
 		},
@@ -148,12 +147,12 @@ func TestCreateNamingASourceNeedsWriteAccessToIt(t *testing.T) {
 				{Name: "feature", SHA256: auth.HashToken("secret-feature"), Read: []string{"t1/db:feature"}, Write: []string{"t1/db:feature"}},
 				{Name: "t1-reader", SHA256: auth.HashToken("secret-t1-reader"), Read: []string{"t1/"}, Write: []string{"t1/db:feature"}},
 			}})
-			servertest.Must(t, err)
-			s := servertest.StartOn(t, open(t), server.Options{Auth: a})
+			Must(t, err)
+			s := StartOn(t, open(t), server.Options{Auth: a})
 			ctx := context.Background()
-			servertest.Must(t, s.NS.Init(ctx, "t1/db"))
+			Must(t, s.NS.Init(ctx, "t1/db"))
 			_, err = s.NS.PublishCommit(ctx, "t1/db", 3, "c3")
-			servertest.Must(t, err)
+			Must(t, err)
 			s.Token = "secret-t1"
 			if st, b := s.Call(t, "POST", "/ns/v1/branches/t1/db:dev", `{}`); st != 201 {
 				t.Fatalf("create dev: %d %s", st, b)
@@ -169,7 +168,7 @@ func TestCreateNamingASourceNeedsWriteAccessToIt(t *testing.T) {
 				{"secret-t1-reader", 403, `{"error":"no write access to t1/db:main","code":"PermissionDenied"}`},
 			} {
 				s.Token = c.token
-				servertest.WantCall(t, c.token+" creates a branch of main whole", s, "PUT", "/ns/v1/records/t1/db:feature", branch, c.status, c.body)
+				WantCall(t, c.token+" creates a branch of main whole", s, "PUT", "/ns/v1/records/t1/db:feature", branch, c.status, c.body)
 				if st, b := s.Call(t, "DELETE", "/ns/v1/branches/t1/db:feature", ""); st != 404 {
 					t.Fatalf("%s drops it: %d %s, want 404 (never created)", c.token, st, b)
 				}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
@@ -19,20 +18,20 @@ import (
 func TestCorruptRecordLeaksNothing(t *testing.T) {
 	dir := t.TempDir()
 	d, err := fs.Open(context.Background(), fs.Config{Dir: dir, Layout: jsonld.LayoutB})
-	servertest.Must(t, err)
-	s := servertest.StartOn(t, d, server.Options{})
+	Must(t, err)
+	s := StartOn(t, d, server.Options{})
 	ctx := context.Background()
 	for _, n := range []string{"a", "bad", "c", "files"} {
-		servertest.Must(t, s.NS.Init(ctx, n))
+		Must(t, s.NS.Init(ctx, n))
 	}
 	_, err = s.NS.PublishCommit(ctx, "a", 1, testenv.CID("a1"))
-	servertest.Must(t, err)
-	servertest.Must(t, s.NS.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
+	Must(t, err)
+	Must(t, s.NS.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
 	// An address that is not a CID: our routes serve it (it is the
 	// record's data), Fluree's never echo it.
 	_, err = s.NS.PublishCommit(ctx, "files", 1, "fluree:file://ledger-store/files/t1")
-	servertest.Must(t, err)
-	servertest.Must(t, testenv.CorruptFile(dir, jsonld.LayoutB, model.ID{Name: "bad", Branch: "main"}))
+	Must(t, err)
+	Must(t, testenv.CorruptFile(dir, jsonld.LayoutB, model.ID{Name: "bad", Branch: "main"}))
 
 	leaks := func(what, body string) {
 		t.Helper()
@@ -103,7 +102,7 @@ func TestCorruptRecordLeaksNothing(t *testing.T) {
 	}
 	// A purge frees the ID, and says nothing either.
 	st, b = s.Call(t, "DELETE", "/ns/v1/records/bad:main", "")
-	servertest.Want(t, "purge", st, b, 204, "")
+	Want(t, "purge", st, b, 204, "")
 }
 
 func grepLines(s, sub string) string {

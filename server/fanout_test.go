@@ -12,7 +12,6 @@ import (
 
 	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/faultproxy"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
@@ -67,7 +66,7 @@ func fanoutServer(tb testing.TB, stream bool, streams int) *faultproxy.Proxy {
 		tb.Fatal(err)
 	}
 	testenv.DropTable(tb, d.Client(), table)
-	s := servertest.StartOn(tb, d, server.Options{PollInterval: 200 * time.Millisecond, MaxStreamsPerPrincipal: 1000})
+	s := StartOn(tb, d, server.Options{PollInterval: 200 * time.Millisecond, MaxStreamsPerPrincipal: 1000})
 	for i := range 5 {
 		if err := s.NS.Init(ctx, fmt.Sprintf("db%d", i)); err != nil {
 			tb.Fatal(err)
@@ -85,7 +84,7 @@ func fanoutServer(tb testing.TB, stream bool, streams int) *faultproxy.Proxy {
 
 // openSynced opens a stream and reads what it starts with: /ns/v1/watch up
 // to "synced", Fluree's events their first record.
-func openSynced(tb testing.TB, s *servertest.Server, path string) {
+func openSynced(tb testing.TB, s *Server, path string) {
 	st := s.Stream(tb, path)
 	for {
 		ev := st.Next(tb)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -20,10 +19,10 @@ func FuzzPushBody(f *testing.F) {
 	f.Add("status", `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":2,"payload":{"state":"x"}}}`)
 	f.Add("index", `{"condition":"at_least","new":{"v":0}}`)
 	f.Add("config", `{"condition":"equals","expected":{"v":0},"new":{"v":1,"payload":{"a":[1,{"b":null}]}}}`)
-	srv, ns := servertest.FuzzServer(f, server.Options{})
+	srv, ns := NewFuzzServer(f, server.Options{})
 	f.Fuzz(func(t *testing.T, concern, body string) {
-		rec := servertest.ServeOnce(srv, "POST", "/ns/v1/push/"+urlSegment(concern)+"/db:main", body)
-		if !servertest.Allowed[rec.Code] {
+		rec := ServeOnce(srv, "POST", "/ns/v1/push/"+urlSegment(concern)+"/db:main", body)
+		if !Allowed[rec.Code] {
 			t.Fatalf("push %q %q: %d %s", concern, body, rec.Code, rec.Body)
 		}
 		if r, err := ns.Lookup(context.Background(), "db"); err != nil || r.Validate() != nil {
@@ -35,12 +34,12 @@ func FuzzPushBody(f *testing.F) {
 func FuzzRetractAndGraphSourceBodies(f *testing.F) {
 	f.Add(`{"at":1700000000}`, `{"source_type":"db:Bm25Index","dependencies":["db"],"config":{"k":1}}`)
 	f.Add(`{"at":-5}`, `{"source_type":""}`)
-	srv, _ := servertest.FuzzServer(f, server.Options{})
+	srv, _ := NewFuzzServer(f, server.Options{})
 	f.Fuzz(func(t *testing.T, retract, gs string) {
-		if rec := servertest.ServeOnce(srv, "POST", "/ns/v1/graph-sources/gs", gs); !servertest.Allowed[rec.Code] {
+		if rec := ServeOnce(srv, "POST", "/ns/v1/graph-sources/gs", gs); !Allowed[rec.Code] {
 			t.Fatalf("graph source %q: %d %s", gs, rec.Code, rec.Body)
 		}
-		if rec := servertest.ServeOnce(srv, "POST", "/ns/v1/retract/db:main", retract); !servertest.Allowed[rec.Code] {
+		if rec := ServeOnce(srv, "POST", "/ns/v1/retract/db:main", retract); !Allowed[rec.Code] {
 			t.Fatalf("retract %q: %d %s", retract, rec.Code, rec.Body)
 		}
 	})
@@ -53,7 +52,7 @@ func FuzzBranchBodies(f *testing.F) {
 	f.Add(`{"from":"main"}`, `{"commit":{"address":"c1","t":1},"clear_index":true}`, `{"ledger":"db","branch":"dev"}`)
 	f.Add(`{"at":{"address":"c0","t":0}}`, `{"commit":{"address":"","t":-1},"index":{"address":"i","t":1},"clear_index":true}`, `{"ledger":"db","branch":"x","at":"t:1"}`)
 	f.Add(`{"from":"x:y"}`, `{"commit":{}}`, `{"ledger":"","branch":"main"}`)
-	srv, ns := servertest.FuzzServer(f, server.Options{})
+	srv, ns := NewFuzzServer(f, server.Options{})
 	if _, err := ns.PublishCommit(context.Background(), "db", 2, "c2"); err != nil {
 		f.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func FuzzBranchBodies(f *testing.F) {
 			{"/ns/v1/branches/db:b1", create}, {"/ns/v1/reset-head/db:main", reset},
 			{"/fluree/branch", fluree}, {"/fluree/drop-branch", fluree},
 		} {
-			if rec := servertest.ServeOnce(srv, "POST", c.path, c.body); !servertest.Allowed[rec.Code] {
+			if rec := ServeOnce(srv, "POST", c.path, c.body); !Allowed[rec.Code] {
 				t.Fatalf("%s %q: %d %s", c.path, c.body, rec.Code, rec.Body)
 			}
 		}
@@ -96,9 +95,9 @@ func FuzzAuthorization(f *testing.F) {
 	f.Add("BeArer  good \t")   // valid: 1*SP, then trailing OWS
 	f.Add("Bearer \u00a0good") // not: only spaces separate
 	f.Add("Bearer\tgood")
-	srv, _ := servertest.FuzzServer(f, server.Options{Auth: a})
+	srv, _ := NewFuzzServer(f, server.Options{Auth: a})
 	f.Fuzz(func(t *testing.T, header string) {
-		rec := servertest.ServeOnce(srv, "GET", "/ns/v1/records/db:main", "", "Authorization", header)
+		rec := ServeOnce(srv, "GET", "/ns/v1/records/db:main", "", "Authorization", header)
 		ok := wellFormedGood.MatchString(header)
 		if rec.Code != 401 && !(ok && rec.Code == 200) {
 			t.Fatalf("Authorization %q: %d %s", header, rec.Code, rec.Body)
@@ -127,7 +126,7 @@ func urlSegment(s string) string {
 // claims that grant the read; never a 500.
 func FuzzJWSClaims(f *testing.F) {
 	now := time.Unix(1_700_000_000, 0)
-	is := servertest.NewIssuer(f)
+	is := NewIssuer(f)
 	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{is.DID}, Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)
@@ -138,9 +137,9 @@ func FuzzJWSClaims(f *testing.F) {
 	f.Add(head + `,"fluree.storage.ledgers":["other"],"fluree.storage.ledgers":["db"]}`)
 	f.Add(head + `,"Fluree.storage.all":true}`)
 	f.Add(head + `,"nbf":9223372036854775807,"fluree.storage.all":true}`)
-	srv, _ := servertest.FuzzServer(f, server.Options{Auth: a})
+	srv, _ := NewFuzzServer(f, server.Options{Auth: a})
 	f.Fuzz(func(t *testing.T, payload string) {
-		rec := servertest.ServeOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.RawToken(t, payload))
+		rec := ServeOnce(srv, "GET", "/v1/fluree/storage/ns/db:main", "", "Authorization", "Bearer "+is.RawToken(t, payload))
 		switch rec.Code {
 		case 401, 404:
 			return

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/drivers/fs"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -27,8 +26,8 @@ func ledgerJSON(id, status, config, extra string) string {
 // contract, write through the NameService: a record or value that breaks a rule
 // is refused with 400 naming it, and nothing is written.
 func TestRawRoutesKeepTheRules(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	before := s.Get(t, "/ns/v1/records/db:main")
 	ready := `{"v":1,"payload":{"state":"ready"}}`
 	for _, c := range []struct{ name, method, path, body, want string }{
@@ -42,9 +41,9 @@ func TestRawRoutesKeepTheRules(t *testing.T) {
 			ledgerJSON("new:main", `{"v":9223372036854775807,"payload":{"state":"ready"}}`, `{"v":0}`, ""), "status_v"},
 		{"branches 2^32", "PUT", "/ns/v1/records/new:main", ledgerJSON("new:main", ready, `{"v":0}`, `,"branches":4294967296`), "branches"},
 		{"non-canonical content ID", "POST", "/ns/v1/push/head/db:main",
-			`{"condition":"above","new":{"v":1,"payload":{"address":"` + servertest.NonMinimalCID() + `","t":1}}}`, "shortest form"},
+			`{"condition":"above","new":{"v":1,"payload":{"address":"` + NonMinimalCID() + `","t":1}}}`, "shortest form"},
 		{"65-byte digest", "POST", "/ns/v1/push/index/db:main",
-			`{"condition":"above","new":{"v":1,"payload":{"address":"` + servertest.LongDigestCID() + `","t":1}}}`, "65 bytes"},
+			`{"condition":"above","new":{"v":1,"payload":{"address":"` + LongDigestCID() + `","t":1}}}`, "65 bytes"},
 		{"lone surrogate", "POST", "/ns/v1/push/status/db:main",
 			`{"condition":"equals","expected":` + ready + `,"new":{"v":2,"payload":{"state":"x\udcff"}}}`, `\\udcff`},
 	} {
@@ -69,7 +68,7 @@ func TestIDsSharingAFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.StartOn(t, d, server.Options{})
+	s := StartOn(t, d, server.Options{})
 	ready := `{"v":1,"payload":{"state":"ready"}}`
 	if st, b := s.Call(t, "PUT", "/ns/v1/records/x/y:main", ledgerJSON("x/y:main", ready, `{"v":0}`, "")); st != 201 {
 		t.Fatalf("create x/y:main: %d %s", st, b)

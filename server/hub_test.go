@@ -17,7 +17,6 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
@@ -47,9 +46,9 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 	store := mem.NewStore()
 	backend := &countingPoll{Driver: store.Open()}
 	const interval = 20 * time.Millisecond
-	s := servertest.StartOn(t, backend, server.Options{PollInterval: interval})
+	s := StartOn(t, backend, server.Options{PollInterval: interval})
 	for i := range 5 {
-		servertest.Must(t, s.NS.Init(context.Background(), fmt.Sprintf("db%d", i)))
+		Must(t, s.NS.Init(context.Background(), fmt.Sprintf("db%d", i)))
 	}
 	// window counts the backend calls over a second or more, and returns
 	// the most polls one upstream can make in that time (a poll of five
@@ -62,7 +61,7 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 		}
 		return backend.calls.Load() - before, int64(time.Since(began)/interval) + 2
 	}
-	streams := []*servertest.SSE{synced(t, s.Stream(t, "/ns/v1/watch?prefix=db"))}
+	streams := []*SSE{synced(t, s.Stream(t, "/ns/v1/watch?prefix=db"))}
 	if one, most := window(); one > most {
 		t.Fatalf("backend calls with one stream: %d, want at most %d", one, most)
 	}
@@ -83,7 +82,7 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 	}
 	// Every stream sees a change; the upstreams stop with their last stream.
 	_, err := s.NS.PublishCommit(context.Background(), "db3", 1, testenv.CID("x"))
-	servertest.Must(t, err)
+	Must(t, err)
 	for _, st := range streams[:20] {
 		if got := st.Next(t); !strings.Contains(got, `"id":"db3:main"`) {
 			t.Fatalf("change event %q", got)
@@ -102,7 +101,7 @@ func TestWatchOneUpstreamForManyStreams(t *testing.T) {
 }
 
 // synced reads a watch stream up to its "synced" event.
-func synced(t *testing.T, st *servertest.SSE) *servertest.SSE {
+func synced(t *testing.T, st *SSE) *SSE {
 	t.Helper()
 	for !strings.HasPrefix(st.Next(t), "event: synced") {
 	}
@@ -125,19 +124,19 @@ func TestWatchStalledSubscriberDropped(t *testing.T) {
 	}
 	hs.Start()
 	t.Cleanup(func() { _ = srv.Close(); hs.Close() })
-	s := &servertest.Server{Server: hs, NS: ns, Srv: srv}
+	s := &Server{Server: hs, NS: ns, Srv: srv}
 	ctx := context.Background()
-	servertest.Must(t, s.NS.Init(ctx, "db"))
+	Must(t, s.NS.Init(ctx, "db"))
 
 	u, _ := url.Parse(s.URL)
 	conn, err := net.Dial("tcp", u.Host)
-	servertest.Must(t, err)
+	Must(t, err)
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	_, err = io.WriteString(conn, "GET /ns/v1/watch?prefix= HTTP/1.1\r\nHost: x\r\n\r\n")
-	servertest.Must(t, err)
+	Must(t, err)
 
-	healthy := make([]*servertest.SSE, 3)
+	healthy := make([]*SSE, 3)
 	for i := range healthy {
 		healthy[i] = synced(t, s.Stream(t, "/ns/v1/watch?prefix="))
 	}

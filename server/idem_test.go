@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/internal/nswire"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -17,8 +16,8 @@ import (
 // An Idempotency-Key longer than MaxIdempotencyKey is refused with 400,
 // before the write runs.
 func TestIdempotencyKeyLength(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	push := func(v int, key string) (int, string) {
 		body := fmt.Sprintf(`{"condition":"above","new":{"v":%d,"payload":{"address":"a%d","t":%d}}}`, v, v, v)
 		return s.Call(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, key, nswire.HeaderAttempt, "1")
@@ -40,8 +39,8 @@ func TestIdempotencyKeyLength(t *testing.T) {
 // replayed), recent ones are replayed.
 func TestIdempotencyCacheBytes(t *testing.T) {
 	const limit = 16 << 10
-	s := servertest.Start(t, server.Options{IdempotencyCacheBytes: limit})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{IdempotencyCacheBytes: limit})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	body := func(v int) string {
 		return fmt.Sprintf(`{"condition":"above","new":{"v":%d,"payload":{"state":"s%d"}}}`, v, v)
 	}
@@ -75,13 +74,13 @@ func TestIdempotencyCacheBytes(t *testing.T) {
 // Kept outcomes are replayed only to the principal that wrote them: two
 // subjects of one JWS issuer are two principals.
 func TestIdempotencyPerPrincipal(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
+	trusted := NewIssuer(t)
 	a, err := auth.NewAuthenticator(auth.Config{TrustedIssuers: []string{trusted.DID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.Start(t, server.Options{Auth: a})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{Auth: a})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	as := func(sub string) string {
 		return trusted.Token(t, trusted.Claims(map[string]any{"sub": sub, "fluree.storage.all": true}))
 	}

@@ -14,14 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
 
 // serveLimited serves s's handler through HTTPServer(l) on a loopback
 // listener of its own and returns its address.
-func serveLimited(t *testing.T, s *servertest.Server, l server.Limits) string {
+func serveLimited(t *testing.T, s *Server, l server.Limits) string {
 	t.Helper()
 	hs := s.Srv.HTTPServer(l)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -47,7 +46,7 @@ func dialFrom(t *testing.T, host int, addr string) net.Conn {
 
 // rootServer serves with authentication: the static token "root" may read
 // and write everything.
-func rootServer(t *testing.T, opts server.Options) *servertest.Server {
+func rootServer(t *testing.T, opts server.Options) *Server {
 	t.Helper()
 	a, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
 		{Name: "root", SHA256: auth.HashToken("root"), Read: []string{""}, Write: []string{""}},
@@ -56,8 +55,8 @@ func rootServer(t *testing.T, opts server.Options) *servertest.Server {
 		t.Fatal(err)
 	}
 	opts.Auth = a
-	s := servertest.Start(t, opts)
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, opts)
+	Must(t, s.NS.Init(context.Background(), "db"))
 	return s
 }
 
@@ -190,7 +189,7 @@ func probe(t *testing.T, conn net.Conn) bool {
 }
 
 // metricValue returns the value of one series in /metrics ("" if absent).
-func metricValue(t *testing.T, s *servertest.Server, series string) string {
+func metricValue(t *testing.T, s *Server, series string) string {
 	t.Helper()
 	_, b := s.Call(t, "GET", "/metrics", "")
 	for line := range strings.Lines(b) {
@@ -205,7 +204,7 @@ func metricValue(t *testing.T, s *servertest.Server, series string) string {
 // MaxConns; connections beyond either are closed on arrival, and the
 // others are still served.
 func TestConnectionCaps(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	addr := serveLimited(t, s, server.Limits{MaxConns: 12, MaxConnsPerAddr: 4})
 	var idle []net.Conn
 	for host := 2; host <= 4; host++ {
@@ -252,10 +251,10 @@ func TestWriteTimeout(t *testing.T) {
 	// 2 s, not less: the test reads /metrics through the same server, and a
 	// loaded machine took over 500 ms to write its answer.
 	const writeTimeout = 2 * time.Second
-	s := servertest.Start(t, server.Options{WriteTimeout: writeTimeout, KeepAlive: 100 * time.Millisecond})
+	s := Start(t, server.Options{WriteTimeout: writeTimeout, KeepAlive: 100 * time.Millisecond})
 	ctx := context.Background()
 	for i := range 300 {
-		servertest.Must(t, s.NS.Init(ctx, fmt.Sprintf("a-rather-long-ledger-name-to-make-the-answer-big-%04d", i)))
+		Must(t, s.NS.Init(ctx, fmt.Sprintf("a-rather-long-ledger-name-to-make-the-answer-big-%04d", i)))
 	}
 	addr := serveLimited(t, s, server.Limits{})
 	// Many requests for the 300-record snapshot, pipelined, never read: the

@@ -11,15 +11,14 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/internal/nswire"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
 
 // listServer serves a store of tenant-a/ and tenant-b/ records with a token
 // scoped to tenant-a/ ("secret-a"), one reading everything ("secret-all")
-// and a trusted servertest.Issuer, under the page token key made from secret.
-func listServer(t *testing.T, store *mem.Store, is servertest.Issuer, secret string) *servertest.Server {
+// and a trusted Issuer, under the page token key made from secret.
+func listServer(t *testing.T, store *mem.Store, is Issuer, secret string) *Server {
 	t.Helper()
 	a, err := auth.NewAuthenticator(auth.Config{
 		Tokens: []auth.TokenEntry{
@@ -28,21 +27,21 @@ func listServer(t *testing.T, store *mem.Store, is servertest.Issuer, secret str
 		},
 		TrustedIssuers: []string{is.DID},
 	})
-	servertest.Must(t, err)
+	Must(t, err)
 	key, err := server.NewPageTokenKey([]byte(secret))
-	servertest.Must(t, err)
-	return servertest.StartOn(t, store.Open(), server.Options{Auth: a, PageTokenKey: key})
+	Must(t, err)
+	return StartOn(t, store.Open(), server.Options{Auth: a, PageTokenKey: key})
 }
 
-func seedTenants(t *testing.T, s *servertest.Server) {
+func seedTenants(t *testing.T, s *Server) {
 	t.Helper()
 	for _, n := range []string{"tenant-a/x1", "tenant-a/x2", "tenant-aa/other", "tenant-b/secretname", "tenant-a/x3", "zz"} {
-		servertest.Must(t, s.NS.Init(context.Background(), n))
+		Must(t, s.NS.Init(context.Background(), n))
 	}
 }
 
 // pages lists path page by page and returns the IDs and the tokens.
-func pages(t *testing.T, s *servertest.Server, path string) (ids, tokens []string) {
+func pages(t *testing.T, s *Server, path string) (ids, tokens []string) {
 	t.Helper()
 	tok := ""
 	for range 20 {
@@ -75,7 +74,7 @@ const longSecret = "0123456789abcdef0123456789abcdef-one"
 // sealed with another key is refused with 400.
 func TestListPageTokensScopedAndSealed(t *testing.T) {
 	store := mem.NewStore()
-	is := servertest.NewIssuer(t)
+	is := NewIssuer(t)
 	s := listServer(t, store, is, longSecret)
 	seedTenants(t, s)
 	s.Token = "secret-a"
@@ -139,12 +138,12 @@ func alter(tok string) string {
 // with another secret refuses them.
 func TestListPageTokensSharedKey(t *testing.T) {
 	store := mem.NewStore()
-	is := servertest.NewIssuer(t)
+	is := NewIssuer(t)
 	s1 := listServer(t, store, is, longSecret)
 	s2 := listServer(t, store, is, longSecret)
 	s3 := listServer(t, store, is, "another secret of at least 32 bytes")
 	seedTenants(t, s1)
-	for _, s := range []*servertest.Server{s1, s2, s3} {
+	for _, s := range []*Server{s1, s2, s3} {
 		s.Token = "secret-a"
 	}
 	_, tokens := pages(t, s1, "/ns/v1/records?page_size=1")
@@ -164,7 +163,7 @@ func TestListPageTokensSharedKey(t *testing.T) {
 // whatever lies between them.
 func TestListExactGrants(t *testing.T) {
 	store := mem.NewStore()
-	is := servertest.NewIssuer(t)
+	is := NewIssuer(t)
 	s := listServer(t, store, is, longSecret)
 	seedTenants(t, s)
 	s.Token = is.Token(t, is.Claims(map[string]any{"fluree.storage.ledgers": []string{"zz", "tenant-a/x2", "tenant-b/missing"}}))
@@ -182,15 +181,15 @@ func TestListExactGrants(t *testing.T) {
 // its page tokens open only for the same selection.
 func TestListBySelectionScoped(t *testing.T) {
 	store := mem.NewStore()
-	s := listServer(t, store, servertest.NewIssuer(t), longSecret)
+	s := listServer(t, store, NewIssuer(t), longSecret)
 	seedTenants(t, s)
 	ctx := context.Background()
 	for _, id := range []string{"tenant-a/x1", "tenant-a/x3", "tenant-b/secretname"} {
 		_, err := s.NS.PushStatus(ctx, id, nameservice.StatusValue(1, "ready", nil), nameservice.StatusValue(2, "error", nil))
-		servertest.Must(t, err)
+		Must(t, err)
 	}
-	servertest.Must(t, s.NS.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
-	servertest.Must(t, s.NS.PublishGraphSource(ctx, "tenant-b/gs", "db:Bm25Index", nil, nil))
+	Must(t, s.NS.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
+	Must(t, s.NS.PublishGraphSource(ctx, "tenant-b/gs", "db:Bm25Index", nil, nil))
 	s.Token = "secret-a"
 	ids, tokens := pages(t, s, "/ns/v1/records?page_size=1&state=error")
 	if strings.Join(ids, " ") != "tenant-a/x1:main tenant-a/x3:main" {
@@ -212,19 +211,19 @@ func TestListBySelectionScoped(t *testing.T) {
 // one that does not exist.
 func TestHeadsRoute(t *testing.T) {
 	store := mem.NewStore()
-	s := listServer(t, store, servertest.NewIssuer(t), longSecret)
+	s := listServer(t, store, NewIssuer(t), longSecret)
 	seedTenants(t, s)
 	ctx := context.Background()
 	_, err := s.NS.PublishCommit(ctx, "tenant-a/x1", 2, "c2")
-	servertest.Must(t, err)
-	servertest.Must(t, s.NS.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
+	Must(t, err)
+	Must(t, s.NS.PublishGraphSource(ctx, "tenant-a/gs", "db:Bm25Index", nil, nil))
 	s.Token = "secret-a"
 	st, b := s.Call(t, "GET", "/ns/v1/heads/tenant-a/x1:main", "")
-	servertest.Want(t, "heads", st, b, 200, `{"head":{"v":2,"payload":{"address":"c2","t":2}},"index":{"v":0}}`)
+	Want(t, "heads", st, b, 200, `{"head":{"v":2,"payload":{"address":"c2","t":2}},"index":{"v":0}}`)
 	if st, b := s.Call(t, "GET", "/ns/v1/heads/tenant-a/gs", ""); st != 409 || !strings.Contains(b, `"code":"WrongKind"`) {
 		t.Fatalf("heads of a graph source: %d %s", st, b)
 	}
 	_, missing := s.Call(t, "GET", "/ns/v1/heads/tenant-a/none", "")
 	st, b = s.Call(t, "GET", "/ns/v1/heads/tenant-b/secretname", "")
-	servertest.Want(t, "heads out of scope", st, strings.ReplaceAll(b, "tenant-b/secretname", "tenant-a/none"), 404, missing)
+	Want(t, "heads out of scope", st, strings.ReplaceAll(b, "tenant-b/secretname", "tenant-a/none"), 404, missing)
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -30,7 +29,7 @@ func junkRequest(rng *rand.Rand, base string, i int) (*http.Request, error) {
 // 10,000 junk requests, no token needed, leave /metrics under 100 KB: every
 // label value comes from a fixed set.
 func TestMetricsLabelsAreBounded(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	const n, workers = 10_000, 8
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)

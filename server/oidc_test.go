@@ -18,7 +18,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
@@ -119,7 +118,7 @@ func (p *idp) token(t *testing.T, kid string, claims map[string]any) string {
 	k := p.keys[kid]
 	p.mu.Unlock()
 	b, _ := json.Marshal(claims)
-	return servertest.SignCompact(t, jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k}, (&jose.SignerOptions{}).WithType("JWT"), b)
+	return SignCompact(t, jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k}, (&jose.SignerOptions{}).WithType("JWT"), b)
 }
 
 func (p *idp) claims(extra map[string]any) map[string]any {
@@ -131,22 +130,22 @@ func (p *idp) claims(extra map[string]any) map[string]any {
 	return c
 }
 
-func oidcServer(t *testing.T, p *idp, cfg auth.OIDCConfig) *servertest.Server {
+func oidcServer(t *testing.T, p *idp, cfg auth.OIDCConfig) *Server {
 	t.Helper()
 	cfg.Issuer, cfg.JWKSURL = p.issuer, p.URL+"/jwks.json"
 	a, err := auth.NewAuthenticator(auth.Config{OIDC: &cfg, Now: p.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.Start(t, server.Options{Auth: a})
+	s := Start(t, server.Options{Auth: a})
 	for _, name := range []string{"t1/db", "t2/db"} {
-		servertest.Must(t, s.NS.Init(context.Background(), name))
+		Must(t, s.NS.Init(context.Background(), name))
 	}
 	return s
 }
 
 // lookupAs returns the status of a read of t1/db as token.
-func lookupAs(t *testing.T, s *servertest.Server, token string) int {
+func lookupAs(t *testing.T, s *Server, token string) int {
 	t.Helper()
 	s.Token = token
 	st, _ := s.Call(t, "GET", "/v1/fluree/storage/ns/t1%2Fdb:main", "")
@@ -240,7 +239,7 @@ func TestOIDCRefusals(t *testing.T) {
 		"unpublished key":     p.token(t, "unpublished", p.claims(nil)),
 		"RS256 on an EC kid":  algMismatch,
 		"HS256":               hs256,
-		"did:key JWS, no did": servertest.NewIssuer(t).Token(t, map[string]any{"iss": "x", "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
+		"did:key JWS, no did": NewIssuer(t).Token(t, map[string]any{"iss": "x", "exp": time.Now().Add(time.Hour).Unix(), "fluree.storage.all": true}),
 	} {
 		if st := lookupAs(t, s, tok); st != http.StatusUnauthorized {
 			t.Errorf("%s: %d, want 401", name, st)

@@ -13,7 +13,6 @@ import (
 	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/drivers/remote"
 	"nameservice.dev/nameservice/internal/nswire"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
@@ -21,7 +20,7 @@ import (
 // IDs with '/', ':', spaces, '%', '?', '#', '@' and non-ASCII travel in paths
 // and come back as the same record, through the http:// driver and by hand.
 func TestPathEncoding(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	client := nameservice.New(mustOpen(t, s.URL))
 	ctx := context.Background()
 	ids := []string{
@@ -32,9 +31,9 @@ func TestPathEncoding(t *testing.T) {
 		if id, _ := model.ParseID(raw); strings.Contains(raw, "@") {
 			// No new record may take an '@' (guard.CheckNewID); one
 			// another writer left must still travel.
-			servertest.Must(t, client.Import(ctx, model.NewLedger(id, 1)))
+			Must(t, client.Import(ctx, model.NewLedger(id, 1)))
 		} else {
-			servertest.Must(t, client.Init(ctx, raw))
+			Must(t, client.Init(ctx, raw))
 		}
 		addr := "addr-" + raw
 		if _, err := client.PublishCommit(ctx, raw, int64(i+1), addr); err != nil {
@@ -53,7 +52,7 @@ func TestPathEncoding(t *testing.T) {
 	}
 	var got []string
 	for rec, err := range client.List(ctx, nameservice.ListOptions{}) {
-		servertest.Must(t, err)
+		Must(t, err)
 		got = append(got, rec.ID.String())
 	}
 	if len(got) != len(ids) {
@@ -83,8 +82,8 @@ func mustRemoteB(tb testing.TB, url string) *remote.Driver {
 // The server keeps the watermark rules itself: a client of the raw routes
 // cannot move a watermark back or write a malformed value.
 func TestPushRules(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	for _, c := range []struct{ name, concern, body, wantErr string }{
 		{"at_least on head", "head", `{"condition":"at_least","new":{"v":1,"payload":{"address":"a","t":1}}}`, "index only"},
 		{"CAS not above", "status", `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":1,"payload":{"state":"x"}}}`, "not above"},
@@ -102,20 +101,20 @@ func TestPushRules(t *testing.T) {
 	}
 	// A conflict is a 409 carrying the current value.
 	st, b := s.Call(t, "POST", "/ns/v1/push/status/db:main", `{"condition":"equals","expected":{"v":1,"payload":{"state":"other"}},"new":{"v":2,"payload":{"state":"x"}}}`)
-	servertest.Want(t, "conflict", st, b, 409, `{"applied":false,"current":{"v":1,"payload":{"state":"ready"}}}`)
+	Want(t, "conflict", st, b, 409, `{"applied":false,"current":{"v":1,"payload":{"state":"ready"}}}`)
 }
 
 // A resend with the same idempotency key gets the first answer, also when
 // the first push was applied and a second run would be refused.
 func TestIdempotentReplay(t *testing.T) {
 	store := mem.NewStore()
-	s := servertest.StartOn(t, store.Open(), server.Options{})
-	other := servertest.StartOn(t, store.Open(), server.Options{}) // another instance over the same store
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := StartOn(t, store.Open(), server.Options{})
+	other := StartOn(t, store.Open(), server.Options{}) // another instance over the same store
+	Must(t, s.NS.Init(context.Background(), "db"))
 	body := `{"condition":"above","new":{"v":1,"payload":{"address":"a","t":1}}}`
 	hdr := []string{nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "1"}
 	st, b := s.Call(t, "POST", "/ns/v1/push/head/db:main", body, hdr...)
-	servertest.Want(t, "first", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
+	Want(t, "first", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
 	resp := s.Do(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "2")
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get(nswire.HeaderReplayed) != "true" {
@@ -129,7 +128,7 @@ func TestIdempotentReplay(t *testing.T) {
 	// A resend the other instance never saw is resolved against the
 	// backend, which recorded the write's ID with the write: applied.
 	st, b = other.Call(t, "POST", "/ns/v1/push/head/db:main", body, nswire.HeaderIdempotencyKey, "k1", nswire.HeaderAttempt, "2")
-	servertest.Want(t, "resend on another instance", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
+	Want(t, "resend on another instance", st, b, 200, `{"applied":true,"current":{"v":1,"payload":{"address":"a","t":1}}}`)
 	// A resend whose write the backend does not hold is an unknown
 	// outcome, even when the value is the same: another writer may have
 	// written it, and the resend's first attempt may have landed on a
@@ -148,8 +147,8 @@ func TestIdempotentReplay(t *testing.T) {
 
 // Concurrent identical resends run the write once.
 func TestIdempotentConcurrentResends(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	body := `{"condition":"equals","expected":{"v":1,"payload":{"state":"ready"}},"new":{"v":2,"payload":{"state":"busy"}}}`
 	var wg sync.WaitGroup
 	codes := make([]int, 8)
@@ -167,8 +166,8 @@ func TestIdempotentConcurrentResends(t *testing.T) {
 }
 
 func TestHealthReadyMetricsOpenAPI(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	s.Call(t, "POST", "/ns/v1/push/status/db:main", `{"condition":"equals","expected":{"v":9,"payload":{"state":"x"}},"new":{"v":10,"payload":{"state":"y"}}}`)
 	s.Call(t, "GET", "/v1/fluree/storage/ns/db", "")
 	for path, wantText := range map[string]string{
@@ -190,7 +189,7 @@ func TestHealthReadyMetricsOpenAPI(t *testing.T) {
 
 // A full server refuses more event streams than MaxStreams.
 func TestMaxStreams(t *testing.T) {
-	s := servertest.Start(t, server.Options{MaxStreams: 1})
+	s := Start(t, server.Options{MaxStreams: 1})
 	s.Stream(t, "/ns/v1/watch")
 	st, _ := s.Call(t, "GET", "/ns/v1/watch", "")
 	if st != http.StatusServiceUnavailable {
@@ -200,12 +199,12 @@ func TestMaxStreams(t *testing.T) {
 
 // Close ends the event streams (graceful shutdown must not wait on them).
 func TestCloseEndsStreams(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	ev := s.Stream(t, "/ns/v1/watch")
 	if e := ev.Next(t); !strings.HasPrefix(e, "event: synced") {
 		t.Fatalf("first event %q", e)
 	}
-	servertest.Must(t, s.Srv.Close())
+	Must(t, s.Srv.Close())
 	done := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(io.Discard, ev.Resp.Body)
@@ -220,7 +219,7 @@ func TestCloseEndsStreams(t *testing.T) {
 
 // Every route the server answers is described in the OpenAPI document.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	_, doc := s.Call(t, "GET", "/openapi.yaml", "")
 	for _, path := range []string{
 		"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/ns/v1/records", "/ns/v1/records/{id}", "/ns/v1/heads/{id}",

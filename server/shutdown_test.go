@@ -11,7 +11,6 @@ import (
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
 )
@@ -33,7 +32,7 @@ func (s slowUpdates) Update(ctx context.Context, id model.ID, c model.Concern, c
 func TestShutdownFinishesInFlightPush(t *testing.T) {
 	backend := mem.NewStore().Open()
 	ns := nameservice.New(slowUpdates{Driver: backend, started: make(chan struct{})})
-	servertest.Must(t, ns.Init(context.Background(), "db"))
+	Must(t, ns.Init(context.Background(), "db"))
 	srv := server.New(ns, server.Options{NoAuth: true})
 	hs := srv.HTTPServer(server.Limits{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -5,14 +5,13 @@ import (
 	"net/http"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
 )
 
 // streamStatus opens a stream as token and returns its status, leaving a
 // 200 stream open until the test ends.
-func streamStatus(t *testing.T, s *servertest.Server, token, path string) int {
+func streamStatus(t *testing.T, s *Server, token, path string) int {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -34,7 +33,7 @@ func streamStatus(t *testing.T, s *servertest.Server, token, path string) int {
 // stream routes together; the others still get theirs. Principals are
 // static tokens, and a JWS issuer's subjects one by one.
 func TestStreamsPerPrincipal(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
+	trusted := NewIssuer(t)
 	a, err := auth.NewAuthenticator(auth.Config{
 		Tokens: []auth.TokenEntry{
 			{Name: "greedy", SHA256: auth.HashToken("greedy"), Read: []string{""}},
@@ -45,7 +44,7 @@ func TestStreamsPerPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.Start(t, server.Options{Auth: a, MaxStreamsPerPrincipal: 3, MaxStreams: 100})
+	s := Start(t, server.Options{Auth: a, MaxStreamsPerPrincipal: 3, MaxStreams: 100})
 	for i, path := range []string{"/ns/v1/watch", "/v1/fluree/events?all=true", "/ns/v1/watch"} {
 		if st := streamStatus(t, s, "greedy", path); st != http.StatusOK {
 			t.Fatalf("greedy's stream %d: %d", i+1, st)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/internal/nswire"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -14,10 +13,10 @@ import (
 // and reports their head changes only, though their indexes and a graph
 // source change first; a malformed selection is refused with 400.
 func TestWatchSelection(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	ctx := context.Background()
-	servertest.Must(t, s.NS.Init(ctx, "db"))
-	servertest.Must(t, s.NS.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
+	Must(t, s.NS.Init(ctx, "db"))
+	Must(t, s.NS.PublishGraphSource(ctx, "gs", "db:Bm25Index", nil, nil))
 	st := s.Stream(t, "/ns/v1/watch?concerns=head&kind=ledger")
 	if ev := st.Next(t); !strings.HasPrefix(ev, "event: "+nswire.EventRecord) || !strings.Contains(ev, `"id":"db:main"`) {
 		t.Fatalf("first event %q, want the ledger's record", ev)
@@ -26,11 +25,11 @@ func TestWatchSelection(t *testing.T) {
 		t.Fatalf("second event %q, want synced (the graph source is not a ledger)", ev)
 	}
 	_, err := s.NS.PublishIndex(ctx, "db", 1, "i1")
-	servertest.Must(t, err)
+	Must(t, err)
 	_, err = s.NS.PublishIndex(ctx, "gs", 1, "g1")
-	servertest.Must(t, err)
+	Must(t, err)
 	_, err = s.NS.PublishCommit(ctx, "db", 1, "c1")
-	servertest.Must(t, err)
+	Must(t, err)
 	for {
 		ev := st.Next(t)
 		if strings.HasPrefix(ev, ":") {

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice"
-	"nameservice.dev/nameservice/internal/testing/servertest"
+	"nameservice.dev/nameservice/drivers/mem"
 	"nameservice.dev/nameservice/model"
+	"nameservice.dev/nameservice/server"
+	"nameservice.dev/nameservice/server/auth"
 )
 
 // TestTokenFromEnvironmentIsTrimmed: $NAMESERVICE_TOKEN with a trailing
@@ -18,9 +20,23 @@ import (
 // header can carry is refused when the URL is opened, without repeating it,
 // rather than failing every request as "unavailable".
 func TestTokenFromEnvironmentIsTrimmed(t *testing.T) {
-	s, _ := servertest.BranchServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	authn, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
+		{Name: "t1-writer", SHA256: auth.HashToken("secret-t1"), Read: []string{"t1/"}, Write: []string{"t1/"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := mem.NewStore().Open()
+	direct := nameservice.New(backend)
+	if err := direct.Init(ctx, "t1/db"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.PublishCommit(ctx, "t1/db", 3, "c3"); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, backend, server.Options{Auth: authn})
 	t.Setenv("NAMESERVICE_TOKEN", "secret-t1\n")
 	ns, err := nameservice.Open(ctx, s.URL)
 	if err != nil {

@@ -1,10 +1,9 @@
-package fluree_test
+package server_test
 
 import (
 	"context"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
@@ -13,12 +12,12 @@ import (
 // Fluree itself cannot read and a t at which an increment would overflow,
 // writing nothing.
 func TestFlureeRoutesKeepTheRules(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
-	servertest.Must(t, s.NS.Init(context.Background(), "db"))
+	s := Start(t, server.Options{})
+	Must(t, s.NS.Init(context.Background(), "db"))
 	before := s.Get(t, "/ns/v1/records/db:main")
 	for _, c := range []struct{ name, body string }{
-		{"non-canonical content ID", `{"expected":{"id":null,"t":0},"new":{"id":"` + servertest.NonMinimalCID() + `","t":1}}`},
-		{"65-byte digest", `{"expected":{"id":null,"t":0},"new":{"id":"` + servertest.LongDigestCID() + `","t":1}}`},
+		{"non-canonical content ID", `{"expected":{"id":null,"t":0},"new":{"id":"` + NonMinimalCID() + `","t":1}}`},
+		{"65-byte digest", `{"expected":{"id":null,"t":0},"new":{"id":"` + LongDigestCID() + `","t":1}}`},
 		{"t 2^63-1", `{"expected":{"id":null,"t":0},"new":{"id":"` + testenv.CID("x") + `","t":9223372036854775807}}`},
 	} {
 		st, b := s.Call(t, "POST", "/v1/fluree/nameservice/refs/db:main/commit", c.body)

@@ -1,4 +1,4 @@
-package fluree_test
+package server_test
 
 import (
 	"testing"

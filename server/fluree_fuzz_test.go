@@ -1,10 +1,9 @@
-package fluree_test
+package server_test
 
 import (
 	"context"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/server"
 )
 
@@ -14,10 +13,10 @@ func FuzzFlureeCASBody(f *testing.F) {
 	f.Add(`{"expected":null,"new":{"id":"` + c + `","t":2}}`)
 	f.Add(`{"new":{"id":null,"t":-1}}`)
 	f.Add(`{"expected":{"t":"x"}}`)
-	srv, ns := servertest.FuzzServer(f, server.Options{})
+	srv, ns := NewFuzzServer(f, server.Options{})
 	f.Fuzz(func(t *testing.T, body string) {
-		rec := servertest.ServeOnce(srv, "POST", "/v1/fluree/nameservice/refs/db:main/commit", body)
-		if !servertest.Allowed[rec.Code] {
+		rec := ServeOnce(srv, "POST", "/v1/fluree/nameservice/refs/db:main/commit", body)
+		if !Allowed[rec.Code] {
 			t.Fatalf("CAS %q: %d %s", body, rec.Code, rec.Body)
 		}
 		if r, err := ns.Lookup(context.Background(), "db"); err != nil || r.Validate() != nil {

@@ -1,7 +1,8 @@
-// Package servertest runs the HTTP server (package server) over a driver
-// on a loopback listener for the tests of its route families (server,
-// server/fluree, server/console), and reads its answers and event streams.
-package servertest
+package server_test
+
+// The tests' server: the HTTP server over a driver on a loopback listener,
+// for the tests of every route family (the server's own, Fluree's wire and
+// the console), and the readers of its answers and event streams.
 
 import (
 	"bufio"

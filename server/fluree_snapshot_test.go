@@ -1,4 +1,4 @@
-package fluree_test
+package server_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/mem"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/model"
 	"nameservice.dev/nameservice/server"
@@ -53,7 +52,7 @@ func seedLedgers(tb testing.TB, d driver.Driver, n int) {
 func TestFlureeSnapshotStreamed(t *testing.T) {
 	store := mem.NewStore()
 	seedLedgers(t, store.Open(), 3000)
-	s := servertest.StartOn(t, store.Open(), server.Options{})
+	s := StartOn(t, store.Open(), server.Options{})
 	resp := s.Do(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	var snap struct {
 		Ledgers []struct {
@@ -71,12 +70,12 @@ func TestFlureeSnapshotStreamed(t *testing.T) {
 		}
 	}
 
-	early := servertest.StartOn(t, &failingList{Driver: store.Open(), ok: 0}, server.Options{})
+	early := StartOn(t, &failingList{Driver: store.Open(), ok: 0}, server.Options{})
 	st, b := early.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")
-	servertest.Want(t, "a backend failing at once", st, b, 500, `{"error":"Failed to list ledgers: list: unavailable: the backend did not answer (details in the server's log)",`+
+	Want(t, "a backend failing at once", st, b, 500, `{"error":"Failed to list ledgers: list: unavailable: the backend did not answer (details in the server's log)",`+
 		`"status":500,"@type":"err:system/InternalError"}`)
 
-	late := servertest.StartOn(t, &failingList{Driver: store.Open(), ok: 3}, server.Options{})
+	late := StartOn(t, &failingList{Driver: store.Open(), ok: 3}, server.Options{})
 	resp = late.Do(t, "GET", "/v1/fluree/nameservice/snapshot", "")
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -95,14 +94,14 @@ func TestFlureeSnapshotStreamed(t *testing.T) {
 // in a second pass: the snapshot still holds every one, in order, after
 // the ledgers.
 func TestFlureeSnapshotManyGraphSources(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	ctx := context.Background()
 	big := map[string]any{"pad": strings.Repeat("x", 60_000)}
 	var wantGS []string
 	for i := range 20 {
-		servertest.Must(t, s.NS.Init(ctx, fmt.Sprintf("g%02d-ledger", i)))
+		Must(t, s.NS.Init(ctx, fmt.Sprintf("g%02d-ledger", i)))
 		id := fmt.Sprintf("g%02d-search", i)
-		servertest.Must(t, s.NS.PublishGraphSource(ctx, id, "db:Bm25Index", nil, big))
+		Must(t, s.NS.PublishGraphSource(ctx, id, "db:Bm25Index", nil, big))
 		wantGS = append(wantGS, id+":main")
 	}
 	st, b := s.Call(t, "GET", "/v1/fluree/nameservice/snapshot", "")

@@ -1,4 +1,4 @@
-package fluree_test
+package server_test
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
@@ -171,8 +170,8 @@ func ref(id string, t int64) flureeRef { return flureeRef{ID: &id, T: t} }
 // the bare origin or as .../v1/fluree, with a Fluree JWS carrying
 // fluree.storage claims (what `fluree fetch` asks for) or a static token.
 func TestFlureeModeSyncClient(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
-	s := servertest.AuthServer(t, trusted)
+	trusted := NewIssuer(t)
+	s := AuthServer(t, trusted)
 	jws := trusted.Token(t, trusted.Claims(map[string]any{"fluree.storage.all": true}))
 	for _, c := range []struct{ base, token, ledger string }{
 		{s.URL, jws, "t1/sync-a:main"},
@@ -234,7 +233,7 @@ type peerRecord struct {
 // (PeerSubscriptionTask): GET {events URL}?all=true, or ?ledger=<encoded>
 // per --peer-ledger, Accept: text/event-stream, its --peer-events-token
 // if any. It returns the status and, on 200, an event reader.
-func peerSubscribe(t *testing.T, s *servertest.Server, token string, ledgers ...string) (int, *servertest.SSE) {
+func peerSubscribe(t *testing.T, s *Server, token string, ledgers ...string) (int, *SSE) {
 	t.Helper()
 	q := "all=true"
 	if len(ledgers) > 0 {
@@ -262,11 +261,11 @@ func peerSubscribe(t *testing.T, s *servertest.Server, token string, ledgers ...
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("events: Content-Type %q", ct)
 	}
-	return 200, servertest.NewSSE(resp)
+	return 200, NewSSE(resp)
 }
 
 // nextLedgerEvent reads the next ns-record event as a peer does.
-func nextLedgerEvent(t *testing.T, ev *servertest.SSE) peerRecord {
+func nextLedgerEvent(t *testing.T, ev *SSE) peerRecord {
 	t.Helper()
 	for {
 		e := ev.Next(t)
@@ -295,7 +294,7 @@ func nextLedgerEvent(t *testing.T, ev *servertest.SSE) peerRecord {
 // the snapshot, then each published commit. In required mode a peer
 // without a token gets 401, which a peer treats as fatal.
 func TestFlureeModePeerSubscription(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
+	trusted := NewIssuer(t)
 	peerJWS := trusted.Token(t, trusted.Claims(map[string]any{"sub": "peer-1", "fluree.events.all": true}))
 	for _, c := range []struct {
 		mode   auth.EventsAuth
@@ -317,7 +316,7 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 			}
 			head, at = testenv.CID(head), at+1
 			_, err := s.NS.PublishCommit(context.Background(), "t2/db", at, head)
-			servertest.Must(t, err)
+			Must(t, err)
 			if r := nextLedgerEvent(t, ev); *r.CommitT != at || *r.CommitHeadID != head {
 				t.Fatalf("%s, token %d: live record %+v", c.mode, i, r)
 			}
@@ -334,7 +333,7 @@ func TestFlureeModePeerSubscription(t *testing.T) {
 // work (a proxy-storage peer's blocks, pull/clone's packs and objects, push
 // and transactions) answer 404, so those clients fail at once.
 func TestFlureeUnservedRoutes(t *testing.T) {
-	s := servertest.Start(t, server.Options{})
+	s := Start(t, server.Options{})
 	for _, r := range []string{
 		"POST /v1/fluree/storage/block", "POST /v1/fluree/pack/db:main", "POST /v1/fluree/push/db:main",
 		"GET /v1/fluree/info/db:main", "GET /v1/fluree/storage/objects/x", "POST /v1/fluree/transact",

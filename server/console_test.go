@@ -1,4 +1,4 @@
-package console_test
+package server_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/drivers/dynamodb"
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
@@ -25,11 +24,11 @@ func TestConsoleAuth(t *testing.T) {
 	authn, err := auth.NewAuthenticator(auth.Config{Tokens: []auth.TokenEntry{
 		{Name: "tenant", SHA256: auth.HashToken("tenant-token"), Read: []string{"tenant-a/"}},
 	}})
-	servertest.Must(t, err)
-	s := servertest.Start(t, server.Options{Auth: authn})
+	Must(t, err)
+	s := Start(t, server.Options{Auth: authn})
 	ctx := context.Background()
 	for _, id := range []string{"tenant-a/books", "tenant-b/secret"} {
-		servertest.Must(t, s.NS.Init(ctx, id))
+		Must(t, s.NS.Init(ctx, id))
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path, cookie string) (*http.Response, string) {
@@ -38,7 +37,7 @@ func TestConsoleAuth(t *testing.T) {
 			req.Header.Set("Cookie", cookie)
 		}
 		resp, err := noRedirect.Do(req)
-		servertest.Must(t, err)
+		Must(t, err)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
@@ -48,7 +47,7 @@ func TestConsoleAuth(t *testing.T) {
 	}
 	login := func(token string) *http.Response {
 		resp, err := noRedirect.PostForm(s.URL+"/ui/login", url.Values{"token": {token}})
-		servertest.Must(t, err)
+		Must(t, err)
 		resp.Body.Close()
 		return resp
 	}
@@ -90,14 +89,14 @@ func TestConsoleChangeTimes(t *testing.T) {
 	ctx := context.Background()
 	table := "ns-ui-times-" + testenv.RandomHex(4)
 	d, err := dynamodb.Open(ctx, dynamodb.Config{Table: table, Region: "us-east-1", Endpoint: testenv.DynamoDBEndpoint(t), Credentials: testenv.Credentials})
-	servertest.Must(t, err)
-	servertest.Must(t, d.Provision(ctx))
+	Must(t, err)
+	Must(t, d.Provision(ctx))
 	testenv.DropTable(t, d.Client(), table)
-	s := servertest.StartOn(t, d, server.Options{})
+	s := StartOn(t, d, server.Options{})
 	before := time.Now().Add(-time.Minute) // DynamoDB Local's clock is this machine's
-	servertest.Must(t, s.NS.Init(ctx, "mydb"))
+	Must(t, s.NS.Init(ctx, "mydb"))
 	_, err = s.NS.PublishCommit(ctx, "mydb", 3, "fluree:file://c3")
-	servertest.Must(t, err)
+	Must(t, err)
 	after := time.Now().Add(time.Minute)
 	st, body := s.Call(t, "GET", "/ui/record/mydb:main", "")
 	if st != 200 {
@@ -117,8 +116,8 @@ func TestConsoleChangeTimes(t *testing.T) {
 		t.Error("the page says DynamoDB keeps no change times")
 	}
 
-	m := servertest.Start(t, server.Options{})
-	servertest.Must(t, m.NS.Init(ctx, "mydb"))
+	m := Start(t, server.Options{})
+	Must(t, m.NS.Init(ctx, "mydb"))
 	if _, body := m.Call(t, "GET", "/ui/record/mydb:main", ""); !strings.Contains(body, `<td data-f="changed_at">–</td>`) || !strings.Contains(body, "keeps no time of change") {
 		t.Errorf("over a memory store the page shows change times:\n%s", body)
 	}

@@ -1,4 +1,4 @@
-package fluree_test
+package server_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"nameservice.dev/nameservice/internal/testing/servertest"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 	"nameservice.dev/nameservice/server/auth"
@@ -15,7 +14,7 @@ import (
 // eventsServer serves t1/db and t2/db (each with a commit, so each is in
 // the events' snapshot) to a static token reading t2/ and JWS of trusted,
 // its events route in mode.
-func eventsServer(t *testing.T, trusted servertest.Issuer, mode auth.EventsAuth) *servertest.Server {
+func eventsServer(t *testing.T, trusted Issuer, mode auth.EventsAuth) *Server {
 	t.Helper()
 	a, err := auth.NewAuthenticator(auth.Config{
 		Tokens:         []auth.TokenEntry{{Name: "t2", SHA256: auth.HashToken("secret-t2"), Read: []string{"t2/"}}},
@@ -24,11 +23,11 @@ func eventsServer(t *testing.T, trusted servertest.Issuer, mode auth.EventsAuth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.Start(t, server.Options{Auth: a, EventsAuth: mode})
+	s := Start(t, server.Options{Auth: a, EventsAuth: mode})
 	for _, name := range []string{"t1/db", "t2/db"} {
-		servertest.Must(t, s.NS.Init(context.Background(), name))
+		Must(t, s.NS.Init(context.Background(), name))
 		_, err := s.NS.PublishCommit(context.Background(), name, 1, testenv.CID(name))
-		servertest.Must(t, err)
+		Must(t, err)
 	}
 	return s
 }
@@ -37,7 +36,7 @@ func eventsServer(t *testing.T, trusted servertest.Issuer, mode auth.EventsAuth)
 // its status and, for a stream, the IDs of the first n records it sends
 // (in their order, t1/db before t2/db: a stream that starts with t2/db has
 // left t1/db out).
-func firstEvents(t *testing.T, s *servertest.Server, token, query string, n int) (int, []string) {
+func firstEvents(t *testing.T, s *Server, token, query string, n int) (int, []string) {
 	t.Helper()
 	s.Token = token
 	resp := s.Do(t, "GET", "/v1/fluree/events?"+query, "", "Accept", "text/event-stream")
@@ -45,7 +44,7 @@ func firstEvents(t *testing.T, s *servertest.Server, token, query string, n int)
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, nil
 	}
-	ev := servertest.NewSSE(resp)
+	ev := NewSSE(resp)
 	var ids []string
 	for len(ids) < n {
 		e := ev.Next(t)
@@ -63,9 +62,9 @@ func firstEvents(t *testing.T, s *servertest.Server, token, query string, n int)
 // given; without one every record), none (tokens ignored, every record).
 // The other routes need a token in every mode.
 func TestEventsAuthModes(t *testing.T) {
-	trusted := servertest.NewIssuer(t)
+	trusted := NewIssuer(t)
 	t2Only := trusted.Token(t, trusted.Claims(map[string]any{"fluree.events.ledgers": []string{"t2/db"}}))
-	stranger := servertest.NewIssuer(t)
+	stranger := NewIssuer(t)
 	untrusted := stranger.Token(t, stranger.Claims(map[string]any{"fluree.events.all": true}))
 	both := []string{"t1/db", "t2/db"}
 	for _, c := range []struct {

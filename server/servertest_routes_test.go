@@ -1,4 +1,4 @@
-package servertest
+package server_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"nameservice.dev/nameservice/server/auth"
 )
 
-// FuzzServer is a server over a store holding ledger db, for in-process
+// NewFuzzServer is a server over a store holding ledger db, for in-process
 // fuzzing of the request decoders.
-func FuzzServer(f *testing.F, opts server.Options) (*server.Server, *nameservice.NameService) {
+func NewFuzzServer(f *testing.F, opts server.Options) (*server.Server, *nameservice.NameService) {
 	ns := nameservice.New(mem.NewStore().Open())
 	Must(f, ns.Init(context.Background(), "db"))
 	if opts.Auth == nil {

@@ -1,18 +1,16 @@
-package fluree_test
+package server_test
 
 import (
 	"context"
 	"strings"
 	"testing"
-
-	"nameservice.dev/nameservice/internal/testing/servertest"
 )
 
 // TestFlureeDropBranchRefusesTheRoot: Fluree's drop-branch refuses a
 // ledger's root branch (400, "Use drop_ledger"): a Fluree client asking
 // to drop main must not remove the ledger with its head.
 func TestFlureeDropBranchRefusesTheRoot(t *testing.T) {
-	s, _ := servertest.BranchServer(t)
+	s, _ := BranchServer(t)
 	s.Token = "secret-t1"
 	if st, b := s.Call(t, "POST", "/fluree/drop-branch", `{"ledger":"t1/db","branch":"main"}`); st != 400 || !strings.Contains(b, "root of ledger") {
 		t.Fatalf("drop of the ledger's main branch: %d %s", st, b)

@@ -518,11 +518,9 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 	}
 	for _, f := range lr.Failed {
-		re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
-		if f.ID != "" {
-			re.ID, _ = model.ParseID(f.ID)
-		}
-		page.Failed = append(page.Failed, re)
+		id, _ := model.ParseID(f.ID) // zero for none, or one that does not parse
+		page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: f.Object,
+			Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()})
 	}
 	return page, nil
 }

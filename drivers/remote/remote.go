@@ -479,15 +479,10 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 
 // List implements driver.Driver.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	q := url.Values{}
-	for k, v := range map[string]string{
+	q := nswire.Query(map[string]string{
 		"kind": string(opts.Kind), "prefix": opts.Prefix, "page_token": opts.PageToken,
 		"state": opts.State, "source_type": opts.SourceType,
-	} {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
+	})
 	if opts.IncludeRetracted {
 		q.Set("include_retracted", "true")
 	}

@@ -170,9 +170,7 @@ func (h *hub) fanout(up *upstream, ev *web.Event) {
 			delete(up.subs, sub)
 			close(sub.events)
 			h.s.metrics.streamsDropped.Inc()
-			if sub.onDrop != nil {
-				sub.onDrop()
-			}
+			sub.onDrop()
 		}
 	}
 }

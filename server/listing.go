@@ -273,8 +273,7 @@ func (ts *PageTokenKey) open(tok string, binding []byte) (position, error) {
 // length-prefixed so that no two bindings encode alike.
 func binding(p *auth.Principal, q nameservice.ListOptions) []byte {
 	exact := slices.Sorted(maps.Keys(p.Exact))
-	read := slices.Clone(p.Read)
-	slices.Sort(read)
+	read := slices.Sorted(slices.Values(p.Read))
 	var b []byte
 	field := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))

@@ -275,8 +275,7 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("create branch %s: source branch: %w", id, err))
 		return
 	}
-	if !auth.FromContext(r.Context()).CanRead(src.String()) {
-		web.WriteRaw(w, http.StatusNotFound, notFoundBody(src))
+	if !allowed(w, auth.FromContext(r.Context()), src, needRead) {
 		return
 	}
 	opts := nameservice.BranchOptions{From: from}

@@ -105,7 +105,7 @@ func (c *copier) apply(ctx context.Context, src *nameservice.Record, p plan) err
 		}
 	}
 	if p.retract != nil {
-		return c.retract(ctx, id, *p.retract)
+		return c.retract(ctx, src.ID, *p.retract)
 	}
 	return nil
 }
@@ -150,24 +150,20 @@ func (c *copier) push(ctx context.Context, id string, con nameservice.Concern, f
 // retract retracts the target the way the source was: its clock set to the
 // source status's retracted_at, so the status it pushes at status_v+1 is the
 // source's; a source status further on is then pushed by compare-and-set.
-func (c *copier) retract(ctx context.Context, id string, s step) error {
+func (c *copier) retract(ctx context.Context, id nameservice.ID, s step) error {
 	at := time.Now()
 	if sec, ok := s.to.Payload.Int("retracted_at"); ok {
 		at = time.Unix(sec, 0)
 	}
-	pid, err := nameservice.ParseID(id)
-	if err != nil {
-		return err
+	if err := c.dst.RetractAt(ctx, id, at); err != nil {
+		return fmt.Errorf("retract %s: %w", id, err)
 	}
-	if err := c.dst.RetractAt(ctx, pid, at); err != nil {
-		return fmt.Errorf("retract %s: %w", pid, err)
-	}
-	cur, err := c.dst.StatusOf(ctx, id)
+	cur, err := c.dst.StatusOf(ctx, id.String())
 	if err != nil || cur.Equal(s.to) {
 		return err
 	}
 	if cur.V >= s.to.V {
 		return conflictf("status after the retract: %s", behind(nameservice.Status, s.to, cur))
 	}
-	return c.advance(ctx, id, step{concern: nameservice.Status, from: cur, to: s.to})
+	return c.advance(ctx, id.String(), step{concern: nameservice.Status, from: cur, to: s.to})
 }

@@ -210,7 +210,6 @@ func publishIndexCommand() *command {
 			if err != nil {
 				return err
 			}
-			var out nameservice.Outcome
 			switch {
 			case graphs != nil:
 				g, given := graphs[nameservice.DefaultGraph]
@@ -225,13 +224,11 @@ func publishIndexCommand() *command {
 				if admin {
 					publish = c.ns.AdminPublishIndexGraphs
 				}
-				out, err = publish(c.ctx, c.args[0], graphs)
+				return c.printOutcome(publish(c.ctx, c.args[0], graphs))
 			case admin:
-				out, err = c.ns.AdminPublishIndex(c.ctx, c.args[0], t, c.args[2])
-			default:
-				out, err = c.ns.PublishIndex(c.ctx, c.args[0], t, c.args[2])
+				return c.printOutcome(c.ns.AdminPublishIndex(c.ctx, c.args[0], t, c.args[2]))
 			}
-			return c.printOutcome(out, err)
+			return c.printOutcome(c.ns.PublishIndex(c.ctx, c.args[0], t, c.args[2]))
 		}}
 }
 

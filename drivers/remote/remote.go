@@ -479,15 +479,10 @@ func (d *Driver) Delete(ctx context.Context, id model.ID) error {
 
 // List implements driver.Driver.
 func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Page, error) {
-	q := url.Values{}
-	for k, v := range map[string]string{
+	q := nswire.Query(map[string]string{
 		"kind": string(opts.Kind), "prefix": opts.Prefix, "page_token": opts.PageToken,
 		"state": opts.State, "source_type": opts.SourceType,
-	} {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
+	})
 	if opts.IncludeRetracted {
 		q.Set("include_retracted", "true")
 	}
@@ -518,11 +513,9 @@ func (d *Driver) List(ctx context.Context, opts driver.ListOptions) (*driver.Pag
 		}
 	}
 	for _, f := range lr.Failed {
-		re := &model.RecordError{Object: f.Object, Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()}
-		if f.ID != "" {
-			re.ID, _ = model.ParseID(f.ID)
-		}
-		page.Failed = append(page.Failed, re)
+		id, _ := model.ParseID(f.ID) // zero for none, or one that does not parse
+		page.Failed = append(page.Failed, &model.RecordError{ID: id, Object: f.Object,
+			Err: (&nswire.Error{Error: f.Error, Code: f.Code}).ToDriverError()})
 	}
 	return page, nil
 }

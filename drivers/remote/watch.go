@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"nameservice.dev/nameservice/driver"
@@ -60,16 +59,11 @@ type permanent struct{ error }
 // that failed to read keep the state known before (snapshot holds the
 // previous record for them).
 func (w *watcher) connect(ctx context.Context) (*stream, map[model.ID]*model.Record, error) {
-	q := url.Values{}
+	q := nswire.Query(map[string]string{
+		"prefix": w.opts.Prefix, "concerns": model.FormatConcerns(w.opts.Concerns), "kind": string(w.opts.Kind),
+	})
 	if !w.opts.ID.IsZero() {
 		q.Set("id", w.opts.ID.String())
-	}
-	for k, v := range map[string]string{
-		"prefix": w.opts.Prefix, "concerns": model.FormatConcerns(w.opts.Concerns), "kind": string(w.opts.Kind),
-	} {
-		if v != "" {
-			q.Set(k, v)
-		}
 	}
 	req, err := w.d.newRequest(ctx, http.MethodGet, "/watch?"+q.Encode(), nil)
 	if err != nil {

@@ -39,6 +39,17 @@ func PathID(id model.ID) string {
 	return strings.Join(segs, "/")
 }
 
+// Query returns params as query values, leaving out the empty ones.
+func Query(params map[string]string) url.Values {
+	q := url.Values{}
+	for k, v := range params {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
 // PushRequest is the body of POST /ns/v1/push/{concern}/{id}.
 type PushRequest struct {
 	Condition string       `json:"condition"`

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,12 +43,7 @@ func parseFilter(r *http.Request) uiFilter {
 
 // query returns the query string of f for page token tok (number n).
 func (f uiFilter) query(tok string, n int) string {
-	v := url.Values{}
-	for k, s := range map[string]string{"prefix": f.Prefix, "kind": f.Kind, "state": f.State, "page": tok} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
+	v := nswire.Query(map[string]string{"prefix": f.Prefix, "kind": f.Kind, "state": f.State, "page": tok})
 	if f.Retracted {
 		v.Set("retracted", "1")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jstemmer/go-junit-report/v2/junit"
 
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/conformance"
@@ -342,75 +345,36 @@ func purgePrefix(ctx context.Context, ns *nameservice.NameService, prefix string
 	return nil
 }
 
-// JUnit XML: one testsuite per group, one testcase per case.
-type junitSuites struct {
-	XMLName xml.Name `xml:"testsuites"`
-	junitCounts
-	Suites []junitSuite `xml:"testsuite"`
-}
-
-// junitCounts are the attributes testsuites and testsuite share.
-type junitCounts struct {
-	Name     string `xml:"name,attr"`
-	Tests    int    `xml:"tests,attr"`
-	Failures int    `xml:"failures,attr"`
-	Skipped  int    `xml:"skipped,attr"`
-	Time     string `xml:"time,attr"`
-}
-
-type junitSuite struct {
-	junitCounts
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure"`
-	Skipped   *junitMessage `xml:"skipped"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-func junitReport(rep conformance.Report) junitSuites {
-	out := junitSuites{junitCounts: junitCounts{Name: "ns check", Time: seconds(rep.Duration)}}
-	for _, g := range rep.Groups {
-		s := junitSuite{junitCounts: junitCounts{Name: g.Name, Tests: len(g.Cases), Failures: g.Count(conformance.Fail),
-			Skipped: g.Count(conformance.Skip), Time: seconds(g.Duration)}, Properties: []junitProperty{{"guarantee", g.Guarantee}}}
+// junitReport is rep as JUnit XML: one testsuite per group, with its
+// guarantee as a property, one testcase per case.
+func junitReport(rep conformance.Report) junit.Testsuites {
+	out := junit.Testsuites{Name: "ns check", Time: seconds(rep.Duration)}
+	for i, g := range rep.Groups {
+		s := junit.Testsuite{Name: g.Name, ID: i, Time: seconds(g.Duration)}
+		s.AddProperty("guarantee", g.Guarantee)
 		for _, c := range g.Cases {
-			jc := junitCase{Name: c.Name, Classname: "nscheck." + g.Name, Time: seconds(c.Duration)}
+			tc := junit.Testcase{Name: c.Name, Classname: "nscheck." + g.Name, Time: seconds(c.Duration)}
 			switch c.Status {
 			case conformance.Fail:
-				jc.Failure = &junitMessage{Message: g.Guarantee + ": " + flatten(c.Message), Text: c.Message}
+				tc.Failure = &junit.Result{Message: g.Guarantee + ": " + flatten(c.Message), Data: c.Message}
 			case conformance.Skip:
-				jc.Skipped = &junitMessage{Message: c.Message}
+				tc.Skipped = &junit.Result{Message: c.Message}
 			}
-			s.Cases = append(s.Cases, jc)
+			s.AddTestcase(tc)
 		}
-		out.Tests += s.Tests
-		out.Failures += s.Failures
-		out.Skipped += s.Skipped
-		out.Suites = append(out.Suites, s)
+		out.AddSuite(s)
 	}
 	return out
 }
 
 func writeJUnit(path string, rep conformance.Report) error {
-	b, _ := xml.MarshalIndent(junitReport(rep), "", "  ") // strings and integers: it cannot fail
-	b = append([]byte(xml.Header), append(b, '\n')...)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	report := junitReport(rep)
+	_ = report.WriteXML(&b) // a bytes.Buffer takes every write
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("check: write the JUnit report: %w", err)
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/api/option"
 
+	"github.com/jstemmer/go-junit-report/v2/junit"
+
 	"nameservice.dev/nameservice"
 	"nameservice.dev/nameservice/conformance"
 	"nameservice.dev/nameservice/drivers/mem"
@@ -190,13 +192,13 @@ func randomHex(n int) string {
 }
 
 // junit reads a JUnit report.
-func readJUnit(t *testing.T, path string) junitSuites {
+func readJUnit(t *testing.T, path string) junit.Testsuites {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var j junitSuites
+	var j junit.Testsuites
 	if err := xml.Unmarshal(b, &j); err != nil {
 		t.Fatalf("JUnit report does not parse: %v\n%s", err, b)
 	}
@@ -213,8 +215,8 @@ func TestCheckMemFullSuite(t *testing.T) {
 		t.Errorf("JUnit: %d tests, %d failures, %d skipped; want the whole suite, 0, 4", j.Tests, j.Failures, j.Skipped)
 	}
 	for _, s := range j.Suites {
-		if len(s.Cases) != s.Tests || len(s.Properties) != 1 || s.Properties[0].Value == "" {
-			t.Errorf("JUnit suite %s: %d cases for tests=%d, properties %v", s.Name, len(s.Cases), s.Tests, s.Properties)
+		if len(s.Testcases) != s.Tests || s.Properties == nil || len(*s.Properties) != 1 || (*s.Properties)[0].Value == "" {
+			t.Errorf("JUnit suite %s: %d cases for tests=%d, properties %v", s.Name, len(s.Testcases), s.Tests, s.Properties)
 		}
 	}
 }
@@ -335,13 +337,13 @@ func TestCheckFailsOnStoreIgnoringPreconditions(t *testing.T) {
 	// guarantee.
 	var failed []string
 	for _, s := range readJUnit(t, junit).Suites {
-		for _, c := range s.Cases {
+		for _, c := range s.Testcases {
 			if c.Failure == nil {
 				continue
 			}
 			failed = append(failed, c.Name)
-			if !strings.HasPrefix(c.Failure.Message, s.Properties[0].Value+": ") || c.Failure.Text == "" {
-				t.Errorf("JUnit failure of %s/%s: message %q, text %q", s.Name, c.Name, c.Failure.Message, c.Failure.Text)
+			if !strings.HasPrefix(c.Failure.Message, (*s.Properties)[0].Value+": ") || c.Failure.Data == "" {
+				t.Errorf("JUnit failure of %s/%s: message %q, text %q", s.Name, c.Name, c.Failure.Message, c.Failure.Data)
 			}
 		}
 	}

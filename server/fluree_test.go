@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
 
 	"nameservice.dev/nameservice"
+	"nameservice.dev/nameservice/drivers/dynamodb"
 	"nameservice.dev/nameservice/internal/testing/testenv"
 	"nameservice.dev/nameservice/server"
 )
@@ -310,5 +312,28 @@ func TestFlureeEventsIndexRepublishedAtSameT(t *testing.T) {
 	Must(t, err)
 	if got := ev.Next(t); !strings.HasPrefix(got, "event: ns-record\nid: ledger:a:main:4:3\n") {
 		t.Fatalf("after the commit: %q, want the commit and nothing for the status push", got)
+	}
+}
+
+// A compare-and-set the backend could not take (nothing listens where the
+// DynamoDB table is: the request was never sent) fails with 500, and is no
+// unknown outcome: nameservice_unknown_outcomes_total counts only writes
+// that may have landed.
+func TestFlureeCASUnavailableIsNoUnknownOutcome(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Must(t, err)
+	closed := "http://" + ln.Addr().String()
+	Must(t, ln.Close())
+	d, err := dynamodb.Open(context.Background(), dynamodb.Config{Table: "gone", Region: "us-east-1", Endpoint: closed,
+		Credentials: testenv.Credentials})
+	Must(t, err)
+	s := StartOn(t, d, server.Options{})
+	st, b := s.Call(t, "POST", refs+"mydb:main/commit", `{"expected":{"id":null,"t":0},"new":{"id":"`+testenv.CID("c1")+`","t":1}}`)
+	if st != 500 || !strings.Contains(b, "CAS operation failed") {
+		t.Fatalf("CAS with the backend down: %d %s, want 500", st, b)
+	}
+	_, metrics := s.Call(t, "GET", "/metrics", "")
+	if !strings.Contains(metrics, "\nnameservice_unknown_outcomes_total 0\n") {
+		t.Errorf("a write never sent counted as an unknown outcome:\n%s", grepLines(metrics, "unknown_outcomes"))
 	}
 }

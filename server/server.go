@@ -188,7 +188,7 @@ func (s *Server) routes(reg *prometheus.Registry) {
 			return s.subscribe(w, r, watchKey{id: id})
 		}}
 	fluree.New(fluree.Config{Env: env, TokenAuth: !s.opts.NoAuth, Registry: reg,
-		Conflicts: s.metrics.conflicts, Unknown: s.metrics.unknown, Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
+		Conflicts: s.metrics.conflicts, Now: s.opts.Now, OpTimeout: s.opts.OpTimeout,
 	}).Mount(m)
 	console.New(console.Config{Env: env, Authenticator: s.opts.Auth, NoAuth: s.opts.NoAuth,
 		AuthFailures: s.metrics.authFailures}).Mount(m)

@@ -44,7 +44,6 @@ type Config struct {
 	TokenAuth bool
 	Registry  prometheus.Registerer  // receives the count of records left out
 	Conflicts *prometheus.CounterVec // pushes not applied, by concern
-	Unknown   prometheus.Counter     // writes answered with an unknown outcome
 	Now       func() time.Time       // the clock of emitted_at
 	OpTimeout time.Duration          // bounds one backend operation
 }

@@ -103,10 +103,7 @@ func (a *API) cas(w http.ResponseWriter, r *http.Request, alias, verb string) {
 	case errors.Is(err, model.ErrInvalidArgument):
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return
-	case err != nil:
-		if errors.Is(err, model.ErrUnavailable) {
-			a.Unknown.Inc()
-		}
+	case err != nil: // Public.Error counted an unknown outcome
 		WriteError(w, http.StatusInternalServerError, "CAS operation failed: "+err.Error())
 		return
 	case out.Applied:

@@ -102,6 +102,14 @@ func notFound(err error) bool {
 	return errors.Is(err, storage.ErrObjectNotExist) || httpStatus(err) == 404
 }
 
+// absent reports whether err says that an object does not exist. Azure's
+// ContainerNotFound says the container does not: a store not provisioned
+// (fail). GCS answers a read in a removed bucket as a missing object, which
+// only an extra request could tell apart (docs/gcs.md).
+func absent(err error) bool {
+	return (gcerrors.Code(err) == gcerrors.NotFound || notFound(err)) && azureCode(err) != "ContainerNotFound"
+}
+
 // preconditionFailed reports whether err is a failed precondition: 412,
 // or Azure's 409 BlobAlreadyExists for If-None-Match: *.
 func preconditionFailed(err error) bool {

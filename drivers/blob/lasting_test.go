@@ -79,3 +79,23 @@ func TestAzureWrongKey(t *testing.T) {
 		t.Errorf("%d requests, want 1: a refused credential is not retried", n)
 	}
 }
+
+// TestContainerDeletedUnderClients: an Azure container removed while a
+// driver has it open makes a lookup fail with NotProvisioned, not answer
+// that the record does not exist. (GCS answers a read in a removed bucket
+// as a missing object: docs/gcs.md.)
+func TestContainerDeletedUnderClients(t *testing.T) {
+	s := azureServer(t)
+	ctx := context.Background()
+	bucket := s.newBucket(t)
+	d := openDriver(t, s, bucket, blob.Config{}, nil)
+	id := model.ID{Name: "db", Branch: "main"}
+	testenv.Must(t, d.Create(ctx, model.NewLedger(id, 1)))
+	c, err := azureClient(s.endpoint, bucket, nil)
+	testenv.Must(t, err)
+	_, err = c.Delete(ctx, nil)
+	testenv.Must(t, err)
+	if _, err := d.Get(ctx, id); !errors.Is(err, model.ErrNotProvisioned) {
+		t.Fatalf("lookup in a removed container: %v (code %v), want NotProvisioned", err, model.Code(err))
+	}
+}

@@ -62,7 +62,7 @@ func (s store) List(ctx context.Context, prefix, startAfter string, fn func(objs
 func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	r, err := s.bucket.NewReader(ctx, s.key(key), nil)
 	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
+		if absent(err) {
 			return nil, "", nil
 		}
 		return nil, "", s.fail(ctx, "read", key, err)
@@ -86,7 +86,7 @@ func (s store) Get(ctx context.Context, key string) ([]byte, string, error) {
 func (s store) Head(ctx context.Context, key string) (string, error) {
 	a, err := s.bucket.Attributes(ctx, s.key(key))
 	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
+		if absent(err) {
 			return "", nil
 		}
 		return "", s.fail(ctx, "stat", key, err)
@@ -118,7 +118,7 @@ func (s store) Put(ctx context.Context, key string, data []byte, pc objstore.Pre
 func (s store) Delete(ctx context.Context, key string, pc objstore.Precondition) error {
 	if pc.Tag == "" {
 		err := s.bucket.Delete(ctx, s.key(key))
-		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || notFound(err) {
+		if err == nil || absent(err) {
 			return nil
 		}
 		return s.fail(ctx, "remove", key, err)
@@ -134,7 +134,7 @@ func (d *Driver) condFail(ctx context.Context, op, key string, pc objstore.Preco
 	switch {
 	case errors.Is(err, objstore.ErrPrecondition) || pc.Conditional() && preconditionFailed(err):
 		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, objstore.ErrPrecondition)
-	case pc.Tag != "" && notFound(err):
+	case pc.Tag != "" && absent(err):
 		return fmt.Errorf("%s: %s %s: %w", d.be.name(), op, key, errMissing)
 	}
 	return d.fail(ctx, op, key, err)

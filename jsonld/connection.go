@@ -234,11 +234,7 @@ func field(n *node, name string) (string, bool, error) {
 		return "", false, fmt.Errorf("%s of %q: its environment variable is unset and it has no defaultVal", name, n.id)
 	}
 	switch x := unwrap(v).(type) {
-	case string:
-		return x, true, nil
-	case json.Number:
-		return x.String(), true, nil
-	case bool:
+	case string, json.Number, bool:
 		return fmt.Sprint(x), true, nil
 	}
 	return "", false, fmt.Errorf("%s of %q is a %s, not a value", name, n.id, jsonx.Kind(v))

@@ -260,11 +260,7 @@ func dynamoURL(n *node) (string, error) {
 			q = append(q, p.param+"="+url.QueryEscape(v+p.unit))
 		}
 	}
-	u := "dynamodb://" + table
-	if len(q) > 0 {
-		u += "?" + strings.Join(q, "&")
-	}
-	return u, nil
+	return (&url.URL{Scheme: "dynamodb", Host: table, RawQuery: strings.Join(q, "&")}).String(), nil
 }
 
 func storageURL(n *node) (string, error) {

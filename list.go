@@ -29,10 +29,7 @@ func listFrom(ctx context.Context, pageOf func(context.Context, ListOptions) (*P
 				yield(nil, fmt.Errorf("list: %w", err))
 				return
 			}
-			if !yieldPage(page, yield) {
-				return
-			}
-			if page.NextPageToken == "" {
+			if !yieldPage(page, yield) || page.NextPageToken == "" {
 				return
 			}
 			if page.NextPageToken == opts.PageToken {

@@ -108,11 +108,8 @@ func byID[T any](op, id string, f func(model.ID) (T, error)) (T, error) {
 
 // onID is byID for an operation that returns only an error.
 func onID(op, id string, f func(model.ID) error) error {
-	pid, err := parse(op, id)
-	if err != nil {
-		return err
-	}
-	return wrap(op, pid, f(pid))
+	_, err := byID(op, id, func(pid model.ID) (struct{}, error) { return struct{}{}, f(pid) })
+	return err
 }
 
 func invalid(op string, id model.ID, format string, args ...any) error {

@@ -234,11 +234,7 @@ func field(n *node, name string) (string, bool, error) {
 		return "", false, fmt.Errorf("%s of %q: its environment variable is unset and it has no defaultVal", name, n.id)
 	}
 	switch x := unwrap(v).(type) {
-	case string:
-		return x, true, nil
-	case json.Number:
-		return x.String(), true, nil
-	case bool:
+	case string, json.Number, bool:
 		return fmt.Sprint(x), true, nil
 	}
 	return "", false, fmt.Errorf("%s of %q is a %s, not a value", name, n.id, jsonx.Kind(v))
@@ -264,11 +260,7 @@ func dynamoURL(n *node) (string, error) {
 			q = append(q, p.param+"="+url.QueryEscape(v+p.unit))
 		}
 	}
-	u := "dynamodb://" + table
-	if len(q) > 0 {
-		u += "?" + strings.Join(q, "&")
-	}
-	return u, nil
+	return (&url.URL{Scheme: "dynamodb", Host: table, RawQuery: strings.Join(q, "&")}).String(), nil
 }
 
 func storageURL(n *node) (string, error) {

@@ -158,17 +158,15 @@ func tryAcquire(ctx context.Context, ns *nameservice.NameService, id string, opt
 		Holder: opts.Holder, TargetT: opts.TargetT, AcquiredAt: now.Unix(),
 		ExpiresAt: now.Add(opts.TTL).Unix(), TTLMillis: opts.TTL.Milliseconds(), Token: cur.V + 1,
 	}
+	next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
 	if opts.State != "" {
 		lk.PrevState = cur.State()
 		if prev != nil && prev.PrevState != "" {
 			lk.PrevState = prev.PrevState // a takeover restores the state from before the first holder
 		}
-	}
-	next := nameservice.Value{V: cur.V + 1, Payload: cur.Payload.Clone()}
-	next.Payload[lockKey(opts.Name)] = lk.object()
-	if opts.State != "" {
 		next.Payload["state"] = opts.State
 	}
+	next.Payload[lockKey(opts.Name)] = lk.object()
 	out, err := ns.PushStatus(ctx, id, cur, next)
 	if err != nil || !out.Applied {
 		return nil, err

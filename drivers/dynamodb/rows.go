@@ -247,14 +247,7 @@ func (d *Driver) scanRows(ctx context.Context, prefix string) (map[string][]orph
 // keeping those younger than opts.OlderThan.
 func (d *Driver) collectRows(ctx context.Context, pk string, rows []orphanRow, opts driver.CollectOptions, now time.Time, st *driver.CollectStats) error {
 	report := func(sk string, removed bool, reason string) {
-		if removed {
-			st.Removed++
-		} else {
-			st.Kept++
-		}
-		if opts.Report != nil {
-			opts.Report(driver.Collected{Object: pk + "/" + sk, ID: pk, Removed: removed, Reason: reason})
-		}
+		driverutil.Report(opts, st, driver.Collected{Object: pk + "/" + sk, ID: pk, Removed: removed, Reason: reason})
 	}
 	var gone []string
 	for _, r := range rows {

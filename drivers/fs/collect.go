@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/objstore"
 )
 
@@ -30,7 +31,7 @@ func (d *Driver) Collect(ctx context.Context, opts driver.CollectOptions) (drive
 	// The lock files of what stays, when idle.
 	err = d.walkFiles(ctx, objstore.IDKeyPrefix(opts.Prefix), lockSuffix, func(p, _ string) error {
 		if d.removeIdleLock(ctx, strings.TrimSuffix(p, lockSuffix)) {
-			objstore.Report(opts, &st, driver.Collected{Object: p, Removed: true, Reason: "idle lock file"})
+			driverutil.Report(opts, &st, driver.Collected{Object: p, Removed: true, Reason: "idle lock file"})
 		}
 		return nil
 	})

@@ -17,6 +17,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/cid"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
 	"nameservice.dev/nameservice/model"
@@ -211,7 +212,7 @@ func (d *Driver) collectCommits(ctx context.Context, opts driver.CollectOptions,
 			return nil // removed meanwhile
 		}
 		report := func(removed bool, reason string) {
-			objstore.Report(opts, st, driver.Collected{Object: path, ID: id.String(), Removed: removed, Reason: reason})
+			driverutil.Report(opts, st, driver.Collected{Object: path, ID: id.String(), Removed: removed, Reason: reason})
 		}
 		if age := now().Sub(fi.ModTime()); opts.OlderThan > 0 && age < opts.OlderThan {
 			report(false, fmt.Sprintf("commit index written %s ago, younger than %s", age.Round(time.Second), opts.OlderThan))

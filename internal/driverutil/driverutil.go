@@ -131,3 +131,16 @@ func Send[T any](ctx context.Context, ch chan<- T, v T) bool {
 		return false
 	}
 }
+
+// Report counts c, an object a collector removed or kept, in st and hands
+// it to opts.Report.
+func Report(opts driver.CollectOptions, st *driver.CollectStats, c driver.Collected) {
+	if c.Removed {
+		st.Removed++
+	} else {
+		st.Kept++
+	}
+	if opts.Report != nil {
+		opts.Report(c)
+	}
+}

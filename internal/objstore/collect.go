@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nameservice.dev/nameservice/driver"
+	"nameservice.dev/nameservice/internal/driverutil"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
@@ -103,19 +104,7 @@ type collector struct {
 }
 
 func (c *collector) report(key, id string, removed bool, reason string) {
-	Report(c.opts, &c.stats, driver.Collected{Object: c.r.object(key), ID: id, Removed: removed, Reason: reason})
-}
-
-// Report counts c in st and hands it to opts.Report.
-func Report(opts driver.CollectOptions, st *driver.CollectStats, c driver.Collected) {
-	if c.Removed {
-		st.Removed++
-	} else {
-		st.Kept++
-	}
-	if opts.Report != nil {
-		opts.Report(c)
-	}
+	driverutil.Report(c.opts, &c.stats, driver.Collected{Object: c.r.object(key), ID: id, Removed: removed, Reason: reason})
 }
 
 // reportAll reports every listed file of g (the defining file first).

@@ -172,7 +172,7 @@ func (d *Driver) dropItems(ctx context.Context, op string, id model.ID, items ma
 	case m.Kind != model.Ledger:
 		return nil, fmt.Errorf("dynamodb: %s: %w: %s is a %s, not a branch", op, model.ErrWrongKind, id, m.Kind)
 	case m.Branches > 0:
-		return nil, fmt.Errorf("dynamodb: %w", driverutil.HasBranchesError(id, m.Branches))
+		return nil, fmt.Errorf("dynamodb: %w", &driverutil.BranchesError{ID: id, N: m.Branches})
 	}
 	tx := []types.TransactWriteItem{{Delete: &types.Delete{
 		TableName: aws.String(d.table), Key: keyOf(pk, skMeta),

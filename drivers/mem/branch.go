@@ -50,7 +50,7 @@ func (d *Driver) DropBranch(ctx context.Context, id model.ID) error {
 		case r.Kind != model.Ledger:
 			return fmt.Errorf("mem: %w: %s is a %s, not a branch", model.ErrWrongKind, id, r.Kind)
 		case r.Branches > 0:
-			return fmt.Errorf("mem: %w", driverutil.HasBranchesError(id, r.Branches))
+			return fmt.Errorf("mem: %w", &driverutil.BranchesError{ID: id, N: r.Branches})
 		}
 		if r.SourceBranch != "" {
 			if src, ok := s.recs[model.ID{Name: id.Name, Branch: r.SourceBranch}]; ok && src.Branches > 0 {

@@ -99,10 +99,6 @@ func (e *BranchesError) Error() string {
 // Is reports whether target is model.ErrHasBranches.
 func (e *BranchesError) Is(target error) bool { return target == model.ErrHasBranches }
 
-// HasBranchesError returns the error of a drop refused because n branches
-// of id exist.
-func HasBranchesError(id model.ID, n int64) error { return &BranchesError{ID: id, N: n} }
-
 // Token returns 24 random hex digits, for keys and tokens no other writer
 // uses.
 func Token() string {

@@ -234,7 +234,7 @@ func dropBranch(ctx context.Context, r *Records, id model.ID) error {
 		case b.Record.Kind != model.Ledger:
 			return false, fmt.Errorf("%s: %w: %s is a %s, not a branch", r.cfg.Name, model.ErrWrongKind, b.ID, b.Record.Kind)
 		case b.Branches > 0:
-			return false, fmt.Errorf("%s: %w", r.cfg.Name, driverutil.HasBranchesError(b.ID, b.Branches))
+			return false, fmt.Errorf("%s: %w", r.cfg.Name, &driverutil.BranchesError{ID: b.ID, N: b.Branches})
 		case slices.ContainsFunc(b.Ops, dropping):
 			return false, errRetry // another drop of it, not stale yet: wait for it
 		case len(b.Ops) > 0:

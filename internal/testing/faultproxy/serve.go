@@ -120,7 +120,7 @@ func applies(f Fault, r *http.Request) bool {
 }
 
 func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, error) {
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.cfg.Target+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}

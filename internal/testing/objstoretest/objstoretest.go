@@ -67,13 +67,6 @@ func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
 // Reset sets every count to 0.
 func (c *Counter) Reset() { c.All.Store(0); c.Writes.Store(0); c.Reads.Store(0); c.Lists.Store(0) }
 
-// step is one operation RequestCounts counts, and its expected requests.
-type step struct {
-	name         string
-	run          func()
-	want, writes int64
-}
-
 // RequestCounts counts the requests of each operation on one record
 // (layout B) and checks them against its steps' counts. open returns a new
 // client (a cold process) whose requests c counts.
@@ -94,7 +87,11 @@ func RequestCounts(t *testing.T, c *Counter, open func() driver.Driver) {
 		}
 	}
 	lookup := cold(func(d driver.Driver) { _, err := d.Get(ctx, id); must(err) })
-	steps := []step{
+	steps := []struct {
+		name         string
+		run          func()
+		want, writes int64 // requests in all, and writes among them
+	}{
 		{"create", func() { must(other.Create(ctx, model.NewLedger(id, 1))) }, 1, 1},
 		{"create of a taken ID (failed write, then read)", func() {
 			if err := d.Create(ctx, model.NewLedger(id, 1)); model.Code(err) != model.AlreadyExists {

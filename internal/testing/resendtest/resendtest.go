@@ -26,7 +26,7 @@ type Memory struct{ Creates, Drops bool }
 func Branches(t *testing.T, first, other *nameservice.NameService, name string, remembers Memory) {
 	t.Helper()
 	ctx := context.Background()
-	b := branches{t: t, ctx: ctx, first: first, other: other, branch: name + ":dev"}
+	b := branches{t: t, ctx: ctx, other: other, branch: name + ":dev"}
 	testenv.Must(t, other.Init(ctx, name))
 	_, err := other.PublishCommit(ctx, name, 1, "c1")
 	testenv.Must(t, err)
@@ -75,10 +75,10 @@ func Branches(t *testing.T, first, other *nameservice.NameService, name string, 
 }
 
 type branches struct {
-	t            *testing.T
-	ctx          context.Context
-	first, other *nameservice.NameService
-	branch       string
+	t      *testing.T
+	ctx    context.Context
+	other  *nameservice.NameService
+	branch string
 }
 
 // create creates the branch through ns as write w (no ID: a fresh one,

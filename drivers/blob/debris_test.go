@@ -8,7 +8,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/blob"
-	"nameservice.dev/nameservice/internal/testing/debristest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -29,7 +29,7 @@ func testDebris(t *testing.T, s *server) {
 			}
 			t.Cleanup(func() { _ = b.Close() })
 			open := func(t *testing.T) driver.Driver { return openDriver(t, s, bucket, blob.Config{Layout: l}, nil) }
-			raw := debristest.Raw{
+			raw := objstoretest.Raw{
 				Get: func(ctx context.Context, key string) ([]byte, error) {
 					data, err := b.ReadAll(ctx, key)
 					if gcerrors.Code(err) == gcerrors.NotFound {
@@ -39,7 +39,7 @@ func testDebris(t *testing.T, s *server) {
 				},
 				Put: func(ctx context.Context, key string, data []byte) error { return b.WriteAll(ctx, key, data, nil) },
 			}
-			debristest.Run(t, l, open, raw)
+			objstoretest.Debris(t, l, open, raw)
 		})
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/testing/debristest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestDebris(t *testing.T) {
 	stores(t, true, func(t *testing.T, open func() *Driver) {
 		raw := open()
-		debristest.Run(t, jsonld.LayoutB, func(*testing.T) driver.Driver { return open() }, debristest.Raw{
+		objstoretest.Debris(t, jsonld.LayoutB, func(*testing.T) driver.Driver { return open() }, objstoretest.Raw{
 			Get: func(ctx context.Context, key string) ([]byte, error) { return rawGet(ctx, raw, key) },
 			Put: func(ctx context.Context, key string, data []byte) error { return rawPut(ctx, raw, key, data) },
 		})

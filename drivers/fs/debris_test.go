@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"nameservice.dev/nameservice/driver"
-	"nameservice.dev/nameservice/internal/testing/debristest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 )
 
 // TestDebris: files of a purged record written back behind the driver's
@@ -20,7 +20,7 @@ func TestDebris(t *testing.T) {
 	for name, opts := range layouts {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			raw := debristest.Raw{
+			raw := objstoretest.Raw{
 				Get: func(_ context.Context, key string) ([]byte, error) {
 					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(key)))
 					if errors.Is(err, fs.ErrNotExist) {
@@ -33,7 +33,7 @@ func TestDebris(t *testing.T) {
 				},
 			}
 			open := func(t *testing.T) driver.Driver { return open(t, dir, opts) }
-			debristest.Run(t, opts.Layout, open, raw)
+			objstoretest.Debris(t, opts.Layout, open, raw)
 		})
 	}
 }

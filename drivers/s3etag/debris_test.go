@@ -13,7 +13,7 @@ import (
 
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/drivers/s3etag"
-	"nameservice.dev/nameservice/internal/testing/debristest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
 )
 
@@ -38,7 +38,7 @@ func TestDebris(t *testing.T) {
 				t.Cleanup(func() { _ = d.Close() })
 				return d
 			}
-			raw := debristest.Raw{
+			raw := objstoretest.Raw{
 				Get: func(ctx context.Context, key string) ([]byte, error) {
 					out, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
 					if nsk := (*types.NoSuchKey)(nil); errors.As(err, &nsk) {
@@ -55,7 +55,7 @@ func TestDebris(t *testing.T) {
 					return err
 				},
 			}
-			debristest.Run(t, l, open, raw)
+			objstoretest.Debris(t, l, open, raw)
 		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"nameservice.dev/nameservice/driver"
 	"nameservice.dev/nameservice/internal/layout"
 	"nameservice.dev/nameservice/internal/objstore"
-	"nameservice.dev/nameservice/internal/testing/debristest"
+	"nameservice.dev/nameservice/internal/testing/objstoretest"
 	"nameservice.dev/nameservice/jsonld"
 	"nameservice.dev/nameservice/model"
 )
@@ -177,7 +177,7 @@ func TestDebris(t *testing.T) {
 			open := func(*testing.T) driver.Driver {
 				return memDriver{objstore.New(st, objstore.Config{Name: "mem", Layout: l})}
 			}
-			raw := debristest.Raw{
+			raw := objstoretest.Raw{
 				Get: func(ctx context.Context, key string) ([]byte, error) {
 					data, _, err := st.Get(ctx, key)
 					return data, err
@@ -187,7 +187,7 @@ func TestDebris(t *testing.T) {
 					return err
 				},
 			}
-			debristest.Run(t, l, open, raw)
+			objstoretest.Debris(t, l, open, raw)
 		})
 	}
 }

@@ -98,7 +98,6 @@ type Config struct {
 // Proxy is a running fault-injecting proxy.
 type Proxy struct {
 	cfg     Config
-	target  string
 	srv     *http.Server
 	ln      net.Listener
 	client  *http.Client
@@ -128,13 +127,13 @@ func Start(cfg Config) (*Proxy, error) {
 	}
 	cfg.MaxLatency = driverutil.Positive(cfg.MaxLatency, DefaultMaxLatency)
 	cfg.Limit = driverutil.Positive(cfg.Limit, DefaultLimit)
+	cfg.Target = strings.TrimRight(cfg.Target, "/")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: %w", err)
 	}
 	p := &Proxy{
 		cfg:    cfg,
-		target: strings.TrimRight(cfg.Target, "/"),
 		ln:     ln,
 		client: &http.Client{Timeout: timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		rnd:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),

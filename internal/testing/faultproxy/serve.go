@@ -10,34 +10,28 @@ import (
 	"time"
 )
 
-// plan is what the proxy does to one request.
-type plan struct {
-	delay time.Duration
-	fault Fault
-}
-
 // ServeHTTP forwards r to the target, injecting the fault drawn for it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
 	}
-	pl := p.draw(r)
-	if pl.delay > 0 {
+	delay, fault := p.draw(r)
+	if delay > 0 {
 		p.counts[Latency].Add(1)
 		select {
-		case <-time.After(pl.delay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}
 	}
-	p.counts[pl.fault].Add(1)
-	switch pl.fault {
+	p.counts[fault].Add(1)
+	switch fault {
 	case ResetBefore:
 		reset(w)
 		return
 	case Error500, Throttle, SlowDown, Conflict409:
-		answer(w, r, pl.fault)
+		answer(w, r, fault)
 		return
 	}
 	resp, respBody, err := p.forward(r, body)
@@ -51,10 +45,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.cfg.Lose != nil && resp.StatusCode < 300 && IsWrite(r) {
 		r.Body = io.NopCloser(bytes.NewReader(body)) // Lose may read it, to learn what was written
 		if p.cfg.Lose(r) {
-			pl.fault = Error500After
+			fault = Error500After
 		}
 	}
-	switch pl.fault {
+	switch fault {
 	case ResetAfter:
 		reset(w)
 	case Error500After:
@@ -85,30 +79,30 @@ func IsWrite(r *http.Request) bool {
 	return true
 }
 
-// draw picks the plan for r: a delay, and one fault that applies to r.
-func (p *Proxy) draw(r *http.Request) plan {
+// draw picks what the proxy does to r: a delay, and one fault that applies
+// to r.
+func (p *Proxy) draw(r *http.Request) (delay time.Duration, fault Fault) {
 	if !p.enabled.Load() {
-		return plan{}
+		return 0, Pass
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var pl plan
 	if p.left > 0 && p.rnd.Float64() < p.cfg.Rates[Latency] {
 		p.left--
-		pl.delay = time.Duration(1 + p.rnd.Int64N(int64(p.cfg.MaxLatency)))
+		delay = time.Duration(1 + p.rnd.Int64N(int64(p.cfg.MaxLatency)))
 	}
 	x := p.rnd.Float64()
 	for _, f := range Faults[1:] {
 		if x < p.cfg.Rates[f] {
 			if p.left > 0 && applies(f, r) {
 				p.left--
-				pl.fault = f
+				fault = f
 			}
 			break
 		}
 		x -= p.cfg.Rates[f]
 	}
-	return pl
+	return delay, fault
 }
 
 // applies reports whether f makes sense for r.
@@ -126,7 +120,7 @@ func applies(f Fault, r *http.Request) bool {
 }
 
 func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, error) {
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.cfg.Target+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}

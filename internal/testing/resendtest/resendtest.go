@@ -26,7 +26,7 @@ type Memory struct{ Creates, Drops bool }
 func Branches(t *testing.T, first, other *nameservice.NameService, name string, remembers Memory) {
 	t.Helper()
 	ctx := context.Background()
-	b := branches{t: t, ctx: ctx, first: first, other: other, branch: name + ":dev"}
+	b := branches{t: t, ctx: ctx, other: other, branch: name + ":dev"}
 	testenv.Must(t, other.Init(ctx, name))
 	_, err := other.PublishCommit(ctx, name, 1, "c1")
 	testenv.Must(t, err)
@@ -58,12 +58,12 @@ func Branches(t *testing.T, first, other *nameservice.NameService, name string, 
 	// A drop never sent: its resend must not drop. A drop that landed,
 	// the branch created again since: its resend must leave the new one.
 	testenv.Must(t, b.create(other, driver.Write{}))
-	b.wantUnknown("resend of a drop, no attempt on record", other.DropBranch(with(ctx, resend(driver.Write{ID: driver.NewWriteID()})), b.branch))
+	b.wantUnknown("resend of a drop, no attempt on record", other.DropBranch(driver.WithWrite(ctx, resend(driver.Write{ID: driver.NewWriteID()})), b.branch))
 	b.wantBranch(true, "after the resend of a drop that never landed (the resend dropped it)")
 	drop := driver.Write{ID: driver.NewWriteID()}
-	testenv.Must(t, first.DropBranch(with(ctx, drop), b.branch))
+	testenv.Must(t, first.DropBranch(driver.WithWrite(ctx, drop), b.branch))
 	testenv.Must(t, b.create(other, driver.Write{}))
-	if err := other.DropBranch(with(ctx, resend(drop)), b.branch); remembers.Drops {
+	if err := other.DropBranch(driver.WithWrite(ctx, resend(drop)), b.branch); remembers.Drops {
 		testenv.Must(t, err)
 	} else {
 		b.wantUnknown("resend of a drop that landed, branch created again since", err)
@@ -75,15 +75,16 @@ func Branches(t *testing.T, first, other *nameservice.NameService, name string, 
 }
 
 type branches struct {
-	t            *testing.T
-	ctx          context.Context
-	first, other *nameservice.NameService
-	branch       string
+	t      *testing.T
+	ctx    context.Context
+	other  *nameservice.NameService
+	branch string
 }
 
-// create creates the branch through ns as write w (none: a fresh one).
+// create creates the branch through ns as write w (no ID: a fresh one,
+// as driver.WriteFrom reads it).
 func (b branches) create(ns *nameservice.NameService, w driver.Write) error {
-	_, err := ns.CreateBranch(with(b.ctx, w), b.branch, nameservice.BranchOptions{})
+	_, err := ns.CreateBranch(driver.WithWrite(b.ctx, w), b.branch, nameservice.BranchOptions{})
 	return err
 }
 
@@ -103,11 +104,3 @@ func (b branches) wantBranch(exists bool, why string) {
 }
 
 func resend(w driver.Write) driver.Write { return driver.Write{ID: w.ID, Resend: true} }
-
-// with returns ctx carrying w, unless w has no ID.
-func with(ctx context.Context, w driver.Write) context.Context {
-	if w.ID == "" {
-		return ctx
-	}
-	return driver.WithWrite(ctx, w)
-}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -122,27 +121,4 @@ func (p *ServeProcess) Restart(tb testing.TB) (*ServeProcess, error) {
 func (p *ServeProcess) PeakRSS(tb testing.TB, f func()) (peak, before float64) {
 	tb.Helper()
 	return peakRSS(tb, "/proc/"+strconv.Itoa(p.Cmd.Process.Pid), " of ns serve", f)
-}
-
-// CPUTime returns the CPU time (user and system) the server has used so
-// far, from /proc/PID/stat; 0 where that cannot be read.
-func (p *ServeProcess) CPUTime() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name (which may hold spaces) start
-	// after the last ')': state is field 3, utime and stime 14 and 15.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	// Clock ticks are 1/100 s on Linux (USER_HZ).
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

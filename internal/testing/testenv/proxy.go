@@ -11,7 +11,21 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"nameservice.dev/nameservice/internal/testing/faultproxy"
 )
+
+// LossyProxy starts a fault proxy to target that loses the answer of a
+// write when lose returns true (faultproxy.Config.Lose), for
+// conformance.RunLostAnswers, and returns its URL.
+func LossyProxy(t testing.TB, target string, lose func() bool) (string, error) {
+	p, err := faultproxy.Start(faultproxy.Config{Target: target, Lose: func(*http.Request) bool { return lose() }})
+	if err != nil {
+		return "", err
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p.URL(), nil
+}
 
 // S3IgnoringPreconditions starts an S3 endpoint that forwards every request
 // to the server at target without If-Match and If-None-Match, as a store

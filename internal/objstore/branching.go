@@ -17,6 +17,7 @@
 // entry; a settler clears or uses that entry with conditional writes of
 // the branch's bookkeeping, so exactly one of them happens. A record with
 // a step under way cannot be dropped: its count or the entry says so.
+
 package objstore
 
 import (
